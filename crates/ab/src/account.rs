@@ -1,0 +1,1 @@
+//! ab's accounting: engine outcomes into ab's counters.

@@ -1,0 +1,1 @@
+//! ab's report: text, `-w` HTML, `-e` CSV and `-g` TSV.

@@ -1,0 +1,1 @@
+//! The request bytes ab sends, byte for byte.

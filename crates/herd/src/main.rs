@@ -1,0 +1,2 @@
+//! The `herd` binary (in progress).
+fn main() {}

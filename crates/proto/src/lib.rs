@@ -1,0 +1,19 @@
+//! HTTP/1.x on the client side, without I/O: encode requests, parse responses incrementally.
+//!
+//! Brief overview:
+//! - [`ResponseParser`] consumes response bytes as they arrive, in pieces of any size, and
+//!   says when a response is complete. It keeps only a small head buffer (bounded by
+//!   [`Limits::max_head_bytes`]); body bytes are counted, never stored.
+//! - [`Head`] is what the engine needs from a response head: status, framing, whether the
+//!   connection may be reused, and ab's "Keep-Alive" token rule.
+//! - [`Request`] encodes a request once, up front, into the bytes the engine writes.
+//!
+//! Server bytes never cause a panic: every malformation is a [`ProtoError`], and
+//! "not enough bytes yet" is ordinary control flow (`Feed { complete: false, .. }`).
+
+mod chunked;
+mod request;
+mod response;
+
+pub use request::Request;
+pub use response::{Feed, Framing, Head, Limits, ProtoError, ResponseParser, Version};

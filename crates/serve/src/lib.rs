@@ -1,0 +1,1 @@
+//! The built-in reference server (in progress).

@@ -1,0 +1,158 @@
+//! A latency histogram in microseconds: HdrHistogram, 1 µs to 1 hour, 3 significant digits.
+//!
+//! Percentiles are read from merged histograms, never averaged across workers.
+
+use std::ops::AddAssign;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// The highest value a histogram tracks; longer samples are clamped to it (and counted).
+const MAX_MICROS: u64 = 3_600_000_000;
+
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+    /// Samples above [`MAX_MICROS`], recorded as the maximum.
+    clamped: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> Self {
+        // The bounds are constants known to be valid, so construction cannot fail; fall back
+        // to an auto-resizing histogram rather than panicking if hdrhistogram ever disagrees.
+        let hist = Histogram::new_with_bounds(1, MAX_MICROS, 3)
+            .or_else(|_| Histogram::new(3))
+            .unwrap_or_else(|_| unreachable_histogram());
+        LatencyHistogram { hist, clamped: 0 }
+    }
+
+    pub fn record(&mut self, d: Duration) {
+        self.record_micros(u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    }
+
+    pub fn record_micros(&mut self, us: u64) {
+        let v = if us > MAX_MICROS {
+            self.clamped += 1;
+            MAX_MICROS
+        } else {
+            us
+        };
+        // Cannot fail: v is within the histogram's bounds.
+        let _ = self.hist.record(v);
+    }
+
+    pub fn len(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
+
+    /// The value at quantile `q` (0.0..=1.0) in microseconds; 0 when empty.
+    pub fn quantile_micros(&self, q: f64) -> u64 {
+        if self.hist.is_empty() {
+            return 0;
+        }
+        self.hist.value_at_quantile(q)
+    }
+
+    pub fn min_micros(&self) -> u64 {
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.min()
+        }
+    }
+
+    pub fn max_micros(&self) -> u64 {
+        self.hist.max()
+    }
+
+    pub fn mean_micros(&self) -> f64 {
+        self.hist.mean()
+    }
+
+    pub fn stdev_micros(&self) -> f64 {
+        self.hist.stdev()
+    }
+
+    /// Samples that exceeded one hour and were recorded as one hour.
+    pub fn clamped(&self) -> u64 {
+        self.clamped
+    }
+
+    /// The underlying histogram, for serialization.
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+}
+
+impl AddAssign<&LatencyHistogram> for LatencyHistogram {
+    fn add_assign(&mut self, other: &LatencyHistogram) {
+        // Same bounds on both sides, so adding cannot fail.
+        let _ = self.hist.add(&other.hist);
+        self.clamped += other.clamped;
+    }
+}
+
+#[cold]
+fn unreachable_histogram() -> Histogram<u64> {
+    // Histogram::new(1) with auto-resize has no failure mode for sigfig 1..=5.
+    let mut h = Histogram::new(1).unwrap_or_else(|_| std::process::abort());
+    h.auto(true);
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_and_reads_percentiles() {
+        let mut h = LatencyHistogram::new();
+        for us in 1..=1000 {
+            h.record_micros(us);
+        }
+        assert_eq!(h.len(), 1000);
+        assert_eq!(h.min_micros(), 1);
+        assert_eq!(h.max_micros(), 1000);
+        assert_eq!(h.quantile_micros(0.5), 500);
+        assert_eq!(h.quantile_micros(0.99), 990);
+    }
+
+    #[test]
+    fn merge_is_exact() {
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        for us in 0..500 {
+            a.record_micros(us);
+            b.record_micros(us + 500);
+        }
+        a += &b;
+        assert_eq!(a.len(), 1000);
+        assert_eq!(a.quantile_micros(0.5), 499);
+    }
+
+    #[test]
+    fn clamps_beyond_an_hour() {
+        let mut h = LatencyHistogram::new();
+        h.record(Duration::from_secs(7200));
+        assert_eq!(h.clamped(), 1);
+        assert_eq!(h.len(), 1);
+    }
+
+    #[test]
+    fn empty_reads_zero() {
+        let h = LatencyHistogram::new();
+        assert_eq!(h.quantile_micros(0.99), 0);
+        assert_eq!(h.min_micros(), 0);
+    }
+}
