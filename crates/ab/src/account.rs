@@ -1,1 +1,405 @@
-//! ab's accounting: engine outcomes into ab's counters.
+//! ab's accounting: every engine outcome becomes ab's counters and `struct data` samples,
+//! with ab's rules (see docs/ab-compat.md, "Accounting").
+//!
+//! Each worker owns an [`AbRecorder`]; [`merge`] folds them into [`AbResults`] after the
+//! run. The only shared state is the failure count that ab's "Test aborted after 10
+//! failures" rule reads, touched on failures only, never on a successful request.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use herd_engine::{Completed, Failed, Recorder, Run, Verdict};
+use herd_stats::{FailureKind, LengthTally, RunStats};
+
+use crate::{AbConfig, AbResults, Sample};
+
+/// A fatal error that ends an ab run the way ab ends it: a message on stderr naming the
+/// APR call, "Total of N requests completed" on stdout, and `exit(rv)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbFatal {
+    /// Printed on stderr before the message (ab's "\nTest aborted after 10 failures\n\n").
+    pub preface: Option<&'static str>,
+    /// e.g. `apr_socket_recv: Connection refused (111)`.
+    pub message: String,
+    /// The process exit status: the error code modulo 256, as exit() truncates it.
+    pub exit_code: i32,
+}
+
+impl AbFatal {
+    /// ab's `apr_err(fn, rv)` for an OS error number.
+    pub fn os(function: &str, errno: i32) -> AbFatal {
+        AbFatal {
+            preface: None,
+            message: format!("{function}: {} ({errno})", strerror(errno)),
+            exit_code: errno & 0xff,
+        }
+    }
+}
+
+/// Settings every worker's recorder shares.
+#[derive(Debug, Clone)]
+pub struct AbAccounting {
+    pub keepalive: bool,
+    pub variable_length: bool,
+    pub receive_errors_ok: bool,
+    /// Instant and wall-clock time taken together before the run, to date samples for `-g`.
+    pub base: Instant,
+    pub base_wall: SystemTime,
+    /// ab's global `bad` counter, for the abort-after-10-failures rule.
+    pub bad: Arc<AtomicU64>,
+}
+
+impl AbAccounting {
+    pub fn new(cfg: &AbConfig) -> AbAccounting {
+        AbAccounting {
+            keepalive: cfg.keepalive,
+            variable_length: cfg.variable_length,
+            receive_errors_ok: cfg.receive_errors_ok,
+            base: Instant::now(),
+            base_wall: SystemTime::now(),
+            bad: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+/// One worker's ab counters.
+#[derive(Debug)]
+pub struct AbRecorder {
+    acc: AbAccounting,
+    /// The full statistics, for `--json`.
+    pub stats: RunStats,
+    samples: Vec<Sample>,
+    /// When and with what the worker's first response completed: the run's first
+    /// response decides "Document Length" and "Server Software".
+    first: Option<(Instant, u64)>,
+    server: Option<(Instant, String)>,
+    done: u64,
+    doneka: u64,
+    err_conn: u64,
+    err_recv: u64,
+    err_except: u64,
+    /// Length failures known without the document length (truncated or overlong bodies).
+    err_length_direct: u64,
+    /// Bodies of complete responses, to count length failures once the first is known.
+    lengths: LengthTally,
+    epipe: u64,
+    err_response: u64,
+    /// Failures counted in `bad` but in none of ab's four sub-counters.
+    bad_unlisted: u64,
+    total_read: u64,
+    total_posted: u64,
+    total_body_read: u64,
+    fatal: Option<AbFatal>,
+}
+
+impl AbRecorder {
+    /// `expected` is the worker's share of requests, so that samples never reallocate.
+    pub fn new(acc: AbAccounting, expected: u64) -> AbRecorder {
+        AbRecorder {
+            acc,
+            stats: RunStats::new(),
+            samples: Vec::with_capacity(usize::try_from(expected).unwrap_or(0).min(1 << 24)),
+            first: None,
+            server: None,
+            done: 0,
+            doneka: 0,
+            err_conn: 0,
+            err_recv: 0,
+            err_except: 0,
+            err_length_direct: 0,
+            lengths: LengthTally::default(),
+            epipe: 0,
+            err_response: 0,
+            bad_unlisted: 0,
+            total_read: 0,
+            total_posted: 0,
+            total_body_read: 0,
+            fatal: None,
+        }
+    }
+
+    fn sample(&mut self, t: &herd_engine::Timing) {
+        let connected = t.connected.unwrap_or(t.start);
+        let ctime = micros(connected.saturating_duration_since(t.start));
+        let time = micros(t.end.saturating_duration_since(t.start));
+        // ab: waittime = beginread - endwrite, floored at 0; a response that never started
+        // (or a request never written) gives 0.
+        let wait = match (t.written, t.first_byte) {
+            (Some(w), Some(f)) => micros(f.saturating_duration_since(w)),
+            _ => 0,
+        };
+        let start_epoch_us =
+            epoch_micros(self.acc.base_wall) + signed_micros(self.acc.base, t.start);
+        self.samples.push(Sample { start_epoch_us, ctime_us: ctime, time_us: time, wait_us: wait });
+        self.done += 1;
+    }
+
+    fn bad(&self) -> u64 {
+        self.acc.bad.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+impl Recorder for AbRecorder {
+    fn completed(&mut self, c: &Completed<'_>) -> Verdict {
+        record_stats_completed(&mut self.stats, c);
+        self.total_read += c.bytes_read;
+        self.total_body_read += c.body_bytes;
+        self.total_posted += c.bytes_written;
+        // ab: the first digit of the status is not '2' → "Non-2xx" (3xx included).
+        if c.head.status / 100 != 2 {
+            self.err_response += 1;
+        }
+        if self.acc.keepalive && c.head.reusable {
+            self.doneka += 1;
+        }
+        if self.first.is_none() {
+            self.first = Some((c.timing.end, c.body_bytes));
+        }
+        if let (None, Some(s)) = (&self.server, c.server) {
+            self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
+        }
+        self.lengths.add(c.body_bytes);
+        self.sample(&c.timing);
+        Verdict::Continue
+    }
+
+    fn failed(&mut self, f: &Failed) -> Verdict {
+        record_stats_failed(&mut self.stats, f);
+        self.total_read += f.bytes_read;
+        self.total_posted += f.bytes_written;
+        match f.kind {
+            FailureKind::Connect | FailureKind::Tls => {
+                // ab discovers a refused connection through recv() on the connecting
+                // socket, which is fatal without -r: "apr_socket_recv: Connection
+                // refused (111)".
+                if !self.acc.receive_errors_ok {
+                    let errno = f.os_error.unwrap_or(libc_econnrefused());
+                    self.fatal = Some(AbFatal::os("apr_socket_recv", errno));
+                    return Verdict::Abort;
+                }
+                self.err_conn += 1;
+                if self.bad() > 10 {
+                    let errno = f.os_error.unwrap_or(libc_econnrefused());
+                    let mut fatal = AbFatal::os("apr_socket_connect()", errno);
+                    fatal.preface = Some("\nTest aborted after 10 failures\n\n");
+                    self.fatal = Some(fatal);
+                    return Verdict::Abort;
+                }
+            }
+            FailureKind::Receive => {
+                if !self.acc.receive_errors_ok {
+                    let errno = f.os_error.unwrap_or(0);
+                    self.fatal = Some(AbFatal::os("apr_socket_recv", errno));
+                    return Verdict::Abort;
+                }
+                self.err_recv += 1;
+                self.bad();
+            }
+            FailureKind::Write => {
+                // ab: "Send request failed!" and epipe++, not counted in Failed requests.
+                self.epipe += 1;
+            }
+            FailureKind::Timeout => {
+                // ab would abort the whole run; herd aborts the one request and counts it
+                // under Exceptions (docs/ab-compat.md, "Where herd ab differs").
+                self.err_except += 1;
+                self.bad();
+            }
+            FailureKind::Closed | FailureKind::Overrun => {
+                // ab reads until the server closes and then compares the body length
+                // with the first response's: a short or long body is a Length failure,
+                // and the request still counts as complete.
+                self.sample(&f.timing);
+                if !self.acc.variable_length {
+                    self.err_length_direct += 1;
+                    self.bad();
+                }
+            }
+            FailureKind::Malformed | FailureKind::HeadTooLarge => {
+                // ab: "header is invalid or too big" → err_response++ and bad++, but in
+                // none of the four sub-counters (so the breakdown can sum to less).
+                self.err_response += 1;
+                self.bad_unlisted += 1;
+                self.bad();
+            }
+        }
+        Verdict::Continue
+    }
+}
+
+/// Everything the ab CLI needs after a run.
+#[derive(Debug)]
+pub struct Merged {
+    pub results: AbResults,
+    pub stats: RunStats,
+    pub fatal: Option<AbFatal>,
+}
+
+/// Folds the workers' recorders into ab's results.
+pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
+    let time_taken_s = run.ended.saturating_duration_since(run.started).as_secs_f64();
+    let mut stats = RunStats::new();
+    let mut first: Option<(Instant, u64)> = None;
+    let mut server: Option<(Instant, String)> = None;
+    let mut fatal = None;
+    let mut lengths = LengthTally::default();
+    let mut samples = Vec::with_capacity(run.recorders.iter().map(|r| r.samples.len()).sum());
+    let mut r_all = AbResults {
+        server_software: String::new(),
+        hostname: cfg.url.hostname.clone(),
+        port: cfg.url.port,
+        tls: None,
+        proxy: cfg.proxy.clone(),
+        path: cfg.url.path.clone(),
+        variable_length: cfg.variable_length,
+        doclen: 0,
+        concurrency: cfg.concurrency,
+        time_taken_s,
+        done: 0,
+        bad: 0,
+        err_conn: 0,
+        err_recv: 0,
+        err_length: 0,
+        err_except: 0,
+        epipe: 0,
+        err_response: 0,
+        keepalive: cfg.keepalive,
+        doneka: 0,
+        total_read: 0,
+        send_body: cfg.body.is_some(),
+        total_posted: 0,
+        total_body_read: 0,
+        samples: Vec::new(),
+        show_percentiles: cfg.show_percentiles,
+        show_confidence: cfg.show_confidence,
+        html: cfg.html.clone(),
+    };
+    let mut bad_unlisted = 0;
+    for mut r in run.recorders {
+        stats += &r.stats;
+        lengths += &r.lengths;
+        if let Some(f) = r.first {
+            if first.is_none_or(|(t, _)| f.0 < t) {
+                first = Some(f);
+            }
+        }
+        if let Some(s) = r.server.take() {
+            if server.as_ref().is_none_or(|(t, _)| s.0 < *t) {
+                server = Some(s);
+            }
+        }
+        if fatal.is_none() {
+            fatal = r.fatal.take();
+        }
+        r_all.done += r.done;
+        r_all.doneka += r.doneka;
+        r_all.err_conn += r.err_conn;
+        r_all.err_recv += r.err_recv;
+        r_all.err_except += r.err_except;
+        r_all.err_length += r.err_length_direct;
+        r_all.epipe += r.epipe;
+        r_all.err_response += r.err_response;
+        r_all.total_read += r.total_read;
+        r_all.total_posted += r.total_posted;
+        r_all.total_body_read += r.total_body_read;
+        bad_unlisted += r.bad_unlisted;
+        samples.append(&mut r.samples);
+    }
+    if let Some((_, len)) = first {
+        r_all.doclen = len;
+        if !cfg.variable_length {
+            r_all.err_length += lengths.other_than(len);
+        }
+    }
+    r_all.server_software = server.map(|(_, s)| s).unwrap_or_default();
+    r_all.bad =
+        r_all.err_conn + r_all.err_recv + r_all.err_length + r_all.err_except + bad_unlisted;
+    r_all.samples = samples;
+    r_all.tls = run.tls_info.map(|t| crate::TlsSummary {
+        protocol: format!(
+            "{},{},{},{}",
+            t.protocol,
+            t.cipher,
+            t.peer_key_bits.unwrap_or(0),
+            t.cipher_bits
+        ),
+        temp_key: t.temp_key,
+        sni: if cfg.tls.sni && cfg.url.hostname.parse::<std::net::IpAddr>().is_err() {
+            Some(cfg.url.hostname.clone())
+        } else {
+            None
+        },
+    });
+    Merged { results: r_all, stats, fatal }
+}
+
+fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>) {
+    s.responses += 1;
+    s.statuses.add(c.head.status);
+    s.bytes_read += c.bytes_read;
+    s.bytes_written += c.bytes_written;
+    s.body_bytes += c.body_bytes;
+    s.lengths.add(c.body_bytes);
+    if c.reused {
+        s.reused += 1;
+    } else {
+        s.connections += 1;
+        if let Some(conn) = c.timing.connected {
+            s.connect.record(conn.saturating_duration_since(c.timing.start));
+        }
+    }
+    if let (Some(w), Some(f)) = (c.timing.written, c.timing.first_byte) {
+        s.waiting.record(f.saturating_duration_since(w));
+    }
+    s.total.record(c.timing.end.saturating_duration_since(c.timing.start));
+}
+
+fn record_stats_failed(s: &mut RunStats, f: &Failed) {
+    s.failures.add(f.kind);
+    s.bytes_read += f.bytes_read;
+    s.bytes_written += f.bytes_written;
+}
+
+fn micros(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn signed_micros(base: Instant, t: Instant) -> i64 {
+    if t >= base {
+        micros(t - base)
+    } else {
+        -micros(base - t)
+    }
+}
+
+fn epoch_micros(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH).map(micros).unwrap_or(0)
+}
+
+/// The C library's text for an errno, as ab's apr_strerror gives it.
+fn strerror(errno: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(errno).to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn libc_econnrefused() -> i32 {
+    111
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fatal_messages_match_ab() {
+        let f = AbFatal::os("apr_socket_recv", 111);
+        assert_eq!(f.message, "apr_socket_recv: Connection refused (111)");
+        assert_eq!(f.exit_code, 111);
+        let f = AbFatal::os("apr_socket_recv", 104);
+        assert_eq!(f.message, "apr_socket_recv: Connection reset by peer (104)");
+    }
+}

@@ -12,6 +12,7 @@
 pub mod account;
 pub mod args;
 pub mod config;
+pub mod json;
 pub mod report;
 pub mod request;
 pub mod results;

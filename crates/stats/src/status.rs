@@ -43,11 +43,7 @@ impl StatusCounts {
 
     /// Non-zero statuses in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| (FIRST + i as u16, n))
+        self.counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (FIRST + i as u16, n))
     }
 }
 
@@ -75,6 +71,9 @@ mod tests {
         s += &t;
         assert_eq!(s.non_2xx(), 3);
         assert_eq!(s.total(), 5);
-        assert_eq!(s.iter().collect::<Vec<_>>(), vec![(200, 1), (204, 1), (304, 1), (404, 1), (500, 1)]);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            vec![(200, 1), (204, 1), (304, 1), (404, 1), (500, 1)]
+        );
     }
 }

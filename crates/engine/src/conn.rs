@@ -1,0 +1,130 @@
+//! One connection's state: its socket (plain or TLS), where its current request stands,
+//! and that request's timings. The worker drives it; this file holds no policy.
+
+use std::io::{self, Read, Write};
+use std::time::Instant;
+
+use herd_proto::{Limits, ResponseParser};
+use mio::net::TcpStream;
+use rustls::ClientConnection;
+
+/// Where the connection's current request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// No socket; the connection is idle (its share of requests is done) or waiting to
+    /// be reopened.
+    Closed,
+    /// connect() is in progress.
+    Connecting,
+    /// TCP is up; the TLS handshake is in progress.
+    Handshaking,
+    /// Writing the request (more than one write only when the socket buffer fills).
+    Writing,
+    /// Waiting for, or reading, the response.
+    Reading,
+    /// The response is complete and the server is expected to close: waiting for its FIN
+    /// so that, as with ab, TIME_WAIT stays on the server side and the request ends when
+    /// the connection does.
+    AwaitClose,
+}
+
+pub(crate) struct Conn {
+    pub(crate) sock: Option<TcpStream>,
+    pub(crate) tls: Option<Box<ClientConnection>>,
+    pub(crate) state: State,
+    pub(crate) parser: ResponseParser,
+    /// Bytes of the request written so far.
+    pub(crate) written_bytes: usize,
+    pub(crate) start: Instant,
+    pub(crate) connected: Option<Instant>,
+    pub(crate) written: Option<Instant>,
+    pub(crate) first_byte: Option<Instant>,
+    /// When the response completed (for [`State::AwaitClose`]).
+    pub(crate) completed_at: Option<Instant>,
+    /// Bytes read for the current request.
+    pub(crate) bytes_read: u64,
+    /// Responses this connection has carried before the current request.
+    pub(crate) responses: u32,
+    /// The current request is aborted if not finished by then.
+    pub(crate) deadline: Instant,
+}
+
+/// The result of one read attempt.
+pub(crate) enum ReadOutcome {
+    Data(usize),
+    Eof,
+    WouldBlock,
+    Error(io::Error),
+}
+
+impl Conn {
+    pub(crate) fn new(limits: Limits, now: Instant) -> Conn {
+        Conn {
+            sock: None,
+            tls: None,
+            state: State::Closed,
+            parser: ResponseParser::new(limits),
+            written_bytes: 0,
+            start: now,
+            connected: None,
+            written: None,
+            first_byte: None,
+            completed_at: None,
+            bytes_read: 0,
+            responses: 0,
+            deadline: now,
+        }
+    }
+
+    /// Starts timing a new request at `now`.
+    pub(crate) fn begin_request(&mut self, now: Instant, timeout: std::time::Duration, head: bool) {
+        self.start = now;
+        self.connected = None;
+        self.written = None;
+        self.first_byte = None;
+        self.completed_at = None;
+        self.written_bytes = 0;
+        self.bytes_read = 0;
+        self.deadline = now + timeout;
+        self.parser.reset(head);
+    }
+
+    /// Drops the socket (closing it removes it from epoll).
+    pub(crate) fn close(&mut self) {
+        self.sock = None;
+        self.tls = None;
+        self.state = State::Closed;
+        self.responses = 0;
+    }
+
+    pub(crate) fn is_busy(&self) -> bool {
+        self.state != State::Closed
+    }
+
+    /// One plain read into `buf`.
+    pub(crate) fn read_plain(&mut self, buf: &mut [u8]) -> ReadOutcome {
+        let Some(sock) = self.sock.as_mut() else { return ReadOutcome::Eof };
+        loop {
+            match sock.read(buf) {
+                Ok(0) => return ReadOutcome::Eof,
+                Ok(n) => return ReadOutcome::Data(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::WouldBlock,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return ReadOutcome::Error(e),
+            }
+        }
+    }
+
+    /// One plain write of the unwritten part of `request`; returns bytes written.
+    pub(crate) fn write_plain(&mut self, request: &[u8]) -> io::Result<usize> {
+        let Some(sock) = self.sock.as_mut() else {
+            return Err(io::Error::from(io::ErrorKind::NotConnected));
+        };
+        loop {
+            match sock.write(&request[self.written_bytes..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
+    }
+}

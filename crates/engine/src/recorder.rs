@@ -1,0 +1,69 @@
+//! What the engine reports for every request, and how a recorder answers.
+//!
+//! The engine calls the recorder of the worker that ran the request, on that worker's
+//! thread: recorders need no synchronisation, and are merged by their owner after the run.
+
+use std::time::Instant;
+
+use herd_proto::Head;
+use herd_stats::FailureKind;
+
+/// The moments of one request, from the monotonic clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// The request began: just before connect() for a new connection, or when the previous
+    /// response on a reused connection completed (ab's `c->start`).
+    pub start: Instant,
+    /// The connection was ready to write: TCP connected and TLS handshake done (ab's
+    /// `c->connect`); equal to `start` on a reused connection.
+    pub connected: Option<Instant>,
+    /// The last request byte was written (ab's `c->endwrite`).
+    pub written: Option<Instant>,
+    /// The first response byte arrived (ab's `c->beginread`).
+    pub first_byte: Option<Instant>,
+    /// The response completed, or the failure was detected.
+    pub end: Instant,
+}
+
+/// A complete response.
+#[derive(Debug)]
+pub struct Completed<'a> {
+    pub timing: Timing,
+    pub head: &'a Head,
+    /// Decoded body bytes.
+    pub body_bytes: u64,
+    /// Every byte read for this response (heads, body, chunk framing).
+    pub bytes_read: u64,
+    /// Request bytes written (head and body).
+    pub bytes_written: u64,
+    /// The connection had already carried a response before this one.
+    pub reused: bool,
+    /// The `Server` header value when the worker asked for it (its first response).
+    pub server: Option<&'a [u8]>,
+}
+
+/// A request that ended without a complete, well-formed response.
+#[derive(Debug, Clone, Copy)]
+pub struct Failed {
+    pub kind: FailureKind,
+    pub timing: Timing,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// The OS error number behind the failure, when there was one (ECONNREFUSED, ...).
+    pub os_error: Option<i32>,
+    pub reused: bool,
+}
+
+/// A recorder's answer to an outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Continue,
+    /// Stop the whole run now (ab's fatal errors).
+    Abort,
+}
+
+/// Receives the outcome of every request of one worker.
+pub trait Recorder: Send {
+    fn completed(&mut self, c: &Completed<'_>) -> Verdict;
+    fn failed(&mut self, f: &Failed) -> Verdict;
+}

@@ -1,0 +1,112 @@
+//! The description of a run: what to send, where, how many at once, and when to stop.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use herd_proto::Limits;
+
+use crate::Target;
+
+/// Socket options applied to every connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// Local address to bind before connecting (ab's `-B`).
+    pub bind: Option<IpAddr>,
+    /// SO_SNDBUF and SO_RCVBUF (ab's `-b`).
+    pub buffer_size: Option<u32>,
+}
+
+/// Everything a run needs. Built by the caller (herd ab, herd run, the lab); the engine
+/// only reads it.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub target: Target,
+    /// The request, exactly as written on the wire (head and body), built once.
+    pub request: Vec<u8>,
+    /// The request is HEAD: responses have no body whatever their headers say.
+    pub head_request: bool,
+    /// Connections open at once (closed-loop concurrency).
+    pub connections: u32,
+    /// Worker threads; connections are spread evenly over them.
+    pub threads: u32,
+    /// Reuse a connection when the server allows it; otherwise one connection per request.
+    pub keep_alive: bool,
+    /// Stop after this many requests (completed or failed).
+    pub max_requests: Option<u64>,
+    /// Stop after this long; requests in flight at the deadline are abandoned.
+    pub duration: Option<Duration>,
+    /// A request with no complete response this long after it started is aborted and
+    /// counted as [`herd_stats::FailureKind::Timeout`].
+    pub timeout: Duration,
+    pub limits: Limits,
+    pub socket: SocketOptions,
+}
+
+impl RunSpec {
+    /// Worker threads the run will use: never more than connections.
+    pub fn worker_count(&self) -> u32 {
+        self.threads.clamp(1, self.connections.max(1))
+    }
+
+    /// How many connections and requests worker `i` of `n` gets: connections spread as
+    /// evenly as possible, requests in proportion to connections, so that workers finish
+    /// together without sharing a counter.
+    pub fn share(&self, i: u32, n: u32) -> (u32, Option<u64>) {
+        let conns = self.connections / n + u32::from(i < self.connections % n);
+        let reqs = self.max_requests.map(|total| {
+            // Requests per connection, then the remainder to the first connections overall.
+            let c = u64::from(self.connections);
+            let first_conn = u64::from(i * (self.connections / n) + i.min(self.connections % n));
+            let per = total / c;
+            let rem = total % c;
+            let extra = rem.saturating_sub(first_conn).min(u64::from(conns));
+            per * u64::from(conns) + extra
+        });
+        (conns, reqs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Target;
+
+    fn spec(connections: u32, max: u64) -> RunSpec {
+        RunSpec {
+            target: Target::loopback_for_tests(1),
+            request: b"GET / HTTP/1.0\r\n\r\n".to_vec(),
+            head_request: false,
+            connections,
+            threads: 2,
+            keep_alive: false,
+            max_requests: Some(max),
+            duration: None,
+            timeout: Duration::from_secs(1),
+            limits: Limits::default(),
+            socket: SocketOptions::default(),
+        }
+    }
+
+    #[test]
+    fn shares_add_up() {
+        for c in 1..20u32 {
+            for n in 1..=c.min(5) {
+                for total in [c as u64, 7, 100, 1001, 12345] {
+                    if total < c as u64 {
+                        continue;
+                    }
+                    let s = spec(c, total);
+                    let (mut cs, mut rs) = (0, 0);
+                    for i in 0..n {
+                        let (ci, ri) = s.share(i, n);
+                        assert!(ci >= 1);
+                        cs += ci;
+                        rs += ri.unwrap();
+                    }
+                    assert_eq!(cs, c);
+                    assert_eq!(rs, total, "c={c} n={n} total={total}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,863 @@
+//! The worker: one thread, one mio event loop, a share of the connections and requests.
+//!
+//! Each worker runs the same loop whatever the load: open connections, write the prebuilt
+//! request, read and frame the response, report the outcome to its recorder, and start
+//! the next request (on the same connection when both sides keep it alive). Sockets are
+//! registered once, edge-triggered, for reading and writing; a read shorter than the
+//! buffer means the socket is drained, so a keep-alive request costs one write, one read
+//! and a share of epoll_wait, as the floor client in bench/ does.
+//!
+//! Connections to (re)open are queued rather than opened recursively, so a server that
+//! refuses every connection costs a loop turn per attempt, never stack depth.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use herd_proto::{Framing, ProtoError};
+use herd_stats::FailureKind;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token, Waker};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::conn::{Conn, ReadOutcome, State};
+use crate::control::Slot;
+use crate::recorder::{Completed, Failed, Recorder, Timing, Verdict};
+use crate::{Control, EngineError, Run, RunSpec, TlsInfo};
+
+const WAKER: Token = Token(usize::MAX);
+/// Large reads: on 1 MiB bodies the read size decides the client's cost (baseline.md:
+/// ab's 8 KiB reads cost it x2.6 the floor).
+const READ_BUFFER: usize = 256 * 1024;
+/// How often progress is published for `Control::finished`.
+const PUBLISH_EVERY: u64 = 16;
+
+pub(crate) fn run_all<R, F>(
+    spec: &RunSpec,
+    control: &Control,
+    make: &F,
+) -> Result<Run<R>, EngineError>
+where
+    R: Recorder,
+    F: Fn(usize) -> R + Sync,
+{
+    if spec.connections == 0 {
+        return Err(EngineError::NoConnections);
+    }
+    if spec.max_requests.is_none() && spec.duration.is_none() {
+        return Err(EngineError::Unbounded);
+    }
+    let n = spec.worker_count();
+    control.reset_workers();
+    let mut prepared = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let poll = Poll::new().map_err(EngineError::Poll)?;
+        let waker = Waker::new(poll.registry(), WAKER).map_err(EngineError::Poll)?;
+        let slot = control.register(waker);
+        prepared.push((i, poll, slot));
+    }
+    let started = Instant::now();
+    let started_wall = SystemTime::now();
+    let deadline = spec.duration.map(|d| started + d);
+
+    let results: Vec<Result<WorkerEnd<R>, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = prepared
+            .into_iter()
+            .map(|(i, poll, slot)| {
+                let (conns, quota) = spec.share(i, n);
+                let recorder = make(i as usize);
+                std::thread::Builder::new()
+                    .name(format!("herd-worker-{i}"))
+                    .spawn_scoped(s, move || {
+                        let w = Worker::new(
+                            spec, control, poll, slot, recorder, conns, quota, deadline,
+                        );
+                        w.run()
+                    })
+                    .map_err(EngineError::Thread)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or(Err(EngineError::WorkerPanicked)),
+                Err(e) => Err(e),
+            })
+            .collect()
+    });
+
+    let mut recorders = Vec::with_capacity(results.len());
+    let mut ended = started;
+    let mut interrupted = false;
+    let mut tls_info = None;
+    for r in results {
+        let end = r?;
+        ended = ended.max(end.last_activity);
+        interrupted |= end.interrupted;
+        if tls_info.is_none() {
+            tls_info = end.tls_info;
+        }
+        recorders.push(end.recorder);
+    }
+    control.reset_workers();
+    Ok(Run { started, started_wall, ended, interrupted, recorders, tls_info })
+}
+
+struct WorkerEnd<R> {
+    recorder: R,
+    last_activity: Instant,
+    interrupted: bool,
+    tls_info: Option<TlsInfo>,
+}
+
+struct Worker<'a, R> {
+    spec: &'a RunSpec,
+    control: &'a Control,
+    poll: Poll,
+    slot: Arc<Slot>,
+    conns: Vec<Conn>,
+    /// Connections waiting to be (re)opened.
+    to_open: Vec<usize>,
+    recorder: R,
+    /// Requests this worker may start; None: until the deadline.
+    quota: Option<u64>,
+    started: u64,
+    finished: u64,
+    deadline: Option<Instant>,
+    /// Index into the target's addresses; moves on while no connection has succeeded.
+    addr: usize,
+    any_connected: bool,
+    /// Ask the parser for the Server header until one response has delivered it.
+    want_server: bool,
+    tls_info: Option<TlsInfo>,
+    last_activity: Instant,
+    stop: bool,
+    interrupted: bool,
+}
+
+impl<'a, R: Recorder> Worker<'a, R> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        spec: &'a RunSpec,
+        control: &'a Control,
+        poll: Poll,
+        slot: Arc<Slot>,
+        recorder: R,
+        n_conns: u32,
+        quota: Option<u64>,
+        deadline: Option<Instant>,
+    ) -> Self {
+        let now = Instant::now();
+        Worker {
+            spec,
+            control,
+            poll,
+            slot,
+            conns: (0..n_conns).map(|_| Conn::new(spec.limits, now)).collect(),
+            to_open: (0..n_conns as usize).collect(),
+            recorder,
+            quota,
+            started: 0,
+            finished: 0,
+            deadline,
+            addr: 0,
+            any_connected: false,
+            want_server: true,
+            tls_info: None,
+            last_activity: now,
+            stop: false,
+            interrupted: false,
+        }
+    }
+
+    fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
+        let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
+        let mut buf = vec![0u8; READ_BUFFER].into_boxed_slice();
+        let check_every =
+            (self.spec.timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        let mut next_check = Instant::now() + check_every;
+
+        loop {
+            self.open_pending();
+            if self.stop {
+                break;
+            }
+            if self.control.is_stopped() {
+                self.interrupted = true;
+                break;
+            }
+            if !self.conns.iter().any(Conn::is_busy) && self.to_open.is_empty() {
+                break; // every request of this worker's share has finished
+            }
+            let now = Instant::now();
+            if self.deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let mut wait = next_check.saturating_duration_since(now);
+            if let Some(d) = self.deadline {
+                wait = wait.min(d.saturating_duration_since(now));
+            }
+            if !self.to_open.is_empty() {
+                wait = Duration::ZERO;
+            }
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(EngineError::Poll(e)),
+            }
+            for ev in events.iter() {
+                let t = ev.token();
+                if t == WAKER {
+                    continue;
+                }
+                let i = t.0;
+                if i >= self.conns.len() {
+                    continue;
+                }
+                self.on_event(
+                    i,
+                    ev.is_readable(),
+                    ev.is_writable(),
+                    ev.is_read_closed(),
+                    ev.is_error(),
+                    &mut buf,
+                );
+                if self.stop {
+                    break;
+                }
+            }
+            let now = Instant::now();
+            if now >= next_check {
+                self.expire(now);
+                next_check = now + check_every;
+            }
+        }
+        if let Some(d) = self.deadline {
+            if !self.stop && !self.interrupted && Instant::now() >= d {
+                self.last_activity = self.last_activity.max(d);
+            }
+        }
+        if self.interrupted {
+            self.last_activity = Instant::now();
+        }
+        self.slot.finished.store(self.finished, Ordering::Relaxed);
+        for c in &mut self.conns {
+            c.close();
+        }
+        Ok(WorkerEnd {
+            recorder: self.recorder,
+            last_activity: self.last_activity,
+            interrupted: self.interrupted || self.stop,
+            tls_info: self.tls_info,
+        })
+    }
+
+    /// Takes one request from the quota; false when the share is used up.
+    fn take_request(&mut self) -> bool {
+        if self.stop {
+            return false;
+        }
+        match self.quota {
+            Some(q) if self.started >= q => false,
+            _ => {
+                self.started += 1;
+                true
+            }
+        }
+    }
+
+    fn open_pending(&mut self) {
+        while let Some(i) = self.to_open.pop() {
+            if self.stop {
+                return;
+            }
+            if !self.take_request() {
+                self.conns[i].close();
+                continue;
+            }
+            self.open(i);
+        }
+    }
+
+    /// Opens connection `i` for a request already taken from the quota.
+    fn open(&mut self, i: usize) {
+        let now = Instant::now();
+        let spec = self.spec;
+        let c = &mut self.conns[i];
+        c.close();
+        c.begin_request(now, spec.timeout, spec.head_request);
+        c.parser.capture_server(self.want_server);
+        let addr = spec.target.addrs[self.addr.min(spec.target.addrs.len() - 1)];
+        match connect(addr, spec) {
+            Ok((mut stream, in_progress)) => {
+                let reg = self.poll.registry().register(
+                    &mut stream,
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                );
+                if let Err(e) = reg {
+                    self.fail(i, FailureKind::Connect, Some(e), false);
+                    return;
+                }
+                let c = &mut self.conns[i];
+                c.sock = Some(stream);
+                c.state = State::Connecting;
+                if !in_progress {
+                    self.on_connected(i);
+                }
+            }
+            Err(e) => self.connect_failed(i, e),
+        }
+    }
+
+    fn connect_failed(&mut self, i: usize, e: io::Error) {
+        // Like ab, move to the next resolved address while none has answered yet; the
+        // request is retried there and not counted as failed.
+        if !self.any_connected && self.addr + 1 < self.spec.target.addrs.len() {
+            self.addr += 1;
+            self.conns[i].close();
+            self.started -= 1;
+            self.to_open.push(i);
+            return;
+        }
+        self.fail(i, FailureKind::Connect, Some(e), false);
+    }
+
+    fn on_event(
+        &mut self,
+        i: usize,
+        readable: bool,
+        writable: bool,
+        read_closed: bool,
+        error: bool,
+        buf: &mut [u8],
+    ) {
+        match self.conns[i].state {
+            State::Closed => {}
+            State::Connecting => {
+                if error || (read_closed && !writable) {
+                    let e = self.take_socket_error(i);
+                    self.connect_failed(i, e);
+                } else if writable || readable {
+                    self.on_connected(i);
+                }
+            }
+            State::Handshaking => self.drive_handshake(i),
+            State::Writing => {
+                if writable || error {
+                    self.write_request(i);
+                }
+                if readable && self.conns[i].state == State::Writing {
+                    // The server answered before the request was fully written (an early
+                    // error response): read it.
+                    self.on_readable(i, read_closed, buf);
+                }
+            }
+            State::Reading | State::AwaitClose => {
+                if readable || read_closed || error {
+                    self.on_readable(i, read_closed, buf);
+                }
+            }
+        }
+    }
+
+    fn take_socket_error(&mut self, i: usize) -> io::Error {
+        let err = self.conns[i].sock.as_ref().and_then(|s| s.take_error().ok().flatten());
+        err.unwrap_or_else(|| io::Error::from(io::ErrorKind::ConnectionRefused))
+    }
+
+    /// TCP is connected: start TLS, or write the request.
+    fn on_connected(&mut self, i: usize) {
+        self.any_connected = true;
+        match &self.spec.target.tls {
+            Some(tls) => match tls.connect() {
+                Ok(session) => {
+                    let c = &mut self.conns[i];
+                    c.tls = Some(Box::new(session));
+                    c.state = State::Handshaking;
+                    self.drive_handshake(i);
+                }
+                Err(_) => self.fail(i, FailureKind::Tls, None, false),
+            },
+            None => {
+                let now = Instant::now();
+                let c = &mut self.conns[i];
+                c.connected = Some(now);
+                c.state = State::Writing;
+                self.write_request(i);
+            }
+        }
+    }
+
+    fn drive_handshake(&mut self, i: usize) {
+        loop {
+            let c = &mut self.conns[i];
+            let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+            while tls.wants_write() {
+                match tls.write_tls(sock) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let kind = connect_or(e.raw_os_error(), FailureKind::Tls);
+                        self.fail(i, kind, Some(e), false);
+                        return;
+                    }
+                }
+            }
+            if !tls.is_handshaking() {
+                let now = Instant::now();
+                if self.tls_info.is_none() {
+                    self.tls_info = crate::tls::info(tls);
+                }
+                c.connected = Some(now);
+                c.state = State::Writing;
+                self.write_request(i);
+                return;
+            }
+            match tls.read_tls(sock) {
+                Ok(0) => {
+                    self.fail(i, FailureKind::Tls, None, false);
+                    return;
+                }
+                Ok(_) => {
+                    if tls.process_new_packets().is_err() {
+                        // Send the alert rustls queued, best effort, then give up.
+                        let _ = tls.write_tls(sock);
+                        self.fail(i, FailureKind::Tls, None, false);
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let kind = connect_or(e.raw_os_error(), FailureKind::Tls);
+                    self.fail(i, kind, Some(e), false);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn write_request(&mut self, i: usize) {
+        if self.conns[i].tls.is_some() {
+            return self.write_request_tls(i);
+        }
+        let request = &self.spec.request;
+        let c = &mut self.conns[i];
+        while c.written_bytes < request.len() {
+            match c.write_plain(request) {
+                Ok(n) => c.written_bytes += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    let fresh = c.responses == 0 && c.written_bytes == 0;
+                    let kind = if fresh {
+                        connect_or(e.raw_os_error(), FailureKind::Write)
+                    } else {
+                        FailureKind::Write
+                    };
+                    let retry = c.responses > 0 && c.written_bytes == 0;
+                    self.fail(i, kind, Some(e), retry);
+                    return;
+                }
+            }
+        }
+        c.written = Some(Instant::now());
+        c.state = State::Reading;
+    }
+
+    fn write_request_tls(&mut self, i: usize) {
+        let request = &self.spec.request;
+        let c = &mut self.conns[i];
+        let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+        if c.written_bytes == 0 {
+            if io::Write::write_all(&mut tls.writer(), request).is_err() {
+                self.fail(i, FailureKind::Tls, None, false);
+                return;
+            }
+            c.written_bytes = request.len();
+        }
+        while tls.wants_write() {
+            match tls.write_tls(sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let retry = c.responses > 0;
+                    self.fail(i, FailureKind::Write, Some(e), retry);
+                    return;
+                }
+            }
+        }
+        c.written = Some(Instant::now());
+        c.state = State::Reading;
+    }
+
+    fn on_readable(&mut self, i: usize, read_closed: bool, buf: &mut [u8]) {
+        if self.conns[i].tls.is_some() {
+            return self.on_readable_tls(i, buf);
+        }
+        loop {
+            match self.conns[i].read_plain(buf) {
+                ReadOutcome::WouldBlock => return,
+                ReadOutcome::Eof => return self.on_eof(i),
+                ReadOutcome::Error(e) => return self.on_read_error(i, e),
+                ReadOutcome::Data(n) => {
+                    if !self.on_data(i, &buf[..n]) {
+                        // The response completed. If the server's FIN came with it (the
+                        // usual case for a server that closes), finish now: no further
+                        // edge will report it.
+                        if read_closed && n < buf.len() && self.conns[i].state == State::AwaitClose
+                        {
+                            self.on_eof(i);
+                        }
+                        return;
+                    }
+                    if n < buf.len() {
+                        // Drained. With EPOLLRDHUP already reported, the FIN is behind the
+                        // data we just read: no need for a read that returns 0.
+                        if read_closed {
+                            self.on_eof(i);
+                        }
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_readable_tls(&mut self, i: usize, buf: &mut [u8]) {
+        let mut eof = false;
+        loop {
+            let c = &mut self.conns[i];
+            let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+            match tls.read_tls(sock) {
+                Ok(0) => eof = true,
+                Ok(_) => {
+                    if tls.process_new_packets().is_err() {
+                        let _ = tls.write_tls(sock); // the alert, best effort
+                        self.fail(i, FailureKind::Tls, None, false);
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.on_read_error(i, e),
+            }
+            // Hand decrypted bytes to the parser after every read, so that a large body
+            // never piles up inside rustls.
+            if !self.drain_plaintext(i, buf, &mut eof) {
+                return;
+            }
+            if eof {
+                return self.on_eof(i);
+            }
+            let c = &self.conns[i];
+            let wants_more = c.tls.as_ref().is_some_and(|t| t.wants_read());
+            if !wants_more {
+                return;
+            }
+            // Edge-triggered: keep reading until the socket would block.
+            let c = &mut self.conns[i];
+            let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+            match tls.read_tls(sock) {
+                Ok(0) => eof = true,
+                Ok(_) => {
+                    if tls.process_new_packets().is_err() {
+                        let _ = tls.write_tls(sock);
+                        self.fail(i, FailureKind::Tls, None, false);
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.on_read_error(i, e),
+            }
+            if !self.drain_plaintext(i, buf, &mut eof) {
+                return;
+            }
+            if eof {
+                return self.on_eof(i);
+            }
+        }
+    }
+
+    /// Feeds every decrypted byte to the parser; false when the request ended.
+    fn drain_plaintext(&mut self, i: usize, buf: &mut [u8], eof: &mut bool) -> bool {
+        loop {
+            let Some(tls) = self.conns[i].tls.as_mut() else { return false };
+            match io::Read::read(&mut tls.reader(), buf) {
+                Ok(0) => {
+                    *eof = true; // close_notify
+                    return true;
+                }
+                Ok(n) => {
+                    if !self.on_data(i, &buf[..n]) {
+                        return false;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    *eof = true; // closed without close_notify
+                    return true;
+                }
+                Err(e) => {
+                    self.on_read_error(i, e);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Feeds response bytes; returns false when the connection is done with this read
+    /// (response completed or failed).
+    fn on_data(&mut self, i: usize, data: &[u8]) -> bool {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        if c.first_byte.is_none() {
+            c.first_byte = Some(now);
+        }
+        c.bytes_read += data.len() as u64;
+        if c.state == State::AwaitClose {
+            // Bytes after a complete response that the server was going to close.
+            self.fail(i, FailureKind::Overrun, None, false);
+            return false;
+        }
+        match c.parser.feed(data) {
+            Err(e) => {
+                self.fail(i, proto_failure(&e), None, false);
+                false
+            }
+            Ok(feed) if feed.complete => {
+                if feed.consumed < data.len() {
+                    self.fail(i, FailureKind::Overrun, None, false);
+                } else {
+                    self.on_complete(i, now);
+                }
+                false
+            }
+            Ok(_) => true,
+        }
+    }
+
+    fn on_complete(&mut self, i: usize, now: Instant) {
+        let keep = self.spec.keep_alive;
+        let c = &mut self.conns[i];
+        let Some((reusable, framing)) = c.parser.head().map(|h| (h.reusable, h.framing)) else {
+            return;
+        };
+        if keep && reusable {
+            self.complete(i, now, Next::Reuse);
+        } else if reusable || framing == Framing::UntilClose {
+            // The server would keep the connection, but we do not want it (or the body
+            // ended at EOF already): close it ourselves.
+            self.complete(i, now, Next::Reopen);
+        } else {
+            c.completed_at = Some(now);
+            c.state = State::AwaitClose;
+        }
+    }
+
+    fn on_eof(&mut self, i: usize) {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        match c.state {
+            State::AwaitClose => self.complete(i, now, Next::Reopen),
+            State::Reading | State::Writing => match c.parser.finish() {
+                Ok(true) => self.complete(i, now, Next::Reopen),
+                Ok(false) => {
+                    // Nothing of a response arrived. On a reused connection this is the
+                    // keep-alive race (the server closed it as we sent): retry, uncounted.
+                    let retry = c.responses > 0;
+                    self.fail(i, FailureKind::Closed, None, retry);
+                }
+                Err(_) => self.fail(i, FailureKind::Closed, None, false),
+            },
+            State::Connecting | State::Handshaking => {
+                let kind = if c.state == State::Connecting {
+                    FailureKind::Connect
+                } else {
+                    FailureKind::Tls
+                };
+                self.fail(i, kind, None, false)
+            }
+            State::Closed => {}
+        }
+    }
+
+    fn on_read_error(&mut self, i: usize, e: io::Error) {
+        let c = &self.conns[i];
+        let kind = match c.state {
+            State::Connecting => FailureKind::Connect,
+            _ => FailureKind::Receive,
+        };
+        let retry = c.responses > 0 && c.bytes_read == 0 && kind == FailureKind::Receive;
+        self.fail(i, kind, Some(e), retry);
+    }
+
+    /// Records a complete response and moves the connection on.
+    fn complete(&mut self, i: usize, now: Instant, next: Next) {
+        let c = &mut self.conns[i];
+        let Some(head) = c.parser.head() else { return };
+        let end = now;
+        let server = if self.want_server { c.parser.server() } else { None };
+        let done = Completed {
+            timing: Timing {
+                start: c.start,
+                connected: c.connected,
+                written: c.written,
+                first_byte: c.first_byte,
+                end,
+            },
+            head,
+            body_bytes: c.parser.body_bytes(),
+            bytes_read: c.bytes_read,
+            bytes_written: c.written_bytes as u64,
+            reused: c.responses > 0,
+            server,
+        };
+        let verdict = self.recorder.completed(&done);
+        if self.want_server && server.is_some() {
+            self.want_server = false;
+        }
+        self.last_activity = end;
+        self.after_outcome(verdict);
+        let c = &mut self.conns[i];
+        c.responses += 1;
+        match next {
+            Next::Reuse if !self.stop => {
+                if self.take_request() {
+                    let c = &mut self.conns[i];
+                    c.begin_request(end, self.spec.timeout, self.spec.head_request);
+                    c.parser.capture_server(self.want_server);
+                    c.connected = Some(end);
+                    c.state = State::Writing;
+                    self.write_request(i);
+                } else {
+                    self.conns[i].close();
+                }
+            }
+            _ => {
+                self.conns[i].close();
+                self.to_open.push(i);
+            }
+        }
+    }
+
+    /// Records a failure (or, for `retry`, silently re-issues the request on a new
+    /// connection) and reopens the connection.
+    fn fail(&mut self, i: usize, kind: FailureKind, err: Option<io::Error>, retry: bool) {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        if retry {
+            c.close();
+            self.started -= 1;
+            self.to_open.push(i);
+            return;
+        }
+        let failed = Failed {
+            kind,
+            timing: Timing {
+                start: c.start,
+                connected: c.connected,
+                written: c.written,
+                first_byte: c.first_byte,
+                end: now,
+            },
+            bytes_read: c.bytes_read,
+            bytes_written: c.written_bytes as u64,
+            os_error: err.as_ref().and_then(io::Error::raw_os_error),
+            reused: c.responses > 0,
+        };
+        c.close();
+        let verdict = self.recorder.failed(&failed);
+        self.last_activity = now;
+        self.after_outcome(verdict);
+        self.to_open.push(i);
+    }
+
+    fn after_outcome(&mut self, verdict: Verdict) {
+        self.finished += 1;
+        if self.finished % PUBLISH_EVERY == 0 {
+            self.slot.finished.store(self.finished, Ordering::Relaxed);
+        }
+        if verdict == Verdict::Abort {
+            self.stop = true;
+            self.control.stop();
+        }
+    }
+
+    /// Aborts requests past their deadline.
+    fn expire(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if !c.is_busy() || now < c.deadline {
+                continue;
+            }
+            match c.state {
+                State::AwaitClose => {
+                    // The response was complete; the server just never closed.
+                    let end = c.completed_at.unwrap_or(now);
+                    self.complete(i, end, Next::Reopen)
+                }
+                State::Connecting => {
+                    let e = io::Error::from(io::ErrorKind::TimedOut);
+                    self.fail(i, FailureKind::Connect, Some(e), false)
+                }
+                _ => self.fail(i, FailureKind::Timeout, None, false),
+            }
+            if self.stop {
+                return;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Reuse,
+    Reopen,
+}
+
+/// Creates a non-blocking socket and starts connecting; `true` when still in progress.
+fn connect(addr: std::net::SocketAddr, spec: &RunSpec) -> io::Result<(TcpStream, bool)> {
+    let sock = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM.nonblocking().cloexec(),
+        Some(Protocol::TCP),
+    )?;
+    if let Some(size) = spec.socket.buffer_size {
+        sock.set_send_buffer_size(size as usize)?;
+        sock.set_recv_buffer_size(size as usize)?;
+    }
+    if let Some(ip) = spec.socket.bind {
+        sock.bind(&std::net::SocketAddr::new(ip, 0).into())?;
+    }
+    let in_progress = match sock.connect(&addr.into()) {
+        Ok(()) => false,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+        Err(e) => return Err(e),
+    };
+    let std_stream: std::net::TcpStream = sock.into();
+    Ok((TcpStream::from_std(std_stream), in_progress))
+}
+
+/// A write or TLS error on a connection that never carried a byte is a connect failure
+/// when the OS says so (refused, unreachable, reset during the handshake).
+fn connect_or(errno: Option<i32>, otherwise: FailureKind) -> FailureKind {
+    match errno {
+        Some(libc::ECONNREFUSED | libc::ENETUNREACH | libc::EHOSTUNREACH | libc::ETIMEDOUT) => {
+            FailureKind::Connect
+        }
+        _ => otherwise,
+    }
+}
+
+fn proto_failure(e: &ProtoError) -> FailureKind {
+    match e {
+        ProtoError::HeadTooLarge { .. } => FailureKind::HeadTooLarge,
+        ProtoError::Truncated => FailureKind::Closed,
+        _ => FailureKind::Malformed,
+    }
+}

@@ -1,0 +1,317 @@
+//! The engine against real sockets: well-behaved and hostile servers written in the test,
+//! on 127.0.0.1 port 0. Every run is bounded by a request count and a short timeout.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use herd_stats::FailureKind;
+use util::{run, spec, Counts, TestServer};
+
+#[test]
+fn keep_alive_reuses_connections() {
+    let server = TestServer::start(|mut s| {
+        util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+    });
+    let mut sp = spec(server.port, 4, 200);
+    sp.keep_alive = true;
+    let c = run(&sp);
+    assert_eq!(c.completed, 200, "{c:?}");
+    assert_eq!(c.failures_total(), 0, "{c:?}");
+    assert_eq!(c.new_connections, 4);
+    assert_eq!(c.reused, 196);
+    assert_eq!(c.body_bytes, 200 * 5);
+    assert_eq!(server.accepted(), 4);
+}
+
+#[test]
+fn without_keep_alive_each_request_has_its_own_connection() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabc");
+    });
+    let c = run(&spec(server.port, 3, 30));
+    assert_eq!(c.completed, 30, "{c:?}");
+    assert_eq!(c.new_connections, 30);
+    assert_eq!(server.accepted(), 30);
+}
+
+#[test]
+fn http11_server_is_not_kept_when_keep_alive_is_off() {
+    // The server would keep the connection; the engine closes it itself, never hangs.
+    let server = TestServer::start(|mut s| {
+        util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    });
+    let c = run(&spec(server.port, 2, 10));
+    assert_eq!(c.completed, 10, "{c:?}");
+    assert_eq!(c.new_connections, 10);
+}
+
+#[test]
+fn keep_alive_response_without_keep_alive_header_does_not_hang() {
+    // ab hangs on this (HTTP/1.1 persistent by default, no "Keep-Alive" text).
+    let server = TestServer::start(|mut s| {
+        util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx")
+    });
+    let mut sp = spec(server.port, 1, 20);
+    sp.keep_alive = true;
+    let t = Instant::now();
+    let c = run(&sp);
+    assert_eq!(c.completed, 20);
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn chunked_and_close_delimited_bodies_are_read() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nTrailer: 1\r\n\r\n");
+    });
+    let c = run(&spec(server.port, 1, 5));
+    assert_eq!(c.completed, 5, "{c:?}");
+    assert_eq!(c.body_bytes, 25);
+
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\nuntil close");
+    });
+    let c = run(&spec(server.port, 1, 5));
+    assert_eq!(c.completed, 5, "{c:?}");
+    assert_eq!(c.body_bytes, 5 * 11);
+}
+
+#[test]
+fn head_request_has_no_body() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 1000\r\n\r\n");
+    });
+    let mut sp = spec(server.port, 1, 3);
+    sp.head_request = true;
+    sp.request = b"HEAD / HTTP/1.0\r\n\r\n".to_vec();
+    let c = run(&sp);
+    assert_eq!(c.completed, 3, "{c:?}");
+    assert_eq!(c.body_bytes, 0);
+}
+
+#[test]
+fn malformed_status_line_is_malformed() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTX/1.1 2OO OK\r\n\r\n");
+    });
+    let c = run(&spec(server.port, 1, 4));
+    assert_eq!(c.failures[&FailureKind::Malformed], 4, "{c:?}");
+}
+
+#[test]
+fn head_over_64k_is_refused_with_bounded_memory() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n");
+        let line = format!("X-Big: {}\r\n", "a".repeat(1000));
+        for _ in 0..100 {
+            if s.write_all(line.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let c = run(&spec(server.port, 1, 2));
+    assert_eq!(c.failures[&FailureKind::HeadTooLarge], 2, "{c:?}");
+}
+
+#[test]
+fn short_body_is_closed_and_long_body_is_overrun() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\nshort");
+    });
+    let c = run(&spec(server.port, 1, 3));
+    assert_eq!(c.failures[&FailureKind::Closed], 3, "{c:?}");
+
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\ntoo long");
+    });
+    let c = run(&spec(server.port, 1, 3));
+    assert_eq!(c.failures[&FailureKind::Overrun], 3, "{c:?}");
+}
+
+#[test]
+fn invalid_chunk_size_is_malformed() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+        );
+    });
+    let c = run(&spec(server.port, 1, 2));
+    assert_eq!(c.failures[&FailureKind::Malformed], 2, "{c:?}");
+}
+
+#[test]
+fn silent_server_times_out_within_bounds() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        std::thread::sleep(Duration::from_secs(3));
+    });
+    let mut sp = spec(server.port, 2, 2);
+    sp.timeout = Duration::from_millis(200);
+    let t = Instant::now();
+    let c = run(&sp);
+    assert_eq!(c.failures[&FailureKind::Timeout], 2, "{c:?}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+#[test]
+fn reset_mid_response_is_a_receive_failure() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial");
+        std::thread::sleep(Duration::from_millis(20));
+        util::reset(s);
+    });
+    let c = run(&spec(server.port, 1, 3));
+    assert_eq!(c.failures[&FailureKind::Receive], 3, "{c:?}");
+}
+
+#[test]
+fn trickling_server_is_bounded_by_the_timeout() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        for b in b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" {
+            if s.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let mut sp = spec(server.port, 1, 1);
+    sp.timeout = Duration::from_millis(400);
+    let t = Instant::now();
+    let c = run(&sp);
+    assert_eq!(c.failures[&FailureKind::Timeout], 1, "{c:?}");
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn endless_body_is_bounded_by_the_timeout() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
+        let chunk = vec![b'x'; 64 * 1024];
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if s.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let mut sp = spec(server.port, 1, 1);
+    sp.timeout = Duration::from_millis(300);
+    let t = Instant::now();
+    let c = run(&sp);
+    assert_eq!(c.failures[&FailureKind::Timeout], 1, "{c:?}");
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn refused_connection_is_a_connect_failure() {
+    let port = util::closed_port();
+    let c = run(&spec(port, 2, 6));
+    assert_eq!(c.failures[&FailureKind::Connect], 6, "{c:?}");
+}
+
+#[test]
+fn duration_bounds_the_run() {
+    let server = TestServer::start(|mut s| {
+        util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx")
+    });
+    let mut sp = spec(server.port, 2, 0);
+    sp.keep_alive = true;
+    sp.max_requests = None;
+    sp.duration = Some(Duration::from_millis(300));
+    let t = Instant::now();
+    let c = run(&sp);
+    let took = t.elapsed();
+    assert!(c.completed > 10, "{c:?}");
+    assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn stop_from_another_thread_ends_the_run() {
+    let server = TestServer::start(|mut s| {
+        util::read_head(&mut s);
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    let mut sp = spec(server.port, 2, 4);
+    sp.timeout = Duration::from_secs(30);
+    let control = std::sync::Arc::new(herd_engine::Control::new());
+    let c2 = control.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        c2.stop();
+    });
+    let t = Instant::now();
+    let r = herd_engine::run(&sp, &control, |_| Counts::default()).unwrap();
+    stopper.join().unwrap();
+    assert!(r.interrupted);
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn post_body_is_written_in_full() {
+    let server = TestServer::start(|mut s| {
+        let head = util::read_head(&mut s);
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        let _ = s.read_exact(&mut body);
+        let reply = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+        let _ = s.write_all(reply.as_bytes());
+        let _ = s.write_all(&body);
+    });
+    let body = vec![b'p'; 1 << 20];
+    let mut request =
+        format!("POST / HTTP/1.0\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    request.extend_from_slice(&body);
+    let mut sp = spec(server.port, 1, 2);
+    sp.request = request;
+    let c = run(&sp);
+    assert_eq!(c.completed, 2, "{c:?}");
+    assert_eq!(c.body_bytes, 2 << 20);
+}
+
+#[test]
+fn tls_handshake_is_counted_in_connect_time() {
+    let server = util::TlsServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntls!");
+    let mut sp = spec(server.port, 2, 20);
+    sp.keep_alive = true;
+    let settings = herd_engine::TlsSettings {
+        versions: herd_engine::TlsVersions::All,
+        cipher_suites: None,
+        client_cert: None,
+        ca_file: None,
+        sni: Some("localhost".into()),
+        alpn: vec![],
+    };
+    sp.target.tls = Some(herd_engine::TlsClient::new(&settings, "localhost").unwrap());
+    let control = herd_engine::Control::new();
+    let r = herd_engine::run(&sp, &control, |_| Counts::default()).unwrap();
+    let mut c = Counts::default();
+    for w in &r.recorders {
+        c.merge(w);
+    }
+    assert_eq!(c.completed, 20, "{c:?}");
+    assert_eq!(c.body_bytes, 80);
+    assert_eq!(c.new_connections, 2);
+    let info = r.tls_info.unwrap();
+    assert_eq!(info.protocol, "TLSv1.3");
+    assert_eq!(info.peer_key_bits, Some(256));
+    assert!(c.max_connect_us > 0);
+}

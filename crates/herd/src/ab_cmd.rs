@@ -1,0 +1,256 @@
+//! `herd ab`: runs ab's command line on herd's engine and prints ab's report.
+//!
+//! The order of output is ab's: banner, "Benchmarking ...", progress on stderr, then the
+//! report on stdout. Fatal network errors end the run as ab ends it (message, "Total of N
+//! requests completed", ab's exit status); see docs/ab-compat.md.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use herd_ab::account::{self, AbAccounting, AbFatal, AbRecorder};
+use herd_ab::args::{self, Parsed};
+use herd_ab::{report, AbConfig};
+use herd_engine::{
+    Control, RunSpec, SocketOptions, Target, TargetError, TlsClient, TlsSettings, TlsVersions,
+};
+
+pub(crate) fn main(raw: &[OsString]) -> ExitCode {
+    let cfg = match args::parse(raw) {
+        Ok(Parsed::Run(cfg)) => cfg,
+        Ok(Parsed::Version) => {
+            let mut out = io::stdout().lock();
+            let _ = report::write_banner(&mut out, false);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Help) => {
+            eprint!("{}", args::usage());
+            return exit(args::HELP_EXIT_CODE);
+        }
+        Err(e) => {
+            eprintln!("herd ab: {e}");
+            return exit(e.exit_code());
+        }
+    };
+    match run(&cfg) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("herd ab: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
+    let _ = herd_engine::raise_nofile_limit();
+    let html = cfg.html.is_some();
+    let mut out = io::stdout().lock();
+    report::write_banner(&mut out, html)?;
+    let progress = cfg.show_progress && cfg.requests > 150;
+    if !html {
+        let proxy = cfg.proxy.as_ref().map(|(h, p)| (h.as_str(), *p));
+        report::write_benchmarking(&mut out, &cfg.url.hostname, proxy, progress)?;
+    }
+    out.flush()?;
+
+    let target = match resolve(cfg) {
+        Ok(t) => t,
+        Err(Resolution::Fatal(f)) => return Ok(fatal(&mut out, &f, 0)),
+        Err(Resolution::Other(e)) => return Err(e),
+    };
+    let spec = RunSpec {
+        target,
+        request: cfg.request.clone(),
+        head_request: cfg.head,
+        connections: cfg.concurrency,
+        threads: cfg.threads.unwrap_or_else(default_threads),
+        keep_alive: cfg.keepalive,
+        max_requests: Some(cfg.requests),
+        duration: cfg.time_limit,
+        timeout: cfg.timeout.max(Duration::from_millis(1)),
+        limits: herd_proto::Limits::default(),
+        socket: SocketOptions {
+            bind: match &cfg.bind {
+                Some(b) => {
+                    Some(b.parse().map_err(|_| anyhow::anyhow!("-B {b:?} is not an IP address"))?)
+                }
+                None => None,
+            },
+            buffer_size: cfg.window_size,
+        },
+    };
+
+    let control = Arc::new(Control::new());
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let control = control.clone();
+        let interrupted = interrupted.clone();
+        // A second handler cannot be installed in the same process; that only happens in
+        // tests that call this twice, where Ctrl-C is not used.
+        let _ = ctrlc::set_handler(move || {
+            interrupted.store(true, Ordering::SeqCst);
+            control.stop();
+        });
+    }
+
+    let acc = AbAccounting::new(cfg);
+    let workers = spec.worker_count();
+    let heartbeat = if progress { (cfg.requests / 10).max(100) } else { 0 };
+    let done_flag = Arc::new(AtomicBool::new(false));
+    let reporter = (heartbeat > 0).then(|| {
+        let control = control.clone();
+        let done_flag = done_flag.clone();
+        std::thread::spawn(move || progress_lines(&control, heartbeat, &done_flag))
+    });
+
+    let run = herd_engine::run(&spec, &control, |i| {
+        let (_, share) = spec.share(i as u32, workers);
+        AbRecorder::new(acc.clone(), share.unwrap_or(0))
+    });
+    done_flag.store(true, Ordering::SeqCst);
+    let printed = reporter.and_then(|h| h.join().ok()).unwrap_or(0);
+    let run = run?;
+    let interrupted = interrupted.load(Ordering::SeqCst);
+    let merged = account::merge(cfg, run);
+    let done = merged.results.done;
+
+    if let Some(f) = &merged.fatal {
+        return Ok(fatal(&mut out, f, done));
+    }
+    if !interrupted {
+        if heartbeat > 0 {
+            let mut err = io::stderr().lock();
+            let mut k = printed + heartbeat;
+            while k <= done {
+                report::write_completed(&mut err, k)?;
+                k += heartbeat;
+            }
+            report::write_finished(&mut err, done)?;
+        } else if !html {
+            out.write_all(b"..done\n")?;
+        }
+    }
+    let write = |r: io::Result<()>| -> anyhow::Result<()> {
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => Ok(other?),
+        }
+    };
+    write(report::write_report(&merged.results, &mut out))?;
+    write(out.flush())?;
+    if let Some(path) = &cfg.csv {
+        if done > 0 {
+            let mut f = BufWriter::new(File::create(path).map_err(|e| {
+                anyhow::anyhow!("Cannot open CSV output file {}: {e}", path.display())
+            })?);
+            report::write_csv(&merged.results, &mut f)?;
+            f.flush()?;
+        }
+    }
+    if let Some(path) = &cfg.gnuplot {
+        if done > 0 {
+            let mut f = BufWriter::new(File::create(path).map_err(|e| {
+                anyhow::anyhow!("Cannot open gnuplot output file {}: {e}", path.display())
+            })?);
+            report::write_gnuplot(&merged.results, &mut f)?;
+            f.flush()?;
+        }
+    }
+    if let Some(path) = &cfg.json {
+        let json = herd_ab::json::to_json(&merged.results, &merged.stats, cfg);
+        std::fs::write(path, json)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    // ab exits 1 after printing the results of an interrupted run.
+    Ok(if interrupted { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+enum Resolution {
+    Fatal(AbFatal),
+    Other(anyhow::Error),
+}
+
+/// Resolves where to connect (the proxy with -X), as ab's apr_sockaddr_info_get.
+fn resolve(cfg: &AbConfig) -> Result<Target, Resolution> {
+    let (host, port) = match &cfg.proxy {
+        Some((h, p)) => (h.as_str(), *p),
+        None => (cfg.url.hostname.as_str(), cfg.url.port),
+    };
+    let tls = if cfg.url.tls {
+        let settings = TlsSettings {
+            versions: match cfg.tls.protocol {
+                herd_ab::config::TlsProtocol::All => TlsVersions::All,
+                herd_ab::config::TlsProtocol::Tls12 => TlsVersions::Tls12,
+                herd_ab::config::TlsProtocol::Tls13 => TlsVersions::Tls13,
+            },
+            cipher_suites: cfg.tls.cipher_suites.clone(),
+            client_cert: cfg.tls.client_cert.clone(),
+            ca_file: None,
+            // ab sends SNI unless -I, and never for an IP address.
+            sni: (cfg.tls.sni && cfg.url.hostname.parse::<std::net::IpAddr>().is_err())
+                .then(|| cfg.url.hostname.clone()),
+            alpn: Vec::new(),
+        };
+        Some(
+            TlsClient::new(&settings, &cfg.url.hostname)
+                .map_err(|e| Resolution::Other(e.into()))?,
+        )
+    } else {
+        None
+    };
+    Target::resolve(host, port, tls).map_err(|e| match e {
+        // ab: "apr_sockaddr_info_get() for HOST: Name or service not known (670002)",
+        // exit status 670002 % 256 = 50.
+        TargetError::Resolve { host, message, .. } => Resolution::Fatal(AbFatal {
+            preface: None,
+            message: format!("apr_sockaddr_info_get() for {host}: {message} (670002)"),
+            exit_code: 670002 & 0xff,
+        }),
+        other => Resolution::Other(other.into()),
+    })
+}
+
+/// Ends the run as ab's apr_err() does.
+fn fatal(out: &mut dyn Write, f: &AbFatal, done: u64) -> ExitCode {
+    let _ = out.flush();
+    if let Some(p) = f.preface {
+        eprint!("{p}");
+    }
+    eprintln!("{}", f.message);
+    if done > 0 {
+        let _ = writeln!(out, "Total of {done} requests completed");
+        let _ = out.flush();
+    }
+    exit(f.exit_code)
+}
+
+/// Prints "Completed N requests" as the run crosses each multiple of `heartbeat`;
+/// returns the last multiple printed.
+fn progress_lines(control: &Control, heartbeat: u64, stop: &AtomicBool) -> u64 {
+    let mut printed = 0;
+    loop {
+        let finished = control.finished();
+        let mut err = io::stderr().lock();
+        while printed + heartbeat <= finished {
+            printed += heartbeat;
+            let _ = report::write_completed(&mut err, printed);
+        }
+        drop(err);
+        if stop.load(Ordering::SeqCst) {
+            return printed;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn default_threads() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from((code & 0xff) as u8)
+}
