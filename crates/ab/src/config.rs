@@ -32,6 +32,11 @@ pub enum TlsProtocol {
 pub struct TlsOptions {
     /// `-I` not given: send SNI (never for an IP address, as ab).
     pub sni: bool,
+    /// The SNI name ab would send, resolved: `None` with `-I`, else the last `-H Host:` value
+    /// (trimmed, port included if the user wrote one) or the URL's host, and `None` when that
+    /// is empty or an IP address (ab: "IP not allowed in TLS SNI extension"). A name rustls
+    /// cannot send (e.g. `example.com:8443` from `-H`) is the engine's call: ab sends it as is.
+    pub server_name: Option<String>,
     /// `-f`.
     pub protocol: TlsProtocol,
     /// `-Z`, as rustls cipher suite names (IANA names like `TLS13_AES_128_GCM_SHA256`).

@@ -5,7 +5,7 @@
 //! self-signed lab certificates work. A CA file turns full verification on.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -193,21 +193,21 @@ fn openssl_cipher(rustls_name: &str) -> (String, u32) {
         .unwrap_or_else(|| (rustls_name.to_string(), 0))
 }
 
-fn read_certs(path: &PathBuf) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
     let iter = CertificateDer::pem_file_iter(path).map_err(|e| pem_error(path, e))?;
     let certs: Vec<_> = iter.collect::<Result<_, _>>().map_err(|e| pem_error(path, e))?;
     if certs.is_empty() {
-        return Err(TlsConfigError::NoCertificate { path: path.clone() });
+        return Err(TlsConfigError::NoCertificate { path: path.to_path_buf() });
     }
     Ok(certs)
 }
 
-fn pem_error(path: &PathBuf, e: rustls::pki_types::pem::Error) -> TlsConfigError {
+fn pem_error(path: &Path, e: rustls::pki_types::pem::Error) -> TlsConfigError {
     match e {
         rustls::pki_types::pem::Error::Io(source) => {
-            TlsConfigError::Read { path: path.clone(), source }
+            TlsConfigError::Read { path: path.to_path_buf(), source }
         }
-        other => TlsConfigError::BadPem { path: path.clone(), message: other.to_string() },
+        other => TlsConfigError::BadPem { path: path.to_path_buf(), message: other.to_string() },
     }
 }
 

@@ -50,7 +50,8 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     let html = cfg.html.is_some();
     let mut out = io::stdout().lock();
     report::write_banner(&mut out, html)?;
-    let progress = cfg.show_progress && cfg.requests > 150;
+    let heartbeat = report::heartbeat_interval(cfg.requests, !cfg.show_progress);
+    let progress = heartbeat > 0;
     if !html {
         let proxy = cfg.proxy.as_ref().map(|(h, p)| (h.as_str(), *p));
         report::write_benchmarking(&mut out, &cfg.url.hostname, proxy, progress)?;
@@ -99,7 +100,6 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
 
     let acc = AbAccounting::new(cfg);
     let workers = spec.worker_count();
-    let heartbeat = if progress { (cfg.requests / 10).max(100) } else { 0 };
     let done_flag = Arc::new(AtomicBool::new(false));
     let reporter = (heartbeat > 0).then(|| {
         let control = control.clone();
@@ -130,8 +130,8 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
                 k += heartbeat;
             }
             report::write_finished(&mut err, done)?;
-        } else if !html {
-            out.write_all(b"..done\n")?;
+        } else {
+            report::write_done(&mut out)?;
         }
     }
     let write = |r: io::Result<()>| -> anyhow::Result<()> {
@@ -142,8 +142,9 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     };
     write(report::write_report(&merged.results, &mut out))?;
     write(out.flush())?;
+    let side_files = report::writes_side_files(&merged.results);
     if let Some(path) = &cfg.csv {
-        if done > 0 {
+        if side_files {
             let mut f = BufWriter::new(File::create(path).map_err(|e| {
                 anyhow::anyhow!("Cannot open CSV output file {}: {e}", path.display())
             })?);
@@ -152,7 +153,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(path) = &cfg.gnuplot {
-        if done > 0 {
+        if side_files {
             let mut f = BufWriter::new(File::create(path).map_err(|e| {
                 anyhow::anyhow!("Cannot open gnuplot output file {}: {e}", path.display())
             })?);
@@ -190,9 +191,10 @@ fn resolve(cfg: &AbConfig) -> Result<Target, Resolution> {
             cipher_suites: cfg.tls.cipher_suites.clone(),
             client_cert: cfg.tls.client_cert.clone(),
             ca_file: None,
-            // ab sends SNI unless -I, and never for an IP address.
-            sni: (cfg.tls.sni && cfg.url.hostname.parse::<std::net::IpAddr>().is_err())
-                .then(|| cfg.url.hostname.clone()),
+            // ab sends SNI unless -I, never for an IP address, and takes the name from a
+            // `-H Host:` override when there is one. A port in that header cannot be part
+            // of a server name: it is dropped.
+            sni: cfg.tls.server_name.as_deref().map(strip_port),
             alpn: Vec::new(),
         };
         Some(
@@ -244,6 +246,17 @@ fn progress_lines(control: &Control, heartbeat: u64, stop: &AtomicBool) -> u64 {
             return printed;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `example.com:8443` → `example.com`; `[::1]:8443` → `::1`.
+fn strip_port(name: &str) -> String {
+    if let Some(rest) = name.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest).to_string();
+    }
+    match name.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host.to_string(),
+        _ => name.to_string(),
     }
 }
 

@@ -1,0 +1,236 @@
+//! Helpers for the herd binary's integration tests: a real nginx on a free loopback port,
+//! the real ab, the herd binary, and ab-report comparison.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The herd binary under test.
+pub fn herd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_herd"))
+}
+
+/// The real ApacheBench. Never skipped: a missing ab fails with what to install.
+pub fn real_ab() -> Command {
+    let path = Path::new("/usr/bin/ab");
+    assert!(path.exists(), "the real ab is missing: apt-get install apache2-utils");
+    Command::new(path)
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub fn tempdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "herd-test-{tag}-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos() ^ (free_port() as u128)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A real nginx, one worker, serving `root` on 127.0.0.1; stopped (by its PID) on drop.
+pub struct Nginx {
+    pub port: u16,
+    pub root: PathBuf,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl Nginx {
+    /// Starts nginx with files: `f6397.html` (6397 bytes), `small.html` (13 bytes).
+    pub fn start() -> Nginx {
+        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+            .into_iter()
+            .map(Path::new)
+            .find(|p| p.exists())
+            .expect("nginx is missing: apt-get install nginx-light");
+        let dir = tempdir("nginx");
+        let root = dir.join("www");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("f6397.html"), "x".repeat(6397)).unwrap();
+        std::fs::write(root.join("small.html"), "hello, herd!\n").unwrap();
+        // World-readable, for nginx's worker user.
+        for p in [&dir, &root] {
+            let _ =
+                std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        }
+        for attempt in 0..5 {
+            let port = free_port();
+            let conf = format!(
+                "worker_processes 1;\n\
+                 error_log {dir}/error.log;\n\
+                 pid {dir}/nginx.pid;\n\
+                 events {{ worker_connections 4096; }}\n\
+                 http {{\n\
+                   access_log off;\n\
+                   sendfile on;\n\
+                   keepalive_requests 100000;\n\
+                   client_body_temp_path {dir}/body;\n\
+                   proxy_temp_path {dir}/proxy;\n\
+                   fastcgi_temp_path {dir}/fastcgi;\n\
+                   uwsgi_temp_path {dir}/uwsgi;\n\
+                   scgi_temp_path {dir}/scgi;\n\
+                   server {{\n\
+                     listen 127.0.0.1:{port};\n\
+                     root {root};\n\
+                     location = /echo {{ return 200 \"posted\\n\"; }}\n\
+                   }}\n\
+                 }}\n",
+                dir = dir.display(),
+                root = root.display(),
+            );
+            let conf_path = dir.join("nginx.conf");
+            std::fs::write(&conf_path, conf).unwrap();
+            let child = Command::new(nginx)
+                .arg("-c")
+                .arg(&conf_path)
+                .arg("-p")
+                .arg(&dir)
+                .arg("-g")
+                .arg("daemon off; master_process off;")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("cannot start nginx");
+            let mut n = Nginx { port, root: root.clone(), dir: dir.clone(), child };
+            if n.wait_ready() {
+                return n;
+            }
+            let _ = n.child.kill();
+            let _ = n.child.wait();
+            eprintln!("nginx did not start on port {port} (attempt {attempt}), retrying");
+        }
+        panic!("nginx did not start; see {}", dir.join("error.log").display());
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("cannot run command")
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The report part of an ab-style stdout: everything after the banner's blank line, with
+/// SANE warning lines (which depend on timing noise) removed.
+pub fn report_lines(stdout: &str) -> Vec<String> {
+    let mut lines: Vec<String> = stdout.lines().skip(4).map(str::to_string).collect();
+    let mut out = Vec::new();
+    let mut skip_next = false;
+    for l in lines.drain(..) {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if l.starts_with("WARNING: The median") || l.starts_with("ERROR: The median") {
+            skip_next = true;
+            continue;
+        }
+        out.push(l);
+    }
+    out
+}
+
+/// Fields whose value must be identical between ab and herd ab.
+pub const EXACT_FIELDS: &[&str] = &[
+    "Server Software:",
+    "Server Hostname:",
+    "Server Port:",
+    "Document Path:",
+    "Document Length:",
+    "Concurrency Level:",
+    "Complete requests:",
+    "Failed requests:",
+    "   (Connect:",
+    "Write errors:",
+    "Non-2xx responses:",
+    "Keep-Alive requests:",
+    "Total transferred:",
+    "Total body sent:",
+    "HTML transferred:",
+];
+
+/// Compares two ab reports: same lines in the same order; exact values for
+/// [`EXACT_FIELDS`]; timing lines present with the same shape.
+pub fn assert_same_report(ab: &str, herd: &str, case: &str) {
+    let a = report_lines(ab);
+    let h = report_lines(herd);
+    let show = || format!("--- ab ({case})\n{}\n--- herd ab\n{}", a.join("\n"), h.join("\n"));
+    assert_eq!(a.len(), h.len(), "{case}: different line counts\n{}", show());
+    for (la, lh) in a.iter().zip(&h) {
+        if EXACT_FIELDS.iter().any(|f| la.starts_with(f)) {
+            assert_eq!(la, lh, "{case}: field differs\n{}", show());
+        } else {
+            assert_eq!(
+                shape(la),
+                shape(lh),
+                "{case}: line shape differs: {la:?} vs {lh:?}\n{}",
+                show()
+            );
+        }
+    }
+}
+
+/// A line with every run of digits (and decimal points between them) replaced by `#`, and
+/// runs of spaces folded: the label and units of a timing line, not its values.
+pub fn shape(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_num = false;
+    for ch in line.chars() {
+        if ch.is_ascii_digit() || (in_num && ch == '.') {
+            if !in_num {
+                out.push('#');
+                in_num = true;
+            }
+        } else {
+            in_num = false;
+            if ch == ' ' && out.ends_with(' ') {
+                continue;
+            }
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// Writes `data` to a new file in `dir` and returns its path.
+pub fn file(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    let mut f = std::fs::File::create(&p).unwrap();
+    f.write_all(data).unwrap();
+    p
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The test command (README; .ci/run calls exactly this): installs what the tests need on a
+# Debian 12 machine, then checks formatting, lints, and runs every test. Nothing is skipped:
+# a missing tool fails the run with the name of the package to install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# Real peers and real servers the tests run against.
+need_pkgs=()
+command -v ab >/dev/null || need_pkgs+=(apache2-utils)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
+command -v wrk >/dev/null || need_pkgs+=(wrk)
+command -v gcc >/dev/null || need_pkgs+=(gcc)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  step "apt-get install ${need_pkgs[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "error: need root to install ${need_pkgs[*]} (or install them yourself)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+# A package's postinst may start a system nginx on port 80; the tests start their own on
+# free ports and never use it.
+
+if ! command -v cargo >/dev/null; then
+  echo "error: no Rust toolchain: install one with rustup (https://rustup.rs), then re-run" >&2
+  exit 1
+fi
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test"
+cargo test --workspace --locked 2>&1
+
+step "bench/floor.c compiles without warnings"
+if [ -f bench/floor.c ]; then
+  gcc -O2 -Wall -Wextra -Werror -o "${TMPDIR:-/tmp}/herd-floor-check" bench/floor.c
+fi
+echo
+echo "all checks passed"
