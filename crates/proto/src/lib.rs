@@ -12,6 +12,9 @@
 //! "not enough bytes yet" is ordinary control flow (`Feed { complete: false, .. }`).
 
 mod chunked;
+// Public only for the fuzz target and the integration tests; the engine has no use for it.
+#[doc(hidden)]
+pub mod fuzzing;
 mod request;
 mod response;
 
