@@ -13,6 +13,7 @@ command -v ab >/dev/null || need_pkgs+=(apache2-utils)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 command -v wrk >/dev/null || need_pkgs+=(wrk)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
+[ -x /usr/bin/time ] || need_pkgs+=(time)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   step "apt-get install ${need_pkgs[*]}"
   if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,100 @@
+//! `herd serve`: runs the built-in reference server (herd-serve) until Ctrl-C or SIGTERM. Turns
+//! flags into a `ServeConfig`, prints the bound address on stdout first thing (scripts read it,
+//! notably with `--listen 127.0.0.1:0`), and words start-up errors so the user knows what to
+//! change. It serves nothing itself and keeps no state of its own.
+//!
+//! Output: stdout carries the `listening on http://ADDR` line and, with `--access-log`, one
+//! Common Log Format line per request; stderr carries the summary printed on stop. Exit code 0
+//! after Ctrl-C/SIGTERM (stopping is the normal way to end a server), 1 on a start-up or server
+//! error. A second Ctrl-C exits at once with 130.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{anyhow, Context as _};
+use herd_serve::{ServeConfig, ServeError, Server, StopHandle};
+
+/// Flags of `herd serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address and port to listen on; port 0 picks a free port (the chosen one is printed)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: SocketAddr,
+
+    /// Directory to serve files from; without it only generated pages (/bytes/N, /herd/stats)
+    /// are served
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+
+    /// Worker threads, each with its own event loop [default: one per core]
+    #[arg(long, short = 't', value_name = "N")]
+    pub(crate) threads: Option<NonZeroUsize>,
+
+    /// Print one Common Log Format line per request on stdout
+    #[arg(long)]
+    pub(crate) access_log: bool,
+}
+
+/// Runs `herd serve` until Ctrl-C or SIGTERM.
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = ServeConfig {
+        listen: args.listen,
+        root: args.root,
+        threads: args.threads.map_or(0, NonZeroUsize::get),
+        access_log: args.access_log,
+        ..ServeConfig::default()
+    };
+    let server = Server::bind(config).map_err(start_error)?;
+
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{}", server.local_addr())
+        .and_then(|()| stdout.flush())
+        .context("cannot write the listening address to stdout")?;
+    drop(stdout);
+
+    let stop = StopHandle::new();
+    let on_signal = stop.clone();
+    let signalled = AtomicBool::new(false);
+    ctrlc::set_handler(move || {
+        // The first signal stops gracefully; a second one means the user does not want to wait.
+        if signalled.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        on_signal.stop();
+    })
+    .context("cannot install the Ctrl-C/SIGTERM handler")?;
+
+    let stats = server.run(stop).context("herd serve failed")?;
+    eprintln!(
+        "herd: serve stopped: {} requests ({} bad) on {} connections, {} bytes written",
+        stats.n_requests, stats.n_bad_requests, stats.n_connections, stats.bytes_written
+    );
+    Ok(())
+}
+
+/// Start-up errors in the user's terms: which flag to change, and how.
+fn start_error(err: ServeError) -> anyhow::Error {
+    match &err {
+        ServeError::AddrInUse { addr } => anyhow!(
+            "{addr} is already in use: choose another --listen port, or 0 for any free port"
+        ),
+        ServeError::BindDenied { addr } => anyhow!(
+            "permission denied listening on {addr}: ports below 1024 need root or \
+             CAP_NET_BIND_SERVICE; choose a --listen port above 1023"
+        ),
+        ServeError::RootMissing { path } => {
+            anyhow!("--root {}: no such directory", path.display())
+        }
+        ServeError::RootNotDirectory { path } => {
+            anyhow!("--root {}: not a directory", path.display())
+        }
+        ServeError::RootDenied { path } => anyhow!(
+            "--root {}: permission denied: the directory must be readable by this user",
+            path.display()
+        ),
+        _ => anyhow::Error::new(err).context("cannot start herd serve"),
+    }
+}
