@@ -528,10 +528,11 @@ impl<'a, R: Recorder> Worker<'a, R> {
     }
 
     fn on_readable_tls(&mut self, i: usize, buf: &mut [u8]) {
-        let mut eof = false;
         loop {
             let c = &mut self.conns[i];
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+            let mut eof = false;
+            let mut drained = false;
             match tls.read_tls(sock) {
                 Ok(0) => eof = true,
                 Ok(_) => {
@@ -541,70 +542,46 @@ impl<'a, R: Recorder> Worker<'a, R> {
                         return;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => drained = true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.on_read_error(i, e),
             }
             // Hand decrypted bytes to the parser after every read, so that a large body
             // never piles up inside rustls.
-            if !self.drain_plaintext(i, buf, &mut eof) {
-                return;
+            match self.drain_plaintext(i, buf) {
+                Drain::Ended => return,
+                Drain::Eof => eof = true,
+                Drain::More => {}
             }
             if eof {
                 return self.on_eof(i);
             }
-            let c = &self.conns[i];
-            let wants_more = c.tls.as_ref().is_some_and(|t| t.wants_read());
-            if !wants_more {
+            if drained {
+                // Edge-triggered: the socket is empty, a new edge will come with new bytes.
                 return;
-            }
-            // Edge-triggered: keep reading until the socket would block.
-            let c = &mut self.conns[i];
-            let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
-            match tls.read_tls(sock) {
-                Ok(0) => eof = true,
-                Ok(_) => {
-                    if tls.process_new_packets().is_err() {
-                        let _ = tls.write_tls(sock);
-                        self.fail(i, FailureKind::Tls, None, false);
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.on_read_error(i, e),
-            }
-            if !self.drain_plaintext(i, buf, &mut eof) {
-                return;
-            }
-            if eof {
-                return self.on_eof(i);
             }
         }
     }
 
-    /// Feeds every decrypted byte to the parser; false when the request ended.
-    fn drain_plaintext(&mut self, i: usize, buf: &mut [u8], eof: &mut bool) -> bool {
+    /// Feeds every decrypted byte to the parser.
+    fn drain_plaintext(&mut self, i: usize, buf: &mut [u8]) -> Drain {
         loop {
-            let Some(tls) = self.conns[i].tls.as_mut() else { return false };
+            let Some(tls) = self.conns[i].tls.as_mut() else { return Drain::Ended };
             match io::Read::read(&mut tls.reader(), buf) {
-                Ok(0) => {
-                    *eof = true; // close_notify
-                    return true;
-                }
+                Ok(0) => return Drain::Eof, // close_notify
                 Ok(n) => {
-                    if !self.on_data(i, &buf[..n]) {
-                        return false;
+                    // A response that completed on a connection the server will close
+                    // goes on being read: its close_notify may already sit in rustls,
+                    // where no new edge would ever announce it.
+                    if !self.on_data(i, &buf[..n]) && self.conns[i].state != State::AwaitClose {
+                        return Drain::Ended;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    *eof = true; // closed without close_notify
-                    return true;
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drain::More,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Drain::Eof,
                 Err(e) => {
                     self.on_read_error(i, e);
-                    return false;
+                    return Drain::Ended;
                 }
             }
         }
@@ -812,6 +789,16 @@ impl<'a, R: Recorder> Worker<'a, R> {
             }
         }
     }
+}
+
+/// What draining rustls's plaintext found.
+enum Drain {
+    /// The request ended (completed or failed); stop reading this connection.
+    Ended,
+    /// The peer closed the TLS stream.
+    Eof,
+    /// Everything decrypted so far was consumed; more may come.
+    More,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

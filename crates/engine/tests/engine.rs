@@ -287,20 +287,37 @@ fn post_body_is_written_in_full() {
     assert_eq!(c.body_bytes, 2 << 20);
 }
 
-#[test]
-fn tls_handshake_is_counted_in_connect_time() {
-    let server = util::TlsServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntls!");
-    let mut sp = spec(server.port, 2, 20);
-    sp.keep_alive = true;
-    let settings = herd_engine::TlsSettings {
+fn tls_settings() -> herd_engine::TlsSettings {
+    herd_engine::TlsSettings {
         versions: herd_engine::TlsVersions::All,
         cipher_suites: None,
         client_cert: None,
         ca_file: None,
         sni: Some("localhost".into()),
         alpn: vec![],
-    };
-    sp.target.tls = Some(herd_engine::TlsClient::new(&settings, "localhost").unwrap());
+    }
+}
+
+#[test]
+fn tls_server_that_closes_ends_each_request_at_once() {
+    // Regression: the close_notify arrives with the response and sits inside rustls, where
+    // no new epoll edge announces it; the request must not wait for its timeout.
+    let server = util::TlsServer::start_closing(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let mut sp = spec(server.port, 2, 10);
+    sp.timeout = Duration::from_secs(3);
+    sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
+    let t = Instant::now();
+    let c = run(&sp);
+    assert_eq!(c.completed, 10, "{c:?}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+#[test]
+fn tls_handshake_is_counted_in_connect_time() {
+    let server = util::TlsServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntls!");
+    let mut sp = spec(server.port, 2, 20);
+    sp.keep_alive = true;
+    sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
     let control = herd_engine::Control::new();
     let r = herd_engine::run(&sp, &control, |_| Counts::default()).unwrap();
     let mut c = Counts::default();

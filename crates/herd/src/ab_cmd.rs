@@ -56,6 +56,11 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         let proxy = cfg.proxy.as_ref().map(|(h, p)| (h.as_str(), *p));
         report::write_benchmarking(&mut out, &cfg.url.hostname, proxy, progress)?;
     }
+    if cfg.verbosity >= 2 {
+        // ab: printf("INFO: %s header == \n---\n%s\n---\n", method, request head).
+        let head = String::from_utf8_lossy(&cfg.request[..cfg.request_head_len]);
+        write!(out, "INFO: {} header == \n---\n{head}\n---\n", cfg.method)?;
+    }
     out.flush()?;
 
     let target = match resolve(cfg) {

@@ -69,7 +69,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let stats = server.run(stop).context("herd serve failed")?;
     eprintln!(
-        "herd: serve stopped: {} requests ({} bad) on {} connections, {} bytes written",
+        "herd serve: stopped after {} requests ({} bad) on {} connections, {} bytes written",
         stats.n_requests, stats.n_bad_requests, stats.n_connections, stats.bytes_written
     );
     Ok(())

@@ -226,3 +226,37 @@ fn csv_and_gnuplot_files() {
     assert_eq!(ga.lines().next(), gh.lines().next());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn verbosity_prints_the_request_as_ab_does() {
+    let nginx = Nginx::start();
+    let url = nginx.url("/small.html");
+    let ab = run(real_ab().args(["-v", "2", "-n", "1", &url]));
+    let h = run(herd().args(["ab", "-v", "2", "-n", "1", &url]));
+    let info = |s: &str| -> String {
+        let start = s.find("INFO: GET header == ").expect("no INFO block");
+        let end = start + s[start..].find("\n---\n").unwrap() + 5;
+        let end = end + s[end..].find("\n---\n").unwrap() + 5;
+        s[start..end].to_string()
+    };
+    assert_eq!(info(&text(&ab.stdout)), info(&text(&h.stdout)));
+}
+
+#[test]
+fn version_and_help() {
+    let h = run(herd().args(["ab", "-V"]));
+    assert!(h.status.success());
+    assert!(text(&h.stdout).contains("ApacheBench 2.3 compatible"));
+    let ab = run(real_ab().arg("-h"));
+    let h = run(herd().args(["ab", "-h"]));
+    assert_eq!(ab.status.code(), h.status.code());
+    let flags = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter_map(|l| l.trim_start().strip_prefix('-'))
+            .map(|l| l.chars().take(1).collect())
+            .collect()
+    };
+    for f in flags(&text(&ab.stderr)) {
+        assert!(flags(&text(&h.stderr)).contains(&f), "herd ab -h lacks -{f}");
+    }
+}

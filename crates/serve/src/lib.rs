@@ -1,1 +1,61 @@
-//! The built-in reference server (in progress).
+//! herd's built-in reference HTTP/1.x server, the target behind `herd serve`, the quick start and
+//! the tests.
+//!
+//! # Brief overview
+//!
+//! [`Server::bind`] takes a [`ServeConfig`] and binds one listening socket per worker thread, so
+//! the caller can read [`Server::local_addr`] at once (also with port 0). [`Server::run`] blocks,
+//! serving HTTP/1.0 and 1.1 with keep-alive and pipelining, until a [`StopHandle`] is stopped,
+//! then returns the exact per-worker counters merged into [`ServeStats`]. Start-up failures are
+//! [`ServeError`]s; per-request failures are answered (400, 404, 414, 431, …) and counted, never
+//! returned.
+//!
+//! What it serves: static files under `root` (GET and HEAD, conditional requests, one byte range,
+//! `index.html` for directories), `/bytes/N` (N deterministic bytes, see [`GENERATED_PATTERN`])
+//! and `/herd/stats` (the counters as JSON).
+//!
+//! # Module map
+//!
+//! - `config`, `error`, `stop`, `server`: the public surface above.
+//! - `listener`: the per-worker `SO_REUSEPORT` sockets; `worker`: one mio event loop per thread;
+//!   `conn`: one connection's read → answer → write state machine.
+//! - `read_buf` finds request heads and enforces size limits; `request` parses them;
+//!   `router` picks the handler; `static_files`, `generated` and `stats` answer;
+//!   `response` writes heads and error pages; `write_queue` sends them (`send`, `sendfile`).
+//! - `path` (target → safe relative path), `root` (opening files that cannot escape the root),
+//!   `range`, `date`, `mime`, `access_log`, `sys` (raw system calls).
+//!
+//! Deliberately not here yet (later slices of issue 3): dynamic pages (`/9x9`, `/include`,
+//! `/cpu`, `/sleep`, `/status`, `/echo`, `/stall`), chunked request and response bodies, file-set
+//! generation (`--generate`), per-path counters. There is no TLS and no HTTP/2.
+
+mod access_log;
+mod config;
+mod conn;
+mod date;
+mod error;
+pub mod fuzzing;
+mod generated;
+mod listener;
+mod mime;
+mod path;
+mod range;
+mod read_buf;
+mod request;
+mod response;
+mod root;
+mod router;
+mod server;
+mod static_files;
+mod stats;
+mod stop;
+mod sys;
+mod worker;
+mod write_queue;
+
+pub use config::ServeConfig;
+pub use error::ServeError;
+pub use generated::{GENERATED_PATTERN, MAX_GENERATED_BYTES};
+pub use server::Server;
+pub use stats::ServeStats;
+pub use stop::StopHandle;

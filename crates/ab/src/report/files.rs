@@ -63,7 +63,7 @@ where
             apr_ctime(s.start_epoch_us, tz),
             apr_time_sec(s.start_epoch_us),
             ap_round_ms(s.ctime_us),
-            ap_round_ms(stats::processing_us(&s)),
+            ap_round_ms(stats::processing_us(s)),
             ap_round_ms(s.time_us),
             ap_round_ms(s.wait_us)
         )?;

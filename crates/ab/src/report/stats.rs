@@ -236,7 +236,8 @@ mod tests {
 
     #[test]
     fn sd_of_one_sample_is_zero_and_mean_is_truncated() {
-        let t = connection_times(&[s(1234, 5678, 999)]).unwrap();
+        let v = [s(1234, 5678, 999)];
+        let t = connection_times(&v).unwrap();
         assert_eq!(t.total, Row { min: 6, mean: 6, sd: 0.0, median: 6, max: 6 });
         assert_eq!(t.connect, Row { min: 1, mean: 1, sd: 0.0, median: 1, max: 1 });
         assert_eq!(t.processing.mean, ap_round_ms(5678 - 1234));
@@ -247,10 +248,12 @@ mod tests {
     fn sd_is_sample_sd_around_the_truncated_mean() {
         // Totals 0, 1, 1 µs: exact mean 2/3, ab's mean 0 (integer division), so
         // sd = sqrt((0 + 1 + 1) / 2) = 1 µs rather than sqrt(1/3).
-        let t = connection_times(&[s(0, 0, 0), s(0, 1, 0), s(0, 1, 0)]).unwrap();
+        let v = [s(0, 0, 0), s(0, 1, 0), s(0, 1, 0)];
+        let t = connection_times(&v).unwrap();
         assert_eq!(t.total.sd, 0.001);
         // 2000 and 4000 µs: mean 3000, sd = sqrt((1e6 + 1e6) / 1) µs.
-        let t = connection_times(&[s(0, 2000, 0), s(0, 4000, 0)]).unwrap();
+        let v = [s(0, 2000, 0), s(0, 4000, 0)];
+        let t = connection_times(&v).unwrap();
         assert_eq!(t.total.sd, (2.0e6f64).sqrt() / 1000.0);
         assert_eq!(t.total.mean, 3);
         assert_eq!(t.total.median, 4); // even count: element n/2
@@ -260,9 +263,11 @@ mod tests {
     fn mean_uses_c_truncation_then_rounding() {
         // Sum 2999 µs over 2 = 1499 (truncated), rounded to 1 ms; the exact mean 1499.5 would
         // not change it here, but 1500 µs sums per sample would.
-        let t = connection_times(&[s(0, 1000, 0), s(0, 1999, 0)]).unwrap();
+        let v = [s(0, 1000, 0), s(0, 1999, 0)];
+        let t = connection_times(&v).unwrap();
         assert_eq!(t.total.mean, 1);
-        let t = connection_times(&[s(0, 1000, 0), s(0, 2001, 0)]).unwrap();
+        let v = [s(0, 1000, 0), s(0, 2001, 0)];
+        let t = connection_times(&v).unwrap();
         assert_eq!(t.total.mean, 2);
     }
 

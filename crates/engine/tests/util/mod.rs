@@ -184,6 +184,15 @@ pub struct TlsServer {
 
 impl TlsServer {
     pub fn start(response: &'static [u8]) -> TlsServer {
+        TlsServer::start_with(response, false)
+    }
+
+    /// Like `start`, but sends close_notify and closes after each response.
+    pub fn start_closing(response: &'static [u8]) -> TlsServer {
+        TlsServer::start_with(response, true)
+    }
+
+    fn start_with(response: &'static [u8], close: bool) -> TlsServer {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
             .unwrap()
@@ -215,6 +224,11 @@ impl TlsServer {
                     return;
                 }
                 let _ = tls.flush();
+                if close {
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
+                    return;
+                }
             }
         });
         TlsServer { port: inner.port, _inner: inner }

@@ -37,6 +37,10 @@ pub fn tempdir(tag: &str) -> PathBuf {
 /// A real nginx, one worker, serving `root` on 127.0.0.1; stopped (by its PID) on drop.
 pub struct Nginx {
     pub port: u16,
+    /// The https port, when started with [`Nginx::start_tls`].
+    pub tls_port: Option<u16>,
+    /// A PEM file with a client certificate and its key that nginx trusts (`-E`).
+    pub client_pem: Option<PathBuf>,
     pub root: PathBuf,
     dir: PathBuf,
     child: Child,
@@ -45,6 +49,16 @@ pub struct Nginx {
 impl Nginx {
     /// Starts nginx with files: `f6397.html` (6397 bytes), `small.html` (13 bytes).
     pub fn start() -> Nginx {
+        Nginx::start_with(false)
+    }
+
+    /// Also serves https (self-signed P-256 certificate for localhost) on `tls_port`;
+    /// `/private.html` answers 403 unless the client presented [`Nginx::client_pem`].
+    pub fn start_tls() -> Nginx {
+        Nginx::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Nginx {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .map(Path::new)
@@ -60,8 +74,10 @@ impl Nginx {
             let _ =
                 std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
         }
+        let (tls_conf, client_pem) = if tls { tls_files(&dir) } else { (String::new(), None) };
         for attempt in 0..5 {
             let port = free_port();
+            let tls_port = free_port();
             let conf = format!(
                 "worker_processes 1;\n\
                  error_log {dir}/error.log;\n\
@@ -81,7 +97,9 @@ impl Nginx {
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
                    }}\n\
+                   {tls}\n\
                  }}\n",
+                tls = tls_conf.replace("TLS_PORT", &tls_port.to_string()),
                 dir = dir.display(),
                 root = root.display(),
             );
@@ -99,7 +117,14 @@ impl Nginx {
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("cannot start nginx");
-            let mut n = Nginx { port, root: root.clone(), dir: dir.clone(), child };
+            let mut n = Nginx {
+                port,
+                tls_port: tls.then_some(tls_port),
+                client_pem: client_pem.clone(),
+                root: root.clone(),
+                dir: dir.clone(),
+                child,
+            };
             if n.wait_ready() {
                 return n;
             }
@@ -122,6 +147,10 @@ impl Nginx {
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    pub fn https_url(&self, host: &str, path: &str) -> String {
+        format!("https://{host}:{}{path}", self.tls_port.expect("started without TLS"))
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -233,4 +262,33 @@ pub fn file(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
     let mut f = std::fs::File::create(&p).unwrap();
     f.write_all(data).unwrap();
     p
+}
+
+/// Writes a server certificate and key and a client certificate (trusted by nginx) into
+/// `dir`; returns the nginx server block (with `TLS_PORT` to fill in) and the client PEM.
+fn tls_files(dir: &Path) -> (String, Option<PathBuf>) {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    let ckey = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["herd-client".into()]).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ccert = params.self_signed(&ckey).unwrap();
+    std::fs::write(dir.join("client-ca.pem"), ccert.pem()).unwrap();
+    let client = dir.join("client.pem");
+    std::fs::write(&client, format!("{}{}", ccert.pem(), ckey.serialize_pem())).unwrap();
+    let conf = format!(
+        "server {{ listen 127.0.0.1:TLS_PORT ssl; root {root};\n\
+           ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;\n\
+           ssl_client_certificate {d}/client-ca.pem; ssl_verify_client optional;\n\
+           location = /private.html {{ if ($ssl_client_verify != SUCCESS) {{ return 403; }} }}\n\
+         }}",
+        root = dir.join("www").display(),
+        d = dir.display()
+    );
+    (conf, Some(client))
 }

@@ -1,0 +1,45 @@
+//! The errors that stop a server from starting or running. Per-request problems (malformed
+//! requests, missing files, limits) are not here: they are answered with a status and counted.
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Why [`Server::bind`](crate::Server::bind) or [`Server::run`](crate::Server::run) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// Another socket (another program, or another herd serve) already listens on the address.
+    #[error("{addr} is already in use")]
+    AddrInUse { addr: SocketAddr },
+    /// Binding needs a privilege the process lacks (ports below 1024).
+    #[error("permission denied listening on {addr}")]
+    BindDenied { addr: SocketAddr },
+    /// Any other failure to create, bind or listen on a socket (e.g. an address not on this host).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    /// The configured root does not exist.
+    #[error("root `{}` does not exist", .path.display())]
+    RootMissing { path: PathBuf },
+    /// The configured root exists but is not a directory.
+    #[error("root `{}` is not a directory", .path.display())]
+    RootNotDirectory { path: PathBuf },
+    /// The configured root cannot be read by this process.
+    #[error("root `{}`: permission denied", .path.display())]
+    RootDenied { path: PathBuf },
+    /// Any other failure to open the root.
+    #[error("root `{}`: {source}", .path.display())]
+    Root { path: PathBuf, source: io::Error },
+    /// A limit in the configuration cannot work.
+    #[error("invalid setting {name} = {value}: {reason}")]
+    InvalidConfig { name: &'static str, value: String, reason: &'static str },
+    /// A worker thread could not be started.
+    #[error("cannot start worker thread {worker}: {source}")]
+    Spawn { worker: usize, source: io::Error },
+    /// A worker's event loop failed (epoll itself, not a connection).
+    #[error("worker {worker} failed: {source}")]
+    Worker { worker: usize, source: io::Error },
+    /// A worker thread panicked: a bug in herd, reported instead of propagated.
+    #[error("worker {worker} panicked")]
+    WorkerPanicked { worker: usize },
+}

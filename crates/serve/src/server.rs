@@ -1,0 +1,137 @@
+//! The server's life cycle: `bind` checks the configuration, opens the root and binds one
+//! listening socket per worker; `run` starts the workers, waits for all of them, and merges
+//! their counters. Does not handle signals (the binary maps Ctrl-C to a [`StopHandle`]) and
+//! does not serve anything itself (worker.rs).
+
+use std::net::{SocketAddr, TcpListener};
+use std::thread;
+
+use crate::config::ServeConfig;
+use crate::error::ServeError;
+use crate::listener;
+use crate::read_buf::Limits;
+use crate::root::Root;
+use crate::stats::{self, ServeStats, WorkerCounters};
+use crate::stop::StopHandle;
+use crate::worker;
+
+/// A bound server, ready to [`run`](Server::run).
+#[derive(Debug)]
+pub struct Server {
+    listeners: Vec<TcpListener>,
+    local_addr: SocketAddr,
+    shared: Shared,
+}
+
+/// What all workers read: the configuration, the root, and every worker's counters (each
+/// written by its own worker only; read by all for `/herd/stats`).
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: ServeConfig,
+    pub(crate) root: Option<Root>,
+    pub(crate) counters: Box<[WorkerCounters]>,
+}
+
+impl Shared {
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max_request_line: self.config.max_request_line_bytes,
+            max_head: self.config.max_head_bytes,
+        }
+    }
+}
+
+/// Heads shorter than this cannot carry an ordinary browser request.
+const MIN_HEAD_BYTES: usize = 1024;
+
+/// Request lines shorter than this cannot carry an ordinary URL.
+const MIN_REQUEST_LINE_BYTES: usize = 256;
+
+impl Server {
+    /// Checks `config`, opens the root and binds. The address is bound when this returns, so
+    /// clients may connect before [`run`](Server::run) is called (they wait in the backlog).
+    pub fn bind(config: ServeConfig) -> Result<Server, ServeError> {
+        if config.max_head_bytes < MIN_HEAD_BYTES {
+            return Err(ServeError::InvalidConfig {
+                name: "max_head_bytes",
+                value: config.max_head_bytes.to_string(),
+                reason: "must be at least 1024",
+            });
+        }
+        if config.max_request_line_bytes < MIN_REQUEST_LINE_BYTES {
+            return Err(ServeError::InvalidConfig {
+                name: "max_request_line_bytes",
+                value: config.max_request_line_bytes.to_string(),
+                reason: "must be at least 256",
+            });
+        }
+        if config.idle_timeout.is_zero() {
+            return Err(ServeError::InvalidConfig {
+                name: "idle_timeout",
+                value: format!("{:?}", config.idle_timeout),
+                reason: "must be more than zero",
+            });
+        }
+        let threads = if config.threads == 0 {
+            thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            config.threads
+        };
+        let root = config.root.as_deref().map(Root::open).transpose()?;
+        let (listeners, local_addr) = listener::bind(config.listen, threads)?;
+        let counters = (0..listeners.len()).map(|_| WorkerCounters::default()).collect();
+        Ok(Server { listeners, local_addr, shared: Shared { config, root, counters } })
+    }
+
+    /// The bound address, with the actual port if port 0 was asked for.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The number of worker threads `run` starts.
+    pub fn n_workers(&self) -> usize {
+        self.listeners.len()
+    }
+
+    /// Serves until `stop` is stopped, then returns the counters of all workers. Connections
+    /// still open are closed, and responses in flight are cut off. If a worker fails, the others
+    /// are stopped and the first error is returned.
+    pub fn run(self, stop: StopHandle) -> Result<ServeStats, ServeError> {
+        let Server { listeners, shared, .. } = self;
+        let shared = &shared;
+        let results = thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(listeners.len());
+            let mut results = Vec::new();
+            for (id, listener) in listeners.into_iter().enumerate() {
+                let worker_stop = stop.clone();
+                let spawned = thread::Builder::new().name(format!("herd-serve-{id}")).spawn_scoped(
+                    scope,
+                    move || {
+                        let result = worker::run(id, listener, shared, &worker_stop);
+                        if result.is_err() {
+                            // One failed worker stops all, rather than leaving the server
+                            // silently running at reduced capacity.
+                            worker_stop.stop();
+                        }
+                        result.map_err(|source| ServeError::Worker { worker: id, source })
+                    },
+                );
+                match spawned {
+                    Ok(handle) => handles.push((id, handle)),
+                    Err(source) => {
+                        stop.stop();
+                        results.push(Err(ServeError::Spawn { worker: id, source }));
+                        break;
+                    }
+                }
+            }
+            for (id, handle) in handles {
+                results
+                    .push(handle.join().unwrap_or(Err(ServeError::WorkerPanicked { worker: id })));
+            }
+            results
+        });
+        results.into_iter().collect::<Result<Vec<()>, ServeError>>()?;
+        Ok(stats::total(&shared.counters))
+    }
+}

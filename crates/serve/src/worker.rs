@@ -1,0 +1,231 @@
+//! One worker: a thread with its own mio event loop, its own listening socket and its own
+//! connections, sharing nothing mutable with other workers (its counters are only read by
+//! others). It accepts, drives connections when their sockets report events, re-drives those
+//! that yielded, closes idle ones, and returns when the stop handle fires. Does not speak HTTP
+//! (conn.rs does).
+//!
+//! Idle connections are found by a sweep over all connections every `idle_timeout / 4` (at
+//! most once a second), not by a timer per connection: a connection's deadline moves on every
+//! request, and moving a timer costs more than a sweep of a few thousand entries. A connection is
+//! therefore closed between `idle_timeout` and `idle_timeout × 1.25` after its last progress.
+
+use std::io;
+use std::net::TcpListener as StdTcpListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Registry, Token, Waker};
+
+use crate::access_log::AccessLog;
+use crate::conn::{Conn, Drive};
+use crate::date::DateCache;
+use crate::server::Shared;
+use crate::stats::WorkerCounters;
+use crate::stop::StopHandle;
+
+/// What a connection needs from its worker while it is driven.
+pub(crate) struct Ctx<'w> {
+    pub(crate) shared: &'w Shared,
+    pub(crate) counters: &'w WorkerCounters,
+    pub(crate) date: &'w DateCache,
+    pub(crate) log: &'w mut AccessLog,
+    /// The time of this event-loop turn.
+    pub(crate) now: Instant,
+}
+
+const WAKER: Token = Token(0);
+const LISTENER: Token = Token(1);
+/// Connection `i` is registered as token `FIRST_CONN + i`.
+const FIRST_CONN: usize = 2;
+
+/// After `accept` fails for lack of resources (descriptors, memory), wait this long before
+/// trying again rather than spinning on the error.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Runs worker `id` until `stop` fires or epoll fails.
+pub(crate) fn run(
+    id: usize,
+    listener: StdTcpListener,
+    shared: &Shared,
+    stop: &StopHandle,
+) -> io::Result<()> {
+    let mut poll = Poll::new()?;
+    let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+    if stop.register(waker) {
+        return Ok(());
+    }
+    let mut listener = TcpListener::from_std(listener);
+    poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+    let now = Instant::now();
+    let sweep_every =
+        (shared.config.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let mut worker = Worker {
+        shared,
+        counters: &shared.counters[id],
+        listener,
+        conns: Vec::new(),
+        free: Vec::new(),
+        n_open: 0,
+        yielded: Vec::new(),
+        date: DateCache::new(SystemTime::now()),
+        log: AccessLog::new(shared.config.access_log),
+        sweep_every,
+        next_sweep: now + sweep_every,
+        accept_paused_until: None,
+    };
+    worker.event_loop(&mut poll, stop)
+}
+
+struct Worker<'s> {
+    shared: &'s Shared,
+    counters: &'s WorkerCounters,
+    listener: TcpListener,
+    /// Connections by slot; a slot's token is `FIRST_CONN + slot`.
+    conns: Vec<Option<Conn>>,
+    /// Empty slots, reused before `conns` grows.
+    free: Vec<usize>,
+    n_open: usize,
+    /// Slots whose `drive` yielded: driven again next turn, before new events.
+    yielded: Vec<usize>,
+    date: DateCache,
+    log: AccessLog,
+    sweep_every: Duration,
+    next_sweep: Instant,
+    accept_paused_until: Option<Instant>,
+}
+
+impl Worker<'_> {
+    fn event_loop(&mut self, poll: &mut Poll, stop: &StopHandle) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        let mut again = Vec::new();
+        loop {
+            let timeout = self.poll_timeout(Instant::now());
+            if let Err(e) = poll.poll(&mut events, timeout) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            // The waker's only message is "stop"; checking the flag covers it.
+            if stop.is_stopped() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            self.date.refresh(SystemTime::now());
+
+            std::mem::swap(&mut again, &mut self.yielded);
+            for slot in again.drain(..) {
+                self.drive(slot, now);
+            }
+            for event in events.iter() {
+                match event.token() {
+                    WAKER => {}
+                    LISTENER => self.accept(poll.registry(), now),
+                    Token(t) => self.drive(t - FIRST_CONN, now),
+                }
+            }
+            if self.accept_paused_until.is_some_and(|until| now >= until) {
+                self.accept_paused_until = None;
+                // Edge-triggered: connections that queued meanwhile raise no new event.
+                self.accept(poll.registry(), now);
+            }
+            if now >= self.next_sweep {
+                self.sweep(now);
+            }
+            self.log.flush();
+        }
+    }
+
+    /// How long epoll may wait: not at all if connections yielded, until the next sweep if any
+    /// connection is open, until accepting resumes if it is paused, otherwise forever.
+    fn poll_timeout(&self, now: Instant) -> Option<Duration> {
+        if !self.yielded.is_empty() {
+            return Some(Duration::ZERO);
+        }
+        let sweep = (self.n_open > 0).then_some(self.next_sweep);
+        let deadline = match (sweep, self.accept_paused_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        deadline.map(|d| d.saturating_duration_since(now))
+    }
+
+    /// Accepts until the queue is empty (edge-triggered).
+    fn accept(&mut self, registry: &Registry, now: Instant) {
+        if self.accept_paused_until.is_some() {
+            return;
+        }
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, peer)) => {
+                    let slot = self.free.pop().unwrap_or_else(|| {
+                        self.conns.push(None);
+                        self.conns.len() - 1
+                    });
+                    let interest = Interest::READABLE | Interest::WRITABLE;
+                    if registry.register(&mut stream, Token(FIRST_CONN + slot), interest).is_err() {
+                        // Dropping the stream closes it; the client sees a reset.
+                        self.free.push(slot);
+                        continue;
+                    }
+                    let conn = Conn::new(stream, peer, self.shared.limits(), now);
+                    self.conns[slot] = Some(conn);
+                    self.n_open += 1;
+                    self.counters.add_connection();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                    ) => {}
+                Err(_) => {
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM, or a firewall's EPERM: the queue is not
+                    // drained, so try again after a pause instead of spinning.
+                    self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn drive(&mut self, slot: usize, now: Instant) {
+        let Some(Some(conn)) = self.conns.get_mut(slot) else {
+            // A stale event for a connection closed earlier this turn.
+            return;
+        };
+        let mut ctx = Ctx {
+            shared: self.shared,
+            counters: self.counters,
+            date: &self.date,
+            log: &mut self.log,
+            now,
+        };
+        match conn.drive(&mut ctx) {
+            Drive::Wait => {}
+            Drive::Yield => self.yielded.push(slot),
+            Drive::Close => self.close(slot),
+        }
+    }
+
+    fn close(&mut self, slot: usize) {
+        // Dropping the connection closes its socket, which also removes it from epoll
+        // (deregistering first would cost a system call and change nothing).
+        if self.conns.get_mut(slot).and_then(Option::take).is_some() {
+            self.free.push(slot);
+            self.n_open -= 1;
+        }
+    }
+
+    /// Closes connections past their deadline.
+    fn sweep(&mut self, now: Instant) {
+        self.next_sweep = now + self.sweep_every;
+        let idle = self.shared.config.idle_timeout;
+        for slot in 0..self.conns.len() {
+            if self.conns[slot].as_ref().is_some_and(|c| now >= c.deadline(idle)) {
+                self.close(slot);
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Integration tests of herd serve on real sockets: each test binds 127.0.0.1:0, talks raw HTTP
+//! over std's TcpStream (with timeouts, so a bug fails a test instead of hanging the suite) and
+//! checks status, headers and bytes. One test binary, one module per area. They do not measure
+//! speed (bench/ does).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod generated;
+mod harness;
+mod lifecycle;
+mod limits;
+mod protocol;
+mod static_files;
+mod traversal;
