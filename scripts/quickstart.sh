@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The quick start (README): builds herd, starts the built-in server on a free loopback port
 # with a 6397-byte page (the size of seed 000's page), and benchmarks it with herd ab, as
-# `ab -n 10000 -c 100 -k` would. No root needed. Everything it starts, it stops.
+# `ab -n 100000 -c 100 -k` would. No root needed. Everything it starts, it stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,4 +31,4 @@ done
 url=$(sed -n 's/^listening on \(http:\/\/[^ ]*\).*/\1/p' "$log" | head -1)
 [ -n "$url" ] || { echo "error: herd serve did not start:" >&2; cat "$log" >&2; exit 1; }
 
-"$herd" ab -n "${REQUESTS:-10000}" -c "${CONCURRENCY:-100}" -k "${url%/}/index.html"
+"$herd" ab -n "${REQUESTS:-100000}" -c "${CONCURRENCY:-100}" -k "${url%/}/index.html"
