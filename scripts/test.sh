@@ -41,6 +41,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
 cargo test --workspace --locked 2>&1
 
+step "the fuzz target builds (cargo check; fuzzing itself: see fuzz/README.md)"
+cargo check --manifest-path fuzz/Cargo.toml --locked --quiet
+
 step "bench/floor.c compiles without warnings"
 if [ -f bench/floor.c ]; then
   gcc -O2 -Wall -Wextra -Werror -o "${TMPDIR:-/tmp}/herd-floor-check" bench/floor.c
