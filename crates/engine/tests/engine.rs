@@ -332,3 +332,32 @@ fn tls_handshake_is_counted_in_connect_time() {
     assert_eq!(info.peer_key_bits, Some(256));
     assert!(c.max_connect_us > 0);
 }
+
+#[test]
+fn ipv6_loopback_and_host_names() {
+    let l = std::net::TcpListener::bind("[::1]:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut s = s;
+                util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nv6")
+            });
+        }
+    });
+    for host in ["[::1]", "::1"] {
+        let mut sp = spec(port, 2, 10);
+        sp.target = herd_engine::Target::resolve(host, port, None).unwrap();
+        sp.keep_alive = true;
+        let c = run(&sp);
+        assert_eq!(c.completed, 10, "{host}: {c:?}");
+    }
+    // "localhost" may resolve to ::1 and 127.0.0.1; the engine moves to the next address
+    // while none has answered, so the run completes on ::1 either way.
+    let mut sp = spec(port, 1, 5);
+    sp.target = herd_engine::Target::resolve("localhost", port, None).unwrap();
+    if sp.target.addrs.iter().any(|a| a.is_ipv6()) {
+        let c = run(&sp);
+        assert_eq!(c.completed, 5, "{c:?}");
+    }
+}
