@@ -174,13 +174,13 @@ impl Recorder for AbRecorder {
                 // socket, which is fatal without -r: "apr_socket_recv: Connection
                 // refused (111)".
                 if !self.acc.receive_errors_ok {
-                    let errno = f.os_error.unwrap_or(libc_econnrefused());
+                    let errno = f.os_error.unwrap_or(ECONNREFUSED);
                     self.fatal = Some(AbFatal::os("apr_socket_recv", errno));
                     return Verdict::Abort;
                 }
                 self.err_conn += 1;
                 if self.bad() > 10 {
-                    let errno = f.os_error.unwrap_or(libc_econnrefused());
+                    let errno = f.os_error.unwrap_or(ECONNREFUSED);
                     let mut fatal = AbFatal::os("apr_socket_connect()", errno);
                     fatal.preface = Some("\nTest aborted after 10 failures\n\n");
                     self.fatal = Some(fatal);
@@ -387,9 +387,8 @@ fn strerror(errno: i32) -> String {
     }
 }
 
-fn libc_econnrefused() -> i32 {
-    111
-}
+/// Linux's ECONNREFUSED, for a refusal the OS reported without an error number.
+const ECONNREFUSED: i32 = 111;
 
 #[cfg(test)]
 mod tests {

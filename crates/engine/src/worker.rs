@@ -70,10 +70,8 @@ where
                 std::thread::Builder::new()
                     .name(format!("herd-worker-{i}"))
                     .spawn_scoped(s, move || {
-                        let w = Worker::new(
-                            spec, control, poll, slot, recorder, conns, quota, deadline,
-                        );
-                        w.run()
+                        let share = Share { poll, slot, recorder, n_conns: conns, quota, deadline };
+                        Worker::new(spec, control, share).run()
                     })
                     .map_err(EngineError::Thread)
             })
@@ -102,6 +100,17 @@ where
     }
     control.reset_workers();
     Ok(Run { started, started_wall, ended, interrupted, recorders, tls_info })
+}
+
+/// What one worker is given: its event loop, its part of the run, and its recorder.
+struct Share<R> {
+    poll: Poll,
+    slot: Arc<Slot>,
+    recorder: R,
+    n_conns: u32,
+    /// Requests this worker may start; None: until the deadline.
+    quota: Option<u64>,
+    deadline: Option<Instant>,
 }
 
 struct WorkerEnd<R> {
@@ -137,17 +146,8 @@ struct Worker<'a, R> {
 }
 
 impl<'a, R: Recorder> Worker<'a, R> {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        spec: &'a RunSpec,
-        control: &'a Control,
-        poll: Poll,
-        slot: Arc<Slot>,
-        recorder: R,
-        n_conns: u32,
-        quota: Option<u64>,
-        deadline: Option<Instant>,
-    ) -> Self {
+    fn new(spec: &'a RunSpec, control: &'a Control, share: Share<R>) -> Self {
+        let Share { poll, slot, recorder, n_conns, quota, deadline } = share;
         let now = Instant::now();
         Worker {
             spec,
