@@ -187,7 +187,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 self.interrupted = true;
                 break;
             }
-            if !self.conns.iter().any(Conn::is_busy) && self.to_open.is_empty() {
+            // Only once the share is used up can every connection be idle: checking the
+            // quota first keeps this O(connections) scan off the per-turn path.
+            let share_used = self.quota.is_some_and(|q| self.started >= q);
+            if share_used && self.to_open.is_empty() && !self.conns.iter().any(Conn::is_busy) {
                 break; // every request of this worker's share has finished
             }
             let now = Instant::now();
