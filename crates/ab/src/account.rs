@@ -46,18 +46,22 @@ pub struct AbAccounting {
     /// Instant and wall-clock time taken together before the run, to date samples for `-g`.
     pub base: Instant,
     pub base_wall: SystemTime,
+    /// `base_wall` in microseconds since the epoch, computed once.
+    pub base_epoch_us: i64,
     /// ab's global `bad` counter, for the abort-after-10-failures rule.
     pub bad: Arc<AtomicU64>,
 }
 
 impl AbAccounting {
     pub fn new(cfg: &AbConfig) -> AbAccounting {
+        let base_wall = SystemTime::now();
         AbAccounting {
             keepalive: cfg.keepalive,
             variable_length: cfg.variable_length,
             receive_errors_ok: cfg.receive_errors_ok,
             base: Instant::now(),
-            base_wall: SystemTime::now(),
+            base_wall,
+            base_epoch_us: epoch_micros(base_wall),
             bad: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -81,8 +85,6 @@ pub struct AbRecorder {
     err_except: u64,
     /// Length failures known without the document length (truncated or overlong bodies).
     err_length_direct: u64,
-    /// Bodies of complete responses, to count length failures once the first is known.
-    lengths: LengthTally,
     epipe: u64,
     err_response: u64,
     /// Failures counted in `bad` but in none of ab's four sub-counters.
@@ -108,7 +110,6 @@ impl AbRecorder {
             err_recv: 0,
             err_except: 0,
             err_length_direct: 0,
-            lengths: LengthTally::default(),
             epipe: 0,
             err_response: 0,
             bad_unlisted: 0,
@@ -129,8 +130,7 @@ impl AbRecorder {
             (Some(w), Some(f)) => micros(f.saturating_duration_since(w)),
             _ => 0,
         };
-        let start_epoch_us =
-            epoch_micros(self.acc.base_wall) + signed_micros(self.acc.base, t.start);
+        let start_epoch_us = self.acc.base_epoch_us + signed_micros(self.acc.base, t.start);
         self.samples.push(Sample { start_epoch_us, ctime_us: ctime, time_us: time, wait_us: wait });
         self.done += 1;
     }
@@ -159,7 +159,6 @@ impl Recorder for AbRecorder {
         if let (None, Some(s)) = (&self.server, c.server) {
             self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
         }
-        self.lengths.add(c.body_bytes);
         self.sample(&c.timing);
         Verdict::Continue
     }
@@ -280,7 +279,8 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
     let mut bad_unlisted = 0;
     for mut r in run.recorders {
         stats += &r.stats;
-        lengths += &r.lengths;
+        // Bodies of complete responses, to count length failures now that the first is known.
+        lengths += &r.stats.lengths;
         if let Some(f) = r.first {
             if first.is_none_or(|(t, _)| f.0 < t) {
                 first = Some(f);
