@@ -131,7 +131,7 @@ impl AbRecorder {
             _ => 0,
         };
         let start_epoch_us = self.acc.base_epoch_us + signed_micros(self.acc.base, t.start);
-        self.samples.push(Sample { start_epoch_us, ctime_us: ctime, time_us: time, wait_us: wait });
+        self.samples.push(Sample::new(start_epoch_us, ctime, time, wait));
         self.done += 1;
     }
 
@@ -245,7 +245,16 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
     let mut server: Option<(Instant, String)> = None;
     let mut fatal = None;
     let mut lengths = LengthTally::default();
-    let mut samples = Vec::with_capacity(run.recorders.iter().map(|r| r.samples.len()).sum());
+    // Reuse the largest worker's sample vector and append the others to it, so that a
+    // million samples are never held twice (herd ab -n 1000000 must stay under 64 MB).
+    let mut recorders = run.recorders;
+    let total: usize = recorders.iter().map(|r| r.samples.len()).sum();
+    let largest = (0..recorders.len()).max_by_key(|&i| recorders[i].samples.capacity());
+    let mut samples = match largest {
+        Some(i) => std::mem::take(&mut recorders[i].samples),
+        None => Vec::new(),
+    };
+    samples.reserve_exact(total - samples.len());
     let mut r_all = AbResults {
         server_software: String::new(),
         hostname: cfg.url.hostname.clone(),
@@ -277,7 +286,7 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         html: cfg.html.clone(),
     };
     let mut bad_unlisted = 0;
-    for mut r in run.recorders {
+    for mut r in recorders {
         stats += &r.stats;
         // Bodies of complete responses, to count length failures now that the first is known.
         lengths += &r.stats.lengths;
@@ -319,7 +328,7 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         r_all.err_conn + r_all.err_recv + r_all.err_length + r_all.err_except + bad_unlisted;
     // ab's report reads the samples sorted by total time (its last qsort); sorting once
     // here lets the renderers read them without a copy.
-    samples.sort_by_key(|s| s.time_us);
+    samples.sort_by_key(|s| s.time_us());
     r_all.samples = samples;
     r_all.tls = run.tls_info.map(|t| crate::TlsSummary {
         protocol: format!(

@@ -124,10 +124,10 @@ pub fn to_json(r: &AbResults, stats: &RunStats, cfg: &AbConfig) -> String {
             transfer_rate_kib_per_s: rate(r.total_read as f64 / 1024.0),
         },
         timings_us: [
-            ("connect", timing(&r.samples, |s| s.ctime_us, Some(&stats.connect))),
-            ("processing", timing(&r.samples, |s| s.time_us - s.ctime_us, None)),
-            ("waiting", timing(&r.samples, |s| s.wait_us, Some(&stats.waiting))),
-            ("total", timing(&r.samples, |s| s.time_us, Some(&stats.total))),
+            ("connect", timing(&r.samples, |s| s.ctime_us(), Some(&stats.connect))),
+            ("processing", timing(&r.samples, |s| s.time_us() - s.ctime_us(), None)),
+            ("waiting", timing(&r.samples, |s| s.wait_us(), Some(&stats.waiting))),
+            ("total", timing(&r.samples, |s| s.time_us(), Some(&stats.total))),
         ]
         .into_iter()
         .collect(),
@@ -178,9 +178,8 @@ mod tests {
 
     #[test]
     fn nearest_rank_percentiles() {
-        let samples: Vec<Sample> =
-            (1..=10).map(|t| Sample { time_us: t, ..Sample::default() }).collect();
-        let t = timing(&samples, |s| s.time_us, None);
+        let samples: Vec<Sample> = (1..=10).map(|t| Sample::new(0, 0, t, 0)).collect();
+        let t = timing(&samples, |s| s.time_us(), None);
         assert_eq!(t.percentiles["p50"], 5);
         assert_eq!(t.percentiles["p90"], 9);
         assert_eq!(t.percentiles["p99"], 10);

@@ -1,17 +1,52 @@
 //! What an ab run produced, in ab's own terms: the input of every ab renderer.
 
-/// One completed request, as ab's `struct data`: microseconds, like apr_time_t.
+/// One completed request, as ab's `struct data`, in 16 bytes.
+///
+/// ab keeps one such record per request, and so does herd ab (its report needs exact
+/// medians of raw microseconds). Compact storage keeps `-n 1000000` at 16 MB: the start is
+/// kept in whole seconds (all that `-g` prints), the durations as u32 microseconds
+/// (saturating at about 71 minutes, far beyond any `-s` timeout in practice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sample {
-    /// When the request's connection (or, on keep-alive, the request) started, in
-    /// microseconds since the Unix epoch (ab's `starttime`, used by `-g`).
-    pub start_epoch_us: i64,
+    start_epoch_s: u32,
+    ctime_us: u32,
+    time_us: u32,
+    wait_us: u32,
+}
+
+impl Sample {
+    /// `start_epoch_us`: when the request (or its connection) started, in microseconds
+    /// since the Unix epoch (ab's `starttime`); the others are ab's `ctime`, `time` and
+    /// `waittime` in microseconds. Values out of range saturate.
+    pub fn new(start_epoch_us: i64, ctime_us: i64, time_us: i64, wait_us: i64) -> Sample {
+        let sat = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+        Sample {
+            start_epoch_s: sat(start_epoch_us.div_euclid(1_000_000)),
+            ctime_us: sat(ctime_us),
+            time_us: sat(time_us),
+            wait_us: sat(wait_us),
+        }
+    }
+
+    /// The start, to the second, in microseconds since the epoch.
+    pub fn start_epoch_us(&self) -> i64 {
+        i64::from(self.start_epoch_s) * 1_000_000
+    }
+
     /// ab's `ctime`: connect (+ TLS handshake) time; 0 for a reused keep-alive connection.
-    pub ctime_us: i64,
+    pub fn ctime_us(&self) -> i64 {
+        i64::from(self.ctime_us)
+    }
+
     /// ab's `time`: from start to the end of the response.
-    pub time_us: i64,
+    pub fn time_us(&self) -> i64 {
+        i64::from(self.time_us)
+    }
+
     /// ab's `waittime`: from the request written to the first response byte.
-    pub wait_us: i64,
+    pub fn wait_us(&self) -> i64 {
+        i64::from(self.wait_us)
+    }
 }
 
 /// The TLS lines of the report, present only for https:// targets.

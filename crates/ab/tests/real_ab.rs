@@ -161,12 +161,7 @@ fn samples_from_gnuplot(g: &str) -> Vec<Sample> {
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
             let ms = |i: usize| f[i].parse::<i64>().unwrap() * 1000;
-            Sample {
-                start_epoch_us: f[1].parse::<i64>().unwrap() * 1_000_000,
-                ctime_us: ms(2),
-                time_us: ms(4),
-                wait_us: ms(5),
-            }
+            Sample::new(f[1].parse::<i64>().unwrap() * 1_000_000, ms(2), ms(4), ms(5))
         })
         .collect()
 }

@@ -67,7 +67,7 @@ fn spread_samples(n: usize, seed: u64) -> Vec<Sample> {
             let ctime = if i % 5 == 0 { 0 } else { 80 + g.next(1500) };
             let wait = 300 + g.next(4000) + if i % 17 == 0 { g.next(60_000) } else { 0 };
             let time = ctime + wait + 40 + g.next(700);
-            Sample { start_epoch_us: start, ctime_us: ctime, time_us: time, wait_us: wait }
+            Sample::new(start, ctime, time, wait)
         })
         .collect()
 }
@@ -76,12 +76,7 @@ fn samples_from(times: &[(i64, i64, i64)]) -> Vec<Sample> {
     times
         .iter()
         .enumerate()
-        .map(|(i, &(ctime, time, wait))| Sample {
-            start_epoch_us: T0 + i as i64 * 1_000_137,
-            ctime_us: ctime,
-            time_us: time,
-            wait_us: wait,
-        })
+        .map(|(i, &(ctime, time, wait))| Sample::new(T0 + i as i64 * 1_000_137, ctime, time, wait))
         .collect()
 }
 
@@ -501,8 +496,15 @@ fn dump_fixtures_when_asked() {
             writeln!(s, "{k}={v}").unwrap();
         }
         for x in &r.samples {
-            writeln!(s, "S {} {} {} {}", x.start_epoch_us, x.ctime_us, x.time_us, x.wait_us)
-                .unwrap();
+            writeln!(
+                s,
+                "S {} {} {} {}",
+                x.start_epoch_us(),
+                x.ctime_us(),
+                x.time_us(),
+                x.wait_us()
+            )
+            .unwrap();
         }
         std::fs::write(dir.join(format!("{name}.fixture")), s).unwrap();
     }

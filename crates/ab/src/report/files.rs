@@ -28,7 +28,7 @@ pub fn write_csv(r: &AbResults, out: &mut dyn Write) -> io::Result<()> {
     let by_total = stats::sort_by_total(&r.samples);
     out.write_all(b"Percentage served,Time in ms\n")?;
     for i in 0..=100u32 {
-        let us = stats::csv_sample(&by_total, i).map_or(0, |s| s.time_us);
+        let us = stats::csv_sample(&by_total, i).map_or(0, |s| s.time_us());
         // `t = ap_double_ms(stats[...].time)`: `(double)time / 1000.0`.
         writeln!(out, "{i},{}", c_fixed(ap_double_ms(us as f64), 3))?;
     }
@@ -60,12 +60,12 @@ where
         writeln!(
             out,
             "{}\t{}\t{}\t{}\t{}\t{}",
-            apr_ctime(s.start_epoch_us, tz),
-            apr_time_sec(s.start_epoch_us),
-            ap_round_ms(s.ctime_us),
+            apr_ctime(s.start_epoch_us(), tz),
+            apr_time_sec(s.start_epoch_us()),
+            ap_round_ms(s.ctime_us()),
             ap_round_ms(stats::processing_us(s)),
-            ap_round_ms(s.time_us),
-            ap_round_ms(s.wait_us)
+            ap_round_ms(s.time_us()),
+            ap_round_ms(s.wait_us())
         )?;
     }
     Ok(())

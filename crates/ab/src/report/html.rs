@@ -135,12 +135,12 @@ impl HtmlTimes {
         let (mut maxcon, mut maxtot) = (0i64, 0i64);
         let (mut totalcon, mut total) = (0i64, 0i64);
         for s in samples {
-            mincon = mincon.min(s.ctime_us);
-            mintot = mintot.min(s.time_us);
-            maxcon = maxcon.max(s.ctime_us);
-            maxtot = maxtot.max(s.time_us);
-            totalcon = totalcon.wrapping_add(s.ctime_us);
-            total = total.wrapping_add(s.time_us);
+            mincon = mincon.min(s.ctime_us());
+            mintot = mintot.min(s.time_us());
+            maxcon = maxcon.max(s.ctime_us());
+            maxtot = maxtot.max(s.time_us());
+            totalcon = totalcon.wrapping_add(s.ctime_us());
+            total = total.wrapping_add(s.time_us());
         }
         HtmlTimes {
             mincon: ap_round_ms(mincon),

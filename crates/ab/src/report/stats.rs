@@ -42,7 +42,7 @@ pub(crate) struct ConnectionTimes<'a> {
 /// ab's processing time, `time - ctime` (it includes writing the request and reading the
 /// whole response, despite the label).
 pub(crate) fn processing_us(s: &Sample) -> i64 {
-    s.time_us.wrapping_sub(s.ctime_us)
+    s.time_us().wrapping_sub(s.ctime_us())
 }
 
 /// The statistics of one column, from the samples in completion order.
@@ -109,12 +109,12 @@ pub(crate) fn connection_times(samples: &[Sample]) -> Option<ConnectionTimes<'_>
     if samples.is_empty() {
         return None;
     }
-    let connect = row(samples, |s| s.ctime_us, |s, mean| s.ctime_us as f64 - mean);
+    let connect = row(samples, |s| s.ctime_us(), |s, mean| s.ctime_us() as f64 - mean);
     // ab: `a = ((double)s->time - (double)s->ctime - meand)`, each term a double, in this order.
     let processing =
-        row(samples, processing_us, |s, mean| s.time_us as f64 - s.ctime_us as f64 - mean);
-    let waiting = row(samples, |s| s.wait_us, |s, mean| s.wait_us as f64 - mean);
-    let total = row(samples, |s| s.time_us, |s, mean| s.time_us as f64 - mean);
+        row(samples, processing_us, |s, mean| s.time_us() as f64 - s.ctime_us() as f64 - mean);
+    let waiting = row(samples, |s| s.wait_us(), |s, mean| s.wait_us() as f64 - mean);
+    let total = row(samples, |s| s.time_us(), |s, mean| s.time_us() as f64 - mean);
     Some(ConnectionTimes { connect, processing, waiting, total, by_total: sort_by_total(samples) })
 }
 
@@ -125,11 +125,11 @@ pub(crate) fn connection_times(samples: &[Sample]) -> Option<ConnectionTimes<'_>
 /// herd's accounting hands the samples over already in this order, so no copy is made then:
 /// a million samples are 32 MB, and `herd ab -n 1000000` must stay under 64 MB.
 pub(crate) fn sort_by_total(samples: &[Sample]) -> Cow<'_, [Sample]> {
-    if samples.is_sorted_by_key(|s| s.time_us) {
+    if samples.is_sorted_by_key(|s| s.time_us()) {
         return Cow::Borrowed(samples);
     }
     let mut v = samples.to_vec();
-    v.sort_by_key(|s| s.time_us);
+    v.sort_by_key(|s| s.time_us());
     Cow::Owned(v)
 }
 
@@ -197,7 +197,7 @@ mod tests {
     use super::*;
 
     fn s(ctime: i64, time: i64, wait: i64) -> Sample {
-        Sample { start_epoch_us: 0, ctime_us: ctime, time_us: time, wait_us: wait }
+        Sample::new(0, ctime, time, wait)
     }
 
     #[test]
@@ -281,14 +281,14 @@ mod tests {
         let v: Vec<Sample> = (1..=10).map(|i| s(0, i * 1000, 0)).collect();
         let got: Vec<i64> = PERCENTILES
             .iter()
-            .map(|&p| ap_round_ms(percentile_sample(&v, p).unwrap().time_us))
+            .map(|&p| ap_round_ms(percentile_sample(&v, p).unwrap().time_us()))
             .collect();
         // done=10: indexes 5, 6, 7, 8, 9, 9, 9, 9 and the last.
         assert_eq!(got, [6, 7, 8, 9, 10, 10, 10, 10, 10]);
         let v: Vec<Sample> = (1..=3).map(|i| s(0, i * 1000, 0)).collect();
         let got: Vec<i64> = PERCENTILES
             .iter()
-            .map(|&p| ap_round_ms(percentile_sample(&v, p).unwrap().time_us))
+            .map(|&p| ap_round_ms(percentile_sample(&v, p).unwrap().time_us()))
             .collect();
         // done=3: 3*50/100 = 1, 3*66/100 = 1, 3*75/100 = 2, ...
         assert_eq!(got, [2, 2, 3, 3, 3, 3, 3, 3, 3]);
@@ -298,20 +298,20 @@ mod tests {
     fn csv_index_rule_and_clamp() {
         let v: Vec<Sample> = (0..200).map(|i| s(0, i, 0)).collect();
         // 0.5 + 200 * 33 / 100 = 66.5 -> 66
-        assert_eq!(csv_sample(&v, 33).unwrap().time_us, 66);
-        assert_eq!(csv_sample(&v, 0).unwrap().time_us, 0);
-        assert_eq!(csv_sample(&v, 100).unwrap().time_us, 199);
+        assert_eq!(csv_sample(&v, 33).unwrap().time_us(), 66);
+        assert_eq!(csv_sample(&v, 0).unwrap().time_us(), 0);
+        assert_eq!(csv_sample(&v, 100).unwrap().time_us(), 199);
         // 0.5 + 200 * 99 / 100 = 198.5 -> 198
-        assert_eq!(csv_sample(&v, 99).unwrap().time_us, 198);
+        assert_eq!(csv_sample(&v, 99).unwrap().time_us(), 198);
         let v: Vec<Sample> = (0..3).map(|i| s(0, i, 0)).collect();
         // 0.5 + 3 * 10 / 100 = 0.8 -> 0; 0.5 + 0.51 = 1.01 -> 1
-        assert_eq!(csv_sample(&v, 10).unwrap().time_us, 0);
-        assert_eq!(csv_sample(&v, 17).unwrap().time_us, 1);
+        assert_eq!(csv_sample(&v, 10).unwrap().time_us(), 0);
+        assert_eq!(csv_sample(&v, 17).unwrap().time_us(), 1);
         // 0.5 + 3 * 84 / 100 = 3.02 -> 3: out of bounds in ab, clamped to the last here.
-        assert_eq!(csv_sample(&v, 84).unwrap().time_us, 2);
+        assert_eq!(csv_sample(&v, 84).unwrap().time_us(), 2);
         let one = [s(0, 490, 0)];
         for i in 0..=100 {
-            assert_eq!(csv_sample(&one, i).unwrap().time_us, 490, "row {i}");
+            assert_eq!(csv_sample(&one, i).unwrap().time_us(), 490, "row {i}");
         }
     }
 

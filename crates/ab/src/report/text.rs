@@ -164,7 +164,8 @@ fn write_connection_times(
     if r.show_percentiles && r.done > 1 && t.by_total.len() > 1 {
         out.write_all(b"\nPercentage of the requests served within a certain time (ms)\n")?;
         for p in stats::PERCENTILES {
-            let ms = stats::percentile_sample(&t.by_total, p).map_or(0, |s| ap_round_ms(s.time_us));
+            let ms =
+                stats::percentile_sample(&t.by_total, p).map_or(0, |s| ap_round_ms(s.time_us()));
             if p >= 100 {
                 writeln!(out, " 100%  {ms:5} (longest request)")?;
             } else {
