@@ -1,0 +1,258 @@
+# shellcheck shell=bash disable=SC2034  # a library: its variables are used by the scripts that source it
+# Shared set-up for bench/run.sh and bench/profile.sh (sourced, not run).
+# Provides: bench_setup [PORT], bench_cleanup, cg_setup, cg_cleanup, cg_usage_ns, cg_throttled, nginx_status,
+# nginx_worker_ns,
+# and the variables BENCH, PORT, NGINX_PID, NGINX_WORKER, CG_MODE, CG_CPU, CG_ACCT, FLOOR.
+# Everything started here is stopped by its own PID; nothing else is touched.
+
+BENCH_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$BENCH_HERE")
+FLOOR=$BENCH_HERE/floor
+BENCH=
+PORT=
+NGINX_PID=
+NGINX_WORKER=
+CG_MODE=none   # v2 | v1 | none
+CG_CPU=        # group directory that carries the quota
+CG_ACCT=       # group directory with a precise CPU usage counter (may equal CG_CPU)
+CG_CREATED=()
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+port_is_free() {
+    python3 - "$1" <<'EOF'
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+finally:
+    s.close()
+EOF
+}
+
+pick_port() {
+    # Never 80, 2024 or 8080 blindly: take the first port of 18080-18179 that can be bound.
+    local p
+    for p in $(seq 18080 18179); do
+        if port_is_free "$p"; then echo "$p"; return 0; fi
+    done
+    echo "no free port in 18080-18179" >&2
+    return 1
+}
+
+build_floor() {
+    if [[ ! -x $FLOOR || $BENCH_HERE/floor.c -nt $FLOOR ]]; then
+        gcc -O2 -Wall -Wextra -Werror -o "$FLOOR" "$BENCH_HERE/floor.c"
+    fi
+}
+
+bench_setup() {
+    local want_port=${1:-}
+    build_floor
+    BENCH=$(mktemp -d /tmp/herd-bench.XXXXXX)
+    mkdir -p "$BENCH/www" "$BENCH/tmp"
+    chmod 755 "$BENCH" "$BENCH/www"   # the nginx worker runs as an unprivileged user
+    head -c 1 /dev/zero | tr '\0' 'x' >"$BENCH/www/f1.html"
+    python3 -c 'import sys; sys.stdout.write(("0123456789abcdef" * 400)[:6397])' >"$BENCH/www/f6397.html"
+    head -c 1048576 /dev/urandom >"$BENCH/www/f1m.bin"
+    [[ $(stat -c %s "$BENCH/www/f1.html") == 1 && $(stat -c %s "$BENCH/www/f6397.html") == 6397 &&
+       $(stat -c %s "$BENCH/www/f1m.bin") == 1048576 ]] || { echo "bad test files" >&2; return 1; }
+    if [[ -n $want_port ]]; then
+        case $want_port in 80|2024|8080) echo "refusing port $want_port" >&2; return 1 ;; esac
+        port_is_free "$want_port" || { echo "port $want_port is in use" >&2; return 1; }
+        PORT=$want_port
+    else
+        PORT=$(pick_port)
+    fi
+    sed -e "s|@BENCH@|$BENCH|g" -e "s|@PORT@|$PORT|g" "$BENCH_HERE/nginx.conf" >"$BENCH/nginx.conf"
+    taskset -c 0 nginx -c "$BENCH/nginx.conf" -p "$BENCH/" -e "$BENCH/error.log"
+    local i
+    for i in $(seq 50); do [[ -s $BENCH/nginx.pid ]] && break; sleep 0.1; done
+    NGINX_PID=$(cat "$BENCH/nginx.pid")
+    for i in $(seq 50); do
+        NGINX_WORKER=$(cat "/proc/$NGINX_PID/task/$NGINX_PID/children" 2>/dev/null | awk '{print $1}')
+        [[ -n $NGINX_WORKER ]] && break
+        sleep 0.1
+    done
+    [[ -n $NGINX_WORKER ]] || { echo "nginx worker not found" >&2; return 1; }
+    nginx_status >/dev/null || { echo "nginx does not answer on 127.0.0.1:$PORT" >&2; return 1; }
+    local f got
+    for f in f1.html f6397.html f1m.bin; do
+        chmod 644 "$BENCH/www/$f"
+        got=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$PORT/$f")
+        [[ $got == "200 $(stat -c %s "$BENCH/www/$f")" ]] || { echo "nginx serves $f wrongly: $got" >&2; return 1; }
+    done
+    log "nginx master $NGINX_PID worker $NGINX_WORKER (affinity $(taskset -pc "$NGINX_WORKER" | sed 's/.*: //')) on 127.0.0.1:$PORT, files in $BENCH/www"
+}
+
+nginx_stop() {
+    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        kill -QUIT "$NGINX_PID" 2>/dev/null || true
+        local i
+        for i in $(seq 100); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$NGINX_PID" 2>/dev/null; then
+            kill -TERM "$NGINX_PID" 2>/dev/null || true
+            sleep 1
+        fi
+        # the worker exits with its master; make sure of it by its own PID
+        if [[ -n $NGINX_WORKER ]] && kill -0 "$NGINX_WORKER" 2>/dev/null &&
+           [[ $(cat "/proc/$NGINX_WORKER/comm" 2>/dev/null) == nginx ]]; then
+            kill -TERM "$NGINX_WORKER" 2>/dev/null || true
+        fi
+        log "nginx $NGINX_PID stopped"
+    fi
+    NGINX_PID=
+}
+
+# "accepts requests" from stub_status (the query itself counts 1 accept + 1 request).
+nginx_status() {
+    local body
+    exec 9<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+    printf 'GET /status HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&9
+    body=$(cat <&9)
+    exec 9<&-
+    awk '/^ *[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $3; found=1} END {exit !found}' <<<"$body"
+}
+
+nginx_worker_ns() { awk '{print $1}' "/proc/$NGINX_WORKER/schedstat"; }
+
+# CPU 1's jiffies from /proc/stat (user nice system idle iowait irq softirq steal ...)
+cpu1_stat() { awk '$1 == "cpu1" {$1 = ""; print}' /proc/stat; }
+
+# cgroup with a CPU quota for the client: cgroup v2 if the cpu controller is there, else v1.
+cg_setup() {
+    local quota=$1 period=$2
+    if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+        if ! grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
+            echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+        fi
+        if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control && mkdir /sys/fs/cgroup/herd-bench 2>/dev/null; then
+            CG_CREATED+=(/sys/fs/cgroup/herd-bench)
+            echo "$quota $period" >/sys/fs/cgroup/herd-bench/cpu.max
+            CG_MODE=v2 CG_CPU=/sys/fs/cgroup/herd-bench CG_ACCT=/sys/fs/cgroup/herd-bench
+        fi
+    fi
+    if [[ $CG_MODE == none && -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]]; then
+        # cgroup v1 (this machine: v2 is mounted at /sys/fs/cgroup/unified with no controllers,
+        # the cpu controller is a v1 hierarchy at /sys/fs/cgroup/cpu)
+        if mkdir /sys/fs/cgroup/cpu/herd-bench 2>/dev/null; then
+            CG_CREATED+=(/sys/fs/cgroup/cpu/herd-bench)
+            echo "$period" >/sys/fs/cgroup/cpu/herd-bench/cpu.cfs_period_us
+            echo "$quota" >/sys/fs/cgroup/cpu/herd-bench/cpu.cfs_quota_us
+            CG_MODE=v1 CG_CPU=/sys/fs/cgroup/cpu/herd-bench
+            if [[ -f /sys/fs/cgroup/cpu/herd-bench/cpuacct.usage ]]; then
+                CG_ACCT=$CG_CPU
+            elif [[ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]] && mkdir /sys/fs/cgroup/cpuacct/herd-bench 2>/dev/null; then
+                CG_CREATED+=(/sys/fs/cgroup/cpuacct/herd-bench)
+                CG_ACCT=/sys/fs/cgroup/cpuacct/herd-bench
+            fi
+        fi
+    fi
+    if [[ $CG_MODE == none ]]; then
+        log "WARNING: no usable cgroup CPU controller (v2 cpu.max or v1 cpu.cfs_quota_us): the client runs WITHOUT a CPU quota;"
+        log "WARNING: req/s is then server-bound and only CPU time per request (/usr/bin/time) measures the client"
+    else
+        log "cgroup $CG_MODE: $CG_CPU quota $quota/$period us; precise CPU counter: ${CG_ACCT:-none}"
+    fi
+}
+
+cg_cleanup() {
+    local d i
+    for d in "${CG_CREATED[@]}"; do
+        for i in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.1; done
+        [[ -d $d ]] && log "WARNING: could not remove $d"
+    done
+    CG_CREATED=()
+}
+
+# Precise CPU usage of the group in ns (empty when unavailable).
+cg_usage_ns() {
+    if [[ -z $CG_ACCT ]]; then echo ""; return; fi
+    if [[ $CG_MODE == v2 ]]; then
+        awk '$1 == "usage_usec" {print $2 * 1000}' "$CG_ACCT/cpu.stat"
+    else
+        cat "$CG_ACCT/cpuacct.usage"
+    fi
+}
+
+cg_throttled() {
+    if [[ -z $CG_CPU ]]; then echo ""; return; fi
+    awk '$1 == "nr_throttled" {print $2}' "$CG_CPU/cpu.stat"
+}
+
+bench_cleanup() {
+    nginx_stop
+    cg_cleanup
+    if [[ -n $BENCH && -d $BENCH && $BENCH == /tmp/herd-bench.* ]]; then
+        rm -rf "$BENCH"
+    fi
+}
+
+# --- scenarios and client command lines (shared by run.sh and profile.sh) -------------------
+# Callers set: PORT, HERD, SCALE_DIV (divides the request counts), WRK_S (wrk's duration), CONC.
+CONC=100
+# requests per run, sized so that the floor takes ~4 s under a 25 % quota (wrk runs WRK_S seconds)
+declare -A NREQ=([ka-6397-c100]=150000 [ka-1MiB-c100]=6000 [close-6397-c100]=30000 [ka-1B-c100]=150000)
+declare -A FILE=([ka-6397-c100]=f6397.html [ka-1MiB-c100]=f1m.bin [close-6397-c100]=f6397.html [ka-1B-c100]=f1.html)
+declare -A KA=([ka-6397-c100]=1 [ka-1MiB-c100]=1 [close-6397-c100]=0 [ka-1B-c100]=1)
+
+# Builds CMD for tool $1 in scenario $2, and sets PIN (1: run it with taskset -c 1).
+# herd-default is herd as a user runs it: default threads (one per core: 2), not pinned.
+build_cmd() {
+    PIN=1
+    [[ $1 == herd-default ]] && PIN=0
+    local tool=$1 scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
+    local kflag=() close_hdr=()
+    [[ $ka == 1 ]] && kflag=(-k)
+    [[ $ka == 0 ]] && close_hdr=(-H 'Connection: close')
+    case $tool in
+        floor) CMD=("$FLOOR" -c "$CONC" -n "$n" -k "$ka" 127.0.0.1 "$PORT" "/${FILE[$scen]}") ;;
+        wrk) CMD=(wrk -t1 -c"$CONC" -d"${WRK_S}s" "${close_hdr[@]}" "$url") ;;
+        ab) CMD=(ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
+        herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
+        herd-default) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
+        h2load) CMD=(h2load --h1 -t1 -c"$CONC" -n "$n" "${close_hdr[@]}" "$url") ;;
+    esac
+}
+
+# Prints "requests failed" from a tool's output.
+parse_out() {
+    local tool=$1 out=$2
+    case $tool in
+        floor) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
+        wrk) awk '/ requests in / {r=$1} /Non-2xx or 3xx responses:/ {f+=$NF}
+                  /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
+        ab | herd | herd-default) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
+                  /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
+        h2load) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
+                  awk '{print $1, $2+$3+$4}' ;;
+    esac
+}
+
+
+# Sets herd_ok and active=(usable tools from $TOOLS). Needs nginx running.
+detect_tools() {
+    local out t
+    herd_ok=0
+    if [[ -x $HERD ]]; then
+        if out=$(timeout 20 "$HERD" ab -q -n 20 -c 2 -k "http://127.0.0.1:$PORT/f1.html" 2>&1) &&
+           grep -Eq '^Complete requests: +20$' <<<"$out"; then
+            herd_ok=1
+        else
+            log "WARNING: $HERD ab does not work yet (skipping herd): $(tail -3 <<<"$out" | tr '\n' ' ')"
+        fi
+    else
+        log "WARNING: no herd binary at $HERD (build it: cargo build --release -p herd); skipping herd"
+    fi
+    active=()
+    for t in $TOOLS; do
+        case $t in
+            floor) active+=(floor) ;;
+            wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
+            herd | herd-default) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
+            *) log "unknown tool $t"; exit 64 ;;
+        esac
+    done
+}

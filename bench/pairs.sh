@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Strict A/B/A/B pairs (baseline.md section 7b): tool B against tool A (default: herd against the floor),
+# alternated back to back in one scenario, same set-up as run.sh (nginx on CPU 0; client on CPU 1 under
+# the cgroup CPU quota), 1 warm-up pair then PAIRS counted pairs. Prints each pair's CPU/request ratio B/A
+# and the median: the least drift-sensitive figure this noisy VM gives.
+#
+# usage: bench/pairs.sh [PORT]
+# env:   PAIRS=8  A=floor  B=herd  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
+# Output: bench/results/<date>-pairs-<scenario>-<B>/pairs.md and pairs.csv (+ raw/).
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+PAIRS=${PAIRS:-8}
+A=${A:-floor}
+B=${B:-herd}
+SCENARIO=${SCENARIO:-ka-6397-c100}
+QUOTA_PCT=${QUOTA_PCT:-25}
+HERD=${HERD:-$ROOT/target/release/herd}
+SCALE_DIV=1 WRK_S=${WRK_S:-4}
+RUN_LIMIT_S=${RUN_LIMIT_S:-120}
+TOOLS="$A $B"
+
+RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B
+mkdir -p "$RES/raw"
+trap 'bench_cleanup' EXIT
+trap 'exit 130' INT TERM
+
+bench_setup "${1:-}"
+cg_setup $((100000 * QUOTA_PCT / 100)) 100000
+detect_tools
+[[ ${#active[@]} == 2 ]] || { log "need both $A and $B"; exit 1; }
+
+csv=$RES/pairs.csv
+echo "pair,tool,requests,seconds,user,sys,cpu_us_per_req" >"$csv"
+one() {
+    local tool=$1 pair=$2 base cgopt=() e u s req
+    build_cmd "$tool" "$SCENARIO"
+    [[ $PIN == 1 ]] && CMD=(taskset -c 1 "${CMD[@]}")
+    [[ -n $CG_CPU ]] && cgopt+=(--cg "$CG_CPU")
+    base=$RES/raw/$pair-$tool
+    printf '%q ' "${CMD[@]}" >"$base.cmd"
+    python3 "$BENCH_HERE/rusage.py" "$base.rusage" "${cgopt[@]}" -- timeout -k 5 "$RUN_LIMIT_S" "${CMD[@]}" \
+        >"$base.out" 2>"$base.err" || log "WARNING: $tool exit $?"
+    read -r req _ < <(parse_out "$tool" "$base.out") || req=0
+    read -r e u s _ _ <"$base.rusage"
+    echo "$pair,$tool,$req,$e,$u,$s,$(awk -v u="$u" -v s="$s" -v r="$req" 'BEGIN {if (r) printf "%.3f", (u + s) * 1e6 / r}')" >>"$csv"
+    log "pair $pair $tool: $(tail -1 "$csv")"
+    sleep 1
+}
+for pair in $(seq 0 "$PAIRS"); do   # pair 0 is the warm-up
+    one "$A" "$pair"
+    one "$B" "$pair"
+done
+
+python3 - "$csv" "$A" "$B" "$SCENARIO" "$QUOTA_PCT" <<'EOF' | tee "$RES/pairs.md"
+import csv, statistics, sys
+path, a, b, scen, q = sys.argv[1:]
+rows = [r for r in csv.DictReader(open(path)) if r["pair"] != "0"]
+by = {}
+for r in rows:
+    by.setdefault(r["pair"], {})[r["tool"]] = float(r["cpu_us_per_req"])
+ratios = [p[b] / p[a] for p in by.values() if a in p and b in p]
+print(f"### Strict pairs, {scen}, client CPU quota {q} %: {b} against {a} ({len(ratios)} counted pairs + 1 warm-up)\n")
+print(f"| pair | {a} µs/req | {b} µs/req | ratio {b}/{a} |")
+print("|---|---|---|---|")
+for k, p in by.items():
+    print(f"| {k} | {p.get(a, float('nan')):.2f} | {p.get(b, float('nan')):.2f} | x{p[b] / p[a]:.3f} |")
+print(f"\nmedian CPU/request ratio {b}/{a}: **x{statistics.median(ratios):.3f}** "
+      f"(min x{min(ratios):.3f}, max x{max(ratios):.3f}); "
+      f"median {a} {statistics.median(p[a] for p in by.values()):.2f} µs/req, "
+      f"{b} {statistics.median(p[b] for p in by.values()):.2f} µs/req")
+EOF
+log "results: $RES"

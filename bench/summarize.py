@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Summarise bench/run.sh's runs.csv as Markdown tables (printed to stdout).
+
+usage: summarize.py runs.csv [versions.txt]
+
+Figures per scenario and tool: medians over rounds. "x floor" pairs each run with the floor run
+nearest in time in the same scenario (baseline.md section 3) and takes the median of the ratios.
+herd's ratios to wrk and ab pair the runs of the same round and scenario.
+"""
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+TOOL_ORDER = ["floor", "herd", "herd-default", "wrk", "ab", "h2load"]
+SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100"]
+LABEL = {"herd": "herd ab --threads 1", "herd-default": "herd ab, default (2 threads, unpinned)"}
+
+
+def fnum(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, nd=1):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def fmt_range(xs, nd=1):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    m = statistics.median(xs)
+    if len(xs) == 1:
+        return fmt(m, nd)
+    return f"{fmt(m, nd)} ({fmt(min(xs), nd)}-{fmt(max(xs), nd)})"
+
+
+def main():
+    rows = list(csv.DictReader(open(sys.argv[1])))
+    for r in rows:
+        r["t"] = float(r["start_unix"]) + (fnum(r["seconds"]) or 0) / 2
+        r["cpu"] = fnum(r["cpu_us_per_req"])
+        r["cg"] = fnum(r["cg_cpu_us_per_req"])
+        r["rps_f"] = fnum(r["rps"])
+        r["ngx"] = fnum(r["nginx_cpu_us_per_req"])
+        req = int(r["requests"] or 0)
+        u = fnum(r["user"])
+        r["user_us"] = u / req * 1e6 if (u is not None and req) else None
+        r["ok"] = r["rc"] == "0" and req > 0
+        r["steal"] = fnum(r.get("cpu1_steal_pct"))
+    bench = [r for r in rows if not r["scenario"].startswith("mem-")]
+    mem = [r for r in rows if r["scenario"].startswith("mem-")]
+
+    by = defaultdict(list)
+    for r in bench:
+        if r["ok"]:
+            by[(r["scenario"], r["tool"])].append(r)
+    scens = [s for s in SCEN_ORDER if any(k[0] == s for k in by)] + sorted(
+        {k[0] for k in by} - set(SCEN_ORDER))
+    tools = [t for t in TOOL_ORDER if any(k[1] == t for k in by)]
+
+    def nearest_floor(r):
+        fl = by.get((r["scenario"], "floor"), [])
+        return min(fl, key=lambda f: abs(f["t"] - r["t"])) if fl else None
+
+    def paired(scen, tool, key):
+        out = []
+        for r in by.get((scen, tool), []):
+            f = nearest_floor(r)
+            if f and r[key] is not None and f[key]:
+                out.append(r[key] / f[key])
+        return out
+
+    def same_round(scen, a, b, key):
+        rb = {r["round"]: r for r in by.get((scen, b), [])}
+        out = []
+        for r in by.get((scen, a), []):
+            o = rb.get(r["round"])
+            if o and r[key] is not None and o[key]:
+                out.append(r[key] / o[key])
+        return out
+
+    p = print
+    if len(sys.argv) > 2:
+        p("### Machine and versions\n")
+        p("```")
+        p(open(sys.argv[2]).read().rstrip())
+        p("```\n")
+
+    p("### Client CPU per request and req/s under the CPU quota (medians over rounds, min-max in brackets)\n")
+    p("CPU/request = (user+sys of the client process tree, from wait4() with µs resolution: the same figure as "
+      "/usr/bin/time's %U+%S, whose 10 ms figures are kept in raw/*.time) / completed requests. "
+      "\"x floor\" = median of each run's figure / the floor run nearest in time (same scenario). "
+      "req/s is client-bound here (quota), so x floor req/s ≈ 1 / x floor CPU.\n")
+    for scen in scens:
+        p(f"#### {scen}\n")
+        p("| tool | runs | client CPU µs/req | x floor CPU | req/s | x floor req/s | user µs/req | "
+          "cgroup CPU µs/req | nginx CPU µs/req | client+nginx µs/req | peak RSS MiB | failed | CPU1 steal % |")
+        p("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for tool in tools:
+            rs = by.get((scen, tool), [])
+            if not rs:
+                continue
+            tot = [r["cpu"] + r["ngx"] for r in rs if r["cpu"] is not None and r["ngx"] is not None]
+            rss = [fnum(r["max_rss_kb"]) / 1024 for r in rs if fnum(r["max_rss_kb"])]
+            fails = sum(int(r["failed"] or 0) for r in rs)
+            p(f"| {LABEL.get(tool, tool)} | {len(rs)} | {fmt_range([r['cpu'] for r in rs], 2)} | "
+              f"x{fmt(med(paired(scen, tool, 'cpu')), 2)} | {fmt_range([r['rps_f'] for r in rs], 0)} | "
+              f"x{fmt(med(paired(scen, tool, 'rps_f')), 2)} | {fmt(med([r['user_us'] for r in rs]), 2)} | "
+              f"{fmt(med([r['cg'] for r in rs]), 2)} | {fmt(med([r['ngx'] for r in rs]), 2)} | "
+              f"{fmt(med(tot), 1)} | {fmt(med(rss), 1)} | {fails} | {fmt(med([r['steal'] for r in rs]), 1)} |")
+        bad = [r for r in bench if r["scenario"] == scen and not r["ok"]]
+        if bad:
+            p(f"\nRuns excluded (non-zero exit or no requests): " +
+              ", ".join(f"{r['tool']} r{r['round']} (rc {r['rc']})" for r in bad))
+        p("")
+
+    herds = [h for h in ("herd", "herd-default") if h in tools]
+    if herds:
+        p("### herd ab against wrk, ab and the floor (paired ratios, median over rounds)\n")
+        p("req/s ratio: herd / other (higher is better for herd). CPU ratio: herd / other (lower is better).\n")
+        p("| scenario | herd run | req/s x wrk | req/s x ab | req/s x h2load | req/s x floor | CPU x wrk | CPU x ab | CPU x floor |")
+        p("|---|---|---|---|---|---|---|---|---|")
+        for scen in scens:
+            for h in herds:
+                if not by.get((scen, h)):
+                    continue
+                p(f"| {scen} | {LABEL[h]} | x{fmt(med(same_round(scen, h, 'wrk', 'rps_f')), 2)} | "
+                  f"x{fmt(med(same_round(scen, h, 'ab', 'rps_f')), 2)} | "
+                  f"x{fmt(med(same_round(scen, h, 'h2load', 'rps_f')), 2)} | "
+                  f"x{fmt(med(paired(scen, h, 'rps_f')), 2)} | "
+                  f"x{fmt(med(same_round(scen, h, 'wrk', 'cpu')), 2)} | "
+                  f"x{fmt(med(same_round(scen, h, 'ab', 'cpu')), 2)} | "
+                  f"x{fmt(med(paired(scen, h, 'cpu')), 2)} |")
+        p("")
+
+        def chk(ok):
+            return "-" if ok is None else ("✓" if ok else "✗")
+
+        def ratio(scen, other, key="rps_f"):
+            if other == "floor":
+                return med(paired(scen, "herd", key))
+            return med(same_round(scen, "herd", other, key))
+
+        p("### Targets (issue 2, client-bound; herd ab --threads 1)\n")
+        p("A target is met only if it holds on both figures: the req/s ratio under the quota and the "
+          "inverse of the client CPU/request ratio (both paired, medians over rounds).\n")
+        p("| target | req/s ratio | 1 / CPU-per-request ratio | met |")
+        p("|---|---|---|---|")
+        targets = [
+            ("ka-6397-c100", "wrk", 1.05, "keep-alive -c 100, 6397 B: ≥ 1.05 × wrk"),
+            ("ka-6397-c100", "ab", 1.05, "keep-alive -c 100, 6397 B: ≥ 1.05 × ab"),
+            ("ka-6397-c100", "floor", 0.95, "keep-alive -c 100, 6397 B: within 5 % of the floor (≥ 0.95 × floor)"),
+            ("ka-1MiB-c100", "wrk", 1.15, "keep-alive 1 MiB: ≥ 1.15 × wrk"),
+            ("ka-1MiB-c100", "ab", 2.5, "keep-alive 1 MiB: ≥ 2.5 × ab"),
+            ("close-6397-c100", "ab", 1.0, "new connection per request, -c 100: ≥ 1.0 × ab"),
+            ("close-6397-c100", "floor", 0.95, "new connection per request, -c 100: within 5 % of the floor"),
+        ]
+        for scen, other, bar, text in targets:
+            x = ratio(scen, other)
+            c = ratio(scen, other, "cpu")
+            inv = 1 / c if c else None
+            ok = None if x is None or inv is None else (x >= bar and inv >= bar)
+            p(f"| {text} | x{fmt(x, 3)} | x{fmt(inv, 3)} (CPU/request x{fmt(c, 3)}) | {chk(ok)} |")
+        for r in mem:
+            rss = fnum(r["max_rss_kb"])
+            p(f"| memory: herd ab -n 1000000 -c 1000 -k (defaults), peak RSS < 64 MB | "
+              f"{fmt(rss / 1024 if rss else None, 1)} MiB ({r['max_rss_kb']} KiB) | {r['requests']} requests "
+              f"in {r['seconds']} s, failed {r['failed']}, rc {r['rc']} | "
+              f"{chk(None if not rss or not r['ok'] else rss * 1024 < 64e6)} |")
+        p("")
+
+
+if __name__ == "__main__":
+    main()
