@@ -397,16 +397,13 @@ impl<'a, R: Recorder> Worker<'a, R> {
         loop {
             let c = &mut self.conns[i];
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
-            while tls.wants_write() {
-                match tls.write_tls(sock) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        let kind = connect_or(e.raw_os_error(), FailureKind::Tls);
-                        self.fail(i, kind, Some(e), false);
-                        return;
-                    }
+            match flush_tls(sock, tls) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    let kind = connect_or(e.raw_os_error(), FailureKind::Tls);
+                    self.fail(i, kind, Some(e), false);
+                    return;
                 }
             }
             if !tls.is_handshaking() {
@@ -481,16 +478,13 @@ impl<'a, R: Recorder> Worker<'a, R> {
             }
             c.written_bytes = request.len();
         }
-        while tls.wants_write() {
-            match tls.write_tls(sock) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let retry = c.responses > 0;
-                    self.fail(i, FailureKind::Write, Some(e), retry);
-                    return;
-                }
+        match flush_tls(sock, tls) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                let retry = c.responses > 0;
+                self.fail(i, FailureKind::Write, Some(e), retry);
+                return;
             }
         }
         c.written = Some(Instant::now());
@@ -808,6 +802,20 @@ enum Drain {
 enum Next {
     Reuse,
     Reopen,
+}
+
+/// Writes what rustls has queued: `Ok(true)` when all is sent, `Ok(false)` when the socket
+/// is full (an edge will say when to go on).
+fn flush_tls(sock: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Result<bool> {
+    while tls.wants_write() {
+        match tls.write_tls(sock) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
 }
 
 /// Creates a non-blocking socket and starts connecting; `true` when still in progress.

@@ -99,12 +99,7 @@ fn contains_escape(seg: &[u8]) -> bool {
 }
 
 fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+    char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok())
 }
 
 #[cfg(test)]
