@@ -21,11 +21,17 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # Keep Debian from starting the packaged daemons (a system nginx on port 80): the tests
+  # start their own servers on free loopback ports. policy-rc.d is Debian's switch for this.
+  policy=/usr/sbin/policy-rc.d
+  made_policy=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+  fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  [ -n "$made_policy" ] && rm -f "$policy"
 fi
-# A package's postinst may start a system nginx on port 80; the tests start their own on
-# free ports and never use it.
 
 if ! command -v cargo >/dev/null; then
   echo "error: no Rust toolchain: install one with rustup (https://rustup.rs), then re-run" >&2
