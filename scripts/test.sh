@@ -27,6 +27,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   made_policy=""
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+    trap 'rm -f "$policy"' EXIT # also if the install fails
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
