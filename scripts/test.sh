@@ -31,7 +31,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
-  [ -n "$made_policy" ] && rm -f "$policy"
+  if [ -n "$made_policy" ]; then rm -f "$policy"; fi
 fi
 
 if ! command -v cargo >/dev/null; then
