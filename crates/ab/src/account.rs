@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use herd_engine::{Completed, Failed, Recorder, Run, Verdict};
 use herd_stats::{FailureKind, LengthTally, RunStats};
@@ -120,18 +120,16 @@ impl AbRecorder {
         }
     }
 
-    fn sample(&mut self, t: &herd_engine::Timing) {
-        let connected = t.connected.unwrap_or(t.start);
-        let ctime = micros(connected.saturating_duration_since(t.start));
-        let time = micros(t.end.saturating_duration_since(t.start));
-        // ab: waittime = beginread - endwrite, floored at 0; a response that never started
-        // (or a request never written) gives 0.
-        let wait = match (t.written, t.first_byte) {
-            (Some(w), Some(f)) => micros(f.saturating_duration_since(w)),
-            _ => 0,
-        };
+    fn sample(&mut self, t: &herd_engine::Timing, d: &Durations) {
         let start_epoch_us = self.acc.base_epoch_us + signed_micros(self.acc.base, t.start);
-        self.samples.push(Sample::new(start_epoch_us, ctime, time, wait));
+        self.samples.push(Sample::new(
+            start_epoch_us,
+            micros(d.connect),
+            micros(d.total),
+            // ab: waittime = beginread - endwrite, floored at 0; a response that never
+            // started (or a request never written) gives 0.
+            d.wait.map_or(0, micros),
+        ));
         self.done += 1;
     }
 
@@ -142,7 +140,9 @@ impl AbRecorder {
 
 impl Recorder for AbRecorder {
     fn completed(&mut self, c: &Completed<'_>) -> Verdict {
-        record_stats_completed(&mut self.stats, c);
+        // Each duration is computed once, for the histograms and the sample alike.
+        let d = Durations::of(&c.timing);
+        record_stats_completed(&mut self.stats, c, &d);
         self.total_read += c.bytes_read;
         self.total_body_read += c.body_bytes;
         self.total_posted += c.bytes_written;
@@ -159,7 +159,7 @@ impl Recorder for AbRecorder {
         if let (None, Some(s)) = (&self.server, c.server) {
             self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
         }
-        self.sample(&c.timing);
+        self.sample(&c.timing, &d);
         Verdict::Continue
     }
 
@@ -209,7 +209,7 @@ impl Recorder for AbRecorder {
                 // ab reads until the server closes and then compares the body length
                 // with the first response's: a short or long body is a Length failure,
                 // and the request still counts as complete.
-                self.sample(&f.timing);
+                self.sample(&f.timing, &Durations::of(&f.timing));
                 if !self.acc.variable_length {
                     self.err_length_direct += 1;
                     self.bad();
@@ -344,7 +344,30 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
     Merged { results: r_all, stats, fatal }
 }
 
-fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>) {
+/// The three durations ab reports for a request.
+struct Durations {
+    /// Connect (+ TLS) time: `connected - start`, 0 on a reused connection.
+    connect: Duration,
+    /// `first_byte - written`, when both happened.
+    wait: Option<Duration>,
+    /// `end - start`.
+    total: Duration,
+}
+
+impl Durations {
+    fn of(t: &herd_engine::Timing) -> Durations {
+        Durations {
+            connect: t.connected.map_or(Duration::ZERO, |c| c.saturating_duration_since(t.start)),
+            wait: match (t.written, t.first_byte) {
+                (Some(w), Some(f)) => Some(f.saturating_duration_since(w)),
+                _ => None,
+            },
+            total: t.end.saturating_duration_since(t.start),
+        }
+    }
+}
+
+fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>, d: &Durations) {
     s.responses += 1;
     s.statuses.add(c.head.status);
     s.bytes_read += c.bytes_read;
@@ -355,14 +378,14 @@ fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>) {
         s.reused += 1;
     } else {
         s.connections += 1;
-        if let Some(conn) = c.timing.connected {
-            s.connect.record(conn.saturating_duration_since(c.timing.start));
+        if c.timing.connected.is_some() {
+            s.connect.record(d.connect);
         }
     }
-    if let (Some(w), Some(f)) = (c.timing.written, c.timing.first_byte) {
-        s.waiting.record(f.saturating_duration_since(w));
+    if let Some(w) = d.wait {
+        s.waiting.record(w);
     }
-    s.total.record(c.timing.end.saturating_duration_since(c.timing.start));
+    s.total.record(d.total);
 }
 
 fn record_stats_failed(s: &mut RunStats, f: &Failed) {

@@ -178,9 +178,6 @@ impl fmt::Display for Response {
             Framing::UntilClose => f.write_str("eof")?,
         }
         f.write_str(if h.reusable { " reuse" } else { " close" })?;
-        if h.keep_alive_token {
-            f.write_str(" ka")?;
-        }
         write!(f, " h{} b{}", h.head_bytes, self.body_bytes)?;
         if let Some(s) = &self.server {
             write!(f, " srv={}", String::from_utf8_lossy(s))?;

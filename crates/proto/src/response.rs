@@ -52,8 +52,6 @@ pub struct Head {
     /// HTTP/1.1 unless `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
     /// Always false with [`Framing::UntilClose`].
     pub reusable: bool,
-    /// ab's rule: the text "Keep-Alive" (any case) appears anywhere in the head.
-    pub keep_alive_token: bool,
     /// Bytes of this head, plus those of any interim 1xx heads before it.
     pub head_bytes: usize,
 }
@@ -471,7 +469,6 @@ impl ResponseParser {
             status: code,
             framing,
             reusable,
-            keep_alive_token: contains_keep_alive(head),
             head_bytes: self.interim_bytes.saturating_add(head.len()),
         });
         self.state = match framing {
@@ -610,27 +607,28 @@ impl<'a> Fields<'a> {
         // Most fields of a response are none of the four we read; their name's length
         // alone rules them out, before any case-insensitive comparison (this runs for
         // every field of every response on the engine's hot path).
-        if !matches!(name.len(), 6 | 10 | 14 | 17) {
-            return;
-        }
-        if name.eq_ignore_ascii_case(b"content-length") {
-            match parse_content_length(value) {
+        let is = |want: &[u8]| name.eq_ignore_ascii_case(want);
+        match name.len() {
+            14 if is(b"content-length") => match parse_content_length(value) {
                 Some(n) if self.content_length.is_none_or(|c| c == n) => {
                     self.content_length = Some(n);
                 }
                 _ => self.bad_length = true,
+            },
+            17 if is(b"transfer-encoding") => {
+                // The final coding is the last one listed, across all such fields.
+                self.transfer_encoding = true;
+                self.chunked =
+                    tokens(value).last().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
             }
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            // The final coding is the last one listed, across all such fields.
-            self.transfer_encoding = true;
-            self.chunked = tokens(value).last().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for t in tokens(value) {
-                self.close |= t.eq_ignore_ascii_case(b"close");
-                self.keep_alive |= t.eq_ignore_ascii_case(b"keep-alive");
+            10 if is(b"connection") => {
+                for t in tokens(value) {
+                    self.close |= t.eq_ignore_ascii_case(b"close");
+                    self.keep_alive |= t.eq_ignore_ascii_case(b"keep-alive");
+                }
             }
-        } else if name.eq_ignore_ascii_case(b"server") && self.server.is_none() {
-            self.server = Some(value);
+            6 if self.server.is_none() && is(b"server") => self.server = Some(value),
+            _ => {}
         }
     }
 }
@@ -730,14 +728,6 @@ fn field_lines_error(lines: &[u8]) -> Option<ProtoError> {
     }
 }
 
-/// "keep-alive" in any case anywhere in `head`.
-fn contains_keep_alive(head: &[u8]) -> bool {
-    const NEEDLE: &[u8] = b"keep-alive";
-    memchr::memchr2_iter(b'k', b'K', head).any(|p| {
-        head.get(p..p.saturating_add(NEEDLE.len())).is_some_and(|w| w.eq_ignore_ascii_case(NEEDLE))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -779,7 +769,7 @@ mod tests {
         check("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "1.1 200 len0 reuse h38 b0; idle");
         check(
             "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello",
-            "1.0 200 len5 reuse ka h62 b5; idle",
+            "1.0 200 len5 reuse h62 b5; idle",
         );
         check(
             "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello",
@@ -795,15 +785,15 @@ mod tests {
         );
         check(
             "HTTP/1.0 200 OK\r\nConnection: TE,Keep-Alive \r\nContent-Length: 0\r\n\r\n",
-            "1.0 200 len0 reuse ka h66 b0; idle",
+            "1.0 200 len0 reuse h66 b0; idle",
         );
         check(
             "HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n",
-            "1.0 200 len0 close ka h69 b0; idle",
+            "1.0 200 len0 close h69 b0; idle",
         );
         check(
             "HTTP/1.0 200 OK\r\nConnection: keep-alives\r\nContent-Length: 0\r\n\r\n",
-            "1.0 200 len0 close ka h63 b0; idle",
+            "1.0 200 len0 close h63 b0; idle",
         );
         check(
             "HTTP/1.1 200 OK\r\nConnection: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
@@ -972,7 +962,7 @@ mod tests {
         check("HTTP/1.1 200 OK\r\n\r\n", "1.1 200 eof close h19 b0; closed");
         check(
             "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\nbody",
-            "1.0 200 eof close ka h43 b4; closed",
+            "1.0 200 eof close h43 b4; closed",
         );
         check(
             "HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
@@ -1102,39 +1092,6 @@ mod tests {
     }
 
     #[test]
-    fn keep_alive_token_anywhere_in_head() {
-        check(
-            "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nContent-Length: 0\r\n\r\n",
-            "1.1 200 len0 reuse ka h61 b0; idle",
-        );
-        check(
-            "HTTP/1.1 200 OK\r\nX-Note: KEEP-ALIVE please\r\nContent-Length: 0\r\n\r\n",
-            "1.1 200 len0 reuse ka h65 b0; idle",
-        );
-        check(
-            "HTTP/1.1 200 kEeP-aLiVe\r\nContent-Length: 0\r\n\r\n",
-            "1.1 200 len0 reuse ka h46 b0; idle",
-        );
-        check(
-            "HTTP/1.1 200 OK\r\nX-Keep-Alive-Ish: 1\r\nContent-Length: 0\r\n\r\n",
-            "1.1 200 len0 reuse ka h59 b0; idle",
-        );
-        check(
-            "HTTP/1.1 200 OK\r\nX: keep alive\r\nContent-Length: 0\r\n\r\n",
-            "1.1 200 len0 reuse h53 b0; idle",
-        );
-        check(
-            "HTTP/1.1 200 OK\r\nX: keep-aliv\r\nContent-Length: 0\r\n\r\n",
-            "1.1 200 len0 reuse h52 b0; idle",
-        );
-        // The body is not the head.
-        check(
-            "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nkeep-alive",
-            "1.1 200 len10 reuse h39 b10; idle",
-        );
-    }
-
-    #[test]
     fn server_capture() {
         check_with(
             capture(),
@@ -1240,7 +1197,6 @@ mod tests {
                 status: 200,
                 framing: Framing::Length(4),
                 reusable: true,
-                keep_alive_token: false,
                 head_bytes: 38,
             })
         );
