@@ -50,6 +50,9 @@ pub struct AbAccounting {
     pub base_epoch_us: i64,
     /// ab's global `bad` counter, for the abort-after-10-failures rule.
     pub bad: Arc<AtomicU64>,
+    /// Record latency histograms: only `--json` reports them, and three HdrHistogram
+    /// records per request are a visible share of the client's CPU on keep-alive runs.
+    pub histograms: bool,
 }
 
 impl AbAccounting {
@@ -63,6 +66,7 @@ impl AbAccounting {
             base_wall,
             base_epoch_us: epoch_micros(base_wall),
             bad: Arc::new(AtomicU64::new(0)),
+            histograms: cfg.json.is_some(),
         }
     }
 }
@@ -142,7 +146,7 @@ impl Recorder for AbRecorder {
     fn completed(&mut self, c: &Completed<'_>) -> Verdict {
         // Each duration is computed once, for the histograms and the sample alike.
         let d = Durations::of(&c.timing);
-        record_stats_completed(&mut self.stats, c, &d);
+        record_stats_completed(&mut self.stats, c, &d, self.acc.histograms);
         self.total_read += c.bytes_read;
         self.total_body_read += c.body_bytes;
         self.total_posted += c.bytes_written;
@@ -367,7 +371,7 @@ impl Durations {
     }
 }
 
-fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>, d: &Durations) {
+fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>, d: &Durations, histograms: bool) {
     s.responses += 1;
     s.statuses.add(c.head.status);
     s.bytes_read += c.bytes_read;
@@ -378,9 +382,12 @@ fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>, d: &Durations) {
         s.reused += 1;
     } else {
         s.connections += 1;
-        if c.timing.connected.is_some() {
-            s.connect.record(d.connect);
-        }
+    }
+    if !histograms {
+        return;
+    }
+    if !c.reused && c.timing.connected.is_some() {
+        s.connect.record(d.connect);
     }
     if let Some(w) = d.wait {
         s.waiting.record(w);
