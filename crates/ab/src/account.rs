@@ -93,9 +93,6 @@ pub struct AbRecorder {
     err_response: u64,
     /// Failures counted in `bad` but in none of ab's four sub-counters.
     bad_unlisted: u64,
-    total_read: u64,
-    total_posted: u64,
-    total_body_read: u64,
     fatal: Option<AbFatal>,
 }
 
@@ -117,9 +114,6 @@ impl AbRecorder {
             epipe: 0,
             err_response: 0,
             bad_unlisted: 0,
-            total_read: 0,
-            total_posted: 0,
-            total_body_read: 0,
             fatal: None,
         }
     }
@@ -147,9 +141,6 @@ impl Recorder for AbRecorder {
         // Each duration is computed once, for the histograms and the sample alike.
         let d = Durations::of(&c.timing);
         record_stats_completed(&mut self.stats, c, &d, self.acc.histograms);
-        self.total_read += c.bytes_read;
-        self.total_body_read += c.body_bytes;
-        self.total_posted += c.bytes_written;
         // ab: the first digit of the status is not '2' → "Non-2xx" (3xx included).
         if c.head.status / 100 != 2 {
             self.err_response += 1;
@@ -169,8 +160,6 @@ impl Recorder for AbRecorder {
 
     fn failed(&mut self, f: &Failed) -> Verdict {
         record_stats_failed(&mut self.stats, f);
-        self.total_read += f.bytes_read;
-        self.total_posted += f.bytes_written;
         match f.kind {
             FailureKind::Connect | FailureKind::Tls => {
                 // ab discovers a refused connection through recv() on the connecting
@@ -315,9 +304,6 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         r_all.err_length += r.err_length_direct;
         r_all.epipe += r.epipe;
         r_all.err_response += r.err_response;
-        r_all.total_read += r.total_read;
-        r_all.total_posted += r.total_posted;
-        r_all.total_body_read += r.total_body_read;
         bad_unlisted += r.bad_unlisted;
         samples.append(&mut r.samples);
     }
@@ -327,6 +313,11 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
             r_all.err_length += lengths.other_than(len);
         }
     }
+    // ab's byte totals are the merged statistics' own: every byte read, every byte written
+    // (request heads included, ab's "Total body sent"), and decoded body bytes.
+    r_all.total_read = stats.bytes_read;
+    r_all.total_posted = stats.bytes_written;
+    r_all.total_body_read = stats.body_bytes;
     r_all.server_software = server.map(|(_, s)| s).unwrap_or_default();
     r_all.bad =
         r_all.err_conn + r_all.err_recv + r_all.err_length + r_all.err_except + bad_unlisted;

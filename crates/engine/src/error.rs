@@ -17,4 +17,6 @@ pub enum EngineError {
     Unbounded,
     #[error("the run needs at least one connection")]
     NoConnections,
+    #[error("the target has no address to connect to")]
+    NoAddress,
 }

@@ -48,6 +48,9 @@ where
     if spec.max_requests.is_none() && spec.duration.is_none() {
         return Err(EngineError::Unbounded);
     }
+    if spec.target.addrs.is_empty() {
+        return Err(EngineError::NoAddress);
+    }
     let n = spec.worker_count();
     control.reset_workers();
     let mut prepared = Vec::with_capacity(n as usize);
@@ -291,7 +294,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
         c.close();
         c.begin_request(now, spec.timeout, spec.head_request);
         c.parser.capture_server(self.want_server);
-        let addr = spec.target.addrs[self.addr.min(spec.target.addrs.len() - 1)];
+        // run_all refused an empty address list; `addr` never passes the last one.
+        let Some(&addr) = spec.target.addrs.get(self.addr).or(spec.target.addrs.last()) else {
+            return;
+        };
         match connect(addr, spec) {
             Ok((mut stream, in_progress)) => {
                 let reg = self.poll.registry().register(

@@ -361,3 +361,12 @@ fn ipv6_loopback_and_host_names() {
         assert_eq!(c.completed, 5, "{c:?}");
     }
 }
+
+#[test]
+fn a_target_without_addresses_is_an_error_not_a_panic() {
+    let mut sp = spec(util::closed_port(), 1, 1);
+    sp.target.addrs.clear();
+    let control = herd_engine::Control::new();
+    let r = herd_engine::run(&sp, &control, |_| Counts::default());
+    assert!(matches!(r, Err(herd_engine::EngineError::NoAddress)), "{r:?}");
+}

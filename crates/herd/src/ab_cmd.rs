@@ -46,6 +46,15 @@ pub(crate) fn main(raw: &[OsString]) -> ExitCode {
 }
 
 fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
+    // Bad input is reported before anything is printed.
+    let bind = match &cfg.bind {
+        Some(b) => Some(b.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "-B {b:?} is not an IP address: give the local address to bind, e.g. -B 127.0.0.2"
+            )
+        })?),
+        None => None,
+    };
     let _ = herd_engine::raise_nofile_limit();
     let html = cfg.html.is_some();
     let mut out = io::stdout().lock();
@@ -79,15 +88,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         duration: cfg.time_limit,
         timeout: cfg.timeout.max(Duration::from_millis(1)),
         limits: herd_proto::Limits::default(),
-        socket: SocketOptions {
-            bind: match &cfg.bind {
-                Some(b) => {
-                    Some(b.parse().map_err(|_| anyhow::anyhow!("-B {b:?} is not an IP address"))?)
-                }
-                None => None,
-            },
-            buffer_size: cfg.window_size,
-        },
+        socket: SocketOptions { bind, buffer_size: cfg.window_size },
     };
 
     let control = Arc::new(Control::new());

@@ -50,11 +50,7 @@ struct Outcome {
 fn herd_ab(args: &[&str]) -> Outcome {
     let time = std::path::Path::new("/usr/bin/time");
     assert!(time.exists(), "/usr/bin/time is missing: apt-get install time");
-    let rss_file = std::env::temp_dir().join(format!(
-        "herd-rss-{}-{}",
-        std::process::id(),
-        args.join("_").len() ^ rand_u16() as usize
-    ));
+    let rss_file = util::tempdir("rss").join("time.txt");
     let t = Instant::now();
     let out = Command::new(time)
         .arg("-f")
@@ -68,7 +64,9 @@ fn herd_ab(args: &[&str]) -> Outcome {
         .unwrap();
     let secs = t.elapsed().as_secs_f64();
     let rss = std::fs::read_to_string(&rss_file).unwrap_or_default();
-    let _ = std::fs::remove_file(&rss_file);
+    if let Some(dir) = rss_file.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     let max_rss_kb = rss.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
     Outcome {
         stdout: text(&out.stdout),
@@ -77,10 +75,6 @@ fn herd_ab(args: &[&str]) -> Outcome {
         secs,
         max_rss_kb,
     }
-}
-
-fn rand_u16() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn url(port: u16) -> String {
@@ -275,6 +269,7 @@ fn bad_flags_and_urls_get_one_line_and_abs_exit_code() {
         (vec!["-n", "2"], 22),
         (vec!["http://127.0.0.1"], 22),
         (vec!["-p", "/nonexistent/file", "http://127.0.0.1/"], 1),
+        (vec!["-B", "localhost", "http://127.0.0.1/"], 1),
     ] {
         let h = run(herd().arg("ab").args(&args));
         let err = text(&h.stderr);

@@ -4,8 +4,8 @@
 //! - [`ResponseParser`] consumes response bytes as they arrive, in pieces of any size, and
 //!   says when a response is complete. It keeps only a small head buffer (bounded by
 //!   [`Limits::max_head_bytes`]); body bytes are counted, never stored.
-//! - [`Head`] is what the engine needs from a response head: status, framing, whether the
-//!   connection may be reused, and ab's "Keep-Alive" token rule.
+//! - [`Head`] is what the engine needs from a response head: status, framing, and whether
+//!   the connection may be reused (by HTTP's rules).
 //! - [`Request`] encodes a request once, up front, into the bytes the engine writes.
 //!
 //! Server bytes never cause a panic: every malformation is a [`ProtoError`], and

@@ -18,5 +18,5 @@ mod status;
 pub use failure::{FailureKind, Failures};
 pub use latency::LatencyHistogram;
 pub use lengths::LengthTally;
-pub use run_stats::{Phase, RunStats};
+pub use run_stats::RunStats;
 pub use status::StatusCounts;

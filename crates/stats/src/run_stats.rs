@@ -4,13 +4,6 @@ use std::ops::AddAssign;
 
 use crate::{Failures, LatencyHistogram, LengthTally, StatusCounts};
 
-/// Which part of a run a sample belongs to. Warm-up samples are kept apart, never mixed in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    WarmUp,
-    Measure,
-}
-
 /// Everything a worker counts. Exact counters plus histograms; no per-request storage.
 #[derive(Debug, Clone, Default)]
 pub struct RunStats {
