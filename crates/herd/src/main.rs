@@ -5,6 +5,7 @@
 
 mod ab_cmd;
 mod serve_cmd;
+mod serve_generate;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -23,7 +24,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   herd ab     ab's own: 0 done, 1 interrupted or bad input, 22 bad usage, or the OS error
               number of a fatal network error modulo 256 (111 connection refused, ...)
-  herd serve  0 after a clean stop (Ctrl-C or SIGTERM), 1 when it cannot start";
+  herd serve  0 after a clean stop (Ctrl-C or SIGTERM) or a finished --generate, 1 when it
+              cannot start or generate, 2 bad usage";
 
 #[derive(Debug, Subcommand)]
 enum Command {

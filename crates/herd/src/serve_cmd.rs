@@ -1,7 +1,8 @@
 //! `herd serve`: runs the built-in reference server (herd-serve) until Ctrl-C or SIGTERM. Turns
 //! flags into a `ServeConfig`, prints the bound address on stdout first thing (scripts read it,
 //! notably with `--listen 127.0.0.1:0`), and words start-up errors so the user knows what to
-//! change. It serves nothing itself and keeps no state of its own.
+//! change. It serves nothing itself and keeps no state of its own. With `--generate DIR` nothing
+//! is served: `serve_generate` writes benchmark file sets and the command exits.
 //!
 //! Output: stdout carries the `listening on http://ADDR` line and, with `--access-log`, one
 //! Common Log Format line per request; stderr carries the summary printed on stop. Exit code 0
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{anyhow, Context as _};
+use herd_serve::fileset::{SizeList, MAX_SPECWEB_DIRS};
 use herd_serve::{ServeConfig, ServeError, Server, StopHandle};
 
 /// Flags of `herd serve`.
@@ -36,10 +38,40 @@ pub(crate) struct ServeArgs {
     /// Print one Common Log Format line per request on stdout
     #[arg(long)]
     pub(crate) access_log: bool,
+
+    /// Instead of serving, write benchmark file sets under DIR (created if missing; files
+    /// already there with the right size are kept, nothing is removed), print one line per set
+    /// and exit; `herd serve --root DIR` then serves them. Without --sizes or --specweb-dirs:
+    /// the size sweep. See docs/fileset.md
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = ["root", "listen", "threads", "access_log"]
+    )]
+    pub(crate) generate: Option<PathBuf>,
+
+    /// With --generate: write DIR/sizes/<bytes>.html for each size of LIST, bytes with an
+    /// optional suffix k, K or Ki (1024), M or Mi (1024²), G or Gi (1024³), at most 64Gi
+    /// [default: 1,4,16,64,256,1Ki,4Ki,16Ki,64Ki,256Ki,1Mi]
+    #[arg(long, value_name = "LIST", requires = "generate")]
+    pub(crate) sizes: Option<SizeList>,
+
+    /// With --generate: write a SPECweb99-like set of N directories (36 files, 4.88 MiB each)
+    /// in DIR/specweb, with DIR/specweb/manifest.toml describing its access mix
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "generate",
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SPECWEB_DIRS))
+    )]
+    pub(crate) specweb_dirs: Option<u32>,
 }
 
-/// Runs `herd serve` until Ctrl-C or SIGTERM.
+/// Runs `herd serve` until Ctrl-C or SIGTERM, or writes file sets with `--generate`.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.generate {
+        return crate::serve_generate::run(dir, args.sizes, args.specweb_dirs);
+    }
     let config = ServeConfig {
         listen: args.listen,
         root: args.root,

@@ -1,8 +1,9 @@
 //! One client connection's state machine: write what is queued, answer every complete request
 //! already buffered (pipelining, in order), read more, repeat until the socket would block, then
-//! tell the event loop what to wait for. Also decides persistence, skips request bodies nobody
-//! reads, and closes without losing the last response. Does not own the event loop, timers or
-//! accept (worker.rs) and does not decide answers (router.rs).
+//! tell the event loop what to wait for. Also decides persistence, reads request bodies (skipped,
+//! or streamed into the response by `/echo`), holds back a response that must wait (`/sleep`,
+//! `/stall`), and closes without losing the last response. Does not own the event loop, timers
+//! or accept (worker.rs) and does not decide answers (router.rs).
 //!
 //! The socket is registered edge-triggered for both readable and writable events, once, so no
 //! `epoll_ctl` is needed per request. Edge-triggered means an event arrives only on a change, so
@@ -21,7 +22,9 @@ use crate::access_log::request_line;
 use crate::date::DateCache;
 use crate::read_buf::{Limits, ReadBuf, Scan};
 use crate::request::{self, BodyFraming, HeadError, Method};
+use crate::request_body::{BadChunk, RequestBody};
 use crate::response::{Persist, Reply, Responder, Status};
+use crate::route::Route;
 use crate::router;
 use crate::worker::Ctx;
 use crate::write_queue::{Flushed, WriteQueue, HIGH_WATER};
@@ -35,6 +38,9 @@ pub(crate) enum Drive {
     Yield,
     /// Done: close it.
     Close,
+    /// A response is held until this instant: drive again then (the worker's timer), or on a
+    /// socket event before it.
+    Sleep(Instant),
 }
 
 /// Bytes one `drive` may write before yielding, so a fast reader of a large body cannot keep
@@ -55,8 +61,10 @@ pub(crate) struct Conn {
     peer: SocketAddr,
     rbuf: ReadBuf,
     wq: WriteQueue,
-    /// Bytes of the current request's body still to skip before the next head.
-    discard: u64,
+    /// The body of the request answered last, while it is still arriving.
+    body: Option<RequestBody>,
+    /// The response queued last waits until then (see [`WriteQueue::hold_from`]).
+    hold: Option<Hold>,
     phase: Phase,
     /// The client shut down its sending side: answer what is buffered, then close.
     peer_closed: bool,
@@ -64,6 +72,13 @@ pub(crate) struct Conn {
     last_progress: Instant,
     /// TCP_NODELAY is set (see [`Conn::answer`]).
     nodelay: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hold {
+    until: Instant,
+    /// The worker has a timer for `until` (one per hold, however many events arrive meanwhile).
+    timer_set: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +99,8 @@ impl Conn {
             peer,
             rbuf: ReadBuf::new(limits),
             wq: WriteQueue::new(),
-            discard: 0,
+            body: None,
+            hold: None,
             phase: Phase::Open,
             peer_closed: false,
             last_progress: now,
@@ -94,9 +110,11 @@ impl Conn {
 
     /// When the connection should be closed if nothing happens.
     pub(crate) fn deadline(&self, idle_timeout: Duration) -> Instant {
-        match self.phase {
-            Phase::Lingering { until } => until,
-            Phase::Open | Phase::Closing => self.last_progress + idle_timeout,
+        match (self.phase, self.hold) {
+            (Phase::Lingering { until }, _) => until,
+            // A held response is progress deferred, not idleness.
+            (_, Some(hold)) => hold.until.max(self.last_progress) + idle_timeout,
+            (Phase::Open | Phase::Closing, None) => self.last_progress + idle_timeout,
         }
     }
 
@@ -106,6 +124,11 @@ impl Conn {
         for _ in 0..MAX_ROUNDS {
             if let Phase::Lingering { .. } = self.phase {
                 return self.linger();
+            }
+            if self.hold.is_some_and(|hold| ctx.now >= hold.until) {
+                self.hold = None;
+                self.wq.release();
+                self.last_progress = ctx.now;
             }
             let mut written = 0;
             let flushed = self.wq.flush(self.stream.as_fd(), &mut budget, &mut written);
@@ -117,12 +140,15 @@ impl Conn {
                 Ok(Flushed::Done) => {}
                 Ok(Flushed::Blocked) => return Drive::Wait,
                 Ok(Flushed::Yield) => return Drive::Yield,
+                Ok(Flushed::Held) => return self.sleep(),
                 Err(_) => return Drive::Close,
             }
             if self.phase == Phase::Closing {
                 return self.begin_close(ctx.now);
             }
-            if self.answer_buffered(ctx) {
+            self.answer_buffered(ctx);
+            if self.wq.queued() > 0 || self.wq.has_body() || self.phase != Phase::Open {
+                // Something to write (or a close to begin): flush it next round.
                 continue;
             }
             if self.peer_closed {
@@ -140,16 +166,49 @@ impl Conn {
         Drive::Yield
     }
 
-    /// Answers complete requests in the buffer until none is left, the output is full, a body
-    /// is streaming, or the connection is closing. Returns whether it answered any.
-    fn answer_buffered(&mut self, ctx: &mut Ctx<'_>) -> bool {
+    /// The output is held: ask for a timer once per hold.
+    fn sleep(&mut self) -> Drive {
+        match &mut self.hold {
+            Some(hold) if !hold.timer_set => {
+                hold.timer_set = true;
+                Drive::Sleep(hold.until)
+            }
+            Some(_) => Drive::Wait,
+            // Cannot happen (the queue holds only with a hold set); waiting is the safe answer.
+            None => Drive::Wait,
+        }
+    }
+
+    /// Reads the body of the request answered last from the buffer, and answers complete
+    /// requests after it, until none is left, the output is full, a body is streaming, a
+    /// response is held, or the connection is closing.
+    fn answer_buffered(&mut self, ctx: &mut Ctx<'_>) {
         let limits = ctx.shared.limits();
-        let mut answered = false;
-        while self.phase == Phase::Open && !self.wq.has_body() && self.wq.queued() < HIGH_WATER {
-            if self.discard > 0 {
-                self.discard -= self.rbuf.discard(self.discard);
-                if self.discard > 0 {
-                    break;
+        while self.phase == Phase::Open
+            && self.hold.is_none()
+            && !self.wq.has_body()
+            && self.wq.queued() < HIGH_WATER
+        {
+            if let Some(body) = &mut self.body {
+                match body.feed(self.rbuf.unconsumed(), self.wq.buf_mut()) {
+                    Ok((n, done)) => {
+                        self.rbuf.consume(n);
+                        if n > 0 {
+                            self.last_progress = ctx.now;
+                        }
+                        if !done {
+                            // Everything buffered belonged to the body: read more.
+                            break;
+                        }
+                        self.body = None;
+                    }
+                    Err(BadChunk) => {
+                        // The response has started; all that is left is to end the connection
+                        // after it, which tells the client its upload was not taken whole.
+                        self.body = None;
+                        self.phase = Phase::Closing;
+                        break;
+                    }
                 }
             }
             match self.rbuf.find_head(limits) {
@@ -158,37 +217,39 @@ impl Conn {
                 Scan::LineTooLong => self.refuse(Status::UriTooLong, ctx),
                 Scan::HeadTooLarge => self.refuse(Status::HeaderFieldsTooLarge, ctx),
             }
-            answered = true;
         }
-        answered
     }
 
     /// Answers the head of `len` bytes at the front of the buffer.
     fn answer(&mut self, len: usize, ctx: &mut Ctx<'_>) {
         self.last_progress = ctx.now;
         let head = self.rbuf.head(len);
-        let (reply, close, body) = match request::parse_head(head) {
+        let (route, reply, close) = match request::parse_head(head) {
             Ok(req) => {
-                // A chunked body cannot be skipped without decoding it (not in this slice), so
-                // the connection ends after the answer.
-                let chunked = req.body == BodyFraming::Chunked;
-                let persist = if !req.keep_alive || chunked {
+                let persist = if !req.keep_alive {
                     Persist::Close
                 } else if req.minor_version == 0 {
                     Persist::KeepAliveEcho
                 } else {
                     Persist::KeepAlive
                 };
-                let mut r = Responder {
-                    wq: &mut self.wq,
-                    date: ctx.date,
-                    persist,
-                    head_only: req.method == Method::Head,
-                };
-                let reply = if chunked {
-                    r.error(Status::NotImplemented, &[])
-                } else {
-                    router::respond(&req, ctx.shared, &mut r)
+                if req.expect_continue && req.minor_version == 1 && req.body != BodyFraming::None {
+                    // The client waits for this before sending its body (curl waits a second).
+                    self.wq.buf_mut().extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                }
+                let mark = self.wq.mark();
+                let mut r =
+                    Responder::new(&mut self.wq, ctx.date, persist, req.method == Method::Head);
+                let (route, reply) = router::respond(&req, ctx.shared, &mut r);
+                let (hold, sink) = (r.hold, r.body_sink);
+                if let Some(delay) = hold {
+                    self.wq.hold_from(mark);
+                    self.hold = Some(Hold { until: ctx.now + delay, timer_set: false });
+                }
+                self.body = match req.body {
+                    BodyFraming::None => None,
+                    BodyFraming::Length(n) => Some(RequestBody::with_length(n, sink)),
+                    BodyFraming::Chunked => Some(RequestBody::chunked(sink)),
                 };
                 // Nagle's algorithm would hold back a response written while an earlier one is
                 // unacknowledged, up to the client's delayed-ACK timeout (40 ms on Linux): that
@@ -197,11 +258,7 @@ impl Conn {
                 if persist != Persist::Close && !self.nodelay {
                     self.nodelay = self.stream.set_nodelay(true).is_ok();
                 }
-                let body = match req.body {
-                    BodyFraming::Length(n) => n,
-                    BodyFraming::None | BodyFraming::Chunked => 0,
-                };
-                (reply, persist == Persist::Close, body)
+                (route, reply, persist == Persist::Close)
             }
             Err(e) => {
                 let status = match e {
@@ -211,12 +268,11 @@ impl Conn {
                     | HeadError::BadContentLength
                     | HeadError::BadTransferEncoding => Status::BadRequest,
                 };
-                (error_reply(&mut self.wq, ctx.date, status), true, 0)
+                (Route::Unrouted, error_reply(&mut self.wq, ctx.date, status), true)
             }
         };
-        Self::account(ctx, self.peer, request_line(head), reply);
+        Self::account(ctx, self.peer, request_line(head), route, reply);
         self.rbuf.consume(len);
-        self.discard = body;
         if close {
             self.phase = Phase::Closing;
         }
@@ -226,13 +282,19 @@ impl Conn {
     /// is unknown.
     fn refuse(&mut self, status: Status, ctx: &mut Ctx<'_>) {
         let reply = error_reply(&mut self.wq, ctx.date, status);
-        Self::account(ctx, self.peer, b"-", reply);
+        Self::account(ctx, self.peer, b"-", Route::Unrouted, reply);
         self.phase = Phase::Closing;
     }
 
-    fn account(ctx: &mut Ctx<'_>, peer: SocketAddr, request_line: &[u8], reply: Reply) {
+    fn account(
+        ctx: &mut Ctx<'_>,
+        peer: SocketAddr,
+        request_line: &[u8],
+        route: Route,
+        reply: Reply,
+    ) {
         let code = reply.status.code();
-        ctx.counters.add_response(code);
+        ctx.counters.add_response(code, route);
         ctx.log.record(peer.ip(), ctx.date, request_line, code, reply.body_bytes);
     }
 
@@ -278,5 +340,5 @@ impl Conn {
 
 /// An error page that ends the connection.
 fn error_reply(wq: &mut WriteQueue, date: &DateCache, status: Status) -> Reply {
-    Responder { wq, date, persist: Persist::Close, head_only: false }.error(status, &[])
+    Responder::new(wq, date, Persist::Close, false).error(status, &[])
 }

@@ -30,6 +30,9 @@ pub enum ServeError {
     /// Any other failure to open the root.
     #[error("root `{}`: {source}", .path.display())]
     Root { path: PathBuf, source: io::Error },
+    /// The texts `/include` joins could not be written to the temporary directory.
+    #[error("cannot write the /include texts under `{}`: {source} (set TMPDIR to a writable directory)", .path.display())]
+    IncludeTexts { path: PathBuf, source: io::Error },
     /// A limit in the configuration cannot work.
     #[error("invalid setting {name} = {value}: {reason}")]
     InvalidConfig { name: &'static str, value: String, reason: &'static str },

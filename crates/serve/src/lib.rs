@@ -11,8 +11,10 @@
 //! returned.
 //!
 //! What it serves: static files under `root` (GET and HEAD, conditional requests, one byte range,
-//! `index.html` for directories), `/bytes/N` (N deterministic bytes, see [`GENERATED_PATTERN`])
-//! and `/herd/stats` (the counters as JSON).
+//! `index.html` for directories), `/bytes/N` (N deterministic bytes, see [`GENERATED_PATTERN`]),
+//! the computed pages of the seeds (`/9x9`, `/include`) and of the tests (`/cpu`, `/sleep`,
+//! `/stall`, `/status/N`, `/echo`), and `/herd/stats` (the counters as JSON). docs/serve.md is
+//! the user's reference for every endpoint.
 //!
 //! # Module map
 //!
@@ -20,30 +22,35 @@
 //! - `listener`: the per-worker `SO_REUSEPORT` sockets; `worker`: one mio event loop per thread;
 //!   `conn`: one connection's read → answer → write state machine.
 //! - `read_buf` finds request heads and enforces size limits; `request` parses them;
-//!   `router` picks the handler; `static_files`, `generated` and `stats` answer;
-//!   `response` writes heads and error pages; `write_queue` sends them (`send`, `sendfile`).
+//!   `request_body` reads bodies (Content-Length or chunked; skipped or echoed); `route` names
+//!   the routes and `router` picks the handler; `static_files`, `generated`, `pages/` and
+//!   `stats` answer; `response` writes heads and error pages; `write_queue` sends them (`send`,
+//!   `sendfile`) and holds back a delayed response until the worker's timer releases it.
 //! - `path` (target → safe relative path), `root` (opening files that cannot escape the root),
 //!   `range`, `date`, `mime`, `access_log`, `sys` (raw system calls).
+//! - `fileset` (public): file sets for `herd serve --generate` and the SPECweb99 access mix.
 //!
-//! Deliberately not here yet (later slices of issue 3): dynamic pages (`/9x9`, `/include`,
-//! `/cpu`, `/sleep`, `/status`, `/echo`, `/stall`), chunked request and response bodies, file-set
-//! generation (`--generate`), per-path counters. There is no TLS and no HTTP/2.
+//! Not here: TLS, HTTP/2, directory listings, compression, multiple ranges.
 
 mod access_log;
 mod config;
 mod conn;
 mod date;
 mod error;
+pub mod fileset;
 pub mod fuzzing;
 mod generated;
 mod listener;
 mod mime;
+mod pages;
 mod path;
 mod range;
 mod read_buf;
 mod request;
+mod request_body;
 mod response;
 mod root;
+mod route;
 mod router;
 mod server;
 mod static_files;

@@ -135,7 +135,6 @@ impl ReadBuf {
     }
 
     /// The unconsumed bytes.
-    #[cfg(test)]
     pub(crate) fn unconsumed(&self) -> &[u8] {
         &self.buf[self.start..self.end]
     }
@@ -149,13 +148,6 @@ impl ReadBuf {
             self.start = 0;
             self.end = 0;
         }
-    }
-
-    /// Drops up to `n` unconsumed bytes of a request body nobody reads; returns how many.
-    pub(crate) fn discard(&mut self, n: u64) -> u64 {
-        let k = usize::try_from(n).unwrap_or(usize::MAX).min(self.end - self.start);
-        self.consume(k);
-        k as u64
     }
 
     /// Moves unconsumed bytes to the front and, if that frees nothing, grows up to `max`.
@@ -251,16 +243,5 @@ mod tests {
         let exact = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(256 - 23));
         assert_eq!(exact.len(), 256);
         check(exact.as_bytes(), &[Scan::Complete(256)], &[&exact]);
-    }
-
-    #[test]
-    fn discard_skips_body_bytes() {
-        let mut buf = ReadBuf::new(LIMITS);
-        let mut src: &[u8] = b"helloGET / HTTP/1.1\r\n\r\n";
-        buf.fill(&mut src).unwrap();
-        assert_eq!(buf.discard(5), 5);
-        assert_eq!(buf.find_head(LIMITS), Scan::Complete(18));
-        assert_eq!(buf.discard(100), 18);
-        assert!(buf.unconsumed().is_empty());
     }
 }

@@ -11,6 +11,8 @@ pub(crate) const MAX_HEADERS: usize = 100;
 pub(crate) enum Method {
     Get,
     Head,
+    Post,
+    Put,
     /// Anything else: answered 405.
     Other,
 }
@@ -41,6 +43,10 @@ pub(crate) struct RequestHead<'b> {
     pub(crate) if_modified_since: Option<&'b [u8]>,
     pub(crate) if_range: Option<&'b [u8]>,
     pub(crate) range: Option<&'b [u8]>,
+    /// The body's media type, echoed by `/echo`.
+    pub(crate) content_type: Option<&'b [u8]>,
+    /// `Expect: 100-continue`: the client waits for `100 Continue` before sending its body.
+    pub(crate) expect_continue: bool,
 }
 
 /// Why a head was refused. Every one closes the connection, since the server can no longer be
@@ -55,8 +61,8 @@ pub(crate) enum HeadError {
     BadHost,
     /// Content-Length not a number, or several different ones.
     BadContentLength,
-    /// Transfer-Encoding together with Content-Length, or not ending in `chunked`
-    /// (RFC 9112 §6.1, the request-smuggling rules).
+    /// Transfer-Encoding together with Content-Length, not ending in `chunked`, or in an
+    /// HTTP/1.0 request (RFC 9112 §6.1, the request-smuggling rules; nginx answers 400 too).
     BadTransferEncoding,
 }
 
@@ -77,6 +83,8 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
     let method = match method {
         "GET" => Method::Get,
         "HEAD" => Method::Head,
+        "POST" => Method::Post,
+        "PUT" => Method::Put,
         _ => Method::Other,
     };
 
@@ -90,6 +98,8 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
         if_modified_since: None,
         if_range: None,
         range: None,
+        content_type: None,
+        expect_continue: false,
     };
     let (mut n_host, mut close, mut keep_alive) = (0, false, false);
     let mut content_length: Option<u64> = None;
@@ -121,6 +131,10 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
             out.if_range.get_or_insert(value);
         } else if name.eq_ignore_ascii_case(b"range") {
             out.range.get_or_insert(value);
+        } else if name.eq_ignore_ascii_case(b"content-type") {
+            out.content_type.get_or_insert(value);
+        } else if name.eq_ignore_ascii_case(b"expect") {
+            out.expect_continue |= value.eq_ignore_ascii_case(b"100-continue");
         }
     }
 
@@ -128,6 +142,7 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
         return Err(HeadError::BadHost);
     }
     out.body = match (transfer_encoding, content_length) {
+        (Some(_), _) if minor_version == 0 => return Err(HeadError::BadTransferEncoding),
         (Some(_), Some(_)) | (Some(false), None) => return Err(HeadError::BadTransferEncoding),
         (Some(true), None) => BodyFraming::Chunked,
         (None, Some(0) | None) => BodyFraming::None,
@@ -177,7 +192,9 @@ mod tests {
     #[test]
     fn methods() {
         assert_eq!(parse("HEAD / HTTP/1.0\r\n\r\n").unwrap().method, Method::Head);
-        assert_eq!(parse("POST / HTTP/1.0\r\n\r\n").unwrap().method, Method::Other);
+        assert_eq!(parse("POST / HTTP/1.0\r\n\r\n").unwrap().method, Method::Post);
+        assert_eq!(parse("PUT / HTTP/1.0\r\n\r\n").unwrap().method, Method::Put);
+        assert_eq!(parse("DELETE / HTTP/1.0\r\n\r\n").unwrap().method, Method::Other);
         assert_eq!(parse("get / HTTP/1.0\r\n\r\n").unwrap().method, Method::Other);
     }
 
@@ -208,7 +225,7 @@ mod tests {
         );
         assert_eq!(body("GET / HTTP/1.0\r\nContent-Length: 0\r\n\r\n"), Ok(BodyFraming::None));
         assert_eq!(
-            body("POST / HTTP/1.0\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
+            body("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
             Ok(BodyFraming::Chunked)
         );
         for bad in [
@@ -221,11 +238,25 @@ mod tests {
             assert_eq!(body(bad), Err(HeadError::BadContentLength), "{bad}");
         }
         for bad in [
-            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
-            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
         ] {
             assert_eq!(body(bad), Err(HeadError::BadTransferEncoding), "{bad}");
         }
+    }
+
+    #[test]
+    fn content_type_and_expect() {
+        let r = parse(
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nExpect: 100-Continue\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(r.content_type, Some(&b"text/plain"[..]));
+        assert!(r.expect_continue);
+        assert!(
+            !parse("GET / HTTP/1.1\r\nHost: x\r\nExpect: other\r\n\r\n").unwrap().expect_continue
+        );
     }
 
     #[test]

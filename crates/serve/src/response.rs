@@ -6,8 +6,10 @@
 
 use std::fmt;
 use std::io::Write as _;
+use std::time::Duration;
 
 use crate::date::DateCache;
+use crate::request_body::Sink;
 use crate::write_queue::WriteQueue;
 
 /// The statuses this server sends.
@@ -26,6 +28,8 @@ pub(crate) enum Status {
     InternalServerError,
     NotImplemented,
     ServiceUnavailable,
+    /// Any other code from 200 to 599, as `/status/N` asks.
+    Other(u16),
 }
 
 impl Status {
@@ -44,13 +48,48 @@ impl Status {
             Status::InternalServerError => 500,
             Status::NotImplemented => 501,
             Status::ServiceUnavailable => 503,
+            Status::Other(code) => code,
+        }
+    }
+
+    /// The status for `code`, a named one where there is one.
+    pub(crate) fn from_code(code: u16) -> Status {
+        [
+            Status::Ok,
+            Status::PartialContent,
+            Status::NotModified,
+            Status::BadRequest,
+            Status::Forbidden,
+            Status::NotFound,
+            Status::MethodNotAllowed,
+            Status::UriTooLong,
+            Status::RangeNotSatisfiable,
+            Status::HeaderFieldsTooLarge,
+            Status::InternalServerError,
+            Status::NotImplemented,
+            Status::ServiceUnavailable,
+        ]
+        .into_iter()
+        .find(|s| s.code() == code)
+        .unwrap_or(Status::Other(code))
+    }
+
+    /// Appends the status line.
+    fn write_line(self, buf: &mut Vec<u8>) {
+        match self.line() {
+            Some(line) => buf.extend_from_slice(line),
+            None => {
+                let code = self.code();
+                // Writing into a Vec cannot fail.
+                let _ = write!(buf, "HTTP/1.1 {code} {}\r\n", reason_phrase(code));
+            }
         }
     }
 
     /// The status line, with its CRLF. Always `HTTP/1.1`, also to HTTP/1.0 clients: a server
     /// announces the highest version it supports (RFC 9110 §6.2), as nginx and Apache do.
-    fn line(self) -> &'static [u8] {
-        match self {
+    fn line(self) -> Option<&'static [u8]> {
+        Some(match self {
             Status::Ok => b"HTTP/1.1 200 OK\r\n",
             Status::PartialContent => b"HTTP/1.1 206 Partial Content\r\n",
             Status::NotModified => b"HTTP/1.1 304 Not Modified\r\n",
@@ -64,7 +103,8 @@ impl Status {
             Status::InternalServerError => b"HTTP/1.1 500 Internal Server Error\r\n",
             Status::NotImplemented => b"HTTP/1.1 501 Not Implemented\r\n",
             Status::ServiceUnavailable => b"HTTP/1.1 503 Service Unavailable\r\n",
-        }
+            Status::Other(_) => return None,
+        })
     }
 
     /// A small HTML page naming the status, the body of every error response.
@@ -95,7 +135,60 @@ impl Status {
             Status::InternalServerError => page!("500 Internal Server Error"),
             Status::NotImplemented => page!("501 Not Implemented"),
             Status::ServiceUnavailable => page!("503 Service Unavailable"),
+            Status::Other(_) => page!("herd"),
         }
+    }
+}
+
+/// The reason phrase of RFC 9110 §15 for `code`; empty for codes it does not define, which
+/// the status-line grammar allows.
+fn reason_phrase(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        305 => "Use Proxy",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        426 => "Upgrade Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        _ => "",
     }
 }
 
@@ -168,13 +261,27 @@ pub(crate) struct Responder<'a> {
     pub(crate) persist: Persist,
     /// HEAD: send the head a GET would get, without the body.
     pub(crate) head_only: bool,
+    /// Set by a handler whose response must wait (`/sleep`, `/stall`): the connection holds
+    /// it back this long, without blocking the worker.
+    pub(crate) hold: Option<Duration>,
+    /// Set by a handler that reads the request body (`/echo`): where its bytes go.
+    pub(crate) body_sink: Sink,
 }
 
-impl Responder<'_> {
+impl<'a> Responder<'a> {
+    pub(crate) fn new(
+        wq: &'a mut WriteQueue,
+        date: &'a DateCache,
+        persist: Persist,
+        head_only: bool,
+    ) -> Responder<'a> {
+        Responder { wq, date, persist, head_only, hold: None, body_sink: Sink::Discard }
+    }
+
     /// Starts a head: status line, Server and Date. Add headers, then [`Head::finish`].
     pub(crate) fn head(&mut self, status: Status) -> Head<'_> {
         let buf = self.wq.buf_mut();
-        buf.extend_from_slice(status.line());
+        status.write_line(buf);
         buf.extend_from_slice(SERVER);
         buf.extend_from_slice(b"Date: ");
         buf.extend_from_slice(self.date.http());
@@ -189,6 +296,39 @@ impl Responder<'_> {
             .header_u64("Content-Length", body.len() as u64)
             .header("Cache-Control", b"no-store");
         self.finish_with(status, body)
+    }
+
+    /// Answers with a body `render` appends, computed for this request. The body is rendered
+    /// first, straight into the output buffer, and the head (which needs its length) is then
+    /// rotated in front of it: no scratch buffer and no second copy of the body.
+    pub(crate) fn body_with(
+        &mut self,
+        status: Status,
+        content_type: &[u8],
+        render: impl FnOnce(&mut Vec<u8>),
+    ) -> Reply {
+        let start = self.wq.mark();
+        render(self.wq.buf_mut());
+        let body_len = self.wq.mark() - start;
+        let mut head = self.head(status);
+        head.header("Content-Type", content_type)
+            .header_u64("Content-Length", body_len as u64)
+            .header("Cache-Control", b"no-store");
+        head.finish();
+        let buf = self.wq.buf_mut();
+        let head_len = buf.len() - start - body_len;
+        buf[start..].rotate_right(head_len);
+        if self.head_only {
+            buf.truncate(start + head_len);
+            return Reply { status, body_bytes: 0 };
+        }
+        Reply { status, body_bytes: body_len as u64 }
+    }
+
+    /// Answers with a plain-text message, for requests whose parameters are wrong: the
+    /// message says what was expected.
+    pub(crate) fn text(&mut self, status: Status, message: &str) -> Reply {
+        self.body(status, b"text/plain; charset=utf-8", message.as_bytes())
     }
 
     /// Answers with the status's error page and any `extra` headers (Allow, Content-Range).
@@ -222,7 +362,7 @@ mod tests {
     fn render(persist: Persist, head_only: bool, status: Status) -> String {
         let mut wq = WriteQueue::new();
         let date = DateCache::new(UNIX_EPOCH + Duration::from_secs(784_111_777));
-        let mut r = Responder { wq: &mut wq, date: &date, persist, head_only };
+        let mut r = Responder::new(&mut wq, &date, persist, head_only);
         r.error(status, &[("Allow", b"GET, HEAD")]);
         String::from_utf8(wq.buf_mut().clone()).unwrap()
     }
@@ -246,6 +386,29 @@ mod tests {
         assert!(!render(Persist::KeepAlive, true, Status::NotFound).contains("Connection"));
         assert!(render(Persist::KeepAliveEcho, true, Status::NotFound)
             .contains("\r\nConnection: keep-alive\r\n"));
+    }
+
+    #[test]
+    fn other_statuses() {
+        let mut buf = Vec::new();
+        Status::from_code(418).write_line(&mut buf);
+        Status::from_code(201).write_line(&mut buf);
+        Status::from_code(404).write_line(&mut buf);
+        assert_eq!(buf, b"HTTP/1.1 418 \r\nHTTP/1.1 201 Created\r\nHTTP/1.1 404 Not Found\r\n");
+        assert_eq!(Status::from_code(404), Status::NotFound);
+    }
+
+    #[test]
+    fn rendered_bodies_get_their_head_in_front() {
+        let mut wq = WriteQueue::new();
+        wq.buf_mut().extend_from_slice(b"EARLIER");
+        let date = DateCache::new(UNIX_EPOCH);
+        let mut r = Responder::new(&mut wq, &date, Persist::KeepAlive, false);
+        let reply = r.body_with(Status::Ok, b"text/plain", |b| b.extend_from_slice(b"hello"));
+        assert_eq!(reply.body_bytes, 5);
+        let s = String::from_utf8(wq.buf_mut().clone()).unwrap();
+        assert!(s.starts_with("EARLIERHTTP/1.1 200 OK\r\n"), "{s}");
+        assert!(s.ends_with("Content-Length: 5\r\nCache-Control: no-store\r\n\r\nhello"), "{s}");
     }
 
     #[test]

@@ -1,46 +1,61 @@
-//! Decides which handler answers a parsed request: `/herd/stats`, `/bytes/N`, or a file under the
-//! root; 405 for methods other than GET and HEAD, 400 for targets that are not a path, 404 when
-//! there is no root. The generated pages are matched before the root, so a file named
-//! `bytes/10` under the root is never served. Does not parse, read or write sockets.
+//! Decides which handler answers a parsed request (route.rs names the routes): the generated
+//! and dynamic pages (pages/, generated.rs, `/herd/stats`) first, then a file under the root;
+//! 405 for a method the route does not take, 400 for targets that are not a path, 404 when there
+//! is no root. The pages are matched before the root, so a file named `bytes/10` under the root
+//! is never served. Does not parse, read or write sockets.
 
 use memchr::memchr;
 
 use crate::generated;
+use crate::pages::{cpu, delay, echo, include, nine_by_nine, status};
 use crate::path;
-use crate::request::{Method, RequestHead};
+use crate::request::RequestHead;
 use crate::response::{Reply, Responder, Status};
+use crate::route::Route;
 use crate::server::Shared;
 use crate::static_files;
 use crate::stats;
 
-/// Answers `req` into `r`.
-pub(crate) fn respond(req: &RequestHead<'_>, shared: &Shared, r: &mut Responder<'_>) -> Reply {
-    if req.method == Method::Other {
-        return r.error(Status::MethodNotAllowed, &[("Allow", b"GET, HEAD")]);
-    }
-    let Some(path) = target_path(req.target) else {
-        return r.error(Status::BadRequest, &[]);
+/// Answers `req` into `r`; returns the route it took, for the counters.
+pub(crate) fn respond(
+    req: &RequestHead<'_>,
+    shared: &Shared,
+    r: &mut Responder<'_>,
+) -> (Route, Reply) {
+    let Some((path, query)) = split_target(req.target) else {
+        return (Route::Unrouted, r.error(Status::BadRequest, &[]));
     };
-    if path == b"/herd/stats" {
-        let json = stats::total(&shared.counters).to_json();
-        return r.body(Status::Ok, b"application/json", json.as_bytes());
+    let route = Route::of(path);
+    if !route.accepts(req.method) {
+        return (route, r.error(Status::MethodNotAllowed, &[("Allow", route.allow())]));
     }
-    if let Some(n) = path.strip_prefix(b"/bytes/") {
-        return generated::serve_bytes(n, r);
-    }
-    let Some(root) = &shared.root else {
-        return r.error(Status::NotFound, &[]);
+    let reply = match route {
+        Route::NineByNine => nine_by_nine::serve(r),
+        Route::Include => include::serve(&shared.include, r),
+        Route::Cpu => cpu::serve(query, r),
+        Route::Sleep => delay::sleep(query, r),
+        Route::Stall => delay::stall(query, &shared.stall_count, r),
+        Route::Echo => echo::serve(req, r),
+        Route::Stats => {
+            let json = stats::total(&shared.counters).to_json();
+            r.body(Status::Ok, b"application/json", json.as_bytes())
+        }
+        Route::Bytes => generated::serve_bytes(&path[b"/bytes/".len()..], r),
+        Route::Status => status::serve(&path[b"/status/".len()..], r),
+        Route::Static => match (&shared.root, path::sanitize(path)) {
+            (None, _) => r.error(Status::NotFound, &[]),
+            (Some(root), Ok(safe)) => static_files::serve(root, &safe, req, r),
+            (Some(_), Err(_)) => r.error(Status::BadRequest, &[]),
+        },
+        Route::Unrouted => r.error(Status::BadRequest, &[]),
     };
-    match path::sanitize(path) {
-        Ok(safe) => static_files::serve(root, &safe, req, r),
-        Err(_) => r.error(Status::BadRequest, &[]),
-    }
+    (route, reply)
 }
 
-/// The path of a request target, without the query: origin-form `/p?q`, or absolute-form
+/// The path and the query of a request target: origin-form `/p?q`, or absolute-form
 /// `http://host/p?q`, which servers must accept (RFC 9112 §3.2.2). `None` for anything else
 /// (`*`, authority-form, other schemes).
-pub(crate) fn target_path(target: &[u8]) -> Option<&[u8]> {
+pub(crate) fn split_target(target: &[u8]) -> Option<(&[u8], &[u8])> {
     let path_and_query = if target.starts_with(b"/") {
         target
     } else {
@@ -51,8 +66,10 @@ pub(crate) fn target_path(target: &[u8]) -> Option<&[u8]> {
             None => b"/",
         }
     };
-    let end = memchr(b'?', path_and_query).unwrap_or(path_and_query.len());
-    Some(&path_and_query[..end])
+    Some(match memchr(b'?', path_and_query) {
+        Some(i) => (&path_and_query[..i], &path_and_query[i + 1..]),
+        None => (path_and_query, &b""[..]),
+    })
 }
 
 fn strip_prefix_ignore_case<'a>(s: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
@@ -65,7 +82,8 @@ mod tests {
     use super::*;
 
     fn check(target: &str, expect: Option<&str>) {
-        assert_eq!(target_path(target.as_bytes()), expect.map(str::as_bytes), "{target}");
+        let path = split_target(target.as_bytes()).map(|(path, _)| path);
+        assert_eq!(path, expect.map(str::as_bytes), "{target}");
     }
 
     #[test]
@@ -81,5 +99,12 @@ mod tests {
         check("example.com:443", None);
         check("ftp://example.com/a", None);
         check("", None);
+    }
+
+    #[test]
+    fn queries() {
+        assert_eq!(split_target(b"/a?b=1&c"), Some((&b"/a"[..], &b"b=1&c"[..])));
+        assert_eq!(split_target(b"/a"), Some((&b"/a"[..], &b""[..])));
+        assert_eq!(split_target(b"http://h/cpu?n=1"), Some((&b"/cpu"[..], &b"n=1"[..])));
     }
 }

@@ -4,11 +4,14 @@
 //! does not serve anything itself (worker.rs).
 
 use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::thread;
 
 use crate::config::ServeConfig;
 use crate::error::ServeError;
 use crate::listener;
+use crate::pages::include_texts::TempTexts;
 use crate::read_buf::Limits;
 use crate::root::Root;
 use crate::stats::{self, ServeStats, WorkerCounters};
@@ -23,13 +26,19 @@ pub struct Server {
     shared: Shared,
 }
 
-/// What all workers read: the configuration, the root, and every worker's counters (each
-/// written by its own worker only; read by all for `/herd/stats`).
+/// What all workers read: the configuration, the root, the include texts' directory, and every
+/// worker's counters (each written by its own worker only; read by all for `/herd/stats`).
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) config: ServeConfig,
     pub(crate) root: Option<Root>,
     pub(crate) counters: Box<[WorkerCounters]>,
+    /// Where `/include` reads its four texts.
+    pub(crate) include: Root,
+    /// `/stall` requests so far, over all workers: every M-th one waits.
+    pub(crate) stall_count: AtomicU64,
+    /// herd's own include texts, when the root has no `include/` directory; removed on drop.
+    _include_texts: Option<TempTexts>,
 }
 
 impl Shared {
@@ -80,7 +89,19 @@ impl Server {
         let root = config.root.as_deref().map(Root::open).transpose()?;
         let (listeners, local_addr) = listener::bind(config.listen, threads)?;
         let counters = (0..listeners.len()).map(|_| WorkerCounters::default()).collect();
-        Ok(Server { listeners, local_addr, shared: Shared { config, root, counters } })
+        let (include, include_texts) = include_dir(config.root.as_deref())?;
+        Ok(Server {
+            listeners,
+            local_addr,
+            shared: Shared {
+                config,
+                root,
+                counters,
+                include,
+                stall_count: AtomicU64::new(0),
+                _include_texts: include_texts,
+            },
+        })
     }
 
     /// The bound address, with the actual port if port 0 was asked for.
@@ -134,4 +155,15 @@ impl Server {
         results.into_iter().collect::<Result<Vec<()>, ServeError>>()?;
         Ok(stats::total(&shared.counters))
     }
+}
+
+/// The directory `/include` reads: `<root>/include` if there is one, otherwise herd's own texts
+/// written to a private temporary directory.
+fn include_dir(root: Option<&Path>) -> Result<(Root, Option<TempTexts>), ServeError> {
+    if let Some(dir) = root.map(|r| r.join("include")).filter(|d| d.is_dir()) {
+        return Ok((Root::open(&dir)?, None));
+    }
+    let texts = TempTexts::create()
+        .map_err(|source| ServeError::IncludeTexts { path: std::env::temp_dir(), source })?;
+    Ok((Root::open(texts.path())?, Some(texts)))
 }

@@ -8,7 +8,13 @@
 //! most once a second), not by a timer per connection: a connection's deadline moves on every
 //! request, and moving a timer costs more than a sweep of a few thousand entries. A connection is
 //! therefore closed between `idle_timeout` and `idle_timeout × 1.25` after its last progress.
+//!
+//! Held responses (`/sleep`, `/stall`) are the one thing that needs a precise timer: a binary
+//! heap of (instant, slot, generation), where the generation tells a timer for a closed
+//! connection from one for the connection that reused its slot.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::net::TcpListener as StdTcpListener;
 use std::sync::Arc;
@@ -65,6 +71,8 @@ pub(crate) fn run(
         counters: &shared.counters[id],
         listener,
         conns: Vec::new(),
+        generations: Vec::new(),
+        timers: BinaryHeap::new(),
         free: Vec::new(),
         n_open: 0,
         yielded: Vec::new(),
@@ -83,6 +91,10 @@ struct Worker<'s> {
     listener: TcpListener,
     /// Connections by slot; a slot's token is `FIRST_CONN + slot`.
     conns: Vec<Option<Conn>>,
+    /// Bumped each time a slot's connection closes.
+    generations: Vec<u64>,
+    /// Held responses to release: (when, slot, generation).
+    timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     /// Empty slots, reused before `conns` grows.
     free: Vec<usize>,
     n_open: usize,
@@ -118,6 +130,15 @@ impl Worker<'_> {
             for slot in again.drain(..) {
                 self.drive(slot, now);
             }
+            while let Some(&Reverse((when, slot, generation))) = self.timers.peek() {
+                if when > now {
+                    break;
+                }
+                self.timers.pop();
+                if self.generations.get(slot) == Some(&generation) {
+                    self.drive(slot, now);
+                }
+            }
             for event in events.iter() {
                 match event.token() {
                     WAKER => {}
@@ -137,18 +158,20 @@ impl Worker<'_> {
         }
     }
 
-    /// How long epoll may wait: not at all if connections yielded, until the next sweep if any
-    /// connection is open, until accepting resumes if it is paused, otherwise forever.
+    /// How long epoll may wait: not at all if connections yielded, otherwise until the first
+    /// of the next held response, the next sweep if any connection is open, and the end of an
+    /// accept pause; forever if there is none.
     fn poll_timeout(&self, now: Instant) -> Option<Duration> {
         if !self.yielded.is_empty() {
             return Some(Duration::ZERO);
         }
+        let timer = self.timers.peek().map(|Reverse((when, _, _))| *when);
         let sweep = (self.n_open > 0).then_some(self.next_sweep);
-        let deadline = match (sweep, self.accept_paused_until) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        deadline.map(|d| d.saturating_duration_since(now))
+        [timer, sweep, self.accept_paused_until]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|deadline| deadline.saturating_duration_since(now))
     }
 
     /// Accepts until the queue is empty (edge-triggered).
@@ -161,6 +184,7 @@ impl Worker<'_> {
                 Ok((mut stream, peer)) => {
                     let slot = self.free.pop().unwrap_or_else(|| {
                         self.conns.push(None);
+                        self.generations.push(0);
                         self.conns.len() - 1
                     });
                     let interest = Interest::READABLE | Interest::WRITABLE;
@@ -206,6 +230,10 @@ impl Worker<'_> {
             Drive::Wait => {}
             Drive::Yield => self.yielded.push(slot),
             Drive::Close => self.close(slot),
+            Drive::Sleep(until) => {
+                let generation = self.generations.get(slot).copied().unwrap_or_default();
+                self.timers.push(Reverse((until, slot, generation)));
+            }
         }
     }
 
@@ -215,6 +243,9 @@ impl Worker<'_> {
         if self.conns.get_mut(slot).and_then(Option::take).is_some() {
             self.free.push(slot);
             self.n_open -= 1;
+            if let Some(generation) = self.generations.get_mut(slot) {
+                *generation += 1;
+            }
         }
     }
 

@@ -53,6 +53,8 @@ pub(crate) enum Flushed {
     Blocked,
     /// The byte budget ran out first: come back soon without waiting for an event.
     Yield,
+    /// Everything before the hold is written; the rest waits for [`WriteQueue::release`].
+    Held,
 }
 
 #[derive(Debug, Default)]
@@ -61,6 +63,8 @@ pub(crate) struct WriteQueue {
     /// Bytes of `buf` already written.
     pos: usize,
     body: Option<Body>,
+    /// Bytes of `buf` from here on are held back (a response that must wait, `/sleep`).
+    hold_at: Option<usize>,
 }
 
 impl WriteQueue {
@@ -91,6 +95,16 @@ impl WriteQueue {
 
     pub(crate) fn truncate(&mut self, mark: usize) {
         self.buf.truncate(mark.max(self.pos));
+    }
+
+    /// Holds back everything appended after [`mark`](Self::mark) `mark` until
+    /// [`release`](Self::release).
+    pub(crate) fn hold_from(&mut self, mark: usize) {
+        self.hold_at = Some(mark.max(self.pos));
+    }
+
+    pub(crate) fn release(&mut self) {
+        self.hold_at = None;
     }
 
     /// Streams `body` after everything queued so far.
@@ -129,11 +143,12 @@ impl WriteQueue {
         budget: &mut u64,
         written: &mut u64,
     ) -> io::Result<Flushed> {
-        while self.pos < self.buf.len() {
+        let end = self.hold_at.unwrap_or(self.buf.len());
+        while self.pos < end {
             if *budget == 0 {
                 return Ok(Flushed::Yield);
             }
-            match sys::send(socket, &self.buf[self.pos..], self.body.is_some()) {
+            match sys::send(socket, &self.buf[self.pos..end], self.body.is_some()) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.pos += n;
@@ -143,6 +158,9 @@ impl WriteQueue {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
                 Err(e) => return Err(e),
             }
+        }
+        if self.hold_at.is_some() {
+            return Ok(Flushed::Held);
         }
         self.buf.clear();
         self.pos = 0;

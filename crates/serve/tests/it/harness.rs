@@ -88,7 +88,21 @@ pub(crate) fn config(root: Option<&Path>) -> ServeConfig {
 }
 
 pub(crate) struct Client {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Counted>,
+}
+
+/// A stream that counts the bytes read from it, so tests can compare with the server's count.
+pub(crate) struct Counted {
+    stream: TcpStream,
+    n_read: u64,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.stream.read(buf)?;
+        self.n_read += n as u64;
+        Ok(n)
+    }
 }
 
 impl Client {
@@ -96,20 +110,25 @@ impl Client {
         let stream = TcpStream::connect(addr).expect("connect");
         stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
-        Client { reader: BufReader::new(stream) }
+        Client { reader: BufReader::new(Counted { stream, n_read: 0 }) }
     }
 
     pub(crate) fn send(&mut self, bytes: &[u8]) {
-        self.reader.get_mut().write_all(bytes).expect("send");
+        self.reader.get_mut().stream.write_all(bytes).expect("send");
     }
 
     /// Like [`send`](Self::send), but reports failure (the server closed the connection).
     pub(crate) fn try_send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.reader.get_mut().write_all(bytes)
+        self.reader.get_mut().stream.write_all(bytes)
+    }
+
+    /// Bytes read from the socket so far (some may still sit in the read buffer).
+    pub(crate) fn bytes_read(&self) -> u64 {
+        self.reader.get_ref().n_read
     }
 
     pub(crate) fn shutdown_write(&mut self) {
-        self.reader.get_mut().shutdown(Shutdown::Write).unwrap();
+        self.reader.get_mut().stream.shutdown(Shutdown::Write).unwrap();
     }
 
     /// Reads one response; `head_request` says there is no body whatever Content-Length says.
@@ -131,13 +150,45 @@ impl Client {
             headers.push((name.to_owned(), value.to_owned()));
         }
         let mut response = Response { status, headers, body: Vec::new() };
-        if !head_request && status != 304 {
+        if head_request || status == 304 || status == 204 || status < 200 {
+            return response;
+        }
+        if response.header("Transfer-Encoding") == Some("chunked") {
+            response.body = self.chunked_body();
+        } else {
             let len: usize =
                 response.header("Content-Length").expect("Content-Length").parse().unwrap();
             response.body.resize(len, 0);
             self.reader.read_exact(&mut response.body).expect("body");
         }
         response
+    }
+
+    /// Reads a chunked body strictly (CRLF everywhere, no extensions, no trailers): what
+    /// herd serve sends.
+    fn chunked_body(&mut self) -> Vec<u8> {
+        let mut body = Vec::new();
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line).expect("chunk size line");
+            let size = line.strip_suffix("\r\n").expect("chunk size line ends in CRLF");
+            let size = usize::from_str_radix(size, 16).expect("chunk size in hex");
+            let start = body.len();
+            body.resize(start + size + 2, 0);
+            self.reader.read_exact(&mut body[start..]).expect("chunk data");
+            assert_eq!(&body[start + size..], b"\r\n", "chunk data ends in CRLF");
+            body.truncate(start + size);
+            if size == 0 {
+                return body;
+            }
+        }
+    }
+
+    /// Everything until the server closes (EOF or reset).
+    pub(crate) fn read_all(&mut self) -> Vec<u8> {
+        let mut all = Vec::new();
+        let _ = self.reader.read_to_end(&mut all);
+        all
     }
 
     /// Whether the server closed the connection (EOF, or a reset if it closed with input

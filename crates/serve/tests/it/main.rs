@@ -4,10 +4,14 @@
 //! speed (bench/ does).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod counters;
+mod delays;
+mod echo;
 mod generated;
 mod harness;
 mod lifecycle;
 mod limits;
+mod pages;
 mod protocol;
 mod static_files;
 mod traversal;

@@ -1,0 +1,157 @@
+//! `herd serve` as a user runs it: the address line first on stdout, Ctrl-C ending it cleanly
+//! with a summary, start-up errors that say which flag to change, and `/herd/stats` agreeing
+//! exactly with what herd ab and the real ab counted against it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use util::{herd, real_ab, run, tempdir, text};
+
+/// A `herd serve` child on a free port; interrupted (by its PID) on drop.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(extra: &[&str]) -> Serve {
+        let mut child = herd()
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "2"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("first line: {line:?}"))
+            .trim()
+            .to_owned();
+        Serve { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
+        let mut all = String::new();
+        s.read_to_string(&mut all).unwrap();
+        let body = all.split_once("\r\n\r\n").unwrap().1;
+        serde_json::from_str(body).unwrap()
+    }
+
+    /// Sends SIGINT and returns (exit code, stderr).
+    fn interrupt(mut self) -> (Option<i32>, String) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut err = String::new();
+                self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+                return (status.code(), err);
+            }
+            assert!(Instant::now() < deadline, "herd serve did not stop on SIGINT");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn sigint_stops_it_with_a_summary() {
+    let serve = Serve::start(&[]);
+    let out = run(herd().args(["ab", "-q", "-n", "10", &serve.url("/bytes/5")]));
+    assert!(out.status.success());
+    let (code, stderr) = serve.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("herd serve: stopped after 10 requests (0 bad) on 10 connections"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn stats_agree_with_herd_ab() {
+    let serve = Serve::start(&[]);
+    let json = tempdir("serve-cli").join("ab.json");
+    let out = run(herd()
+        .args(["ab", "-q", "-k", "-n", "2000", "-c", "8", "--json"])
+        .arg(&json)
+        .arg(serve.url("/9x9")));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ab: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let s = serve.stats();
+    assert_eq!(ab["results"]["complete_requests"], 2000);
+    assert_eq!(ab["results"]["failed_requests"], 0);
+    assert_eq!(s["routes"]["/9x9"], 2000, "{s}");
+    assert_eq!(s["status"]["200"], 2000, "{s}");
+    assert_eq!(s["requests"], 2000, "{s}");
+    assert_eq!(s["bytes_written"], ab["results"]["total_transferred_bytes"], "{s}");
+    // ab's 8 connections and the one asking for the stats.
+    assert_eq!(s["connections"], 9, "{s}");
+}
+
+#[test]
+fn stats_agree_with_the_real_ab() {
+    let serve = Serve::start(&[]);
+    // HTTP/1.0 keep-alive, a 404 mix, and the ab report's own byte count.
+    let out = run(real_ab().args(["-k", "-n", "500", "-c", "5"]).arg(serve.url("/status/404")));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let field = |name: &str| -> u64 {
+        let line =
+            report.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{report}"));
+        line[name.len()..].split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let s = serve.stats();
+    assert_eq!(field("Complete requests:"), 500);
+    assert_eq!(field("Non-2xx responses:"), 500);
+    assert_eq!(s["status"]["404"], 500, "{s}");
+    assert_eq!(s["routes"]["/status"], 500, "{s}");
+    assert_eq!(s["bytes_written"], field("Total transferred:"), "{s}");
+    assert_eq!(s["connections"], 5 + 1, "{s}");
+}
+
+#[test]
+fn start_up_errors_name_the_flag_to_change() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = run(herd().args(["serve", "--listen", &addr]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("is already in use: choose another --listen port"), "{err}");
+    assert!(out.stdout.is_empty(), "no address printed when nothing listens");
+
+    let missing = tempdir("serve-cli").join("nope");
+    let out = run(herd().args(["serve", "--listen", "127.0.0.1:0", "--root"]).arg(&missing));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no such directory"), "{}", text(&out.stderr));
+
+    let file = tempdir("serve-cli").join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let out = run(herd().args(["serve", "--listen", "127.0.0.1:0", "--root"]).arg(&file));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("not a directory"), "{}", text(&out.stderr));
+
+    let out = run(herd().args(["serve", "--listen", "nonsense"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--listen"), "{}", text(&out.stderr));
+}
