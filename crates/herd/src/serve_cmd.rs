@@ -26,8 +26,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub(crate) listen: SocketAddr,
 
-    /// Directory to serve files from; without it only generated pages (/bytes/N, /herd/stats)
-    /// are served
+    /// Directory to serve files from (and /include's texts, from DIR/include/ if present);
+    /// without it only the computed pages (/bytes/N, /9x9, /include, /cpu, /sleep, /stall,
+    /// /status/N, /echo, /herd/stats; see docs/serve.md) are served
     #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
 

@@ -155,3 +155,34 @@ fn start_up_errors_name_the_flag_to_change() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--listen"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn access_log_lines_follow_the_address_line() {
+    let mut child = herd()
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1", "--access-log"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
+    for request in [&b"GET /9x9 HTTP/1.0\r\n\r\n"[..], b"GET /a\"\x1b HTTP/1.0\r\n\r\n"] {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(request).unwrap();
+        let _ = s.read_to_end(&mut Vec::new());
+    }
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        let mut l = String::new();
+        stdout.read_line(&mut l).unwrap();
+        lines.push(l);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(lines[0].starts_with("127.0.0.1 - - ["), "{lines:?}");
+    assert!(lines[0].ends_with("] \"GET /9x9 HTTP/1.0\" 200 1692\n"), "{lines:?}");
+    // A client cannot forge log syntax: quotes and control bytes are escaped.
+    assert!(lines[1].contains("] \"GET /a\\\"\\x1b HTTP/1.0\" 400 "), "{lines:?}");
+}

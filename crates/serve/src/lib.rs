@@ -27,6 +27,7 @@
 //!   `stats` answer; `response` writes heads and error pages; `write_queue` sends them (`send`,
 //!   `sendfile`) and holds back a delayed response until the worker's timer releases it.
 //! - `path` (target → safe relative path), `root` (opening files that cannot escape the root),
+//!   `file_cache` (a worker's open files, revalidated by one `statat` per request),
 //!   `range`, `date`, `mime`, `access_log`, `sys` (raw system calls).
 //! - `fileset` (public): file sets for `herd serve --generate` and the SPECweb99 access mix.
 //!
@@ -37,6 +38,7 @@ mod config;
 mod conn;
 mod date;
 mod error;
+mod file_cache;
 pub mod fileset;
 pub mod fuzzing;
 mod generated;

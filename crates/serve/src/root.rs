@@ -86,6 +86,11 @@ impl Root {
         Ok(Root { dir, canonical, resolve })
     }
 
+    /// The open root directory, for `*at` calls on paths already proven safe.
+    pub(crate) fn dir(&self) -> &File {
+        &self.dir
+    }
+
     /// Opens `rel` (relative, normal components only; empty for the root itself) for reading.
     pub(crate) fn open_file(&self, rel: &Path) -> Result<File, OpenError> {
         match self.resolve {

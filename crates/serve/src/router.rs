@@ -6,9 +6,9 @@
 
 use memchr::memchr;
 
+use crate::file_cache::FileCache;
 use crate::generated;
 use crate::pages::{cpu, delay, echo, include, nine_by_nine, status};
-use crate::path;
 use crate::request::RequestHead;
 use crate::response::{Reply, Responder, Status};
 use crate::route::Route;
@@ -20,6 +20,7 @@ use crate::stats;
 pub(crate) fn respond(
     req: &RequestHead<'_>,
     shared: &Shared,
+    cache: &mut FileCache,
     r: &mut Responder<'_>,
 ) -> (Route, Reply) {
     let Some((path, query)) = split_target(req.target) else {
@@ -42,10 +43,9 @@ pub(crate) fn respond(
         }
         Route::Bytes => generated::serve_bytes(&path[b"/bytes/".len()..], r),
         Route::Status => status::serve(&path[b"/status/".len()..], r),
-        Route::Static => match (&shared.root, path::sanitize(path)) {
-            (None, _) => r.error(Status::NotFound, &[]),
-            (Some(root), Ok(safe)) => static_files::serve(root, &safe, req, r),
-            (Some(_), Err(_)) => r.error(Status::BadRequest, &[]),
+        Route::Static => match &shared.root {
+            None => r.error(Status::NotFound, &[]),
+            Some(root) => static_files::serve(root, cache, path, req, r),
         },
         Route::Unrouted => r.error(Status::BadRequest, &[]),
     };

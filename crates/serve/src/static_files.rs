@@ -1,110 +1,131 @@
 //! Serves a file under the root: `index.html` for directories, validators (Last-Modified, an
 //! ETag of mtime and size), conditional requests (If-None-Match, If-Modified-Since → 304), one
-//! byte range (→ 206/416, guarded by If-Range), and the body copied or sent with `sendfile`
-//! (write_queue.rs decides nothing; [`COPY_BODY_MAX`] does). Does not list directories, redirect
-//! `/dir` to `/dir/`, or negotiate encodings. Opening is root.rs's job, safe paths path.rs's.
+//! byte range (→ 206/416, guarded by If-Range), and the body copied from memory (files up to
+//! [`COPY_BODY_MAX`](crate::write_queue::COPY_BODY_MAX)) or sent with `sendfile`. Files are
+//! opened once per worker and kept in its open-file cache (file_cache.rs), which proves on every
+//! request that the file is unchanged.
+//! Does not list directories, redirect `/dir` to `/dir/`, or negotiate encodings. Opening is
+//! root.rs's job, safe paths path.rs's.
 //!
 //! Statuses for files that cannot be served: missing, outside the root (symlinks), not a regular
 //! file, a directory without `index.html`, or a file named with a trailing slash → 404; not
 //! readable → 403; out of descriptors → 503; anything else → 500.
 
+use std::ffi::CString;
 use std::fs::{File, Metadata};
 use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::date::{format_http_date, parse_http_date};
+use crate::file_cache::{Entry, FileCache, FileInfo};
 use crate::mime;
-use crate::path::SafePath;
+use crate::path::{self, SafePath};
 use crate::range::{self, RangeSpec};
 use crate::request::{Method, RequestHead};
 use crate::response::{Reply, Responder, Status};
 use crate::root::{OpenError, Root};
-use crate::write_queue::{Body, COPY_BODY_MAX};
+use crate::write_queue::Body;
 
-/// Answers a GET or HEAD for `path` under `root`.
+/// Answers a GET or HEAD for the request path `path` (as sent, before decoding) under `root`,
+/// through the worker's open-file cache.
 pub(crate) fn serve(
     root: &Root,
-    path: &SafePath,
+    cache: &mut FileCache,
+    path: &[u8],
     req: &RequestHead<'_>,
     r: &mut Responder<'_>,
 ) -> Reply {
-    let (file, meta, type_from) = match open(root, path) {
-        Ok(found) => found,
-        Err(status) => return r.error(status, &[]),
-    };
-    let size = meta.len();
-    let mtime = u64::try_from(meta.mtime()).unwrap_or(0);
-    let v =
-        Validators { etag: Etag::new(mtime, size), last_modified: format_http_date(mtime), mtime };
+    if !cache.validate(root, path) {
+        let Ok(safe) = path::sanitize(path) else {
+            return r.error(Status::BadRequest, &[]);
+        };
+        let entry = match open(root, &safe) {
+            Ok(entry) => entry,
+            Err(status) => return r.error(status, &[]),
+        };
+        cache.insert(path, entry);
+    }
+    match cache.peek(path) {
+        Some(entry) => answer(entry, req, r),
+        // Just inserted or validated: cannot happen.
+        None => r.error(Status::InternalServerError, &[]),
+    }
+}
 
-    if not_modified(req, &v) {
+/// Answers from a cache entry: 304, 206/416 or 200.
+fn answer(entry: &Entry, req: &RequestHead<'_>, r: &mut Responder<'_>) -> Reply {
+    let info = &entry.info;
+    if not_modified(req, info) {
         let mut head = r.head(Status::NotModified);
-        head.header("Last-Modified", &v.last_modified).header("ETag", v.etag.as_bytes());
+        head.header("Last-Modified", &info.last_modified).header("ETag", info.etag());
         head.finish();
         return Reply { status: Status::NotModified, body_bytes: 0 };
     }
 
     // RFC 9110 §14.2: Range is ignored for methods other than GET (HEAD included).
     let range = match req.range {
-        Some(header) if req.method == Method::Get && if_range_holds(req.if_range, &v) => {
-            range::resolve(header, size)
+        Some(header) if req.method == Method::Get && if_range_holds(req.if_range, info) => {
+            range::resolve(header, info.size)
         }
         _ => RangeSpec::Whole,
     };
-    let found = Found { file, size, content_type: mime::content_type(&type_from), v };
     match range {
-        RangeSpec::Whole => send(r, found, Status::Ok, 0, size),
+        RangeSpec::Whole => send(r, entry, Status::Ok, 0, info.size),
         RangeSpec::Part { first, last } => {
-            send(r, found, Status::PartialContent, first, last - first + 1)
+            send(r, entry, Status::PartialContent, first, last - first + 1)
         }
         RangeSpec::Unsatisfiable => {
-            let content_range = format!("bytes */{size}");
+            let content_range = format!("bytes */{}", info.size);
             r.error(Status::RangeNotSatisfiable, &[("Content-Range", content_range.as_bytes())])
         }
     }
 }
 
-/// A file found and about to be sent.
-struct Found {
-    file: File,
-    size: u64,
-    content_type: &'static [u8],
-    v: Validators,
-}
-
-/// A file's validators.
-struct Validators {
-    etag: Etag,
-    last_modified: [u8; 29],
-    mtime: u64,
-}
-
-/// `"<mtime hex>-<size hex>"`, nginx's format: changes whenever a file is replaced or edited
-/// (unless within the same second and at the same size, a limit nginx shares).
-struct Etag {
-    bytes: [u8; 40],
-    len: usize,
-}
-
-impl Etag {
-    fn new(mtime: u64, size: u64) -> Etag {
-        let mut bytes = [0u8; 40];
-        let mut cursor = &mut bytes[..];
-        // 2 quotes + 16 + 1 + 16 hex digits = 35 bytes: always fits.
-        let _ = write!(cursor, "\"{mtime:x}-{size:x}\"");
-        let len = 40 - cursor.len();
-        Etag { bytes, len }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
+/// The header facts of a file: `"<mtime hex>-<size hex>"` as its ETag, nginx's format, which
+/// changes whenever a file is replaced or edited (unless within the same second and at the same
+/// size, a limit nginx shares).
+fn file_info(meta: &Metadata, type_from: &Path) -> FileInfo {
+    let size = meta.len();
+    let mtime = u64::try_from(meta.mtime()).unwrap_or(0);
+    let mut etag = [0u8; 40];
+    let mut cursor = &mut etag[..];
+    // 2 quotes + 16 + 1 + 16 hex digits = 35 bytes: always fits.
+    let _ = write!(cursor, "\"{mtime:x}-{size:x}\"");
+    let etag_len = 40 - cursor.len();
+    FileInfo {
+        size,
+        mtime,
+        content_type: mime::content_type(type_from),
+        etag,
+        etag_len,
+        last_modified: format_http_date(mtime),
     }
 }
 
-/// Opens the file for `path`: the file itself, or a directory's `index.html`. Returns the file,
-/// its metadata and the path whose extension gives the Content-Type.
-fn open(root: &Root, path: &SafePath) -> Result<(File, Metadata, PathBuf), Status> {
+/// Opens the file for `path` (the file itself, or a directory's `index.html`) into a cache
+/// entry.
+fn open(root: &Root, path: &SafePath) -> Result<Entry, Status> {
+    let (file, meta, opened) = open_file(root, path)?;
+    let info = file_info(&meta, &opened);
+    // Sanitized paths contain no NUL.
+    let stat_path = CString::new(stat_path(&opened)).map_err(|_| Status::BadRequest)?;
+    Entry::new(file, &meta, stat_path, info).map_err(|_| Status::InternalServerError)
+}
+
+/// The path `statat` checks: `.` for the root itself.
+fn stat_path(opened: &Path) -> Vec<u8> {
+    if opened.as_os_str().is_empty() {
+        b".".to_vec()
+    } else {
+        opened.as_os_str().as_bytes().to_vec()
+    }
+}
+
+/// Opens the file for `path`. Returns the file, its metadata and its path under the root, whose
+/// extension also gives the Content-Type.
+fn open_file(root: &Root, path: &SafePath) -> Result<(File, Metadata, PathBuf), Status> {
     let file = root.open_file(path.rel()).map_err(status_for)?;
     let meta = file.metadata().map_err(|_| Status::InternalServerError)?;
     if meta.is_file() {
@@ -135,9 +156,9 @@ fn status_for(e: OpenError) -> Status {
 }
 
 /// RFC 9110 §13.2.2: If-None-Match decides when present; otherwise If-Modified-Since.
-fn not_modified(req: &RequestHead<'_>, v: &Validators) -> bool {
+fn not_modified(req: &RequestHead<'_>, v: &FileInfo) -> bool {
     if let Some(list) = req.if_none_match {
-        return etag_list_matches(list, v.etag.as_bytes());
+        return etag_list_matches(list, v.etag());
     }
     match req.if_modified_since.and_then(parse_http_date) {
         Some(since) => v.mtime <= since,
@@ -154,10 +175,10 @@ fn etag_list_matches(list: &[u8], etag: &[u8]) -> bool {
 
 /// If-Range: the range applies only if the validator still matches, strongly for an ETag and
 /// exactly for a date. Absent, it holds.
-fn if_range_holds(if_range: Option<&[u8]>, v: &Validators) -> bool {
+fn if_range_holds(if_range: Option<&[u8]>, v: &FileInfo) -> bool {
     match if_range {
         None => true,
-        Some(value) if value.starts_with(b"\"") => value == v.etag.as_bytes(),
+        Some(value) if value.starts_with(b"\"") => value == v.etag(),
         // A weak ETag never matches for ranges.
         Some(value) if value.starts_with(b"W/") => false,
         Some(value) => parse_http_date(value) == Some(v.mtime),
@@ -165,32 +186,30 @@ fn if_range_holds(if_range: Option<&[u8]>, v: &Validators) -> bool {
 }
 
 /// Sends `len` bytes of the file from `offset` with `status`.
-fn send(r: &mut Responder<'_>, found: Found, status: Status, offset: u64, len: u64) -> Reply {
-    let Found { file, size, content_type, v } = found;
-    let mark = r.wq.mark();
+fn send(r: &mut Responder<'_>, entry: &Entry, status: Status, offset: u64, len: u64) -> Reply {
+    let info = &entry.info;
     let mut head = r.head(status);
-    head.header("Content-Type", content_type)
+    head.header("Content-Type", info.content_type)
         .header_u64("Content-Length", len)
-        .header("Last-Modified", &v.last_modified)
-        .header("ETag", v.etag.as_bytes())
+        .header("Last-Modified", &info.last_modified)
+        .header("ETag", info.etag())
         .header("Accept-Ranges", b"bytes");
     if status == Status::PartialContent {
         let last = offset + len - 1;
-        head.header_fmt("Content-Range", format_args!("bytes {offset}-{last}/{size}"));
+        head.header_fmt("Content-Range", format_args!("bytes {offset}-{last}/{}", info.size));
     }
     head.finish();
     if r.head_only || len == 0 {
         return Reply { status, body_bytes: 0 };
     }
-    if len <= COPY_BODY_MAX {
-        // len <= 16 KiB fits in usize.
-        if r.wq.append_file(&file, offset, len as usize).is_err() {
-            // The file shrank or failed since fstat: take the head back and say so.
-            r.wq.truncate(mark);
-            return r.error(Status::InternalServerError, &[]);
+    match &entry.content {
+        // A small file's bytes go behind the head: one send for both.
+        Some(content) => {
+            // offset + len <= size <= 16 KiB: in bounds and fits in usize.
+            let start = offset as usize;
+            r.wq.buf_mut().extend_from_slice(&content[start..start + len as usize]);
         }
-    } else {
-        r.wq.set_body(Body::File { file, offset, remaining: len });
+        None => r.wq.set_body(Body::File { file: entry.file.clone(), offset, remaining: len }),
     }
     Reply { status, body_bytes: len }
 }
@@ -200,18 +219,29 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn validators() -> Validators {
-        Validators {
-            etag: Etag::new(0x5f3c1a2b, 0x18f9),
-            last_modified: format_http_date(0x5f3c1a2b),
+    fn validators() -> FileInfo {
+        let mut etag = [0u8; 40];
+        etag[..15].copy_from_slice(b"\"5f3c1a2b-18f9\"");
+        FileInfo {
+            size: 0x18f9,
             mtime: 0x5f3c1a2b,
+            content_type: b"text/html",
+            etag,
+            etag_len: 15,
+            last_modified: format_http_date(0x5f3c1a2b),
         }
     }
 
     #[test]
     fn etag_format() {
-        assert_eq!(validators().etag.as_bytes(), b"\"5f3c1a2b-18f9\"");
-        assert_eq!(Etag::new(u64::MAX, u64::MAX).as_bytes().len(), 35);
+        let dir = std::env::temp_dir().join(format!("herd-etag-{}", std::process::id()));
+        std::fs::write(&dir, b"abc").unwrap();
+        let meta = std::fs::metadata(&dir).unwrap();
+        let info = file_info(&meta, Path::new("a.txt"));
+        let expect = format!("\"{:x}-3\"", meta.mtime());
+        assert_eq!(info.etag(), expect.as_bytes());
+        assert_eq!(info.content_type, b"text/plain");
+        std::fs::remove_file(&dir).unwrap();
     }
 
     #[test]

@@ -26,6 +26,7 @@ use mio::{Events, Interest, Poll, Registry, Token, Waker};
 use crate::access_log::AccessLog;
 use crate::conn::{Conn, Drive};
 use crate::date::DateCache;
+use crate::file_cache::FileCache;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::stop::StopHandle;
@@ -36,6 +37,8 @@ pub(crate) struct Ctx<'w> {
     pub(crate) counters: &'w WorkerCounters,
     pub(crate) date: &'w DateCache,
     pub(crate) log: &'w mut AccessLog,
+    /// This worker's open-file cache.
+    pub(crate) files: &'w mut FileCache,
     /// The time of this event-loop turn.
     pub(crate) now: Instant,
 }
@@ -78,6 +81,7 @@ pub(crate) fn run(
         yielded: Vec::new(),
         date: DateCache::new(SystemTime::now()),
         log: AccessLog::new(shared.config.access_log),
+        files: FileCache::default(),
         sweep_every,
         next_sweep: now + sweep_every,
         accept_paused_until: None,
@@ -102,6 +106,7 @@ struct Worker<'s> {
     yielded: Vec<usize>,
     date: DateCache,
     log: AccessLog,
+    files: FileCache,
     sweep_every: Duration,
     next_sweep: Instant,
     accept_paused_until: Option<Instant>,
@@ -143,7 +148,16 @@ impl Worker<'_> {
                 match event.token() {
                     WAKER => {}
                     LISTENER => self.accept(poll.registry(), now),
-                    Token(t) => self.drive(t - FIRST_CONN, now),
+                    Token(t) => {
+                        let slot = t - FIRST_CONN;
+                        let closed = event.is_read_closed() || event.is_error();
+                        if event.is_readable() || closed {
+                            if let Some(Some(conn)) = self.conns.get_mut(slot) {
+                                conn.readable_event(closed);
+                            }
+                        }
+                        self.drive(slot, now);
+                    }
                 }
             }
             if self.accept_paused_until.is_some_and(|until| now >= until) {
@@ -206,7 +220,9 @@ impl Worker<'_> {
                     ) => {}
                 Err(_) => {
                     // EMFILE, ENFILE, ENOBUFS, ENOMEM, or a firewall's EPERM: the queue is not
-                    // drained, so try again after a pause instead of spinning.
+                    // drained, so try again after a pause instead of spinning. The cached
+                    // descriptors go first: connections matter more than open files.
+                    self.files.clear();
                     self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
                     return;
                 }
@@ -224,6 +240,7 @@ impl Worker<'_> {
             counters: self.counters,
             date: &self.date,
             log: &mut self.log,
+            files: &mut self.files,
             now,
         };
         match conn.drive(&mut ctx) {

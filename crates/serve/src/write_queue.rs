@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use crate::generated;
 use crate::sys;
@@ -38,8 +39,9 @@ const SHRINK_ABOVE: usize = 4 * HIGH_WATER;
 /// A body streamed after the queued bytes.
 #[derive(Debug)]
 pub(crate) enum Body {
-    /// `remaining` bytes of `file` from `offset`.
-    File { file: File, offset: u64, remaining: u64 },
+    /// `remaining` bytes of `file` from `offset`; the descriptor is shared with the worker's
+    /// open-file cache.
+    File { file: Arc<File>, offset: u64, remaining: u64 },
     /// `remaining` bytes of the generated pattern from position `pos`.
     Generated { pos: u64, remaining: u64 },
 }

@@ -230,3 +230,51 @@ fn without_a_root_only_generated_pages_exist() {
     assert_eq!(server.get("/index.html").status, 404);
     assert_eq!(server.get("/bytes/3").body, b"012");
 }
+
+#[test]
+fn changes_are_served_at_once_despite_the_open_file_cache() {
+    let dir = TempDir::new();
+    let path = dir.write("f.txt", b"one");
+    let big = dir.write("big.bin", &numbered_bytes(100_000));
+    let server = TestServer::start_with(herd_serve::ServeConfig {
+        threads: 1,
+        ..crate::harness::config(Some(dir.path()))
+    });
+    assert_eq!(server.get("/f.txt").body, b"one");
+    assert_eq!(server.get("/big.bin").body, numbered_bytes(100_000));
+
+    // Rewritten in place, same size, within the same second.
+    fs::write(&path, b"two").unwrap();
+    assert_eq!(server.get("/f.txt").body, b"two");
+    // Replaced by rename, as deployments do.
+    let tmp = dir.write("f.tmp", b"three!");
+    fs::rename(&tmp, &path).unwrap();
+    let r = server.get("/f.txt");
+    assert_eq!((r.body.as_slice(), r.header("Content-Length")), (&b"three!"[..], Some("6")));
+    // A large file (served with sendfile from the cached descriptor) replaced too.
+    let tmp = dir.write("big.tmp", &numbered_bytes(50_000));
+    fs::rename(&tmp, &big).unwrap();
+    assert_eq!(server.get("/big.bin").body, numbered_bytes(50_000));
+    // Deleted: 404, not the cached bytes.
+    fs::remove_file(&path).unwrap();
+    assert_eq!(server.get("/f.txt").status, 404);
+}
+
+#[test]
+fn more_files_than_the_cache_holds_are_all_served() {
+    let dir = TempDir::new();
+    for i in 0..600 {
+        dir.write(&format!("d/{i}.txt"), format!("file {i}").as_bytes());
+    }
+    let server = TestServer::start_with(herd_serve::ServeConfig {
+        threads: 1,
+        ..crate::harness::config(Some(dir.path()))
+    });
+    let mut c = server.client();
+    for round in 0..2 {
+        for i in (0..600).rev() {
+            c.send(format!("GET /d/{i}.txt HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+            assert_eq!(c.response(false).body, format!("file {i}").as_bytes(), "round {round}");
+        }
+    }
+}

@@ -110,3 +110,25 @@ fn symlinks_inside_the_root_are_followed() {
     assert_eq!(fetch(&f.server, "/inside-relative"), (200, b"public".to_vec()));
     assert_eq!(fetch(&f.server, "/inside-absolute"), (200, b"public".to_vec()));
 }
+
+#[test]
+fn a_cached_path_swapped_to_a_symlink_out_is_refused() {
+    // The worker's open-file cache must not keep serving a path that now leads outside.
+    let dir = TempDir::new();
+    let secret = dir.write("secret.txt", SECRET);
+    let public = dir.write("root/swap.txt", b"public before");
+    let server = TestServer::start_with(herd_serve::ServeConfig {
+        threads: 1,
+        ..crate::harness::config(Some(&dir.path().join("root")))
+    });
+    for _ in 0..2 {
+        assert_eq!(fetch(&server, "/swap.txt"), (200, b"public before".to_vec()));
+    }
+    std::fs::remove_file(&public).unwrap();
+    symlink(&secret, &public).unwrap();
+    for _ in 0..2 {
+        let (status, body) = fetch(&server, "/swap.txt");
+        assert_eq!(status, 404);
+        assert!(!body.windows(SECRET.len()).any(|w| w == SECRET), "leaked the secret");
+    }
+}
