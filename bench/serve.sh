@@ -5,12 +5,15 @@
 # env:   QUICK=1          smoke run: 1 round of 2 s runs (about 1 min) instead of ROUNDS rounds of 5 s runs
 #        ROUNDS=N         rounds (default 5; QUICK: 1)
 #        DURATION=S       seconds per wrk run (default 5; QUICK: 2)
-#        CONC=50          wrk connections (wrk -t1 -cCONC)
+#        CONNECTIONS=50   wrk connections (wrk -t1 -cCONNECTIONS)
 #        HERD=path        the herd binary (default: target/release/herd)
 #        FPM_CHILDREN=4   php-fpm children (pm = static), all on CPU 0
 #        APACHE=auto      1: PHP behind Apache too (needs apache2), 0: skip, auto: if apache2 is installed
 #        SCENARIOS="ka-6397 close-6397 9x9"
 #        PAUSE_S=1        pause between runs
+#        PROFILE=1        instead of the rounds: one run per server under perf stat (syscalls, task-clock and
+#                         context switches per request) -> serve-profile.md; needs perf (linux-perf)
+#        PERF_RECORD=1    with PROFILE=1: one more run per server (not PHP) under perf record -g
 #
 # Set-up (see ../BENCHMARKS.md, "herd serve vs nginx, lighttpd and PHP"): every server runs pinned to
 # CPU 0 (taskset -c 0), one process or worker each; wrk runs pinned to CPU 1 (taskset -c 1 wrk -t1).
@@ -19,7 +22,8 @@
 # (bench/serve/php-fpm.conf, pm = static) behind that nginx and behind Apache (bench/serve/apache2.conf).
 # Scenarios:
 #   ka-6397     GET /f6397.html (6397 bytes), keep-alive:          herd, nginx, nginx-ofc, lighttpd
-#   close-6397  the same with 'Connection: close' (a new connection per request): the same servers
+#   close-6397  the same with 'Connection: close' (a new connection per request): the same servers, and
+#               nginx with 'listen ... deferred' (TCP_DEFER_ACCEPT, which herd serve always sets)
 #   9x9         herd's computed /9x9 (1692 bytes), herd serving the same bytes as a static file,
 #               and bench/serve/9x9.php through php-fpm behind nginx and behind Apache (keep-alive)
 # Rounds: each round runs every server once per scenario, the order rotated by one each round.
@@ -29,7 +33,9 @@
 # processes: the herd process, the nginx worker, lighttpd, plus the php-fpm pool and the Apache
 # processes for PHP), wrk's own CPU (/usr/bin/time) and CPU 0/1 busy time (/proc/stat).
 # Output: bench/results/<stamp>-serve/ (serve-runs.csv, serve-summary.csv, serve-summary.md,
-# serve-versions.txt, conf/, heads/; raw/ holds wrk's outputs and is not committed).
+# serve-versions.txt, conf/ the configurations as run, heads/ each server's response head; raw/ holds
+# wrk's outputs and the servers' logs and is not committed); -serve-quick/ with QUICK=1,
+# -serve-profile/ (serve-profile.md) with PROFILE=1.
 # Everything started here is stopped by its own PID on exit, Ctrl-C or error.
 set -euo pipefail
 
@@ -44,7 +50,7 @@ if [[ $QUICK == 1 ]]; then
 else
     ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-5}
 fi
-CONC=${CONC:-50}
+CONNECTIONS=${CONNECTIONS:-50}
 HERD=${HERD:-$ROOT/target/release/herd}
 FPM_CHILDREN=${FPM_CHILDREN:-4}
 APACHE=${APACHE:-auto}
@@ -69,7 +75,7 @@ done
 
 STAMP=$(date +%Y-%m-%d-%H%M%S)
 SUFFIX=serve
-[[ $QUICK == 1 ]] && SUFFIX=serve-quick
+if [[ ${PROFILE:-0} == 1 ]]; then SUFFIX=serve-profile; elif [[ $QUICK == 1 ]]; then SUFFIX=serve-quick; fi
 RES=$BENCH_HERE/results/$STAMP-$SUFFIX
 mkdir -p "$RES/raw" "$RES/conf" "$RES/heads"
 CSV=$RES/serve-runs.csv
@@ -142,9 +148,9 @@ pick_ports() {
 # children PIDs of PID (all its threads' children)
 children_of() { cat "/proc/$1/task/"*/children 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+$' || true; }
 
-# fill_template SRC DST: replaces @BENCH@ @PORT@ @PORT_OFC@ @FPM_SOCK@ @CHILDREN@
+# fill_template SRC DST [PORT PORT_OFC PORT_DEF]: replaces @BENCH@ @PORT@ @PORT_OFC@ @PORT_DEF@ @FPM_SOCK@ @CHILDREN@
 fill_template() {
-    sed -e "s|@BENCH@|$WORK|g" -e "s|@PORT@|${3:-}|g" -e "s|@PORT_OFC@|${4:-}|g" \
+    sed -e "s|@BENCH@|$WORK|g" -e "s|@PORT@|${3:-}|g" -e "s|@PORT_OFC@|${4:-}|g" -e "s|@PORT_DEF@|${5:-}|g" \
         -e "s|@FPM_SOCK@|$WORK/php-fpm.sock|g" -e "s|@CHILDREN@|$FPM_CHILDREN|g" "$1" >"$2"
     cp "$2" "$RES/conf/"
 }
@@ -198,7 +204,7 @@ chmod 644 "$WORK"/www/* "$WORK"/php/*
 chmod 755 "$WORK/www" "$WORK/php"
 [[ $(stat -c %s "$WORK/www/f6397.html") == 6397 ]] || die "bad f6397.html"
 
-read -r P_HERD P_NGINX P_OFC P_LIGHTTPD P_APACHE <<<"$(pick_ports 5)"
+read -r P_HERD P_NGINX P_OFC P_LIGHTTPD P_APACHE P_DEF <<<"$(pick_ports 6)"
 if [[ $APACHE != 1 ]]; then P_APACHE=""; fi
 
 # --- the servers ------------------------------------------------------------------------------
@@ -219,7 +225,7 @@ done
 [[ ${#FPM_KIDS[@]} == "$FPM_CHILDREN" ]] || die "php-fpm: ${#FPM_KIDS[@]} children after 10 s, expected $FPM_CHILDREN"
 log "php-fpm master $FPM_PID, children ${FPM_KIDS[*]} (affinity $(taskset -pc "${FPM_KIDS[0]}" | sed 's/.*: //'))"
 
-fill_template "$SERVE_DIR/nginx.conf" "$WORK/nginx.conf" "$P_NGINX" "$P_OFC"
+fill_template "$SERVE_DIR/nginx.conf" "$WORK/nginx.conf" "$P_NGINX" "$P_OFC" "$P_DEF"
 taskset -c 0 nginx -c "$WORK/nginx.conf" -p "$WORK/" -e "$WORK/nginx-error.log" || die "nginx did not start"
 for _ in $(seq 50); do [[ -s $WORK/nginx.pid ]] && break; sleep 0.1; done
 [[ -s $WORK/nginx.pid ]] || die "nginx wrote no pid file"
@@ -232,7 +238,8 @@ done
 [[ -n $NGINX_WORKER ]] || die "nginx worker not found"
 wait_http nginx "http://127.0.0.1:$P_NGINX/9x9.html" "$NGINX_PID"
 wait_http "nginx (open_file_cache)" "http://127.0.0.1:$P_OFC/9x9.html" "$NGINX_PID"
-log "nginx master $NGINX_PID worker $NGINX_WORKER (affinity $(taskset -pc "$NGINX_WORKER" | sed 's/.*: //')) on 127.0.0.1:$P_NGINX and :$P_OFC"
+wait_http "nginx (deferred)" "http://127.0.0.1:$P_DEF/9x9.html" "$NGINX_PID"
+log "nginx master $NGINX_PID worker $NGINX_WORKER (affinity $(taskset -pc "$NGINX_WORKER" | sed 's/.*: //')) on 127.0.0.1:$P_NGINX, :$P_OFC and :$P_DEF"
 
 fill_template "$SERVE_DIR/lighttpd.conf" "$WORK/lighttpd.conf" "$P_LIGHTTPD"
 taskset -c 0 lighttpd -D -f "$WORK/lighttpd.conf" >"$WORK/lighttpd.out" 2>&1 &
@@ -254,20 +261,22 @@ declare -A URL SIZE GOLD GROUP SERVERS
 URL[herd]=http://127.0.0.1:$P_HERD/f6397.html
 URL[nginx]=http://127.0.0.1:$P_NGINX/f6397.html
 URL[nginx-ofc]=http://127.0.0.1:$P_OFC/f6397.html
+URL[nginx-deferred]=http://127.0.0.1:$P_DEF/f6397.html
 URL[lighttpd]=http://127.0.0.1:$P_LIGHTTPD/f6397.html
 URL[herd-9x9]=http://127.0.0.1:$P_HERD/9x9
 URL[herd-static]=http://127.0.0.1:$P_HERD/9x9.html
 URL[nginx-php]=http://127.0.0.1:$P_NGINX/9x9.php
 URL[apache-php]=http://127.0.0.1:$P_APACHE/9x9.php
-for s in herd nginx nginx-ofc lighttpd; do SIZE[$s]=6397; GOLD[$s]=$WORK/www/f6397.html; done
+for s in herd nginx nginx-ofc nginx-deferred lighttpd; do SIZE[$s]=6397; GOLD[$s]=$WORK/www/f6397.html; done
 for s in herd-9x9 herd-static nginx-php apache-php; do SIZE[$s]=1692; GOLD[$s]=$GOLDEN; done
 # whose CPU time is charged to a run
 GROUP[herd]=herd GROUP[herd-9x9]=herd GROUP[herd-static]=herd
-GROUP[nginx]=nginx GROUP[nginx-ofc]=nginx GROUP[lighttpd]=lighttpd
+GROUP[nginx]=nginx GROUP[nginx-ofc]=nginx GROUP[nginx-deferred]=nginx GROUP[lighttpd]=lighttpd
 GROUP[nginx-php]="nginx fpm" GROUP[apache-php]="apache fpm"
 SERVERS[ka-6397]="herd nginx nginx-ofc lighttpd"
-SERVERS[close-6397]="herd nginx nginx-ofc lighttpd"
-SERVERS[9x9]="herd-9x9 herd-static nginx-php$([[ $APACHE == 1 ]] && echo ' apache-php')"
+SERVERS[close-6397]="herd nginx nginx-ofc nginx-deferred lighttpd"
+SERVERS[9x9]="herd-9x9 herd-static nginx-php"
+if [[ $APACHE == 1 ]]; then SERVERS[9x9]+=" apache-php"; fi
 declare -A CLOSE=([ka-6397]=0 [close-6397]=1 [9x9]=0)
 for scen in $SCENARIOS; do [[ -n ${SERVERS[$scen]:-} ]] || die "unknown scenario $scen"; done
 
@@ -288,7 +297,7 @@ group_pids() {
 cpu_ns() {
     local p files=()
     for p in "$@"; do files+=("/proc/$p/task/"*/schedstat); done
-    cat "${files[@]}" 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'
+    cat "${files[@]}" 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'   # mawk: %d stops at 2^31
 }
 cpu_lines() { awk '$1 == "cpu0" || $1 == "cpu1" {$1 = ""; printf "%s;", $0}' /proc/stat; }
 # server-side counters "connections requests" (herd: /herd/stats; nginx: stub_status), or "- -"
@@ -296,7 +305,7 @@ srv_counters() {
     case $1 in
         herd*) curl -s --max-time 2 "http://127.0.0.1:$P_HERD/herd/stats" |
                    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["connections"], d["requests"])' 2>/dev/null || echo "- -" ;;
-        nginx | nginx-ofc | nginx-php) curl -s --max-time 2 "http://127.0.0.1:$P_NGINX/status" |
+        nginx | nginx-ofc | nginx-deferred | nginx-php) curl -s --max-time 2 "http://127.0.0.1:$P_NGINX/status" |
                    awk '/^ *[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $3; f=1} END {if (!f) print "- -"}' ;;
         *) echo "- -" ;;
     esac
@@ -330,15 +339,17 @@ log "php-fpm: $opcache"
     [[ $APACHE == 1 ]] && echo "apache2 -v: $(apache2 -v 2>&1 | head -1)"
     echo "wrk -v: $(wrk -v 2>&1 | head -1 || true)"
     echo "curl: $(curl --version | head -1)"
-    echo "ports: herd $P_HERD, nginx $P_NGINX (open_file_cache: $P_OFC), lighttpd $P_LIGHTTPD${P_APACHE:+, apache2 $P_APACHE}"
-    echo "pinning: servers taskset -c 0, wrk taskset -c 1 (wrk -t1 -c$CONC -d${DURATION}s)"
+    echo "ports: herd $P_HERD, nginx $P_NGINX (open_file_cache: $P_OFC, deferred: $P_DEF), lighttpd $P_LIGHTTPD${P_APACHE:+, apache2 $P_APACHE}"
+    echo "pinning: servers taskset -c 0, wrk taskset -c 1 (wrk -t1 -c$CONNECTIONS -d${DURATION}s)"
     echo "php-fpm children: $FPM_CHILDREN (pm = static)"
     echo "rounds: $ROUNDS; scenarios: $SCENARIOS"
     echo "tcp_tw_reuse: $(cat /proc/sys/net/ipv4/tcp_tw_reuse); ip_local_port_range: $(tr '\t' '-' </proc/sys/net/ipv4/ip_local_port_range); somaxconn: $(cat /proc/sys/net/core/somaxconn)"
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/serve-versions.txt"
 
-echo "seq,start_unix,round,scenario,server,requests,seconds,rps,sock_errors,non2xx,rc,latency_avg,srv_cpu_s,srv_cpu_us_per_req,wrk_cpu_s,wrk_cpu_us_per_req,wrk_cpu_pct,cpu0_busy_pct,cpu0_softirq_pct,cpu1_busy_pct,steal_pct,cpu0_us_per_req,srv_conns,srv_reqs" >"$CSV"
+if [[ ${PROFILE:-0} != 1 ]]; then
+    echo "seq,start_unix,round,scenario,server,requests,seconds,rps,sock_errors,non2xx,rc,latency_avg,srv_cpu_s,srv_cpu_us_per_req,wrk_cpu_s,wrk_cpu_us_per_req,wrk_cpu_pct,cpu0_busy_pct,cpu0_softirq_pct,cpu1_busy_pct,steal_pct,cpu0_us_per_req,srv_conns,srv_reqs" >"$CSV"
+fi
 SEQ=0
 
 # run_one SCEN SERVER ROUND (ROUND "w" = warm-up, not in the CSV)
@@ -354,7 +365,7 @@ run_one() {
     [[ ${CLOSE[$scen]} == 1 ]] && hdr=(-H 'Connection: close')
     local dur=$DURATION
     [[ $round == w ]] && dur=1
-    local cmd=(taskset -c 1 wrk -t1 -c"$CONC" -d"${dur}s" "${hdr[@]}" "${URL[$s]}")
+    local cmd=(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${dur}s" "${hdr[@]}" "${URL[$s]}")
     local pids
     mapfile -t pids < <(group_pids "${GROUP[$s]}")
     printf '%q ' "${cmd[@]}" >"$base.cmd"; echo >>"$base.cmd"
@@ -388,7 +399,7 @@ try:
     e, u, s = map(float, open(tfile).read().split()[-3:])
 except Exception:
     e = u = s = None
-srv = float(int(n1) - int(n0)) / 1e9
+srv_cpu = float(int(n1) - int(n0)) / 1e9
 def cpus(x):
     return [list(map(int, l.split())) for l in x.strip(";").split(";")]
 a, b = cpus(st0), cpus(st1)
@@ -406,7 +417,7 @@ if "-" not in cc0 + cc1:
     # minus the counters' own query (1 connection and 1 request each)
     conns, reqs = int(cc1[0]) - int(cc0[0]) - 1, int(cc1[1]) - int(cc0[1]) - 1
 print(",".join(str(x) for x in [seq, "%.3f" % float(t0), rnd, scen, srv, req, "%.3f" % secs, "%.1f" % rps,
-      sockerr, non2xx, rc, lat, "%.4f" % srv, per(srv), "%.4f" % wrk_cpu if wrk_cpu is not None else "", per(wrk_cpu),
+      sockerr, non2xx, rc, lat, "%.4f" % srv_cpu, per(srv_cpu), "%.4f" % wrk_cpu if wrk_cpu is not None else "", per(wrk_cpu),
       "%.1f" % (100.0 * wrk_cpu / e) if wrk_cpu is not None and e else "",
       "%.1f" % b0, "%.1f" % si0, "%.1f" % b1, "%.1f" % max(steal0, steal1), per(busy0_s), conns, reqs]))
 EOF
@@ -420,8 +431,79 @@ EOF
     sleep "$PAUSE_S"
 }
 
+# --- PROFILE=1: syscalls and CPU per request (perf stat on tracepoints), instead of the rounds ----------
+# perf stat -p <server PIDs> counts, for one wrk run per server, every syscall the server makes
+# (syscalls:sys_enter_* tracepoints: cheap, unlike strace, so the server's batching is unchanged),
+# its task-clock and context switches; the counts are divided by wrk's requests. PERF_RECORD=1 adds a
+# second run per server (not PHP) sampled with perf record -e cpu-clock -g (raw/profile-*.flat.txt,
+# *.dso.txt, *.report.txt).
+# TCP segments sent and RSTs sent, machine-wide (/proc/net/snmp): on loopback, both directions
+tcp_segs() { awk '/^Tcp:/ {n++; if (n == 2) print $12, $15}' /proc/net/snmp; }
+
+profile_one() {
+    local scen=$1 s=$2 base=$RES/raw/profile-$1-$2 hdr=() pids rc=0 perfpid recpid
+    [[ ${CLOSE[$scen]} == 1 ]] && hdr=(-H 'Connection: close')
+    mapfile -t pids < <(group_pids "${GROUP[$s]}")
+    local csvpids
+    csvpids=$(IFS=,; echo "${pids[*]}")
+    timeout -k 5 $((DURATION + 30)) perf stat -x, -o "$base.perf" -e "$PERF_EVENTS" -p "$csvpids" -- sleep "$((DURATION + 1))" &
+    perfpid=$!
+    sleep 0.5
+    tcp_segs >"$base.tcp"
+    # wrk itself under perf stat too: the client's syscalls and CPU per request depend on the server
+    timeout -k 5 $((DURATION + 30)) perf stat -x, -o "$base.wrk.perf" -e "$PERF_EVENTS" -- \
+        taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${hdr[@]}" "${URL[$s]}" >"$base.out" 2>&1 &
+    CUR_PID=$!
+    wait "$CUR_PID" || rc=$?
+    CUR_PID=
+    tcp_segs >>"$base.tcp"
+    wait "$perfpid" || log "WARNING: perf stat exited non-zero for $s; see $base.perf"
+    # a second run, sampled (not at the same time as perf stat: its tracepoints would show up in the profile)
+    if [[ ${PERF_RECORD:-0} == 1 && $s != *php ]]; then
+        sleep "$PAUSE_S"
+        timeout -k 5 $((DURATION + 30)) perf record -q -e cpu-clock -F 2999 -g -o "$base.data" -p "$csvpids" -- sleep "$((DURATION + 1))" 2>"$base.record.err" &
+        recpid=$!
+        sleep 0.5
+        timeout -k 5 $((DURATION + 30)) taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${hdr[@]}" "${URL[$s]}" >"$base.record.out" 2>&1 &
+        CUR_PID=$!
+        wait "$CUR_PID" || rc=$?
+        CUR_PID=
+        wait "$recpid" || true
+        perf report -i "$base.data" --stdio --no-children --percent-limit 2 --sort symbol 2>/dev/null | head -300 >"$base.report.txt" || true
+        perf report -i "$base.data" --stdio --no-children -g none --percent-limit 0.3 --sort dso,symbol 2>/dev/null | grep -v '^$' | head -100 >"$base.flat.txt" || true
+        perf report -i "$base.data" --stdio --no-children -g none --sort dso 2>/dev/null | grep -v '^$' >"$base.dso.txt" || true
+        # the share of the server's CPU under each system call (kernel entry points, children included)
+        perf report -i "$base.data" --stdio --children -g none --sort symbol 2>/dev/null |
+            grep -E '__(x64|do)_sys_|do_syscall_64|entry_SYSCALL' >"$base.syscalls.txt" || true
+        rm -f "$base.data"
+    fi
+    [[ $rc == 0 ]] || log "WARNING: wrk exit $rc in profile $scen $s"
+    log "profile $scen $s: $(grep -Eo '[0-9]+ requests in' "$base.out" || echo '? requests')"
+    sleep "$PAUSE_S"
+}
+
+if [[ ${PROFILE:-0} == 1 ]]; then
+    command -v perf >/dev/null || die "perf is not installed (apt-get install -y linux-perf)"
+    evs=(task-clock context-switches raw_syscalls:sys_enter)
+    for sc in accept accept4 read recvfrom recvmsg readv write writev sendto sendmsg sendfile64 splice \
+              epoll_wait epoll_pwait epoll_pwait2 epoll_ctl openat openat2 newfstat newfstatat statx close \
+              setsockopt getsockopt shutdown ioctl fcntl pread64 lseek mmap munmap futex brk madvise \
+              getsockname getpeername connect socket clock_gettime gettimeofday getpid getrusage times; do
+        [[ -d /sys/kernel/tracing/events/syscalls/sys_enter_$sc ]] && evs+=("syscalls:sys_enter_$sc")
+    done
+    PERF_EVENTS=$(IFS=,; echo "${evs[*]}")
+    log "PROFILE: perf stat on the servers, ${DURATION}s wrk run per server"
+    for scen in $SCENARIOS; do
+        for s in ${SERVERS[$scen]}; do run_one "$scen" "$s" w; profile_one "$scen" "$s"; done
+    done
+    python3 "$SERVE_DIR/profile_summary.py" "$RES/raw" >"$RES/serve-profile.md"
+    cat "$RES/serve-profile.md"
+    log "results: $RES"
+    exit 0
+fi
+
 # --- warm-up (1 s each, not recorded), then the interleaved rounds ---------------------------------
-log "warm-up; then $ROUNDS round(s) of $SCENARIOS, ${DURATION}s per run, wrk -t1 -c$CONC"
+log "warm-up; then $ROUNDS round(s) of $SCENARIOS, ${DURATION}s per run, wrk -t1 -c$CONNECTIONS"
 for scen in $SCENARIOS; do
     for s in ${SERVERS[$scen]}; do run_one "$scen" "$s" w; done
 done

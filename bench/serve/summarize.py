@@ -15,11 +15,12 @@ runs_csv, versions, out_csv = sys.argv[1:4]
 rows = list(csv.DictReader(open(runs_csv)))
 
 REF = {"ka-6397": "herd", "close-6397": "herd", "9x9": "herd-9x9"}
-ORDER = ["herd", "nginx", "nginx-ofc", "lighttpd", "herd-9x9", "herd-static", "nginx-php", "apache-php"]
+ORDER = ["herd", "nginx", "nginx-ofc", "nginx-deferred", "lighttpd", "herd-9x9", "herd-static", "nginx-php", "apache-php"]
 DESC = {
     "herd": "herd serve --threads 1",
     "nginx": "nginx, 1 worker",
     "nginx-ofc": "nginx + open_file_cache",
+    "nginx-deferred": "nginx, listen … deferred",
     "lighttpd": "lighttpd",
     "herd-9x9": "herd serve /9x9 (computed)",
     "herd-static": "herd serve /9x9.html (static, same bytes)",
@@ -42,6 +43,7 @@ TARGETS = [
 INFO = [
     ("ka-6397", "nginx-ofc", "keep-alive 6397 B: herd vs nginx + open_file_cache"),
     ("close-6397", "nginx-ofc", "Connection: close: herd vs nginx + open_file_cache"),
+    ("close-6397", "nginx-deferred", "Connection: close: herd vs nginx with deferred accept"),
     ("close-6397", "lighttpd", "Connection: close: herd vs lighttpd"),
     ("9x9", "apache-php", "/9x9 vs PHP (Apache + php-fpm)"),
 ]
@@ -62,6 +64,19 @@ def med(xs):
 def spread(xs):
     xs = [x for x in xs if x is not None]
     return (min(xs), max(xs)) if xs else (None, None)
+
+
+def rtxt(xs):
+    """'x1.234 (1.100–1.300)' for per-round ratios, '–' when there are none."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "–"
+    return f"x{med(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
+
+
+def yes(xs, goal):
+    m = med(xs)
+    return "–" if m is None else ("yes" if m >= goal else "**no**")
 
 
 def fmt(x, p=0):
@@ -124,15 +139,12 @@ for scen in scens:
         clo, chi = spread(cpu)
         if srv == REF[scen]:
             rr = cr = []
-            rtxt = ctxt = "(reference)"
+            rtx = ctxt = "(reference)"
         else:
             rr, cr = ratios(scen, srv)
-            a, b = spread(rr)
-            rtxt = f"x{med(rr):.3f} ({a:.3f}–{b:.3f})" if rr else "–"
-            a, b = spread(cr)
-            ctxt = f"x{med(cr):.3f} ({a:.3f}–{b:.3f})" if cr else "–"
+            rtx, ctxt = rtxt(rr), rtxt(cr)
         w(f"| {DESC.get(srv, srv)} | {fmt(med(rps))} ({fmt(lo)}–{fmt(hi)}) | {fmt(med(cpu), 2)} ({fmt(clo, 2)}–{fmt(chi, 2)}) "
-          f"| {fmt(med(wcpu), 2)} | {fmt(med(wpct))} | {fmt(med(b0))} | {fmt(med(conns))} | {rtxt} | {ctxt} |")
+          f"| {fmt(med(wcpu), 2)} | {fmt(med(wpct))} | {fmt(med(b0))} | {fmt(med(conns))} | {rtx} | {ctxt} |")
         csv_rows.append({
             "scenario": scen, "server": srv, "runs": len(rs),
             "rps_median": med(rps), "rps_min": lo, "rps_max": hi,
@@ -152,16 +164,11 @@ for scen, other, goal, label in TARGETS:
     if not rr:
         w(f"| {label} | not measured | | | |")
         continue
-    mr, mc = med(rr), med(cr)
-    a, b = spread(rr)
-    c, d = spread(cr)
-    w(f"| {label} | x{mr:.3f} ({a:.3f}–{b:.3f}) | x{mc:.3f} ({c:.3f}–{d:.3f}) | {'yes' if mr >= goal else '**no**'} | {'yes' if mc >= goal else '**no**'} |")
+    w(f"| {label} | {rtxt(rr)} | {rtxt(cr)} | {yes(rr, goal)} | {yes(cr, goal)} |")
 for scen, other, label in INFO:
     rr, cr = ratios(scen, other)
     if rr:
-        a, b = spread(rr)
-        c, d = spread(cr)
-        w(f"| (info) {label} | x{med(rr):.3f} ({a:.3f}–{b:.3f}) | x{med(cr):.3f} ({c:.3f}–{d:.3f}) | | |")
+        w(f"| (info) {label} | {rtxt(rr)} | {rtxt(cr)} | | |")
 w("")
 w(f"Socket errors + non-2xx responses over all runs: {errors}.")
 w("A run is client-bound when wrk uses ~100 % of CPU 1 while CPU 0 is not saturated: its req/s then says")

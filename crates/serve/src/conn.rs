@@ -232,7 +232,7 @@ impl Conn {
                         // The response has started; all that is left is to end the connection
                         // after it, which tells the client its upload was not taken whole.
                         self.body = None;
-                        self.phase = Phase::Closing;
+                        self.close_after_output();
                         break;
                     }
                 }
@@ -300,8 +300,14 @@ impl Conn {
         Self::account(ctx, self.peer, request_line(head), route, reply);
         self.rbuf.consume(len);
         if close {
-            self.phase = Phase::Closing;
+            self.close_after_output();
         }
+    }
+
+    /// Writes what is queued, then closes.
+    fn close_after_output(&mut self) {
+        self.phase = Phase::Closing;
+        self.wq.closing();
     }
 
     /// Answers a head that broke a size limit, and closes: where the next request would start
@@ -309,7 +315,7 @@ impl Conn {
     fn refuse(&mut self, status: Status, ctx: &mut Ctx<'_>) {
         let reply = error_reply(&mut self.wq, ctx.date, status);
         Self::account(ctx, self.peer, b"-", Route::Unrouted, reply);
-        self.phase = Phase::Closing;
+        self.close_after_output();
     }
 
     fn account(

@@ -16,14 +16,23 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsFd;
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::error::ServeError;
+use crate::sys;
 
 /// Listen backlog per socket. The kernel caps it at `net.core.somaxconn` (4096 by default since
 /// Linux 5.4); asking for more than the usual 128 matters for connection-per-request benchmarks.
 const BACKLOG: i32 = 4096;
+
+/// `TCP_DEFER_ACCEPT`: a new connection wakes its worker once, when its request has arrived,
+/// not first at the handshake and again for the data (nginx's `listen … deferred`). On loopback
+/// that wake-up runs in the client's `connect`, so it is the client's CPU it saves most
+/// (bench/serve.sh, BENCHMARKS.md). A client that connects and sends nothing is accepted after
+/// about this long instead of at once; HTTP clients always speak first.
+const DEFER_ACCEPT_S: u32 = 1;
 
 /// Binds `n` listening sockets (at least one) on `addr`, all sharing the same port.
 pub(crate) fn bind(
@@ -60,6 +69,7 @@ fn reuseport_socket(addr: SocketAddr) -> io::Result<Socket> {
     socket.set_nonblocking(true)?;
     socket.bind(&SockAddr::from(addr))?;
     socket.listen(BACKLOG)?;
+    sys::set_defer_accept(socket.as_fd(), DEFER_ACCEPT_S)?;
     Ok(socket)
 }
 

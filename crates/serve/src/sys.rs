@@ -1,5 +1,5 @@
 //! Safe wrappers over the few Linux system calls std does not expose: `send` with flags,
-//! `sendfile` and `openat2`. Each retries on EINTR and returns `io::Result`; none keeps state or
+//! `sendfile`, `openat2` and the `TCP_DEFER_ACCEPT` socket option. Each retries on EINTR and returns `io::Result`; none keeps state or
 //! knows about HTTP. All the crate's `unsafe` is here.
 
 use std::ffi::CStr;
@@ -93,5 +93,27 @@ pub(crate) fn openat2(
         if err.kind() != io::ErrorKind::Interrupted {
             return Err(err);
         }
+    }
+}
+
+/// Sets `TCP_DEFER_ACCEPT` on a listening socket: a connection is queued for `accept` only once
+/// its first data has arrived (or after about `seconds`, when the kernel gives up waiting).
+pub(crate) fn set_defer_accept(socket: BorrowedFd<'_>, seconds: u32) -> io::Result<()> {
+    let value = libc::c_int::try_from(seconds).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `value` is a valid c_int for the duration of the call and its size is passed; the
+    // descriptor is open for the lifetime of the borrow.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            std::ptr::from_ref(&value).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }

@@ -211,6 +211,10 @@ impl Worker<'_> {
                     self.conns[slot] = Some(conn);
                     self.n_open += 1;
                     self.counters.add_connection();
+                    // The request usually arrived with the handshake's last ACK or right after:
+                    // read it now rather than on the event the registration raises, which then
+                    // finds nothing to do and costs no system call.
+                    self.drive(slot, now);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e)
