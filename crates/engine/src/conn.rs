@@ -26,6 +26,8 @@ pub(crate) enum State {
     /// so that, as with ab, TIME_WAIT stays on the server side and the request ends when
     /// the connection does.
     AwaitClose,
+    /// Open loop only: kept alive, waiting for the schedule's next request.
+    Idle,
 }
 
 pub(crate) struct Conn {
@@ -36,6 +38,8 @@ pub(crate) struct Conn {
     /// Bytes of the request written so far.
     pub(crate) written_bytes: usize,
     pub(crate) start: Instant,
+    /// When the request was due: `start` in a closed loop, the schedule's time in an open one.
+    pub(crate) intended: Instant,
     pub(crate) connected: Option<Instant>,
     pub(crate) written: Option<Instant>,
     pub(crate) first_byte: Option<Instant>,
@@ -66,6 +70,7 @@ impl Conn {
             parser: ResponseParser::new(limits),
             written_bytes: 0,
             start: now,
+            intended: now,
             connected: None,
             written: None,
             first_byte: None,
@@ -79,6 +84,7 @@ impl Conn {
     /// Starts timing a new request at `now`.
     pub(crate) fn begin_request(&mut self, now: Instant, timeout: std::time::Duration, head: bool) {
         self.start = now;
+        self.intended = now;
         self.connected = None;
         self.written = None;
         self.first_byte = None;
@@ -97,8 +103,9 @@ impl Conn {
         self.responses = 0;
     }
 
+    /// A request is in progress.
     pub(crate) fn is_busy(&self) -> bool {
-        self.state != State::Closed
+        !matches!(self.state, State::Closed | State::Idle)
     }
 
     /// One plain read into `buf`.

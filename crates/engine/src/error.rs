@@ -19,4 +19,6 @@ pub enum EngineError {
     NoConnections,
     #[error("the target has no address to connect to")]
     NoAddress,
+    #[error("the request rate must be a positive, finite number of requests per second")]
+    BadRate,
 }

@@ -11,6 +11,10 @@ use herd_stats::FailureKind;
 /// The moments of one request, from the monotonic clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
+    /// When the request was due: equal to `start` in a closed loop; in an open loop
+    /// ([`Schedule::Rate`](crate::Schedule::Rate)) the schedule's time, at or before `start`.
+    /// `end - intended` is the latency corrected for coordinated omission.
+    pub intended: Instant,
     /// The request began: just before connect() for a new connection, or when the previous
     /// response on a reused connection completed (ab's `c->start`).
     pub start: Instant,

@@ -16,6 +16,20 @@ pub struct SocketOptions {
     pub buffer_size: Option<u32>,
 }
 
+/// When requests are sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Schedule {
+    /// Closed loop: each connection sends its next request as soon as the previous one ends
+    /// (ab, wrk). Latency is measured from the actual send.
+    #[default]
+    Closed,
+    /// Open loop: `per_second` requests per second in total, evenly spaced, whatever the
+    /// server's pace; a request that finds every connection busy waits for one, and its
+    /// latency is measured from when it was due (its intended send time), not from when it
+    /// was sent, so a stalled server cannot hide the requests it delayed.
+    Rate { per_second: f64 },
+}
+
 /// Everything a run needs. Built by the caller (herd ab, herd run, the lab); the engine
 /// only reads it.
 #[derive(Debug, Clone)]
@@ -40,6 +54,7 @@ pub struct RunSpec {
     pub timeout: Duration,
     pub limits: Limits,
     pub socket: SocketOptions,
+    pub schedule: Schedule,
 }
 
 impl RunSpec {
@@ -83,6 +98,7 @@ mod tests {
             duration: None,
             timeout: Duration::from_secs(1),
             limits: Limits::default(),
+            schedule: Schedule::Closed,
             socket: SocketOptions::default(),
         }
     }

@@ -9,6 +9,13 @@
 //!
 //! Connections to (re)open are queued rather than opened recursively, so a server that
 //! refuses every connection costs a loop turn per attempt, never stack depth.
+//!
+//! The schedule ([`Schedule`]) changes one thing: who starts the next request. In a closed
+//! loop a connection starts its next request as soon as the last one ends. In an open loop
+//! ([`Schedule::Rate`]) a finished connection waits (idle if kept alive, free if closed) and
+//! the worker's pacer (pacer.rs) hands each due request to a waiting connection, with its due
+//! time as the request's intended start; if none is waiting, the request stays due until one
+//! is. It is the same loop, the same state machine and the same recorder calls.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -23,10 +30,13 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::conn::{Conn, ReadOutcome, State};
 use crate::control::Slot;
+use crate::pacer::Pacer;
 use crate::recorder::{Completed, Failed, Recorder, Timing, Verdict};
-use crate::{Control, EngineError, Run, RunSpec, TlsInfo};
+use crate::{Control, EngineError, Run, RunSpec, Schedule, TlsInfo};
 
 const WAKER: Token = Token(usize::MAX);
+/// The pacer's timer (open loop only).
+const TIMER: Token = Token(usize::MAX - 1);
 /// Large reads: on 1 MiB bodies the read size decides the client's cost (baseline.md:
 /// ab's 8 KiB reads cost it x2.6 the floor).
 const READ_BUFFER: usize = 256 * 1024;
@@ -63,17 +73,39 @@ where
     let started = Instant::now();
     let started_wall = SystemTime::now();
     let deadline = spec.duration.map(|d| started + d);
+    let mut pacers = Vec::with_capacity(n as usize);
+    for (i, poll, _) in &prepared {
+        pacers.push(match spec.schedule {
+            Schedule::Closed => None,
+            Schedule::Rate { per_second } => {
+                if !(per_second.is_finite() && per_second > 0.0) {
+                    return Err(EngineError::BadRate);
+                }
+                let rate = per_second / f64::from(n);
+                // Workers take turns: worker i starts i/n of an interval after worker 0.
+                let offset = Duration::from_secs_f64(f64::from(*i) / f64::from(n) / rate);
+                let pacer = Pacer::new(rate, started + offset).map_err(EngineError::Poll)?;
+                let fd = pacer.raw_fd();
+                poll.registry()
+                    .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)
+                    .map_err(EngineError::Poll)?;
+                Some(pacer)
+            }
+        });
+    }
 
     let results: Vec<Result<WorkerEnd<R>, EngineError>> = std::thread::scope(|s| {
         let handles: Vec<_> = prepared
             .into_iter()
-            .map(|(i, poll, slot)| {
+            .zip(pacers)
+            .map(|((i, poll, slot), pacer)| {
                 let (conns, quota) = spec.share(i, n);
                 let recorder = make(i as usize);
                 std::thread::Builder::new()
                     .name(format!("herd-worker-{i}"))
                     .spawn_scoped(s, move || {
-                        let share = Share { poll, slot, recorder, n_conns: conns, quota, deadline };
+                        let share =
+                            Share { poll, slot, recorder, n_conns: conns, quota, deadline, pacer };
                         Worker::new(spec, control, share).run()
                     })
                     .map_err(EngineError::Thread)
@@ -114,6 +146,8 @@ struct Share<R> {
     /// Requests this worker may start; None: until the deadline.
     quota: Option<u64>,
     deadline: Option<Instant>,
+    /// Open loop only.
+    pacer: Option<Pacer>,
 }
 
 struct WorkerEnd<R> {
@@ -129,8 +163,14 @@ struct Worker<'a, R> {
     poll: Poll,
     slot: Arc<Slot>,
     conns: Vec<Conn>,
-    /// Connections waiting to be (re)opened.
+    /// Connections waiting to be (re)opened (closed loop).
     to_open: Vec<usize>,
+    /// Requests to re-send at once on a new connection, uncounted (the keep-alive race).
+    retry: Vec<usize>,
+    /// Open loop: the schedule, kept-alive connections waiting for it, and closed ones.
+    pacer: Option<Pacer>,
+    idle: Vec<usize>,
+    free: Vec<usize>,
     recorder: R,
     /// Requests this worker may start; None: until the deadline.
     quota: Option<u64>,
@@ -150,15 +190,21 @@ struct Worker<'a, R> {
 
 impl<'a, R: Recorder> Worker<'a, R> {
     fn new(spec: &'a RunSpec, control: &'a Control, share: Share<R>) -> Self {
-        let Share { poll, slot, recorder, n_conns, quota, deadline } = share;
+        let Share { poll, slot, recorder, n_conns, quota, deadline, pacer } = share;
         let now = Instant::now();
+        let all: Vec<usize> = (0..n_conns as usize).collect();
+        let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
         Worker {
             spec,
             control,
             poll,
             slot,
             conns: (0..n_conns).map(|_| Conn::new(spec.limits, now)).collect(),
-            to_open: (0..n_conns as usize).collect(),
+            to_open,
+            retry: Vec::new(),
+            pacer,
+            idle: Vec::new(),
+            free,
             recorder,
             quota,
             started: 0,
@@ -183,6 +229,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
 
         loop {
             self.open_pending();
+            self.dispatch(Instant::now());
             if self.stop {
                 break;
             }
@@ -193,7 +240,11 @@ impl<'a, R: Recorder> Worker<'a, R> {
             // Only once the share is used up can every connection be idle: checking the
             // quota first keeps this O(connections) scan off the per-turn path.
             let share_used = self.quota.is_some_and(|q| self.started >= q);
-            if share_used && self.to_open.is_empty() && !self.conns.iter().any(Conn::is_busy) {
+            if share_used
+                && self.to_open.is_empty()
+                && self.retry.is_empty()
+                && !self.conns.iter().any(Conn::is_busy)
+            {
                 break; // every request of this worker's share has finished
             }
             let now = Instant::now();
@@ -204,9 +255,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
             if let Some(d) = self.deadline {
                 wait = wait.min(d.saturating_duration_since(now));
             }
-            if !self.to_open.is_empty() {
+            if !self.to_open.is_empty() || !self.retry.is_empty() {
                 wait = Duration::ZERO;
             }
+            self.arm_pacer(now)?;
             match self.poll.poll(&mut events, Some(wait)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -215,6 +267,12 @@ impl<'a, R: Recorder> Worker<'a, R> {
             for ev in events.iter() {
                 let t = ev.token();
                 if t == WAKER {
+                    continue;
+                }
+                if t == TIMER {
+                    if let Some(p) = &mut self.pacer {
+                        p.fired();
+                    }
                     continue;
                 }
                 let i = t.0;
@@ -274,6 +332,14 @@ impl<'a, R: Recorder> Worker<'a, R> {
     }
 
     fn open_pending(&mut self) {
+        while let Some(i) = self.retry.pop() {
+            if self.stop {
+                return;
+            }
+            // The same request again: its due time stays, and it was counted when first taken.
+            let intended = self.conns[i].intended;
+            self.open(i, Some(intended));
+        }
         while let Some(i) = self.to_open.pop() {
             if self.stop {
                 return;
@@ -282,17 +348,82 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 self.conns[i].close();
                 continue;
             }
-            self.open(i);
+            self.open(i, None);
         }
     }
 
-    /// Opens connection `i` for a request already taken from the quota.
-    fn open(&mut self, i: usize) {
+    /// Open loop: hands every request that is due to a waiting connection, oldest first.
+    fn dispatch(&mut self, now: Instant) {
+        loop {
+            let Some(due) = self.pacer.as_ref().map(Pacer::next_due) else { return };
+            if due > now || self.stop {
+                return;
+            }
+            let Some(i) = self.waiting_conn() else { return };
+            if !self.take_request() {
+                self.free.push(i);
+                return;
+            }
+            if let Some(p) = &mut self.pacer {
+                p.advance();
+            }
+            if self.conns[i].state == State::Idle {
+                let spec = self.spec;
+                let c = &mut self.conns[i];
+                c.begin_request(now, spec.timeout, spec.head_request);
+                c.intended = due;
+                c.parser.capture_server(self.want_server);
+                c.connected = Some(now);
+                c.state = State::Writing;
+                self.write_request(i);
+            } else {
+                self.open(i, Some(due));
+            }
+        }
+    }
+
+    /// A kept-alive connection waiting for the schedule, or else a closed one.
+    fn waiting_conn(&mut self) -> Option<usize> {
+        while let Some(i) = self.idle.pop() {
+            // The server may have closed it since (on_event moved it to `free`).
+            if self.conns[i].state == State::Idle {
+                return Some(i);
+            }
+        }
+        self.free.pop()
+    }
+
+    /// Open loop: wake when the next request is due, if a connection can take it.
+    fn arm_pacer(&mut self, now: Instant) -> Result<(), EngineError> {
+        let quota_left = self.quota.is_none_or(|q| self.started < q);
+        let can_send = !self.idle.is_empty() || !self.free.is_empty();
+        match &mut self.pacer {
+            Some(p) if quota_left && can_send => p.arm(now).map_err(EngineError::Poll),
+            _ => Ok(()),
+        }
+    }
+
+    /// A connection that finished its request goes back to the schedule (open loop) or
+    /// straight to reopening (closed loop).
+    fn release(&mut self, i: usize) {
+        if self.pacer.is_some() {
+            self.free.push(i);
+        } else {
+            self.to_open.push(i);
+        }
+    }
+
+    /// Opens connection `i` for a request already taken from the quota, due at `intended`
+    /// (None: now).
+    fn open(&mut self, i: usize, intended: Option<Instant>) {
         let now = Instant::now();
         let spec = self.spec;
         let c = &mut self.conns[i];
         c.close();
         c.begin_request(now, spec.timeout, spec.head_request);
+        if let Some(t) = intended {
+            c.intended = t;
+        }
         c.parser.capture_server(self.want_server);
         // run_all refused an empty address list; `addr` never passes the last one.
         let Some(&addr) = spec.target.addrs.get(self.addr).or(spec.target.addrs.last()) else {
@@ -326,8 +457,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         if !self.any_connected && self.addr + 1 < self.spec.target.addrs.len() {
             self.addr += 1;
             self.conns[i].close();
-            self.started -= 1;
-            self.to_open.push(i);
+            self.retry.push(i);
             return;
         }
         self.fail(i, FailureKind::Connect, Some(e), false);
@@ -344,6 +474,13 @@ impl<'a, R: Recorder> Worker<'a, R> {
     ) {
         match self.conns[i].state {
             State::Closed => {}
+            State::Idle => {
+                if readable || read_closed || error {
+                    // A kept-alive connection the server closed (or wrote to) between requests.
+                    self.conns[i].close();
+                    self.free.push(i);
+                }
+            }
             State::Connecting => {
                 if error || (read_closed && !writable) {
                     let e = self.take_socket_error(i);
@@ -662,6 +799,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 };
                 self.fail(i, kind, None, false)
             }
+            State::Idle => {
+                c.close();
+                self.free.push(i);
+            }
             State::Closed => {}
         }
     }
@@ -684,6 +825,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         let server = if self.want_server { c.parser.server() } else { None };
         let done = Completed {
             timing: Timing {
+                intended: c.intended,
                 start: c.start,
                 connected: c.connected,
                 written: c.written,
@@ -706,6 +848,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
         let c = &mut self.conns[i];
         c.responses += 1;
         match next {
+            Next::Reuse if !self.stop && self.pacer.is_some() => {
+                self.conns[i].state = State::Idle;
+                self.idle.push(i);
+            }
             Next::Reuse if !self.stop => {
                 if self.take_request() {
                     let c = &mut self.conns[i];
@@ -720,7 +866,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
             }
             _ => {
                 self.conns[i].close();
-                self.to_open.push(i);
+                self.release(i);
             }
         }
     }
@@ -732,13 +878,13 @@ impl<'a, R: Recorder> Worker<'a, R> {
         let c = &mut self.conns[i];
         if retry {
             c.close();
-            self.started -= 1;
-            self.to_open.push(i);
+            self.retry.push(i);
             return;
         }
         let failed = Failed {
             kind,
             timing: Timing {
+                intended: c.intended,
                 start: c.start,
                 connected: c.connected,
                 written: c.written,
@@ -754,7 +900,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         let verdict = self.recorder.failed(&failed);
         self.last_activity = now;
         self.after_outcome(verdict);
-        self.to_open.push(i);
+        self.release(i);
     }
 
     fn after_outcome(&mut self, verdict: Verdict) {

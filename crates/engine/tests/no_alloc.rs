@@ -95,6 +95,7 @@ fn allocations_for(port: u16, requests: u64) -> u64 {
         duration: None,
         timeout: Duration::from_secs(5),
         limits: herd_proto::Limits::default(),
+        schedule: herd_engine::Schedule::Closed,
         socket: SocketOptions::default(),
     };
     let control = Control::new();

@@ -88,6 +88,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         duration: cfg.time_limit,
         timeout: cfg.timeout.max(Duration::from_millis(1)),
         limits: herd_proto::Limits::default(),
+        schedule: herd_engine::Schedule::Closed,
         socket: SocketOptions { bind, buffer_size: cfg.window_size },
     };
 

@@ -108,6 +108,7 @@ pub fn spec(port: u16, connections: u32, requests: u64) -> RunSpec {
         duration: None,
         timeout: Duration::from_secs(5),
         limits: herd_proto::Limits::default(),
+        schedule: herd_engine::Schedule::Closed,
         socket: SocketOptions::default(),
     }
 }

@@ -1,0 +1,140 @@
+//! The open loop (`Schedule::Rate`): requests leave at the asked rate, a request that waits
+//! for a busy connection keeps its due time (so a stall shows in the corrected latency and not
+//! in the uncorrected one), `-n` and `-d` bound it as in a closed loop, and bad rates are
+//! refused. Servers are written in the test, on 127.0.0.1 port 0.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use herd_engine::{Completed, Control, EngineError, Failed, Recorder, Schedule, Verdict};
+use util::{spec, TestServer};
+
+/// Every request's (intended, start, end).
+#[derive(Debug, Default)]
+struct Times(Vec<(Instant, Instant, Instant)>, u64);
+
+impl Recorder for Times {
+    fn completed(&mut self, c: &Completed<'_>) -> Verdict {
+        self.0.push((c.timing.intended, c.timing.start, c.timing.end));
+        Verdict::Continue
+    }
+    fn failed(&mut self, _: &Failed) -> Verdict {
+        self.1 += 1;
+        Verdict::Continue
+    }
+}
+
+fn run_times(sp: &herd_engine::RunSpec) -> (Vec<(Instant, Instant, Instant)>, u64, Duration) {
+    let run = herd_engine::run(sp, &Control::new(), |_| Times::default()).unwrap();
+    let took = run.ended - run.started;
+    let mut all = Vec::new();
+    let mut failed = 0;
+    for r in run.recorders {
+        all.extend(r.0);
+        failed += r.1;
+    }
+    all.sort_by_key(|t| t.0);
+    (all, failed, took)
+}
+
+fn fast_server() -> TestServer {
+    TestServer::start(|mut s| {
+        util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    })
+}
+
+#[test]
+fn requests_leave_at_the_asked_rate() {
+    let server = fast_server();
+    let mut sp = spec(server.port, 8, 0);
+    sp.keep_alive = true;
+    sp.max_requests = None;
+    sp.duration = Some(Duration::from_millis(1500));
+    sp.schedule = Schedule::Rate { per_second: 400.0 };
+    let (times, failed, _) = run_times(&sp);
+    assert_eq!(failed, 0);
+    // 600 due in 1.5 s; the last one or two may still be in flight at the deadline.
+    assert!((590..=601).contains(&times.len()), "{} requests", times.len());
+    // Evenly spaced due times, 2.5 ms apart (two workers interleaved).
+    for w in times.windows(2) {
+        let gap = w[1].0 - w[0].0;
+        assert!(gap > Duration::from_micros(2400) && gap < Duration::from_micros(2600), "{gap:?}");
+    }
+    // Sent when due: the timer wakes the loop on time (median lag well under a millisecond).
+    let mut lags: Vec<Duration> = times.iter().map(|t| t.1 - t.0).collect();
+    lags.sort();
+    assert!(
+        lags[lags.len() / 2] < Duration::from_micros(500),
+        "median lag {:?}",
+        lags[lags.len() / 2]
+    );
+}
+
+#[test]
+fn a_stall_shows_in_the_corrected_latency_only() {
+    // One connection; the 20th request stalls 300 ms. At 200 requests/s, about 60 requests
+    // fall due during the stall and wait for the connection.
+    let n = Arc::new(AtomicU64::new(0));
+    let server = TestServer::start(move |mut s| {
+        let n = n.clone();
+        loop {
+            let head = util::read_head(&mut s);
+            if head.is_empty() {
+                return;
+            }
+            if n.fetch_add(1, Ordering::SeqCst) + 1 == 20 {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            use std::io::Write;
+            if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_err() {
+                return;
+            }
+        }
+    });
+    let mut sp = spec(server.port, 1, 200);
+    sp.threads = 1;
+    sp.keep_alive = true;
+    sp.schedule = Schedule::Rate { per_second: 200.0 };
+    let (times, failed, took) = run_times(&sp);
+    assert_eq!((times.len(), failed), (200, 0));
+    let corrected: Vec<Duration> = times.iter().map(|t| t.2 - t.0).collect();
+    let uncorrected: Vec<Duration> = times.iter().map(|t| t.2 - t.1).collect();
+    let slow =
+        |v: &[Duration], ms: u64| v.iter().filter(|d| **d > Duration::from_millis(ms)).count();
+    // Uncorrected: only the stalled request itself is slow.
+    assert_eq!(slow(&uncorrected, 250), 1, "{uncorrected:?}");
+    // Corrected: the stalled one (~300 ms) and the ~60 due behind it, whose waits fall from
+    // ~300 ms to 0 in 5 ms steps: about 300/5 = 60 above 0 ms, 30 above 150 ms.
+    let max = corrected.iter().max().unwrap();
+    assert!(*max >= Duration::from_millis(295), "max {max:?}");
+    let above_150 = slow(&corrected, 150);
+    assert!((27..=33).contains(&above_150), "{above_150} above 150 ms");
+    // The schedule does not stretch: 200 requests at 200/s end about 1 s after the start.
+    assert!(took < Duration::from_millis(1400), "{took:?}");
+}
+
+#[test]
+fn a_request_count_bounds_an_open_loop() {
+    let server = fast_server();
+    let mut sp = spec(server.port, 4, 100);
+    sp.keep_alive = false;
+    sp.schedule = Schedule::Rate { per_second: 1000.0 };
+    let (times, failed, took) = run_times(&sp);
+    assert_eq!((times.len(), failed), (100, 0));
+    // 100 requests due over 99 ms.
+    assert!(took >= Duration::from_millis(99) && took < Duration::from_millis(400), "{took:?}");
+}
+
+#[test]
+fn bad_rates_are_refused() {
+    for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let mut sp = spec(1, 1, 1);
+        sp.schedule = Schedule::Rate { per_second: rate };
+        let err = herd_engine::run(&sp, &Control::new(), |_| Times::default()).unwrap_err();
+        assert!(matches!(err, EngineError::BadRate), "{rate}: {err}");
+    }
+}
