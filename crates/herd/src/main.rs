@@ -4,6 +4,8 @@
 //! errors (see ARCHITECTURE.md).
 
 mod ab_cmd;
+mod run;
+mod run_cmd;
 mod serve_cmd;
 mod serve_generate;
 
@@ -24,6 +26,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   herd ab     ab's own: 0 done, 1 interrupted or bad input, 22 bad usage, or the OS error
               number of a fatal network error modulo 256 (111 connection refused, ...)
+  herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad usage
   herd serve  0 after a clean stop (Ctrl-C or SIGTERM) or a finished --generate, 1 when it
               cannot start or generate, 2 bad usage";
 
@@ -35,6 +38,8 @@ enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+    /// Modern load: closed or open loop (--rate), latency corrected for coordinated omission.
+    Run(run_cmd::RunArgs),
     /// The built-in reference server: static files and generated pages.
     Serve(serve_cmd::ServeArgs),
 }
@@ -43,6 +48,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Ab { args } => ab_cmd::main(&args),
+        Command::Run(args) => match run_cmd::run(args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("herd run: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Serve(args) => match serve_cmd::run(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -1,0 +1,148 @@
+//! The text `herd run` prints at the end: what was run, throughput, the latency table
+//! (p50 p90 p99 p99.9 p99.99 max, microsecond resolution), statuses and failures. In an open
+//! loop the table has both the latency from each request's intended start (corrected for
+//! coordinated omission) and from its actual send, and the schedule's lag. Writes to the
+//! `Write` it is given; chooses nothing.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use herd_stats::LatencyHistogram;
+
+use super::recorder::RunRecorder;
+
+/// The quantiles every table shows.
+pub(crate) const QUANTILES: [(&str, f64); 5] =
+    [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];
+
+/// What the summary says about the run besides the recorder's figures.
+pub(crate) struct RunInfo<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) connections: u32,
+    pub(crate) threads: u32,
+    pub(crate) keep_alive: bool,
+    pub(crate) rate: Option<f64>,
+    pub(crate) elapsed: Duration,
+    pub(crate) interrupted: bool,
+}
+
+pub(crate) fn write(out: &mut dyn Write, info: &RunInfo<'_>, r: &RunRecorder) -> io::Result<()> {
+    let shape = match info.rate {
+        Some(rate) => format!("open loop at {rate} req/s"),
+        None => "closed loop".to_owned(),
+    };
+    writeln!(
+        out,
+        "herd run {}: {} connections, {} threads, {shape}, {}",
+        info.url,
+        info.connections,
+        info.threads,
+        if info.keep_alive { "keep-alive" } else { "a connection per request" }
+    )?;
+    let secs = info.elapsed.as_secs_f64();
+    let failed = r.failures.total();
+    writeln!(
+        out,
+        "  {} requests in {secs:.3} s{}: {} completed, {failed} failed; {:.1} req/s, {}/s read",
+        r.completed + failed,
+        if info.interrupted { " (interrupted)" } else { "" },
+        r.completed,
+        per_second(r.completed, secs),
+        bytes(per_second(r.bytes_read, secs)),
+    )?;
+    if r.warmup_requests > 0 {
+        writeln!(out, "  warm-up: {} requests, not counted above or below", r.warmup_requests)?;
+    }
+    write!(out, "\n  {:<22}", "latency")?;
+    for (name, _) in QUANTILES {
+        write!(out, "{name:>10}")?;
+    }
+    writeln!(out, "{:>10}", "max")?;
+    if info.rate.is_some() {
+        row(out, "total (from due time)", &r.latency)?;
+        row(out, "total (from send)", &r.service)?;
+    } else {
+        row(out, "total", &r.latency)?;
+    }
+    row(out, "connect", &r.connect)?;
+    row(out, "first byte", &r.first_byte)?;
+    if info.rate.is_some() {
+        row(out, "queued (due → sent)", &r.lag)?;
+    }
+    let statuses: Vec<String> = r.statuses.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+    writeln!(
+        out,
+        "\n  status      {}",
+        if statuses.is_empty() { "none".into() } else { statuses.join(", ") }
+    )?;
+    let failures: Vec<String> = r
+        .failures
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{}: {n}", k.name()))
+        .collect();
+    writeln!(
+        out,
+        "  failures    {}",
+        if failures.is_empty() { "none".into() } else { failures.join(", ") }
+    )?;
+    if let Some(rate) = info.rate {
+        let achieved = per_second(r.completed + failed, secs);
+        writeln!(out, "  schedule    asked {rate} req/s, achieved {achieved:.1} req/s")?;
+    }
+    Ok(())
+}
+
+fn row(out: &mut dyn Write, name: &str, h: &LatencyHistogram) -> io::Result<()> {
+    write!(out, "  {name:<22}")?;
+    if h.is_empty() {
+        return writeln!(out, "{:>10}", "-");
+    }
+    for (_, q) in QUANTILES {
+        write!(out, "{:>10}", micros(h.quantile_micros(q)))?;
+    }
+    writeln!(out, "{:>10}", micros(h.max_micros()))
+}
+
+/// `55µs`, `1.234ms`, `2.500s`: microsecond resolution, short.
+pub(crate) fn micros(us: u64) -> String {
+    if us < 1000 {
+        format!("{us}µs")
+    } else if us < 1_000_000 {
+        format!("{:.3}ms", us as f64 / 1e3)
+    } else {
+        format!("{:.3}s", us as f64 / 1e6)
+    }
+}
+
+fn per_second(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+fn bytes(b: f64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micro_units() {
+        assert_eq!(micros(55), "55µs");
+        assert_eq!(micros(1234), "1.234ms");
+        assert_eq!(micros(2_500_000), "2.500s");
+        assert_eq!(bytes(1536.0), "1.5 KiB");
+    }
+}

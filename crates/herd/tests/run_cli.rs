@@ -1,0 +1,185 @@
+//! `herd run` against the real `herd serve` binary: coordinated omission (the expected
+//! percentiles are simulated in the test from the schedule and the stall pattern, not pasted),
+//! rate accuracy, the closed loop's counts against the server's own, JSON output, and bad input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+
+use util::{herd, run, tempdir, text};
+
+/// A `herd serve` child on a free port, killed (by its PID) on drop.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start() -> Serve {
+        let mut child = herd()
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
+        Serve { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
+        let mut all = String::new();
+        s.read_to_string(&mut all).unwrap();
+        serde_json::from_str(all.split_once("\r\n\r\n").unwrap().1).unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let path = tempdir("run-cli").join("out.json");
+    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+/// Latencies (ms) of `n` requests due every `interval_ms` on one connection whose every
+/// `every`-th request takes `stall_ms` and the others nothing: (from due time, from send).
+fn simulate(n: u32, interval_ms: f64, every: u32, stall_ms: f64) -> (Vec<f64>, Vec<f64>) {
+    let (mut corrected, mut uncorrected) = (Vec::new(), Vec::new());
+    let mut free_at = 0.0f64;
+    for k in 1..=n {
+        let due = f64::from(k - 1) * interval_ms;
+        let start = due.max(free_at);
+        let service = if k % every == 0 { stall_ms } else { 0.0 };
+        free_at = start + service;
+        corrected.push(free_at - due);
+        uncorrected.push(service);
+    }
+    (corrected, uncorrected)
+}
+
+/// The value at quantile `q` by nearest rank, as HdrHistogram reports it.
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+#[test]
+fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
+    let serve = Serve::start();
+    let (n, rate, every, stall) = (400u32, 200.0, 100u32, 200.0);
+    let j = run_json(&[
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        &n.to_string(),
+        "--rate",
+        &rate.to_string(),
+        &serve.url(&format!("/stall?every={every}&ms={stall}")),
+    ]);
+    let (corrected, uncorrected) = simulate(n, 1000.0 / rate, every, stall);
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap() / 1000.0;
+    let lat = &j["latency_us"];
+    assert_eq!(j["requests"]["completed"], n);
+    for (name, q) in [("p90", 0.90), ("p99", 0.99)] {
+        let expect = quantile(corrected.clone(), q);
+        let got = ms(&lat["total"][name]);
+        // The expected value is a stall-free ideal; allow 10 % and 5 ms for the real machine.
+        assert!(
+            (got - expect).abs() <= expect * 0.10 + 5.0,
+            "corrected {name}: {got} ms, expected {expect} ms"
+        );
+    }
+    let expect_p99 = quantile(uncorrected, 0.99);
+    assert_eq!(expect_p99, 0.0, "the simulation: under 1 % of requests stall");
+    assert!(
+        ms(&lat["total_from_send"]["p99"]) < 20.0,
+        "uncorrected p99 stays near the service time: {lat}"
+    );
+    assert!(ms(&lat["total_from_send"]["max"]) >= stall, "{lat}");
+    // Both see the stalls themselves as their maximum.
+    assert!(ms(&lat["total"]["max"]) >= stall, "{lat}");
+}
+
+#[test]
+fn the_open_loop_keeps_its_rate() {
+    let serve = Serve::start();
+    let j = run_json(&["-c", "4", "-t", "1", "-d", "2s", "--rate", "500", &serve.url("/bytes/10")]);
+    let per_second = j["requests"]["attempted_per_second"].as_f64().unwrap();
+    assert!((per_second - 500.0).abs() <= 500.0 * 0.02, "achieved {per_second} req/s");
+    assert_eq!(j["requests"]["failed"], 0);
+}
+
+#[test]
+fn closed_loop_counts_agree_with_the_server() {
+    let serve = Serve::start();
+    let j = run_json(&["-c", "4", "-n", "3000", &serve.url("/9x9")]);
+    let s = serve.stats();
+    assert_eq!(j["requests"]["completed"], 3000);
+    assert_eq!(s["routes"]["/9x9"], 3000, "{s}");
+    assert_eq!(s["bytes_written"], j["bytes"]["read"], "{s}");
+    assert_eq!(j["statuses"]["200"], 3000);
+    assert_eq!(j["format"], "herd.run.v1");
+    // Closed loop: the latency from the due time is the latency from the send.
+    assert_eq!(j["latency_us"]["total"]["p99"], j["latency_us"]["total_from_send"]["p99"]);
+}
+
+#[test]
+fn warmup_is_kept_apart() {
+    let serve = Serve::start();
+    let j = run_json(&["-c", "2", "-d", "1s", "--warmup", "500ms", &serve.url("/bytes/1")]);
+    let warm = j["warmup_requests"].as_u64().unwrap();
+    let counted = j["requests"]["completed"].as_u64().unwrap();
+    assert!(warm > 0 && counted > 0, "{j}");
+    let elapsed = j["elapsed_s"].as_f64().unwrap();
+    assert!((elapsed - 1.0).abs() < 0.1, "elapsed {elapsed}");
+    // The server answered every request the client counted, warm-up included, plus at most
+    // one per connection that was in flight at the deadline (abandoned, not counted).
+    let s = serve.stats();
+    let served = s["requests"].as_u64().unwrap();
+    assert!((warm + counted..=warm + counted + 2).contains(&served), "{s}");
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    for (args, expect, code) in [
+        (vec!["ftp://127.0.0.1/"], "must start with http:// or https://", 1),
+        (vec!["http://192.0.2.1/"], "refusing to send load to 192.0.2.1", 1),
+        (vec!["https://127.0.0.1/"], "give --ca-file FILE", 1),
+        (vec!["-H", "nocolon", "http://127.0.0.1/"], "a header is `Name: value`", 1),
+        (vec!["--rate", "0", "http://127.0.0.1/"], "a rate is requests per second", 2),
+        (vec!["-d", "10x", "http://127.0.0.1/"], "use a number with s, ms, us, m or h", 2),
+        (vec!["-c", "0", "http://127.0.0.1/"], "-c", 2),
+    ] {
+        let out = run(herd().arg("run").args(&args));
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Nothing listening: every request fails with a connect error, and the run still ends.
+    let port = util::free_port();
+    let j =
+        run_json(&["-c", "2", "-n", "20", "--timeout", "1s", &format!("http://127.0.0.1:{port}/")]);
+    assert_eq!(j["requests"]["completed"], 0);
+    assert_eq!(j["failures"]["connect"], 20, "{j}");
+}
