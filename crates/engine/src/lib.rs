@@ -29,7 +29,7 @@ pub use control::Control;
 pub use error::EngineError;
 pub use nofile::raise_nofile_limit;
 pub use recorder::{Completed, Failed, Recorder, Timing, Verdict};
-pub use spec::{RunSpec, Schedule, SocketOptions};
+pub use spec::{Arrivals, RunSpec, Schedule, SocketOptions};
 pub use target::{check_allowed, Target, TargetError};
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
 

@@ -3,8 +3,10 @@
 //! timeout is rounded up to whole milliseconds, which would send requests in bursts up to a
 //! millisecond late at any rate above 1000/s; a `timerfd` in the same epoll set does not.
 //!
-//! Request k of a worker is due at `first + k × interval`, computed from k rather than by
-//! adding intervals, so the schedule never drifts. A request that could not be sent when due
+//! Uniform arrivals: request k of a worker is due at `first + k × interval`, computed from k
+//! rather than by adding intervals, so the schedule never drifts. Poisson arrivals: each gap is
+//! drawn from the exponential distribution with mean `interval`, from a seeded generator, so a
+//! schedule can be replayed. A request that could not be sent when due
 //! (every connection busy) keeps its due time: latency is measured from it (the intended send
 //! time), which is what makes the figures free of coordinated omission.
 
@@ -22,30 +24,46 @@ pub(crate) struct Pacer {
     interval_ns: f64,
     /// Index of the next request to send.
     next_k: u64,
+    /// Poisson arrivals: the generator's state, and the next due time in ns after `first`.
+    poisson: Option<(u64, f64)>,
     timer: OwnedFd,
     /// The due time the timer is set for.
     armed: Option<Instant>,
 }
 
 impl Pacer {
-    /// A worker sending `rate` requests per second, the first at `first`.
-    pub(crate) fn new(rate: f64, first: Instant) -> io::Result<Pacer> {
+    /// A worker sending `rate` requests per second, the first at `first`; with a seed, as a
+    /// Poisson process.
+    pub(crate) fn new(rate: f64, first: Instant, poisson_seed: Option<u64>) -> io::Result<Pacer> {
         let timer = timerfd_create(
             TimerfdClockId::Monotonic,
             TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
         )?;
-        Ok(Pacer { first, interval_ns: 1e9 / rate, next_k: 0, timer, armed: None })
+        let interval_ns = 1e9 / rate;
+        let poisson = poisson_seed.map(|seed| {
+            let mut state = seed;
+            let gap = exponential(&mut state, interval_ns);
+            (state, gap)
+        });
+        Ok(Pacer { first, interval_ns, next_k: 0, poisson, timer, armed: None })
     }
 
     /// When the next request is due.
     pub(crate) fn next_due(&self) -> Instant {
+        let offset_ns = match self.poisson {
+            Some((_, due_ns)) => due_ns,
+            None => self.next_k as f64 * self.interval_ns,
+        };
         // Saturates far beyond any run's length (f64 → u64 casts saturate).
-        self.first + Duration::from_nanos((self.next_k as f64 * self.interval_ns) as u64)
+        self.first + Duration::from_nanos(offset_ns as u64)
     }
 
     /// The next request has been sent (or given up): move to the one after.
     pub(crate) fn advance(&mut self) {
         self.next_k += 1;
+        if let Some((state, due_ns)) = &mut self.poisson {
+            *due_ns += exponential(state, self.interval_ns);
+        }
     }
 
     /// Sets the timer to fire when the next request is due, unless it already is.
@@ -81,6 +99,19 @@ impl Pacer {
     }
 }
 
+/// An exponentially distributed gap with the given mean, by inversion of a uniform draw from
+/// splitmix64: a few lines instead of a dependency, and the same sequence on every platform.
+fn exponential(state: &mut u64, mean: f64) -> f64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    // 53 random bits → u in (0, 1]: never 0, so the logarithm is finite.
+    let u = ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+    -mean * u.ln()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,7 +119,7 @@ mod tests {
     #[test]
     fn due_times_do_not_drift() {
         let t0 = Instant::now();
-        let mut p = Pacer::new(3.0, t0).unwrap();
+        let mut p = Pacer::new(3.0, t0, None).unwrap();
         for _ in 0..3_000_000 {
             p.advance();
         }
@@ -98,12 +129,38 @@ mod tests {
     #[test]
     fn the_timer_fires_when_due() {
         let t0 = Instant::now();
-        let mut p = Pacer::new(1000.0, t0 + Duration::from_millis(5)).unwrap();
+        let mut p = Pacer::new(1000.0, t0 + Duration::from_millis(5), None).unwrap();
         p.arm(Instant::now()).unwrap();
         let mut fds = [rustix::event::PollFd::new(&p.timer, rustix::event::PollFlags::IN)];
         let timeout = rustix::time::Timespec { tv_sec: 1, tv_nsec: 0 };
         rustix::event::poll(&mut fds, Some(&timeout)).unwrap();
         assert!(Instant::now() >= t0 + Duration::from_millis(5));
         p.fired();
+    }
+
+    #[test]
+    fn poisson_gaps_have_the_right_mean_and_spread() {
+        let t0 = Instant::now();
+        let mut p = Pacer::new(1000.0, t0, Some(42)).unwrap();
+        let n = 200_000;
+        let mut gaps = Vec::with_capacity(n);
+        let mut last = p.next_due();
+        for _ in 0..n {
+            p.advance();
+            let due = p.next_due();
+            gaps.push((due - last).as_secs_f64() * 1e3);
+            last = due;
+        }
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n as f64;
+        // Exponential with mean 1 ms: standard deviation 1 ms too.
+        assert!((mean - 1.0).abs() < 0.01, "mean {mean} ms");
+        assert!((var.sqrt() - 1.0).abs() < 0.02, "sd {} ms", var.sqrt());
+        // Same seed, same schedule.
+        let mut q = Pacer::new(1000.0, t0, Some(42)).unwrap();
+        q.advance();
+        let mut r = Pacer::new(1000.0, t0, Some(42)).unwrap();
+        r.advance();
+        assert_eq!(q.next_due(), r.next_due());
     }
 }

@@ -27,7 +27,18 @@ pub enum Schedule {
     /// server's pace; a request that finds every connection busy waits for one, and its
     /// latency is measured from when it was due (its intended send time), not from when it
     /// was sent, so a stalled server cannot hide the requests it delayed.
-    Rate { per_second: f64 },
+    Rate { per_second: f64, arrivals: Arrivals },
+}
+
+/// How an open loop spaces its requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Evenly: request k is due at k / rate.
+    #[default]
+    Uniform,
+    /// A Poisson process: exponentially distributed gaps with mean 1 / rate, as independent
+    /// users would arrive; the same `seed` gives the same schedule.
+    Poisson { seed: u64 },
 }
 
 /// Everything a run needs. Built by the caller (herd ab, herd run, the lab); the engine

@@ -32,7 +32,7 @@ use crate::conn::{Conn, ReadOutcome, State};
 use crate::control::Slot;
 use crate::pacer::Pacer;
 use crate::recorder::{Completed, Failed, Recorder, Timing, Verdict};
-use crate::{Control, EngineError, Run, RunSpec, Schedule, TlsInfo};
+use crate::{Arrivals, Control, EngineError, Run, RunSpec, Schedule, TlsInfo};
 
 const WAKER: Token = Token(usize::MAX);
 /// The pacer's timer (open loop only).
@@ -77,14 +77,19 @@ where
     for (i, poll, _) in &prepared {
         pacers.push(match spec.schedule {
             Schedule::Closed => None,
-            Schedule::Rate { per_second } => {
+            Schedule::Rate { per_second, arrivals } => {
                 if !(per_second.is_finite() && per_second > 0.0) {
                     return Err(EngineError::BadRate);
                 }
                 let rate = per_second / f64::from(n);
                 // Workers take turns: worker i starts i/n of an interval after worker 0.
                 let offset = Duration::from_secs_f64(f64::from(*i) / f64::from(n) / rate);
-                let pacer = Pacer::new(rate, started + offset).map_err(EngineError::Poll)?;
+                // Each worker its own stream of gaps: independent arrivals, replayable.
+                let seed = match arrivals {
+                    Arrivals::Uniform => None,
+                    Arrivals::Poisson { seed } => Some(seed ^ u64::from(*i).wrapping_mul(0x9e37)),
+                };
+                let pacer = Pacer::new(rate, started + offset, seed).map_err(EngineError::Poll)?;
                 let fd = pacer.raw_fd();
                 poll.registry()
                     .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)

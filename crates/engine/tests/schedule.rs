@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herd_engine::{Completed, Control, EngineError, Failed, Recorder, Schedule, Verdict};
+use herd_engine::{Arrivals, Completed, Control, EngineError, Failed, Recorder, Schedule, Verdict};
 use util::{spec, TestServer};
 
 /// Every request's (intended, start, end).
@@ -54,7 +54,7 @@ fn requests_leave_at_the_asked_rate() {
     sp.keep_alive = true;
     sp.max_requests = None;
     sp.duration = Some(Duration::from_millis(1500));
-    sp.schedule = Schedule::Rate { per_second: 400.0 };
+    sp.schedule = Schedule::Rate { per_second: 400.0, arrivals: Arrivals::Uniform };
     let (times, failed, _) = run_times(&sp);
     assert_eq!(failed, 0);
     // 600 due in 1.5 s; the last one or two may still be in flight at the deadline.
@@ -98,7 +98,7 @@ fn a_stall_shows_in_the_corrected_latency_only() {
     let mut sp = spec(server.port, 1, 200);
     sp.threads = 1;
     sp.keep_alive = true;
-    sp.schedule = Schedule::Rate { per_second: 200.0 };
+    sp.schedule = Schedule::Rate { per_second: 200.0, arrivals: Arrivals::Uniform };
     let (times, failed, took) = run_times(&sp);
     assert_eq!((times.len(), failed), (200, 0));
     let corrected: Vec<Duration> = times.iter().map(|t| t.2 - t.0).collect();
@@ -122,7 +122,7 @@ fn a_request_count_bounds_an_open_loop() {
     let server = fast_server();
     let mut sp = spec(server.port, 4, 100);
     sp.keep_alive = false;
-    sp.schedule = Schedule::Rate { per_second: 1000.0 };
+    sp.schedule = Schedule::Rate { per_second: 1000.0, arrivals: Arrivals::Uniform };
     let (times, failed, took) = run_times(&sp);
     assert_eq!((times.len(), failed), (100, 0));
     // 100 requests due over 99 ms.
@@ -133,8 +133,32 @@ fn a_request_count_bounds_an_open_loop() {
 fn bad_rates_are_refused() {
     for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         let mut sp = spec(1, 1, 1);
-        sp.schedule = Schedule::Rate { per_second: rate };
+        sp.schedule = Schedule::Rate { per_second: rate, arrivals: Arrivals::Uniform };
         let err = herd_engine::run(&sp, &Control::new(), |_| Times::default()).unwrap_err();
         assert!(matches!(err, EngineError::BadRate), "{rate}: {err}");
     }
+}
+
+#[test]
+fn poisson_arrivals_keep_the_mean_rate_with_irregular_gaps() {
+    let server = fast_server();
+    let mut sp = spec(server.port, 16, 0);
+    sp.keep_alive = true;
+    sp.max_requests = None;
+    sp.duration = Some(Duration::from_millis(2000));
+    sp.schedule = Schedule::Rate { per_second: 500.0, arrivals: Arrivals::Poisson { seed: 7 } };
+    let (times, failed, _) = run_times(&sp);
+    assert_eq!(failed, 0);
+    // 1000 expected; a Poisson count has a standard deviation of about 32: 4 sd either way.
+    assert!((870..=1130).contains(&times.len()), "{} requests", times.len());
+    // Exponential gaps: many much shorter and some much longer than the 2 ms mean.
+    let gaps: Vec<Duration> = times.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let short = gaps.iter().filter(|g| **g < Duration::from_micros(500)).count();
+    let long = gaps.iter().filter(|g| **g > Duration::from_millis(6)).count();
+    // P(gap < mean/4) = 22 %, P(gap > 3 × mean) = 5 %.
+    assert!(
+        short > gaps.len() / 8 && long > gaps.len() / 50,
+        "{short} short, {long} long of {}",
+        gaps.len()
+    );
 }

@@ -26,7 +26,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   herd ab     ab's own: 0 done, 1 interrupted or bad input, 22 bad usage, or the OS error
               number of a fatal network error modulo 256 (111 connection refused, ...)
-  herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad usage
+  herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad
+              usage, 3 a --fail-if condition did not hold
   herd serve  0 after a clean stop (Ctrl-C or SIGTERM) or a finished --generate, 1 when it
               cannot start or generate, 2 bad usage";
 
@@ -39,7 +40,7 @@ enum Command {
         args: Vec<OsString>,
     },
     /// Modern load: closed or open loop (--rate), latency corrected for coordinated omission.
-    Run(run_cmd::RunArgs),
+    Run(Box<run_cmd::RunArgs>),
     /// The built-in reference server: static files and generated pages.
     Serve(serve_cmd::ServeArgs),
 }
@@ -48,9 +49,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Ab { args } => ab_cmd::main(&args),
-        Command::Run(args) => match run_cmd::run(args) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
+        Command::Run(args) => match run_cmd::run(*args) {
+            Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
+            Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
+            Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
             Err(e) => {
                 eprintln!("herd run: {e:#}");
                 ExitCode::FAILURE

@@ -3,9 +3,9 @@
 //! with Ctrl-C stopping it early, and prints the summary (run/summary.rs) and, with `--json`,
 //! writes `herd.run.v1` (run/json.rs, docs/run-json.md).
 //!
-//! Exit codes: 0 when the run completed; 1 when it could not start (bad URL, unreachable or
-//! refused address, TLS settings) or was interrupted (the partial summary is still printed);
-//! 2 for bad usage (clap).
+//! Exit codes: 0 when the run completed; 1 when it could not start (bad URL, refused address,
+//! TLS settings) or was interrupted (the partial summary is still printed); 2 for bad usage
+//! (clap); 3 when a `--fail-if` condition did not hold.
 
 use std::fs;
 use std::io::{self, Write as _};
@@ -15,12 +15,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use herd_engine::{
-    Control, RunSpec, Schedule, SocketOptions, Target, TlsClient, TlsSettings, TlsVersions,
+    Arrivals, Control, RunSpec, Schedule, SocketOptions, Target, TlsClient, TlsSettings,
+    TlsVersions,
 };
 use herd_proto::Request;
 
 use crate::run::recorder::RunRecorder;
 use crate::run::summary::{self, RunInfo};
+use crate::run::threshold::{self, Threshold};
 use crate::run::{duration, json, url};
 
 /// Flags of `herd run`.
@@ -51,6 +53,14 @@ pub(crate) struct RunArgs {
     /// measure latency from when each request was due (corrected for coordinated omission)
     #[arg(long, value_name = "REQ/S", value_parser = parse_rate)]
     pub(crate) rate: Option<f64>,
+
+    /// With --rate: evenly spaced requests, or a Poisson process (independent arrivals)
+    #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform, requires = "rate")]
+    pub(crate) arrivals: ArrivalsArg,
+
+    /// Seed of --arrivals poisson: the same seed replays the same schedule
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub(crate) seed: u64,
 
     /// Run this long first without counting (connections warm, caches filled)
     #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
@@ -92,9 +102,36 @@ pub(crate) struct RunArgs {
     #[arg(short = 'k', long, conflicts_with = "ca_file")]
     pub(crate) insecure: bool,
 
+    /// Steps of connections, one result each, in order (WebBench-style): 1,2,4,8,16
+    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with_all = ["rate_steps", "requests", "duration"],
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) steps: Option<Vec<u32>>,
+
+    /// Steps of request rates (open loop, -c connections), one result each: 1000,2000,4000
+    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with_all = ["rate", "requests", "duration"],
+          value_parser = parse_rate)]
+    pub(crate) rate_steps: Option<Vec<f64>>,
+
+    /// How long each step runs
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::parse)]
+    pub(crate) step_time: Duration,
+
+    /// Fail (exit code 3) unless this holds: p99<50ms, p99.9<=200ms, max<1s, errors<0.1%,
+    /// errors<=3, rps>=1000 (repeatable; latency from the intended start; a stepped run is
+    /// judged on its last step)
+    #[arg(long, value_name = "CONDITION", value_parser = threshold::parse)]
+    pub(crate) fail_if: Vec<Threshold>,
+
     /// Write the summary as JSON (format herd.run.v1, docs/run-json.md) to FILE
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
+}
+
+/// `--arrivals`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ArrivalsArg {
+    Uniform,
+    Poisson,
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -104,8 +141,42 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs `herd run`; Ok(false) when interrupted.
-pub(crate) fn run(args: RunArgs) -> anyhow::Result<bool> {
+/// How a `herd run` ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Done,
+    Interrupted,
+    /// A `--fail-if` condition did not hold.
+    ThresholdFailed,
+}
+
+/// One measured run (or step).
+struct Measured {
+    rate: Option<f64>,
+    connections: u32,
+    threads: u32,
+    keep_alive: bool,
+    elapsed: Duration,
+    interrupted: bool,
+    recorder: RunRecorder,
+}
+
+impl Measured {
+    fn info<'a>(&self, url: &'a str) -> RunInfo<'a> {
+        RunInfo {
+            url,
+            connections: self.connections,
+            threads: self.threads,
+            keep_alive: self.keep_alive,
+            rate: self.rate,
+            elapsed: self.elapsed,
+            interrupted: self.interrupted,
+        }
+    }
+}
+
+/// Runs `herd run`.
+pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let url = url::parse(&args.url).map_err(anyhow::Error::msg)?;
     let request = build_request(&args, &url.authority, &url.target)?;
     let tls = if url.tls {
@@ -129,31 +200,6 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<bool> {
         None
     };
     let target = Target::resolve(&url.host, url.port, tls)?;
-
-    let warmup = args.warmup.unwrap_or_default();
-    let duration = match (args.duration, args.requests) {
-        (None, None) => Some(Duration::from_secs(10) + warmup),
-        (d, _) => d.map(|d| d + warmup),
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = args.threads.unwrap_or(u32::try_from(cores).unwrap_or(1));
-    let spec = RunSpec {
-        target,
-        head_request: args.method.eq_ignore_ascii_case("HEAD"),
-        request,
-        connections: args.connections,
-        threads,
-        keep_alive: !args.no_keep_alive,
-        max_requests: args.requests,
-        duration,
-        timeout: args.timeout,
-        limits: herd_proto::Limits::default(),
-        socket: SocketOptions::default(),
-        schedule: match args.rate {
-            Some(per_second) => Schedule::Rate { per_second },
-            None => Schedule::Closed,
-        },
-    };
     // Best effort: without it, large -c runs report fd errors plainly.
     let _ = herd_engine::raise_nofile_limit();
 
@@ -163,31 +209,125 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<bool> {
         // Only fails if a handler is already installed, which happens only in tests.
         let _ = ctrlc::set_handler(move || control.stop());
     }
-    let measure_from = (!warmup.is_zero()).then(|| Instant::now() + warmup);
-    let done = herd_engine::run(&spec, &control, |_| RunRecorder::new(measure_from))?;
-    let mut total = RunRecorder::new(None);
-    for r in &done.recorders {
-        total.merge(r);
-    }
-    let from = measure_from.map_or(done.started, |t| t.max(done.started));
-    let info = RunInfo {
-        url: &args.url,
-        connections: spec.connections,
-        threads: spec.worker_count(),
-        keep_alive: spec.keep_alive,
-        rate: args.rate,
-        elapsed: done.ended.saturating_duration_since(from),
-        interrupted: done.interrupted,
+
+    // Steps: one run per step, in order, each with its own result.
+    let steps: Vec<(u32, Option<f64>)> = match (&args.steps, &args.rate_steps) {
+        (Some(cs), _) => cs.iter().map(|&c| (c, args.rate)).collect(),
+        (None, Some(rates)) => rates.iter().map(|&r| (args.connections, Some(r))).collect(),
+        (None, None) => vec![(args.connections, args.rate)],
     };
+    let stepped = steps.len() > 1 || args.steps.is_some() || args.rate_steps.is_some();
+    let mut results = Vec::with_capacity(steps.len());
     let mut out = io::stdout().lock();
-    summary::write(&mut out, &info, &total).context("cannot write the summary")?;
+    for (k, &(connections, rate)) in steps.iter().enumerate() {
+        let warmup = if k == 0 { args.warmup.unwrap_or_default() } else { Duration::ZERO };
+        let duration = if stepped {
+            Some(args.step_time + warmup)
+        } else {
+            match (args.duration, args.requests) {
+                (None, None) => Some(Duration::from_secs(10) + warmup),
+                (d, _) => d.map(|d| d + warmup),
+            }
+        };
+        let spec = spec_for(&args, target.clone(), request.clone(), connections, rate, duration);
+        let m = measure(&spec, &control, rate, warmup)?;
+        if stepped {
+            summary::write_step(&mut out, k + 1, &m.info(&args.url), &m.recorder)?;
+            out.flush()?;
+        }
+        let interrupted = m.interrupted;
+        results.push(m);
+        if interrupted {
+            break;
+        }
+    }
+    let last = results.last().context("no step was run")?;
+    if !stepped {
+        summary::write(&mut out, &last.info(&args.url), &last.recorder)
+            .context("cannot write the summary")?;
+    }
+    let mut outcome = if last.interrupted { Outcome::Interrupted } else { Outcome::Done };
+    // Thresholds judge the whole of a single run, or the last step of a stepped one.
+    for t in &args.fail_if {
+        let (measured, holds) = t.check(&last.recorder, last.elapsed);
+        writeln!(out, "  fail-if     {t}: {measured} {}", if holds { "ok" } else { "FAILED" })?;
+        if !holds && outcome == Outcome::Done {
+            outcome = Outcome::ThresholdFailed;
+        }
+    }
     out.flush().context("cannot write the summary")?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&json::to_json(&info, &total))?;
+        let value = if stepped {
+            let steps: Vec<_> =
+                results.iter().map(|m| json::to_json(&m.info(&args.url), &m.recorder)).collect();
+            serde_json::json!({ "format": json::FORMAT, "url": args.url, "steps": steps })
+        } else {
+            json::to_json(&last.info(&args.url), &last.recorder)
+        };
+        let text = serde_json::to_string_pretty(&value)?;
         fs::write(path, text + "\n")
             .with_context(|| format!("cannot write --json {}", path.display()))?;
     }
-    Ok(!done.interrupted)
+    Ok(outcome)
+}
+
+fn spec_for(
+    args: &RunArgs,
+    target: Target,
+    request: Vec<u8>,
+    connections: u32,
+    rate: Option<f64>,
+    duration: Option<Duration>,
+) -> RunSpec {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    RunSpec {
+        target,
+        head_request: args.method.eq_ignore_ascii_case("HEAD"),
+        request,
+        connections,
+        threads: args.threads.unwrap_or(u32::try_from(cores).unwrap_or(1)),
+        keep_alive: !args.no_keep_alive,
+        max_requests: args.requests,
+        duration,
+        timeout: args.timeout,
+        limits: herd_proto::Limits::default(),
+        socket: SocketOptions::default(),
+        schedule: match rate {
+            Some(per_second) => Schedule::Rate {
+                per_second,
+                arrivals: match args.arrivals {
+                    ArrivalsArg::Uniform => Arrivals::Uniform,
+                    ArrivalsArg::Poisson => Arrivals::Poisson { seed: args.seed },
+                },
+            },
+            None => Schedule::Closed,
+        },
+    }
+}
+
+/// One engine run, its warm-up kept apart.
+fn measure(
+    spec: &RunSpec,
+    control: &Control,
+    rate: Option<f64>,
+    warmup: Duration,
+) -> anyhow::Result<Measured> {
+    let measure_from = (!warmup.is_zero()).then(|| Instant::now() + warmup);
+    let done = herd_engine::run(spec, control, |_| RunRecorder::new(measure_from))?;
+    let mut recorder = RunRecorder::new(None);
+    for r in &done.recorders {
+        recorder.merge(r);
+    }
+    let from = measure_from.map_or(done.started, |t| t.max(done.started));
+    Ok(Measured {
+        rate,
+        connections: spec.connections,
+        threads: spec.worker_count(),
+        keep_alive: spec.keep_alive,
+        elapsed: done.ended.saturating_duration_since(from),
+        interrupted: done.interrupted,
+        recorder,
+    })
 }
 
 /// The request bytes: method, target, Host (unless given), the user's headers, the body.

@@ -183,3 +183,110 @@ fn bad_input_gets_one_clear_line() {
     assert_eq!(j["requests"]["completed"], 0);
     assert_eq!(j["failures"]["connect"], 20, "{j}");
 }
+
+/// A server that is fast with up to `n` open connections and slows down sharply beyond:
+/// each response waits 20 ms for every connection over `n`. Thread per connection.
+fn collapsing_server(n: usize) -> (u16, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let open = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            if stop2.load(Ordering::SeqCst) {
+                return;
+            }
+            let Ok(mut s) = s else { continue };
+            let open = open.clone();
+            open.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(s.try_clone().unwrap());
+                loop {
+                    let mut line = String::new();
+                    let mut ended = false;
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            ended = true;
+                            break;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    if ended {
+                        break;
+                    }
+                    let over = open.load(Ordering::SeqCst).saturating_sub(n) as u64;
+                    std::thread::sleep(std::time::Duration::from_millis(20 * over));
+                    if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_err() {
+                        break;
+                    }
+                }
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    (port, stop)
+}
+
+#[test]
+fn steps_give_one_result_each_and_show_a_collapse() {
+    let (port, stop) = collapsing_server(2);
+    let url = format!("http://127.0.0.1:{port}/");
+    let j = run_json(&["--steps", "1,2,4,8", "--step-time", "600ms", "-t", "1", &url]);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = TcpStream::connect(("127.0.0.1", port));
+    let steps = j["steps"].as_array().unwrap();
+    let conns: Vec<u64> = steps.iter().map(|s| s["connections"].as_u64().unwrap()).collect();
+    assert_eq!(conns, [1, 2, 4, 8], "one result per step, in order");
+    let rps: Vec<f64> =
+        steps.iter().map(|s| s["requests"]["per_second"].as_f64().unwrap()).collect();
+    // Up to 2 connections it holds up; past them every response waits, and throughput falls.
+    assert!(rps[1] > rps[0] / 2.0, "{rps:?}");
+    assert!(rps[2] < rps[1] / 4.0 && rps[3] < rps[2], "{rps:?}");
+    let p50_8 = steps[3]["latency_us"]["total"]["p50"].as_u64().unwrap();
+    assert!(p50_8 >= 100_000, "8 connections: 6 over, 120 ms each: {p50_8} µs");
+}
+
+#[test]
+fn fail_if_sets_the_exit_code() {
+    let serve = Serve::start();
+    let ok = run(herd()
+        .args(["run", "-n", "200", "-c", "2", "--fail-if", "p99<1s", "--fail-if", "errors<=0"])
+        .arg(serve.url("/bytes/1")));
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stdout));
+    assert!(text(&ok.stdout).contains("fail-if     p99<1s:"), "{}", text(&ok.stdout));
+    let slow = run(herd()
+        .args(["run", "-n", "20", "-c", "2", "--fail-if", "p50<5ms"])
+        .arg(serve.url("/sleep?ms=20")));
+    assert_eq!(slow.status.code(), Some(3), "{}", text(&slow.stdout));
+    assert!(text(&slow.stdout).contains("p50<5ms:") && text(&slow.stdout).contains("FAILED"));
+    let bad = run(herd().args(["run", "--fail-if", "p99", "http://127.0.0.1/"]));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("use METRIC OP VALUE"), "{}", text(&bad.stderr));
+}
+
+#[test]
+fn poisson_arrivals_from_the_command_line() {
+    let serve = Serve::start();
+    let j = run_json(&[
+        "-c",
+        "8",
+        "-d",
+        "2s",
+        "--rate",
+        "400",
+        "--arrivals",
+        "poisson",
+        "--seed",
+        "3",
+        &serve.url("/bytes/1"),
+    ]);
+    let n = j["requests"]["completed"].as_u64().unwrap();
+    // 800 expected, Poisson standard deviation about 28: 4 sd either way.
+    assert!((688..=912).contains(&n), "{n}");
+}

@@ -93,6 +93,50 @@ pub(crate) fn write(out: &mut dyn Write, info: &RunInfo<'_>, r: &RunRecorder) ->
     Ok(())
 }
 
+/// One line per step of a stepped run, printed as the step ends.
+pub(crate) fn write_step(
+    out: &mut dyn Write,
+    step: usize,
+    info: &RunInfo<'_>,
+    r: &RunRecorder,
+) -> io::Result<()> {
+    if step == 1 {
+        writeln!(
+            out,
+            "herd run {}: steps of {}s, {}",
+            info.url,
+            info.elapsed.as_secs_f64().round(),
+            if info.keep_alive { "keep-alive" } else { "a connection per request" }
+        )?;
+        writeln!(
+            out,
+            "  {:>4} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
+            "step", "conns", "rate", "req/s", "p50", "p99", "p99.9", "max", "failed"
+        )?;
+    }
+    let secs = info.elapsed.as_secs_f64();
+    let rps = if secs > 0.0 { r.completed as f64 / secs } else { 0.0 };
+    let q = |h: &LatencyHistogram, q: f64| {
+        if h.is_empty() {
+            "-".to_owned()
+        } else {
+            micros(h.quantile_micros(q))
+        }
+    };
+    writeln!(
+        out,
+        "  {step:>4} {:>8} {:>10} {rps:>10.1} {:>10} {:>10} {:>10} {:>10} {:>8}{}",
+        info.connections,
+        info.rate.map_or("closed".to_owned(), |r| format!("{r}/s")),
+        q(&r.latency, 0.5),
+        q(&r.latency, 0.99),
+        q(&r.latency, 0.999),
+        if r.latency.is_empty() { "-".to_owned() } else { micros(r.latency.max_micros()) },
+        r.failures.total(),
+        if info.interrupted { " (interrupted)" } else { "" }
+    )
+}
+
 fn row(out: &mut dyn Write, name: &str, h: &LatencyHistogram) -> io::Result<()> {
     write!(out, "  {name:<22}")?;
     if h.is_empty() {

@@ -1,0 +1,154 @@
+//! `--fail-if` conditions for CI: `p99<50ms`, `p99.9<=200ms`, `max<1s`, `errors<0.1%`,
+//! `errors<=3`, `rps>=1000`. Each states what must be true of the run, as k6's thresholds do:
+//! `--fail-if 'p99<50ms'` fails the run (exit code 3) unless p99 is under 50 ms. Latency
+//! metrics read the latency from the intended start (`total`), the one a user saw.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::recorder::RunRecorder;
+
+/// One parsed condition.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Threshold {
+    text: String,
+    metric: Metric,
+    op: Op,
+    value: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Metric {
+    /// Latency quantile of `total` (from the intended start), in µs.
+    Quantile(f64),
+    Max,
+    /// Failed requests: a count, or with `%` a share of all requests.
+    Errors {
+        percent: bool,
+    },
+    Rps,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+const SYNTAX: &str = "use METRIC OP VALUE, e.g. p99<50ms, max<=1s, errors<0.1%, errors<=3, \
+                      rps>=1000 (metrics: p50 p90 p99 p99.9 p99.99 max errors rps)";
+
+/// Parses one `--fail-if` value.
+pub(crate) fn parse(s: &str) -> Result<Threshold, String> {
+    let text: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let i = text.find(['<', '>']).ok_or_else(|| format!("`{s}`: no comparison; {SYNTAX}"))?;
+    let (name, rest) = text.split_at(i);
+    let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
+        (Op::Le, v)
+    } else if let Some(v) = rest.strip_prefix(">=") {
+        (Op::Ge, v)
+    } else if let Some(v) = rest.strip_prefix('<') {
+        (Op::Lt, v)
+    } else {
+        (Op::Gt, &rest[1..])
+    };
+    let bad = || format!("`{s}`: {SYNTAX}");
+    let (metric, value) = match name {
+        "p50" | "p90" | "p99" | "p99.9" | "p99.99" | "max" => {
+            let metric = match name {
+                "max" => Metric::Max,
+                _ => Metric::Quantile(name[1..].parse::<f64>().map_err(|_| bad())? / 100.0),
+            };
+            let d = super::duration::parse(value).map_err(|e| format!("`{s}`: {e}"))?;
+            (metric, d.as_secs_f64() * 1e6)
+        }
+        "errors" => match value.strip_suffix('%') {
+            Some(p) => (Metric::Errors { percent: true }, p.parse::<f64>().map_err(|_| bad())?),
+            None => (Metric::Errors { percent: false }, value.parse::<f64>().map_err(|_| bad())?),
+        },
+        "rps" => (Metric::Rps, value.parse::<f64>().map_err(|_| bad())?),
+        _ => return Err(bad()),
+    };
+    if !value.is_finite() || value < 0.0 {
+        return Err(bad());
+    }
+    Ok(Threshold { text, metric, op, value })
+}
+
+impl Threshold {
+    /// The measured value and whether the condition holds.
+    pub(crate) fn check(&self, r: &RunRecorder, elapsed: Duration) -> (String, bool) {
+        let failed = r.failures.total() as f64;
+        let all = r.completed as f64 + failed;
+        let (measured, shown) = match self.metric {
+            Metric::Quantile(q) => {
+                let us = r.latency.quantile_micros(q) as f64;
+                (us, super::summary::micros(us as u64))
+            }
+            Metric::Max => {
+                let us = r.latency.max_micros() as f64;
+                (us, super::summary::micros(us as u64))
+            }
+            Metric::Errors { percent: true } => {
+                let p = if all > 0.0 { failed / all * 100.0 } else { 0.0 };
+                (p, format!("{p:.3}%"))
+            }
+            Metric::Errors { percent: false } => (failed, format!("{failed}")),
+            Metric::Rps => {
+                let secs = elapsed.as_secs_f64();
+                let rps = if secs > 0.0 { r.completed as f64 / secs } else { 0.0 };
+                (rps, format!("{rps:.1}"))
+            }
+        };
+        let holds = match self.op {
+            Op::Lt => measured < self.value,
+            Op::Le => measured <= self.value,
+            Op::Gt => measured > self.value,
+            Op::Ge => measured >= self.value,
+        };
+        (shown, holds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses() {
+        let t = parse("p99 < 50ms").unwrap();
+        assert_eq!((t.metric, t.op, t.value), (Metric::Quantile(0.99), Op::Lt, 50_000.0));
+        let t = parse("p99.9<=1s").unwrap();
+        assert_eq!((t.metric, t.op, t.value), (Metric::Quantile(0.999), Op::Le, 1e6));
+        assert_eq!(parse("errors<0.1%").unwrap().metric, Metric::Errors { percent: true });
+        assert_eq!(parse("errors<=3").unwrap().value, 3.0);
+        assert_eq!(parse("rps>=1000").unwrap().op, Op::Ge);
+        for bad in ["p99", "p98<1s", "p99<1", "errors<x", "rps>-1", "latency<1s", "p99<1x"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn checks() {
+        let mut r = RunRecorder::new(None);
+        for us in [100, 200, 300] {
+            r.latency.record_micros(us);
+        }
+        r.completed = 3;
+        r.failures.add(herd_stats::FailureKind::Timeout);
+        let second = Duration::from_secs(1);
+        assert!(parse("max<301us").unwrap().check(&r, second).1);
+        assert!(!parse("max<300us").unwrap().check(&r, second).1);
+        assert!(parse("errors<=1").unwrap().check(&r, second).1);
+        assert!(!parse("errors<25%").unwrap().check(&r, second).1);
+        assert!(parse("rps>=3").unwrap().check(&r, second).1);
+    }
+}
