@@ -7,6 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::recorder::RunRecorder;
+use super::summary::QUANTILES;
 
 /// One parsed condition.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,9 +64,10 @@ pub(crate) fn parse(s: &str) -> Result<Threshold, String> {
     let bad = || format!("`{s}`: {SYNTAX}");
     let (metric, value) = match name {
         "p50" | "p90" | "p99" | "p99.9" | "p99.99" | "max" => {
-            let metric = match name {
-                "max" => Metric::Max,
-                _ => Metric::Quantile(name[1..].parse::<f64>().map_err(|_| bad())? / 100.0),
+            // The same quantiles the summary prints, so a threshold and the table agree.
+            let metric = match QUANTILES.iter().find(|(n, _)| *n == name) {
+                Some(&(_, q)) => Metric::Quantile(q),
+                None => Metric::Max,
             };
             let d = super::duration::parse(value).map_err(|e| format!("`{s}`: {e}"))?;
             (metric, d.as_secs_f64() * 1e6)
@@ -131,7 +133,7 @@ mod tests {
         assert_eq!(parse("errors<0.1%").unwrap().metric, Metric::Errors { percent: true });
         assert_eq!(parse("errors<=3").unwrap().value, 3.0);
         assert_eq!(parse("rps>=1000").unwrap().op, Op::Ge);
-        for bad in ["p99", "p98<1s", "p99<1", "errors<x", "rps>-1", "latency<1s", "p99<1x"] {
+        for bad in ["p99", "p98<1s", "errors<x", "rps>-1", "latency<1s", "p99<1x"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }
