@@ -5,6 +5,8 @@ use std::io;
 use std::time::Instant;
 
 use herd_proto::{Limits, ResponseParser};
+
+use crate::recorder::Timing;
 use mio::net::TcpStream;
 use rustls::ClientConnection;
 
@@ -93,6 +95,18 @@ impl Conn {
         self.bytes_read = 0;
         self.deadline = now + timeout;
         self.parser.reset(head);
+    }
+
+    /// The current request's timings, ending at `end`.
+    pub(crate) fn timing(&self, end: Instant) -> Timing {
+        Timing {
+            intended: self.intended,
+            start: self.start,
+            connected: self.connected,
+            written: self.written,
+            first_byte: self.first_byte,
+            end,
+        }
     }
 
     /// Drops the socket (closing it removes it from epoll).

@@ -31,7 +31,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::conn::{Conn, ReadOutcome, State};
 use crate::control::Slot;
 use crate::pacer::Pacer;
-use crate::recorder::{Completed, Failed, Recorder, Timing, Verdict};
+use crate::recorder::{Completed, Failed, Recorder, Verdict};
 use crate::{Arrivals, Control, EngineError, Run, RunSpec, Schedule, TlsInfo};
 
 const WAKER: Token = Token(usize::MAX);
@@ -829,14 +829,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         let end = now;
         let server = if self.want_server { c.parser.server() } else { None };
         let done = Completed {
-            timing: Timing {
-                intended: c.intended,
-                start: c.start,
-                connected: c.connected,
-                written: c.written,
-                first_byte: c.first_byte,
-                end,
-            },
+            timing: c.timing(end),
             head,
             body_bytes: c.parser.body_bytes(),
             bytes_read: c.bytes_read,
@@ -888,14 +881,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         }
         let failed = Failed {
             kind,
-            timing: Timing {
-                intended: c.intended,
-                start: c.start,
-                connected: c.connected,
-                written: c.written,
-                first_byte: c.first_byte,
-                end: now,
-            },
+            timing: c.timing(now),
             bytes_read: c.bytes_read,
             bytes_written: c.written_bytes as u64,
             os_error: err.as_ref().and_then(io::Error::raw_os_error),

@@ -14,8 +14,8 @@ pub const GENERATED_PATTERN: &[u8; 64] =
 /// transfer of exabytes.
 pub const MAX_GENERATED_BYTES: u64 = 1 << 30;
 
-/// The pattern repeated over 64 KiB: one `send` can take up to this much.
-const BLOCK_LEN: usize = 64 * 1024;
+/// The pattern repeated over 64 KiB: one `send` (or a file set's `write`) takes up to this much.
+pub(crate) const BLOCK_LEN: usize = 64 * 1024;
 static BLOCK: [u8; BLOCK_LEN] = block();
 
 const fn block() -> [u8; BLOCK_LEN] {

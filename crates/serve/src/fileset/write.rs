@@ -8,14 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
-use crate::GENERATED_PATTERN;
-
-/// Bytes per `write`: large enough that system calls are a small part of the cost.
-const BLOCK_LEN: usize = 64 * 1024;
-
-/// The pattern repeated over [`BLOCK_LEN`] bytes. The block length is a multiple of the
-/// pattern's, so consecutive blocks continue it.
-static BLOCK: [u8; BLOCK_LEN] = block();
+use crate::generated;
 
 /// What is at a file's place before writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,9 +69,9 @@ pub(crate) fn write_pattern(
 ) -> Result<(), WriteFailure> {
     let mut written = 0u64;
     while written < bytes {
-        // `written` is a multiple of BLOCK_LEN until the last block, so the pattern continues.
-        let len = usize::try_from(bytes - written).map_or(BLOCK_LEN, |rest| rest.min(BLOCK_LEN));
-        let mut chunk = &BLOCK[..len];
+        // The same static block `/bytes/N` streams from: up to 64 KiB per write, continuing the
+        // pattern at `written`.
+        let mut chunk = generated::slice(written, bytes - written);
         while !chunk.is_empty() {
             match out.write(chunk) {
                 Ok(0) => {
@@ -99,19 +92,11 @@ pub(crate) fn write_pattern(
     Ok(())
 }
 
-const fn block() -> [u8; BLOCK_LEN] {
-    let mut block = [0; BLOCK_LEN];
-    let mut i = 0;
-    while i < BLOCK_LEN {
-        block[i] = GENERATED_PATTERN[i % GENERATED_PATTERN.len()];
-        i += 1;
-    }
-    block
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generated::BLOCK_LEN;
+    use crate::GENERATED_PATTERN;
 
     /// A writer that accepts `room` bytes, at most `per_call` per call, then fails like a full
     /// disk.
