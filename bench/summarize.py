@@ -12,21 +12,11 @@ import statistics
 import sys
 from collections import defaultdict
 
+from benchstats import fnum, med
+
 TOOL_ORDER = ["floor", "herd", "herd-default", "wrk", "ab", "h2load"]
 SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100"]
 LABEL = {"herd": "herd ab --threads 1", "herd-default": "herd ab, default (2 threads, unpinned)"}
-
-
-def fnum(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def fmt(x, nd=1):

@@ -7,9 +7,12 @@ Ratios pair the runs of the same round and scenario: req/s ratio = herd's req/s 
 CPU ratio = the other's server CPU per request / herd's (so > 1 means herd is cheaper, on both).
 """
 import csv
-import statistics
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchstats import fnum, med  # noqa: E402  (bench/benchstats.py, shared with bench/summarize.py)
 
 runs_csv, versions, out_csv = sys.argv[1:4]
 rows = list(csv.DictReader(open(runs_csv)))
@@ -47,18 +50,6 @@ INFO = [
     ("close-6397", "lighttpd", "Connection: close: herd vs lighttpd"),
     ("9x9", "apache-php", "/9x9 vs PHP (Apache + php-fpm)"),
 ]
-
-
-def f(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def spread(xs):
@@ -101,10 +92,10 @@ def ratios(scen, other):
         if s != scen or REF[scen] not in d or other not in d:
             continue
         h, o = d[REF[scen]], d[other]
-        if f(h["rps"]) and f(o["rps"]):
-            rr.append(f(h["rps"]) / f(o["rps"]))
-        if f(h["srv_cpu_us_per_req"]) and f(o["srv_cpu_us_per_req"]):
-            cr.append(f(o["srv_cpu_us_per_req"]) / f(h["srv_cpu_us_per_req"]))
+        if fnum(h["rps"]) and fnum(o["rps"]):
+            rr.append(fnum(h["rps"]) / fnum(o["rps"]))
+        if fnum(h["srv_cpu_us_per_req"]) and fnum(o["srv_cpu_us_per_req"]):
+            cr.append(fnum(o["srv_cpu_us_per_req"]) / fnum(h["srv_cpu_us_per_req"]))
     return rr, cr
 
 
@@ -129,12 +120,12 @@ for scen in scens:
     servers = sorted({k[1] for k in by if k[0] == scen}, key=ORDER.index)
     for srv in servers:
         rs = by[(scen, srv)]
-        rps = [f(r["rps"]) for r in rs]
-        cpu = [f(r["srv_cpu_us_per_req"]) for r in rs]
-        wcpu = [f(r["wrk_cpu_us_per_req"]) for r in rs]
-        wpct = [f(r["wrk_cpu_pct"]) for r in rs]
-        b0 = [f(r["cpu0_busy_pct"]) for r in rs]
-        conns = [f(r["srv_conns"]) for r in rs]
+        rps = [fnum(r["rps"]) for r in rs]
+        cpu = [fnum(r["srv_cpu_us_per_req"]) for r in rs]
+        wcpu = [fnum(r["wrk_cpu_us_per_req"]) for r in rs]
+        wpct = [fnum(r["wrk_cpu_pct"]) for r in rs]
+        b0 = [fnum(r["cpu0_busy_pct"]) for r in rs]
+        conns = [fnum(r["srv_conns"]) for r in rs]
         lo, hi = spread(rps)
         clo, chi = spread(cpu)
         if srv == REF[scen]:

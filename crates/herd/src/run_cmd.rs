@@ -152,27 +152,8 @@ pub(crate) enum Outcome {
 
 /// One measured run (or step).
 struct Measured {
-    rate: Option<f64>,
-    connections: u32,
-    threads: u32,
-    keep_alive: bool,
-    elapsed: Duration,
-    interrupted: bool,
+    info: RunInfo,
     recorder: RunRecorder,
-}
-
-impl Measured {
-    fn info<'a>(&self, url: &'a str) -> RunInfo<'a> {
-        RunInfo {
-            url,
-            connections: self.connections,
-            threads: self.threads,
-            keep_alive: self.keep_alive,
-            rate: self.rate,
-            elapsed: self.elapsed,
-            interrupted: self.interrupted,
-        }
-    }
 }
 
 /// Runs `herd run`.
@@ -216,7 +197,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         (None, Some(rates)) => rates.iter().map(|&r| (args.connections, Some(r))).collect(),
         (None, None) => vec![(args.connections, args.rate)],
     };
-    let stepped = steps.len() > 1 || args.steps.is_some() || args.rate_steps.is_some();
+    let stepped = args.steps.is_some() || args.rate_steps.is_some();
     let mut results = Vec::with_capacity(steps.len());
     let mut out = io::stdout().lock();
     for (k, &(connections, rate)) in steps.iter().enumerate() {
@@ -232,10 +213,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         let spec = spec_for(&args, target.clone(), request.clone(), connections, rate, duration);
         let m = measure(&spec, &control, rate, warmup)?;
         if stepped {
-            summary::write_step(&mut out, k + 1, &m.info(&args.url), &m.recorder)?;
+            summary::write_step(&mut out, k + 1, &args.url, &m.info, &m.recorder)?;
             out.flush()?;
         }
-        let interrupted = m.interrupted;
+        let interrupted = m.info.interrupted;
         results.push(m);
         if interrupted {
             break;
@@ -243,13 +224,13 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     let last = results.last().context("no step was run")?;
     if !stepped {
-        summary::write(&mut out, &last.info(&args.url), &last.recorder)
+        summary::write(&mut out, &args.url, &last.info, &last.recorder)
             .context("cannot write the summary")?;
     }
-    let mut outcome = if last.interrupted { Outcome::Interrupted } else { Outcome::Done };
+    let mut outcome = if last.info.interrupted { Outcome::Interrupted } else { Outcome::Done };
     // Thresholds judge the whole of a single run, or the last step of a stepped one.
     for t in &args.fail_if {
-        let (measured, holds) = t.check(&last.recorder, last.elapsed);
+        let (measured, holds) = t.check(&last.recorder, last.info.elapsed);
         writeln!(out, "  fail-if     {t}: {measured} {}", if holds { "ok" } else { "FAILED" })?;
         if !holds && outcome == Outcome::Done {
             outcome = Outcome::ThresholdFailed;
@@ -259,10 +240,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.json {
         let value = if stepped {
             let steps: Vec<_> =
-                results.iter().map(|m| json::to_json(&m.info(&args.url), &m.recorder)).collect();
+                results.iter().map(|m| json::to_json(&args.url, &m.info, &m.recorder)).collect();
             serde_json::json!({ "format": json::FORMAT, "url": args.url, "steps": steps })
         } else {
-            json::to_json(&last.info(&args.url), &last.recorder)
+            json::to_json(&args.url, &last.info, &last.recorder)
         };
         let text = serde_json::to_string_pretty(&value)?;
         fs::write(path, text + "\n")
@@ -319,15 +300,15 @@ fn measure(
         recorder.merge(r);
     }
     let from = measure_from.map_or(done.started, |t| t.max(done.started));
-    Ok(Measured {
-        rate,
+    let info = RunInfo {
         connections: spec.connections,
         threads: spec.worker_count(),
         keep_alive: spec.keep_alive,
+        rate,
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
-        recorder,
-    })
+    };
+    Ok(Measured { info, recorder })
 }
 
 /// The request bytes: method, target, Host (unless given), the user's headers, the body.

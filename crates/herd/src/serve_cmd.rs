@@ -82,12 +82,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let server = Server::bind(config).map_err(start_error)?;
 
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on http://{}", server.local_addr())
-        .and_then(|()| stdout.flush())
-        .context("cannot write the listening address to stdout")?;
-    drop(stdout);
-
+    // The handler goes in before the address is printed: a script that reads the address and
+    // interrupts at once must get a graceful stop (temporary files removed), not a killed process.
     let stop = StopHandle::new();
     let on_signal = stop.clone();
     let signalled = AtomicBool::new(false);
@@ -99,6 +95,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         on_signal.stop();
     })
     .context("cannot install the Ctrl-C/SIGTERM handler")?;
+
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{}", server.local_addr())
+        .and_then(|()| stdout.flush())
+        .context("cannot write the listening address to stdout")?;
+    drop(stdout);
 
     let stats = server.run(stop).context("herd serve failed")?;
     eprintln!(

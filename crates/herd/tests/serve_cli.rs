@@ -186,3 +186,31 @@ fn access_log_lines_follow_the_address_line() {
     // A client cannot forge log syntax: quotes and control bytes are escaped.
     assert!(lines[1].contains("] \"GET /a\\\"\\x1b HTTP/1.0\" 400 "), "{lines:?}");
 }
+
+#[test]
+fn the_include_texts_live_only_while_the_server_runs() {
+    // A private TMPDIR, so that no other test's server can be mistaken for this one's.
+    let tmp = tempdir("serve-cli-tmpdir");
+    let texts = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect()
+    };
+    assert!(texts().is_empty());
+    let mut child = herd()
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let during = texts();
+    assert_eq!(during.len(), 1, "{during:?}");
+    let name = during[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("herd-serve-include-"), "{name}");
+    assert!(during[0].join("4.txt").is_file());
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(child.wait().unwrap().success());
+    assert!(texts().is_empty(), "left behind: {:?}", texts());
+}

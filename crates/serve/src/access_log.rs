@@ -23,12 +23,14 @@ impl AccessLog {
         AccessLog { enabled, buf: Vec::new() }
     }
 
-    /// `127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326`
+    /// `127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326`. `request` is the
+    /// request head (or `-`): its first line is found only when the log is on, so a server
+    /// without a log pays nothing per request.
     pub(crate) fn record(
         &mut self,
         client: IpAddr,
         date: &DateCache,
-        request_line: &[u8],
+        request: &[u8],
         status: u16,
         body_bytes: u64,
     ) {
@@ -39,7 +41,7 @@ impl AccessLog {
         let _ = write!(self.buf, "{client} - - [");
         self.buf.extend_from_slice(date.clf());
         self.buf.extend_from_slice(b"] \"");
-        escape_into(&mut self.buf, request_line);
+        escape_into(&mut self.buf, request_line(request));
         let _ = writeln!(self.buf, "\" {status} {body_bytes}");
         if self.buf.len() >= FLUSH_AT {
             self.flush();
@@ -61,7 +63,7 @@ impl AccessLog {
 }
 
 /// The request line of a head: up to its first CR or LF.
-pub(crate) fn request_line(head: &[u8]) -> &[u8] {
+fn request_line(head: &[u8]) -> &[u8] {
     let end = head.iter().position(|&b| b == b'\r' || b == b'\n').unwrap_or(head.len());
     &head[..end]
 }
@@ -88,8 +90,8 @@ mod tests {
     fn common_log_format_with_escapes() {
         let mut log = AccessLog::new(true);
         let date = DateCache::new(UNIX_EPOCH + Duration::from_secs(784_111_777));
-        let line = request_line(b"GET /a\"b\x01\xff HTTP/1.1\r\nHost: x\r\n\r\n");
-        log.record("127.0.0.1".parse().unwrap(), &date, line, 200, 12);
+        let head = b"GET /a\"b\x01\xff HTTP/1.1\r\nHost: x\r\n\r\n";
+        log.record("127.0.0.1".parse().unwrap(), &date, head, 200, 12);
         assert_eq!(
             String::from_utf8(log.buf.clone()).unwrap(),
             "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"GET /a\\\"b\\x01\\xff HTTP/1.1\" 200 12\n"

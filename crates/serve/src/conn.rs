@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
-use crate::access_log::request_line;
 use crate::date::DateCache;
 use crate::read_buf::{Limits, ReadBuf, Scan};
 use crate::request::{self, BodyFraming, HeadError, Method};
@@ -297,7 +296,7 @@ impl Conn {
                 (Route::Unrouted, error_reply(&mut self.wq, ctx.date, status), true)
             }
         };
-        Self::account(ctx, self.peer, request_line(head), route, reply);
+        Self::account(ctx, self.peer, head, route, reply);
         self.rbuf.consume(len);
         if close {
             self.close_after_output();
@@ -318,16 +317,10 @@ impl Conn {
         self.close_after_output();
     }
 
-    fn account(
-        ctx: &mut Ctx<'_>,
-        peer: SocketAddr,
-        request_line: &[u8],
-        route: Route,
-        reply: Reply,
-    ) {
+    fn account(ctx: &mut Ctx<'_>, peer: SocketAddr, request: &[u8], route: Route, reply: Reply) {
         let code = reply.status.code();
         ctx.counters.add_response(code, route);
-        ctx.log.record(peer.ip(), ctx.date, request_line, code, reply.body_bytes);
+        ctx.log.record(peer.ip(), ctx.date, request, code, reply.body_bytes);
     }
 
     /// Everything is written and the connection must close. Closing a socket that still has

@@ -6,21 +6,21 @@ use serde_json::{json, Map, Value};
 use herd_stats::LatencyHistogram;
 
 use super::recorder::RunRecorder;
-use super::summary::{RunInfo, QUANTILES};
+use super::summary::{per_second, RunInfo, QUANTILES};
 
 pub(crate) const FORMAT: &str = "herd.run.v1";
 
-pub(crate) fn to_json(info: &RunInfo<'_>, r: &RunRecorder) -> Value {
+pub(crate) fn to_json(url: &str, info: &RunInfo, r: &RunRecorder) -> Value {
     let secs = info.elapsed.as_secs_f64();
     let failed = r.failures.total();
-    let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let rate = |n: u64| per_second(n, info.elapsed);
     let statuses: Map<String, Value> =
         r.statuses.iter().map(|(s, n)| (s.to_string(), json!(n))).collect();
     let failures: Map<String, Value> =
         r.failures.iter().map(|(k, n)| (k.name().to_owned(), json!(n))).collect();
     json!({
         "format": FORMAT,
-        "url": info.url,
+        "url": url,
         "connections": info.connections,
         "threads": info.threads,
         "keep_alive": info.keep_alive,

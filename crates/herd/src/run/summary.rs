@@ -15,9 +15,9 @@ use super::recorder::RunRecorder;
 pub(crate) const QUANTILES: [(&str, f64); 5] =
     [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];
 
-/// What the summary says about the run besides the recorder's figures.
-pub(crate) struct RunInfo<'a> {
-    pub(crate) url: &'a str,
+/// What the summary says about a run (or step) besides the recorder's figures and the URL.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunInfo {
     pub(crate) connections: u32,
     pub(crate) threads: u32,
     pub(crate) keep_alive: bool,
@@ -26,15 +26,19 @@ pub(crate) struct RunInfo<'a> {
     pub(crate) interrupted: bool,
 }
 
-pub(crate) fn write(out: &mut dyn Write, info: &RunInfo<'_>, r: &RunRecorder) -> io::Result<()> {
+pub(crate) fn write(
+    out: &mut dyn Write,
+    url: &str,
+    info: &RunInfo,
+    r: &RunRecorder,
+) -> io::Result<()> {
     let shape = match info.rate {
         Some(rate) => format!("open loop at {rate} req/s"),
         None => "closed loop".to_owned(),
     };
     writeln!(
         out,
-        "herd run {}: {} connections, {} threads, {shape}, {}",
-        info.url,
+        "herd run {url}: {} connections, {} threads, {shape}, {}",
         info.connections,
         info.threads,
         if info.keep_alive { "keep-alive" } else { "a connection per request" }
@@ -47,8 +51,8 @@ pub(crate) fn write(out: &mut dyn Write, info: &RunInfo<'_>, r: &RunRecorder) ->
         r.completed + failed,
         if info.interrupted { " (interrupted)" } else { "" },
         r.completed,
-        per_second(r.completed, secs),
-        bytes(per_second(r.bytes_read, secs)),
+        per_second(r.completed, info.elapsed),
+        bytes(per_second(r.bytes_read, info.elapsed)),
     )?;
     if r.warmup_requests > 0 {
         writeln!(out, "  warm-up: {} requests, not counted above or below", r.warmup_requests)?;
@@ -87,7 +91,7 @@ pub(crate) fn write(out: &mut dyn Write, info: &RunInfo<'_>, r: &RunRecorder) ->
         if failures.is_empty() { "none".into() } else { failures.join(", ") }
     )?;
     if let Some(rate) = info.rate {
-        let achieved = per_second(r.completed + failed, secs);
+        let achieved = per_second(r.completed + failed, info.elapsed);
         writeln!(out, "  schedule    asked {rate} req/s, achieved {achieved:.1} req/s")?;
     }
     Ok(())
@@ -97,14 +101,14 @@ pub(crate) fn write(out: &mut dyn Write, info: &RunInfo<'_>, r: &RunRecorder) ->
 pub(crate) fn write_step(
     out: &mut dyn Write,
     step: usize,
-    info: &RunInfo<'_>,
+    url: &str,
+    info: &RunInfo,
     r: &RunRecorder,
 ) -> io::Result<()> {
     if step == 1 {
         writeln!(
             out,
-            "herd run {}: steps of {}s, {}",
-            info.url,
+            "herd run {url}: steps of {}s, {}",
             info.elapsed.as_secs_f64().round(),
             if info.keep_alive { "keep-alive" } else { "a connection per request" }
         )?;
@@ -114,8 +118,7 @@ pub(crate) fn write_step(
             "step", "conns", "rate", "req/s", "p50", "p99", "p99.9", "max", "failed"
         )?;
     }
-    let secs = info.elapsed.as_secs_f64();
-    let rps = if secs > 0.0 { r.completed as f64 / secs } else { 0.0 };
+    let rps = per_second(r.completed, info.elapsed);
     let q = |h: &LatencyHistogram, q: f64| {
         if h.is_empty() {
             "-".to_owned()
@@ -159,7 +162,9 @@ pub(crate) fn micros(us: u64) -> String {
     }
 }
 
-fn per_second(n: u64, secs: f64) -> f64 {
+/// `n` per second of `elapsed`; 0 for an empty interval.
+pub(crate) fn per_second(n: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
     if secs > 0.0 {
         n as f64 / secs
     } else {

@@ -105,8 +105,7 @@ impl Threshold {
             }
             Metric::Errors { percent: false } => (failed, format!("{failed}")),
             Metric::Rps => {
-                let secs = elapsed.as_secs_f64();
-                let rps = if secs > 0.0 { r.completed as f64 / secs } else { 0.0 };
+                let rps = super::summary::per_second(r.completed, elapsed);
                 (rps, format!("{rps:.1}"))
             }
         };
