@@ -42,6 +42,10 @@ pub(crate) struct Conn {
     pub(crate) start: Instant,
     /// When the request was due: `start` in a closed loop, the schedule's time in an open one.
     pub(crate) intended: Instant,
+    /// When the request was due and this connection free for it (see [`Timing::ready`]).
+    pub(crate) ready: Instant,
+    /// Open loop: when the connection last became free or idle, waiting for the schedule.
+    pub(crate) waiting_since: Instant,
     pub(crate) connected: Option<Instant>,
     pub(crate) written: Option<Instant>,
     pub(crate) first_byte: Option<Instant>,
@@ -73,6 +77,8 @@ impl Conn {
             written_bytes: 0,
             start: now,
             intended: now,
+            ready: now,
+            waiting_since: now,
             connected: None,
             written: None,
             first_byte: None,
@@ -87,6 +93,7 @@ impl Conn {
     pub(crate) fn begin_request(&mut self, now: Instant, timeout: std::time::Duration, head: bool) {
         self.start = now;
         self.intended = now;
+        self.ready = now;
         self.connected = None;
         self.written = None;
         self.first_byte = None;
@@ -101,6 +108,7 @@ impl Conn {
     pub(crate) fn timing(&self, end: Instant) -> Timing {
         Timing {
             intended: self.intended,
+            ready: self.ready,
             start: self.start,
             connected: self.connected,
             written: self.written,

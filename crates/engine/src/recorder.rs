@@ -15,6 +15,11 @@ pub struct Timing {
     /// ([`Schedule::Rate`](crate::Schedule::Rate)) the schedule's time, at or before `start`.
     /// `end - intended` is the latency corrected for coordinated omission.
     pub intended: Instant,
+    /// When the request was due and a connection was free to send it: `intended` unless
+    /// every connection was busy then (the wait is the server's doing). `start - ready` is
+    /// the client's own lag: time a request could have been sent but was not, because the
+    /// client's thread was busy or not scheduled.
+    pub ready: Instant,
     /// The request began: just before connect() for a new connection, or when the previous
     /// response on a reused connection completed (ab's `c->start`).
     pub start: Instant,

@@ -342,8 +342,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 return;
             }
             // The same request again: its due time stays, and it was counted when first taken.
-            let intended = self.conns[i].intended;
-            self.open(i, Some(intended));
+            let c = &self.conns[i];
+            let due = (c.intended, c.ready);
+            self.open(i, Some(due));
         }
         while let Some(i) = self.to_open.pop() {
             if self.stop {
@@ -372,17 +373,21 @@ impl<'a, R: Recorder> Worker<'a, R> {
             if let Some(p) = &mut self.pacer {
                 p.advance();
             }
+            // The client's own lag counts from when both the request and a connection
+            // were ready; before that the request waited for the server to free one.
+            let ready = due.max(self.conns[i].waiting_since);
             if self.conns[i].state == State::Idle {
                 let spec = self.spec;
                 let c = &mut self.conns[i];
                 c.begin_request(now, spec.timeout, spec.head_request);
                 c.intended = due;
+                c.ready = ready;
                 c.parser.capture_server(self.want_server);
                 c.connected = Some(now);
                 c.state = State::Writing;
                 self.write_request(i);
             } else {
-                self.open(i, Some(due));
+                self.open(i, Some((due, ready)));
             }
         }
     }
@@ -412,22 +417,24 @@ impl<'a, R: Recorder> Worker<'a, R> {
     /// straight to reopening (closed loop).
     fn release(&mut self, i: usize) {
         if self.pacer.is_some() {
+            self.conns[i].waiting_since = Instant::now();
             self.free.push(i);
         } else {
             self.to_open.push(i);
         }
     }
 
-    /// Opens connection `i` for a request already taken from the quota, due at `intended`
-    /// (None: now).
-    fn open(&mut self, i: usize, intended: Option<Instant>) {
+    /// Opens connection `i` for a request already taken from the quota, due at `due`'s
+    /// intended and ready times (None: now).
+    fn open(&mut self, i: usize, due: Option<(Instant, Instant)>) {
         let now = Instant::now();
         let spec = self.spec;
         let c = &mut self.conns[i];
         c.close();
         c.begin_request(now, spec.timeout, spec.head_request);
-        if let Some(t) = intended {
-            c.intended = t;
+        if let Some((intended, ready)) = due {
+            c.intended = intended;
+            c.ready = ready;
         }
         c.parser.capture_server(self.want_server);
         // run_all refused an empty address list; `addr` never passes the last one.
@@ -848,6 +855,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         match next {
             Next::Reuse if !self.stop && self.pacer.is_some() => {
                 self.conns[i].state = State::Idle;
+                self.conns[i].waiting_since = end;
                 self.idle.push(i);
             }
             Next::Reuse if !self.stop => {

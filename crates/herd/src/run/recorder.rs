@@ -23,6 +23,9 @@ pub(crate) struct RunRecorder {
     /// actual start − intended start: how long a due request waited for a free connection
     /// (or for the client itself, when it falls behind).
     pub(crate) lag: LatencyHistogram,
+    /// actual start − ready (due with a connection free): the client's own lag, the part of
+    /// `lag` that the server did not cause.
+    pub(crate) send_lag: LatencyHistogram,
     pub(crate) statuses: StatusCounts,
     pub(crate) failures: Failures,
     pub(crate) bytes_read: u64,
@@ -42,6 +45,7 @@ impl RunRecorder {
             connect: LatencyHistogram::new(),
             first_byte: LatencyHistogram::new(),
             lag: LatencyHistogram::new(),
+            send_lag: LatencyHistogram::new(),
             statuses: StatusCounts::default(),
             failures: Failures::default(),
             bytes_read: 0,
@@ -69,6 +73,7 @@ impl RunRecorder {
         self.connect += &o.connect;
         self.first_byte += &o.first_byte;
         self.lag += &o.lag;
+        self.send_lag += &o.send_lag;
         self.statuses += &o.statuses;
         self.failures += &o.failures;
         self.bytes_read += o.bytes_read;
@@ -91,6 +96,7 @@ impl Recorder for RunRecorder {
         self.latency.record(t.end - t.intended);
         self.service.record(t.end - t.start);
         self.lag.record(t.start - t.intended);
+        self.send_lag.record(t.start - t.ready);
         if !c.reused {
             if let Some(connected) = t.connected {
                 self.connect.record(connected - t.start);
