@@ -30,6 +30,9 @@ pub(crate) enum State {
     AwaitClose,
     /// Open loop only: kept alive, waiting for the schedule's next request.
     Idle,
+    /// Closed loop with think time: waiting for the connection's timer before its next
+    /// request, with the socket kept alive or already closed.
+    Thinking,
 }
 
 pub(crate) struct Conn {
@@ -57,6 +60,18 @@ pub(crate) struct Conn {
     pub(crate) responses: u32,
     /// The current request is aborted if not finished by then.
     pub(crate) deadline: Instant,
+    /// Which of the workload's requests is in progress.
+    pub(crate) req: usize,
+    /// The current request is the last this connection carries (sent asking to close).
+    pub(crate) last: bool,
+    /// Requests this connection may carry in all (drawn when it opens; u32::MAX: no limit).
+    pub(crate) limit: u32,
+    /// The connection's pending timer (think time, or a paced read), if any: a timer-heap
+    /// entry whose time differs is stale.
+    pub(crate) timer_at: Option<Instant>,
+    /// Receive-rate cap: bytes the connection may read now, and when that was computed.
+    pub(crate) rx_tokens: f64,
+    pub(crate) rx_last: Instant,
 }
 
 /// The result of one read attempt.
@@ -86,6 +101,12 @@ impl Conn {
             bytes_read: 0,
             responses: 0,
             deadline: now,
+            req: 0,
+            last: false,
+            limit: u32::MAX,
+            timer_at: None,
+            rx_tokens: 0.0,
+            rx_last: now,
         }
     }
 
@@ -117,17 +138,23 @@ impl Conn {
         }
     }
 
-    /// Drops the socket (closing it removes it from epoll).
+    /// Drops the socket (closing it removes it from epoll) and any pending timer.
     pub(crate) fn close(&mut self) {
+        self.drop_socket();
+        self.state = State::Closed;
+        self.timer_at = None;
+    }
+
+    /// Drops the socket but keeps the state (a thinking connection the server closed).
+    pub(crate) fn drop_socket(&mut self) {
         self.sock = None;
         self.tls = None;
-        self.state = State::Closed;
         self.responses = 0;
     }
 
     /// A request is in progress.
     pub(crate) fn is_busy(&self) -> bool {
-        !matches!(self.state, State::Closed | State::Idle)
+        !matches!(self.state, State::Closed | State::Idle | State::Thinking)
     }
 
     /// One plain read into `buf`.

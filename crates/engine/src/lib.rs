@@ -19,19 +19,22 @@ mod error;
 mod nofile;
 mod pacer;
 mod recorder;
+mod rng;
 mod spec;
 mod target;
 mod tls;
 mod tls_key;
 mod worker;
+mod workload;
 
 pub use control::Control;
 pub use error::EngineError;
 pub use nofile::raise_nofile_limit;
 pub use recorder::{Completed, Failed, Recorder, Timing, Verdict};
-pub use spec::{Arrivals, RunSpec, Schedule, SocketOptions};
+pub use spec::{Arrivals, RunSpec, Schedule, SocketOptions, Think};
 pub use target::{check_allowed, Target, TargetError};
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
+pub use workload::{Prepared, Workload, WorkloadError};
 
 use std::time::{Instant, SystemTime};
 

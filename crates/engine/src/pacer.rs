@@ -14,6 +14,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
+use crate::rng::Rng;
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
     Timespec,
@@ -24,8 +25,8 @@ pub(crate) struct Pacer {
     interval_ns: f64,
     /// Index of the next request to send.
     next_k: u64,
-    /// Poisson arrivals: the generator's state, and the next due time in ns after `first`.
-    poisson: Option<(u64, f64)>,
+    /// Poisson arrivals: the generator, and the next due time in ns after `first`.
+    poisson: Option<(Rng, f64)>,
     timer: OwnedFd,
     /// The due time the timer is set for.
     armed: Option<Instant>,
@@ -41,9 +42,9 @@ impl Pacer {
         )?;
         let interval_ns = 1e9 / rate;
         let poisson = poisson_seed.map(|seed| {
-            let mut state = seed;
-            let gap = exponential(&mut state, interval_ns);
-            (state, gap)
+            let mut rng = Rng::new(seed);
+            let gap = rng.exponential(interval_ns);
+            (rng, gap)
         });
         Ok(Pacer { first, interval_ns, next_k: 0, poisson, timer, armed: None })
     }
@@ -61,8 +62,8 @@ impl Pacer {
     /// The next request has been sent (or given up): move to the one after.
     pub(crate) fn advance(&mut self) {
         self.next_k += 1;
-        if let Some((state, due_ns)) = &mut self.poisson {
-            *due_ns += exponential(state, self.interval_ns);
+        if let Some((rng, due_ns)) = &mut self.poisson {
+            *due_ns += rng.exponential(self.interval_ns);
         }
     }
 
@@ -97,19 +98,6 @@ impl Pacer {
     pub(crate) fn raw_fd(&self) -> RawFd {
         self.timer.as_fd().as_raw_fd()
     }
-}
-
-/// An exponentially distributed gap with the given mean, by inversion of a uniform draw from
-/// splitmix64: a few lines instead of a dependency, and the same sequence on every platform.
-fn exponential(state: &mut u64, mean: f64) -> f64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    // 53 random bits → u in (0, 1]: never 0, so the logarithm is finite.
-    let u = ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
-    -mean * u.ln()
 }
 
 #[cfg(test)]

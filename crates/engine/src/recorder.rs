@@ -49,6 +49,11 @@ pub struct Completed<'a> {
     pub reused: bool,
     /// The `Server` header value when the worker asked for it (its first response).
     pub server: Option<&'a [u8]>,
+    /// Which of the workload's requests this was (its index in [`crate::Workload`]).
+    pub request: usize,
+    /// Which of the run's connections carried it (0 to connections − 1, stable across
+    /// reconnections: a simulated user).
+    pub conn: u32,
 }
 
 /// A request that ended without a complete, well-formed response.
@@ -61,6 +66,9 @@ pub struct Failed {
     /// The OS error number behind the failure, when there was one (ECONNREFUSED, ...).
     pub os_error: Option<i32>,
     pub reused: bool,
+    /// As in [`Completed`].
+    pub request: usize,
+    pub conn: u32,
 }
 
 /// A recorder's answer to an outcome.

@@ -5,13 +5,16 @@ use std::time::Duration;
 
 use herd_proto::Limits;
 
-use crate::Target;
+use crate::{Target, Workload};
 
 /// Socket options applied to every connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SocketOptions {
-    /// Local address to bind before connecting (ab's `-B`).
-    pub bind: Option<IpAddr>,
+    /// Local addresses to connect from (ab's `-B` gives one): connection `k` of the run
+    /// binds `bind[k % len]`, with IP_BIND_ADDRESS_NO_PORT so that the port is chosen at
+    /// connect() per destination, not reserved per address: each source address brings its
+    /// own ephemeral port range. Empty: the kernel chooses.
+    pub bind: Vec<IpAddr>,
     /// SO_SNDBUF and SO_RCVBUF (ab's `-b`).
     pub buffer_size: Option<u32>,
 }
@@ -41,15 +44,21 @@ pub enum Arrivals {
     Poisson { seed: u64 },
 }
 
+/// A pause between a connection's requests (closed loop), as a user reading a page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Think {
+    Fixed(Duration),
+    /// Exponentially distributed with this mean, drawn per pause from the run's seed.
+    Exponential(Duration),
+}
+
 /// Everything a run needs. Built by the caller (herd ab, herd run, the lab); the engine
 /// only reads it.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
     pub target: Target,
-    /// The request, exactly as written on the wire (head and body), built once.
-    pub request: Vec<u8>,
-    /// The request is HEAD: responses have no body whatever their headers say.
-    pub head_request: bool,
+    /// The requests, built once, and how often each is sent.
+    pub workload: Workload,
     /// Connections open at once (closed-loop concurrency).
     pub connections: u32,
     /// Worker threads; connections are spread evenly over them.
@@ -66,6 +75,17 @@ pub struct RunSpec {
     pub limits: Limits,
     pub socket: SocketOptions,
     pub schedule: Schedule,
+    /// Requests a connection carries before herd closes it and opens a new one, drawn
+    /// uniformly in `lo..=hi` for each connection (SPECweb99's clients: 5 to 15). None: as
+    /// many as the server allows.
+    pub per_connection: Option<(u32, u32)>,
+    /// Closed loop: a pause before each of a connection's requests but the first.
+    pub think: Option<Think>,
+    /// Receive at most this many bytes per second on each connection, by pacing reads (a
+    /// modem, SPECweb99's 400 kbit/s clients). Plain HTTP only.
+    pub receive_rate: Option<u64>,
+    /// Seeds every choice of the run (request mix, requests per connection, think times).
+    pub seed: u64,
 }
 
 impl RunSpec {
@@ -82,13 +102,18 @@ impl RunSpec {
         let reqs = self.max_requests.map(|total| {
             // Requests per connection, then the remainder to the first connections overall.
             let c = u64::from(self.connections);
-            let first_conn = u64::from(i * (self.connections / n) + i.min(self.connections % n));
+            let first_conn = u64::from(self.first_connection(i, n));
             let per = total / c;
             let rem = total % c;
             let extra = rem.saturating_sub(first_conn).min(u64::from(conns));
             per * u64::from(conns) + extra
         });
         (conns, reqs)
+    }
+
+    /// The run-wide index of worker `i` of `n`'s first connection.
+    pub fn first_connection(&self, i: u32, n: u32) -> u32 {
+        i * (self.connections / n) + i.min(self.connections % n)
     }
 }
 
@@ -100,8 +125,10 @@ mod tests {
     fn spec(connections: u32, max: u64) -> RunSpec {
         RunSpec {
             target: Target::loopback_for_tests(1),
-            request: b"GET / HTTP/1.0\r\n\r\n".to_vec(),
-            head_request: false,
+            workload: Workload::single(crate::Prepared::new(
+                b"GET / HTTP/1.0\r\n\r\n".to_vec(),
+                false,
+            )),
             connections,
             threads: 2,
             keep_alive: false,
@@ -111,6 +138,10 @@ mod tests {
             limits: Limits::default(),
             schedule: Schedule::Closed,
             socket: SocketOptions::default(),
+            per_connection: None,
+            think: None,
+            receive_rate: None,
+            seed: 0,
         }
     }
 

@@ -17,7 +17,10 @@
 //! time as the request's intended start; if none is waiting, the request stays due until one
 //! is. It is the same loop, the same state machine and the same recorder calls.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -32,7 +35,8 @@ use crate::conn::{Conn, ReadOutcome, State};
 use crate::control::Slot;
 use crate::pacer::Pacer;
 use crate::recorder::{Completed, Failed, Recorder, Verdict};
-use crate::{Arrivals, Control, EngineError, Run, RunSpec, Schedule, TlsInfo};
+use crate::rng::Rng;
+use crate::{Arrivals, Control, EngineError, Run, RunSpec, Schedule, Think, TlsInfo};
 
 const WAKER: Token = Token(usize::MAX);
 /// The pacer's timer (open loop only).
@@ -42,6 +46,9 @@ const TIMER: Token = Token(usize::MAX - 1);
 const READ_BUFFER: usize = 256 * 1024;
 /// How often progress is published for `Control::finished`.
 const PUBLISH_EVERY: u64 = 16;
+/// A paced (rate-capped) connection reads at least this much at a time when it can, so
+/// that a slow link costs a wake-up per segment, not per byte.
+const PACED_CHUNK: f64 = 1460.0;
 
 pub(crate) fn run_all<R, F>(
     spec: &RunSpec,
@@ -105,12 +112,22 @@ where
             .zip(pacers)
             .map(|((i, poll, slot), pacer)| {
                 let (conns, quota) = spec.share(i, n);
+                let first_conn = spec.first_connection(i, n);
                 let recorder = make(i as usize);
                 std::thread::Builder::new()
                     .name(format!("herd-worker-{i}"))
                     .spawn_scoped(s, move || {
-                        let share =
-                            Share { poll, slot, recorder, n_conns: conns, quota, deadline, pacer };
+                        let share = Share {
+                            poll,
+                            slot,
+                            recorder,
+                            n_conns: conns,
+                            first_conn,
+                            rng: Rng::new(spec.seed ^ u64::from(i).wrapping_mul(0x9e37_79b9)),
+                            quota,
+                            deadline,
+                            pacer,
+                        };
                         Worker::new(spec, control, share).run()
                     })
                     .map_err(EngineError::Thread)
@@ -148,6 +165,9 @@ struct Share<R> {
     slot: Arc<Slot>,
     recorder: R,
     n_conns: u32,
+    /// The run-wide index of this worker's first connection.
+    first_conn: u32,
+    rng: Rng,
     /// Requests this worker may start; None: until the deadline.
     quota: Option<u64>,
     deadline: Option<Instant>,
@@ -176,6 +196,12 @@ struct Worker<'a, R> {
     pacer: Option<Pacer>,
     idle: Vec<usize>,
     free: Vec<usize>,
+    /// Per-connection timers (think time, paced reads), earliest first; an entry whose time
+    /// no longer matches its connection's `timer_at` is stale and skipped.
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    first_conn: u32,
+    /// The run's choices: which request, how many per connection, how long to think.
+    rng: Rng,
     recorder: R,
     /// Requests this worker may start; None: until the deadline.
     quota: Option<u64>,
@@ -195,7 +221,8 @@ struct Worker<'a, R> {
 
 impl<'a, R: Recorder> Worker<'a, R> {
     fn new(spec: &'a RunSpec, control: &'a Control, share: Share<R>) -> Self {
-        let Share { poll, slot, recorder, n_conns, quota, deadline, pacer } = share;
+        let Share { poll, slot, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
+            share;
         let now = Instant::now();
         let all: Vec<usize> = (0..n_conns as usize).collect();
         let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
@@ -210,6 +237,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
             pacer,
             idle: Vec::new(),
             free,
+            timers: BinaryHeap::new(),
+            first_conn,
+            rng,
             recorder,
             quota,
             started: 0,
@@ -260,6 +290,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
             if let Some(d) = self.deadline {
                 wait = wait.min(d.saturating_duration_since(now));
             }
+            if let Some(Reverse((t, _))) = self.timers.peek() {
+                wait = wait.min(t.saturating_duration_since(now));
+            }
             if !self.to_open.is_empty() || !self.retry.is_empty() {
                 wait = Duration::ZERO;
             }
@@ -297,6 +330,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 }
             }
             let now = Instant::now();
+            self.fire_timers(now, &mut buf);
             if now >= next_check {
                 self.expire(now);
                 next_check = now + check_every;
@@ -342,9 +376,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 return;
             }
             // The same request again: its due time stays, and it was counted when first taken.
-            let c = &self.conns[i];
-            let due = (c.intended, c.ready);
-            self.open(i, Some(due));
+            self.open(i, Start::Retry);
         }
         while let Some(i) = self.to_open.pop() {
             if self.stop {
@@ -354,7 +386,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 self.conns[i].close();
                 continue;
             }
-            self.open(i, None);
+            self.open(i, Start::Now);
         }
     }
 
@@ -377,17 +409,15 @@ impl<'a, R: Recorder> Worker<'a, R> {
             // were ready; before that the request waited for the server to free one.
             let ready = due.max(self.conns[i].waiting_since);
             if self.conns[i].state == State::Idle {
-                let spec = self.spec;
+                self.prepare(i, now);
                 let c = &mut self.conns[i];
-                c.begin_request(now, spec.timeout, spec.head_request);
                 c.intended = due;
                 c.ready = ready;
-                c.parser.capture_server(self.want_server);
                 c.connected = Some(now);
                 c.state = State::Writing;
                 self.write_request(i);
             } else {
-                self.open(i, Some((due, ready)));
+                self.open(i, Start::Due(due, ready));
             }
         }
     }
@@ -419,29 +449,144 @@ impl<'a, R: Recorder> Worker<'a, R> {
         if self.pacer.is_some() {
             self.conns[i].waiting_since = Instant::now();
             self.free.push(i);
+        } else if self.spec.think.is_some() && !self.stop {
+            self.think(i);
         } else {
             self.to_open.push(i);
         }
     }
 
-    /// Opens connection `i` for a request already taken from the quota, due at `due`'s
-    /// intended and ready times (None: now).
-    fn open(&mut self, i: usize, due: Option<(Instant, Instant)>) {
+    /// Closed loop: the connection pauses before its next request (the socket, if still
+    /// open, stays open).
+    fn think(&mut self, i: usize) {
+        let pause = match self.spec.think {
+            Some(Think::Fixed(d)) => d,
+            Some(Think::Exponential(mean)) => {
+                Duration::from_secs_f64(self.rng.exponential(mean.as_secs_f64()).min(86_400.0))
+            }
+            None => Duration::ZERO,
+        };
+        let at = Instant::now() + pause;
+        self.conns[i].state = State::Thinking;
+        self.set_timer(i, at);
+    }
+
+    fn set_timer(&mut self, i: usize, at: Instant) {
+        self.conns[i].timer_at = Some(at);
+        self.timers.push(Reverse((at, i)));
+    }
+
+    /// Runs the timers that are due: a thinking connection sends its next request, a paced
+    /// one reads again.
+    fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
+        while let Some(&Reverse((at, i))) = self.timers.peek() {
+            if at > now || self.stop {
+                return;
+            }
+            self.timers.pop();
+            if self.conns[i].timer_at != Some(at) {
+                continue; // stale: the connection moved on since
+            }
+            self.conns[i].timer_at = None;
+            match self.conns[i].state {
+                State::Thinking if self.conns[i].sock.is_some() => {
+                    if self.take_request() {
+                        self.prepare(i, now);
+                        let c = &mut self.conns[i];
+                        c.connected = Some(now);
+                        c.state = State::Writing;
+                        self.write_request(i);
+                    } else {
+                        self.conns[i].close();
+                    }
+                }
+                State::Thinking => {
+                    self.conns[i].state = State::Closed;
+                    self.to_open.push(i);
+                }
+                State::Writing | State::Reading | State::AwaitClose => {
+                    self.on_readable(i, false, buf);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Chooses connection `i`'s next request and starts timing it at `now`.
+    fn prepare(&mut self, i: usize, now: Instant) {
+        let spec = self.spec;
+        let req = spec.workload.pick(&mut self.rng);
+        self.begin(i, req, now);
+    }
+
+    fn begin(&mut self, i: usize, req: usize, now: Instant) {
+        let spec = self.spec;
+        let head = spec.workload.get(req).is_some_and(|p| p.head);
+        let c = &mut self.conns[i];
+        c.req = req;
+        c.begin_request(now, spec.timeout, head);
+        c.last = !spec.keep_alive || c.responses.saturating_add(1) >= c.limit;
+        c.parser.capture_server(self.want_server);
+    }
+
+    /// How many bytes connection `i` may read now under the receive-rate cap (None: no
+    /// cap). At 0 its timer is set for when a chunk will be allowed.
+    fn read_allowance(&mut self, i: usize, now: Instant) -> Option<usize> {
+        let rate = self.spec.receive_rate? as f64;
+        let burst = paced_burst(rate);
+        let c = &mut self.conns[i];
+        let earned = rate * now.saturating_duration_since(c.rx_last).as_secs_f64();
+        c.rx_tokens = (c.rx_tokens + earned).min(burst);
+        c.rx_last = now;
+        let chunk = burst.min(PACED_CHUNK);
+        if c.rx_tokens >= chunk {
+            return Some(c.rx_tokens as usize);
+        }
+        if c.timer_at.is_none() {
+            let at = now + Duration::from_secs_f64((chunk - c.rx_tokens) / rate);
+            self.set_timer(i, at);
+        }
+        Some(0)
+    }
+
+    /// Opens connection `i` for a request already taken from the quota.
+    fn open(&mut self, i: usize, start: Start) {
         let now = Instant::now();
         let spec = self.spec;
+        let (req, intended, ready) = {
+            let c = &self.conns[i];
+            (c.req, c.intended, c.ready)
+        };
+        let limit = match spec.per_connection {
+            Some((lo, hi)) => self.rng.between(lo, hi).max(1),
+            None => u32::MAX,
+        };
         let c = &mut self.conns[i];
         c.close();
-        c.begin_request(now, spec.timeout, spec.head_request);
-        if let Some((intended, ready)) = due {
-            c.intended = intended;
-            c.ready = ready;
+        c.limit = limit;
+        c.rx_tokens = spec.receive_rate.map_or(0.0, |r| paced_burst(r as f64));
+        c.rx_last = now;
+        match start {
+            Start::Now => self.prepare(i, now),
+            Start::Due(t, r) => {
+                self.prepare(i, now);
+                let c = &mut self.conns[i];
+                c.intended = t;
+                c.ready = r;
+            }
+            Start::Retry => {
+                self.begin(i, req, now);
+                let c = &mut self.conns[i];
+                c.intended = intended;
+                c.ready = ready;
+            }
         }
-        c.parser.capture_server(self.want_server);
         // run_all refused an empty address list; `addr` never passes the last one.
         let Some(&addr) = spec.target.addrs.get(self.addr).or(spec.target.addrs.last()) else {
             return;
         };
-        match connect(addr, spec) {
+        let bind = bind_for(&spec.socket.bind, self.first_conn as usize + i);
+        match connect(addr, spec, bind) {
             Ok((mut stream, in_progress)) => {
                 let reg = self.poll.registry().register(
                     &mut stream,
@@ -491,6 +636,12 @@ impl<'a, R: Recorder> Worker<'a, R> {
                     // A kept-alive connection the server closed (or wrote to) between requests.
                     self.conns[i].close();
                     self.free.push(i);
+                }
+            }
+            State::Thinking => {
+                if readable || read_closed || error {
+                    // The server closed it during the pause: the next request opens anew.
+                    self.conns[i].drop_socket();
                 }
             }
             State::Connecting => {
@@ -599,8 +750,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
         if self.conns[i].tls.is_some() {
             return self.write_request_tls(i);
         }
-        let request = &self.spec.request;
+        let spec = self.spec;
         let c = &mut self.conns[i];
+        let request = spec.workload.get(c.req).map_or(&[][..], |p| p.wire(c.last));
         while c.written_bytes < request.len() {
             match c.write_plain(request) {
                 Ok(n) => c.written_bytes += n,
@@ -623,8 +775,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
     }
 
     fn write_request_tls(&mut self, i: usize) {
-        let request = &self.spec.request;
+        let spec = self.spec;
         let c = &mut self.conns[i];
+        let request = spec.workload.get(c.req).map_or(&[][..], |p| p.wire(c.last));
         let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
         if c.written_bytes == 0 {
             if io::Write::write_all(&mut tls.writer(), request).is_err() {
@@ -651,22 +804,28 @@ impl<'a, R: Recorder> Worker<'a, R> {
             return self.on_readable_tls(i, buf);
         }
         loop {
-            match self.conns[i].read_plain(buf) {
+            let limit = match self.read_allowance(i, Instant::now()) {
+                // Paced: the timer set by read_allowance resumes reading.
+                Some(0) => return,
+                Some(n) => n.min(buf.len()),
+                None => buf.len(),
+            };
+            match self.conns[i].read_plain(&mut buf[..limit]) {
                 ReadOutcome::WouldBlock => return,
                 ReadOutcome::Eof => return self.on_eof(i),
                 ReadOutcome::Error(e) => return self.on_read_error(i, e),
                 ReadOutcome::Data(n) => {
+                    self.conns[i].rx_tokens -= n as f64;
                     if !self.on_data(i, &buf[..n]) {
                         // The response completed. If the server's FIN came with it (the
                         // usual case for a server that closes), finish now: no further
                         // edge will report it.
-                        if read_closed && n < buf.len() && self.conns[i].state == State::AwaitClose
-                        {
+                        if read_closed && n < limit && self.conns[i].state == State::AwaitClose {
                             self.on_eof(i);
                         }
                         return;
                     }
-                    if n < buf.len() {
+                    if n < limit {
                         // Drained. With EPOLLRDHUP already reported, the FIN is behind the
                         // data we just read: no need for a read that returns 0.
                         if read_closed {
@@ -771,8 +930,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
     }
 
     fn on_complete(&mut self, i: usize, now: Instant) {
-        let keep = self.spec.keep_alive;
         let c = &mut self.conns[i];
+        // The last request of a connection (no keep-alive, or its share used) ends it.
+        let keep = self.spec.keep_alive && !c.last;
         let Some((reusable, framing)) = c.parser.head().map(|h| (h.reusable, h.framing)) else {
             return;
         };
@@ -815,6 +975,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 c.close();
                 self.free.push(i);
             }
+            State::Thinking => c.drop_socket(),
             State::Closed => {}
         }
     }
@@ -843,6 +1004,8 @@ impl<'a, R: Recorder> Worker<'a, R> {
             bytes_written: c.written_bytes as u64,
             reused: c.responses > 0,
             server,
+            request: c.req,
+            conn: self.first_conn + i as u32,
         };
         let verdict = self.recorder.completed(&done);
         if self.want_server && server.is_some() {
@@ -858,11 +1021,11 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 self.conns[i].waiting_since = end;
                 self.idle.push(i);
             }
+            Next::Reuse if !self.stop && self.spec.think.is_some() => self.think(i),
             Next::Reuse if !self.stop => {
                 if self.take_request() {
+                    self.prepare(i, end);
                     let c = &mut self.conns[i];
-                    c.begin_request(end, self.spec.timeout, self.spec.head_request);
-                    c.parser.capture_server(self.want_server);
                     c.connected = Some(end);
                     c.state = State::Writing;
                     self.write_request(i);
@@ -894,6 +1057,8 @@ impl<'a, R: Recorder> Worker<'a, R> {
             bytes_written: c.written_bytes as u64,
             os_error: err.as_ref().and_then(io::Error::raw_os_error),
             reused: c.responses > 0,
+            request: c.req,
+            conn: self.first_conn + i as u32,
         };
         c.close();
         let verdict = self.recorder.failed(&failed);
@@ -955,6 +1120,30 @@ enum Next {
     Reopen,
 }
 
+/// How a request opening a new connection is timed.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    /// A new request, due now (closed loop).
+    Now,
+    /// A new request due at the schedule's time, ready at the second (open loop).
+    Due(Instant, Instant),
+    /// The same request again after the keep-alive race: its request and times stay.
+    Retry,
+}
+
+/// The bucket size of a paced connection: 20 ms of its rate, at least a full segment.
+fn paced_burst(rate: f64) -> f64 {
+    (rate * 0.02).max(PACED_CHUNK)
+}
+
+/// The source address of run-wide connection `k`.
+fn bind_for(bind: &[IpAddr], k: usize) -> Option<IpAddr> {
+    match bind.len() {
+        0 => None,
+        n => bind.get(k % n).copied(),
+    }
+}
+
 /// Writes what rustls has queued: `Ok(true)` when all is sent, `Ok(false)` when the socket
 /// is full (an edge will say when to go on).
 fn flush_tls(sock: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Result<bool> {
@@ -970,7 +1159,11 @@ fn flush_tls(sock: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Re
 }
 
 /// Creates a non-blocking socket and starts connecting; `true` when still in progress.
-fn connect(addr: std::net::SocketAddr, spec: &RunSpec) -> io::Result<(TcpStream, bool)> {
+fn connect(
+    addr: std::net::SocketAddr,
+    spec: &RunSpec,
+    bind: Option<IpAddr>,
+) -> io::Result<(TcpStream, bool)> {
     let sock = Socket::new(
         Domain::for_address(addr),
         Type::STREAM.nonblocking().cloexec(),
@@ -979,8 +1172,14 @@ fn connect(addr: std::net::SocketAddr, spec: &RunSpec) -> io::Result<(TcpStream,
     if let Some(size) = spec.socket.buffer_size {
         sock.set_send_buffer_size(size as usize)?;
         sock.set_recv_buffer_size(size as usize)?;
+    } else if let Some(rate) = spec.receive_rate {
+        // A paced reader with a large receive buffer would let the server hand over a
+        // whole response at once; a small one makes the TCP window, and so the server's
+        // sending, follow the cap, as a slow link would (about 100 ms of the rate).
+        sock.set_recv_buffer_size((rate / 10).clamp(4096, 256 * 1024) as usize)?;
     }
-    if let Some(ip) = spec.socket.bind {
+    if let Some(ip) = bind {
+        no_port_at_bind(&sock);
         sock.bind(&std::net::SocketAddr::new(ip, 0).into())?;
     }
     let in_progress = match sock.connect(&addr.into()) {
@@ -990,6 +1189,25 @@ fn connect(addr: std::net::SocketAddr, spec: &RunSpec) -> io::Result<(TcpStream,
     };
     let std_stream: std::net::TcpStream = sock.into();
     Ok((TcpStream::from_std(std_stream), in_progress))
+}
+
+/// IP_BIND_ADDRESS_NO_PORT: bind() fixes only the address and connect() picks the port
+/// for the 4-tuple, so each source address has the whole ephemeral range per destination
+/// instead of one shared range reserved at bind(). Best effort: without it (an old kernel)
+/// bind() reserves a port as before.
+fn no_port_at_bind(sock: &Socket) {
+    use std::os::fd::AsRawFd;
+    let one: libc::c_int = 1;
+    // SAFETY: a valid socket fd, and a c_int option value of the size passed.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            std::ptr::addr_of!(one).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 /// A write or TLS error on a connection that never carried a byte is a connect failure

@@ -89,8 +89,10 @@ fn head_request_has_no_body() {
         let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 1000\r\n\r\n");
     });
     let mut sp = spec(server.port, 1, 3);
-    sp.head_request = true;
-    sp.request = b"HEAD / HTTP/1.0\r\n\r\n".to_vec();
+    sp.workload = herd_engine::Workload::single(herd_engine::Prepared::new(
+        b"HEAD / HTTP/1.0\r\n\r\n".to_vec(),
+        true,
+    ));
     let c = run(&sp);
     assert_eq!(c.completed, 3, "{c:?}");
     assert_eq!(c.body_bytes, 0);
@@ -281,7 +283,7 @@ fn post_body_is_written_in_full() {
         format!("POST / HTTP/1.0\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
     request.extend_from_slice(&body);
     let mut sp = spec(server.port, 1, 2);
-    sp.request = request;
+    sp.workload = herd_engine::Workload::single(herd_engine::Prepared::new(request, false));
     let c = run(&sp);
     assert_eq!(c.completed, 2, "{c:?}");
     assert_eq!(c.body_bytes, 2 << 20);

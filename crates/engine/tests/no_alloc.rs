@@ -86,8 +86,10 @@ fn server() -> u16 {
 fn allocations_for(port: u16, requests: u64) -> u64 {
     let spec = RunSpec {
         target: Target::resolve("127.0.0.1", port, None).unwrap(),
-        request: b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
-        head_request: false,
+        workload: herd_engine::Workload::single(herd_engine::Prepared::new(
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            false,
+        )),
         connections: 4,
         threads: 2,
         keep_alive: true,
@@ -97,6 +99,10 @@ fn allocations_for(port: u16, requests: u64) -> u64 {
         limits: herd_proto::Limits::default(),
         schedule: herd_engine::Schedule::Closed,
         socket: SocketOptions::default(),
+        per_connection: None,
+        think: None,
+        receive_rate: None,
+        seed: 0,
     };
     let control = Control::new();
     let before = ALLOCATIONS.load(Ordering::SeqCst);

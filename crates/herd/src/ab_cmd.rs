@@ -16,7 +16,8 @@ use herd_ab::account::{self, AbAccounting, AbFatal, AbRecorder};
 use herd_ab::args::{self, Parsed};
 use herd_ab::{report, AbConfig};
 use herd_engine::{
-    Control, RunSpec, SocketOptions, Target, TargetError, TlsClient, TlsSettings, TlsVersions,
+    Control, Prepared, RunSpec, SocketOptions, Target, TargetError, TlsClient, TlsSettings,
+    TlsVersions, Workload,
 };
 
 pub(crate) fn main(raw: &[OsString]) -> ExitCode {
@@ -79,8 +80,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     };
     let spec = RunSpec {
         target,
-        request: cfg.request.clone(),
-        head_request: cfg.head,
+        workload: Workload::single(Prepared::new(cfg.request.clone(), cfg.head)),
         connections: cfg.concurrency,
         threads: cfg.threads.unwrap_or_else(default_threads),
         keep_alive: cfg.keepalive,
@@ -89,7 +89,11 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         timeout: cfg.timeout.max(Duration::from_millis(1)),
         limits: herd_proto::Limits::default(),
         schedule: herd_engine::Schedule::Closed,
-        socket: SocketOptions { bind, buffer_size: cfg.window_size },
+        socket: SocketOptions { bind: bind.into_iter().collect(), buffer_size: cfg.window_size },
+        per_connection: None,
+        think: None,
+        receive_rate: None,
+        seed: 0,
     };
 
     let control = Arc::new(Control::new());

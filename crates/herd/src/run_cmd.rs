@@ -15,15 +15,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use herd_engine::{
-    Arrivals, Control, RunSpec, Schedule, SocketOptions, Target, TlsClient, TlsSettings,
+    Arrivals, Control, RunSpec, Schedule, SocketOptions, Target, Think, TlsClient, TlsSettings,
     TlsVersions,
 };
-use herd_proto::Request;
 
-use crate::run::recorder::RunRecorder;
-use crate::run::summary::{self, RunInfo};
+use crate::run::recorder::{RecorderPlan, RunRecorder};
+use crate::run::request::RequestTemplate;
+use crate::run::summary::{self, RunInfo, RunSetup};
 use crate::run::threshold::{self, Threshold};
-use crate::run::{duration, json, url};
+use crate::run::workload::{self, BuiltWorkload, Source};
+use crate::run::{duration, json, units, url};
 
 /// Flags of `herd run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -58,7 +59,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform, requires = "rate")]
     pub(crate) arrivals: ArrivalsArg,
 
-    /// Seed of --arrivals poisson: the same seed replays the same schedule
+    /// Seed of every random choice (Poisson arrivals, the URL mix, requests per connection,
+    /// think times): the same seed replays the same run
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) seed: u64,
 
@@ -66,9 +68,46 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
     pub(crate) warmup: Option<Duration>,
 
-    /// A new connection for every request
+    /// A new connection for every request (each asks the server to close)
     #[arg(long)]
     pub(crate) no_keep_alive: bool,
+
+    /// Requests each connection carries before herd closes it and opens another: a count, or
+    /// a range drawn per connection (SPECweb99's clients: 5-15); the last asks the server to
+    /// close
+    #[arg(long, value_name = "N|LO-HI", value_parser = units::parse_range, conflicts_with = "no_keep_alive")]
+    pub(crate) requests_per_conn: Option<(u32, u32)>,
+
+    /// Closed loop: pause this long before each of a connection's requests but the first,
+    /// as a user reading a page; exp:MEAN draws each pause from an exponential distribution
+    #[arg(long, value_name = "DURATION|exp:MEAN", value_parser = units::parse_think,
+          conflicts_with_all = ["rate", "rate_steps"])]
+    pub(crate) think: Option<Think>,
+
+    /// Requests from a file of weighted URLs, one per line: `[weight] [METHOD] path-or-URL`
+    /// (on the server of the run's URL)
+    #[arg(long, value_name = "FILE", conflicts_with = "specweb")]
+    pub(crate) urls: Option<PathBuf>,
+
+    /// A SPECweb99-like mix over the file set `herd serve --generate DIR --specweb-dirs N`
+    /// wrote (its manifest gives the weights); the run's URL names where DIR is served
+    #[arg(long, value_name = "DIR")]
+    pub(crate) specweb: Option<PathBuf>,
+
+    /// Cap each connection's receive rate by pacing its reads, as a slow link would:
+    /// 400kbit, 1.5mbit, 56k, or a profile: modem-28.8k, modem-56k, specweb99 (400 kbit/s)
+    #[arg(long, value_name = "RATE", value_parser = units::parse_bit_rate)]
+    pub(crate) bandwidth: Option<u64>,
+
+    /// Count the connections whose receive rate stayed at or above this (SPECweb99's
+    /// conforming connections) [default: 320kbit with --bandwidth]
+    #[arg(long, value_name = "RATE", value_parser = units::parse_bit_rate)]
+    pub(crate) conforming: Option<u64>,
+
+    /// Source addresses to connect from, spread over the connections:
+    /// 127.0.0.2-127.0.0.50,::1 (each brings its own range of local ports)
+    #[arg(long, value_name = "LIST", value_parser = units::parse_bind)]
+    pub(crate) bind: Option<units::BindList>,
 
     /// Request method
     #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
@@ -159,7 +198,20 @@ struct Measured {
 /// Runs `herd run`.
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let url = url::parse(&args.url).map_err(anyhow::Error::msg)?;
-    let request = build_request(&args, &url.authority, &url.target)?;
+    let built = build_workload(&args, &url)?;
+    if url.tls && args.bandwidth.is_some() {
+        bail!("--bandwidth paces plain reads only; it is not supported with https");
+    }
+    let setup = RunSetup {
+        url: args.url.clone(),
+        description: built.description.clone(),
+        group_names: built.group_names.clone(),
+        group_kind: built.group_kind,
+        bandwidth: args.bandwidth,
+        conforming: args.conforming.or(args.bandwidth.map(|_| DEFAULT_CONFORMING)),
+        think: args.think,
+        per_connection: args.requests_per_conn,
+    };
     let tls = if url.tls {
         if args.ca_file.is_none() && !args.insecure {
             bail!(
@@ -181,6 +233,9 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         None
     };
     let target = Target::resolve(&url.host, url.port, tls)?;
+    if let Some(bind) = &args.bind {
+        check_sources(&bind.0, &target)?;
+    }
     // Best effort: without it, large -c runs report fd errors plainly.
     let _ = herd_engine::raise_nofile_limit();
 
@@ -210,10 +265,16 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 (d, _) => d.map(|d| d + warmup),
             }
         };
-        let spec = spec_for(&args, target.clone(), request.clone(), connections, rate, duration);
-        let m = measure(&spec, &control, rate, warmup)?;
+        let spec = spec_for(&args, target.clone(), &built, connections, rate, duration);
+        let plan = Arc::new(RecorderPlan {
+            group_of: built.group_of.clone(),
+            n_groups: built.group_names.len(),
+            expected_bytes: built.expected_bytes.clone(),
+            conn_rates: setup.conforming.map(|_| connections),
+        });
+        let m = measure(&spec, &control, rate, warmup, &plan)?;
         if stepped {
-            summary::write_step(&mut out, k + 1, &args.url, &m.info, &m.recorder)?;
+            summary::write_step(&mut out, k + 1, &setup, &m.info, &m.recorder)?;
             out.flush()?;
         }
         let interrupted = m.info.interrupted;
@@ -224,7 +285,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     let last = results.last().context("no step was run")?;
     if !stepped {
-        summary::write(&mut out, &args.url, &last.info, &last.recorder)
+        summary::write(&mut out, &setup, &last.info, &last.recorder)
             .context("cannot write the summary")?;
     }
     let mut outcome = if last.info.interrupted { Outcome::Interrupted } else { Outcome::Done };
@@ -240,10 +301,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.json {
         let value = if stepped {
             let steps: Vec<_> =
-                results.iter().map(|m| json::to_json(&args.url, &m.info, &m.recorder)).collect();
+                results.iter().map(|m| json::to_json(&setup, &m.info, &m.recorder)).collect();
             serde_json::json!({ "format": json::FORMAT, "url": args.url, "steps": steps })
         } else {
-            json::to_json(&args.url, &last.info, &last.recorder)
+            json::to_json(&setup, &last.info, &last.recorder)
         };
         let text = serde_json::to_string_pretty(&value)?;
         fs::write(path, text + "\n")
@@ -252,10 +313,60 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
+/// Every `--bind` address must be one of this host's, of the target's family: checked by
+/// binding a socket to it, so that a typo fails before the run instead of as N connect errors.
+fn check_sources(sources: &[std::net::IpAddr], target: &Target) -> anyhow::Result<()> {
+    let family_ok =
+        |ip: &std::net::IpAddr| target.addrs.iter().any(|a| a.is_ipv4() == ip.is_ipv4());
+    for ip in sources {
+        if !family_ok(ip) {
+            bail!(
+                "--bind {ip}: {} resolves to no {} address; give source addresses of its family",
+                target.host,
+                if ip.is_ipv4() { "IPv4" } else { "IPv6" }
+            );
+        }
+        if let Err(e) = std::net::TcpListener::bind((*ip, 0)) {
+            bail!(
+                "--bind {ip}: cannot use it as a source address ({e}); give addresses of this host"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// SPECweb99's conforming bit rate: 320 kbit/s, 80 % of its clients' 400 kbit/s link.
+const DEFAULT_CONFORMING: u64 = 320_000;
+
+fn build_workload(args: &RunArgs, url: &url::RunUrl) -> anyhow::Result<BuiltWorkload> {
+    let body = match (&args.body, &args.body_file) {
+        (Some(b), _) => b.clone().into_bytes(),
+        (None, Some(path)) => {
+            fs::read(path).with_context(|| format!("--body-file {}", path.display()))?
+        }
+        (None, None) => Vec::new(),
+    };
+    let template = RequestTemplate::new(&args.headers, &url.authority, body, args.http10)
+        .map_err(anyhow::Error::msg)?;
+    let source = match (&args.urls, &args.specweb) {
+        (Some(list), _) => Source::List(list),
+        (None, Some(dir)) => Source::Specweb(dir),
+        (None, None) => Source::Single,
+    };
+    workload::build(
+        source,
+        url,
+        &args.method,
+        &template,
+        args.requests_per_conn.is_some(),
+        args.no_keep_alive,
+    )
+}
+
 fn spec_for(
     args: &RunArgs,
     target: Target,
-    request: Vec<u8>,
+    built: &BuiltWorkload,
     connections: u32,
     rate: Option<f64>,
     duration: Option<Duration>,
@@ -263,8 +374,7 @@ fn spec_for(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     RunSpec {
         target,
-        head_request: args.method.eq_ignore_ascii_case("HEAD"),
-        request,
+        workload: built.workload.clone(),
         connections,
         threads: args.threads.unwrap_or(u32::try_from(cores).unwrap_or(1)),
         keep_alive: !args.no_keep_alive,
@@ -272,7 +382,15 @@ fn spec_for(
         duration,
         timeout: args.timeout,
         limits: herd_proto::Limits::default(),
-        socket: SocketOptions::default(),
+        socket: SocketOptions {
+            bind: args.bind.clone().map(|b| b.0).unwrap_or_default(),
+            buffer_size: None,
+        },
+        per_connection: args.requests_per_conn,
+        think: args.think,
+        // Bits per second on the command line, bytes per second for the engine.
+        receive_rate: args.bandwidth.map(|bits| (bits / 8).max(1)),
+        seed: args.seed,
         schedule: match rate {
             Some(per_second) => Schedule::Rate {
                 per_second,
@@ -292,10 +410,11 @@ fn measure(
     control: &Control,
     rate: Option<f64>,
     warmup: Duration,
+    plan: &Arc<RecorderPlan>,
 ) -> anyhow::Result<Measured> {
     let measure_from = (!warmup.is_zero()).then(|| Instant::now() + warmup);
-    let done = herd_engine::run(spec, control, |_| RunRecorder::new(measure_from))?;
-    let mut recorder = RunRecorder::new(None);
+    let done = herd_engine::run(spec, control, |_| RunRecorder::new(measure_from, plan.clone()))?;
+    let mut recorder = RunRecorder::new(None, plan.clone());
     for r in &done.recorders {
         recorder.merge(r);
     }
@@ -309,54 +428,4 @@ fn measure(
         interrupted: done.interrupted,
     };
     Ok(Measured { info, recorder })
-}
-
-/// The request bytes: method, target, Host (unless given), the user's headers, the body.
-fn build_request(args: &RunArgs, authority: &str, target: &str) -> anyhow::Result<Vec<u8>> {
-    let mut headers = Vec::new();
-    let mut has_host = false;
-    for h in &args.headers {
-        let Some((name, value)) = h.split_once(':') else {
-            bail!("-H {h:?}: a header is `Name: value`");
-        };
-        let name = name.trim();
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-            bail!("-H {h:?}: `{name}` is not a header name");
-        }
-        if h.contains(['\r', '\n']) {
-            bail!("-H {h:?}: a header cannot contain line breaks");
-        }
-        has_host |= name.eq_ignore_ascii_case("host");
-        headers.push((name.to_owned(), value.trim().to_owned()));
-    }
-    if !has_host {
-        headers.insert(0, ("Host".to_owned(), authority.to_owned()));
-    }
-    let body = match (&args.body, &args.body_file) {
-        (Some(b), _) => b.clone().into_bytes(),
-        (None, Some(path)) => {
-            fs::read(path).with_context(|| format!("--body-file {}", path.display()))?
-        }
-        (None, None) => Vec::new(),
-    };
-    if !body.is_empty()
-        || args.method.eq_ignore_ascii_case("POST")
-        || args.method.eq_ignore_ascii_case("PUT")
-    {
-        headers.push(("Content-Length".to_owned(), body.len().to_string()));
-    }
-    if args.http10 && !args.no_keep_alive {
-        headers.push(("Connection".to_owned(), "keep-alive".to_owned()));
-    }
-    if args.method.is_empty() || !args.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        bail!("-m {:?}: a method is letters only (GET, POST, …)", args.method);
-    }
-    let request = Request {
-        method: args.method.clone(),
-        target: target.to_owned(),
-        version: if args.http10 { "HTTP/1.0" } else { "HTTP/1.1" },
-        headers,
-        body,
-    };
-    Ok(request.encode())
 }

@@ -5,51 +5,10 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
 
-use util::{herd, run, tempdir, text};
-
-/// A `herd serve` child on a free port, killed (by its PID) on drop.
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start() -> Serve {
-        let mut child = herd()
-            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
-        Serve { child, addr }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
-        let mut all = String::new();
-        s.read_to_string(&mut all).unwrap();
-        serde_json::from_str(all.split_once("\r\n\r\n").unwrap().1).unwrap()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use util::{herd, run, tempdir, text, Serve};
 
 fn run_json(args: &[&str]) -> serde_json::Value {
     let path = tempdir("run-cli").join("out.json");
@@ -83,7 +42,7 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
 
 #[test]
 fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--threads", "1"]);
     let (n, rate, every, stall) = (400u32, 200.0, 100u32, 200.0);
     let j = run_json(&[
         "-c",
@@ -122,7 +81,7 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
 
 #[test]
 fn the_open_loop_keeps_its_rate() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--threads", "1"]);
     let j = run_json(&["-c", "4", "-t", "1", "-d", "2s", "--rate", "500", &serve.url("/bytes/10")]);
     let per_second = j["requests"]["attempted_per_second"].as_f64().unwrap();
     assert!((per_second - 500.0).abs() <= 500.0 * 0.02, "achieved {per_second} req/s");
@@ -131,7 +90,7 @@ fn the_open_loop_keeps_its_rate() {
 
 #[test]
 fn closed_loop_counts_agree_with_the_server() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--threads", "1"]);
     let j = run_json(&["-c", "4", "-n", "3000", &serve.url("/9x9")]);
     let s = serve.stats();
     assert_eq!(j["requests"]["completed"], 3000);
@@ -145,7 +104,7 @@ fn closed_loop_counts_agree_with_the_server() {
 
 #[test]
 fn warmup_is_kept_apart() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--threads", "1"]);
     let j = run_json(&["-c", "2", "-d", "1s", "--warmup", "500ms", &serve.url("/bytes/1")]);
     let warm = j["warmup_requests"].as_u64().unwrap();
     let counted = j["requests"]["completed"].as_u64().unwrap();
@@ -254,7 +213,7 @@ fn steps_give_one_result_each_and_show_a_collapse() {
 
 #[test]
 fn fail_if_sets_the_exit_code() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--threads", "1"]);
     let ok = run(herd()
         .args(["run", "-n", "200", "-c", "2", "--fail-if", "p99<1s", "--fail-if", "errors<=0"])
         .arg(serve.url("/bytes/1")));
@@ -272,7 +231,7 @@ fn fail_if_sets_the_exit_code() {
 
 #[test]
 fn poisson_arrivals_from_the_command_line() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--threads", "1"]);
     let j = run_json(&[
         "-c",
         "8",

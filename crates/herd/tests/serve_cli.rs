@@ -7,50 +7,17 @@ mod util;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use util::{herd, real_ab, run, tempdir, text};
+use util::{herd, real_ab, run, tempdir, text, Serve};
 
-/// A `herd serve` child on a free port; interrupted (by its PID) on drop.
-struct Serve {
-    child: Child,
-    addr: String,
+/// What only these tests do with a running server.
+trait Interrupt {
+    fn interrupt(self) -> (Option<i32>, String);
 }
 
-impl Serve {
-    fn start(extra: &[&str]) -> Serve {
-        let mut child = herd()
-            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "2"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("first line: {line:?}"))
-            .trim()
-            .to_owned();
-        Serve { child, addr }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
-        let mut all = String::new();
-        s.read_to_string(&mut all).unwrap();
-        let body = all.split_once("\r\n\r\n").unwrap().1;
-        serde_json::from_str(body).unwrap()
-    }
-
+impl Interrupt for Serve {
     /// Sends SIGINT and returns (exit code, stderr).
     fn interrupt(mut self) -> (Option<i32>, String) {
         let pid = self.child.id().to_string();
@@ -68,16 +35,9 @@ impl Serve {
     }
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn sigint_stops_it_with_a_summary() {
-    let serve = Serve::start(&[]);
+    let serve = Serve::start(&["--threads", "2"]);
     let out = run(herd().args(["ab", "-q", "-n", "10", &serve.url("/bytes/5")]));
     assert!(out.status.success());
     let (code, stderr) = serve.interrupt();
@@ -90,7 +50,7 @@ fn sigint_stops_it_with_a_summary() {
 
 #[test]
 fn stats_agree_with_herd_ab() {
-    let serve = Serve::start(&[]);
+    let serve = Serve::start(&["--threads", "2"]);
     let json = tempdir("serve-cli").join("ab.json");
     let out = run(herd()
         .args(["ab", "-q", "-k", "-n", "2000", "-c", "8", "--json"])
@@ -111,7 +71,7 @@ fn stats_agree_with_herd_ab() {
 
 #[test]
 fn stats_agree_with_the_real_ab() {
-    let serve = Serve::start(&[]);
+    let serve = Serve::start(&["--threads", "2"]);
     // HTTP/1.0 keep-alive, a 404 mix, and the ab report's own byte count.
     let out = run(real_ab().args(["-k", "-n", "500", "-c", "5"]).arg(serve.url("/status/404")));
     assert!(out.status.success(), "{}", text(&out.stderr));

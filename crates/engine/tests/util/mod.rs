@@ -99,8 +99,10 @@ pub fn closed_port() -> u16 {
 pub fn spec(port: u16, connections: u32, requests: u64) -> RunSpec {
     RunSpec {
         target: Target::resolve("127.0.0.1", port, None).unwrap(),
-        request: b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".to_vec(),
-        head_request: false,
+        workload: herd_engine::Workload::single(herd_engine::Prepared::new(
+            b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".to_vec(),
+            false,
+        )),
         connections,
         threads: 2,
         keep_alive: false,
@@ -110,6 +112,10 @@ pub fn spec(port: u16, connections: u32, requests: u64) -> RunSpec {
         limits: herd_proto::Limits::default(),
         schedule: herd_engine::Schedule::Closed,
         socket: SocketOptions::default(),
+        per_connection: None,
+        think: None,
+        receive_rate: None,
+        seed: 0,
     }
 }
 

@@ -5,12 +5,14 @@ use serde_json::{json, Map, Value};
 
 use herd_stats::LatencyHistogram;
 
-use super::recorder::RunRecorder;
-use super::summary::{per_second, RunInfo, QUANTILES};
+use super::recorder::{ConnRate, RunRecorder};
+use super::summary::{conforming_count, per_second, RunInfo, RunSetup, QUANTILES};
+use super::units::think_mean;
 
 pub(crate) const FORMAT: &str = "herd.run.v1";
 
-pub(crate) fn to_json(url: &str, info: &RunInfo, r: &RunRecorder) -> Value {
+pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Value {
+    let url = &setup.url;
     let secs = info.elapsed.as_secs_f64();
     let failed = r.failures.total();
     let rate = |n: u64| per_second(n, info.elapsed);
@@ -47,7 +49,52 @@ pub(crate) fn to_json(url: &str, info: &RunInfo, r: &RunRecorder) -> Value {
         },
         "statuses": statuses,
         "failures": failures,
+        "wrong_length": r.wrong_length,
+        "clients": {
+            "requests_per_connection": setup.per_connection.map(|(lo, hi)| json!({"min": lo, "max": hi})),
+            "think": setup.think.map(|t| json!({
+                "kind": if matches!(t, herd_engine::Think::Exponential(_)) { "exponential" } else { "fixed" },
+                "mean_us": u64::try_from(think_mean(t).as_micros()).unwrap_or(u64::MAX),
+            })),
+            "bandwidth_bps": setup.bandwidth,
+        },
+        "conforming": setup.conforming.map(|t| conforming(t, &r.conn_rates)),
+        "groups": groups(setup, r),
     })
+}
+
+/// The receive rate of each connection, and how many conformed.
+fn conforming(threshold: u64, rates: &[ConnRate]) -> Value {
+    let bps: Vec<f64> = rates.iter().filter_map(ConnRate::bits_per_second).collect();
+    json!({
+        "threshold_bps": threshold,
+        "connections": bps.len(),
+        "conforming": conforming_count(threshold, rates),
+        "min_bps": bps.iter().copied().reduce(f64::min),
+        "max_bps": bps.iter().copied().reduce(f64::max),
+    })
+}
+
+/// Per URL (or SPECweb99 class), when the workload has more than one.
+fn groups(setup: &RunSetup, r: &RunRecorder) -> Value {
+    if setup.group_names.len() < 2 {
+        return Value::Null;
+    }
+    let rows: Vec<Value> = setup
+        .group_names
+        .iter()
+        .zip(&r.groups)
+        .map(|(name, g)| {
+            json!({
+                "name": name,
+                "completed": g.completed,
+                "failed": g.failed,
+                "body_bytes": g.body_bytes,
+                "mean_us": g.latency_us.checked_div(g.completed),
+            })
+        })
+        .collect();
+    json!({ "source": setup.description, "rows": rows })
 }
 
 fn hist(h: &LatencyHistogram) -> Value {

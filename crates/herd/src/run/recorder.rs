@@ -3,15 +3,59 @@
 //! failures by kind; bytes. One per worker, merged after the run; requests that end before the
 //! warm-up is over are counted apart and kept out of every figure.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use herd_engine::{Completed, Failed, Recorder, Verdict};
 use herd_stats::{Failures, LatencyHistogram, StatusCounts};
 
+/// What the recorder needs to know of the workload, shared by every worker's recorder.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RecorderPlan {
+    /// Group of each workload entry (its URL, or its SPECweb99 class); empty: one group.
+    pub(crate) group_of: Vec<usize>,
+    pub(crate) n_groups: usize,
+    /// Body length each entry's response must have, when known.
+    pub(crate) expected_bytes: Vec<Option<u64>>,
+    /// Keep each connection's receive rate (the run has that many connections).
+    pub(crate) conn_rates: Option<u32>,
+}
+
+/// Counts per group of requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct GroupStats {
+    pub(crate) completed: u64,
+    pub(crate) failed: u64,
+    pub(crate) body_bytes: u64,
+    /// Sum of latencies from the intended start, for the mean.
+    pub(crate) latency_us: u64,
+}
+
+/// What one connection (a simulated user, across reconnections) received, and how long its
+/// requests took from start to end (think time excluded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ConnRate {
+    pub(crate) bytes: u64,
+    pub(crate) nanos: u64,
+}
+
+impl ConnRate {
+    /// Bits per second; None before any request ended.
+    pub(crate) fn bits_per_second(&self) -> Option<f64> {
+        (self.nanos > 0).then(|| self.bytes as f64 * 8e9 / self.nanos as f64)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct RunRecorder {
     /// Requests ending before this are warm-up.
     measure_from: Option<Instant>,
+    plan: Arc<RecorderPlan>,
+    pub(crate) groups: Vec<GroupStats>,
+    /// Responses whose body length differs from what the workload expects.
+    pub(crate) wrong_length: u64,
+    /// Per connection, when the plan asks for it.
+    pub(crate) conn_rates: Vec<ConnRate>,
     pub(crate) warmup_requests: u64,
     pub(crate) completed: u64,
     /// end − intended start: the latency a user waiting for that request saw.
@@ -35,9 +79,13 @@ pub(crate) struct RunRecorder {
 }
 
 impl RunRecorder {
-    pub(crate) fn new(measure_from: Option<Instant>) -> RunRecorder {
+    pub(crate) fn new(measure_from: Option<Instant>, plan: Arc<RecorderPlan>) -> RunRecorder {
         RunRecorder {
             measure_from,
+            groups: vec![GroupStats::default(); plan.n_groups.max(1)],
+            wrong_length: 0,
+            conn_rates: vec![ConnRate::default(); plan.conn_rates.unwrap_or(0) as usize],
+            plan,
             warmup_requests: 0,
             completed: 0,
             latency: LatencyHistogram::new(),
@@ -55,6 +103,13 @@ impl RunRecorder {
         }
     }
 
+    fn add_conn_rate(&mut self, conn: u32, bytes: u64, took: std::time::Duration) {
+        if let Some(r) = self.conn_rates.get_mut(conn as usize) {
+            r.bytes += bytes;
+            r.nanos += u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        }
+    }
+
     fn warming_up(&mut self, end: Instant) -> bool {
         if self.measure_from.is_some_and(|t| end < t) {
             self.warmup_requests += 1;
@@ -66,6 +121,23 @@ impl RunRecorder {
     }
 
     pub(crate) fn merge(&mut self, o: &RunRecorder) {
+        if self.groups.len() < o.groups.len() {
+            self.groups.resize(o.groups.len(), GroupStats::default());
+        }
+        for (a, b) in self.groups.iter_mut().zip(&o.groups) {
+            a.completed += b.completed;
+            a.failed += b.failed;
+            a.body_bytes += b.body_bytes;
+            a.latency_us += b.latency_us;
+        }
+        self.wrong_length += o.wrong_length;
+        if self.conn_rates.len() < o.conn_rates.len() {
+            self.conn_rates.resize(o.conn_rates.len(), ConnRate::default());
+        }
+        for (a, b) in self.conn_rates.iter_mut().zip(&o.conn_rates) {
+            a.bytes += b.bytes;
+            a.nanos += b.nanos;
+        }
         self.warmup_requests += o.warmup_requests;
         self.completed += o.completed;
         self.latency += &o.latency;
@@ -108,6 +180,18 @@ impl Recorder for RunRecorder {
         self.statuses.add(c.head.status);
         self.bytes_read += c.bytes_read;
         self.body_bytes += c.body_bytes;
+        let group = self.plan.group_of.get(c.request).copied().unwrap_or(0);
+        if let Some(g) = self.groups.get_mut(group) {
+            g.completed += 1;
+            g.body_bytes += c.body_bytes;
+            g.latency_us += u64::try_from((t.end - t.intended).as_micros()).unwrap_or(u64::MAX);
+        }
+        if let Some(Some(want)) = self.plan.expected_bytes.get(c.request) {
+            if *want != c.body_bytes && c.head.status == 200 {
+                self.wrong_length += 1;
+            }
+        }
+        self.add_conn_rate(c.conn, c.bytes_read, t.end - t.start);
         Verdict::Continue
     }
 
@@ -115,6 +199,12 @@ impl Recorder for RunRecorder {
         if !self.warming_up(f.timing.end) {
             self.failures.add(f.kind);
             self.bytes_read += f.bytes_read;
+            let group = self.plan.group_of.get(f.request).copied().unwrap_or(0);
+            if let Some(g) = self.groups.get_mut(group) {
+                g.failed += 1;
+            }
+            let t = &f.timing;
+            self.add_conn_rate(f.conn, f.bytes_read, t.end - t.start);
         }
         Verdict::Continue
     }

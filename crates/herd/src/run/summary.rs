@@ -7,13 +7,35 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
+use herd_engine::Think;
 use herd_stats::LatencyHistogram;
 
-use super::recorder::RunRecorder;
+use super::recorder::{ConnRate, RunRecorder};
+use super::units::think_mean;
 
 /// The quantiles every table shows.
 pub(crate) const QUANTILES: [(&str, f64); 5] =
     [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];
+
+/// What was asked of the whole run (every step alike).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunSetup {
+    pub(crate) url: String,
+    /// The mix, when not the URL alone.
+    pub(crate) description: Option<String>,
+    pub(crate) group_names: Vec<String>,
+    /// What a group is (`URL`, `class`).
+    pub(crate) group_kind: &'static str,
+    /// Per-connection receive cap, bits per second.
+    pub(crate) bandwidth: Option<u64>,
+    /// Conforming threshold, bits per second.
+    pub(crate) conforming: Option<u64>,
+    pub(crate) think: Option<Think>,
+    pub(crate) per_connection: Option<(u32, u32)>,
+}
+
+/// Most groups the per-URL table lists; the rest are summed on one line.
+const MAX_GROUP_ROWS: usize = 20;
 
 /// What the summary says about a run (or step) besides the recorder's figures and the URL.
 #[derive(Debug, Clone, Copy)]
@@ -28,10 +50,11 @@ pub(crate) struct RunInfo {
 
 pub(crate) fn write(
     out: &mut dyn Write,
-    url: &str,
+    setup: &RunSetup,
     info: &RunInfo,
     r: &RunRecorder,
 ) -> io::Result<()> {
+    let url = &setup.url;
     let shape = match info.rate {
         Some(rate) => format!("open loop at {rate} req/s"),
         None => "closed loop".to_owned(),
@@ -43,6 +66,27 @@ pub(crate) fn write(
         info.threads,
         if info.keep_alive { "keep-alive" } else { "a connection per request" }
     )?;
+    if let Some(d) = &setup.description {
+        writeln!(out, "  requests    {d}")?;
+    }
+    let mut shape = Vec::new();
+    if let Some((lo, hi)) = setup.per_connection {
+        shape.push(if lo == hi {
+            format!("{lo} requests per connection")
+        } else {
+            format!("{lo} to {hi} requests per connection")
+        });
+    }
+    if let Some(t) = setup.think {
+        let kind = if matches!(t, Think::Exponential(_)) { "exponential, mean " } else { "" };
+        shape.push(format!("think time {kind}{}", micros(us(think_mean(t)))));
+    }
+    if let Some(b) = setup.bandwidth {
+        shape.push(format!("receive capped at {} per connection", bit_rate(b as f64)));
+    }
+    if !shape.is_empty() {
+        writeln!(out, "  clients     {}", shape.join(", "))?;
+    }
     let secs = info.elapsed.as_secs_f64();
     let failed = r.failures.total();
     writeln!(
@@ -90,21 +134,116 @@ pub(crate) fn write(
         "  failures    {}",
         if failures.is_empty() { "none".into() } else { failures.join(", ") }
     )?;
+    if r.wrong_length > 0 {
+        writeln!(
+            out,
+            "  WRONG       {} responses of status 200 had a body length other than the file's",
+            r.wrong_length
+        )?;
+    }
     if let Some(rate) = info.rate {
         let achieved = per_second(r.completed + failed, info.elapsed);
         writeln!(out, "  schedule    asked {rate} req/s, achieved {achieved:.1} req/s")?;
     }
+    if let Some(threshold) = setup.conforming {
+        write_conforming(out, threshold, &r.conn_rates)?;
+    }
+    if setup.group_names.len() > 1 {
+        write_groups(out, setup, r)?;
+    }
     Ok(())
+}
+
+/// Each connection's receive rate, and how many kept at or above the threshold.
+fn write_conforming(out: &mut dyn Write, threshold: u64, rates: &[ConnRate]) -> io::Result<()> {
+    let mut bps: Vec<f64> = rates.iter().filter_map(ConnRate::bits_per_second).collect();
+    bps.sort_by(f64::total_cmp);
+    let conforming = conforming_count(threshold, rates);
+    let (Some(min), Some(max)) = (bps.first(), bps.last()) else {
+        return writeln!(out, "  conforming  no connection completed a request");
+    };
+    writeln!(
+        out,
+        "  receive     per connection: min {}, median {}, max {}",
+        bit_rate(*min),
+        bit_rate(bps[bps.len() / 2]),
+        bit_rate(*max)
+    )?;
+    writeln!(
+        out,
+        "  conforming  {conforming} of {} connections kept ≥ {}",
+        bps.len(),
+        bit_rate(threshold as f64)
+    )
+}
+
+/// Connections (that completed anything) whose receive rate stayed at or above `threshold`.
+pub(crate) fn conforming_count(threshold: u64, rates: &[ConnRate]) -> usize {
+    rates.iter().filter_map(ConnRate::bits_per_second).filter(|&b| b >= threshold as f64).count()
+}
+
+/// Requests, failures and mean latency per URL (or SPECweb99 class).
+fn write_groups(out: &mut dyn Write, setup: &RunSetup, r: &RunRecorder) -> io::Result<()> {
+    let total: u64 = r.groups.iter().map(|g| g.completed + g.failed).sum();
+    writeln!(
+        out,
+        "\n  {:<40} {:>10} {:>7} {:>8} {:>12}",
+        format!("requests by {}", setup.group_kind),
+        "completed",
+        "share",
+        "failed",
+        "mean"
+    )?;
+    let rows = r.groups.iter().zip(&setup.group_names);
+    for (g, name) in rows.clone().take(MAX_GROUP_ROWS) {
+        let n = g.completed + g.failed;
+        let share = if total > 0 { 100.0 * n as f64 / total as f64 } else { 0.0 };
+        let mean = g.latency_us.checked_div(g.completed).map_or("-".into(), micros);
+        let name = if name.chars().count() > 40 {
+            format!("{}…", name.chars().take(39).collect::<String>())
+        } else {
+            name.clone()
+        };
+        writeln!(out, "  {name:<40} {:>10} {share:>6.1}% {:>8} {mean:>12}", g.completed, g.failed)?;
+    }
+    let rest: Vec<_> = rows.skip(MAX_GROUP_ROWS).map(|(g, _)| *g).collect();
+    if !rest.is_empty() {
+        let completed: u64 = rest.iter().map(|g| g.completed).sum();
+        let failed: u64 = rest.iter().map(|g| g.failed).sum();
+        let share =
+            if total > 0 { 100.0 * (completed + failed) as f64 / total as f64 } else { 0.0 };
+        let label = format!("({} more URLs)", rest.len());
+        writeln!(out, "  {label:<40} {completed:>10} {share:>6.1}% {failed:>8}")?;
+    }
+    Ok(())
+}
+
+/// `400.0 kbit/s`, `1.50 Mbit/s`.
+pub(crate) fn bit_rate(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.2} Mbit/s", bps / 1e6)
+    } else if bps >= 1e3 {
+        format!("{:.1} kbit/s", bps / 1e3)
+    } else {
+        format!("{bps:.0} bit/s")
+    }
+}
+
+fn us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// One line per step of a stepped run, printed as the step ends.
 pub(crate) fn write_step(
     out: &mut dyn Write,
     step: usize,
-    url: &str,
+    setup: &RunSetup,
     info: &RunInfo,
     r: &RunRecorder,
 ) -> io::Result<()> {
+    let url = &setup.url;
     if step == 1 {
         writeln!(
             out,
@@ -193,5 +332,7 @@ mod tests {
         assert_eq!(micros(1234), "1.234ms");
         assert_eq!(micros(2_500_000), "2.500s");
         assert_eq!(bytes(1536.0), "1.5 KiB");
+        assert_eq!(bit_rate(400_000.0), "400.0 kbit/s");
+        assert_eq!(bit_rate(1_500_000.0), "1.50 Mbit/s");
     }
 }

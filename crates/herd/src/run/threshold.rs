@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn checks() {
-        let mut r = RunRecorder::new(None);
+        let mut r = RunRecorder::new(None, Default::default());
         for us in [100, 200, 300] {
             r.latency.record_micros(us);
         }

@@ -2,10 +2,10 @@
 //! the real ab, the herd binary, and ab-report comparison.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::Write;
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The herd binary under test.
@@ -291,4 +291,57 @@ fn tls_files(dir: &Path) -> (String, Option<PathBuf>) {
         d = dir.display()
     );
     (conf, Some(client))
+}
+
+/// A `herd serve` child on a free loopback port; killed (by its PID) on drop.
+pub struct Serve {
+    pub child: Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The rest of its stdout (the access log, when on).
+    pub stdout: Option<BufReader<ChildStdout>>,
+}
+
+impl Serve {
+    /// `herd serve --listen 127.0.0.1:0` with `extra` flags.
+    pub fn start(extra: &[&str]) -> Serve {
+        let mut child = herd()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let addr = line
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("first line: {line:?}"))
+            .trim()
+            .to_owned();
+        Serve { child, addr, stdout: Some(stdout) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// `/herd/stats`, parsed.
+    pub fn stats(&self) -> serde_json::Value {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
+        let mut all = String::new();
+        s.read_to_string(&mut all).unwrap();
+        let body = all.split_once("\r\n\r\n").unwrap().1;
+        serde_json::from_str(body).unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
