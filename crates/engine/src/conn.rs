@@ -7,7 +7,7 @@ use std::time::Instant;
 use herd_proto::{Limits, ResponseParser};
 
 use crate::recorder::Timing;
-use mio::net::TcpStream;
+use crate::stream::Stream;
 use rustls::ClientConnection;
 
 /// Where the connection's current request stands.
@@ -36,7 +36,7 @@ pub(crate) enum State {
 }
 
 pub(crate) struct Conn {
-    pub(crate) sock: Option<TcpStream>,
+    pub(crate) sock: Option<Stream>,
     pub(crate) tls: Option<Box<ClientConnection>>,
     pub(crate) state: State,
     pub(crate) parser: ResponseParser,

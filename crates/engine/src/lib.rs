@@ -21,6 +21,7 @@ mod pacer;
 mod recorder;
 mod rng;
 mod spec;
+mod stream;
 mod target;
 mod tls;
 mod tls_key;

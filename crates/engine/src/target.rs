@@ -5,6 +5,7 @@
 //! [`Target`] cannot be built for any other address.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 
 use thiserror::Error;
 
@@ -20,6 +21,9 @@ pub struct Target {
     pub addrs: Vec<SocketAddr>,
     /// TLS for https targets.
     pub tls: Option<TlsClient>,
+    /// Connect to this Unix-domain socket instead of `addrs` (which may then be empty);
+    /// `host` still names the server for the Host header and SNI.
+    pub unix: Option<PathBuf>,
 }
 
 #[derive(Debug, Error)]
@@ -55,7 +59,13 @@ impl Target {
         for a in &addrs {
             check_allowed(a.ip())?;
         }
-        Ok(Target { host: host.to_string(), port, addrs, tls })
+        Ok(Target { host: host.to_string(), port, addrs, tls, unix: None })
+    }
+
+    /// A server listening on the Unix socket `path`, named `host` (for Host and SNI). Local
+    /// by nature, so always allowed.
+    pub fn unix(path: PathBuf, host: &str, tls: Option<TlsClient>) -> Target {
+        Target { host: host.to_string(), port: 0, addrs: Vec::new(), tls, unix: Some(path) }
     }
 
     #[cfg(test)]
@@ -65,6 +75,7 @@ impl Target {
             port,
             addrs: vec![SocketAddr::from(([127, 0, 0, 1], port))],
             tls: None,
+            unix: None,
         }
     }
 }

@@ -27,15 +27,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 use herd_proto::{Framing, ProtoError};
 use herd_stats::FailureKind;
-use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token, Waker};
-use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::conn::{Conn, ReadOutcome, State};
 use crate::control::Slot;
 use crate::pacer::Pacer;
 use crate::recorder::{Completed, Failed, Recorder, Verdict};
 use crate::rng::Rng;
+use crate::stream::{self, Stream};
 use crate::{Arrivals, Control, EngineError, Run, RunSpec, Schedule, Think, TlsInfo};
 
 const WAKER: Token = Token(usize::MAX);
@@ -65,7 +64,7 @@ where
     if spec.max_requests.is_none() && spec.duration.is_none() {
         return Err(EngineError::Unbounded);
     }
-    if spec.target.addrs.is_empty() {
+    if spec.target.addrs.is_empty() && spec.target.unix.is_none() {
         return Err(EngineError::NoAddress);
     }
     let n = spec.worker_count();
@@ -581,12 +580,17 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 c.ready = ready;
             }
         }
-        // run_all refused an empty address list; `addr` never passes the last one.
-        let Some(&addr) = spec.target.addrs.get(self.addr).or(spec.target.addrs.last()) else {
-            return;
+        let connecting = match &spec.target.unix {
+            Some(path) => stream::connect_unix(path),
+            None => {
+                // run_all refused an empty address list; `addr` never passes the last one.
+                let addrs = &spec.target.addrs;
+                let Some(&addr) = addrs.get(self.addr).or(addrs.last()) else { return };
+                let bind = bind_for(&spec.socket.bind, self.first_conn as usize + i);
+                stream::connect_tcp(addr, spec, bind)
+            }
         };
-        let bind = bind_for(&spec.socket.bind, self.first_conn as usize + i);
-        match connect(addr, spec, bind) {
+        match connecting {
             Ok((mut stream, in_progress)) => {
                 let reg = self.poll.registry().register(
                     &mut stream,
@@ -1146,7 +1150,7 @@ fn bind_for(bind: &[IpAddr], k: usize) -> Option<IpAddr> {
 
 /// Writes what rustls has queued: `Ok(true)` when all is sent, `Ok(false)` when the socket
 /// is full (an edge will say when to go on).
-fn flush_tls(sock: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Result<bool> {
+fn flush_tls(sock: &mut Stream, tls: &mut rustls::ClientConnection) -> io::Result<bool> {
     while tls.wants_write() {
         match tls.write_tls(sock) {
             Ok(_) => {}
@@ -1156,58 +1160,6 @@ fn flush_tls(sock: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Re
         }
     }
     Ok(true)
-}
-
-/// Creates a non-blocking socket and starts connecting; `true` when still in progress.
-fn connect(
-    addr: std::net::SocketAddr,
-    spec: &RunSpec,
-    bind: Option<IpAddr>,
-) -> io::Result<(TcpStream, bool)> {
-    let sock = Socket::new(
-        Domain::for_address(addr),
-        Type::STREAM.nonblocking().cloexec(),
-        Some(Protocol::TCP),
-    )?;
-    if let Some(size) = spec.socket.buffer_size {
-        sock.set_send_buffer_size(size as usize)?;
-        sock.set_recv_buffer_size(size as usize)?;
-    } else if let Some(rate) = spec.receive_rate {
-        // A paced reader with a large receive buffer would let the server hand over a
-        // whole response at once; a small one makes the TCP window, and so the server's
-        // sending, follow the cap, as a slow link would (about 100 ms of the rate).
-        sock.set_recv_buffer_size((rate / 10).clamp(4096, 256 * 1024) as usize)?;
-    }
-    if let Some(ip) = bind {
-        no_port_at_bind(&sock);
-        sock.bind(&std::net::SocketAddr::new(ip, 0).into())?;
-    }
-    let in_progress = match sock.connect(&addr.into()) {
-        Ok(()) => false,
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
-        Err(e) => return Err(e),
-    };
-    let std_stream: std::net::TcpStream = sock.into();
-    Ok((TcpStream::from_std(std_stream), in_progress))
-}
-
-/// IP_BIND_ADDRESS_NO_PORT: bind() fixes only the address and connect() picks the port
-/// for the 4-tuple, so each source address has the whole ephemeral range per destination
-/// instead of one shared range reserved at bind(). Best effort: without it (an old kernel)
-/// bind() reserves a port as before.
-fn no_port_at_bind(sock: &Socket) {
-    use std::os::fd::AsRawFd;
-    let one: libc::c_int = 1;
-    // SAFETY: a valid socket fd, and a c_int option value of the size passed.
-    unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            std::ptr::addr_of!(one).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
 }
 
 /// A write or TLS error on a connection that never carried a byte is a connect failure

@@ -141,6 +141,16 @@ pub(crate) struct RunArgs {
     #[arg(short = 'k', long, conflicts_with = "ca_file")]
     pub(crate) insecure: bool,
 
+    /// https: present this client certificate (a PEM file with the certificate chain and
+    /// its private key)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cert: Option<PathBuf>,
+
+    /// Connect to the server's Unix-domain socket at PATH instead of the URL's host and port
+    /// (the URL still gives the Host header and the path)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) unix_socket: Option<PathBuf>,
+
     /// Steps of connections, one result each, in order (WebBench-style): 1,2,4,8,16
     #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with_all = ["rate_steps", "requests", "duration"],
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -223,7 +233,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         let settings = TlsSettings {
             versions: TlsVersions::All,
             cipher_suites: None,
-            client_cert: None,
+            client_cert: args.cert.clone(),
             ca_file: args.ca_file.clone(),
             sni: url.host.parse::<std::net::IpAddr>().is_err().then(|| url.host.clone()),
             alpn: vec![b"http/1.1".to_vec()],
@@ -232,7 +242,24 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         None
     };
-    let target = Target::resolve(&url.host, url.port, tls)?;
+    if args.cert.is_some() && !url.tls {
+        bail!("--cert presents a client certificate over TLS: it needs an https:// URL");
+    }
+    let target = match &args.unix_socket {
+        Some(path) => {
+            use std::os::unix::fs::FileTypeExt as _;
+            let meta = fs::metadata(path)
+                .with_context(|| format!("--unix-socket {}: no such socket", path.display()))?;
+            if !meta.file_type().is_socket() {
+                bail!("--unix-socket {}: not a socket", path.display());
+            }
+            if args.bind.is_some() {
+                bail!("--bind chooses source IP addresses; it does not apply to --unix-socket");
+            }
+            Target::unix(path.clone(), &url.host, tls)
+        }
+        None => Target::resolve(&url.host, url.port, tls)?,
+    };
     if let Some(bind) = &args.bind {
         check_sources(&bind.0, &target)?;
     }

@@ -337,3 +337,58 @@ fn bad_workload_input_is_refused_before_any_load() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("not supported with https"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_unix_socket_carries_the_requests_to_nginx() {
+    let nginx = util::Nginx::start();
+    let j = run_json(&[
+        "-c",
+        "2",
+        "-n",
+        "200",
+        "--unix-socket",
+        nginx.unix.to_str().unwrap(),
+        "http://localhost/f6397.html",
+    ]);
+    assert_eq!(j["requests"]["completed"], 200, "{j}");
+    assert_eq!(j["statuses"]["200"], 200, "{j}");
+    assert_eq!(j["bytes"]["body"], 200 * 6397, "{j}");
+    let out = run(herd().args([
+        "run",
+        "-n",
+        "5",
+        "--unix-socket",
+        "/nonexistent/herd.sock",
+        "http://localhost/",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no such socket"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_client_certificate_opens_what_nginx_keeps_private() {
+    let nginx = util::Nginx::start_tls();
+    let url = nginx.https_url("localhost", "/private.html");
+    std::fs::write(nginx.root.join("private.html"), "secret\n").unwrap();
+    let pem = nginx.client_pem.clone().unwrap();
+    let j = run_json(&["-c", "1", "-n", "5", "-k", "--cert", pem.to_str().unwrap(), &url]);
+    assert_eq!(j["statuses"]["200"], 5, "with the certificate: {j}");
+    let j = run_json(&["-c", "1", "-n", "5", "-k", &url]);
+    assert_eq!(j["statuses"]["403"], 5, "without: {j}");
+    let out =
+        run(herd().args(["run", "-n", "5", "--cert", pem.to_str().unwrap(), &nginx.url("/")]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("needs an https:// URL"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn ipv6_loopback_works() {
+    let listener = std::net::TcpListener::bind("[::1]:0");
+    let Ok(listener) = listener else {
+        panic!("this machine has no IPv6 loopback (::1); herd's IPv6 support cannot be checked");
+    };
+    drop(listener);
+    let serve = Serve::start(&["--threads", "1", "--listen", "[::1]:0"]);
+    let j = run_json(&["-c", "2", "-n", "100", &serve.url("/bytes/10")]);
+    assert_eq!(j["requests"]["completed"], 100, "{j}");
+}

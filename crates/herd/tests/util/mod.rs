@@ -41,6 +41,8 @@ pub struct Nginx {
     pub tls_port: Option<u16>,
     /// A PEM file with a client certificate and its key that nginx trusts (`-E`).
     pub client_pem: Option<PathBuf>,
+    /// nginx also listens on this Unix-domain socket (plain HTTP).
+    pub unix: PathBuf,
     pub root: PathBuf,
     dir: PathBuf,
     child: Child,
@@ -94,6 +96,7 @@ impl Nginx {
                    scgi_temp_path {dir}/scgi;\n\
                    server {{\n\
                      listen 127.0.0.1:{port};\n\
+                     listen unix:{dir}/nginx.sock;\n\
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
                    }}\n\
@@ -121,6 +124,7 @@ impl Nginx {
                 port,
                 tls_port: tls.then_some(tls_port),
                 client_pem: client_pem.clone(),
+                unix: dir.join("nginx.sock"),
                 root: root.clone(),
                 dir: dir.clone(),
                 child,
@@ -303,10 +307,13 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// `herd serve --listen 127.0.0.1:0` with `extra` flags.
+    /// `herd serve` with `extra` flags, on `--listen 127.0.0.1:0` unless they say where.
     pub fn start(extra: &[&str]) -> Serve {
+        let listen: &[&str] =
+            if extra.contains(&"--listen") { &[] } else { &["--listen", "127.0.0.1:0"] };
         let mut child = herd()
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .arg("serve")
+            .args(listen)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
