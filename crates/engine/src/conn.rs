@@ -1,6 +1,7 @@
 //! One connection's state: its socket (plain or TLS), where its current request stands,
 //! and that request's timings. The worker drives it; this file holds no policy.
 
+use std::collections::VecDeque;
 use std::io;
 use std::time::Instant;
 
@@ -72,6 +73,10 @@ pub(crate) struct Conn {
     /// Receive-rate cap: bytes the connection may read now, and when that was computed.
     pub(crate) rx_tokens: f64,
     pub(crate) rx_last: Instant,
+    /// Pipelining: the requests written after the current one, whose responses follow its
+    /// own (request, last), and the bytes of the whole batch. Empty without pipelining.
+    pub(crate) queued: VecDeque<(usize, bool)>,
+    pub(crate) batch: Vec<u8>,
 }
 
 /// The result of one read attempt.
@@ -107,6 +112,8 @@ impl Conn {
             timer_at: None,
             rx_tokens: 0.0,
             rx_last: now,
+            queued: VecDeque::new(),
+            batch: Vec::new(),
         }
     }
 
@@ -150,6 +157,8 @@ impl Conn {
         self.sock = None;
         self.tls = None;
         self.responses = 0;
+        self.queued.clear();
+        self.batch.clear();
     }
 
     /// A request is in progress.
@@ -178,7 +187,7 @@ impl Conn {
 
     /// One plain write of the unwritten part of `request`; returns bytes written. A raw
     /// write(2), for the reason given at [`Conn::read_plain`].
-    pub(crate) fn write_plain(&mut self, request: &[u8]) -> io::Result<usize> {
+    pub(crate) fn write_plain(&self, request: &[u8]) -> io::Result<usize> {
         let Some(sock) = self.sock.as_ref() else {
             return Err(io::Error::from(io::ErrorKind::NotConnected));
         };

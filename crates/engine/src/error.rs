@@ -21,4 +21,6 @@ pub enum EngineError {
     NoAddress,
     #[error("the request rate must be a positive, finite number of requests per second")]
     BadRate,
+    #[error("pipelining needs a closed loop with keep-alive and no think time")]
+    BadPipeline,
 }

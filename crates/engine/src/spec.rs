@@ -86,6 +86,10 @@ pub struct RunSpec {
     pub receive_rate: Option<u64>,
     /// Seeds every choice of the run (request mix, requests per connection, think times).
     pub seed: u64,
+    /// Requests written at once on a connection before reading their responses (HTTP/1.1
+    /// pipelining; 1: none). Closed loop and keep-alive only. Each response's latency counts
+    /// from the batch's start. Synthetic: browsers do not pipeline.
+    pub pipeline: u32,
 }
 
 impl RunSpec {
@@ -142,6 +146,7 @@ mod tests {
             think: None,
             receive_rate: None,
             seed: 0,
+            pipeline: 1,
         }
     }
 

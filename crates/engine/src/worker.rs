@@ -67,6 +67,11 @@ where
     if spec.target.addrs.is_empty() && spec.target.unix.is_none() {
         return Err(EngineError::NoAddress);
     }
+    if spec.pipeline > 1
+        && (!spec.keep_alive || spec.schedule != Schedule::Closed || spec.think.is_some())
+    {
+        return Err(EngineError::BadPipeline);
+    }
     let n = spec.worker_count();
     control.reset_workers();
     let mut prepared = Vec::with_capacity(n as usize);
@@ -511,11 +516,42 @@ impl<'a, R: Recorder> Worker<'a, R> {
         }
     }
 
-    /// Chooses connection `i`'s next request and starts timing it at `now`.
+    /// Chooses connection `i`'s next request and starts timing it at `now`; with
+    /// pipelining, takes the rest of the batch too.
     fn prepare(&mut self, i: usize, now: Instant) {
         let spec = self.spec;
         let req = spec.workload.pick(&mut self.rng);
         self.begin(i, req, now);
+        if spec.pipeline > 1 {
+            self.fill_batch(i);
+        }
+    }
+
+    /// Pipelining: appends up to `pipeline − 1` more requests (from the quota) after the
+    /// current one, and lays out the batch's bytes. No allocation once the buffers have grown.
+    fn fill_batch(&mut self, i: usize) {
+        let spec = self.spec;
+        let (first, first_last) = (self.conns[i].req, self.conns[i].last);
+        {
+            let c = &mut self.conns[i];
+            c.queued.clear();
+            c.batch.clear();
+            if let Some(p) = spec.workload.get(first) {
+                c.batch.extend_from_slice(p.wire(first_last));
+            }
+        }
+        let mut last = first_last;
+        let mut pos = 1u32;
+        while pos < spec.pipeline && !last && self.take_request() {
+            let req = spec.workload.pick(&mut self.rng);
+            let c = &mut self.conns[i];
+            last = c.responses.saturating_add(pos + 1) >= c.limit;
+            if let Some(p) = spec.workload.get(req) {
+                c.batch.extend_from_slice(p.wire(last));
+            }
+            c.queued.push_back((req, last));
+            pos += 1;
+        }
     }
 
     fn begin(&mut self, i: usize, req: usize, now: Instant) {
@@ -756,12 +792,23 @@ impl<'a, R: Recorder> Worker<'a, R> {
         }
         let spec = self.spec;
         let c = &mut self.conns[i];
-        let request = spec.workload.get(c.req).map_or(&[][..], |p| p.wire(c.last));
+        // A pipelined batch is written from its own buffer, moved out for the loop (no
+        // allocation) so that the connection can be updated meanwhile.
+        let batch = std::mem::take(&mut c.batch);
+        let request = if batch.is_empty() {
+            spec.workload.get(c.req).map_or(&[][..], |p| p.wire(c.last))
+        } else {
+            &batch[..]
+        };
         while c.written_bytes < request.len() {
             match c.write_plain(request) {
                 Ok(n) => c.written_bytes += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.batch = batch;
+                    return;
+                }
                 Err(e) => {
+                    c.batch = batch;
                     let fresh = c.responses == 0 && c.written_bytes == 0;
                     let kind = if fresh {
                         connect_or(e.raw_os_error(), FailureKind::Write)
@@ -774,6 +821,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 }
             }
         }
+        c.batch = batch;
         c.written = Some(Instant::now());
         c.state = State::Reading;
     }
@@ -781,7 +829,11 @@ impl<'a, R: Recorder> Worker<'a, R> {
     fn write_request_tls(&mut self, i: usize) {
         let spec = self.spec;
         let c = &mut self.conns[i];
-        let request = spec.workload.get(c.req).map_or(&[][..], |p| p.wire(c.last));
+        let request = if c.batch.is_empty() {
+            spec.workload.get(c.req).map_or(&[][..], |p| p.wire(c.last))
+        } else {
+            &c.batch[..]
+        };
         let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
         if c.written_bytes == 0 {
             if io::Write::write_all(&mut tls.writer(), request).is_err() {
@@ -906,30 +958,75 @@ impl<'a, R: Recorder> Worker<'a, R> {
     /// (response completed or failed).
     fn on_data(&mut self, i: usize, data: &[u8]) -> bool {
         let now = Instant::now();
-        let c = &mut self.conns[i];
-        if c.first_byte.is_none() {
-            c.first_byte = Some(now);
-        }
-        c.bytes_read += data.len() as u64;
-        if c.state == State::AwaitClose {
-            // Bytes after a complete response that the server was going to close.
-            self.fail(i, FailureKind::Overrun, None, false);
-            return false;
-        }
-        match c.parser.feed(data) {
-            Err(e) => {
-                self.fail(i, proto_failure(&e), None, false);
-                false
+        let mut data = data;
+        loop {
+            let c = &mut self.conns[i];
+            if c.first_byte.is_none() {
+                c.first_byte = Some(now);
             }
-            Ok(feed) if feed.complete => {
-                if feed.consumed < data.len() {
-                    self.fail(i, FailureKind::Overrun, None, false);
-                } else {
-                    self.on_complete(i, now);
+            if c.state == State::AwaitClose {
+                c.bytes_read += data.len() as u64;
+                // Bytes after a complete response that the server was going to close.
+                self.fail(i, FailureKind::Overrun, None, false);
+                return false;
+            }
+            match c.parser.feed(data) {
+                Err(e) => {
+                    c.bytes_read += data.len() as u64;
+                    self.fail(i, proto_failure(&e), None, false);
+                    return false;
                 }
-                false
+                Ok(feed) if feed.complete => {
+                    c.bytes_read += feed.consumed as u64;
+                    let rest = data.get(feed.consumed..).unwrap_or_default();
+                    if !c.queued.is_empty() {
+                        // Pipelined: this response is done, the next one's bytes follow.
+                        self.complete_pipelined(i, now);
+                        if rest.is_empty() || self.conns[i].state != State::Reading {
+                            return self.conns[i].state == State::Reading;
+                        }
+                        data = rest;
+                        continue;
+                    }
+                    if !rest.is_empty() {
+                        c.bytes_read += rest.len() as u64;
+                        self.fail(i, FailureKind::Overrun, None, false);
+                    } else {
+                        self.on_complete(i, now);
+                    }
+                    return false;
+                }
+                Ok(_) => {
+                    c.bytes_read += data.len() as u64;
+                    return true;
+                }
             }
-            Ok(_) => true,
+        }
+    }
+
+    /// Pipelining: records the current response and moves to the next queued request,
+    /// whose timing starts with the batch's.
+    fn complete_pipelined(&mut self, i: usize, now: Instant) {
+        let reusable = self.conns[i].parser.head().is_some_and(|h| h.reusable);
+        self.record_completed(i, now);
+        if self.stop {
+            self.conns[i].close();
+            return;
+        }
+        let spec = self.spec;
+        let c = &mut self.conns[i];
+        c.responses += 1;
+        if !reusable {
+            // The server ends the connection here: what was queued behind fails when it
+            // closes (fail() counts every queued request).
+            return;
+        }
+        if let Some((req, last)) = c.queued.pop_front() {
+            c.req = req;
+            c.last = last;
+            c.first_byte = None;
+            c.bytes_read = 0;
+            c.parser.reset(spec.workload.get(req).is_some_and(|p| p.head));
         }
     }
 
@@ -996,27 +1093,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
 
     /// Records a complete response and moves the connection on.
     fn complete(&mut self, i: usize, now: Instant, next: Next) {
-        let c = &mut self.conns[i];
-        let Some(head) = c.parser.head() else { return };
-        let end = now;
-        let server = if self.want_server { c.parser.server() } else { None };
-        let done = Completed {
-            timing: c.timing(end),
-            head,
-            body_bytes: c.parser.body_bytes(),
-            bytes_read: c.bytes_read,
-            bytes_written: c.written_bytes as u64,
-            reused: c.responses > 0,
-            server,
-            request: c.req,
-            conn: self.first_conn + i as u32,
-        };
-        let verdict = self.recorder.completed(&done);
-        if self.want_server && server.is_some() {
-            self.want_server = false;
+        if !self.record_completed(i, now) {
+            return;
         }
-        self.last_activity = end;
-        self.after_outcome(verdict);
+        let end = now;
         let c = &mut self.conns[i];
         c.responses += 1;
         match next {
@@ -1044,12 +1124,45 @@ impl<'a, R: Recorder> Worker<'a, R> {
         }
     }
 
+    /// Hands the current response to the recorder; false if there is none.
+    fn record_completed(&mut self, i: usize, end: Instant) -> bool {
+        let spec = self.spec;
+        let c = &mut self.conns[i];
+        let Some(head) = c.parser.head() else { return false };
+        let server = if self.want_server { c.parser.server() } else { None };
+        let bytes_written = if c.batch.is_empty() {
+            c.written_bytes as u64
+        } else {
+            spec.workload.get(c.req).map_or(0, |p| p.wire(c.last).len() as u64)
+        };
+        let done = Completed {
+            timing: c.timing(end),
+            head,
+            body_bytes: c.parser.body_bytes(),
+            bytes_read: c.bytes_read,
+            bytes_written,
+            reused: c.responses > 0,
+            server,
+            request: c.req,
+            conn: self.first_conn + i as u32,
+        };
+        let verdict = self.recorder.completed(&done);
+        if self.want_server && server.is_some() {
+            self.want_server = false;
+        }
+        self.last_activity = end;
+        self.after_outcome(verdict);
+        true
+    }
+
     /// Records a failure (or, for `retry`, silently re-issues the request on a new
     /// connection) and reopens the connection.
     fn fail(&mut self, i: usize, kind: FailureKind, err: Option<io::Error>, retry: bool) {
         let now = Instant::now();
         let c = &mut self.conns[i];
         if retry {
+            // Pipelined requests behind the retried one go back to the quota, untried.
+            self.started = self.started.saturating_sub(c.queued.len() as u64);
             c.close();
             self.retry.push(i);
             return;
@@ -1064,10 +1177,16 @@ impl<'a, R: Recorder> Worker<'a, R> {
             request: c.req,
             conn: self.first_conn + i as u32,
         };
-        c.close();
         let verdict = self.recorder.failed(&failed);
         self.last_activity = now;
         self.after_outcome(verdict);
+        // Pipelined requests written behind it fail with it: none will be answered.
+        while let Some((request, _)) = self.conns[i].queued.pop_front() {
+            let f = Failed { request, bytes_read: 0, bytes_written: 0, ..failed };
+            let verdict = self.recorder.failed(&f);
+            self.after_outcome(verdict);
+        }
+        self.conns[i].close();
         self.release(i);
     }
 

@@ -103,6 +103,7 @@ fn allocations_for(port: u16, requests: u64) -> u64 {
         think: None,
         receive_rate: None,
         seed: 0,
+        pipeline: 1,
     };
     let control = Control::new();
     let before = ALLOCATIONS.load(Ordering::SeqCst);

@@ -94,6 +94,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         think: None,
         receive_rate: None,
         seed: 0,
+        pipeline: 1,
     };
 
     let control = Arc::new(Control::new());

@@ -78,6 +78,13 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N|LO-HI", value_parser = units::parse_range, conflicts_with = "no_keep_alive")]
     pub(crate) requests_per_conn: Option<(u32, u32)>,
 
+    /// Write this many requests at once on each connection before reading their responses
+    /// (HTTP/1.1 pipelining); latency counts from the batch's start. Synthetic: browsers do
+    /// not pipeline, and the summary says so
+    #[arg(long, value_name = "DEPTH", value_parser = clap::value_parser!(u32).range(1..=1024),
+          conflicts_with_all = ["rate", "rate_steps", "no_keep_alive", "think"])]
+    pub(crate) pipeline: Option<u32>,
+
     /// Closed loop: pause this long before each of a connection's requests but the first,
     /// as a user reading a page; exp:MEAN draws each pause from an exponential distribution
     #[arg(long, value_name = "DURATION|exp:MEAN", value_parser = units::parse_think,
@@ -221,6 +228,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         conforming: args.conforming.or(args.bandwidth.map(|_| DEFAULT_CONFORMING)),
         think: args.think,
         per_connection: args.requests_per_conn,
+        pipeline: args.pipeline.filter(|&d| d > 1),
     };
     let tls = if url.tls {
         if args.ca_file.is_none() && !args.insecure {
@@ -418,6 +426,7 @@ fn spec_for(
         // Bits per second on the command line, bytes per second for the engine.
         receive_rate: args.bandwidth.map(|bits| (bits / 8).max(1)),
         seed: args.seed,
+        pipeline: args.pipeline.unwrap_or(1),
         schedule: match rate {
             Some(per_second) => Schedule::Rate {
                 per_second,

@@ -392,3 +392,34 @@ fn ipv6_loopback_works() {
     let j = run_json(&["-c", "2", "-n", "100", &serve.url("/bytes/10")]);
     assert_eq!(j["requests"]["completed"], 100, "{j}");
 }
+
+#[test]
+fn pipelined_batches_are_answered_in_full_and_labelled_synthetic() {
+    let serve = Serve::start(&["--threads", "1"]);
+    let j = run_json(&["-c", "2", "-n", "1003", "--pipeline", "10", &serve.url("/bytes/100")]);
+    assert_eq!(j["requests"]["completed"], 1003, "{j}");
+    assert_eq!(j["requests"]["failed"], 0, "{j}");
+    assert_eq!(j["clients"]["pipeline"], 10);
+    let s = serve.stats();
+    assert_eq!(s["routes"]["/bytes"], 1003, "{s}");
+    assert_eq!(s["connections"], 2 + 1, "{s}");
+
+    // With 25 requests per connection, batches of 10, 10 and 5; the last asks to close.
+    let serve = Serve::start(&["--threads", "1"]);
+    let j = run_json(&[
+        "-c",
+        "1",
+        "-n",
+        "1000",
+        "--pipeline",
+        "10",
+        "--requests-per-conn",
+        "25",
+        &serve.url("/bytes/100"),
+    ]);
+    assert_eq!(j["requests"]["completed"], 1000, "{j}");
+    assert_eq!(serve.stats()["connections"], 40 + 1);
+
+    let out = run(herd().args(["run", "-n", "50", "--pipeline", "4", &serve.url("/")]));
+    assert!(text(&out.stdout).contains("SYNTHETIC"), "{}", text(&out.stdout));
+}

@@ -116,6 +116,7 @@ pub fn spec(port: u16, connections: u32, requests: u64) -> RunSpec {
         think: None,
         receive_rate: None,
         seed: 0,
+        pipeline: 1,
     }
 }
 

@@ -57,6 +57,7 @@ pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Valu
                 "mean_us": u64::try_from(think_mean(t).as_micros()).unwrap_or(u64::MAX),
             })),
             "bandwidth_bps": setup.bandwidth,
+            "pipeline": setup.pipeline,
         },
         "conforming": setup.conforming.map(|t| conforming(t, &r.conn_rates)),
         "groups": groups(setup, r),

@@ -32,6 +32,8 @@ pub(crate) struct RunSetup {
     pub(crate) conforming: Option<u64>,
     pub(crate) think: Option<Think>,
     pub(crate) per_connection: Option<(u32, u32)>,
+    /// Pipelining depth, when more than 1.
+    pub(crate) pipeline: Option<u32>,
 }
 
 /// Most groups the per-URL table lists; the rest are summed on one line.
@@ -80,6 +82,12 @@ pub(crate) fn write(
     if let Some(t) = setup.think {
         let kind = if matches!(t, Think::Exponential(_)) { "exponential, mean " } else { "" };
         shape.push(format!("think time {kind}{}", micros(us(think_mean(t)))));
+    }
+    if let Some(d) = setup.pipeline {
+        shape.push(format!(
+            "pipelined {d} deep (SYNTHETIC: browsers do not pipeline; latency counts from each \
+             batch's start)"
+        ));
     }
     if let Some(b) = setup.bandwidth {
         shape.push(format!("receive capped at {} per connection", bit_rate(b as f64)));
