@@ -15,7 +15,12 @@
  * 127.0.0.1. Any protocol or socket error is fatal (exit 1); so is 10 s
  * without a single completed request (exit 2).
  *
- * usage: floor -c conns -n requests [-k 0|1] [-d max_seconds] [-v] host port path
+ * With -l it also times every request (from the moment it starts, as herd does:
+ * the previous response's end on a kept-alive connection, before connect() on a new
+ * one, to the end of its response) and prints p50, p90 and p99 in microseconds: the
+ * reference for herd's latency accuracy. Without -l no clock is read per request.
+ *
+ * usage: floor -c conns -n requests [-k 0|1] [-d max_seconds] [-l] [-v] host port path
  * build: gcc -O2 -Wall -Wextra -o floor floor.c
  */
 #define _GNU_SOURCE
@@ -50,6 +55,7 @@ struct conn {
     uint64_t remaining;  /* body bytes still expected */
     size_t hlen;         /* bytes held in hdr (only when headers span reads) */
     char *hdr;           /* lazily allocated, HDR_CAP bytes */
+    uint64_t start_ns;   /* -l: when the current request started */
 };
 
 static int ep = -1;
@@ -59,6 +65,7 @@ static size_t req_len;
 static int keepalive = 1;
 static uint64_t n_target, n_started, n_done, n_non2xx, n_reconnects, n_write_deferred;
 static char rbuf[RBUF_SIZE];
+static uint64_t *lat_ns; /* -l: one latency per completed request */
 
 static void die(const char *fmt, ...)
 {
@@ -124,6 +131,8 @@ static int try_write(struct conn *conns, struct conn *c)
 
 static void start_request(struct conn *conns, struct conn *c)
 {
+    if (lat_ns)
+        c->start_ns = now_ns();
     n_started++;
     c->woff = 0;
     c->st = ST_HDR; /* optimistic: write() usually succeeds at once */
@@ -134,6 +143,8 @@ static void start_request(struct conn *conns, struct conn *c)
  * write at once; if the handshake is not done yet, wait for EPOLLOUT). */
 static void open_conn(struct conn *conns, struct conn *c)
 {
+    if (lat_ns)
+        c->start_ns = now_ns();
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         die("socket: %s", strerror(errno));
@@ -231,6 +242,8 @@ static void parse_headers(struct conn *c, const char *p, size_t n)
 
 static void response_done(struct conn *conns, struct conn *c)
 {
+    if (lat_ns && n_done < n_target)
+        lat_ns[n_done] = now_ns() - c->start_ns;
     n_done++;
     if (keepalive) {
         if (n_started < n_target)
@@ -321,9 +334,22 @@ static void on_event(struct conn *conns, struct conn *c, uint32_t events)
     on_data(conns, c, rbuf, (size_t)r);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Index of the nearest-rank quantile q among the n_done sorted latencies. */
+static size_t rank(double q)
+{
+    size_t r = (size_t)(q * (double)n_done + 0.999999);
+    return (r < 1 ? 1 : r > n_done ? n_done : r) - 1;
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: floor -c conns -n requests [-k 0|1] [-d max_seconds] [-v] host port path\n"
+    fprintf(stderr, "usage: floor -c conns -n requests [-k 0|1] [-d max_seconds] [-l] [-v] host port path\n"
                     "  host must be 127.0.0.1 (or localhost); -k 0 opens a new connection per request\n");
     exit(64);
 }
@@ -341,15 +367,16 @@ static unsigned long long parse_num(const char *s, const char *what)
 int main(int argc, char **argv)
 {
     unsigned long long conns_n = 0, max_s = 0;
-    int verbose = 0, opt;
+    int verbose = 0, latency = 0, opt;
     n_target = 0;
     signal(SIGPIPE, SIG_IGN); /* a write to a reset connection must report EPIPE, not kill us */
-    while ((opt = getopt(argc, argv, "c:n:k:d:vh")) != -1) {
+    while ((opt = getopt(argc, argv, "c:n:k:d:lvh")) != -1) {
         switch (opt) {
         case 'c': conns_n = parse_num(optarg, "-c"); break;
         case 'n': n_target = parse_num(optarg, "-n"); break;
         case 'k': keepalive = (int)parse_num(optarg, "-k") != 0; break;
         case 'd': max_s = parse_num(optarg, "-d"); break;
+        case 'l': latency = 1; break;
         case 'v': verbose = 1; break;
         default: usage();
         }
@@ -380,6 +407,8 @@ int main(int argc, char **argv)
 
     if (conns_n > n_target)
         conns_n = n_target;
+    if (latency && !(lat_ns = calloc(n_target, sizeof *lat_ns)))
+        die("out of memory");
     struct conn *conns = calloc(conns_n, sizeof *conns);
     if (!conns)
         die("out of memory");
@@ -428,5 +457,11 @@ int main(int argc, char **argv)
            (unsigned long long)n_non2xx, (unsigned long long)n_reconnects, conns_n, keepalive);
     if (verbose)
         fprintf(stderr, "floor: deferred writes (EAGAIN/ENOTCONN) %llu\n", (unsigned long long)n_write_deferred);
+    if (lat_ns && n_done > 0) {
+        qsort(lat_ns, n_done, sizeof *lat_ns, cmp_u64);
+        /* nearest rank, as HdrHistogram reports it */
+        printf("floor: latency_us p50=%.1f p90=%.1f p99=%.1f\n", lat_ns[rank(0.50)] / 1e3,
+               lat_ns[rank(0.90)] / 1e3, lat_ns[rank(0.99)] / 1e3);
+    }
     return n_done == n_target || max_s ? 0 : 1;
 }

@@ -66,7 +66,9 @@ bench_setup() {
     else
         PORT=$(pick_port)
     fi
-    sed -e "s|@BENCH@|$BENCH|g" -e "s|@PORT@|$PORT|g" "$BENCH_HERE/nginx.conf" >"$BENCH/nginx.conf"
+    sed -e "s|@BENCH@|$BENCH|g" -e "s|@PORT@|$PORT|g" -e "s|@RLIMIT@|${NGINX_RLIMIT:-20000}|g" \
+        -e "s|@WCONN@|${NGINX_WCONN:-4096}|g" -e "s|@BACKLOG@|${NGINX_BACKLOG:-4096}|g" \
+        "$BENCH_HERE/nginx.conf" >"$BENCH/nginx.conf"
     taskset -c 0 nginx -c "$BENCH/nginx.conf" -p "$BENCH/" -e "$BENCH/error.log"
     local i
     for i in $(seq 50); do [[ -s $BENCH/nginx.pid ]] && break; sleep 0.1; done
@@ -213,6 +215,10 @@ build_cmd() {
         ab) CMD=(ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
         herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
         herd-default) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
+        herd-run)
+            local nka=()
+            [[ $ka == 0 ]] && nka=(--no-keep-alive)
+            CMD=("$HERD" run -c "$CONC" -t 1 -n "$n" "${nka[@]}" "$url") ;;
         h2load) CMD=(h2load --h1 -t1 -c"$CONC" -n "$n" "${close_hdr[@]}" "$url") ;;
     esac
 }
@@ -226,6 +232,7 @@ parse_out() {
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
+        herd-run) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
                   awk '{print $1, $2+$3+$4}' ;;
     esac
@@ -251,7 +258,7 @@ detect_tools() {
         case $t in
             floor) active+=(floor) ;;
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
-            herd | herd-default) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd | herd-default | herd-run) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

@@ -5,7 +5,8 @@
 # env:   QUICK=1          smoke run (1 round, 1/5 of the requests, ~1-2 min) instead of the full run (~10-15 min)
 #        ROUNDS=N         rounds per scenario (default 5, QUICK: 1)
 #        QUOTA_PCT=25     client CPU quota in % of one CPU (cgroup cpu.max / cpu.cfs_quota_us)
-#        TOOLS="floor wrk ab herd herd-default h2load"   which clients (missing ones are skipped)
+#        TOOLS="floor wrk ab herd herd-default h2load"   which clients (missing ones are skipped;
+#                         herd-run: `herd run -t 1`, the modern mode, in the same seat)
 #        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"
 #        HERD=path        the herd binary (default: target/release/herd)
 #        MEMCHECK=0       skip the herd memory check (1 000 000 requests, -c 1000, -k)

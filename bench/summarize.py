@@ -14,9 +14,13 @@ from collections import defaultdict
 
 from benchstats import fnum, med
 
-TOOL_ORDER = ["floor", "herd", "herd-default", "wrk", "ab", "h2load"]
+TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "wrk", "ab", "h2load"]
 SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100"]
-LABEL = {"herd": "herd ab --threads 1", "herd-default": "herd ab, default (2 threads, unpinned)"}
+LABEL = {
+    "herd": "herd ab --threads 1",
+    "herd-default": "herd ab, default (2 threads, unpinned)",
+    "herd-run": "herd run -t 1",
+}
 
 
 def fmt(x, nd=1):
@@ -113,11 +117,11 @@ def main():
               ", ".join(f"{r['tool']} r{r['round']} (rc {r['rc']})" for r in bad))
         p("")
 
-    herds = [h for h in ("herd", "herd-default") if h in tools]
+    herds = [h for h in ("herd", "herd-default", "herd-run") if h in tools]
     if herds:
-        p("### herd ab against wrk, ab and the floor (paired ratios, median over rounds)\n")
+        p("### herd ab and herd run against wrk, ab and the floor (paired ratios, median over rounds)\n")
         p("req/s ratio: herd / other (higher is better for herd). CPU ratio: herd / other (lower is better).\n")
-        p("| scenario | herd run | req/s x wrk | req/s x ab | req/s x h2load | req/s x floor | CPU x wrk | CPU x ab | CPU x floor |")
+        p("| scenario | herd | req/s x wrk | req/s x ab | req/s x h2load | req/s x floor | CPU x wrk | CPU x ab | CPU x floor |")
         p("|---|---|---|---|---|---|---|---|---|")
         for scen in scens:
             for h in herds:

@@ -48,6 +48,9 @@ const PUBLISH_EVERY: u64 = 16;
 /// A paced (rate-capped) connection reads at least this much at a time when it can, so
 /// that a slow link costs a wake-up per segment, not per byte.
 const PACED_CHUNK: f64 = 1460.0;
+/// How long a connection waits after a failed connect before trying again, in a closed loop
+/// bounded by time (see `fail`).
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 
 pub(crate) fn run_all<R, F>(
     spec: &RunSpec,
@@ -382,7 +385,11 @@ impl<'a, R: Recorder> Worker<'a, R> {
             // The same request again: its due time stays, and it was counted when first taken.
             self.open(i, Start::Retry);
         }
-        while let Some(i) = self.to_open.pop() {
+        // At most the connections queued now: one that fails at once (no free local port,
+        // refused) is queued again for the next turn, never looped on here, so the deadline
+        // and Ctrl-C are always checked.
+        for _ in 0..self.to_open.len() {
+            let Some(i) = self.to_open.pop() else { break };
             if self.stop {
                 return;
             }
@@ -1187,6 +1194,14 @@ impl<'a, R: Recorder> Worker<'a, R> {
             self.after_outcome(verdict);
         }
         self.conns[i].close();
+        if kind == FailureKind::Connect && self.quota.is_none() && self.pacer.is_none() {
+            // A duration-bound closed loop would otherwise reconnect as fast as the CPU allows
+            // against a server that refuses, or with no local port left: each connection
+            // waits a little before trying again (its failures are counted all the same).
+            self.conns[i].state = State::Thinking;
+            self.set_timer(i, now + CONNECT_BACKOFF);
+            return;
+        }
         self.release(i);
     }
 
