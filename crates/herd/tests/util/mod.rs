@@ -1,6 +1,8 @@
 //! Helpers for the herd binary's integration tests: a real nginx on a free loopback port,
-//! the real ab, the herd binary, and ab-report comparison.
+//! the real ab, the herd binary, ab-report comparison, and `herd serve` (serve.rs).
 #![allow(dead_code, unreachable_pub)]
+
+pub mod serve;
 
 use std::io::Write;
 use std::net::TcpListener;
