@@ -83,4 +83,13 @@ pub enum Verdict {
 pub trait Recorder: Send {
     fn completed(&mut self, c: &Completed<'_>) -> Verdict;
     fn failed(&mut self, f: &Failed) -> Verdict;
+
+    /// The passing of time, with or without outcomes: the worker calls it from its event
+    /// loop at least every ~100 ms while the run goes on (at the turn where it checks
+    /// timeouts, so never per request), with the loop's current time. A recorder that cuts
+    /// the run into intervals closes the ones that have ended here, so that a second in
+    /// which no request finished (a stalled server) is still reported. It is not called
+    /// after the worker's loop has ended; whatever the recorder holds then is the caller's
+    /// to finish. Keep it cheap: it runs on the worker's thread, between I/O events.
+    fn tick(&mut self, _now: Instant) {}
 }

@@ -340,6 +340,8 @@ impl<'a, R: Recorder> Worker<'a, R> {
             self.fire_timers(now, &mut buf);
             if now >= next_check {
                 self.expire(now);
+                // The recorder's clock (Recorder::tick): once per check, off the request path.
+                self.recorder.tick(now);
                 next_check = now + check_every;
             }
         }

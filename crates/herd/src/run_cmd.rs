@@ -1,17 +1,19 @@
 //! `herd run`: the modern load mode. Turns flags into an engine `RunSpec` (closed loop, or an
 //! open loop at `--rate` with latency measured from each request's intended start), runs it
 //! with Ctrl-C stopping it early, and prints the summary (run/summary.rs) and, with `--json`,
-//! writes `herd.run.v1` (run/json.rs, docs/run-json.md).
+//! writes `herd.run.v1` (run/json.rs, docs/run-json.md). While it runs, `--series`, `--hlog`
+//! and (stderr on a terminal) the live line show it second by second (run/outputs.rs,
+//! docs/run-series.md).
 //!
 //! Exit codes: 0 when the run completed; 1 when it could not start (bad URL, refused address,
 //! TLS settings) or was interrupted (the partial summary is still printed); 2 for bad usage
 //! (clap); 3 when a `--fail-if` condition did not hold.
 
 use std::fs;
-use std::io::{self, Write as _};
+use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
 use herd_engine::{
@@ -19,12 +21,14 @@ use herd_engine::{
     TlsVersions,
 };
 
+use crate::run::interval::Seconds;
+use crate::run::outputs::{Outputs, StepStart};
 use crate::run::recorder::{RecorderPlan, RunRecorder};
 use crate::run::request::RequestTemplate;
 use crate::run::summary::{self, RunInfo, RunSetup};
 use crate::run::threshold::{self, Threshold};
 use crate::run::workload::{self, BuiltWorkload, Source};
-use crate::run::{duration, json, units, url};
+use crate::run::{duration, json, series, units, url};
 
 /// Flags of `herd run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -181,6 +185,17 @@ pub(crate) struct RunArgs {
     /// Write the summary as JSON (format herd.run.v1, docs/run-json.md) to FILE
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
+
+    /// Write the run second by second to FILE as it goes: requests, failures, bytes, req/s and
+    /// latency percentiles; CSV for .csv, one JSON object per line for .ndjson or .jsonl
+    /// (docs/run-series.md)
+    #[arg(long, value_name = "FILE", value_parser = series::parse_path)]
+    pub(crate) series: Option<PathBuf>,
+
+    /// Write an HdrHistogram interval log to FILE as the run goes: one latency histogram per
+    /// second, in microseconds, for HdrHistogram's tools (docs/run-series.md)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) hlog: Option<PathBuf>,
 }
 
 /// `--arrivals`.
@@ -288,6 +303,15 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         (None, None) => vec![(args.connections, args.rate)],
     };
     let stepped = args.steps.is_some() || args.rate_steps.is_some();
+    // Opened before any load is sent: a path that cannot be written stops the run here. The
+    // live line only on a terminal, so that logs and pipes never see it.
+    let outputs = Outputs::start(
+        args.series.as_deref(),
+        args.hlog.as_deref(),
+        io::stderr().is_terminal(),
+        stepped.then_some(steps.len()),
+        &args.url,
+    )?;
     let mut results = Vec::with_capacity(steps.len());
     let mut out = io::stdout().lock();
     for (k, &(connections, rate)) in steps.iter().enumerate() {
@@ -307,7 +331,8 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             expected_bytes: built.expected_bytes.clone(),
             conn_rates: setup.conforming.map(|_| connections),
         });
-        let m = measure(&spec, &control, rate, warmup, &plan)?;
+        let step = stepped.then_some(k + 1);
+        let m = measure(&spec, &control, rate, warmup, &plan, outputs.as_ref().map(|o| (o, step)))?;
         if stepped {
             summary::write_step(&mut out, k + 1, &setup, &m.info, &m.recorder)?;
             out.flush()?;
@@ -344,6 +369,9 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         let text = serde_json::to_string_pretty(&value)?;
         fs::write(path, text + "\n")
             .with_context(|| format!("cannot write --json {}", path.display()))?;
+    }
+    if let Some(o) = outputs {
+        o.finish()?;
     }
     Ok(outcome)
 }
@@ -440,16 +468,49 @@ fn spec_for(
     }
 }
 
-/// One engine run, its warm-up kept apart.
+/// One engine run, its warm-up kept apart; with `outputs`, its seconds go there as it runs
+/// (`step`: the step's number in a stepped run).
 fn measure(
     spec: &RunSpec,
     control: &Control,
     rate: Option<f64>,
     warmup: Duration,
     plan: &Arc<RecorderPlan>,
+    outputs: Option<(&Outputs, Option<usize>)>,
 ) -> anyhow::Result<Measured> {
-    let measure_from = (!warmup.is_zero()).then(|| Instant::now() + warmup);
-    let done = herd_engine::run(spec, control, |_| RunRecorder::new(measure_from, plan.clone()))?;
+    let (now, now_wall) = (Instant::now(), SystemTime::now());
+    let measure_from = (!warmup.is_zero()).then(|| now + warmup);
+    // Second 0 starts where the summary's figures start: the end of the warm-up, or (a few
+    // microseconds before the engine's own start) now.
+    let origin = now + warmup;
+    let workers = spec.worker_count();
+    let feed = outputs.map(|(o, step)| {
+        o.begin_step(StepStart {
+            step,
+            workers: workers as usize,
+            origin,
+            origin_wall: now_wall.checked_add(warmup).unwrap_or(now_wall),
+        })
+    });
+    // The measured part's planned length: outcomes past it (the engine's last loop turn)
+    // belong to its last second.
+    let span = spec.duration.map(|d| d.saturating_sub(warmup));
+    let mut done = herd_engine::run(spec, control, |i| {
+        let recorder = RunRecorder::new(measure_from, plan.clone());
+        match &feed {
+            Some(feed) => {
+                let quota = u32::try_from(i).ok().and_then(|i| spec.share(i, workers).1);
+                recorder.with_seconds(Seconds::new(i, origin, span, quota, feed.clone()))
+            }
+            None => recorder,
+        }
+    })?;
+    if let Some((o, _)) = outputs {
+        for r in &mut done.recorders {
+            r.finish_seconds(done.ended);
+        }
+        o.end_step();
+    }
     let mut recorder = RunRecorder::new(None, plan.clone());
     for r in &done.recorders {
         recorder.merge(r);

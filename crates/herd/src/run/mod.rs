@@ -1,11 +1,19 @@
 //! The parts of `herd run` below its command (run_cmd.rs): URL, duration and unit parsing,
 //! the requests and workload (URL lists, SPECweb99 mixes), the per-worker recorder, the text
-//! and JSON summaries, and `--fail-if` thresholds.
+//! and JSON summaries, `--fail-if` thresholds, and the outputs that show the run over time
+//! (`--series`, `--hlog`, the live line), written second by second by one writer thread.
 
 pub(crate) mod duration;
+pub(crate) mod hlog;
+pub(crate) mod hlog_encoding;
+pub(crate) mod interval;
 pub(crate) mod json;
+pub(crate) mod live;
+pub(crate) mod merge;
+pub(crate) mod outputs;
 pub(crate) mod recorder;
 pub(crate) mod request;
+pub(crate) mod series;
 pub(crate) mod summary;
 pub(crate) mod threshold;
 pub(crate) mod units;

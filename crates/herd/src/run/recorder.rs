@@ -1,13 +1,16 @@
 //! What `herd run` keeps of every request: HdrHistograms of latency (from the intended start,
 //! and from the actual send), connect time, time to first byte and schedule lag; statuses;
 //! failures by kind; bytes. One per worker, merged after the run; requests that end before the
-//! warm-up is over are counted apart and kept out of every figure.
+//! warm-up is over are counted apart and kept out of every figure. When an output shows the
+//! run over time, the recorder also cuts it into seconds (interval.rs) and sends them on.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use herd_engine::{Completed, Failed, Recorder, Verdict};
 use herd_stats::{Failures, LatencyHistogram, StatusCounts};
+
+use super::interval::Seconds;
 
 /// What the recorder needs to know of the workload, shared by every worker's recorder.
 #[derive(Debug, Clone, Default)]
@@ -46,7 +49,7 @@ impl ConnRate {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct RunRecorder {
     /// Requests ending before this are warm-up.
     measure_from: Option<Instant>,
@@ -76,6 +79,8 @@ pub(crate) struct RunRecorder {
     pub(crate) body_bytes: u64,
     pub(crate) first_end: Option<Instant>,
     pub(crate) last_end: Option<Instant>,
+    /// The run second by second, only for `--series`, `--hlog` and the live line.
+    seconds: Option<Seconds>,
 }
 
 impl RunRecorder {
@@ -100,6 +105,21 @@ impl RunRecorder {
             body_bytes: 0,
             first_end: None,
             last_end: None,
+            seconds: None,
+        }
+    }
+
+    /// Also cuts the run into seconds and sends them on.
+    pub(crate) fn with_seconds(mut self, seconds: Seconds) -> RunRecorder {
+        self.seconds = Some(seconds);
+        self
+    }
+
+    /// The run ended at `end` (the engine's `Run::ended`): sends the last second, and lets
+    /// go of the clock (and its histogram) before the recorders are merged.
+    pub(crate) fn finish_seconds(&mut self, end: Instant) {
+        if let Some(mut s) = self.seconds.take() {
+            s.finish(end);
         }
     }
 
@@ -162,7 +182,13 @@ impl Recorder for RunRecorder {
     fn completed(&mut self, c: &Completed<'_>) -> Verdict {
         let t = &c.timing;
         if self.warming_up(t.end) {
+            if let Some(s) = &mut self.seconds {
+                s.warmup(t.end);
+            }
             return Verdict::Continue;
+        }
+        if let Some(s) = &mut self.seconds {
+            s.completed(t.end, t.end - t.intended, c.bytes_read);
         }
         self.completed += 1;
         self.latency.record(t.end - t.intended);
@@ -196,7 +222,8 @@ impl Recorder for RunRecorder {
     }
 
     fn failed(&mut self, f: &Failed) -> Verdict {
-        if !self.warming_up(f.timing.end) {
+        let end = f.timing.end;
+        if !self.warming_up(end) {
             self.failures.add(f.kind);
             self.bytes_read += f.bytes_read;
             let group = self.plan.group_of.get(f.request).copied().unwrap_or(0);
@@ -205,7 +232,18 @@ impl Recorder for RunRecorder {
             }
             let t = &f.timing;
             self.add_conn_rate(f.conn, f.bytes_read, t.end - t.start);
+            if let Some(s) = &mut self.seconds {
+                s.failed(end, f.bytes_read);
+            }
+        } else if let Some(s) = &mut self.seconds {
+            s.warmup(end);
         }
         Verdict::Continue
+    }
+
+    fn tick(&mut self, now: Instant) {
+        if let Some(s) = &mut self.seconds {
+            s.tick(now);
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Helpers for the herd binary's integration tests: a real nginx on a free loopback port,
-//! the real ab, the herd binary, and ab-report comparison.
+//! the real ab, the herd binary, ab-report comparison, and `herd serve` (`Serve`).
 #![allow(dead_code, unreachable_pub)]
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,0 +1,171 @@
+//! `--hlog FILE`: the run as an HdrHistogram interval log, one histogram per second of the
+//! latency from each request's intended start, in microseconds, written as each second
+//! completes. The format is the one HdrHistogram's own tools read (Java's
+//! `HistogramLogReader` and `HistogramLogProcessor`, the Rust crate's `IntervalLogIterator`):
+//! a header with StartTime and BaseTime (the measurement start on the wall clock), then
+//! `[Tag=step-K,]start,length,max,histogram` lines, start in seconds since BaseTime.
+//!
+//! Histograms are in the "V2 compressed" encoding, not plain V2: Java's `HistogramLogReader`
+//! decodes interval lines with `decodeFromCompressedByteBuffer`, which accepts only that, and
+//! most HdrHistogram tooling (HistogramLogProcessor, HdrHistogramVisualizer) is built on it.
+//! Its DEFLATE stream is stored rather than compressed, to stay in herd run's memory budget:
+//! hlog_encoding.rs says why.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+
+use super::hlog_encoding::StoredV2;
+use super::merge::RunSecond;
+use super::outputs::StepStart;
+
+/// An open `--hlog` file.
+pub(crate) struct Hlog {
+    path: PathBuf,
+    url: String,
+    out: BufWriter<File>,
+    serializer: StoredV2,
+    /// The first step's measurement start: the log's BaseTime, once written.
+    base: Option<Instant>,
+    /// Where the current step starts, from `base`.
+    step_offset: Duration,
+}
+
+impl std::fmt::Debug for Hlog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hlog").field("path", &self.path).field("base", &self.base).finish()
+    }
+}
+
+impl Hlog {
+    /// Creates the file, before the run starts; the header waits for the measurement start.
+    pub(crate) fn create(path: &Path, url: &str) -> anyhow::Result<Hlog> {
+        let file = File::create(path).map_err(|e| {
+            anyhow!(
+                "cannot create --hlog {}: {e}; give a path in a directory you can write to",
+                path.display()
+            )
+        })?;
+        Ok(Hlog {
+            path: path.to_owned(),
+            url: url.to_owned(),
+            out: BufWriter::new(file),
+            serializer: StoredV2::default(),
+            base: None,
+            step_offset: Duration::ZERO,
+        })
+    }
+
+    /// A step's seconds start at `start.origin`; the first step writes the header.
+    pub(crate) fn begin_step(&mut self, start: &StepStart) -> anyhow::Result<()> {
+        let base = match self.base {
+            Some(base) => base,
+            None => {
+                self.header(start).map_err(|e| self.error(e))?;
+                self.base = Some(start.origin);
+                start.origin
+            }
+        };
+        self.step_offset = start.origin.saturating_duration_since(base);
+        Ok(())
+    }
+
+    /// Appends one second (tagged `step-K` in a stepped run) and flushes it.
+    pub(crate) fn write(&mut self, step: Option<usize>, s: &RunSecond) -> anyhow::Result<()> {
+        let tag_text = step.map(|k| format!("step-{k}"));
+        // `Tag::new` refuses only commas, spaces and line breaks, which "step-K" has none of.
+        let tag = tag_text.as_deref().and_then(Tag::new);
+        let start = self.step_offset + Duration::from_secs(s.second);
+        // The crate's log writer borrows the file and the serializer for its lifetime; a
+        // builder without headers writes nothing, so one per line keeps this struct free of
+        // self-borrows at no cost.
+        let written = IntervalLogWriterBuilder::new()
+            .begin_log_with(&mut self.out, &mut self.serializer)
+            .map_err(|e| e.to_string())
+            .and_then(|mut log| {
+                log.write_histogram(s.interval.latency.histogram(), start, s.length, tag)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|()| self.out.flush().map_err(|e| e.to_string()));
+        written.map_err(|e| anyhow!("cannot write --hlog {}: {e}", self.path.display()))
+    }
+
+    pub(crate) fn close(mut self) -> anyhow::Result<()> {
+        self.out.flush().map_err(|e| self.error(e))
+    }
+
+    fn header(&mut self, start: &StepStart) -> io::Result<()> {
+        IntervalLogWriterBuilder::new()
+            .add_comment(&format!("herd run {}", self.url))
+            .add_comment(
+                "latency from each request's intended start (corrected for coordinated \
+                 omission), in microseconds, one interval per second",
+            )
+            .add_comment("[Histogram log format version 1.3]")
+            .with_start_time(start.origin_wall)
+            .with_base_time(start.origin_wall)
+            .begin_log_with(&mut self.out, &mut self.serializer)?;
+        // The column legend Java's HistogramLogWriter writes, which readers skip.
+        writeln!(
+            self.out,
+            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+        )?;
+        self.out.flush()
+    }
+
+    fn error(&self, e: io::Error) -> anyhow::Error {
+        anyhow!("cannot write --hlog {}: {e}", self.path.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use base64::Engine as _;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::Histogram;
+
+    use super::*;
+    use crate::run::interval::Interval;
+
+    #[test]
+    fn reads_back_with_the_crates_reader() {
+        let path = std::env::temp_dir().join(format!("herd-hlog-unit-{}.hlog", std::process::id()));
+        let mut h = Hlog::create(&path, "http://127.0.0.1:1/").unwrap();
+        let origin = Instant::now();
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let start = StepStart { step: Some(2), workers: 1, origin, origin_wall: wall };
+        h.begin_step(&start).unwrap();
+        let mut interval = Interval::default();
+        for us in [150, 2_500, 70_000] {
+            interval.completed += 1;
+            interval.latency.record_micros(us);
+        }
+        let s = RunSecond { second: 3, length: Duration::from_millis(500), interval };
+        h.write(Some(2), &s).unwrap();
+        h.close().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let entries: Vec<_> = IntervalLogIterator::new(&bytes).collect::<Result<_, _>>().unwrap();
+        assert_eq!(entries[0], LogEntry::StartTime(Duration::from_secs(1_700_000_000)));
+        assert_eq!(entries[1], LogEntry::BaseTime(Duration::from_secs(1_700_000_000)));
+        let LogEntry::Interval(i) = &entries[2] else { panic!("{entries:?}") };
+        assert_eq!(i.tag().map(|t| t.as_str()), Some("step-2"));
+        assert_eq!(i.start_timestamp(), Duration::from_secs(3));
+        assert_eq!(i.duration(), Duration::from_millis(500));
+        assert_eq!(i.max(), s.interval.latency.max_micros() as f64);
+        assert_eq!(entries.len(), 3);
+        let raw = base64::engine::general_purpose::STANDARD.decode(i.encoded_histogram()).unwrap();
+        let back: Histogram<u64> = Deserializer::new().deserialize(&mut &raw[..]).unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back.max(), s.interval.latency.max_micros());
+        // The compressed cookie (0x1c849304 | 0x10), for Java's reader.
+        assert_eq!(raw[..4], [0x1c, 0x84, 0x93, 0x14]);
+    }
+}

@@ -1,0 +1,128 @@
+//! The contract of `herd run --json` (herd.run.v1): real output of every shape (closed loop,
+//! open loop at `--rate`, `--steps`, a URL mix with every client option, pipelining, and a run
+//! where every request fails, whose histograms are empty) validates against docs/run-json.schema.json, and documents broken on purpose
+//! do not, so that this test fails when the output and the schema drift apart.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use serde_json::{json, Value};
+use util::Serve;
+use util::{herd, run, tempdir, text};
+
+fn schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/run-json.schema.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn validator() -> jsonschema::Validator {
+    let schema = schema();
+    // The schema itself must be a valid draft 2020-12 schema.
+    jsonschema::meta::validate(&schema).unwrap_or_else(|e| panic!("the schema is not valid: {e}"));
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+fn run_json(args: &[&str]) -> Value {
+    let path = tempdir("run-json-schema").join("out.json");
+    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
+    assert!(out.status.success(), "{args:?}: {}\n{}", text(&out.stdout), text(&out.stderr));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errors: Vec<String> =
+        v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}\n{doc:#}");
+}
+
+fn assert_invalid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+    assert!(!v.is_valid(doc), "{what}: the schema accepts a broken document\n{doc:#}");
+}
+
+#[test]
+fn every_shape_of_real_output_validates() {
+    let v = validator();
+    let serve = Serve::start(&["--threads", "1"]);
+    let closed = run_json(&["-c", "2", "-n", "300", &serve.url("/bytes/100")]);
+    assert_eq!(closed["schedule"], json!({"kind": "closed"}));
+    assert_valid(&v, &closed, "closed loop");
+
+    let rate = run_json(&["-c", "2", "-d", "1s", "--rate", "200", &serve.url("/bytes/100")]);
+    assert_eq!(rate["schedule"]["kind"], "rate");
+    assert_valid(&v, &rate, "open loop");
+
+    let steps =
+        run_json(&["--steps", "1,2", "--step-time", "500ms", "-t", "1", &serve.url("/bytes/10")]);
+    assert_eq!(steps["steps"].as_array().map(Vec::len), Some(2));
+    assert_valid(&v, &steps, "steps");
+
+    // Every workload and client option at once: groups, conforming, clients.
+    let dir = tempdir("run-json-schema-urls");
+    let list = dir.join("urls.txt");
+    std::fs::write(&list, "3 /bytes/1000\n1 /9x9\n").unwrap();
+    let mix = run_json(&[
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--urls",
+        list.to_str().unwrap(),
+        "--requests-per-conn",
+        "3-5",
+        "--think",
+        "exp:1ms",
+        "--bandwidth",
+        "10mbit",
+        &serve.url("/"),
+    ]);
+    assert_eq!(mix["groups"]["rows"].as_array().map(Vec::len), Some(2));
+    assert_eq!(mix["conforming"]["threshold_bps"], 320_000);
+    assert_valid(&v, &mix, "workload and clients");
+    let piped = run_json(&["-c", "2", "-n", "40", "--pipeline", "4", &serve.url("/bytes/10")]);
+    assert_eq!(piped["clients"]["pipeline"], 4);
+    assert_valid(&v, &piped, "pipelined");
+
+    // Nothing listens: every request fails, every latency histogram is empty.
+    let port = util::free_port();
+    let failed = run_json(&["-c", "2", "-n", "10", &format!("http://127.0.0.1:{port}/")]);
+    assert_eq!(failed["latency_us"]["total"], json!({"count": 0}));
+    assert_eq!(failed["failures"], json!({"connect": 10}));
+    assert_valid(&v, &failed, "all failed");
+
+    // The same documents, each broken in one place, must fail.
+    let mut broken = Vec::new();
+    let mut doc = closed.clone();
+    doc["requests"].as_object_mut().unwrap().remove("completed");
+    broken.push((doc, "a required key missing"));
+    let mut doc = closed.clone();
+    doc["elapsed_s"] = json!("1.5");
+    broken.push((doc, "a string where a number belongs"));
+    let mut doc = closed.clone();
+    doc["latency_us"]["total"]["p99"] = json!(12.5);
+    broken.push((doc, "a fraction where an integer belongs"));
+    let mut doc = closed.clone();
+    doc["latency_us"]["total"].as_object_mut().unwrap().remove("max");
+    broken.push((doc, "a histogram with counts but no max"));
+    let mut doc = closed.clone();
+    doc["surprise"] = json!(1);
+    broken.push((doc, "an undocumented field"));
+    let mut doc = closed.clone();
+    doc["format"] = json!("herd.run.v2");
+    broken.push((doc, "another format"));
+    let mut doc = rate.clone();
+    doc["schedule"] = json!({"kind": "rate"});
+    broken.push((doc, "a rate schedule without its rate"));
+    let mut doc = failed.clone();
+    doc["failures"] = json!({"conect": 10});
+    broken.push((doc, "an unknown failure kind"));
+    let mut doc = steps.clone();
+    doc["steps"][1].as_object_mut().unwrap().remove("url");
+    broken.push((doc, "a step without its url"));
+    let mut doc = steps.clone();
+    doc["steps"] = json!([]);
+    broken.push((doc, "no steps"));
+    for (doc, what) in &broken {
+        assert_invalid(&v, doc, what);
+    }
+}
