@@ -346,7 +346,11 @@ impl<'a, R: Recorder> Worker<'a, R> {
             let due = (c.intended, c.ready);
             self.open(i, Some(due));
         }
-        while let Some(i) = self.to_open.pop() {
+        // Only as many as are queued now: a connection that fails at once (EMFILE at socket(),
+        // EADDRNOTAVAIL at connect()) queues itself again, and retrying it here until it
+        // succeeds would never return to the loop that checks the deadline and Ctrl-C.
+        for _ in 0..self.to_open.len() {
+            let Some(i) = self.to_open.pop() else { break };
             if self.stop {
                 return;
             }
