@@ -20,6 +20,7 @@ use herd_engine::{
 };
 use herd_proto::Request;
 
+use crate::run::client_usage::UsageProbe;
 use crate::run::recorder::RunRecorder;
 use crate::run::summary::{self, RunInfo};
 use crate::run::threshold::{self, Threshold};
@@ -294,7 +295,9 @@ fn measure(
     warmup: Duration,
 ) -> anyhow::Result<Measured> {
     let measure_from = (!warmup.is_zero()).then(|| Instant::now() + warmup);
+    let probe = UsageProbe::start();
     let done = herd_engine::run(spec, control, |_| RunRecorder::new(measure_from))?;
+    let client = probe.finish(&done.workers);
     let mut recorder = RunRecorder::new(None);
     for r in &done.recorders {
         recorder.merge(r);
@@ -307,6 +310,7 @@ fn measure(
         rate,
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
+        client,
     };
     Ok(Measured { info, recorder })
 }

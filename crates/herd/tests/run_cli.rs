@@ -5,51 +5,10 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
 
-use util::{herd, run, tempdir, text};
-
-/// A `herd serve` child on a free port, killed (by its PID) on drop.
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start() -> Serve {
-        let mut child = herd()
-            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
-        Serve { child, addr }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
-        let mut all = String::new();
-        s.read_to_string(&mut all).unwrap();
-        serde_json::from_str(all.split_once("\r\n\r\n").unwrap().1).unwrap()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use util::{herd, run, tempdir, text, Serve};
 
 fn run_json(args: &[&str]) -> serde_json::Value {
     let path = tempdir("run-cli").join("out.json");
@@ -125,7 +84,8 @@ fn the_open_loop_keeps_its_rate() {
     let serve = Serve::start();
     let j = run_json(&["-c", "4", "-t", "1", "-d", "2s", "--rate", "500", &serve.url("/bytes/10")]);
     let per_second = j["requests"]["attempted_per_second"].as_f64().unwrap();
-    assert!((per_second - 500.0).abs() <= 500.0 * 0.02, "achieved {per_second} req/s");
+    // Below capacity the schedule holds within 1 %.
+    assert!((per_second - 500.0).abs() <= 500.0 * 0.01, "achieved {per_second} req/s");
     assert_eq!(j["requests"]["failed"], 0);
 }
 

@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use herd_stats::LatencyHistogram;
 
+use super::health;
 use super::recorder::RunRecorder;
 use super::summary::{per_second, RunInfo, QUANTILES};
 
@@ -47,6 +48,32 @@ pub(crate) fn to_json(url: &str, info: &RunInfo, r: &RunRecorder) -> Value {
         },
         "statuses": statuses,
         "failures": failures,
+        "client": client(info, r),
+    })
+}
+
+/// The client health verdict and the figures it was judged on (docs/client-health.md).
+fn client(info: &RunInfo, r: &RunRecorder) -> Value {
+    let i = health::inputs(info, r);
+    let verdict = health::judge(&i);
+    let usage = &info.client;
+    json!({
+        "verdict": verdict.level.name(),
+        "reason": verdict.cause.map(|c| c.to_string()),
+        "worker_threads": i.workers,
+        "cpu_busy_share": i.busy,
+        "run_queue_wait_share": i.run_queue_wait,
+        "throttled_share": i.throttled,
+        "throttled_periods": usage.throttled_periods.map(|(t, _)| t),
+        "quota_periods": usage.throttled_periods.map(|(_, p)| p),
+        "send_lag_us": {"p50": i.send_lag_p50_us, "p99": i.send_lag_p99_us},
+        "port_errors": i.errors.ports(),
+        "fd_errors": i.errors.fds(),
+        "process_cpu_s": usage.process.map(|p| json!({
+            "user": p.user.as_secs_f64(),
+            "system": p.system.as_secs_f64(),
+        })),
+        "involuntary_switches": usage.process.map(|p| p.involuntary_switches),
     })
 }
 

@@ -8,6 +8,8 @@ use std::time::Instant;
 use herd_engine::{Completed, Failed, Recorder, Verdict};
 use herd_stats::{Failures, LatencyHistogram, StatusCounts};
 
+use super::client_errors::ClientErrors;
+
 #[derive(Debug, Clone)]
 pub(crate) struct RunRecorder {
     /// Requests ending before this are warm-up.
@@ -28,6 +30,8 @@ pub(crate) struct RunRecorder {
     pub(crate) send_lag: LatencyHistogram,
     pub(crate) statuses: StatusCounts,
     pub(crate) failures: Failures,
+    /// The failures that were the client's own (no local port, no file descriptor).
+    pub(crate) client_errors: ClientErrors,
     pub(crate) bytes_read: u64,
     pub(crate) body_bytes: u64,
     pub(crate) first_end: Option<Instant>,
@@ -48,6 +52,7 @@ impl RunRecorder {
             send_lag: LatencyHistogram::new(),
             statuses: StatusCounts::default(),
             failures: Failures::default(),
+            client_errors: ClientErrors::default(),
             bytes_read: 0,
             body_bytes: 0,
             first_end: None,
@@ -76,6 +81,7 @@ impl RunRecorder {
         self.send_lag += &o.send_lag;
         self.statuses += &o.statuses;
         self.failures += &o.failures;
+        self.client_errors += &o.client_errors;
         self.bytes_read += o.bytes_read;
         self.body_bytes += o.body_bytes;
         self.first_end = match (self.first_end, o.first_end) {
@@ -114,6 +120,7 @@ impl Recorder for RunRecorder {
     fn failed(&mut self, f: &Failed) -> Verdict {
         if !self.warming_up(f.timing.end) {
             self.failures.add(f.kind);
+            self.client_errors.add(f.os_error);
             self.bytes_read += f.bytes_read;
         }
         Verdict::Continue

@@ -1,9 +1,9 @@
 //! Helpers for the herd binary's integration tests: a real nginx on a free loopback port,
-//! the real ab, the herd binary, and ab-report comparison.
+//! `herd serve` on one, the real ab, the herd binary, and ab-report comparison.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::Write;
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -163,6 +163,52 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A `herd serve` child (one worker thread) on a free loopback port, killed (by its PID) on
+/// drop.
+pub struct Serve {
+    child: Child,
+    pub addr: String,
+}
+
+impl Serve {
+    pub fn start() -> Serve {
+        let mut child = herd()
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
+        Serve { child, addr }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// The server's `/herd/stats` counters.
+    pub fn stats(&self) -> serde_json::Value {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
+        let mut all = String::new();
+        s.read_to_string(&mut all).unwrap();
+        serde_json::from_str(all.split_once("\r\n\r\n").unwrap().1).unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
