@@ -10,6 +10,7 @@
 //! - A [`Recorder`] sees every request's outcome ([`Completed`] or [`Failed`]) with its
 //!   [`Timing`] from the monotonic clock, and may ask the run to stop ([`Verdict`]).
 //! - [`Control`] lets another thread stop a run (Ctrl-C) and read progress.
+//! - [`ThreadUsage`] is what each worker thread cost: CPU time and run-queue wait.
 //!
 //! The engine knows HTTP/1.x framing through herd-proto and nothing about reports.
 
@@ -23,6 +24,7 @@ mod rng;
 mod spec;
 mod stream;
 mod target;
+mod thread_usage;
 mod tls;
 mod tls_key;
 mod worker;
@@ -34,6 +36,7 @@ pub use nofile::raise_nofile_limit;
 pub use recorder::{Completed, Failed, Recorder, Timing, Verdict};
 pub use spec::{Arrivals, RunSpec, Schedule, SocketOptions, Think};
 pub use target::{check_allowed, Target, TargetError};
+pub use thread_usage::ThreadUsage;
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
 pub use workload::{Prepared, Workload, WorkloadError};
 
@@ -51,6 +54,9 @@ pub struct Run<R> {
     /// True when the run stopped early: [`Control::stop`], or a recorder's [`Verdict::Abort`].
     pub interrupted: bool,
     pub recorders: Vec<R>,
+    /// Each worker thread's CPU time and run-queue wait over its loop, in worker order (the
+    /// client's own cost, for telling a slow server from a starved client).
+    pub workers: Vec<ThreadUsage>,
     /// TLS parameters of the first handshake, for https targets.
     pub tls_info: Option<TlsInfo>,
 }

@@ -35,6 +35,7 @@ use crate::pacer::Pacer;
 use crate::recorder::{Completed, Failed, Recorder, Verdict};
 use crate::rng::Rng;
 use crate::stream::{self, Stream};
+use crate::thread_usage::{ThreadClock, ThreadUsage};
 use crate::{Arrivals, Control, EngineError, Run, RunSpec, Schedule, Think, TlsInfo};
 
 const WAKER: Token = Token(usize::MAX);
@@ -150,6 +151,7 @@ where
     });
 
     let mut recorders = Vec::with_capacity(results.len());
+    let mut workers = Vec::with_capacity(results.len());
     let mut ended = started;
     let mut interrupted = false;
     let mut tls_info = None;
@@ -161,9 +163,10 @@ where
             tls_info = end.tls_info;
         }
         recorders.push(end.recorder);
+        workers.push(end.usage);
     }
     control.reset_workers();
-    Ok(Run { started, started_wall, ended, interrupted, recorders, tls_info })
+    Ok(Run { started, started_wall, ended, interrupted, recorders, workers, tls_info })
 }
 
 /// What one worker is given: its event loop, its part of the run, and its recorder.
@@ -187,6 +190,7 @@ struct WorkerEnd<R> {
     last_activity: Instant,
     interrupted: bool,
     tls_info: Option<TlsInfo>,
+    usage: ThreadUsage,
 }
 
 struct Worker<'a, R> {
@@ -263,6 +267,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
     }
 
     fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
+        let clock = ThreadClock::start();
         let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
         let mut buf = vec![0u8; READ_BUFFER].into_boxed_slice();
         let check_every =
@@ -362,6 +367,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
             last_activity: self.last_activity,
             interrupted: self.interrupted || self.stop,
             tls_info: self.tls_info,
+            usage: clock.stop(),
         })
     }
 

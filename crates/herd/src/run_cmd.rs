@@ -21,6 +21,7 @@ use herd_engine::{
     TlsVersions,
 };
 
+use crate::run::client_usage::UsageProbe;
 use crate::run::interval::Seconds;
 use crate::run::outputs::{Outputs, StepStart};
 use crate::run::recorder::{RecorderPlan, RunRecorder};
@@ -495,6 +496,7 @@ fn measure(
     // The measured part's planned length: outcomes past it (the engine's last loop turn)
     // belong to its last second.
     let span = spec.duration.map(|d| d.saturating_sub(warmup));
+    let probe = UsageProbe::start();
     let mut done = herd_engine::run(spec, control, |i| {
         let recorder = RunRecorder::new(measure_from, plan.clone());
         match &feed {
@@ -505,6 +507,7 @@ fn measure(
             None => recorder,
         }
     })?;
+    let client = probe.finish(&done.workers);
     if let Some((o, _)) = outputs {
         for r in &mut done.recorders {
             r.finish_seconds(done.ended);
@@ -523,6 +526,7 @@ fn measure(
         rate,
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
+        client,
     };
     Ok(Measured { info, recorder })
 }

@@ -84,7 +84,8 @@ fn the_open_loop_keeps_its_rate() {
     let serve = Serve::start(&["--threads", "1"]);
     let j = run_json(&["-c", "4", "-t", "1", "-d", "2s", "--rate", "500", &serve.url("/bytes/10")]);
     let per_second = j["requests"]["attempted_per_second"].as_f64().unwrap();
-    assert!((per_second - 500.0).abs() <= 500.0 * 0.02, "achieved {per_second} req/s");
+    // Below capacity the schedule holds within 1 %.
+    assert!((per_second - 500.0).abs() <= 500.0 * 0.01, "achieved {per_second} req/s");
     assert_eq!(j["requests"]["failed"], 0);
 }
 

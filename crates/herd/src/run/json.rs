@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use herd_stats::LatencyHistogram;
 
+use super::health;
 use super::recorder::{ConnRate, RunRecorder};
 use super::summary::{conforming_count, per_second, RunInfo, RunSetup, QUANTILES};
 use super::units::think_mean;
@@ -61,6 +62,32 @@ pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Valu
         },
         "conforming": setup.conforming.map(|t| conforming(t, &r.conn_rates)),
         "groups": groups(setup, r),
+        "client": client(info, r),
+    })
+}
+
+/// The client health verdict and the figures it was judged on (docs/client-health.md).
+fn client(info: &RunInfo, r: &RunRecorder) -> Value {
+    let i = health::inputs(info, r);
+    let verdict = health::judge(&i);
+    let usage = &info.client;
+    json!({
+        "verdict": verdict.level.name(),
+        "reason": verdict.cause.map(|c| c.to_string()),
+        "worker_threads": i.workers,
+        "cpu_busy_share": i.busy,
+        "run_queue_wait_share": i.run_queue_wait,
+        "throttled_share": i.throttled,
+        "throttled_periods": usage.throttled_periods.map(|(t, _)| t),
+        "quota_periods": usage.throttled_periods.map(|(_, p)| p),
+        "send_lag_us": {"p50": i.send_lag_p50_us, "p99": i.send_lag_p99_us},
+        "port_errors": i.errors.ports(),
+        "fd_errors": i.errors.fds(),
+        "process_cpu_s": usage.process.map(|p| json!({
+            "user": p.user.as_secs_f64(),
+            "system": p.system.as_secs_f64(),
+        })),
+        "involuntary_switches": usage.process.map(|p| p.involuntary_switches),
     })
 }
 

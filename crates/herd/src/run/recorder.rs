@@ -10,6 +10,7 @@ use std::time::Instant;
 use herd_engine::{Completed, Failed, Recorder, Verdict};
 use herd_stats::{Failures, LatencyHistogram, StatusCounts};
 
+use super::client_errors::ClientErrors;
 use super::interval::Seconds;
 
 /// What the recorder needs to know of the workload, shared by every worker's recorder.
@@ -75,6 +76,8 @@ pub(crate) struct RunRecorder {
     pub(crate) send_lag: LatencyHistogram,
     pub(crate) statuses: StatusCounts,
     pub(crate) failures: Failures,
+    /// The failures that were the client's own (no local port, no file descriptor).
+    pub(crate) client_errors: ClientErrors,
     pub(crate) bytes_read: u64,
     pub(crate) body_bytes: u64,
     pub(crate) first_end: Option<Instant>,
@@ -101,6 +104,7 @@ impl RunRecorder {
             send_lag: LatencyHistogram::new(),
             statuses: StatusCounts::default(),
             failures: Failures::default(),
+            client_errors: ClientErrors::default(),
             bytes_read: 0,
             body_bytes: 0,
             first_end: None,
@@ -168,6 +172,7 @@ impl RunRecorder {
         self.send_lag += &o.send_lag;
         self.statuses += &o.statuses;
         self.failures += &o.failures;
+        self.client_errors += &o.client_errors;
         self.bytes_read += o.bytes_read;
         self.body_bytes += o.body_bytes;
         self.first_end = match (self.first_end, o.first_end) {
@@ -225,6 +230,7 @@ impl Recorder for RunRecorder {
         let end = f.timing.end;
         if !self.warming_up(end) {
             self.failures.add(f.kind);
+            self.client_errors.add(f.os_error);
             self.bytes_read += f.bytes_read;
             let group = self.plan.group_of.get(f.request).copied().unwrap_or(0);
             if let Some(g) = self.groups.get_mut(group) {

@@ -1,8 +1,9 @@
 //! The text `herd run` prints at the end: what was run, throughput, the latency table
 //! (p50 p90 p99 p99.9 p99.99 max, microsecond resolution), statuses and failures. In an open
 //! loop the table has both the latency from each request's intended start (corrected for
-//! coordinated omission) and from its actual send, and the schedule's lag. Writes to the
-//! `Write` it is given; chooses nothing.
+//! coordinated omission) and from its actual send, and the schedule's lag. The last line is
+//! the client health verdict (health.rs), per step in a stepped run. Writes to the `Write` it
+//! is given; chooses nothing.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -10,6 +11,8 @@ use std::time::Duration;
 use herd_engine::Think;
 use herd_stats::LatencyHistogram;
 
+use super::client_usage::ClientUsage;
+use super::health::{self, Level};
 use super::recorder::{ConnRate, RunRecorder};
 use super::units::think_mean;
 
@@ -48,6 +51,8 @@ pub(crate) struct RunInfo {
     pub(crate) rate: Option<f64>,
     pub(crate) elapsed: Duration,
     pub(crate) interrupted: bool,
+    /// What the client itself used: the health verdict's own figures.
+    pub(crate) client: ClientUsage,
 }
 
 pub(crate) fn write(
@@ -156,10 +161,33 @@ pub(crate) fn write(
     if let Some(threshold) = setup.conforming {
         write_conforming(out, threshold, &r.conn_rates)?;
     }
+    writeln!(out, "  client      {}", client_line(info, r))?;
     if setup.group_names.len() > 1 {
         write_groups(out, setup, r)?;
     }
     Ok(())
+}
+
+/// The health verdict in one line: `ok (…figures…)`, or the level and its sentence.
+fn client_line(info: &RunInfo, r: &RunRecorder) -> String {
+    let inputs = health::inputs(info, r);
+    let verdict = health::judge(&inputs);
+    if let Some(cause) = verdict.cause.filter(|_| verdict.level != Level::Ok) {
+        return format!("{}: {cause}", verdict.level.name());
+    }
+    let workers = inputs.workers;
+    let mut figures = vec![format!(
+        "{workers} worker thread{} {} busy",
+        if workers == 1 { "" } else { "s" },
+        health::percent(inputs.busy)
+    )];
+    if let Some(w) = inputs.run_queue_wait {
+        figures.push(format!("{} waiting for a CPU", health::percent(w)));
+    }
+    if let (Some(_), Some(p99)) = (info.rate, inputs.send_lag_p99_us) {
+        figures.push(format!("send lag p99 {}", micros(p99)));
+    }
+    format!("{} ({})", verdict.level.name(), figures.join(", "))
 }
 
 /// Each connection's receive rate, and how many kept at or above the threshold.
@@ -261,7 +289,7 @@ pub(crate) fn write_step(
         )?;
         writeln!(
             out,
-            "  {:>4} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
+            "  {:>4} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  client",
             "step", "conns", "rate", "req/s", "p50", "p99", "p99.9", "max", "failed"
         )?;
     }
@@ -273,9 +301,10 @@ pub(crate) fn write_step(
             micros(h.quantile_micros(q))
         }
     };
+    let verdict = health::judge(&health::inputs(info, r));
     writeln!(
         out,
-        "  {step:>4} {:>8} {:>10} {rps:>10.1} {:>10} {:>10} {:>10} {:>10} {:>8}{}",
+        "  {step:>4} {:>8} {:>10} {rps:>10.1} {:>10} {:>10} {:>10} {:>10} {:>8}  {}{}",
         info.connections,
         info.rate.map_or("closed".to_owned(), |r| format!("{r}/s")),
         q(&r.latency, 0.5),
@@ -283,8 +312,14 @@ pub(crate) fn write_step(
         q(&r.latency, 0.999),
         if r.latency.is_empty() { "-".to_owned() } else { micros(r.latency.max_micros()) },
         r.failures.total(),
+        verdict.level.name(),
         if info.interrupted { " (interrupted)" } else { "" }
-    )
+    )?;
+    // The verdict is per step; its reason goes under the step's row.
+    match verdict.cause.filter(|_| verdict.level != Level::Ok) {
+        Some(cause) => writeln!(out, "{:>8}{cause}", ""),
+        None => Ok(()),
+    }
 }
 
 fn row(out: &mut dyn Write, name: &str, h: &LatencyHistogram) -> io::Result<()> {

@@ -334,6 +334,10 @@ impl Serve {
         format!("http://{}{path}", self.addr)
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `/herd/stats`, parsed.
     pub fn stats(&self) -> serde_json::Value {
         let mut s = TcpStream::connect(&self.addr).unwrap();
