@@ -254,7 +254,8 @@ impl fmt::Display for Cause {
         match *self {
             Cause::Ports { failed, errno, what } => write!(
                 f,
-                "{} connections failed with {errno} ({what}) — use keep-alive, or widen \
+                "{} connections failed with {errno} ({what}) — connect from several source \
+                 addresses (--bind 127.0.0.2-127.0.0.50), use keep-alive, or widen \
                  net.ipv4.ip_local_port_range",
                 thousands(failed)
             ),

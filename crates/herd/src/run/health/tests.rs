@@ -218,8 +218,9 @@ fn port_and_fd_errors() {
     check(
         errs(1234, 0, 10_000),
         Level::ClientBound,
-        "1,234 connections failed with EADDRNOTAVAIL (no free local port) — use keep-alive, or \
-         widen net.ipv4.ip_local_port_range",
+        "1,234 connections failed with EADDRNOTAVAIL (no free local port) — connect from several \
+         source addresses (--bind 127.0.0.2-127.0.0.50), use keep-alive, or widen \
+         net.ipv4.ip_local_port_range",
     );
     check(
         errs(0, 60, 100),
