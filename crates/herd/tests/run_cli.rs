@@ -8,14 +8,7 @@ mod util;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 
-use util::{herd, run, tempdir, text, Serve};
-
-fn run_json(args: &[&str]) -> serde_json::Value {
-    let path = tempdir("run-cli").join("out.json");
-    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
-    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
-}
+use util::{herd, run, run_json, text, Serve};
 
 /// Latencies (ms) of `n` requests due every `interval_ms` on one connection whose every
 /// `every`-th request takes `stall_ms` and the others nothing: (from due time, from send).

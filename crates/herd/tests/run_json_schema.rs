@@ -8,7 +8,7 @@ mod util;
 
 use serde_json::{json, Value};
 use util::Serve;
-use util::{herd, run, tempdir, text};
+use util::{run_json, tempdir};
 
 fn schema() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/run-json.schema.json");
@@ -21,13 +21,6 @@ fn validator() -> jsonschema::Validator {
     // The schema itself must be a valid draft 2020-12 schema.
     jsonschema::meta::validate(&schema).unwrap_or_else(|e| panic!("the schema is not valid: {e}"));
     jsonschema::draft202012::new(&schema).unwrap()
-}
-
-fn run_json(args: &[&str]) -> Value {
-    let path = tempdir("run-json-schema").join("out.json");
-    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
-    assert!(out.status.success(), "{args:?}: {}\n{}", text(&out.stdout), text(&out.stderr));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
 fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {

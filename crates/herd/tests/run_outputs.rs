@@ -16,7 +16,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use util::Serve;
-use util::{herd, run, tempdir, text};
+use util::{herd, run, run_json, tempdir, text};
 
 const COLUMNS: &str = "second,requests,failed,bytes_read,rps,p50_us,p90_us,p99_us,p99_9_us,max_us";
 
@@ -118,14 +118,6 @@ fn read_hlog(path: &Path) -> (Option<Duration>, Option<Duration>, Vec<LogInterva
         }
     }
     (start_time, base_time, intervals)
-}
-
-/// Runs `herd run ARGS --json FILE`, which must succeed; returns the JSON.
-fn run_json(args: &[&str]) -> serde_json::Value {
-    let path = tempdir("run-outputs").join("out.json");
-    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
-    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
 fn s(p: &Path) -> &str {

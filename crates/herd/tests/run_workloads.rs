@@ -10,14 +10,7 @@ use std::io::{BufRead, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use util::{herd, run, tempdir, text, Serve};
-
-fn run_json(args: &[&str]) -> serde_json::Value {
-    let path = tempdir("run-wl").join("out.json");
-    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
-    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
-}
+use util::{herd, run, run_json, tempdir, text, Serve};
 
 /// `|share − want|` within 5 standard deviations of a binomial share over `n` draws.
 fn assert_share(what: &str, got: u64, n: u64, want: f64) {

@@ -170,6 +170,14 @@ impl Drop for Nginx {
     }
 }
 
+/// Runs `herd run ARGS --json FILE`, which must succeed; returns the JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let path = tempdir("run-json").join("out.json");
+    let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
+    assert!(out.status.success(), "{args:?}: {}\n{}", text(&out.stdout), text(&out.stderr));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
 pub fn run(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("cannot run command")
 }
