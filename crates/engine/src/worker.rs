@@ -996,7 +996,9 @@ impl<'a, R: Recorder> Worker<'a, R> {
                     let rest = data.get(feed.consumed..).unwrap_or_default();
                     if !c.queued.is_empty() {
                         // Pipelined: this response is done, the next one's bytes follow.
-                        self.complete_pipelined(i, now);
+                        if !self.complete_pipelined(i, now) {
+                            return false;
+                        }
                         if rest.is_empty() || self.conns[i].state != State::Reading {
                             return self.conns[i].state == State::Reading;
                         }
@@ -1021,27 +1023,53 @@ impl<'a, R: Recorder> Worker<'a, R> {
 
     /// Pipelining: records the current response and moves to the next queued request,
     /// whose timing starts with the batch's.
-    fn complete_pipelined(&mut self, i: usize, now: Instant) {
+    /// Returns false when the connection ended here (the server closes after this response,
+    /// or the run stopped).
+    fn complete_pipelined(&mut self, i: usize, now: Instant) -> bool {
         let reusable = self.conns[i].parser.head().is_some_and(|h| h.reusable);
         self.record_completed(i, now);
         if self.stop {
             self.conns[i].close();
-            return;
+            return false;
+        }
+        self.conns[i].responses += 1;
+        if !reusable {
+            // The server ends the connection after this response: the requests queued
+            // behind it will never be answered. Counted now, once each; any bytes that
+            // follow are ignored with the connection.
+            let template = Failed {
+                kind: FailureKind::Closed,
+                timing: self.conns[i].timing(now),
+                bytes_read: 0,
+                bytes_written: 0,
+                os_error: None,
+                reused: true,
+                request: 0,
+                conn: self.first_conn + i as u32,
+            };
+            self.fail_queued(i, &template);
+            self.conns[i].close();
+            self.release(i);
+            return false;
         }
         let spec = self.spec;
         let c = &mut self.conns[i];
-        c.responses += 1;
-        if !reusable {
-            // The server ends the connection here: what was queued behind fails when it
-            // closes (fail() counts every queued request).
-            return;
-        }
         if let Some((req, last)) = c.queued.pop_front() {
             c.req = req;
             c.last = last;
             c.first_byte = None;
             c.bytes_read = 0;
             c.parser.reset(spec.workload.get(req).is_some_and(|p| p.head));
+        }
+        true
+    }
+
+    /// Pipelining: records a failure like `template` for every request queued on `i`.
+    fn fail_queued(&mut self, i: usize, template: &Failed) {
+        while let Some((request, _)) = self.conns[i].queued.pop_front() {
+            let f = Failed { request, bytes_read: 0, bytes_written: 0, ..*template };
+            let verdict = self.recorder.failed(&f);
+            self.after_outcome(verdict);
         }
     }
 
@@ -1196,11 +1224,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         self.last_activity = now;
         self.after_outcome(verdict);
         // Pipelined requests written behind it fail with it: none will be answered.
-        while let Some((request, _)) = self.conns[i].queued.pop_front() {
-            let f = Failed { request, bytes_read: 0, bytes_written: 0, ..failed };
-            let verdict = self.recorder.failed(&f);
-            self.after_outcome(verdict);
-        }
+        self.fail_queued(i, &failed);
         self.conns[i].close();
         if kind == FailureKind::Connect && self.quota.is_none() && self.pacer.is_none() {
             // A duration-bound closed loop would otherwise reconnect as fast as the CPU allows

@@ -313,6 +313,22 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         stepped.then_some(steps.len()),
         &args.url,
     )?;
+    // Created before the run too, so that a bad --json path never costs a whole run.
+    let json_file = match &args.json {
+        Some(path) => Some(
+            fs::File::create(path)
+                .with_context(|| format!("cannot write --json {}", path.display()))?,
+        ),
+        None => None,
+    };
+    // The recorders' view of the workload, the same for every step; per-connection rates are
+    // sized for the largest step.
+    let plan = Arc::new(RecorderPlan {
+        group_of: built.group_of.clone(),
+        n_groups: built.group_names.len(),
+        expected_bytes: built.expected_bytes.clone(),
+        conn_rates: setup.conforming.and(steps.iter().map(|&(c, _)| c).max()),
+    });
     let mut results = Vec::with_capacity(steps.len());
     let mut out = io::stdout().lock();
     for (k, &(connections, rate)) in steps.iter().enumerate() {
@@ -326,12 +342,6 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             }
         };
         let spec = spec_for(&args, target.clone(), &built, connections, rate, duration);
-        let plan = Arc::new(RecorderPlan {
-            group_of: built.group_of.clone(),
-            n_groups: built.group_names.len(),
-            expected_bytes: built.expected_bytes.clone(),
-            conn_rates: setup.conforming.map(|_| connections),
-        });
         let step = stepped.then_some(k + 1);
         let m = measure(&spec, &control, rate, warmup, &plan, outputs.as_ref().map(|o| (o, step)))?;
         if stepped {
@@ -359,7 +369,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         }
     }
     out.flush().context("cannot write the summary")?;
-    if let Some(path) = &args.json {
+    if let (Some(path), Some(mut file)) = (&args.json, json_file) {
         let value = if stepped {
             let steps: Vec<_> =
                 results.iter().map(|m| json::to_json(&setup, &m.info, &m.recorder)).collect();
@@ -368,7 +378,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             json::to_json(&setup, &last.info, &last.recorder)
         };
         let text = serde_json::to_string_pretty(&value)?;
-        fs::write(path, text + "\n")
+        file.write_all((text + "\n").as_bytes())
             .with_context(|| format!("cannot write --json {}", path.display()))?;
     }
     if let Some(o) = outputs {

@@ -108,7 +108,7 @@ fn progress_line(p: &Progress, elapsed: Duration) -> String {
 }
 
 /// `512 B`, `1.0 KiB`, `4.9 MiB`, `1.3 GiB`, `2.0 TiB`: one decimal from KiB up.
-fn binary_units(bytes: u64) -> String {
+pub(crate) fn binary_units(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

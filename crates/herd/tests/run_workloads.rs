@@ -317,6 +317,7 @@ fn bad_workload_input_is_refused_before_any_load() {
         (vec!["--bind", "10.9.8.7"], "cannot use it as a source address", 1),
         (vec!["--bind", "127.0.0.9-127.0.0.2"], "backwards", 2),
         (vec!["-H", "Connection: close"], "--no-keep-alive", 1),
+        (vec!["--json", "/nonexistent-dir/out.json"], "cannot write --json", 1),
     ];
     for (args, want, code) in cases {
         let out = run(herd().arg("run").args(&args).args(["-n", "5", &url]));
@@ -415,4 +416,39 @@ fn pipelined_batches_are_answered_in_full_and_labelled_synthetic() {
 
     let out = run(herd().args(["run", "-n", "50", "--pipeline", "4", &serve.url("/")]));
     assert!(text(&out.stdout).contains("SYNTHETIC"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_server_closing_in_the_middle_of_a_pipelined_batch_fails_the_rest_once() {
+    // Each connection: two responses, the second saying it closes, then stray bytes and the
+    // close. Of every batch of 5, 2 complete and 3 fail (closed), each counted once.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut served = 0;
+        while served < 2 && Instant::now() < deadline {
+            match listener.accept() {
+                Ok((mut sock, _)) => {
+                    sock.set_nonblocking(false).unwrap();
+                    let mut buf = [0u8; 4096];
+                    let _ = sock.read(&mut buf);
+                    let _ = sock.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n\
+                          Content-Length: 2\r\nConnection: close\r\n\r\nokSTRAY BYTES",
+                    );
+                    served += 1;
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/");
+    let j =
+        run_json(&["-c", "1", "-t", "1", "-n", "10", "--pipeline", "5", "--timeout", "5s", &url]);
+    server.join().unwrap();
+    assert_eq!(j["requests"]["completed"], 4, "{j}");
+    assert_eq!(j["requests"]["failed"], 6, "{j}");
+    assert_eq!(j["failures"]["closed"], 6, "{j}");
 }

@@ -15,6 +15,7 @@ use super::client_usage::ClientUsage;
 use super::health::{self, Level};
 use super::recorder::{ConnRate, RunRecorder};
 use super::units::think_mean;
+use crate::serve_generate::binary_units;
 
 /// The quantiles every table shows.
 pub(crate) const QUANTILES: [(&str, f64); 5] =
@@ -109,7 +110,7 @@ pub(crate) fn write(
         if info.interrupted { " (interrupted)" } else { "" },
         r.completed,
         per_second(r.completed, info.elapsed),
-        bytes(per_second(r.bytes_read, info.elapsed)),
+        binary_units(per_second(r.bytes_read, info.elapsed) as u64),
     )?;
     if r.warmup_requests > 0 {
         writeln!(out, "  warm-up: {} requests, not counted above or below", r.warmup_requests)?;
@@ -354,17 +355,6 @@ pub(crate) fn per_second(n: u64, elapsed: Duration) -> f64 {
     }
 }
 
-fn bytes(b: f64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = b;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,7 +364,6 @@ mod tests {
         assert_eq!(micros(55), "55µs");
         assert_eq!(micros(1234), "1.234ms");
         assert_eq!(micros(2_500_000), "2.500s");
-        assert_eq!(bytes(1536.0), "1.5 KiB");
         assert_eq!(bit_rate(400_000.0), "400.0 kbit/s");
         assert_eq!(bit_rate(1_500_000.0), "1.50 Mbit/s");
     }
