@@ -1,0 +1,67 @@
+//! How a cell loads its server: the load shapes of the seeds (ab's fixed request count, a
+//! duration, a fixed rate, WebBench's client steps) and the request each cell sends.
+//!
+//! Values only: the client module turns them into a command line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How hard and for how long a cell pushes its server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Load {
+    pub shape: Shape,
+    /// Reuse connections (ab `-k`); false: one connection per request, `Connection: close`.
+    pub keep_alive: bool,
+    /// Load before the measured part, discarded: a duration (herd run `--warmup`), or for
+    /// clients that stop after a request count (ab), a separate discarded run of this many
+    /// requests.
+    pub warmup: Warmup,
+    /// A request with no complete answer after this long fails as a timeout.
+    pub timeout: Duration,
+}
+
+/// The load shapes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// ab's `-n N -c C`: C connections in a closed loop until N requests have ended.
+    Requests { n_requests: u64, concurrency: u32 },
+    /// C connections in a closed loop for a fixed time.
+    Duration { duration: Duration, concurrency: u32 },
+    /// An open loop: `per_second` requests per second for `duration`, over at most
+    /// `connections` connections; latency from each request's intended send time.
+    Rate { per_second: f64, duration: Duration, connections: u32 },
+    /// WebBench's ramp: `clients` in turn (1, 2, 4 … 512), each for `step` in a closed loop;
+    /// one measurement per step.
+    Steps { clients: Vec<u32>, step: Duration },
+}
+
+/// Warm-up before the measured part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Warmup {
+    None,
+    Duration(Duration),
+    Requests(u64),
+}
+
+/// What one request of a cell is, with what the answer must be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Path and query on the server, e.g. `/sizes/6397.html` or `/9x9.php`.
+    pub path: String,
+    pub method: Method,
+    /// For a mix of URLs (a SPECweb99-like set): the directory of the generated set, whose
+    /// manifest gives the files and their weights (herd run `--specweb`). herd only.
+    pub specweb_dir: Option<PathBuf>,
+    /// Status every answer must have.
+    pub expect_status: u16,
+    /// Body length every answer must have; None for a mix.
+    pub expect_body_bytes: Option<u64>,
+}
+
+/// The request method and body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Method {
+    Get,
+    /// POST with this file as the body (ab `-p`, herd run `--body-file`).
+    Post { body_file: PathBuf, content_type: String },
+}
