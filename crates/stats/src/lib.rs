@@ -14,6 +14,7 @@ mod latency;
 mod lengths;
 mod run_stats;
 mod status;
+pub mod units;
 
 pub use failure::{FailureKind, Failures};
 pub use latency::LatencyHistogram;
