@@ -1,0 +1,152 @@
+//! CPU lists as experiment files and `taskset` write them (`0`, `0-1`, `0,2-3`, `all`), and
+//! pinning a process to one: the seeds compare a server on one CPU with the same server on
+//! two, and a client pinned apart from its server cannot steal the server's CPU.
+
+use std::fmt;
+
+/// A set of CPU numbers, or every CPU (no pinning).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CpuSet {
+    /// Not pinned: the scheduler chooses among every CPU herd may use.
+    All,
+    /// These CPUs, ascending, no duplicates, at least one.
+    Only(Vec<usize>),
+}
+
+/// Why a CPU list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuSetError {
+    #[error("`{0}` is not a CPU list: write CPU numbers and ranges, e.g. 0, 0-1, 0,2-3, or all")]
+    Syntax(String),
+    #[error("CPU {cpu} does not exist here: this machine has CPUs 0-{last}")]
+    Missing { cpu: usize, last: usize },
+}
+
+/// Highest CPU number a list may name; far above any machine, low enough to bound a typo.
+const MAX_CPU: usize = 4095;
+
+impl CpuSet {
+    /// Parses `all` or a comma list of numbers and ranges.
+    pub fn parse(text: &str) -> Result<CpuSet, CpuSetError> {
+        let t = text.trim();
+        if t == "all" {
+            return Ok(CpuSet::All);
+        }
+        let bad = || CpuSetError::Syntax(text.to_string());
+        let mut cpus = Vec::new();
+        for part in t.split(',') {
+            let part = part.trim();
+            let (lo, hi) = match part.split_once('-') {
+                Some((a, b)) => (a.trim(), b.trim()),
+                None => (part, part),
+            };
+            let lo: usize = lo.parse().map_err(|_| bad())?;
+            let hi: usize = hi.parse().map_err(|_| bad())?;
+            if lo > hi || hi > MAX_CPU {
+                return Err(bad());
+            }
+            cpus.extend(lo..=hi);
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        if cpus.is_empty() {
+            return Err(bad());
+        }
+        Ok(CpuSet::Only(cpus))
+    }
+
+    /// Checks every CPU exists on this machine (`n_cpus` online CPUs, numbered from 0).
+    pub fn check(&self, n_cpus: usize) -> Result<(), CpuSetError> {
+        if let CpuSet::Only(cpus) = self {
+            if let Some(&cpu) = cpus.iter().find(|&&c| c >= n_cpus) {
+                return Err(CpuSetError::Missing { cpu, last: n_cpus.saturating_sub(1) });
+            }
+        }
+        Ok(())
+    }
+
+    /// The CPUs, or None for every CPU.
+    pub fn cpus(&self) -> Option<&[usize]> {
+        match self {
+            CpuSet::All => None,
+            CpuSet::Only(c) => Some(c),
+        }
+    }
+
+    /// The kernel's affinity mask for this set (None: leave the inherited mask alone).
+    pub(crate) fn mask(&self) -> Option<libc::cpu_set_t> {
+        let cpus = self.cpus()?;
+        // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            // SAFETY: CPU_SET only writes inside `set`; c <= MAX_CPU < CPU_SETSIZE (1024)
+            // is not guaranteed, so bound it first.
+            if c < libc::CPU_SETSIZE as usize {
+                unsafe { libc::CPU_SET(c, &mut set) };
+            }
+        }
+        Some(set)
+    }
+}
+
+impl fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cpus = match self {
+            CpuSet::All => return f.write_str("all"),
+            CpuSet::Only(c) => c,
+        };
+        // Ranges as taskset prints them: 0-3,6.
+        let mut i = 0;
+        let mut first = true;
+        while i < cpus.len() {
+            let mut j = i;
+            while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+                j += 1;
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if i == j {
+                write!(f, "{}", cpus[i])?;
+            } else {
+                write!(f, "{}-{}", cpus[i], cpus[j])?;
+            }
+            i = j + 1;
+        }
+        Ok(())
+    }
+}
+
+/// The online CPUs of this machine (what a CPU list is checked against).
+pub fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints() {
+        for (text, shown) in
+            [("0", "0"), ("0-1", "0-1"), ("1,0", "0-1"), ("0,2-3", "0,2-3"), ("all", "all")]
+        {
+            assert_eq!(CpuSet::parse(text).unwrap().to_string(), shown, "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_bad_lists() {
+        for bad in ["", "x", "1-0", "0,,1", "-1", "0-9999", "one"] {
+            assert_eq!(CpuSet::parse(bad), Err(CpuSetError::Syntax(bad.to_string())), "{bad}");
+        }
+    }
+
+    #[test]
+    fn checks_against_the_machine() {
+        assert!(CpuSet::parse("0-1").unwrap().check(2).is_ok());
+        let err = CpuSet::parse("0,3").unwrap().check(2).unwrap_err();
+        assert_eq!(err.to_string(), "CPU 3 does not exist here: this machine has CPUs 0-1");
+    }
+}

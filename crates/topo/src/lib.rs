@@ -1,0 +1,19 @@
+//! herd's hosts: where the lab's programs run and how they are started and stopped.
+//!
+//! Brief overview:
+//! - [`proc`] is the one place herd starts other programs (servers, clients, validators):
+//!   each in its own process group, pinned to a [`CpuSet`] when asked, logged, recorded in a
+//!   [`Registry`] on disk, and stopped by the PID it was given, never by name.
+//! - [`cpuset`] parses and applies CPU lists (`0`, `0-1`, `0,2`, `all`).
+//! - [`registry`] is the on-disk record of what a lab run started, so that `herd lab clean`
+//!   can stop what a crashed run left behind, and only that.
+//!
+//! Network namespaces, links and shaping come next (issue 6) and will live here too.
+
+pub mod cpuset;
+pub mod proc;
+pub mod registry;
+
+pub use cpuset::{CpuSet, CpuSetError};
+pub use proc::{ProcError, Running, Spawn, Supervisor};
+pub use registry::Registry;

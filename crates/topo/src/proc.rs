@@ -1,0 +1,451 @@
+//! The one place herd starts other programs: servers, the clients of a cell, validators and
+//! version probes. Each program gets its own process group (so a Ctrl-C typed at the terminal
+//! reaches herd alone, and herd stops things in its own order), its CPU set, its log file, and
+//! a line in the run's [`Registry`]. Stopping goes by the PID herd was given: SIGTERM to that
+//! process group, a grace period, then SIGKILL. Nothing is ever found or stopped by name.
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cpuset::CpuSet;
+use crate::registry::Registry;
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Spawn<'a> {
+    /// A short name for messages and the registry (`nginx`, `php-fpm`, `client`).
+    pub name: &'a str,
+    /// Program and arguments; the program is an absolute path or looked up in PATH.
+    pub argv: &'a [OsString],
+    pub env: &'a [(OsString, OsString)],
+    /// Standard output goes here (created or truncated).
+    pub stdout: &'a Path,
+    /// Standard error goes here; the same path as `stdout` shares one file.
+    pub stderr: &'a Path,
+    pub cpus: &'a CpuSet,
+}
+
+/// A program herd started and has not stopped yet.
+#[derive(Debug)]
+pub struct Running {
+    pub name: String,
+    pub pid: u32,
+    pub argv: Vec<String>,
+    pub stderr: PathBuf,
+    pub cpus: CpuSet,
+    child: Child,
+}
+
+/// How a program that herd waited for ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    /// It ran past its time limit and was killed.
+    pub timed_out: bool,
+    /// `cancel` was raised while it ran: it was sent SIGINT (then SIGKILL after the grace).
+    pub cancelled: bool,
+    pub elapsed: Duration,
+}
+
+/// Why a program could not be started or waited for.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("cannot start {name} ({program}): {source}")]
+    Spawn { name: String, program: String, source: io::Error },
+    #[error("cannot open {path} for {name}'s output: {source}")]
+    Log { name: String, path: PathBuf, source: io::Error },
+    #[error("{name} has no program to run (empty command line)")]
+    EmptyArgv { name: String },
+    #[error("waiting for {name} (pid {pid}) failed: {source}")]
+    Wait { name: String, pid: u32, source: io::Error },
+}
+
+/// Starts programs and stops exactly those, by PID. Dropping it stops whatever still runs.
+#[derive(Debug, Default)]
+pub struct Supervisor {
+    registry: Option<Registry>,
+    running: Vec<Running>,
+}
+
+impl Supervisor {
+    /// A supervisor that records every start in `registry` (when given).
+    pub fn new(registry: Option<Registry>) -> Supervisor {
+        Supervisor { registry, running: Vec::new() }
+    }
+
+    /// Starts a program in the background; returns its PID.
+    pub fn start(&mut self, s: &Spawn<'_>) -> Result<u32, ProcError> {
+        let child = spawn(s)?;
+        let pid = child.id();
+        if let Some(r) = &self.registry {
+            // A failed registry write only weakens `herd lab clean`; the run goes on.
+            let _ = r.record(pid, s.name);
+        }
+        self.running.push(Running {
+            name: s.name.to_string(),
+            pid,
+            argv: s.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            stderr: s.stderr.to_path_buf(),
+            cpus: s.cpus.clone(),
+            child,
+        });
+        Ok(pid)
+    }
+
+    /// Runs a program to its end, at most `limit`; raising `cancel` interrupts it (SIGINT to
+    /// its group, then SIGKILL after `grace`). It is recorded in the registry meanwhile.
+    pub fn run(
+        &mut self,
+        s: &Spawn<'_>,
+        limit: Duration,
+        grace: Duration,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Finished, ProcError> {
+        let started = Instant::now();
+        let mut child = spawn(s)?;
+        let pid = child.id();
+        if let Some(r) = &self.registry {
+            let _ = r.record(pid, s.name);
+        }
+        let wait_err = |source| ProcError::Wait { name: s.name.to_string(), pid, source };
+        let mut timed_out = false;
+        let mut cancelled = false;
+        let mut signalled_at: Option<Instant> = None;
+        loop {
+            if let Some(status) = child.try_wait().map_err(wait_err)? {
+                return Ok(Finished { status, timed_out, cancelled, elapsed: started.elapsed() });
+            }
+            match signalled_at {
+                None => {
+                    if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                        cancelled = true;
+                        signal_group(pid, libc::SIGINT);
+                        signalled_at = Some(Instant::now());
+                    } else if started.elapsed() > limit {
+                        timed_out = true;
+                        signal_group(pid, libc::SIGTERM);
+                        signalled_at = Some(Instant::now());
+                    }
+                }
+                Some(at) if at.elapsed() > grace => {
+                    signal_group(pid, libc::SIGKILL);
+                    let status = child.wait().map_err(wait_err)?;
+                    return Ok(Finished {
+                        status,
+                        timed_out,
+                        cancelled,
+                        elapsed: started.elapsed(),
+                    });
+                }
+                Some(_) => {}
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The programs still running, in start order.
+    pub fn running(&self) -> &[Running] {
+        &self.running
+    }
+
+    /// Has `pid` ended? Returns how, reaping it (it stays in the list until stopped).
+    pub fn exit_status(&mut self, pid: u32) -> Option<ExitStatus> {
+        let r = self.running.iter_mut().find(|r| r.pid == pid)?;
+        r.child.try_wait().ok().flatten()
+    }
+
+    /// CPU seconds (user + system, children reaped included) of `pid`'s process group: the
+    /// program and every worker it forked.
+    pub fn cpu_seconds(&self, pid: u32) -> Option<f64> {
+        group_cpu_seconds(pid)
+    }
+
+    /// Stops `pid` (SIGTERM to its group, SIGKILL after `grace`). Returns false when herd did
+    /// not start it.
+    pub fn stop(&mut self, pid: u32, grace: Duration) -> bool {
+        let Some(i) = self.running.iter().position(|r| r.pid == pid) else {
+            return false;
+        };
+        let mut r = self.running.remove(i);
+        stop_child(&mut r.child, grace);
+        true
+    }
+
+    /// Stops every program still running, last started first; returns how many.
+    pub fn stop_all(&mut self, grace: Duration) -> usize {
+        let n = self.running.len();
+        while let Some(mut r) = self.running.pop() {
+            stop_child(&mut r.child, grace);
+        }
+        n
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.stop_all(Duration::from_secs(2));
+    }
+}
+
+/// Starts `s` in a process group of its own, with its CPU set and output files.
+fn spawn(s: &Spawn<'_>) -> Result<Child, ProcError> {
+    let (program, args) =
+        s.argv.split_first().ok_or_else(|| ProcError::EmptyArgv { name: s.name.to_string() })?;
+    let open = |path: &Path| {
+        OpenOptions::new().create(true).write(true).truncate(true).open(path).map_err(|source| {
+            ProcError::Log { name: s.name.to_string(), path: path.to_path_buf(), source }
+        })
+    };
+    let out: File = open(s.stdout)?;
+    let err: File = if s.stderr == s.stdout {
+        out.try_clone().map_err(|source| ProcError::Log {
+            name: s.name.to_string(),
+            path: s.stderr.to_path_buf(),
+            source,
+        })?
+    } else {
+        open(s.stderr)?
+    };
+    #[allow(clippy::disallowed_methods)] // this module is where programs are started
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .envs(s.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        // Its own group: the terminal's Ctrl-C reaches herd only, and stopping the group
+        // also stops the workers it forks (nginx, apache, php-fpm).
+        .process_group(0);
+    if let Some(mask) = s.cpus.mask() {
+        // SAFETY: the closure runs in the child between fork and exec and only makes one
+        // system call on a value built before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mask) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    cmd.spawn().map_err(|source| ProcError::Spawn {
+        name: s.name.to_string(),
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })
+}
+
+/// SIGTERM to the child's group, SIGKILL after `grace`, then reap it.
+fn stop_child(child: &mut Child, grace: Duration) {
+    let pid = child.id();
+    if matches!(child.try_wait(), Ok(Some(_))) {
+        // The leader is gone; workers it left in its group still get the signal.
+        signal_group(pid, libc::SIGKILL);
+        return;
+    }
+    signal_group(pid, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            // Workers that outlive their master (rare) go too.
+            signal_group(pid, libc::SIGKILL);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal_group(pid, libc::SIGKILL);
+    let _ = child.wait();
+}
+
+/// Sends `sig` to the process group whose leader herd started as `pid`.
+pub(crate) fn signal_group(pid: u32, sig: i32) {
+    let Ok(pgid) = libc::pid_t::try_from(pid) else { return };
+    if pgid <= 1 {
+        return; // never signal init's group or "every process"
+    }
+    // SAFETY: kill(2) with a negative pid addresses exactly that process group.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+/// Sums utime+stime+cutime+cstime over the processes whose group is `pgid`.
+pub fn group_cpu_seconds(pgid: u32) -> Option<f64> {
+    // SAFETY: sysconf has no memory effects.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks <= 0 {
+        return None;
+    }
+    let mut total = 0u64;
+    let mut found = false;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(fields) = stat_fields(&stat) else { continue };
+        // Fields after the command: state(3) ppid(4) pgrp(5) … utime(14) stime(15)
+        // cutime(16) cstime(17); index 0 here is field 3.
+        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) != Some(pgid) {
+            continue;
+        }
+        found = true;
+        for i in 11..=14 {
+            total += fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    found.then(|| total as f64 / ticks as f64)
+}
+
+/// PIDs of the live (not zombie) processes in group `pgid`.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
+                stat_fields(&stat).is_some_and(|f| {
+                    f.first() != Some(&"Z")
+                        && f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+                })
+            })
+        })
+        .collect()
+}
+
+/// The fields of /proc/PID/stat after the command name (which may hold spaces and parens).
+pub(crate) fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    let close = stat.rfind(')')?;
+    Some(stat[close + 1..].split_whitespace().collect())
+}
+
+/// The start time of `pid` in clock ticks after boot (field 22), to tell a process from a
+/// later one that got the same PID.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_fields(&stat)?.get(19)?.parse().ok()
+}
+
+/// How an ended program ended, in words: "exit status 1", "killed by signal 9".
+pub fn describe(status: &ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => "ended".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn starts_and_stops_a_group_by_pid() {
+        let dir = std::env::temp_dir().join(format!("herd-topo-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("log");
+        let mut sup = Supervisor::new(None);
+        // A shell that forks a child: both must go when the group is stopped.
+        let a = argv(&["/bin/sh", "-c", "sleep 30 & sleep 30"]);
+        let pid = sup
+            .start(&Spawn {
+                name: "sleeper",
+                argv: &a,
+                env: &[],
+                stdout: &log,
+                stderr: &log,
+                cpus: &CpuSet::All,
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(sup.cpu_seconds(pid).is_some());
+        assert!(sup.stop(pid, Duration::from_secs(2)));
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(group_members(pid), Vec::<u32>::new(), "a process of the group survived");
+        assert!(!sup.stop(pid, Duration::from_secs(1)), "stopping twice");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn run_pins_times_out_and_reports() {
+        let dir = std::env::temp_dir().join(format!("herd-topo-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("out");
+        let mut sup = Supervisor::new(None);
+        let a = argv(&["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]);
+        let cpus = CpuSet::parse("0").unwrap();
+        let f = sup
+            .run(
+                &Spawn { name: "t", argv: &a, env: &[], stdout: &out, stderr: &out, cpus: &cpus },
+                Duration::from_secs(5),
+                Duration::from_secs(1),
+                None,
+            )
+            .unwrap();
+        assert!(f.status.success());
+        assert!(std::fs::read_to_string(&out).unwrap().trim_end().ends_with("\t0"));
+        let a = argv(&["sleep", "30"]);
+        let f = sup
+            .run(
+                &Spawn {
+                    name: "t",
+                    argv: &a,
+                    env: &[],
+                    stdout: &out,
+                    stderr: &out,
+                    cpus: &CpuSet::All,
+                },
+                Duration::from_millis(100),
+                Duration::from_secs(1),
+                None,
+            )
+            .unwrap();
+        assert!(f.timed_out);
+        assert_eq!(describe(&f.status), "killed by signal 15");
+        let cancel = AtomicBool::new(true);
+        let f = sup
+            .run(
+                &Spawn {
+                    name: "t",
+                    argv: &a,
+                    env: &[],
+                    stdout: &out,
+                    stderr: &out,
+                    cpus: &CpuSet::All,
+                },
+                Duration::from_secs(30),
+                Duration::from_secs(1),
+                Some(&cancel),
+            )
+            .unwrap();
+        assert!(f.cancelled && f.elapsed < Duration::from_secs(5));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_program_is_a_clear_error() {
+        let log = std::env::temp_dir().join(format!("herd-topo-missing-{}", std::process::id()));
+        let a = argv(&["/nonexistent/nginx"]);
+        let err = Supervisor::new(None)
+            .start(&Spawn {
+                name: "nginx",
+                argv: &a,
+                env: &[],
+                stdout: &log,
+                stderr: &log,
+                cpus: &CpuSet::All,
+            })
+            .unwrap_err();
+        assert!(err.to_string().starts_with("cannot start nginx (/nonexistent/nginx): "), "{err}");
+        let _ = std::fs::remove_file(log);
+    }
+}

@@ -1,0 +1,168 @@
+//! What a lab run started, on disk: its run directory (`$TMPDIR/herd-lab-<pid>-<n>`) holds an
+//! `owner` file (the lab's PID and start time) and a `pids` file (one line per program:
+//! PID, start time, name). After a crash or a kill -9, `herd lab clean` reads them back and
+//! stops exactly those processes, checking each start time so that a PID the kernel has since
+//! given to someone else is never touched, then removes the directory.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::proc::{signal_group, start_time};
+
+/// Run directories start with this; nothing else in the temporary directory is touched.
+pub const RUN_DIR_PREFIX: &str = "herd-lab-";
+
+/// A lab run's directory and its record of started programs.
+#[derive(Debug)]
+pub struct Registry {
+    dir: PathBuf,
+}
+
+impl Registry {
+    /// Makes a fresh run directory under `parent`, readable by all (servers that drop to an
+    /// unprivileged user when herd runs as root must read the files in it).
+    pub fn create(parent: &Path) -> io::Result<Registry> {
+        let pid = std::process::id();
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let dir = parent.join(format!("{RUN_DIR_PREFIX}{pid}-{nanos:08x}"));
+        fs::create_dir(&dir)?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))?;
+        let started = start_time(pid).unwrap_or(0);
+        fs::write(dir.join("owner"), format!("{pid} {started}\n"))?;
+        Ok(Registry { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Notes that `pid` (named `name`) was started for this run.
+    pub fn record(&self, pid: u32, name: &str) -> io::Result<()> {
+        let started = start_time(pid).unwrap_or(0);
+        let mut f = OpenOptions::new().create(true).append(true).open(self.dir.join("pids"))?;
+        writeln!(f, "{pid} {started} {name}")
+    }
+
+    /// Removes the run directory and everything in it.
+    pub fn remove(self) -> io::Result<()> {
+        fs::remove_dir_all(&self.dir)
+    }
+}
+
+/// What `clean` found and did.
+#[derive(Debug, Default)]
+pub struct Cleaned {
+    /// Run directories removed.
+    pub dirs: Vec<PathBuf>,
+    /// Processes stopped: PID and name.
+    pub stopped: Vec<(u32, String)>,
+    /// Run directories left alone because the lab run that owns them is still going.
+    pub in_use: Vec<(PathBuf, u32)>,
+    /// Directories that could not be removed, with the reason.
+    pub errors: Vec<(PathBuf, String)>,
+}
+
+/// Stops what crashed lab runs left running and removes their run directories; a run
+/// directory whose owner still runs is left alone.
+pub fn clean(parent: &Path) -> Cleaned {
+    let mut out = Cleaned::default();
+    let Ok(entries) = fs::read_dir(parent) else { return out };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(RUN_DIR_PREFIX))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        if let Some(owner) = live_owner(&dir) {
+            out.in_use.push((dir, owner));
+            continue;
+        }
+        for (pid, name) in live_processes(&dir) {
+            signal_group(pid, libc::SIGTERM);
+            out.stopped.push((pid, name));
+        }
+        // A short grace, then whatever did not stop is killed.
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while std::time::Instant::now() < deadline && !live_processes(&dir).is_empty() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for (pid, _) in live_processes(&dir) {
+            signal_group(pid, libc::SIGKILL);
+        }
+        match fs::remove_dir_all(&dir) {
+            Ok(()) => out.dirs.push(dir),
+            Err(e) => out.errors.push((dir, e.to_string())),
+        }
+    }
+    out
+}
+
+/// The owner's PID when the lab run that made `dir` is still alive.
+fn live_owner(dir: &Path) -> Option<u32> {
+    let text = fs::read_to_string(dir.join("owner")).ok()?;
+    let mut it = text.split_whitespace();
+    let pid: u32 = it.next()?.parse().ok()?;
+    let started: u64 = it.next()?.parse().ok()?;
+    (pid != std::process::id() && start_time(pid) == Some(started)).then_some(pid)
+}
+
+/// Recorded processes that still run (same PID, same start time).
+fn live_processes(dir: &Path) -> Vec<(u32, String)> {
+    let Ok(text) = fs::read_to_string(dir.join("pids")) else { return Vec::new() };
+    text.lines()
+        .filter_map(|line| {
+            let mut it = line.splitn(3, ' ');
+            let pid: u32 = it.next()?.parse().ok()?;
+            let started: u64 = it.next()?.parse().ok()?;
+            let name = it.next().unwrap_or("").to_string();
+            (started != 0 && start_time(pid) == Some(started)).then_some((pid, name))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CpuSet, Spawn, Supervisor};
+    use std::ffi::OsString;
+
+    #[test]
+    fn clean_stops_recorded_processes_of_a_dead_owner_only() {
+        let parent = std::env::temp_dir().join(format!("herd-topo-clean-{}", std::process::id()));
+        fs::create_dir_all(&parent).unwrap();
+        let reg = Registry::create(&parent).unwrap();
+        let dir = reg.dir().to_path_buf();
+        let log = dir.join("log");
+        let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
+        let mut sup = Supervisor::new(Some(reg));
+        let pid = sup
+            .start(&Spawn {
+                name: "sleeper",
+                argv: &argv,
+                env: &[],
+                stdout: &log,
+                stderr: &log,
+                cpus: &CpuSet::All,
+            })
+            .unwrap();
+        // This process is the owner: the directory is in use.
+        fs::write(dir.join("owner"), format!("{} {}\n", 1, start_time(1).unwrap_or(1))).unwrap();
+        let c = clean(&parent);
+        assert_eq!(c.in_use.len(), 1, "{c:?}");
+        assert!(start_time(pid).is_some());
+        // The owner is gone (a PID with another start time): the sleeper is stopped.
+        fs::write(dir.join("owner"), format!("{} 1\n", std::process::id() + 1_000_000)).unwrap();
+        let c = clean(&parent);
+        assert_eq!(c.stopped, vec![(pid, "sleeper".to_string())]);
+        assert_eq!(c.dirs, vec![dir.clone()]);
+        assert!(!dir.exists());
+        let _ = sup.exit_status(pid); // reap
+        drop(sup);
+        fs::remove_dir_all(&parent).unwrap();
+    }
+}
