@@ -1,0 +1,519 @@
+//! From the file as written to a checked [`Experiment`]: names resolve, values are in range,
+//! combinations make sense. Each refusal points at the line of the value and lists what is
+//! accepted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use herd_stats::units::parse_duration;
+use herd_topo::CpuSet;
+use toml::Spanned;
+
+use super::error::{choices, Errors};
+use super::raw::{RawExclude, RawExperiment, RawLoad, RawWorkload};
+use super::server::{self, ServerDef};
+use super::workload::{WorkloadDef, WorkloadKind};
+use super::{Axis, AxisName, Experiment, ExperimentError, Repetitions, RunnerSettings};
+use crate::client::Tool;
+use crate::load::{Load, Shape, Warmup};
+
+/// Workloads that need no table.
+const BUILTIN_WORKLOADS: &[(&str, WorkloadKind)] =
+    &[("9x9", WorkloadKind::NineByNine), ("include", WorkloadKind::Include)];
+const WORKLOAD_KINDS: &[&str] = &["static", "sweep", "specweb", "9x9", "include", "post"];
+/// Largest sweep: a typo must not ask for thousands of cells.
+const MAX_SWEEP_SIZES: usize = 40;
+/// Bounds that keep every cell finite and sane on one machine.
+const MAX_REQUESTS: i64 = 100_000_000;
+const MAX_CONCURRENCY: i64 = 100_000;
+const MAX_LOAD_TIME: Duration = Duration::from_secs(3600);
+
+pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentError> {
+    let errs = Errors { source_name: source, text };
+    let raw: RawExperiment = toml::from_str(text).map_err(|e| errs.toml(&e))?;
+
+    let name = raw.name.get_ref().trim().to_string();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(errs.at(raw.name.span(), "`name` must be letters, digits, - and _ (it names the results)"));
+    }
+
+    let servers = servers(&errs, &raw)?;
+    let workloads = workloads(&errs, &raw)?;
+    let loads = loads(&errs, &raw)?;
+
+    // The axes, each value resolved.
+    let mut axes = Vec::new();
+    let m = &raw.matrix;
+    let server_names = names(&errs, "server", &m.server, |n| servers.contains_key(n), || {
+        let mut known: Vec<String> = super::BUILTIN_SERVERS.iter().map(|s| s.0.to_string()).collect();
+        known.extend(raw.servers.keys().cloned());
+        known
+    })?;
+    axes.push(Axis { name: AxisName::Server, values: server_names });
+    let mut workload_values = Vec::new();
+    for w in m.workload.get_ref() {
+        let expanded: Vec<&String> =
+            workloads.keys().filter(|k| *k == w.get_ref() || k.starts_with(&format!("{}:", w.get_ref()))).collect();
+        if expanded.is_empty() {
+            let mut known: Vec<String> = BUILTIN_WORKLOADS.iter().map(|w| w.0.to_string()).collect();
+            known.extend(raw.workloads.keys().cloned());
+            return Err(errs.at(
+                w.span(),
+                format!("unknown workload `{}`: define [workloads.{}] or use {}", w.get_ref(), w.get_ref(), choices(&known)),
+            ));
+        }
+        // A sweep's sizes in ascending order (BTreeMap order is textual).
+        let mut expanded: Vec<&WorkloadDef> = expanded.into_iter().filter_map(|k| workloads.get(k)).collect();
+        expanded.sort_by_key(|w| match w.kind {
+            WorkloadKind::Static { size } => size,
+            _ => 0,
+        });
+        workload_values.extend(expanded.into_iter().map(|w| w.name.clone()));
+    }
+    no_duplicates(&errs, "workload", &m.workload, &workload_values)?;
+    axes.push(Axis { name: AxisName::Workload, values: workload_values });
+    let load_names = names(&errs, "load", &m.load, |n| loads.contains_key(n), || raw.loads.keys().cloned().collect())?;
+    axes.push(Axis { name: AxisName::Load, values: load_names });
+    if let Some(clients) = &m.client {
+        for c in clients.get_ref() {
+            c.get_ref().parse::<Tool>().map_err(|e| errs.at(c.span(), e.to_string()))?;
+        }
+        let values = names(&errs, "client", clients, |_| true, Vec::new)?;
+        axes.push(Axis { name: AxisName::Client, values });
+    }
+    if let Some(cpus) = &m.server_cpus {
+        for c in cpus.get_ref() {
+            CpuSet::parse(c.get_ref()).map_err(|e| errs.at(c.span(), e.to_string()))?;
+        }
+        let values = names(&errs, "server_cpus", cpus, |_| true, Vec::new)?;
+        axes.push(Axis { name: AxisName::ServerCpus, values });
+    }
+
+    let client_cpus = match &raw.client.cpus {
+        Some(c) => CpuSet::parse(c.get_ref()).map_err(|e| errs.at(c.span(), format!("[client] cpus: {e}")))?,
+        None => CpuSet::All,
+    };
+    let client_threads = match &raw.client.threads {
+        Some(t) => Some(int_in(&errs, t, "[client] threads", 1, 256)? as u32),
+        None => None,
+    };
+
+    let repetitions = repetitions(&errs, &raw)?;
+    let runner = runner(&errs, &raw)?;
+    let exclude = exclude(&errs, &raw.exclude, &axes)?;
+    let reference = raw.reference.as_ref().map(|r| r.get_ref().clone());
+
+    // Keep only what the matrix uses.
+    let used = |axis: AxisName| -> BTreeSet<String> {
+        axes.iter().find(|a| a.name == axis).map(|a| a.values.iter().cloned().collect()).unwrap_or_default()
+    };
+    let (su, wu, lu) = (used(AxisName::Server), used(AxisName::Workload), used(AxisName::Load));
+    let experiment = Experiment {
+        title: raw.title.clone().unwrap_or_else(|| name.clone()),
+        name,
+        description: raw.description.clone(),
+        reference,
+        source: source.to_string(),
+        text: text.to_string(),
+        axes,
+        servers: servers.into_iter().filter(|(k, _)| su.contains(k)).collect(),
+        workloads: workloads.into_iter().filter(|(k, _)| wu.contains(k)).collect(),
+        loads: loads.into_iter().filter(|(k, _)| lu.contains(k)).collect(),
+        client_cpus,
+        client_threads,
+        repetitions,
+        runner,
+        exclude,
+    };
+    check_cells(&errs, &raw, &experiment)?;
+    Ok(experiment)
+}
+
+/// Every cell's server can serve its workload, and its client can run its load.
+fn check_cells(errs: &Errors<'_>, raw: &RawExperiment, e: &Experiment) -> Result<(), ExperimentError> {
+    for cell in crate::matrix::cells(e) {
+        if cell.workload.path_on(&cell.server).is_none() {
+            return Err(errs.at(
+                raw.matrix.workload.span(),
+                format!(
+                    "{}; or leave the pair out with [[exclude]] server = \"{}\", workload = \"{}\"",
+                    cell.workload.unsupported_reason(&cell.server),
+                    cell.server.name,
+                    cell.workload.name
+                ),
+            ));
+        }
+        if let Err(reason) = crate::client::supports(cell.client, &cell.load, &cell.workload) {
+            return Err(errs.at(
+                raw.matrix.load.span(),
+                format!("cell {}: {reason}", cell.key),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn servers(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, ServerDef>, ExperimentError> {
+    let mut out: BTreeMap<String, ServerDef> = BTreeMap::new();
+    for (name, _, _) in super::BUILTIN_SERVERS {
+        if let Some(def) = server::builtin(name) {
+            out.insert(name.to_string(), def);
+        }
+    }
+    for (name, s) in &raw.servers {
+        let kind = server::kind(s.driver.get_ref(), s.mpm.as_ref().map(|m| m.get_ref().as_str()))
+            .map_err(|e| errs.at(s.mpm.as_ref().map_or(s.driver.span(), |m| m.span()), format!("[servers.{name}] {e}")))?;
+        let php = match &s.php {
+            Some(p) => Some(server::php(kind, p.get_ref()).map_err(|e| errs.at(p.span(), format!("[servers.{name}] {e}")))?),
+            None => None,
+        };
+        let workers = match &s.workers {
+            Some(w) => NonZeroU32::new(int_in(errs, w, &format!("[servers.{name}] workers"), 1, 1024)? as u32),
+            None => None,
+        };
+        out.insert(name.clone(), ServerDef { name: name.clone(), kind, php, workers });
+    }
+    Ok(out)
+}
+
+fn workloads(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, WorkloadDef>, ExperimentError> {
+    let mut out = BTreeMap::new();
+    for (name, kind) in BUILTIN_WORKLOADS {
+        out.insert(name.to_string(), WorkloadDef { name: name.to_string(), kind: *kind });
+    }
+    for (name, w) in &raw.workloads {
+        if name.contains(':') {
+            return Err(errs.at(w.kind.span(), format!("workload name `{name}` must not contain `:`")));
+        }
+        for def in workload(errs, name, w)? {
+            out.insert(def.name.clone(), def);
+        }
+    }
+    Ok(out)
+}
+
+fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<WorkloadDef>, ExperimentError> {
+    let kind = w.kind.get_ref().as_str();
+    let ctx = format!("[workloads.{name}]");
+    let allowed: &[&str] = match kind {
+        "static" | "post" => &["size"],
+        "sweep" => &["from", "to", "factor"],
+        "specweb" => &["dirs"],
+        "9x9" | "include" => &[],
+        other => {
+            return Err(errs.at(w.kind.span(), format!("{ctx} unknown kind `{other}`: use {}", choices(WORKLOAD_KINDS))))
+        }
+    };
+    let given = [
+        ("size", w.size.as_ref().map(|s| s.span())),
+        ("from", w.from.as_ref().map(|s| s.span())),
+        ("to", w.to.as_ref().map(|s| s.span())),
+        ("factor", w.factor.as_ref().map(|s| s.span())),
+        ("dirs", w.dirs.as_ref().map(|s| s.span())),
+    ];
+    for (key, span) in given {
+        if let Some(span) = span {
+            if !allowed.contains(&key) {
+                return Err(errs.at(span, format!("{ctx} `{key}` does not apply to kind = \"{kind}\" (it takes {})", choices(allowed))));
+            }
+        }
+    }
+    let one = |k: WorkloadKind| Ok(vec![WorkloadDef { name: name.to_string(), kind: k }]);
+    let need = |v: &Option<Spanned<toml::Value>>, key: &str| -> Result<u64, ExperimentError> {
+        match v {
+            Some(v) => size(errs, v, &format!("{ctx} {key}")),
+            None => Err(errs.at(w.kind.span(), format!("{ctx} kind = \"{kind}\" needs `{key}` (bytes, e.g. 6397 or \"1Mi\")"))),
+        }
+    };
+    match kind {
+        "static" => one(WorkloadKind::Static { size: need(&w.size, "size")? }),
+        "post" => one(WorkloadKind::Post { size: need(&w.size, "size")? }),
+        "9x9" => one(WorkloadKind::NineByNine),
+        "include" => one(WorkloadKind::Include),
+        "specweb" => {
+            let dirs = match &w.dirs {
+                Some(d) => int_in(errs, d, &format!("{ctx} dirs"), 1, herd_serve::fileset::MAX_SPECWEB_DIRS as i64)? as u32,
+                None => return Err(errs.at(w.kind.span(), format!("{ctx} kind = \"specweb\" needs `dirs` (directories of ~4.9 MB each)"))),
+            };
+            one(WorkloadKind::Specweb { dirs })
+        }
+        _ => {
+            // sweep
+            let from = need(&w.from, "from")?;
+            let to = need(&w.to, "to")?;
+            let factor = match &w.factor {
+                Some(f) => int_in(errs, f, &format!("{ctx} factor"), 2, 1024)? as u64,
+                None => 4,
+            };
+            if from == 0 || from > to {
+                let span = w.from.as_ref().map_or(w.kind.span(), |f| f.span());
+                return Err(errs.at(span, format!("{ctx} needs 1 <= from <= to (got from = {from}, to = {to})")));
+            }
+            let mut sizes = vec![from];
+            while let Some(&last) = sizes.last() {
+                match last.checked_mul(factor) {
+                    Some(next) if next <= to => sizes.push(next),
+                    _ => break,
+                }
+                if sizes.len() > MAX_SWEEP_SIZES {
+                    return Err(errs.at(w.kind.span(), format!("{ctx} gives more than {MAX_SWEEP_SIZES} sizes: raise `factor` or narrow from..to")));
+                }
+            }
+            Ok(sizes
+                .into_iter()
+                .map(|size| WorkloadDef { name: format!("{name}:{size}"), kind: WorkloadKind::Static { size } })
+                .collect())
+        }
+    }
+}
+
+fn loads(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, Load>, ExperimentError> {
+    raw.loads.iter().map(|(name, l)| Ok((name.clone(), load(errs, name, l)?))).collect()
+}
+
+fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentError> {
+    let ctx = format!("[loads.{name}]");
+    let dur = |d: &Spanned<String>, key: &str| -> Result<Duration, ExperimentError> {
+        let v = parse_duration(d.get_ref()).map_err(|e| errs.at(d.span(), format!("{ctx} {key} {e}")))?;
+        if v > MAX_LOAD_TIME {
+            return Err(errs.at(d.span(), format!("{ctx} {key} is over an hour: split the experiment")));
+        }
+        Ok(v)
+    };
+    let concurrency = match &l.concurrency {
+        Some(c) => int_in(errs, c, &format!("{ctx} concurrency"), 1, MAX_CONCURRENCY)? as u32,
+        None => 1,
+    };
+    let shapes = [l.requests.is_some(), l.rate.is_some(), l.steps.is_some()];
+    let anchor = l
+        .requests
+        .as_ref()
+        .map(|r| r.span())
+        .or(l.rate.as_ref().map(|r| r.span()))
+        .or(l.steps.as_ref().map(|r| r.span()))
+        .or(l.duration.as_ref().map(|r| r.span()))
+        .unwrap_or(0..0);
+    if shapes.iter().filter(|&&b| b).count() > 1 {
+        return Err(errs.at(anchor, format!("{ctx} give one of `requests`, `rate` or `steps`, not several")));
+    }
+    let shape = if let Some(n) = &l.requests {
+        if let Some(d) = &l.duration {
+            return Err(errs.at(d.span(), format!("{ctx} `requests` and `duration` together: a cell stops on one of them, give one")));
+        }
+        Shape::Requests { n_requests: int_in(errs, n, &format!("{ctx} requests"), 1, MAX_REQUESTS)? as u64, concurrency }
+    } else if let Some(r) = &l.rate {
+        let per_second = *r.get_ref();
+        if !(per_second.is_finite() && per_second > 0.0 && per_second <= 10_000_000.0) {
+            return Err(errs.at(r.span(), format!("{ctx} rate must be more than 0 and at most 10000000 requests per second")));
+        }
+        let Some(d) = &l.duration else {
+            return Err(errs.at(r.span(), format!("{ctx} `rate` needs a `duration`, e.g. duration = \"10s\"")));
+        };
+        let connections = match &l.connections {
+            Some(c) => int_in(errs, c, &format!("{ctx} connections"), 1, MAX_CONCURRENCY)? as u32,
+            None => concurrency.max(64),
+        };
+        Shape::Rate { per_second, duration: dur(d, "duration")?, connections }
+    } else if let Some(steps) = &l.steps {
+        let mut clients = Vec::new();
+        for &c in steps.get_ref() {
+            if !(1..=MAX_CONCURRENCY).contains(&c) {
+                return Err(errs.at(steps.span(), format!("{ctx} steps: {c} clients is out of range 1..={MAX_CONCURRENCY}")));
+            }
+            clients.push(c as u32);
+        }
+        if clients.is_empty() {
+            return Err(errs.at(steps.span(), format!("{ctx} steps is empty: list the clients per step, e.g. [1, 2, 4, 8]")));
+        }
+        let Some(step) = &l.step else {
+            return Err(errs.at(steps.span(), format!("{ctx} `steps` needs `step`, the time per step, e.g. step = \"5s\"")));
+        };
+        Shape::Steps { clients, step: dur(step, "step")? }
+    } else if let Some(d) = &l.duration {
+        Shape::Duration { duration: dur(d, "duration")?, concurrency }
+    } else {
+        return Err(errs.file(format!(
+            "{ctx} says neither how many requests nor how long: give `requests` (ab's -n), `duration`, `rate` + `duration`, or `steps` + `step`"
+        )));
+    };
+    if l.connections.is_some() && !matches!(shape, Shape::Rate { .. }) {
+        let span = l.connections.as_ref().map_or(0..0, |c| c.span());
+        return Err(errs.at(span, format!("{ctx} `connections` is for `rate` loads; closed loops use `concurrency`")));
+    }
+    if l.step.is_some() && !matches!(shape, Shape::Steps { .. }) {
+        let span = l.step.as_ref().map_or(0..0, |c| c.span());
+        return Err(errs.at(span, format!("{ctx} `step` goes with `steps`")));
+    }
+    let warmup = match (&l.warmup, &l.warmup_requests) {
+        (Some(w), Some(_)) => return Err(errs.at(w.span(), format!("{ctx} give `warmup` (a time) or `warmup_requests`, not both"))),
+        (Some(w), None) => Warmup::Duration(dur(w, "warmup")?),
+        (None, Some(n)) => Warmup::Requests(int_in(errs, n, &format!("{ctx} warmup_requests"), 1, MAX_REQUESTS)? as u64),
+        (None, None) => Warmup::None,
+    };
+    let timeout = match &l.timeout {
+        Some(t) => dur(t, "timeout")?,
+        None => Duration::from_secs(30),
+    };
+    Ok(Load { shape, keep_alive: l.keep_alive.unwrap_or(false), warmup, timeout })
+}
+
+fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, ExperimentError> {
+    let r = &raw.repetitions;
+    let min = match &r.min {
+        Some(m) => {
+            let v = *m.get_ref();
+            if v < 3 {
+                return Err(errs.at(m.span(), "[repetitions] min must be at least 3: fewer repetitions give no spread to judge a result by"));
+            }
+            int_in(errs, m, "[repetitions] min", 3, 100)? as u32
+        }
+        None => 3,
+    };
+    let max = match &r.max {
+        Some(m) => {
+            let v = int_in(errs, m, "[repetitions] max", 3, 100)? as u32;
+            if v < min {
+                return Err(errs.at(m.span(), format!("[repetitions] max ({v}) is below min ({min})")));
+            }
+            v
+        }
+        None => min.max(6),
+    };
+    let max_spread_percent = match &r.max_spread_percent {
+        Some(s) => {
+            let v = *s.get_ref();
+            if !(v.is_finite() && v > 0.0 && v <= 100.0) {
+                return Err(errs.at(s.span(), "[repetitions] max_spread_percent must be more than 0 and at most 100"));
+            }
+            v
+        }
+        None => 5.0,
+    };
+    Ok(Repetitions { min, max, max_spread_percent })
+}
+
+fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, ExperimentError> {
+    let r = &raw.runner;
+    let dur = |d: &Option<Spanned<String>>, key: &str, default: u64| -> Result<Duration, ExperimentError> {
+        match d {
+            Some(d) => parse_duration(d.get_ref()).map_err(|e| errs.at(d.span(), format!("[runner] {key} {e}"))),
+            None => Ok(Duration::from_secs(default)),
+        }
+    };
+    Ok(RunnerSettings {
+        seed: match &r.seed {
+            Some(s) => Some(int_in(errs, s, "[runner] seed", 0, i64::MAX)? as u64),
+            None => None,
+        },
+        time_wait_below: match &r.time_wait_below {
+            Some(t) => int_in(errs, t, "[runner] time_wait_below", 1, 10_000_000)? as u64,
+            None => 5000,
+        },
+        drain_timeout: dur(&r.drain_timeout, "drain_timeout", 90)?,
+        ready_timeout: dur(&r.ready_timeout, "ready_timeout", 15)?,
+    })
+}
+
+fn exclude(
+    errs: &Errors<'_>,
+    raw: &[Spanned<RawExclude>],
+    axes: &[Axis],
+) -> Result<Vec<Vec<(AxisName, String)>>, ExperimentError> {
+    let mut out = Vec::new();
+    for x in raw {
+        let e = x.get_ref();
+        let pairs = [
+            (AxisName::Server, &e.server),
+            (AxisName::Workload, &e.workload),
+            (AxisName::Load, &e.load),
+            (AxisName::Client, &e.client),
+            (AxisName::ServerCpus, &e.server_cpus),
+        ];
+        let mut rule = Vec::new();
+        for (axis, value) in pairs {
+            let Some(value) = value else { continue };
+            let Some(a) = axes.iter().find(|a| a.name == axis) else {
+                return Err(errs.at(x.span(), format!("[[exclude]] names `{}`, which is not an axis of [matrix]", axis.as_str())));
+            };
+            // A sweep's name excludes all its sizes.
+            let matches = a.values.iter().any(|v| v == value || v.starts_with(&format!("{value}:")));
+            if !matches {
+                return Err(errs.at(x.span(), format!("[[exclude]] {} = \"{value}\" is not a value of that axis: use {}", axis.as_str(), choices(&a.values))));
+            }
+            rule.push((axis, value.clone()));
+        }
+        if rule.is_empty() {
+            return Err(errs.at(x.span(), "[[exclude]] is empty: name the axis values to leave out, e.g. server = \"nginx\""));
+        }
+        out.push(rule);
+    }
+    Ok(out)
+}
+
+/// The names of one axis; each must resolve.
+fn names(
+    errs: &Errors<'_>,
+    axis: &str,
+    list: &Spanned<Vec<Spanned<String>>>,
+    known: impl Fn(&str) -> bool,
+    choices_for: impl Fn() -> Vec<String>,
+) -> Result<Vec<String>, ExperimentError> {
+    if list.get_ref().is_empty() {
+        return Err(errs.at(list.span(), format!("[matrix] {axis} is empty: give at least one value")));
+    }
+    let mut out = Vec::new();
+    for n in list.get_ref() {
+        if !known(n.get_ref()) {
+            return Err(errs.at(
+                n.span(),
+                format!("unknown {axis} `{}`: use {} or define [{axis}s.{}]", n.get_ref(), choices(&choices_for()), n.get_ref()),
+            ));
+        }
+        if out.contains(n.get_ref()) {
+            return Err(errs.at(n.span(), format!("[matrix] {axis} lists `{}` twice", n.get_ref())));
+        }
+        out.push(n.get_ref().clone());
+    }
+    Ok(out)
+}
+
+fn no_duplicates(errs: &Errors<'_>, axis: &str, list: &Spanned<Vec<Spanned<String>>>, values: &[String]) -> Result<(), ExperimentError> {
+    let mut seen = BTreeSet::new();
+    for v in values {
+        if !seen.insert(v) {
+            return Err(errs.at(list.span(), format!("[matrix] {axis} gives `{v}` twice")));
+        }
+    }
+    Ok(())
+}
+
+/// An integer in `lo..=hi`, or an error at its line.
+fn int_in(errs: &Errors<'_>, v: &Spanned<i64>, what: &str, lo: i64, hi: i64) -> Result<i64, ExperimentError> {
+    let x = *v.get_ref();
+    if (lo..=hi).contains(&x) {
+        Ok(x)
+    } else {
+        Err(errs.at(v.span(), format!("{what} = {x} is out of range: use {lo} to {hi}")))
+    }
+}
+
+/// A size in bytes: an integer, or a string with a binary suffix (`"1Mi"`).
+fn size(errs: &Errors<'_>, v: &Spanned<toml::Value>, what: &str) -> Result<u64, ExperimentError> {
+    let bad = || errs.at(v.span(), format!("{what}: give bytes as a number (6397) or a string with k/Ki, M/Mi, G/Gi (\"1Mi\")"));
+    let bytes = match v.get_ref() {
+        toml::Value::Integer(i) if *i >= 0 => *i as u64,
+        toml::Value::String(s) => {
+            let list: herd_serve::fileset::SizeList = s.parse().map_err(|e| errs.at(v.span(), format!("{what}: {e}")))?;
+            match list.as_slice() {
+                [one] => *one,
+                _ => return Err(bad()),
+            }
+        }
+        _ => return Err(bad()),
+    };
+    if bytes > herd_serve::fileset::MAX_FILE_BYTES {
+        return Err(errs.at(v.span(), format!("{what}: {bytes} bytes is more than 64 GiB")));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,113 @@
+//! Experiment files: a comparison written down as TOML (docs/experiment.md), checked whole
+//! before anything runs. `parse` returns an [`Experiment`] whose every name resolves and whose
+//! every value is in range, or one [`ExperimentError`] naming the line and the choices.
+
+mod build;
+mod error;
+mod raw;
+mod server;
+mod workload;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use herd_topo::CpuSet;
+
+use crate::client::Tool;
+use crate::load::Load;
+
+pub use error::ExperimentError;
+pub use server::{ServerDef, BUILTIN_SERVERS};
+pub use workload::{static_path, WorkloadDef, WorkloadKind};
+
+/// A checked experiment: what to run, not yet how (see `matrix` and `plan`).
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub name: String,
+    pub title: String,
+    pub description: Option<String>,
+    /// Key of the published figures it re-runs (`seed000` …), if any.
+    pub reference: Option<String>,
+    /// Where it came from: a path as given, or `bundled:NAME`.
+    pub source: String,
+    /// The file's text, stored with every result.
+    pub text: String,
+    /// The matrix's axes in file order; each has at least one value.
+    pub axes: Vec<Axis>,
+    pub servers: BTreeMap<String, ServerDef>,
+    pub workloads: BTreeMap<String, WorkloadDef>,
+    pub loads: BTreeMap<String, Load>,
+    pub client_cpus: CpuSet,
+    pub client_threads: Option<u32>,
+    pub repetitions: Repetitions,
+    pub runner: RunnerSettings,
+    /// Combinations left out of the matrix: each a list of (axis, value) that must all match.
+    pub exclude: Vec<Vec<(AxisName, String)>>,
+}
+
+/// One axis of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Axis {
+    pub name: AxisName,
+    pub values: Vec<String>,
+}
+
+/// The axes an experiment may vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AxisName {
+    Server,
+    Workload,
+    Load,
+    Client,
+    ServerCpus,
+}
+
+impl AxisName {
+    pub const ALL: [AxisName; 5] =
+        [AxisName::Server, AxisName::Workload, AxisName::Load, AxisName::Client, AxisName::ServerCpus];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AxisName::Server => "server",
+            AxisName::Workload => "workload",
+            AxisName::Load => "load",
+            AxisName::Client => "client",
+            AxisName::ServerCpus => "server_cpus",
+        }
+    }
+}
+
+/// How many times each cell runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repetitions {
+    /// Every cell runs at least this often (3 or more: fewer give no spread).
+    pub min: u32,
+    /// Cells whose spread stays above the bound get more repetitions, up to this many.
+    pub max: u32,
+    /// The bound: relative standard deviation of requests per second across repetitions.
+    pub max_spread_percent: f64,
+}
+
+/// How the runner behaves between and around cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerSettings {
+    /// Seeds the shuffled cell order; None: drawn at start and recorded.
+    pub seed: Option<u64>,
+    /// Before each cell, wait until fewer sockets than this sit in TIME_WAIT.
+    pub time_wait_below: u64,
+    /// ... but no longer than this (the wait and the count are recorded).
+    pub drain_timeout: Duration,
+    /// A server that does not answer within this after its start fails the cell.
+    pub ready_timeout: Duration,
+}
+
+/// Clients the matrix uses when it has no `client` axis.
+pub const DEFAULT_CLIENT: Tool = Tool::Herd;
+
+/// Reads an experiment from its text; `source` names it in errors (a path or `bundled:NAME`).
+pub fn parse(text: &str, source: &str) -> Result<Experiment, ExperimentError> {
+    build::build(text, source)
+}
+
+#[cfg(test)]
+mod tests;

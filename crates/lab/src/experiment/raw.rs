@@ -1,0 +1,153 @@
+//! The experiment file exactly as written: serde structs that refuse unknown keys, with the
+//! position of every value a later check may have to point at. Validation happens in
+//! `experiment::build`, not here.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+pub(crate) type Names = Vec<Spanned<String>>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawExperiment {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Key of the published figures this experiment re-runs (e.g. `seed000`).
+    #[serde(default)]
+    pub reference: Option<Spanned<String>>,
+    pub matrix: RawMatrix,
+    #[serde(default)]
+    pub client: RawClient,
+    #[serde(default)]
+    pub repetitions: RawRepetitions,
+    #[serde(default)]
+    pub runner: RawRunner,
+    #[serde(default)]
+    pub servers: BTreeMap<String, RawServer>,
+    #[serde(default)]
+    pub workloads: BTreeMap<String, RawWorkload>,
+    #[serde(default)]
+    pub loads: BTreeMap<String, RawLoad>,
+    #[serde(default)]
+    pub exclude: Vec<Spanned<RawExclude>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMatrix {
+    pub server: Spanned<Names>,
+    pub workload: Spanned<Names>,
+    pub load: Spanned<Names>,
+    #[serde(default)]
+    pub client: Option<Spanned<Names>>,
+    #[serde(default)]
+    pub server_cpus: Option<Spanned<Names>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawClient {
+    #[serde(default)]
+    pub cpus: Option<Spanned<String>>,
+    #[serde(default)]
+    pub threads: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRepetitions {
+    #[serde(default)]
+    pub min: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub max: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub max_spread_percent: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRunner {
+    #[serde(default)]
+    pub seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub time_wait_below: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub drain_timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub ready_timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub driver: Spanned<String>,
+    #[serde(default)]
+    pub mpm: Option<Spanned<String>>,
+    #[serde(default)]
+    pub php: Option<Spanned<String>>,
+    #[serde(default)]
+    pub workers: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWorkload {
+    pub kind: Spanned<String>,
+    #[serde(default)]
+    pub size: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub from: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub to: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub factor: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub dirs: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLoad {
+    #[serde(default)]
+    pub requests: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub concurrency: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub duration: Option<Spanned<String>>,
+    #[serde(default)]
+    pub rate: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub connections: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub steps: Option<Spanned<Vec<i64>>>,
+    #[serde(default)]
+    pub step: Option<Spanned<String>>,
+    #[serde(default)]
+    pub keep_alive: Option<bool>,
+    #[serde(default)]
+    pub warmup: Option<Spanned<String>>,
+    #[serde(default)]
+    pub warmup_requests: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawExclude {
+    #[serde(default)]
+    pub server: Option<String>,
+    #[serde(default)]
+    pub workload: Option<String>,
+    #[serde(default)]
+    pub load: Option<String>,
+    #[serde(default)]
+    pub client: Option<String>,
+    #[serde(default)]
+    pub server_cpus: Option<String>,
+}

@@ -1,0 +1,122 @@
+//! Experiment files: what is accepted, and that every refusal names its line and the choices.
+
+use super::*;
+use crate::load::{Shape, Warmup};
+use crate::matrix::cells;
+
+const GOOD: &str = r#"
+name = "demo"
+title = "a demo"
+
+[matrix]
+server = ["herd", "nginx-fpm", "apache-prefork"]
+workload = ["page", "9x9", "sizes"]
+load = ["ab", "ramp"]
+server_cpus = ["0", "0-1"]
+
+[[exclude]]
+server = "apache-prefork"
+workload = "9x9"
+
+[workloads.page]
+kind = "static"
+size = 6397
+
+[workloads.sizes]
+kind = "sweep"
+from = 1
+to = "1Ki"
+
+[loads.ab]
+requests = 1000
+concurrency = 10
+warmup_requests = 100
+
+[loads.ramp]
+steps = [1, 2, 4]
+step = "500ms"
+keep_alive = true
+"#;
+
+fn err(text: &str) -> String {
+    parse(text, "x.toml").unwrap_err().to_string()
+}
+
+/// GOOD with `from` replaced by `to`.
+fn edit(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+#[test]
+fn a_good_file_expands_into_cells() {
+    let e = parse(GOOD, "x.toml").unwrap();
+    let workloads = &e.axes[1].values;
+    assert_eq!(workloads, &["page", "9x9", "sizes:1", "sizes:4", "sizes:16", "sizes:64", "sizes:256", "sizes:1024"]);
+    assert_eq!(e.loads["ab"].shape, Shape::Requests { n_requests: 1000, concurrency: 10 });
+    assert_eq!(e.loads["ab"].warmup, Warmup::Requests(100));
+    assert!(e.loads["ramp"].keep_alive);
+    let cells = cells(&e);
+    // 3 servers x 8 workloads x 2 loads x 2 cpu sets, minus apache-prefork x 9x9 (x 2 x 2).
+    assert_eq!(cells.len(), 3 * 8 * 2 * 2 - 4);
+    assert_eq!(cells[0].key, "server=herd workload=page load=ab server_cpus=0");
+    assert!(cells.iter().all(|c| !(c.server.name == "apache-prefork" && c.workload.name == "9x9")));
+    assert_eq!(e.repetitions, Repetitions { min: 3, max: 6, max_spread_percent: 5.0 });
+}
+
+#[test]
+fn unknown_keys_name_the_line_and_the_choices() {
+    let e = err(&edit("server = [\"herd\"", "sever = [\"herd\""));
+    assert!(e.starts_with("x.toml: line 6: unknown field `sever`, expected one of `server`"), "{e}");
+    let e = err(&edit("concurrency = 10", "concurency = 10"));
+    assert!(e.starts_with("x.toml: line 26: unknown field `concurency`"), "{e}");
+}
+
+#[test]
+fn bad_values_name_the_line() {
+    let cases = [
+        (edit("\"nginx-fpm\"", "\"ngnix\""), "line 6: unknown server `ngnix`: use `herd`, `nginx`"),
+        (edit("size = 6397", "size = \"6.4k\""), "line 17: [workloads.page] size: `6.4k` is not a size"),
+        (edit("concurrency = 10", "concurrency = 0"), "line 26: [loads.ab] concurrency = 0 is out of range: use 1 to 100000"),
+        (edit("step = \"500ms\"", "step = \"soon\""), "line 31: [loads.ramp] step `soon`: use a number with s, ms"),
+        (edit("\"0-1\"", "\"0-x\""), "line 9: `0-x` is not a CPU list"),
+        (edit("kind = \"sweep\"", "kind = \"swep\""), "line 20: [workloads.sizes] unknown kind `swep`: use `static`, `sweep`"),
+        (edit("requests = 1000", "requests = 1000\nduration = \"1s\""), "line 26: [loads.ab] `requests` and `duration` together"),
+        (format!("{GOOD}\n[repetitions]\nmin = 2\n"), "line 35: [repetitions] min must be at least 3"),
+        (edit("server = \"apache-prefork\"\nworkload = \"9x9\"", "server = \"h2o\""), "[[exclude]] server = \"h2o\" is not a value of that axis"),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+}
+
+#[test]
+fn a_server_that_cannot_serve_a_workload_is_refused_with_the_alternative() {
+    let e = err(&edit("[[exclude]]\nserver = \"apache-prefork\"\nworkload = \"9x9\"\n", ""));
+    assert!(
+        e.contains("server `apache-prefork` cannot serve workload `9x9` (a dynamic page): use apache-fpm or apache-cgi; or leave the pair out with [[exclude]]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn server_tables_choose_driver_mpm_php_and_workers() {
+    let text = edit("[[exclude]]", "[servers.apache-prefork]\ndriver = \"apache\"\nmpm = \"prefork\"\nphp = \"cgi\"\nworkers = 4\n\n[[exclude]]");
+    let e = parse(&text, "x.toml").unwrap();
+    let s = &e.servers["apache-prefork"];
+    assert_eq!(s.php, Some(herd_drivers::Php::Cgi));
+    assert_eq!(s.workers.map(|w| w.get()), Some(4));
+    let bad = edit("[[exclude]]", "[servers.x]\ndriver = \"nginx\"\nphp = \"cgi\"\n\n[[exclude]]");
+    assert!(err(&bad).contains("php = \"cgi\" does not go with this driver"), "{}", err(&bad));
+    let bad = edit("[[exclude]]", "[servers.x]\ndriver = \"nginx\"\nmpm = \"event\"\n\n[[exclude]]");
+    assert!(err(&bad).contains("`mpm` is for the apache driver only"), "{}", err(&bad));
+}
+
+#[test]
+fn a_file_that_is_not_toml_is_refused_with_its_line() {
+    let e = err("name = \"x\"\n[matrix\n");
+    assert!(e.starts_with("x.toml: line 2: "), "{e}");
+    let e = err("");
+    assert!(e.contains("missing field `name`"), "{e}");
+}

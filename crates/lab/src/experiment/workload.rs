@@ -1,0 +1,76 @@
+//! Workloads: what a cell asks its server for. A static file of a size (one, or a sweep on a
+//! log axis, expanded into one workload per size), a SPECweb99-like file set, the 9×9 page,
+//! the include page, a POST. Which URL that is depends on the server: herd serve has the
+//! pages built in, PHP servers run `9x9.php`, and a server without PHP cannot serve them.
+
+use herd_drivers::{page_path, Page, ServerKind};
+
+use super::ServerDef;
+
+/// A workload after expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadDef {
+    /// The axis value: the table's name, or `NAME:SIZE` for each size of a sweep.
+    pub name: String,
+    pub kind: WorkloadKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// `GET /sizes/SIZE.html`, a generated file of exactly SIZE bytes.
+    Static { size: u64 },
+    /// A SPECweb99-like set of `dirs` directories, requested by its access mix (herd only).
+    Specweb { dirs: u32 },
+    /// Seed 003's 9×9 multiplication table, computed per request.
+    NineByNine,
+    /// Seed 003's page that includes four text files, read per request.
+    Include,
+    /// `POST` of SIZE bytes, echoed back.
+    Post { size: u64 },
+}
+
+impl WorkloadDef {
+    /// The path this workload requests on `server`, or None when that server cannot serve it.
+    pub fn path_on(&self, server: &ServerDef) -> Option<String> {
+        let page = |p| page_path(server.kind, server.php, p).map(str::to_string);
+        match self.kind {
+            WorkloadKind::Static { size } => Some(static_path(size)),
+            WorkloadKind::Specweb { .. } => Some("/specweb/".to_string()),
+            WorkloadKind::NineByNine => page(Page::NineByNine),
+            WorkloadKind::Include => page(Page::Include),
+            WorkloadKind::Post { .. } => page(Page::Echo),
+        }
+    }
+
+    /// Why `server` cannot serve it, with what would.
+    pub fn unsupported_reason(&self, server: &ServerDef) -> String {
+        let what = match self.kind {
+            WorkloadKind::NineByNine | WorkloadKind::Include => "a dynamic page",
+            WorkloadKind::Post { .. } => "a POST that needs a page to echo it",
+            _ => "this workload",
+        };
+        let instead = match server.kind {
+            ServerKind::Nginx => "nginx-fpm",
+            ServerKind::Apache(_) => "apache-fpm or apache-cgi",
+            ServerKind::Lighttpd => "lighttpd-cgi",
+            _ => "herd, nginx-fpm, apache-fpm, apache-cgi or lighttpd-cgi",
+        };
+        format!("server `{}` cannot serve workload `{}` ({what}): use {instead}", server.name, self.name)
+    }
+
+    /// A few words for tables and the dry run.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            WorkloadKind::Static { size } => format!("static file, {size} bytes"),
+            WorkloadKind::Specweb { dirs } => format!("SPECweb99-like file set, {dirs} directories"),
+            WorkloadKind::NineByNine => "9x9 multiplication table (dynamic)".to_string(),
+            WorkloadKind::Include => "page including four text files (dynamic)".to_string(),
+            WorkloadKind::Post { size } => format!("POST of {size} bytes, echoed"),
+        }
+    }
+}
+
+/// Where a static file of `size` bytes lives in the docroot (herd serve --generate's layout).
+pub fn static_path(size: u64) -> String {
+    format!("/sizes/{size}.html")
+}

@@ -1,0 +1,80 @@
+//! The matrix: every combination of the axes' values, minus the excluded ones, as cells
+//! with a stable key. The key (`server=nginx workload=page load=c100`) names a cell in the
+//! store across repetitions and across runs of the same experiment.
+
+use herd_topo::CpuSet;
+
+use crate::client::Tool;
+use crate::experiment::{AxisName, Experiment, ServerDef, WorkloadDef, DEFAULT_CLIENT};
+use crate::load::Load;
+
+/// One point of the matrix (all repetitions of it).
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Position in matrix order, from 0.
+    pub index: usize,
+    /// `axis=value` pairs joined by spaces, in axis order.
+    pub key: String,
+    /// The value of every axis, in axis order.
+    pub values: Vec<(AxisName, String)>,
+    pub server: ServerDef,
+    pub workload: WorkloadDef,
+    pub load_name: String,
+    pub load: Load,
+    pub client: Tool,
+    pub server_cpus: CpuSet,
+}
+
+/// The cells of `e`, in matrix order (first axis slowest).
+pub fn cells(e: &Experiment) -> Vec<Cell> {
+    let mut combos: Vec<Vec<(AxisName, String)>> = vec![Vec::new()];
+    for axis in &e.axes {
+        combos = combos
+            .into_iter()
+            .flat_map(|prefix| {
+                axis.values.iter().map(move |v| {
+                    let mut c = prefix.clone();
+                    c.push((axis.name, v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    let excluded = |combo: &[(AxisName, String)]| {
+        e.exclude.iter().any(|rule| {
+            rule.iter().all(|(axis, value)| {
+                combo.iter().any(|(a, v)| a == axis && (v == value || v.starts_with(&format!("{value}:"))))
+            })
+        })
+    };
+    let mut out = Vec::new();
+    for combo in combos.into_iter().filter(|c| !excluded(c)) {
+        let get = |axis: AxisName| combo.iter().find(|(a, _)| *a == axis).map(|(_, v)| v.as_str());
+        let (Some(server), Some(workload), Some(load_name)) =
+            (get(AxisName::Server), get(AxisName::Workload), get(AxisName::Load))
+        else {
+            continue; // the three are required by the file format
+        };
+        let (Some(server), Some(workload), Some(load)) =
+            (e.servers.get(server), e.workloads.get(workload), e.loads.get(load_name))
+        else {
+            continue; // names were resolved by experiment::parse
+        };
+        let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
+        let server_cpus =
+            get(AxisName::ServerCpus).and_then(|c| CpuSet::parse(c).ok()).unwrap_or(CpuSet::All);
+        let key = combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
+        out.push(Cell {
+            index: out.len(),
+            key,
+            values: combo.clone(),
+            server: server.clone(),
+            workload: workload.clone(),
+            load_name: load_name.to_string(),
+            load: load.clone(),
+            client,
+            server_cpus,
+        });
+    }
+    out
+}
