@@ -38,6 +38,7 @@ mod config;
 mod conn;
 mod date;
 mod error;
+pub mod expected;
 mod file_cache;
 pub mod fileset;
 pub mod fuzzing;

@@ -20,6 +20,20 @@ const BOTTOM: &[u8] = b"</body>\n</html>\n";
 /// Largest text file joined, so a stray large file cannot make one response hold it in memory.
 const MAX_PART_BYTES: u64 = 1 << 20;
 
+/// The page for these four texts, as `serve` sends it.
+pub(crate) fn join(texts: [&[u8]; 4]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(TOP);
+    for (i, t) in texts.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(SEPARATOR);
+        }
+        out.extend_from_slice(t);
+    }
+    out.extend_from_slice(BOTTOM);
+    out
+}
+
 /// Answers `/include`, reading from `dir`.
 pub(crate) fn serve(dir: &Root, r: &mut Responder<'_>) -> Reply {
     let mut parts: [Option<(File, u64)>; 4] = [None, None, None, None];
