@@ -4,6 +4,9 @@
 //! errors (see ARCHITECTURE.md).
 
 mod ab_cmd;
+mod doctor_cmd;
+mod lab_cmd;
+mod report_cmd;
 mod run;
 mod run_cmd;
 mod serve_cmd;
@@ -28,6 +31,11 @@ Exit codes:
               number of a fatal network error modulo 256 (111 connection refused, ...)
   herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad
               usage, 3 a --fail-if condition did not hold
+  herd lab    0 done, 1 cannot start (bad experiment file, missing program), 2 bad usage,
+              3 done but some runs failed (kept with their reasons), 130 interrupted (finished
+              runs kept, everything herd started stopped)
+  herd report 0 done, 1 no such store or experiment
+  herd doctor 0 nothing missing, 1 something the lab needs is missing (one line says what)
   herd serve  0 after a clean stop (Ctrl-C or SIGTERM) or a finished --generate, 1 when it
               cannot start or generate, 2 bad usage";
 
@@ -43,6 +51,15 @@ enum Command {
     Run(Box<run_cmd::RunArgs>),
     /// The built-in reference server: static files and generated pages.
     Serve(serve_cmd::ServeArgs),
+    /// Experiments: matrices of real servers x workloads x loads, every result stored.
+    Lab {
+        #[command(subcommand)]
+        command: lab_cmd::LabCommand,
+    },
+    /// The result tables of stored experiments.
+    Report(report_cmd::ReportArgs),
+    /// Checks this machine for the lab: limits, sysctls, servers, kernel features.
+    Doctor,
 }
 
 fn main() -> ExitCode {
@@ -58,6 +75,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Lab { command } => lab_cmd::main(command),
+        Command::Report(args) => match report_cmd::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("herd report: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Doctor => doctor_cmd::main(),
         Command::Serve(args) => match serve_cmd::run(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

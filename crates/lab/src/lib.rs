@@ -7,8 +7,21 @@
 //!   a fixed rate, client steps); [`load::Request`] is what each request is.
 //! - [`client`] turns a cell's load into a client command line (herd run, the real ab or
 //!   wrk) and that client's output back into measurements.
+//! - [`runner::run`] runs the matrix against real servers and writes every run to the store;
+//!   [`plan::plan`] is the dry run. [`docroot`] writes what the servers serve and what each
+//!   answer must be; [`verify`] checks an answer before a cell is measured.
 
+pub mod bundled;
 pub mod client;
+pub mod docroot;
+pub mod doctor;
+pub mod environment;
+pub mod error;
 pub mod experiment;
 pub mod load;
 pub mod matrix;
+mod order;
+pub mod plan;
+pub mod runner;
+pub mod timewait;
+pub mod verify;

@@ -18,7 +18,7 @@ use crate::load::Load;
 
 pub use error::ExperimentError;
 pub use server::{ServerDef, BUILTIN_SERVERS};
-pub use workload::{static_path, WorkloadDef, WorkloadKind};
+pub use workload::{specweb_path, static_path, WorkloadDef, WorkloadKind};
 
 /// A checked experiment: what to run, not yet how (see `matrix` and `plan`).
 #[derive(Debug, Clone)]

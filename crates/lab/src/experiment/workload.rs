@@ -35,7 +35,7 @@ impl WorkloadDef {
         let page = |p| page_path(server.kind, server.php, p).map(str::to_string);
         match self.kind {
             WorkloadKind::Static { size } => Some(static_path(size)),
-            WorkloadKind::Specweb { .. } => Some("/specweb/".to_string()),
+            WorkloadKind::Specweb { dirs } => Some(specweb_path(dirs)),
             WorkloadKind::NineByNine => page(Page::NineByNine),
             WorkloadKind::Include => page(Page::Include),
             WorkloadKind::Post { .. } => page(Page::Echo),
@@ -73,4 +73,10 @@ impl WorkloadDef {
 /// Where a static file of `size` bytes lives in the docroot (herd serve --generate's layout).
 pub fn static_path(size: u64) -> String {
     format!("/sizes/{size}.html")
+}
+
+/// Where a SPECweb99-like set of `dirs` directories is served from: its own subdirectory, so
+/// that sets of several sizes can sit side by side.
+pub fn specweb_path(dirs: u32) -> String {
+    format!("/sw{dirs}/")
 }

@@ -1,0 +1,280 @@
+//! `herd lab`: run an experiment (or show its plan), list the bundled ones, clean up after a
+//! crash. The lab itself lives in herd-lab; this module parses flags, draws progress, prints
+//! the result table and turns outcomes into exit codes.
+
+use std::io::{self, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use herd_lab::experiment::{self, Experiment};
+use herd_lab::runner::progress::{Progress, RunSummary};
+use herd_lab::runner::{self, LabRun};
+use herd_lab::{bundled, matrix, plan};
+use herd_store::Store;
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum LabCommand {
+    /// Run an experiment: a file, or a bundled one by name (default: quickstart).
+    Run(RunArgs),
+    /// List the bundled experiments.
+    List,
+    /// Stop what a crashed lab run left running and remove its run directory.
+    Clean,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// An experiment file (.toml) or the name of a bundled experiment (`herd lab list`).
+    #[arg(value_name = "EXPERIMENT", default_value = "quickstart")]
+    experiment: String,
+    /// Print every cell, command line and rendered config; run and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The results store (SQLite), created if missing.
+    #[arg(long, value_name = "FILE", default_value = "herd-results.db")]
+    store: PathBuf,
+    /// One line per run instead of a progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+/// Exit code when some runs failed (their reasons are stored and printed).
+const SOME_RUNS_FAILED: u8 = 3;
+const INTERRUPTED: u8 = 130;
+
+pub(crate) fn main(cmd: LabCommand) -> ExitCode {
+    let result = match cmd {
+        LabCommand::Run(args) => run(args),
+        LabCommand::List => list().map(|()| ExitCode::SUCCESS),
+        LabCommand::Clean => clean().map(|()| ExitCode::SUCCESS),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("herd lab: {e:#}");
+        ExitCode::FAILURE
+    })
+}
+
+/// Reads the experiment named on the command line: a file when one exists at that path,
+/// otherwise a bundled experiment of that name.
+fn load(name: &str) -> anyhow::Result<Experiment> {
+    let path = Path::new(name);
+    if path.exists() || name.ends_with(".toml") {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read experiment file {name}"))?;
+        return experiment::parse(&text, name).map_err(|e| {
+            anyhow::anyhow!("{e}\nhint: see docs/experiment.md, or run `herd lab run --dry-run {name}`")
+        });
+    }
+    match bundled::find(name) {
+        Some(b) => Ok(experiment::parse(b.text, &format!("bundled:{}", b.name))?),
+        None => {
+            let names: Vec<&str> = bundled::BUNDLED.iter().map(|b| b.name).collect();
+            anyhow::bail!(
+                "no experiment file {name} and no bundled experiment of that name: give a .toml file or one of {}",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let e = load(&args.experiment)?;
+    let herd_exe = std::env::current_exe().context("cannot find herd's own executable")?;
+    let plan_text = plan::plan(&e, &herd_exe);
+    if args.dry_run {
+        write_stdout(plan_text.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut store = Store::open(&args.store)
+        .with_context(|| format!("cannot open the results store {}", args.store.display()))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = Arc::clone(&cancel);
+        ctrlc::set_handler(move || {
+            if cancel.swap(true, Ordering::Relaxed) {
+                eprintln!("herd lab: already stopping: the servers and client of the run in flight are being stopped");
+            }
+        })
+        .context("cannot install the Ctrl-C handler")?;
+    }
+    let tty = io::stderr().is_terminal() && !args.no_progress;
+    let mut progress: Box<dyn Progress> = if tty { Box::new(Bar::default()) } else { Box::new(Lines) };
+    let cells = matrix::cells(&e).len();
+    eprintln!(
+        "herd lab: {} ({} cells x {}-{} repetitions), results to {}",
+        e.name,
+        cells,
+        e.repetitions.min,
+        e.repetitions.max,
+        args.store.display()
+    );
+    let finished = runner::run(LabRun {
+        experiment: &e,
+        store: &mut store,
+        herd_exe,
+        herd_version: env!("CARGO_PKG_VERSION").to_string(),
+        tmp: std::env::temp_dir(),
+        plan: plan_text,
+        cancel: &cancel,
+        progress: progress.as_mut(),
+    })?;
+    drop(progress);
+    let stored = store.load_experiment(finished.experiment)?;
+    let mut table = Vec::new();
+    herd_report::experiment_table(&stored, &mut table)?;
+    write_stdout(&table)?;
+    let removed = if finished.run_dir_removed { "removed" } else { "could not remove" };
+    if finished.interrupted {
+        eprintln!(
+            "herd: interrupted after {} of {} runs; results kept in {} (experiment {}); stopped {} processes; {removed} {}",
+            finished.runs_done,
+            finished.runs_planned,
+            args.store.display(),
+            finished.experiment.0,
+            finished.stopped,
+            finished.run_dir.display()
+        );
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
+    eprintln!(
+        "herd lab: {} runs in {} (experiment {}, order seed {}); `herd report {}` shows them again",
+        finished.runs_done,
+        args.store.display(),
+        finished.experiment.0,
+        finished.seed,
+        args.store.display()
+    );
+    if finished.runs_failed > 0 {
+        eprintln!("herd lab: {} runs failed; their reasons are under the table and in the store", finished.runs_failed);
+        return Ok(ExitCode::from(SOME_RUNS_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list() -> anyhow::Result<()> {
+    let mut out = String::new();
+    for b in bundled::BUNDLED {
+        let e = experiment::parse(b.text, &format!("bundled:{}", b.name))?;
+        let cells = matrix::cells(&e).len();
+        out.push_str(&format!(
+            "{:<20} {:>3} cells x {}-{} reps  {}\n",
+            b.name, cells, e.repetitions.min, e.repetitions.max, e.title
+        ));
+    }
+    out.push_str("\nrun one with `herd lab run NAME`; see its plan with `herd lab run --dry-run NAME`\n");
+    write_stdout(out.as_bytes())
+}
+
+fn clean() -> anyhow::Result<()> {
+    let c = herd_topo::registry::clean(&std::env::temp_dir());
+    for (dir, owner) in &c.in_use {
+        eprintln!("herd lab clean: left {} alone: its lab run (pid {owner}) is still going", dir.display());
+    }
+    for (dir, err) in &c.errors {
+        eprintln!("herd lab clean: cannot remove {}: {err}", dir.display());
+    }
+    let stopped: Vec<String> = c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
+    println!(
+        "herd lab clean: stopped {} processes{}; removed {} run directories",
+        c.stopped.len(),
+        if stopped.is_empty() { String::new() } else { format!(": {}", stopped.join(", ")) },
+        c.dirs.len()
+    );
+    if !c.errors.is_empty() {
+        anyhow::bail!("some run directories could not be removed");
+    }
+    Ok(())
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    match io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to stdout"),
+    }
+}
+
+/// A progress bar with the ETA over the whole matrix (terminals).
+#[derive(Default)]
+struct Bar {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress for Bar {
+    fn begin(&mut self, planned: usize, _cells: usize) {
+        let bar = ProgressBar::new(planned as u64);
+        let style = ProgressStyle::with_template(
+            "{bar:30.cyan/blue} {pos}/{len} runs  {elapsed} elapsed, ETA {eta}  {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        self.bar = Some(bar);
+    }
+    fn run_started(&mut self, _n: usize, _planned: usize, cell: &matrix::Cell, rep: u32) {
+        if let Some(b) = &self.bar {
+            b.set_message(format!("rep {}: {}", rep + 1, cell.key));
+        }
+    }
+    fn run_finished(&mut self, s: &RunSummary) {
+        if let Some(b) = &self.bar {
+            if let Some(reason) = &s.reason {
+                b.println(format!("failed: {} rep {}: {reason}", s.cell_key, s.repetition + 1));
+            }
+            b.inc(1);
+        }
+    }
+    fn replanned(&mut self, planned: usize, why: &str) {
+        if let Some(b) = &self.bar {
+            b.set_length(planned as u64);
+            b.println(why);
+        }
+    }
+    fn note(&mut self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.println(text);
+        }
+    }
+    fn end(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// A line per run (logs, CI, pipes).
+struct Lines;
+
+impl Progress for Lines {
+    fn begin(&mut self, planned: usize, cells: usize) {
+        eprintln!("herd lab: {planned} runs planned over {cells} cells");
+    }
+    fn run_started(&mut self, _: usize, _: usize, _: &matrix::Cell, _: u32) {}
+    fn run_finished(&mut self, s: &RunSummary) {
+        match &s.reason {
+            Some(reason) => eprintln!("  {} rep {}: FAILED: {reason}", s.cell_key, s.repetition + 1),
+            None => eprintln!(
+                "  {} rep {}: {:.0} req/s, {} failed{} ({:.1} s)",
+                s.cell_key,
+                s.repetition + 1,
+                s.requests_per_second,
+                s.failed,
+                s.client_flag.as_ref().map(|f| format!(", client {f}")).unwrap_or_default(),
+                s.seconds
+            ),
+        }
+    }
+    fn replanned(&mut self, planned: usize, why: &str) {
+        eprintln!("herd lab: {why} (now {planned} runs)");
+    }
+    fn note(&mut self, text: &str) {
+        eprintln!("herd lab: {text}");
+    }
+    fn end(&mut self) {}
+}

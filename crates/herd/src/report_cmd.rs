@@ -1,0 +1,46 @@
+//! `herd report`: the result table of stored experiments (the latest by default), read from
+//! the store only: nothing is measured again.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Args;
+use herd_store::{ExperimentId, Store};
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// The results store written by `herd lab run`.
+    #[arg(value_name = "STORE", default_value = "herd-results.db")]
+    store: PathBuf,
+    /// The experiment to show (its number, from `--list`); default: the latest.
+    #[arg(long, value_name = "ID")]
+    experiment: Option<i64>,
+    /// List the stored experiments instead.
+    #[arg(long)]
+    list: bool,
+}
+
+pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
+    let store = Store::open_existing(&args.store)
+        .with_context(|| format!("cannot read the results store {}", args.store.display()))?;
+    let mut out = Vec::new();
+    if args.list {
+        for e in store.experiments()? {
+            writeln!(out, "{:>4}  {:<20} {:<12} {}  {}", e.id.0, e.name, e.status, e.started_at, e.title)?;
+        }
+    } else {
+        let id = match args.experiment {
+            Some(id) => ExperimentId(id),
+            None => store
+                .latest_experiment()?
+                .with_context(|| format!("{} holds no experiment yet: run `herd lab run` first", args.store.display()))?,
+        };
+        let e = store.load_experiment(id)?;
+        herd_report::experiment_table(&e, &mut out)?;
+    }
+    match std::io::stdout().lock().write_all(&out) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to stdout"),
+    }
+}

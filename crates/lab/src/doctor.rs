@@ -1,0 +1,248 @@
+//! `herd doctor`: what this machine has and lacks for herd's lab, one line per check, each
+//! with what to do when it is not right. Reads /proc and /sys, asks installed programs their
+//! versions, and (as root) probes kernel features in a scratch network namespace that it
+//! removes again.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use herd_drivers::{programs_needed, render, Programs, ServerSpec};
+use herd_topo::{CpuSet, Spawn, Supervisor};
+
+use crate::experiment::BUILTIN_SERVERS;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// Works, but results may suffer; the line says why and what to change.
+    Warn,
+    /// Missing: some of herd cannot run here; the line says what to install or do.
+    Missing,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub status: Status,
+    pub what: String,
+    pub detail: String,
+}
+
+/// Runs every check. `scratch` is a directory for probe output.
+pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut sup = Supervisor::new(None);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    out.push(if root {
+        ok("root", "yes: network namespaces, tc and nft paths can be built")
+    } else {
+        warn("root", "no: the quick start and loopback experiments work; network paths (namespaces, NAT, shaping) need root")
+    });
+    out.push(nofile());
+    out.push(sysctl_min("net.core.somaxconn", 4096, "listen backlogs are capped by it; with fewer, connections queue or drop at high concurrency: sysctl -w net.core.somaxconn=4096"));
+    out.push(port_range());
+    out.push(tw_reuse());
+    out.extend(servers(herd_exe, scratch, &mut sup));
+    for (name, candidates, package) in [
+        ("ab (client)", &["/usr/bin/ab"][..], "apache2-utils"),
+        ("wrk (client)", &["/usr/bin/wrk"][..], "wrk"),
+        ("ip", &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"][..], "iproute2"),
+        ("tc", &["/usr/sbin/tc", "/sbin/tc"][..], "iproute2"),
+        ("nft", &["/usr/sbin/nft"][..], "nftables"),
+        ("iptables", &["/usr/sbin/iptables"][..], "iptables"),
+        ("haproxy", &["/usr/sbin/haproxy"][..], "haproxy"),
+        ("sslh", &["/usr/sbin/sslh"][..], "sslh"),
+    ] {
+        out.push(match candidates.iter().find(|c| Path::new(c).exists()) {
+            Some(p) => ok(name, &format!("{p}")),
+            None => missing(name, &format!("not installed: apt-get install {package}")),
+        });
+    }
+    out.push(if Path::new("/proc/self/ns/net").exists() {
+        ok("network namespaces", "supported by the kernel")
+    } else {
+        missing("network namespaces", "not supported by this kernel: network paths cannot be built")
+    });
+    out.push(ip_vs());
+    if root {
+        out.extend(qdiscs(scratch, &mut sup));
+    } else {
+        out.push(warn("tc qdiscs (tbf, htb, netem)", "not probed: needs root (run herd doctor as root)"));
+    }
+    out
+}
+
+fn ok(what: &str, detail: &str) -> Check {
+    Check { status: Status::Ok, what: what.into(), detail: detail.into() }
+}
+fn warn(what: &str, detail: &str) -> Check {
+    Check { status: Status::Warn, what: what.into(), detail: detail.into() }
+}
+fn missing(what: &str, detail: &str) -> Check {
+    Check { status: Status::Missing, what: what.into(), detail: detail.into() }
+}
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn nofile() -> Check {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes only into `r`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return warn("open files limit", "cannot read RLIMIT_NOFILE");
+    }
+    let text = format!("{} soft, {} hard (herd raises soft to hard)", r.rlim_cur, r.rlim_max);
+    if r.rlim_max < 65_536 {
+        warn("open files limit", &format!("{text}: at most ~{} connections per process; raise the hard limit (ulimit -Hn, LimitNOFILE=) for tens of thousands", r.rlim_max))
+    } else {
+        ok("open files limit", &text)
+    }
+}
+
+fn sysctl_min(name: &str, min: u64, why: &str) -> Check {
+    let path = format!("/proc/sys/{}", name.replace('.', "/"));
+    match read(&path).and_then(|v| v.parse::<u64>().ok()) {
+        Some(v) if v >= min => ok(name, &v.to_string()),
+        Some(v) => warn(name, &format!("{v}: {why}")),
+        None => warn(name, "cannot read it"),
+    }
+}
+
+fn port_range() -> Check {
+    let name = "net.ipv4.ip_local_port_range";
+    let Some(v) = read("/proc/sys/net/ipv4/ip_local_port_range") else {
+        return warn(name, "cannot read it");
+    };
+    let nums: Vec<u64> = v.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    match nums.as_slice() {
+        [lo, hi] if hi - lo + 1 >= 28_000 => ok(name, &format!("{v} ({} ports)", hi - lo + 1)),
+        [lo, hi] => warn(name, &format!("{v}: only {} ports for connection-per-request loads: sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"", hi - lo + 1)),
+        _ => warn(name, &format!("unexpected value {v}")),
+    }
+}
+
+fn tw_reuse() -> Check {
+    let name = "net.ipv4.tcp_tw_reuse";
+    match read("/proc/sys/net/ipv4/tcp_tw_reuse").as_deref() {
+        Some("1") => ok(name, "1: clients reuse TIME_WAIT ports everywhere"),
+        Some("2") => ok(name, "2: reuse on loopback only (the default); herd's namespaced paths give each run fresh addresses instead"),
+        Some(v) => warn(name, &format!("{v}: clients cannot reuse TIME_WAIT ports; connection-per-request cells may run out: sysctl -w net.ipv4.tcp_tw_reuse=2")),
+        None => warn(name, "cannot read it"),
+    }
+}
+
+/// Each server the lab can drive: installed or not, and its version.
+fn servers(herd_exe: &Path, scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for &(name, kind, php) in BUILTIN_SERVERS {
+        for program in programs_needed(kind, php) {
+            if seen.iter().any(|s| s == program.name) {
+                continue;
+            }
+            seen.push(program.name.to_string());
+            let what = format!("server program {} (for {name})", program.name);
+            let programs = match Programs::locate(&[program], herd_exe) {
+                Ok(p) => p,
+                Err(e) => {
+                    out.push(missing(&what, &e.to_string()));
+                    continue;
+                }
+            };
+            let path = programs.get(program.name).map(Path::to_path_buf).unwrap_or_default();
+            let version = version_of(kind, php, program.name, programs_for(kind, php, herd_exe), scratch, sup);
+            out.push(ok(&what, &format!("{} {}", path.display(), version.unwrap_or_else(|| "(version unknown)".into()))));
+        }
+    }
+    out
+}
+
+fn programs_for(kind: herd_drivers::ServerKind, php: Option<herd_drivers::Php>, herd_exe: &Path) -> Option<Programs> {
+    Programs::locate(&programs_needed(kind, php), herd_exe).ok()
+}
+
+/// The version the driver's own probe reads from `program`.
+fn version_of(
+    kind: herd_drivers::ServerKind,
+    php: Option<herd_drivers::Php>,
+    program: &str,
+    programs: Option<Programs>,
+    scratch: &Path,
+    sup: &mut Supervisor,
+) -> Option<String> {
+    let spec = ServerSpec {
+        kind,
+        php,
+        listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+        docroot: scratch.join("www"),
+        run_dir: scratch.join("run"),
+        workers: None,
+        user: None,
+        programs: programs?,
+    };
+    let launch = render(&spec).ok()?;
+    let probe = launch.versions.iter().find(|v| v.program == program)?;
+    let text = capture(sup, scratch, &probe.argv);
+    (probe.parse)(&text)
+}
+
+fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> String {
+    let log = scratch.join("doctor.out");
+    let spawn = Spawn { name: "doctor-probe", argv, env: &[], stdout: &log, stderr: &log, cpus: &CpuSet::All };
+    let ok = sup.run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None).is_ok_and(|f| f.status.success());
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    if ok {
+        text
+    } else {
+        format!("FAILED {text}")
+    }
+}
+
+fn ip_vs() -> Check {
+    let release = read("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let module_dir = PathBuf::from(format!("/lib/modules/{release}/kernel/net/netfilter/ipvs"));
+    if Path::new("/proc/net/ip_vs").exists() || Path::new("/sys/module/ip_vs").exists() || module_dir.exists() {
+        ok("IP_VS (LVS)", "available: the lvs-nat path can run")
+    } else {
+        missing("IP_VS (LVS)", "not in this kernel: the lvs-nat path is refused; use nft-numgen or haproxy-tcp for L4 balancing")
+    }
+}
+
+/// Probes tbf, htb and netem on a dummy link in a scratch namespace (removed afterwards).
+fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
+    let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"].into_iter().find(|p| Path::new(p).exists());
+    let tc = ["/usr/sbin/tc", "/sbin/tc"].into_iter().find(|p| Path::new(p).exists());
+    let (Some(ip), Some(tc)) = (ip, tc) else {
+        return vec![missing("tc qdiscs (tbf, htb, netem)", "not probed: ip or tc missing (apt-get install iproute2)")];
+    };
+    let ns = format!("herd-doctor-{}", std::process::id());
+    let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
+    let made = !capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])).starts_with("FAILED");
+    if !made {
+        return vec![warn("tc qdiscs (tbf, htb, netem)", "not probed: cannot create a scratch network namespace")];
+    }
+    let _ = capture(sup, scratch, &argv(&[ip, "-n", &ns, "link", "add", "herd-dummy0", "type", "dummy"]));
+    let mut out = Vec::new();
+    for (qdisc, args, instead) in [
+        ("tbf", &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"][..], "link rates cannot be shaped"),
+        ("htb", &["htb", "default", "1"][..], "use tbf for link rates"),
+        ("netem", &["netem", "delay", "1ms"][..], "delay and loss cannot be emulated: such cells are refused, never run unshaped"),
+    ] {
+        let mut a = vec![tc, "-n", &ns, "qdisc", "replace", "dev", "herd-dummy0", "root"];
+        a.extend_from_slice(args);
+        let text = capture(sup, scratch, &argv(&a));
+        out.push(if text.starts_with("FAILED") {
+            missing(&format!("tc qdisc {qdisc}"), &format!("not available in this kernel ({}): {instead}", text.trim_start_matches("FAILED").trim()))
+        } else {
+            ok(&format!("tc qdisc {qdisc}"), "available")
+        });
+    }
+    let _ = capture(sup, scratch, &argv(&[ip, "netns", "del", &ns]));
+    out
+}

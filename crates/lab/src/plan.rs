@@ -1,0 +1,182 @@
+//! The dry run: every cell, every command line and every rendered config of an experiment,
+//! without running, writing or creating anything. Paths inside the run directory are shown
+//! as `$RUN` and the port a cell's server gets as 8080 (the real one is chosen per run), so
+//! that the listing is the same on every machine and every server's configuration is printed
+//! once, not once per cell.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use herd_drivers::{programs_needed, render, Programs, ServerSpec};
+
+use crate::client::{self, ClientJob, Tool};
+use crate::experiment::{Experiment, WorkloadKind};
+use crate::load::{Load, Method, Request, Warmup};
+use crate::matrix::cells;
+
+/// The run directory as the plan shows it.
+const RUN: &str = "$RUN";
+
+/// The plan of `e` as text.
+pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
+    let mut s = String::new();
+    let all = cells(e);
+    let reps = &e.repetitions;
+    let _ = writeln!(s, "experiment {} ({}): {}", e.name, e.source, e.title);
+    let axes: Vec<String> = e.axes.iter().map(|a| format!("{} ({})", a.name.as_str(), a.values.len())).collect();
+    let _ = writeln!(
+        s,
+        "matrix: {} = {} cells; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
+        axes.join(" x "),
+        all.len(),
+        reps.min,
+        reps.max,
+        reps.max_spread_percent,
+        all.len() * reps.min as usize,
+        all.len() * reps.max as usize
+    );
+    let seed = e.runner.seed.map_or("drawn at start".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        s,
+        "order: shuffled per repetition (seed {seed}); before each run: TIME_WAIT below {} (wait at most {:?}); servers restarted for every run, ready within {:?}",
+        e.runner.time_wait_below, e.runner.drain_timeout, e.runner.ready_timeout
+    );
+    let _ = writeln!(s, "client cpus: {}; run directory: {RUN} (a new herd-lab-* under the temporary directory)", e.client_cpus);
+    if let Some(r) = &e.reference {
+        let _ = writeln!(s, "reference figures: {r}");
+    }
+
+    let _ = writeln!(s, "\nservers");
+    for (name, def) in &e.servers {
+        let needed = programs_needed(def.kind, def.php);
+        let (programs, missing) = match Programs::locate(&needed, herd_exe) {
+            Ok(p) => (p, None),
+            Err(err) => {
+                let fallback = needed.iter().map(|p| (p.name, p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from)));
+                (Programs::from_paths(fallback), Some(err.to_string()))
+            }
+        };
+        let spec = ServerSpec {
+            kind: def.kind,
+            php: def.php,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            docroot: PathBuf::from(format!("{RUN}/www")),
+            run_dir: PathBuf::from(format!("{RUN}/cells/CELL/{name}")),
+            workers: def.workers,
+            user: root_user(),
+            programs,
+        };
+        let _ = writeln!(s, "\n== server {name}");
+        if let Some(m) = missing {
+            let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
+        }
+        match render(&spec) {
+            Err(err) => {
+                let _ = writeln!(s, "   cannot configure: {err}");
+            }
+            Ok(launch) => {
+                for p in &launch.processes {
+                    let _ = writeln!(s, "   start {}: {}", p.name, join(&p.argv));
+                }
+                let _ = writeln!(s, "   ready when: {:?}", launch.ready);
+                for v in &launch.validate {
+                    let _ = writeln!(s, "   config check: {}", join(v));
+                }
+                for v in &launch.versions {
+                    let _ = writeln!(s, "   version: {}", join(&v.argv));
+                }
+                for f in &launch.files {
+                    let _ = writeln!(s, "   --- {}", f.path.display());
+                    for line in f.contents.lines() {
+                        let _ = writeln!(s, "   | {line}");
+                    }
+                }
+            }
+        }
+    }
+
+    let _ = writeln!(s, "\ncells");
+    for c in &all {
+        let _ = writeln!(s, "\n{:>4}. {}", c.index + 1, c.key);
+        let _ = writeln!(s, "      server {} on cpus {}: {}", c.server.name, c.server_cpus, c.workload.describe());
+        let Some(path) = c.workload.path_on(&c.server) else {
+            continue;
+        };
+        let request = Request {
+            path: path.clone(),
+            method: match c.workload.kind {
+                WorkloadKind::Post { size } => Method::Post {
+                    body_file: PathBuf::from(format!("{RUN}/www/bodies/post-{size}.bin")),
+                    content_type: "application/octet-stream".into(),
+                },
+                _ => Method::Get,
+            },
+            specweb_dir: match c.workload.kind {
+                WorkloadKind::Specweb { dirs } => Some(PathBuf::from(format!("{RUN}/www/sw{dirs}/specweb"))),
+                _ => None,
+            },
+            expect_status: 200,
+            expect_body_bytes: None,
+        };
+        let _ = writeln!(s, "      verify: {} {path} must answer 200 with the expected bytes (length and SHA-256)", method_of(&request));
+        let program = client_program(c.client, herd_exe);
+        let out_dir = PathBuf::from(format!("{RUN}/cells/CELL/client"));
+        if c.load.warmup != Warmup::None {
+            let _ = writeln!(s, "      warm-up (discarded): {:?} at the same concurrency, before the measured run", c.load.warmup);
+        }
+        let main = Load { warmup: Warmup::None, ..c.load.clone() };
+        let job = ClientJob {
+            tool: c.client,
+            program: &program,
+            base_url: "http://127.0.0.1:8080",
+            request: &request,
+            load: &main,
+            threads: e.client_threads,
+            out_dir: &out_dir,
+        };
+        match client::command(&job) {
+            Ok(cmd) => {
+                let _ = writeln!(s, "      client on cpus {}: {}", e.client_cpus, join(&cmd.main));
+            }
+            Err(err) => {
+                let _ = writeln!(s, "      client: refused: {err}");
+            }
+        }
+    }
+    s
+}
+
+fn method_of(r: &Request) -> &'static str {
+    match r.method {
+        Method::Get => "GET",
+        Method::Post { .. } => "POST",
+    }
+}
+
+fn client_program(tool: Tool, herd_exe: &Path) -> PathBuf {
+    match tool {
+        Tool::Herd => herd_exe.to_path_buf(),
+        Tool::Ab => PathBuf::from("/usr/bin/ab"),
+        Tool::Wrk => PathBuf::from("/usr/bin/wrk"),
+    }
+}
+
+fn root_user() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    (unsafe { libc::geteuid() } == 0).then(|| "www-data".to_string())
+}
+
+fn join(argv: &[std::ffi::OsString]) -> String {
+    argv.iter()
+        .map(|a| {
+            let a = a.to_string_lossy();
+            if a.is_empty() || a.contains([' ', '"', '\'', '$']) && !a.starts_with("$RUN") {
+                format!("'{a}'")
+            } else {
+                a.into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,452 @@
+//! One run of one cell: fresh servers in their own directory, readiness, verify before
+//! measure, warm-up, the measured client run with the servers' CPU time around it, stop by
+//! PID, and the record for the store. A failure at any step is the run's result (stored with
+//! its reason); only Ctrl-C returns nothing.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use herd_drivers::{render, Launch, Probe, ServerSpec};
+use herd_store::{ClientRecord, MeasurementRecord, Outcome, RepetitionRecord, ServerRecord};
+use herd_topo::{proc::describe, Spawn, Supervisor};
+
+use super::preflight::{self, Ready};
+use super::progress::{Progress, RunSummary};
+use super::now_rfc3339;
+use crate::client::{self, ClientJob};
+use crate::docroot::Docroot;
+use crate::experiment::{Experiment, WorkloadKind};
+use crate::load::{Load, Method, Request, Shape, Warmup};
+use crate::matrix::Cell;
+use crate::{timewait, verify};
+
+/// What every run of the experiment shares.
+pub(super) struct Context<'a> {
+    pub experiment: &'a Experiment,
+    pub ready: &'a Ready,
+    pub docroot: &'a Docroot,
+    pub run_dir: &'a Path,
+    pub herd_exe: &'a Path,
+    pub cancel: &'a AtomicBool,
+}
+
+/// Grace between SIGTERM and SIGKILL for servers.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs `cell` once; None when cancelled (nothing to keep).
+pub(super) fn run(
+    ctx: &Context<'_>,
+    cell: &Cell,
+    rep: u32,
+    position: u32,
+    sup: &mut Supervisor,
+    versions: &mut BTreeMap<String, String>,
+    progress: &mut dyn Progress,
+) -> Option<(RepetitionRecord, RunSummary)> {
+    let e = ctx.experiment;
+    let cancelled = || ctx.cancel.load(Ordering::Relaxed);
+    let started_at = now_rfc3339();
+    let clock = Instant::now();
+
+    let (tw_before, drained) = timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
+    if drained > Duration::from_secs(1) {
+        progress.note(&format!("waited {:.0} s for TIME_WAIT sockets to drain ({tw_before} at first)", drained.as_secs_f64()));
+    }
+    if cancelled() {
+        return None;
+    }
+    let dir = ctx.run_dir.join("cells").join(format!("{:03}-r{rep}", cell.index));
+    let mut rec = RepetitionRecord {
+        cell_key: cell.key.clone(),
+        axes: cell.values.iter().map(|(a, v)| (a.as_str().to_string(), v.clone())).collect(),
+        repetition: rep,
+        position,
+        started_at,
+        finished_at: String::new(),
+        outcome: Outcome::Ok,
+        client: ClientRecord {
+            tool: cell.client.name().to_string(),
+            version: versions.get(&format!("client:{}", cell.client.name())).cloned().unwrap_or_default(),
+            argv: Vec::new(),
+            cpus: Some(e.client_cpus.to_string()),
+            verdict: None,
+            verdict_reason: None,
+            health_json: None,
+        },
+        servers: Vec::new(),
+        server_cpu_seconds: None,
+        time_wait_before: Some(tw_before),
+        drain_seconds: drained.as_secs_f64(),
+        measurements: Vec::new(),
+    };
+    let result = measure(ctx, cell, &dir, sup, versions, &mut rec);
+    // Stop this run's servers (and anything else still running) whatever happened.
+    let pids: Vec<u32> = sup.running().iter().map(|r| r.pid).collect();
+    for pid in pids.into_iter().rev() {
+        sup.stop(pid, STOP_GRACE);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    match result {
+        Err(Failure::Cancelled) => return None,
+        Err(Failure::Failed(reason)) => rec.outcome = Outcome::Failed { reason },
+        Ok(()) => {}
+    }
+    rec.finished_at = now_rfc3339();
+    let completed: u64 = rec.measurements.iter().map(|m| m.completed).sum();
+    let failed: u64 = rec.measurements.iter().map(|m| m.failed).sum();
+    let secs: f64 = rec.measurements.iter().map(|m| m.duration_s).sum();
+    let summary = RunSummary {
+        cell_key: cell.key.clone(),
+        repetition: rep,
+        ok: matches!(rec.outcome, Outcome::Ok),
+        requests_per_second: if secs > 0.0 { completed as f64 / secs } else { 0.0 },
+        failed,
+        reason: match &rec.outcome {
+            Outcome::Failed { reason } => Some(reason.clone()),
+            Outcome::Ok => None,
+        },
+        seconds: clock.elapsed().as_secs_f64(),
+        client_flag: rec.client.verdict.clone().filter(|v| v != "ok"),
+    };
+    Some((rec, summary))
+}
+
+enum Failure {
+    Cancelled,
+    Failed(String),
+}
+
+fn fail(s: impl Into<String>) -> Failure {
+    Failure::Failed(s.into())
+}
+
+fn measure(
+    ctx: &Context<'_>,
+    cell: &Cell,
+    dir: &Path,
+    sup: &mut Supervisor,
+    versions: &mut BTreeMap<String, String>,
+    rec: &mut RepetitionRecord,
+) -> Result<(), Failure> {
+    let e = ctx.experiment;
+    let cancelled = || ctx.cancel.load(Ordering::Relaxed);
+    let server_dir = dir.join(&cell.server.name);
+    std::fs::create_dir_all(&server_dir).map_err(|err| fail(format!("cannot create {}: {err}", server_dir.display())))?;
+    open_dir(dir);
+    open_dir(&server_dir);
+    let programs = ctx.ready.programs.get(&cell.server.name).cloned().ok_or_else(|| fail("no programs for this server"))?;
+    let listen = free_port().map_err(|err| fail(format!("no free port on 127.0.0.1: {err}")))?;
+    let spec = ServerSpec {
+        kind: cell.server.kind,
+        php: cell.server.php,
+        listen,
+        docroot: ctx.docroot.dir.clone(),
+        run_dir: server_dir.clone(),
+        workers: cell.server.workers,
+        user: ctx.ready.user.clone(),
+        programs,
+    };
+    let launch = render(&spec).map_err(|err| fail(format!("cannot configure {}: {err}", cell.server.name)))?;
+    write_launch(&launch).map_err(fail)?;
+    // One record per process of the launch (php-fpm, then nginx …), each with its version.
+    for p in &launch.processes {
+        let version = match launch.versions.iter().find(|v| v.program == p.name) {
+            Some(v) => match versions.get(&v.program) {
+                Some(known) => known.clone(),
+                None => {
+                    let text = preflight::run_capture(sup, dir, "version", &v.argv);
+                    let found = (v.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
+                    versions.insert(v.program.clone(), found.clone());
+                    found
+                }
+            },
+            None => "n/a".to_string(),
+        };
+        rec.servers.push(ServerRecord {
+            name: cell.server.name.clone(),
+            program: p.name.clone(),
+            version,
+            argv: p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            cpus: Some(cell.server_cpus.to_string()),
+            cpu_seconds: None,
+            configs: Vec::new(),
+        });
+    }
+    // The rendered files go with the front server's record (the last started).
+    let configs: Vec<(String, String)> = launch
+        .files
+        .iter()
+        .map(|f| (f.path.strip_prefix(dir).unwrap_or(&f.path).display().to_string(), f.contents.clone()))
+        .collect();
+
+    // Start the processes in order, each ready before the next.
+    let mut pids = Vec::new();
+    for p in &launch.processes {
+        let spawn = Spawn { name: &p.name, argv: &p.argv, env: &p.env, stdout: &p.log, stderr: &p.log, cpus: &cell.server_cpus };
+        let pid = sup.start(&spawn).map_err(|err| fail(err.to_string()))?;
+        pids.push((pid, p));
+        if let Some(probe) = &p.ready {
+            wait_ready(probe, e.runner.ready_timeout, sup, pid, &p.name, &p.log, ctx.cancel)?;
+        }
+    }
+    if let Some(front) = rec.servers.last_mut() {
+        front.configs = configs;
+    }
+    let (front_pid, front) = pids.last().map(|(pid, p)| (*pid, *p)).ok_or_else(|| fail("the driver started no process"))?;
+    wait_ready(&launch.ready, e.runner.ready_timeout, sup, front_pid, &front.name, &front.log, ctx.cancel)?;
+
+    // Verify before measuring.
+    let request = request_for(ctx, cell, listen)?;
+    let expected = ctx.docroot.expected.get(&cell.workload.name).ok_or_else(|| fail("no expected answer for this workload"))?;
+    let verify_path = expected.path.clone().unwrap_or_else(|| request.path.clone());
+    let body = match &request.method {
+        Method::Post { body_file, .. } => Some(std::fs::read(body_file).map_err(|err| fail(format!("cannot read {}: {err}", body_file.display())))?),
+        Method::Get => None,
+    };
+    let method = if body.is_some() { "POST" } else { "GET" };
+    let answer = verify::fetch(listen, method, &verify_path, body.as_deref(), Duration::from_secs(30), expected.body_bytes)
+        .map_err(|err| fail(format!("verify: {err}")))?;
+    verify::check(&answer, expected).map_err(|err| {
+        fail(format!("verify: {} answered {method} {verify_path} with {err}", cell.server.name))
+    })?;
+
+    // Warm-up, discarded.
+    let client_program = ctx.ready.clients.get(&cell.client).ok_or_else(|| fail("client not found"))?;
+    let base_url = format!("http://{listen}");
+    let client_dir = dir.join("client");
+    if cell.load.warmup != Warmup::None {
+        let warm_dir = client_dir.join("warmup");
+        std::fs::create_dir_all(&warm_dir).map_err(|err| fail(err.to_string()))?;
+        let warm_load = warmup_load(&cell.load);
+        let job = ClientJob {
+            tool: cell.client,
+            program: client_program,
+            base_url: &base_url,
+            request: &request,
+            load: &warm_load,
+            threads: e.client_threads,
+            out_dir: &warm_dir,
+        };
+        let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
+        let out = warm_dir.join("output");
+        let spawn = Spawn { name: "client-warmup", argv: &cmd.main, env: &[], stdout: &out, stderr: &out, cpus: &e.client_cpus };
+        let f = sup.run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel)).map_err(|err| fail(err.to_string()))?;
+        if f.cancelled || cancelled() {
+            return Err(Failure::Cancelled);
+        }
+    }
+
+    // The measured run, with the servers' CPU time around it.
+    std::fs::create_dir_all(&client_dir).map_err(|err| fail(err.to_string()))?;
+    let main_load = Load { warmup: Warmup::None, ..cell.load.clone() };
+    let job = ClientJob {
+        tool: cell.client,
+        program: client_program,
+        base_url: &base_url,
+        request: &request,
+        load: &main_load,
+        threads: e.client_threads,
+        out_dir: &client_dir,
+    };
+    let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
+    rec.client.argv = cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let server_pids: Vec<u32> = pids.iter().map(|(p, _)| *p).collect();
+    let cpu = |sup: &Supervisor| -> Vec<Option<f64>> { server_pids.iter().map(|&p| sup.cpu_seconds(p)).collect() };
+    let before = cpu(sup);
+    let stdout = client_dir.join("stdout");
+    let stderr = client_dir.join("stderr");
+    let spawn = Spawn { name: "client", argv: &cmd.main, env: &[], stdout: &stdout, stderr: &stderr, cpus: &e.client_cpus };
+    let finished = sup.run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel)).map_err(|err| fail(err.to_string()))?;
+    let after = cpu(sup);
+    if finished.cancelled || cancelled() {
+        return Err(Failure::Cancelled);
+    }
+    let mut total_cpu = 0.0;
+    for ((b, a), record) in before.iter().zip(&after).zip(rec.servers.iter_mut()) {
+        if let (Some(b), Some(a)) = (b, a) {
+            let used = (a - b).max(0.0);
+            total_cpu += used;
+            record.cpu_seconds = Some(used);
+        }
+    }
+    rec.server_cpu_seconds = Some(total_cpu);
+    let out = std::fs::read_to_string(&stdout).unwrap_or_default();
+    let err = std::fs::read_to_string(&stderr).unwrap_or_default();
+    if finished.timed_out {
+        return Err(fail(format!(
+            "the client ran past {:?} and was stopped; stderr: {}",
+            time_limit(&main_load),
+            tail(&err)
+        )));
+    }
+    let parsed = client::parse(&job, &out, &err).map_err(|parse_err| {
+        fail(format!("client {} ({}): {parse_err}; stderr: {}", cell.client.name(), describe(&finished.status), tail(&err)))
+    })?;
+    if let Some(v) = &parsed.verdict {
+        rec.client.verdict = Some(v.verdict.clone());
+        rec.client.verdict_reason = v.reason.clone();
+    }
+    rec.client.health_json = parsed.health_json.clone();
+    rec.measurements = parsed.steps.into_iter().map(to_record).collect();
+    // A server that died during the run is a failed run, whatever the client counted.
+    for (pid, p) in &pids {
+        if let Some(status) = sup.exit_status(*pid) {
+            return Err(fail(format!("{} exited during the run ({}): {}", p.name, describe(&status), tail_file(&p.log))));
+        }
+    }
+    Ok(())
+}
+
+/// The request a cell sends, for its server.
+fn request_for(ctx: &Context<'_>, cell: &Cell, _listen: SocketAddr) -> Result<Request, Failure> {
+    let path = cell.workload.path_on(&cell.server).ok_or_else(|| fail(cell.workload.unsupported_reason(&cell.server)))?;
+    let expected = ctx.docroot.expected.get(&cell.workload.name);
+    let (method, specweb_dir) = match cell.workload.kind {
+        WorkloadKind::Post { .. } => {
+            let body_file = ctx.docroot.bodies.get(&cell.workload.name).cloned().ok_or_else(|| fail("no body file"))?;
+            (Method::Post { body_file, content_type: "application/octet-stream".into() }, None)
+        }
+        WorkloadKind::Specweb { dirs } => (Method::Get, Some(crate::docroot::specweb_dir(&ctx.docroot.dir, dirs))),
+        _ => (Method::Get, None),
+    };
+    let expect_body_bytes = match cell.workload.kind {
+        WorkloadKind::Specweb { .. } => None,
+        _ => expected.map(|e| e.body_bytes),
+    };
+    Ok(Request { path, method, specweb_dir, expect_status: 200, expect_body_bytes })
+}
+
+/// The discarded warm-up run's load: the warm-up's time or count at the cell's concurrency.
+fn warmup_load(load: &Load) -> Load {
+    let concurrency = match &load.shape {
+        Shape::Requests { concurrency, .. } | Shape::Duration { concurrency, .. } => *concurrency,
+        Shape::Rate { connections, .. } => *connections,
+        Shape::Steps { clients, .. } => clients.iter().copied().max().unwrap_or(1),
+    };
+    let shape = match load.warmup {
+        Warmup::Requests(n) => Shape::Requests { n_requests: n, concurrency },
+        Warmup::Duration(d) => Shape::Duration { duration: d, concurrency },
+        Warmup::None => Shape::Requests { n_requests: 1, concurrency: 1 },
+    };
+    Load { shape, warmup: Warmup::None, ..load.clone() }
+}
+
+/// How long a client may run before it is stopped: its own length plus a margin, or for a
+/// request count, a generous bound (10 ms a request, at least a minute, at most two hours).
+fn time_limit(load: &Load) -> Duration {
+    let margin = Duration::from_secs(60);
+    match &load.shape {
+        Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => *duration + margin,
+        Shape::Steps { clients, step } => *step * clients.len() as u32 + margin,
+        Shape::Requests { n_requests, .. } => {
+            let per = Duration::from_millis(10).saturating_mul(u32::try_from(*n_requests).unwrap_or(u32::MAX));
+            (per + margin).min(Duration::from_secs(7200))
+        }
+    }
+}
+
+fn to_record(m: client::Measurement) -> MeasurementRecord {
+    MeasurementRecord {
+        step: m.step,
+        label: m.label,
+        concurrency: m.concurrency,
+        rate: m.rate,
+        duration_s: m.duration_s,
+        completed: m.completed,
+        failed: m.failed,
+        failures: m.failures,
+        statuses: m.statuses,
+        non_2xx: m.non_2xx,
+        bytes_total: m.bytes_total,
+        bytes_body: m.bytes_body,
+        warmup_requests: m.warmup_requests,
+        histograms: m.histograms,
+        reported: m.reported,
+    }
+}
+
+/// Waits until `probe` answers; fails early when the process exits, with its log's end.
+fn wait_ready(
+    probe: &Probe,
+    timeout: Duration,
+    sup: &mut Supervisor,
+    pid: u32,
+    name: &str,
+    log: &Path,
+    cancel: &AtomicBool,
+) -> Result<(), Failure> {
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Failure::Cancelled);
+        }
+        if let Some(status) = sup.exit_status(pid) {
+            return Err(fail(format!("{name} exited at start ({}): {}", describe(&status), tail_file(log))));
+        }
+        match probe {
+            Probe::UnixSocket(path) => {
+                if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                    return Ok(());
+                }
+                last = format!("no socket at {}", path.display());
+            }
+            Probe::Http { addr, path } => match verify::fetch(*addr, "GET", path, None, Duration::from_secs(2), 1 << 16) {
+                Ok(a) if a.status == 200 => return Ok(()),
+                Ok(a) => last = format!("GET {path} answered {}", a.status),
+                Err(err) => last = err,
+            },
+        }
+        if started.elapsed() > timeout {
+            return Err(fail(format!(
+                "{name} did not become ready within {timeout:?} ({last}); its log: {}",
+                tail_file(log)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn write_launch(launch: &Launch) -> Result<(), String> {
+    for d in &launch.dirs {
+        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        open_dir(d);
+    }
+    for f in &launch.files {
+        if let Some(parent) = f.path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&f.path, &f.contents).map_err(|e| format!("cannot write {}: {e}", f.path.display()))?;
+    }
+    Ok(())
+}
+
+/// 0755, so that workers running as www-data can enter (best effort).
+fn open_dir(d: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; the server binds it right after).
+fn free_port() -> std::io::Result<SocketAddr> {
+    TcpListener::bind("127.0.0.1:0")?.local_addr()
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(5);
+    let t = lines[start..].join(" | ");
+    if t.is_empty() {
+        "(empty)".into()
+    } else {
+        t
+    }
+}
+
+fn tail_file(path: &Path) -> String {
+    tail(&std::fs::read_to_string(path).unwrap_or_default())
+}
+

@@ -1,0 +1,236 @@
+//! The runner: a checked experiment in, every repetition of every cell run and stored.
+//!
+//! Rounds: repetition r of every cell, in an order shuffled for that round; after the minimum,
+//! more rounds for the cells whose spread (relative standard deviation of requests per
+//! second) is still over the bound, up to the maximum. Each run of a cell starts its servers
+//! afresh in a directory of its own, waits until they answer, verifies the workload's answer,
+//! warms up, measures (server CPU included), stops everything it started by PID, and writes
+//! the result in one transaction. Ctrl-C (the `cancel` flag) stops between or inside a run:
+//! what finished is kept, the run in flight is dropped, and everything herd started is stopped.
+
+mod cell;
+mod preflight;
+pub mod progress;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use herd_store::{ExperimentId, ExperimentStatus, NewExperiment, Store};
+use herd_topo::{Registry, Supervisor};
+
+use crate::error::LabError;
+use crate::experiment::Experiment;
+use crate::matrix::{cells, Cell};
+use progress::{Progress, RunSummary};
+
+/// Version of the method the runner applies (warm-up, verify, repetitions, drain): stored
+/// with every result so that results of different methods are never mixed unknowingly.
+pub const METHODOLOGY_VERSION: u32 = 1;
+
+/// What a lab run needs from its caller.
+pub struct LabRun<'a> {
+    pub experiment: &'a Experiment,
+    pub store: &'a mut Store,
+    /// herd's own executable: herd serve and herd run are started from it.
+    pub herd_exe: PathBuf,
+    pub herd_version: String,
+    /// Where the run directory goes (the system's temporary directory).
+    pub tmp: PathBuf,
+    /// The plan text (`--dry-run`'s output), stored with the experiment.
+    pub plan: String,
+    pub cancel: &'a AtomicBool,
+    pub progress: &'a mut dyn Progress,
+}
+
+/// How a lab run ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub experiment: ExperimentId,
+    pub runs_done: usize,
+    pub runs_failed: usize,
+    pub runs_planned: usize,
+    pub interrupted: bool,
+    /// Processes herd still had to stop at the end (after Ctrl-C: the servers and client of
+    /// the run in flight).
+    pub stopped: usize,
+    pub run_dir: PathBuf,
+    pub run_dir_removed: bool,
+    pub seed: u64,
+}
+
+/// Runs the experiment to its end, or until `cancel` is raised.
+pub fn run(r: LabRun<'_>) -> Result<Finished, LabError> {
+    let e = r.experiment;
+    let all = cells(e);
+    if all.is_empty() {
+        return Err(LabError::NoCells);
+    }
+    let ready = preflight::check(e, &all, &r.herd_exe)?;
+    let registry = Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
+    let run_dir = registry.dir().to_path_buf();
+    let mut sup = Supervisor::new(Some(registry.clone()));
+    let result = run_in(&r, &all, &ready, &run_dir, &mut sup);
+    let stopped = sup.stop_all(Duration::from_secs(5));
+    drop(sup);
+    let run_dir_removed = registry.remove().is_ok();
+    let mut f = result?;
+    f.stopped += stopped;
+    f.run_dir_removed = run_dir_removed;
+    Ok(f)
+}
+
+fn run_in(
+    r: &LabRun<'_>,
+    all: &[Cell],
+    ready: &preflight::Ready,
+    run_dir: &Path,
+    sup: &mut Supervisor,
+) -> Result<Finished, LabError> {
+    let e = r.experiment;
+    let cancelled = || r.cancel.load(Ordering::Relaxed);
+    let docroot_dir = run_dir.join("www");
+    let workloads: Vec<_> = e.workloads.values().collect();
+    let docroot = crate::docroot::prepare(&docroot_dir, workloads)
+        .map_err(|source| LabError::Io { path: docroot_dir.clone(), source })?;
+    let mut versions = preflight::versions(ready, run_dir, sup);
+
+    let seed = e.runner.seed.unwrap_or_else(|| {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    });
+    let mut environment = crate::environment::record(&r.herd_version);
+    environment.push(("order_seed".into(), seed.to_string()));
+    environment.push(("client_cpus".into(), e.client_cpus.to_string()));
+    for (k, v) in &versions {
+        environment.push((format!("version.{k}"), v.clone()));
+    }
+    let exp_id = r.store.begin_experiment(&NewExperiment {
+        name: e.name.clone(),
+        title: e.title.clone(),
+        source: e.source.clone(),
+        definition: e.text.clone(),
+        plan: r.plan.clone(),
+        started_at: now_rfc3339(),
+        herd_version: r.herd_version.clone(),
+        methodology_version: METHODOLOGY_VERSION,
+        axes: e.axes.iter().map(|a| a.name.as_str().to_string()).collect(),
+        environment,
+        reference: e.reference.clone(),
+    })?;
+
+    let mut planned = all.len() * e.repetitions.min as usize;
+    r.progress.begin(planned, all.len());
+    let mut done = 0usize;
+    let mut failed = 0usize;
+    let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut interrupted = false;
+    let ctx = cell::Context {
+        experiment: e,
+        ready,
+        docroot: &docroot,
+        run_dir,
+        herd_exe: &r.herd_exe,
+        cancel: r.cancel,
+    };
+    let mut rep = 0u32;
+    'rounds: while rep < e.repetitions.max {
+        let due: Vec<usize> = if rep < e.repetitions.min {
+            (0..all.len()).collect()
+        } else {
+            let over: Vec<usize> = (0..all.len())
+                .filter(|i| rates.get(i).is_some_and(|v| spread_percent(v) > e.repetitions.max_spread_percent))
+                .collect();
+            if over.is_empty() {
+                break;
+            }
+            planned += over.len();
+            r.progress.replanned(
+                planned,
+                &format!(
+                    "{} cell(s) spread over {}% after {rep} repetitions: repetition {}",
+                    over.len(),
+                    e.repetitions.max_spread_percent,
+                    rep + 1
+                ),
+            );
+            over
+        };
+        let order = crate::order::shuffled(due.len(), seed, rep);
+        for (position, &k) in order.iter().enumerate() {
+            if cancelled() {
+                interrupted = true;
+                break 'rounds;
+            }
+            let c = &all[due[k]];
+            r.progress.run_started(done + 1, planned, c, rep);
+            let outcome = cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
+            let Some((record, summary)) = outcome else {
+                interrupted = true;
+                break 'rounds;
+            };
+            r.store.record_repetition(exp_id, &record)?;
+            done += 1;
+            if summary.ok {
+                rates.entry(c.index).or_default().push(summary.requests_per_second);
+            } else {
+                failed += 1;
+            }
+            r.progress.run_finished(&summary);
+        }
+        rep += 1;
+    }
+    let status = if interrupted { ExperimentStatus::Interrupted } else { ExperimentStatus::Done };
+    let note = interrupted.then(|| format!("interrupted after {done} of {planned} runs"));
+    r.store.finish_experiment(exp_id, status, &now_rfc3339(), note.as_deref())?;
+    r.progress.end();
+    Ok(Finished {
+        experiment: exp_id,
+        runs_done: done,
+        runs_failed: failed,
+        runs_planned: planned,
+        interrupted,
+        stopped: 0,
+        run_dir: run_dir.to_path_buf(),
+        run_dir_removed: false,
+        seed,
+    })
+}
+
+/// Relative standard deviation in percent (0 for fewer than two values).
+pub(crate) fn spread_percent(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var.sqrt() / mean * 100.0
+}
+
+/// Now, as RFC 3339 UTC with seconds (`2026-11-21T14:03:07Z`).
+pub(crate) fn now_rfc3339() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_relative_sample_deviation() {
+        assert_eq!(spread_percent(&[100.0]), 0.0);
+        let s = spread_percent(&[90.0, 100.0, 110.0]);
+        assert!((s - 10.0).abs() < 1e-9, "{s}");
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        let t = now_rfc3339();
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.starts_with("20") && t.ends_with('Z'));
+    }
+}

@@ -1,0 +1,129 @@
+//! Everything checked before the first cell starts, so that a run never dies half-way on
+//! something knowable up front: every server's programs are installed (all missing ones named
+//! at once, with the apt package), every client tool too, every CPU list exists here, and
+//! servers that drop privileges have their user. Versions are asked once per program.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use herd_drivers::{programs_needed, Programs};
+use herd_topo::cpuset::online_cpus;
+use herd_topo::{CpuSet, Spawn, Supervisor};
+
+use crate::client::{self, Tool};
+use crate::error::LabError;
+use crate::experiment::Experiment;
+use crate::matrix::Cell;
+
+/// What preflight found.
+#[derive(Debug)]
+pub struct Ready {
+    /// Programs by server name.
+    pub programs: BTreeMap<String, Programs>,
+    /// Client programs by tool.
+    pub clients: BTreeMap<Tool, PathBuf>,
+    /// Who unprivileged server workers run as (when herd runs as root).
+    pub user: Option<String>,
+}
+
+/// Where the real ab and wrk are.
+const AB: &[&str] = &["/usr/bin/ab", "/usr/sbin/ab"];
+const WRK: &[&str] = &["/usr/bin/wrk", "/usr/local/bin/wrk"];
+
+pub fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
+    let mut missing: Vec<String> = Vec::new();
+    let mut programs = BTreeMap::new();
+    for (name, def) in &e.servers {
+        let needed = programs_needed(def.kind, def.php);
+        match Programs::locate(&needed, herd_exe) {
+            Ok(p) => {
+                programs.insert(name.clone(), p);
+            }
+            Err(err) => missing.push(format!("server {name}: {err}")),
+        }
+    }
+    let mut clients = BTreeMap::new();
+    for cell in cells {
+        if clients.contains_key(&cell.client) {
+            continue;
+        }
+        let found = match cell.client {
+            Tool::Herd => Some(herd_exe.to_path_buf()),
+            Tool::Ab => first_existing(AB),
+            Tool::Wrk => first_existing(WRK),
+        };
+        match found {
+            Some(p) => {
+                clients.insert(cell.client, p);
+            }
+            None => missing.push(format!(
+                "client {}: not installed (apt-get install {})",
+                cell.client.name(),
+                if cell.client == Tool::Ab { "apache2-utils" } else { "wrk" }
+            )),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(LabError::Missing(missing));
+    }
+    let n = online_cpus();
+    let mut sets: Vec<&CpuSet> = cells.iter().map(|c| &c.server_cpus).collect();
+    sets.push(&e.client_cpus);
+    for s in sets {
+        s.check(n).map_err(|err| LabError::Cpus(err.to_string()))?;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let user = if root {
+        if !user_exists("www-data") {
+            return Err(LabError::Setup(
+                "herd runs as root and servers drop to user www-data, which does not exist here: \
+                 create it (adduser --system www-data) or run herd lab as another user"
+                    .into(),
+            ));
+        }
+        Some("www-data".to_string())
+    } else {
+        None
+    };
+    Ok(Ready { programs, clients, user })
+}
+
+/// Asks each distinct program its version once: program path → version (or `unknown: …`).
+pub fn versions(ready: &Ready, scratch: &Path, sup: &mut Supervisor) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (tool, path) in &ready.clients {
+        let argv = client::version_argv(*tool, path);
+        let text = run_capture(sup, scratch, "version", &argv);
+        let v = client::parse_version(*tool, &text).unwrap_or_else(|| unknown(&text));
+        out.insert(format!("client:{}", tool.name()), v);
+    }
+    out
+}
+
+/// Runs `argv` briefly and returns what it printed (stdout and stderr).
+pub fn run_capture(sup: &mut Supervisor, scratch: &Path, name: &str, argv: &[OsString]) -> String {
+    let log = scratch.join(format!("{name}.out"));
+    let spawn = Spawn { name, argv, env: &[], stdout: &log, stderr: &log, cpus: &CpuSet::All };
+    let _ = sup.run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    text
+}
+
+pub fn unknown(output: &str) -> String {
+    let first = output.lines().next().unwrap_or("no output").trim();
+    format!("unknown ({first})")
+}
+
+fn first_existing(candidates: &[&str]) -> Option<PathBuf> {
+    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+fn user_exists(name: &str) -> bool {
+    std::fs::read_to_string("/etc/passwd")
+        .map(|t| t.lines().any(|l| l.split(':').next() == Some(name)))
+        .unwrap_or(false)
+}

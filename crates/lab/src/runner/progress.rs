@@ -1,0 +1,47 @@
+//! What the runner tells the terminal as it goes. The runner calls these; the herd binary
+//! draws a progress bar with an ETA on a terminal, or prints a line per run otherwise.
+
+use crate::matrix::Cell;
+
+/// One finished run of a cell, in a few figures.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub cell_key: String,
+    pub repetition: u32,
+    pub ok: bool,
+    /// Completed requests per second (all steps).
+    pub requests_per_second: f64,
+    pub failed: u64,
+    /// Why the run failed, when it did.
+    pub reason: Option<String>,
+    pub seconds: f64,
+    /// The client's verdict when not ok.
+    pub client_flag: Option<String>,
+}
+
+/// Receives the runner's news.
+pub trait Progress {
+    /// The run starts: `planned` runs over `cells` cells (more may be added for spread).
+    fn begin(&mut self, planned: usize, cells: usize);
+    /// Run number `n` (from 1) of `planned` starts.
+    fn run_started(&mut self, n: usize, planned: usize, cell: &Cell, repetition: u32);
+    fn run_finished(&mut self, summary: &RunSummary);
+    /// The plan grew (repetitions added where the spread was over the bound).
+    fn replanned(&mut self, planned: usize, why: &str);
+    /// Something worth a line (waiting for TIME_WAIT, a server's version …).
+    fn note(&mut self, text: &str);
+    fn end(&mut self);
+}
+
+/// Says nothing (tests, `--quiet`).
+#[derive(Debug, Default)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn begin(&mut self, _: usize, _: usize) {}
+    fn run_started(&mut self, _: usize, _: usize, _: &Cell, _: u32) {}
+    fn run_finished(&mut self, _: &RunSummary) {}
+    fn replanned(&mut self, _: usize, _: &str) {}
+    fn note(&mut self, _: &str) {}
+    fn end(&mut self) {}
+}
