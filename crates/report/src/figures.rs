@@ -1,0 +1,181 @@
+//! The figures of one row of an experiment's table: one cell, or one step of a cell with a
+//! stepped load, summarised over its repetitions. Numbers only; how they are printed is
+//! `table.rs`'s business.
+//!
+//! Which repetitions count: throughput, latency and server CPU come from the ok ones (a
+//! failed repetition has no valid result), while failed requests and non-2xx responses are
+//! summed over all of them, so that nothing a repetition saw is hidden.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use herd_store::{
+    MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
+    REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
+};
+
+use crate::stats::{self, Interval};
+
+/// One row: a cell, or a cell's step.
+pub(crate) struct Row<'a> {
+    pub(crate) cell: &'a StoredCell,
+    /// The step's label, for cells measured in steps (`None`: the cell has one measurement
+    /// or none).
+    pub(crate) step: Option<String>,
+    /// Ok repetitions that measured this row (a repetition interrupted or failed part-way
+    /// through a stepped load may lack later steps).
+    pub(crate) n_ok: usize,
+    /// All the cell's repetitions, failed ones included.
+    pub(crate) n_total: usize,
+    /// Requests per second of each ok repetition, in repetition order.
+    pub(crate) rates: Vec<f64>,
+    pub(crate) latency: Option<Latency>,
+    /// Failed requests over all repetitions.
+    pub(crate) failed: u64,
+    /// Failed requests by kind over all repetitions, kinds in the order first seen.
+    pub(crate) failures: Vec<(String, u64)>,
+    pub(crate) non_2xx: u64,
+    /// Median over ok repetitions of server CPU time per completed request, µs.
+    pub(crate) cpu_us_per_request: Option<f64>,
+    /// The worst client verdict of all repetitions, as recorded (`None`: no tool gave one).
+    pub(crate) verdict: Option<String>,
+}
+
+/// Latency percentiles in µs.
+pub(crate) struct Latency {
+    pub(crate) p50_us: f64,
+    pub(crate) p99_us: f64,
+    /// From the clients' own figures (median over repetitions), not from histograms.
+    pub(crate) from_client: bool,
+}
+
+/// Every row of the experiment's table, cells in the store's order, steps in order; and
+/// whether any cell was measured in steps (then every row names its step).
+pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
+    let steps: Vec<BTreeMap<u32, String>> = exp.cells.iter().map(steps_of).collect();
+    let stepped = steps.iter().any(|s| s.len() > 1);
+    let mut rows = Vec::new();
+    for (cell, steps) in exp.cells.iter().zip(steps) {
+        if steps.is_empty() {
+            rows.push(row(cell, None, None));
+        }
+        for (step, label) in steps {
+            rows.push(row(cell, Some(step), stepped.then_some(label)));
+        }
+    }
+    (rows, stepped)
+}
+
+impl Row<'_> {
+    pub(crate) fn median_rate(&self) -> Option<f64> {
+        stats::median(&self.rates)
+    }
+
+    pub(crate) fn rate_interval(&self) -> Option<Interval> {
+        stats::confidence_interval_95(&self.rates)
+    }
+
+    pub(crate) fn rate_spread(&self) -> Option<f64> {
+        stats::relative_std_dev(&self.rates)
+    }
+}
+
+/// Where a verdict ranks: higher is worse; one this report does not know is worst.
+pub(crate) fn verdict_rank(verdict: Option<&str>) -> u8 {
+    match verdict {
+        None => 0,
+        Some("ok") => 1,
+        Some("suspect") => 2,
+        Some("client-bound") => 3,
+        Some(_) => 4,
+    }
+}
+
+/// Step number → label over all the cell's repetitions (the first label seen wins).
+fn steps_of(cell: &StoredCell) -> BTreeMap<u32, String> {
+    let mut steps = BTreeMap::new();
+    for rep in &cell.repetitions {
+        for m in &rep.record.measurements {
+            steps.entry(m.step).or_insert_with(|| m.label.clone());
+        }
+    }
+    steps
+}
+
+fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>) -> Row<'_> {
+    let ok: Vec<_> = cell.ok_repetitions().collect();
+
+    let rates = ok.iter().filter_map(|r| measurement_at(r, step)?.requests_per_second()).collect();
+    let ok_measurements: Vec<&MeasurementRecord> =
+        ok.iter().filter_map(|r| measurement_at(r, step)).collect();
+
+    let (mut failed, mut non_2xx, mut failures) = (0u64, 0u64, Vec::<(String, u64)>::new());
+    for m in cell.repetitions.iter().filter_map(|r| measurement_at(r, step)) {
+        failed = failed.saturating_add(m.failed);
+        non_2xx = non_2xx.saturating_add(m.non_2xx);
+        for (kind, n) in &m.failures {
+            match failures.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, total)) => *total = total.saturating_add(*n),
+                None => failures.push((kind.clone(), *n)),
+            }
+        }
+    }
+    let cpu: Vec<f64> = ok.iter().filter_map(|r| r.record.server_cpu_us_per_request()).collect();
+    let verdict = cell
+        .repetitions
+        .iter()
+        .map(|r| r.record.client.verdict.as_deref())
+        .fold(None, |worst, v| if verdict_rank(v) > verdict_rank(worst) { v } else { worst });
+
+    Row {
+        cell,
+        step: label,
+        n_ok: ok_measurements.len(),
+        n_total: cell.repetitions.len(),
+        rates,
+        latency: latency(&ok_measurements),
+        failed,
+        failures,
+        non_2xx,
+        cpu_us_per_request: stats::median(&cpu),
+        verdict: verdict.map(str::to_owned),
+    }
+}
+
+/// The repetition's measurement of that step, if it has one.
+fn measurement_at(rep: &StoredRepetition, step: Option<u32>) -> Option<&MeasurementRecord> {
+    let step = step?;
+    rep.record.measurements.iter().find(|m| m.step == step)
+}
+
+/// p50 and p99 of the `total` histograms merged over the measurements; without any, the
+/// median over measurements of the clients' own figures.
+fn latency(measurements: &[&MeasurementRecord]) -> Option<Latency> {
+    let histograms: Vec<&Histogram<u64>> =
+        measurements.iter().filter_map(|m| m.histogram(HISTOGRAM_TOTAL)).collect();
+    if let Some(merged) = merge(&histograms) {
+        return Some(Latency {
+            p50_us: merged.value_at_quantile(0.5) as f64,
+            p99_us: merged.value_at_quantile(0.99) as f64,
+            from_client: false,
+        });
+    }
+    let reported = |name| measurements.iter().filter_map(|m| m.reported(name)).collect::<Vec<_>>();
+    Some(Latency {
+        p50_us: stats::median(&reported(REPORTED_LATENCY_P50_US))?,
+        p99_us: stats::median(&reported(REPORTED_LATENCY_P99_US))?,
+        from_client: true,
+    })
+}
+
+/// All the histograms' values in one; `None` when there are no values at all.
+fn merge(histograms: &[&Histogram<u64>]) -> Option<Histogram<u64>> {
+    let (first, rest) = histograms.split_first()?;
+    let mut merged = (*first).clone();
+    // Growing the range as needed means adding a histogram of other bounds cannot fail.
+    merged.auto(true);
+    for h in rest {
+        merged.add(*h).ok()?;
+    }
+    (!merged.is_empty()).then_some(merged)
+}

@@ -1,0 +1,20 @@
+//! herd's reports: what the results store holds, rendered for people. Reports never
+//! measure and never look at the clock: each is a pure function of a
+//! [`herd_store::StoredExperiment`], deterministic down to the byte (stable order, fixed
+//! float formatting), writing to the `&mut dyn Write` it is given.
+//!
+//! Brief overview:
+//! - [`experiment_table`]: the terminal table of an experiment, one row per cell (and step),
+//!   with requests per second (median and 95 % confidence interval), spread, latency
+//!   percentiles, failures, server CPU per request and the client's verdict.
+//! - [`stats`]: median, mean, standard deviation, relative standard deviation and Student t
+//!   intervals over per-repetition values, shared with the lab runner.
+//!
+//! The HTML page and comparisons come later, on the same figures.
+
+mod figures;
+mod layout;
+pub mod stats;
+mod table;
+
+pub use table::experiment_table;

@@ -1,0 +1,183 @@
+//! Statistics over a handful of per-repetition values: median, mean, sample standard
+//! deviation, relative standard deviation, and the Student t confidence interval of the
+//! mean (methodology 4.5: ≥ 3 repetitions, median and 95 % CI, more repetitions while the
+//! relative standard deviation is above a threshold).
+//!
+//! Pure functions on `&[f64]`; the lab runner uses [`median`] and [`relative_std_dev`] to
+//! decide whether to repeat, the reports use all of them. An empty input, or one too small
+//! for the figure, gives `None` rather than NaN.
+
+/// The 95 % two-sided Student t critical values (the 0.975 quantile) for 1 to 30 degrees
+/// of freedom, to four decimals (standard tables, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+const T_975: [f64; 30] = [
+    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
+    2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687,
+    2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
+];
+
+/// Beyond 30 degrees of freedom: (df, t), with the normal limit at df = ∞ last.
+const T_975_LARGE: [(f64, f64); 4] =
+    [(40.0, 2.0211), (60.0, 2.0003), (120.0, 1.9799), (f64::INFINITY, 1.9600)];
+
+/// A mean with the half-width of its confidence interval: the interval is
+/// `mean - half_width ..= mean + half_width`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub mean: f64,
+    pub half_width: f64,
+}
+
+impl Interval {
+    /// The half-width as a fraction of the mean (0.021 for ±2.1 %); `None` for a zero mean.
+    pub fn relative_half_width(&self) -> Option<f64> {
+        (self.mean != 0.0).then(|| self.half_width / self.mean.abs())
+    }
+}
+
+/// The arithmetic mean.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The median: the middle value, or the mean of the two middle values for an even count.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+/// The sample standard deviation (divided by n − 1); needs two values.
+pub fn std_dev(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let m = mean(values)?;
+    let squares: f64 = values.iter().map(|v| (v - m) * (v - m)).sum();
+    Some((squares / (values.len() - 1) as f64).sqrt())
+}
+
+/// The sample standard deviation as a fraction of the mean (0.025 for 2.5 %); needs two
+/// values and a non-zero mean.
+pub fn relative_std_dev(values: &[f64]) -> Option<f64> {
+    let m = mean(values)?;
+    let s = std_dev(values)?;
+    (m != 0.0).then(|| s / m.abs())
+}
+
+/// The 0.975 quantile of Student's t distribution with `df` degrees of freedom: the
+/// critical value of a two-sided 95 % interval. Exact to four decimals up to 30; beyond,
+/// interpolated linearly in 1/df between 40, 60, 120 and the normal limit 1.96, which is
+/// within 0.001 of the exact value.
+pub fn t_critical_95(df: u32) -> Option<f64> {
+    match df {
+        0 => None,
+        1..=30 => Some(T_975[df as usize - 1]),
+        _ => {
+            let x = 1.0 / f64::from(df);
+            let mut lower = (30.0, T_975[29]);
+            for upper in T_975_LARGE {
+                if f64::from(df) <= upper.0 {
+                    // Interpolate between `lower` and `upper` in 1/df (1/∞ = 0).
+                    let (x0, x1) = (1.0 / lower.0, 1.0 / upper.0);
+                    return Some(upper.1 + (lower.1 - upper.1) * (x - x1) / (x0 - x1));
+                }
+                lower = upper;
+            }
+            Some(1.96)
+        }
+    }
+}
+
+/// The 95 % confidence interval of the mean, by Student's t: `mean ± t·s/√n`. Needs two
+/// values. It treats the values as independent draws, which is what process-level
+/// repetitions in shuffled order are meant to make them.
+pub fn confidence_interval_95(values: &[f64]) -> Option<Interval> {
+    let n = values.len();
+    let df = u32::try_from(n.checked_sub(1)?).ok()?;
+    let t = t_critical_95(df)?;
+    let mean = mean(values)?;
+    let s = std_dev(values)?;
+    Some(Interval { mean, half_width: t * s / (n as f64).sqrt() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tolerance: f64) -> bool {
+        (a - b).abs() <= tolerance
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[10.0, 10.0, 1e9]), Some(10.0), "an outlier does not move it");
+    }
+
+    #[test]
+    fn mean_and_standard_deviation() {
+        assert_eq!(mean(&[]), None);
+        assert_eq!(mean(&[1.0, 2.0, 6.0]), Some(3.0));
+        assert_eq!(std_dev(&[5.0]), None);
+        // Sample standard deviation of 2, 4, 4, 4, 5, 5, 7, 9 is sqrt(32/7).
+        let s = std_dev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!(close(s, (32.0f64 / 7.0).sqrt(), 1e-12), "{s}");
+        assert_eq!(std_dev(&[3.0, 3.0, 3.0]), Some(0.0));
+    }
+
+    #[test]
+    fn relative_std_dev_is_a_fraction_of_the_mean() {
+        assert_eq!(relative_std_dev(&[100.0]), None);
+        assert_eq!(relative_std_dev(&[0.0, 0.0]), None);
+        let rsd = relative_std_dev(&[98.0, 100.0, 102.0]).unwrap();
+        assert!(close(rsd, 0.02, 1e-12), "{rsd}");
+    }
+
+    #[test]
+    fn t_critical_values_follow_the_table() {
+        assert_eq!(t_critical_95(0), None);
+        assert_eq!(t_critical_95(1), Some(12.7062));
+        assert_eq!(t_critical_95(2), Some(4.3027));
+        assert_eq!(t_critical_95(4), Some(2.7764));
+        assert_eq!(t_critical_95(30), Some(2.0423));
+        assert_eq!(t_critical_95(40), Some(2.0211));
+        assert_eq!(t_critical_95(120), Some(1.9799));
+        // Exact values: df 50 → 2.0086, df 100 → 1.9840, df 1000 → 1.9623.
+        for (df, exact) in [(35, 2.0301), (50, 2.0086), (100, 1.9840), (1000, 1.9623)] {
+            let t = t_critical_95(df).unwrap();
+            assert!(close(t, exact, 0.001), "df {df}: {t} vs {exact}");
+        }
+        assert!(close(t_critical_95(u32::MAX).unwrap(), 1.96, 1e-6));
+    }
+
+    #[test]
+    fn t_critical_values_decrease_with_df() {
+        let mut last = f64::INFINITY;
+        for df in 1..=500 {
+            let t = t_critical_95(df).unwrap();
+            assert!(t < last, "df {df}: {t} not below {last}");
+            last = t;
+        }
+    }
+
+    #[test]
+    fn confidence_interval_of_three_repetitions() {
+        assert_eq!(confidence_interval_95(&[]), None);
+        assert_eq!(confidence_interval_95(&[1000.0]), None);
+        // 990, 1000, 1010: mean 1000, s = 10, t(2) = 4.3027, half-width 4.3027·10/√3.
+        let ci = confidence_interval_95(&[990.0, 1000.0, 1010.0]).unwrap();
+        assert_eq!(ci.mean, 1000.0);
+        assert!(close(ci.half_width, 4.3027 * 10.0 / 3f64.sqrt(), 1e-9), "{ci:?}");
+        assert!(close(ci.relative_half_width().unwrap(), 0.024842, 1e-6), "{ci:?}");
+        let same = confidence_interval_95(&[5.0, 5.0]).unwrap();
+        assert_eq!(same, Interval { mean: 5.0, half_width: 0.0 });
+    }
+}

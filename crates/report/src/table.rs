@@ -1,0 +1,222 @@
+//! The terminal table of an experiment: a header, one row per cell (per step for stepped
+//! loads), then what the rows cannot show (failed requests by kind, failed repetitions with
+//! their reasons, client verdicts other than ok) and a legend.
+//!
+//! Every number has a fixed format, so the same stored experiment always renders to the
+//! same bytes; the figures themselves come from `figures.rs`.
+
+use std::io::{self, Write};
+
+use herd_store::StoredExperiment;
+
+use crate::figures::{self, Row};
+use crate::layout::{Align, TextTable};
+
+/// Writes the experiment's result table.
+pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+    write_header(exp, out)?;
+    writeln!(out)?;
+
+    let (rows, stepped) = figures::rows(exp);
+    let mut table = TextTable::new();
+    for axis in &exp.experiment.axes {
+        table.column(axis, Align::Left);
+    }
+    if stepped {
+        table.column("step", Align::Left);
+    }
+    table.column("reps", Align::Right);
+    table.column("req/s", Align::Right);
+    table.continuation("±95%", Align::Right);
+    table.column("spread", Align::Right);
+    table.column("p50 ms", Align::Right);
+    table.column("p99 ms", Align::Right);
+    table.column("failed", Align::Right);
+    table.column("non-2xx", Align::Right);
+    table.column("srv cpu µs/req", Align::Right);
+    table.column("client", Align::Left);
+    for row in &rows {
+        table.row(entries(exp, row, stepped));
+    }
+    table.write(out)?;
+    if rows.is_empty() {
+        writeln!(out, "(no repetitions recorded)")?;
+    }
+
+    write_failures(&rows, out)?;
+    write_failed_repetitions(exp, out)?;
+    write_verdicts(exp, out)?;
+    write_legend(out)
+}
+
+fn write_header(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+    let e = &exp.experiment;
+    writeln!(out, "experiment  {} {}", exp.id, e.name)?;
+    writeln!(out, "title       {}", e.title)?;
+    writeln!(out, "status      {}", exp.status)?;
+    writeln!(out, "herd        {} (methodology {})", e.herd_version, e.methodology_version)?;
+    writeln!(out, "source      {}", e.source)?;
+    writeln!(out, "started     {}", e.started_at)?;
+    writeln!(out, "finished    {}", exp.finished_at.as_deref().unwrap_or("-"))?;
+    if let Some(note) = &exp.note {
+        writeln!(out, "note        {note}")?;
+    }
+    Ok(())
+}
+
+fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> {
+    let mut entries: Vec<String> = exp
+        .experiment
+        .axes
+        .iter()
+        .map(|axis| row.cell.axis(axis).unwrap_or("-").to_owned())
+        .collect();
+    if stepped {
+        entries.push(row.step.clone().unwrap_or_else(|| "-".to_owned()));
+    }
+    let (p50, p99) = match &row.latency {
+        Some(l) => {
+            let mark = if l.from_client { "*" } else { "" };
+            (format!("{}{mark}", ms(l.p50_us)), format!("{}{mark}", ms(l.p99_us)))
+        }
+        None => ("-".to_owned(), "-".to_owned()),
+    };
+    entries.extend([
+        format!("{}/{}", row.n_ok, row.n_total),
+        row.median_rate().map_or_else(|| "-".to_owned(), rate),
+        row.rate_interval()
+            .and_then(|ci| ci.relative_half_width())
+            .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
+        row.rate_spread().map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0)),
+        p50,
+        p99,
+        row.failed.to_string(),
+        row.non_2xx.to_string(),
+        row.cpu_us_per_request.map_or_else(|| "-".to_owned(), |us| format!("{us:.1}")),
+        match row.verdict.as_deref() {
+            None => "-".to_owned(),
+            Some("ok") => "ok".to_owned(),
+            Some(other) => format!("{other}!"),
+        },
+    ]);
+    entries
+}
+
+fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
+    let failing: Vec<&Row<'_>> = rows.iter().filter(|r| !r.failures.is_empty()).collect();
+    if failing.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nfailed requests by kind (all repetitions):")?;
+    for row in failing {
+        let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
+        writeln!(out, "  {}{step}: {}", row.cell.key, kinds.join(", "))?;
+    }
+    Ok(())
+}
+
+fn write_failed_repetitions(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+    let failed: Vec<(&str, u32, &str)> = exp
+        .cells
+        .iter()
+        .flat_map(|c| c.repetitions.iter().map(move |r| (c, r)))
+        .filter_map(|(c, r)| {
+            Some((c.key.as_str(), r.record.repetition, r.record.outcome.failure_reason()?))
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nfailed repetitions:")?;
+    for (key, repetition, reason) in failed {
+        writeln!(out, "  {key}, repetition {repetition}: {reason}")?;
+    }
+    Ok(())
+}
+
+fn write_verdicts(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+    let mut lines = Vec::new();
+    for cell in &exp.cells {
+        for r in &cell.repetitions {
+            let client = &r.record.client;
+            if figures::verdict_rank(client.verdict.as_deref()) <= figures::verdict_rank(Some("ok"))
+            {
+                continue;
+            }
+            let verdict = client.verdict.as_deref().unwrap_or("-");
+            let reason =
+                client.verdict_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+            lines.push(format!(
+                "  {}, repetition {}: {verdict}{reason}",
+                cell.key, r.record.repetition
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nclient verdicts other than ok:")?;
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+fn write_legend(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out)?;
+    for line in LEGEND {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+const LEGEND: [&str; 9] = [
+    "reps      ok repetitions that measured the row, of all the cell's repetitions",
+    "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
+    "          (Student t), blank with fewer than 2; spread: relative standard deviation",
+    "p50, p99  latency from the intended send time, all ok repetitions' requests together;",
+    "          *: the client's own figure (it gives no histogram), median of the repetitions",
+    "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",
+    "srv cpu   server CPU time per completed request, median of the ok repetitions",
+    "          (a stepped load's over all its steps)",
+    "client    the worst client verdict of the repetitions, ! when not ok",
+];
+
+/// Requests per second: whole numbers from 1000 up, one decimal below.
+fn rate(per_second: f64) -> String {
+    if per_second >= 1000.0 {
+        format!("{per_second:.0}")
+    } else {
+        format!("{per_second:.1}")
+    }
+}
+
+/// A latency in µs as milliseconds with four significant digits or more.
+fn ms(us: f64) -> String {
+    let ms = us / 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.3}")
+    } else if ms < 100.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.1}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_latencies_have_fixed_formats() {
+        assert_eq!(rate(12_345.4), "12345");
+        assert_eq!(rate(999.94), "999.9");
+        assert_eq!(rate(0.5), "0.5");
+        assert_eq!(ms(81.0), "0.081");
+        assert_eq!(ms(9_999.0), "9.999");
+        assert_eq!(ms(12_346.0), "12.35");
+        assert_eq!(ms(123_456.0), "123.5");
+        assert_eq!(ms(5_000_000.0), "5000.0");
+    }
+}

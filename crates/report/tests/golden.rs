@@ -1,0 +1,342 @@
+//! Golden tests of the experiment table: fixed experiments, recorded through an in-memory
+//! store and loaded back as a report would, rendered and compared byte for byte with the
+//! files in tests/golden/.
+//!
+//! `UPDATE_GOLDEN=1 cargo test -p herd-report --test golden` rewrites the files; check the
+//! figures by hand before keeping the diff (the fixture comments give the expected ones).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use hdrhistogram::Histogram;
+use herd_report::experiment_table;
+use herd_store::{
+    ClientRecord, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome, RepetitionRecord,
+    ServerRecord, Store, StoredExperiment,
+};
+
+fn check_golden(name: &str, got: &[u8]) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
+    if want != got {
+        let (w, g) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
+        let first = w.lines().zip(g.lines()).position(|(a, b)| a != b);
+        panic!("{name} differs from the golden (first differing line: {first:?})\n--- want\n{w}\n--- got\n{g}");
+    }
+}
+
+fn render(exp: &StoredExperiment) -> Vec<u8> {
+    let mut out = Vec::new();
+    experiment_table(exp, &mut out).unwrap();
+    out
+}
+
+fn histogram(values: &[(u64, u64)]) -> Histogram<u64> {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for &(v, n) in values {
+        h.record_n(v, n).unwrap();
+    }
+    h
+}
+
+fn experiment(name: &str, axes: &[&str]) -> NewExperiment {
+    NewExperiment {
+        name: name.into(),
+        title: "nginx, lighttpd and herd serve on a 6 KB page".into(),
+        source: "bundled:quickstart".into(),
+        definition: String::new(),
+        plan: String::new(),
+        started_at: "2026-03-01T10:00:00Z".into(),
+        herd_version: "0.1.0".into(),
+        methodology_version: 1,
+        axes: axes.iter().map(|a| a.to_string()).collect(),
+        environment: vec![],
+        reference: None,
+    }
+}
+
+/// One measurement of `completed` requests over 10 s: `rps = completed / 10`.
+fn measurement(
+    step: u32,
+    label: &str,
+    completed: u64,
+    failed: &[(&str, u64)],
+    non_2xx: u64,
+    total: Option<Histogram<u64>>,
+) -> MeasurementRecord {
+    MeasurementRecord {
+        step,
+        label: label.into(),
+        concurrency: Some(100),
+        rate: None,
+        duration_s: 10.0,
+        completed,
+        failed: failed.iter().map(|(_, n)| n).sum(),
+        failures: failed.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+        statuses: vec![(200, completed - non_2xx), (503, non_2xx)],
+        non_2xx,
+        bytes_total: completed * 6_600,
+        bytes_body: completed * 6_397,
+        warmup_requests: 1_000,
+        histograms: total.into_iter().map(|h| ("total".to_owned(), h)).collect(),
+        reported: vec![],
+    }
+}
+
+fn repetition(
+    axes: &[(&str, &str)],
+    rep: u32,
+    tool: &str,
+    verdict: Option<(&str, &str)>,
+    server_cpu: Option<f64>,
+    measurements: Vec<MeasurementRecord>,
+) -> RepetitionRecord {
+    RepetitionRecord {
+        cell_key: axes.iter().map(|(a, v)| format!("{a}={v}")).collect::<Vec<_>>().join(" "),
+        axes: axes.iter().map(|(a, v)| (a.to_string(), v.to_string())).collect(),
+        repetition: rep,
+        position: rep,
+        started_at: "2026-03-01T10:01:00Z".into(),
+        finished_at: "2026-03-01T10:01:12Z".into(),
+        outcome: Outcome::Ok,
+        client: ClientRecord {
+            tool: tool.into(),
+            version: "1".into(),
+            argv: vec![tool.into()],
+            cpus: None,
+            verdict: verdict.map(|(v, _)| v.to_owned()),
+            verdict_reason: verdict.map(|(_, r)| r.to_owned()),
+            health_json: None,
+        },
+        servers: vec![ServerRecord {
+            name: axes[0].1.into(),
+            program: axes[0].1.into(),
+            version: "1".into(),
+            argv: vec![],
+            cpus: None,
+            cpu_seconds: server_cpu,
+            configs: vec![],
+        }],
+        server_cpu_seconds: server_cpu,
+        time_wait_before: None,
+        drain_seconds: 0.0,
+        measurements,
+    }
+}
+
+fn ok(v: &str) -> Option<(&str, &str)> {
+    Some((v, "all within limits"))
+}
+
+/// Four cells, shuffled on purpose when recorded:
+/// - nginx c100: 100 000, 102 000, 98 000 req/s (median 100000, mean 100000, s = 2000,
+///   ±95% = 4.3027·2000/√3 = 4968.4 = ±5.0%, spread 2.0%); p50/p99 from the merged
+///   histograms (p50 82 µs, p99 150 µs); one suspect repetition; 2 + 3 connect/receive
+///   failures, 5 non-2xx; server CPU 1.0, 1.02, 0.98 s → 1.0 µs per request each;
+/// - nginx c1000: one repetition failed (no measurement), two ok: 90 000 and 94 000
+///   (median 92000, ±95% = 12.7062·2828.4/√2 = ±27.6%); p50 8800 µs, shown as 8.807 ms,
+///   the top of its HdrHistogram bucket at 3 significant digits;
+/// - herd-serve c100: three ok, one of them client-bound; no CPU figure;
+/// - lighttpd c100 measured by wrk: no histograms, its own percentiles.
+fn matrix() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("quickstart", &["server", "load"])).unwrap();
+    let nginx = [("server", "nginx"), ("load", "c100")];
+    let nginx_1k = [("server", "nginx"), ("load", "c1000")];
+    let herd = [("server", "herd-serve"), ("load", "c100")];
+    let lighttpd = [("server", "lighttpd"), ("load", "c100")];
+    let fast = |shift: u64| Some(histogram(&[(80 + shift, 9_000), (150, 900), (2_400, 100)]));
+
+    let mut records = vec![
+        repetition(
+            &nginx_1k,
+            0,
+            "herd",
+            ok("ok"),
+            Some(9.0),
+            vec![measurement(
+                0,
+                "c1000",
+                900_000,
+                &[("timeout", 7)],
+                0,
+                Some(histogram(&[(9_000, 990), (45_000, 10)])),
+            )],
+        ),
+        repetition(
+            &nginx,
+            1,
+            "herd",
+            Some(("suspect", "worker threads waited 12 % of the time")),
+            Some(1.02),
+            vec![measurement(0, "c100", 1_020_000, &[("receive", 3)], 5, fast(5))],
+        ),
+        repetition(
+            &herd,
+            0,
+            "herd",
+            ok("ok"),
+            None,
+            vec![measurement(0, "c100", 1_210_000, &[], 0, fast(0))],
+        ),
+        repetition(
+            &nginx,
+            0,
+            "herd",
+            ok("ok"),
+            Some(1.0),
+            vec![measurement(0, "c100", 1_000_000, &[("connect", 2)], 0, fast(0))],
+        ),
+        repetition(
+            &lighttpd,
+            0,
+            "wrk",
+            None,
+            Some(2.0),
+            vec![MeasurementRecord {
+                histograms: vec![],
+                reported: vec![
+                    ("latency_p50_us".into(), 310.0),
+                    ("latency_p99_us".into(), 2_900.0),
+                ],
+                ..measurement(0, "c100", 800_000, &[], 0, None)
+            }],
+        ),
+        repetition(
+            &herd,
+            2,
+            "herd",
+            Some(("client-bound", "client CPU at 98 % of its quota")),
+            None,
+            vec![measurement(0, "c100", 1_190_000, &[], 0, fast(1))],
+        ),
+        repetition(
+            &nginx_1k,
+            2,
+            "herd",
+            ok("ok"),
+            Some(9.4),
+            vec![measurement(0, "c1000", 940_000, &[], 0, Some(histogram(&[(8_800, 1_000)])))],
+        ),
+        repetition(
+            &nginx,
+            2,
+            "herd",
+            ok("ok"),
+            Some(0.98),
+            vec![measurement(0, "c100", 980_000, &[], 0, fast(2))],
+        ),
+        repetition(
+            &herd,
+            1,
+            "herd",
+            ok("ok"),
+            None,
+            vec![measurement(0, "c100", 1_200_000, &[], 0, fast(0))],
+        ),
+        repetition(
+            &lighttpd,
+            1,
+            "wrk",
+            None,
+            Some(2.2),
+            vec![MeasurementRecord {
+                histograms: vec![],
+                reported: vec![
+                    ("latency_p50_us".into(), 330.0),
+                    ("latency_p99_us".into(), 3_100.0),
+                ],
+                ..measurement(0, "c100", 820_000, &[], 0, None)
+            }],
+        ),
+    ];
+    let mut failed = repetition(&nginx_1k, 1, "herd", None, None, vec![]);
+    failed.outcome =
+        Outcome::Failed { reason: "nginx did not become ready on 198.18.0.2:80 within 5s".into() };
+    records.insert(4, failed);
+    for r in &records {
+        store.record_repetition(id, r).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn matrix_table() {
+    check_golden("table.txt", &render(&matrix()));
+}
+
+/// A stepped load (WebBench-style: 10, 50, 100 clients) on two servers; the run was
+/// interrupted during the second server's second repetition, which measured one step.
+fn stepped() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("steps", &["server", "load"])).unwrap();
+    let steps = |base: u64, n: usize| -> Vec<MeasurementRecord> {
+        [("c10", 1u64), ("c50", 4), ("c100", 6)]
+            .iter()
+            .take(n)
+            .enumerate()
+            .map(|(i, (label, factor))| {
+                measurement(
+                    i as u32,
+                    label,
+                    base * factor,
+                    &[],
+                    0,
+                    Some(histogram(&[(100 * factor, 1_000)])),
+                )
+            })
+            .collect()
+    };
+    for (server, rep, base, n) in [
+        ("nginx", 0, 100_000, 3),
+        ("apache", 0, 60_000, 3),
+        ("nginx", 1, 104_000, 3),
+        ("apache", 1, 62_000, 1),
+    ] {
+        let axes = [("server", server), ("load", "steps")];
+        store
+            .record_repetition(
+                id,
+                &repetition(&axes, rep, "herd", ok("ok"), Some(3.3), steps(base, n)),
+            )
+            .unwrap();
+    }
+    store
+        .finish_experiment(
+            id,
+            ExperimentStatus::Interrupted,
+            "2026-03-01T10:05:00Z",
+            Some("interrupted after 4 of 6 repetitions"),
+        )
+        .unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn stepped_table() {
+    check_golden("table_stepped.txt", &render(&stepped()));
+}
+
+#[test]
+fn an_experiment_without_repetitions_renders() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("empty", &["server"])).unwrap();
+    let text = String::from_utf8(render(&store.load_experiment(id).unwrap())).unwrap();
+    assert!(text.contains("status      running\n"), "{text}");
+    assert!(text.contains("finished    -\n"), "{text}");
+    assert!(text.contains("server  reps  req/s ±95%  spread"), "{text}");
+    assert!(text.contains("(no repetitions recorded)\n"), "{text}");
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    assert_eq!(render(&matrix()), render(&matrix()));
+}

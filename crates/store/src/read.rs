@@ -1,0 +1,410 @@
+//! Reading: the list of experiments, and one experiment with everything recorded for it.
+//!
+//! Each read runs in one read transaction, so it sees one consistent snapshot even while
+//! the lab records repetitions (WAL lets both go on at once). Values that cannot have been
+//! written by this crate (a negative count, an unknown status, a histogram blob that does
+//! not decode) make the store [`StoreError::Corrupt`], never a panic.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, Row};
+
+use crate::error::StoreError;
+use crate::histogram_blob;
+use crate::natural_order;
+use crate::record::{
+    ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
+    RepetitionId, RepetitionRecord, ServerRecord,
+};
+use crate::store::Store;
+use crate::stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};
+
+impl Store {
+    /// Every experiment in the store, oldest first, with counts of its cells and of its
+    /// ok and failed repetitions.
+    pub fn experiments(&self) -> Result<Vec<ExperimentSummary>, StoreError> {
+        let tx = self.read_transaction()?;
+        let reader = Reader { conn: &tx, path: &self.path, context: String::from("experiments") };
+        let rows = reader.list(
+            "SELECT e.id, e.name, e.title, e.status, e.started_at, e.finished_at,
+                (SELECT count(*) FROM cell c WHERE c.experiment_id = e.id),
+                (SELECT count(*) FROM repetition r JOIN cell c ON c.id = r.cell_id
+                    WHERE c.experiment_id = e.id AND r.outcome = 'ok'),
+                (SELECT count(*) FROM repetition r JOIN cell c ON c.id = r.cell_id
+                    WHERE c.experiment_id = e.id AND r.outcome = 'failed')
+             FROM experiment e ORDER BY e.id",
+            [],
+            |row| {
+                let status: String = row.get(3)?;
+                let summary = ExperimentSummary {
+                    id: ExperimentId(row.get(0)?),
+                    name: row.get(1)?,
+                    title: row.get(2)?,
+                    status: ExperimentStatus::Running, // decoded from `status` below
+                    started_at: row.get(4)?,
+                    finished_at: row.get(5)?,
+                    n_cells: row.get(6)?,
+                    n_repetitions_ok: row.get(7)?,
+                    n_repetitions_failed: row.get(8)?,
+                };
+                Ok((summary, status))
+            },
+        )?;
+        let mut summaries = Vec::with_capacity(rows.len());
+        for (mut summary, status) in rows {
+            summary.status = reader.status(&status)?;
+            summaries.push(summary);
+        }
+        Ok(summaries)
+    }
+
+    /// The experiment with every cell, repetition and measurement, as written; cells in
+    /// natural axis order (see [`StoredExperiment::cells`]), repetitions by index,
+    /// measurements by step.
+    pub fn load_experiment(&self, id: ExperimentId) -> Result<StoredExperiment, StoreError> {
+        let tx = self.read_transaction()?;
+        let reader = Reader { conn: &tx, path: &self.path, context: format!("experiment {id}") };
+        reader.experiment(id)
+    }
+
+    /// The experiment begun last, if any.
+    pub fn latest_experiment(&self) -> Result<Option<ExperimentId>, StoreError> {
+        self.conn
+            .query_row("SELECT max(id) FROM experiment", [], |row| row.get::<_, Option<i64>>(0))
+            .map(|id| id.map(ExperimentId))
+            .map_err(|e| StoreError::from_sqlite(&self.path, "find the latest experiment", e))
+    }
+
+    fn read_transaction(&self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        self.conn
+            .unchecked_transaction()
+            .map_err(|e| StoreError::from_sqlite(&self.path, "begin a read transaction", e))
+    }
+}
+
+/// Reads one experiment's rows inside a read transaction.
+struct Reader<'a> {
+    conn: &'a Connection,
+    path: &'a Path,
+    /// Where in the store we are, for messages.
+    context: String,
+}
+
+impl Reader<'_> {
+    fn experiment(&self, id: ExperimentId) -> Result<StoredExperiment, StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT name, title, source, definition, plan, started_at, herd_version,
+                    methodology_version, reference, status, finished_at, note
+                 FROM experiment WHERE id = ?1",
+                [id.0],
+                |row| {
+                    let experiment = NewExperiment {
+                        name: row.get(0)?,
+                        title: row.get(1)?,
+                        source: row.get(2)?,
+                        definition: row.get(3)?,
+                        plan: row.get(4)?,
+                        started_at: row.get(5)?,
+                        herd_version: row.get(6)?,
+                        methodology_version: row.get(7)?,
+                        axes: Vec::new(),
+                        environment: Vec::new(),
+                        reference: row.get(8)?,
+                    };
+                    let status: String = row.get(9)?;
+                    let finished_at: Option<String> = row.get(10)?;
+                    let note: Option<String> = row.get(11)?;
+                    Ok((experiment, status, finished_at, note))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((mut experiment, status, finished_at, note)) = row else {
+            return Err(StoreError::UnknownExperiment { path: self.path.to_path_buf(), id });
+        };
+        experiment.axes = self.list(
+            "SELECT name FROM experiment_axis WHERE experiment_id = ?1 ORDER BY position",
+            [id.0],
+            |row| row.get(0),
+        )?;
+        experiment.environment = self.list(
+            "SELECT key, value FROM experiment_environment WHERE experiment_id = ?1
+             ORDER BY position",
+            [id.0],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+
+        let cell_rows: Vec<(i64, String)> =
+            self.list("SELECT id, key FROM cell WHERE experiment_id = ?1", [id.0], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        let mut cells = Vec::with_capacity(cell_rows.len());
+        for (cell_id, key) in cell_rows {
+            cells.push(self.cell(cell_id, key, &experiment.axes)?);
+        }
+        cells.sort_by(|a, b| {
+            let values = |c: &StoredCell| c.axes.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
+            natural_order::compare_values(&values(a), &values(b)).then_with(|| a.key.cmp(&b.key))
+        });
+        Ok(StoredExperiment {
+            id,
+            experiment,
+            status: self.status(&status)?,
+            finished_at,
+            note,
+            cells,
+        })
+    }
+
+    fn cell(&self, cell_id: i64, key: String, axes: &[String]) -> Result<StoredCell, StoreError> {
+        let values: Vec<String> = self.list(
+            "SELECT value FROM cell_axis WHERE cell_id = ?1 ORDER BY position",
+            [cell_id],
+            |row| row.get(0),
+        )?;
+        if values.len() != axes.len() {
+            return Err(self.corrupt(format!(
+                "cell {key:?} has {} axis values for {} axes",
+                values.len(),
+                axes.len()
+            )));
+        }
+        let axes: Vec<(String, String)> = axes.iter().cloned().zip(values).collect();
+        let rows = self.list(
+            "SELECT id, idx, position, started_at, finished_at, outcome, failure_reason,
+                client_tool, client_version, client_argv, client_cpus, client_verdict,
+                client_verdict_reason, client_health_json, server_cpu_seconds,
+                time_wait_before, drain_seconds
+             FROM repetition WHERE cell_id = ?1 ORDER BY idx",
+            [cell_id],
+            RepetitionRow::from_row,
+        )?;
+        let mut repetitions = Vec::with_capacity(rows.len());
+        for row in rows {
+            repetitions.push(self.repetition(row, &key, &axes)?);
+        }
+        Ok(StoredCell { key, axes, repetitions })
+    }
+
+    fn repetition(
+        &self,
+        row: RepetitionRow,
+        cell_key: &str,
+        axes: &[(String, String)],
+    ) -> Result<StoredRepetition, StoreError> {
+        let outcome = match (row.outcome.as_str(), row.failure_reason) {
+            ("ok", None) => Outcome::Ok,
+            ("failed", Some(reason)) => Outcome::Failed { reason },
+            (other, _) => {
+                return Err(self.corrupt(format!(
+                    "repetition {} has outcome {other:?} and a reason that does not match it",
+                    row.id
+                )))
+            }
+        };
+        let server_rows: Vec<(i64, ServerRecord, String)> = self.list(
+            "SELECT id, name, program, version, argv, cpus, cpu_seconds
+             FROM server WHERE repetition_id = ?1 ORDER BY position",
+            [row.id],
+            |r| {
+                let server = ServerRecord {
+                    name: r.get(1)?,
+                    program: r.get(2)?,
+                    version: r.get(3)?,
+                    argv: Vec::new(),
+                    cpus: r.get(5)?,
+                    cpu_seconds: r.get(6)?,
+                    configs: Vec::new(),
+                };
+                Ok((r.get(0)?, server, r.get(4)?))
+            },
+        )?;
+        let mut servers = Vec::with_capacity(server_rows.len());
+        for (server_id, mut server, argv) in server_rows {
+            server.argv = self.argv(&argv)?;
+            server.configs = self.list(
+                "SELECT path, text FROM server_config WHERE server_id = ?1 ORDER BY position",
+                [server_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            servers.push(server);
+        }
+        let measurement_rows: Vec<(i64, MeasurementRecord)> = self.list(
+            "SELECT id, step, label, concurrency, rate, duration_s, completed, failed, non_2xx,
+                bytes_total, bytes_body, warmup_requests
+             FROM measurement WHERE repetition_id = ?1 ORDER BY step",
+            [row.id],
+            |r| {
+                let m = MeasurementRecord {
+                    step: r.get(1)?,
+                    label: r.get(2)?,
+                    concurrency: r.get(3)?,
+                    rate: r.get(4)?,
+                    duration_s: r.get(5)?,
+                    completed: r.get(6)?,
+                    failed: r.get(7)?,
+                    failures: Vec::new(),
+                    statuses: Vec::new(),
+                    non_2xx: r.get(8)?,
+                    bytes_total: r.get(9)?,
+                    bytes_body: r.get(10)?,
+                    warmup_requests: r.get(11)?,
+                    histograms: Vec::new(),
+                    reported: Vec::new(),
+                };
+                Ok((r.get(0)?, m))
+            },
+        )?;
+        let mut measurements = Vec::with_capacity(measurement_rows.len());
+        for (measurement_id, m) in measurement_rows {
+            measurements.push(self.measurement_details(measurement_id, m)?);
+        }
+        let record = RepetitionRecord {
+            cell_key: cell_key.to_owned(),
+            axes: axes.to_vec(),
+            repetition: row.repetition,
+            position: row.position,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+            outcome,
+            client: ClientRecord {
+                tool: row.client_tool,
+                version: row.client_version,
+                argv: self.argv(&row.client_argv)?,
+                cpus: row.client_cpus,
+                verdict: row.client_verdict,
+                verdict_reason: row.client_verdict_reason,
+                health_json: row.client_health_json,
+            },
+            servers,
+            server_cpu_seconds: row.server_cpu_seconds,
+            time_wait_before: row.time_wait_before,
+            drain_seconds: row.drain_seconds,
+            measurements,
+        };
+        Ok(StoredRepetition { id: RepetitionId(row.id), record })
+    }
+
+    fn measurement_details(
+        &self,
+        id: i64,
+        mut m: MeasurementRecord,
+    ) -> Result<MeasurementRecord, StoreError> {
+        m.failures = self.list(
+            "SELECT kind, count FROM measurement_failure WHERE measurement_id = ?1
+             ORDER BY position",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        m.statuses = self.list(
+            "SELECT status, count FROM measurement_status WHERE measurement_id = ?1
+             ORDER BY position",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let blobs: Vec<(String, Vec<u8>)> = self.list(
+            "SELECT name, data FROM histogram WHERE measurement_id = ?1 ORDER BY position",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        for (name, blob) in blobs {
+            let histogram = histogram_blob::decode(&blob).map_err(|e| {
+                self.corrupt(format!("histogram {name:?} of measurement {id} does not decode: {e}"))
+            })?;
+            m.histograms.push((name, histogram));
+        }
+        m.reported = self.list(
+            "SELECT name, value FROM measurement_reported WHERE measurement_id = ?1
+             ORDER BY position",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(m)
+    }
+
+    /// All rows of a query.
+    fn list<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params, f).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<T>>>().map_err(|e| self.err(e))
+    }
+
+    fn status(&self, text: &str) -> Result<ExperimentStatus, StoreError> {
+        ExperimentStatus::from_stored(text)
+            .ok_or_else(|| self.corrupt(format!("unknown experiment status {text:?}")))
+    }
+
+    fn argv(&self, json: &str) -> Result<Vec<String>, StoreError> {
+        serde_json::from_str(json)
+            .map_err(|e| self.corrupt(format!("command line {json:?} is not a JSON list: {e}")))
+    }
+
+    fn corrupt(&self, detail: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.to_path_buf(),
+            detail: format!("{}: {detail}", self.context),
+        }
+    }
+
+    /// A value of the wrong type or range is damage to the store; anything else is SQLite's.
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        match e {
+            rusqlite::Error::IntegralValueOutOfRange(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::InvalidColumnType(..) => self.corrupt(e.to_string()),
+            e => StoreError::from_sqlite(self.path, format!("read {}", self.context), e),
+        }
+    }
+}
+
+/// A repetition's own columns, before its outcome and command line are decoded.
+struct RepetitionRow {
+    id: i64,
+    repetition: u32,
+    position: u32,
+    started_at: String,
+    finished_at: String,
+    outcome: String,
+    failure_reason: Option<String>,
+    client_tool: String,
+    client_version: String,
+    client_argv: String,
+    client_cpus: Option<String>,
+    client_verdict: Option<String>,
+    client_verdict_reason: Option<String>,
+    client_health_json: Option<String>,
+    server_cpu_seconds: Option<f64>,
+    time_wait_before: Option<u64>,
+    drain_seconds: f64,
+}
+
+impl RepetitionRow {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<RepetitionRow> {
+        Ok(RepetitionRow {
+            id: row.get(0)?,
+            repetition: row.get(1)?,
+            position: row.get(2)?,
+            started_at: row.get(3)?,
+            finished_at: row.get(4)?,
+            outcome: row.get(5)?,
+            failure_reason: row.get(6)?,
+            client_tool: row.get(7)?,
+            client_version: row.get(8)?,
+            client_argv: row.get(9)?,
+            client_cpus: row.get(10)?,
+            client_verdict: row.get(11)?,
+            client_verdict_reason: row.get(12)?,
+            client_health_json: row.get(13)?,
+            server_cpu_seconds: row.get(14)?,
+            time_wait_before: row.get(15)?,
+            drain_seconds: row.get(16)?,
+        })
+    }
+}

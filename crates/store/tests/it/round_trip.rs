@@ -1,0 +1,300 @@
+//! Everything written comes back as written, from a store in memory: every field of an
+//! experiment, its repetitions, servers, measurements and histograms; the order of cells,
+//! repetitions and steps; the summaries; and what the store refuses to record.
+
+use herd_store::{ExperimentId, ExperimentStatus, Outcome, Store, StoreError};
+
+use crate::util::*;
+
+#[test]
+fn every_field_round_trips() {
+    let mut store = Store::in_memory().unwrap();
+    let new = new_experiment("quickstart");
+    let id = store.begin_experiment(&new).unwrap();
+    let records = vec![
+        repetition("nginx", "c100", 0),
+        repetition("nginx", "c100", 1),
+        failed_repetition("nginx", "c100", 2),
+    ];
+    let mut ids = Vec::new();
+    for r in &records {
+        ids.push(store.record_repetition(id, r).unwrap());
+    }
+    store
+        .finish_experiment(
+            id,
+            ExperimentStatus::Done,
+            "2026-03-01T10:30:00Z",
+            Some("all cells ran"),
+        )
+        .unwrap();
+
+    let got = store.load_experiment(id).unwrap();
+    assert_eq!(got.id, id);
+    assert_eq!(got.experiment, new);
+    assert_eq!(got.status, ExperimentStatus::Done);
+    assert_eq!(got.finished_at.as_deref(), Some("2026-03-01T10:30:00Z"));
+    assert_eq!(got.note.as_deref(), Some("all cells ran"));
+    assert_eq!(got.cells.len(), 1);
+    let cell = &got.cells[0];
+    assert_eq!(cell.key, records[0].cell_key);
+    assert_eq!(cell.axes, records[0].axes);
+    assert_eq!(cell.axis("load"), Some("c100"));
+    assert_eq!(cell.repetitions.len(), 3);
+    for ((stored, written), id) in cell.repetitions.iter().zip(&records).zip(&ids) {
+        assert_eq!(stored.id, *id);
+        assert_eq!(&stored.record, written);
+    }
+    assert_eq!(cell.ok_repetitions().count(), 2);
+}
+
+#[test]
+fn histograms_keep_every_percentile() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("h")).unwrap();
+    let mut r = repetition("nginx", "c100", 0);
+    let h = histogram(&[(1, 1), (57, 1000), (58, 3), (10_000, 7), (3_000_000_000, 1)]);
+    r.measurements[0].histograms = vec![("total".into(), h.clone())];
+    store.record_repetition(id, &r).unwrap();
+    let got = store.load_experiment(id).unwrap();
+    let back = got.cells[0].repetitions[0].record.measurements[0].histogram("total").unwrap();
+    for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+        assert_eq!(back.value_at_quantile(q), h.value_at_quantile(q), "q={q}");
+    }
+    assert_eq!(back.len(), h.len());
+    assert_eq!(back.max(), h.max());
+}
+
+#[test]
+fn options_left_empty_come_back_empty() {
+    let mut store = Store::in_memory().unwrap();
+    let mut new = new_experiment("bare");
+    new.reference = None;
+    new.environment.clear();
+    let id = store.begin_experiment(&new).unwrap();
+    let mut r = repetition("nginx", "c1", 0);
+    r.client.cpus = None;
+    r.client.verdict = None;
+    r.client.health_json = None;
+    r.server_cpu_seconds = None;
+    r.time_wait_before = None;
+    r.servers.clear();
+    r.measurements.truncate(1);
+    r.measurements[0].concurrency = None;
+    r.measurements[0].failures.clear();
+    r.measurements[0].statuses.clear();
+    r.measurements[0].histograms.clear();
+    store.record_repetition(id, &r).unwrap();
+    let got = store.load_experiment(id).unwrap();
+    assert_eq!(got.experiment, new);
+    assert_eq!(got.status, ExperimentStatus::Running);
+    assert_eq!(got.finished_at, None);
+    assert_eq!(got.note, None);
+    assert_eq!(got.cells[0].repetitions[0].record, r);
+}
+
+#[test]
+fn cells_come_back_in_natural_axis_order_whatever_the_run_order() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("order")).unwrap();
+    // Shuffled, as the lab runs them; repetition 1 of a cell before its repetition 0.
+    let order = [
+        ("nginx", "c1000", 0),
+        ("apache", "c50", 0),
+        ("nginx", "c50", 1),
+        ("nginx", "c100", 0),
+        ("nginx", "c50", 0),
+        ("apache", "c1000", 0),
+    ];
+    for (server, load, rep) in order {
+        store.record_repetition(id, &repetition(server, load, rep)).unwrap();
+    }
+    let got = store.load_experiment(id).unwrap();
+    let keys: Vec<(String, String)> = got
+        .cells
+        .iter()
+        .map(|c| (c.axis("server").unwrap().to_owned(), c.axis("load").unwrap().to_owned()))
+        .collect();
+    let want = [
+        ("apache", "c50"),
+        ("apache", "c1000"),
+        ("nginx", "c50"),
+        ("nginx", "c100"),
+        ("nginx", "c1000"),
+    ];
+    assert_eq!(keys, want.map(|(s, l)| (s.to_owned(), l.to_owned())));
+    let reps: Vec<u32> = got
+        .cell(&cell_key("nginx", "c50"))
+        .unwrap()
+        .repetitions
+        .iter()
+        .map(|r| r.record.repetition)
+        .collect();
+    assert_eq!(reps, [0, 1]);
+}
+
+#[test]
+fn derived_figures_are_computed_on_read() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("derived")).unwrap();
+    store.record_repetition(id, &repetition("nginx", "c100", 0)).unwrap();
+    let got = store.load_experiment(id).unwrap();
+    let r = &got.cells[0].repetitions[0].record;
+    assert_eq!(r.measurements[0].requests_per_second(), Some(10_000.0));
+    assert_eq!(r.measurements[1].requests_per_second(), Some(5_000.0));
+    assert_eq!(r.completed(), 112_500);
+    let us = r.server_cpu_us_per_request().unwrap();
+    assert!((us - 1.5e6 / 112_500.0).abs() < 1e-9, "{us}");
+}
+
+#[test]
+fn summaries_count_cells_and_repetitions() {
+    let mut store = Store::in_memory().unwrap();
+    assert!(store.experiments().unwrap().is_empty());
+    assert_eq!(store.latest_experiment().unwrap(), None);
+
+    let a = store.begin_experiment(&new_experiment("a")).unwrap();
+    for r in [
+        repetition("nginx", "c1", 0),
+        repetition("nginx", "c2", 0),
+        failed_repetition("nginx", "c2", 1),
+    ] {
+        store.record_repetition(a, &r).unwrap();
+    }
+    store
+        .finish_experiment(a, ExperimentStatus::Interrupted, "2026-03-01T11:00:00Z", Some("Ctrl-C"))
+        .unwrap();
+    let b = store.begin_experiment(&new_experiment("b")).unwrap();
+    assert!(b > a);
+    assert_eq!(store.latest_experiment().unwrap(), Some(b));
+
+    let list = store.experiments().unwrap();
+    assert_eq!(list.len(), 2);
+    let s = &list[0];
+    assert_eq!((s.id, s.name.as_str(), s.status), (a, "a", ExperimentStatus::Interrupted));
+    assert_eq!(s.title, "a: nginx against herd serve");
+    assert_eq!(s.started_at, "2026-03-01T10:00:00Z");
+    assert_eq!(s.finished_at.as_deref(), Some("2026-03-01T11:00:00Z"));
+    assert_eq!((s.n_cells, s.n_repetitions_ok, s.n_repetitions_failed), (2, 2, 1));
+    let s = &list[1];
+    assert_eq!((s.id, s.status, s.finished_at.as_deref()), (b, ExperimentStatus::Running, None));
+    assert_eq!((s.n_cells, s.n_repetitions_ok, s.n_repetitions_failed), (0, 0, 0));
+}
+
+#[test]
+fn an_unknown_experiment_is_named() {
+    let mut store = Store::in_memory().unwrap();
+    let missing = ExperimentId(42);
+    let err = store.load_experiment(missing).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownExperiment { id, .. } if id == missing), "{err:?}");
+    assert_eq!(err.to_string(), "no experiment 42 in results store :memory:");
+    let err = store.record_repetition(missing, &repetition("nginx", "c1", 0)).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownExperiment { .. }), "{err:?}");
+    let err = store.finish_experiment(missing, ExperimentStatus::Done, "now", None).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownExperiment { .. }), "{err:?}");
+}
+
+/// `check(edit, detail)`: a repetition edited so, recorded into a fresh experiment, is
+/// refused as an invalid record whose message contains `detail`, and nothing is kept.
+fn check_refused(edit: impl FnOnce(&mut herd_store::RepetitionRecord), detail: &str) {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("refuse")).unwrap();
+    let mut r = repetition("nginx", "c100", 0);
+    edit(&mut r);
+    let err = store.record_repetition(id, &r).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidRecord { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("cannot record experiment 1, cell \"server=nginx workload=page-6397 load=c100\", repetition 0: "),
+        "{msg}"
+    );
+    assert!(msg.contains(detail), "{msg}");
+    assert!(store.load_experiment(id).unwrap().cells.is_empty());
+}
+
+#[test]
+fn records_the_store_cannot_keep_are_refused() {
+    check_refused(|r| r.axes.swap(0, 1), "its axes are [\"workload\", \"server\", \"load\"], the experiment's are [\"server\", \"workload\", \"load\"]");
+    check_refused(
+        |r| {
+            r.axes.pop();
+        },
+        "its axes are [\"server\", \"workload\"]",
+    );
+    check_refused(
+        |r| r.measurements[0].completed = u64::MAX,
+        "completed 18446744073709551615 is above 9223372036854775807",
+    );
+    check_refused(
+        |r| r.measurements[1].failures.push(("timeout".into(), u64::MAX)),
+        "failure count",
+    );
+    check_refused(
+        |r| r.measurements[0].duration_s = f64::NAN,
+        "duration_s is NaN, not a finite number",
+    );
+    check_refused(|r| r.server_cpu_seconds = Some(f64::INFINITY), "server_cpu_seconds is inf");
+    check_refused(
+        |r| r.measurements[1].reported.push(("latency_p50_us".into(), 1.0)),
+        "step 1: reported figure \"latency_p50_us\" appears twice",
+    );
+    check_refused(
+        |r| r.measurements[0].statuses.push((200, 1)),
+        "step 0: status 200 appears twice",
+    );
+    check_refused(
+        |r| r.measurements[0].failures.push(("connect".into(), 1)),
+        "step 0: failure kind \"connect\" appears twice",
+    );
+    check_refused(
+        |r| {
+            let h = r.measurements[0].histograms[0].clone();
+            r.measurements[0].histograms.push(h);
+        },
+        "step 0: histogram \"total\" appears twice",
+    );
+    check_refused(|r| r.measurements[1].step = 0, "step 0 appears twice");
+}
+
+#[test]
+fn a_cell_key_keeps_its_axis_values() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("values")).unwrap();
+    store.record_repetition(id, &repetition("nginx", "c100", 0)).unwrap();
+    let mut r = repetition("nginx", "c100", 1);
+    r.axes[2].1 = "c200".into();
+    let err = store.record_repetition(id, &r).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidRecord { .. }), "{err:?}");
+    assert!(err.to_string().contains("the cell was recorded with axis values [\"nginx\", \"page-6397\", \"c100\"], this record has [\"nginx\", \"page-6397\", \"c200\"]"), "{err}");
+}
+
+#[test]
+fn an_axis_named_twice_is_refused() {
+    let mut store = Store::in_memory().unwrap();
+    let mut new = new_experiment("twice");
+    new.axes.push("server".into());
+    let err = store.begin_experiment(&new).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidRecord { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "cannot record experiment \"twice\": axis \"server\" appears twice"
+    );
+    assert!(store.experiments().unwrap().is_empty(), "nothing of it is kept");
+}
+
+#[test]
+fn a_failed_repetition_keeps_its_reason() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("fail")).unwrap();
+    store.record_repetition(id, &failed_repetition("nginx", "c1", 0)).unwrap();
+    let got = store.load_experiment(id).unwrap();
+    let outcome = &got.cells[0].repetitions[0].record.outcome;
+    assert_eq!(
+        outcome,
+        &Outcome::Failed { reason: "nginx did not become ready on 198.18.0.2:80 within 5s".into() }
+    );
+    assert_eq!(
+        outcome.failure_reason(),
+        Some("nginx did not become ready on 198.18.0.2:80 within 5s")
+    );
+}

@@ -1,0 +1,145 @@
+//! A store written at schema version 1 (migration 0001 only, data from
+//! tests/data/store_v1.sql) opens with today's code, is migrated in place, reads back every
+//! value it held, and takes new records.
+
+use std::path::Path;
+
+use herd_store::{ExperimentId, ExperimentStatus, Outcome, Store, SCHEMA_VERSION};
+
+use crate::util::*;
+
+const V1_DATA: &str = include_str!("../data/store_v1.sql");
+
+/// Builds the version-1 store at `path`, as herd 0.1.0 left it.
+fn build_v1(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    conn.execute_batch(&format!("BEGIN; {MIGRATION_0001} {V1_DATA} COMMIT;")).unwrap();
+}
+
+fn user_version(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn a_version_1_store_is_migrated_and_reads_back() {
+    let dir = TempDir::new("v1");
+    let path = dir.join("results.db");
+    build_v1(&path);
+    assert_eq!(user_version(&path), 1);
+
+    let store = Store::open_existing(&path).unwrap();
+    let list = store.experiments().unwrap();
+    assert_eq!(list.len(), 1);
+    let s = &list[0];
+    assert_eq!(
+        (s.id, s.name.as_str(), s.status),
+        (ExperimentId(7), "lighttpd-2009", ExperimentStatus::Done)
+    );
+    assert_eq!((s.n_cells, s.n_repetitions_ok, s.n_repetitions_failed), (2, 2, 1));
+
+    let exp = store.load_experiment(ExperimentId(7)).unwrap();
+    assert_eq!(exp.experiment.title, "lighttpd against nginx, as in 2009");
+    assert_eq!(exp.experiment.source, "experiments/lighttpd.toml");
+    assert_eq!(exp.experiment.definition, "[experiment]\nname = \"lighttpd-2009\"\n");
+    assert_eq!(exp.experiment.axes, ["server", "load"]);
+    assert_eq!(
+        exp.experiment.environment,
+        [("kernel".to_owned(), "6.1.0-18-amd64".to_owned()), ("n_cpus".to_owned(), "2".to_owned())]
+    );
+    assert_eq!(exp.experiment.reference, None);
+    assert_eq!(exp.finished_at.as_deref(), Some("2025-12-24T08:04:30Z"));
+    assert_eq!(exp.note, None, "version 1 had no notes");
+
+    // lighttpd before nginx: cells come in axis order, not insertion order.
+    let keys: Vec<&str> = exp.cells.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(keys, ["server=lighttpd load=c10", "server=nginx load=c10"]);
+
+    let wrk = &exp.cells[0].repetitions[0].record;
+    assert_eq!(wrk.client.tool, "wrk");
+    assert_eq!(wrk.client.argv, ["wrk", "-c", "10", "-d", "10s"]);
+    assert_eq!(wrk.client.verdict.as_deref(), Some("client-bound"));
+    assert_eq!(wrk.servers[0].configs, []);
+    assert_eq!(wrk.measurements[0].requests_per_second(), Some(25_000.0));
+    assert_eq!(wrk.measurements[0].reported("latency_p99_us"), Some(2900.0));
+
+    let nginx = &exp.cells[1];
+    assert_eq!(nginx.repetitions.len(), 2);
+    let ab = &nginx.repetitions[0].record;
+    assert_eq!((ab.repetition, ab.position), (0, 1));
+    assert_eq!(ab.time_wait_before, Some(12));
+    assert_eq!(ab.drain_seconds, 1.5);
+    assert_eq!(ab.servers[0].argv, ["nginx", "-g", "daemon off;"]);
+    assert_eq!(
+        ab.servers[0].configs,
+        [("/tmp/herd/nginx.conf".to_owned(), "worker_processes 1;\n".to_owned())]
+    );
+    let m = &ab.measurements[0];
+    assert_eq!((m.completed, m.failed, m.non_2xx), (100, 2, 1));
+    assert_eq!(m.failures, [("length".to_owned(), 2)]);
+    assert_eq!(m.statuses, [(200, 99), (404, 1)]);
+    assert_eq!(m.histogram("total").unwrap(), &histogram(&[(95, 40), (130, 55), (2_000, 5)]));
+    assert_eq!(
+        nginx.repetitions[1].record.outcome,
+        Outcome::Failed {
+            reason: "nginx did not become ready on 198.18.0.2:80 within 5s".to_owned()
+        }
+    );
+    drop(store);
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION), "migrated in place");
+}
+
+#[test]
+fn a_migrated_store_takes_new_records() {
+    let dir = TempDir::new("v1-write");
+    let path = dir.join("results.db");
+    build_v1(&path);
+    let mut store = Store::open(&path).unwrap();
+    let id = store.begin_experiment(&new_experiment("after")).unwrap();
+    assert_eq!(id, ExperimentId(8), "ids continue after the old ones");
+    store.record_repetition(id, &repetition("nginx", "c100", 0)).unwrap();
+    store
+        .finish_experiment(
+            id,
+            ExperimentStatus::Failed,
+            "2026-03-02T00:00:00Z",
+            Some("nginx crashed"),
+        )
+        .unwrap();
+    store
+        .finish_experiment(
+            ExperimentId(7),
+            ExperimentStatus::Done,
+            "2025-12-24T08:04:30Z",
+            Some("noted later"),
+        )
+        .unwrap();
+    assert_eq!(store.load_experiment(id).unwrap().note.as_deref(), Some("nginx crashed"));
+    assert_eq!(
+        store.load_experiment(ExperimentId(7)).unwrap().note.as_deref(),
+        Some("noted later")
+    );
+}
+
+#[test]
+fn the_migration_records_which_herd_upgraded_the_store() {
+    let dir = TempDir::new("v1-meta");
+    let path = dir.join("results.db");
+    build_v1(&path);
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: String = conn
+        .query_row("SELECT value FROM store_meta WHERE key = 'herd_version'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, env!("CARGO_PKG_VERSION"));
+    // The view added by 0002 computes requests per second for sqlite3 users.
+    let rps: f64 = conn
+        .query_row(
+            "SELECT requests_per_second FROM measurement_row WHERE cell = 'server=nginx load=c10'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rps, 400.0);
+}
