@@ -63,5 +63,8 @@ pub struct Request {
 pub enum Method {
     Get,
     /// POST with this file as the body (ab `-p`, herd run `--body-file`).
-    Post { body_file: PathBuf, content_type: String },
+    Post {
+        body_file: PathBuf,
+        content_type: String,
+    },
 }
