@@ -365,6 +365,7 @@ fn wrk_keep_alive() {
         [62.0, 114.0, 1498.0, 2598.0]
     );
     assert_eq!(r("latency_mean_us"), 65.373);
+    assert_eq!(r("errors_timeout"), 0.0);
     assert!((r("requests_per_second") - 31_696.0 / 1.099566).abs() < 1e-6);
     assert_eq!(o.verdict, None);
 }
@@ -409,4 +410,29 @@ fn wrk_without_its_lines_is_an_error() {
         .unwrap_err()
         .to_string();
     assert_eq!(e, r#"wrk printed "herd-wrk bytes lots", whose value is not a number"#);
+}
+
+#[test]
+fn wrk_timeouts_are_reported_not_failed() {
+    // wrk's timeout count is no count of requests (wrk.rs): edited into a real output.
+    let dir = fixture("wrk-get");
+    let stdout = std::fs::read_to_string(dir.join("stdout"))
+        .unwrap()
+        .replace("herd-wrk errors_timeout 0", "herd-wrk errors_timeout 5")
+        .replace("herd-wrk errors_read 0", "herd-wrk errors_read 3");
+    let (l, r) = (wrk_load(true), get("/page.html"));
+    let job = ClientJob {
+        tool: Tool::Wrk,
+        program: Path::new("wrk"),
+        base_url: "http://127.0.0.1:1",
+        request: &r,
+        load: &l,
+        threads: None,
+        out_dir: &dir,
+    };
+    let o = parse(&job, &stdout, "").unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed), (31_696, 3));
+    assert_eq!(failures(m), [("read", 3)]);
+    assert_eq!(m.reported("errors_timeout"), Some(5.0));
 }

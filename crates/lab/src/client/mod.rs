@@ -131,7 +131,8 @@ pub struct Measurement {
     pub failed: u64,
     /// `failed` by kind, in the tool's own words (herd: connect, timeout, …, and `length`;
     /// ab: connect, receive, length, exceptions, write, and `other` for what ab counts in no
-    /// kind; wrk: connect, read, write, timeout); kinds with a count only.
+    /// kind; wrk: connect, read, write, its timeouts being no count of requests: wrk.rs);
+    /// kinds with a count only.
     pub failures: Vec<(String, u64)>,
     /// Responses by status (herd only: ab and wrk give only a count of non-2xx).
     pub statuses: Vec<(u16, u64)>,
