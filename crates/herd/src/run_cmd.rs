@@ -371,11 +371,15 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     out.flush().context("cannot write the summary")?;
     if let (Some(path), Some(mut file)) = (&args.json, json_file) {
         let value = if stepped {
-            let steps: Vec<_> =
-                results.iter().map(|m| json::to_json(&setup, &m.info, &m.recorder)).collect();
+            let steps = results
+                .iter()
+                .map(|m| json::to_json(&setup, &m.info, &m.recorder))
+                .collect::<io::Result<Vec<_>>>()
+                .context("cannot encode a histogram for --json")?;
             serde_json::json!({ "format": json::FORMAT, "url": args.url, "steps": steps })
         } else {
             json::to_json(&setup, &last.info, &last.recorder)
+                .context("cannot encode a histogram for --json")?
         };
         let text = serde_json::to_string_pretty(&value)?;
         file.write_all((text + "\n").as_bytes())

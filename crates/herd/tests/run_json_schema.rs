@@ -1,7 +1,9 @@
 //! The contract of `herd run --json` (herd.run.v1): real output of every shape (closed loop,
 //! open loop at `--rate`, `--steps`, a URL mix with every client option, pipelining, and a run
 //! where every request fails, whose histograms are empty) validates against docs/run-json.schema.json, and documents broken on purpose
-//! do not, so that this test fails when the output and the schema drift apart.
+//! do not, so that this test fails when the output and the schema drift apart. Every non-empty
+//! histogram's `hdr` decodes (base64, then HdrHistogram's deserializer) to a histogram of the
+//! same count, min and max.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod util;
@@ -27,6 +29,37 @@ fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
     let errors: Vec<String> =
         v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{what}: {errors:#?}\n{doc:#}");
+}
+
+/// Every histogram in `doc` (one run or each step) whose count is not 0 carries an `hdr` that
+/// decodes to the same histogram; returns how many were checked.
+fn assert_hdr_decodes(doc: &Value, what: &str) -> usize {
+    use base64::Engine as _;
+    let runs: Vec<&Value> = match doc["steps"].as_array() {
+        Some(steps) => steps.iter().collect(),
+        None => vec![doc],
+    };
+    let mut checked = 0;
+    for run in runs {
+        for (name, h) in run["latency_us"].as_object().unwrap() {
+            let count = h["count"].as_u64().unwrap();
+            if count == 0 {
+                assert!(h.get("hdr").is_none(), "{what}: {name}: an empty histogram has no hdr");
+                continue;
+            }
+            let text = h["hdr"].as_str().unwrap_or_else(|| panic!("{what}: {name}: no hdr"));
+            let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+            let back: hdrhistogram::Histogram<u64> =
+                hdrhistogram::serialization::Deserializer::new()
+                    .deserialize(&mut &bytes[..])
+                    .unwrap_or_else(|e| panic!("{what}: {name}: {e:?}"));
+            assert_eq!(back.len(), count, "{what}: {name}");
+            assert_eq!(back.max(), h["max"].as_u64().unwrap(), "{what}: {name}");
+            assert_eq!(back.min(), h["min"].as_u64().unwrap(), "{what}: {name}");
+            checked += 1;
+        }
+    }
+    checked
 }
 
 fn assert_invalid(v: &jsonschema::Validator, doc: &Value, what: &str) {
@@ -83,6 +116,14 @@ fn every_shape_of_real_output_validates() {
     assert_eq!(failed["failures"], json!({"connect": 10}));
     assert_valid(&v, &failed, "all failed");
 
+    // Closed: total, total_from_send, connect, first_byte and queued (0 µs each); the open
+    // loop too. Each step of a stepped run has its own.
+    assert_eq!(assert_hdr_decodes(&closed, "closed loop"), 5);
+    assert_eq!(assert_hdr_decodes(&rate, "open loop"), 5);
+    assert_eq!(assert_hdr_decodes(&steps, "steps"), 10);
+    assert!(assert_hdr_decodes(&mix, "workload and clients") >= 4);
+    assert_eq!(assert_hdr_decodes(&failed, "all failed"), 0);
+
     // The same documents, each broken in one place, must fail.
     let mut broken = Vec::new();
     let mut doc = closed.clone();
@@ -97,6 +138,12 @@ fn every_shape_of_real_output_validates() {
     let mut doc = closed.clone();
     doc["latency_us"]["total"].as_object_mut().unwrap().remove("max");
     broken.push((doc, "a histogram with counts but no max"));
+    let mut doc = closed.clone();
+    doc["latency_us"]["total"].as_object_mut().unwrap().remove("hdr");
+    broken.push((doc, "a histogram with counts but no hdr"));
+    let mut doc = closed.clone();
+    doc["latency_us"]["total"]["hdr"] = json!("not base64!");
+    broken.push((doc, "an hdr that is not a V2-compressed histogram in base64"));
     let mut doc = closed.clone();
     doc["surprise"] = json!(1);
     broken.push((doc, "an undocumented field"));

@@ -9,6 +9,9 @@
 //! payload is compact already (zig-zag LEB128 counts, runs of zeros folded), so compressing it
 //! would save a few hundred bytes per line of a one-line-per-second log. Any zlib reader
 //! decodes stored blocks; the crate's own `Deserializer` reads these lines (tests below).
+//!
+//! The same encoding, in base64, is `herd run --json`'s `hdr` field ([`to_base64`]): one
+//! reader (anything that reads a `HISTF…` line of an HdrHistogram log) for both.
 
 use std::io::{self, Write};
 
@@ -50,6 +53,15 @@ impl Serializer for StoredV2 {
         writer.write_all(&self.framed)?;
         Ok(8 + self.framed.len())
     }
+}
+
+/// `h` as `--hlog` writes it, in standard base64 (it starts `HISTF`, as every V2-compressed
+/// histogram does): what `herd run --json` stores so that any percentile can be recomputed.
+pub(crate) fn to_base64(h: &Histogram<u64>) -> io::Result<String> {
+    use base64::Engine as _;
+    let mut bytes = Vec::new();
+    StoredV2::default().serialize(h, &mut bytes)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// `data` as a zlib stream of stored DEFLATE blocks, appended to `out`.
@@ -121,6 +133,20 @@ mod tests {
             let back: Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
             assert_eq!(back, h, "{} values", values.len());
         }
+    }
+
+    #[test]
+    fn base64_reads_back_like_an_hlog_line() {
+        use base64::Engine as _;
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for v in [1, 90, 90, 1_234, 3_600_000_000] {
+            h.record(v).unwrap();
+        }
+        let text = to_base64(&h).unwrap();
+        assert!(text.starts_with("HISTF"), "{text}");
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&text).unwrap();
+        let back: Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+        assert_eq!(back, h);
     }
 
     #[test]

@@ -1,18 +1,25 @@
 //! `herd run --json FILE`: the summary as JSON, format `herd.run.v1` (docs/run-json.md).
 //! Latencies are integers in microseconds. Fields are added, never renamed, within v1.
+//! Each non-empty histogram carries itself whole (`hdr`, base64 of the V2-compressed
+//! encoding that `--hlog` writes), so that a reader can compute any percentile, or merge runs.
+
+use std::io;
 
 use serde_json::{json, Map, Value};
 
 use herd_stats::LatencyHistogram;
 
 use super::health;
+use super::hlog_encoding;
 use super::recorder::{ConnRate, RunRecorder};
 use super::summary::{conforming_count, per_second, RunInfo, RunSetup, QUANTILES};
 use super::units::think_mean;
 
 pub(crate) const FORMAT: &str = "herd.run.v1";
 
-pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Value {
+/// The run (or one step) as `herd.run.v1`. Fails only if a histogram cannot be encoded (a
+/// count beyond what HdrHistogram's V2 encoding holds).
+pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> io::Result<Value> {
     let url = &setup.url;
     let secs = info.elapsed.as_secs_f64();
     let failed = r.failures.total();
@@ -21,7 +28,7 @@ pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Valu
         r.statuses.iter().map(|(s, n)| (s.to_string(), json!(n))).collect();
     let failures: Map<String, Value> =
         r.failures.iter().map(|(k, n)| (k.name().to_owned(), json!(n))).collect();
-    json!({
+    Ok(json!({
         "format": FORMAT,
         "url": url,
         "connections": info.connections,
@@ -42,11 +49,11 @@ pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Valu
         },
         "bytes": {"read": r.bytes_read, "body": r.body_bytes},
         "latency_us": {
-            "total": hist(&r.latency),
-            "total_from_send": hist(&r.service),
-            "connect": hist(&r.connect),
-            "first_byte": hist(&r.first_byte),
-            "queued": hist(&r.lag),
+            "total": hist(&r.latency)?,
+            "total_from_send": hist(&r.service)?,
+            "connect": hist(&r.connect)?,
+            "first_byte": hist(&r.first_byte)?,
+            "queued": hist(&r.lag)?,
         },
         "statuses": statuses,
         "failures": failures,
@@ -63,7 +70,7 @@ pub(crate) fn to_json(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> Valu
         "conforming": setup.conforming.map(|t| conforming(t, &r.conn_rates)),
         "groups": groups(setup, r),
         "client": client(info, r),
-    })
+    }))
 }
 
 /// The client health verdict and the figures it was judged on (docs/client-health.md).
@@ -125,11 +132,11 @@ fn groups(setup: &RunSetup, r: &RunRecorder) -> Value {
     json!({ "source": setup.description, "rows": rows })
 }
 
-fn hist(h: &LatencyHistogram) -> Value {
+fn hist(h: &LatencyHistogram) -> io::Result<Value> {
     let mut m = Map::new();
     m.insert("count".into(), json!(h.len()));
     if h.is_empty() {
-        return Value::Object(m);
+        return Ok(Value::Object(m));
     }
     m.insert("min".into(), json!(h.min_micros()));
     m.insert("mean".into(), json!(h.mean_micros()));
@@ -137,5 +144,6 @@ fn hist(h: &LatencyHistogram) -> Value {
         m.insert(name.into(), json!(h.quantile_micros(q)));
     }
     m.insert("max".into(), json!(h.max_micros()));
-    Value::Object(m)
+    m.insert("hdr".into(), json!(hlog_encoding::to_base64(h.histogram())?));
+    Ok(Value::Object(m))
 }

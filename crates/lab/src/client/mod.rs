@@ -1,10 +1,417 @@
 //! The client of a cell: herd's own engine (`herd run`), or the real ab or wrk so that a
-//! cell can be compared tool to tool. Each client turns a [`ClientJob`] into a command line
-//! and its output back into measurements; the lab runs the command.
+//! cell can be compared tool to tool. Each client turns a [`ClientJob`] into command lines
+//! ([`command`]) and its output back into measurements ([`parse`]); the lab runs the
+//! commands (after [`ClientCommand::write_files`]) and hands their output back.
+//!
+//! The tools differ in what they can do, and [`command`] refuses what a tool cannot do, with
+//! the reason and what to ask for instead, rather than approximate it: ab stops only after a
+//! request count and has no open loop, wrk runs only for whole seconds and cannot stop after
+//! N requests, a SPECweb99 mix is herd's alone. So a cell that runs is the same load whatever
+//! the tool.
+//!
+//! Not here: running the processes, their time limits, storing results. One file per tool
+//! (`herd.rs`, `ab.rs` with `ab_tsv.rs` for its `-g` file, `wrk.rs` with `wrk_script.rs`
+//! for its Lua script), `version.rs` for `--version`, `error.rs` for [`ClientError`].
 
-// TEMPORARY (replaced by the clients branch)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool { Herd, Ab, Wrk }
-impl Tool { pub fn name(self) -> &'static str { match self { Tool::Herd => "herd", Tool::Ab => "ab", Tool::Wrk => "wrk" } } }
-impl std::str::FromStr for Tool { type Err = String; fn from_str(s: &str) -> Result<Tool, String> { match s { "herd" => Ok(Tool::Herd), "ab" => Ok(Tool::Ab), "wrk" => Ok(Tool::Wrk), o => Err(format!("unknown client `{o}`: use `herd`, `ab` or `wrk`")) } } }
-pub fn supports(_t: Tool, _l: &crate::load::Load, _w: &crate::experiment::WorkloadDef) -> Result<(), String> { Ok(()) }
+mod ab;
+mod ab_tsv;
+mod error;
+mod herd;
+mod version;
+mod wrk;
+mod wrk_script;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::load::{Load, Request, Shape, Warmup};
+
+pub use error::ClientError;
+pub use version::{parse_version, version_argv};
+
+/// A load generator the lab can run a cell with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tool {
+    /// herd's own engine: `herd run … --json FILE`.
+    Herd,
+    /// ApacheBench 2.3 (Debian's apache2-utils).
+    Ab,
+    /// wrk 4 (Debian's wrk).
+    Wrk,
+}
+
+/// One client run to build a command line for, or to read the output of.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientJob<'a> {
+    pub tool: Tool,
+    /// The tool's executable: herd's own (`std::env::current_exe`), `/usr/bin/ab` or
+    /// `/usr/bin/wrk`. The first element of every command line.
+    pub program: &'a Path,
+    /// `http://ADDR:PORT`, no trailing slash; the request's path is appended. The address
+    /// must be an IP literal in herd's allowed ranges (127.0.0.0/8, ::1, 198.18.0.0/15):
+    /// herd checks that itself, ab and wrk do not, so the adapters do.
+    pub base_url: &'a str,
+    pub request: &'a Request,
+    pub load: &'a Load,
+    /// Client threads (herd `-t`, wrk `-t`); None: the tool's default (herd: one per core, at
+    /// most the connections; wrk: min(2, connections)). ab has one thread: only None or 1.
+    pub threads: Option<u32>,
+    /// An existing empty directory for the client's files: herd's `run.json`, ab's `-g`
+    /// TSV, wrk's Lua script. [`parse`] reads them from here.
+    pub out_dir: &'a Path,
+}
+
+/// The command lines of one job. Each is a whole argv: the program, then its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCommand {
+    /// A separate run before `main` whose result is discarded (the warm-up, when the tool
+    /// cannot keep it apart itself, e.g. ab with `Warmup::Requests`); its output is not
+    /// parsed. Its exit status should still be checked.
+    pub warmup: Option<Vec<OsString>>,
+    /// The measured run; its stdout and stderr go to [`parse`].
+    pub main: Vec<OsString>,
+    /// Files the commands read (wrk's Lua script), to write before running either:
+    /// [`ClientCommand::write_files`].
+    pub files: Vec<ClientFile>,
+}
+
+/// A file a command needs, inside the job's `out_dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientFile {
+    pub path: PathBuf,
+    pub contents: String,
+}
+
+/// What one client run measured.
+#[derive(Debug, Clone)]
+pub struct ClientOutcome {
+    /// One measurement per step, in order; one for a run that is not stepped.
+    pub steps: Vec<Measurement>,
+    /// herd only: the client health verdict; for a stepped run, the worst step's.
+    pub verdict: Option<Verdict>,
+    /// herd only: its `client` object (the verdict and the figures it was judged on) as
+    /// JSON text; for a stepped run, a JSON array of each step's, in order.
+    pub health_json: Option<String>,
+}
+
+/// herd run's client health verdict (docs/client-health.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// `ok`, `suspect` or `client-bound`.
+    pub verdict: String,
+    /// One sentence naming the cause and what to do; None when ok. For a stepped run it
+    /// starts with the step it comes from (`step 3 (c=4): …`).
+    pub reason: Option<String>,
+}
+
+/// One measured run or step, in the same terms for every tool. A figure a tool does not
+/// report is 0 (and said so below); tool-specific figures go to `reported`.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// 1, 2, … in order; 1 for a run that is not stepped.
+    pub step: u32,
+    /// `""` for a run that is not stepped, `"c=16"` for a step of 16 clients.
+    pub label: String,
+    /// Connections (the most open at once, for an open loop).
+    pub concurrency: Option<u32>,
+    /// The asked rate of an open loop, requests per second.
+    pub rate: Option<f64>,
+    /// Measured time, seconds (after any warm-up).
+    pub duration_s: f64,
+    /// Requests that got a complete response, whatever its status or length.
+    pub completed: u64,
+    /// Requests that failed, plus, as ab counts them, complete responses with a wrong body
+    /// length (so `completed + failed` can exceed the requests sent by `wrong_length`).
+    pub failed: u64,
+    /// `failed` by kind, in the tool's own words (herd: connect, timeout, …, and `length`;
+    /// ab: connect, receive, length, exceptions, write, and `other` for what ab counts in no
+    /// kind; wrk: connect, read, write, its timeouts being no count of requests: wrk.rs);
+    /// kinds with a count only.
+    pub failures: Vec<(String, u64)>,
+    /// Responses by status (herd only: ab and wrk give only a count of non-2xx).
+    pub statuses: Vec<(u16, u64)>,
+    /// Responses whose status is not 2xx (ab: its "Non-2xx responses"; wrk: its status
+    /// errors, which are statuses above 399 only).
+    pub non_2xx: u64,
+    /// Every byte read, heads and bodies.
+    pub bytes_total: u64,
+    /// Body bytes of complete responses; 0 from wrk, which does not count them.
+    pub bytes_body: u64,
+    /// Requests of the warm-up, kept out of every other figure: those that ended during
+    /// herd's `--warmup`, plus for `Warmup::Requests(k)` (a separate run, herd or ab) its k;
+    /// 0 for a separate warm-up run of a duration (herd before `-n`, wrk), which is not read.
+    /// A stepped run's warm-up comes before its first step and counts there.
+    pub warmup_requests: u64,
+    /// Complete responses whose body length was wrong (herd with a SPECweb99 mix; ab's
+    /// Length failures, against the first response's length); 0 from wrk.
+    pub wrong_length: u64,
+    /// Latency histograms in microseconds, by name. herd: `total` (from the intended
+    /// start), `total_from_send`, `connect`, `first_byte`, `queued` (every name, empty when
+    /// nothing was measured); ab: `total`, `connect`, `first_byte` from its `-g` file, at
+    /// ab's millisecond resolution; wrk: none.
+    pub histograms: Vec<(String, Histogram<u64>)>,
+    /// Figures a tool reports without a histogram, by name (wrk's latency percentiles in
+    /// µs, ab's requests per second, …).
+    pub reported: Vec<(String, f64)>,
+}
+
+/// The command lines that run `job`, or why its tool cannot run that load. Pure: nothing is
+/// written or run ([`ClientCommand::files`] says what to write).
+pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
+    check_job(job)?;
+    match job.tool {
+        Tool::Herd => herd::command(job),
+        Tool::Ab => ab::command(job),
+        Tool::Wrk => wrk::command(job),
+    }
+}
+
+/// Whether `tool` can run `load` sending `request` with `threads`: [`command`]'s refusal,
+/// without a real job (the address and directories are placeholders). For checking an
+/// experiment before anything runs.
+pub fn supports(
+    tool: Tool,
+    load: &Load,
+    request: &Request,
+    threads: Option<u32>,
+) -> Result<(), ClientError> {
+    let job = ClientJob {
+        tool,
+        program: Path::new(tool.name()),
+        base_url: "http://127.0.0.1:1",
+        request,
+        load,
+        threads,
+        out_dir: Path::new("."),
+    };
+    command(&job).map(drop)
+}
+
+/// What the run of `command(job)` measured, from its `main` run's stdout and stderr and the
+/// files it left in `job.out_dir`.
+pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcome, ClientError> {
+    match job.tool {
+        Tool::Herd => herd::parse(job, stdout, stderr),
+        Tool::Ab => ab::parse(job, stdout, stderr),
+        Tool::Wrk => wrk::parse(job, stdout, stderr),
+    }
+}
+
+impl Tool {
+    pub const ALL: [Tool; 3] = [Tool::Herd, Tool::Ab, Tool::Wrk];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Herd => "herd",
+            Tool::Ab => "ab",
+            Tool::Wrk => "wrk",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Tool {
+    type Err = ClientError;
+
+    fn from_str(s: &str) -> Result<Tool, ClientError> {
+        Tool::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| ClientError::UnknownTool { name: s.to_owned() })
+    }
+}
+
+impl ClientJob<'_> {
+    /// The URL every request goes to: the base URL and the request's path.
+    pub fn url(&self) -> String {
+        format!("{}{}", self.base_url, self.request.path)
+    }
+
+    /// A file in the job's output directory.
+    fn out_file(&self, name: &str) -> PathBuf {
+        self.out_dir.join(name)
+    }
+
+    fn unsupported(&self, what: &str, why: &str, instead: &str) -> ClientError {
+        ClientError::Unsupported {
+            tool: self.tool,
+            what: what.to_owned(),
+            why: why.to_owned(),
+            instead: instead.to_owned(),
+        }
+    }
+
+    fn invalid(&self, problem: String) -> ClientError {
+        ClientError::InvalidLoad { tool: self.tool, problem }
+    }
+}
+
+impl ClientCommand {
+    /// Writes [`ClientCommand::files`]; call it before running the commands.
+    pub fn write_files(&self) -> Result<(), ClientError> {
+        for f in &self.files {
+            std::fs::write(&f.path, &f.contents)
+                .map_err(|source| ClientError::WriteFile { path: f.path.clone(), source })?;
+        }
+        Ok(())
+    }
+}
+
+impl Measurement {
+    /// The histogram named `name`, if the tool measured it.
+    pub fn histogram(&self, name: &str) -> Option<&Histogram<u64>> {
+        self.histograms.iter().find(|(n, _)| n == name).map(|(_, h)| h)
+    }
+
+    /// The reported figure named `name`.
+    pub fn reported(&self, name: &str) -> Option<f64> {
+        self.reported.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
+}
+
+/// What every tool needs: a URL to an allowed address, and a load that makes sense (counts
+/// and durations above zero). Checked once here so that each tool's file only says what
+/// that tool cannot do.
+fn check_job(job: &ClientJob) -> Result<(), ClientError> {
+    check_url(job.base_url)?;
+    if !job.request.path.starts_with('/') {
+        return Err(
+            job.invalid(format!("the request path `{}` must start with `/`", job.request.path))
+        );
+    }
+    let load = job.load;
+    let positive = |what: &str, d: Duration| {
+        if d.is_zero() {
+            Err(job.invalid(format!("{what} must be more than zero")))
+        } else {
+            Ok(())
+        }
+    };
+    positive("the timeout", load.timeout)?;
+    if let Warmup::Duration(d) = load.warmup {
+        positive("the warm-up", d)?;
+    }
+    match &load.shape {
+        Shape::Requests { n_requests, concurrency } => {
+            at_least_one(job, "the request count", *n_requests)?;
+            at_least_one(job, "the concurrency", u64::from(*concurrency))?;
+        }
+        Shape::Duration { duration, concurrency } => {
+            positive("the duration", *duration)?;
+            at_least_one(job, "the concurrency", u64::from(*concurrency))?;
+        }
+        Shape::Rate { per_second, duration, connections } => {
+            if !(per_second.is_finite() && *per_second > 0.0) {
+                return Err(
+                    job.invalid(format!("the rate {per_second} must be a number more than zero"))
+                );
+            }
+            positive("the duration", *duration)?;
+            at_least_one(job, "the connections", u64::from(*connections))?;
+        }
+        Shape::Steps { clients, step } => {
+            if clients.is_empty() {
+                return Err(job.invalid("a stepped load needs at least one step".to_owned()));
+            }
+            for &c in clients {
+                at_least_one(job, "every step's clients", u64::from(c))?;
+            }
+            positive("the step time", *step)?;
+        }
+    }
+    if job.threads == Some(0) {
+        return Err(job.invalid("the threads must be at least 1".to_owned()));
+    }
+    Ok(())
+}
+
+fn at_least_one(job: &ClientJob, what: &str, n: u64) -> Result<(), ClientError> {
+    if n == 0 {
+        Err(job.invalid(format!("{what} must be at least 1")))
+    } else {
+        Ok(())
+    }
+}
+
+/// `http://` and an IP literal in herd's ranges: ab and wrk would send load anywhere, and
+/// a host name would need a resolver here (and could change between the check and the run).
+fn check_url(base_url: &str) -> Result<(), ClientError> {
+    let refuse = |reason: String| ClientError::NotAllowed { url: base_url.to_owned(), reason };
+    let Some(authority) = base_url.strip_prefix("http://") else {
+        return Err(refuse("the lab's clients speak plain http:// only".to_owned()));
+    };
+    if authority.contains('/') {
+        return Err(refuse("give the base URL without a path (the request adds it)".to_owned()));
+    }
+    // `[::1]:8080` or `127.0.0.1:8080`; the port is optional.
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map(|(h, _)| h).unwrap_or(rest),
+        None => authority.split_once(':').map_or(authority, |(h, _)| h),
+    };
+    let ip: IpAddr = host
+        .parse()
+        .map_err(|_| refuse(format!("`{host}` is not an IP address; give one (e.g. 127.0.0.1)")))?;
+    herd_engine::check_allowed(ip).map_err(|e| refuse(e.to_string()))
+}
+
+/// `d` in whole seconds, for ab's `-s` and wrk's `-d` and `--timeout`, which take nothing
+/// finer.
+fn whole_seconds(job: &ClientJob, what: &str, d: Duration) -> Result<u64, ClientError> {
+    if d.subsec_nanos() == 0 && d.as_secs() > 0 {
+        Ok(d.as_secs())
+    } else {
+        Err(ClientError::Unsupported {
+            tool: job.tool,
+            what: format!("run a {what} of {d:?}"),
+            why: format!("{} takes whole seconds", job.tool),
+            instead: "give a whole number of seconds".to_owned(),
+        })
+    }
+}
+
+/// The body's content type for a POST, or None for a GET.
+fn post_body(request: &Request) -> Option<(&Path, &str)> {
+    match &request.method {
+        crate::load::Method::Get => None,
+        crate::load::Method::Post { body_file, content_type } => {
+            Some((body_file.as_path(), content_type.as_str()))
+        }
+    }
+}
+
+/// An argv from its parts.
+fn argv<I, S>(parts: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    parts.into_iter().map(Into::into).collect()
+}
+
+/// An empty histogram with herd's resolution (1 µs to an hour, 3 significant digits), so
+/// that every tool's histograms merge with every other's.
+fn empty_histogram(tool: Tool) -> Result<Histogram<u64>, ClientError> {
+    Histogram::new_with_bounds(1, MAX_MICROS, 3).map_err(|e| ClientError::Output {
+        tool,
+        problem: format!("cannot make a histogram: {e:?}"),
+    })
+}
+
+/// herd's histograms' top, an hour in µs; longer latencies are recorded as an hour.
+const MAX_MICROS: u64 = 3_600_000_000;
+
+#[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,499 @@
+//! `command` for every tool and load shape, as argv goldens, and every refusal's message;
+//! `parse` against output captured from the real tools (crates/lab/tests/data/clients/, see
+//! its README).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::*;
+use crate::load::{Method, Request};
+
+const SECS: fn(u64) -> Duration = Duration::from_secs;
+
+fn get(path: &str) -> Request {
+    Request {
+        path: path.to_owned(),
+        method: Method::Get,
+        specweb_dir: None,
+        expect_status: 200,
+        expect_body_bytes: Some(6397),
+    }
+}
+
+fn post() -> Request {
+    Request {
+        method: Method::Post {
+            body_file: PathBuf::from("/data/body.txt"),
+            content_type: "application/x-www-form-urlencoded".to_owned(),
+        },
+        ..get("/echo")
+    }
+}
+
+fn specweb() -> Request {
+    Request { specweb_dir: Some(PathBuf::from("/data/specweb")), ..get("/") }
+}
+
+fn load(shape: Shape) -> Load {
+    Load { shape, keep_alive: true, warmup: Warmup::None, timeout: SECS(30) }
+}
+
+fn requests(n_requests: u64, concurrency: u32) -> Load {
+    load(Shape::Requests { n_requests, concurrency })
+}
+
+fn duration(secs: u64, concurrency: u32) -> Load {
+    load(Shape::Duration { duration: SECS(secs), concurrency })
+}
+
+fn rate() -> Load {
+    load(Shape::Rate { per_second: 1000.0, duration: SECS(10), connections: 50 })
+}
+
+fn steps() -> Load {
+    load(Shape::Steps { clients: vec![1, 2, 4], step: Duration::from_millis(2500) })
+}
+
+fn program(tool: Tool) -> &'static Path {
+    Path::new(match tool {
+        Tool::Herd => "/opt/herd",
+        Tool::Ab => "/usr/bin/ab",
+        Tool::Wrk => "/usr/bin/wrk",
+    })
+}
+
+fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
+    ClientJob {
+        tool,
+        program: program(tool),
+        base_url: "http://127.0.0.1:8080",
+        request,
+        load,
+        threads: None,
+        out_dir: Path::new("/out"),
+    }
+}
+
+fn line(argv: &[OsString]) -> String {
+    argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}
+
+/// `job`'s command lines: (warm-up, main).
+fn lines(job: &ClientJob) -> (Option<String>, String) {
+    let c = command(job).unwrap_or_else(|e| panic!("{e}"));
+    (c.warmup.as_deref().map(line), line(&c.main))
+}
+
+#[track_caller]
+fn check(job: &ClientJob, warmup: Option<&str>, main: &str) {
+    let (w, m) = lines(job);
+    assert_eq!(m, main);
+    assert_eq!(w.as_deref(), warmup);
+}
+
+#[track_caller]
+fn refused(job: &ClientJob, message: &str) {
+    match command(job) {
+        Ok(c) => panic!("accepted: {}", line(&c.main)),
+        Err(e) => assert_eq!(e.to_string(), message),
+    }
+}
+
+// herd
+
+#[test]
+fn herd_every_shape() {
+    let r = get("/page.html");
+    check(
+        &job(Tool::Herd, &r, &requests(1000, 10)),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -n 1000 --timeout 30s \
+         --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &duration(10, 10)),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --timeout 30s \
+         --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &rate()),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 50 --rate 1000 -d 10s --timeout 30s \
+         --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &steps()),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html --steps 1,2,4 --step-time 2500ms \
+         --timeout 30s --json /out/run.json",
+    );
+}
+
+#[test]
+fn herd_warms_up_inside_the_run_except_before_a_request_count() {
+    let r = get("/page.html");
+    let warm = |mut l: Load, w: Warmup| {
+        l.warmup = w;
+        l
+    };
+    // -n counts the warm-up's requests: a separate run keeps the measured count whole.
+    check(
+        &job(Tool::Herd, &r, &warm(requests(1000, 10), Warmup::Duration(SECS(2)))),
+        Some("/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 2s --timeout 30s"),
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -n 1000 --timeout 30s \
+         --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &warm(duration(10, 10), Warmup::Duration(SECS(2)))),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --warmup 2s --timeout 30s \
+         --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &warm(steps(), Warmup::Duration(Duration::from_millis(500)))),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html --steps 1,2,4 --step-time 2500ms \
+         --warmup 500ms --timeout 30s --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &warm(duration(10, 10), Warmup::Requests(200))),
+        Some("/opt/herd run http://127.0.0.1:8080/page.html -c 10 -n 200 --timeout 30s"),
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --timeout 30s \
+         --json /out/run.json",
+    );
+    // An open loop warms up at its rate; steps with their first step's clients.
+    check(
+        &job(Tool::Herd, &r, &warm(rate(), Warmup::Requests(200))),
+        Some(
+            "/opt/herd run http://127.0.0.1:8080/page.html -c 50 -n 200 --rate 1000 --timeout 30s",
+        ),
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 50 --rate 1000 -d 10s --timeout 30s \
+         --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &warm(steps(), Warmup::Requests(200))),
+        Some("/opt/herd run http://127.0.0.1:8080/page.html -c 1 -n 200 --timeout 30s"),
+        "/opt/herd run http://127.0.0.1:8080/page.html --steps 1,2,4 --step-time 2500ms \
+         --timeout 30s --json /out/run.json",
+    );
+    check(
+        &job(Tool::Herd, &r, &warm(duration(10, 10), Warmup::Requests(0))),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --timeout 30s \
+         --json /out/run.json",
+    );
+}
+
+#[test]
+fn herd_requests_and_clients() {
+    let mut l = requests(1000, 10);
+    l.keep_alive = false;
+    l.timeout = Duration::from_millis(2500);
+    l.warmup = Warmup::Requests(100);
+    let (p, s) = (post(), specweb());
+    let mut j = job(Tool::Herd, &p, &l);
+    j.threads = Some(2);
+    check(
+        &j,
+        Some(
+            "/opt/herd run http://127.0.0.1:8080/echo -c 10 -n 100 --no-keep-alive \
+             --timeout 2500ms -m POST --body-file /data/body.txt \
+             -H Content-Type: application/x-www-form-urlencoded -t 2",
+        ),
+        "/opt/herd run http://127.0.0.1:8080/echo -c 10 -n 1000 --no-keep-alive \
+         --timeout 2500ms -m POST --body-file /data/body.txt \
+         -H Content-Type: application/x-www-form-urlencoded -t 2 --json /out/run.json",
+    );
+    // The header is one argument.
+    let c = command(&j).unwrap();
+    assert!(c.main.iter().any(|a| a == "Content-Type: application/x-www-form-urlencoded"));
+    assert!(c.files.is_empty());
+    let d = duration(5, 4);
+    check(
+        &job(Tool::Herd, &s, &d),
+        None,
+        "/opt/herd run http://127.0.0.1:8080/ -c 4 -d 5s --timeout 30s \
+         --specweb /data/specweb --json /out/run.json",
+    );
+}
+
+// ab
+
+#[test]
+fn ab_requests() {
+    let r = get("/page.html");
+    check(
+        &job(Tool::Ab, &r, &requests(1000, 10)),
+        None,
+        "/usr/bin/ab -n 1000 -c 10 -k -s 30 -g /out/ab.tsv http://127.0.0.1:8080/page.html",
+    );
+    let mut l = requests(1000, 10);
+    l.keep_alive = false;
+    l.warmup = Warmup::Requests(5);
+    l.timeout = SECS(5);
+    let p = post();
+    let mut j = job(Tool::Ab, &p, &l);
+    j.threads = Some(1);
+    // A warm-up shorter than -c uses fewer connections: ab refuses -c above -n.
+    check(
+        &j,
+        Some(
+            "/usr/bin/ab -n 5 -c 5 -s 5 -p /data/body.txt \
+             -T application/x-www-form-urlencoded http://127.0.0.1:8080/echo",
+        ),
+        "/usr/bin/ab -n 1000 -c 10 -s 5 -p /data/body.txt \
+         -T application/x-www-form-urlencoded -g /out/ab.tsv http://127.0.0.1:8080/echo",
+    );
+}
+
+#[test]
+fn ab_refusals() {
+    let r = get("/page.html");
+    refused(
+        &job(Tool::Ab, &r, &duration(10, 10)),
+        "ab cannot run for a duration: it stops after a request count (its -t time limit also \
+         stops at 50000 requests, silently); give a request count (Shape::Requests), or use \
+         herd or wrk",
+    );
+    refused(
+        &job(Tool::Ab, &r, &rate()),
+        "ab cannot send a fixed rate: it has no open loop: each connection sends when its last \
+         response ends; use herd (--rate)",
+    );
+    refused(
+        &job(Tool::Ab, &r, &steps()),
+        "ab cannot run client steps: one ab run has one concurrency; make one cell per step \
+         with Shape::Requests, or use herd (--steps)",
+    );
+    let mut l = requests(1000, 10);
+    l.warmup = Warmup::Duration(SECS(2));
+    refused(
+        &job(Tool::Ab, &r, &l),
+        "ab cannot warm up for a duration: its warm-up is a separate ab run, which stops after \
+         a request count; give the warm-up as a request count (Warmup::Requests)",
+    );
+    let l = requests(1000, 10);
+    let mut j = job(Tool::Ab, &r, &l);
+    j.threads = Some(2);
+    refused(
+        &j,
+        "ab cannot use more than one thread: ab runs on one thread (its -t is a time limit, not \
+         threads); leave threads unset for ab",
+    );
+    refused(
+        &job(Tool::Ab, &r, &requests(5, 10)),
+        "ab cannot run 10 connections for 5 requests: ab refuses a concurrency above its \
+         request count; give at least as many requests as connections",
+    );
+    refused(
+        &job(Tool::Ab, &r, &requests(100_000, 20_001)),
+        "ab cannot open 20001 connections: ab allows at most 20000 (-c); use herd or wrk for more",
+    );
+    let mut l = requests(1000, 10);
+    l.timeout = Duration::from_millis(1500);
+    refused(
+        &job(Tool::Ab, &r, &l),
+        "ab cannot run a request timeout of 1.5s: ab takes whole seconds; give a whole number \
+         of seconds",
+    );
+    let s = specweb();
+    refused(
+        &job(Tool::Ab, &s, &requests(1000, 10)),
+        "ab cannot send a SPECweb99 mix: ab loads a single URL; use herd (--specweb)",
+    );
+}
+
+// wrk
+
+#[test]
+fn wrk_duration() {
+    let r = get("/page.html");
+    let l = duration(10, 10);
+    let c = command(&job(Tool::Wrk, &r, &l)).unwrap();
+    assert_eq!(
+        line(&c.main),
+        "/usr/bin/wrk -c 10 -t 2 -d 10s --latency --timeout 30s -s /out/wrk.lua \
+         http://127.0.0.1:8080/page.html"
+    );
+    assert_eq!(c.warmup, None);
+    assert_eq!(c.files.len(), 1);
+    assert_eq!(c.files[0].path, Path::new("/out/wrk.lua"));
+    assert_eq!(c.files[0].contents, wrk_script::script(None));
+    // One connection: one thread (wrk refuses more threads than connections).
+    check(
+        &job(Tool::Wrk, &r, &duration(2, 1)),
+        None,
+        "/usr/bin/wrk -c 1 -t 1 -d 2s --latency --timeout 30s -s /out/wrk.lua \
+         http://127.0.0.1:8080/page.html",
+    );
+}
+
+#[test]
+fn wrk_without_keep_alive_post_and_warm_up() {
+    let mut l = duration(10, 8);
+    l.keep_alive = false;
+    l.warmup = Warmup::Duration(SECS(2));
+    l.timeout = SECS(5);
+    let p = post();
+    let mut j = job(Tool::Wrk, &p, &l);
+    j.threads = Some(4);
+    let c = command(&j).unwrap();
+    assert_eq!(
+        c.warmup.as_deref().map(line).as_deref(),
+        Some(
+            "/usr/bin/wrk -c 8 -t 4 -d 2s --timeout 5s -s /out/wrk.lua \
+             -H Connection: close http://127.0.0.1:8080/echo"
+        )
+    );
+    assert_eq!(
+        line(&c.main),
+        "/usr/bin/wrk -c 8 -t 4 -d 10s --latency --timeout 5s -s /out/wrk.lua \
+         -H Connection: close http://127.0.0.1:8080/echo"
+    );
+    let script = &c.files[0].contents;
+    assert!(script.contains(r#"io.open("/data/body.txt", "rb")"#), "{script}");
+    assert!(script.contains(r#""application/x-www-form-urlencoded""#), "{script}");
+}
+
+#[test]
+fn wrk_refusals() {
+    let r = get("/page.html");
+    refused(
+        &job(Tool::Wrk, &r, &requests(1000, 10)),
+        "wrk cannot stop after a request count: it runs for a duration (-d) and has no -n; \
+         give a duration (Shape::Duration), or use herd or ab",
+    );
+    refused(
+        &job(Tool::Wrk, &r, &rate()),
+        "wrk cannot send a fixed rate: it has no open loop (wrk2's -R has); use herd (--rate)",
+    );
+    refused(
+        &job(Tool::Wrk, &r, &steps()),
+        "wrk cannot run client steps: one wrk run has one connection count; make one cell per \
+         step with Shape::Duration, or use herd (--steps)",
+    );
+    let mut l = duration(10, 10);
+    l.warmup = Warmup::Requests(100);
+    refused(
+        &job(Tool::Wrk, &r, &l),
+        "wrk cannot warm up for a request count: it runs for a duration and has no -n; give the \
+         warm-up as a duration (Warmup::Duration)",
+    );
+    let l = load(Shape::Duration { duration: Duration::from_millis(1500), concurrency: 10 });
+    refused(
+        &job(Tool::Wrk, &r, &l),
+        "wrk cannot run a duration of 1.5s: wrk takes whole seconds; give a whole number of \
+         seconds",
+    );
+    let l = duration(10, 2);
+    let mut j = job(Tool::Wrk, &r, &l);
+    j.threads = Some(3);
+    refused(
+        &j,
+        "wrk cannot run 3 threads with 2 connections: wrk needs at least one connection per \
+         thread; give fewer threads or more connections",
+    );
+    let s = specweb();
+    refused(
+        &job(Tool::Wrk, &s, &duration(10, 10)),
+        "wrk cannot send a SPECweb99 mix: the lab's wrk script loads a single URL; use herd \
+         (--specweb)",
+    );
+}
+
+// every tool
+
+#[test]
+fn only_allowed_plain_http_addresses() {
+    let r = get("/");
+    let l = requests(10, 1);
+    for tool in Tool::ALL {
+        for (url, reason) in [
+            (
+                "http://10.0.0.1:80",
+                "refusing to send load to 10.0.0.1: herd only targets 127.0.0.0/8, ::1 and its \
+                 lab hosts in 198.18.0.0/15",
+            ),
+            ("http://localhost:80", "`localhost` is not an IP address; give one (e.g. 127.0.0.1)"),
+            ("https://127.0.0.1:443", "the lab's clients speak plain http:// only"),
+            ("http://127.0.0.1:80/x", "give the base URL without a path (the request adds it)"),
+        ] {
+            let mut j = job(tool, &r, &l);
+            j.base_url = url;
+            refused(&j, &format!("refusing to send load to {url}: {reason}"));
+        }
+        for url in
+            ["http://127.0.0.2:80", "http://[::1]:8080", "http://198.19.0.1", "http://127.0.0.1"]
+        {
+            let mut j = job(tool, &r, &l);
+            j.base_url = url;
+            assert!(check_job(&j).is_ok(), "{tool} {url}");
+        }
+    }
+}
+
+#[test]
+fn nonsense_loads_are_refused_for_every_tool() {
+    let r = get("/");
+    for tool in Tool::ALL {
+        refused(
+            &job(tool, &r, &requests(0, 1)),
+            &format!("{tool}: the request count must be at least 1"),
+        );
+        refused(
+            &job(tool, &r, &duration(0, 1)),
+            &format!("{tool}: the duration must be more than zero"),
+        );
+        let l = load(Shape::Steps { clients: vec![], step: SECS(1) });
+        refused(&job(tool, &r, &l), &format!("{tool}: a stepped load needs at least one step"));
+        let l = load(Shape::Rate { per_second: f64::NAN, duration: SECS(1), connections: 1 });
+        refused(
+            &job(tool, &r, &l),
+            &format!("{tool}: the rate NaN must be a number more than zero"),
+        );
+        let bad_path = get("page.html");
+        refused(
+            &job(tool, &bad_path, &requests(1, 1)),
+            &format!("{tool}: the request path `page.html` must start with `/`"),
+        );
+    }
+}
+
+#[test]
+fn tools_by_name() {
+    for tool in Tool::ALL {
+        assert_eq!(tool.name().parse::<Tool>().unwrap(), tool);
+    }
+    assert_eq!(
+        "wrk2".parse::<Tool>().unwrap_err().to_string(),
+        "unknown client `wrk2`, expected one of herd, ab, wrk"
+    );
+}
+
+#[test]
+fn write_files_writes_the_wrk_script() {
+    let dir = std::env::temp_dir().join(format!("herd-lab-write-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (r, l) = (get("/"), duration(1, 1));
+    let mut j = job(Tool::Wrk, &r, &l);
+    j.out_dir = &dir;
+    let c = command(&j).unwrap();
+    c.write_files().unwrap();
+    let written = std::fs::read_to_string(dir.join("wrk.lua")).unwrap();
+    assert_eq!(written, c.files[0].contents);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let e = c.write_files().unwrap_err().to_string();
+    assert!(e.starts_with(&format!("cannot write {}", dir.join("wrk.lua").display())), "{e}");
+}
+
+#[test]
+fn supports_is_commands_refusal() {
+    let r = get("/");
+    assert!(supports(Tool::Wrk, &duration(1, 1), &r, None).is_ok());
+    assert!(supports(Tool::Ab, &requests(10, 1), &r, Some(1)).is_ok());
+    let e = supports(Tool::Ab, &requests(10, 1), &r, Some(2)).unwrap_err();
+    assert!(e.to_string().starts_with("ab cannot use more than one thread"), "{e}");
+    let e = supports(Tool::Wrk, &requests(10, 1), &r, None).unwrap_err();
+    assert!(e.to_string().starts_with("wrk cannot stop after a request count"), "{e}");
+}

@@ -1,0 +1,80 @@
+//! How to ask each tool its version, and what to read in the answer, so that every result
+//! records the exact client that produced it. Each tool has its own way: `herd --version`,
+//! `ab -V`, and `wrk -v`, which prints its version and usage and exits with status 1 (do not
+//! treat that as a failure).
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::Tool;
+
+/// The command line that prints `tool`'s version (program first). Its stdout and stderr
+/// together go to [`parse_version`]; wrk exits 1 after printing it.
+pub fn version_argv(tool: Tool, program: &Path) -> Vec<OsString> {
+    let flag = match tool {
+        Tool::Herd => "--version",
+        Tool::Ab => "-V",
+        Tool::Wrk => "-v",
+    };
+    vec![program.as_os_str().to_owned(), flag.into()]
+}
+
+/// The version in `output`: `0.1.0` from `herd 0.1.0`; `2.3` from ab's `This is
+/// ApacheBench, Version 2.3 <$Revision: 1903618 $>` (`2.3 r1903618` when the revision is a
+/// number; Debian's build prints a bare `$Revision$`); `debian/4.1.0-3+b2` from wrk's
+/// `wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer`. None when the output is not
+/// the tool's.
+pub fn parse_version(tool: Tool, output: &str) -> Option<String> {
+    match tool {
+        Tool::Herd => {
+            output.lines().find_map(|l| l.trim().strip_prefix("herd ")).map(str::to_owned)
+        }
+        Tool::Ab => {
+            let rest = output.lines().find_map(|l| l.split_once("ApacheBench, Version "))?.1;
+            let version = rest.split_whitespace().next()?;
+            let revision = rest
+                .split_once("$Revision:")
+                .and_then(|(_, r)| r.split_whitespace().next())
+                .filter(|r| r.bytes().all(|b| b.is_ascii_digit()));
+            Some(match revision {
+                Some(r) => format!("{version} r{r}"),
+                None => version.to_owned(),
+            })
+        }
+        Tool::Wrk => output
+            .lines()
+            .find_map(|l| l.strip_prefix("wrk "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_per_tool() {
+        let p = Path::new("/usr/bin/x");
+        assert_eq!(version_argv(Tool::Herd, p), ["/usr/bin/x", "--version"]);
+        assert_eq!(version_argv(Tool::Ab, p), ["/usr/bin/x", "-V"]);
+        assert_eq!(version_argv(Tool::Wrk, p), ["/usr/bin/x", "-v"]);
+    }
+
+    #[test]
+    fn versions_as_the_tools_print_them() {
+        // Captured on Debian 12 (apache2-utils 2.4, wrk 4.1.0-3+b2) and from herd itself.
+        let ab = "This is ApacheBench, Version 2.3 <$Revision$>\n\
+                  Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/\n";
+        assert_eq!(parse_version(Tool::Ab, ab).as_deref(), Some("2.3"));
+        let upstream_ab = "This is ApacheBench, Version 2.3 <$Revision: 1903618 $>\n";
+        assert_eq!(parse_version(Tool::Ab, upstream_ab).as_deref(), Some("2.3 r1903618"));
+        let wrk = "wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer\n\
+                   Usage: wrk <options> <url>                            \n";
+        assert_eq!(parse_version(Tool::Wrk, wrk).as_deref(), Some("debian/4.1.0-3+b2"));
+        assert_eq!(parse_version(Tool::Herd, "herd 0.1.0\n").as_deref(), Some("0.1.0"));
+        for tool in Tool::ALL {
+            assert_eq!(parse_version(tool, "command not found\n"), None, "{tool}");
+        }
+    }
+}
