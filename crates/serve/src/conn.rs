@@ -62,6 +62,9 @@ pub(crate) struct Conn {
     wq: WriteQueue,
     /// The body of the request answered last, while it is still arriving.
     body: Option<RequestBody>,
+    /// The response answered last closes the connection, but its request body is still
+    /// being read (and, for `/echo`, streamed into the response): close once it has been.
+    close_after_body: bool,
     /// The response queued last waits until then (see [`WriteQueue::hold_from`]).
     hold: Option<Hold>,
     phase: Phase,
@@ -108,6 +111,7 @@ impl Conn {
             rbuf: ReadBuf::new(limits),
             wq: WriteQueue::new(),
             body: None,
+            close_after_body: false,
             hold: None,
             phase: Phase::Open,
             peer_closed: false,
@@ -226,6 +230,10 @@ impl Conn {
                             break;
                         }
                         self.body = None;
+                        if self.close_after_body {
+                            self.close_after_output();
+                            break;
+                        }
                     }
                     Err(BadChunk) => {
                         // The response has started; all that is left is to end the connection
@@ -298,7 +306,11 @@ impl Conn {
         };
         Self::account(ctx, self.peer, head, route, reply);
         self.rbuf.consume(len);
-        if close {
+        if close && self.body.is_some() {
+            // An echoed body is part of the response: read it before closing (a discarded
+            // one is read too, so that closing does not reset the answer away).
+            self.close_after_body = true;
+        } else if close {
             self.close_after_output();
         }
     }

@@ -31,6 +31,27 @@ fn echoes_a_body_with_its_type() {
     assert_eq!(c.response(false).body, b"012");
 }
 
+/// A closing request (HTTP/1.0, or `Connection: close`) still gets its body echoed: the
+/// connection closes after the body, not after the head. Found by the lab's ab POST cells.
+#[test]
+fn a_closing_request_gets_its_whole_echo() {
+    let server = TestServer::start(None);
+    for (head, body) in [
+        (&b"POST /echo HTTP/1.0\r\nContent-Length: 15\r\n\r\n"[..], &b"hello world 123"[..]),
+        (&b"POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 5\r\n\r\n"[..], &b"hello"[..]),
+    ] {
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        s.write_all(head).unwrap();
+        // The body arrives after the head was answered, as from ab and curl.
+        thread::sleep(std::time::Duration::from_millis(50));
+        s.write_all(body).unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        assert!(got.ends_with(body), "{}", String::from_utf8_lossy(&got));
+    }
+}
+
 #[test]
 fn chunked_uploads_are_echoed_chunked() {
     let server = TestServer::start(None);
