@@ -16,7 +16,7 @@ use crate::proc::{signal_group, start_time};
 pub const RUN_DIR_PREFIX: &str = "herd-lab-";
 
 /// A lab run's directory and its record of started programs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Registry {
     dir: PathBuf,
 }

@@ -144,7 +144,20 @@ fn check_cells(errs: &Errors<'_>, raw: &RawExperiment, e: &Experiment) -> Result
                 ),
             ));
         }
-        if let Err(reason) = crate::client::supports(cell.client, &cell.load, &cell.workload) {
+        let request = crate::load::Request {
+            path: cell.workload.path_on(&cell.server).unwrap_or_default(),
+            method: match cell.workload.kind {
+                WorkloadKind::Post { .. } => crate::load::Method::Post {
+                    body_file: "body".into(),
+                    content_type: "application/octet-stream".into(),
+                },
+                _ => crate::load::Method::Get,
+            },
+            specweb_dir: matches!(cell.workload.kind, WorkloadKind::Specweb { .. }).then(|| "specweb".into()),
+            expect_status: 200,
+            expect_body_bytes: None,
+        };
+        if let Err(reason) = crate::client::supports(cell.client, &cell.load, &request, e.client_threads) {
             return Err(errs.at(
                 raw.matrix.load.span(),
                 format!("cell {}: {reason}", cell.key),

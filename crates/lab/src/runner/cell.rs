@@ -231,6 +231,7 @@ fn measure(
             out_dir: &warm_dir,
         };
         let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
+        cmd.write_files().map_err(|err| fail(err.to_string()))?;
         let out = warm_dir.join("output");
         let spawn = Spawn { name: "client-warmup", argv: &cmd.main, env: &[], stdout: &out, stderr: &out, cpus: &e.client_cpus };
         let f = sup.run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel)).map_err(|err| fail(err.to_string()))?;
@@ -252,6 +253,7 @@ fn measure(
         out_dir: &client_dir,
     };
     let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
+    cmd.write_files().map_err(|err| fail(err.to_string()))?;
     rec.client.argv = cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let server_pids: Vec<u32> = pids.iter().map(|(p, _)| *p).collect();
     let cpu = |sup: &Supervisor| -> Vec<Option<f64>> { server_pids.iter().map(|&p| sup.cpu_seconds(p)).collect() };

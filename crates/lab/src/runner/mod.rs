@@ -61,7 +61,7 @@ pub struct Finished {
 }
 
 /// Runs the experiment to its end, or until `cancel` is raised.
-pub fn run(r: LabRun<'_>) -> Result<Finished, LabError> {
+pub fn run(mut r: LabRun<'_>) -> Result<Finished, LabError> {
     let e = r.experiment;
     let all = cells(e);
     if all.is_empty() {
@@ -71,7 +71,7 @@ pub fn run(r: LabRun<'_>) -> Result<Finished, LabError> {
     let registry = Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
     let mut sup = Supervisor::new(Some(registry.clone()));
-    let result = run_in(&r, &all, &ready, &run_dir, &mut sup);
+    let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup);
     let stopped = sup.stop_all(Duration::from_secs(5));
     drop(sup);
     let run_dir_removed = registry.remove().is_ok();
@@ -82,7 +82,7 @@ pub fn run(r: LabRun<'_>) -> Result<Finished, LabError> {
 }
 
 fn run_in(
-    r: &LabRun<'_>,
+    r: &mut LabRun<'_>,
     all: &[Cell],
     ready: &preflight::Ready,
     run_dir: &Path,
