@@ -12,6 +12,14 @@ need_pkgs=()
 command -v ab >/dev/null || need_pkgs+=(apache2-utils)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 command -v wrk >/dev/null || need_pkgs+=(wrk)
+# The servers herd-drivers renders configs for (its validate, live and php_pages tests), at
+# the paths its Programs::locate looks at.
+[ -x /usr/sbin/apache2 ] || need_pkgs+=(apache2)
+[ -x /usr/sbin/lighttpd ] || need_pkgs+=(lighttpd)
+[ -x /usr/bin/h2o ] || [ -x /usr/sbin/h2o ] || need_pkgs+=(h2o)
+[ -x /usr/sbin/mini_httpd ] || need_pkgs+=(mini-httpd)
+[ -x /usr/sbin/php-fpm8.2 ] || need_pkgs+=(php8.2-fpm)
+[ -x /usr/bin/php-cgi ] || need_pkgs+=(php8.2-cgi)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

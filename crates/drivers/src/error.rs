@@ -1,0 +1,78 @@
+//! [`DriverError`]: why a server cannot be rendered (a PHP setup that does not exist, a missing
+//! program, a path that cannot go into a config file). Each message names the bad value and,
+//! where there is one, the way out.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::programs::ALL_PROGRAMS;
+use crate::spec::{Php, ServerKind, PHP_SETUPS};
+
+/// Why a driver could not render a server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// The server cannot run PHP that way.
+    #[error(
+        "{server} + {php} is not a PHP setup herd knows; the valid choices are {setups}",
+        setups = PHP_SETUPS
+    )]
+    PhpNotSupported { server: ServerKind, php: Php },
+
+    /// None of a program's candidate paths is an executable file.
+    #[error(
+        "{program} is not installed{looked}: install it with `apt-get install {package}`",
+        looked = looked_for(program)
+    )]
+    ProgramMissing { program: &'static str, package: &'static str },
+
+    /// The spec's [`Programs`](crate::Programs) lack a program this server needs.
+    #[error(
+        "no path for {program} in the spec's programs: build them with \
+         Programs::locate(&programs_needed({server}, ..), ..)"
+    )]
+    ProgramNotLocated { program: &'static str, server: ServerKind },
+
+    /// The server has no notion of a worker count.
+    #[error(
+        "{server} cannot take a worker count ({workers} asked): it forks one process per \
+         connection; leave workers unset"
+    )]
+    WorkersNotSupported { server: ServerKind, workers: u32 },
+
+    /// Port 0: the server would pick a port and nobody could tell which.
+    #[error(
+        "listen address {addr} has port 0: the lab must choose the port, since the server \
+         cannot report the one it picks"
+    )]
+    PortZero { addr: SocketAddr },
+
+    /// A path that must be absolute is not.
+    #[error("{what} {path:?} is not an absolute path")]
+    RelativePath { what: &'static str, path: PathBuf },
+
+    /// A path is not UTF-8, so it cannot be written into a config file.
+    #[error("{what} {path:?} is not UTF-8, so it cannot be written into a config file")]
+    PathNotUtf8 { what: &'static str, path: PathBuf },
+
+    /// A path holds a character that some config language would interpret.
+    #[error(
+        "{what} {path:?} contains {ch:?}, which cannot be written safely into every server's \
+         config file (allowed: letters, digits and / . _ - + @ , = : ~)"
+    )]
+    UnsafePath { what: &'static str, path: PathBuf, ch: char },
+
+    /// The user name holds a character that some config language would interpret.
+    #[error(
+        "user name {user:?} is not a plain user name (letters, digits, _ . -, not starting with -)"
+    )]
+    UnsafeUser { user: String },
+}
+
+/// ` (looked for /usr/sbin/nginx)`: where a known program was looked for.
+fn looked_for(program: &str) -> String {
+    match ALL_PROGRAMS.iter().find(|p| p.name == program) {
+        Some(p) if !p.candidates.is_empty() => format!(" (looked for {})", p.candidates.join(", ")),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,78 @@
+//! What a driver hands the lab: [`Launch`], the files to write, directories to create,
+//! processes to start in order, how to tell they are ready ([`Probe`]), the servers' own
+//! config checks and their version probes. Plain data: the lab does every one of these
+//! things, nothing here touches the system.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::version::VersionProbe;
+
+/// How to start one server (and its PHP pool), made by [`render`](crate::render).
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Config files to write before anything starts, all under the run_dir.
+    pub files: Vec<RenderedFile>,
+    /// Directories to create first (parents before children), all under the run_dir.
+    pub dirs: Vec<PathBuf>,
+    /// The directories of `dirs` that the server writes to after it has dropped privileges
+    /// (lighttpd's and h2o's temporary files). When the spec's `user` is set, the lab makes
+    /// them owned by that user and its group before starting; otherwise they need nothing.
+    pub user_dirs: Vec<PathBuf>,
+    /// Start in this order, each once the previous one is ready (php-fpm before nginx); stop
+    /// in reverse.
+    pub processes: Vec<ProcessSpec>,
+    /// The front server answers: `GET /`[`READY_FILE`](crate::READY_FILE) on the listen
+    /// address.
+    pub ready: Probe,
+    /// The servers' own config checks, each an argv that must exit 0 (`nginx -t`, `apache2
+    /// -t`, `lighttpd -tt`, `h2o -t`, `php-fpm -t`). Run them after writing the files and
+    /// creating the directories; none of them binds the listen address.
+    pub validate: Vec<Vec<OsString>>,
+    /// How to ask each program for its version.
+    pub versions: Vec<VersionProbe>,
+}
+
+/// A config file and its contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedFile {
+    /// Absolute, under the run_dir.
+    pub path: PathBuf,
+    pub contents: String,
+}
+
+/// One process to start. It stays in the foreground as the lab's child; its own children
+/// (workers, pools, CGI processes) end when it does.
+///
+/// Start it in a process group of its own (`CommandExt::process_group(0)`). Apache's prefork
+/// MPM, kept in the foreground, stops by sending SIGTERM to its whole process group, which
+/// would otherwise include the lab; and Ctrl-C at the lab's terminal then reaches only the
+/// lab, which stops the servers itself, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessSpec {
+    /// Short name for messages and logs (`nginx`, `php-fpm`, …).
+    pub name: String,
+    /// The program's absolute path, then its arguments.
+    pub argv: Vec<OsString>,
+    /// Added to the lab's environment (empty for every server today).
+    pub env: Vec<(OsString, OsString)>,
+    /// When this process is ready for the next one to start. The front server's is the same
+    /// as [`Launch::ready`].
+    pub ready: Option<Probe>,
+    /// stdout and stderr go here (appended), under the run_dir/logs.
+    pub log: PathBuf,
+    /// The signal that stops it: SIGTERM for every server. (Apache's graceful stop is
+    /// SIGWINCH, which waits for requests in flight; the lab stops between cells, when none
+    /// are.)
+    pub stop_signal: i32,
+}
+
+/// A readiness check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// `GET path` on `addr` answers 200.
+    Http { addr: SocketAddr, path: String },
+    /// A connection to this Unix socket is accepted.
+    UnixSocket(PathBuf),
+}

@@ -1,0 +1,148 @@
+//! lighttpd: static files, and PHP as CGI (mod_cgi runs php-cgi per request). Renders
+//! conf/lighttpd.conf from src/templates/lighttpd.conf (Debian's lighttpd.conf, one address,
+//! everything under the run_dir) and starts `lighttpd -D -f conf/lighttpd.conf`. Checked with
+//! `lighttpd -tt` (which also loads the modules). Its upload directory, run_dir/tmp, is written
+//! after lighttpd drops privileges, so it is one of [`Launch::user_dirs`].
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+
+use crate::error::DriverError;
+use crate::launch::{Launch, RenderedFile};
+use crate::programs::{LIGHTTPD, PHP_CGI};
+use crate::ready_probe;
+use crate::run_dir::{conf_path, Places};
+use crate::spec::{Php, ServerSpec};
+use crate::template::fill;
+use crate::version::{word_with_prefix, VersionProbe};
+
+const TEMPLATE: &str = include_str!("templates/lighttpd.conf");
+
+const CGI: &str = r#"# PHP as CGI, one php-cgi process per request. mod_cgi sets REDIRECT_STATUS,
+# as php-cgi's cgi.force_redirect demands.
+cgi.assign = ( ".php" => "@PHP_CGI@" )
+"#;
+
+pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
+    let exe = spec.programs.path(&LIGHTTPD, spec.kind)?;
+    let conf = places.path("conf/lighttpd.conf");
+
+    let bind = match spec.listen {
+        SocketAddr::V4(a) => a.ip().to_string(),
+        SocketAddr::V6(a) => format!("[{}]", a.ip()),
+    };
+    let user = match &places.user {
+        Some(u) => format!("server.username = \"{u}\"\nserver.groupname = \"{u}\""),
+        None => String::new(),
+    };
+    let workers = match spec.workers.map(|n| n.get()) {
+        Some(n) if n > 1 => format!(
+            "# The spec's workers: {n} processes sharing the socket (Debian runs one).\n\
+             server.max-worker = {n}"
+        ),
+        // One process: lighttpd's default, and the only way with server.max-worker unset.
+        _ => String::new(),
+    };
+    let (php_module, php) = match spec.php {
+        Some(Php::Cgi) => {
+            let php_cgi = conf_path("php-cgi", spec.programs.path(&PHP_CGI, spec.kind)?)?;
+            ("\"mod_cgi\",", fill(CGI, &[("PHP_CGI", &php_cgi)]))
+        }
+        _ => ("", String::new()),
+    };
+    let contents = fill(
+        TEMPLATE,
+        &[
+            ("RUN", places.run()),
+            ("DOCROOT", &places.docroot),
+            ("BIND", &bind),
+            ("PORT", &spec.listen.port().to_string()),
+            ("USER", &user),
+            ("WORKERS", &workers),
+            ("PHP_MODULE", php_module),
+            ("PHP", &php),
+        ],
+    );
+
+    let ready = ready_probe(spec);
+    let mut process =
+        places.process("lighttpd", vec![exe.into(), "-D".into(), "-f".into(), conf.clone().into()]);
+    process.ready = Some(ready.clone());
+    let mut launch = Launch {
+        files: vec![RenderedFile { path: conf.clone(), contents }],
+        dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
+        user_dirs: places.dirs(&["tmp"]),
+        processes: vec![process],
+        ready,
+        validate: vec![vec![exe.into(), "-tt".into(), "-f".into(), conf.into()]],
+        versions: vec![VersionProbe {
+            program: LIGHTTPD.name.to_owned(),
+            argv: vec![OsString::from(exe), "-v".into()],
+            parse: parse_version,
+        }],
+    };
+    if spec.php == Some(Php::Cgi) {
+        launch.versions.push(crate::php_cgi::version_probe(spec)?);
+    }
+    Ok(launch)
+}
+
+/// `lighttpd/1.4.69` from `lighttpd -v`: `lighttpd/1.4.69 (ssl) - a light and fast webserver`.
+fn parse_version(output: &str) -> Option<String> {
+    word_with_prefix(output, "lighttpd/").map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{conf, spec};
+    use crate::ServerKind;
+    use std::num::NonZeroU32;
+
+    const CONF: &str = "conf/lighttpd.conf";
+
+    #[test]
+    fn bind_port_and_user() {
+        let mut s = spec(ServerKind::Lighttpd, None);
+        let c = conf(&s, CONF);
+        assert!(c.contains("server.bind = \"127.0.0.1\"\nserver.port = 8080\n"));
+        assert!(!c.contains("server.username"));
+        s.listen = "[::1]:81".parse().unwrap();
+        s.user = Some("www-data".into());
+        let c = conf(&s, CONF);
+        assert!(c.contains("server.bind = \"[::1]\"\nserver.port = 81\n"));
+        assert!(c.contains("server.username = \"www-data\"\nserver.groupname = \"www-data\"\n"));
+    }
+
+    #[test]
+    fn workers_beyond_one_are_max_worker() {
+        let mut s = spec(ServerKind::Lighttpd, None);
+        s.workers = NonZeroU32::new(1);
+        assert!(!conf(&s, CONF).contains("max-worker"));
+        s.workers = NonZeroU32::new(2);
+        assert!(conf(&s, CONF).contains("\nserver.max-worker = 2\n"));
+    }
+
+    #[test]
+    fn cgi_module_and_assignment() {
+        let plain = conf(&spec(ServerKind::Lighttpd, None), CONF);
+        assert!(!plain.contains("mod_cgi"));
+        assert!(plain
+            .contains("server.modules = (\n    \"mod_indexfile\",\n    \"mod_staticfile\",\n)"));
+        let c = conf(&spec(ServerKind::Lighttpd, Some(Php::Cgi)), CONF);
+        assert!(c.contains("    \"mod_indexfile\",\n    \"mod_cgi\",\n    \"mod_staticfile\",\n"));
+        assert!(c.contains("cgi.assign = ( \".php\" => \"/usr/bin/php-cgi\" )"));
+    }
+
+    #[test]
+    fn upload_dir_is_the_users() {
+        let l = crate::render(&spec(ServerKind::Lighttpd, None)).unwrap();
+        assert_eq!(l.user_dirs, [std::path::PathBuf::from("/run-dir/lighttpd/tmp")]);
+    }
+
+    #[test]
+    fn version() {
+        let out = "lighttpd/1.4.69 (ssl) - a light and fast webserver\n";
+        assert_eq!(parse_version(out).as_deref(), Some("lighttpd/1.4.69"));
+    }
+}

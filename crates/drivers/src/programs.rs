@@ -1,0 +1,183 @@
+//! The programs the drivers start: each [`Program`] with where Debian installs it and which
+//! package brings it, [`programs_needed`] for a server and PHP setup, and [`Programs`], the
+//! located absolute paths a [`ServerSpec`](crate::ServerSpec) carries. Locating is the only
+//! thing in this crate that looks at the file system; nothing here runs a program.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::DriverError;
+use crate::spec::{php_choices, Php, ServerKind};
+
+/// A program a driver starts or asks for its version.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Program {
+    /// The key in [`Programs`], and the program's name in messages.
+    pub name: &'static str,
+    /// Absolute paths to try, in order. Empty for `herd`, which is the lab's own executable.
+    pub candidates: &'static [&'static str],
+    /// The Debian package that installs it.
+    pub package: &'static str,
+}
+
+/// `herd serve`: the lab passes its own executable.
+pub static HERD: Program = Program { name: "herd", candidates: &[], package: "herd" };
+pub static NGINX: Program =
+    Program { name: "nginx", candidates: &["/usr/sbin/nginx"], package: "nginx-light" };
+pub static APACHE2: Program =
+    Program { name: "apache2", candidates: &["/usr/sbin/apache2"], package: "apache2" };
+pub static LIGHTTPD: Program =
+    Program { name: "lighttpd", candidates: &["/usr/sbin/lighttpd"], package: "lighttpd" };
+pub static H2O: Program =
+    Program { name: "h2o", candidates: &["/usr/bin/h2o", "/usr/sbin/h2o"], package: "h2o" };
+pub static MINI_HTTPD: Program =
+    Program { name: "mini_httpd", candidates: &["/usr/sbin/mini_httpd"], package: "mini-httpd" };
+pub static PHP_FPM: Program =
+    Program { name: "php-fpm8.2", candidates: &["/usr/sbin/php-fpm8.2"], package: "php8.2-fpm" };
+/// `/usr/bin/php-cgi` is Debian's alternatives link; the versioned binary is the fallback.
+pub static PHP_CGI: Program = Program {
+    name: "php-cgi",
+    candidates: &["/usr/bin/php-cgi", "/usr/bin/php-cgi8.2"],
+    package: "php8.2-cgi",
+};
+
+/// Every program a driver may need, for a doctor's check list.
+pub static ALL_PROGRAMS: [&Program; 8] =
+    [&HERD, &NGINX, &APACHE2, &LIGHTTPD, &H2O, &MINI_HTTPD, &PHP_FPM, &PHP_CGI];
+
+/// The programs `kind` with `php` needs: the server, then its PHP program. An unsupported PHP
+/// setup adds nothing ([`render`](crate::render) refuses it with the valid choices).
+pub fn programs_needed(kind: ServerKind, php: Option<Php>) -> Vec<&'static Program> {
+    let server: &'static Program = match kind {
+        ServerKind::Herd => &HERD,
+        ServerKind::Nginx => &NGINX,
+        ServerKind::Apache(_) => &APACHE2,
+        ServerKind::Lighttpd => &LIGHTTPD,
+        ServerKind::H2o => &H2O,
+        ServerKind::MiniHttpd => &MINI_HTTPD,
+    };
+    let mut needed = vec![server];
+    match php {
+        Some(php) if php_choices(kind).contains(&php) => needed.push(match php {
+            Php::Fpm => &PHP_FPM,
+            Php::Cgi => &PHP_CGI,
+        }),
+        _ => {}
+    }
+    needed
+}
+
+/// Located programs: name → absolute path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Programs {
+    paths: BTreeMap<&'static str, PathBuf>,
+}
+
+impl Programs {
+    /// Finds each program at its first candidate that is an executable file (links followed);
+    /// `herd` is `herd_exe`. The first program with none is [`DriverError::ProgramMissing`],
+    /// whose message names the package to install.
+    pub fn locate(needed: &[&'static Program], herd_exe: &Path) -> Result<Programs, DriverError> {
+        let mut paths = BTreeMap::new();
+        for program in needed {
+            let path = if program.candidates.is_empty() {
+                herd_exe.to_owned()
+            } else {
+                let found = program.candidates.iter().map(Path::new).find(|p| is_executable(p));
+                match found {
+                    Some(path) => path.to_owned(),
+                    None => {
+                        return Err(DriverError::ProgramMissing {
+                            program: program.name,
+                            package: program.package,
+                        })
+                    }
+                }
+            };
+            paths.insert(program.name, path);
+        }
+        Ok(Programs { paths })
+    }
+
+    /// The path of program `name` ([`Program::name`]), if located.
+    pub fn get(&self, name: &str) -> Option<&Path> {
+        self.paths.get(name).map(PathBuf::as_path)
+    }
+
+    /// Programs at fixed paths, as given (for golden tests and callers that know better).
+    pub fn from_paths(pairs: impl IntoIterator<Item = (&'static str, PathBuf)>) -> Programs {
+        Programs { paths: pairs.into_iter().collect() }
+    }
+
+    /// The path of `program`, or the error that says it was never located.
+    pub(crate) fn path(&self, program: &Program, server: ServerKind) -> Result<&Path, DriverError> {
+        self.get(program.name)
+            .ok_or(DriverError::ProgramNotLocated { program: program.name, server })
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn needed_programs() {
+        let names =
+            |kind, php| -> Vec<_> { programs_needed(kind, php).iter().map(|p| p.name).collect() };
+        assert_eq!(names(ServerKind::Nginx, Some(Php::Fpm)), ["nginx", "php-fpm8.2"]);
+        assert_eq!(
+            names(ServerKind::Apache(crate::Mpm::Prefork), Some(Php::Cgi)),
+            ["apache2", "php-cgi"]
+        );
+        assert_eq!(names(ServerKind::Herd, None), ["herd"]);
+        // Unsupported: render says so; nothing extra is asked for.
+        assert_eq!(names(ServerKind::MiniHttpd, Some(Php::Cgi)), ["mini_httpd"]);
+    }
+
+    static NOWHERE: Program = Program {
+        name: "nowhere",
+        candidates: &["/nonexistent/herd-test/nowhere"],
+        package: "nowhere-pkg",
+    };
+
+    #[test]
+    fn missing_program_names_its_package() {
+        let err = Programs::locate(&[&NOWHERE], Path::new("/x/herd")).unwrap_err();
+        assert!(matches!(err, DriverError::ProgramMissing { program: "nowhere", .. }));
+        let msg = err.to_string();
+        assert_eq!(msg, "nowhere is not installed: install it with `apt-get install nowhere-pkg`");
+        let known = DriverError::ProgramMissing { program: "h2o", package: "h2o" }.to_string();
+        assert_eq!(
+            known,
+            "h2o is not installed (looked for /usr/bin/h2o, /usr/sbin/h2o): install it with \
+             `apt-get install h2o`"
+        );
+    }
+
+    #[test]
+    fn herd_is_the_given_executable_and_first_candidate_wins() {
+        static SH: Program =
+            Program { name: "sh", candidates: &["/nonexistent/sh", "/bin/sh"], package: "dash" };
+        let p = Programs::locate(&[&HERD, &SH], Path::new("/opt/herd/bin/herd")).unwrap();
+        assert_eq!(p.get("herd"), Some(Path::new("/opt/herd/bin/herd")));
+        assert_eq!(p.get("sh"), Some(Path::new("/bin/sh")));
+        assert_eq!(p.get("nginx"), None);
+    }
+
+    #[test]
+    fn a_directory_or_plain_file_is_not_a_program() {
+        static DIR: Program = Program { name: "d", candidates: &["/"], package: "d" };
+        static TEXT: Program = Program {
+            name: "t",
+            candidates: &[concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")],
+            package: "t",
+        };
+        assert!(Programs::locate(&[&DIR], Path::new("/h")).is_err());
+        assert!(Programs::locate(&[&TEXT], Path::new("/h")).is_err());
+    }
+}

@@ -1,0 +1,197 @@
+//! What the lab asks a driver for: which server ([`ServerKind`], with Apache's [`Mpm`]), how it
+//! runs PHP ([`Php`]), and where it listens, serves from and keeps its files ([`ServerSpec`]).
+//! Also the table of PHP setups that exist ([`php_choices`]). Renders nothing itself.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+
+use crate::error::DriverError;
+use crate::programs::Programs;
+
+/// A server the lab can measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerKind {
+    /// `herd serve`, the reference server (the lab's own executable).
+    Herd,
+    Nginx,
+    /// Apache 2.4 with the given multi-processing module.
+    Apache(Mpm),
+    Lighttpd,
+    H2o,
+    MiniHttpd,
+}
+
+/// Apache's multi-processing module: how connections map to processes and threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mpm {
+    /// Threads, with idle keep-alive connections parked in a listener thread (Debian's default).
+    Event,
+    /// Threads, one per connection for the connection's whole life.
+    Worker,
+    /// One single-threaded process per connection.
+    Prefork,
+}
+
+/// How PHP pages are run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Php {
+    /// A php-fpm pool of persistent workers, reached over FastCGI on a Unix socket.
+    Fpm,
+    /// A new php-cgi process for every request (CGI).
+    Cgi,
+}
+
+/// Everything a driver needs to know about one server instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    pub kind: ServerKind,
+    /// `None` for static files only. See [`php_choices`] for the setups that exist; any other
+    /// is [`DriverError::PhpNotSupported`].
+    pub php: Option<Php>,
+    /// Where the server listens, e.g. `127.0.0.1:43117`, or `198.18.2.2:80` inside a network
+    /// namespace. Port 0 is refused: a server that picks its own port cannot tell the lab which.
+    pub listen: SocketAddr,
+    /// The directory served, absolute. The lab has written the files (and [`READY_FILE`],
+    /// and the PHP pages of [`php_pages`] when `php` is set) before starting the server.
+    ///
+    /// [`READY_FILE`]: crate::READY_FILE
+    /// [`php_pages`]: crate::php_pages
+    pub docroot: PathBuf,
+    /// This server's own directory, absolute, existing and empty: configs, pid files, logs,
+    /// temporary files and sockets all go under it, never under /var or /run. When `user` is
+    /// set, it and its parents must be searchable by that user (nginx's workers reach the
+    /// php-fpm socket and their temporary files through it).
+    pub run_dir: PathBuf,
+    /// Worker processes or threads. `None` keeps the server's own default: nginx `auto` (one
+    /// per CPU), Debian's MPM settings for Apache, one lighttpd process, one h2o thread per CPU,
+    /// one `herd serve` thread per core. For Apache, `n` is the number of child processes (of
+    /// Debian's 25 threads each for event and worker). mini_httpd forks per connection and
+    /// refuses a count. php-fpm keeps Debian's pool either way.
+    pub workers: Option<NonZeroU32>,
+    /// `Some("www-data")` when the lab runs as root: whom the unprivileged workers run as
+    /// (nginx `user`, Apache `User`/`Group`, lighttpd `server.username`, h2o `user`, php-fpm's
+    /// pool, mini_httpd `-u`), with the group of the same name (Debian's convention, and
+    /// nginx's rule). `None` when the lab is not root: no user directive is written, and the
+    /// servers keep the lab's user.
+    pub user: Option<String>,
+    /// Absolute paths of the programs [`programs_needed`](crate::programs_needed) names.
+    pub programs: Programs,
+}
+
+/// The PHP setups `kind` supports, in the order a user would try them.
+pub fn php_choices(kind: ServerKind) -> &'static [Php] {
+    match kind {
+        ServerKind::Nginx => &[Php::Fpm],
+        ServerKind::Apache(_) => &[Php::Fpm, Php::Cgi],
+        ServerKind::Lighttpd => &[Php::Cgi],
+        ServerKind::Herd | ServerKind::H2o | ServerKind::MiniHttpd => &[],
+    }
+}
+
+/// Every supported server + PHP pairing, in words, for error messages.
+pub(crate) const PHP_SETUPS: &str = "nginx + php-fpm, apache (any MPM) + php-fpm, \
+     apache (any MPM) + php-cgi, lighttpd + php-cgi";
+
+/// `Ok` when `kind` can run PHP through `php` (or `php` is `None`).
+pub fn check_php(kind: ServerKind, php: Option<Php>) -> Result<(), DriverError> {
+    match php {
+        Some(php) if !php_choices(kind).contains(&php) => {
+            Err(DriverError::PhpNotSupported { server: kind, php })
+        }
+        _ => Ok(()),
+    }
+}
+
+impl ServerKind {
+    /// A short name for file names, logs and reports: `herd`, `nginx`, `apache-event`,
+    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Herd => "herd",
+            ServerKind::Nginx => "nginx",
+            ServerKind::Apache(Mpm::Event) => "apache-event",
+            ServerKind::Apache(Mpm::Worker) => "apache-worker",
+            ServerKind::Apache(Mpm::Prefork) => "apache-prefork",
+            ServerKind::Lighttpd => "lighttpd",
+            ServerKind::H2o => "h2o",
+            ServerKind::MiniHttpd => "mini_httpd",
+        }
+    }
+}
+
+impl fmt::Display for ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Php {
+    /// `php-fpm` or `php-cgi`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Php::Fpm => "php-fpm",
+            Php::Cgi => "php-cgi",
+        }
+    }
+}
+
+impl fmt::Display for Php {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn supported_pairs() {
+        let ok = [
+            (ServerKind::Nginx, Php::Fpm),
+            (ServerKind::Apache(Mpm::Event), Php::Fpm),
+            (ServerKind::Apache(Mpm::Worker), Php::Cgi),
+            (ServerKind::Apache(Mpm::Prefork), Php::Cgi),
+            (ServerKind::Lighttpd, Php::Cgi),
+        ];
+        for (kind, php) in ok {
+            assert!(check_php(kind, Some(php)).is_ok(), "{kind} + {php}");
+        }
+        for kind in [ServerKind::Herd, ServerKind::H2o, ServerKind::MiniHttpd, ServerKind::Nginx] {
+            assert!(check_php(kind, None).is_ok());
+        }
+    }
+
+    #[test]
+    fn unsupported_pairs_name_the_valid_choices() {
+        let bad = [
+            (ServerKind::Nginx, Php::Cgi),
+            (ServerKind::Herd, Php::Fpm),
+            (ServerKind::Herd, Php::Cgi),
+            (ServerKind::MiniHttpd, Php::Cgi),
+            (ServerKind::H2o, Php::Fpm),
+            (ServerKind::Lighttpd, Php::Fpm),
+        ];
+        for (kind, php) in bad {
+            let err = check_php(kind, Some(php)).unwrap_err();
+            match &err {
+                DriverError::PhpNotSupported { server, php: p } => {
+                    assert_eq!((*server, *p), (kind, php));
+                }
+                other => panic!("{other:?}"),
+            }
+            let msg = err.to_string();
+            assert!(msg.starts_with(&format!("{kind} + {php} ")), "{msg}");
+            assert!(msg.contains("nginx + php-fpm") && msg.contains("lighttpd + php-cgi"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(ServerKind::Apache(Mpm::Prefork).to_string(), "apache-prefork");
+        assert_eq!(ServerKind::MiniHttpd.name(), "mini_httpd");
+        assert_eq!(Php::Fpm.to_string(), "php-fpm");
+    }
+}

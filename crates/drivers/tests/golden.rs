@@ -1,0 +1,246 @@
+//! Golden files of everything the drivers render: for each variant (server × MPM × PHP ×
+//! user, and some worker counts) with fixed paths, `tests/golden/<variant>/` holds each
+//! rendered file at its place under the run_dir and `launch.txt`, the rest of the [`Launch`]
+//! (directories, processes with argv and probes, config checks, version probes).
+//!
+//! `UPDATE_GOLDEN=1 cargo test -p herd-drivers --test golden` rewrites them (and removes
+//! variants that no longer exist); review the diff like code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use herd_drivers::{render, Launch, Mpm, Php, Probe, ServerKind, ServerSpec};
+use util::{fixed_spec, setup_name, setups, show};
+
+/// One golden directory: a setup with a user and a worker count.
+struct Variant {
+    name: String,
+    kind: ServerKind,
+    php: Option<Php>,
+    user: Option<&'static str>,
+    workers: Option<u32>,
+}
+
+fn variants() -> Vec<Variant> {
+    let mut out = Vec::new();
+    for (kind, php) in setups() {
+        let name = setup_name(kind, php);
+        out.push(Variant { name: name.clone(), kind, php, user: None, workers: None });
+        if kind != ServerKind::Herd {
+            let name = format!("{name}-www-data");
+            out.push(Variant { name, kind, php, user: Some("www-data"), workers: None });
+        }
+    }
+    for (kind, n) in [
+        (ServerKind::Herd, 2),
+        (ServerKind::Nginx, 4),
+        (ServerKind::Apache(Mpm::Event), 2),
+        (ServerKind::Apache(Mpm::Worker), 2),
+        (ServerKind::Apache(Mpm::Prefork), 4),
+        (ServerKind::Lighttpd, 2),
+        (ServerKind::H2o, 4),
+    ] {
+        let name = format!("{}-workers-{n}", kind.name());
+        out.push(Variant { name, kind, php: None, user: None, workers: Some(n) });
+    }
+    out
+}
+
+impl Variant {
+    fn render(&self) -> (ServerSpec, Launch) {
+        let spec = fixed_spec(self.kind, self.php, self.user, self.workers);
+        let launch = render(&spec).unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        (spec, launch)
+    }
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn updating() -> bool {
+    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1")
+}
+
+/// The files of one variant's golden directory: relative path → contents.
+fn expected_files(launch: &Launch, run_dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut files: BTreeMap<PathBuf, String> = launch
+        .files
+        .iter()
+        .map(|f| (f.path.strip_prefix(run_dir).unwrap().to_owned(), f.contents.clone()))
+        .collect();
+    files.insert(PathBuf::from("launch.txt"), describe(launch));
+    files
+}
+
+/// The launch apart from file contents, one fact per line.
+fn describe(l: &Launch) -> String {
+    let mut s = String::new();
+    let probe = |p: &Probe| match p {
+        Probe::Http { addr, path } => format!("http {addr} GET {path}"),
+        Probe::UnixSocket(path) => format!("unix socket {}", path.display()),
+    };
+    writeln!(s, "files:").unwrap();
+    for f in &l.files {
+        writeln!(s, "  {}", f.path.display()).unwrap();
+    }
+    writeln!(s, "dirs:").unwrap();
+    for d in &l.dirs {
+        writeln!(s, "  {}", d.display()).unwrap();
+    }
+    writeln!(s, "user_dirs:").unwrap();
+    for d in &l.user_dirs {
+        writeln!(s, "  {}", d.display()).unwrap();
+    }
+    writeln!(s, "processes (start in this order):").unwrap();
+    for p in &l.processes {
+        writeln!(s, "  {}:", p.name).unwrap();
+        writeln!(s, "    argv: {}", show(&p.argv)).unwrap();
+        for (k, v) in &p.env {
+            writeln!(s, "    env: {}={}", k.to_string_lossy(), v.to_string_lossy()).unwrap();
+        }
+        writeln!(s, "    ready: {}", p.ready.as_ref().map_or("-".to_owned(), probe)).unwrap();
+        writeln!(s, "    log: {}", p.log.display()).unwrap();
+        writeln!(s, "    stop signal: {}", p.stop_signal).unwrap();
+    }
+    writeln!(s, "ready: {}", probe(&l.ready)).unwrap();
+    writeln!(s, "validate:").unwrap();
+    for argv in &l.validate {
+        writeln!(s, "  {}", show(argv)).unwrap();
+    }
+    writeln!(s, "versions:").unwrap();
+    for v in &l.versions {
+        writeln!(s, "  {}: {}", v.program, show(&v.argv)).unwrap();
+    }
+    s
+}
+
+/// Files under `dir`, relative, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for e in entries {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            out.extend(
+                files_under(&path)
+                    .into_iter()
+                    .map(|p| Path::new(path.file_name().unwrap()).join(p)),
+            );
+        } else {
+            out.push(PathBuf::from(path.file_name().unwrap()));
+        }
+    }
+    out
+}
+
+fn check_variants(keep: impl Fn(ServerKind) -> bool) {
+    let mut checked = 0;
+    for variant in variants().into_iter().filter(|v| keep(v.kind)) {
+        let name = &variant.name;
+        let (spec, launch) = variant.render();
+        let want = expected_files(&launch, &spec.run_dir);
+        let dir = golden_dir().join(name);
+        if updating() {
+            let _ = std::fs::remove_dir_all(&dir);
+            for (rel, contents) in &want {
+                let path = dir.join(rel);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, contents).unwrap();
+            }
+        }
+        let mut have = files_under(&dir);
+        have.sort();
+        let wanted: Vec<_> = want.keys().cloned().collect();
+        assert_eq!(have, wanted, "{name}: golden files (UPDATE_GOLDEN=1 rewrites them)");
+        for (rel, contents) in &want {
+            let golden = std::fs::read_to_string(dir.join(rel)).unwrap();
+            if &golden != contents {
+                let line = golden.lines().zip(contents.lines()).position(|(a, b)| a != b);
+                panic!(
+                    "{name}/{}: differs from the golden at line {:?} (UPDATE_GOLDEN=1 rewrites \
+                     it)\n--- golden\n{golden}\n--- rendered\n{contents}",
+                    rel.display(),
+                    line.map(|l| l + 1)
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 0);
+}
+
+#[test]
+fn herd() {
+    check_variants(|k| k == ServerKind::Herd);
+}
+
+#[test]
+fn nginx() {
+    check_variants(|k| k == ServerKind::Nginx);
+}
+
+#[test]
+fn apache() {
+    check_variants(|k| matches!(k, ServerKind::Apache(_)));
+}
+
+#[test]
+fn lighttpd() {
+    check_variants(|k| k == ServerKind::Lighttpd);
+}
+
+#[test]
+fn h2o() {
+    check_variants(|k| k == ServerKind::H2o);
+}
+
+#[test]
+fn mini_httpd() {
+    check_variants(|k| k == ServerKind::MiniHttpd);
+}
+
+/// Every variant directory belongs to a variant (the golden pages are plain files beside
+/// them).
+#[test]
+fn no_stale_variants() {
+    let names: Vec<String> = variants().into_iter().map(|v| v.name).collect();
+    for e in std::fs::read_dir(golden_dir()).unwrap() {
+        let path = e.unwrap().path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !names.contains(&name) {
+            if updating() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                panic!("tests/golden/{name} is no variant any more (UPDATE_GOLDEN=1 removes it)");
+            }
+        }
+    }
+}
+
+#[test]
+fn no_placeholder_is_left() {
+    for variant in variants() {
+        let (_, launch) = variant.render();
+        let name = &variant.name;
+        for f in &launch.files {
+            for line in f.contents.lines() {
+                let at = line.find('@').map(|i| &line[i + 1..]);
+                let placeholder = at.is_some_and(|rest| {
+                    let n = rest
+                        .find(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                        .unwrap_or(rest.len());
+                    n > 0 && rest[n..].starts_with('@')
+                });
+                assert!(!placeholder, "{name}: {}: {line}", f.path.display());
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Helpers for herd-drivers' integration tests: the list of variants every test walks (server
+//! × MPM × PHP), specs with fixed paths for the goldens or with the real programs for the tests
+//! that run them, temporary run_dirs and docroots, and doing what the lab does with a
+//! [`Launch`] before starting it (directories, ownership, files).
+#![allow(dead_code, unreachable_pub)]
+
+use std::num::NonZeroU32;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use herd_drivers::{programs_needed, Launch, Mpm, Php, Programs, ServerKind, ServerSpec};
+
+/// Every server with every PHP setup it supports (Apache with each MPM).
+pub fn setups() -> Vec<(ServerKind, Option<Php>)> {
+    let mut out = vec![
+        (ServerKind::Herd, None),
+        (ServerKind::Nginx, None),
+        (ServerKind::Nginx, Some(Php::Fpm)),
+    ];
+    for mpm in [Mpm::Event, Mpm::Worker, Mpm::Prefork] {
+        for php in [None, Some(Php::Fpm), Some(Php::Cgi)] {
+            out.push((ServerKind::Apache(mpm), php));
+        }
+    }
+    out.extend([
+        (ServerKind::Lighttpd, None),
+        (ServerKind::Lighttpd, Some(Php::Cgi)),
+        (ServerKind::H2o, None),
+        (ServerKind::MiniHttpd, None),
+    ]);
+    out
+}
+
+/// `nginx`, `apache-event-fpm`, `lighttpd-cgi`: a setup's name in test messages and golden
+/// directories.
+pub fn setup_name(kind: ServerKind, php: Option<Php>) -> String {
+    match php {
+        Some(Php::Fpm) => format!("{kind}-fpm"),
+        Some(Php::Cgi) => format!("{kind}-cgi"),
+        None => kind.name().to_owned(),
+    }
+}
+
+/// The spec the goldens use: 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<server>`,
+/// programs at fixed Debian paths (nothing is looked up on this machine).
+pub fn fixed_spec(
+    kind: ServerKind,
+    php: Option<Php>,
+    user: Option<&str>,
+    workers: Option<u32>,
+) -> ServerSpec {
+    ServerSpec {
+        kind,
+        php,
+        listen: "127.0.0.1:8080".parse().unwrap(),
+        docroot: PathBuf::from("/docroot"),
+        run_dir: PathBuf::from(format!("/run-dir/{}", kind.name())),
+        workers: workers.and_then(NonZeroU32::new),
+        user: user.map(str::to_owned),
+        programs: Programs::from_paths([
+            ("herd", PathBuf::from("/opt/herd/bin/herd")),
+            ("nginx", PathBuf::from("/usr/sbin/nginx")),
+            ("apache2", PathBuf::from("/usr/sbin/apache2")),
+            ("lighttpd", PathBuf::from("/usr/sbin/lighttpd")),
+            ("h2o", PathBuf::from("/usr/bin/h2o")),
+            ("mini_httpd", PathBuf::from("/usr/sbin/mini_httpd")),
+            ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
+            ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
+        ]),
+    }
+}
+
+/// The programs of `kind` with `php` on this machine. A missing one fails the test with the
+/// package to install (never a skip).
+pub fn located(kind: ServerKind, php: Option<Php>) -> Programs {
+    // herd itself is never started by these tests (its binary is another crate's).
+    Programs::locate(&programs_needed(kind, php), Path::new("/nonexistent/herd"))
+        .unwrap_or_else(|e| panic!("{}: {e}", setup_name(kind, php)))
+}
+
+/// Whom the servers' workers run as, by the lab's rule: `www-data` when the tests run as
+/// root, nobody else otherwise.
+pub fn lab_user() -> Option<String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root.then(|| "www-data".to_owned())
+}
+
+/// A new directory under the system temp dir, unique across tests and processes, readable
+/// and searchable by everyone (the servers' workers run as www-data when the tests are root).
+pub fn tempdir(tag: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("herd-drivers-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// What the lab does before starting a launch: creates its directories, hands the user's
+/// directories to `user`, writes its files.
+pub fn prepare(launch: &Launch, user: Option<&str>) {
+    for dir in &launch.dirs {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    if let Some(user) = user {
+        let (uid, gid) = user_ids(user);
+        for dir in &launch.user_dirs {
+            std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
+        }
+    }
+    for file in &launch.files {
+        std::fs::write(&file.path, &file.contents).unwrap();
+    }
+}
+
+/// The uid and gid of `user`, from /etc/passwd.
+pub fn user_ids(user: &str) -> (u32, u32) {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 3 && f[0] == user)
+        .map(|f| (f[2].parse().unwrap(), f[3].parse().unwrap()))
+        .unwrap_or_else(|| panic!("no user {user} in /etc/passwd"))
+}
+
+/// Runs `argv` to completion, with its output.
+pub fn run(argv: &[std::ffi::OsString]) -> Output {
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", argv[0]))
+}
+
+/// `argv` as one line, for messages.
+pub fn show(argv: &[std::ffi::OsString]) -> String {
+    argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}
