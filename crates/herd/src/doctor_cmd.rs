@@ -27,7 +27,9 @@ pub(crate) fn main() -> ExitCode {
         println!("{tag}  {}: {}", c.what, c.detail);
     }
     if n_missing > 0 {
-        println!("\n{n_missing} missing: the experiments that need them are refused before they start");
+        println!(
+            "\n{n_missing} missing: the experiments that need them are refused before they start"
+        );
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

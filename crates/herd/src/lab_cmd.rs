@@ -68,7 +68,9 @@ fn load(name: &str) -> anyhow::Result<Experiment> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read experiment file {name}"))?;
         return experiment::parse(&text, name).map_err(|e| {
-            anyhow::anyhow!("{e}\nhint: see docs/experiment.md, or run `herd lab run --dry-run {name}`")
+            anyhow::anyhow!(
+                "{e}\nhint: see docs/experiment.md, or run `herd lab run --dry-run {name}`"
+            )
         });
     }
     match bundled::find(name) {
@@ -104,7 +106,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .context("cannot install the Ctrl-C handler")?;
     }
     let tty = io::stderr().is_terminal() && !args.no_progress;
-    let mut progress: Box<dyn Progress> = if tty { Box::new(Bar::default()) } else { Box::new(Lines) };
+    let mut progress: Box<dyn Progress> =
+        if tty { Box::new(Bar::default()) } else { Box::new(Lines) };
     let cells = matrix::cells(&e).len();
     eprintln!(
         "herd lab: {} ({} cells x {}-{} repetitions), results to {}",
@@ -151,7 +154,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         args.store.display()
     );
     if finished.runs_failed > 0 {
-        eprintln!("herd lab: {} runs failed; their reasons are under the table and in the store", finished.runs_failed);
+        eprintln!(
+            "herd lab: {} runs failed; their reasons are under the table and in the store",
+            finished.runs_failed
+        );
         return Ok(ExitCode::from(SOME_RUNS_FAILED));
     }
     Ok(ExitCode::SUCCESS)
@@ -167,19 +173,25 @@ fn list() -> anyhow::Result<()> {
             b.name, cells, e.repetitions.min, e.repetitions.max, e.title
         ));
     }
-    out.push_str("\nrun one with `herd lab run NAME`; see its plan with `herd lab run --dry-run NAME`\n");
+    out.push_str(
+        "\nrun one with `herd lab run NAME`; see its plan with `herd lab run --dry-run NAME`\n",
+    );
     write_stdout(out.as_bytes())
 }
 
 fn clean() -> anyhow::Result<()> {
     let c = herd_topo::registry::clean(&std::env::temp_dir());
     for (dir, owner) in &c.in_use {
-        eprintln!("herd lab clean: left {} alone: its lab run (pid {owner}) is still going", dir.display());
+        eprintln!(
+            "herd lab clean: left {} alone: its lab run (pid {owner}) is still going",
+            dir.display()
+        );
     }
     for (dir, err) in &c.errors {
         eprintln!("herd lab clean: cannot remove {}: {err}", dir.display());
     }
-    let stopped: Vec<String> = c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
+    let stopped: Vec<String> =
+        c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
     println!(
         "herd lab clean: stopped {} processes{}; removed {} run directories",
         c.stopped.len(),
@@ -258,7 +270,9 @@ impl Progress for Lines {
     fn run_started(&mut self, _: usize, _: usize, _: &matrix::Cell, _: u32) {}
     fn run_finished(&mut self, s: &RunSummary) {
         match &s.reason {
-            Some(reason) => eprintln!("  {} rep {}: FAILED: {reason}", s.cell_key, s.repetition + 1),
+            Some(reason) => {
+                eprintln!("  {} rep {}: FAILED: {reason}", s.cell_key, s.repetition + 1)
+            }
             None => eprintln!(
                 "  {} rep {}: {:.0} req/s, {} failed{} ({:.1} s)",
                 s.cell_key,

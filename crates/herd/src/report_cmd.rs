@@ -27,14 +27,21 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
     let mut out = Vec::new();
     if args.list {
         for e in store.experiments()? {
-            writeln!(out, "{:>4}  {:<20} {:<12} {}  {}", e.id.0, e.name, e.status, e.started_at, e.title)?;
+            writeln!(
+                out,
+                "{:>4}  {:<20} {:<12} {}  {}",
+                e.id.0, e.name, e.status, e.started_at, e.title
+            )?;
         }
     } else {
         let id = match args.experiment {
             Some(id) => ExperimentId(id),
-            None => store
-                .latest_experiment()?
-                .with_context(|| format!("{} holds no experiment yet: run `herd lab run` first", args.store.display()))?,
+            None => store.latest_experiment()?.with_context(|| {
+                format!(
+                    "{} holds no experiment yet: run `herd lab run` first",
+                    args.store.display()
+                )
+            })?,
         };
         let e = store.load_experiment(id)?;
         herd_report::experiment_table(&e, &mut out)?;

@@ -11,8 +11,14 @@ pub struct Bundled {
 /// Every bundled experiment, the quick start first.
 pub const BUNDLED: &[Bundled] = &[
     Bundled { name: "quickstart", text: include_str!("../../../experiments/quickstart.toml") },
-    Bundled { name: "seed000-lighttpd", text: include_str!("../../../experiments/seed000-lighttpd.toml") },
-    Bundled { name: "seed003-dynamic", text: include_str!("../../../experiments/seed003-dynamic.toml") },
+    Bundled {
+        name: "seed000-lighttpd",
+        text: include_str!("../../../experiments/seed000-lighttpd.toml"),
+    },
+    Bundled {
+        name: "seed003-dynamic",
+        text: include_str!("../../../experiments/seed003-dynamic.toml"),
+    },
 ];
 
 /// The bundled experiment called `name`.

@@ -38,7 +38,10 @@ pub struct Docroot {
 }
 
 /// Writes what `workloads` need under `dir` (created, readable by all).
-pub fn prepare<'a>(dir: &Path, workloads: impl IntoIterator<Item = &'a WorkloadDef>) -> io::Result<Docroot> {
+pub fn prepare<'a>(
+    dir: &Path,
+    workloads: impl IntoIterator<Item = &'a WorkloadDef>,
+) -> io::Result<Docroot> {
     fs::create_dir_all(dir)?;
     write(dir, herd_drivers::READY_FILE, b"ready\n")?;
     let texts = expected::include_texts();
@@ -51,21 +54,34 @@ pub fn prepare<'a>(dir: &Path, workloads: impl IntoIterator<Item = &'a WorkloadD
     write(dir, "echo.php", herd_drivers::php_pages::ECHO.as_bytes())?;
 
     let mut sizes = Vec::new();
-    let mut out = Docroot { dir: dir.to_path_buf(), expected: BTreeMap::new(), bodies: BTreeMap::new() };
+    let mut out =
+        Docroot { dir: dir.to_path_buf(), expected: BTreeMap::new(), bodies: BTreeMap::new() };
     for w in workloads {
         let e = match w.kind {
             WorkloadKind::Static { size } => {
                 sizes.push(size);
-                Expected { path: None, status: 200, body_bytes: size, sha256: generated_sha256(size) }
+                Expected {
+                    path: None,
+                    status: 200,
+                    body_bytes: size,
+                    sha256: generated_sha256(size),
+                }
             }
             WorkloadKind::NineByNine => of_bytes(&expected::nine_by_nine()),
-            WorkloadKind::Include => of_bytes(&expected::include([&texts[0], &texts[1], &texts[2], &texts[3]])),
+            WorkloadKind::Include => {
+                of_bytes(&expected::include([&texts[0], &texts[1], &texts[2], &texts[3]]))
+            }
             WorkloadKind::Post { size } => {
                 let body = dir.join("bodies").join(format!("post-{size}.bin"));
                 fs::create_dir_all(dir.join("bodies"))?;
                 fs::write(&body, expected::generated(size as usize))?;
                 out.bodies.insert(w.name.clone(), body);
-                Expected { path: None, status: 200, body_bytes: size, sha256: generated_sha256(size) }
+                Expected {
+                    path: None,
+                    status: 200,
+                    body_bytes: size,
+                    sha256: generated_sha256(size),
+                }
             }
             WorkloadKind::Specweb { dirs } => {
                 let base = dir.join(format!("sw{dirs}"));
@@ -86,7 +102,8 @@ pub fn prepare<'a>(dir: &Path, workloads: impl IntoIterator<Item = &'a WorkloadD
     }
     if !sizes.is_empty() {
         let list = SizeList::new(sizes).map_err(|e| io::Error::other(e.to_string()))?;
-        fileset::generate(dir, &[FileSet::Sizes(list)], &mut |_| {}).map_err(|e| io::Error::other(e.to_string()))?;
+        fileset::generate(dir, &[FileSet::Sizes(list)], &mut |_| {})
+            .map_err(|e| io::Error::other(e.to_string()))?;
     }
     open_up(dir)?;
     Ok(out)
@@ -149,7 +166,11 @@ mod tests {
     #[test]
     fn streamed_hash_equals_the_whole() {
         for len in [0u64, 1, 6397, 65536, 200_000] {
-            assert_eq!(generated_sha256(len), sha256_hex(&expected::generated(len as usize)), "{len}");
+            assert_eq!(
+                generated_sha256(len),
+                sha256_hex(&expected::generated(len as usize)),
+                "{len}"
+            );
         }
     }
 }

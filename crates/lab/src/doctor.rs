@@ -58,7 +58,7 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
         ("sslh", &["/usr/sbin/sslh"][..], "sslh"),
     ] {
         out.push(match candidates.iter().find(|c| Path::new(c).exists()) {
-            Some(p) => ok(name, &format!("{p}")),
+            Some(p) => ok(name, p),
             None => missing(name, &format!("not installed: apt-get install {package}")),
         });
     }
@@ -71,7 +71,10 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     if root {
         out.extend(qdiscs(scratch, &mut sup));
     } else {
-        out.push(warn("tc qdiscs (tbf, htb, netem)", "not probed: needs root (run herd doctor as root)"));
+        out.push(warn(
+            "tc qdiscs (tbf, htb, netem)",
+            "not probed: needs root (run herd doctor as root)",
+        ));
     }
     out
 }
@@ -155,14 +158,32 @@ fn servers(herd_exe: &Path, scratch: &Path, sup: &mut Supervisor) -> Vec<Check> 
                 }
             };
             let path = programs.get(program.name).map(Path::to_path_buf).unwrap_or_default();
-            let version = version_of(kind, php, program.name, programs_for(kind, php, herd_exe), scratch, sup);
-            out.push(ok(&what, &format!("{} {}", path.display(), version.unwrap_or_else(|| "(version unknown)".into()))));
+            let version = version_of(
+                kind,
+                php,
+                program.name,
+                programs_for(kind, php, herd_exe),
+                scratch,
+                sup,
+            );
+            out.push(ok(
+                &what,
+                &format!(
+                    "{} {}",
+                    path.display(),
+                    version.unwrap_or_else(|| "(version unknown)".into())
+                ),
+            ));
         }
     }
     out
 }
 
-fn programs_for(kind: herd_drivers::ServerKind, php: Option<herd_drivers::Php>, herd_exe: &Path) -> Option<Programs> {
+fn programs_for(
+    kind: herd_drivers::ServerKind,
+    php: Option<herd_drivers::Php>,
+    herd_exe: &Path,
+) -> Option<Programs> {
     Programs::locate(&programs_needed(kind, php), herd_exe).ok()
 }
 
@@ -193,8 +214,17 @@ fn version_of(
 
 fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> String {
     let log = scratch.join("doctor.out");
-    let spawn = Spawn { name: "doctor-probe", argv, env: &[], stdout: &log, stderr: &log, cpus: &CpuSet::All };
-    let ok = sup.run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None).is_ok_and(|f| f.status.success());
+    let spawn = Spawn {
+        name: "doctor-probe",
+        argv,
+        env: &[],
+        stdout: &log,
+        stderr: &log,
+        cpus: &CpuSet::All,
+    };
+    let ok = sup
+        .run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None)
+        .is_ok_and(|f| f.status.success());
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
     if ok {
@@ -207,7 +237,10 @@ fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> String {
 fn ip_vs() -> Check {
     let release = read("/proc/sys/kernel/osrelease").unwrap_or_default();
     let module_dir = PathBuf::from(format!("/lib/modules/{release}/kernel/net/netfilter/ipvs"));
-    if Path::new("/proc/net/ip_vs").exists() || Path::new("/sys/module/ip_vs").exists() || module_dir.exists() {
+    if Path::new("/proc/net/ip_vs").exists()
+        || Path::new("/sys/module/ip_vs").exists()
+        || module_dir.exists()
+    {
         ok("IP_VS (LVS)", "available: the lvs-nat path can run")
     } else {
         missing("IP_VS (LVS)", "not in this kernel: the lvs-nat path is refused; use nft-numgen or haproxy-tcp for L4 balancing")
@@ -216,29 +249,54 @@ fn ip_vs() -> Check {
 
 /// Probes tbf, htb and netem on a dummy link in a scratch namespace (removed afterwards).
 fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
-    let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"].into_iter().find(|p| Path::new(p).exists());
+    let ip =
+        ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"].into_iter().find(|p| Path::new(p).exists());
     let tc = ["/usr/sbin/tc", "/sbin/tc"].into_iter().find(|p| Path::new(p).exists());
     let (Some(ip), Some(tc)) = (ip, tc) else {
-        return vec![missing("tc qdiscs (tbf, htb, netem)", "not probed: ip or tc missing (apt-get install iproute2)")];
+        return vec![missing(
+            "tc qdiscs (tbf, htb, netem)",
+            "not probed: ip or tc missing (apt-get install iproute2)",
+        )];
     };
     let ns = format!("herd-doctor-{}", std::process::id());
     let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
     let made = !capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])).starts_with("FAILED");
     if !made {
-        return vec![warn("tc qdiscs (tbf, htb, netem)", "not probed: cannot create a scratch network namespace")];
+        return vec![warn(
+            "tc qdiscs (tbf, htb, netem)",
+            "not probed: cannot create a scratch network namespace",
+        )];
     }
-    let _ = capture(sup, scratch, &argv(&[ip, "-n", &ns, "link", "add", "herd-dummy0", "type", "dummy"]));
+    let _ = capture(
+        sup,
+        scratch,
+        &argv(&[ip, "-n", &ns, "link", "add", "herd-dummy0", "type", "dummy"]),
+    );
     let mut out = Vec::new();
     for (qdisc, args, instead) in [
-        ("tbf", &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"][..], "link rates cannot be shaped"),
+        (
+            "tbf",
+            &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"][..],
+            "link rates cannot be shaped",
+        ),
         ("htb", &["htb", "default", "1"][..], "use tbf for link rates"),
-        ("netem", &["netem", "delay", "1ms"][..], "delay and loss cannot be emulated: such cells are refused, never run unshaped"),
+        (
+            "netem",
+            &["netem", "delay", "1ms"][..],
+            "delay and loss cannot be emulated: such cells are refused, never run unshaped",
+        ),
     ] {
         let mut a = vec![tc, "-n", &ns, "qdisc", "replace", "dev", "herd-dummy0", "root"];
         a.extend_from_slice(args);
         let text = capture(sup, scratch, &argv(&a));
         out.push(if text.starts_with("FAILED") {
-            missing(&format!("tc qdisc {qdisc}"), &format!("not available in this kernel ({}): {instead}", text.trim_start_matches("FAILED").trim()))
+            missing(
+                &format!("tc qdisc {qdisc}"),
+                &format!(
+                    "not available in this kernel ({}): {instead}",
+                    text.trim_start_matches("FAILED").trim()
+                ),
+            )
         } else {
             ok(&format!("tc qdisc {qdisc}"), "available")
         });

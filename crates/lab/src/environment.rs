@@ -28,7 +28,10 @@ pub fn record(herd_version: &str) -> Vec<(String, String)> {
     put("kernel", read("/proc/sys/kernel/osrelease"));
     put("os", os_release());
     put("cpu_model", cpuinfo_field("model name"));
-    put("cpus_online", std::thread::available_parallelism().map_or("unknown".into(), |n| n.to_string()));
+    put(
+        "cpus_online",
+        std::thread::available_parallelism().map_or("unknown".into(), |n| n.to_string()),
+    );
     put("memory_total", meminfo_total());
     put("cpu_governor", read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
     put("mitigations.spectre_v2", read("/sys/devices/system/cpu/vulnerabilities/spectre_v2"));
@@ -43,7 +46,9 @@ pub fn record(herd_version: &str) -> Vec<(String, String)> {
 }
 
 fn read(path: &str) -> String {
-    fs::read_to_string(path).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_else(|_| "unknown".into())
+    fs::read_to_string(path)
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 fn os_release() -> String {
@@ -90,6 +95,9 @@ mod tests {
         assert_eq!(get("herd_version").as_deref(), Some("0.1.0"));
         assert!(get("kernel").is_some_and(|k| k != "unknown"));
         assert!(get("sysctl.net.core.somaxconn").is_some_and(|v| v.parse::<u64>().is_ok()));
-        assert_eq!(env.iter().filter(|(k, _)| k.starts_with("sysctl.")).count(), super::SYSCTLS.len());
+        assert_eq!(
+            env.iter().filter(|(k, _)| k.starts_with("sysctl.")).count(),
+            super::SYSCTLS.len()
+        );
     }
 }

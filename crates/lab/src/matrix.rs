@@ -43,7 +43,9 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
     let excluded = |combo: &[(AxisName, String)]| {
         e.exclude.iter().any(|rule| {
             rule.iter().all(|(axis, value)| {
-                combo.iter().any(|(a, v)| a == axis && (v == value || v.starts_with(&format!("{value}:"))))
+                combo
+                    .iter()
+                    .any(|(a, v)| a == axis && (v == value || v.starts_with(&format!("{value}:"))))
             })
         })
     };
@@ -63,7 +65,8 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
         let server_cpus =
             get(AxisName::ServerCpus).and_then(|c| CpuSet::parse(c).ok()).unwrap_or(CpuSet::All);
-        let key = combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
+        let key =
+            combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
         out.push(Cell {
             index: out.len(),
             key,

@@ -3,7 +3,7 @@
 //! few), reproducibly from the run's seed.
 
 /// A permutation of `0..n` for repetition `rep` of a run seeded with `seed`.
-pub fn shuffled(n: usize, seed: u64, rep: u32) -> Vec<usize> {
+pub(crate) fn shuffled(n: usize, seed: u64, rep: u32) -> Vec<usize> {
     let mut state = seed ^ (u64::from(rep) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let mut order: Vec<usize> = (0..n).collect();
     // Fisher-Yates with splitmix64.

@@ -24,7 +24,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let all = cells(e);
     let reps = &e.repetitions;
     let _ = writeln!(s, "experiment {} ({}): {}", e.name, e.source, e.title);
-    let axes: Vec<String> = e.axes.iter().map(|a| format!("{} ({})", a.name.as_str(), a.values.len())).collect();
+    let axes: Vec<String> =
+        e.axes.iter().map(|a| format!("{} ({})", a.name.as_str(), a.values.len())).collect();
     let _ = writeln!(
         s,
         "matrix: {} = {} cells; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
@@ -42,7 +43,11 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         "order: shuffled per repetition (seed {seed}); before each run: TIME_WAIT below {} (wait at most {:?}); servers restarted for every run, ready within {:?}",
         e.runner.time_wait_below, e.runner.drain_timeout, e.runner.ready_timeout
     );
-    let _ = writeln!(s, "client cpus: {}; run directory: {RUN} (a new herd-lab-* under the temporary directory)", e.client_cpus);
+    let _ = writeln!(
+        s,
+        "client cpus: {}; run directory: {RUN} (a new herd-lab-* under the temporary directory)",
+        e.client_cpus
+    );
     if let Some(r) = &e.reference {
         let _ = writeln!(s, "reference figures: {r}");
     }
@@ -53,7 +58,12 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         let (programs, missing) = match Programs::locate(&needed, herd_exe) {
             Ok(p) => (p, None),
             Err(err) => {
-                let fallback = needed.iter().map(|p| (p.name, p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from)));
+                let fallback = needed.iter().map(|p| {
+                    (
+                        p.name,
+                        p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from),
+                    )
+                });
                 (Programs::from_paths(fallback), Some(err.to_string()))
             }
         };
@@ -99,7 +109,13 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let _ = writeln!(s, "\ncells");
     for c in &all {
         let _ = writeln!(s, "\n{:>4}. {}", c.index + 1, c.key);
-        let _ = writeln!(s, "      server {} on cpus {}: {}", c.server.name, c.server_cpus, c.workload.describe());
+        let _ = writeln!(
+            s,
+            "      server {} on cpus {}: {}",
+            c.server.name,
+            c.server_cpus,
+            c.workload.describe()
+        );
         let Some(path) = c.workload.path_on(&c.server) else {
             continue;
         };
@@ -113,17 +129,27 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 _ => Method::Get,
             },
             specweb_dir: match c.workload.kind {
-                WorkloadKind::Specweb { dirs } => Some(PathBuf::from(format!("{RUN}/www/sw{dirs}/specweb"))),
+                WorkloadKind::Specweb { dirs } => {
+                    Some(PathBuf::from(format!("{RUN}/www/sw{dirs}/specweb")))
+                }
                 _ => None,
             },
             expect_status: 200,
             expect_body_bytes: None,
         };
-        let _ = writeln!(s, "      verify: {} {path} must answer 200 with the expected bytes (length and SHA-256)", method_of(&request));
+        let _ = writeln!(
+            s,
+            "      verify: {} {path} must answer 200 with the expected bytes (length and SHA-256)",
+            method_of(&request)
+        );
         let program = client_program(c.client, herd_exe);
         let out_dir = PathBuf::from(format!("{RUN}/cells/CELL/client"));
         if c.load.warmup != Warmup::None {
-            let _ = writeln!(s, "      warm-up (discarded): {:?} at the same concurrency, before the measured run", c.load.warmup);
+            let _ = writeln!(
+                s,
+                "      warm-up (discarded): {:?} at the same concurrency, before the measured run",
+                c.load.warmup
+            );
         }
         let main = Load { warmup: Warmup::None, ..c.load.clone() };
         let job = ClientJob {

@@ -26,12 +26,16 @@ pub fn fetch(
     timeout: Duration,
     max_body: u64,
 ) -> Result<Answer, String> {
-    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+    let mut s = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
     s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     s.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     let mut req = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: herd-lab-verify\r\nConnection: close\r\n");
     if let Some(b) = body {
-        req.push_str(&format!("Content-Type: application/octet-stream\r\nContent-Length: {}\r\n", b.len()));
+        req.push_str(&format!(
+            "Content-Type: application/octet-stream\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes()).map_err(|e| format!("sending to {addr}: {e}"))?;
@@ -65,14 +69,28 @@ pub fn check(a: &Answer, e: &Expected) -> Result<(), String> {
         String::from_utf8_lossy(&a.body[..n]).replace('\n', "\\n")
     };
     if a.status != e.status {
-        return Err(format!("status {} instead of {} (body starts: \"{}\")", a.status, e.status, preview()));
+        return Err(format!(
+            "status {} instead of {} (body starts: \"{}\")",
+            a.status,
+            e.status,
+            preview()
+        ));
     }
     if a.body.len() as u64 != e.body_bytes {
-        return Err(format!("{} body bytes instead of {} (body starts: \"{}\")", a.body.len(), e.body_bytes, preview()));
+        return Err(format!(
+            "{} body bytes instead of {} (body starts: \"{}\")",
+            a.body.len(),
+            e.body_bytes,
+            preview()
+        ));
     }
     let got = sha256_hex(&a.body);
     if got != e.sha256 {
-        return Err(format!("the right length but other content (sha256 {} instead of {})", &got[..16], &e.sha256[..16]));
+        return Err(format!(
+            "the right length but other content (sha256 {} instead of {})",
+            &got[..16],
+            &e.sha256[..16]
+        ));
     }
     Ok(())
 }
@@ -82,7 +100,9 @@ fn parse(buf: &[u8]) -> Result<Answer, String> {
     let mut resp = httparse::Response::new(&mut headers);
     let head_len = match resp.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err(format!("an incomplete head ({} bytes, then close)", buf.len())),
+        Ok(httparse::Status::Partial) => {
+            return Err(format!("an incomplete head ({} bytes, then close)", buf.len()))
+        }
         Err(e) => return Err(format!("a malformed head: {e}")),
     };
     let status = resp.code.unwrap_or(0);
@@ -98,7 +118,10 @@ fn parse(buf: &[u8]) -> Result<Answer, String> {
     let mut body = buf[head_len..].to_vec();
     if let Some(len) = length {
         if body.len() < len {
-            return Err(format!("{} body bytes of the {len} its Content-Length announced", body.len()));
+            return Err(format!(
+                "{} body bytes of the {len} its Content-Length announced",
+                body.len()
+            ));
         }
         body.truncate(len);
     }
@@ -116,7 +139,10 @@ mod tests {
         let e = Expected { path: None, status: 200, body_bytes: 3, sha256: sha256_hex(b"abc") };
         assert!(check(&a, &e).is_ok());
         let e404 = parse(b"HTTP/1.1 404 Not Found\r\n\r\nnope").unwrap();
-        assert_eq!(check(&e404, &e).unwrap_err(), "status 404 instead of 200 (body starts: \"nope\")");
+        assert_eq!(
+            check(&e404, &e).unwrap_err(),
+            "status 404 instead of 200 (body starts: \"nope\")"
+        );
         let other = parse(b"HTTP/1.0 200 OK\r\n\r\nabd").unwrap();
         assert!(check(&other, &e).unwrap_err().starts_with("the right length but other content"));
         assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc").is_err());

@@ -122,7 +122,8 @@ fn write_failed_repetitions(exp: &StoredExperiment, out: &mut dyn Write) -> io::
         .iter()
         .flat_map(|c| c.repetitions.iter().map(move |r| (c, r)))
         .filter_map(|(c, r)| {
-            Some((c.key.as_str(), r.record.repetition, r.record.outcome.failure_reason()?))
+            // Repetitions are stored from 0 and shown from 1.
+            Some((c.key.as_str(), r.record.repetition + 1, r.record.outcome.failure_reason()?))
         })
         .collect();
     if failed.is_empty() {
@@ -136,22 +137,34 @@ fn write_failed_repetitions(exp: &StoredExperiment, out: &mut dyn Write) -> io::
 }
 
 fn write_verdicts(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+    // One line per cell: how many repetitions were not ok, and the worst one's reason (the
+    // store keeps every repetition's own).
     let mut lines = Vec::new();
     for cell in &exp.cells {
-        for r in &cell.repetitions {
-            let client = &r.record.client;
-            if figures::verdict_rank(client.verdict.as_deref()) <= figures::verdict_rank(Some("ok"))
-            {
-                continue;
-            }
-            let verdict = client.verdict.as_deref().unwrap_or("-");
-            let reason =
-                client.verdict_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
-            lines.push(format!(
-                "  {}, repetition {}: {verdict}{reason}",
-                cell.key, r.record.repetition
-            ));
-        }
+        let flagged: Vec<_> = cell
+            .repetitions
+            .iter()
+            .filter(|r| {
+                figures::verdict_rank(r.record.client.verdict.as_deref())
+                    > figures::verdict_rank(Some("ok"))
+            })
+            .collect();
+        let Some(worst) = flagged
+            .iter()
+            .max_by_key(|r| figures::verdict_rank(r.record.client.verdict.as_deref()))
+        else {
+            continue;
+        };
+        let client = &worst.record.client;
+        let verdict = client.verdict.as_deref().unwrap_or("-");
+        let reason = client.verdict_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+        lines.push(format!(
+            "  {}: {} of {} repetitions not ok; worst, repetition {}: {verdict}{reason}",
+            cell.key,
+            flagged.len(),
+            cell.repetitions.len(),
+            worst.record.repetition + 1
+        ));
     }
     if lines.is_empty() {
         return Ok(());

@@ -35,7 +35,10 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
 
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        return Err(errs.at(raw.name.span(), "`name` must be letters, digits, - and _ (it names the results)"));
+        return Err(errs.at(
+            raw.name.span(),
+            "`name` must be letters, digits, - and _ (it names the results)",
+        ));
     }
 
     let servers = servers(&errs, &raw)?;
@@ -45,26 +48,42 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     // The axes, each value resolved.
     let mut axes = Vec::new();
     let m = &raw.matrix;
-    let server_names = names(&errs, "server", &m.server, |n| servers.contains_key(n), || {
-        let mut known: Vec<String> = super::BUILTIN_SERVERS.iter().map(|s| s.0.to_string()).collect();
-        known.extend(raw.servers.keys().cloned());
-        known
-    })?;
+    let server_names = names(
+        &errs,
+        "server",
+        &m.server,
+        |n| servers.contains_key(n),
+        || {
+            let mut known: Vec<String> =
+                super::BUILTIN_SERVERS.iter().map(|s| s.0.to_string()).collect();
+            known.extend(raw.servers.keys().cloned());
+            known
+        },
+    )?;
     axes.push(Axis { name: AxisName::Server, values: server_names });
     let mut workload_values = Vec::new();
     for w in m.workload.get_ref() {
-        let expanded: Vec<&String> =
-            workloads.keys().filter(|k| *k == w.get_ref() || k.starts_with(&format!("{}:", w.get_ref()))).collect();
+        let expanded: Vec<&String> = workloads
+            .keys()
+            .filter(|k| *k == w.get_ref() || k.starts_with(&format!("{}:", w.get_ref())))
+            .collect();
         if expanded.is_empty() {
-            let mut known: Vec<String> = BUILTIN_WORKLOADS.iter().map(|w| w.0.to_string()).collect();
+            let mut known: Vec<String> =
+                BUILTIN_WORKLOADS.iter().map(|w| w.0.to_string()).collect();
             known.extend(raw.workloads.keys().cloned());
             return Err(errs.at(
                 w.span(),
-                format!("unknown workload `{}`: define [workloads.{}] or use {}", w.get_ref(), w.get_ref(), choices(&known)),
+                format!(
+                    "unknown workload `{}`: define [workloads.{}] or use {}",
+                    w.get_ref(),
+                    w.get_ref(),
+                    choices(&known)
+                ),
             ));
         }
         // A sweep's sizes in ascending order (BTreeMap order is textual).
-        let mut expanded: Vec<&WorkloadDef> = expanded.into_iter().filter_map(|k| workloads.get(k)).collect();
+        let mut expanded: Vec<&WorkloadDef> =
+            expanded.into_iter().filter_map(|k| workloads.get(k)).collect();
         expanded.sort_by_key(|w| match w.kind {
             WorkloadKind::Static { size } => size,
             _ => 0,
@@ -73,7 +92,13 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     }
     no_duplicates(&errs, "workload", &m.workload, &workload_values)?;
     axes.push(Axis { name: AxisName::Workload, values: workload_values });
-    let load_names = names(&errs, "load", &m.load, |n| loads.contains_key(n), || raw.loads.keys().cloned().collect())?;
+    let load_names = names(
+        &errs,
+        "load",
+        &m.load,
+        |n| loads.contains_key(n),
+        || raw.loads.keys().cloned().collect(),
+    )?;
     axes.push(Axis { name: AxisName::Load, values: load_names });
     if let Some(clients) = &m.client {
         for c in clients.get_ref() {
@@ -91,7 +116,8 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     }
 
     let client_cpus = match &raw.client.cpus {
-        Some(c) => CpuSet::parse(c.get_ref()).map_err(|e| errs.at(c.span(), format!("[client] cpus: {e}")))?,
+        Some(c) => CpuSet::parse(c.get_ref())
+            .map_err(|e| errs.at(c.span(), format!("[client] cpus: {e}")))?,
         None => CpuSet::All,
     };
     let client_threads = match &raw.client.threads {
@@ -106,7 +132,10 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
 
     // Keep only what the matrix uses.
     let used = |axis: AxisName| -> BTreeSet<String> {
-        axes.iter().find(|a| a.name == axis).map(|a| a.values.iter().cloned().collect()).unwrap_or_default()
+        axes.iter()
+            .find(|a| a.name == axis)
+            .map(|a| a.values.iter().cloned().collect())
+            .unwrap_or_default()
     };
     let (su, wu, lu) = (used(AxisName::Server), used(AxisName::Workload), used(AxisName::Load));
     let experiment = Experiment {
@@ -131,7 +160,11 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
 }
 
 /// Every cell's server can serve its workload, and its client can run its load.
-fn check_cells(errs: &Errors<'_>, raw: &RawExperiment, e: &Experiment) -> Result<(), ExperimentError> {
+fn check_cells(
+    errs: &Errors<'_>,
+    raw: &RawExperiment,
+    e: &Experiment,
+) -> Result<(), ExperimentError> {
     for cell in crate::matrix::cells(e) {
         if cell.workload.path_on(&cell.server).is_none() {
             return Err(errs.at(
@@ -153,21 +186,24 @@ fn check_cells(errs: &Errors<'_>, raw: &RawExperiment, e: &Experiment) -> Result
                 },
                 _ => crate::load::Method::Get,
             },
-            specweb_dir: matches!(cell.workload.kind, WorkloadKind::Specweb { .. }).then(|| "specweb".into()),
+            specweb_dir: matches!(cell.workload.kind, WorkloadKind::Specweb { .. })
+                .then(|| "specweb".into()),
             expect_status: 200,
             expect_body_bytes: None,
         };
-        if let Err(reason) = crate::client::supports(cell.client, &cell.load, &request, e.client_threads) {
-            return Err(errs.at(
-                raw.matrix.load.span(),
-                format!("cell {}: {reason}", cell.key),
-            ));
+        if let Err(reason) =
+            crate::client::supports(cell.client, &cell.load, &request, e.client_threads)
+        {
+            return Err(errs.at(raw.matrix.load.span(), format!("cell {}: {reason}", cell.key)));
         }
     }
     Ok(())
 }
 
-fn servers(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, ServerDef>, ExperimentError> {
+fn servers(
+    errs: &Errors<'_>,
+    raw: &RawExperiment,
+) -> Result<BTreeMap<String, ServerDef>, ExperimentError> {
     let mut out: BTreeMap<String, ServerDef> = BTreeMap::new();
     for (name, _, _) in super::BUILTIN_SERVERS {
         if let Some(def) = server::builtin(name) {
@@ -176,13 +212,25 @@ fn servers(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, Se
     }
     for (name, s) in &raw.servers {
         let kind = server::kind(s.driver.get_ref(), s.mpm.as_ref().map(|m| m.get_ref().as_str()))
-            .map_err(|e| errs.at(s.mpm.as_ref().map_or(s.driver.span(), |m| m.span()), format!("[servers.{name}] {e}")))?;
+            .map_err(|e| {
+            errs.at(
+                s.mpm.as_ref().map_or(s.driver.span(), |m| m.span()),
+                format!("[servers.{name}] {e}"),
+            )
+        })?;
         let php = match &s.php {
-            Some(p) => Some(server::php(kind, p.get_ref()).map_err(|e| errs.at(p.span(), format!("[servers.{name}] {e}")))?),
+            Some(p) => Some(
+                server::php(kind, p.get_ref())
+                    .map_err(|e| errs.at(p.span(), format!("[servers.{name}] {e}")))?,
+            ),
             None => None,
         };
         let workers = match &s.workers {
-            Some(w) => NonZeroU32::new(int_in(errs, w, &format!("[servers.{name}] workers"), 1, 1024)? as u32),
+            Some(w) => {
+                NonZeroU32::new(
+                    int_in(errs, w, &format!("[servers.{name}] workers"), 1, 1024)? as u32
+                )
+            }
             None => None,
         };
         out.insert(name.clone(), ServerDef { name: name.clone(), kind, php, workers });
@@ -190,14 +238,19 @@ fn servers(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, Se
     Ok(out)
 }
 
-fn workloads(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, WorkloadDef>, ExperimentError> {
+fn workloads(
+    errs: &Errors<'_>,
+    raw: &RawExperiment,
+) -> Result<BTreeMap<String, WorkloadDef>, ExperimentError> {
     let mut out = BTreeMap::new();
     for (name, kind) in BUILTIN_WORKLOADS {
         out.insert(name.to_string(), WorkloadDef { name: name.to_string(), kind: *kind });
     }
     for (name, w) in &raw.workloads {
         if name.contains(':') {
-            return Err(errs.at(w.kind.span(), format!("workload name `{name}` must not contain `:`")));
+            return Err(
+                errs.at(w.kind.span(), format!("workload name `{name}` must not contain `:`"))
+            );
         }
         for def in workload(errs, name, w)? {
             out.insert(def.name.clone(), def);
@@ -206,7 +259,11 @@ fn workloads(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, 
     Ok(out)
 }
 
-fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<WorkloadDef>, ExperimentError> {
+fn workload(
+    errs: &Errors<'_>,
+    name: &str,
+    w: &RawWorkload,
+) -> Result<Vec<WorkloadDef>, ExperimentError> {
     let kind = w.kind.get_ref().as_str();
     let ctx = format!("[workloads.{name}]");
     let allowed: &[&str] = match kind {
@@ -215,7 +272,10 @@ fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<Worklo
         "specweb" => &["dirs"],
         "9x9" | "include" => &[],
         other => {
-            return Err(errs.at(w.kind.span(), format!("{ctx} unknown kind `{other}`: use {}", choices(WORKLOAD_KINDS))))
+            return Err(errs.at(
+                w.kind.span(),
+                format!("{ctx} unknown kind `{other}`: use {}", choices(WORKLOAD_KINDS)),
+            ))
         }
     };
     let given = [
@@ -228,7 +288,13 @@ fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<Worklo
     for (key, span) in given {
         if let Some(span) = span {
             if !allowed.contains(&key) {
-                return Err(errs.at(span, format!("{ctx} `{key}` does not apply to kind = \"{kind}\" (it takes {})", choices(allowed))));
+                return Err(errs.at(
+                    span,
+                    format!(
+                        "{ctx} `{key}` does not apply to kind = \"{kind}\" (it takes {})",
+                        choices(allowed)
+                    ),
+                ));
             }
         }
     }
@@ -236,7 +302,10 @@ fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<Worklo
     let need = |v: &Option<Spanned<toml::Value>>, key: &str| -> Result<u64, ExperimentError> {
         match v {
             Some(v) => size(errs, v, &format!("{ctx} {key}")),
-            None => Err(errs.at(w.kind.span(), format!("{ctx} kind = \"{kind}\" needs `{key}` (bytes, e.g. 6397 or \"1Mi\")"))),
+            None => Err(errs.at(
+                w.kind.span(),
+                format!("{ctx} kind = \"{kind}\" needs `{key}` (bytes, e.g. 6397 or \"1Mi\")"),
+            )),
         }
     };
     match kind {
@@ -245,10 +314,22 @@ fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<Worklo
         "9x9" => one(WorkloadKind::NineByNine),
         "include" => one(WorkloadKind::Include),
         "specweb" => {
-            let dirs = match &w.dirs {
-                Some(d) => int_in(errs, d, &format!("{ctx} dirs"), 1, herd_serve::fileset::MAX_SPECWEB_DIRS as i64)? as u32,
-                None => return Err(errs.at(w.kind.span(), format!("{ctx} kind = \"specweb\" needs `dirs` (directories of ~4.9 MB each)"))),
-            };
+            let dirs =
+                match &w.dirs {
+                    Some(d) => int_in(
+                        errs,
+                        d,
+                        &format!("{ctx} dirs"),
+                        1,
+                        herd_serve::fileset::MAX_SPECWEB_DIRS as i64,
+                    )? as u32,
+                    None => return Err(errs.at(
+                        w.kind.span(),
+                        format!(
+                            "{ctx} kind = \"specweb\" needs `dirs` (directories of ~4.9 MB each)"
+                        ),
+                    )),
+                };
             one(WorkloadKind::Specweb { dirs })
         }
         _ => {
@@ -261,7 +342,10 @@ fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<Worklo
             };
             if from == 0 || from > to {
                 let span = w.from.as_ref().map_or(w.kind.span(), |f| f.span());
-                return Err(errs.at(span, format!("{ctx} needs 1 <= from <= to (got from = {from}, to = {to})")));
+                return Err(errs.at(
+                    span,
+                    format!("{ctx} needs 1 <= from <= to (got from = {from}, to = {to})"),
+                ));
             }
             let mut sizes = vec![from];
             while let Some(&last) = sizes.last() {
@@ -275,22 +359,31 @@ fn workload(errs: &Errors<'_>, name: &str, w: &RawWorkload) -> Result<Vec<Worklo
             }
             Ok(sizes
                 .into_iter()
-                .map(|size| WorkloadDef { name: format!("{name}:{size}"), kind: WorkloadKind::Static { size } })
+                .map(|size| WorkloadDef {
+                    name: format!("{name}:{size}"),
+                    kind: WorkloadKind::Static { size },
+                })
                 .collect())
         }
     }
 }
 
-fn loads(errs: &Errors<'_>, raw: &RawExperiment) -> Result<BTreeMap<String, Load>, ExperimentError> {
+fn loads(
+    errs: &Errors<'_>,
+    raw: &RawExperiment,
+) -> Result<BTreeMap<String, Load>, ExperimentError> {
     raw.loads.iter().map(|(name, l)| Ok((name.clone(), load(errs, name, l)?))).collect()
 }
 
 fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentError> {
     let ctx = format!("[loads.{name}]");
     let dur = |d: &Spanned<String>, key: &str| -> Result<Duration, ExperimentError> {
-        let v = parse_duration(d.get_ref()).map_err(|e| errs.at(d.span(), format!("{ctx} {key} {e}")))?;
+        let v = parse_duration(d.get_ref())
+            .map_err(|e| errs.at(d.span(), format!("{ctx} {key} {e}")))?;
         if v > MAX_LOAD_TIME {
-            return Err(errs.at(d.span(), format!("{ctx} {key} is over an hour: split the experiment")));
+            return Err(
+                errs.at(d.span(), format!("{ctx} {key} is over an hour: split the experiment"))
+            );
         }
         Ok(v)
     };
@@ -308,20 +401,30 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
         .or(l.duration.as_ref().map(|r| r.span()))
         .unwrap_or(0..0);
     if shapes.iter().filter(|&&b| b).count() > 1 {
-        return Err(errs.at(anchor, format!("{ctx} give one of `requests`, `rate` or `steps`, not several")));
+        return Err(errs
+            .at(anchor, format!("{ctx} give one of `requests`, `rate` or `steps`, not several")));
     }
     let shape = if let Some(n) = &l.requests {
         if let Some(d) = &l.duration {
             return Err(errs.at(d.span(), format!("{ctx} `requests` and `duration` together: a cell stops on one of them, give one")));
         }
-        Shape::Requests { n_requests: int_in(errs, n, &format!("{ctx} requests"), 1, MAX_REQUESTS)? as u64, concurrency }
+        Shape::Requests {
+            n_requests: int_in(errs, n, &format!("{ctx} requests"), 1, MAX_REQUESTS)? as u64,
+            concurrency,
+        }
     } else if let Some(r) = &l.rate {
         let per_second = *r.get_ref();
         if !(per_second.is_finite() && per_second > 0.0 && per_second <= 10_000_000.0) {
-            return Err(errs.at(r.span(), format!("{ctx} rate must be more than 0 and at most 10000000 requests per second")));
+            return Err(errs.at(
+                r.span(),
+                format!("{ctx} rate must be more than 0 and at most 10000000 requests per second"),
+            ));
         }
         let Some(d) = &l.duration else {
-            return Err(errs.at(r.span(), format!("{ctx} `rate` needs a `duration`, e.g. duration = \"10s\"")));
+            return Err(errs.at(
+                r.span(),
+                format!("{ctx} `rate` needs a `duration`, e.g. duration = \"10s\""),
+            ));
         };
         let connections = match &l.connections {
             Some(c) => int_in(errs, c, &format!("{ctx} connections"), 1, MAX_CONCURRENCY)? as u32,
@@ -332,15 +435,24 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
         let mut clients = Vec::new();
         for &c in steps.get_ref() {
             if !(1..=MAX_CONCURRENCY).contains(&c) {
-                return Err(errs.at(steps.span(), format!("{ctx} steps: {c} clients is out of range 1..={MAX_CONCURRENCY}")));
+                return Err(errs.at(
+                    steps.span(),
+                    format!("{ctx} steps: {c} clients is out of range 1..={MAX_CONCURRENCY}"),
+                ));
             }
             clients.push(c as u32);
         }
         if clients.is_empty() {
-            return Err(errs.at(steps.span(), format!("{ctx} steps is empty: list the clients per step, e.g. [1, 2, 4, 8]")));
+            return Err(errs.at(
+                steps.span(),
+                format!("{ctx} steps is empty: list the clients per step, e.g. [1, 2, 4, 8]"),
+            ));
         }
         let Some(step) = &l.step else {
-            return Err(errs.at(steps.span(), format!("{ctx} `steps` needs `step`, the time per step, e.g. step = \"5s\"")));
+            return Err(errs.at(
+                steps.span(),
+                format!("{ctx} `steps` needs `step`, the time per step, e.g. step = \"5s\""),
+            ));
         };
         Shape::Steps { clients, step: dur(step, "step")? }
     } else if let Some(d) = &l.duration {
@@ -352,16 +464,28 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
     };
     if l.connections.is_some() && !matches!(shape, Shape::Rate { .. }) {
         let span = l.connections.as_ref().map_or(0..0, |c| c.span());
-        return Err(errs.at(span, format!("{ctx} `connections` is for `rate` loads; closed loops use `concurrency`")));
+        return Err(errs.at(
+            span,
+            format!("{ctx} `connections` is for `rate` loads; closed loops use `concurrency`"),
+        ));
     }
     if l.step.is_some() && !matches!(shape, Shape::Steps { .. }) {
         let span = l.step.as_ref().map_or(0..0, |c| c.span());
         return Err(errs.at(span, format!("{ctx} `step` goes with `steps`")));
     }
     let warmup = match (&l.warmup, &l.warmup_requests) {
-        (Some(w), Some(_)) => return Err(errs.at(w.span(), format!("{ctx} give `warmup` (a time) or `warmup_requests`, not both"))),
+        (Some(w), Some(_)) => {
+            return Err(errs.at(
+                w.span(),
+                format!("{ctx} give `warmup` (a time) or `warmup_requests`, not both"),
+            ))
+        }
         (Some(w), None) => Warmup::Duration(dur(w, "warmup")?),
-        (None, Some(n)) => Warmup::Requests(int_in(errs, n, &format!("{ctx} warmup_requests"), 1, MAX_REQUESTS)? as u64),
+        (None, Some(n)) => {
+            Warmup::Requests(
+                int_in(errs, n, &format!("{ctx} warmup_requests"), 1, MAX_REQUESTS)? as u64
+            )
+        }
         (None, None) => Warmup::None,
     };
     let timeout = match &l.timeout {
@@ -387,7 +511,9 @@ fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, Ex
         Some(m) => {
             let v = int_in(errs, m, "[repetitions] max", 3, 100)? as u32;
             if v < min {
-                return Err(errs.at(m.span(), format!("[repetitions] max ({v}) is below min ({min})")));
+                return Err(
+                    errs.at(m.span(), format!("[repetitions] max ({v}) is below min ({min})"))
+                );
             }
             v
         }
@@ -397,7 +523,10 @@ fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, Ex
         Some(s) => {
             let v = *s.get_ref();
             if !(v.is_finite() && v > 0.0 && v <= 100.0) {
-                return Err(errs.at(s.span(), "[repetitions] max_spread_percent must be more than 0 and at most 100"));
+                return Err(errs.at(
+                    s.span(),
+                    "[repetitions] max_spread_percent must be more than 0 and at most 100",
+                ));
             }
             v
         }
@@ -408,9 +537,13 @@ fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, Ex
 
 fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, ExperimentError> {
     let r = &raw.runner;
-    let dur = |d: &Option<Spanned<String>>, key: &str, default: u64| -> Result<Duration, ExperimentError> {
+    let dur = |d: &Option<Spanned<String>>,
+               key: &str,
+               default: u64|
+     -> Result<Duration, ExperimentError> {
         match d {
-            Some(d) => parse_duration(d.get_ref()).map_err(|e| errs.at(d.span(), format!("[runner] {key} {e}"))),
+            Some(d) => parse_duration(d.get_ref())
+                .map_err(|e| errs.at(d.span(), format!("[runner] {key} {e}"))),
             None => Ok(Duration::from_secs(default)),
         }
     };
@@ -447,17 +580,34 @@ fn exclude(
         for (axis, value) in pairs {
             let Some(value) = value else { continue };
             let Some(a) = axes.iter().find(|a| a.name == axis) else {
-                return Err(errs.at(x.span(), format!("[[exclude]] names `{}`, which is not an axis of [matrix]", axis.as_str())));
+                return Err(errs.at(
+                    x.span(),
+                    format!(
+                        "[[exclude]] names `{}`, which is not an axis of [matrix]",
+                        axis.as_str()
+                    ),
+                ));
             };
             // A sweep's name excludes all its sizes.
-            let matches = a.values.iter().any(|v| v == value || v.starts_with(&format!("{value}:")));
+            let matches =
+                a.values.iter().any(|v| v == value || v.starts_with(&format!("{value}:")));
             if !matches {
-                return Err(errs.at(x.span(), format!("[[exclude]] {} = \"{value}\" is not a value of that axis: use {}", axis.as_str(), choices(&a.values))));
+                return Err(errs.at(
+                    x.span(),
+                    format!(
+                        "[[exclude]] {} = \"{value}\" is not a value of that axis: use {}",
+                        axis.as_str(),
+                        choices(&a.values)
+                    ),
+                ));
             }
             rule.push((axis, value.clone()));
         }
         if rule.is_empty() {
-            return Err(errs.at(x.span(), "[[exclude]] is empty: name the axis values to leave out, e.g. server = \"nginx\""));
+            return Err(errs.at(
+                x.span(),
+                "[[exclude]] is empty: name the axis values to leave out, e.g. server = \"nginx\"",
+            ));
         }
         out.push(rule);
     }
@@ -473,14 +623,21 @@ fn names(
     choices_for: impl Fn() -> Vec<String>,
 ) -> Result<Vec<String>, ExperimentError> {
     if list.get_ref().is_empty() {
-        return Err(errs.at(list.span(), format!("[matrix] {axis} is empty: give at least one value")));
+        return Err(
+            errs.at(list.span(), format!("[matrix] {axis} is empty: give at least one value"))
+        );
     }
     let mut out = Vec::new();
     for n in list.get_ref() {
         if !known(n.get_ref()) {
             return Err(errs.at(
                 n.span(),
-                format!("unknown {axis} `{}`: use {} or define [{axis}s.{}]", n.get_ref(), choices(&choices_for()), n.get_ref()),
+                format!(
+                    "unknown {axis} `{}`: use {} or define [{axis}s.{}]",
+                    n.get_ref(),
+                    choices(&choices_for()),
+                    n.get_ref()
+                ),
             ));
         }
         if out.contains(n.get_ref()) {
@@ -491,7 +648,12 @@ fn names(
     Ok(out)
 }
 
-fn no_duplicates(errs: &Errors<'_>, axis: &str, list: &Spanned<Vec<Spanned<String>>>, values: &[String]) -> Result<(), ExperimentError> {
+fn no_duplicates(
+    errs: &Errors<'_>,
+    axis: &str,
+    list: &Spanned<Vec<Spanned<String>>>,
+    values: &[String],
+) -> Result<(), ExperimentError> {
     let mut seen = BTreeSet::new();
     for v in values {
         if !seen.insert(v) {
@@ -502,7 +664,13 @@ fn no_duplicates(errs: &Errors<'_>, axis: &str, list: &Spanned<Vec<Spanned<Strin
 }
 
 /// An integer in `lo..=hi`, or an error at its line.
-fn int_in(errs: &Errors<'_>, v: &Spanned<i64>, what: &str, lo: i64, hi: i64) -> Result<i64, ExperimentError> {
+fn int_in(
+    errs: &Errors<'_>,
+    v: &Spanned<i64>,
+    what: &str,
+    lo: i64,
+    hi: i64,
+) -> Result<i64, ExperimentError> {
     let x = *v.get_ref();
     if (lo..=hi).contains(&x) {
         Ok(x)
@@ -513,11 +681,19 @@ fn int_in(errs: &Errors<'_>, v: &Spanned<i64>, what: &str, lo: i64, hi: i64) -> 
 
 /// A size in bytes: an integer, or a string with a binary suffix (`"1Mi"`).
 fn size(errs: &Errors<'_>, v: &Spanned<toml::Value>, what: &str) -> Result<u64, ExperimentError> {
-    let bad = || errs.at(v.span(), format!("{what}: give bytes as a number (6397) or a string with k/Ki, M/Mi, G/Gi (\"1Mi\")"));
+    let bad = || {
+        errs.at(
+            v.span(),
+            format!(
+                "{what}: give bytes as a number (6397) or a string with k/Ki, M/Mi, G/Gi (\"1Mi\")"
+            ),
+        )
+    };
     let bytes = match v.get_ref() {
         toml::Value::Integer(i) if *i >= 0 => *i as u64,
         toml::Value::String(s) => {
-            let list: herd_serve::fileset::SizeList = s.parse().map_err(|e| errs.at(v.span(), format!("{what}: {e}")))?;
+            let list: herd_serve::fileset::SizeList =
+                s.parse().map_err(|e| errs.at(v.span(), format!("{what}: {e}")))?;
             match list.as_slice() {
                 [one] => *one,
                 _ => return Err(bad()),

@@ -31,7 +31,11 @@ pub(crate) struct Errors<'a> {
 }
 
 impl Errors<'_> {
-    pub(crate) fn at(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> ExperimentError {
+    pub(crate) fn at(
+        &self,
+        span: std::ops::Range<usize>,
+        message: impl Into<String>,
+    ) -> ExperimentError {
         ExperimentError {
             source_name: self.source_name.to_string(),
             line: Some(line_of(self.text, span.start)),
@@ -40,7 +44,11 @@ impl Errors<'_> {
     }
 
     pub(crate) fn file(&self, message: impl Into<String>) -> ExperimentError {
-        ExperimentError { source_name: self.source_name.to_string(), line: None, message: message.into() }
+        ExperimentError {
+            source_name: self.source_name.to_string(),
+            line: None,
+            message: message.into(),
+        }
     }
 
     /// A TOML syntax or shape error from the parser, reduced to its line and message.

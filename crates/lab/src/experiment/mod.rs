@@ -63,8 +63,13 @@ pub enum AxisName {
 }
 
 impl AxisName {
-    pub const ALL: [AxisName; 5] =
-        [AxisName::Server, AxisName::Workload, AxisName::Load, AxisName::Client, AxisName::ServerCpus];
+    pub const ALL: [AxisName; 5] = [
+        AxisName::Server,
+        AxisName::Workload,
+        AxisName::Load,
+        AxisName::Client,
+        AxisName::ServerCpus,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -85,7 +85,9 @@ pub(crate) fn php(kind: ServerKind, text: &str) -> Result<Php, String> {
     };
     let ok = matches!(
         (kind, php),
-        (ServerKind::Nginx, Php::Fpm) | (ServerKind::Apache(_), _) | (ServerKind::Lighttpd, Php::Cgi)
+        (ServerKind::Nginx, Php::Fpm)
+            | (ServerKind::Apache(_), _)
+            | (ServerKind::Lighttpd, Php::Cgi)
     );
     if ok {
         Ok(php)

@@ -52,7 +52,10 @@ fn edit(from: &str, to: &str) -> String {
 fn a_good_file_expands_into_cells() {
     let e = parse(GOOD, "x.toml").unwrap();
     let workloads = &e.axes[1].values;
-    assert_eq!(workloads, &["page", "9x9", "sizes:1", "sizes:4", "sizes:16", "sizes:64", "sizes:256", "sizes:1024"]);
+    assert_eq!(
+        workloads,
+        &["page", "9x9", "sizes:1", "sizes:4", "sizes:16", "sizes:64", "sizes:256", "sizes:1024"]
+    );
     assert_eq!(e.loads["ab"].shape, Shape::Requests { n_requests: 1000, concurrency: 10 });
     assert_eq!(e.loads["ab"].warmup, Warmup::Requests(100));
     assert!(e.loads["ramp"].keep_alive);
@@ -67,7 +70,10 @@ fn a_good_file_expands_into_cells() {
 #[test]
 fn unknown_keys_name_the_line_and_the_choices() {
     let e = err(&edit("server = [\"herd\"", "sever = [\"herd\""));
-    assert!(e.starts_with("x.toml: line 6: unknown field `sever`, expected one of `server`"), "{e}");
+    assert!(
+        e.starts_with("x.toml: line 6: unknown field `sever`, expected one of `server`"),
+        "{e}"
+    );
     let e = err(&edit("concurrency = 10", "concurency = 10"));
     assert!(e.starts_with("x.toml: line 26: unknown field `concurency`"), "{e}");
 }
@@ -76,14 +82,35 @@ fn unknown_keys_name_the_line_and_the_choices() {
 fn bad_values_name_the_line() {
     let cases = [
         (edit("\"nginx-fpm\"", "\"ngnix\""), "line 6: unknown server `ngnix`: use `herd`, `nginx`"),
-        (edit("size = 6397", "size = \"6.4k\""), "line 17: [workloads.page] size: `6.4k` is not a size"),
-        (edit("concurrency = 10", "concurrency = 0"), "line 26: [loads.ab] concurrency = 0 is out of range: use 1 to 100000"),
-        (edit("step = \"500ms\"", "step = \"soon\""), "line 31: [loads.ramp] step `soon`: use a number with s, ms"),
+        (
+            edit("size = 6397", "size = \"6.4k\""),
+            "line 17: [workloads.page] size: `6.4k` is not a size",
+        ),
+        (
+            edit("concurrency = 10", "concurrency = 0"),
+            "line 26: [loads.ab] concurrency = 0 is out of range: use 1 to 100000",
+        ),
+        (
+            edit("step = \"500ms\"", "step = \"soon\""),
+            "line 31: [loads.ramp] step `soon`: use a number with s, ms",
+        ),
         (edit("\"0-1\"", "\"0-x\""), "line 9: `0-x` is not a CPU list"),
-        (edit("kind = \"sweep\"", "kind = \"swep\""), "line 20: [workloads.sizes] unknown kind `swep`: use `static`, `sweep`"),
-        (edit("requests = 1000", "requests = 1000\nduration = \"1s\""), "line 26: [loads.ab] `requests` and `duration` together"),
-        (format!("{GOOD}\n[repetitions]\nmin = 2\n"), "line 35: [repetitions] min must be at least 3"),
-        (edit("server = \"apache-prefork\"\nworkload = \"9x9\"", "server = \"h2o\""), "[[exclude]] server = \"h2o\" is not a value of that axis"),
+        (
+            edit("kind = \"sweep\"", "kind = \"swep\""),
+            "line 20: [workloads.sizes] unknown kind `swep`: use `static`, `sweep`",
+        ),
+        (
+            edit("requests = 1000", "requests = 1000\nduration = \"1s\""),
+            "line 26: [loads.ab] `requests` and `duration` together",
+        ),
+        (
+            format!("{GOOD}\n[repetitions]\nmin = 2\n"),
+            "line 35: [repetitions] min must be at least 3",
+        ),
+        (
+            edit("server = \"apache-prefork\"\nworkload = \"9x9\"", "server = \"h2o\""),
+            "[[exclude]] server = \"h2o\" is not a value of that axis",
+        ),
     ];
     for (text, want) in cases {
         let e = err(&text);
@@ -109,7 +136,8 @@ fn server_tables_choose_driver_mpm_php_and_workers() {
     assert_eq!(s.workers.map(|w| w.get()), Some(4));
     let bad = edit("[[exclude]]", "[servers.x]\ndriver = \"nginx\"\nphp = \"cgi\"\n\n[[exclude]]");
     assert!(err(&bad).contains("php = \"cgi\" does not go with this driver"), "{}", err(&bad));
-    let bad = edit("[[exclude]]", "[servers.x]\ndriver = \"nginx\"\nmpm = \"event\"\n\n[[exclude]]");
+    let bad =
+        edit("[[exclude]]", "[servers.x]\ndriver = \"nginx\"\nmpm = \"event\"\n\n[[exclude]]");
     assert!(err(&bad).contains("`mpm` is for the apache driver only"), "{}", err(&bad));
 }
 

@@ -55,14 +55,19 @@ impl WorkloadDef {
             ServerKind::Lighttpd => "lighttpd-cgi",
             _ => "herd, nginx-fpm, apache-fpm, apache-cgi or lighttpd-cgi",
         };
-        format!("server `{}` cannot serve workload `{}` ({what}): use {instead}", server.name, self.name)
+        format!(
+            "server `{}` cannot serve workload `{}` ({what}): use {instead}",
+            server.name, self.name
+        )
     }
 
     /// A few words for tables and the dry run.
     pub fn describe(&self) -> String {
         match self.kind {
             WorkloadKind::Static { size } => format!("static file, {size} bytes"),
-            WorkloadKind::Specweb { dirs } => format!("SPECweb99-like file set, {dirs} directories"),
+            WorkloadKind::Specweb { dirs } => {
+                format!("SPECweb99-like file set, {dirs} directories")
+            }
             WorkloadKind::NineByNine => "9x9 multiplication table (dynamic)".to_string(),
             WorkloadKind::Include => "page including four text files (dynamic)".to_string(),
             WorkloadKind::Post { size } => format!("POST of {size} bytes, echoed"),

@@ -13,9 +13,9 @@ use herd_drivers::{render, Launch, Probe, ServerSpec};
 use herd_store::{ClientRecord, MeasurementRecord, Outcome, RepetitionRecord, ServerRecord};
 use herd_topo::{proc::describe, Spawn, Supervisor};
 
+use super::now_rfc3339;
 use super::preflight::{self, Ready};
 use super::progress::{Progress, RunSummary};
-use super::now_rfc3339;
 use crate::client::{self, ClientJob};
 use crate::docroot::Docroot;
 use crate::experiment::{Experiment, WorkloadKind};
@@ -29,7 +29,6 @@ pub(super) struct Context<'a> {
     pub ready: &'a Ready,
     pub docroot: &'a Docroot,
     pub run_dir: &'a Path,
-    pub herd_exe: &'a Path,
     pub cancel: &'a AtomicBool,
 }
 
@@ -51,9 +50,13 @@ pub(super) fn run(
     let started_at = now_rfc3339();
     let clock = Instant::now();
 
-    let (tw_before, drained) = timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
+    let (tw_before, drained) =
+        timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
     if drained > Duration::from_secs(1) {
-        progress.note(&format!("waited {:.0} s for TIME_WAIT sockets to drain ({tw_before} at first)", drained.as_secs_f64()));
+        progress.note(&format!(
+            "waited {:.0} s for TIME_WAIT sockets to drain ({tw_before} at first)",
+            drained.as_secs_f64()
+        ));
     }
     if cancelled() {
         return None;
@@ -69,7 +72,10 @@ pub(super) fn run(
         outcome: Outcome::Ok,
         client: ClientRecord {
             tool: cell.client.name().to_string(),
-            version: versions.get(&format!("client:{}", cell.client.name())).cloned().unwrap_or_default(),
+            version: versions
+                .get(&format!("client:{}", cell.client.name()))
+                .cloned()
+                .unwrap_or_default(),
             argv: Vec::new(),
             cpus: Some(e.client_cpus.to_string()),
             verdict: None,
@@ -134,10 +140,16 @@ fn measure(
     let e = ctx.experiment;
     let cancelled = || ctx.cancel.load(Ordering::Relaxed);
     let server_dir = dir.join(&cell.server.name);
-    std::fs::create_dir_all(&server_dir).map_err(|err| fail(format!("cannot create {}: {err}", server_dir.display())))?;
+    std::fs::create_dir_all(&server_dir)
+        .map_err(|err| fail(format!("cannot create {}: {err}", server_dir.display())))?;
     open_dir(dir);
     open_dir(&server_dir);
-    let programs = ctx.ready.programs.get(&cell.server.name).cloned().ok_or_else(|| fail("no programs for this server"))?;
+    let programs = ctx
+        .ready
+        .programs
+        .get(&cell.server.name)
+        .cloned()
+        .ok_or_else(|| fail("no programs for this server"))?;
     let listen = free_port().map_err(|err| fail(format!("no free port on 127.0.0.1: {err}")))?;
     let spec = ServerSpec {
         kind: cell.server.kind,
@@ -149,8 +161,9 @@ fn measure(
         user: ctx.ready.user.clone(),
         programs,
     };
-    let launch = render(&spec).map_err(|err| fail(format!("cannot configure {}: {err}", cell.server.name)))?;
-    write_launch(&launch).map_err(fail)?;
+    let launch = render(&spec)
+        .map_err(|err| fail(format!("cannot configure {}: {err}", cell.server.name)))?;
+    write_launch(&launch, ctx.ready.user.as_deref()).map_err(fail)?;
     // One record per process of the launch (php-fpm, then nginx …), each with its version.
     for p in &launch.processes {
         let version = match launch.versions.iter().find(|v| v.program == p.name) {
@@ -179,13 +192,22 @@ fn measure(
     let configs: Vec<(String, String)> = launch
         .files
         .iter()
-        .map(|f| (f.path.strip_prefix(dir).unwrap_or(&f.path).display().to_string(), f.contents.clone()))
+        .map(|f| {
+            (f.path.strip_prefix(dir).unwrap_or(&f.path).display().to_string(), f.contents.clone())
+        })
         .collect();
 
     // Start the processes in order, each ready before the next.
     let mut pids = Vec::new();
     for p in &launch.processes {
-        let spawn = Spawn { name: &p.name, argv: &p.argv, env: &p.env, stdout: &p.log, stderr: &p.log, cpus: &cell.server_cpus };
+        let spawn = Spawn {
+            name: &p.name,
+            argv: &p.argv,
+            env: &p.env,
+            stdout: &p.log,
+            stderr: &p.log,
+            cpus: &cell.server_cpus,
+        };
         let pid = sup.start(&spawn).map_err(|err| fail(err.to_string()))?;
         pids.push((pid, p));
         if let Some(probe) = &p.ready {
@@ -195,26 +217,52 @@ fn measure(
     if let Some(front) = rec.servers.last_mut() {
         front.configs = configs;
     }
-    let (front_pid, front) = pids.last().map(|(pid, p)| (*pid, *p)).ok_or_else(|| fail("the driver started no process"))?;
-    wait_ready(&launch.ready, e.runner.ready_timeout, sup, front_pid, &front.name, &front.log, ctx.cancel)?;
+    let (front_pid, front) = pids
+        .last()
+        .map(|(pid, p)| (*pid, *p))
+        .ok_or_else(|| fail("the driver started no process"))?;
+    wait_ready(
+        &launch.ready,
+        e.runner.ready_timeout,
+        sup,
+        front_pid,
+        &front.name,
+        &front.log,
+        ctx.cancel,
+    )?;
 
     // Verify before measuring.
     let request = request_for(ctx, cell, listen)?;
-    let expected = ctx.docroot.expected.get(&cell.workload.name).ok_or_else(|| fail("no expected answer for this workload"))?;
+    let expected = ctx
+        .docroot
+        .expected
+        .get(&cell.workload.name)
+        .ok_or_else(|| fail("no expected answer for this workload"))?;
     let verify_path = expected.path.clone().unwrap_or_else(|| request.path.clone());
     let body = match &request.method {
-        Method::Post { body_file, .. } => Some(std::fs::read(body_file).map_err(|err| fail(format!("cannot read {}: {err}", body_file.display())))?),
+        Method::Post { body_file, .. } => Some(
+            std::fs::read(body_file)
+                .map_err(|err| fail(format!("cannot read {}: {err}", body_file.display())))?,
+        ),
         Method::Get => None,
     };
     let method = if body.is_some() { "POST" } else { "GET" };
-    let answer = verify::fetch(listen, method, &verify_path, body.as_deref(), Duration::from_secs(30), expected.body_bytes)
-        .map_err(|err| fail(format!("verify: {err}")))?;
+    let answer = verify::fetch(
+        listen,
+        method,
+        &verify_path,
+        body.as_deref(),
+        Duration::from_secs(30),
+        expected.body_bytes,
+    )
+    .map_err(|err| fail(format!("verify: {err}")))?;
     verify::check(&answer, expected).map_err(|err| {
         fail(format!("verify: {} answered {method} {verify_path} with {err}", cell.server.name))
     })?;
 
     // Warm-up, discarded.
-    let client_program = ctx.ready.clients.get(&cell.client).ok_or_else(|| fail("client not found"))?;
+    let client_program =
+        ctx.ready.clients.get(&cell.client).ok_or_else(|| fail("client not found"))?;
     let base_url = format!("http://{listen}");
     let client_dir = dir.join("client");
     if cell.load.warmup != Warmup::None {
@@ -233,8 +281,17 @@ fn measure(
         let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
         cmd.write_files().map_err(|err| fail(err.to_string()))?;
         let out = warm_dir.join("output");
-        let spawn = Spawn { name: "client-warmup", argv: &cmd.main, env: &[], stdout: &out, stderr: &out, cpus: &e.client_cpus };
-        let f = sup.run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel)).map_err(|err| fail(err.to_string()))?;
+        let spawn = Spawn {
+            name: "client-warmup",
+            argv: &cmd.main,
+            env: &[],
+            stdout: &out,
+            stderr: &out,
+            cpus: &e.client_cpus,
+        };
+        let f = sup
+            .run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel))
+            .map_err(|err| fail(err.to_string()))?;
         if f.cancelled || cancelled() {
             return Err(Failure::Cancelled);
         }
@@ -256,12 +313,23 @@ fn measure(
     cmd.write_files().map_err(|err| fail(err.to_string()))?;
     rec.client.argv = cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let server_pids: Vec<u32> = pids.iter().map(|(p, _)| *p).collect();
-    let cpu = |sup: &Supervisor| -> Vec<Option<f64>> { server_pids.iter().map(|&p| sup.cpu_seconds(p)).collect() };
+    let cpu = |sup: &Supervisor| -> Vec<Option<f64>> {
+        server_pids.iter().map(|&p| sup.cpu_seconds(p)).collect()
+    };
     let before = cpu(sup);
     let stdout = client_dir.join("stdout");
     let stderr = client_dir.join("stderr");
-    let spawn = Spawn { name: "client", argv: &cmd.main, env: &[], stdout: &stdout, stderr: &stderr, cpus: &e.client_cpus };
-    let finished = sup.run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel)).map_err(|err| fail(err.to_string()))?;
+    let spawn = Spawn {
+        name: "client",
+        argv: &cmd.main,
+        env: &[],
+        stdout: &stdout,
+        stderr: &stderr,
+        cpus: &e.client_cpus,
+    };
+    let finished = sup
+        .run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel))
+        .map_err(|err| fail(err.to_string()))?;
     let after = cpu(sup);
     if finished.cancelled || cancelled() {
         return Err(Failure::Cancelled);
@@ -285,7 +353,12 @@ fn measure(
         )));
     }
     let parsed = client::parse(&job, &out, &err).map_err(|parse_err| {
-        fail(format!("client {} ({}): {parse_err}; stderr: {}", cell.client.name(), describe(&finished.status), tail(&err)))
+        fail(format!(
+            "client {} ({}): {parse_err}; stderr: {}",
+            cell.client.name(),
+            describe(&finished.status),
+            tail(&err)
+        ))
     })?;
     if let Some(v) = &parsed.verdict {
         rec.client.verdict = Some(v.verdict.clone());
@@ -296,7 +369,12 @@ fn measure(
     // A server that died during the run is a failed run, whatever the client counted.
     for (pid, p) in &pids {
         if let Some(status) = sup.exit_status(*pid) {
-            return Err(fail(format!("{} exited during the run ({}): {}", p.name, describe(&status), tail_file(&p.log))));
+            return Err(fail(format!(
+                "{} exited during the run ({}): {}",
+                p.name,
+                describe(&status),
+                tail_file(&p.log)
+            )));
         }
     }
     Ok(())
@@ -304,14 +382,24 @@ fn measure(
 
 /// The request a cell sends, for its server.
 fn request_for(ctx: &Context<'_>, cell: &Cell, _listen: SocketAddr) -> Result<Request, Failure> {
-    let path = cell.workload.path_on(&cell.server).ok_or_else(|| fail(cell.workload.unsupported_reason(&cell.server)))?;
+    let path = cell
+        .workload
+        .path_on(&cell.server)
+        .ok_or_else(|| fail(cell.workload.unsupported_reason(&cell.server)))?;
     let expected = ctx.docroot.expected.get(&cell.workload.name);
     let (method, specweb_dir) = match cell.workload.kind {
         WorkloadKind::Post { .. } => {
-            let body_file = ctx.docroot.bodies.get(&cell.workload.name).cloned().ok_or_else(|| fail("no body file"))?;
+            let body_file = ctx
+                .docroot
+                .bodies
+                .get(&cell.workload.name)
+                .cloned()
+                .ok_or_else(|| fail("no body file"))?;
             (Method::Post { body_file, content_type: "application/octet-stream".into() }, None)
         }
-        WorkloadKind::Specweb { dirs } => (Method::Get, Some(crate::docroot::specweb_dir(&ctx.docroot.dir, dirs))),
+        WorkloadKind::Specweb { dirs } => {
+            (Method::Get, Some(crate::docroot::specweb_dir(&ctx.docroot.dir, dirs)))
+        }
         _ => (Method::Get, None),
     };
     let expect_body_bytes = match cell.workload.kind {
@@ -344,7 +432,8 @@ fn time_limit(load: &Load) -> Duration {
         Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => *duration + margin,
         Shape::Steps { clients, step } => *step * clients.len() as u32 + margin,
         Shape::Requests { n_requests, .. } => {
-            let per = Duration::from_millis(10).saturating_mul(u32::try_from(*n_requests).unwrap_or(u32::MAX));
+            let per = Duration::from_millis(10)
+                .saturating_mul(u32::try_from(*n_requests).unwrap_or(u32::MAX));
             (per + margin).min(Duration::from_secs(7200))
         }
     }
@@ -381,13 +470,17 @@ fn wait_ready(
     cancel: &AtomicBool,
 ) -> Result<(), Failure> {
     let started = Instant::now();
-    let mut last = String::new();
+    let mut last;
     loop {
         if cancel.load(Ordering::Relaxed) {
             return Err(Failure::Cancelled);
         }
         if let Some(status) = sup.exit_status(pid) {
-            return Err(fail(format!("{name} exited at start ({}): {}", describe(&status), tail_file(log))));
+            return Err(fail(format!(
+                "{name} exited at start ({}): {}",
+                describe(&status),
+                tail_file(log)
+            )));
         }
         match probe {
             Probe::UnixSocket(path) => {
@@ -396,11 +489,13 @@ fn wait_ready(
                 }
                 last = format!("no socket at {}", path.display());
             }
-            Probe::Http { addr, path } => match verify::fetch(*addr, "GET", path, None, Duration::from_secs(2), 1 << 16) {
-                Ok(a) if a.status == 200 => return Ok(()),
-                Ok(a) => last = format!("GET {path} answered {}", a.status),
-                Err(err) => last = err,
-            },
+            Probe::Http { addr, path } => {
+                match verify::fetch(*addr, "GET", path, None, Duration::from_secs(2), 1 << 16) {
+                    Ok(a) if a.status == 200 => return Ok(()),
+                    Ok(a) => last = format!("GET {path} answered {}", a.status),
+                    Err(err) => last = err,
+                }
+            }
         }
         if started.elapsed() > timeout {
             return Err(fail(format!(
@@ -412,16 +507,27 @@ fn wait_ready(
     }
 }
 
-fn write_launch(launch: &Launch) -> Result<(), String> {
-    for d in &launch.dirs {
+fn write_launch(launch: &Launch, user: Option<&str>) -> Result<(), String> {
+    for d in launch.dirs.iter().chain(&launch.user_dirs) {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
         open_dir(d);
     }
+    // Directories a server writes after dropping to its user (lighttpd's uploads, h2o's
+    // temporary buffers) belong to that user.
+    if let Some(user) = user {
+        let (uid, gid) = user_ids(user).ok_or_else(|| format!("no user {user} on this machine"))?;
+        for d in &launch.user_dirs {
+            std::os::unix::fs::chown(d, Some(uid), Some(gid))
+                .map_err(|e| format!("cannot give {} to {user}: {e}", d.display()))?;
+        }
+    }
     for f in &launch.files {
         if let Some(parent) = f.path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
-        std::fs::write(&f.path, &f.contents).map_err(|e| format!("cannot write {}: {e}", f.path.display()))?;
+        std::fs::write(&f.path, &f.contents)
+            .map_err(|e| format!("cannot write {}: {e}", f.path.display()))?;
     }
     Ok(())
 }
@@ -452,3 +558,12 @@ fn tail_file(path: &Path) -> String {
     tail(&std::fs::read_to_string(path).unwrap_or_default())
 }
 
+/// The uid and gid of `user`, from /etc/passwd.
+fn user_ids(user: &str) -> Option<(u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.first() == Some(&user))
+            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
+    })
+}

@@ -23,7 +23,7 @@ use herd_topo::{Registry, Supervisor};
 use crate::error::LabError;
 use crate::experiment::Experiment;
 use crate::matrix::{cells, Cell};
-use progress::{Progress, RunSummary};
+use progress::Progress;
 
 /// Version of the method the runner applies (warm-up, verify, repetitions, drain): stored
 /// with every result so that results of different methods are never mixed unknowingly.
@@ -68,7 +68,8 @@ pub fn run(mut r: LabRun<'_>) -> Result<Finished, LabError> {
         return Err(LabError::NoCells);
     }
     let ready = preflight::check(e, &all, &r.herd_exe)?;
-    let registry = Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
+    let registry =
+        Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
     let mut sup = Supervisor::new(Some(registry.clone()));
     let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup);
@@ -125,21 +126,18 @@ fn run_in(
     let mut failed = 0usize;
     let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     let mut interrupted = false;
-    let ctx = cell::Context {
-        experiment: e,
-        ready,
-        docroot: &docroot,
-        run_dir,
-        herd_exe: &r.herd_exe,
-        cancel: r.cancel,
-    };
+    let ctx = cell::Context { experiment: e, ready, docroot: &docroot, run_dir, cancel: r.cancel };
     let mut rep = 0u32;
     'rounds: while rep < e.repetitions.max {
         let due: Vec<usize> = if rep < e.repetitions.min {
             (0..all.len()).collect()
         } else {
             let over: Vec<usize> = (0..all.len())
-                .filter(|i| rates.get(i).is_some_and(|v| spread_percent(v) > e.repetitions.max_spread_percent))
+                .filter(|i| {
+                    rates
+                        .get(i)
+                        .is_some_and(|v| spread_percent(v) > e.repetitions.max_spread_percent)
+                })
                 .collect();
             if over.is_empty() {
                 break;
@@ -164,7 +162,8 @@ fn run_in(
             }
             let c = &all[due[k]];
             r.progress.run_started(done + 1, planned, c, rep);
-            let outcome = cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
+            let outcome =
+                cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
             let Some((record, summary)) = outcome else {
                 interrupted = true;
                 break 'rounds;

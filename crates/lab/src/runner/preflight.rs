@@ -19,7 +19,7 @@ use crate::matrix::Cell;
 
 /// What preflight found.
 #[derive(Debug)]
-pub struct Ready {
+pub(super) struct Ready {
     /// Programs by server name.
     pub programs: BTreeMap<String, Programs>,
     /// Client programs by tool.
@@ -32,7 +32,7 @@ pub struct Ready {
 const AB: &[&str] = &["/usr/bin/ab", "/usr/sbin/ab"];
 const WRK: &[&str] = &["/usr/bin/wrk", "/usr/local/bin/wrk"];
 
-pub fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
+pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
     let mut missing: Vec<String> = Vec::new();
     let mut programs = BTreeMap::new();
     for (name, def) in &e.servers {
@@ -92,7 +92,11 @@ pub fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, L
 }
 
 /// Asks each distinct program its version once: program path → version (or `unknown: …`).
-pub fn versions(ready: &Ready, scratch: &Path, sup: &mut Supervisor) -> BTreeMap<String, String> {
+pub(super) fn versions(
+    ready: &Ready,
+    scratch: &Path,
+    sup: &mut Supervisor,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (tool, path) in &ready.clients {
         let argv = client::version_argv(*tool, path);
@@ -104,7 +108,12 @@ pub fn versions(ready: &Ready, scratch: &Path, sup: &mut Supervisor) -> BTreeMap
 }
 
 /// Runs `argv` briefly and returns what it printed (stdout and stderr).
-pub fn run_capture(sup: &mut Supervisor, scratch: &Path, name: &str, argv: &[OsString]) -> String {
+pub(super) fn run_capture(
+    sup: &mut Supervisor,
+    scratch: &Path,
+    name: &str,
+    argv: &[OsString],
+) -> String {
     let log = scratch.join(format!("{name}.out"));
     let spawn = Spawn { name, argv, env: &[], stdout: &log, stderr: &log, cpus: &CpuSet::All };
     let _ = sup.run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None);
@@ -113,7 +122,7 @@ pub fn run_capture(sup: &mut Supervisor, scratch: &Path, name: &str, argv: &[OsS
     text
 }
 
-pub fn unknown(output: &str) -> String {
+pub(super) fn unknown(output: &str) -> String {
     let first = output.lines().next().unwrap_or("no output").trim();
     format!("unknown ({first})")
 }

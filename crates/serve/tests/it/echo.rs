@@ -38,7 +38,10 @@ fn a_closing_request_gets_its_whole_echo() {
     let server = TestServer::start(None);
     for (head, body) in [
         (&b"POST /echo HTTP/1.0\r\nContent-Length: 15\r\n\r\n"[..], &b"hello world 123"[..]),
-        (&b"POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 5\r\n\r\n"[..], &b"hello"[..]),
+        (
+            &b"POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 5\r\n\r\n"[..],
+            &b"hello"[..],
+        ),
     ] {
         let mut s = TcpStream::connect(server.addr()).unwrap();
         s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
