@@ -17,6 +17,9 @@ use crate::matrix::cells;
 
 /// The run directory as the plan shows it.
 const RUN: &str = "$RUN";
+/// The absolute stand-in the drivers render with (they take absolute paths only); replaced
+/// by `$RUN` in the text.
+const RUN_PATH: &str = "/herd-lab-RUN";
 
 /// The plan of `e` as text.
 pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
@@ -71,8 +74,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             kind: def.kind,
             php: def.php,
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            docroot: PathBuf::from(format!("{RUN}/www")),
-            run_dir: PathBuf::from(format!("{RUN}/cells/CELL/{name}")),
+            docroot: PathBuf::from(format!("{RUN_PATH}/www")),
+            run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
             workers: def.workers,
             user: root_user(),
             programs,
@@ -123,7 +126,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             path: path.clone(),
             method: match c.workload.kind {
                 WorkloadKind::Post { size } => Method::Post {
-                    body_file: PathBuf::from(format!("{RUN}/www/bodies/post-{size}.bin")),
+                    body_file: PathBuf::from(format!("{RUN_PATH}/www/bodies/post-{size}.bin")),
                     content_type: "application/octet-stream".into(),
                 },
                 _ => Method::Get,
@@ -143,7 +146,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             method_of(&request)
         );
         let program = client_program(c.client, herd_exe);
-        let out_dir = PathBuf::from(format!("{RUN}/cells/CELL/client"));
+        let out_dir = PathBuf::from(format!("{RUN_PATH}/cells/CELL/client"));
         if c.load.warmup != Warmup::None {
             let _ = writeln!(
                 s,
@@ -170,7 +173,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             }
         }
     }
-    s
+    s.replace(RUN_PATH, RUN)
 }
 
 fn method_of(r: &Request) -> &'static str {

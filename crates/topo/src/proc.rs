@@ -275,14 +275,19 @@ pub(crate) fn signal_group(pid: u32, sig: i32) {
     }
 }
 
-/// Sums utime+stime+cutime+cstime over the processes whose group is `pgid`.
+/// CPU seconds of the processes whose group is `pgid`: each live thread's run time from
+/// `/proc/PID/task/TID/schedstat` (nanoseconds; tick-based utime+stime would read 0 for a
+/// run of a few hundred milliseconds), plus the children each process has reaped (cutime +
+/// cstime, in ticks: php-cgi processes that lived for one request). Falls back to ticks where
+/// schedstat is missing.
 pub fn group_cpu_seconds(pgid: u32) -> Option<f64> {
     // SAFETY: sysconf has no memory effects.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks <= 0 {
         return None;
     }
-    let mut total = 0u64;
+    let ticks = ticks as f64;
+    let mut total = 0.0;
     let mut found = false;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
@@ -295,11 +300,25 @@ pub fn group_cpu_seconds(pgid: u32) -> Option<f64> {
             continue;
         }
         found = true;
-        for i in 11..=14 {
-            total += fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        }
+        let field =
+            |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) as f64;
+        total += (field(13) + field(14)) / ticks;
+        total += match threads_run_time(pid) {
+            Some(ns) => ns as f64 / 1e9,
+            None => (field(11) + field(12)) / ticks,
+        };
     }
-    found.then(|| total as f64 / ticks as f64)
+    found.then_some(total)
+}
+
+/// Sum of the run time of `pid`'s threads, nanoseconds, from schedstat.
+fn threads_run_time(pid: u32) -> Option<u64> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let text = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }
 
 /// PIDs of the live (not zombie) processes in group `pgid`.

@@ -314,22 +314,23 @@ fn workload(
         "9x9" => one(WorkloadKind::NineByNine),
         "include" => one(WorkloadKind::Include),
         "specweb" => {
-            let dirs =
-                match &w.dirs {
-                    Some(d) => int_in(
-                        errs,
-                        d,
-                        &format!("{ctx} dirs"),
-                        1,
-                        herd_serve::fileset::MAX_SPECWEB_DIRS as i64,
-                    )? as u32,
-                    None => return Err(errs.at(
+            let dirs = match &w.dirs {
+                Some(d) => int_in(
+                    errs,
+                    d,
+                    &format!("{ctx} dirs"),
+                    1,
+                    herd_serve::fileset::MAX_SPECWEB_DIRS as i64,
+                )? as u32,
+                None => {
+                    return Err(errs.at(
                         w.kind.span(),
                         format!(
                             "{ctx} kind = \"specweb\" needs `dirs` (directories of ~4.9 MB each)"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             one(WorkloadKind::Specweb { dirs })
         }
         _ => {

@@ -1,0 +1,315 @@
+//! `herd lab` from the outside: a small experiment on herd serve runs to its table and store;
+//! the dry run has no side effects; broken files, stores and names get clear errors; Ctrl-C
+//! keeps finished runs and leaves no process behind; after a kill -9, `herd lab clean` stops
+//! what was left, by PID. Every process check reads the PIDs from the run's own registry.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use util::{herd, tempdir};
+
+/// Runs herd with TMPDIR set to `tmp`, so that run directories land where the test looks.
+fn herd_in(tmp: &Path) -> Command {
+    let mut c = herd();
+    c.env("TMPDIR", tmp);
+    c
+}
+
+const SMALL: &str = r#"
+name = "small"
+[matrix]
+server = ["herd"]
+workload = ["page", "9x9"]
+load = ["n200"]
+[workloads.page]
+kind = "static"
+size = 6397
+[loads.n200]
+requests = 200
+concurrency = 4
+warmup_requests = 20
+[repetitions]
+min = 3
+max = 3
+# Other tests leave TIME_WAIT sockets behind; draining is not what these tests are about.
+[runner]
+time_wait_below = 1000000
+"#;
+
+/// Cells that each last about a second, for interrupting.
+const SLOW: &str = r#"
+name = "slow"
+[matrix]
+server = ["herd"]
+workload = ["page"]
+load = ["d1", "d1b"]
+[workloads.page]
+kind = "static"
+size = 100
+[loads.d1]
+duration = "1s"
+concurrency = 2
+keep_alive = true
+[loads.d1b]
+duration = "1s"
+concurrency = 3
+keep_alive = true
+[repetitions]
+min = 3
+max = 3
+# Other tests leave TIME_WAIT sockets behind; draining is not what these tests are about.
+[runner]
+time_wait_below = 1000000
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run_dirs(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("herd-lab-"))
+        .collect()
+}
+
+/// (pid, start time) of every process the run recorded.
+fn recorded(tmp: &Path) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    for d in run_dirs(tmp) {
+        let text = std::fs::read_to_string(d.join("pids")).unwrap_or_default();
+        for line in text.lines() {
+            let mut it = line.split(' ');
+            out.push((it.next().unwrap().parse().unwrap(), it.next().unwrap().parse().unwrap()));
+        }
+    }
+    out
+}
+
+fn alive(pid: u32, started: u64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+    fields[0] != "Z" && fields[19].parse::<u64>().unwrap() == started
+}
+
+fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn spawn_lab(tmp: &Path, file: &Path, store: &Path, stderr: &Path) -> Child {
+    herd_in(tmp)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(store)
+        .arg(file)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+fn runs_logged(stderr: &Path) -> usize {
+    std::fs::read_to_string(stderr)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(" req/s, "))
+        .count()
+}
+
+#[test]
+fn a_small_experiment_runs_to_its_table_and_store() {
+    let dir = tempdir("lab-small");
+    let file = write(&dir, "small.toml", SMALL);
+    let store = dir.join("r.db");
+    let out = herd_in(&dir)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("experiment  1 small"), "{stdout}");
+    for w in ["page", "9x9"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("herd    {w} ")))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        assert!(row.contains(" 3/3 "), "{row}");
+    }
+    assert_eq!(stderr.matches(" req/s, 0 failed").count(), 6, "{stderr}");
+    assert!(run_dirs(&dir).is_empty(), "the run directory was removed");
+    // The store reopens and reports the same table.
+    let report = herd().args(["report"]).arg(&store).output().unwrap();
+    assert!(report.status.success());
+    assert_eq!(String::from_utf8_lossy(&report.stdout), stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_dry_run_shows_everything_and_touches_nothing() {
+    let dir = tempdir("lab-dry");
+    let file = write(&dir, "small.toml", SMALL);
+    let store = dir.join("r.db");
+    let out = herd_in(&dir)
+        .args(["lab", "run", "--dry-run", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let plan = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "matrix: server (1) x workload (2) x load (1) = 2 cells; 3 to 3 repetitions",
+        "start herd: /",
+        "serve --root $RUN/www --listen 127.0.0.1:8080",
+        "1. server=herd workload=page load=n200",
+        "verify: GET /sizes/6397.html must answer 200",
+        "verify: GET /9x9 must answer 200",
+        " run http://127.0.0.1:8080/9x9 ",
+    ] {
+        assert!(plan.contains(want), "{want:?} not in:\n{plan}");
+    }
+    assert!(!store.exists(), "the dry run created the store");
+    assert!(run_dirs(&dir).is_empty(), "the dry run made a run directory");
+    // Every bundled experiment has a plan too.
+    for name in ["quickstart", "seed000-lighttpd", "seed003-dynamic"] {
+        let out = herd_in(&dir).args(["lab", "run", "--dry-run", name]).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let list = herd().args(["lab", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("quickstart") && list.contains("seed003-dynamic"), "{list}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn broken_files_names_and_stores_get_clear_errors() {
+    let dir = tempdir("lab-bad");
+    let bad = write(&dir, "bad.toml", &SMALL.replace("server = [", "sever = ["));
+    let out = herd_in(&dir).args(["lab", "run"]).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml: line 4: unknown field `sever`, expected one of `server`"),
+        "{err}"
+    );
+    assert!(err.contains("hint: see docs/experiment.md"), "{err}");
+
+    let out = herd_in(&dir).args(["lab", "run", "no-such-experiment"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no bundled experiment of that name"));
+
+    let junk = "not a database. ".repeat(8);
+    let garbage = write(&dir, "garbage.db", &junk);
+    for args in [vec!["report".to_string()], vec!["lab".into(), "run".into(), "--store".into()]] {
+        let mut c = herd_in(&dir);
+        c.args(&args).arg(&garbage);
+        if args[0] == "lab" {
+            c.arg(write(&dir, "small.toml", SMALL));
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not a herd results store (not an SQLite database)"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&garbage).unwrap(),
+        junk,
+        "the foreign file was left as it was"
+    );
+    let out = herd().args(["report"]).arg(dir.join("missing.db")).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no results store at"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
+    let dir = tempdir("lab-int");
+    let file = write(&dir, "slow.toml", SLOW);
+    let store = dir.join("r.db");
+    let log = dir.join("stderr");
+    let mut child = spawn_lab(&dir, &file, &store, &log);
+    wait_for("two finished runs", Duration::from_secs(60), || runs_logged(&log) >= 2);
+    // Mid-run: a server is up.
+    wait_for("a server of the next run", Duration::from_secs(30), || {
+        recorded(&dir).iter().any(|&(p, s)| alive(p, s))
+    });
+    let pids = recorded(&dir);
+    assert!(pids.iter().any(|&(p, s)| alive(p, s)), "nothing running mid-run: {pids:?}");
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("herd: interrupted after "), "{err}");
+    assert!(err.contains("results kept in"), "{err}");
+    for (pid, started) in &pids {
+        assert!(!alive(*pid, *started), "pid {pid} survived Ctrl-C");
+    }
+    assert!(run_dirs(&dir).is_empty(), "run directory left behind");
+    let kept = runs_logged(&log);
+    let report = herd().args(["report"]).arg(&store).output().unwrap();
+    let table = String::from_utf8_lossy(&report.stdout);
+    assert!(table.contains("status      interrupted"), "{table}");
+    let reps: usize = table
+        .lines()
+        .filter(|l| l.starts_with("herd    page"))
+        .map(|l| {
+            l.split_whitespace()
+                .find(|w| w.contains('/'))
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(reps, kept, "{table}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn after_kill_9_lab_clean_stops_what_was_left() {
+    let dir = tempdir("lab-kill");
+    let file = write(&dir, "slow.toml", SLOW);
+    let store = dir.join("r.db");
+    let log = dir.join("stderr");
+    let mut child = spawn_lab(&dir, &file, &store, &log);
+    wait_for("one finished run", Duration::from_secs(60), || runs_logged(&log) >= 1);
+    wait_for("a server of the next run", Duration::from_secs(30), || {
+        recorded(&dir).iter().any(|&(p, s)| alive(p, s))
+    });
+    child.kill().unwrap(); // SIGKILL: no cleanup possible
+    child.wait().unwrap();
+    let pids = recorded(&dir);
+    assert!(
+        pids.iter().any(|&(p, s)| alive(p, s)),
+        "a kill -9 mid-run should leave the server running: {pids:?}"
+    );
+    assert_eq!(run_dirs(&dir).len(), 1);
+    let out = herd_in(&dir).args(["lab", "clean"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("removed 1 run directories"), "{said}");
+    wait_for("leftovers to stop", Duration::from_secs(5), || {
+        pids.iter().all(|&(p, s)| !alive(p, s))
+    });
+    assert!(run_dirs(&dir).is_empty());
+    // The store holds the finished run.
+    let report = herd().args(["report"]).arg(&store).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
