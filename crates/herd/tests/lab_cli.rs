@@ -2,6 +2,7 @@
 //! the dry run has no side effects; broken files, stores and names get clear errors; Ctrl-C
 //! keeps finished runs and leaves no process behind; after a kill -9, `herd lab clean` stops
 //! what was left, by PID. Every process check reads the PIDs from the run's own registry.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod util;
 
