@@ -1,0 +1,146 @@
+//! Every server driver's real server, started, verified and loaded through the lab: static
+//! files on all of them, the 9x9, include and POST pages on every PHP setup (php-fpm behind
+//! nginx and Apache, php-cgi under Apache and lighttpd) and on herd serve, and the real ab and
+//! wrk as clients. Each run must pass verify-before-measure and complete without a failed
+//! request. A missing server fails here with its apt package (run scripts/test.sh).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use util::{herd, tempdir};
+
+fn run_experiment(tag: &str, text: &str) -> String {
+    let dir = tempdir(tag);
+    let file = dir.join("x.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = herd()
+        .env("TMPDIR", &dir)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}\n{stdout}\n{stderr}", out.status.code());
+    assert!(!stderr.contains("FAILED"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    stdout
+}
+
+/// Rows of the table whose first column is one of `servers`, checked: every repetition ok,
+/// no failed request, no non-2xx answer.
+fn check_rows(table: &str, servers: &[&str], rows_each: usize) {
+    for s in servers {
+        let rows: Vec<&str> = table
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(s) && !l.contains("(methodology"))
+            .collect();
+        assert_eq!(rows.len(), rows_each, "{s}:\n{table}");
+        for row in rows {
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            assert!(cols.contains(&"3/3"), "{row}");
+            let failed_at = cols.iter().position(|c| c.starts_with("±") || c.ends_with('%')).unwrap();
+            // After req/s, ±, spread, p50, p99 come failed and non-2xx.
+            let tail = &cols[failed_at + 4..];
+            assert_eq!(&tail[..2], &["0", "0"], "failures in {row}");
+        }
+    }
+}
+
+const TRIM: &str = r#"
+[repetitions]
+min = 3
+max = 3
+[runner]
+time_wait_below = 1000000   # other tests leave TIME_WAIT behind; not what this test is about
+"#;
+
+#[test]
+fn every_server_serves_a_static_page_through_the_lab() {
+    let servers = [
+        "herd", "nginx", "apache-event", "apache-worker", "apache-prefork", "lighttpd", "h2o", "mini_httpd",
+        "nginx-fpm", "apache-fpm", "apache-cgi", "lighttpd-cgi",
+    ];
+    let list = servers.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let text = format!(
+        r#"
+name = "every-server-static"
+[matrix]
+server = [{list}]
+workload = ["page"]
+load = ["n200"]
+[workloads.page]
+kind = "static"
+size = 6397
+[loads.n200]
+requests = 200
+concurrency = 4
+{TRIM}"#
+    );
+    let table = run_experiment("lab-static", &text);
+    check_rows(&table, &servers, 1);
+}
+
+#[test]
+fn every_php_setup_and_herd_serve_the_dynamic_pages() {
+    let servers = ["herd", "nginx-fpm", "apache-fpm", "apache-cgi", "lighttpd-cgi"];
+    let list = servers.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let text = format!(
+        r#"
+name = "every-php"
+[matrix]
+server = [{list}]
+workload = ["9x9", "include", "post"]
+load = ["n60", "n60-ka"]
+[workloads.post]
+kind = "post"
+size = 5000
+[loads.n60]
+requests = 60
+concurrency = 3
+[loads.n60-ka]
+requests = 60
+concurrency = 3
+keep_alive = true
+{TRIM}"#
+    );
+    let table = run_experiment("lab-php", &text);
+    check_rows(&table, &servers, 6);
+}
+
+#[test]
+fn the_real_ab_and_wrk_are_clients_of_the_lab() {
+    let text = format!(
+        r#"
+name = "tools"
+[matrix]
+server = ["nginx"]
+workload = ["page"]
+load = ["n300", "d1"]
+client = ["herd", "ab", "wrk"]
+[[exclude]]
+client = "ab"
+load = "d1"
+[[exclude]]
+client = "wrk"
+load = "n300"
+[workloads.page]
+kind = "static"
+size = 6397
+[loads.n300]
+requests = 300
+concurrency = 5
+warmup_requests = 50
+[loads.d1]
+duration = "1s"
+concurrency = 4
+keep_alive = true
+{TRIM}"#
+    );
+    let table = run_experiment("lab-tools", &text);
+    check_rows(&table, &["nginx"], 4);
+    for tool in ["herd", "ab", "wrk"] {
+        assert!(table.lines().any(|l| l.starts_with("nginx") && l.contains(&format!(" {tool} "))), "{tool}:\n{table}");
+    }
+}
