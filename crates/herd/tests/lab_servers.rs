@@ -40,7 +40,8 @@ fn check_rows(table: &str, servers: &[&str], rows_each: usize) {
         for row in rows {
             let cols: Vec<&str> = row.split_whitespace().collect();
             assert!(cols.contains(&"3/3"), "{row}");
-            let failed_at = cols.iter().position(|c| c.starts_with("±") || c.ends_with('%')).unwrap();
+            let failed_at =
+                cols.iter().position(|c| c.starts_with("±") || c.ends_with('%')).unwrap();
             // After req/s, ±, spread, p50, p99 come failed and non-2xx.
             let tail = &cols[failed_at + 4..];
             assert_eq!(&tail[..2], &["0", "0"], "failures in {row}");
@@ -59,8 +60,18 @@ time_wait_below = 1000000   # other tests leave TIME_WAIT behind; not what this 
 #[test]
 fn every_server_serves_a_static_page_through_the_lab() {
     let servers = [
-        "herd", "nginx", "apache-event", "apache-worker", "apache-prefork", "lighttpd", "h2o", "mini_httpd",
-        "nginx-fpm", "apache-fpm", "apache-cgi", "lighttpd-cgi",
+        "herd",
+        "nginx",
+        "apache-event",
+        "apache-worker",
+        "apache-prefork",
+        "lighttpd",
+        "h2o",
+        "mini_httpd",
+        "nginx-fpm",
+        "apache-fpm",
+        "apache-cgi",
+        "lighttpd-cgi",
     ];
     let list = servers.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
     let text = format!(
@@ -141,6 +152,9 @@ keep_alive = true
     let table = run_experiment("lab-tools", &text);
     check_rows(&table, &["nginx"], 4);
     for tool in ["herd", "ab", "wrk"] {
-        assert!(table.lines().any(|l| l.starts_with("nginx") && l.contains(&format!(" {tool} "))), "{tool}:\n{table}");
+        assert!(
+            table.lines().any(|l| l.starts_with("nginx") && l.contains(&format!(" {tool} "))),
+            "{tool}:\n{table}"
+        );
     }
 }
