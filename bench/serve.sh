@@ -25,7 +25,7 @@
 #   close-6397  the same with 'Connection: close' (a new connection per request): the same servers, and
 #               nginx with 'listen ... deferred' (TCP_DEFER_ACCEPT, which herd serve always sets)
 #   9x9         herd's computed /9x9 (1692 bytes), herd serving the same bytes as a static file,
-#               and bench/serve/9x9.php through php-fpm behind nginx and behind Apache (keep-alive)
+#               and crates/drivers/src/php/9x9.php through php-fpm behind nginx and behind Apache (keep-alive)
 # Rounds: each round runs every server once per scenario, the order rotated by one each round.
 # Before any timing, every URL is checked (status 200, length; the 9x9 pages byte for byte against
 # crates/serve/tests/golden/9x9.html), and the script stops if a server does not answer.
@@ -191,7 +191,7 @@ chmod 755 "$WORK"
 mkdir -p "$WORK/www" "$WORK/php" "$WORK/tmp" "$WORK/apache"
 python3 -c 'import sys; sys.stdout.write(("0123456789abcdef" * 400)[:6397])' >"$WORK/www/f6397.html"
 cp "$GOLDEN" "$WORK/www/9x9.html"
-cp "$SERVE_DIR/9x9.php" "$WORK/php/9x9.php"
+cp "$SERVE_DIR/../../crates/drivers/src/php/9x9.php" "$WORK/php/9x9.php"  # the lab's page, one copy
 cat >"$WORK/php/opcache.php" <<'EOF'
 <?php
 $s = function_exists('opcache_get_status') ? opcache_get_status(false) : false;

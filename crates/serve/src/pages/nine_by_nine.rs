@@ -1,7 +1,7 @@
 //! `/9x9`: the multiplication table of seed 003, computed on every request with two nested
 //! loops, as the PHP and ASP pages of that comparison did. The page is 1692 bytes, the size
 //! `bench/` compares it against as a static file; its exact bytes are pinned by a golden file
-//! (tests/golden/9x9.html) and reproduced by bench/serve/9x9.php, so that herd's page and PHP's
+//! (tests/golden/9x9.html) and reproduced by crates/drivers/src/php/9x9.php, so that herd's page and PHP's
 //! carry the same bytes.
 
 use crate::response::{Reply, Responder, Status};
