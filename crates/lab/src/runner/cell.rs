@@ -50,14 +50,15 @@ pub(super) fn run(
     let started_at = now_rfc3339();
     let clock = Instant::now();
 
-    let (tw_before, drained) =
-        timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
-    if drained > Duration::from_secs(1) {
+    let waiting = timewait::count();
+    if waiting >= e.runner.time_wait_below {
         progress.note(&format!(
-            "waited {:.0} s for TIME_WAIT sockets to drain ({tw_before} at first)",
-            drained.as_secs_f64()
+            "{waiting} sockets in TIME_WAIT: waiting until fewer than {} (at most {:?}; [runner] time_wait_below)",
+            e.runner.time_wait_below, e.runner.drain_timeout
         ));
     }
+    let (tw_before, drained) =
+        timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
     if cancelled() {
         return None;
     }
