@@ -314,3 +314,33 @@ fn after_kill_9_lab_clean_stops_what_was_left() {
     assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn doctor_checks_the_machine_one_line_each() {
+    let out = herd().arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "open files limit: ",
+        "net.core.somaxconn: ",
+        "net.ipv4.ip_local_port_range: ",
+        "net.ipv4.tcp_tw_reuse: ",
+        "server program nginx (for nginx): /usr/sbin/nginx nginx/",
+        "server program php-fpm8.2",
+        "ab (client): /usr/bin/ab",
+        "network namespaces: ",
+        "IP_VS (LVS): ",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+    // Every line is a verdict, a name and what it found or what to do.
+    for line in text.lines().take_while(|l| !l.is_empty()) {
+        assert!(["ok  ", "warn", "MISS"].iter().any(|t| line.starts_with(t)), "{line}");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(text.contains("tc qdisc tbf: available"), "{text}");
+        assert!(!text.contains("herd-doctor-"), "the scratch namespace is named in:\n{text}");
+    }
+    let missing = text.lines().filter(|l| l.starts_with("MISS")).count();
+    assert_eq!(out.status.code(), Some(if missing > 0 { 1 } else { 0 }), "{text}");
+}

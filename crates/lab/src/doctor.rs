@@ -247,7 +247,7 @@ fn ip_vs() -> Check {
     }
 }
 
-/// Probes tbf, htb and netem on a dummy link in a scratch namespace (removed afterwards).
+/// Probes tbf, htb and netem on a veth link in a scratch namespace (removed afterwards).
 fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
     let ip =
         ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"].into_iter().find(|p| Path::new(p).exists());
@@ -267,10 +267,14 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
             "not probed: cannot create a scratch network namespace",
         )];
     }
+    // A veth pair, not a dummy link: veth is what the lab shapes, and some kernels (this
+    // one) have no dummy driver.
     let _ = capture(
         sup,
         scratch,
-        &argv(&[ip, "-n", &ns, "link", "add", "herd-dummy0", "type", "dummy"]),
+        &argv(&[
+            ip, "-n", &ns, "link", "add", "herd-d0", "type", "veth", "peer", "name", "herd-d1",
+        ]),
     );
     let mut out = Vec::new();
     for (qdisc, args, instead) in [
@@ -286,7 +290,7 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
             "delay and loss cannot be emulated: such cells are refused, never run unshaped",
         ),
     ] {
-        let mut a = vec![tc, "-n", &ns, "qdisc", "replace", "dev", "herd-dummy0", "root"];
+        let mut a = vec![tc, "-n", &ns, "qdisc", "replace", "dev", "herd-d0", "root"];
         a.extend_from_slice(args);
         let text = capture(sup, scratch, &argv(&a));
         out.push(if text.starts_with("FAILED") {
