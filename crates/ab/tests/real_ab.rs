@@ -13,7 +13,7 @@
 //! - stderr's "Completed"/"Finished" lines: exact.
 //!
 //! Fails, saying how to install it, when the ab binary is missing: CI never skips it.
-
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};

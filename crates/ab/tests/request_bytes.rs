@@ -4,6 +4,7 @@
 //! Needs ab installed (Debian/Ubuntu: `apt-get install apache2-utils`); without it every
 //! test here fails, on purpose: this is the proof that herd's requests are ab's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 use std::ffi::OsString;
 use std::io::{Read, Write};

@@ -8,6 +8,7 @@
 //!
 //! Only 127.0.0.1 is used, and only the processes started here are signalled, by PID.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 mod util;
 

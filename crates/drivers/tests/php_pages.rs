@@ -15,6 +15,7 @@
 //!   (28106 bytes; sha256 7b1cd05e4c70893384b98546c98f9907d4ea892ae43764839d54c751645b8756.)
 //! - `/echo`: the body sent, unchanged, whatever its bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 mod util;
 

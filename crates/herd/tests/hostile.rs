@@ -3,6 +3,7 @@
 //! bounds, nothing panics. Where the real ab ends the run itself (reset, refused, unknown
 //! host), herd ab must print the same error and exit with the same status.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 mod util;
 

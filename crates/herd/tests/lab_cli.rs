@@ -23,11 +23,14 @@ const SMALL: &str = r#"
 name = "small"
 [matrix]
 server = ["herd"]
-workload = ["page", "9x9"]
+workload = ["page", "9x9", "sw"]
 load = ["n200"]
 [workloads.page]
 kind = "static"
 size = 6397
+[workloads.sw]
+kind = "specweb"
+dirs = 1
 [loads.n200]
 requests = 200
 concurrency = 4
@@ -119,6 +122,30 @@ fn spawn_lab(tmp: &Path, file: &Path, store: &Path, stderr: &Path) -> Child {
         .unwrap()
 }
 
+/// A lab run of SLOW caught in the middle: `finished` runs done and a server of the next
+/// one up; `pids` are what its registry recorded by then.
+struct MidRun {
+    dir: PathBuf,
+    store: PathBuf,
+    log: PathBuf,
+    child: Child,
+    pids: Vec<(u32, u64)>,
+}
+
+fn mid_run(tag: &str, finished: usize) -> MidRun {
+    let dir = tempdir(tag);
+    let file = write(&dir, "slow.toml", SLOW);
+    let store = dir.join("r.db");
+    let log = dir.join("stderr");
+    let child = spawn_lab(&dir, &file, &store, &log);
+    wait_for("finished runs", Duration::from_secs(60), || runs_logged(&log) >= finished);
+    wait_for("a server of the next run", Duration::from_secs(30), || {
+        recorded(&dir).iter().any(|&(p, s)| alive(p, s))
+    });
+    let pids = recorded(&dir);
+    MidRun { dir, store, log, child, pids }
+}
+
 fn runs_logged(stderr: &Path) -> usize {
     std::fs::read_to_string(stderr)
         .unwrap_or_default()
@@ -142,14 +169,14 @@ fn a_small_experiment_runs_to_its_table_and_store() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("experiment  1 small"), "{stdout}");
-    for w in ["page", "9x9"] {
+    for w in ["page", "9x9", "sw"] {
         let row = stdout
             .lines()
             .find(|l| l.starts_with(&format!("herd    {w} ")))
             .unwrap_or_else(|| panic!("{stdout}"));
         assert!(row.contains(" 3/3 "), "{row}");
     }
-    assert_eq!(stderr.matches(" req/s, 0 failed").count(), 6, "{stderr}");
+    assert_eq!(stderr.matches(" req/s, 0 failed").count(), 9, "{stderr}");
     assert!(run_dirs(&dir).is_empty(), "the run directory was removed");
     // The store reopens and reports the same table.
     let report = herd().args(["report"]).arg(&store).output().unwrap();
@@ -172,7 +199,7 @@ fn the_dry_run_shows_everything_and_touches_nothing() {
     assert!(out.status.success());
     let plan = String::from_utf8_lossy(&out.stdout);
     for want in [
-        "matrix: server (1) x workload (2) x load (1) = 2 cells; 3 to 3 repetitions",
+        "matrix: server (1) x workload (3) x load (1) = 3 cells; 3 to 3 repetitions",
         "start herd: /",
         "serve --root $RUN/www --listen 127.0.0.1:8080",
         "1. server=herd workload=page load=n200",
@@ -237,18 +264,7 @@ fn broken_files_names_and_stores_get_clear_errors() {
 
 #[test]
 fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
-    let dir = tempdir("lab-int");
-    let file = write(&dir, "slow.toml", SLOW);
-    let store = dir.join("r.db");
-    let log = dir.join("stderr");
-    let mut child = spawn_lab(&dir, &file, &store, &log);
-    wait_for("two finished runs", Duration::from_secs(60), || runs_logged(&log) >= 2);
-    // Mid-run: a server is up.
-    wait_for("a server of the next run", Duration::from_secs(30), || {
-        recorded(&dir).iter().any(|&(p, s)| alive(p, s))
-    });
-    let pids = recorded(&dir);
-    assert!(pids.iter().any(|&(p, s)| alive(p, s)), "nothing running mid-run: {pids:?}");
+    let MidRun { dir, store, log, mut child, pids } = mid_run("lab-int", 2);
     // SAFETY: signalling the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -256,6 +272,10 @@ fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("herd: interrupted after "), "{err}");
     assert!(err.contains("results kept in"), "{err}");
+    // It says how many it stopped, and a server was up: at least one.
+    let stopped: usize =
+        err.split("; stopped ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(stopped >= 1, "{err}");
     for (pid, started) in &pids {
         assert!(!alive(*pid, *started), "pid {pid} survived Ctrl-C");
     }
@@ -284,17 +304,10 @@ fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
 
 #[test]
 fn after_kill_9_lab_clean_stops_what_was_left() {
-    let dir = tempdir("lab-kill");
-    let file = write(&dir, "slow.toml", SLOW);
-    let store = dir.join("r.db");
-    let log = dir.join("stderr");
-    let mut child = spawn_lab(&dir, &file, &store, &log);
-    wait_for("one finished run", Duration::from_secs(60), || runs_logged(&log) >= 1);
-    wait_for("a server of the next run", Duration::from_secs(30), || {
-        recorded(&dir).iter().any(|&(p, s)| alive(p, s))
-    });
+    let MidRun { dir, store, mut child, .. } = mid_run("lab-kill", 1);
     child.kill().unwrap(); // SIGKILL: no cleanup possible
     child.wait().unwrap();
+    // Everything it started, up to its death.
     let pids = recorded(&dir);
     assert!(
         pids.iter().any(|&(p, s)| alive(p, s)),

@@ -7,6 +7,7 @@
 //! Needs root for the cgroup (tests run as root here and in CI). A machine where neither
 //! cgroup v1's cpu controller nor v2's can be used fails the quota test with the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 mod util;
 

@@ -4,6 +4,7 @@
 //! appears on a terminal and nowhere else, and bad output paths stop `herd run` before it
 //! sends anything.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 mod util;
 

@@ -2,6 +2,7 @@
 //! with a summary, start-up errors that say which flag to change, and `/herd/stats` agreeing
 //! exactly with what herd ab and the real ab counted against it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 mod util;
 

@@ -33,8 +33,6 @@ pub struct Docroot {
     pub dir: PathBuf,
     /// By workload name.
     pub expected: BTreeMap<String, Expected>,
-    /// By workload name: the body file of a POST workload.
-    pub bodies: BTreeMap<String, PathBuf>,
 }
 
 /// Writes what `workloads` need under `dir` (created, readable by all).
@@ -54,8 +52,7 @@ pub fn prepare<'a>(
     write(dir, "echo.php", herd_drivers::php_pages::ECHO.as_bytes())?;
 
     let mut sizes = Vec::new();
-    let mut out =
-        Docroot { dir: dir.to_path_buf(), expected: BTreeMap::new(), bodies: BTreeMap::new() };
+    let mut out = Docroot { dir: dir.to_path_buf(), expected: BTreeMap::new() };
     for w in workloads {
         let e = match w.kind {
             WorkloadKind::Static { size } => {
@@ -72,10 +69,9 @@ pub fn prepare<'a>(
                 of_bytes(&expected::include([&texts[0], &texts[1], &texts[2], &texts[3]]))
             }
             WorkloadKind::Post { size } => {
-                let body = dir.join("bodies").join(format!("post-{size}.bin"));
+                let body = body_file(dir, size);
                 fs::create_dir_all(dir.join("bodies"))?;
                 fs::write(&body, expected::generated(size as usize))?;
-                out.bodies.insert(w.name.clone(), body);
                 Expected {
                     path: None,
                     status: 200,
@@ -107,6 +103,11 @@ pub fn prepare<'a>(
     }
     open_up(dir)?;
     Ok(out)
+}
+
+/// The body a POST workload of `size` bytes sends (and gets back).
+pub fn body_file(docroot: &Path, size: u64) -> PathBuf {
+    docroot.join("bodies").join(format!("post-{size}.bin"))
 }
 
 /// Where the SPECweb99-like set of `dirs` directories was generated (herd run `--specweb`).

@@ -11,6 +11,7 @@ use std::time::Duration;
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
 use herd_topo::{CpuSet, Spawn, Supervisor};
 
+use crate::environment::{nofile_limits, sysctl};
 use crate::experiment::BUILTIN_SERVERS;
 
 /// How a check came out.
@@ -89,27 +90,20 @@ fn missing(what: &str, detail: &str) -> Check {
     Check { status: Status::Missing, what: what.into(), detail: detail.into() }
 }
 
-fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
-}
-
 fn nofile() -> Check {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit writes only into `r`.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+    let Some((soft, hard)) = nofile_limits() else {
         return warn("open files limit", "cannot read RLIMIT_NOFILE");
-    }
-    let text = format!("{} soft, {} hard (herd raises soft to hard)", r.rlim_cur, r.rlim_max);
-    if r.rlim_max < 65_536 {
-        warn("open files limit", &format!("{text}: at most ~{} connections per process; raise the hard limit (ulimit -Hn, LimitNOFILE=) for tens of thousands", r.rlim_max))
+    };
+    let text = format!("{soft} soft, {hard} hard (herd raises soft to hard)");
+    if hard < 65_536 {
+        warn("open files limit", &format!("{text}: at most ~{} connections per process; raise the hard limit (ulimit -Hn, LimitNOFILE=) for tens of thousands", hard))
     } else {
         ok("open files limit", &text)
     }
 }
 
 fn sysctl_min(name: &str, min: u64, why: &str) -> Check {
-    let path = format!("/proc/sys/{}", name.replace('.', "/"));
-    match read(&path).and_then(|v| v.parse::<u64>().ok()) {
+    match sysctl(name).and_then(|v| v.parse::<u64>().ok()) {
         Some(v) if v >= min => ok(name, &v.to_string()),
         Some(v) => warn(name, &format!("{v}: {why}")),
         None => warn(name, "cannot read it"),
@@ -118,7 +112,7 @@ fn sysctl_min(name: &str, min: u64, why: &str) -> Check {
 
 fn port_range() -> Check {
     let name = "net.ipv4.ip_local_port_range";
-    let Some(v) = read("/proc/sys/net/ipv4/ip_local_port_range") else {
+    let Some(v) = sysctl("net.ipv4.ip_local_port_range") else {
         return warn(name, "cannot read it");
     };
     let nums: Vec<u64> = v.split_whitespace().filter_map(|x| x.parse().ok()).collect();
@@ -131,7 +125,7 @@ fn port_range() -> Check {
 
 fn tw_reuse() -> Check {
     let name = "net.ipv4.tcp_tw_reuse";
-    match read("/proc/sys/net/ipv4/tcp_tw_reuse").as_deref() {
+    match sysctl("net.ipv4.tcp_tw_reuse").as_deref() {
         Some("1") => ok(name, "1: clients reuse TIME_WAIT ports everywhere"),
         Some("2") => ok(name, "2: reuse on loopback only (the default); herd's namespaced paths give each run fresh addresses instead"),
         Some(v) => warn(name, &format!("{v}: clients cannot reuse TIME_WAIT ports; connection-per-request cells may run out: sysctl -w net.ipv4.tcp_tw_reuse=2")),
@@ -235,7 +229,7 @@ fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> String {
 }
 
 fn ip_vs() -> Check {
-    let release = read("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let release = sysctl("kernel.osrelease").unwrap_or_default();
     let module_dir = PathBuf::from(format!("/lib/modules/{release}/kernel/net/netfilter/ipvs"));
     if Path::new("/proc/net/ip_vs").exists()
         || Path::new("/sys/module/ip_vs").exists()

@@ -40,15 +40,31 @@ pub fn record(herd_version: &str) -> Vec<(String, String)> {
     put("rlimit_nofile", rlimit_nofile());
     put("loadavg_at_start", read("/proc/loadavg"));
     for name in SYSCTLS {
-        put(&format!("sysctl.{name}"), read(&format!("/proc/sys/{}", name.replace('.', "/"))));
+        put(&format!("sysctl.{name}"), sysctl(name).unwrap_or_else(|| "unknown".into()));
     }
     out
 }
 
 fn read(path: &str) -> String {
-    fs::read_to_string(path)
-        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
+    read_value(path).unwrap_or_else(|| "unknown".into())
+}
+
+/// A /proc or /sys value with its whitespace folded to single spaces.
+pub(crate) fn read_value(path: &str) -> Option<String> {
+    fs::read_to_string(path).ok().map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// A sysctl by its dotted name (`net.core.somaxconn`).
+pub(crate) fn sysctl(name: &str) -> Option<String> {
+    read_value(&format!("/proc/sys/{}", name.replace('.', "/")))
+}
+
+/// RLIMIT_NOFILE: (soft, hard).
+pub(crate) fn nofile_limits() -> Option<(u64, u64)> {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes only into `r`.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0)
+        .then_some((r.rlim_cur, r.rlim_max))
 }
 
 fn os_release() -> String {
@@ -78,12 +94,8 @@ fn meminfo_total() -> String {
 }
 
 fn rlimit_nofile() -> String {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit writes only into `r`.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
-        return "unknown".into();
-    }
-    format!("{} soft, {} hard", r.rlim_cur, r.rlim_max)
+    nofile_limits()
+        .map_or_else(|| "unknown".into(), |(soft, hard)| format!("{soft} soft, {hard} hard"))
 }
 
 #[cfg(test)]

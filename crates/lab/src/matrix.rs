@@ -5,8 +5,13 @@
 use herd_topo::CpuSet;
 
 use crate::client::Tool;
-use crate::experiment::{AxisName, Experiment, ServerDef, WorkloadDef, DEFAULT_CLIENT};
-use crate::load::Load;
+use std::path::Path;
+
+use crate::docroot;
+use crate::experiment::{
+    AxisName, Experiment, ServerDef, WorkloadDef, WorkloadKind, DEFAULT_CLIENT,
+};
+use crate::load::{Load, Method, Request};
 
 /// One point of the matrix (all repetitions of it).
 #[derive(Debug, Clone)]
@@ -23,6 +28,31 @@ pub struct Cell {
     pub load: Load,
     pub client: Tool,
     pub server_cpus: CpuSet,
+}
+
+impl Cell {
+    /// The request this cell sends, with the files under `docroot` it uses (a POST's body,
+    /// a SPECweb99 set), or None when its server cannot serve its workload. The dry run, the
+    /// file check and the runner all build it here.
+    pub fn request(&self, docroot: &Path, expect_body_bytes: Option<u64>) -> Option<Request> {
+        let path = self.workload.path_on(&self.server)?;
+        let (method, specweb_dir, expect_body_bytes) = match self.workload.kind {
+            WorkloadKind::Post { size } => (
+                Method::Post {
+                    body_file: docroot::body_file(docroot, size),
+                    content_type: "application/octet-stream".into(),
+                },
+                None,
+                expect_body_bytes,
+            ),
+            // A mix has no single length; herd run checks each file's.
+            WorkloadKind::Specweb { dirs } => {
+                (Method::Get, Some(docroot::specweb_dir(docroot, dirs)), None)
+            }
+            _ => (Method::Get, None, expect_body_bytes),
+        };
+        Some(Request { path, method, specweb_dir, expect_status: 200, expect_body_bytes })
+    }
 }
 
 /// The cells of `e`, in matrix order (first axis slowest).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
 
 use crate::client::{self, ClientJob, Tool};
-use crate::experiment::{Experiment, WorkloadKind};
+use crate::experiment::Experiment;
 use crate::load::{Load, Method, Request, Warmup};
 use crate::matrix::cells;
 
@@ -119,27 +119,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             c.server_cpus,
             c.workload.describe()
         );
-        let Some(path) = c.workload.path_on(&c.server) else {
+        let Some(request) = c.request(Path::new(&format!("{RUN_PATH}/www")), None) else {
             continue;
         };
-        let request = Request {
-            path: path.clone(),
-            method: match c.workload.kind {
-                WorkloadKind::Post { size } => Method::Post {
-                    body_file: PathBuf::from(format!("{RUN_PATH}/www/bodies/post-{size}.bin")),
-                    content_type: "application/octet-stream".into(),
-                },
-                _ => Method::Get,
-            },
-            specweb_dir: match c.workload.kind {
-                WorkloadKind::Specweb { dirs } => {
-                    Some(PathBuf::from(format!("{RUN}/www/sw{dirs}/specweb")))
-                }
-                _ => None,
-            },
-            expect_status: 200,
-            expect_body_bytes: None,
-        };
+        let path = &request.path;
         let _ = writeln!(
             s,
             "      verify: {} {path} must answer 200 with the expected bytes (length and SHA-256)",
@@ -200,7 +183,8 @@ fn join(argv: &[std::ffi::OsString]) -> String {
     argv.iter()
         .map(|a| {
             let a = a.to_string_lossy();
-            if a.is_empty() || a.contains([' ', '"', '\'', '$']) && !a.starts_with("$RUN") {
+            // Quoted as a shell would need it; `$RUN` is written in after, outside quotes.
+            if a.is_empty() || a.contains([' ', '"', '\'', '$']) {
                 format!("'{a}'")
             } else {
                 a.into_owned()

@@ -8,6 +8,7 @@
 //! herd-lab` alone, run `cargo build -p herd` first). ab and wrk: /usr/bin/ab and /usr/bin/wrk.
 //! A missing program fails the test with what to do, never skips it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -14,7 +14,7 @@ use herd_store::{
     REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
 };
 
-use crate::stats::{self, Interval};
+use herd_stats::repetitions::{self as stats, Interval};
 
 /// One row: a cell, or a cell's step.
 pub(crate) struct Row<'a> {

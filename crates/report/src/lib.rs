@@ -14,7 +14,6 @@
 
 mod figures;
 mod layout;
-pub mod stats;
 mod table;
 
 pub use table::experiment_table;

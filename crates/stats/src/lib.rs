@@ -7,11 +7,15 @@
 //! - [`RunStats`] is one worker's complete record (histograms, bytes, statuses, failures,
 //!   body lengths seen); workers merge with `+=` after the run.
 //!
+//! - [`repetitions`] summarises a handful of per-repetition values (median, relative
+//!   standard deviation, Student t interval): the lab's runner and its reports share it.
+//!
 //! This crate does no I/O and never panics on values that come from a server.
 
 mod failure;
 mod latency;
 mod lengths;
+pub mod repetitions;
 mod run_stats;
 mod status;
 pub mod units;

@@ -3,6 +3,7 @@
 //! that run them, temporary run_dirs and docroots, and doing what the lab does with a
 //! [`Launch`] before starting it (directories, ownership, files).
 #![allow(dead_code, unreachable_pub)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 use std::num::NonZeroU32;
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,7 @@
 //! Helpers for the herd binary's integration tests: a real nginx on a free loopback port,
 //! the real ab, the herd binary, ab-report comparison, and `herd serve` (`Serve`).
 #![allow(dead_code, unreachable_pub)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -18,8 +18,8 @@ use super::preflight::{self, Ready};
 use super::progress::{Progress, RunSummary};
 use crate::client::{self, ClientJob};
 use crate::docroot::Docroot;
-use crate::experiment::{Experiment, WorkloadKind};
-use crate::load::{Load, Method, Request, Shape, Warmup};
+use crate::experiment::Experiment;
+use crate::load::{Load, Method, Shape, Warmup};
 use crate::matrix::Cell;
 use crate::{timewait, verify};
 
@@ -35,7 +35,16 @@ pub(super) struct Context<'a> {
 /// Grace between SIGTERM and SIGKILL for servers.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Runs `cell` once; None when cancelled (nothing to keep).
+/// How one run ended.
+pub(super) enum RunEnd {
+    /// Finished (ok or failed): the record to store.
+    Recorded(Box<RepetitionRecord>, RunSummary),
+    /// Ctrl-C: nothing to keep; `stopped` processes of this run (servers, and the client
+    /// when it was running) were stopped.
+    Cancelled { stopped: usize },
+}
+
+/// Runs `cell` once.
 pub(super) fn run(
     ctx: &Context<'_>,
     cell: &Cell,
@@ -44,7 +53,7 @@ pub(super) fn run(
     sup: &mut Supervisor,
     versions: &mut BTreeMap<String, String>,
     progress: &mut dyn Progress,
-) -> Option<(RepetitionRecord, RunSummary)> {
+) -> RunEnd {
     let e = ctx.experiment;
     let cancelled = || ctx.cancel.load(Ordering::Relaxed);
     let started_at = now_rfc3339();
@@ -60,7 +69,7 @@ pub(super) fn run(
     let (tw_before, drained) =
         timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
     if cancelled() {
-        return None;
+        return RunEnd::Cancelled { stopped: 0 };
     }
     let dir = ctx.run_dir.join("cells").join(format!("{:03}-r{rep}", cell.index));
     let mut rec = RepetitionRecord {
@@ -92,12 +101,15 @@ pub(super) fn run(
     let result = measure(ctx, cell, &dir, sup, versions, &mut rec);
     // Stop this run's servers (and anything else still running) whatever happened.
     let pids: Vec<u32> = sup.running().iter().map(|r| r.pid).collect();
+    let mut stopped = 0;
     for pid in pids.into_iter().rev() {
-        sup.stop(pid, STOP_GRACE);
+        stopped += usize::from(sup.stop(pid, STOP_GRACE));
     }
     let _ = std::fs::remove_dir_all(&dir);
     match result {
-        Err(Failure::Cancelled) => return None,
+        Err(Failure::Cancelled { client }) => {
+            return RunEnd::Cancelled { stopped: stopped + usize::from(client) }
+        }
         Err(Failure::Failed(reason)) => rec.outcome = Outcome::Failed { reason },
         Ok(()) => {}
     }
@@ -118,11 +130,14 @@ pub(super) fn run(
         seconds: clock.elapsed().as_secs_f64(),
         client_flag: rec.client.verdict.clone().filter(|v| v != "ok"),
     };
-    Some((rec, summary))
+    RunEnd::Recorded(Box::new(rec), summary)
 }
 
 enum Failure {
-    Cancelled,
+    /// Ctrl-C; `client`: a client was running and was interrupted.
+    Cancelled {
+        client: bool,
+    },
     Failed(String),
 }
 
@@ -233,12 +248,14 @@ fn measure(
     )?;
 
     // Verify before measuring.
-    let request = request_for(ctx, cell, listen)?;
     let expected = ctx
         .docroot
         .expected
         .get(&cell.workload.name)
         .ok_or_else(|| fail("no expected answer for this workload"))?;
+    let request = cell
+        .request(&ctx.docroot.dir, Some(expected.body_bytes))
+        .ok_or_else(|| fail(cell.workload.unsupported_reason(&cell.server)))?;
     let verify_path = expected.path.clone().unwrap_or_else(|| request.path.clone());
     let body = match &request.method {
         Method::Post { body_file, .. } => Some(
@@ -294,7 +311,7 @@ fn measure(
             .run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel))
             .map_err(|err| fail(err.to_string()))?;
         if f.cancelled || cancelled() {
-            return Err(Failure::Cancelled);
+            return Err(Failure::Cancelled { client: f.cancelled });
         }
     }
 
@@ -333,7 +350,7 @@ fn measure(
         .map_err(|err| fail(err.to_string()))?;
     let after = cpu(sup);
     if finished.cancelled || cancelled() {
-        return Err(Failure::Cancelled);
+        return Err(Failure::Cancelled { client: finished.cancelled });
     }
     let mut total_cpu = 0.0;
     for ((b, a), record) in before.iter().zip(&after).zip(rec.servers.iter_mut()) {
@@ -379,35 +396,6 @@ fn measure(
         }
     }
     Ok(())
-}
-
-/// The request a cell sends, for its server.
-fn request_for(ctx: &Context<'_>, cell: &Cell, _listen: SocketAddr) -> Result<Request, Failure> {
-    let path = cell
-        .workload
-        .path_on(&cell.server)
-        .ok_or_else(|| fail(cell.workload.unsupported_reason(&cell.server)))?;
-    let expected = ctx.docroot.expected.get(&cell.workload.name);
-    let (method, specweb_dir) = match cell.workload.kind {
-        WorkloadKind::Post { .. } => {
-            let body_file = ctx
-                .docroot
-                .bodies
-                .get(&cell.workload.name)
-                .cloned()
-                .ok_or_else(|| fail("no body file"))?;
-            (Method::Post { body_file, content_type: "application/octet-stream".into() }, None)
-        }
-        WorkloadKind::Specweb { dirs } => {
-            (Method::Get, Some(crate::docroot::specweb_dir(&ctx.docroot.dir, dirs)))
-        }
-        _ => (Method::Get, None),
-    };
-    let expect_body_bytes = match cell.workload.kind {
-        WorkloadKind::Specweb { .. } => None,
-        _ => expected.map(|e| e.body_bytes),
-    };
-    Ok(Request { path, method, specweb_dir, expect_status: 200, expect_body_bytes })
 }
 
 /// The discarded warm-up run's load: the warm-up's time or count at the cell's concurrency.
@@ -474,7 +462,7 @@ fn wait_ready(
     let mut last;
     loop {
         if cancel.load(Ordering::Relaxed) {
-            return Err(Failure::Cancelled);
+            return Err(Failure::Cancelled { client: false });
         }
         if let Some(status) = sup.exit_status(pid) {
             return Err(fail(format!(

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use herd_stats::repetitions::relative_std_dev;
 use herd_store::{ExperimentId, ExperimentStatus, NewExperiment, Store};
 use herd_topo::{Registry, Supervisor};
 
@@ -126,6 +127,7 @@ fn run_in(
     let mut failed = 0usize;
     let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     let mut interrupted = false;
+    let mut stopped_in_flight = 0;
     let ctx = cell::Context { experiment: e, ready, docroot: &docroot, run_dir, cancel: r.cancel };
     let mut rep = 0u32;
     'rounds: while rep < e.repetitions.max {
@@ -134,9 +136,11 @@ fn run_in(
         } else {
             let over: Vec<usize> = (0..all.len())
                 .filter(|i| {
+                    // Fewer than two ok runs have no spread: nothing to extend on.
                     rates
                         .get(i)
-                        .is_some_and(|v| spread_percent(v) > e.repetitions.max_spread_percent)
+                        .and_then(|v| relative_std_dev(v))
+                        .is_some_and(|rsd| rsd * 100.0 > e.repetitions.max_spread_percent)
                 })
                 .collect();
             if over.is_empty() {
@@ -164,9 +168,13 @@ fn run_in(
             r.progress.run_started(done + 1, planned, c, rep);
             let outcome =
                 cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
-            let Some((record, summary)) = outcome else {
-                interrupted = true;
-                break 'rounds;
+            let (record, summary) = match outcome {
+                cell::RunEnd::Recorded(record, summary) => (record, summary),
+                cell::RunEnd::Cancelled { stopped } => {
+                    stopped_in_flight = stopped;
+                    interrupted = true;
+                    break 'rounds;
+                }
             };
             r.store.record_repetition(exp_id, &record)?;
             done += 1;
@@ -189,25 +197,11 @@ fn run_in(
         runs_failed: failed,
         runs_planned: planned,
         interrupted,
-        stopped: 0,
+        stopped: stopped_in_flight,
         run_dir: run_dir.to_path_buf(),
         run_dir_removed: false,
         seed,
     })
-}
-
-/// Relative standard deviation in percent (0 for fewer than two values).
-pub(crate) fn spread_percent(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    if mean <= 0.0 {
-        return 0.0;
-    }
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    var.sqrt() / mean * 100.0
 }
 
 /// Now, as RFC 3339 UTC with seconds (`2026-11-21T14:03:07Z`).
@@ -218,13 +212,6 @@ pub(crate) fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn spread_is_relative_sample_deviation() {
-        assert_eq!(spread_percent(&[100.0]), 0.0);
-        let s = spread_percent(&[90.0, 100.0, 110.0]);
-        assert!((s - 10.0).abs() < 1e-9, "{s}");
-    }
 
     #[test]
     fn timestamps_are_rfc3339() {
