@@ -14,6 +14,7 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_timestamps",
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_max_tw_buckets",
     "net.ipv4.tcp_syncookies",
     "net.ipv4.tcp_congestion_control",
     "net.netfilter.nf_conntrack_max",

@@ -35,6 +35,19 @@ pub enum Shape {
     Steps { clients: Vec<u32>, step: Duration },
 }
 
+impl Shape {
+    /// The most connections the shape opens at once (a stepped load's largest step).
+    pub fn max_connections(&self) -> u32 {
+        match self {
+            Shape::Requests { concurrency, .. } | Shape::Duration { concurrency, .. } => {
+                *concurrency
+            }
+            Shape::Rate { connections, .. } => *connections,
+            Shape::Steps { clients, .. } => clients.iter().copied().max().unwrap_or(1),
+        }
+    }
+}
+
 /// Warm-up before the measured part.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Warmup {

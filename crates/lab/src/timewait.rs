@@ -1,17 +1,80 @@
-//! TIME_WAIT between cells. A cell that opened a connection per request leaves thousands of
-//! sockets in TIME_WAIT for 60 s; the next cell would run with a crowded port range and
-//! connection table the previous one made. The runner waits until fewer than a bound remain
-//! (TFB's rule), and records the count it found and how long it waited.
+//! TIME_WAIT between runs. A run that opens a connection per request leaves thousands of
+//! sockets in TIME_WAIT for 60 s. They can harm the next run in two ways, handled apart:
+//!
+//! - **Collisions.** A new connection whose 4-tuple matches a TIME_WAIT socket is delayed or
+//!   refused (a SYN into TIME_WAIT, PAWS, a client port search that skips it). Only sockets
+//!   that refer to the run's server address can collide, so every run gets a server port that
+//!   no TIME_WAIT socket refers to ([`Table::refers_to`]); nothing has to be waited out.
+//! - **A crowded table.** Past `net.ipv4.tcp_max_tw_buckets` the kernel destroys new
+//!   TIME_WAIT sockets at once, so TCP behaves differently from then on. The runner waits
+//!   until fewer than a bound remain (TFB's rule), by default half of that sysctl, and records
+//!   the count it found and how long it waited.
+//!
+//! Measured here (docs/experiment.md, "TIME_WAIT"): 28,000 sockets in TIME_WAIT to another
+//! port left `herd ab -n 20000 -c 50` on loopback within its run-to-run noise.
 
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-/// Sockets in TIME_WAIT in this network namespace (IPv4 and IPv6).
+/// The TIME_WAIT sockets of this network namespace (IPv4 and IPv6).
+#[derive(Debug, Default)]
+pub struct Table {
+    /// Every endpoint (local and remote) of a socket in TIME_WAIT.
+    endpoints: HashSet<SocketAddr>,
+    count: u64,
+}
+
+impl Table {
+    /// Reads /proc/net/tcp and /proc/net/tcp6; a file that cannot be read counts as empty.
+    pub fn read() -> Table {
+        let mut t = Table::default();
+        for p in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            if let Ok(text) = std::fs::read_to_string(p) {
+                t.add(&text);
+            }
+        }
+        t
+    }
+
+    /// Sockets in TIME_WAIT.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether a socket in TIME_WAIT has `addr` as its local or its remote end.
+    pub fn refers_to(&self, addr: SocketAddr) -> bool {
+        self.endpoints.contains(&canonical(addr))
+    }
+
+    fn add(&mut self, table: &str) {
+        for line in table.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().take(4).collect();
+            if cols.len() < 4 || cols[3] != "06" {
+                continue;
+            }
+            self.count += 1;
+            for c in &cols[1..3] {
+                if let Some(a) = parse_endpoint(c) {
+                    self.endpoints.insert(canonical(a));
+                }
+            }
+        }
+    }
+}
+
+/// Sockets in TIME_WAIT in this network namespace.
 pub fn count() -> u64 {
-    ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .map(|t| count_in(&t))
-        .sum()
+    Table::read().count()
+}
+
+/// The default bound: half of `net.ipv4.tcp_max_tw_buckets`, so that a run never pushes the
+/// table to where the kernel starts dropping TIME_WAIT sockets (65,536 when unreadable).
+pub fn default_bound() -> u64 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_max_tw_buckets")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(65_536, |max| (max / 2).max(1))
 }
 
 /// Waits until fewer than `below` sockets are in TIME_WAIT, at most `limit`, checking
@@ -27,18 +90,106 @@ pub fn drain(below: u64, limit: Duration, cancelled: &dyn Fn() -> bool) -> (u64,
     (first, started.elapsed())
 }
 
-/// Lines of a /proc/net/tcp table whose state (4th column) is 06, TIME_WAIT.
-fn count_in(table: &str) -> u64 {
-    table.lines().skip(1).filter(|l| l.split_whitespace().nth(3) == Some("06")).count() as u64
+/// An address as /proc/net/tcp prints it: the IP as the kernel's 32-bit words in host byte
+/// order, hex, then `:` and the port in hex.
+fn parse_endpoint(s: &str) -> Option<SocketAddr> {
+    let (ip, port) = s.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let word = |i: usize| -> Option<[u8; 4]> {
+        let w = u32::from_str_radix(ip.get(i * 8..i * 8 + 8)?, 16).ok()?;
+        Some(w.to_ne_bytes())
+    };
+    let ip = match ip.len() {
+        8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
+        32 => {
+            let mut b = [0u8; 16];
+            for i in 0..4 {
+                b[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            }
+            IpAddr::V6(Ipv6Addr::from(b))
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+/// IPv4 sockets on a dual-stack listener show as `::ffff:a.b.c.d`; compare them as IPv4.
+fn canonical(a: SocketAddr) -> SocketAddr {
+    SocketAddr::new(a.ip().to_canonical(), a.port())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const V4: &str = "  sl  local_address rem_address   st tx_queue\n   0: 0100007F:1F90 00000000:0000 0A 0\n   1: 0100007F:1F90 0100007F:9C40 06 0\n   2: 0100007F:9C41 0100007F:1F91 06 0\n";
+    const V6: &str = "  sl  local_address                         remote_address                        st\n   0: 0000000000000000FFFF00000100007F:1F92 0000000000000000FFFF00000100007F:9C42 06 0\n   1: 00000000000000000000000001000000:1F93 00000000000000000000000001000000:9C43 06 0\n";
+
+    fn table(texts: &[&str]) -> Table {
+        let mut t = Table::default();
+        for x in texts {
+            t.add(x);
+        }
+        t
+    }
+
     #[test]
-    fn counts_time_wait_rows() {
-        let t = "  sl  local_address rem_address   st tx_queue\n   0: 0100007F:1F90 00000000:0000 0A 0\n   1: 0100007F:1F90 0100007F:9C40 06 0\n   2: 0100007F:1F90 0100007F:9C41 06 0\n";
-        assert_eq!(count_in(t), 2);
+    fn counts_time_wait_rows_only() {
+        assert_eq!(table(&[V4]).count(), 2);
+        assert_eq!(table(&[V4, V6]).count(), 4);
+    }
+
+    #[test]
+    fn finds_both_ends_of_a_time_wait_socket() {
+        let t = table(&[V4]);
+        // local end of row 1 and remote end of row 2
+        assert!(t.refers_to("127.0.0.1:8080".parse().unwrap()));
+        assert!(t.refers_to("127.0.0.1:8081".parse().unwrap()));
+        assert!(t.refers_to("127.0.0.1:40001".parse().unwrap()));
+        // the listener (state 0A) is not in TIME_WAIT
+        assert!(!t.refers_to("127.0.0.1:8082".parse().unwrap()));
+        assert!(!t.refers_to("127.0.0.2:8080".parse().unwrap()));
+    }
+
+    #[test]
+    fn reads_ipv6_and_mapped_ipv4() {
+        let t = table(&[V6]);
+        assert!(t.refers_to("127.0.0.1:8082".parse().unwrap()));
+        assert!(t.refers_to("[::ffff:127.0.0.1]:8082".parse().unwrap()));
+        assert!(t.refers_to("[::1]:8083".parse().unwrap()));
+        assert!(!t.refers_to("[::1]:8082".parse().unwrap()));
+    }
+
+    #[test]
+    fn sees_a_real_time_wait_socket() {
+        use std::io::Read;
+        use std::net::{TcpListener, TcpStream};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = listener.local_addr().unwrap();
+        assert!(!Table::read().refers_to(server));
+        let client = TcpStream::connect(server).unwrap();
+        let client_addr = client.local_addr().unwrap();
+        let (mut accepted, _) = listener.accept().unwrap();
+        // The client closes first, so the TIME_WAIT socket is the client's.
+        drop(client);
+        let mut buf = [0u8; 1];
+        assert_eq!(accepted.read(&mut buf).unwrap(), 0);
+        drop(accepted);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut t = Table::read();
+        while !t.refers_to(server) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            t = Table::read();
+        }
+        assert!(t.refers_to(server), "no TIME_WAIT socket refers to {server}");
+        assert!(t.refers_to(client_addr));
+        assert!(t.count() >= 1);
+    }
+
+    #[test]
+    fn ignores_malformed_rows() {
+        let t = table(&["header\n 0: zz:1F90 0100007F:9C40 06\n 1: short\n"]);
+        assert_eq!(t.count(), 1);
+        assert!(t.endpoints.len() == 1);
     }
 }

@@ -51,6 +51,9 @@ pub struct Finished {
     /// `cancel` was raised while it ran: it was sent SIGINT (then SIGKILL after the grace).
     pub cancelled: bool,
     pub elapsed: Duration,
+    /// User + system CPU seconds of the program and the children it reaped (`wait4`'s
+    /// rusage); None if the kernel gave none.
+    pub cpu_seconds: Option<f64>,
 }
 
 /// Why a program could not be started or waited for.
@@ -108,8 +111,8 @@ impl Supervisor {
         cancel: Option<&AtomicBool>,
     ) -> Result<Finished, ProcError> {
         let started = Instant::now();
-        let mut child = spawn(s)?;
-        let pid = child.id();
+        // Reaped by `reap`, not by std: the Child handle is not needed past its PID.
+        let pid = spawn(s)?.id();
         if let Some(r) = &self.registry {
             let _ = r.record(pid, s.name);
         }
@@ -118,8 +121,9 @@ impl Supervisor {
         let mut cancelled = false;
         let mut signalled_at: Option<Instant> = None;
         loop {
-            if let Some(status) = child.try_wait().map_err(wait_err)? {
-                return Ok(Finished { status, timed_out, cancelled, elapsed: started.elapsed() });
+            if let Some((status, cpu_seconds)) = reap(pid, false).map_err(wait_err)? {
+                let elapsed = started.elapsed();
+                return Ok(Finished { status, timed_out, cancelled, elapsed, cpu_seconds });
             }
             match signalled_at {
                 None => {
@@ -135,13 +139,10 @@ impl Supervisor {
                 }
                 Some(at) if at.elapsed() > grace => {
                     signal_group(pid, libc::SIGKILL);
-                    let status = child.wait().map_err(wait_err)?;
-                    return Ok(Finished {
-                        status,
-                        timed_out,
-                        cancelled,
-                        elapsed: started.elapsed(),
-                    });
+                    if let Some((status, cpu_seconds)) = reap(pid, true).map_err(wait_err)? {
+                        let elapsed = started.elapsed();
+                        return Ok(Finished { status, timed_out, cancelled, elapsed, cpu_seconds });
+                    }
                 }
                 Some(_) => {}
             }
@@ -272,6 +273,33 @@ pub(crate) fn signal_group(pid: u32, sig: i32) {
     // SAFETY: kill(2) with a negative pid addresses exactly that process group.
     unsafe {
         libc::kill(-pgid, sig);
+    }
+}
+
+/// Reaps `pid` if it has ended (or, with `block`, once it ends), with its CPU time. `wait4`
+/// instead of `Child::try_wait` because only it returns the rusage of the reaped program,
+/// which is how the lab learns what an external client (ab, wrk) cost.
+fn reap(pid: u32, block: bool) -> io::Result<Option<(ExitStatus, Option<f64>)>> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data; all-zero is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if block { 0 } else { libc::WNOHANG };
+    loop {
+        // SAFETY: wait4 writes only to the two out-pointers, which live for the call.
+        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, flags, &mut usage) };
+        if r == 0 {
+            return Ok(None);
+        }
+        if r < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        let cpu = secs(usage.ru_utime) + secs(usage.ru_stime);
+        return Ok(Some((ExitStatus::from_raw(status), Some(cpu))));
     }
 }
 
@@ -447,6 +475,38 @@ mod tests {
             )
             .unwrap();
         assert!(f.cancelled && f.elapsed < Duration::from_secs(5));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn run_reports_the_cpu_time_a_program_used() {
+        let dir = std::env::temp_dir().join(format!("herd-topo-cpu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("out");
+        let mut sup = Supervisor::new(None);
+        let run = |sup: &mut Supervisor, script: &str| {
+            let a = argv(&["/bin/sh", "-c", script]);
+            let s = Spawn {
+                name: "t",
+                argv: &a,
+                env: &[],
+                stdout: &out,
+                stderr: &out,
+                cpus: &CpuSet::All,
+            };
+            sup.run(&s, Duration::from_secs(30), Duration::from_secs(1), None).unwrap()
+        };
+        // A busy loop of ~0.3 s on a CPU, then a sleep that uses none.
+        let busy = run(
+            &mut sup,
+            "end=$(($(date +%s%N) + 300000000)); while [ $(date +%s%N) -lt $end ]; do :; done",
+        );
+        let idle = run(&mut sup, "sleep 0.3");
+        let busy_cpu = busy.cpu_seconds.unwrap();
+        let idle_cpu = idle.cpu_seconds.unwrap();
+        assert!(busy_cpu > 0.15, "busy loop: {busy_cpu} s of CPU in {:?}", busy.elapsed);
+        assert!(busy_cpu <= busy.elapsed.as_secs_f64() + 0.05, "more CPU than time: {busy_cpu}");
+        assert!(idle_cpu < 0.05, "sleep: {idle_cpu} s of CPU");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -15,6 +15,7 @@
 
 mod ab;
 mod ab_tsv;
+mod cpu_verdict;
 mod error;
 mod herd;
 mod version;
@@ -32,6 +33,7 @@ use hdrhistogram::Histogram;
 
 use crate::load::{Load, Request, Shape, Warmup};
 
+pub use cpu_verdict::{judge as judge_by_cpu, ClientCpu};
 pub use error::ClientError;
 pub use version::{parse_version, version_argv};
 
@@ -200,6 +202,20 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
         Tool::Herd => herd::parse(job, stdout, stderr),
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
+    }
+}
+
+/// The threads `job`'s tool runs: ab 1, wrk its `-t`, herd its `-t` or one per online CPU
+/// (at most the connections).
+pub fn threads(job: &ClientJob) -> u32 {
+    let connections = job.load.shape.max_connections();
+    match job.tool {
+        Tool::Ab => 1,
+        Tool::Wrk => wrk::threads(job, connections),
+        Tool::Herd => job.threads.unwrap_or_else(|| {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            cpus.min(connections.max(1))
+        }),
     }
 }
 

@@ -28,6 +28,11 @@ pub(super) const SCRIPT_FILE: &str = "wrk.lua";
 /// connections, which wrk refuses.
 const DEFAULT_THREADS: u32 = 2;
 
+/// The threads wrk runs for `job` with `connections`.
+pub(super) fn threads(job: &ClientJob, connections: u32) -> u32 {
+    job.threads.unwrap_or(DEFAULT_THREADS.min(connections))
+}
+
 pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     let load = job.load;
     let (duration, connections) = match &load.shape {
@@ -61,7 +66,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
             "use herd (--specweb)",
         ));
     }
-    let threads = job.threads.unwrap_or(DEFAULT_THREADS.min(connections));
+    let threads = threads(job, connections);
     if threads > connections {
         return Err(job.unsupported(
             &format!("run {threads} threads with {connections} connections"),

@@ -555,7 +555,7 @@ fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, Expe
         },
         time_wait_below: match &r.time_wait_below {
             Some(t) => int_in(errs, t, "[runner] time_wait_below", 1, 10_000_000)? as u64,
-            None => 5000,
+            None => crate::timewait::default_bound(),
         },
         drain_timeout: dur(&r.drain_timeout, "drain_timeout", 90)?,
         ready_timeout: dur(&r.ready_timeout, "ready_timeout", 15)?,

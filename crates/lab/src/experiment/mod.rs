@@ -98,7 +98,8 @@ pub struct Repetitions {
 pub struct RunnerSettings {
     /// Seeds the shuffled cell order; None: drawn at start and recorded.
     pub seed: Option<u64>,
-    /// Before each cell, wait until fewer sockets than this sit in TIME_WAIT.
+    /// Before each run, wait until fewer sockets than this sit in TIME_WAIT (default: half
+    /// of net.ipv4.tcp_max_tw_buckets; see `timewait`).
     pub time_wait_below: u64,
     /// ... but no longer than this (the wait and the count are recorded).
     pub drain_timeout: Duration,

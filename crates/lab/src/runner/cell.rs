@@ -166,7 +166,7 @@ fn measure(
         .get(&cell.server.name)
         .cloned()
         .ok_or_else(|| fail("no programs for this server"))?;
-    let listen = free_port().map_err(|err| fail(format!("no free port on 127.0.0.1: {err}")))?;
+    let listen = port_clear_of_time_wait()?;
     let spec = ServerSpec {
         kind: cell.server.kind,
         php: cell.server.php,
@@ -378,11 +378,25 @@ fn measure(
             tail(&err)
         ))
     })?;
-    if let Some(v) = &parsed.verdict {
-        rec.client.verdict = Some(v.verdict.clone());
-        rec.client.verdict_reason = v.reason.clone();
-    }
     rec.client.health_json = parsed.health_json.clone();
+    let mut verdict = parsed.verdict.clone();
+    // ab and wrk do not judge themselves: judge them by the CPU time they used.
+    if let (None, Some(cpu_seconds)) = (&verdict, finished.cpu_seconds) {
+        let cpu = client::ClientCpu {
+            cpu_seconds,
+            wall: finished.elapsed,
+            threads: client::threads(&job),
+            cpus: e.client_cpus.cpus().map_or_else(herd_topo::cpuset::online_cpus, <[usize]>::len),
+        };
+        verdict = client::judge_by_cpu(cell.client, &cpu);
+        if verdict.is_some() {
+            rec.client.health_json = Some(cpu.to_json());
+        }
+    }
+    if let Some(v) = verdict {
+        rec.client.verdict = Some(v.verdict);
+        rec.client.verdict_reason = v.reason;
+    }
     rec.measurements = parsed.steps.into_iter().map(to_record).collect();
     // A server that died during the run is a failed run, whatever the client counted.
     for (pid, p) in &pids {
@@ -400,11 +414,7 @@ fn measure(
 
 /// The discarded warm-up run's load: the warm-up's time or count at the cell's concurrency.
 fn warmup_load(load: &Load) -> Load {
-    let concurrency = match &load.shape {
-        Shape::Requests { concurrency, .. } | Shape::Duration { concurrency, .. } => *concurrency,
-        Shape::Rate { connections, .. } => *connections,
-        Shape::Steps { clients, .. } => clients.iter().copied().max().unwrap_or(1),
-    };
+    let concurrency = load.shape.max_connections();
     let shape = match load.warmup {
         Warmup::Requests(n) => Shape::Requests { n_requests: n, concurrency },
         Warmup::Duration(d) => Shape::Duration { duration: d, concurrency },
@@ -528,8 +538,24 @@ fn open_dir(d: &Path) {
 }
 
 /// A free TCP port on 127.0.0.1 (bound and released; the server binds it right after).
-fn free_port() -> std::io::Result<SocketAddr> {
-    TcpListener::bind("127.0.0.1:0")?.local_addr()
+/// A free port on 127.0.0.1 that no TIME_WAIT socket refers to, so that none of this run's
+/// connections can collide with one left by an earlier run (see `timewait`).
+fn port_clear_of_time_wait() -> Result<SocketAddr, Failure> {
+    let table = timewait::Table::read();
+    let mut last = None;
+    for _ in 0..64 {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|err| fail(format!("no free port on 127.0.0.1: {err}")))?;
+        if !table.refers_to(addr) {
+            return Ok(addr);
+        }
+        last = Some(addr);
+    }
+    Err(fail(format!(
+        "64 free ports tried on 127.0.0.1 (the last {}), each still referred to by a socket in TIME_WAIT; wait a minute or widen net.ipv4.ip_local_port_range",
+        last.map_or_else(String::new, |a| a.to_string())
+    )))
 }
 
 fn tail(text: &str) -> String {
