@@ -37,7 +37,8 @@ pub(crate) struct Row<'a> {
     pub(crate) non_2xx: u64,
     /// Median over ok repetitions of server CPU time per completed request, µs.
     pub(crate) cpu_us_per_request: Option<f64>,
-    /// The worst client verdict of all repetitions, as recorded (`None`: no tool gave one).
+    /// The worst client verdict of all repetitions, as recorded (`None`: no tool gave one);
+    /// for a step, the step's own verdict where it has one.
     pub(crate) verdict: Option<String>,
 }
 
@@ -121,10 +122,17 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>) -> Row<'_> {
         }
     }
     let cpu: Vec<f64> = ok.iter().filter_map(|r| r.record.server_cpu_us_per_request()).collect();
+    // A step judged on its own has its own verdict; otherwise the repetition's applies.
     let verdict = cell
         .repetitions
         .iter()
-        .map(|r| r.record.client.verdict.as_deref())
+        .map(|r| {
+            measurement_at(r, step).and_then(|m| m.client_verdict.as_deref()).or(r
+                .record
+                .client
+                .verdict
+                .as_deref())
+        })
         .fold(None, |worst, v| if verdict_rank(v) > verdict_rank(worst) { v } else { worst });
 
     Row {

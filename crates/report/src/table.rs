@@ -184,7 +184,7 @@ fn write_legend(out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-const LEGEND: [&str; 9] = [
+const LEGEND: [&str; 10] = [
     "reps      ok repetitions that measured the row, of all the cell's repetitions",
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
     "          (Student t), blank with fewer than 2; spread: relative standard deviation",
@@ -193,7 +193,8 @@ const LEGEND: [&str; 9] = [
     "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",
     "srv cpu   server CPU time per completed request, median of the ok repetitions",
     "          (a stepped load's over all its steps)",
-    "client    the worst client verdict of the repetitions, ! when not ok",
+    "client    the worst client verdict of the repetitions (of the step, where each step",
+    "          was judged), ! when not ok",
 ];
 
 /// Requests per second: whole numbers from 1000 up, one decimal below.

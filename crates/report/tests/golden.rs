@@ -87,6 +87,8 @@ fn measurement(
         warmup_requests: 1_000,
         histograms: total.into_iter().map(|h| ("total".to_owned(), h)).collect(),
         reported: vec![],
+        client_verdict: None,
+        client_verdict_reason: None,
     }
 }
 
@@ -275,23 +277,30 @@ fn matrix_table() {
 
 /// A stepped load (WebBench-style: 10, 50, 100 clients) on two servers; the run was
 /// interrupted during the second server's second repetition, which measured one step.
+/// herd judged each step: nginx's 100-client step was client-bound, the others ok.
 fn stepped() -> StoredExperiment {
     let mut store = Store::in_memory().unwrap();
     let id = store.begin_experiment(&experiment("steps", &["server", "load"])).unwrap();
-    let steps = |base: u64, n: usize| -> Vec<MeasurementRecord> {
+    const BOUND: &str = "step 3 (c100): herd's worker thread was busy 97 % of the run";
+    let steps = |server: &str, base: u64, n: usize| -> Vec<MeasurementRecord> {
         [("c10", 1u64), ("c50", 4), ("c100", 6)]
             .iter()
             .take(n)
             .enumerate()
             .map(|(i, (label, factor))| {
-                measurement(
-                    i as u32,
-                    label,
-                    base * factor,
-                    &[],
-                    0,
-                    Some(histogram(&[(100 * factor, 1_000)])),
-                )
+                let bound = server == "nginx" && *label == "c100";
+                MeasurementRecord {
+                    client_verdict: Some(if bound { "client-bound" } else { "ok" }.into()),
+                    client_verdict_reason: bound.then(|| BOUND.to_owned()),
+                    ..measurement(
+                        i as u32,
+                        label,
+                        base * factor,
+                        &[],
+                        0,
+                        Some(histogram(&[(100 * factor, 1_000)])),
+                    )
+                }
             })
             .collect()
     };
@@ -302,10 +311,12 @@ fn stepped() -> StoredExperiment {
         ("apache", 1, 62_000, 1),
     ] {
         let axes = [("server", server), ("load", "steps")];
+        // The repetition's verdict is its worst step's.
+        let verdict = if server == "nginx" { Some(("client-bound", BOUND)) } else { ok("ok") };
         store
             .record_repetition(
                 id,
-                &repetition(&axes, rep, "herd", ok("ok"), Some(3.3), steps(base, n)),
+                &repetition(&axes, rep, "herd", verdict, Some(3.3), steps(server, base, n)),
             )
             .unwrap();
     }

@@ -27,6 +27,10 @@ const MIGRATIONS: &[Migration] = &[
         name: "0002_experiment_note",
         sql: include_str!("../migrations/0002_experiment_note.sql"),
     },
+    Migration {
+        name: "0003_step_verdict",
+        sql: include_str!("../migrations/0003_step_verdict.sql"),
+    },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

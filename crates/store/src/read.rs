@@ -233,7 +233,7 @@ impl Reader<'_> {
         }
         let measurement_rows: Vec<(i64, MeasurementRecord)> = self.list(
             "SELECT id, step, label, concurrency, rate, duration_s, completed, failed, non_2xx,
-                bytes_total, bytes_body, warmup_requests
+                bytes_total, bytes_body, warmup_requests, client_verdict, client_verdict_reason
              FROM measurement WHERE repetition_id = ?1 ORDER BY step",
             [row.id],
             |r| {
@@ -253,6 +253,8 @@ impl Reader<'_> {
                     warmup_requests: r.get(11)?,
                     histograms: Vec::new(),
                     reported: Vec::new(),
+                    client_verdict: r.get(12)?,
+                    client_verdict_reason: r.get(13)?,
                 };
                 Ok((r.get(0)?, m))
             },

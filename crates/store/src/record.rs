@@ -163,6 +163,10 @@ pub struct MeasurementRecord {
     pub histograms: Vec<(String, Histogram<u64>)>,
     /// Figures a tool reported itself when it gives no histogram (wrk's percentiles).
     pub reported: Vec<(String, f64)>,
+    /// The client's verdict on this measurement (a step of a stepped run), when it was
+    /// judged apart from the repetition; None: the repetition's verdict applies.
+    pub client_verdict: Option<String>,
+    pub client_verdict_reason: Option<String>,
 }
 
 impl fmt::Display for ExperimentId {
@@ -288,6 +292,8 @@ mod tests {
             warmup_requests: 0,
             histograms: vec![],
             reported: vec![("latency_p50_us".into(), 12.5)],
+            client_verdict: None,
+            client_verdict_reason: None,
         };
         assert_eq!(m.requests_per_second(), Some(500.0));
         assert_eq!(m.reported(REPORTED_LATENCY_P50_US), Some(12.5));

@@ -306,8 +306,8 @@ impl RepetitionWriter<'_> {
             .prepare_cached(
                 "INSERT INTO measurement (repetition_id, step, label, concurrency, rate,
                     duration_s, completed, failed, non_2xx, bytes_total, bytes_body,
-                    warmup_requests)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    warmup_requests, client_verdict, client_verdict_reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -323,6 +323,8 @@ impl RepetitionWriter<'_> {
                     bytes_total,
                     bytes_body,
                     warmup_requests,
+                    m.client_verdict,
+                    m.client_verdict_reason,
                 ])
             })
             .map_err(|e| {

@@ -205,6 +205,7 @@ pub(super) fn parse(
         wrong_length: length,
         histograms,
         reported,
+        verdict: None,
     };
     Ok(ClientOutcome { steps: vec![m], verdict: None, health_json: None })
 }

@@ -121,8 +121,42 @@ fn herd_steps_one_measurement_each() {
     assert!(a.histogram("connect").unwrap().is_empty());
     assert_eq!((a.bytes_total, b.bytes_body), (25_498_627, 61_820_608));
     assert_eq!(o.verdict, Some(Verdict { verdict: "ok".into(), reason: None }));
+    assert_eq!((&a.verdict, &b.verdict), (&o.verdict, &o.verdict), "each step judged");
     let health: serde_json::Value = serde_json::from_str(o.health_json.as_ref().unwrap()).unwrap();
     assert_eq!(health.as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn herd_steps_keep_each_steps_verdict() {
+    // The captured run, with step 2 judged suspect: the run's verdict is the worst step's,
+    // and each step keeps its own.
+    let dir = std::env::temp_dir().join(format!("herd-lab-steps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(fixture("herd-steps").join(herd::JSON_FILE)).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["steps"][1]["client"]["verdict"] = "suspect".into();
+    doc["steps"][1]["client"]["reason"] = "send lag p99 1.2ms".into();
+    std::fs::write(dir.join(herd::JSON_FILE), doc.to_string()).unwrap();
+    let l = load(Shape::Steps { clients: vec![1, 2], step: Duration::from_millis(300) }, true);
+    let job = ClientJob {
+        tool: Tool::Herd,
+        program: Path::new("herd"),
+        base_url: "http://127.0.0.1:43073",
+        request: &get("/page.html"),
+        load: &l,
+        threads: Some(1),
+        out_dir: &dir,
+    };
+    let o = parse(&job, "", "").unwrap();
+    let ok = Verdict { verdict: "ok".into(), reason: None };
+    let suspect = Verdict {
+        verdict: "suspect".into(),
+        reason: Some("step 2 (c=2): send lag p99 1.2ms".into()),
+    };
+    assert_eq!(o.steps[0].verdict, Some(ok));
+    assert_eq!(o.steps[1].verdict, Some(suspect.clone()));
+    assert_eq!(o.verdict, Some(suspect));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

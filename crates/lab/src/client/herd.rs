@@ -137,6 +137,9 @@ pub(super) fn parse(
         let client = run.get("client").ok_or_else(|| bad("client", "is missing"))?;
         let verdict = verdict(client, stepped.then_some(&m))?;
         let rank = rank(&verdict.verdict)?;
+        if stepped {
+            m.verdict = Some(verdict.clone());
+        }
         if worst.as_ref().is_none_or(|(r, _)| rank > *r) {
             worst = Some((rank, verdict));
         }
@@ -245,6 +248,7 @@ fn measurement(run: &Value, step: u32, stepped: bool) -> Result<Measurement, Cli
         wrong_length,
         histograms,
         reported,
+        verdict: None,
     })
 }
 

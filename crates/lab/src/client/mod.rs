@@ -161,6 +161,9 @@ pub struct Measurement {
     /// Figures a tool reports without a histogram, by name (wrk's latency percentiles in
     /// µs, ab's requests per second, …).
     pub reported: Vec<(String, f64)>,
+    /// herd, stepped runs only: this step's client verdict (the outcome's `verdict` is the
+    /// worst step's). None where only the whole run is judged.
+    pub verdict: Option<Verdict>,
 }
 
 /// The command lines that run `job`, or why its tool cannot run that load. Pure: nothing is

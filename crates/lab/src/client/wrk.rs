@@ -191,6 +191,7 @@ pub(super) fn parse(
         wrong_length: 0,
         histograms: Vec::new(),
         reported,
+        verdict: None,
     };
     Ok(ClientOutcome { steps: vec![m], verdict: None, health_json: None })
 }

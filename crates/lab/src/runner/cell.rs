@@ -455,6 +455,8 @@ fn to_record(m: client::Measurement) -> MeasurementRecord {
         warmup_requests: m.warmup_requests,
         histograms: m.histograms,
         reported: m.reported,
+        client_verdict: m.verdict.as_ref().map(|v| v.verdict.clone()),
+        client_verdict_reason: m.verdict.and_then(|v| v.reason),
     }
 }
 

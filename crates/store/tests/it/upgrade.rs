@@ -63,6 +63,7 @@ fn a_version_1_store_is_migrated_and_reads_back() {
     assert_eq!(wrk.servers[0].configs, []);
     assert_eq!(wrk.measurements[0].requests_per_second(), Some(25_000.0));
     assert_eq!(wrk.measurements[0].reported("latency_p99_us"), Some(2900.0));
+    assert_eq!(wrk.measurements[0].client_verdict, None, "before version 3: no verdict per step");
 
     let nginx = &exp.cells[1];
     assert_eq!(nginx.repetitions.len(), 2);
@@ -115,7 +116,11 @@ fn a_migrated_store_takes_new_records() {
             Some("noted later"),
         )
         .unwrap();
-    assert_eq!(store.load_experiment(id).unwrap().note.as_deref(), Some("nginx crashed"));
+    let after = store.load_experiment(id).unwrap();
+    assert_eq!(after.note.as_deref(), Some("nginx crashed"));
+    let steps = &after.cells[0].repetitions[0].record.measurements;
+    assert_eq!(steps[1].client_verdict.as_deref(), Some("suspect"), "a step's own verdict");
+    assert!(steps[1].client_verdict_reason.as_deref().is_some_and(|r| r.starts_with("step 2")));
     assert_eq!(
         store.load_experiment(ExperimentId(7)).unwrap().note.as_deref(),
         Some("noted later")

@@ -129,6 +129,8 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                     ("queued".into(), histogram(&[])),
                 ],
                 reported: vec![],
+                client_verdict: None,
+                client_verdict_reason: None,
             },
             MeasurementRecord {
                 step: 1,
@@ -146,6 +148,8 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 warmup_requests: 0,
                 histograms: vec![],
                 reported: vec![("latency_p50_us".into(), 85.5), ("latency_p99_us".into(), 1200.0)],
+                client_verdict: Some("suspect".into()),
+                client_verdict_reason: Some(format!("step 2 ({load}-rate-5k): send lag p99 1.2ms")),
             },
         ],
     }
