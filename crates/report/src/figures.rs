@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use herd_store::{
     MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
-    REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
+    REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
 };
 
 use herd_stats::repetitions::{self as stats, Interval};
@@ -40,7 +40,27 @@ pub(crate) struct Row<'a> {
     /// The worst client verdict of all repetitions, as recorded (`None`: no tool gave one);
     /// for a step, the step's own verdict where it has one.
     pub(crate) verdict: Option<String>,
+    /// Where a coarse client clock alone makes an ok run's rate uncertain by more than
+    /// [`COARSE_CLOCK`]: the worst such run.
+    pub(crate) coarse_clock: Option<CoarseClock>,
 }
+
+/// A run timed by a clock too coarse for its length (ab's milliseconds on a 3 ms run).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CoarseClock {
+    pub(crate) resolution_s: f64,
+    pub(crate) duration_s: f64,
+}
+
+impl CoarseClock {
+    /// How far the rate can be off from the clock alone, as a share of it.
+    pub(crate) fn relative_error(&self) -> f64 {
+        self.resolution_s / self.duration_s
+    }
+}
+
+/// Clock error, as a share of a run's rate, above which the table flags the rate.
+pub(crate) const COARSE_CLOCK: f64 = 0.01;
 
 /// Latency percentiles in µs.
 pub(crate) struct Latency {
@@ -135,6 +155,15 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>) -> Row<'_> {
         })
         .fold(None, |worst, v| if verdict_rank(v) > verdict_rank(worst) { v } else { worst });
 
+    let coarse_clock = ok_measurements
+        .iter()
+        .filter_map(|m| {
+            let resolution_s = m.reported(REPORTED_TIMER_RESOLUTION_S)?;
+            (m.duration_s > 0.0).then_some(CoarseClock { resolution_s, duration_s: m.duration_s })
+        })
+        .filter(|c| c.relative_error() > COARSE_CLOCK)
+        .max_by(|a, b| a.relative_error().total_cmp(&b.relative_error()));
+
     Row {
         cell,
         step: label,
@@ -147,6 +176,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>) -> Row<'_> {
         non_2xx,
         cpu_us_per_request: stats::median(&cpu),
         verdict: verdict.map(str::to_owned),
+        coarse_clock,
     }
 }
 

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use herd_store::StoredExperiment;
 
-use crate::figures::{self, Row};
+use crate::figures::{self, CoarseClock, Row};
 use crate::layout::{Align, TextTable};
 
 /// Writes the experiment's result table.
@@ -44,6 +44,7 @@ pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resu
     }
 
     write_failures(&rows, out)?;
+    write_coarse_clocks(&rows, out)?;
     write_failed_repetitions(exp, out)?;
     write_verdicts(exp, out)?;
     write_legend(out)
@@ -83,7 +84,11 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
     };
     entries.extend([
         format!("{}/{}", row.n_ok, row.n_total),
-        row.median_rate().map_or_else(|| "-".to_owned(), rate),
+        match (row.median_rate(), row.coarse_clock) {
+            (None, _) => "-".to_owned(),
+            (Some(r), None) => rate(r),
+            (Some(r), Some(_)) => format!("~{}", rate(r)),
+        },
         row.rate_interval()
             .and_then(|ci| ci.relative_half_width())
             .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
@@ -112,6 +117,27 @@ fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
         let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
         writeln!(out, "  {}{step}: {}", row.cell.key, kinds.join(", "))?;
+    }
+    Ok(())
+}
+
+fn write_coarse_clocks(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
+    let coarse: Vec<(&Row<'_>, CoarseClock)> =
+        rows.iter().filter_map(|r| Some((r, r.coarse_clock?))).collect();
+    if coarse.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nrates the client's clock cannot resolve (~):")?;
+    for (row, c) in coarse {
+        let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
+        writeln!(
+            out,
+            "  {}{step}: runs as short as {:.1} ms, timed to {} ms by the client: each rate is uncertain by up to ±{:.0} % from the clock alone, whatever the spread says; use more requests",
+            row.cell.key,
+            c.duration_s * 1e3,
+            c.resolution_s * 1e3,
+            c.relative_error() * 100.0
+        )?;
     }
     Ok(())
 }
@@ -184,10 +210,11 @@ fn write_legend(out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-const LEGEND: [&str; 10] = [
+const LEGEND: [&str; 11] = [
     "reps      ok repetitions that measured the row, of all the cell's repetitions",
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
-    "          (Student t), blank with fewer than 2; spread: relative standard deviation",
+    "          (Student t), blank with fewer than 2; spread: relative standard deviation;",
+    "          ~: runs too short for the client's clock (see above the legend)",
     "p50, p99  latency from the intended send time, all ok repetitions' requests together;",
     "          *: the client's own figure (it gives no histogram), median of the repetitions",
     "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",

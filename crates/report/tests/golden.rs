@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 use herd_report::experiment_table;
 use herd_store::{
     ClientRecord, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome, RepetitionRecord,
-    ServerRecord, Store, StoredExperiment,
+    ServerRecord, Store, StoredExperiment, REPORTED_TIMER_RESOLUTION_S,
 };
 
 fn check_golden(name: &str, got: &[u8]) {
@@ -334,6 +334,35 @@ fn stepped() -> StoredExperiment {
 #[test]
 fn stepped_table() {
     check_golden("table_stepped.txt", &render(&stepped()));
+}
+
+/// ab -n 100 -c 5 as in seed 000: runs of 3 and 4 ms, timed by ab to the millisecond, so
+/// the rates are flagged; herd's 400 ms runs of the same cell are not.
+fn coarse_clock() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("coarse", &["server", "client"])).unwrap();
+    for (client, rep, duration_s) in
+        [("ab", 0, 0.003), ("ab", 1, 0.003), ("ab", 2, 0.004), ("herd", 0, 0.4), ("herd", 1, 0.41)]
+    {
+        let mut m = MeasurementRecord {
+            duration_s,
+            ..measurement(0, "", 100, &[], 0, Some(histogram(&[(150, 100)])))
+        };
+        if client == "ab" {
+            m.reported.push((REPORTED_TIMER_RESOLUTION_S.to_owned(), 0.001));
+        }
+        let axes = [("server", "nginx"), ("client", client)];
+        store
+            .record_repetition(id, &repetition(&axes, rep, client, ok("ok"), None, vec![m]))
+            .unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:05:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn coarse_clock_table() {
+    check_golden("table_coarse_clock.txt", &render(&coarse_clock()));
 }
 
 #[test]

@@ -25,6 +25,9 @@ pub const HISTOGRAM_QUEUED: &str = "queued";
 pub const REPORTED_LATENCY_P50_US: &str = "latency_p50_us";
 /// Name of a tool's own 99th percentile latency in µs, for tools that give no histogram.
 pub const REPORTED_LATENCY_P99_US: &str = "latency_p99_us";
+/// Name of the resolution, in seconds, of the clock that timed the measurement, for tools
+/// whose clock is coarse (ab prints its run time to the millisecond).
+pub const REPORTED_TIMER_RESOLUTION_S: &str = "timer_resolution_s";
 
 /// An experiment's row id; stable for the life of the store (ids are never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
