@@ -10,6 +10,11 @@ mod util;
 use util::{herd, tempdir};
 
 fn run_experiment(tag: &str, text: &str) -> String {
+    run_experiment_stored(tag, text).0
+}
+
+/// [`run_experiment`], with the experiment as the store holds it.
+fn run_experiment_stored(tag: &str, text: &str) -> (String, herd_store::StoredExperiment) {
     let dir = tempdir(tag);
     let file = dir.join("x.toml");
     std::fs::write(&file, text).unwrap();
@@ -24,8 +29,26 @@ fn run_experiment(tag: &str, text: &str) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "exit {:?}\n{stdout}\n{stderr}", out.status.code());
     assert!(!stderr.contains("FAILED"), "{stderr}");
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
+    let id = store.experiments().unwrap()[0].id;
+    let stored = store.load_experiment(id).unwrap();
+    drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
-    stdout
+    (stdout, stored)
+}
+
+/// Every program of every run, as recorded: (server, program, version).
+fn versions(exp: &herd_store::StoredExperiment) -> Vec<(String, String, String)> {
+    let mut v: Vec<_> = exp
+        .cells
+        .iter()
+        .flat_map(|c| &c.repetitions)
+        .flat_map(|r| &r.record.servers)
+        .map(|s| (s.name.clone(), s.program.clone(), s.version.clone()))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// Rows of the table whose first column is one of `servers`, checked: every repetition ok,
@@ -89,8 +112,22 @@ requests = 200
 concurrency = 4
 {TRIM}"#
     );
-    let table = run_experiment("lab-static", &text);
+    let (table, stored) = run_experiment_stored("lab-static", &text);
     check_rows(&table, &servers, 1);
+    // Every program's version is recorded, PHP's too where the server starts it itself.
+    let versions = versions(&stored);
+    for (server, program, version) in &versions {
+        assert!(
+            !version.is_empty() && version != "n/a" && !version.contains("unknown"),
+            "{server}: {program} has version {version:?}"
+        );
+    }
+    for php in ["nginx-fpm", "apache-fpm", "apache-cgi", "lighttpd-cgi"] {
+        assert!(
+            versions.iter().any(|(s, _, v)| s == php && v.starts_with("PHP 8")),
+            "{php} has no PHP version: {versions:?}"
+        );
+    }
 }
 
 #[test]

@@ -180,18 +180,14 @@ fn measure(
     let launch = render(&spec)
         .map_err(|err| fail(format!("cannot configure {}: {err}", cell.server.name)))?;
     write_launch(&launch, ctx.ready.user.as_deref()).map_err(fail)?;
-    // One record per process of the launch (php-fpm, then nginx …), each with its version.
+    // One record per process of the launch (php-fpm, then nginx …), each with the version
+    // of its program (the probe that runs the same executable).
+    let probe_of = |argv: &[std::ffi::OsString]| {
+        launch.versions.iter().find(|v| v.argv.first().is_some_and(|x| Some(x) == argv.first()))
+    };
     for p in &launch.processes {
-        let version = match launch.versions.iter().find(|v| v.program == p.name) {
-            Some(v) => match versions.get(&v.program) {
-                Some(known) => known.clone(),
-                None => {
-                    let text = preflight::run_capture(sup, dir, "version", &v.argv);
-                    let found = (v.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
-                    versions.insert(v.program.clone(), found.clone());
-                    found
-                }
-            },
+        let version = match probe_of(&p.argv) {
+            Some(v) => version(v, sup, dir, versions),
             None => "n/a".to_string(),
         };
         rec.servers.push(ServerRecord {
@@ -232,6 +228,22 @@ fn measure(
     }
     if let Some(front) = rec.servers.last_mut() {
         front.configs = configs;
+    }
+    // Programs the servers start themselves (php-cgi under lighttpd or Apache) get a record
+    // for their version; their CPU time is in the server's (reaped children).
+    for v in &launch.versions {
+        if launch.processes.iter().any(|p| probe_of(&p.argv).is_some_and(|m| std::ptr::eq(m, v))) {
+            continue;
+        }
+        rec.servers.push(ServerRecord {
+            name: cell.server.name.clone(),
+            program: v.program.clone(),
+            version: version(v, sup, dir, versions),
+            argv: Vec::new(),
+            cpus: Some(cell.server_cpus.to_string()),
+            cpu_seconds: None,
+            configs: Vec::new(),
+        });
     }
     let (front_pid, front) = pids
         .last()
@@ -410,6 +422,22 @@ fn measure(
         }
     }
     Ok(())
+}
+
+/// The version `probe` finds, asked once per experiment (`versions` keeps the answers).
+fn version(
+    probe: &herd_drivers::VersionProbe,
+    sup: &mut Supervisor,
+    dir: &Path,
+    versions: &mut BTreeMap<String, String>,
+) -> String {
+    if let Some(known) = versions.get(&probe.program) {
+        return known.clone();
+    }
+    let text = preflight::run_capture(sup, dir, "version", &probe.argv);
+    let found = (probe.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
+    versions.insert(probe.program.clone(), found.clone());
+    found
 }
 
 /// The discarded warm-up run's load: the warm-up's time or count at the cell's concurrency.
