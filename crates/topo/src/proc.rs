@@ -395,10 +395,16 @@ mod tests {
         a.iter().map(OsString::from).collect()
     }
 
+    /// A fresh directory for one test's logs.
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("herd-topo-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn starts_and_stops_a_group_by_pid() {
-        let dir = std::env::temp_dir().join(format!("herd-topo-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("test");
         let log = dir.join("log");
         let mut sup = Supervisor::new(None);
         // A shell that forks a child: both must go when the group is stopped.
@@ -424,8 +430,7 @@ mod tests {
 
     #[test]
     fn run_pins_times_out_and_reports() {
-        let dir = std::env::temp_dir().join(format!("herd-topo-run-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("run");
         let out = dir.join("out");
         let mut sup = Supervisor::new(None);
         let a = argv(&["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]);
@@ -480,8 +485,7 @@ mod tests {
 
     #[test]
     fn run_reports_the_cpu_time_a_program_used() {
-        let dir = std::env::temp_dir().join(format!("herd-topo-cpu-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("cpu");
         let out = dir.join("out");
         let mut sup = Supervisor::new(None);
         let run = |sup: &mut Supervisor, script: &str| {
