@@ -8,9 +8,11 @@
 //! - [`registry`] is the on-disk record of what a lab run started, so that `herd lab clean`
 //!   can stop what a crashed run left behind, and only that.
 //!
-//! Network namespaces, links and shaping come next (issue 6) and will live here too.
+//! - [`net`] is the network path between client and server as a plan of namespaces and
+//!   commands (issue 6; applying it comes next).
 
 pub mod cpuset;
+pub mod net;
 pub mod proc;
 pub mod registry;
 

@@ -1,0 +1,308 @@
+//! A network path as a value: the namespaces to create, then every `ip`, `sysctl`, `nft`,
+//! `iptables` and `tc` command that wires them, in order. Pure: [`Plan::for_path`] only
+//! builds; `herd lab run --dry-run` prints [`Plan::commands`]; applying comes after, under a
+//! guard that deletes the namespaces (and with them every link, rule and qdisc made inside).
+//!
+//! The addressing is topology-notes.md's, from the benchmarking range 198.18.0.0/15:
+//!
+//! ```text
+//!  client                          router                           server
+//!  c-r 198.18.1.2/24 <-- veth --> r-c 198.18.1.1/24 (the VIP)
+//!                                 r-s 198.18.2.1/24 <-- veth --> s-r 198.18.2.2/24 (+ .2.3)
+//!  c-s 198.18.3.1/24 <--------------------- veth ---------------> s-c 198.18.3.2/24
+//! ```
+//!
+//! Only the links a path uses are made: `direct` is the client–server pair alone; the others
+//! go through the router. Every veth end is created inside its namespace, so nothing appears
+//! in the host's.
+
+use std::fmt;
+use std::net::Ipv4Addr;
+
+use super::path::{Path, Shaping};
+
+/// The three hosts a path can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Host {
+    Client,
+    Router,
+    Server,
+}
+
+/// One path's plan for one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// `herd-<id>`: the prefix of every namespace of this plan.
+    pub tag: String,
+    pub path: Path,
+    /// The namespaces, in creation order (deleted in reverse).
+    pub hosts: Vec<Host>,
+    /// What runs in them, in order, each a whole argv.
+    pub steps: Vec<Vec<String>>,
+    /// Where the client sends its requests (the server itself, or the router's VIP).
+    pub target: Ipv4Addr,
+    /// Where the servers listen (every address of the server host).
+    pub server_addrs: Vec<Ipv4Addr>,
+}
+
+/// Client side of the direct link, and the server's end of it.
+pub const DIRECT_CLIENT: Ipv4Addr = Ipv4Addr::new(198, 18, 3, 1);
+pub const DIRECT_SERVER: Ipv4Addr = Ipv4Addr::new(198, 18, 3, 2);
+/// Client and router on the client–router link; the router's address is the VIP.
+pub const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 2);
+pub const VIP: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 1);
+/// Router and servers on the router–server link; the second server address is the second
+/// real server of a balanced path.
+pub const ROUTER_INSIDE: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 1);
+pub const SERVER: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 2);
+pub const SERVER_2: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 3);
+
+/// The nft table herd's rules live in (inside the router's own namespace).
+const NFT_TABLE: &str = "herd_nat";
+
+impl Host {
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::Client => "client",
+            Host::Router => "router",
+            Host::Server => "server",
+        }
+    }
+}
+
+impl Plan {
+    /// The plan of `path` for the run tagged `tag` (`herd-…`), the server listening on
+    /// `port`, with `shaping` on every link of the path.
+    pub fn for_path(tag: &str, path: Path, port: u16, shaping: Option<&Shaping>) -> Plan {
+        let mut b = Builder { tag: tag.to_owned(), steps: Vec::new() };
+        let routed = path != Path::Direct;
+        let hosts = if routed {
+            vec![Host::Client, Host::Router, Host::Server]
+        } else {
+            vec![Host::Client, Host::Server]
+        };
+        for &h in &hosts {
+            b.ns(h, &["ip", "link", "set", "lo", "up"]);
+        }
+        let mut links: Vec<(Host, &str, Host, &str)> = Vec::new();
+        if routed {
+            links.push((Host::Client, "c-r", Host::Router, "r-c"));
+            links.push((Host::Router, "r-s", Host::Server, "s-r"));
+        } else {
+            links.push((Host::Client, "c-s", Host::Server, "s-c"));
+        }
+        for &(a, da, z, dz) in &links {
+            let (na, nz) = (b.netns(a), b.netns(z));
+            b.host(&[
+                "ip", "link", "add", da, "netns", &na, "type", "veth", "peer", "name", dz, "netns",
+                &nz,
+            ]);
+        }
+        let mut addrs: Vec<(Host, &str, Ipv4Addr)> = Vec::new();
+        let mut server_addrs = Vec::new();
+        if routed {
+            addrs.extend([
+                (Host::Client, "c-r", CLIENT),
+                (Host::Router, "r-c", VIP),
+                (Host::Router, "r-s", ROUTER_INSIDE),
+                (Host::Server, "s-r", SERVER),
+            ]);
+            server_addrs.push(SERVER);
+            if path.balanced() {
+                addrs.push((Host::Server, "s-r", SERVER_2));
+                server_addrs.push(SERVER_2);
+            }
+        } else {
+            addrs.extend([
+                (Host::Client, "c-s", DIRECT_CLIENT),
+                (Host::Server, "s-c", DIRECT_SERVER),
+            ]);
+            server_addrs.push(DIRECT_SERVER);
+        }
+        for &(h, dev, a) in &addrs {
+            b.ns(h, &["ip", "addr", "add", &format!("{a}/24"), "dev", dev]);
+        }
+        for &(a, da, z, dz) in &links {
+            b.ns(a, &["ip", "link", "set", da, "up"]);
+            b.ns(z, &["ip", "link", "set", dz, "up"]);
+        }
+        if routed {
+            b.ns(Host::Client, &["ip", "route", "add", "198.18.2.0/24", "via", &VIP.to_string()]);
+            b.ns(
+                Host::Server,
+                &["ip", "route", "add", "default", "via", &ROUTER_INSIDE.to_string()],
+            );
+        }
+        // Per namespace and not inherited (topology-notes.md, pitfalls 2 and 3): set them.
+        for &h in &hosts {
+            b.sysctl(h, "net.ipv4.conf.all.rp_filter", "0");
+            b.sysctl(h, "net.ipv4.conf.default.rp_filter", "0");
+            b.sysctl(h, "net.ipv4.ip_local_port_range", "1024 65000");
+        }
+        if routed {
+            b.sysctl(Host::Router, "net.ipv4.ip_forward", "1");
+        }
+        let target = match path {
+            Path::Direct => DIRECT_SERVER,
+            Path::Routed => SERVER,
+            _ => VIP,
+        };
+        b.rules(path, port);
+        if let Some(s) = shaping {
+            for &(a, da, z, dz) in &links {
+                b.shape(a, da, s);
+                b.shape(z, dz, s);
+            }
+        }
+        Plan { tag: tag.to_owned(), path, hosts, steps: b.steps, target, server_addrs }
+    }
+
+    /// The namespace of `host` in this plan.
+    pub fn netns(&self, host: Host) -> String {
+        format!("{}-{}", self.tag, host.name())
+    }
+
+    /// Every command of the plan, one per line, namespaces first, quoted for a POSIX shell:
+    /// what `--dry-run` prints, and what a person can paste to rebuild the path by hand.
+    pub fn commands(&self) -> Vec<String> {
+        let mut out: Vec<String> =
+            self.hosts.iter().map(|&h| format!("ip netns add {}", self.netns(h))).collect();
+        out.extend(
+            self.steps
+                .iter()
+                .map(|argv| argv.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")),
+        );
+        out
+    }
+}
+
+/// `word` as a shell reads it back: as is when it has only safe characters, else in single
+/// quotes (none of herd's arguments contains a single quote; one would be closed and escaped).
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for line in self.commands() {
+            writeln!(f, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+struct Builder {
+    tag: String,
+    steps: Vec<Vec<String>>,
+}
+
+impl Builder {
+    fn netns(&self, h: Host) -> String {
+        format!("{}-{}", self.tag, h.name())
+    }
+
+    /// A command in the host namespace (only `ip link add … netns …`).
+    fn host(&mut self, argv: &[&str]) {
+        self.steps.push(argv.iter().map(|s| s.to_string()).collect());
+    }
+
+    /// A command inside `h`'s namespace.
+    fn ns(&mut self, h: Host, argv: &[&str]) {
+        let mut v = vec!["ip".to_owned(), "netns".to_owned(), "exec".to_owned(), self.netns(h)];
+        v.extend(argv.iter().map(|s| s.to_string()));
+        self.steps.push(v);
+    }
+
+    fn sysctl(&mut self, h: Host, key: &str, value: &str) {
+        self.ns(h, &["sysctl", "-q", "-w", &format!("{key}={value}")]);
+    }
+
+    /// The router's rules for the NAT paths (the proxies are programs, not rules).
+    fn rules(&mut self, path: Path, port: u16) {
+        let port = port.to_string();
+        let to = format!("{SERVER}:{port}");
+        match path {
+            Path::IptablesDnat => self.ns(
+                Host::Router,
+                &[
+                    "iptables",
+                    "-t",
+                    "nat",
+                    "-A",
+                    "PREROUTING",
+                    "-d",
+                    &VIP.to_string(),
+                    "-p",
+                    "tcp",
+                    "--dport",
+                    &port,
+                    "-j",
+                    "DNAT",
+                    "--to-destination",
+                    &to,
+                ],
+            ),
+            Path::NftDnat | Path::NftNumgen => {
+                self.ns(Host::Router, &["nft", "add", "table", "ip", NFT_TABLE]);
+                self.ns(
+                    Host::Router,
+                    &[
+                        "nft",
+                        "add",
+                        "chain",
+                        "ip",
+                        NFT_TABLE,
+                        "prerouting",
+                        "{ type nat hook prerouting priority dstnat; policy accept; }",
+                    ],
+                );
+                let action = if path == Path::NftNumgen {
+                    format!("dnat to numgen inc mod 2 map {{ 0 : {SERVER}, 1 : {SERVER_2} }}")
+                } else {
+                    format!("dnat to {to}")
+                };
+                let rule = format!("ip daddr {VIP} tcp dport {port} {action}");
+                let mut argv = vec!["nft", "add", "rule", "ip", NFT_TABLE, "prerouting"];
+                argv.push(&rule);
+                self.ns(Host::Router, &argv);
+            }
+            _ => {}
+        }
+    }
+
+    /// tbf (or htb) on one link end, with the Ethernet overhead each frame costs on a wire
+    /// (preamble 8 + gap 12 + FCS 4), and the offloads off so the qdisc sees real packets.
+    fn shape(&mut self, h: Host, dev: &str, s: &Shaping) {
+        self.ns(h, &["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]);
+        let rate = s.rate_text();
+        self.ns(
+            h,
+            &[
+                "tc", "qdisc", "replace", "dev", dev, "root", "stab", "overhead", "24", "tbf",
+                "rate", &rate, "burst", "32kb", "latency", "20ms",
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("198.18.1.1/24"), "198.18.1.1/24");
+        assert_eq!(
+            shell_word("net.ipv4.ip_local_port_range=1024 65000"),
+            "'net.ipv4.ip_local_port_range=1024 65000'"
+        );
+        assert_eq!(shell_word("{ type nat; }"), "'{ type nat; }'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

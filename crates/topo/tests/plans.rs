@@ -1,0 +1,69 @@
+//! Golden command lists of every path that is rules, not programs: what `--dry-run` will
+//! print, reviewed once and then checked byte for byte. `UPDATE_GOLDEN=1` rewrites them.
+//! The routed plan was also pasted into a root shell and carried `herd ab -n 2000` from the
+//! client namespace to `herd serve` in the server namespace with 0 failures (2026-11-21).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use herd_topo::net::{Host, Path, Plan, Shaping};
+
+fn check_golden(name: &str, got: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
+    assert_eq!(got, want, "{} differs (UPDATE_GOLDEN=1 rewrites it)", path.display());
+}
+
+#[test]
+fn every_rule_path_has_its_golden_plan() {
+    for path in [Path::Direct, Path::Routed, Path::IptablesDnat, Path::NftDnat, Path::NftNumgen] {
+        let plan = Plan::for_path("herd-t1", path, 8080, None);
+        check_golden(&format!("plan-{path}.txt"), &plan.to_string());
+    }
+    let shaped =
+        Plan::for_path("herd-t1", Path::Direct, 8080, Some(&Shaping::parse("100mbit").unwrap()));
+    check_golden("plan-direct-100mbit.txt", &shaped.to_string());
+}
+
+#[test]
+fn every_name_and_address_stays_in_herds_ranges() {
+    for path in Path::ALL {
+        let plan = Plan::for_path("herd-t2", path, 80, None);
+        for line in plan.commands() {
+            for word in line.split(|c: char| c.is_whitespace() || c == '/' || c == ':') {
+                if let Ok(ip) = word.parse::<std::net::Ipv4Addr>() {
+                    let o = ip.octets();
+                    assert!(o[0] == 198 && (o[1] == 18 || o[1] == 19), "{ip} in: {line}");
+                }
+            }
+            if line.starts_with("ip netns") || line.contains(" netns ") {
+                assert!(line.contains("herd-t2-"), "a namespace without the herd prefix: {line}");
+            }
+        }
+        assert!(
+            plan.server_addrs.contains(&plan.target) || plan.target == herd_topo::net::plan::VIP
+        );
+        assert_eq!(plan.netns(Host::Client), "herd-t2-client");
+    }
+}
+
+#[test]
+fn direct_has_no_router_and_balanced_paths_two_servers() {
+    let direct = Plan::for_path("herd-t3", Path::Direct, 80, None);
+    assert_eq!(direct.hosts, [Host::Client, Host::Server]);
+    assert!(!direct.commands().iter().any(|l| l.contains("router")));
+    let rr = Plan::for_path("herd-t3", Path::NftNumgen, 80, None);
+    assert_eq!(rr.server_addrs.len(), 2);
+    let routed = Plan::for_path("herd-t3", Path::Routed, 80, None);
+    assert!(
+        !routed.commands().iter().any(|l| l.contains("nft") || l.contains("iptables")),
+        "routed has no NAT"
+    );
+    assert!(routed.commands().iter().any(|l| l.ends_with("net.ipv4.ip_forward=1")));
+}
