@@ -119,6 +119,11 @@ impl ServerKind {
             ServerKind::MiniHttpd => "mini_httpd",
         }
     }
+
+    /// Whether a worker count can be set (mini_httpd forks one process per connection).
+    pub fn takes_workers(self) -> bool {
+        self != ServerKind::MiniHttpd
+    }
 }
 
 impl fmt::Display for ServerKind {

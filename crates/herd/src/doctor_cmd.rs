@@ -28,7 +28,7 @@ pub(crate) fn main() -> ExitCode {
     }
     if n_missing > 0 {
         println!(
-            "\n{n_missing} missing: the experiments that need them are refused before they start"
+            "\n{n_missing} missing: experiments that need them cannot run (herd lab refuses them before they start); install what each line names"
         );
         ExitCode::FAILURE
     } else {

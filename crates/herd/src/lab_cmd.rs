@@ -67,11 +67,9 @@ fn load(name: &str) -> anyhow::Result<Experiment> {
     if path.exists() || name.ends_with(".toml") {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read experiment file {name}"))?;
-        return experiment::parse(&text, name).map_err(|e| {
-            anyhow::anyhow!(
-                "{e}\nhint: see docs/experiment.md, or run `herd lab run --dry-run {name}`"
-            )
-        });
+        // Not "try --dry-run": a file that does not parse fails the dry run the same way.
+        return experiment::parse(&text, name)
+            .map_err(|e| anyhow::anyhow!("{e}\nhint: every key is in docs/experiment.md"));
     }
     match bundled::find(name) {
         Some(b) => Ok(experiment::parse(b.text, &format!("bundled:{}", b.name))?),

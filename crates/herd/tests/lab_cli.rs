@@ -233,7 +233,7 @@ fn broken_files_names_and_stores_get_clear_errors() {
         err.contains("bad.toml: line 4: unknown field `sever`, expected one of `server`"),
         "{err}"
     );
-    assert!(err.contains("hint: see docs/experiment.md"), "{err}");
+    assert!(err.contains("hint: every key is in docs/experiment.md"), "{err}");
 
     let out = herd_in(&dir).args(["lab", "run", "no-such-experiment"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
-use herd_topo::{CpuSet, Spawn, Supervisor};
+use herd_topo::Supervisor;
 
+use crate::client::{self, Tool};
 use crate::environment::{nofile_limits, sysctl};
 use crate::experiment::BUILTIN_SERVERS;
 
@@ -48,9 +49,16 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     out.push(port_range());
     out.push(tw_reuse());
     out.extend(servers(herd_exe, scratch, &mut sup));
+    for tool in [Tool::Ab, Tool::Wrk] {
+        let name = format!("{} (client)", tool.name());
+        out.push(match client::locate(tool, herd_exe) {
+            Some(p) => ok(&name, &p.display().to_string()),
+            None => missing(&name, &format!("not installed: apt-get install {}", tool.package())),
+        });
+    }
+    // Tools of the network paths: no bundled experiment needs them yet (issue 6), so a
+    // missing one is a warning, not a failure.
     for (name, candidates, package) in [
-        ("ab (client)", &["/usr/bin/ab"][..], "apache2-utils"),
-        ("wrk (client)", &["/usr/bin/wrk"][..], "wrk"),
         ("ip", &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"][..], "iproute2"),
         ("tc", &["/usr/sbin/tc", "/sbin/tc"][..], "iproute2"),
         ("nft", &["/usr/sbin/nft"][..], "nftables"),
@@ -60,7 +68,10 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     ] {
         out.push(match candidates.iter().find(|c| Path::new(c).exists()) {
             Some(p) => ok(name, p),
-            None => missing(name, &format!("not installed: apt-get install {package}")),
+            None => warn(
+                name,
+                &format!("not installed, needed by network paths: apt-get install {package}"),
+            ),
         });
     }
     out.push(if Path::new("/proc/self/ns/net").exists() {
@@ -202,30 +213,14 @@ fn version_of(
     };
     let launch = render(&spec).ok()?;
     let probe = launch.versions.iter().find(|v| v.program == program)?;
-    let text = capture(sup, scratch, &probe.argv);
+    let text = match capture(sup, scratch, &probe.argv) {
+        Ok(t) | Err(t) => t,
+    };
     (probe.parse)(&text)
 }
 
-fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> String {
-    let log = scratch.join("doctor.out");
-    let spawn = Spawn {
-        name: "doctor-probe",
-        argv,
-        env: &[],
-        stdout: &log,
-        stderr: &log,
-        cpus: &CpuSet::All,
-    };
-    let ok = sup
-        .run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None)
-        .is_ok_and(|f| f.status.success());
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
-    if ok {
-        text
-    } else {
-        format!("FAILED {text}")
-    }
+fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> Result<String, String> {
+    sup.capture("doctor-probe", argv, &scratch.join("doctor.out"), Duration::from_secs(10))
 }
 
 fn ip_vs() -> Check {
@@ -237,7 +232,7 @@ fn ip_vs() -> Check {
     {
         ok("IP_VS (LVS)", "available: the lvs-nat path can run")
     } else {
-        missing("IP_VS (LVS)", "not in this kernel: the lvs-nat path is refused; use nft-numgen or haproxy-tcp for L4 balancing")
+        warn("IP_VS (LVS)", "not in this kernel: the lvs-nat path is refused; use nft-numgen or haproxy-tcp for L4 balancing")
     }
 }
 
@@ -254,22 +249,41 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
     };
     let ns = format!("herd-doctor-{}", std::process::id());
     let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
-    let made = !capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])).starts_with("FAILED");
-    if !made {
+    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])) {
         return vec![warn(
             "tc qdiscs (tbf, htb, netem)",
-            "not probed: cannot create a scratch network namespace",
+            &format!("not probed: cannot create a scratch network namespace: {why}"),
         )];
     }
     // A veth pair, not a dummy link: veth is what the lab shapes, and some kernels (this
     // one) have no dummy driver.
-    let _ = capture(
+    let veth = capture(
         sup,
         scratch,
         &argv(&[
             ip, "-n", &ns, "link", "add", "herd-d0", "type", "veth", "peer", "name", "herd-d1",
         ]),
     );
+    let mut out = Vec::new();
+    match veth {
+        Err(why) => out.push(warn(
+            "tc qdiscs (tbf, htb, netem)",
+            &format!("not probed: cannot create a veth pair: {why}"),
+        )),
+        Ok(_) => out.extend(probe_qdiscs(sup, scratch, tc, &ns)),
+    }
+    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "del", &ns])) {
+        out.push(warn(
+            "scratch namespace",
+            &format!("could not delete {ns} ({why}): run `ip netns del {ns}`"),
+        ));
+    }
+    out
+}
+
+/// tbf, htb and netem on the veth `herd-d0` in namespace `ns`.
+fn probe_qdiscs(sup: &mut Supervisor, scratch: &Path, tc: &str, ns: &str) -> Vec<Check> {
+    let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
     let mut out = Vec::new();
     for (qdisc, args, instead) in [
         (
@@ -284,21 +298,16 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
             "delay and loss cannot be emulated: such cells are refused, never run unshaped",
         ),
     ] {
-        let mut a = vec![tc, "-n", &ns, "qdisc", "replace", "dev", "herd-d0", "root"];
+        let mut a = vec![tc, "-n", ns, "qdisc", "replace", "dev", "herd-d0", "root"];
         a.extend_from_slice(args);
-        let text = capture(sup, scratch, &argv(&a));
-        out.push(if text.starts_with("FAILED") {
-            missing(
+        out.push(match capture(sup, scratch, &argv(&a)) {
+            // A kernel feature herd cannot install: a warning with the substitute.
+            Err(why) => warn(
                 &format!("tc qdisc {qdisc}"),
-                &format!(
-                    "not available in this kernel ({}): {instead}",
-                    text.trim_start_matches("FAILED").trim()
-                ),
-            )
-        } else {
-            ok(&format!("tc qdisc {qdisc}"), "available")
+                &format!("not available in this kernel ({}): {instead}", why.trim()),
+            ),
+            Ok(_) => ok(&format!("tc qdisc {qdisc}"), "available"),
         });
     }
-    let _ = capture(sup, scratch, &argv(&[ip, "netns", "del", &ns]));
     out
 }

@@ -12,9 +12,8 @@ pub struct Load {
     pub shape: Shape,
     /// Reuse connections (ab `-k`); false: one connection per request, `Connection: close`.
     pub keep_alive: bool,
-    /// Load before the measured part, discarded: a duration (herd run `--warmup`), or for
-    /// clients that stop after a request count (ab), a separate discarded run of this many
-    /// requests.
+    /// Load before the measured part, discarded: a time or a request count, run by the lab
+    /// as a separate client run ([`Load::warmup_run`]).
     pub warmup: Warmup,
     /// A request with no complete answer after this long fails as a timeout.
     pub timeout: Duration,
@@ -33,6 +32,26 @@ pub enum Shape {
     /// WebBench's ramp: `clients` in turn (1, 2, 4 … 512), each for `step` in a closed loop;
     /// one measurement per step.
     Steps { clients: Vec<u32>, step: Duration },
+}
+
+impl Load {
+    /// The separate, discarded warm-up run: the warm-up's time or count, closed loop, on as
+    /// many connections as the load opens at most (a stepped load's largest step, a rate's
+    /// connections). None without a warm-up.
+    pub fn warmup_run(&self) -> Option<Load> {
+        let concurrency = self.shape.max_connections();
+        let shape = match self.warmup {
+            Warmup::Requests(n) => Shape::Requests { n_requests: n, concurrency },
+            Warmup::Duration(d) => Shape::Duration { duration: d, concurrency },
+            Warmup::None => return None,
+        };
+        Some(Load { shape, warmup: Warmup::None, ..self.clone() })
+    }
+
+    /// The measured run: this load without its warm-up, which ran before.
+    pub fn measured(&self) -> Load {
+        Load { warmup: Warmup::None, ..self.clone() }
+    }
 }
 
 impl Shape {

@@ -1,8 +1,9 @@
 //! The dry run: every cell, every command line and every rendered config of an experiment,
 //! without running, writing or creating anything. Paths inside the run directory are shown
 //! as `$RUN` and the port a cell's server gets as 8080 (the real one is chosen per run), so
-//! that the listing is the same on every machine and every server's configuration is printed
-//! once, not once per cell.
+//! that every server's configuration is printed once, not once per cell. The programs are
+//! shown where this machine has them (or says they are missing), and the worker user as
+//! root would set it: the listing is this machine's.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -10,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
 
-use crate::client::{self, ClientJob, Tool};
+use crate::client::{self, ClientJob};
 use crate::experiment::Experiment;
-use crate::load::{Load, Method, Request, Warmup};
+use crate::load::{Method, Request};
 use crate::matrix::cells;
 
 /// The run directory as the plan shows it.
@@ -41,10 +42,14 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         all.len() * reps.max as usize
     );
     let seed = e.runner.seed.map_or("drawn at start".to_string(), |v| v.to_string());
+    let bound = e
+        .runner
+        .time_wait_below
+        .map_or("half of net.ipv4.tcp_max_tw_buckets".to_string(), |n| n.to_string());
     let _ = writeln!(
         s,
-        "order: shuffled per repetition (seed {seed}); before each run: TIME_WAIT below {} (wait at most {:?}); servers restarted for every run, ready within {:?}",
-        e.runner.time_wait_below, e.runner.drain_timeout, e.runner.ready_timeout
+        "order: shuffled per repetition (seed {seed}); before each run: TIME_WAIT below {bound} (wait at most {:?}), the server on a port no TIME_WAIT socket refers to; servers restarted for every run, ready within {:?}",
+        e.runner.drain_timeout, e.runner.ready_timeout
     );
     let _ = writeln!(
         s,
@@ -128,31 +133,35 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             "      verify: {} {path} must answer 200 with the expected bytes (length and SHA-256)",
             method_of(&request)
         );
-        let program = client_program(c.client, herd_exe);
-        let out_dir = PathBuf::from(format!("{RUN_PATH}/cells/CELL/client"));
-        if c.load.warmup != Warmup::None {
-            let _ = writeln!(
-                s,
-                "      warm-up (discarded): {:?} at the same concurrency, before the measured run",
-                c.load.warmup
-            );
-        }
-        let main = Load { warmup: Warmup::None, ..c.load.clone() };
-        let job = ClientJob {
-            tool: c.client,
-            program: &program,
-            base_url: "http://127.0.0.1:8080",
-            request: &request,
-            load: &main,
-            threads: e.client_threads,
-            out_dir: &out_dir,
-        };
-        match client::command(&job) {
-            Ok(cmd) => {
-                let _ = writeln!(s, "      client on cpus {}: {}", e.client_cpus, join(&cmd.main));
-            }
-            Err(err) => {
-                let _ = writeln!(s, "      client: refused: {err}");
+        // Where it is installed here; where Debian puts it otherwise (the plan still shows it).
+        let program = client::locate(c.client, herd_exe)
+            .unwrap_or_else(|| PathBuf::from(format!("/usr/bin/{}", c.client.name())));
+        let client_dir = PathBuf::from(format!("{RUN_PATH}/cells/CELL/client"));
+        let main = c.load.measured();
+        let warm_dir = client_dir.join("warmup");
+        let runs = [
+            ("warm-up (discarded)", c.load.warmup_run(), &warm_dir),
+            ("client", Some(main), &client_dir),
+        ];
+        for (what, load, out_dir) in runs {
+            let Some(load) = load else { continue };
+            let job = ClientJob {
+                tool: c.client,
+                program: &program,
+                base_url: "http://127.0.0.1:8080",
+                request: &request,
+                load: &load,
+                threads: e.client_threads,
+                out_dir,
+            };
+            match client::command(&job) {
+                Ok(cmd) => {
+                    let _ =
+                        writeln!(s, "      {what} on cpus {}: {}", e.client_cpus, join(&cmd.main));
+                }
+                Err(err) => {
+                    let _ = writeln!(s, "      {what}: refused: {err}");
+                }
             }
         }
     }
@@ -166,30 +175,15 @@ fn method_of(r: &Request) -> &'static str {
     }
 }
 
-fn client_program(tool: Tool, herd_exe: &Path) -> PathBuf {
-    match tool {
-        Tool::Herd => herd_exe.to_path_buf(),
-        Tool::Ab => PathBuf::from("/usr/bin/ab"),
-        Tool::Wrk => PathBuf::from("/usr/bin/wrk"),
-    }
-}
-
 fn root_user() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     (unsafe { libc::geteuid() } == 0).then(|| "www-data".to_string())
 }
 
+/// A command line as a shell reads it back (`$RUN` is written in after, outside quotes).
 fn join(argv: &[std::ffi::OsString]) -> String {
     argv.iter()
-        .map(|a| {
-            let a = a.to_string_lossy();
-            // Quoted as a shell would need it; `$RUN` is written in after, outside quotes.
-            if a.is_empty() || a.contains([' ', '"', '\'', '$']) {
-                format!("'{a}'")
-            } else {
-                a.into_owned()
-            }
-        })
+        .map(|a| herd_topo::net::shell_word(&a.to_string_lossy()))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -26,15 +26,14 @@ pub struct Table {
 }
 
 impl Table {
-    /// Reads /proc/net/tcp and /proc/net/tcp6; a file that cannot be read counts as empty.
-    pub fn read() -> Table {
+    /// Reads /proc/net/tcp and /proc/net/tcp6; None when the IPv4 table cannot be read
+    /// (the IPv6 one is absent on a kernel without IPv6, and counts as empty).
+    pub fn read() -> Option<Table> {
         let mut t = Table::default();
-        for p in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            if let Ok(text) = std::fs::read_to_string(p) {
-                t.add(&text);
-            }
+        for text in tables()? {
+            t.add(&text);
         }
-        t
+        Some(t)
     }
 
     /// Sockets in TIME_WAIT.
@@ -48,24 +47,35 @@ impl Table {
     }
 
     fn add(&mut self, table: &str) {
-        for line in table.lines().skip(1) {
-            let cols: Vec<&str> = line.split_whitespace().take(4).collect();
-            if cols.len() < 4 || cols[3] != "06" {
-                continue;
-            }
+        for (local, remote) in time_wait_rows(table) {
             self.count += 1;
-            for c in &cols[1..3] {
-                if let Some(a) = parse_endpoint(c) {
-                    self.endpoints.insert(canonical(a));
-                }
+            for a in [local, remote].into_iter().filter_map(parse_endpoint) {
+                self.endpoints.insert(canonical(a));
             }
         }
     }
 }
 
-/// Sockets in TIME_WAIT in this network namespace.
-pub fn count() -> u64 {
-    Table::read().count()
+/// Sockets in TIME_WAIT in this network namespace, None when it cannot be read. Counts
+/// rows only: the drain loop asks four times a second while tens of thousands expire.
+pub fn count() -> Option<u64> {
+    Some(tables()?.iter().map(|t| time_wait_rows(t).count() as u64).sum())
+}
+
+fn tables() -> Option<Vec<String>> {
+    let v4 = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let v6 = std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
+    Some(vec![v4, v6])
+}
+
+/// (local, remote) address columns of the rows of a /proc/net/tcp table whose state (4th
+/// column) is 06, TIME_WAIT.
+fn time_wait_rows(table: &str) -> impl Iterator<Item = (&str, &str)> {
+    table.lines().skip(1).filter_map(|line| {
+        let mut cols = line.split_whitespace().skip(1);
+        let (local, remote, state) = (cols.next()?, cols.next()?, cols.next()?);
+        (state == "06").then_some((local, remote))
+    })
 }
 
 /// The default bound: half of `net.ipv4.tcp_max_tw_buckets`, so that a run never pushes the
@@ -78,12 +88,13 @@ pub fn default_bound() -> u64 {
 }
 
 /// Waits until fewer than `below` sockets are in TIME_WAIT, at most `limit`, checking
-/// `cancelled` between looks. Returns the count at the start and the time waited.
-pub fn drain(below: u64, limit: Duration, cancelled: &dyn Fn() -> bool) -> (u64, Duration) {
+/// `cancelled` between looks. Returns the count at the start (None: the table cannot be
+/// read, and nothing was waited for) and the time waited.
+pub fn drain(below: u64, limit: Duration, cancelled: &dyn Fn() -> bool) -> (Option<u64>, Duration) {
     let started = Instant::now();
     let first = count();
     let mut now = first;
-    while now >= below && started.elapsed() < limit && !cancelled() {
+    while now.is_some_and(|n| n >= below) && started.elapsed() < limit && !cancelled() {
         std::thread::sleep(Duration::from_millis(250));
         now = count();
     }
@@ -166,7 +177,7 @@ mod tests {
         use std::net::{TcpListener, TcpStream};
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let server = listener.local_addr().unwrap();
-        assert!(!Table::read().refers_to(server));
+        assert!(!Table::read().unwrap().refers_to(server));
         let client = TcpStream::connect(server).unwrap();
         let client_addr = client.local_addr().unwrap();
         let (mut accepted, _) = listener.accept().unwrap();
@@ -176,10 +187,10 @@ mod tests {
         assert_eq!(accepted.read(&mut buf).unwrap(), 0);
         drop(accepted);
         let deadline = Instant::now() + Duration::from_secs(5);
-        let mut t = Table::read();
+        let mut t = Table::read().unwrap();
         while !t.refers_to(server) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
-            t = Table::read();
+            t = Table::read().unwrap();
         }
         assert!(t.refers_to(server), "no TIME_WAIT socket refers to {server}");
         assert!(t.refers_to(client_addr));

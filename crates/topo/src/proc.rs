@@ -150,6 +150,29 @@ impl Supervisor {
         }
     }
 
+    /// Runs a short program (a version or config check, a probe) to its end, at most
+    /// `limit`, with its stdout and stderr together in `log` (removed afterwards). Ok with
+    /// what it printed when it exited 0; Err with how it ended and what it printed otherwise,
+    /// or why it could not start.
+    pub fn capture(
+        &mut self,
+        name: &str,
+        argv: &[OsString],
+        log: &Path,
+        limit: Duration,
+    ) -> Result<String, String> {
+        let spawn = Spawn { name, argv, env: &[], stdout: log, stderr: log, cpus: &CpuSet::All };
+        let finished = self.run(&spawn, limit, Duration::from_secs(1), None);
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let _ = std::fs::remove_file(log);
+        match finished {
+            Ok(f) if f.status.success() && !f.timed_out => Ok(text),
+            Ok(f) if f.timed_out => Err(format!("ran past {limit:?}: {}", text.trim())),
+            Ok(f) => Err(format!("{}: {}", describe(&f.status), text.trim())),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// The programs still running, in start order.
     pub fn running(&self) -> &[Running] {
         &self.running

@@ -32,36 +32,35 @@ const MAX_CONCURRENCY: u32 = 20_000;
 
 pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     let load = job.load;
-    let (n_requests, concurrency) = match &load.shape {
-        Shape::Requests { n_requests, concurrency } => (*n_requests, *concurrency),
-        Shape::Duration { .. } => {
-            return Err(job.unsupported(
-                "run for a duration",
-                "it stops after a request count (its -t time limit also stops at 50000 \
+    let (n_requests, concurrency) =
+        match &load.shape {
+            Shape::Requests { n_requests, concurrency } => (*n_requests, *concurrency),
+            Shape::Duration { .. } => {
+                return Err(job.unsupported(
+                    "run for a duration",
+                    "it stops after a request count (its -t time limit also stops at 50000 \
                  requests, silently)",
-                "give a request count (Shape::Requests), or use herd or wrk",
-            ))
-        }
-        Shape::Rate { .. } => {
-            return Err(job.unsupported(
-                "send a fixed rate",
-                "it has no open loop: each connection sends when its last response ends",
-                "use herd (--rate)",
-            ))
-        }
-        Shape::Steps { .. } => {
-            return Err(job.unsupported(
+                    "give the load `requests` instead of a duration, or use the herd or wrk client",
+                ))
+            }
+            Shape::Rate { .. } => {
+                return Err(job.unsupported(
+                    "send a fixed rate",
+                    "it has no open loop: each connection sends when its last response ends",
+                    "use the herd client (a `rate` load)",
+                ))
+            }
+            Shape::Steps { .. } => return Err(job.unsupported(
                 "run client steps",
                 "one ab run has one concurrency",
-                "make one cell per step with Shape::Requests, or use herd (--steps)",
-            ))
-        }
-    };
+                "make one load per step with `requests` and `concurrency`, or use the herd client",
+            )),
+        };
     if concurrency > MAX_CONCURRENCY {
         return Err(job.unsupported(
             &format!("open {concurrency} connections"),
             &format!("ab allows at most {MAX_CONCURRENCY} (-c)"),
-            "use herd or wrk for more",
+            "use the herd or wrk client for more",
         ));
     }
     if u64::from(concurrency) > n_requests {
@@ -75,7 +74,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         return Err(job.unsupported(
             "send a SPECweb99 mix",
             "ab loads a single URL",
-            "use herd (--specweb)",
+            "use the herd client",
         ));
     }
     if job.threads.is_some_and(|t| t != 1) {
@@ -93,7 +92,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
             return Err(job.unsupported(
                 "warm up for a duration",
                 "its warm-up is a separate ab run, which stops after a request count",
-                "give the warm-up as a request count (Warmup::Requests)",
+                "give the warm-up as `warmup_requests`",
             ))
         }
     };

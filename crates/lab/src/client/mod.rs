@@ -208,22 +208,39 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
     }
 }
 
-/// The threads `job`'s tool runs: ab 1, wrk its `-t`, herd its `-t` or one per online CPU
-/// (at most the connections).
-pub fn threads(job: &ClientJob) -> u32 {
-    let connections = job.load.shape.max_connections();
+/// Where `tool` is installed: herd is `herd_exe` itself; ab and wrk are looked for where
+/// Debian (or a hand install) puts them. None: not installed ([`Tool::package`] says what
+/// to install).
+pub fn locate(tool: Tool, herd_exe: &Path) -> Option<PathBuf> {
+    let candidates: &[&str] = match tool {
+        Tool::Herd => return Some(herd_exe.to_path_buf()),
+        Tool::Ab => &["/usr/bin/ab", "/usr/sbin/ab", "/usr/local/bin/ab"],
+        Tool::Wrk => &["/usr/bin/wrk", "/usr/local/bin/wrk"],
+    };
+    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+/// The threads an external client (ab, wrk) runs for `job`, for judging it by its CPU time;
+/// None for herd, which judges itself.
+pub fn external_threads(job: &ClientJob) -> Option<u32> {
     match job.tool {
-        Tool::Ab => 1,
-        Tool::Wrk => wrk::threads(job, connections),
-        Tool::Herd => job.threads.unwrap_or_else(|| {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-            cpus.min(connections.max(1))
-        }),
+        Tool::Ab => Some(1),
+        Tool::Wrk => Some(wrk::threads(job, job.load.shape.max_connections())),
+        Tool::Herd => None,
     }
 }
 
 impl Tool {
     pub const ALL: [Tool; 3] = [Tool::Herd, Tool::Ab, Tool::Wrk];
+
+    /// The Debian package that installs it.
+    pub fn package(self) -> &'static str {
+        match self {
+            Tool::Herd => "herd (this program)",
+            Tool::Ab => "apache2-utils",
+            Tool::Wrk => "wrk",
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {

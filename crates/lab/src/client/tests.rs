@@ -253,25 +253,25 @@ fn ab_refusals() {
     refused(
         &job(Tool::Ab, &r, &duration(10, 10)),
         "ab cannot run for a duration: it stops after a request count (its -t time limit also \
-         stops at 50000 requests, silently); give a request count (Shape::Requests), or use \
-         herd or wrk",
+         stops at 50000 requests, silently); give the load `requests` \
+         instead of a duration, or use the herd or wrk client",
     );
     refused(
         &job(Tool::Ab, &r, &rate()),
         "ab cannot send a fixed rate: it has no open loop: each connection sends when its last \
-         response ends; use herd (--rate)",
+         response ends; use the herd client (a `rate` load)",
     );
     refused(
         &job(Tool::Ab, &r, &steps()),
-        "ab cannot run client steps: one ab run has one concurrency; make one cell per step \
-         with Shape::Requests, or use herd (--steps)",
+        "ab cannot run client steps: one ab run has one concurrency; make one load per step \
+         with `requests` and `concurrency`, or use the herd client",
     );
     let mut l = requests(1000, 10);
     l.warmup = Warmup::Duration(SECS(2));
     refused(
         &job(Tool::Ab, &r, &l),
         "ab cannot warm up for a duration: its warm-up is a separate ab run, which stops after \
-         a request count; give the warm-up as a request count (Warmup::Requests)",
+         a request count; give the warm-up as `warmup_requests`",
     );
     let l = requests(1000, 10);
     let mut j = job(Tool::Ab, &r, &l);
@@ -288,7 +288,7 @@ fn ab_refusals() {
     );
     refused(
         &job(Tool::Ab, &r, &requests(100_000, 20_001)),
-        "ab cannot open 20001 connections: ab allows at most 20000 (-c); use herd or wrk for more",
+        "ab cannot open 20001 connections: ab allows at most 20000 (-c); use the herd or wrk client for more",
     );
     let mut l = requests(1000, 10);
     l.timeout = Duration::from_millis(1500);
@@ -300,7 +300,7 @@ fn ab_refusals() {
     let s = specweb();
     refused(
         &job(Tool::Ab, &s, &requests(1000, 10)),
-        "ab cannot send a SPECweb99 mix: ab loads a single URL; use herd (--specweb)",
+        "ab cannot send a SPECweb99 mix: ab loads a single URL; use the herd client",
     );
 }
 
@@ -362,23 +362,23 @@ fn wrk_refusals() {
     refused(
         &job(Tool::Wrk, &r, &requests(1000, 10)),
         "wrk cannot stop after a request count: it runs for a duration (-d) and has no -n; \
-         give a duration (Shape::Duration), or use herd or ab",
+         give the load a `duration` instead of `requests`, or use the herd or ab client",
     );
     refused(
         &job(Tool::Wrk, &r, &rate()),
-        "wrk cannot send a fixed rate: it has no open loop (wrk2's -R has); use herd (--rate)",
+        "wrk cannot send a fixed rate: it has no open loop (wrk2's -R has); use the herd client (a `rate` load)",
     );
     refused(
         &job(Tool::Wrk, &r, &steps()),
-        "wrk cannot run client steps: one wrk run has one connection count; make one cell per \
-         step with Shape::Duration, or use herd (--steps)",
+        "wrk cannot run client steps: one wrk run has one connection count; make one load per \
+         step with `duration` and `concurrency`, or use the herd client",
     );
     let mut l = duration(10, 10);
     l.warmup = Warmup::Requests(100);
     refused(
         &job(Tool::Wrk, &r, &l),
         "wrk cannot warm up for a request count: it runs for a duration and has no -n; give the \
-         warm-up as a duration (Warmup::Duration)",
+         warm-up as `warmup = \"2s\"`",
     );
     let l = load(Shape::Duration { duration: Duration::from_millis(1500), concurrency: 10 });
     refused(
@@ -397,8 +397,8 @@ fn wrk_refusals() {
     let s = specweb();
     refused(
         &job(Tool::Wrk, &s, &duration(10, 10)),
-        "wrk cannot send a SPECweb99 mix: the lab's wrk script loads a single URL; use herd \
-         (--specweb)",
+        "wrk cannot send a SPECweb99 mix: the lab's wrk script loads a single URL; use the \
+         herd client",
     );
 }
 

@@ -35,35 +35,32 @@ pub(super) fn threads(job: &ClientJob, connections: u32) -> u32 {
 
 pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     let load = job.load;
-    let (duration, connections) = match &load.shape {
-        Shape::Duration { duration, concurrency } => (*duration, *concurrency),
-        Shape::Requests { .. } => {
-            return Err(job.unsupported(
+    let (duration, connections) =
+        match &load.shape {
+            Shape::Duration { duration, concurrency } => (*duration, *concurrency),
+            Shape::Requests { .. } => return Err(job.unsupported(
                 "stop after a request count",
                 "it runs for a duration (-d) and has no -n",
-                "give a duration (Shape::Duration), or use herd or ab",
-            ))
-        }
-        Shape::Rate { .. } => {
-            return Err(job.unsupported(
-                "send a fixed rate",
-                "it has no open loop (wrk2's -R has)",
-                "use herd (--rate)",
-            ))
-        }
-        Shape::Steps { .. } => {
-            return Err(job.unsupported(
+                "give the load a `duration` instead of `requests`, or use the herd or ab client",
+            )),
+            Shape::Rate { .. } => {
+                return Err(job.unsupported(
+                    "send a fixed rate",
+                    "it has no open loop (wrk2's -R has)",
+                    "use the herd client (a `rate` load)",
+                ))
+            }
+            Shape::Steps { .. } => return Err(job.unsupported(
                 "run client steps",
                 "one wrk run has one connection count",
-                "make one cell per step with Shape::Duration, or use herd (--steps)",
-            ))
-        }
-    };
+                "make one load per step with `duration` and `concurrency`, or use the herd client",
+            )),
+        };
     if job.request.specweb_dir.is_some() {
         return Err(job.unsupported(
             "send a SPECweb99 mix",
             "the lab's wrk script loads a single URL",
-            "use herd (--specweb)",
+            "use the herd client",
         ));
     }
     let threads = threads(job, connections);
@@ -84,7 +81,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
             return Err(job.unsupported(
                 "warm up for a request count",
                 "it runs for a duration and has no -n",
-                "give the warm-up as a duration (Warmup::Duration)",
+                "give the warm-up as `warmup = \"2s\"`",
             ))
         }
     };

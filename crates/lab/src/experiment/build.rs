@@ -166,7 +166,8 @@ fn check_cells(
     e: &Experiment,
 ) -> Result<(), ExperimentError> {
     for cell in crate::matrix::cells(e) {
-        if cell.workload.path_on(&cell.server).is_none() {
+        // The docroot is a placeholder: only the request's shape matters here.
+        let Some(request) = cell.request(std::path::Path::new("."), None) else {
             return Err(errs.at(
                 raw.matrix.workload.span(),
                 format!(
@@ -176,20 +177,6 @@ fn check_cells(
                     cell.workload.name
                 ),
             ));
-        }
-        let request = crate::load::Request {
-            path: cell.workload.path_on(&cell.server).unwrap_or_default(),
-            method: match cell.workload.kind {
-                WorkloadKind::Post { .. } => crate::load::Method::Post {
-                    body_file: "body".into(),
-                    content_type: "application/octet-stream".into(),
-                },
-                _ => crate::load::Method::Get,
-            },
-            specweb_dir: matches!(cell.workload.kind, WorkloadKind::Specweb { .. })
-                .then(|| "specweb".into()),
-            expect_status: 200,
-            expect_body_bytes: None,
         };
         if let Err(reason) =
             crate::client::supports(cell.client, &cell.load, &request, e.client_threads)
@@ -226,6 +213,14 @@ fn servers(
             None => None,
         };
         let workers = match &s.workers {
+            Some(w) if !kind.takes_workers() => {
+                return Err(errs.at(
+                    w.span(),
+                    format!(
+                        "[servers.{name}] workers: {kind} forks one process per connection and takes no worker count; remove `workers`"
+                    ),
+                ))
+            }
             Some(w) => {
                 NonZeroU32::new(
                     int_in(errs, w, &format!("[servers.{name}] workers"), 1, 1024)? as u32
@@ -553,9 +548,10 @@ fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, Expe
             Some(s) => Some(int_in(errs, s, "[runner] seed", 0, i64::MAX)? as u64),
             None => None,
         },
+        // Unset: the runner uses half of this machine's tcp_max_tw_buckets (timewait.rs).
         time_wait_below: match &r.time_wait_below {
-            Some(t) => int_in(errs, t, "[runner] time_wait_below", 1, 10_000_000)? as u64,
-            None => crate::timewait::default_bound(),
+            Some(t) => Some(int_in(errs, t, "[runner] time_wait_below", 1, 10_000_000)? as u64),
+            None => None,
         },
         drain_timeout: dur(&r.drain_timeout, "drain_timeout", 90)?,
         ready_timeout: dur(&r.ready_timeout, "ready_timeout", 15)?,
@@ -631,15 +627,14 @@ fn names(
     let mut out = Vec::new();
     for n in list.get_ref() {
         if !known(n.get_ref()) {
-            return Err(errs.at(
-                n.span(),
-                format!(
-                    "unknown {axis} `{}`: use {} or define [{axis}s.{}]",
-                    n.get_ref(),
-                    choices(&choices_for()),
-                    n.get_ref()
-                ),
-            ));
+            let name = n.get_ref();
+            let known = choices_for();
+            let what = if known.is_empty() {
+                format!("define [{axis}s.{name}]")
+            } else {
+                format!("use {} or define [{axis}s.{name}]", choices(&known))
+            };
+            return Err(errs.at(n.span(), format!("unknown {axis} `{name}`: {what}")));
         }
         if out.contains(n.get_ref()) {
             return Err(errs.at(n.span(), format!("[matrix] {axis} lists `{}` twice", n.get_ref())));

@@ -100,7 +100,7 @@ pub struct RunnerSettings {
     pub seed: Option<u64>,
     /// Before each run, wait until fewer sockets than this sit in TIME_WAIT (default: half
     /// of net.ipv4.tcp_max_tw_buckets; see `timewait`).
-    pub time_wait_below: u64,
+    pub time_wait_below: Option<u64>,
     /// ... but no longer than this (the wait and the count are recorded).
     pub drain_timeout: Duration,
     /// A server that does not answer within this after its start fails the cell.

@@ -83,13 +83,7 @@ pub(crate) fn php(kind: ServerKind, text: &str) -> Result<Php, String> {
         "cgi" => Php::Cgi,
         other => return Err(format!("unknown php `{other}`: use `fpm` or `cgi`")),
     };
-    let ok = matches!(
-        (kind, php),
-        (ServerKind::Nginx, Php::Fpm)
-            | (ServerKind::Apache(_), _)
-            | (ServerKind::Lighttpd, Php::Cgi)
-    );
-    if ok {
+    if herd_drivers::php_choices(kind).contains(&php) {
         Ok(php)
     } else {
         Err(format!(

@@ -49,6 +49,26 @@ fn edit(from: &str, to: &str) -> String {
 }
 
 #[test]
+fn the_example_in_the_docs_is_accepted() {
+    let doc = include_str!("../../../../docs/experiment.md");
+    let start = doc.find("```toml\n").expect("docs/experiment.md has a toml example") + 8;
+    let len = doc[start..].find("```").expect("the example ends");
+    if let Err(e) = parse(&doc[start..start + len], "docs/experiment.md") {
+        panic!("docs/experiment.md's example is refused: {e}");
+    }
+}
+
+#[test]
+fn a_worker_count_for_mini_httpd_is_refused_at_its_line() {
+    let text = "name = \"m\"\ntitle = \"m\"\n[matrix]\nserver = [\"mh\"]\nworkload = [\"page\"]\nload = [\"n\"]\n[servers.mh]\ndriver = \"mini_httpd\"\nworkers = 4\n[workloads.page]\nkind = \"static\"\nsize = 10\n[loads.n]\nrequests = 10\n";
+    let e = err(text);
+    assert!(
+        e.contains("line 9") && e.contains("mini_httpd forks one process per connection"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_good_file_expands_into_cells() {
     let e = parse(GOOD, "x.toml").unwrap();
     let workloads = &e.axes[1].values;
@@ -122,7 +142,7 @@ fn bad_values_name_the_line() {
 fn a_server_that_cannot_serve_a_workload_is_refused_with_the_alternative() {
     let e = err(&edit("[[exclude]]\nserver = \"apache-prefork\"\nworkload = \"9x9\"\n", ""));
     assert!(
-        e.contains("server `apache-prefork` cannot serve workload `9x9` (a dynamic page): use apache-fpm or apache-cgi; or leave the pair out with [[exclude]]"),
+        e.contains("server `apache-prefork` cannot serve workload `9x9` (a dynamic page): use php = \"fpm\" or php = \"cgi\" in [servers.apache-prefork], or a built-in server with PHP"),
         "{e}"
     );
 }

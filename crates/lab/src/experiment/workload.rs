@@ -3,7 +3,7 @@
 //! the include page, a POST. Which URL that is depends on the server: herd serve has the
 //! pages built in, PHP servers run `9x9.php`, and a server without PHP cannot serve them.
 
-use herd_drivers::{page_path, Page, ServerKind};
+use herd_drivers::{page_path, Page, Php};
 
 use super::ServerDef;
 
@@ -49,11 +49,17 @@ impl WorkloadDef {
             WorkloadKind::Post { .. } => "a POST that needs a page to echo it",
             _ => "this workload",
         };
-        let instead = match server.kind {
-            ServerKind::Nginx => "nginx-fpm",
-            ServerKind::Apache(_) => "apache-fpm or apache-cgi",
-            ServerKind::Lighttpd => "lighttpd-cgi",
-            _ => "herd, nginx-fpm, apache-fpm, apache-cgi or lighttpd-cgi",
+        // The driver's own PHP choices: the setting that would make this server serve it.
+        let choices: Vec<String> = herd_drivers::php_choices(server.kind)
+            .iter()
+            .map(|p| format!("php = \"{}\"", if *p == Php::Fpm { "fpm" } else { "cgi" }))
+            .collect();
+        const WITH_PHP: &str =
+            "a built-in server with PHP (nginx-fpm, apache-fpm, apache-cgi, lighttpd-cgi) or herd";
+        let instead = if choices.is_empty() {
+            WITH_PHP.to_owned()
+        } else {
+            format!("{} in [servers.{}], or {WITH_PHP}", choices.join(" or "), server.name)
         };
         format!(
             "server `{}` cannot serve workload `{}` ({what}): use {instead}",

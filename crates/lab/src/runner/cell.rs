@@ -19,7 +19,7 @@ use super::progress::{Progress, RunSummary};
 use crate::client::{self, ClientJob};
 use crate::docroot::Docroot;
 use crate::experiment::Experiment;
-use crate::load::{Load, Method, Shape, Warmup};
+use crate::load::{Load, Method, Shape};
 use crate::matrix::Cell;
 use crate::{timewait, verify};
 
@@ -59,15 +59,18 @@ pub(super) fn run(
     let started_at = now_rfc3339();
     let clock = Instant::now();
 
-    let waiting = timewait::count();
-    if waiting >= e.runner.time_wait_below {
-        progress.note(&format!(
-            "{waiting} sockets in TIME_WAIT: waiting until fewer than {} (at most {:?}; [runner] time_wait_below)",
-            e.runner.time_wait_below, e.runner.drain_timeout
-        ));
+    let bound = e.runner.time_wait_below.unwrap_or_else(timewait::default_bound);
+    match timewait::count() {
+        Some(waiting) if waiting >= bound => progress.note(&format!(
+            "{waiting} sockets in TIME_WAIT: waiting until fewer than {bound} (at most {:?}; [runner] time_wait_below)",
+            e.runner.drain_timeout
+        )),
+        Some(_) => {}
+        None => progress.note(
+            "cannot read /proc/net/tcp: TIME_WAIT is neither drained nor recorded for this run",
+        ),
     }
-    let (tw_before, drained) =
-        timewait::drain(e.runner.time_wait_below, e.runner.drain_timeout, &cancelled);
+    let (tw_before, drained) = timewait::drain(bound, e.runner.drain_timeout, &cancelled);
     if cancelled() {
         return RunEnd::Cancelled { stopped: 0 };
     }
@@ -94,7 +97,7 @@ pub(super) fn run(
         },
         servers: Vec::new(),
         server_cpu_seconds: None,
-        time_wait_before: Some(tw_before),
+        time_wait_before: tw_before,
         drain_seconds: drained.as_secs_f64(),
         measurements: Vec::new(),
     };
@@ -182,11 +185,11 @@ fn measure(
     write_launch(&launch, ctx.ready.user.as_deref()).map_err(fail)?;
     // One record per process of the launch (php-fpm, then nginx …), each with the version
     // of its program (the probe that runs the same executable).
-    let probe_of = |argv: &[std::ffi::OsString]| {
-        launch.versions.iter().find(|v| v.argv.first().is_some_and(|x| Some(x) == argv.first()))
+    let same_program = |p: &herd_drivers::ProcessSpec, v: &herd_drivers::VersionProbe| {
+        p.argv.first().is_some() && p.argv.first() == v.argv.first()
     };
     for p in &launch.processes {
-        let version = match probe_of(&p.argv) {
+        let version = match launch.versions.iter().find(|v| same_program(p, v)) {
             Some(v) => version(v, sup, dir, versions),
             None => "n/a".to_string(),
         };
@@ -232,7 +235,7 @@ fn measure(
     // Programs the servers start themselves (php-cgi under lighttpd or Apache) get a record
     // for their version; their CPU time is in the server's (reaped children).
     for v in &launch.versions {
-        if launch.processes.iter().any(|p| probe_of(&p.argv).is_some_and(|m| std::ptr::eq(m, v))) {
+        if launch.processes.iter().any(|p| same_program(p, v)) {
             continue;
         }
         rec.servers.push(ServerRecord {
@@ -295,10 +298,9 @@ fn measure(
         ctx.ready.clients.get(&cell.client).ok_or_else(|| fail("client not found"))?;
     let base_url = format!("http://{listen}");
     let client_dir = dir.join("client");
-    if cell.load.warmup != Warmup::None {
+    if let Some(warm_load) = cell.load.warmup_run() {
         let warm_dir = client_dir.join("warmup");
         std::fs::create_dir_all(&warm_dir).map_err(|err| fail(err.to_string()))?;
-        let warm_load = warmup_load(&cell.load);
         let job = ClientJob {
             tool: cell.client,
             program: client_program,
@@ -325,11 +327,21 @@ fn measure(
         if f.cancelled || cancelled() {
             return Err(Failure::Cancelled { client: f.cancelled });
         }
+        // A warm-up that failed would leave the measured run on a server in an unknown state.
+        if f.timed_out || !f.status.success() {
+            return Err(fail(format!(
+                "the warm-up run of {} {} ({}): {}",
+                cell.client.name(),
+                if f.timed_out { "ran past its time limit" } else { "failed" },
+                describe(&f.status),
+                tail_file(&out)
+            )));
+        }
     }
 
     // The measured run, with the servers' CPU time around it.
     std::fs::create_dir_all(&client_dir).map_err(|err| fail(err.to_string()))?;
-    let main_load = Load { warmup: Warmup::None, ..cell.load.clone() };
+    let main_load = cell.load.measured();
     let job = ClientJob {
         tool: cell.client,
         program: client_program,
@@ -393,11 +405,13 @@ fn measure(
     rec.client.health_json = parsed.health_json.clone();
     let mut verdict = parsed.verdict.clone();
     // ab and wrk do not judge themselves: judge them by the CPU time they used.
-    if let (None, Some(cpu_seconds)) = (&verdict, finished.cpu_seconds) {
+    if let (None, Some(cpu_seconds), Some(threads)) =
+        (&verdict, finished.cpu_seconds, client::external_threads(&job))
+    {
         let cpu = client::ClientCpu {
             cpu_seconds,
             wall: finished.elapsed,
-            threads: client::threads(&job),
+            threads,
             cpus: e.client_cpus.cpus().map_or_else(herd_topo::cpuset::online_cpus, <[usize]>::len),
         };
         verdict = client::judge_by_cpu(cell.client, &cpu);
@@ -438,17 +452,6 @@ fn version(
     let found = (probe.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
     versions.insert(probe.program.clone(), found.clone());
     found
-}
-
-/// The discarded warm-up run's load: the warm-up's time or count at the cell's concurrency.
-fn warmup_load(load: &Load) -> Load {
-    let concurrency = load.shape.max_connections();
-    let shape = match load.warmup {
-        Warmup::Requests(n) => Shape::Requests { n_requests: n, concurrency },
-        Warmup::Duration(d) => Shape::Duration { duration: d, concurrency },
-        Warmup::None => Shape::Requests { n_requests: 1, concurrency: 1 },
-    };
-    Load { shape, warmup: Warmup::None, ..load.clone() }
 }
 
 /// How long a client may run before it is stopped: its own length plus a margin, or for a
@@ -571,7 +574,8 @@ fn open_dir(d: &Path) {
 /// A free port on 127.0.0.1 that no TIME_WAIT socket refers to, so that none of this run's
 /// connections can collide with one left by an earlier run (see `timewait`).
 fn port_clear_of_time_wait() -> Result<SocketAddr, Failure> {
-    let table = timewait::Table::read();
+    // Unreadable (noted before the drain): any free port, unchecked.
+    let table = timewait::Table::read().unwrap_or_default();
     let mut last = None;
     for _ in 0..64 {
         let addr = TcpListener::bind("127.0.0.1:0")

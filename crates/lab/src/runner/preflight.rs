@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use herd_drivers::{programs_needed, Programs};
 use herd_topo::cpuset::online_cpus;
-use herd_topo::{CpuSet, Spawn, Supervisor};
+use herd_topo::{CpuSet, Supervisor};
 
 use crate::client::{self, Tool};
 use crate::error::LabError;
@@ -27,10 +27,6 @@ pub(super) struct Ready {
     /// Who unprivileged server workers run as (when herd runs as root).
     pub user: Option<String>,
 }
-
-/// Where the real ab and wrk are.
-const AB: &[&str] = &["/usr/bin/ab", "/usr/sbin/ab"];
-const WRK: &[&str] = &["/usr/bin/wrk", "/usr/local/bin/wrk"];
 
 pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
     let mut missing: Vec<String> = Vec::new();
@@ -49,19 +45,14 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         if clients.contains_key(&cell.client) {
             continue;
         }
-        let found = match cell.client {
-            Tool::Herd => Some(herd_exe.to_path_buf()),
-            Tool::Ab => first_existing(AB),
-            Tool::Wrk => first_existing(WRK),
-        };
-        match found {
+        match client::locate(cell.client, herd_exe) {
             Some(p) => {
                 clients.insert(cell.client, p);
             }
             None => missing.push(format!(
                 "client {}: not installed (apt-get install {})",
                 cell.client.name(),
-                if cell.client == Tool::Ab { "apache2-utils" } else { "wrk" }
+                cell.client.package()
             )),
         }
     }
@@ -107,7 +98,8 @@ pub(super) fn versions(
     out
 }
 
-/// Runs `argv` briefly and returns what it printed (stdout and stderr).
+/// Runs a version probe and returns what it printed, or how it failed: either way the
+/// parser gets the text, and an unparsable one is recorded as `unknown (…)`.
 pub(super) fn run_capture(
     sup: &mut Supervisor,
     scratch: &Path,
@@ -115,20 +107,14 @@ pub(super) fn run_capture(
     argv: &[OsString],
 ) -> String {
     let log = scratch.join(format!("{name}.out"));
-    let spawn = Spawn { name, argv, env: &[], stdout: &log, stderr: &log, cpus: &CpuSet::All };
-    let _ = sup.run(&spawn, Duration::from_secs(10), Duration::from_secs(1), None);
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
-    text
+    match sup.capture(name, argv, &log, Duration::from_secs(10)) {
+        Ok(text) | Err(text) => text,
+    }
 }
 
 pub(super) fn unknown(output: &str) -> String {
     let first = output.lines().next().unwrap_or("no output").trim();
     format!("unknown ({first})")
-}
-
-fn first_existing(candidates: &[&str]) -> Option<PathBuf> {
-    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
 }
 
 fn user_exists(name: &str) -> bool {

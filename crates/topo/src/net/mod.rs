@@ -6,4 +6,4 @@ pub mod path;
 pub mod plan;
 
 pub use path::{Need, Path, Shaping};
-pub use plan::{Host, Plan};
+pub use plan::{shell_word, Host, Plan};

@@ -178,7 +178,7 @@ impl Plan {
 
 /// `word` as a shell reads it back: as is when it has only safe characters, else in single
 /// quotes (none of herd's arguments contains a single quote; one would be closed and escaped).
-fn shell_word(word: &str) -> String {
+pub fn shell_word(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         word.to_owned()
