@@ -186,7 +186,7 @@ fn measure(
     // One record per process of the launch (php-fpm, then nginx …), each with the version
     // of its program (the probe that runs the same executable).
     let same_program = |p: &herd_drivers::ProcessSpec, v: &herd_drivers::VersionProbe| {
-        p.argv.first().is_some() && p.argv.first() == v.argv.first()
+        !p.argv.is_empty() && p.argv.first() == v.argv.first()
     };
     for p in &launch.processes {
         let version = match launch.versions.iter().find(|v| same_program(p, v)) {
