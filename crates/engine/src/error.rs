@@ -9,6 +9,8 @@ use thiserror::Error;
 pub enum EngineError {
     #[error("cannot create the event loop: {0}")]
     Poll(#[source] io::Error),
+    #[error("cannot set the open loop's timer: {0}")]
+    Timer(#[source] io::Error),
     #[error("cannot start worker thread: {0}")]
     Thread(#[source] io::Error),
     #[error("a worker thread panicked")]

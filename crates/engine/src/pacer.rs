@@ -121,7 +121,9 @@ mod tests {
         p.arm(Instant::now()).unwrap();
         let mut fds = [rustix::event::PollFd::new(&p.timer, rustix::event::PollFlags::IN)];
         let timeout = rustix::time::Timespec { tv_sec: 1, tv_nsec: 0 };
-        rustix::event::poll(&mut fds, Some(&timeout)).unwrap();
+        // The timer fired (poll did not just time out), and not before it was due.
+        assert_eq!(rustix::event::poll(&mut fds, Some(&timeout)).unwrap(), 1);
+        assert!(fds[0].revents().contains(rustix::event::PollFlags::IN));
         assert!(Instant::now() >= t0 + Duration::from_millis(5));
         p.fired();
     }

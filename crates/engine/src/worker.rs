@@ -104,7 +104,7 @@ where
                     Arrivals::Uniform => None,
                     Arrivals::Poisson { seed } => Some(seed ^ u64::from(*i).wrapping_mul(0x9e37)),
                 };
-                let pacer = Pacer::new(rate, started + offset, seed).map_err(EngineError::Poll)?;
+                let pacer = Pacer::new(rate, started + offset, seed).map_err(EngineError::Timer)?;
                 let fd = pacer.raw_fd();
                 poll.registry()
                     .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)
@@ -276,7 +276,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
 
         loop {
             self.open_pending();
-            self.dispatch(Instant::now());
+            // Only an open loop has a schedule to keep: no clock read per turn otherwise.
+            if self.pacer.is_some() {
+                self.dispatch(Instant::now());
+            }
             if self.stop {
                 break;
             }
@@ -457,7 +460,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         let quota_left = self.quota.is_none_or(|q| self.started < q);
         let can_send = !self.idle.is_empty() || !self.free.is_empty();
         match &mut self.pacer {
-            Some(p) if quota_left && can_send => p.arm(now).map_err(EngineError::Poll),
+            Some(p) if quota_left && can_send => p.arm(now).map_err(EngineError::Timer),
             _ => Ok(()),
         }
     }
@@ -581,8 +584,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
 
     /// How many bytes connection `i` may read now under the receive-rate cap (None: no
     /// cap). At 0 its timer is set for when a chunk will be allowed.
-    fn read_allowance(&mut self, i: usize, now: Instant) -> Option<usize> {
+    fn read_allowance(&mut self, i: usize) -> Option<usize> {
+        // The clock only when reads are paced: this runs on every read.
         let rate = self.spec.receive_rate? as f64;
+        let now = Instant::now();
         let burst = paced_burst(rate);
         let c = &mut self.conns[i];
         let earned = rate * now.saturating_duration_since(c.rx_last).as_secs_f64();
@@ -875,7 +880,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
             return self.on_readable_tls(i, buf);
         }
         loop {
-            let limit = match self.read_allowance(i, Instant::now()) {
+            let limit = match self.read_allowance(i) {
                 // Paced: the timer set by read_allowance resumes reading.
                 Some(0) => return,
                 Some(n) => n.min(buf.len()),

@@ -273,7 +273,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         Some(path) => {
             use std::os::unix::fs::FileTypeExt as _;
             let meta = fs::metadata(path)
-                .with_context(|| format!("--unix-socket {}: no such socket", path.display()))?;
+                .with_context(|| format!("cannot use --unix-socket {}", path.display()))?;
             if !meta.file_type().is_socket() {
                 bail!("--unix-socket {}: not a socket", path.display());
             }

@@ -186,8 +186,18 @@ concurrency = 4
 keep_alive = true
 {TRIM}"#
     );
-    let table = run_experiment("lab-tools", &text);
+    let (table, stored) = run_experiment_stored("lab-tools", &text);
     check_rows(&table, &["nginx"], 4);
+    // Each client's version is recorded (wrk -v exits 1 and must still be read).
+    for rep in stored.cells.iter().flat_map(|c| &c.repetitions) {
+        let c = &rep.record.client;
+        assert!(
+            !c.version.is_empty() && !c.version.starts_with("unknown"),
+            "{}: version {:?}",
+            c.tool,
+            c.version
+        );
+    }
     for tool in ["herd", "ab", "wrk"] {
         let row = table
             .lines()

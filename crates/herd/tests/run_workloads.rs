@@ -356,7 +356,12 @@ fn a_unix_socket_carries_the_requests_to_nginx() {
         "http://localhost/",
     ]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("no such socket"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("cannot use --unix-socket /nonexistent/herd.sock: No such file or directory"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
-use herd_topo::Supervisor;
+use herd_topo::{Captured, Supervisor};
 
 use crate::client::{self, Tool};
 use crate::environment::{nofile_limits, sysctl};
@@ -213,13 +213,10 @@ fn version_of(
     };
     let launch = render(&spec).ok()?;
     let probe = launch.versions.iter().find(|v| v.program == program)?;
-    let text = match capture(sup, scratch, &probe.argv) {
-        Ok(t) | Err(t) => t,
-    };
-    (probe.parse)(&text)
+    (probe.parse)(&capture(sup, scratch, &probe.argv).text)
 }
 
-fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> Result<String, String> {
+fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> Captured {
     sup.capture("doctor-probe", argv, &scratch.join("doctor.out"), Duration::from_secs(10))
 }
 
@@ -249,7 +246,7 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
     };
     let ns = format!("herd-doctor-{}", std::process::id());
     let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
-    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])) {
+    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])).into_result() {
         return vec![warn(
             "tc qdiscs (tbf, htb, netem)",
             &format!("not probed: cannot create a scratch network namespace: {why}"),
@@ -263,7 +260,8 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
         &argv(&[
             ip, "-n", &ns, "link", "add", "herd-d0", "type", "veth", "peer", "name", "herd-d1",
         ]),
-    );
+    )
+    .into_result();
     let mut out = Vec::new();
     match veth {
         Err(why) => out.push(warn(
@@ -272,7 +270,7 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
         )),
         Ok(_) => out.extend(probe_qdiscs(sup, scratch, tc, &ns)),
     }
-    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "del", &ns])) {
+    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "del", &ns])).into_result() {
         out.push(warn(
             "scratch namespace",
             &format!("could not delete {ns} ({why}): run `ip netns del {ns}`"),
@@ -300,7 +298,7 @@ fn probe_qdiscs(sup: &mut Supervisor, scratch: &Path, tc: &str, ns: &str) -> Vec
     ] {
         let mut a = vec![tc, "-n", ns, "qdisc", "replace", "dev", "herd-d0", "root"];
         a.extend_from_slice(args);
-        out.push(match capture(sup, scratch, &argv(&a)) {
+        out.push(match capture(sup, scratch, &argv(&a)).into_result() {
             // A kernel feature herd cannot install: a warning with the substitute.
             Err(why) => warn(
                 &format!("tc qdisc {qdisc}"),

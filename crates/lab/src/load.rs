@@ -37,11 +37,15 @@ pub enum Shape {
 impl Load {
     /// The separate, discarded warm-up run: the warm-up's time or count, closed loop, on as
     /// many connections as the load opens at most (a stepped load's largest step, a rate's
-    /// connections). None without a warm-up.
+    /// connections; no more than the warm-up's requests, which ab would refuse). None
+    /// without a warm-up.
     pub fn warmup_run(&self) -> Option<Load> {
         let concurrency = self.shape.max_connections();
         let shape = match self.warmup {
-            Warmup::Requests(n) => Shape::Requests { n_requests: n, concurrency },
+            Warmup::Requests(n) => Shape::Requests {
+                n_requests: n,
+                concurrency: concurrency.min(u32::try_from(n).unwrap_or(u32::MAX)).max(1),
+            },
             Warmup::Duration(d) => Shape::Duration { duration: d, concurrency },
             Warmup::None => return None,
         };
@@ -99,4 +103,30 @@ pub enum Method {
         body_file: PathBuf,
         content_type: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(shape: Shape, warmup: Warmup) -> Load {
+        Load { shape, keep_alive: false, warmup, timeout: Duration::from_secs(30) }
+    }
+
+    #[test]
+    fn the_warmup_run_is_closed_loop_on_the_most_connections() {
+        let steps = Shape::Steps { clients: vec![1, 8, 4], step: Duration::from_secs(1) };
+        let w = load(steps, Warmup::Duration(Duration::from_secs(2))).warmup_run().unwrap();
+        assert_eq!(w.shape, Shape::Duration { duration: Duration::from_secs(2), concurrency: 8 });
+        assert_eq!(w.warmup, Warmup::None);
+        // Never more connections than requests (ab refuses -c above -n).
+        let ab = load(Shape::Requests { n_requests: 1000, concurrency: 100 }, Warmup::Requests(50));
+        let w = ab.warmup_run().unwrap();
+        assert_eq!(w.shape, Shape::Requests { n_requests: 50, concurrency: 50 });
+        assert_eq!(ab.measured().warmup, Warmup::None);
+        assert_eq!(ab.measured().shape, ab.shape);
+        assert!(load(Shape::Requests { n_requests: 1, concurrency: 1 }, Warmup::None)
+            .warmup_run()
+            .is_none());
+    }
 }

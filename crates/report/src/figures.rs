@@ -19,8 +19,8 @@ use herd_stats::repetitions::{self as stats, Interval};
 /// One row: a cell, or a cell's step.
 pub(crate) struct Row<'a> {
     pub(crate) cell: &'a StoredCell,
-    /// The step's label, for cells measured in steps (`None`: the cell has one measurement
-    /// or none).
+    /// The step's label when any cell of the experiment was measured in steps (`None`
+    /// otherwise: no row needs a step column).
     pub(crate) step: Option<String>,
     /// Ok repetitions that measured this row (a repetition interrupted or failed part-way
     /// through a stepped load may lack later steps).
@@ -77,11 +77,12 @@ pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
     let stepped = steps.iter().any(|s| s.len() > 1);
     let mut rows = Vec::new();
     for (cell, steps) in exp.cells.iter().zip(steps) {
+        let n_steps = steps.len();
         if steps.is_empty() {
-            rows.push(row(cell, None, None));
+            rows.push(row(cell, None, None, 0));
         }
         for (step, label) in steps {
-            rows.push(row(cell, Some(step), stepped.then_some(label)));
+            rows.push(row(cell, Some(step), stepped.then_some(label), n_steps));
         }
     }
     (rows, stepped)
@@ -123,7 +124,8 @@ fn steps_of(cell: &StoredCell) -> BTreeMap<u32, String> {
     steps
 }
 
-fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>) -> Row<'_> {
+/// The row of `cell` at `step` (None: the cell measured nothing), of the cell's `n_steps`.
+fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usize) -> Row<'_> {
     let ok: Vec<_> = cell.ok_repetitions().collect();
 
     let rates = ok.iter().filter_map(|r| measurement_at(r, step)?.requests_per_second()).collect();
@@ -141,11 +143,19 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>) -> Row<'_> {
             }
         }
     }
-    let cpu: Vec<f64> = ok.iter().filter_map(|r| r.record.server_cpu_us_per_request()).collect();
-    // A step judged on its own has its own verdict; otherwise the repetition's applies.
+    // Server CPU is measured per repetition: only repetitions that ran every step give a
+    // figure per request comparable with the others.
+    let cpu: Vec<f64> = ok
+        .iter()
+        .filter(|r| r.record.measurements.len() == n_steps)
+        .filter_map(|r| r.record.server_cpu_us_per_request())
+        .collect();
+    // A step judged on its own has its own verdict; otherwise the repetition's applies. A
+    // repetition that never reached this step says nothing about it.
     let verdict = cell
         .repetitions
         .iter()
+        .filter(|r| step.is_none() || measurement_at(r, step).is_some())
         .map(|r| {
             measurement_at(r, step).and_then(|m| m.client_verdict.as_deref()).or(r
                 .record

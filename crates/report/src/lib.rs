@@ -7,8 +7,8 @@
 //! - [`experiment_table`]: the terminal table of an experiment, one row per cell (and step),
 //!   with requests per second (median and 95 % confidence interval), spread, latency
 //!   percentiles, failures, server CPU per request and the client's verdict.
-//! - [`stats`]: median, mean, standard deviation, relative standard deviation and Student t
-//!   intervals over per-repetition values, shared with the lab runner.
+//! - The statistics over repetitions (median, Student t interval, spread) come from
+//!   `herd_stats::repetitions`, shared with the lab runner.
 //!
 //! The HTML page and comparisons come later, on the same figures.
 

@@ -219,7 +219,7 @@ const LEGEND: [&str; 11] = [
     "          *: the client's own figure (it gives no histogram), median of the repetitions",
     "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",
     "srv cpu   server CPU time per completed request, median of the ok repetitions",
-    "          (a stepped load's over all its steps)",
+    "          (a stepped load's: over all its steps, from repetitions that ran them all)",
     "client    the worst client verdict of the repetitions (of the step, where each step",
     "          was judged), ! when not ok",
 ];

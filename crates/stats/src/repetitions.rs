@@ -3,8 +3,8 @@
 //! mean (methodology 4.5: ≥ 3 repetitions, median and 95 % CI, more repetitions while the
 //! relative standard deviation is above a threshold).
 //!
-//! Pure functions on `&[f64]`; the lab runner uses [`median`] and [`relative_std_dev`] to
-//! decide whether to repeat, the reports use all of them. An empty input, or one too small
+//! Pure functions on `&[f64]`; the lab runner uses [`relative_std_dev`] to decide whether
+//! to repeat, the reports use the others too. An empty input, or one too small
 //! for the figure, gives `None` rather than NaN.
 
 /// The 95 % two-sided Student t critical values (the 0.975 quantile) for 1 to 30 degrees

@@ -41,7 +41,7 @@ pub enum StoreError {
         source: io::Error,
     },
 
-    #[error("{path} is a directory, not a herd results store")]
+    #[error("{path} is a directory, not a herd results store; give a file path (--store FILE)")]
     NotAFile { path: PathBuf },
 
     #[error(
@@ -49,13 +49,13 @@ pub enum StoreError {
     )]
     EmptyFile { path: PathBuf },
 
-    #[error("{path} is not a herd results store (not an SQLite database)")]
+    #[error("{path} is not a herd results store (not an SQLite database); it was not touched: choose another path (--store FILE)")]
     NotSqlite { path: PathBuf },
 
     /// An SQLite database with another program's application id, or with tables and no id.
     #[error(
-        "{path} is not a herd results store: it is another program's SQLite database (application_id {application_id:#010x}, tables: {}); it was not touched",
-        .tables.join(", ")
+        "{path} is not a herd results store: it is another program's SQLite database (application_id {application_id:#010x}, {}); it was not touched: choose another path (--store FILE)",
+        if .tables.is_empty() { "no tables".to_owned() } else { format!("tables: {}", .tables.join(", ")) }
     )]
     Foreign { path: PathBuf, application_id: u32, tables: Vec<String> },
 
@@ -83,7 +83,7 @@ pub enum StoreError {
     )]
     Locked { path: PathBuf },
 
-    #[error("no experiment {id} in results store {path}")]
+    #[error("no experiment {id} in results store {path}; `herd report {path} --list` shows the ones it holds")]
     UnknownExperiment { path: PathBuf, id: ExperimentId },
 
     #[error(

@@ -1,7 +1,7 @@
 //! Opening a store file: deciding what a file is before anything writes to it, and
 //! creating a new store so that a half-made one never sits at the user's path.
 //!
-//! An existing file is judged in three steps, none of which can change it: its first bytes
+//! An existing file is judged in two steps, none of which can change it: its first bytes
 //! (empty? SQLite at all?), then a read-only SQLite connection (whose file is it, which
 //! schema version, is it intact). Only a herd store, or a blank SQLite database, is then
 //! opened for writing and migrated.

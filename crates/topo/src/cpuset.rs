@@ -18,8 +18,8 @@ pub enum CpuSet {
 pub enum CpuSetError {
     #[error("`{0}` is not a CPU list: write CPU numbers and ranges, e.g. 0, 0-1, 0,2-3, or all")]
     Syntax(String),
-    #[error("CPU {cpu} does not exist here: this machine has CPUs 0-{last}")]
-    Missing { cpu: usize, last: usize },
+    #[error("CPU {cpu} is not online here: this machine's online CPUs are {online}")]
+    Missing { cpu: usize, online: String },
 }
 
 /// Highest CPU number a list may name; far above any machine, low enough to bound a typo.
@@ -55,11 +55,12 @@ impl CpuSet {
         Ok(CpuSet::Only(cpus))
     }
 
-    /// Checks every CPU exists on this machine (`n_cpus` online CPUs, numbered from 0).
-    pub fn check(&self, n_cpus: usize) -> Result<(), CpuSetError> {
+    /// Checks every CPU is online on this machine (`online`, from [`online`]).
+    pub fn check(&self, online: &[usize]) -> Result<(), CpuSetError> {
         if let CpuSet::Only(cpus) = self {
-            if let Some(&cpu) = cpus.iter().find(|&&c| c >= n_cpus) {
-                return Err(CpuSetError::Missing { cpu, last: n_cpus.saturating_sub(1) });
+            if let Some(&cpu) = cpus.iter().find(|c| !online.contains(c)) {
+                let online = CpuSet::Only(online.to_vec()).to_string();
+                return Err(CpuSetError::Missing { cpu, online });
             }
         }
         Ok(())
@@ -118,9 +119,22 @@ impl fmt::Display for CpuSet {
     }
 }
 
-/// The online CPUs of this machine (what a CPU list is checked against).
+/// The online CPUs of this machine, from /sys/devices/system/cpu/online: the CPUs that
+/// exist, whatever herd's own affinity (under `taskset -c 0`, CPU 1 is still a CPU a server
+/// may be pinned to). Falls back to 0..available_parallelism when the file is unreadable.
+pub fn online() -> Vec<usize> {
+    let from_sys = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| CpuSet::parse(t.trim()).ok());
+    match from_sys {
+        Some(CpuSet::Only(cpus)) => cpus,
+        _ => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+    }
+}
+
+/// How many CPUs are online.
 pub fn online_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    online().len()
 }
 
 #[cfg(test)]
@@ -145,8 +159,18 @@ mod tests {
 
     #[test]
     fn checks_against_the_machine() {
-        assert!(CpuSet::parse("0-1").unwrap().check(2).is_ok());
-        let err = CpuSet::parse("0,3").unwrap().check(2).unwrap_err();
-        assert_eq!(err.to_string(), "CPU 3 does not exist here: this machine has CPUs 0-1");
+        assert!(CpuSet::parse("0-1").unwrap().check(&[0, 1]).is_ok());
+        let err = CpuSet::parse("0,3").unwrap().check(&[0, 1]).unwrap_err();
+        assert_eq!(err.to_string(), "CPU 3 is not online here: this machine's online CPUs are 0-1");
+        // A machine with CPU 1 offline.
+        assert!(CpuSet::parse("1").unwrap().check(&[0, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn online_cpus_ignore_herds_own_affinity() {
+        // The test may run pinned; the machine's CPUs are still all online ones.
+        let online = online();
+        assert!(!online.is_empty());
+        assert!(online.len() >= std::thread::available_parallelism().map_or(1, |n| n.get()));
     }
 }

@@ -17,5 +17,5 @@ pub mod proc;
 pub mod registry;
 
 pub use cpuset::{CpuSet, CpuSetError};
-pub use proc::{ProcError, Running, Spawn, Supervisor};
+pub use proc::{Captured, ProcError, Running, Spawn, Supervisor};
 pub use registry::Registry;

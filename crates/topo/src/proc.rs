@@ -56,6 +56,26 @@ pub struct Finished {
     pub cpu_seconds: Option<f64>,
 }
 
+/// What a short program printed, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    /// Its stdout and stderr together, as printed (some programs print their version and
+    /// exit 1, as `wrk -v` does: the text is still what to parse).
+    pub text: String,
+    /// None when it exited 0 within its time; else how it ended, or why it did not start.
+    pub failure: Option<String>,
+}
+
+impl Captured {
+    /// Ok with the text when it succeeded; Err with how it ended and what it printed.
+    pub fn into_result(self) -> Result<String, String> {
+        match self.failure {
+            None => Ok(self.text),
+            Some(how) => Err(format!("{how}: {}", self.text.trim())),
+        }
+    }
+}
+
 /// Why a program could not be started or waited for.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
@@ -67,6 +87,8 @@ pub enum ProcError {
     EmptyArgv { name: String },
     #[error("waiting for {name} (pid {pid}) failed: {source}")]
     Wait { name: String, pid: u32, source: io::Error },
+    #[error("cannot record {name} (pid {pid}) in the run's registry {dir}, so `herd lab clean` could not stop it after a crash; it was stopped: {source}")]
+    Registry { name: String, pid: u32, dir: PathBuf, source: io::Error },
 }
 
 /// Starts programs and stops exactly those, by PID. Dropping it stops whatever still runs.
@@ -84,11 +106,11 @@ impl Supervisor {
 
     /// Starts a program in the background; returns its PID.
     pub fn start(&mut self, s: &Spawn<'_>) -> Result<u32, ProcError> {
-        let child = spawn(s)?;
+        let mut child = spawn(s)?;
         let pid = child.id();
-        if let Some(r) = &self.registry {
-            // A failed registry write only weakens `herd lab clean`; the run goes on.
-            let _ = r.record(pid, s.name);
+        if let Err(e) = self.record(pid, s.name) {
+            stop_child(&mut child, Duration::from_secs(1));
+            return Err(e);
         }
         self.running.push(Running {
             name: s.name.to_string(),
@@ -111,11 +133,14 @@ impl Supervisor {
         cancel: Option<&AtomicBool>,
     ) -> Result<Finished, ProcError> {
         let started = Instant::now();
-        // Reaped by `reap`, not by std: the Child handle is not needed past its PID.
-        let pid = spawn(s)?.id();
-        if let Some(r) = &self.registry {
-            let _ = r.record(pid, s.name);
+        let mut child = spawn(s)?;
+        let pid = child.id();
+        if let Err(e) = self.record(pid, s.name) {
+            stop_child(&mut child, Duration::from_secs(1));
+            return Err(e);
         }
+        // Reaped by `reap`, not by std: the Child handle is not needed past its PID.
+        drop(child);
         let wait_err = |source| ProcError::Wait { name: s.name.to_string(), pid, source };
         let mut timed_out = false;
         let mut cancelled = false;
@@ -150,27 +175,40 @@ impl Supervisor {
         }
     }
 
+    /// Every start is recorded before herd relies on it: a program `herd lab clean` could
+    /// not find after a crash is not left running.
+    fn record(&self, pid: u32, name: &str) -> Result<(), ProcError> {
+        match &self.registry {
+            Some(r) => r.record(pid, name).map_err(|source| ProcError::Registry {
+                name: name.to_string(),
+                pid,
+                dir: r.dir().to_path_buf(),
+                source,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Runs a short program (a version or config check, a probe) to its end, at most
-    /// `limit`, with its stdout and stderr together in `log` (removed afterwards). Ok with
-    /// what it printed when it exited 0; Err with how it ended and what it printed otherwise,
-    /// or why it could not start.
+    /// `limit`, with its stdout and stderr together in `log` (removed afterwards).
     pub fn capture(
         &mut self,
         name: &str,
         argv: &[OsString],
         log: &Path,
         limit: Duration,
-    ) -> Result<String, String> {
+    ) -> Captured {
         let spawn = Spawn { name, argv, env: &[], stdout: log, stderr: log, cpus: &CpuSet::All };
         let finished = self.run(&spawn, limit, Duration::from_secs(1), None);
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let _ = std::fs::remove_file(log);
-        match finished {
-            Ok(f) if f.status.success() && !f.timed_out => Ok(text),
-            Ok(f) if f.timed_out => Err(format!("ran past {limit:?}: {}", text.trim())),
-            Ok(f) => Err(format!("{}: {}", describe(&f.status), text.trim())),
-            Err(e) => Err(e.to_string()),
-        }
+        let failure = match finished {
+            Ok(f) if f.timed_out => Some(format!("ran past {limit:?}")),
+            Ok(f) if !f.status.success() => Some(describe(&f.status)),
+            Ok(_) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        Captured { text, failure }
     }
 
     /// The programs still running, in start order.

@@ -166,3 +166,41 @@ mod tests {
         fs::remove_dir_all(&parent).unwrap();
     }
 }
+
+#[cfg(test)]
+mod unrecorded {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::proc::{group_members, ProcError, Spawn, Supervisor};
+    use crate::CpuSet;
+
+    #[test]
+    fn a_start_that_cannot_be_recorded_is_stopped_and_refused() {
+        let parent = std::env::temp_dir().join(format!("herd-topo-norec-{}", std::process::id()));
+        fs::create_dir_all(&parent).unwrap();
+        let reg = Registry::create(&parent).unwrap();
+        // The registry's pids file cannot be created: a directory stands in its place.
+        fs::create_dir_all(reg.dir().join("pids")).unwrap();
+        let log = parent.join("log");
+        let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
+        let spawn = Spawn {
+            name: "sleeper",
+            argv: &argv,
+            env: &[],
+            stdout: &log,
+            stderr: &log,
+            cpus: &CpuSet::All,
+        };
+        let mut sup = Supervisor::new(Some(reg));
+        let err = sup.start(&spawn).unwrap_err();
+        let ProcError::Registry { pid, .. } = err else { panic!("{err}") };
+        assert!(err.to_string().contains("herd lab clean"), "{err}");
+        assert_eq!(group_members(pid), Vec::<u32>::new(), "the unrecorded process still runs");
+        assert!(sup.running().is_empty());
+        let err =
+            sup.run(&spawn, Duration::from_secs(5), Duration::from_secs(1), None).unwrap_err();
+        assert!(matches!(err, ProcError::Registry { .. }), "{err}");
+        fs::remove_dir_all(&parent).unwrap();
+    }
+}

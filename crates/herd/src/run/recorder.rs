@@ -80,8 +80,6 @@ pub(crate) struct RunRecorder {
     pub(crate) client_errors: ClientErrors,
     pub(crate) bytes_read: u64,
     pub(crate) body_bytes: u64,
-    pub(crate) first_end: Option<Instant>,
-    pub(crate) last_end: Option<Instant>,
     /// The run second by second, only for `--series`, `--hlog` and the live line.
     seconds: Option<Seconds>,
 }
@@ -107,8 +105,6 @@ impl RunRecorder {
             client_errors: ClientErrors::default(),
             bytes_read: 0,
             body_bytes: 0,
-            first_end: None,
-            last_end: None,
             seconds: None,
         }
     }
@@ -139,8 +135,6 @@ impl RunRecorder {
             self.warmup_requests += 1;
             return true;
         }
-        self.first_end = Some(self.first_end.map_or(end, |t| t.min(end)));
-        self.last_end = Some(self.last_end.map_or(end, |t| t.max(end)));
         false
     }
 
@@ -175,11 +169,6 @@ impl RunRecorder {
         self.client_errors += &o.client_errors;
         self.bytes_read += o.bytes_read;
         self.body_bytes += o.body_bytes;
-        self.first_end = match (self.first_end, o.first_end) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.last_end = self.last_end.max(o.last_end);
     }
 }
 

@@ -4,7 +4,6 @@
 //! its reason); only Ctrl-C returns nothing.
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -19,7 +18,7 @@ use super::progress::{Progress, RunSummary};
 use crate::client::{self, ClientJob};
 use crate::docroot::Docroot;
 use crate::experiment::Experiment;
-use crate::load::{Load, Method, Shape};
+use crate::load::{Load, Method, Shape, Warmup};
 use crate::matrix::Cell;
 use crate::{timewait, verify};
 
@@ -103,11 +102,7 @@ pub(super) fn run(
     };
     let result = measure(ctx, cell, &dir, sup, versions, &mut rec);
     // Stop this run's servers (and anything else still running) whatever happened.
-    let pids: Vec<u32> = sup.running().iter().map(|r| r.pid).collect();
-    let mut stopped = 0;
-    for pid in pids.into_iter().rev() {
-        stopped += usize::from(sup.stop(pid, STOP_GRACE));
-    }
+    let stopped = sup.stop_all(STOP_GRACE);
     let _ = std::fs::remove_dir_all(&dir);
     match result {
         Err(Failure::Cancelled { client }) => {
@@ -169,7 +164,7 @@ fn measure(
         .get(&cell.server.name)
         .cloned()
         .ok_or_else(|| fail("no programs for this server"))?;
-    let listen = port_clear_of_time_wait()?;
+    let listen = super::port::pick().map_err(fail)?;
     let spec = ServerSpec {
         kind: cell.server.kind,
         php: cell.server.php,
@@ -376,17 +371,24 @@ fn measure(
     if finished.cancelled || cancelled() {
         return Err(Failure::Cancelled { client: finished.cancelled });
     }
-    let mut total_cpu = 0.0;
-    for ((b, a), record) in before.iter().zip(&after).zip(rec.servers.iter_mut()) {
-        if let (Some(b), Some(a)) = (b, a) {
-            let used = (a - b).max(0.0);
-            total_cpu += used;
-            record.cpu_seconds = Some(used);
+    // rec.servers holds one record per started process, in start order, as `pids` does
+    // (helper programs' records come after them). The total is known only if every part is.
+    let mut total_cpu = Some(0.0);
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        let used = b.zip(*a).map(|(b, a)| (a - b).max(0.0));
+        if let Some(record) = rec.servers.get_mut(i) {
+            record.cpu_seconds = used;
         }
+        total_cpu = total_cpu.zip(used).map(|(t, u)| t + u);
     }
-    rec.server_cpu_seconds = Some(total_cpu);
-    let out = std::fs::read_to_string(&stdout).unwrap_or_default();
-    let err = std::fs::read_to_string(&stderr).unwrap_or_default();
+    rec.server_cpu_seconds = total_cpu;
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|err| {
+            fail(format!("cannot read the client's output {}: {err}", path.display()))
+        })
+    };
+    let out = read(&stdout)?;
+    let err = read(&stderr)?;
     if finished.timed_out {
         return Err(fail(format!(
             "the client ran past {:?} and was stopped; stderr: {}",
@@ -424,6 +426,10 @@ fn measure(
         rec.client.verdict_reason = v.reason;
     }
     rec.measurements = parsed.steps.into_iter().map(to_record).collect();
+    // The warm-up ran apart, before the first step: its requests are counted there.
+    if let (Warmup::Requests(k), Some(first)) = (cell.load.warmup, rec.measurements.first_mut()) {
+        first.warmup_requests += k;
+    }
     // A server that died during the run is a failed run, whatever the client counted.
     for (pid, p) in &pids {
         if let Some(status) = sup.exit_status(*pid) {
@@ -568,28 +574,6 @@ fn write_launch(launch: &Launch, user: Option<&str>) -> Result<(), String> {
 fn open_dir(d: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
-}
-
-/// A free TCP port on 127.0.0.1 (bound and released; the server binds it right after).
-/// A free port on 127.0.0.1 that no TIME_WAIT socket refers to, so that none of this run's
-/// connections can collide with one left by an earlier run (see `timewait`).
-fn port_clear_of_time_wait() -> Result<SocketAddr, Failure> {
-    // Unreadable (noted before the drain): any free port, unchecked.
-    let table = timewait::Table::read().unwrap_or_default();
-    let mut last = None;
-    for _ in 0..64 {
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|err| fail(format!("no free port on 127.0.0.1: {err}")))?;
-        if !table.refers_to(addr) {
-            return Ok(addr);
-        }
-        last = Some(addr);
-    }
-    Err(fail(format!(
-        "64 free ports tried on 127.0.0.1 (the last {}), each still referred to by a socket in TIME_WAIT; wait a minute or widen net.ipv4.ip_local_port_range",
-        last.map_or_else(String::new, |a| a.to_string())
-    )))
 }
 
 fn tail(text: &str) -> String {

@@ -1,7 +1,8 @@
 //! Everything checked before the first cell starts, so that a run never dies half-way on
 //! something knowable up front: every server's programs are installed (all missing ones named
 //! at once, with the apt package), every client tool too, every CPU list exists here, and
-//! servers that drop privileges have their user. Versions are asked once per program.
+//! servers that drop privileges have their user. The clients' versions are asked here; a
+//! server program's version on its first run (`cell::version`), once per experiment.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_drivers::{programs_needed, Programs};
-use herd_topo::cpuset::online_cpus;
+use herd_topo::cpuset::online;
 use herd_topo::{CpuSet, Supervisor};
 
 use crate::client::{self, Tool};
@@ -59,11 +60,11 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if !missing.is_empty() {
         return Err(LabError::Missing(missing));
     }
-    let n = online_cpus();
+    let online = online();
     let mut sets: Vec<&CpuSet> = cells.iter().map(|c| &c.server_cpus).collect();
     sets.push(&e.client_cpus);
     for s in sets {
-        s.check(n).map_err(|err| LabError::Cpus(err.to_string()))?;
+        s.check(&online).map_err(|err| LabError::Cpus(err.to_string()))?;
     }
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
@@ -98,8 +99,8 @@ pub(super) fn versions(
     out
 }
 
-/// Runs a version probe and returns what it printed, or how it failed: either way the
-/// parser gets the text, and an unparsable one is recorded as `unknown (…)`.
+/// Runs a version probe and returns what it printed, whatever its exit status (`wrk -v`
+/// exits 1): the parser gets the text, and an unparsable one is recorded as `unknown (…)`.
 pub(super) fn run_capture(
     sup: &mut Supervisor,
     scratch: &Path,
@@ -107,9 +108,7 @@ pub(super) fn run_capture(
     argv: &[OsString],
 ) -> String {
     let log = scratch.join(format!("{name}.out"));
-    match sup.capture(name, argv, &log, Duration::from_secs(10)) {
-        Ok(text) | Err(text) => text,
-    }
+    sup.capture(name, argv, &log, Duration::from_secs(10)).text
 }
 
 pub(super) fn unknown(output: &str) -> String {

@@ -155,6 +155,9 @@ fn a_directory_is_not_a_store() {
     assert!(matches!(err, StoreError::NotAFile { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("{} is a directory, not a herd results store", dir.path().display())
+        format!(
+            "{} is a directory, not a herd results store; give a file path (--store FILE)",
+            dir.path().display()
+        )
     );
 }

@@ -56,7 +56,10 @@ fn garbage_is_not_sqlite() {
     let msg = check_refused(&dir, &path, |e| matches!(e, StoreError::NotSqlite { .. }));
     assert_eq!(
         msg,
-        format!("{} is not a herd results store (not an SQLite database)", path.display())
+        format!(
+            "{} is not a herd results store (not an SQLite database); it was not touched: choose another path (--store FILE)",
+            path.display()
+        )
     );
 
     fs::write(&path, "name,rps\nnginx,1018.85\n").unwrap();
@@ -123,7 +126,7 @@ fn another_programs_database_is_refused() {
     assert_eq!(
         msg,
         format!(
-            "{} is not a herd results store: it is another program's SQLite database (application_id 0x00000000, tables: note); it was not touched",
+            "{} is not a herd results store: it is another program's SQLite database (application_id 0x00000000, tables: note); it was not touched: choose another path (--store FILE)",
             path.display()
         )
     );
@@ -144,7 +147,7 @@ fn another_programs_marked_database_is_refused_even_without_tables() {
         &path,
         |e| matches!(e, StoreError::Foreign { application_id: 0x0f05_5111, tables, .. } if tables.is_empty()),
     );
-    assert!(msg.contains("(application_id 0x0f055111, tables: )"), "{msg}");
+    assert!(msg.contains("(application_id 0x0f055111, no tables)"), "{msg}");
 }
 
 #[test]

@@ -187,7 +187,10 @@ fn an_unknown_experiment_is_named() {
     let missing = ExperimentId(42);
     let err = store.load_experiment(missing).unwrap_err();
     assert!(matches!(err, StoreError::UnknownExperiment { id, .. } if id == missing), "{err:?}");
-    assert_eq!(err.to_string(), "no experiment 42 in results store :memory:");
+    assert_eq!(
+        err.to_string(),
+        "no experiment 42 in results store :memory:; `herd report :memory: --list` shows the ones it holds"
+    );
     let err = store.record_repetition(missing, &repetition("nginx", "c1", 0)).unwrap_err();
     assert!(matches!(err, StoreError::UnknownExperiment { .. }), "{err:?}");
     let err = store.finish_experiment(missing, ExperimentStatus::Done, "now", None).unwrap_err();

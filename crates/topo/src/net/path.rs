@@ -49,6 +49,8 @@ pub enum Need {
     Haproxy,
     Nginx,
     Sslh,
+    /// To turn offloads off on a shaped link.
+    Ethtool,
 }
 
 impl Path {
@@ -82,12 +84,23 @@ impl Path {
         }
     }
 
+    /// Paths made of kernel rules only (no program on the router): the ones [`Plan`] builds.
+    ///
+    /// [`Plan`]: super::Plan
+    pub fn is_rules_only(self) -> bool {
+        matches!(
+            self,
+            Path::Direct | Path::Routed | Path::IptablesDnat | Path::NftDnat | Path::NftNumgen
+        )
+    }
+
     /// Two real servers behind the router (the server host gets a second address).
     pub fn balanced(self) -> bool {
         matches!(self, Path::NftNumgen | Path::LvsNat)
     }
 
-    /// What the path needs beyond `ip` and `tc`.
+    /// What the path needs beyond `ip` and `tc` (a shaped link also needs `ethtool`:
+    /// [`Need::Ethtool`]).
     pub fn needs(self) -> Option<Need> {
         match self {
             Path::Direct | Path::Routed => None,
@@ -114,6 +127,7 @@ impl Need {
             Need::Haproxy => format!("{p} needs haproxy: apt-get install haproxy"),
             Need::Nginx => format!("{p} needs nginx: apt-get install nginx-light"),
             Need::Sslh => format!("{p} needs sslh: apt-get install sslh"),
+            Need::Ethtool => format!("{p} with a shaped link needs ethtool: apt-get install ethtool"),
         }
     }
 }

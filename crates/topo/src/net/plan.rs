@@ -1,9 +1,11 @@
 //! A network path as a value: the namespaces to create, then every `ip`, `sysctl`, `nft`,
-//! `iptables` and `tc` command that wires them, in order. Pure: [`Plan::for_path`] only
-//! builds; `herd lab run --dry-run` prints [`Plan::commands`]; applying comes after, under a
-//! guard that deletes the namespaces (and with them every link, rule and qdisc made inside).
+//! `iptables`, `ethtool` and `tc` command that wires them, in order. Pure: [`Plan::for_path`]
+//! only builds, and [`Plan::commands`] is the listing a dry run will print (once paths are an
+//! experiment axis). Applying comes next, under a guard that deletes the namespaces (and
+//! with them every link, rule and qdisc made inside).
 //!
-//! The addressing is topology-notes.md's, from the benchmarking range 198.18.0.0/15:
+//! The addressing is the one the shell prototype measured (shared/docs/topology-notes.md in
+//! the team's notes), from the benchmarking range 198.18.0.0/15:
 //!
 //! ```text
 //!  client                          router                           server
@@ -72,8 +74,19 @@ impl Host {
 
 impl Plan {
     /// The plan of `path` for the run tagged `tag` (`herd-…`), the server listening on
-    /// `port`, with `shaping` on every link of the path.
-    pub fn for_path(tag: &str, path: Path, port: u16, shaping: Option<&Shaping>) -> Plan {
+    /// `port`, with `shaping` on every link of the path. Err for a path that needs a program
+    /// on the router (the proxies, sslh) or ipvsadm: those have no plan yet.
+    pub fn for_path(
+        tag: &str,
+        path: Path,
+        port: u16,
+        shaping: Option<&Shaping>,
+    ) -> Result<Plan, String> {
+        if !path.is_rules_only() {
+            return Err(format!(
+                "the {path} path is not built yet: herd builds direct, routed, iptables-dnat, nft-dnat and nft-numgen"
+            ));
+        }
         let mut b = Builder { tag: tag.to_owned(), steps: Vec::new() };
         let routed = path != Path::Direct;
         let hosts = if routed {
@@ -133,7 +146,8 @@ impl Plan {
                 &["ip", "route", "add", "default", "via", &ROUTER_INSIDE.to_string()],
             );
         }
-        // Per namespace and not inherited (topology-notes.md, pitfalls 2 and 3): set them.
+        // Per namespace and not inherited by a new one (ip_forward is 0, rp_filter is not the
+        // host's): set them.
         for &h in &hosts {
             b.sysctl(h, "net.ipv4.conf.all.rp_filter", "0");
             b.sysctl(h, "net.ipv4.conf.default.rp_filter", "0");
@@ -154,7 +168,7 @@ impl Plan {
                 b.shape(z, dz, s);
             }
         }
-        Plan { tag: tag.to_owned(), path, hosts, steps: b.steps, target, server_addrs }
+        Ok(Plan { tag: tag.to_owned(), path, hosts, steps: b.steps, target, server_addrs })
     }
 
     /// The namespace of `host` in this plan.
@@ -275,7 +289,7 @@ impl Builder {
         }
     }
 
-    /// tbf (or htb) on one link end, with the Ethernet overhead each frame costs on a wire
+    /// tbf on one link end, with the Ethernet overhead each frame costs on a wire
     /// (preamble 8 + gap 12 + FCS 4), and the offloads off so the qdisc sees real packets.
     fn shape(&mut self, h: Host, dev: &str, s: &Shaping) {
         self.ns(h, &["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]);
