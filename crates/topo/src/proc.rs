@@ -29,6 +29,9 @@ pub struct Spawn<'a> {
     /// Standard error goes here; the same path as `stdout` shares one file.
     pub stderr: &'a Path,
     pub cpus: &'a CpuSet,
+    /// The network namespace to run it in (a name under /run/netns, one herd made); None:
+    /// herd's own. Joined between fork and exec, so the PID herd records is the program's.
+    pub netns: Option<&'a str>,
 }
 
 /// A program herd started and has not stopped yet.
@@ -83,6 +86,8 @@ pub enum ProcError {
     Spawn { name: String, program: String, source: io::Error },
     #[error("cannot open {path} for {name}'s output: {source}")]
     Log { name: String, path: PathBuf, source: io::Error },
+    #[error("cannot enter network namespace {netns} for {name}: {source}")]
+    Netns { name: String, netns: String, source: io::Error },
     #[error("{name} has no program to run (empty command line)")]
     EmptyArgv { name: String },
     #[error("waiting for {name} (pid {pid}) failed: {source}")]
@@ -198,7 +203,15 @@ impl Supervisor {
         log: &Path,
         limit: Duration,
     ) -> Captured {
-        let spawn = Spawn { name, argv, env: &[], stdout: log, stderr: log, cpus: &CpuSet::All };
+        let spawn = Spawn {
+            name,
+            argv,
+            env: &[],
+            stdout: log,
+            stderr: log,
+            cpus: &CpuSet::All,
+            netns: None,
+        };
         let finished = self.run(&spawn, limit, Duration::from_secs(1), None);
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let _ = std::fs::remove_file(log);
@@ -284,19 +297,39 @@ fn spawn(s: &Spawn<'_>) -> Result<Child, ProcError> {
         // Its own group: the terminal's Ctrl-C reaches herd only, and stopping the group
         // also stops the workers it forks (nginx, apache, php-fpm).
         .process_group(0);
-    if let Some(mask) = s.cpus.mask() {
-        // SAFETY: the closure runs in the child between fork and exec and only makes one
-        // system call on a value built before the fork.
+    // Opened before the fork: the child only has to call setns on it.
+    let netns =
+        match s.netns {
+            Some(name) => Some(crate::net::netns::open(name).map_err(|source| {
+                ProcError::Netns { name: s.name.to_string(), netns: name.to_string(), source }
+            })?),
+            None => None,
+        };
+    let netns_fd = netns.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let mask = s.cpus.mask();
+    if mask.is_some() || netns_fd.is_some() {
+        // SAFETY: the closure runs in the child between fork and exec and only makes system
+        // calls on values built before the fork (no allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mask) != 0 {
-                    return Err(io::Error::last_os_error());
+                if let Some(fd) = netns_fd {
+                    if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                if let Some(mask) = &mask {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) != 0
+                    {
+                        return Err(io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
         }
     }
-    cmd.spawn().map_err(|source| ProcError::Spawn {
+    let spawned = cmd.spawn();
+    drop(netns);
+    spawned.map_err(|source| ProcError::Spawn {
         name: s.name.to_string(),
         program: program.to_string_lossy().into_owned(),
         source,
@@ -478,6 +511,7 @@ mod tests {
                 stdout: &log,
                 stderr: &log,
                 cpus: &CpuSet::All,
+                netns: None,
             })
             .unwrap();
         std::thread::sleep(Duration::from_millis(100));
@@ -498,7 +532,15 @@ mod tests {
         let cpus = CpuSet::parse("0").unwrap();
         let f = sup
             .run(
-                &Spawn { name: "t", argv: &a, env: &[], stdout: &out, stderr: &out, cpus: &cpus },
+                &Spawn {
+                    name: "t",
+                    argv: &a,
+                    env: &[],
+                    stdout: &out,
+                    stderr: &out,
+                    cpus: &cpus,
+                    netns: None,
+                },
                 Duration::from_secs(5),
                 Duration::from_secs(1),
                 None,
@@ -516,6 +558,7 @@ mod tests {
                     stdout: &out,
                     stderr: &out,
                     cpus: &CpuSet::All,
+                    netns: None,
                 },
                 Duration::from_millis(100),
                 Duration::from_secs(1),
@@ -534,6 +577,7 @@ mod tests {
                     stdout: &out,
                     stderr: &out,
                     cpus: &CpuSet::All,
+                    netns: None,
                 },
                 Duration::from_secs(30),
                 Duration::from_secs(1),
@@ -558,6 +602,7 @@ mod tests {
                 stdout: &out,
                 stderr: &out,
                 cpus: &CpuSet::All,
+                netns: None,
             };
             sup.run(&s, Duration::from_secs(30), Duration::from_secs(1), None).unwrap()
         };
@@ -587,6 +632,7 @@ mod tests {
                 stdout: &log,
                 stderr: &log,
                 cpus: &CpuSet::All,
+                netns: None,
             })
             .unwrap_err();
         assert!(err.to_string().starts_with("cannot start nginx (/nonexistent/nginx): "), "{err}");

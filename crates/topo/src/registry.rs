@@ -1,8 +1,10 @@
 //! What a lab run started, on disk: its run directory (`$TMPDIR/herd-lab-<pid>-<n>`) holds an
-//! `owner` file (the lab's PID and start time) and a `pids` file (one line per program:
-//! PID, start time, name). After a crash or a kill -9, `herd lab clean` reads them back and
-//! stops exactly those processes, checking each start time so that a PID the kernel has since
-//! given to someone else is never touched, then removes the directory.
+//! `owner` file (the lab's PID and start time), a `pids` file (one line per program: PID,
+//! start time, name) and a `netns` file (one network namespace per line). After a crash or a
+//! kill -9, `herd lab clean` reads them back, stops exactly those processes, checking each
+//! start time so that a PID the kernel has since given to someone else is never touched,
+//! deletes those namespaces, then removes the directory. Namespaces with herd's prefix that no
+//! live run recorded and whose maker (the PID in their name) is gone are deleted too.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -10,6 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::net::netns;
 use crate::proc::{signal_group, start_time};
 
 /// Run directories start with this; nothing else in the temporary directory is touched.
@@ -46,6 +49,12 @@ impl Registry {
         writeln!(f, "{pid} {started} {name}")
     }
 
+    /// Notes that the network namespace `name` is about to be made for this run.
+    pub fn record_netns(&self, name: &str) -> io::Result<()> {
+        let mut f = OpenOptions::new().create(true).append(true).open(self.dir.join("netns"))?;
+        writeln!(f, "{name}")
+    }
+
     /// Removes the run directory and everything in it.
     pub fn remove(self) -> io::Result<()> {
         fs::remove_dir_all(&self.dir)
@@ -59,17 +68,33 @@ pub struct Cleaned {
     pub dirs: Vec<PathBuf>,
     /// Processes stopped: PID and name.
     pub stopped: Vec<(u32, String)>,
+    /// Network namespaces deleted.
+    pub namespaces: Vec<String>,
     /// Run directories left alone because the lab run that owns them is still going.
     pub in_use: Vec<(PathBuf, u32)>,
     /// Directories that could not be removed, with the reason.
     pub errors: Vec<(PathBuf, String)>,
 }
 
-/// Stops what crashed lab runs left running and removes their run directories; a run
-/// directory whose owner still runs is left alone.
+/// Stops what crashed lab runs left running, deletes their network namespaces and removes
+/// their run directories; a run directory whose owner still runs is left alone.
 pub fn clean(parent: &Path) -> Cleaned {
     let mut out = Cleaned::default();
-    let Ok(entries) = fs::read_dir(parent) else { return out };
+    let mut kept_netns: Vec<String> = Vec::new();
+    clean_dirs(parent, &mut out, &mut kept_netns);
+    // Namespaces no registry names (a run dir removed by hand, another TMPDIR): deleted
+    // when the herd process in their name is gone.
+    for name in netns::list_herd() {
+        if kept_netns.contains(&name) || maker_alive(&name) {
+            continue;
+        }
+        remove_netns(&name, &mut out);
+    }
+    out
+}
+
+fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
+    let Ok(entries) = fs::read_dir(parent) else { return };
     let mut dirs: Vec<PathBuf> = entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(RUN_DIR_PREFIX))
@@ -79,6 +104,7 @@ pub fn clean(parent: &Path) -> Cleaned {
     dirs.sort();
     for dir in dirs {
         if let Some(owner) = live_owner(&dir) {
+            kept_netns.extend(recorded_netns(&dir));
             out.in_use.push((dir, owner));
             continue;
         }
@@ -94,12 +120,53 @@ pub fn clean(parent: &Path) -> Cleaned {
         for (pid, _) in live_processes(&dir) {
             signal_group(pid, libc::SIGKILL);
         }
+        for name in recorded_netns(&dir).into_iter().rev() {
+            if netns::exists(&name) {
+                remove_netns(&name, out);
+            }
+        }
         match fs::remove_dir_all(&dir) {
             Ok(()) => out.dirs.push(dir),
             Err(e) => out.errors.push((dir, e.to_string())),
         }
     }
-    out
+}
+
+/// Kills what runs in the herd namespace `name` and deletes it.
+fn remove_netns(name: &str, out: &mut Cleaned) {
+    for pid in netns::sweep(name, Duration::from_secs(3)) {
+        out.stopped.push((pid, format!("a process in {name}")));
+    }
+    match netns::delete(name) {
+        Ok(()) => out.namespaces.push(name.to_string()),
+        Err(e) => out.errors.push((netns::path(name), e.to_string())),
+    }
+}
+
+/// The namespaces a run directory recorded, in the order they were made.
+fn recorded_netns(dir: &Path) -> Vec<String> {
+    fs::read_to_string(dir.join("netns"))
+        .map(|t| {
+            t.lines()
+                .map(str::trim)
+                .filter(|n| n.starts_with(netns::PREFIX) && !n.contains('/'))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the process whose PID a namespace's name carries (`herd-<pid>-…`) still runs.
+/// A name without one counts as alive: it is left alone.
+fn maker_alive(name: &str) -> bool {
+    let pid = name
+        .strip_prefix(netns::PREFIX)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|p| p.parse::<u32>().ok());
+    match pid {
+        Some(pid) => pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists(),
+        None => true,
+    }
 }
 
 /// The owner's PID when the lab run that made `dir` is still alive.
@@ -148,6 +215,7 @@ mod tests {
                 stdout: &log,
                 stderr: &log,
                 cpus: &CpuSet::All,
+                netns: None,
             })
             .unwrap();
         // This process is the owner: the directory is in use.
@@ -191,6 +259,7 @@ mod unrecorded {
             stdout: &log,
             stderr: &log,
             cpus: &CpuSet::All,
+            netns: None,
         };
         let mut sup = Supervisor::new(Some(reg));
         let err = sup.start(&spawn).unwrap_err();

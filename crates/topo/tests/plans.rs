@@ -1,5 +1,5 @@
-//! Golden command lists of every path that is rules, not programs: what `--dry-run` will
-//! print, reviewed once and then checked byte for byte. `UPDATE_GOLDEN=1` rewrites them.
+//! Golden command lists of every path: what `--dry-run` prints, reviewed once and then
+//! checked byte for byte (a proxy path's program is the lab's; its namespaces are here). `UPDATE_GOLDEN=1` rewrites them.
 //! The routed plan was also pasted into a root shell and carried `herd ab -n 2000` from the
 //! client namespace to `herd serve` in the server namespace with 0 failures (2026-11-21).
 
@@ -22,7 +22,7 @@ fn check_golden(name: &str, got: &str) {
 
 #[test]
 fn every_rule_path_has_its_golden_plan() {
-    for path in [Path::Direct, Path::Routed, Path::IptablesDnat, Path::NftDnat, Path::NftNumgen] {
+    for path in Path::ALL {
         let plan = Plan::for_path("herd-t1", path, 8080, None).unwrap();
         check_golden(&format!("plan-{path}.txt"), &plan.to_string());
     }
@@ -34,7 +34,7 @@ fn every_rule_path_has_its_golden_plan() {
 
 #[test]
 fn every_name_and_address_stays_in_herds_ranges() {
-    for path in Path::ALL.into_iter().filter(|p| p.is_rules_only()) {
+    for path in Path::ALL {
         let plan = Plan::for_path("herd-t2", path, 80, None).unwrap();
         for line in plan.commands() {
             for word in line.split(|c: char| c.is_whitespace() || c == '/' || c == ':' || c == '\'')
@@ -61,16 +61,22 @@ fn each_path_sends_the_client_where_it_should() {
         (Path::IptablesDnat, VIP),
         (Path::NftDnat, VIP),
         (Path::NftNumgen, VIP),
+        (Path::LvsNat, VIP),
+        (Path::HaproxyHttp, VIP),
+        (Path::HaproxyTcp, VIP),
+        (Path::NginxProxy, VIP),
+        (Path::SslhFork, VIP),
+        (Path::SslhSelect, VIP),
     ] {
         assert_eq!(Plan::for_path("herd-t4", path, 80, None).unwrap().target, target, "{path}");
     }
 }
 
 #[test]
-fn paths_without_a_plan_yet_are_refused_with_the_ones_that_have_one() {
-    for path in Path::ALL.into_iter().filter(|p| !p.is_rules_only()) {
-        let err = Plan::for_path("herd-t5", path, 80, None).unwrap_err();
-        assert!(err.contains("not built yet") && err.contains("nft-numgen"), "{err}");
+fn a_tag_that_is_not_herds_is_refused() {
+    for tag in ["topo-1", "herd-a/b", "herd-a b", ""] {
+        let err = Plan::for_path(tag, Path::Routed, 80, None).unwrap_err();
+        assert!(err.contains("must start with herd-"), "{tag}: {err}");
     }
 }
 

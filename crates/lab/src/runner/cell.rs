@@ -217,6 +217,7 @@ fn measure(
             stdout: &p.log,
             stderr: &p.log,
             cpus: &cell.server_cpus,
+            netns: None,
         };
         let pid = sup.start(&spawn).map_err(|err| fail(err.to_string()))?;
         pids.push((pid, p));
@@ -315,6 +316,7 @@ fn measure(
             stdout: &out,
             stderr: &out,
             cpus: &e.client_cpus,
+            netns: None,
         };
         let f = sup
             .run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel))
@@ -363,6 +365,7 @@ fn measure(
         stdout: &stdout,
         stderr: &stderr,
         cpus: &e.client_cpus,
+        netns: None,
     };
     let finished = sup
         .run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel))

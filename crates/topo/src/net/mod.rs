@@ -1,9 +1,12 @@
-//! Network paths in Linux network namespaces (issue 6): the path vocabulary ([`path`]) and
-//! a path as a plan of commands ([`plan`]). Applying a plan under a guard that removes every
-//! namespace it made comes next.
+//! Network paths in Linux network namespaces (issue 6): the path vocabulary ([`path`]), a
+//! path as a plan of commands ([`plan`]), named namespaces ([`netns`]), and a plan applied
+//! under a guard that removes every namespace it made ([`topology`]).
 
+pub mod netns;
 pub mod path;
 pub mod plan;
+pub mod topology;
 
 pub use path::{Need, Path, Shaping};
 pub use plan::{shell_word, Host, Plan};
+pub use topology::{apply, Topology, TopologyError};

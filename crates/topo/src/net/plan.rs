@@ -1,8 +1,8 @@
 //! A network path as a value: the namespaces to create, then every `ip`, `sysctl`, `nft`,
-//! `iptables`, `ethtool` and `tc` command that wires them, in order. Pure: [`Plan::for_path`]
-//! only builds, and [`Plan::commands`] is the listing a dry run will print (once paths are an
-//! experiment axis). Applying comes next, under a guard that deletes the namespaces (and
-//! with them every link, rule and qdisc made inside).
+//! `iptables`, `ipvsadm`, `ethtool` and `tc` command that wires them, in order. Pure:
+//! [`Plan::for_path`] only builds, and [`Plan::commands`] is the listing a dry run prints.
+//! [`apply`](super::apply) runs it under a guard that deletes the namespaces (and with them
+//! every link, rule and qdisc made inside).
 //!
 //! The addressing is the one the shell prototype measured (shared/docs/topology-notes.md in
 //! the team's notes), from the benchmarking range 198.18.0.0/15:
@@ -74,17 +74,19 @@ impl Host {
 
 impl Plan {
     /// The plan of `path` for the run tagged `tag` (`herd-…`), the server listening on
-    /// `port`, with `shaping` on every link of the path. Err for a path that needs a program
-    /// on the router (the proxies, sslh) or ipvsadm: those have no plan yet.
+    /// `port`, with `shaping` on every link of the path. The programs of a proxy path (HAProxy,
+    /// nginx, sslh) are not part of it: the lab starts them in the router's namespace. Err for
+    /// a tag without herd's prefix.
     pub fn for_path(
         tag: &str,
         path: Path,
         port: u16,
         shaping: Option<&Shaping>,
     ) -> Result<Plan, String> {
-        if !path.is_rules_only() {
+        if !tag.starts_with(super::netns::PREFIX) || tag.contains(['/', ' ']) {
             return Err(format!(
-                "the {path} path is not built yet: herd builds direct, routed, iptables-dnat, nft-dnat and nft-numgen"
+                "`{tag}` cannot name herd's namespaces: it must start with {} and have no / or space",
+                super::netns::PREFIX
             ));
         }
         let mut b = Builder { tag: tag.to_owned(), steps: Vec::new() };
@@ -147,14 +149,18 @@ impl Plan {
             );
         }
         // Per namespace and not inherited by a new one (ip_forward is 0, rp_filter is not the
-        // host's): set them.
+        // host's): set them, one sysctl per host.
         for &h in &hosts {
-            b.sysctl(h, "net.ipv4.conf.all.rp_filter", "0");
-            b.sysctl(h, "net.ipv4.conf.default.rp_filter", "0");
-            b.sysctl(h, "net.ipv4.ip_local_port_range", "1024 65000");
-        }
-        if routed {
-            b.sysctl(Host::Router, "net.ipv4.ip_forward", "1");
+            let mut keys = vec![
+                ("net.ipv4.conf.all.rp_filter", "0"),
+                ("net.ipv4.conf.default.rp_filter", "0"),
+                ("net.ipv4.ip_local_port_range", "1024 65000"),
+                ("net.core.somaxconn", "4096"),
+            ];
+            if h == Host::Router {
+                keys.push(("net.ipv4.ip_forward", "1"));
+            }
+            b.sysctl(h, &keys);
         }
         let target = match path {
             Path::Direct => DIRECT_SERVER,
@@ -187,6 +193,12 @@ impl Plan {
                 .map(|argv| argv.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")),
         );
         out
+    }
+
+    /// How the path goes away: each namespace deleted, last made first (its links, rules and
+    /// qdiscs go with it, once no process is left inside).
+    pub fn teardown_commands(&self) -> Vec<String> {
+        self.hosts.iter().rev().map(|&h| format!("ip netns delete {}", self.netns(h))).collect()
     }
 }
 
@@ -225,18 +237,33 @@ impl Builder {
         self.steps.push(argv.iter().map(|s| s.to_string()).collect());
     }
 
-    /// A command inside `h`'s namespace.
+    /// A command inside `h`'s namespace: `ip` and `tc` enter it themselves (`-n`, one
+    /// process instead of two), anything else through `ip netns exec`.
     fn ns(&mut self, h: Host, argv: &[&str]) {
-        let mut v = vec!["ip".to_owned(), "netns".to_owned(), "exec".to_owned(), self.netns(h)];
-        v.extend(argv.iter().map(|s| s.to_string()));
+        let ns = self.netns(h);
+        let v: Vec<String> = match argv.split_first() {
+            Some((&tool, rest)) if tool == "ip" || tool == "tc" => [tool, "-n", &ns]
+                .into_iter()
+                .chain(rest.iter().copied())
+                .map(str::to_owned)
+                .collect(),
+            _ => ["ip", "netns", "exec", &ns]
+                .into_iter()
+                .chain(argv.iter().copied())
+                .map(str::to_owned)
+                .collect(),
+        };
         self.steps.push(v);
     }
 
-    fn sysctl(&mut self, h: Host, key: &str, value: &str) {
-        self.ns(h, &["sysctl", "-q", "-w", &format!("{key}={value}")]);
+    fn sysctl(&mut self, h: Host, keys: &[(&str, &str)]) {
+        let settings: Vec<String> = keys.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut argv = vec!["sysctl", "-q", "-w"];
+        argv.extend(settings.iter().map(String::as_str));
+        self.ns(h, &argv);
     }
 
-    /// The router's rules for the NAT paths (the proxies are programs, not rules).
+    /// The router's rules for the NAT and LVS paths (the proxies are programs, not rules).
     fn rules(&mut self, path: Path, port: u16) {
         let port = port.to_string();
         let to = format!("{SERVER}:{port}");
@@ -261,6 +288,14 @@ impl Builder {
                     &to,
                 ],
             ),
+            Path::LvsNat => {
+                let service = format!("{VIP}:{port}");
+                self.ns(Host::Router, &["ipvsadm", "-A", "-t", &service, "-s", "rr"]);
+                for real in [SERVER, SERVER_2] {
+                    let real = format!("{real}:{port}");
+                    self.ns(Host::Router, &["ipvsadm", "-a", "-t", &service, "-r", &real, "-m"]);
+                }
+            }
             Path::NftDnat | Path::NftNumgen => {
                 self.ns(Host::Router, &["nft", "add", "table", "ip", NFT_TABLE]);
                 self.ns(
