@@ -20,6 +20,15 @@ command -v wrk >/dev/null || need_pkgs+=(wrk)
 [ -x /usr/sbin/mini_httpd ] || need_pkgs+=(mini-httpd)
 [ -x /usr/sbin/php-fpm8.2 ] || need_pkgs+=(php8.2-fpm)
 [ -x /usr/bin/php-cgi ] || need_pkgs+=(php8.2-cgi)
+# Network paths (herd-topo's and the lab's root tests): the rule paths' tools, the proxies
+# on the router, and ethtool for shaped links.
+command -v nft >/dev/null || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)
+command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || need_pkgs+=(iptables)
+[ -x /usr/sbin/haproxy ] || need_pkgs+=(haproxy)
+[ -x /usr/sbin/sslh ] || need_pkgs+=(sslh)
+command -v ethtool >/dev/null || [ -x /usr/sbin/ethtool ] || need_pkgs+=(ethtool)
+command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || need_pkgs+=(iproute2)
+[ -x /usr/sbin/sysctl ] || need_pkgs+=(procps)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
@@ -221,12 +221,7 @@ fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> Captured 
 }
 
 fn ip_vs() -> Check {
-    let release = sysctl("kernel.osrelease").unwrap_or_default();
-    let module_dir = PathBuf::from(format!("/lib/modules/{release}/kernel/net/netfilter/ipvs"));
-    if Path::new("/proc/net/ip_vs").exists()
-        || Path::new("/sys/module/ip_vs").exists()
-        || module_dir.exists()
-    {
+    if herd_topo::net::machine::has_ip_vs() {
         ok("IP_VS (LVS)", "available: the lvs-nat path can run")
     } else {
         warn("IP_VS (LVS)", "not in this kernel: the lvs-nat path is refused; use nft-numgen or haproxy-tcp for L4 balancing")

@@ -2,6 +2,7 @@
 //! with a stable key. The key (`server=nginx workload=page load=c100`) names a cell in the
 //! store across repetitions and across runs of the same experiment.
 
+use herd_topo::net::{Path as NetPath, Shaping};
 use herd_topo::CpuSet;
 
 use crate::client::Tool;
@@ -28,6 +29,10 @@ pub struct Cell {
     pub load: Load,
     pub client: Tool,
     pub server_cpus: CpuSet,
+    /// The network path between client and server; None: loopback in herd's own namespace.
+    pub path: Option<NetPath>,
+    /// The rate the path's links are shaped to; None: unshaped.
+    pub link: Option<Shaping>,
 }
 
 impl Cell {
@@ -95,6 +100,8 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
         let server_cpus =
             get(AxisName::ServerCpus).and_then(|c| CpuSet::parse(c).ok()).unwrap_or(CpuSet::All);
+        let path = get(AxisName::Path).and_then(|p| p.parse::<NetPath>().ok());
+        let link = get(AxisName::Link).and_then(|l| Shaping::parse(l).ok());
         let key =
             combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
         out.push(Cell {
@@ -107,6 +114,8 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
             load: load.clone(),
             client,
             server_cpus,
+            path,
+            link,
         });
     }
     out

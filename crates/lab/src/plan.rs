@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use herd_drivers::{programs_needed, render, Programs, ServerSpec};
+use herd_topo::net::{Host, Plan, PATH_PORT};
 
 use crate::client::{self, ClientJob};
 use crate::experiment::Experiment;
@@ -114,6 +115,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
     }
 
+    write_paths(&mut s, &all);
+
     let _ = writeln!(s, "\ncells");
     for c in &all {
         let _ = writeln!(s, "\n{:>4}. {}", c.index + 1, c.key);
@@ -124,6 +127,25 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             c.server_cpus,
             c.workload.describe()
         );
+        let base_url = match c.path {
+            None => "http://127.0.0.1:8080".to_string(),
+            Some(p) => match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
+                Ok(plan) => {
+                    let _ = writeln!(
+                        s,
+                        "      path {p}{}: fresh namespaces for every run; the server in {}, the client in {}",
+                        c.link.as_ref().map(|l| format!(" at {}", l.rate_text())).unwrap_or_default(),
+                        plan.netns(Host::Server),
+                        plan.netns(Host::Client)
+                    );
+                    format!("http://{}:{PATH_PORT}", plan.target)
+                }
+                Err(err) => {
+                    let _ = writeln!(s, "      path {p}: cannot be built: {err}");
+                    continue;
+                }
+            },
+        };
         let Some(request) = c.request(Path::new(&format!("{RUN_PATH}/www")), None) else {
             continue;
         };
@@ -148,7 +170,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             let job = ClientJob {
                 tool: c.client,
                 program: &program,
-                base_url: "http://127.0.0.1:8080",
+                base_url: &base_url,
                 request: &request,
                 load: &load,
                 threads: e.client_threads,
@@ -166,6 +188,40 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
     }
     s.replace(RUN_PATH, RUN)
+}
+
+/// The tag the listing names a path's namespaces with (the real one carries herd's PID and
+/// the run's number).
+const TAG: &str = "herd-PID-N";
+
+/// Every (path, link) the cells use: the commands that build it, and remove it.
+fn write_paths(s: &mut String, cells: &[crate::matrix::Cell]) {
+    let mut seen = Vec::new();
+    for c in cells {
+        let Some(p) = c.path else { continue };
+        let key = (p, c.link.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let link =
+            c.link.as_ref().map(|l| format!(", links at {}", l.rate_text())).unwrap_or_default();
+        let _ = writeln!(s, "\n== path {p}{link}");
+        match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
+            Err(err) => {
+                let _ = writeln!(s, "   cannot be built: {err}");
+            }
+            Ok(plan) => {
+                for line in plan.commands() {
+                    let _ = writeln!(s, "   {line}");
+                }
+                let _ = writeln!(s, "   (after the run: what still runs inside is stopped, then)");
+                for line in plan.teardown_commands() {
+                    let _ = writeln!(s, "   {line}");
+                }
+            }
+        }
+    }
 }
 
 fn method_of(r: &Request) -> &'static str {

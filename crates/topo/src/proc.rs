@@ -109,6 +109,11 @@ impl Supervisor {
         Supervisor { registry, running: Vec::new() }
     }
 
+    /// The run's registry, when starts are recorded (namespaces are recorded there too).
+    pub fn registry(&self) -> Option<&Registry> {
+        self.registry.as_ref()
+    }
+
     /// Starts a program in the background; returns its PID.
     pub fn start(&mut self, s: &Spawn<'_>) -> Result<u32, ProcError> {
         let mut child = spawn(s)?;

@@ -7,6 +7,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use herd_stats::units::parse_duration;
+use herd_topo::net::{Path, Shaping};
 use herd_topo::CpuSet;
 use toml::Spanned;
 
@@ -115,9 +116,45 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         axes.push(Axis { name: AxisName::ServerCpus, values });
     }
 
+    if let Some(paths) = &m.path {
+        for p in paths.get_ref() {
+            p.get_ref().parse::<Path>().map_err(|e| errs.at(p.span(), e))?;
+        }
+        let values = names(&errs, "path", paths, |_| true, Vec::new)?;
+        axes.push(Axis { name: AxisName::Path, values });
+    }
+    if let Some(links) = &m.link {
+        if m.path.is_none() {
+            return Err(errs.at(
+                links.span(),
+                "[matrix] link shapes the links of a network path: add [matrix] path (e.g. [\"direct\"])",
+            ));
+        }
+        for l in links.get_ref() {
+            if l.get_ref() != super::UNSHAPED {
+                Shaping::parse(l.get_ref()).map_err(|e| {
+                    errs.at(l.span(), format!("{e}; or `{}` for a link as it is", super::UNSHAPED))
+                })?;
+            }
+        }
+        let values = names(&errs, "link", links, |_| true, Vec::new)?;
+        axes.push(Axis { name: AxisName::Link, values });
+    }
+
     let client_cpus = match &raw.client.cpus {
         Some(c) => CpuSet::parse(c.get_ref())
             .map_err(|e| errs.at(c.span(), format!("[client] cpus: {e}")))?,
+        None => CpuSet::All,
+    };
+    let router_cpus = match &raw.router.cpus {
+        Some(c) if m.path.is_none() => {
+            return Err(errs.at(
+                c.span(),
+                "[router] cpus places a network path's router program: add [matrix] path",
+            ))
+        }
+        Some(c) => CpuSet::parse(c.get_ref())
+            .map_err(|e| errs.at(c.span(), format!("[router] cpus: {e}")))?,
         None => CpuSet::All,
     };
     let client_threads = match &raw.client.threads {
@@ -151,6 +188,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         loads: loads.into_iter().filter(|(k, _)| lu.contains(k)).collect(),
         client_cpus,
         client_threads,
+        router_cpus,
         repetitions,
         runner,
         exclude,
@@ -572,6 +610,8 @@ fn exclude(
             (AxisName::Load, &e.load),
             (AxisName::Client, &e.client),
             (AxisName::ServerCpus, &e.server_cpus),
+            (AxisName::Path, &e.path),
+            (AxisName::Link, &e.link),
         ];
         let mut rule = Vec::new();
         for (axis, value) in pairs {

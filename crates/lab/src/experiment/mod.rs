@@ -39,6 +39,9 @@ pub struct Experiment {
     pub loads: BTreeMap<String, Load>,
     pub client_cpus: CpuSet,
     pub client_threads: Option<u32>,
+    /// Where a path's router program (HAProxy, nginx, sslh) runs; the kernel's forwarding
+    /// and NAT run wherever the packets are sent from, as on any Linux router.
+    pub router_cpus: CpuSet,
     pub repetitions: Repetitions,
     pub runner: RunnerSettings,
     /// Combinations left out of the matrix: each a list of (axis, value) that must all match.
@@ -60,15 +63,21 @@ pub enum AxisName {
     Load,
     Client,
     ServerCpus,
+    /// The network path between client and server (herd_topo::net::Path); none: loopback.
+    Path,
+    /// The rate every link of the path is shaped to (`100mbit`), or `unshaped`.
+    Link,
 }
 
 impl AxisName {
-    pub const ALL: [AxisName; 5] = [
+    pub const ALL: [AxisName; 7] = [
         AxisName::Server,
         AxisName::Workload,
         AxisName::Load,
         AxisName::Client,
         AxisName::ServerCpus,
+        AxisName::Path,
+        AxisName::Link,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -78,6 +87,8 @@ impl AxisName {
             AxisName::Load => "load",
             AxisName::Client => "client",
             AxisName::ServerCpus => "server_cpus",
+            AxisName::Path => "path",
+            AxisName::Link => "link",
         }
     }
 }
@@ -106,6 +117,9 @@ pub struct RunnerSettings {
     /// A server that does not answer within this after its start fails the cell.
     pub ready_timeout: Duration,
 }
+
+/// The `link` value of a link left as the kernel makes it.
+pub const UNSHAPED: &str = "unshaped";
 
 /// Clients the matrix uses when it has no `client` axis.
 pub const DEFAULT_CLIENT: Tool = Tool::Herd;

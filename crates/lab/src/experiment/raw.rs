@@ -24,6 +24,8 @@ pub(crate) struct RawExperiment {
     #[serde(default)]
     pub client: RawClient,
     #[serde(default)]
+    pub router: RawRouter,
+    #[serde(default)]
     pub repetitions: RawRepetitions,
     #[serde(default)]
     pub runner: RawRunner,
@@ -47,6 +49,17 @@ pub(crate) struct RawMatrix {
     pub client: Option<Spanned<Names>>,
     #[serde(default)]
     pub server_cpus: Option<Spanned<Names>>,
+    #[serde(default)]
+    pub path: Option<Spanned<Names>>,
+    #[serde(default)]
+    pub link: Option<Spanned<Names>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRouter {
+    #[serde(default)]
+    pub cpus: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -150,4 +163,8 @@ pub(crate) struct RawExclude {
     pub client: Option<String>,
     #[serde(default)]
     pub server_cpus: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub link: Option<String>,
 }

@@ -10,9 +10,11 @@ use std::time::{Duration, Instant};
 
 use herd_drivers::{render, Launch, Probe, ServerSpec};
 use herd_store::{ClientRecord, MeasurementRecord, Outcome, RepetitionRecord, ServerRecord};
+use herd_topo::net::Host;
 use herd_topo::{proc::describe, Spawn, Supervisor};
 
 use super::now_rfc3339;
+use super::place::Place;
 use super::preflight::{self, Ready};
 use super::progress::{Progress, RunSummary};
 use crate::client::{self, ClientJob};
@@ -58,18 +60,23 @@ pub(super) fn run(
     let started_at = now_rfc3339();
     let clock = Instant::now();
 
-    let bound = e.runner.time_wait_below.unwrap_or_else(timewait::default_bound);
-    match timewait::count() {
-        Some(waiting) if waiting >= bound => progress.note(&format!(
-            "{waiting} sockets in TIME_WAIT: waiting until fewer than {bound} (at most {:?}; [runner] time_wait_below)",
-            e.runner.drain_timeout
-        )),
-        Some(_) => {}
-        None => progress.note(
-            "cannot read /proc/net/tcp: TIME_WAIT is neither drained nor recorded for this run",
-        ),
-    }
-    let (tw_before, drained) = timewait::drain(bound, e.runner.drain_timeout, &cancelled);
+    // A path's namespaces are new for every run: no TIME_WAIT to wait for.
+    let (tw_before, drained) = if cell.path.is_some() {
+        (None, Duration::ZERO)
+    } else {
+        let bound = e.runner.time_wait_below.unwrap_or_else(timewait::default_bound);
+        match timewait::count() {
+            Some(waiting) if waiting >= bound => progress.note(&format!(
+                "{waiting} sockets in TIME_WAIT: waiting until fewer than {bound} (at most {:?}; [runner] time_wait_below)",
+                e.runner.drain_timeout
+            )),
+            Some(_) => {}
+            None => progress.note(
+                "cannot read /proc/net/tcp: TIME_WAIT is neither drained nor recorded for this run",
+            ),
+        }
+        timewait::drain(bound, e.runner.drain_timeout, &cancelled)
+    };
     if cancelled() {
         return RunEnd::Cancelled { stopped: 0 };
     }
@@ -100,9 +107,18 @@ pub(super) fn run(
         drain_seconds: drained.as_secs_f64(),
         measurements: Vec::new(),
     };
-    let result = measure(ctx, cell, &dir, sup, versions, &mut rec);
-    // Stop this run's servers (and anything else still running) whatever happened.
+    let mut place = None;
+    let result = build_place(cell, &dir, sup)
+        .and_then(|p| measure(ctx, cell, place.insert(p), &dir, sup, versions, &mut rec));
+    // Stop this run's servers (and anything else still running) whatever happened, then
+    // remove the path they ran on.
     let stopped = sup.stop_all(STOP_GRACE);
+    if let Some(problems) = place.as_mut().map(Place::teardown).filter(|p| !p.is_empty()) {
+        progress.note(&format!(
+            "the path of this run was not removed completely: {}; run `herd lab clean`",
+            problems.join("; ")
+        ));
+    }
     let _ = std::fs::remove_dir_all(&dir);
     match result {
         Err(Failure::Cancelled { client }) => {
@@ -143,9 +159,22 @@ fn fail(s: impl Into<String>) -> Failure {
     Failure::Failed(s.into())
 }
 
+/// The run's place: a fresh path for a cell with one, else a loopback port.
+fn build_place(cell: &Cell, dir: &Path, sup: &Supervisor) -> Result<Place, Failure> {
+    match cell.path {
+        None => Ok(Place::loopback(super::port::pick().map_err(fail)?)),
+        Some(path) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|err| fail(format!("cannot create {}: {err}", dir.display())))?;
+            Place::path(path, cell.link.as_ref(), sup.registry(), dir).map_err(fail)
+        }
+    }
+}
+
 fn measure(
     ctx: &Context<'_>,
     cell: &Cell,
+    place: &Place,
     dir: &Path,
     sup: &mut Supervisor,
     versions: &mut BTreeMap<String, String>,
@@ -164,7 +193,7 @@ fn measure(
         .get(&cell.server.name)
         .cloned()
         .ok_or_else(|| fail("no programs for this server"))?;
-    let listen = super::port::pick().map_err(fail)?;
+    let listen = place.listen;
     let spec = ServerSpec {
         kind: cell.server.kind,
         php: cell.server.php,
@@ -208,6 +237,7 @@ fn measure(
         .collect();
 
     // Start the processes in order, each ready before the next.
+    let server_ns = place.netns(Host::Server);
     let mut pids = Vec::new();
     for p in &launch.processes {
         let spawn = Spawn {
@@ -217,12 +247,14 @@ fn measure(
             stdout: &p.log,
             stderr: &p.log,
             cpus: &cell.server_cpus,
-            netns: None,
+            netns: server_ns.as_deref(),
         };
         let pid = sup.start(&spawn).map_err(|err| fail(err.to_string()))?;
         pids.push((pid, p));
         if let Some(probe) = &p.ready {
-            wait_ready(probe, e.runner.ready_timeout, sup, pid, &p.name, &p.log, ctx.cancel)?;
+            let probe = place.local_probe(probe);
+            let waiting = Waiting { pid, name: &p.name, log: &p.log };
+            wait_ready(&probe, place, Host::Server, e.runner.ready_timeout, sup, &waiting, ctx)?;
         }
     }
     if let Some(front) = rec.servers.last_mut() {
@@ -248,15 +280,23 @@ fn measure(
         .last()
         .map(|(pid, p)| (*pid, *p))
         .ok_or_else(|| fail("the driver started no process"))?;
-    wait_ready(
-        &launch.ready,
-        e.runner.ready_timeout,
-        sup,
-        front_pid,
-        &front.name,
-        &front.log,
-        ctx.cancel,
-    )?;
+    let front_waiting = Waiting { pid: front_pid, name: &front.name, log: &front.log };
+    let ready = place.local_probe(&launch.ready);
+    wait_ready(&ready, place, Host::Server, e.runner.ready_timeout, sup, &front_waiting, ctx)?;
+    if place.network.is_some() {
+        // The whole path answers: the client's namespace reaches the server through it.
+        let through =
+            Probe::Http { addr: place.target, path: format!("/{}", herd_drivers::READY_FILE) };
+        wait_ready(
+            &through,
+            place,
+            Host::Client,
+            e.runner.ready_timeout,
+            sup,
+            &front_waiting,
+            ctx,
+        )?;
+    }
 
     // Verify before measuring.
     let expected = ctx
@@ -276,15 +316,19 @@ fn measure(
         Method::Get => None,
     };
     let method = if body.is_some() { "POST" } else { "GET" };
-    let answer = verify::fetch(
-        listen,
-        method,
-        &verify_path,
-        body.as_deref(),
-        Duration::from_secs(30),
-        expected.body_bytes,
-    )
-    .map_err(|err| fail(format!("verify: {err}")))?;
+    let answer = place
+        .within(Host::Client, || {
+            verify::fetch(
+                place.target,
+                method,
+                &verify_path,
+                body.as_deref(),
+                Duration::from_secs(30),
+                expected.body_bytes,
+            )
+        })
+        .and_then(|answer| answer)
+        .map_err(|err| fail(format!("verify: {err}")))?;
     verify::check(&answer, expected).map_err(|err| {
         fail(format!("verify: {} answered {method} {verify_path} with {err}", cell.server.name))
     })?;
@@ -292,7 +336,8 @@ fn measure(
     // Warm-up, discarded.
     let client_program =
         ctx.ready.clients.get(&cell.client).ok_or_else(|| fail("client not found"))?;
-    let base_url = format!("http://{listen}");
+    let base_url = format!("http://{}", place.target);
+    let client_ns = place.netns(Host::Client);
     let client_dir = dir.join("client");
     if let Some(warm_load) = cell.load.warmup_run() {
         let warm_dir = client_dir.join("warmup");
@@ -316,7 +361,7 @@ fn measure(
             stdout: &out,
             stderr: &out,
             cpus: &e.client_cpus,
-            netns: None,
+            netns: client_ns.as_deref(),
         };
         let f = sup
             .run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel))
@@ -365,7 +410,7 @@ fn measure(
         stdout: &stdout,
         stderr: &stderr,
         cpus: &e.client_cpus,
-        netns: None,
+        netns: client_ns.as_deref(),
     };
     let finished = sup
         .run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel))
@@ -500,48 +545,61 @@ fn to_record(m: client::Measurement) -> MeasurementRecord {
     }
 }
 
-/// Waits until `probe` answers; fails early when the process exits, with its log's end.
+/// The process a readiness probe waits for: its start failing is reported with its log.
+struct Waiting<'a> {
+    pid: u32,
+    name: &'a str,
+    log: &'a Path,
+}
+
+/// Waits until `probe` answers, asked from `host`'s namespace; fails early when the process
+/// exits, with its log's end.
 fn wait_ready(
     probe: &Probe,
+    place: &Place,
+    host: Host,
     timeout: Duration,
     sup: &mut Supervisor,
-    pid: u32,
-    name: &str,
-    log: &Path,
-    cancel: &AtomicBool,
+    waiting: &Waiting<'_>,
+    ctx: &Context<'_>,
 ) -> Result<(), Failure> {
     let started = Instant::now();
     let mut last;
     loop {
-        if cancel.load(Ordering::Relaxed) {
+        if ctx.cancel.load(Ordering::Relaxed) {
             return Err(Failure::Cancelled { client: false });
         }
-        if let Some(status) = sup.exit_status(pid) {
+        if let Some(status) = sup.exit_status(waiting.pid) {
             return Err(fail(format!(
-                "{name} exited at start ({}): {}",
+                "{} exited at start ({}): {}",
+                waiting.name,
                 describe(&status),
-                tail_file(log)
+                tail_file(waiting.log)
             )));
         }
-        match probe {
-            Probe::UnixSocket(path) => {
-                if std::os::unix::net::UnixStream::connect(path).is_ok() {
-                    return Ok(());
-                }
-                last = format!("no socket at {}", path.display());
-            }
+        let answered = place.within(host, || match probe {
+            Probe::UnixSocket(path) => std::os::unix::net::UnixStream::connect(path)
+                .map(|_| ())
+                .map_err(|_| format!("no socket at {}", path.display())),
             Probe::Http { addr, path } => {
                 match verify::fetch(*addr, "GET", path, None, Duration::from_secs(2), 1 << 16) {
-                    Ok(a) if a.status == 200 => return Ok(()),
-                    Ok(a) => last = format!("GET {path} answered {}", a.status),
-                    Err(err) => last = err,
+                    Ok(a) if a.status == 200 => Ok(()),
+                    Ok(a) => Err(format!("GET {path} on {addr} answered {}", a.status)),
+                    Err(err) => Err(err),
                 }
             }
+        });
+        match answered {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(why)) => last = why,
+            // The namespace is gone or cannot be entered: waiting will not help.
+            Err(why) => return Err(fail(why)),
         }
         if started.elapsed() > timeout {
             return Err(fail(format!(
-                "{name} did not become ready within {timeout:?} ({last}); its log: {}",
-                tail_file(log)
+                "{} did not become ready within {timeout:?} ({last}); its log: {}",
+                waiting.name,
+                tail_file(waiting.log)
             )));
         }
         std::thread::sleep(Duration::from_millis(20));

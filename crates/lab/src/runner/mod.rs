@@ -9,6 +9,7 @@
 //! what finished is kept, the run in flight is dropped, and everything herd started is stopped.
 
 mod cell;
+mod place;
 mod port;
 mod preflight;
 pub mod progress;

@@ -1,7 +1,8 @@
 //! Everything checked before the first cell starts, so that a run never dies half-way on
 //! something knowable up front: every server's programs are installed (all missing ones named
 //! at once, with the apt package), every client tool too, every CPU list exists here, and
-//! servers that drop privileges have their user. The clients' versions are asked here; a
+//! servers that drop privileges have their user, and network paths have root, their tools
+//! and the kernel features they rely on (IP_VS for lvs-nat). The clients' versions are asked here; a
 //! server program's version on its first run (`cell::version`), once per experiment.
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use herd_drivers::{programs_needed, Programs};
 use herd_topo::cpuset::online;
+use herd_topo::net::{machine, Path as NetPath};
 use herd_topo::{CpuSet, Supervisor};
 
 use crate::client::{self, Tool};
@@ -60,9 +62,26 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if !missing.is_empty() {
         return Err(LabError::Missing(missing));
     }
+    let mut paths: Vec<NetPath> = cells.iter().filter_map(|c| c.path).collect();
+    paths.sort();
+    paths.dedup();
+    if !paths.is_empty() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(LabError::Setup(
+                "[matrix] path builds network namespaces, which needs root: run herd lab as root (sudo), or remove `path` to measure over loopback".into(),
+            ));
+        }
+        let shaped = cells.iter().find_map(|c| c.link.as_ref());
+        let lacking = machine::missing_for(&paths, shaped);
+        if !lacking.is_empty() {
+            return Err(LabError::Unsupported(lacking));
+        }
+    }
     let online = online();
     let mut sets: Vec<&CpuSet> = cells.iter().map(|c| &c.server_cpus).collect();
     sets.push(&e.client_cpus);
+    sets.push(&e.router_cpus);
     for s in sets {
         s.check(&online).map_err(|err| LabError::Cpus(err.to_string()))?;
     }

@@ -2,11 +2,12 @@
 //! path as a plan of commands ([`plan`]), named namespaces ([`netns`]), and a plan applied
 //! under a guard that removes every namespace it made ([`topology`]).
 
+pub mod machine;
 pub mod netns;
 pub mod path;
 pub mod plan;
 pub mod topology;
 
 pub use path::{Need, Path, Shaping};
-pub use plan::{shell_word, Host, Plan};
+pub use plan::{shell_word, Host, Plan, PATH_PORT};
 pub use topology::{apply, Topology, TopologyError};

@@ -59,6 +59,10 @@ pub const ROUTER_INSIDE: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 1);
 pub const SERVER: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 2);
 pub const SERVER_2: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 3);
 
+/// The port the lab's servers listen on inside a path's namespaces: the article's, and free
+/// by construction (a new namespace has nothing bound).
+pub const PATH_PORT: u16 = 80;
+
 /// The nft table herd's rules live in (inside the router's own namespace).
 const NFT_TABLE: &str = "herd_nat";
 

@@ -1,0 +1,108 @@
+//! Where a run's programs live and talk: over loopback in herd's own namespace (no `path`
+//! axis), or on a network path built afresh for the run (herd_topo's [`Topology`]): client,
+//! router and server namespaces, the server listening on its host's addresses, the client
+//! sending to the path's target. Fresh namespaces per run also mean a fresh TIME_WAIT table,
+//! conntrack table and port range for every run: nothing one run leaves can slow the next
+//! (the PAWS stalls of shared/docs/topology-notes.md, pitfall 1).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path as FsPath;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use herd_drivers::Probe;
+use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, PATH_PORT};
+use herd_topo::Registry;
+
+/// Where one run's programs are.
+pub(super) struct Place {
+    /// Where the server binds.
+    pub(super) listen: SocketAddr,
+    /// Where the client (and the verification, and the path's readiness probe) connect.
+    pub(super) target: SocketAddr,
+    /// Set on a network path; None over loopback.
+    pub(super) network: Option<Network>,
+}
+
+/// A path built for one run.
+pub(super) struct Network {
+    pub(super) topology: Topology,
+}
+
+impl Place {
+    /// Loopback, with the server on `listen`.
+    pub(super) fn loopback(listen: SocketAddr) -> Place {
+        Place { listen, target: listen, network: None }
+    }
+
+    /// `path` (links shaped to `link`) built in fresh namespaces, recorded in `registry`
+    /// first; `scratch` takes the commands' output.
+    pub(super) fn path(
+        path: Path,
+        link: Option<&Shaping>,
+        registry: Option<&Registry>,
+        scratch: &FsPath,
+    ) -> Result<Place, String> {
+        static RUNS: AtomicU32 = AtomicU32::new(0);
+        // The PID in the name lets `herd lab clean` tell a live run's namespaces from a
+        // crashed one's even without its registry.
+        let tag = format!("herd-{}-{}", std::process::id(), RUNS.fetch_add(1, Ordering::Relaxed));
+        let plan = Plan::for_path(&tag, path, PATH_PORT, link)?;
+        let topology = apply(&plan, registry, scratch).map_err(|e| e.to_string())?;
+        // One server process on every address of its host (two for a balanced path): the
+        // namespace has no other address to expose it on.
+        let listen = match plan.server_addrs.as_slice() {
+            [one] => SocketAddr::from((*one, PATH_PORT)),
+            _ => SocketAddr::from((Ipv4Addr::UNSPECIFIED, PATH_PORT)),
+        };
+        let target = SocketAddr::from((plan.target, PATH_PORT));
+        Ok(Place { listen, target, network: Some(Network { topology }) })
+    }
+
+    /// The namespace of `host`, or None over loopback.
+    pub(super) fn netns(&self, host: Host) -> Option<String> {
+        self.network.as_ref().map(|n| n.topology.netns(host))
+    }
+
+    /// Where the server itself answers, seen from its own host: its listen address, or its
+    /// first address when it listens on all.
+    pub(super) fn server_local(&self) -> SocketAddr {
+        match (&self.network, self.listen.ip().is_unspecified()) {
+            (Some(n), true) => {
+                let first = n.topology.plan().server_addrs.first().copied();
+                SocketAddr::from((first.unwrap_or(Ipv4Addr::LOCALHOST), self.listen.port()))
+            }
+            _ => self.listen,
+        }
+    }
+
+    /// A server's own readiness probe as asked from the server's host: an address it listens
+    /// on everywhere (0.0.0.0) is asked on its first real one.
+    pub(super) fn local_probe(&self, probe: &Probe) -> Probe {
+        match probe {
+            Probe::Http { addr, path } if addr.ip().is_unspecified() => {
+                Probe::Http { addr: self.server_local(), path: path.clone() }
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// Runs `f` in `host`'s namespace (herd's own over loopback): sockets it opens are there.
+    pub(super) fn within<T: Send>(
+        &self,
+        host: Host,
+        f: impl FnOnce() -> T + Send,
+    ) -> Result<T, String> {
+        match self.netns(host) {
+            None => Ok(f()),
+            Some(ns) => netns::within(&ns, f).map_err(|e| format!("cannot enter {ns}: {e}")),
+        }
+    }
+
+    /// Deletes the path's namespaces (nothing over loopback); what could not be removed.
+    pub(super) fn teardown(&mut self) -> Vec<String> {
+        match &mut self.network {
+            Some(n) => n.topology.teardown(),
+            None => Vec::new(),
+        }
+    }
+}
