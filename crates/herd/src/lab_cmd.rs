@@ -91,6 +91,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         write_stdout(plan_text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Before the store is opened: a machine that cannot run the experiment leaves no file.
+    let checked = runner::preflight(&e, &herd_exe)?;
     let mut store = Store::open(&args.store)
         .with_context(|| format!("cannot open the results store {}", args.store.display()))?;
     let cancel = Arc::new(AtomicBool::new(false));
@@ -117,6 +119,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     let finished = runner::run(LabRun {
         experiment: &e,
+        checked,
         store: &mut store,
         herd_exe,
         herd_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -191,13 +194,19 @@ fn clean() -> anyhow::Result<()> {
     let stopped: Vec<String> =
         c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
     println!(
-        "herd lab clean: stopped {} processes{}; removed {} run directories",
+        "herd lab clean: stopped {} processes{}; removed {} run directories and {} network namespaces{}",
         c.stopped.len(),
         if stopped.is_empty() { String::new() } else { format!(": {}", stopped.join(", ")) },
-        c.dirs.len()
+        c.dirs.len(),
+        c.namespaces.len(),
+        if c.namespaces.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", c.namespaces.join(", "))
+        }
     );
     if !c.errors.is_empty() {
-        anyhow::bail!("some run directories could not be removed");
+        anyhow::bail!("some run directories or namespaces could not be removed");
     }
     Ok(())
 }

@@ -32,9 +32,29 @@ use progress::Progress;
 /// with every result so that results of different methods are never mixed unknowingly.
 pub const METHODOLOGY_VERSION: u32 = 1;
 
+/// What [`preflight`] found: the programs every cell needs, located. A lab run starts from it.
+#[derive(Debug)]
+pub struct Checked {
+    ready: preflight::Ready,
+    cells: Vec<Cell>,
+}
+
+/// Checks, before anything is opened, written or started, that this machine can run every
+/// cell of `e`: programs installed, CPUs online, root and kernel features for network paths.
+pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
+    let cells = cells(e);
+    if cells.is_empty() {
+        return Err(LabError::NoCells);
+    }
+    let ready = preflight::check(e, &cells, herd_exe)?;
+    Ok(Checked { ready, cells })
+}
+
 /// What a lab run needs from its caller.
 pub struct LabRun<'a> {
     pub experiment: &'a Experiment,
+    /// The experiment's [`preflight`].
+    pub checked: Checked,
     pub store: &'a mut Store,
     /// herd's own executable: herd serve and herd run are started from it.
     pub herd_exe: PathBuf,
@@ -65,12 +85,10 @@ pub struct Finished {
 
 /// Runs the experiment to its end, or until `cancel` is raised.
 pub fn run(mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let e = r.experiment;
-    let all = cells(e);
-    if all.is_empty() {
-        return Err(LabError::NoCells);
-    }
-    let ready = preflight::check(e, &all, &r.herd_exe)?;
+    let Checked { ready, cells: all } = std::mem::replace(
+        &mut r.checked,
+        Checked { ready: preflight::Ready::default(), cells: Vec::new() },
+    );
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();

@@ -1,0 +1,288 @@
+//! `herd lab` over network paths, for real (root: CI runs as root): every path carries a
+//! small experiment to herd serve with the answer verified (status, length, SHA-256) and
+//! every request's length checked by the client; an unsupported path is refused before
+//! anything runs, with the substitute; and no namespace, rule or process is left after
+//! success, after an error inside a cell, after Ctrl-C, and after kill -9 + `herd lab clean`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // the host's own ip, nft and iptables are asked what is left
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use util::{herd, tempdir};
+
+fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "these tests build network namespaces and need root: run them as root (CI does)"
+    );
+}
+
+/// The namespaces of lab run `pid` still in /run/netns.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("herd-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Everything lab run `pid` (started with TMPDIR `dir`) could have left: its namespaces, veth
+/// ends or nft/iptables rules in the host's namespace (they belong inside the path's), and
+/// processes whose command line names a file under `dir` (every server's config is there).
+fn leftovers(pid: u32, dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> =
+        namespaces_of(pid).into_iter().map(|n| format!("namespace {n}")).collect();
+    let run = |argv: &[&str]| -> String {
+        let o = std::process::Command::new(argv[0]).args(&argv[1..]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    for line in run(&["ip", "-o", "link"]).lines() {
+        let name = line.split(':').nth(1).unwrap_or("").trim().split('@').next().unwrap_or("");
+        if ["c-r", "r-c", "r-s", "s-r", "c-s", "s-c"].contains(&name) {
+            out.push(format!("host link {name}"));
+        }
+    }
+    if run(&["nft", "list", "tables"]).contains("herd_nat") {
+        out.push("nft table herd_nat in the host".into());
+    }
+    if run(&["iptables", "-t", "nat", "-S"]).contains("198.18.") {
+        out.push("iptables rule for 198.18.0.0/15 in the host".into());
+    }
+    let needle = dir.to_string_lossy().into_owned();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        // The lab run itself names its experiment file and store under `dir`.
+        if p != std::process::id()
+            && p != pid
+            && String::from_utf8_lossy(&cmdline).contains(&needle)
+        {
+            out.push(format!(
+                "process {p}: {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
+        }
+    }
+    out
+}
+
+fn experiment(paths: &[&str], load: &str, extra: &str) -> String {
+    let list: Vec<String> = paths.iter().map(|p| format!("\"{p}\"")).collect();
+    format!(
+        r#"
+name = "paths"
+[matrix]
+server = ["herd"]
+workload = ["page"]
+load = ["l"]
+path = [{}]
+[workloads.page]
+kind = "static"
+size = 4096
+[loads.l]
+{load}
+[repetitions]
+min = 3
+max = 3
+{extra}
+"#,
+        list.join(", ")
+    )
+}
+
+fn write(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("e.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn spawn_lab(dir: &Path, file: &Path, stderr: &Path) -> Child {
+    herd()
+        .env("TMPDIR", dir)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(file)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The report's rows as (path, reps, failed), read by the header's columns (right-aligned
+/// numbers end where their heading ends; the path starts where its heading starts).
+fn rows(dir: &Path) -> Vec<(String, String, u64)> {
+    let out = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let header: Vec<char> =
+        table.lines().find(|l| l.starts_with("server ")).unwrap().chars().collect();
+    let find = |name: &str| {
+        let n: Vec<char> = name.chars().collect();
+        header.windows(n.len()).position(|w| w == n.as_slice()).unwrap()
+    };
+    let path_at = find("path");
+    let reps_end = find("reps") + 4;
+    let failed_end = find("failed") + 6;
+    table
+        .lines()
+        .skip_while(|l| !l.starts_with("server "))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let c: Vec<char> = l.chars().collect();
+            let word_ending = |end: usize| -> String {
+                let s: String = c[..end].iter().collect();
+                s.split_whitespace().last().unwrap().to_string()
+            };
+            let path: String = c[path_at..].iter().collect();
+            let path = path.split_whitespace().next().unwrap().to_string();
+            (path, word_ending(reps_end), word_ending(failed_end).parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn every_rule_path_carries_verified_load_and_leaves_nothing() {
+    require_root();
+    let dir = tempdir("lab-paths");
+    let paths = ["direct", "routed", "iptables-dnat", "nft-dnat", "nft-numgen"];
+    let file = write(&dir, &experiment(&paths, "requests = 300\nconcurrency = 4", ""));
+    let log = dir.join("stderr");
+    let mut child = spawn_lab(&dir, &file, &log);
+    let pid = child.id();
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{err}");
+    let rows = rows(&dir);
+    assert_eq!(rows.len(), paths.len(), "{rows:?}");
+    for (path, reps, failed) in &rows {
+        assert!(paths.contains(&path.as_str()), "{path}");
+        assert_eq!(reps, "3/3", "{path}: {err}");
+        assert_eq!(*failed, 0, "{path}");
+    }
+    assert_eq!(leftovers(pid, &dir), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unsupported_path_is_refused_before_anything_runs() {
+    require_root();
+    let dir = tempdir("lab-lvs");
+    let file =
+        write(&dir, &experiment(&["direct", "lvs-nat"], "requests = 10\nconcurrency = 1", ""));
+    let out = herd()
+        .env("TMPDIR", &dir)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if std::path::Path::new("/proc/net/ip_vs").exists()
+        || std::path::Path::new("/sys/module/ip_vs").exists()
+    {
+        // A kernel with IP_VS: refused only for a missing ipvsadm, or it runs.
+        assert!(out.status.success() || err.contains("ipvsadm"), "{err}");
+    } else {
+        assert!(!out.status.success());
+        assert!(
+            err.contains("lvs-nat is not supported by this kernel")
+                && err.contains("use nft-numgen"),
+            "{err}"
+        );
+        assert!(!dir.join("r.db").exists(), "a refused experiment wrote a store");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_run_that_fails_inside_its_cell_leaves_nothing() {
+    require_root();
+    let dir = tempdir("lab-pathfail");
+    // No server binds its port within a microsecond of its start, and the first readiness
+    // probe that fails past the timeout fails the run: every run fails at readiness, after
+    // its path was built and with a server process in it.
+    let text = experiment(
+        &["nft-dnat"],
+        "requests = 10\nconcurrency = 1",
+        "[runner]\nready_timeout = \"1us\"",
+    );
+    let file = write(&dir, &text);
+    let log = dir.join("stderr");
+    let mut child = spawn_lab(&dir, &file, &log);
+    let pid = child.id();
+    child.wait().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(err.contains("did not become ready"), "{err}");
+    assert_eq!(leftovers(pid, &dir), Vec::<String>::new(), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A lab run of one-second path cells, caught while a run's namespaces exist.
+fn mid_run(tag: &str) -> (PathBuf, Child, Vec<String>) {
+    let dir = tempdir(tag);
+    let load = "duration = \"1s\"\nconcurrency = 2\nkeep_alive = true";
+    let file = write(&dir, &experiment(&["routed", "nft-dnat"], load, ""));
+    let child = spawn_lab(&dir, &file, &dir.join("stderr"));
+    let pid = child.id();
+    wait_for("a path's namespaces and its server", Duration::from_secs(60), || {
+        let left = leftovers(pid, &dir);
+        namespaces_of(pid).len() == 3 && left.iter().any(|l| l.starts_with("process"))
+    });
+    let names = namespaces_of(pid);
+    (dir, child, names)
+}
+
+#[test]
+fn ctrl_c_removes_the_path_in_flight() {
+    require_root();
+    let (dir, mut child, names) = mid_run("lab-pathint");
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(leftovers(child.id(), &dir), Vec::<String>::new(), "left after Ctrl-C of {names:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn after_kill_9_lab_clean_removes_the_namespaces() {
+    require_root();
+    let (dir, mut child, names) = mid_run("lab-pathkill");
+    child.kill().unwrap(); // SIGKILL: no teardown possible
+    child.wait().unwrap();
+    // The check sees what a kill -9 leaves: the namespaces and the server in them.
+    let left = leftovers(child.id(), &dir);
+    assert!(
+        left.iter().any(|l| l.starts_with("namespace"))
+            && left.iter().any(|l| l.starts_with("process")),
+        "a kill -9 should leave {names:?} and a server: {left:?}"
+    );
+    let out = herd().env("TMPDIR", &dir).args(["lab", "clean"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("network namespaces"), "{said}");
+    wait_for("the leftovers to go", Duration::from_secs(5), || {
+        leftovers(child.id(), &dir).is_empty()
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
