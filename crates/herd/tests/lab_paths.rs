@@ -286,3 +286,36 @@ fn after_kill_9_lab_clean_removes_the_namespaces() {
     });
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_shaped_link_caps_the_rate_and_the_report_says_so() {
+    require_root();
+    let dir = tempdir("lab-link");
+    // 30 x 64 KiB at 20 Mbit/s: about 0.8 s a run, the link at its limit.
+    let text = experiment(&["direct"], "requests = 30\nconcurrency = 2", "")
+        .replace("size = 4096", "size = 65536")
+        .replace("path = [\"direct\"]", "path = [\"direct\"]\nlink = [\"20mbit\"]");
+    let file = write(&dir, &text);
+    let log = dir.join("stderr");
+    let mut child = spawn_lab(&dir, &file, &log);
+    let pid = child.id();
+    assert!(child.wait().unwrap().success(), "{}", std::fs::read_to_string(&log).unwrap());
+    let out = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let line = table
+        .lines()
+        .find(|l| l.contains("link=20mbit: 3 of 3 repetitions"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("link-bound") && line.contains("on a 20 Mbit/s link"), "{line}");
+    // The rate itself: 20 Mbit/s carries at most about 38 of these a second.
+    let row = table.lines().find(|l| l.contains("20mbit") && l.contains("3/3")).unwrap();
+    let rate: f64 = row
+        .split_whitespace()
+        .find_map(|w| {
+            w.trim_start_matches('~').parse::<f64>().ok().filter(|r| *r > 1.0 && w.contains('.'))
+        })
+        .unwrap_or_else(|| panic!("{row}"));
+    assert!(rate < 40.0, "{rate} req/s of 64 KiB over 20 Mbit/s: {row}");
+    assert_eq!(leftovers(pid, &dir), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

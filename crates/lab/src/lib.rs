@@ -20,6 +20,7 @@ pub mod error;
 pub mod experiment;
 pub mod load;
 pub mod matrix;
+pub mod netstat;
 mod order;
 pub mod plan;
 pub mod runner;

@@ -62,6 +62,11 @@ pub fn count() -> Option<u64> {
     Some(tables()?.iter().map(|t| time_wait_rows(t).count() as u64).sum())
 }
 
+/// Sockets in TIME_WAIT in one /proc/net/tcp table's text.
+pub fn count_in(table: &str) -> u64 {
+    time_wait_rows(table).count() as u64
+}
+
 fn tables() -> Option<Vec<String>> {
     let v4 = std::fs::read_to_string("/proc/net/tcp").ok()?;
     let v6 = std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();

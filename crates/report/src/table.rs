@@ -1,6 +1,6 @@
 //! The terminal table of an experiment: a header, one row per cell (per step for stepped
 //! loads), then what the rows cannot show (failed requests by kind, failed repetitions with
-//! their reasons, client verdicts other than ok) and a legend.
+//! their reasons, client verdicts other than ok, what a network path capped) and a legend.
 //!
 //! Every number has a fixed format, so the same stored experiment always renders to the
 //! same bytes; the figures themselves come from `figures.rs`.
@@ -47,6 +47,7 @@ pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resu
     write_coarse_clocks(&rows, out)?;
     write_failed_repetitions(exp, out)?;
     write_verdicts(exp, out)?;
+    write_path_findings(exp, out)?;
     write_legend(out)
 }
 
@@ -196,6 +197,50 @@ fn write_verdicts(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()>
         return Ok(());
     }
     writeln!(out, "\nclient verdicts other than ok:")?;
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// What a network path's hosts saw that capped or disturbed a cell (link-bound, conntrack
+/// full, port exhaustion, SYN retransmits, listen overflows), said plainly: per cell, how
+/// many repetitions, and the first such repetition's findings.
+fn write_path_findings(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+    let mut lines = Vec::new();
+    for cell in &exp.cells {
+        let found: Vec<(u32, Vec<String>)> = cell
+            .repetitions
+            .iter()
+            .filter_map(|r| {
+                let json = r.record.network_json.as_deref()?;
+                let v: serde_json::Value = serde_json::from_str(json).ok()?;
+                let findings: Vec<String> = v
+                    .get("findings")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(|f| f.as_str().map(str::to_owned))
+                    .collect();
+                (!findings.is_empty()).then_some((r.record.repetition + 1, findings))
+            })
+            .collect();
+        let Some((first, findings)) = found.first() else { continue };
+        lines.push(format!(
+            "  {}: {} of {} repetitions; repetition {first}: {}",
+            cell.key,
+            found.len(),
+            cell.repetitions.len(),
+            findings.join("; ")
+        ));
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "
+what the network path capped or disturbed:"
+    )?;
     for line in lines {
         writeln!(out, "{line}")?;
     }

@@ -129,6 +129,7 @@ fn repetition(
         server_cpu_seconds: server_cpu,
         time_wait_before: None,
         drain_seconds: 0.0,
+        network_json: None,
         measurements,
     }
 }

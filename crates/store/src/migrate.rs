@@ -31,6 +31,7 @@ const MIGRATIONS: &[Migration] = &[
         name: "0003_step_verdict",
         sql: include_str!("../migrations/0003_step_verdict.sql"),
     },
+    Migration { name: "0004_path_facts", sql: include_str!("../migrations/0004_path_facts.sql") },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

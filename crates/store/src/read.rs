@@ -176,7 +176,7 @@ impl Reader<'_> {
             "SELECT id, idx, position, started_at, finished_at, outcome, failure_reason,
                 client_tool, client_version, client_argv, client_cpus, client_verdict,
                 client_verdict_reason, client_health_json, server_cpu_seconds,
-                time_wait_before, drain_seconds
+                time_wait_before, drain_seconds, network_json
              FROM repetition WHERE cell_id = ?1 ORDER BY idx",
             [cell_id],
             RepetitionRow::from_row,
@@ -284,6 +284,7 @@ impl Reader<'_> {
             server_cpu_seconds: row.server_cpu_seconds,
             time_wait_before: row.time_wait_before,
             drain_seconds: row.drain_seconds,
+            network_json: row.network_json,
             measurements,
         };
         Ok(StoredRepetition { id: RepetitionId(row.id), record })
@@ -385,6 +386,7 @@ struct RepetitionRow {
     server_cpu_seconds: Option<f64>,
     time_wait_before: Option<u64>,
     drain_seconds: f64,
+    network_json: Option<String>,
 }
 
 impl RepetitionRow {
@@ -407,6 +409,7 @@ impl RepetitionRow {
             server_cpu_seconds: row.get(14)?,
             time_wait_before: row.get(15)?,
             drain_seconds: row.get(16)?,
+            network_json: row.get(17)?,
         })
     }
 }

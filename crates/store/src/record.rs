@@ -96,6 +96,9 @@ pub struct RepetitionRecord {
     pub time_wait_before: Option<u64>,
     /// Time spent waiting for the previous repetition's sockets to drain.
     pub drain_seconds: f64,
+    /// What a network path's hosts saw (herd_lab::netstat::PathFacts as JSON); None over
+    /// loopback.
+    pub network_json: Option<String>,
     /// One measurement, or one per client step, in step order.
     pub measurements: Vec<MeasurementRecord>,
 }

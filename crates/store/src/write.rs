@@ -135,8 +135,9 @@ impl RepetitionWriter<'_> {
                 "INSERT INTO repetition (cell_id, idx, position, started_at, finished_at,
                     outcome, failure_reason, client_tool, client_version, client_argv,
                     client_cpus, client_verdict, client_verdict_reason, client_health_json,
-                    server_cpu_seconds, time_wait_before, drain_seconds)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                    server_cpu_seconds, time_wait_before, drain_seconds, network_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                    ?18)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -157,13 +158,16 @@ impl RepetitionWriter<'_> {
                     server_cpu_seconds,
                     time_wait_before,
                     drain_seconds,
+                    r.network_json,
                 ])
             })
             .map_err(|e| {
-                unique_or(e, self.path, "insert the repetition", || StoreError::DuplicateRepetition {
-                    experiment: self.exp,
-                    cell_key: r.cell_key.clone(),
-                    repetition: r.repetition,
+                unique_or(e, self.path, "insert the repetition", || {
+                    StoreError::DuplicateRepetition {
+                        experiment: self.exp,
+                        cell_key: r.cell_key.clone(),
+                        repetition: r.repetition,
+                    }
                 })
             })?;
         let repetition_id = self.tx.last_insert_rowid();

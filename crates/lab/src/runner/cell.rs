@@ -105,6 +105,7 @@ pub(super) fn run(
         server_cpu_seconds: None,
         time_wait_before: tw_before,
         drain_seconds: drained.as_secs_f64(),
+        network_json: None,
         measurements: Vec::new(),
     };
     let mut place = None;
@@ -401,6 +402,7 @@ fn measure(
         server_pids.iter().map(|&p| sup.cpu_seconds(p)).collect()
     };
     let before = cpu(sup);
+    let net_before = place.snapshot();
     let stdout = client_dir.join("stdout");
     let stderr = client_dir.join("stderr");
     let spawn = Spawn {
@@ -416,6 +418,7 @@ fn measure(
         .run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel))
         .map_err(|err| fail(err.to_string()))?;
     let after = cpu(sup);
+    let net_after = place.snapshot();
     if finished.cancelled || cancelled() {
         return Err(Failure::Cancelled { client: finished.cancelled });
     }
@@ -474,6 +477,13 @@ fn measure(
         rec.client.verdict_reason = v.reason;
     }
     rec.measurements = parsed.steps.into_iter().map(to_record).collect();
+    if let (Some(b), Some(a)) = (&net_before, &net_after) {
+        let bytes: u64 = rec.measurements.iter().map(|m| m.bytes_total).sum();
+        let secs: f64 = rec.measurements.iter().map(|m| m.duration_s).sum();
+        if let Some(facts) = place.facts(b, a, bytes, secs) {
+            rec.network_json = serde_json::to_string(&facts).ok();
+        }
+    }
     // The warm-up ran apart, before the first step: its requests are counted there.
     if let (Warmup::Requests(k), Some(first)) = (cell.load.warmup, rec.measurements.first_mut()) {
         first.warmup_requests += k;

@@ -10,6 +10,8 @@ use std::path::Path as FsPath;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use herd_drivers::Probe;
+
+use crate::netstat::{self, Counters, HostSnapshot, PathFacts};
 use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, PATH_PORT};
 use herd_topo::Registry;
 
@@ -26,7 +28,18 @@ pub(super) struct Place {
 /// A path built for one run.
 pub(super) struct Network {
     pub(super) topology: Topology,
+    pub(super) link: Option<Shaping>,
 }
+
+/// Each host's counters at one moment (a host the path lacks is None).
+pub(super) struct Snapshots {
+    client: Option<HostSnapshot>,
+    server: Option<HostSnapshot>,
+    router: Option<HostSnapshot>,
+}
+
+/// Ports in the ephemeral range every path host gets (the plan's `1024 65000`).
+const EPHEMERAL_PORTS: u64 = 65_000 - 1024 + 1;
 
 impl Place {
     /// Loopback, with the server on `listen`.
@@ -55,7 +68,7 @@ impl Place {
             _ => SocketAddr::from((Ipv4Addr::UNSPECIFIED, PATH_PORT)),
         };
         let target = SocketAddr::from((plan.target, PATH_PORT));
-        Ok(Place { listen, target, network: Some(Network { topology }) })
+        Ok(Place { listen, target, network: Some(Network { topology, link: link.cloned() }) })
     }
 
     /// The namespace of `host`, or None over loopback.
@@ -96,6 +109,57 @@ impl Place {
             None => Ok(f()),
             Some(ns) => netns::within(&ns, f).map_err(|e| format!("cannot enter {ns}: {e}")),
         }
+    }
+
+    /// Every host's counters now (None over loopback, where they are the whole machine's).
+    pub(super) fn snapshot(&self) -> Option<Snapshots> {
+        let n = self.network.as_ref()?;
+        let hosts = &n.topology.plan().hosts;
+        let take = |h: Host| -> Option<HostSnapshot> {
+            if !hosts.contains(&h) {
+                return None;
+            }
+            self.within(h, netstat::snapshot_here).ok()
+        };
+        Some(Snapshots {
+            client: take(Host::Client),
+            server: take(Host::Server),
+            router: take(Host::Router),
+        })
+    }
+
+    /// What the path's hosts saw between `before` and `after`, judged; `bytes` the client
+    /// received in `seconds`.
+    pub(super) fn facts(
+        &self,
+        before: &Snapshots,
+        after: &Snapshots,
+        bytes: u64,
+        seconds: f64,
+    ) -> Option<PathFacts> {
+        let n = self.network.as_ref()?;
+        let plan = n.topology.plan();
+        let delta = |b: &Option<HostSnapshot>, a: &Option<HostSnapshot>, key: &str| match (b, a) {
+            (Some(b), Some(a)) => Counters::delta(&b.counters, &a.counters, key),
+            _ => 0,
+        };
+        let mut f = PathFacts {
+            path: plan.path.to_string(),
+            link_bits_per_second: n.link.as_ref().map(|l| l.rate_bits),
+            carried_bits_per_second: (seconds > 0.0).then(|| bytes as f64 * 8.0 / seconds),
+            client_syn_retransmits: delta(&before.client, &after.client, "TcpExt.TCPSynRetrans"),
+            client_failed_connects: delta(&before.client, &after.client, "Tcp.AttemptFails"),
+            client_time_wait: after.client.as_ref().and_then(|s| s.time_wait),
+            server_listen_overflows: delta(&before.server, &after.server, "TcpExt.ListenOverflows"),
+            server_passive_opens: delta(&before.server, &after.server, "Tcp.PassiveOpens"),
+            server_time_wait: after.server.as_ref().and_then(|s| s.time_wait),
+            router_time_wait: after.router.as_ref().and_then(|s| s.time_wait),
+            router_conntrack: after.router.as_ref().and_then(|s| s.conntrack),
+            ephemeral_ports: EPHEMERAL_PORTS,
+            findings: Vec::new(),
+        };
+        f.judge();
+        Some(f)
     }
 
     /// Deletes the path's namespaces (nothing over loopback); what could not be removed.

@@ -1,0 +1,238 @@
+//! What a network path's hosts saw during a run, from the kernel's own counters: SYN
+//! retransmits and failed connects on the client, listen-queue overflows on the server,
+//! conntrack use and drops on the router, TIME_WAIT and port use everywhere. Read in each
+//! host's namespace before and after the measured run, and turned into plain findings ("the
+//! router's conntrack table was full: 812 packets dropped") instead of silently slower
+//! numbers. Over loopback none of this is read: the host's counters are everybody's.
+
+use std::collections::BTreeMap;
+
+/// TCP counters of one namespace (`Tcp.ActiveOpens`, `TcpExt.ListenOverflows`, …).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters(pub BTreeMap<String, i64>);
+
+/// The router's connection tracking, when it has any (a NAT path).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Conntrack {
+    pub count: u64,
+    pub max: u64,
+    /// Packets dropped, and entries that could not be inserted, since the namespace was made.
+    pub drop: u64,
+    pub insert_failed: u64,
+}
+
+/// One host's view at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct HostSnapshot {
+    pub counters: Counters,
+    pub time_wait: Option<u64>,
+    pub conntrack: Option<Conntrack>,
+}
+
+/// Parses `/proc/net/snmp` or `/proc/net/netstat`: pairs of lines, names then values, each
+/// starting with the same `Prefix:`.
+pub fn parse_pairs(text: &str) -> Counters {
+    let mut out = BTreeMap::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for pair in lines.chunks(2) {
+        let [names, values] = pair else { continue };
+        let (Some((p1, names)), Some((p2, values))) =
+            (names.split_once(':'), values.split_once(':'))
+        else {
+            continue;
+        };
+        if p1 != p2 {
+            continue;
+        }
+        for (n, v) in names.split_whitespace().zip(values.split_whitespace()) {
+            if let Ok(v) = v.parse::<i64>() {
+                out.insert(format!("{p1}.{n}"), v);
+            }
+        }
+    }
+    Counters(out)
+}
+
+/// Sums the per-CPU rows of `/proc/net/stat/nf_conntrack` (hexadecimal) by column name.
+pub fn parse_conntrack_stat(text: &str) -> BTreeMap<String, u64> {
+    let mut lines = text.lines();
+    let Some(header) = lines.next() else { return BTreeMap::new() };
+    let names: Vec<&str> = header.split_whitespace().collect();
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for line in lines {
+        for (n, v) in names.iter().zip(line.split_whitespace()) {
+            if let Ok(v) = u64::from_str_radix(v, 16) {
+                *out.entry((*n).to_string()).or_default() += v;
+            }
+        }
+    }
+    out
+}
+
+/// Reads this thread's namespace (call it from inside `netns::within`).
+pub fn snapshot_here() -> HostSnapshot {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let mut counters = parse_pairs(&read("/proc/thread-self/net/snmp"));
+    counters.0.extend(parse_pairs(&read("/proc/thread-self/net/netstat")).0);
+    let time_wait = std::fs::read_to_string("/proc/thread-self/net/tcp")
+        .ok()
+        .map(|t| crate::timewait::count_in(&t));
+    let number = |p: &str| read(p).trim().parse::<u64>().ok();
+    let conntrack = number("/proc/sys/net/netfilter/nf_conntrack_count").map(|count| {
+        let stat = parse_conntrack_stat(&read("/proc/thread-self/net/stat/nf_conntrack"));
+        Conntrack {
+            count,
+            max: number("/proc/sys/net/netfilter/nf_conntrack_max").unwrap_or(0),
+            drop: stat.get("drop").copied().unwrap_or(0),
+            insert_failed: stat.get("insert_failed").copied().unwrap_or(0),
+        }
+    });
+    HostSnapshot { counters, time_wait, conntrack }
+}
+
+impl Counters {
+    /// `after - before` for `key` (0 when either lacks it).
+    pub fn delta(before: &Counters, after: &Counters, key: &str) -> i64 {
+        match (before.0.get(key), after.0.get(key)) {
+            (Some(b), Some(a)) => a - b,
+            _ => 0,
+        }
+    }
+}
+
+/// What the run's hosts saw, for the store and the report.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PathFacts {
+    pub path: String,
+    /// The links' rate, bits per second, when shaped.
+    pub link_bits_per_second: Option<u64>,
+    /// Bytes the client received per second over the run, as bits (headers included).
+    pub carried_bits_per_second: Option<f64>,
+    pub client_syn_retransmits: i64,
+    pub client_failed_connects: i64,
+    pub client_time_wait: Option<u64>,
+    pub server_listen_overflows: i64,
+    pub server_passive_opens: i64,
+    pub server_time_wait: Option<u64>,
+    pub router_time_wait: Option<u64>,
+    pub router_conntrack: Option<Conntrack>,
+    /// Ephemeral ports each host has (the plan sets 1024-65000).
+    pub ephemeral_ports: u64,
+    /// Plain sentences: what capped or disturbed the run; empty when nothing did.
+    pub findings: Vec<String>,
+}
+
+/// Share of a shaped link's rate above which the link, not the server, set the pace.
+pub const LINK_BOUND_SHARE: f64 = 0.85;
+/// Share of the ephemeral ports in TIME_WAIT above which a host is running out of them.
+pub const PORTS_SHARE: f64 = 0.9;
+
+impl PathFacts {
+    /// The findings, from the figures (called once they are all in).
+    pub fn judge(&mut self) {
+        let mut f = Vec::new();
+        if let (Some(rate), Some(carried)) =
+            (self.link_bits_per_second, self.carried_bits_per_second)
+        {
+            if carried >= LINK_BOUND_SHARE * rate as f64 {
+                f.push(format!(
+                    "link-bound: {:.1} Mbit/s carried on a {:.0} Mbit/s link ({:.0} %): the link, not the server, set this rate",
+                    carried / 1e6,
+                    rate as f64 / 1e6,
+                    100.0 * carried / rate as f64
+                ));
+            }
+        }
+        if let Some(c) = self.router_conntrack {
+            if c.drop > 0 || c.insert_failed > 0 || (c.max > 0 && c.count >= c.max) {
+                f.push(format!(
+                    "conntrack table full on the router: {} of {} entries, {} packets dropped, {} inserts failed",
+                    c.count, c.max, c.drop, c.insert_failed
+                ));
+            }
+        }
+        let ports = self.ephemeral_ports as f64;
+        for (who, tw) in [
+            ("client", self.client_time_wait),
+            ("router (toward the server)", self.router_time_wait),
+        ] {
+            if let Some(tw) = tw {
+                if ports > 0.0 && tw as f64 >= PORTS_SHARE * ports {
+                    f.push(format!(
+                        "port exhaustion on the {who}: {tw} sockets in TIME_WAIT of {} ephemeral ports",
+                        self.ephemeral_ports
+                    ));
+                }
+            }
+        }
+        if self.client_failed_connects > 0 {
+            f.push(format!("{} connects failed on the client", self.client_failed_connects));
+        }
+        if self.client_syn_retransmits > 0 {
+            f.push(format!(
+                "{} SYNs retransmitted by the client (each costs at least a second)",
+                self.client_syn_retransmits
+            ));
+        }
+        if self.server_listen_overflows > 0 {
+            f.push(format!(
+                "the server's listen queue overflowed {} times",
+                self.server_listen_overflows
+            ));
+        }
+        self.findings = f;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_of_lines_become_named_counters() {
+        let text =
+            "Tcp: RtoAlgorithm ActiveOpens AttemptFails\nTcp: 1 42 3\nUdp: InDatagrams\nUdp: 7\n";
+        let c = parse_pairs(text);
+        assert_eq!(c.0.get("Tcp.ActiveOpens"), Some(&42));
+        assert_eq!(c.0.get("Udp.InDatagrams"), Some(&7));
+        let later = parse_pairs("Tcp: RtoAlgorithm ActiveOpens AttemptFails\nTcp: 1 50 3\n");
+        assert_eq!(Counters::delta(&c, &later, "Tcp.ActiveOpens"), 8);
+        assert_eq!(Counters::delta(&c, &later, "Tcp.Missing"), 0);
+    }
+
+    #[test]
+    fn conntrack_stats_sum_the_cpus_in_hex() {
+        let text = "entries  drop insert_failed\n00000010  0000000a 00000001\n00000002  00000006 00000000\n";
+        let s = parse_conntrack_stat(text);
+        assert_eq!(s.get("drop"), Some(&16));
+        assert_eq!(s.get("insert_failed"), Some(&1));
+    }
+
+    #[test]
+    fn findings_name_what_capped_the_run() {
+        let mut f = PathFacts {
+            link_bits_per_second: Some(100_000_000),
+            carried_bits_per_second: Some(91e6),
+            router_conntrack: Some(Conntrack { count: 10, max: 10, drop: 5, insert_failed: 0 }),
+            client_time_wait: Some(60_000),
+            ephemeral_ports: 63_977,
+            client_syn_retransmits: 2,
+            ..PathFacts::default()
+        };
+        f.judge();
+        let all = f.findings.join("\n");
+        assert!(all.contains("link-bound: 91.0 Mbit/s carried on a 100 Mbit/s link"), "{all}");
+        assert!(all.contains("conntrack table full"), "{all}");
+        assert!(all.contains("port exhaustion on the client"), "{all}");
+        assert!(all.contains("2 SYNs retransmitted"), "{all}");
+        let mut quiet = PathFacts {
+            link_bits_per_second: Some(100_000_000),
+            carried_bits_per_second: Some(40e6),
+            ephemeral_ports: 63_977,
+            client_time_wait: Some(5_000),
+            ..PathFacts::default()
+        };
+        quiet.judge();
+        assert!(quiet.findings.is_empty(), "{:?}", quiet.findings);
+    }
+}
