@@ -35,10 +35,22 @@ pub enum DriverError {
 
     /// The server has no notion of a worker count.
     #[error(
-        "{server} cannot take a worker count ({workers} asked): it forks one process per \
-         connection; leave workers unset"
+        "{server} cannot take a worker count ({workers} asked): it sets its own processes; \
+         leave workers unset"
     )]
-    WorkersNotSupported { server: ServerKind, workers: u32 },
+    WorkersNotSupported { server: String, workers: u32 },
+
+    /// A proxy with no server to forward to.
+    #[error("{proxy} has no backend to forward to: give it at least one server address")]
+    NoBackends { proxy: &'static str },
+
+    /// sslh forwards each protocol to one address.
+    #[error("{proxy} forwards to one server ({given} given): balance with haproxy-tcp or nft-numgen instead")]
+    OneBackendOnly { proxy: &'static str, given: usize },
+
+    /// The spec's [`Programs`](crate::Programs) lack a program a proxy needs.
+    #[error("no path for {program} in the spec's programs: build them with Programs::locate(&proxy_programs_needed(..), ..)")]
+    NotLocated { program: &'static str },
 
     /// Port 0: the server would pick a port and nobody could tell which.
     #[error(

@@ -26,6 +26,8 @@
 //! - `run_dir`: the layout under a run_dir (conf/, logs/, run/, tmp/) and the checks that make
 //!   a path safe to write into a config file.
 //! - `pages`: [`Page`], [`page_path`], and the PHP sources (`src/php/`).
+//! - `proxy`: the router's programs of a network path ([`ProxyKind`]: HAProxy http/tcp,
+//!   nginx as a reverse proxy, sslh fork/select), [`render_proxy`] from a [`ProxySpec`].
 //!
 //! Not here: starting, stopping or waiting for processes (the lab), TLS, HTTP/2, access logs
 //! (off everywhere: the lab measures servers, not their logging).
@@ -42,6 +44,7 @@ mod pages;
 mod php_cgi;
 mod php_fpm;
 mod programs;
+mod proxy;
 mod run_dir;
 mod spec;
 mod template;
@@ -54,6 +57,8 @@ pub use launch::{Launch, Probe, ProcessSpec, RenderedFile};
 pub use pages::{page_path, php_pages, Page};
 pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
 pub use programs::{APACHE2, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
+pub use programs::{HAPROXY, SSLH, SSLH_SELECT};
+pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
 pub use spec::{check_php, php_choices, Mpm, Php, ServerKind, ServerSpec};
 pub use version::VersionProbe;
 

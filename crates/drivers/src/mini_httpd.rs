@@ -24,7 +24,10 @@ use crate::version::{word_with_prefix, VersionProbe};
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
     if let Some(n) = spec.workers.filter(|_| !spec.kind.takes_workers()) {
-        return Err(DriverError::WorkersNotSupported { server: spec.kind, workers: n.get() });
+        return Err(DriverError::WorkersNotSupported {
+            server: spec.kind.name().to_owned(),
+            workers: n.get(),
+        });
     }
     let exe = spec.programs.path(&MINI_HTTPD, spec.kind)?;
     let mut argv: Vec<OsString> = vec![

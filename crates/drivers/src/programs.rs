@@ -42,9 +42,29 @@ pub static PHP_CGI: Program = Program {
     package: "php8.2-cgi",
 };
 
+/// The router's programs (crate::proxy).
+pub static HAPROXY: Program =
+    Program { name: "haproxy", candidates: &["/usr/sbin/haproxy"], package: "haproxy" };
+/// Debian's `/usr/sbin/sslh` is sslh-fork.
+pub static SSLH: Program =
+    Program { name: "sslh", candidates: &["/usr/sbin/sslh"], package: "sslh" };
+pub static SSLH_SELECT: Program =
+    Program { name: "sslh-select", candidates: &["/usr/sbin/sslh-select"], package: "sslh" };
+
 /// Every program a driver may need, for a doctor's check list.
-pub static ALL_PROGRAMS: [&Program; 8] =
-    [&HERD, &NGINX, &APACHE2, &LIGHTTPD, &H2O, &MINI_HTTPD, &PHP_FPM, &PHP_CGI];
+pub static ALL_PROGRAMS: [&Program; 11] = [
+    &HERD,
+    &NGINX,
+    &APACHE2,
+    &LIGHTTPD,
+    &H2O,
+    &MINI_HTTPD,
+    &PHP_FPM,
+    &PHP_CGI,
+    &HAPROXY,
+    &SSLH,
+    &SSLH_SELECT,
+];
 
 /// The programs `kind` with `php` needs: the server, then its PHP program. An unsupported PHP
 /// setup adds nothing ([`render`](crate::render) refuses it with the valid choices).
@@ -108,6 +128,12 @@ impl Programs {
     /// Programs at fixed paths, as given (for golden tests and callers that know better).
     pub fn from_paths(pairs: impl IntoIterator<Item = (&'static str, PathBuf)>) -> Programs {
         Programs { paths: pairs.into_iter().collect() }
+    }
+
+    /// The path of `program`, or the error that says it was never located (for callers that
+    /// are not a server: the proxies).
+    pub(crate) fn located(&self, program: &Program) -> Result<&Path, DriverError> {
+        self.get(program.name).ok_or(DriverError::NotLocated { program: program.name })
     }
 
     /// The path of `program`, or the error that says it was never located.

@@ -39,6 +39,20 @@ impl Places {
         Ok(Places { run_dir: PathBuf::from(&run_text), run_text, docroot, user: spec.user.clone() })
     }
 
+    /// The places of a program with no docroot (a proxy on the router).
+    pub(crate) fn for_run_dir(run_dir: &Path, user: Option<&str>) -> Result<Places, DriverError> {
+        let run_text = conf_path("run_dir", run_dir)?;
+        if let Some(user) = user {
+            check_user(user)?;
+        }
+        Ok(Places {
+            run_dir: PathBuf::from(&run_text),
+            run_text,
+            docroot: String::new(),
+            user: user.map(str::to_owned),
+        })
+    }
+
     /// The run_dir as config text, without a trailing slash.
     pub(crate) fn run(&self) -> &str {
         &self.run_text

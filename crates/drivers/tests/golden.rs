@@ -206,9 +206,63 @@ fn mini_httpd() {
 
 /// Every variant directory belongs to a variant (the golden pages are plain files beside
 /// them).
+/// The router programs of the proxy paths, each at fixed paths (two backends where the
+/// program balances, one for sslh), as `proxy-<kind>/`.
+fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
+    use herd_drivers::{ProxyKind, ProxySpec};
+    ProxyKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let sslh = matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect);
+            let mut backends = vec!["198.18.2.2:80".parse().unwrap()];
+            if !sslh {
+                backends.push("198.18.2.3:80".parse().unwrap());
+            }
+            let spec = ProxySpec {
+                kind,
+                listen: "198.18.1.1:80".parse().unwrap(),
+                backends,
+                run_dir: PathBuf::from("/run-dir/router"),
+                workers: None,
+                user: Some("www-data".into()),
+                programs: herd_drivers::Programs::from_paths([
+                    ("haproxy", "/usr/sbin/haproxy".into()),
+                    ("nginx", "/usr/sbin/nginx".into()),
+                    ("sslh", "/usr/sbin/sslh".into()),
+                    ("sslh-select", "/usr/sbin/sslh-select".into()),
+                ]),
+            };
+            let launch = herd_drivers::render_proxy(&spec).unwrap();
+            (format!("proxy-{kind}"), spec.run_dir, launch)
+        })
+        .collect()
+}
+
+#[test]
+fn proxies() {
+    for (name, run_dir, launch) in proxy_launches() {
+        let want = expected_files(&launch, &run_dir);
+        let dir = golden_dir().join(&name);
+        if updating() {
+            let _ = std::fs::remove_dir_all(&dir);
+            for (rel, contents) in &want {
+                let path = dir.join(rel);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, contents).unwrap();
+            }
+        }
+        for (rel, contents) in &want {
+            let golden = std::fs::read_to_string(dir.join(rel))
+                .unwrap_or_else(|e| panic!("{name}/{}: {e} (UPDATE_GOLDEN=1)", rel.display()));
+            assert_eq!(&golden, contents, "{name}/{} (UPDATE_GOLDEN=1 rewrites it)", rel.display());
+        }
+    }
+}
+
 #[test]
 fn no_stale_variants() {
-    let names: Vec<String> = variants().into_iter().map(|v| v.name).collect();
+    let mut names: Vec<String> = variants().into_iter().map(|v| v.name).collect();
+    names.extend(proxy_launches().into_iter().map(|(name, _, _)| name));
     for e in std::fs::read_dir(golden_dir()).unwrap() {
         let path = e.unwrap().path();
         if !path.is_dir() {

@@ -150,3 +150,61 @@ fn version_probes_parse_the_real_output() {
         ["apache2", "h2o", "lighttpd", "mini_httpd", "nginx", "php-cgi", "php-fpm8.2"]
     );
 }
+
+/// The router's programs judge their rendered configs too (`haproxy -c`, `nginx -t`), and
+/// every proxy's version probe reads the real program's answer (sslh has no config check).
+#[test]
+fn proxies_pass_their_own_checks_and_report_versions() {
+    use herd_drivers::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
+    let mut checks = 0;
+    for kind in ProxyKind::ALL {
+        let dir = tempdir(kind.name());
+        let run_dir = dir.join("run");
+        std::fs::create_dir(&run_dir).unwrap();
+        let programs = herd_drivers::Programs::locate(
+            &proxy_programs_needed(kind),
+            std::path::Path::new("/nonexistent"),
+        )
+        .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let backends: Vec<SocketAddr> =
+            if matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect) {
+                vec!["127.0.0.1:8081".parse().unwrap()]
+            } else {
+                vec!["127.0.0.1:8081".parse().unwrap(), "127.0.0.2:8081".parse().unwrap()]
+            };
+        let spec = ProxySpec {
+            kind,
+            listen: "127.0.0.1:8080".parse().unwrap(),
+            backends,
+            run_dir,
+            workers: None,
+            user: lab_user(),
+            programs,
+        };
+        let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        prepare(&launch, spec.user.as_deref());
+        for argv in &launch.validate {
+            let out = run(argv);
+            assert!(
+                out.status.success(),
+                "{kind}: `{}` failed ({}):\n{}{}",
+                show(argv),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            checks += 1;
+        }
+        for v in &launch.versions {
+            let out = run(&v.argv);
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!((v.parse)(&text).is_some(), "{kind}: no version in {text:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert_eq!(checks, 3, "haproxy twice and nginx once check their configs");
+}

@@ -126,9 +126,10 @@ fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// The report's rows as (path, reps, failed), read by the header's columns (right-aligned
-/// numbers end where their heading ends; the path starts where its heading starts).
-fn rows(dir: &Path) -> Vec<(String, String, u64)> {
+/// The report's rows as (path, reps, failed, req/s), read by the header's columns
+/// (right-aligned numbers end where their heading ends; the path starts where its heading
+/// starts).
+fn rows(dir: &Path) -> Vec<(String, String, u64, String)> {
     let out = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -141,6 +142,7 @@ fn rows(dir: &Path) -> Vec<(String, String, u64)> {
     let path_at = find("path");
     let reps_end = find("reps") + 4;
     let failed_end = find("failed") + 6;
+    let rate_end = find("req/s") + 5;
     table
         .lines()
         .skip_while(|l| !l.starts_with("server "))
@@ -154,16 +156,32 @@ fn rows(dir: &Path) -> Vec<(String, String, u64)> {
             };
             let path: String = c[path_at..].iter().collect();
             let path = path.split_whitespace().next().unwrap().to_string();
-            (path, word_ending(reps_end), word_ending(failed_end).parse().unwrap())
+            (
+                path,
+                word_ending(reps_end),
+                word_ending(failed_end).parse().unwrap(),
+                word_ending(rate_end),
+            )
         })
         .collect()
 }
 
 #[test]
-fn every_rule_path_carries_verified_load_and_leaves_nothing() {
+fn every_path_carries_verified_load_and_leaves_nothing() {
     require_root();
     let dir = tempdir("lab-paths");
-    let paths = ["direct", "routed", "iptables-dnat", "nft-dnat", "nft-numgen"];
+    let paths = [
+        "direct",
+        "routed",
+        "iptables-dnat",
+        "nft-dnat",
+        "nft-numgen",
+        "haproxy-http",
+        "haproxy-tcp",
+        "nginx-proxy",
+        "sslh-fork",
+        "sslh-select",
+    ];
     let file = write(&dir, &experiment(&paths, "requests = 300\nconcurrency = 4", ""));
     let log = dir.join("stderr");
     let mut child = spawn_lab(&dir, &file, &log);
@@ -173,10 +191,17 @@ fn every_rule_path_carries_verified_load_and_leaves_nothing() {
     assert!(status.success(), "{err}");
     let rows = rows(&dir);
     assert_eq!(rows.len(), paths.len(), "{rows:?}");
-    for (path, reps, failed) in &rows {
+    for (path, reps, failed, rate) in &rows {
         assert!(paths.contains(&path.as_str()), "{path}");
         assert_eq!(reps, "3/3", "{path}: {err}");
-        assert_eq!(*failed, 0, "{path}");
+        if path == "sslh-select" {
+            // Debian 12's sslh-select drops answers under concurrency: shown, never hidden,
+            // and its rate marked as not comparable.
+            assert_eq!(*failed > 0, rate.starts_with('≠'), "{path}: {failed} failed, rate {rate}");
+        } else {
+            assert_eq!(*failed, 0, "{path}");
+            assert!(!rate.starts_with('≠'), "{path}: {rate}");
+        }
     }
     assert_eq!(leftovers(pid, &dir), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();

@@ -2,6 +2,7 @@
 //! with a stable key. The key (`server=nginx workload=page load=c100`) names a cell in the
 //! store across repetitions and across runs of the same experiment.
 
+use herd_drivers::ProxyKind;
 use herd_topo::net::{Path as NetPath, Shaping};
 use herd_topo::CpuSet;
 
@@ -36,6 +37,18 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The program its path runs on the router (HAProxy, nginx, sslh), if any.
+    pub fn proxy(&self) -> Option<ProxyKind> {
+        match self.path? {
+            NetPath::HaproxyHttp => Some(ProxyKind::HaproxyHttp),
+            NetPath::HaproxyTcp => Some(ProxyKind::HaproxyTcp),
+            NetPath::NginxProxy => Some(ProxyKind::NginxProxy),
+            NetPath::SslhFork => Some(ProxyKind::SslhFork),
+            NetPath::SslhSelect => Some(ProxyKind::SslhSelect),
+            _ => None,
+        }
+    }
+
     /// The request this cell sends, with the files under `docroot` it uses (a POST's body,
     /// a SPECweb99 set), or None when its server cannot serve its workload. The dry run, the
     /// file check and the runner all build it here.

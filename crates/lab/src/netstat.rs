@@ -116,6 +116,10 @@ pub struct PathFacts {
     pub server_time_wait: Option<u64>,
     pub router_time_wait: Option<u64>,
     pub router_conntrack: Option<Conntrack>,
+    /// CPU seconds of the router's program (HAProxy, nginx, sslh) during the measured run;
+    /// sslh-fork's per-connection children are reaped by nobody herd can ask, so theirs is
+    /// missing (a lower bound). None on a path without one.
+    pub router_cpu_seconds: Option<f64>,
     /// Ephemeral ports each host has (the plan sets 1024-65000).
     pub ephemeral_ports: u64,
     /// Plain sentences: what capped or disturbed the run; empty when nothing did.

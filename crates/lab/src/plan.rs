@@ -9,7 +9,10 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use herd_drivers::{programs_needed, render, Programs, ServerSpec};
+use herd_drivers::{
+    programs_needed, proxy_programs_needed, render, render_proxy, Programs, ProxyKind, ProxySpec,
+    ServerSpec,
+};
 use herd_topo::net::{Host, Plan, PATH_PORT};
 
 use crate::client::{self, ClientJob};
@@ -115,7 +118,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
     }
 
-    write_paths(&mut s, &all);
+    write_paths(&mut s, &all, herd_exe);
 
     let _ = writeln!(s, "\ncells");
     for c in &all {
@@ -195,7 +198,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
 const TAG: &str = "herd-PID-N";
 
 /// Every (path, link) the cells use: the commands that build it, and remove it.
-fn write_paths(s: &mut String, cells: &[crate::matrix::Cell]) {
+fn write_paths(s: &mut String, cells: &[crate::matrix::Cell], herd_exe: &Path) {
     let mut seen = Vec::new();
     for c in cells {
         let Some(p) = c.path else { continue };
@@ -215,9 +218,60 @@ fn write_paths(s: &mut String, cells: &[crate::matrix::Cell]) {
                 for line in plan.commands() {
                     let _ = writeln!(s, "   {line}");
                 }
+                if let Some(kind) = c.proxy() {
+                    write_proxy(s, kind, &plan, herd_exe);
+                }
                 let _ = writeln!(s, "   (after the run: what still runs inside is stopped, then)");
                 for line in plan.teardown_commands() {
                     let _ = writeln!(s, "   {line}");
+                }
+            }
+        }
+    }
+}
+
+/// The router program of a proxy path: its command line (in the router's namespace) and
+/// config, as the runner renders them.
+fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
+    let needed = proxy_programs_needed(kind);
+    let programs = Programs::locate(&needed, herd_exe).unwrap_or_else(|_| {
+        Programs::from_paths(needed.iter().map(|p| {
+            (p.name, p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from))
+        }))
+    });
+    let addr = |a| SocketAddr::from((a, PATH_PORT));
+    let backends: Vec<SocketAddr> = if plan.path.balanced() {
+        plan.server_addrs.iter().map(|&a| addr(a)).collect()
+    } else {
+        plan.server_addrs.iter().take(1).map(|&a| addr(a)).collect()
+    };
+    let spec = ProxySpec {
+        kind,
+        listen: addr(plan.target),
+        backends,
+        run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/router")),
+        workers: None,
+        user: root_user(),
+        programs,
+    };
+    match render_proxy(&spec) {
+        Err(err) => {
+            let _ = writeln!(s, "   {kind} cannot be configured: {err}");
+        }
+        Ok(launch) => {
+            for p in &launch.processes {
+                let _ = writeln!(
+                    s,
+                    "   start {} in {}: {}",
+                    p.name,
+                    plan.netns(Host::Router),
+                    join(&p.argv)
+                );
+            }
+            for f in &launch.files {
+                let _ = writeln!(s, "   --- {}", f.path.display());
+                for line in f.contents.lines() {
+                    let _ = writeln!(s, "   | {line}");
                 }
             }
         }

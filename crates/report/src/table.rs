@@ -87,8 +87,12 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
         format!("{}/{}", row.n_ok, row.n_total),
         match (row.median_rate(), row.coarse_clock) {
             (None, _) => "-".to_owned(),
-            (Some(r), None) => rate(r),
-            (Some(r), Some(_)) => format!("~{}", rate(r)),
+            (Some(r), clock) => format!(
+                "{}{}{}",
+                if not_comparable(row) { "≠" } else { "" },
+                if clock.is_some() { "~" } else { "" },
+                rate(r)
+            ),
         },
         row.rate_interval()
             .and_then(|ci| ci.relative_half_width())
@@ -108,12 +112,21 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
     entries
 }
 
+/// A rate counted over failed requests or error answers is not comparable with one that
+/// served every request: a failure (an empty reply, a reset) costs the server less.
+fn not_comparable(row: &Row<'_>) -> bool {
+    row.failed + row.non_2xx > 0
+}
+
 fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
     let failing: Vec<&Row<'_>> = rows.iter().filter(|r| !r.failures.is_empty()).collect();
     if failing.is_empty() {
         return Ok(());
     }
-    writeln!(out, "\nfailed requests by kind (all repetitions):")?;
+    writeln!(
+        out,
+        "\nfailed requests by kind (all repetitions; ≠ marks their rates: not comparable with rows that served every request):"
+    )?;
     for row in failing {
         let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
@@ -255,11 +268,12 @@ fn write_legend(out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-const LEGEND: [&str; 11] = [
+const LEGEND: [&str; 12] = [
     "reps      ok repetitions that measured the row, of all the cell's repetitions",
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
     "          (Student t), blank with fewer than 2; spread: relative standard deviation;",
-    "          ~: runs too short for the client's clock (see above the legend)",
+    "          ~: runs too short for the client's clock (see above the legend);",
+    "          ≠: failed requests or non-2xx answers counted in: not comparable",
     "p50, p99  latency from the intended send time, all ok repetitions' requests together;",
     "          *: the client's own figure (it gives no histogram), median of the repetitions",
     "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use herd_drivers::{render, Launch, Probe, ServerSpec};
+use herd_drivers::{render, render_proxy, Launch, Probe, ProxySpec, ServerSpec};
 use herd_store::{ClientRecord, MeasurementRecord, Outcome, RepetitionRecord, ServerRecord};
 use herd_topo::net::Host;
 use herd_topo::{proc::describe, Spawn, Supervisor};
@@ -284,6 +284,7 @@ fn measure(
     let front_waiting = Waiting { pid: front_pid, name: &front.name, log: &front.log };
     let ready = place.local_probe(&launch.ready);
     wait_ready(&ready, place, Host::Server, e.runner.ready_timeout, sup, &front_waiting, ctx)?;
+    let router = start_router(ctx, cell, place, dir, sup, versions)?;
     if place.network.is_some() {
         // The whole path answers: the client's namespace reaches the server through it.
         let through =
@@ -402,6 +403,7 @@ fn measure(
         server_pids.iter().map(|&p| sup.cpu_seconds(p)).collect()
     };
     let before = cpu(sup);
+    let router_before = router.as_ref().and_then(|r| sup.cpu_seconds(r.pid));
     let net_before = place.snapshot();
     let stdout = client_dir.join("stdout");
     let stderr = client_dir.join("stderr");
@@ -418,6 +420,7 @@ fn measure(
         .run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel))
         .map_err(|err| fail(err.to_string()))?;
     let after = cpu(sup);
+    let router_after = router.as_ref().and_then(|r| sup.cpu_seconds(r.pid));
     let net_after = place.snapshot();
     if finished.cancelled || cancelled() {
         return Err(Failure::Cancelled { client: finished.cancelled });
@@ -480,26 +483,120 @@ fn measure(
     if let (Some(b), Some(a)) = (&net_before, &net_after) {
         let bytes: u64 = rec.measurements.iter().map(|m| m.bytes_total).sum();
         let secs: f64 = rec.measurements.iter().map(|m| m.duration_s).sum();
-        if let Some(facts) = place.facts(b, a, bytes, secs) {
+        if let Some(mut facts) = place.facts(b, a, bytes, secs) {
+            facts.router_cpu_seconds =
+                router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
             rec.network_json = serde_json::to_string(&facts).ok();
         }
+    }
+    // The router's program: its own record, after the servers' (its CPU is not theirs).
+    if let Some(r) = &router {
+        let mut record = r.record.clone();
+        record.cpu_seconds = router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
+        rec.servers.push(record);
     }
     // The warm-up ran apart, before the first step: its requests are counted there.
     if let (Warmup::Requests(k), Some(first)) = (cell.load.warmup, rec.measurements.first_mut()) {
         first.warmup_requests += k;
     }
-    // A server that died during the run is a failed run, whatever the client counted.
-    for (pid, p) in &pids {
-        if let Some(status) = sup.exit_status(*pid) {
+    // A server or router program that died during the run is a failed run, whatever the
+    // client counted.
+    let watched = pids.iter().map(|(pid, p)| (*pid, p.name.as_str(), p.log.as_path()));
+    let router_watched = router.iter().map(|r| (r.pid, r.name.as_str(), r.log.as_path()));
+    for (pid, name, log) in watched.chain(router_watched) {
+        if let Some(status) = sup.exit_status(pid) {
             return Err(fail(format!(
-                "{} exited during the run ({}): {}",
-                p.name,
+                "{name} exited during the run ({}): {}",
                 describe(&status),
-                tail_file(&p.log)
+                tail_file(log)
             )));
         }
     }
     Ok(())
+}
+
+/// A program started on the router of a proxy path.
+struct RouterProgram {
+    pid: u32,
+    name: String,
+    log: std::path::PathBuf,
+    record: ServerRecord,
+}
+
+/// Starts the path's router program (HAProxy, nginx, sslh) in the router's namespace, on the
+/// router's CPUs, forwarding to every address the server listens on; None for a path
+/// without one.
+fn start_router(
+    ctx: &Context<'_>,
+    cell: &Cell,
+    place: &Place,
+    dir: &Path,
+    sup: &mut Supervisor,
+    versions: &mut BTreeMap<String, String>,
+) -> Result<Option<RouterProgram>, Failure> {
+    let (Some(kind), Some(backends), Some(vip)) =
+        (cell.proxy(), place.backends(), place.router_listen())
+    else {
+        return Ok(None);
+    };
+    let e = ctx.experiment;
+    let programs = ctx
+        .ready
+        .proxies
+        .get(&kind)
+        .cloned()
+        .ok_or_else(|| fail(format!("no program located for {kind}")))?;
+    let run_dir = dir.join("router");
+    std::fs::create_dir_all(&run_dir)
+        .map_err(|err| fail(format!("cannot create {}: {err}", run_dir.display())))?;
+    open_dir(&run_dir);
+    let spec = ProxySpec {
+        kind,
+        listen: vip,
+        // sslh and nginx forward to one address, HAProxy balances over all of them.
+        backends: if place.balanced() { backends } else { backends.into_iter().take(1).collect() },
+        run_dir,
+        workers: None,
+        user: ctx.ready.user.clone(),
+        programs,
+    };
+    let launch =
+        render_proxy(&spec).map_err(|err| fail(format!("cannot configure {kind}: {err}")))?;
+    write_launch(&launch, ctx.ready.user.as_deref()).map_err(fail)?;
+    let p = launch.processes.last().ok_or_else(|| fail(format!("{kind}: no process")))?;
+    let router_ns = place.netns(Host::Router);
+    let pid = sup
+        .start(&Spawn {
+            name: &p.name,
+            argv: &p.argv,
+            env: &p.env,
+            stdout: &p.log,
+            stderr: &p.log,
+            cpus: &e.router_cpus,
+            netns: router_ns.as_deref(),
+        })
+        .map_err(|err| fail(err.to_string()))?;
+    let waiting = Waiting { pid, name: &p.name, log: &p.log };
+    wait_ready(&launch.ready, place, Host::Router, e.runner.ready_timeout, sup, &waiting, ctx)?;
+    let version =
+        launch.versions.first().map(|v| version(v, sup, dir, versions)).unwrap_or_default();
+    let record = ServerRecord {
+        name: format!("router:{kind}"),
+        program: kind.program().name.to_string(),
+        version,
+        argv: p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        cpus: Some(e.router_cpus.to_string()),
+        cpu_seconds: None,
+        configs: launch
+            .files
+            .iter()
+            .map(|f| {
+                let name = f.path.strip_prefix(dir).unwrap_or(&f.path).display().to_string();
+                (name, f.contents.clone())
+            })
+            .collect(),
+    };
+    Ok(Some(RouterProgram { pid, name: p.name.clone(), log: p.log.clone(), record }))
 }
 
 /// The version `probe` finds, asked once per experiment (`versions` keeps the answers).

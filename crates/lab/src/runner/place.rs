@@ -155,11 +155,31 @@ impl Place {
             server_time_wait: after.server.as_ref().and_then(|s| s.time_wait),
             router_time_wait: after.router.as_ref().and_then(|s| s.time_wait),
             router_conntrack: after.router.as_ref().and_then(|s| s.conntrack),
+            router_cpu_seconds: None,
             ephemeral_ports: EPHEMERAL_PORTS,
             findings: Vec::new(),
         };
         f.judge();
         Some(f)
+    }
+
+    /// Where the servers answer, as the router reaches them (every address of the server
+    /// host); None over loopback.
+    pub(super) fn backends(&self) -> Option<Vec<SocketAddr>> {
+        let plan = self.network.as_ref()?.topology.plan();
+        Some(plan.server_addrs.iter().map(|&a| SocketAddr::from((a, self.listen.port()))).collect())
+    }
+
+    /// Where a router program listens: the path's target, on the router. None over loopback
+    /// or on a direct path.
+    pub(super) fn router_listen(&self) -> Option<SocketAddr> {
+        let plan = self.network.as_ref()?.topology.plan();
+        plan.hosts.contains(&Host::Router).then_some(self.target)
+    }
+
+    /// Whether the path balances over the server's addresses.
+    pub(super) fn balanced(&self) -> bool {
+        self.network.as_ref().is_some_and(|n| n.topology.plan().path.balanced())
     }
 
     /// Deletes the path's namespaces (nothing over loopback); what could not be removed.

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use herd_drivers::{programs_needed, Programs};
+use herd_drivers::{programs_needed, proxy_programs_needed, Programs, ProxyKind};
 use herd_topo::cpuset::online;
 use herd_topo::net::{machine, Path as NetPath};
 use herd_topo::{CpuSet, Supervisor};
@@ -29,6 +29,8 @@ pub(super) struct Ready {
     pub clients: BTreeMap<Tool, PathBuf>,
     /// Who unprivileged server workers run as (when herd runs as root).
     pub user: Option<String>,
+    /// The router programs of the proxy paths.
+    pub proxies: BTreeMap<ProxyKind, Programs>,
 }
 
 pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
@@ -57,6 +59,18 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
                 cell.client.name(),
                 cell.client.package()
             )),
+        }
+    }
+    let mut proxies = BTreeMap::new();
+    for kind in cells.iter().filter_map(|c| c.proxy()) {
+        if proxies.contains_key(&kind) {
+            continue;
+        }
+        match Programs::locate(&proxy_programs_needed(kind), herd_exe) {
+            Ok(p) => {
+                proxies.insert(kind, p);
+            }
+            Err(err) => missing.push(format!("path {kind}: {err}")),
         }
     }
     if !missing.is_empty() {
@@ -99,7 +113,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     } else {
         None
     };
-    Ok(Ready { programs, clients, user })
+    Ok(Ready { programs, clients, user, proxies })
 }
 
 /// Asks each distinct program its version once: program path → version (or `unknown: …`).

@@ -1,0 +1,369 @@
+//! The programs a network path runs on its router, between client and server: HAProxy in
+//! http or tcp mode, nginx as a reverse proxy, and sslh (one process per connection, or one
+//! process with select(2)). Like the server drivers: a [`ProxySpec`] in, a [`Launch`] out,
+//! nothing touched. Configs come from `src/templates/haproxy.cfg` and `nginx-proxy.conf`;
+//! sslh takes its command line only.
+//!
+//! HAProxy and sslh run as root inside the router's namespace, as the measured prototype did:
+//! the namespace holds nothing else, and dropping privileges would only add pid-file and log
+//! permissions to get right. nginx drops to the lab's user for its workers, as it does as a
+//! server.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+
+use crate::error::DriverError;
+use crate::launch::{Launch, Probe, RenderedFile};
+use crate::programs::{Program, Programs, HAPROXY, NGINX, SSLH, SSLH_SELECT};
+use crate::run_dir::Places;
+use crate::template::fill;
+use crate::version::{word_after, word_with_prefix, VersionProbe};
+use crate::READY_FILE;
+
+const HAPROXY_TEMPLATE: &str = include_str!("templates/haproxy.cfg");
+const NGINX_TEMPLATE: &str = include_str!("templates/nginx-proxy.conf");
+
+/// A program between client and server on the router host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProxyKind {
+    /// HAProxy, `mode http`: parses every request and answer.
+    HaproxyHttp,
+    /// HAProxy, `mode tcp`: copies bytes both ways.
+    HaproxyTcp,
+    /// nginx with `proxy_pass`: HTTP/1.0 to the backend, a connection per request.
+    NginxProxy,
+    /// sslh-fork: a process per connection.
+    SslhFork,
+    /// sslh-select: one process, select(2).
+    SslhSelect,
+}
+
+/// Everything a proxy driver needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxySpec {
+    pub kind: ProxyKind,
+    /// Where the proxy listens (the router's address on the client's side). Port 0 refused.
+    pub listen: SocketAddr,
+    /// The real servers, round robin; sslh takes exactly one.
+    pub backends: Vec<SocketAddr>,
+    /// The proxy's own directory, absolute, existing and empty (same rules as a server's).
+    pub run_dir: PathBuf,
+    /// Processes or threads; None keeps the program's default (nginx `auto`, HAProxy one
+    /// thread per CPU it may run on). sslh has no such setting.
+    pub workers: Option<NonZeroU32>,
+    /// nginx's worker user when the lab runs as root.
+    pub user: Option<String>,
+    pub programs: Programs,
+}
+
+impl ProxyKind {
+    pub const ALL: [ProxyKind; 5] = [
+        ProxyKind::HaproxyHttp,
+        ProxyKind::HaproxyTcp,
+        ProxyKind::NginxProxy,
+        ProxyKind::SslhFork,
+        ProxyKind::SslhSelect,
+    ];
+
+    /// As the path is named: `haproxy-http`, `haproxy-tcp`, `nginx-proxy`, `sslh-fork`,
+    /// `sslh-select`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProxyKind::HaproxyHttp => "haproxy-http",
+            ProxyKind::HaproxyTcp => "haproxy-tcp",
+            ProxyKind::NginxProxy => "nginx-proxy",
+            ProxyKind::SslhFork => "sslh-fork",
+            ProxyKind::SslhSelect => "sslh-select",
+        }
+    }
+
+    /// The program it runs.
+    pub fn program(self) -> &'static Program {
+        match self {
+            ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp => &HAPROXY,
+            ProxyKind::NginxProxy => &NGINX,
+            ProxyKind::SslhFork => &SSLH,
+            ProxyKind::SslhSelect => &SSLH_SELECT,
+        }
+    }
+
+    fn is_sslh(self) -> bool {
+        matches!(self, ProxyKind::SslhFork | ProxyKind::SslhSelect)
+    }
+}
+
+impl fmt::Display for ProxyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Renders `spec` into what the lab writes and starts on the router.
+pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
+    if spec.listen.port() == 0 {
+        return Err(DriverError::PortZero { addr: spec.listen });
+    }
+    if spec.backends.is_empty() {
+        return Err(DriverError::NoBackends { proxy: spec.kind.name() });
+    }
+    if let Some(port0) = spec.backends.iter().find(|b| b.port() == 0) {
+        return Err(DriverError::PortZero { addr: *port0 });
+    }
+    if spec.kind.is_sslh() {
+        if spec.backends.len() > 1 {
+            return Err(DriverError::OneBackendOnly {
+                proxy: spec.kind.name(),
+                given: spec.backends.len(),
+            });
+        }
+        if let Some(n) = spec.workers {
+            return Err(DriverError::WorkersNotSupported {
+                server: spec.kind.name().to_owned(),
+                workers: n.get(),
+            });
+        }
+    }
+    let places = Places::for_run_dir(&spec.run_dir, spec.user.as_deref())?;
+    let exe = spec.programs.located(spec.kind.program())?.to_owned();
+    let ready = Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}") };
+    let mut launch = match spec.kind {
+        ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp => haproxy(spec, &places, exe),
+        ProxyKind::NginxProxy => nginx(spec, &places, exe),
+        ProxyKind::SslhFork | ProxyKind::SslhSelect => sslh(spec, &places, exe),
+    };
+    if let Some(last) = launch.processes.last_mut() {
+        last.ready = Some(ready.clone());
+    }
+    launch.ready = ready;
+    Ok(launch)
+}
+
+/// The programs `kind` needs (for `Programs::locate`).
+pub fn proxy_programs_needed(kind: ProxyKind) -> Vec<&'static Program> {
+    vec![kind.program()]
+}
+
+fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
+    let conf = places.path("conf/haproxy.cfg");
+    let mode = if spec.kind == ProxyKind::HaproxyHttp { "http" } else { "tcp" };
+    let threads = spec.workers.map(|n| format!("nbthread {n}")).unwrap_or_default();
+    let servers: Vec<String> =
+        spec.backends.iter().enumerate().map(|(i, b)| format!("server s{} {b}", i + 1)).collect();
+    let contents = fill(
+        HAPROXY_TEMPLATE,
+        &[
+            ("RUN", places.run()),
+            ("THREADS", &threads),
+            ("MODE", mode),
+            ("LISTEN", &spec.listen.to_string()),
+            ("SERVERS", &servers.join("\n")),
+        ],
+    );
+    let conf_arg: OsString = conf.clone().into();
+    Launch {
+        files: vec![RenderedFile { path: conf, contents }],
+        dirs: places.dirs(&["conf", "logs", "run"]),
+        user_dirs: Vec::new(),
+        processes: vec![places.process(
+            "haproxy",
+            vec![exe.clone().into(), "-db".into(), "-f".into(), conf_arg.clone()],
+        )],
+        ready: Probe::UnixSocket(PathBuf::new()), // replaced by render_proxy
+        validate: vec![vec![exe.clone().into(), "-c".into(), "-q".into(), "-f".into(), conf_arg]],
+        versions: vec![VersionProbe {
+            program: HAPROXY.name.to_owned(),
+            argv: vec![exe.into(), "-v".into()],
+            parse: parse_haproxy_version,
+        }],
+    }
+}
+
+fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
+    let conf = places.path("conf/nginx-proxy.conf");
+    let error_log = places.path("logs/nginx-error.log");
+    let user = places.user.as_ref().map(|u| format!("user {u};")).unwrap_or_default();
+    let workers = spec.workers.map_or_else(|| "auto".to_owned(), |n| n.to_string());
+    let servers: Vec<String> = spec.backends.iter().map(|b| format!("server {b};")).collect();
+    let contents = fill(
+        NGINX_TEMPLATE,
+        &[
+            ("RUN", places.run()),
+            ("USER", &user),
+            ("WORKERS", &workers),
+            ("LISTEN", &spec.listen.to_string()),
+            ("SERVERS", &servers.join("\n")),
+        ],
+    );
+    let args = |first: Vec<OsString>| -> Vec<OsString> {
+        let mut v = first;
+        v.extend(["-e".into(), error_log.clone().into(), "-c".into(), conf.clone().into()]);
+        v
+    };
+    Launch {
+        files: vec![RenderedFile { path: conf.clone(), contents }],
+        dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
+        // Its workers write request bodies and proxied answers there after dropping privileges.
+        user_dirs: if places.user.is_some() { places.dirs(&["tmp"]) } else { Vec::new() },
+        processes: vec![places.process("nginx-proxy", args(vec![exe.clone().into()]))],
+        ready: Probe::UnixSocket(PathBuf::new()), // replaced by render_proxy
+        validate: vec![args(vec![exe.clone().into(), "-t".into()])],
+        versions: vec![VersionProbe {
+            program: NGINX.name.to_owned(),
+            argv: vec![exe.into(), "-v".into()],
+            parse: |out| word_with_prefix(out, "nginx/").map(str::to_owned),
+        }],
+    }
+}
+
+fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
+    let program = spec.kind.program();
+    // -f: foreground (else it daemonizes and the PID is lost); -n: numeric logging, no
+    // reverse DNS per connection; --http: where the HTTP probe sends a connection.
+    let argv: Vec<OsString> = vec![
+        exe.clone().into(),
+        "-f".into(),
+        "-n".into(),
+        "-p".into(),
+        spec.listen.to_string().into(),
+        "--http".into(),
+        spec.backends[0].to_string().into(),
+        "-P".into(),
+        places.path("run/sslh.pid").into(),
+    ];
+    Launch {
+        files: Vec::new(),
+        dirs: places.dirs(&["logs", "run"]),
+        user_dirs: Vec::new(),
+        processes: vec![places.process(spec.kind.name(), argv)],
+        ready: Probe::UnixSocket(PathBuf::new()), // replaced by render_proxy
+        // sslh 1.20 has no config check: the readiness probe through it is the check.
+        validate: Vec::new(),
+        versions: vec![VersionProbe {
+            program: program.name.to_owned(),
+            argv: vec![exe.into(), "-V".into()],
+            parse: parse_sslh_version,
+        }],
+    }
+}
+
+/// `HAProxy version 2.6.12-1+deb12u4 2026/10/17 - https://haproxy.org/` → `HAProxy 2.6.12-1+deb12u4`.
+fn parse_haproxy_version(output: &str) -> Option<String> {
+    word_after(output, "HAProxy version").map(|v| format!("HAProxy {v}"))
+}
+
+/// `sslh-fork 1.20-1+deb12u1` → as is (the flavour and the version).
+fn parse_sslh_version(output: &str) -> Option<String> {
+    let line = output.lines().map(str::trim).find(|l| l.starts_with("sslh"))?;
+    let mut words = line.split_whitespace();
+    let (name, version) = (words.next()?, words.next()?);
+    let version = version.trim_start_matches('v');
+    version.starts_with(|c: char| c.is_ascii_digit()).then(|| format!("{name} {version}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn proxy_spec(kind: ProxyKind) -> ProxySpec {
+        ProxySpec {
+            kind,
+            listen: "198.18.1.1:80".parse().unwrap(),
+            backends: vec!["198.18.2.2:80".parse().unwrap()],
+            run_dir: "/run-dir/router".into(),
+            workers: None,
+            user: Some("www-data".into()),
+            programs: Programs::from_paths([
+                ("haproxy", "/usr/sbin/haproxy".into()),
+                ("nginx", "/usr/sbin/nginx".into()),
+                ("sslh", "/usr/sbin/sslh".into()),
+                ("sslh-select", "/usr/sbin/sslh-select".into()),
+            ]),
+        }
+    }
+
+    #[test]
+    fn every_kind_renders_under_its_run_dir_with_its_probe() {
+        for kind in ProxyKind::ALL {
+            let mut s = proxy_spec(kind);
+            if !kind.is_sslh() {
+                s.backends.push("198.18.2.3:80".parse().unwrap());
+            }
+            let l = render_proxy(&s).unwrap();
+            let under = |p: &std::path::Path| p.starts_with(&s.run_dir);
+            assert!(l.files.iter().all(|f| under(&f.path)), "{kind}");
+            assert!(l.dirs.iter().all(|d| under(d)), "{kind}");
+            assert!(l.processes.iter().all(|p| under(&p.log)), "{kind}");
+            let probe = Probe::Http { addr: s.listen, path: "/herd-ready.txt".into() };
+            assert_eq!(l.ready, probe, "{kind}");
+            assert_eq!(l.processes.last().unwrap().ready.as_ref(), Some(&probe), "{kind}");
+            let text: String = l.files.iter().map(|f| f.contents.as_str()).collect::<String>()
+                + &l.processes
+                    .iter()
+                    .flat_map(|p| p.argv.iter())
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+            let mut at = 0;
+            for b in &s.backends {
+                let found = text[at..]
+                    .find(&b.to_string())
+                    .unwrap_or_else(|| panic!("{kind}: {b} in {text}"));
+                at += found;
+            }
+            assert!(!text.contains('@'), "{kind}: a placeholder is left: {text}");
+        }
+    }
+
+    #[test]
+    fn haproxy_modes_and_threads() {
+        let mut s = proxy_spec(ProxyKind::HaproxyTcp);
+        s.workers = NonZeroU32::new(2);
+        let l = render_proxy(&s).unwrap();
+        let conf = &l.files[0].contents;
+        assert!(conf.contains("mode tcp") && conf.contains("nbthread 2"), "{conf}");
+        assert!(conf.contains("bind 198.18.1.1:80") && conf.contains("server s1 198.18.2.2:80"));
+        let http = render_proxy(&proxy_spec(ProxyKind::HaproxyHttp)).unwrap();
+        assert!(http.files[0].contents.contains("mode http"));
+        assert!(!http.files[0].contents.contains("nbthread"));
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_the_reason() {
+        let mut two = proxy_spec(ProxyKind::SslhFork);
+        two.backends.push("198.18.2.3:80".parse().unwrap());
+        let err = render_proxy(&two).unwrap_err().to_string();
+        assert!(err.contains("sslh-fork forwards to one server"), "{err}");
+        let mut workers = proxy_spec(ProxyKind::SslhSelect);
+        workers.workers = NonZeroU32::new(4);
+        assert!(matches!(render_proxy(&workers), Err(DriverError::WorkersNotSupported { .. })));
+        let mut none = proxy_spec(ProxyKind::HaproxyHttp);
+        none.backends.clear();
+        assert!(render_proxy(&none).unwrap_err().to_string().contains("no backend"));
+        let mut port0 = proxy_spec(ProxyKind::NginxProxy);
+        port0.listen = "198.18.1.1:0".parse().unwrap();
+        assert!(matches!(render_proxy(&port0), Err(DriverError::PortZero { .. })));
+        let mut missing = proxy_spec(ProxyKind::HaproxyTcp);
+        missing.programs = Programs::default();
+        assert!(render_proxy(&missing).unwrap_err().to_string().contains("haproxy"));
+    }
+
+    #[test]
+    fn versions_from_real_outputs() {
+        assert_eq!(
+            parse_haproxy_version("HAProxy version 2.6.12-1+deb12u4 2026/10/17 - https://haproxy.org/\nStatus: long-term"),
+            Some("HAProxy 2.6.12-1+deb12u4".into())
+        );
+        assert_eq!(
+            parse_sslh_version("sslh-fork 1.20-1+deb12u1\n"),
+            Some("sslh-fork 1.20-1+deb12u1".into())
+        );
+        assert_eq!(parse_sslh_version("sslh-select v1.21\n"), Some("sslh-select 1.21".into()));
+        for junk in ["", "usage: sslh", "HAProxy version unknown"] {
+            assert_eq!(parse_haproxy_version(junk), None, "{junk}");
+            assert_eq!(parse_sslh_version(junk), None, "{junk}");
+        }
+    }
+}
