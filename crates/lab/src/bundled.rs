@@ -16,8 +16,24 @@ pub const BUNDLED: &[Bundled] = &[
         text: include_str!("../../../experiments/seed000-lighttpd.toml"),
     },
     Bundled {
+        name: "seed000-100mbit",
+        text: include_str!("../../../experiments/seed000-100mbit.toml"),
+    },
+    Bundled {
+        name: "seed001-router-overhead",
+        text: include_str!("../../../experiments/seed001-router-overhead.toml"),
+    },
+    Bundled {
+        name: "seed002-size-sweep",
+        text: include_str!("../../../experiments/seed002-size-sweep.toml"),
+    },
+    Bundled {
         name: "seed003-dynamic",
         text: include_str!("../../../experiments/seed003-dynamic.toml"),
+    },
+    Bundled {
+        name: "seed004-webbench-ramp",
+        text: include_str!("../../../experiments/seed004-webbench-ramp.toml"),
     },
 ];
 
