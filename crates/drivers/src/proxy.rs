@@ -155,7 +155,6 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
     let contents = fill(
         HAPROXY_TEMPLATE,
         &[
-            ("RUN", places.run()),
             ("THREADS", &threads),
             ("MODE", mode),
             ("LISTEN", &spec.listen.to_string()),
@@ -165,7 +164,7 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
     let conf_arg: OsString = conf.clone().into();
     Launch {
         files: vec![RenderedFile { path: conf, contents }],
-        dirs: places.dirs(&["conf", "logs", "run"]),
+        dirs: places.dirs(&["conf", "logs"]),
         user_dirs: Vec::new(),
         processes: vec![places.process(
             "haproxy",

@@ -138,37 +138,40 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Compares (or, with UPDATE_GOLDEN=1, rewrites) the golden directory `name` with `want`.
+fn check_golden_dir(name: &str, want: &BTreeMap<PathBuf, String>) {
+    let dir = golden_dir().join(name);
+    if updating() {
+        let _ = std::fs::remove_dir_all(&dir);
+        for (rel, contents) in want {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
+    }
+    let mut have = files_under(&dir);
+    have.sort();
+    let wanted: Vec<_> = want.keys().cloned().collect();
+    assert_eq!(have, wanted, "{name}: golden files (UPDATE_GOLDEN=1 rewrites them)");
+    for (rel, contents) in want {
+        let golden = std::fs::read_to_string(dir.join(rel)).unwrap();
+        if &golden != contents {
+            let line = golden.lines().zip(contents.lines()).position(|(a, b)| a != b);
+            panic!(
+                "{name}/{}: differs from the golden at line {:?} (UPDATE_GOLDEN=1 rewrites \
+                 it)\n--- golden\n{golden}\n--- rendered\n{contents}",
+                rel.display(),
+                line.map(|l| l + 1)
+            );
+        }
+    }
+}
+
 fn check_variants(keep: impl Fn(ServerKind) -> bool) {
     let mut checked = 0;
     for variant in variants().into_iter().filter(|v| keep(v.kind)) {
-        let name = &variant.name;
         let (spec, launch) = variant.render();
-        let want = expected_files(&launch, &spec.run_dir);
-        let dir = golden_dir().join(name);
-        if updating() {
-            let _ = std::fs::remove_dir_all(&dir);
-            for (rel, contents) in &want {
-                let path = dir.join(rel);
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(path, contents).unwrap();
-            }
-        }
-        let mut have = files_under(&dir);
-        have.sort();
-        let wanted: Vec<_> = want.keys().cloned().collect();
-        assert_eq!(have, wanted, "{name}: golden files (UPDATE_GOLDEN=1 rewrites them)");
-        for (rel, contents) in &want {
-            let golden = std::fs::read_to_string(dir.join(rel)).unwrap();
-            if &golden != contents {
-                let line = golden.lines().zip(contents.lines()).position(|(a, b)| a != b);
-                panic!(
-                    "{name}/{}: differs from the golden at line {:?} (UPDATE_GOLDEN=1 rewrites \
-                     it)\n--- golden\n{golden}\n--- rendered\n{contents}",
-                    rel.display(),
-                    line.map(|l| l + 1)
-                );
-            }
-        }
+        check_golden_dir(&variant.name, &expected_files(&launch, &spec.run_dir));
         checked += 1;
     }
     assert!(checked > 0);
@@ -241,21 +244,7 @@ fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
 #[test]
 fn proxies() {
     for (name, run_dir, launch) in proxy_launches() {
-        let want = expected_files(&launch, &run_dir);
-        let dir = golden_dir().join(&name);
-        if updating() {
-            let _ = std::fs::remove_dir_all(&dir);
-            for (rel, contents) in &want {
-                let path = dir.join(rel);
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(path, contents).unwrap();
-            }
-        }
-        for (rel, contents) in &want {
-            let golden = std::fs::read_to_string(dir.join(rel))
-                .unwrap_or_else(|e| panic!("{name}/{}: {e} (UPDATE_GOLDEN=1)", rel.display()));
-            assert_eq!(&golden, contents, "{name}/{} (UPDATE_GOLDEN=1 rewrites it)", rel.display());
-        }
+        check_golden_dir(&name, &expected_files(&launch, &run_dir));
     }
 }
 
