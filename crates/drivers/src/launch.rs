@@ -68,6 +68,14 @@ pub struct ProcessSpec {
     pub stop_signal: i32,
 }
 
+impl ProcessSpec {
+    /// The same process, ready when `probe` answers.
+    pub(crate) fn ready_when(mut self, probe: Probe) -> ProcessSpec {
+        self.ready = Some(probe);
+        self
+    }
+}
+
 /// A readiness check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {

@@ -128,17 +128,13 @@ pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
     }
     let places = Places::for_run_dir(&spec.run_dir, spec.user.as_deref())?;
     let exe = spec.programs.located(spec.kind.program())?.to_owned();
+    // The backend serves the file, so an answer through the proxy checks the whole way.
     let ready = Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}") };
-    let mut launch = match spec.kind {
-        ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp => haproxy(spec, &places, exe),
-        ProxyKind::NginxProxy => nginx(spec, &places, exe),
-        ProxyKind::SslhFork | ProxyKind::SslhSelect => sslh(spec, &places, exe),
-    };
-    if let Some(last) = launch.processes.last_mut() {
-        last.ready = Some(ready.clone());
-    }
-    launch.ready = ready;
-    Ok(launch)
+    Ok(match spec.kind {
+        ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp => haproxy(spec, &places, exe, ready),
+        ProxyKind::NginxProxy => nginx(spec, &places, exe, ready),
+        ProxyKind::SslhFork | ProxyKind::SslhSelect => sslh(spec, &places, exe, ready),
+    })
 }
 
 /// The programs `kind` needs (for `Programs::locate`).
@@ -146,7 +142,7 @@ pub fn proxy_programs_needed(kind: ProxyKind) -> Vec<&'static Program> {
     vec![kind.program()]
 }
 
-fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
+fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch {
     let conf = places.path("conf/haproxy.cfg");
     let mode = if spec.kind == ProxyKind::HaproxyHttp { "http" } else { "tcp" };
     let threads = spec.workers.map(|n| format!("nbthread {n}")).unwrap_or_default();
@@ -166,11 +162,13 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
         files: vec![RenderedFile { path: conf, contents }],
         dirs: places.dirs(&["conf", "logs"]),
         user_dirs: Vec::new(),
-        processes: vec![places.process(
-            "haproxy",
-            vec![exe.clone().into(), "-db".into(), "-f".into(), conf_arg.clone()],
-        )],
-        ready: Probe::UnixSocket(PathBuf::new()), // replaced by render_proxy
+        processes: vec![places
+            .process(
+                "haproxy",
+                vec![exe.clone().into(), "-db".into(), "-f".into(), conf_arg.clone()],
+            )
+            .ready_when(ready.clone())],
+        ready,
         validate: vec![vec![exe.clone().into(), "-c".into(), "-q".into(), "-f".into(), conf_arg]],
         versions: vec![VersionProbe {
             program: HAPROXY.name.to_owned(),
@@ -180,7 +178,7 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
     }
 }
 
-fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
+fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch {
     let conf = places.path("conf/nginx-proxy.conf");
     let error_log = places.path("logs/nginx-error.log");
     let user = places.user.as_ref().map(|u| format!("user {u};")).unwrap_or_default();
@@ -206,8 +204,10 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
         dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
         // Its workers write request bodies and proxied answers there after dropping privileges.
         user_dirs: if places.user.is_some() { places.dirs(&["tmp"]) } else { Vec::new() },
-        processes: vec![places.process("nginx-proxy", args(vec![exe.clone().into()]))],
-        ready: Probe::UnixSocket(PathBuf::new()), // replaced by render_proxy
+        processes: vec![places
+            .process("nginx-proxy", args(vec![exe.clone().into()]))
+            .ready_when(ready.clone())],
+        ready,
         validate: vec![args(vec![exe.clone().into(), "-t".into()])],
         versions: vec![VersionProbe {
             program: NGINX.name.to_owned(),
@@ -217,7 +217,7 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
     }
 }
 
-fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
+fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch {
     let program = spec.kind.program();
     // -f: foreground (else it daemonizes and the PID is lost); -n: numeric logging, no
     // reverse DNS per connection; --http: where the HTTP probe sends a connection.
@@ -236,8 +236,8 @@ fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf) -> Launch {
         files: Vec::new(),
         dirs: places.dirs(&["logs", "run"]),
         user_dirs: Vec::new(),
-        processes: vec![places.process(spec.kind.name(), argv)],
-        ready: Probe::UnixSocket(PathBuf::new()), // replaced by render_proxy
+        processes: vec![places.process(spec.kind.name(), argv).ready_when(ready.clone())],
+        ready,
         // sslh 1.20 has no config check: the readiness probe through it is the check.
         validate: Vec::new(),
         versions: vec![VersionProbe {

@@ -117,17 +117,19 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         e.repetitions.max,
         args.store.display()
     );
-    let finished = runner::run(LabRun {
-        experiment: &e,
+    let finished = runner::run(
         checked,
-        store: &mut store,
-        herd_exe,
-        herd_version: env!("CARGO_PKG_VERSION").to_string(),
-        tmp: std::env::temp_dir(),
-        plan: plan_text,
-        cancel: &cancel,
-        progress: progress.as_mut(),
-    })?;
+        LabRun {
+            experiment: &e,
+            store: &mut store,
+            herd_exe,
+            herd_version: env!("CARGO_PKG_VERSION").to_string(),
+            tmp: std::env::temp_dir(),
+            plan: plan_text,
+            cancel: &cancel,
+            progress: progress.as_mut(),
+        },
+    )?;
     drop(progress);
     let stored = store.load_experiment(finished.experiment)?;
     let mut table = Vec::new();

@@ -221,9 +221,7 @@ fn an_unsupported_path_is_refused_before_anything_runs() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    if std::path::Path::new("/proc/net/ip_vs").exists()
-        || std::path::Path::new("/sys/module/ip_vs").exists()
-    {
+    if herd_topo::net::machine::has_ip_vs() {
         // A kernel with IP_VS: refused only for a missing ipvsadm, or it runs.
         assert!(out.status.success() || err.contains("ipvsadm"), "{err}");
     } else {

@@ -230,16 +230,17 @@ fn ip_vs() -> Check {
 
 /// Probes tbf, htb and netem on a veth link in a scratch namespace (removed afterwards).
 fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
-    let ip =
-        ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"].into_iter().find(|p| Path::new(p).exists());
-    let tc = ["/usr/sbin/tc", "/sbin/tc"].into_iter().find(|p| Path::new(p).exists());
-    let (Some(ip), Some(tc)) = (ip, tc) else {
+    use herd_topo::net::{machine::find_program, netns};
+    let (Some(ip), Some(tc)) = (find_program("ip"), find_program("tc")) else {
         return vec![missing(
             "tc qdiscs (tbf, htb, netem)",
             "not probed: ip or tc missing (apt-get install iproute2)",
         )];
     };
-    let ns = format!("herd-doctor-{}", std::process::id());
+    let (ip, tc) = (ip.to_string_lossy().into_owned(), tc.to_string_lossy().into_owned());
+    let (ip, tc) = (ip.as_str(), tc.as_str());
+    // herd's prefix and PID: `herd lab clean` removes it if doctor dies half-way.
+    let ns = format!("herd-{}-doctor", std::process::id());
     let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
     if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])).into_result() {
         return vec![warn(
@@ -265,10 +266,10 @@ fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
         )),
         Ok(_) => out.extend(probe_qdiscs(sup, scratch, tc, &ns)),
     }
-    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "del", &ns])).into_result() {
+    if let Err(why) = netns::delete(&ns) {
         out.push(warn(
             "scratch namespace",
-            &format!("could not delete {ns} ({why}): run `ip netns del {ns}`"),
+            &format!("could not delete {ns} ({why}): run `herd lab clean`"),
         ));
     }
     out

@@ -226,14 +226,7 @@ fn write_path_findings(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resul
             .repetitions
             .iter()
             .filter_map(|r| {
-                let json = r.record.network_json.as_deref()?;
-                let v: serde_json::Value = serde_json::from_str(json).ok()?;
-                let findings: Vec<String> = v
-                    .get("findings")?
-                    .as_array()?
-                    .iter()
-                    .filter_map(|f| f.as_str().map(str::to_owned))
-                    .collect();
+                let findings = network_findings(r.record.network_json.as_deref()?);
                 (!findings.is_empty()).then_some((r.record.repetition + 1, findings))
             })
             .collect();
@@ -258,6 +251,19 @@ what the network path capped or disturbed:"
         writeln!(out, "{line}")?;
     }
     Ok(())
+}
+
+/// The findings stored with a run on a path; a record that cannot be read says so.
+fn network_findings(json: &str) -> Vec<String> {
+    let parsed = serde_json::from_str::<serde_json::Value>(json);
+    let list = parsed.as_ref().ok().and_then(|v| v.get("findings")?.as_array());
+    match list {
+        Some(items) => items.iter().filter_map(|f| f.as_str().map(str::to_owned)).collect(),
+        None => vec![format!(
+            "the stored network facts cannot be read ({})",
+            parsed.err().map_or_else(|| "no findings list".to_owned(), |e| e.to_string())
+        )],
+    }
 }
 
 fn write_legend(out: &mut dyn Write) -> io::Result<()> {
@@ -301,6 +307,21 @@ fn ms(us: f64) -> String {
         format!("{ms:.2}")
     } else {
         format!("{ms:.1}")
+    }
+}
+
+#[cfg(test)]
+mod network_tests {
+    use super::network_findings;
+
+    #[test]
+    fn findings_are_read_and_an_unreadable_record_says_so() {
+        assert_eq!(network_findings(r#"{"findings":["link-bound: x"]}"#), ["link-bound: x"]);
+        assert!(network_findings(r#"{"findings":[]}"#).is_empty());
+        let bad = network_findings("{not json");
+        assert!(bad[0].starts_with("the stored network facts cannot be read ("), "{bad:?}");
+        let none = network_findings("{}");
+        assert!(none[0].contains("no findings list"), "{none:?}");
     }
 }
 

@@ -53,8 +53,6 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
 /// What a lab run needs from its caller.
 pub struct LabRun<'a> {
     pub experiment: &'a Experiment,
-    /// The experiment's [`preflight`].
-    pub checked: Checked,
     pub store: &'a mut Store,
     /// herd's own executable: herd serve and herd run are started from it.
     pub herd_exe: PathBuf,
@@ -83,12 +81,9 @@ pub struct Finished {
     pub seed: u64,
 }
 
-/// Runs the experiment to its end, or until `cancel` is raised.
-pub fn run(mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all } = std::mem::replace(
-        &mut r.checked,
-        Checked { ready: preflight::Ready::default(), cells: Vec::new() },
-    );
+/// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
+pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
+    let Checked { ready, cells: all } = checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();

@@ -36,6 +36,8 @@ pub(super) struct Snapshots {
     client: Option<HostSnapshot>,
     server: Option<HostSnapshot>,
     router: Option<HostSnapshot>,
+    /// Hosts whose counters could not be read, and why: said in the findings, not hidden.
+    unreadable: Vec<String>,
 }
 
 /// Ports in the ephemeral range every path host gets (the plan's `1024 65000`).
@@ -115,17 +117,17 @@ impl Place {
     pub(super) fn snapshot(&self) -> Option<Snapshots> {
         let n = self.network.as_ref()?;
         let hosts = &n.topology.plan().hosts;
-        let take = |h: Host| -> Option<HostSnapshot> {
+        let mut unreadable = Vec::new();
+        let mut take = |h: Host| -> Option<HostSnapshot> {
             if !hosts.contains(&h) {
                 return None;
             }
-            self.within(h, netstat::snapshot_here).ok()
+            self.within(h, netstat::snapshot_here)
+                .map_err(|why| unreadable.push(format!("the {} host's counters: {why}", h.name())))
+                .ok()
         };
-        Some(Snapshots {
-            client: take(Host::Client),
-            server: take(Host::Server),
-            router: take(Host::Router),
-        })
+        let (client, server, router) = (take(Host::Client), take(Host::Server), take(Host::Router));
+        Some(Snapshots { client, server, router, unreadable })
     }
 
     /// What the path's hosts saw between `before` and `after`, judged; `bytes` the client
@@ -160,6 +162,9 @@ impl Place {
             findings: Vec::new(),
         };
         f.judge();
+        for why in before.unreadable.iter().chain(&after.unreadable) {
+            f.findings.push(format!("not read: {why}"));
+        }
         Some(f)
     }
 

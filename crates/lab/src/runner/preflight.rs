@@ -21,7 +21,7 @@ use crate::experiment::Experiment;
 use crate::matrix::Cell;
 
 /// What preflight found.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Ready {
     /// Programs by server name.
     pub programs: BTreeMap<String, Programs>,

@@ -162,6 +162,11 @@ impl Shaping {
     /// `100mbit`, `1gbit`, `512kbit`, `10mbit` … as tc writes rates (bits, SI prefixes).
     pub fn parse(text: &str) -> Result<Shaping, String> {
         let t = text.trim();
+        if ["delay", "loss", "jitter", "ms"].iter().any(|w| t.contains(w)) {
+            return Err(format!(
+                "`{text}`: delay and loss need tc netem, which herd does not apply yet (`herd doctor` says whether this kernel has it); give a rate such as 100mbit"
+            ));
+        }
         let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
         let (n, unit) = t.split_at(digits);
         let scale: u64 = match unit {
@@ -228,5 +233,7 @@ mod tests {
         for bad in ["100", "100Mbps", "mbit", "0mbit", "-5mbit", "999999gbit"] {
             assert!(Shaping::parse(bad).is_err(), "{bad}");
         }
+        let netem = Shaping::parse("100mbit delay 20ms").unwrap_err();
+        assert!(netem.contains("netem") && netem.contains("herd doctor"), "{netem}");
     }
 }
