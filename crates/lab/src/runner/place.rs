@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use herd_drivers::Probe;
 
 use crate::netstat::{self, Counters, HostSnapshot, PathFacts};
+use herd_topo::net::plan::EPHEMERAL_PORTS;
 use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, PATH_PORT};
 use herd_topo::Registry;
 
@@ -39,9 +40,6 @@ pub(super) struct Snapshots {
     /// Hosts whose counters could not be read, and why: said in the findings, not hidden.
     unreadable: Vec<String>,
 }
-
-/// Ports in the ephemeral range every path host gets (the plan's `1024 65000`).
-const EPHEMERAL_PORTS: u64 = 65_000 - 1024 + 1;
 
 impl Place {
     /// Loopback, with the server on `listen`.
@@ -158,7 +156,7 @@ impl Place {
             router_time_wait: after.router.as_ref().and_then(|s| s.time_wait),
             router_conntrack: after.router.as_ref().and_then(|s| s.conntrack),
             router_cpu_seconds: None,
-            ephemeral_ports: EPHEMERAL_PORTS,
+            ephemeral_ports: u64::from(EPHEMERAL_PORTS.1 - EPHEMERAL_PORTS.0) + 1,
             findings: Vec::new(),
         };
         f.judge();

@@ -84,28 +84,11 @@ impl Path {
         }
     }
 
-    /// Paths with a program on the router (a proxy or sslh) that the lab starts there.
-    pub fn has_router_program(self) -> bool {
-        matches!(
-            self,
-            Path::HaproxyHttp
-                | Path::HaproxyTcp
-                | Path::NginxProxy
-                | Path::SslhFork
-                | Path::SslhSelect
-        )
-    }
-
     /// Round robin over two real servers behind the router: the server host gets a second
     /// address, and one server process listens on both (an L4 balancer's cost is in the
     /// choosing and rewriting, which two addresses exercise as two machines would).
     pub fn balanced(self) -> bool {
         matches!(self, Path::NftNumgen | Path::LvsNat | Path::HaproxyHttp | Path::HaproxyTcp)
-    }
-
-    /// Whether the client's packets pass through the router host.
-    pub fn routed(self) -> bool {
-        self != Path::Direct
     }
 
     /// What the path needs beyond `ip` and `tc` (a shaped link also needs `ethtool`:

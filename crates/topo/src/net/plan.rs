@@ -63,6 +63,10 @@ pub const SERVER_2: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 3);
 /// by construction (a new namespace has nothing bound).
 pub const PATH_PORT: u16 = 80;
 
+/// The ephemeral ports every host of a path gets (`net.ipv4.ip_local_port_range`): the
+/// widest range that keeps clear of well-known ports and of PATH_PORT.
+pub const EPHEMERAL_PORTS: (u16, u16) = (1024, 65000);
+
 /// The nft table herd's rules live in (inside the router's own namespace).
 const NFT_TABLE: &str = "herd_nat";
 
@@ -154,11 +158,12 @@ impl Plan {
         }
         // Per namespace and not inherited by a new one (ip_forward is 0, rp_filter is not the
         // host's): set them, one sysctl per host.
+        let port_range = format!("{} {}", EPHEMERAL_PORTS.0, EPHEMERAL_PORTS.1);
         for &h in &hosts {
             let mut keys = vec![
                 ("net.ipv4.conf.all.rp_filter", "0"),
                 ("net.ipv4.conf.default.rp_filter", "0"),
-                ("net.ipv4.ip_local_port_range", "1024 65000"),
+                ("net.ipv4.ip_local_port_range", port_range.as_str()),
                 ("net.core.somaxconn", "4096"),
             ];
             if h == Host::Router {
