@@ -140,11 +140,12 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
     );
 
     let ready = ready_probe(spec);
-    let mut process = places.process(
-        "apache2",
-        vec![exe.into(), "-f".into(), conf.clone().into(), "-DFOREGROUND".into()],
-    );
-    process.ready = Some(ready.clone());
+    let process = places
+        .process(
+            "apache2",
+            vec![exe.into(), "-f".into(), conf.clone().into(), "-DFOREGROUND".into()],
+        )
+        .ready_when(ready.clone());
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&["conf", "logs", "run"]),

@@ -26,19 +26,16 @@ pub enum DriverError {
     )]
     ProgramMissing { program: &'static str, package: &'static str },
 
-    /// The spec's [`Programs`](crate::Programs) lack a program this server needs.
+    /// The spec's [`Programs`](crate::Programs) lack a program this server or proxy needs.
     #[error(
-        "no path for {program} in the spec's programs: build them with \
-         Programs::locate(&programs_needed({server}, ..), ..)"
+        "no path for {program}, which {needed_by} needs, in the spec's programs: build them \
+         with Programs::locate(&programs_needed(..)) or proxy_programs_needed(..)"
     )]
-    ProgramNotLocated { program: &'static str, server: ServerKind },
+    ProgramNotLocated { program: &'static str, needed_by: String },
 
-    /// The server has no notion of a worker count.
-    #[error(
-        "{server} cannot take a worker count ({workers} asked): it sets its own processes; \
-         leave workers unset"
-    )]
-    WorkersNotSupported { server: String, workers: u32 },
+    /// The server or proxy has no notion of a worker count.
+    #[error("{server} cannot take a worker count ({workers} asked): {why}; leave workers unset")]
+    WorkersNotSupported { server: String, workers: u32, why: &'static str },
 
     /// A proxy with no server to forward to.
     #[error("{proxy} has no backend to forward to: give it at least one server address")]
@@ -47,10 +44,6 @@ pub enum DriverError {
     /// sslh forwards each protocol to one address.
     #[error("{proxy} forwards to one server ({given} given): balance with haproxy-tcp or nft-numgen instead")]
     OneBackendOnly { proxy: &'static str, given: usize },
-
-    /// The spec's [`Programs`](crate::Programs) lack a program a proxy needs.
-    #[error("no path for {program} in the spec's programs: build them with Programs::locate(&proxy_programs_needed(..), ..)")]
-    NotLocated { program: &'static str },
 
     /// Port 0: the server would pick a port and nobody could tell which.
     #[error(

@@ -41,8 +41,9 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     );
 
     let ready = ready_probe(spec);
-    let mut process = places.process("h2o", vec![exe.into(), "-c".into(), conf.clone().into()]);
-    process.ready = Some(ready.clone());
+    let process = places
+        .process("h2o", vec![exe.into(), "-c".into(), conf.clone().into()])
+        .ready_when(ready.clone());
     Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&["conf", "logs", "tmp"]),

@@ -29,8 +29,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         argv.extend(["--threads".into(), n.to_string().into()]);
     }
     let ready = ready_probe(spec);
-    let mut process = places.process("herd", argv);
-    process.ready = Some(ready.clone());
+    let process = places.process("herd", argv).ready_when(ready.clone());
     Ok(Launch {
         files: Vec::new(),
         dirs: places.dirs(&["logs"]),

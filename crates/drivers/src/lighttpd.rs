@@ -65,9 +65,9 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     );
 
     let ready = ready_probe(spec);
-    let mut process =
-        places.process("lighttpd", vec![exe.into(), "-D".into(), "-f".into(), conf.clone().into()]);
-    process.ready = Some(ready.clone());
+    let process = places
+        .process("lighttpd", vec![exe.into(), "-D".into(), "-f".into(), conf.clone().into()])
+        .ready_when(ready.clone());
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&["conf", "logs", "run", "tmp"]),

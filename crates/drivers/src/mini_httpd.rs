@@ -27,6 +27,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         return Err(DriverError::WorkersNotSupported {
             server: spec.kind.name().to_owned(),
             workers: n.get(),
+            why: "it forks one process per connection",
         });
     }
     let exe = spec.programs.path(&MINI_HTTPD, spec.kind)?;
@@ -46,8 +47,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         argv.extend(["-u".into(), user.into()]);
     }
     let ready = ready_probe(spec);
-    let mut process = places.process("mini_httpd", argv);
-    process.ready = Some(ready.clone());
+    let process = places.process("mini_httpd", argv).ready_when(ready.clone());
     Ok(Launch {
         files: Vec::new(),
         dirs: places.dirs(&["logs", "run"]),

@@ -51,11 +51,18 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     );
 
     let ready = ready_probe(spec);
-    let mut process = places.process(
-        "nginx",
-        vec![exe.into(), "-e".into(), error_log.clone().into(), "-c".into(), conf.clone().into()],
-    );
-    process.ready = Some(ready.clone());
+    let process = places
+        .process(
+            "nginx",
+            vec![
+                exe.into(),
+                "-e".into(),
+                error_log.clone().into(),
+                "-c".into(),
+                conf.clone().into(),
+            ],
+        )
+        .ready_when(ready.clone());
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
@@ -83,7 +90,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
 }
 
 /// `nginx/1.22.1` from `nginx -v`, which prints `nginx version: nginx/1.22.1` on stderr.
-fn parse_version(output: &str) -> Option<String> {
+pub(crate) fn parse_version(output: &str) -> Option<String> {
     word_with_prefix(output, "nginx/").map(str::to_owned)
 }
 

@@ -45,9 +45,9 @@ pub(crate) fn add_pool(
             launch.dirs.push(dir);
         }
     }
-    let mut process =
-        places.process("php-fpm", vec![exe.into(), "-F".into(), "-y".into(), conf.clone().into()]);
-    process.ready = Some(Probe::UnixSocket(places.path(SOCKET)));
+    let process = places
+        .process("php-fpm", vec![exe.into(), "-F".into(), "-y".into(), conf.clone().into()])
+        .ready_when(Probe::UnixSocket(places.path(SOCKET)));
     launch.processes.insert(0, process);
     launch.validate.push(vec![exe.into(), "-t".into(), "-y".into(), conf.into()]);
     launch.versions.push(VersionProbe {

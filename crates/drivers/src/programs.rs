@@ -130,16 +130,17 @@ impl Programs {
         Programs { paths: pairs.into_iter().collect() }
     }
 
-    /// The path of `program`, or the error that says it was never located (for callers that
-    /// are not a server: the proxies).
-    pub(crate) fn located(&self, program: &Program) -> Result<&Path, DriverError> {
-        self.get(program.name).ok_or(DriverError::NotLocated { program: program.name })
-    }
-
     /// The path of `program`, or the error that says it was never located.
-    pub(crate) fn path(&self, program: &Program, server: ServerKind) -> Result<&Path, DriverError> {
-        self.get(program.name)
-            .ok_or(DriverError::ProgramNotLocated { program: program.name, server })
+    /// `needed_by` names the server or proxy for the message.
+    pub(crate) fn path(
+        &self,
+        program: &Program,
+        needed_by: impl std::fmt::Display,
+    ) -> Result<&Path, DriverError> {
+        self.get(program.name).ok_or_else(|| DriverError::ProgramNotLocated {
+            program: program.name,
+            needed_by: needed_by.to_string(),
+        })
     }
 }
 

@@ -20,7 +20,7 @@ use crate::launch::{Launch, Probe, RenderedFile};
 use crate::programs::{Program, Programs, HAPROXY, NGINX, SSLH, SSLH_SELECT};
 use crate::run_dir::Places;
 use crate::template::fill;
-use crate::version::{word_after, word_with_prefix, VersionProbe};
+use crate::version::{word_after, VersionProbe};
 use crate::READY_FILE;
 
 const HAPROXY_TEMPLATE: &str = include_str!("templates/haproxy.cfg");
@@ -93,6 +93,13 @@ impl ProxyKind {
     fn is_sslh(self) -> bool {
         matches!(self, ProxyKind::SslhFork | ProxyKind::SslhSelect)
     }
+
+    /// Whether it balances over several backends (HAProxy's roundrobin). sslh takes one;
+    /// nginx could take several, but a path's nginx proxy forwards to one server, as the
+    /// articles' did.
+    pub fn balances(self) -> bool {
+        matches!(self, ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp)
+    }
 }
 
 impl fmt::Display for ProxyKind {
@@ -123,11 +130,12 @@ pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
             return Err(DriverError::WorkersNotSupported {
                 server: spec.kind.name().to_owned(),
                 workers: n.get(),
+                why: "sslh has no worker setting (sslh-fork forks per connection, sslh-select is one process)",
             });
         }
     }
     let places = Places::for_run_dir(&spec.run_dir, spec.user.as_deref())?;
-    let exe = spec.programs.located(spec.kind.program())?.to_owned();
+    let exe = spec.programs.path(spec.kind.program(), spec.kind)?.to_owned();
     // The backend serves the file, so an answer through the proxy checks the whole way.
     let ready = Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}") };
     Ok(match spec.kind {
@@ -212,7 +220,7 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launc
         versions: vec![VersionProbe {
             program: NGINX.name.to_owned(),
             argv: vec![exe.into(), "-v".into()],
-            parse: |out| word_with_prefix(out, "nginx/").map(str::to_owned),
+            parse: crate::nginx::parse_version,
         }],
     }
 }

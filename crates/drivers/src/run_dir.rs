@@ -23,7 +23,8 @@ use crate::spec::ServerSpec;
 pub(crate) struct Places {
     run_dir: PathBuf,
     run_text: String,
-    /// The docroot as config text, without a trailing slash.
+    /// The docroot as config text, without a trailing slash; empty for a program that serves
+    /// no files (a proxy on the router).
     pub(crate) docroot: String,
     /// The user, checked to be a plain name.
     pub(crate) user: Option<String>,
@@ -31,12 +32,8 @@ pub(crate) struct Places {
 
 impl Places {
     pub(crate) fn new(spec: &ServerSpec) -> Result<Places, DriverError> {
-        let run_text = conf_path("run_dir", &spec.run_dir)?;
         let docroot = conf_path("docroot", &spec.docroot)?;
-        if let Some(user) = &spec.user {
-            check_user(user)?;
-        }
-        Ok(Places { run_dir: PathBuf::from(&run_text), run_text, docroot, user: spec.user.clone() })
+        Ok(Places { docroot, ..Places::for_run_dir(&spec.run_dir, spec.user.as_deref())? })
     }
 
     /// The places of a program with no docroot (a proxy on the router).

@@ -207,8 +207,6 @@ fn mini_httpd() {
     check_variants(|k| k == ServerKind::MiniHttpd);
 }
 
-/// Every variant directory belongs to a variant (the golden pages are plain files beside
-/// them).
 /// The router programs of the proxy paths, each at fixed paths (two backends where the
 /// program balances, one for sslh), as `proxy-<kind>/`.
 fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
@@ -216,9 +214,9 @@ fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
     ProxyKind::ALL
         .into_iter()
         .map(|kind| {
-            let sslh = matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect);
+            // As the lab gives them: every server address to a balancer, the first to the rest.
             let mut backends = vec!["198.18.2.2:80".parse().unwrap()];
-            if !sslh {
+            if kind.balances() {
                 backends.push("198.18.2.3:80".parse().unwrap());
             }
             let spec = ProxySpec {
@@ -248,6 +246,8 @@ fn proxies() {
     }
 }
 
+/// Every variant directory belongs to a variant (the golden pages are plain files beside
+/// them).
 #[test]
 fn no_stale_variants() {
     let mut names: Vec<String> = variants().into_iter().map(|v| v.name).collect();

@@ -166,12 +166,10 @@ fn proxies_pass_their_own_checks_and_report_versions() {
             std::path::Path::new("/nonexistent"),
         )
         .unwrap_or_else(|e| panic!("{kind}: {e}"));
-        let backends: Vec<SocketAddr> =
-            if matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect) {
-                vec!["127.0.0.1:8081".parse().unwrap()]
-            } else {
-                vec!["127.0.0.1:8081".parse().unwrap(), "127.0.0.2:8081".parse().unwrap()]
-            };
+        let mut backends: Vec<SocketAddr> = vec!["127.0.0.1:8081".parse().unwrap()];
+        if kind.balances() {
+            backends.push("127.0.0.2:8081".parse().unwrap());
+        }
         let spec = ProxySpec {
             kind,
             listen: "127.0.0.1:8080".parse().unwrap(),

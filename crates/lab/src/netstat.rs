@@ -69,14 +69,14 @@ pub fn parse_conntrack_stat(text: &str) -> BTreeMap<String, u64> {
     out
 }
 
-/// Reads this thread's namespace (call it from inside `netns::within`).
-pub fn snapshot_here() -> HostSnapshot {
+/// Reads this thread's namespace (call it from inside `netns::within`). The TCP counters
+/// must be readable; conntrack is optional (a namespace without NAT has none).
+pub fn snapshot_here() -> Result<HostSnapshot, String> {
+    let must = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("cannot read {p}: {e}"));
+    let mut counters = parse_pairs(&must("/proc/thread-self/net/snmp")?);
+    counters.0.extend(parse_pairs(&must("/proc/thread-self/net/netstat")?).0);
+    let time_wait = Some(crate::timewait::count_in(&must("/proc/thread-self/net/tcp")?));
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-    let mut counters = parse_pairs(&read("/proc/thread-self/net/snmp"));
-    counters.0.extend(parse_pairs(&read("/proc/thread-self/net/netstat")).0);
-    let time_wait = std::fs::read_to_string("/proc/thread-self/net/tcp")
-        .ok()
-        .map(|t| crate::timewait::count_in(&t));
     let number = |p: &str| read(p).trim().parse::<u64>().ok();
     let conntrack = number("/proc/sys/net/netfilter/nf_conntrack_count").map(|count| {
         let stat = parse_conntrack_stat(&read("/proc/thread-self/net/stat/nf_conntrack"));
@@ -87,7 +87,7 @@ pub fn snapshot_here() -> HostSnapshot {
             insert_failed: stat.get("insert_failed").copied().unwrap_or(0),
         }
     });
-    HostSnapshot { counters, time_wait, conntrack }
+    Ok(HostSnapshot { counters, time_wait, conntrack })
 }
 
 impl Counters {

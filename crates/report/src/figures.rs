@@ -43,6 +43,10 @@ pub(crate) struct Row<'a> {
     /// Where a coarse client clock alone makes an ok run's rate uncertain by more than
     /// [`COARSE_CLOCK`]: the worst such run.
     pub(crate) coarse_clock: Option<CoarseClock>,
+    /// Some measured (ok) repetition had failed requests or non-2xx answers: its rate mixes
+    /// served requests with failures, which cost a server less, so it is not comparable
+    /// with rows that served every request.
+    pub(crate) not_comparable: bool,
 }
 
 /// A run timed by a clock too coarse for its length (ab's milliseconds on a 3 ms run).
@@ -187,6 +191,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         cpu_us_per_request: stats::median(&cpu),
         verdict: verdict.map(str::to_owned),
         coarse_clock,
+        not_comparable: ok_measurements.iter().any(|m| m.failed + m.non_2xx > 0),
     }
 }
 

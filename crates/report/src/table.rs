@@ -89,7 +89,7 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
             (None, _) => "-".to_owned(),
             (Some(r), clock) => format!(
                 "{}{}{}",
-                if not_comparable(row) { "≠" } else { "" },
+                if row.not_comparable { "≠" } else { "" },
                 if clock.is_some() { "~" } else { "" },
                 rate(r)
             ),
@@ -112,12 +112,6 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
     entries
 }
 
-/// A rate counted over failed requests or error answers is not comparable with one that
-/// served every request: a failure (an empty reply, a reset) costs the server less.
-fn not_comparable(row: &Row<'_>) -> bool {
-    row.failed + row.non_2xx > 0
-}
-
 fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
     let failing: Vec<&Row<'_>> = rows.iter().filter(|r| !r.failures.is_empty()).collect();
     if failing.is_empty() {
@@ -125,7 +119,7 @@ fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "\nfailed requests by kind (all repetitions; ≠ marks their rates: not comparable with rows that served every request):"
+        "\nfailed requests by kind (all repetitions; ≠ marks a rate measured with failures: not comparable with rows that served every request):"
     )?;
     for row in failing {
         let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
@@ -217,53 +211,40 @@ fn write_verdicts(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()>
 }
 
 /// What a network path's hosts saw that capped or disturbed a cell (link-bound, conntrack
-/// full, port exhaustion, SYN retransmits, listen overflows), said plainly: per cell, how
-/// many repetitions, and the first such repetition's findings.
+/// full, port exhaustion, SYN retransmits, listen overflows), said plainly: per cell and kind
+/// of finding (its words before the colon), in how many repetitions, with the first one's
+/// words. A stored record that cannot be read is a finding too.
 fn write_path_findings(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
     let mut lines = Vec::new();
     for cell in &exp.cells {
-        let found: Vec<(u32, Vec<String>)> = cell
-            .repetitions
-            .iter()
-            .filter_map(|r| {
-                let findings = network_findings(r.record.network_json.as_deref()?);
-                (!findings.is_empty()).then_some((r.record.repetition + 1, findings))
-            })
-            .collect();
-        let Some((first, findings)) = found.first() else { continue };
-        lines.push(format!(
-            "  {}: {} of {} repetitions; repetition {first}: {}",
-            cell.key,
-            found.len(),
-            cell.repetitions.len(),
-            findings.join("; ")
-        ));
+        // kind, repetitions with it, the first such repetition, its words
+        let mut kinds: Vec<(String, usize, u32, String)> = Vec::new();
+        for r in &cell.repetitions {
+            let findings = r.record.network_findings().unwrap_or_else(|why| vec![why]);
+            for f in findings {
+                let kind = f.split(':').next().unwrap_or(&f).to_owned();
+                match kinds.iter_mut().find(|(k, ..)| *k == kind) {
+                    Some((_, n, ..)) => *n += 1,
+                    None => kinds.push((kind, 1, r.record.repetition + 1, f)),
+                }
+            }
+        }
+        for (_, n, first, words) in kinds {
+            lines.push(format!(
+                "  {}: {n} of {} repetitions; repetition {first}: {words}",
+                cell.key,
+                cell.repetitions.len()
+            ));
+        }
     }
     if lines.is_empty() {
         return Ok(());
     }
-    writeln!(
-        out,
-        "
-what the network path capped or disturbed:"
-    )?;
+    writeln!(out, "\nwhat the network path capped or disturbed:")?;
     for line in lines {
         writeln!(out, "{line}")?;
     }
     Ok(())
-}
-
-/// The findings stored with a run on a path; a record that cannot be read says so.
-fn network_findings(json: &str) -> Vec<String> {
-    let parsed = serde_json::from_str::<serde_json::Value>(json);
-    let list = parsed.as_ref().ok().and_then(|v| v.get("findings")?.as_array());
-    match list {
-        Some(items) => items.iter().filter_map(|f| f.as_str().map(str::to_owned)).collect(),
-        None => vec![format!(
-            "the stored network facts cannot be read ({})",
-            parsed.err().map_or_else(|| "no findings list".to_owned(), |e| e.to_string())
-        )],
-    }
 }
 
 fn write_legend(out: &mut dyn Write) -> io::Result<()> {
@@ -279,7 +260,7 @@ const LEGEND: [&str; 12] = [
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
     "          (Student t), blank with fewer than 2; spread: relative standard deviation;",
     "          ~: runs too short for the client's clock (see above the legend);",
-    "          ≠: failed requests or non-2xx answers counted in: not comparable",
+    "          ≠: failed requests or non-2xx answers in the measured runs: not comparable",
     "p50, p99  latency from the intended send time, all ok repetitions' requests together;",
     "          *: the client's own figure (it gives no histogram), median of the repetitions",
     "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",
@@ -307,21 +288,6 @@ fn ms(us: f64) -> String {
         format!("{ms:.2}")
     } else {
         format!("{ms:.1}")
-    }
-}
-
-#[cfg(test)]
-mod network_tests {
-    use super::network_findings;
-
-    #[test]
-    fn findings_are_read_and_an_unreadable_record_says_so() {
-        assert_eq!(network_findings(r#"{"findings":["link-bound: x"]}"#), ["link-bound: x"]);
-        assert!(network_findings(r#"{"findings":[]}"#).is_empty());
-        let bad = network_findings("{not json");
-        assert!(bad[0].starts_with("the stored network facts cannot be read ("), "{bad:?}");
-        let none = network_findings("{}");
-        assert!(none[0].contains("no findings list"), "{none:?}");
     }
 }
 

@@ -381,3 +381,70 @@ fn an_experiment_without_repetitions_renders() {
 fn rendering_is_deterministic() {
     assert_eq!(render(&matrix()), render(&matrix()));
 }
+
+/// A path experiment: direct served everything; nft-dnat's repetitions met a full conntrack
+/// table (1 and 3), a link limit (2 and 3), one stored record is unreadable, and an ok
+/// repetition of sslh-select failed requests (its rate is marked ≠).
+fn paths() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("paths", &["server", "path"])).unwrap();
+    let h = || Some(histogram(&[(200, 1_000)]));
+    let facts = |findings: &[&str]| {
+        let list: Vec<String> = findings.iter().map(|f| format!("\"{f}\"")).collect();
+        Some(format!("{{\"path\":\"x\",\"findings\":[{}]}}", list.join(",")))
+    };
+    let mut records = Vec::new();
+    for rep in 0..3u32 {
+        let direct = [("server", "nginx"), ("path", "direct")];
+        let mut r = repetition(
+            &direct,
+            rep,
+            "ab",
+            ok("ok"),
+            Some(1.0),
+            vec![measurement(0, "n", 300_000, &[], 0, h())],
+        );
+        r.network_json = facts(&[]);
+        records.push(r);
+        let nat = [("server", "nginx"), ("path", "nft-dnat")];
+        let mut r = repetition(
+            &nat,
+            rep,
+            "ab",
+            ok("ok"),
+            Some(1.0),
+            vec![measurement(0, "n", 250_000, &[], 0, h())],
+        );
+        r.network_json = match rep {
+            0 => facts(&["conntrack table full on the router: 10 of 10 entries, 5 packets dropped, 0 inserts failed"]),
+            1 => facts(&["link-bound: 95.0 Mbit/s carried on a 100 Mbit/s link (95 %): the link, not the server, set this rate"]),
+            _ => facts(&[
+                "conntrack table full on the router: 10 of 10 entries, 9 packets dropped, 0 inserts failed",
+                "link-bound: 96.0 Mbit/s carried on a 100 Mbit/s link (96 %): the link, not the server, set this rate",
+            ]),
+        };
+        records.push(r);
+        let sslh = [("server", "nginx"), ("path", "sslh-select")];
+        let failed: &[(&str, u64)] = if rep == 1 { &[("length", 40)] } else { &[] };
+        let mut r = repetition(
+            &sslh,
+            rep,
+            "ab",
+            ok("ok"),
+            Some(1.0),
+            vec![measurement(0, "n", 200_000, failed, 0, h())],
+        );
+        r.network_json = if rep == 2 { Some("{not json".into()) } else { facts(&[]) };
+        records.push(r);
+    }
+    for r in &records {
+        store.record_repetition(id, r).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn paths_table() {
+    check_golden("table_paths.txt", &render(&paths()));
+}

@@ -232,6 +232,20 @@ impl Outcome {
 }
 
 impl RepetitionRecord {
+    /// The plain findings stored with a run on a network path (`network_json`'s
+    /// `findings`, written by herd_lab::netstat::PathFacts): empty over loopback; Err with
+    /// the reason when the stored record cannot be read.
+    pub fn network_findings(&self) -> Result<Vec<String>, String> {
+        let Some(json) = self.network_json.as_deref() else { return Ok(Vec::new()) };
+        #[derive(serde::Deserialize)]
+        struct Facts {
+            findings: Vec<String>,
+        }
+        serde_json::from_str::<Facts>(json)
+            .map(|f| f.findings)
+            .map_err(|e| format!("the stored network facts cannot be read: {e}"))
+    }
+
     /// Requests completed over all steps.
     pub fn completed(&self) -> u64 {
         self.measurements.iter().map(|m| m.completed).sum()
@@ -306,5 +320,39 @@ mod tests {
         assert_eq!(m.histogram(HISTOGRAM_TOTAL), None);
         m.duration_s = 0.0;
         assert_eq!(m.requests_per_second(), None);
+    }
+
+    #[test]
+    fn network_findings_are_read_and_an_unreadable_record_is_an_error() {
+        let mut r = RepetitionRecord {
+            cell_key: String::new(),
+            axes: vec![],
+            repetition: 0,
+            position: 0,
+            started_at: String::new(),
+            finished_at: String::new(),
+            outcome: Outcome::Ok,
+            client: ClientRecord {
+                tool: "ab".into(),
+                version: String::new(),
+                argv: vec![],
+                cpus: None,
+                verdict: None,
+                verdict_reason: None,
+                health_json: None,
+            },
+            servers: vec![],
+            server_cpu_seconds: None,
+            time_wait_before: None,
+            drain_seconds: 0.0,
+            network_json: None,
+            measurements: vec![],
+        };
+        assert_eq!(r.network_findings(), Ok(vec![]));
+        r.network_json = Some(r#"{"path":"direct","findings":["link-bound: 90 Mbit/s"]}"#.into());
+        assert_eq!(r.network_findings(), Ok(vec!["link-bound: 90 Mbit/s".to_owned()]));
+        r.network_json = Some("{}".into());
+        let err = r.network_findings().unwrap_err();
+        assert!(err.starts_with("the stored network facts cannot be read: missing field"), "{err}");
     }
 }

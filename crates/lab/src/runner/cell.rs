@@ -480,20 +480,19 @@ fn measure(
         rec.client.verdict_reason = v.reason;
     }
     rec.measurements = parsed.steps.into_iter().map(to_record).collect();
+    let router_cpu = router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
     if let (Some(b), Some(a)) = (&net_before, &net_after) {
         let bytes: u64 = rec.measurements.iter().map(|m| m.bytes_total).sum();
         let secs: f64 = rec.measurements.iter().map(|m| m.duration_s).sum();
-        if let Some(mut facts) = place.facts(b, a, bytes, secs) {
-            facts.router_cpu_seconds =
-                router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
-            rec.network_json = serde_json::to_string(&facts).ok();
+        if let Some(facts) = place.facts(b, a, bytes, secs, router_cpu) {
+            let json = serde_json::to_string(&facts)
+                .map_err(|err| fail(format!("cannot record what the path's hosts saw: {err}")))?;
+            rec.network_json = Some(json);
         }
     }
     // The router's program: its own record, after the servers' (its CPU is not theirs).
     if let Some(r) = &router {
-        let mut record = r.record.clone();
-        record.cpu_seconds = router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
-        rec.servers.push(record);
+        rec.servers.push(ServerRecord { cpu_seconds: router_cpu, ..r.record.clone() });
     }
     // The warm-up ran apart, before the first step: its requests are counted there.
     if let (Warmup::Requests(k), Some(first)) = (cell.load.warmup, rec.measurements.first_mut()) {
@@ -553,8 +552,8 @@ fn start_router(
     let spec = ProxySpec {
         kind,
         listen: vip,
-        // sslh and nginx forward to one address, HAProxy balances over all of them.
-        backends: if place.balanced() { backends } else { backends.into_iter().take(1).collect() },
+        // HAProxy balances over every address; sslh and nginx forward to the first.
+        backends: if kind.balances() { backends } else { backends.into_iter().take(1).collect() },
         run_dir,
         workers: None,
         user: ctx.ready.user.clone(),

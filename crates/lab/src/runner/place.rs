@@ -121,6 +121,7 @@ impl Place {
                 return None;
             }
             self.within(h, netstat::snapshot_here)
+                .and_then(|read| read)
                 .map_err(|why| unreadable.push(format!("the {} host's counters: {why}", h.name())))
                 .ok()
         };
@@ -129,13 +130,14 @@ impl Place {
     }
 
     /// What the path's hosts saw between `before` and `after`, judged; `bytes` the client
-    /// received in `seconds`.
+    /// received in `seconds`, the router program's CPU time over the same span.
     pub(super) fn facts(
         &self,
         before: &Snapshots,
         after: &Snapshots,
         bytes: u64,
         seconds: f64,
+        router_cpu_seconds: Option<f64>,
     ) -> Option<PathFacts> {
         let n = self.network.as_ref()?;
         let plan = n.topology.plan();
@@ -155,7 +157,7 @@ impl Place {
             server_time_wait: after.server.as_ref().and_then(|s| s.time_wait),
             router_time_wait: after.router.as_ref().and_then(|s| s.time_wait),
             router_conntrack: after.router.as_ref().and_then(|s| s.conntrack),
-            router_cpu_seconds: None,
+            router_cpu_seconds,
             ephemeral_ports: u64::from(EPHEMERAL_PORTS.1 - EPHEMERAL_PORTS.0) + 1,
             findings: Vec::new(),
         };
@@ -178,11 +180,6 @@ impl Place {
     pub(super) fn router_listen(&self) -> Option<SocketAddr> {
         let plan = self.network.as_ref()?.topology.plan();
         plan.hosts.contains(&Host::Router).then_some(self.target)
-    }
-
-    /// Whether the path balances over the server's addresses.
-    pub(super) fn balanced(&self) -> bool {
-        self.network.as_ref().is_some_and(|n| n.topology.plan().path.balanced())
     }
 
     /// Deletes the path's namespaces (nothing over loopback); what could not be removed.
