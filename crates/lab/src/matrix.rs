@@ -39,14 +39,7 @@ pub struct Cell {
 impl Cell {
     /// The program its path runs on the router (HAProxy, nginx, sslh), if any.
     pub fn proxy(&self) -> Option<ProxyKind> {
-        match self.path? {
-            NetPath::HaproxyHttp => Some(ProxyKind::HaproxyHttp),
-            NetPath::HaproxyTcp => Some(ProxyKind::HaproxyTcp),
-            NetPath::NginxProxy => Some(ProxyKind::NginxProxy),
-            NetPath::SslhFork => Some(ProxyKind::SslhFork),
-            NetPath::SslhSelect => Some(ProxyKind::SslhSelect),
-            _ => None,
-        }
+        self.path.and_then(proxy_of)
     }
 
     /// The request this cell sends, with the files under `docroot` it uses (a POST's body,
@@ -71,6 +64,12 @@ impl Cell {
         };
         Some(Request { path, method, specweb_dir, expect_status: 200, expect_body_bytes })
     }
+}
+
+/// The router program of `path`: the proxy of the same name (the path names are the
+/// programs' names, and a test holds them together).
+pub fn proxy_of(path: NetPath) -> Option<ProxyKind> {
+    ProxyKind::ALL.into_iter().find(|k| k.name() == path.name())
 }
 
 /// The cells of `e`, in matrix order (first axis slowest).
@@ -132,4 +131,21 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_proxy_has_its_path_and_both_agree_on_balancing() {
+        for kind in ProxyKind::ALL {
+            let path: NetPath = kind.name().parse().unwrap();
+            assert_eq!(proxy_of(path), Some(kind));
+            // The plan gives the server host two addresses exactly where the proxy balances,
+            // so the lab hands every address to the proxy as its backends.
+            assert_eq!(path.balanced(), kind.balances(), "{kind}");
+        }
+        assert_eq!(proxy_of(NetPath::NftDnat), None);
+    }
 }

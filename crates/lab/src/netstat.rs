@@ -16,7 +16,8 @@ pub struct Counters(pub BTreeMap<String, i64>);
 pub struct Conntrack {
     pub count: u64,
     pub max: u64,
-    /// Packets dropped, and entries that could not be inserted, since the namespace was made.
+    /// Packets dropped, and entries that could not be inserted: since the namespace was made
+    /// in a snapshot, over the measured run in [`PathFacts`] ([`Conntrack::since`]).
     pub drop: u64,
     pub insert_failed: u64,
 }
@@ -76,18 +77,40 @@ pub fn snapshot_here() -> Result<HostSnapshot, String> {
     let mut counters = parse_pairs(&must("/proc/thread-self/net/snmp")?);
     counters.0.extend(parse_pairs(&must("/proc/thread-self/net/netstat")?).0);
     let time_wait = Some(crate::timewait::count_in(&must("/proc/thread-self/net/tcp")?));
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-    let number = |p: &str| read(p).trim().parse::<u64>().ok();
-    let conntrack = number("/proc/sys/net/netfilter/nf_conntrack_count").map(|count| {
-        let stat = parse_conntrack_stat(&read("/proc/thread-self/net/stat/nf_conntrack"));
-        Conntrack {
-            count,
-            max: number("/proc/sys/net/netfilter/nf_conntrack_max").unwrap_or(0),
-            drop: stat.get("drop").copied().unwrap_or(0),
-            insert_failed: stat.get("insert_failed").copied().unwrap_or(0),
+    // The sysctls are the namespace's own: /proc/sys/net resolves by the reading thread.
+    let number = |name: &str| crate::environment::sysctl(name).and_then(|v| v.parse::<u64>().ok());
+    let conntrack = match number("net.netfilter.nf_conntrack_count") {
+        // No conntrack in this namespace (no NAT rule ever loaded): nothing to read.
+        None => None,
+        Some(count) => {
+            let max = number("net.netfilter.nf_conntrack_max")
+                .ok_or("cannot read net.netfilter.nf_conntrack_max")?;
+            let stat = parse_conntrack_stat(&must("/proc/thread-self/net/stat/nf_conntrack")?);
+            let field = |k: &str| {
+                stat.get(k).copied().ok_or(format!("no `{k}` in /proc/net/stat/nf_conntrack"))
+            };
+            Some(Conntrack {
+                count,
+                max,
+                drop: field("drop")?,
+                insert_failed: field("insert_failed")?,
+            })
         }
-    });
+    };
     Ok(HostSnapshot { counters, time_wait, conntrack })
+}
+
+impl Conntrack {
+    /// This snapshot with its drops and failed inserts counted since `before` (the warm-up
+    /// and the path's own setup are not the measured run's).
+    pub fn since(self, before: Option<&Conntrack>) -> Conntrack {
+        let b = before.copied().unwrap_or_default();
+        Conntrack {
+            drop: self.drop.saturating_sub(b.drop),
+            insert_failed: self.insert_failed.saturating_sub(b.insert_failed),
+            ..self
+        }
+    }
 }
 
 impl Counters {
@@ -202,6 +225,14 @@ mod tests {
         let later = parse_pairs("Tcp: RtoAlgorithm ActiveOpens AttemptFails\nTcp: 1 50 3\n");
         assert_eq!(Counters::delta(&c, &later, "Tcp.ActiveOpens"), 8);
         assert_eq!(Counters::delta(&c, &later, "Tcp.Missing"), 0);
+    }
+
+    #[test]
+    fn conntrack_drops_count_from_before_the_run() {
+        let before = Conntrack { count: 3, max: 100, drop: 7, insert_failed: 1 };
+        let after = Conntrack { count: 50, max: 100, drop: 10, insert_failed: 1 };
+        assert_eq!(after.since(Some(&before)), Conntrack { drop: 3, insert_failed: 0, ..after });
+        assert_eq!(after.since(None), after);
     }
 
     #[test]

@@ -240,11 +240,7 @@ fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
         }))
     });
     let addr = |a| SocketAddr::from((a, PATH_PORT));
-    let backends: Vec<SocketAddr> = if kind.balances() {
-        plan.server_addrs.iter().map(|&a| addr(a)).collect()
-    } else {
-        plan.server_addrs.iter().take(1).map(|&a| addr(a)).collect()
-    };
+    let backends: Vec<SocketAddr> = plan.server_addrs.iter().map(|&a| addr(a)).collect();
     let spec = ProxySpec {
         kind,
         listen: addr(plan.target),

@@ -121,7 +121,8 @@ fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
             signal_group(pid, libc::SIGKILL);
         }
         for name in recorded_netns(&dir).into_iter().rev() {
-            if netns::exists(&name) {
+            // A new run that got the dead owner's PID makes names like these: its own stay.
+            if netns::exists(&name) && !maker_alive(&name) {
                 remove_netns(&name, out);
             }
         }
@@ -139,6 +140,10 @@ fn remove_netns(name: &str, out: &mut Cleaned) {
     }
     match netns::delete(name) {
         Ok(()) => out.namespaces.push(name.to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => out.errors.push((
+            netns::path(name),
+            "removing a network namespace needs root: run `sudo herd lab clean`".into(),
+        )),
         Err(e) => out.errors.push((netns::path(name), e.to_string())),
     }
 }

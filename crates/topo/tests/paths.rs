@@ -182,11 +182,13 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     let parent = dir.join("runs");
     std::fs::create_dir_all(&parent).unwrap();
     let reg = Registry::create(&parent).unwrap();
-    let plan = Plan::for_path(&tag(), Path::Routed, PORT, None).unwrap();
+    // The dead owner's PID, in its namespaces' names as herd writes them (PIDs stay below
+    // 2^22 on Linux: this one runs nowhere).
+    let dead = std::process::id() + 5_000_000;
+    let plan = Plan::for_path(&format!("herd-{dead}-0"), Path::Routed, PORT, None).unwrap();
     let topo = apply(&plan, Some(&reg), &dir).unwrap();
     std::mem::forget(topo); // as if herd were killed: no teardown
-    std::fs::write(reg.dir().join("owner"), format!("{} 1\n", std::process::id() + 1_000_000))
-        .unwrap();
+    std::fs::write(reg.dir().join("owner"), format!("{dead} 1\n")).unwrap();
     let cleaned = herd_topo::registry::clean(&parent);
     let mut want: Vec<String> = plan.hosts.iter().rev().map(|&h| plan.netns(h)).collect();
     want.sort();
@@ -194,6 +196,19 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     got.sort();
     assert_eq!(got, want, "{cleaned:?}");
     assert_gone(&plan);
+
+    // A dead owner's registry naming namespaces of a live herd (its PID reused): kept.
+    let reg = Registry::create(&parent).unwrap();
+    let live = Plan::for_path(&tag(), Path::Direct, PORT, None).unwrap();
+    let topo = apply(&live, Some(&reg), &dir).unwrap();
+    std::fs::write(reg.dir().join("owner"), format!("{dead} 1\n")).unwrap();
+    let cleaned = herd_topo::registry::clean(&parent);
+    assert!(cleaned.namespaces.is_empty(), "a live run's namespaces were taken: {cleaned:?}");
+    for &h in &live.hosts {
+        assert!(netns::exists(&live.netns(h)));
+    }
+    drop(topo);
+    assert_gone(&live);
 }
 
 #[test]

@@ -285,19 +285,24 @@ fn measure(
     let ready = place.local_probe(&launch.ready);
     wait_ready(&ready, place, Host::Server, e.runner.ready_timeout, sup, &front_waiting, ctx)?;
     let router = start_router(ctx, cell, place, dir, sup, versions)?;
-    if place.network.is_some() {
-        // The whole path answers: the client's namespace reaches the server through it.
+    if let Some(path) = cell.path {
+        // The whole path answers: the client's namespace reaches the server through it. The
+        // server answered on its own host already, so a failure here is the path's (its
+        // router program's, when it has one: that is the process watched and whose log is
+        // shown).
         let through =
             Probe::Http { addr: place.target, path: format!("/{}", herd_drivers::READY_FILE) };
-        wait_ready(
-            &through,
-            place,
-            Host::Client,
-            e.runner.ready_timeout,
-            sup,
-            &front_waiting,
-            ctx,
-        )?;
+        let watched = match &router {
+            Some(r) => Waiting { pid: r.pid, name: &r.name, log: &r.log },
+            None => Waiting { pid: front_pid, name: &front.name, log: &front.log },
+        };
+        wait_ready(&through, place, Host::Client, e.runner.ready_timeout, sup, &watched, ctx)
+            .map_err(|failure| match failure {
+                Failure::Failed(why) => {
+                    fail(format!("through the {path} path from the client's host: {why}"))
+                }
+                cancelled => cancelled,
+            })?;
     }
 
     // Verify before measuring.
@@ -552,8 +557,9 @@ fn start_router(
     let spec = ProxySpec {
         kind,
         listen: vip,
-        // HAProxy balances over every address; sslh and nginx forward to the first.
-        backends: if kind.balances() { backends } else { backends.into_iter().take(1).collect() },
+        // Every address of the server host: two on a path HAProxy balances, one otherwise
+        // (matrix.rs checks that Path::balanced and ProxyKind::balances agree).
+        backends,
         run_dir,
         workers: None,
         user: ctx.ready.user.clone(),

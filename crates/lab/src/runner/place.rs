@@ -13,7 +13,7 @@ use herd_drivers::Probe;
 
 use crate::netstat::{self, Counters, HostSnapshot, PathFacts};
 use herd_topo::net::plan::EPHEMERAL_PORTS;
-use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, PATH_PORT};
+use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, TopologyError, PATH_PORT};
 use herd_topo::Registry;
 
 /// Where one run's programs are.
@@ -58,9 +58,21 @@ impl Place {
         static RUNS: AtomicU32 = AtomicU32::new(0);
         // The PID in the name lets `herd lab clean` tell a live run's namespaces from a
         // crashed one's even without its registry.
-        let tag = format!("herd-{}-{}", std::process::id(), RUNS.fetch_add(1, Ordering::Relaxed));
-        let plan = Plan::for_path(&tag, path, PATH_PORT, link)?;
-        let topology = apply(&plan, registry, scratch).map_err(|e| e.to_string())?;
+        // A name taken already carries this process's PID (a namespace an earlier herd with
+        // the same PID left, which `herd lab clean` keeps while this PID lives): take the
+        // next number rather than fail.
+        let mut tries = 0;
+        let (plan, topology) = loop {
+            let n = RUNS.fetch_add(1, Ordering::Relaxed);
+            let tag = format!("herd-{}-{n}", std::process::id());
+            let plan = Plan::for_path(&tag, path, PATH_PORT, link)?;
+            tries += 1;
+            match apply(&plan, registry, scratch) {
+                Ok(topology) => break (plan, topology),
+                Err(TopologyError::Exists(_)) if tries < 100 => continue,
+                Err(e) => return Err(e.to_string()),
+            }
+        };
         // One server process on every address of its host (two for a balanced path): the
         // namespace has no other address to expose it on.
         let listen = match plan.server_addrs.as_slice() {
@@ -156,7 +168,10 @@ impl Place {
             server_passive_opens: delta(&before.server, &after.server, "Tcp.PassiveOpens"),
             server_time_wait: after.server.as_ref().and_then(|s| s.time_wait),
             router_time_wait: after.router.as_ref().and_then(|s| s.time_wait),
-            router_conntrack: after.router.as_ref().and_then(|s| s.conntrack),
+            router_conntrack: after.router.as_ref().and_then(|a| {
+                a.conntrack
+                    .map(|c| c.since(before.router.as_ref().and_then(|b| b.conntrack.as_ref())))
+            }),
             router_cpu_seconds,
             ephemeral_ports: u64::from(EPHEMERAL_PORTS.1 - EPHEMERAL_PORTS.0) + 1,
             findings: Vec::new(),

@@ -56,7 +56,7 @@ pub fn missing_for(paths: &[Path], shaped: Option<&Shaping>) -> Vec<String> {
             Some(Need::Iptables) => find_program("iptables").is_none(),
             Some(Need::IpVs) => !has_ip_vs(),
             // The router programs: located by the lab with the drivers.
-            Some(Need::Haproxy | Need::Nginx | Need::Sslh | Need::Ethtool) | None => false,
+            Some(Need::Ethtool) | None => false,
         };
         if let (true, Some(need)) = (lacking, p.needs()) {
             push(need.missing(p));

@@ -92,28 +92,29 @@ pub fn pids(name: &str) -> Vec<u32> {
         .collect()
 }
 
-/// Kills what still runs in the namespace `name`, by PID, and waits (at most `grace`) until
-/// nothing does. Only for namespaces herd made: nobody else has a process in one. Returns the
-/// PIDs it had to kill.
+/// Kills what still runs in the namespace `name`, by PID, until nothing does or `grace` has
+/// passed: a process forked meanwhile (a respawned worker, sslh-fork's child per connection)
+/// is killed on the next look. Only for namespaces herd made: nobody else has a process in
+/// one. Returns the PIDs it killed (a kill refused, EPERM for a user who is not root, is not
+/// counted).
 pub fn sweep(name: &str, grace: Duration) -> Vec<u32> {
-    let found = pids(name);
     let own = std::process::id();
-    for &pid in &found {
-        if pid == own || pid <= 1 {
-            continue;
+    let mut killed: Vec<u32> = Vec::new();
+    let deadline = Instant::now() + grace;
+    loop {
+        let left: Vec<u32> = pids(name).into_iter().filter(|&p| p != own && p > 1).collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return killed;
         }
-        if let Ok(p) = libc::pid_t::try_from(pid) {
+        for pid in left {
+            let Ok(p) = libc::pid_t::try_from(pid) else { continue };
             // SAFETY: kill(2) on one positive PID.
-            unsafe {
-                libc::kill(p, libc::SIGKILL);
+            if unsafe { libc::kill(p, libc::SIGKILL) } == 0 && !killed.contains(&pid) {
+                killed.push(pid);
             }
         }
-    }
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline && pids(name).iter().any(|&p| p != own) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    found
 }
 
 /// Deletes the namespace `name` as `ip netns delete` does: unmount its file, remove it. The

@@ -46,9 +46,6 @@ pub enum Need {
     IpVs,
     Nft,
     Iptables,
-    Haproxy,
-    Nginx,
-    Sslh,
     /// To turn offloads off on a shaped link.
     Ethtool,
 }
@@ -99,9 +96,13 @@ impl Path {
             Path::IptablesDnat => Some(Need::Iptables),
             Path::NftDnat | Path::NftNumgen => Some(Need::Nft),
             Path::LvsNat => Some(Need::IpVs),
-            Path::HaproxyHttp | Path::HaproxyTcp => Some(Need::Haproxy),
-            Path::NginxProxy => Some(Need::Nginx),
-            Path::SslhFork | Path::SslhSelect => Some(Need::Sslh),
+            // Their router programs are the drivers' to find (herd_drivers::ProxyKind), with
+            // the package to install.
+            Path::HaproxyHttp
+            | Path::HaproxyTcp
+            | Path::NginxProxy
+            | Path::SslhFork
+            | Path::SslhSelect => None,
         }
     }
 }
@@ -116,9 +117,6 @@ impl Need {
             ),
             Need::Nft => format!("{p} needs nft: apt-get install nftables"),
             Need::Iptables => format!("{p} needs iptables: apt-get install iptables"),
-            Need::Haproxy => format!("{p} needs haproxy: apt-get install haproxy"),
-            Need::Nginx => format!("{p} needs nginx: apt-get install nginx-light"),
-            Need::Sslh => format!("{p} needs sslh: apt-get install sslh"),
             Need::Ethtool => format!("{p} with a shaped link needs ethtool: apt-get install ethtool"),
         }
     }

@@ -188,7 +188,7 @@ impl Plan {
 
     /// The namespace of `host` in this plan.
     pub fn netns(&self, host: Host) -> String {
-        format!("{}-{}", self.tag, host.name())
+        netns_name(&self.tag, host)
     }
 
     /// Every command of the plan, one per line, namespaces first, quoted for a POSIX shell:
@@ -209,6 +209,11 @@ impl Plan {
     pub fn teardown_commands(&self) -> Vec<String> {
         self.hosts.iter().rev().map(|&h| format!("ip netns delete {}", self.netns(h))).collect()
     }
+}
+
+/// The namespace of `host` in the run tagged `tag`: `herd-<pid>-<run>-client`.
+fn netns_name(tag: &str, host: Host) -> String {
+    format!("{tag}-{}", host.name())
 }
 
 /// `word` as a shell reads it back: as is when it has only safe characters, else in single
@@ -238,7 +243,7 @@ struct Builder {
 
 impl Builder {
     fn netns(&self, h: Host) -> String {
-        format!("{}-{}", self.tag, h.name())
+        netns_name(&self.tag, h)
     }
 
     /// A command in the host namespace (only `ip link add … netns …`).

@@ -55,7 +55,7 @@ pub fn apply(
     let mut sup = Supervisor::new(None);
     let log = scratch.join(format!("{}-step.log", plan.tag));
     let mut step = |topo: &mut Topology, argv: Vec<String>| -> Result<(), TopologyError> {
-        let args: Vec<OsString> = argv.iter().map(OsString::from).collect();
+        let args = resolved(&argv);
         let captured = sup.capture("netconf", &args, &log, STEP_LIMIT);
         match captured.into_result() {
             Ok(_) => Ok(()),
@@ -118,11 +118,16 @@ impl Topology {
     pub fn teardown(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
         while let Some(name) = self.made.pop() {
-            let left = netns::sweep(&name, SWEEP_GRACE);
-            if netns::pids(&name).iter().any(|&p| p != std::process::id()) {
+            netns::sweep(&name, SWEEP_GRACE);
+            let left: Vec<u32> =
+                netns::pids(&name).into_iter().filter(|&p| p != std::process::id()).collect();
+            if !left.is_empty() {
+                // Deleting the name now would leave the namespace alive with nothing to find
+                // it by: it stays named, for `herd lab clean` once they have gone.
                 problems.push(format!(
-                    "{name}: processes {left:?} would not die; it stays until they do"
+                    "{name}: processes {left:?} survived SIGKILL (stuck in the kernel?); it is kept for `herd lab clean`"
                 ));
+                continue;
             }
             if let Err(e) = netns::delete(&name) {
                 problems.push(format!("{name}: {e}"));
@@ -136,6 +141,24 @@ impl Drop for Topology {
     fn drop(&mut self) {
         let _ = self.teardown();
     }
+}
+
+/// `argv` with its program, and the program `ip netns exec NS` runs, found where preflight
+/// found them (`machine::find_program`: PATH, then the system directories), so that a run
+/// whose PATH lacks /usr/sbin (cron, some sudo setups) builds what preflight passed. The
+/// printed plan keeps the bare names a person would type.
+fn resolved(argv: &[String]) -> Vec<OsString> {
+    let find = |name: &str| {
+        super::machine::find_program(name).map_or_else(|| OsString::from(name), OsString::from)
+    };
+    let mut out: Vec<OsString> = argv.iter().map(OsString::from).collect();
+    if let Some(first) = argv.first() {
+        out[0] = find(first);
+    }
+    if argv.len() > 4 && argv[1] == "netns" && argv[2] == "exec" {
+        out[4] = find(&argv[4]);
+    }
+    out
 }
 
 fn cleanup_note(problems: &[String]) -> String {
