@@ -41,6 +41,13 @@ max = 3
 # Other tests leave TIME_WAIT sockets behind; draining is not what these tests are about.
 [runner]
 time_wait_below = 1000000
+[published]
+source = "seed 000, 2010"
+[[published.figures]]
+at = { workload = "page" }
+ran = "lighttpd 1.4.25"
+requests_per_second = 1018.85
+kb_per_second = 6673.70
 "#;
 
 /// Cells that each last about a second, for interrupting.
@@ -177,6 +184,24 @@ fn a_small_experiment_runs_to_its_table_and_store() {
         assert!(row.contains(" 3/3 "), "{row}");
     }
     assert_eq!(stderr.matches(" req/s, 0 failed").count(), 9, "{stderr}");
+    // Then and now: the published figure beside today's, for the page only; a KB/s figure
+    // today for every cell.
+    let then_now = &stdout[stdout.find("then and now").unwrap_or_else(|| panic!("{stdout}"))..];
+    assert!(then_now.contains("  published  seed 000, 2010\n"), "{then_now}");
+    let row = |w: &str| -> Vec<&str> {
+        let line = then_now.lines().find(|l| l.starts_with(&format!("{w} "))).unwrap_or("");
+        line.split("  ").map(str::trim).filter(|s| !s.is_empty()).collect()
+    };
+    let page = row("page");
+    assert_eq!(&page[..3], ["page", "lighttpd 1.4.25", "1018.85"], "{then_now}");
+    assert_eq!((page.len(), page[4]), (6, "6673.7"), "{then_now}");
+    for now in [page[3], page[5]] {
+        // ! where the client judged itself the bottleneck (server and client share 2 CPUs).
+        let figure = now.trim_end_matches('!');
+        assert!(figure.parse::<f64>().is_ok_and(|v| v > 0.0), "{now}: {then_now}");
+    }
+    let nine = row("9x9");
+    assert_eq!(nine.len(), 3, "no figures then, two now: {then_now}");
     assert!(run_dirs(&dir).is_empty(), "the run directory was removed");
     // The store reopens and reports the same table.
     let report = herd().args(["report"]).arg(&store).output().unwrap();

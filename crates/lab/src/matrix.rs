@@ -37,6 +37,12 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// Its axis values as the store keeps them (`("server", "nginx")` …), which published
+    /// figures are matched against.
+    pub fn axis_values(&self) -> Vec<(String, String)> {
+        self.values.iter().map(|(a, v)| (a.as_str().to_owned(), v.clone())).collect()
+    }
+
     /// The program its path runs on the router (HAProxy, nginx, sslh), if any.
     pub fn proxy(&self) -> Option<ProxyKind> {
         self.path.and_then(proxy_of)

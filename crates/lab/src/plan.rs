@@ -60,8 +60,26 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         "client cpus: {}; run directory: {RUN} (a new herd-lab-* under the temporary directory)",
         e.client_cpus
     );
-    if let Some(r) = &e.reference {
-        let _ = writeln!(s, "reference figures: {r}");
+    match (&e.reference, &e.published) {
+        (r, Some(p)) => {
+            let cells = crate::matrix::cells(e);
+            let with = cells
+                .iter()
+                .filter(|c| p.figures.iter().any(|f| f.matches(&c.axis_values())))
+                .count();
+            let name = r.as_deref().map(|r| format!("{r}: ")).unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "published figures: {name}{} of them, beside {with} of {} cells in the report ({})",
+                p.figures.len(),
+                cells.len(),
+                p.source
+            );
+        }
+        (Some(r), None) => {
+            let _ = writeln!(s, "re-runs: {r} (no published figures given)");
+        }
+        (None, None) => {}
     }
 
     let _ = writeln!(s, "\nservers");

@@ -22,6 +22,8 @@ pub(crate) struct Row<'a> {
     /// The step's label when any cell of the experiment was measured in steps (`None`
     /// otherwise: no row needs a step column).
     pub(crate) step: Option<String>,
+    /// The clients (connections) of the row's measurements, as the first one recorded.
+    pub(crate) concurrency: Option<u32>,
     /// Ok repetitions that measured this row (a repetition interrupted or failed part-way
     /// through a stepped load may lack later steps).
     pub(crate) n_ok: usize,
@@ -181,6 +183,11 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
     Row {
         cell,
         step: label,
+        concurrency: cell
+            .repetitions
+            .iter()
+            .filter_map(|r| measurement_at(r, step))
+            .find_map(|m| m.concurrency),
         n_ok: ok_measurements.len(),
         n_total: cell.repetitions.len(),
         rates,

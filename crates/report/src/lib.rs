@@ -7,6 +7,8 @@
 //! - [`experiment_table`]: the terminal table of an experiment, one row per cell (and step),
 //!   with requests per second (median and 95 % confidence interval), spread, latency
 //!   percentiles, failures, server CPU per request and the client's verdict.
+//! - Where the experiment re-runs a published comparison, a "then and now" section sets
+//!   the article's figures (`herd_store::Published`) beside today's, cell by cell.
 //! - The statistics over repetitions (median, Student t interval, spread) come from
 //!   `herd_stats::repetitions`, shared with the lab runner.
 //!
@@ -15,5 +17,6 @@
 mod figures;
 mod layout;
 mod table;
+mod then_now;
 
 pub use table::experiment_table;

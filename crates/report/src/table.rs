@@ -48,6 +48,7 @@ pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resu
     write_failed_repetitions(exp, out)?;
     write_verdicts(exp, out)?;
     write_path_findings(exp, out)?;
+    crate::then_now::write(exp, &rows, out)?;
     write_legend(out)
 }
 
@@ -271,7 +272,7 @@ const LEGEND: [&str; 12] = [
 ];
 
 /// Requests per second: whole numbers from 1000 up, one decimal below.
-fn rate(per_second: f64) -> String {
+pub(crate) fn rate(per_second: f64) -> String {
     if per_second >= 1000.0 {
         format!("{per_second:.0}")
     } else {

@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use hdrhistogram::Histogram;
 use herd_report::experiment_table;
 use herd_store::{
-    ClientRecord, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome, RepetitionRecord,
-    ServerRecord, Store, StoredExperiment, REPORTED_TIMER_RESOLUTION_S,
+    ClientRecord, ExperimentStatus, Measure, MeasurementRecord, NewExperiment, Outcome, Published,
+    PublishedFigure, RepetitionRecord, ServerRecord, Store, StoredExperiment,
+    REPORTED_TIMER_RESOLUTION_S,
 };
 
 fn check_golden(name: &str, got: &[u8]) {
@@ -59,6 +60,7 @@ fn experiment(name: &str, axes: &[&str]) -> NewExperiment {
         axes: axes.iter().map(|a| a.to_string()).collect(),
         environment: vec![],
         reference: None,
+        published_json: None,
     }
 }
 
@@ -280,8 +282,12 @@ fn matrix_table() {
 /// interrupted during the second server's second repetition, which measured one step.
 /// herd judged each step: nginx's 100-client step was client-bound, the others ok.
 fn stepped() -> StoredExperiment {
+    stepped_from(experiment("steps", &["server", "load"]))
+}
+
+fn stepped_from(new: NewExperiment) -> StoredExperiment {
     let mut store = Store::in_memory().unwrap();
-    let id = store.begin_experiment(&experiment("steps", &["server", "load"])).unwrap();
+    let id = store.begin_experiment(&new).unwrap();
     const BOUND: &str = "step 3 (c100): herd's worker thread was busy 97 % of the run";
     let steps = |server: &str, base: u64, n: usize| -> Vec<MeasurementRecord> {
         [("c10", 1u64), ("c50", 4), ("c100", 6)]
@@ -291,6 +297,7 @@ fn stepped() -> StoredExperiment {
             .map(|(i, (label, factor))| {
                 let bound = server == "nginx" && *label == "c100";
                 MeasurementRecord {
+                    concurrency: label[1..].parse().ok(),
                     client_verdict: Some(if bound { "client-bound" } else { "ok" }.into()),
                     client_verdict_reason: bound.then(|| BOUND.to_owned()),
                     ..measurement(
@@ -386,8 +393,12 @@ fn rendering_is_deterministic() {
 /// table (1 and 3), a link limit (2 and 3), one stored record is unreadable, and an ok
 /// repetition of sslh-select failed requests (its rate is marked ≠).
 fn paths() -> StoredExperiment {
+    paths_from(experiment("paths", &["server", "path"]))
+}
+
+fn paths_from(new: NewExperiment) -> StoredExperiment {
     let mut store = Store::in_memory().unwrap();
-    let id = store.begin_experiment(&experiment("paths", &["server", "path"])).unwrap();
+    let id = store.begin_experiment(&new).unwrap();
     let h = || Some(histogram(&[(200, 1_000)]));
     let facts = |findings: &[&str]| {
         let list: Vec<String> = findings.iter().map(|f| format!("\"{f}\"")).collect();
@@ -447,4 +458,98 @@ fn paths() -> StoredExperiment {
 #[test]
 fn paths_table() {
     check_golden("table_paths.txt", &render(&paths()));
+}
+
+fn figure(
+    at: &[(&str, &str)],
+    ran: Option<&str>,
+    note: Option<&str>,
+    values: &[(Measure, f64)],
+) -> PublishedFigure {
+    PublishedFigure {
+        at: at.iter().map(|(a, v)| (a.to_string(), v.to_string())).collect(),
+        ran: ran.map(str::to_owned),
+        note: note.map(str::to_owned),
+        values: values.to_vec(),
+    }
+}
+
+/// The path experiment re-running a seed-001-like article: seconds and percent of direct.
+/// Today: direct 30000 req/s (10 s per run), nft-dnat 25000 (83.3 %), sslh-select 20000
+/// (66.7 %, ≠: one ok repetition failed requests); routed has no figure.
+fn published_paths() -> StoredExperiment {
+    let mut new = experiment("paths", &["server", "path"]);
+    new.reference = Some("seed001".into());
+    new.published_json = Some(
+        Published {
+            source: "seed 001, 2014 (shared/seeds/001_08cfdb22ab3922c7.txt)".into(),
+            setup: Some("Xen 4.4.0 host, router VM Fedora 20".into()),
+            percent_of: Some(("path".into(), "direct".into())),
+            figures: vec![
+                figure(
+                    &[("path", "direct")],
+                    Some("NGINX 1.6.0"),
+                    None,
+                    &[(Measure::Seconds, 2.13), (Measure::Percent, 100.0)],
+                ),
+                figure(
+                    &[("path", "nft-dnat")],
+                    Some("NGINX 1.6.0"),
+                    None,
+                    &[(Measure::Seconds, 2.909), (Measure::Percent, 73.2)],
+                ),
+                figure(
+                    &[("path", "sslh-select")],
+                    Some("NGINX 1.6.0"),
+                    Some("2500 requests, time multiplied by 4"),
+                    &[(Measure::Seconds, 151.464), (Measure::Percent, 1.4)],
+                ),
+            ],
+        }
+        .to_json(),
+    );
+    paths_from(new)
+}
+
+#[test]
+fn published_figures_table() {
+    check_golden("table_published.txt", &render(&published_paths()));
+}
+
+/// A stepped experiment against a published peak: nginx peaks at step c100 (60000 req/s
+/// in the median of its repetitions), apache at c10 of its one complete repetition.
+fn published_steps() -> StoredExperiment {
+    let mut new = experiment("steps", &["server", "load"]);
+    new.published_json = Some(
+        Published {
+            source: "seed 004, Mindcraft, April 1999".into(),
+            setup: None,
+            percent_of: None,
+            figures: vec![figure(
+                &[("server", "apache")],
+                Some("Apache 1.3.4, Linux 2.2.2"),
+                None,
+                &[(Measure::PeakRequestsPerSecond, 1000.0), (Measure::ClientsAtPeak, 160.0)],
+            )],
+        }
+        .to_json(),
+    );
+    stepped_from(new)
+}
+
+#[test]
+fn published_peak_table() {
+    check_golden("table_published_steps.txt", &render(&published_steps()));
+}
+
+#[test]
+fn unreadable_published_figures_are_said_and_the_rest_renders() {
+    let mut new = experiment("paths", &["server", "path"]);
+    new.published_json = Some("{not json".into());
+    let text = String::from_utf8(render(&paths_from(new))).unwrap();
+    assert!(
+        text.contains("\nthen and now: the stored published figures cannot be read: "),
+        "{text}"
+    );
+    assert!(text.contains("nginx   sslh-select"), "{text}");
 }

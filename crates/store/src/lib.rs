@@ -10,6 +10,8 @@
 //! - What is written: [`NewExperiment`], [`RepetitionRecord`] with its [`ClientRecord`],
 //!   [`ServerRecord`]s and [`MeasurementRecord`]s (counters, failures by kind, statuses,
 //!   latency histograms as HdrHistogram blobs, so any percentile can be recomputed).
+//! - [`Published`]: the figures an article published, stored with the experiment that
+//!   re-runs them ([`NewExperiment::published`]), for a report's "then and now".
 //! - What is read back: [`StoredExperiment`] → [`StoredCell`] → [`StoredRepetition`], every
 //!   field as written; derived figures such as requests per second are computed on read
 //!   ([`MeasurementRecord::requests_per_second`]), never stored.
@@ -26,6 +28,7 @@ mod histogram_blob;
 mod migrate;
 mod natural_order;
 mod open;
+mod published;
 mod read;
 mod record;
 mod store;
@@ -35,6 +38,7 @@ mod write;
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use open::APPLICATION_ID;
+pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
     ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
     RepetitionId, RepetitionRecord, ServerRecord, HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE,

@@ -32,6 +32,7 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0003_step_verdict.sql"),
     },
     Migration { name: "0004_path_facts", sql: include_str!("../migrations/0004_path_facts.sql") },
+    Migration { name: "0005_published", sql: include_str!("../migrations/0005_published.sql") },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

@@ -96,7 +96,7 @@ impl Reader<'_> {
             .conn
             .query_row(
                 "SELECT name, title, source, definition, plan, started_at, herd_version,
-                    methodology_version, reference, status, finished_at, note
+                    methodology_version, reference, status, finished_at, note, published_json
                  FROM experiment WHERE id = ?1",
                 [id.0],
                 |row| {
@@ -112,6 +112,7 @@ impl Reader<'_> {
                         axes: Vec::new(),
                         environment: Vec::new(),
                         reference: row.get(8)?,
+                        published_json: row.get(12)?,
                     };
                     let status: String = row.get(9)?;
                     let finished_at: Option<String> = row.get(10)?;

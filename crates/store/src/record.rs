@@ -69,8 +69,11 @@ pub struct NewExperiment {
     pub axes: Vec<String>,
     /// Kernel, CPU model, number of CPUs, sysctls, rlimits, root or not …, in the order given.
     pub environment: Vec<(String, String)>,
-    /// Published figures to compare with, as TOML text.
+    /// Key of the published comparison it re-runs (`seed001`), if any.
     pub reference: Option<String>,
+    /// The published figures to set beside its results ([`crate::Published::to_json`]);
+    /// read them with [`NewExperiment::published`].
+    pub published_json: Option<String>,
 }
 
 /// One run of one cell: fresh servers, fresh client, one or more measured steps.
@@ -228,6 +231,14 @@ impl Outcome {
             Outcome::Ok => None,
             Outcome::Failed { reason } => Some(reason),
         }
+    }
+}
+
+impl NewExperiment {
+    /// The published figures stored with it: None when it has none; Err with the reason
+    /// when the stored record cannot be read.
+    pub fn published(&self) -> Result<Option<crate::Published>, String> {
+        self.published_json.as_deref().map(crate::Published::from_json).transpose()
     }
 }
 

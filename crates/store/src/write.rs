@@ -29,8 +29,8 @@ impl Store {
             .map_err(sqlite("begin a transaction"))?;
         tx.execute(
             "INSERT INTO experiment (name, title, source, definition, plan, started_at, status,
-                herd_version, methodology_version, reference)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                herd_version, methodology_version, reference, published_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 e.name,
                 e.title,
@@ -42,6 +42,7 @@ impl Store {
                 e.herd_version,
                 e.methodology_version,
                 e.reference,
+                e.published_json,
             ],
         )
         .map_err(sqlite("insert the experiment"))?;

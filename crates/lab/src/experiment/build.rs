@@ -175,11 +175,12 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
             .unwrap_or_default()
     };
     let (su, wu, lu) = (used(AxisName::Server), used(AxisName::Workload), used(AxisName::Load));
-    let experiment = Experiment {
+    let mut experiment = Experiment {
         title: raw.title.clone().unwrap_or_else(|| name.clone()),
         name,
         description: raw.description.clone(),
         reference,
+        published: None,
         source: source.to_string(),
         text: text.to_string(),
         axes,
@@ -194,6 +195,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         exclude,
     };
     check_cells(&errs, &raw, &experiment)?;
+    experiment.published = super::published::build(&errs, &raw, &experiment)?;
     Ok(experiment)
 }
 

@@ -4,6 +4,7 @@
 
 mod build;
 mod error;
+mod published;
 mod raw;
 mod server;
 mod workload;
@@ -28,6 +29,8 @@ pub struct Experiment {
     pub description: Option<String>,
     /// Key of the published figures it re-runs (`seed000` …), if any.
     pub reference: Option<String>,
+    /// The figures that comparison published, checked against the matrix (`[published]`).
+    pub published: Option<herd_store::Published>,
     /// Where it came from: a path as given, or `bundled:NAME`.
     pub source: String,
     /// The file's text, stored with every result.

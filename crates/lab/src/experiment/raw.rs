@@ -20,6 +20,8 @@ pub(crate) struct RawExperiment {
     /// Key of the published figures this experiment re-runs (e.g. `seed000`).
     #[serde(default)]
     pub reference: Option<Spanned<String>>,
+    #[serde(default)]
+    pub published: Option<Spanned<RawPublished>>,
     pub matrix: RawMatrix,
     #[serde(default)]
     pub client: RawClient,
@@ -167,4 +169,42 @@ pub(crate) struct RawExclude {
     pub path: Option<String>,
     #[serde(default)]
     pub link: Option<String>,
+}
+
+/// `[published]`: the figures an article published, to set beside today's.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPublished {
+    pub source: String,
+    #[serde(default)]
+    pub setup: Option<String>,
+    #[serde(default)]
+    pub percent_of: Option<Spanned<BTreeMap<String, String>>>,
+    #[serde(default)]
+    pub figures: Vec<Spanned<RawFigure>>,
+}
+
+/// One `[[published.figures]]`: where it applies, and the figures by measure.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFigure {
+    pub at: BTreeMap<String, String>,
+    #[serde(default)]
+    pub ran: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub seconds: Option<f64>,
+    #[serde(default)]
+    pub percent: Option<f64>,
+    #[serde(default)]
+    pub requests_per_second: Option<f64>,
+    #[serde(default)]
+    pub connections_per_second: Option<f64>,
+    #[serde(default)]
+    pub kb_per_second: Option<f64>,
+    #[serde(default)]
+    pub peak_requests_per_second: Option<f64>,
+    #[serde(default)]
+    pub clients_at_peak: Option<f64>,
 }

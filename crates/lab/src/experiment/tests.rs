@@ -168,3 +168,86 @@ fn a_file_that_is_not_toml_is_refused_with_its_line() {
     let e = err("");
     assert!(e.contains("missing field `name`"), "{e}");
 }
+
+/// GOOD with a `[published]` table of the given figures.
+fn published(figures: &str) -> String {
+    format!(
+        "{GOOD}\n[published]\nsource = \"seed 000, 2010\"\nsetup = \"P4 2.4 GHz\"\npercent_of = {{ server_cpus = \"0\" }}\n{figures}"
+    )
+}
+
+#[test]
+fn published_figures_are_kept_in_axis_order_with_their_measures() {
+    let text = published(
+        "[[published.figures]]\nat = { load = \"ab\", server = \"herd\", workload = \"page\" }\nran = \"lighttpd 1.4.25\"\nrequests_per_second = 1018.85\nseconds = 0.098\npercent = 100\n\n[[published.figures]]\nat = { workload = \"sizes\", load = \"ab\", server = \"nginx-fpm\" }\nkb_per_second = 55000\nnote = \"read off the graph\"\n\n[[published.figures]]\nat = { server = \"apache-prefork\", load = \"ramp\", workload = \"page\" }\npeak_requests_per_second = 1000\nclients_at_peak = 160\n",
+    );
+    let e = parse(&text, "x.toml").unwrap();
+    let p = e.published.unwrap();
+    assert_eq!(p.source, "seed 000, 2010");
+    assert_eq!(p.percent_of, Some(("server_cpus".into(), "0".into())));
+    let f = &p.figures[0];
+    let at: Vec<(&str, &str)> = f.at.iter().map(|(a, v)| (a.as_str(), v.as_str())).collect();
+    assert_eq!(at, [("server", "herd"), ("workload", "page"), ("load", "ab")]);
+    assert_eq!(
+        f.values,
+        [
+            (herd_store::Measure::Seconds, 0.098),
+            (herd_store::Measure::Percent, 100.0),
+            (herd_store::Measure::RequestsPerSecond, 1018.85)
+        ]
+    );
+    assert_eq!(p.figures[1].note.as_deref(), Some("read off the graph"));
+    assert_eq!(p.figures[2].value(herd_store::Measure::ClientsAtPeak), Some(160.0));
+    // Stored as JSON and read back whole.
+    assert_eq!(herd_store::Published::from_json(&p.to_json()), Ok(p));
+    assert_eq!(parse(GOOD, "x.toml").unwrap().published, None);
+}
+
+#[test]
+fn published_figures_that_compare_unlike_things_are_refused() {
+    let fig = |body: &str| published(&format!("[[published.figures]]\n{body}\n"));
+    let cases = [
+        (fig("at = { host = \"x\" }\nseconds = 1"), "line 38: [[published.figures]] `host` is not an axis of [matrix]: use `server`, `workload`"),
+        (fig("at = { server = \"nginx\" }\nseconds = 1"), "server = \"nginx\" is not a value of that axis: use `herd`"),
+        (fig("at = {}\nseconds = 1"), "`at` is empty"),
+        (fig("at = { server = \"herd\" }"), "gives no figure: add one of `seconds`, `percent`"),
+        (fig("at = { server = \"herd\", load = \"ab\" }\nseconds = -1"), "seconds = -1: a published figure is a number ≥ 0"),
+        (
+            fig("at = { server = \"herd\", load = \"ramp\" }\nseconds = 1"),
+            "seconds compares with one measurement; cell server=herd workload=page load=ramp server_cpus=0's load `ramp` is stepped",
+        ),
+        (
+            fig("at = { server = \"herd\", load = \"ab\" }\npeak_requests_per_second = 1"),
+            "peak_requests_per_second compares with the best step of a stepped load",
+        ),
+        (
+            fig("at = { server = \"apache-prefork\", workload = \"9x9\", load = \"ab\" }\nseconds = 1"),
+            "matches no cell of the matrix (left out by [[exclude]]?)",
+        ),
+        (
+            fig("at = { server = \"herd\", load = \"ab\" }\nseconds = 1\n\n[[published.figures]]\nat = { server = \"herd\", workload = \"page\", load = \"ab\" }\nseconds = 2"),
+            "line 42: [[published.figures]] cell server=herd workload=page load=ab server_cpus=0 gets a second `seconds` figure (the first is on line 38)",
+        ),
+        (
+            format!("{GOOD}\n[published]\nsource = \"x\"\n[[published.figures]]\nat = {{ server = \"herd\", load = \"ab\" }}\npercent = 50\n"),
+            "percent needs [published] percent_of",
+        ),
+        (format!("{GOOD}\n[published]\nsource = \" \"\n"), "[published] source is empty"),
+        (format!("{GOOD}\n[published]\nsource = \"x\"\n"), "[published] has no figures"),
+        (
+            format!("{GOOD}\n[published]\nsource = \"x\"\npercent_of = {{ path = \"direct\" }}\n[[published.figures]]\nat = {{ server = \"herd\" }}\nseconds = 1\n"),
+            "[published] percent_of: `path` is not an axis of [matrix]",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+    let keep_alive = edit("requests = 1000\n", "requests = 1000\nkeep_alive = true\n");
+    let text = format!("{keep_alive}\n[published]\nsource = \"x\"\n[[published.figures]]\nat = {{ load = \"ab\" }}\nconnections_per_second = 9500\n");
+    assert!(
+        err(&text).contains("keeps connections alive: use requests_per_second"),
+        "{}",
+        err(&text)
+    );
+}

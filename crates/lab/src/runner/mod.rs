@@ -134,6 +134,7 @@ fn run_in(
         axes: e.axes.iter().map(|a| a.name.as_str().to_string()).collect(),
         environment,
         reference: e.reference.clone(),
+        published_json: e.published.as_ref().map(herd_store::Published::to_json),
     })?;
 
     let mut planned = all.len() * e.repetitions.min as usize;

@@ -70,6 +70,7 @@ fn options_left_empty_come_back_empty() {
     let mut store = Store::in_memory().unwrap();
     let mut new = new_experiment("bare");
     new.reference = None;
+    new.published_json = None;
     new.environment.clear();
     let id = store.begin_experiment(&new).unwrap();
     let mut r = repetition("nginx", "c1", 0);

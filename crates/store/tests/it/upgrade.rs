@@ -49,6 +49,7 @@ fn a_version_1_store_is_migrated_and_reads_back() {
         [("kernel".to_owned(), "6.1.0-18-amd64".to_owned()), ("n_cpus".to_owned(), "2".to_owned())]
     );
     assert_eq!(exp.experiment.reference, None);
+    assert_eq!(exp.experiment.published(), Ok(None), "before version 5: no published figures");
     assert_eq!(exp.finished_at.as_deref(), Some("2025-12-24T08:04:30Z"));
     assert_eq!(exp.note, None, "version 1 had no notes");
 

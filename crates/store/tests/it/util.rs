@@ -38,7 +38,21 @@ pub(crate) fn new_experiment(name: &str) -> NewExperiment {
             ("net.core.somaxconn".into(), "4096".into()),
             ("root".into(), "yes".into()),
         ],
-        reference: Some("[lighttpd]\nc5 = 1018.85\n".to_owned()),
+        reference: Some("seed000".to_owned()),
+        published_json: Some(
+            herd_store::Published {
+                source: "seed 000".into(),
+                setup: Some("P4 2.4 GHz, 100 Mbit switch".into()),
+                percent_of: None,
+                figures: vec![herd_store::PublishedFigure {
+                    at: vec![("server".into(), "lighttpd".into())],
+                    ran: Some("lighttpd 1.4.25".into()),
+                    note: None,
+                    values: vec![(herd_store::Measure::RequestsPerSecond, 1018.85)],
+                }],
+            }
+            .to_json(),
+        ),
     }
 }
 

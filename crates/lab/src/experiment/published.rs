@@ -1,0 +1,200 @@
+//! `[published]`: the figures an article published, checked against the matrix, so that
+//! every figure compares with at least one cell, compares like with like (a stepped load's
+//! peak with a peak, connections per second with a load that opens one per request), and no
+//! cell gets two figures of one measure.
+
+use std::collections::BTreeMap;
+
+use herd_store::{Measure, Published, PublishedFigure};
+
+use super::error::{choices, Errors};
+use super::raw::{RawExperiment, RawFigure};
+use super::{AxisName, Experiment, ExperimentError};
+use crate::load::Shape;
+use crate::matrix::{self, Cell};
+
+pub(super) fn build(
+    errs: &Errors<'_>,
+    raw: &RawExperiment,
+    e: &Experiment,
+) -> Result<Option<Published>, ExperimentError> {
+    let Some(spanned) = &raw.published else { return Ok(None) };
+    let p = spanned.get_ref();
+    if p.source.trim().is_empty() {
+        return Err(errs.at(
+            spanned.span(),
+            "[published] source is empty: say where and when the figures were published",
+        ));
+    }
+    let percent_of = match &p.percent_of {
+        None => None,
+        Some(po) => {
+            let what = "[published] percent_of";
+            let mut pairs = po.get_ref().iter();
+            let (Some((axis, value)), None) = (pairs.next(), pairs.next()) else {
+                return Err(errs.at(
+                    po.span(),
+                    format!(
+                        "{what} names one axis value, e.g. percent_of = {{ path = \"direct\" }}"
+                    ),
+                ));
+            };
+            let axis = axis_value(e, axis, value)
+                .map_err(|why| errs.at(po.span(), format!("{what}: {why}")))?;
+            Some((axis.as_str().to_owned(), value.clone()))
+        }
+    };
+    if p.figures.is_empty() {
+        return Err(errs.at(
+            spanned.span(),
+            "[published] has no figures: add [[published.figures]] with `at` and a figure, e.g. requests_per_second = 1018.85",
+        ));
+    }
+
+    let cells = matrix::cells(e);
+    // (cell, measure) → line of the figure that gave it
+    let mut given: BTreeMap<(usize, Measure), usize> = BTreeMap::new();
+    let mut figures = Vec::new();
+    for f in &p.figures {
+        let at_line =
+            |message: String| errs.at(f.span(), format!("[[published.figures]] {message}"));
+        let line = super::error::line_of(errs.text, f.span().start);
+        let figure = figure(e, f.get_ref()).map_err(at_line)?;
+        if figure.value(Measure::Percent).is_some() && percent_of.is_none() {
+            return Err(at_line(
+                "percent needs [published] percent_of, what it is a percentage of, e.g. percent_of = { path = \"direct\" }".into(),
+            ));
+        }
+        let matched: Vec<&Cell> =
+            cells.iter().filter(|c| figure.matches(&c.axis_values())).collect();
+        if matched.is_empty() {
+            return Err(at_line(format!(
+                "at {} matches no cell of the matrix (left out by [[exclude]]?)",
+                at_text(&figure.at)
+            )));
+        }
+        for cell in matched {
+            for (measure, _) in &figure.values {
+                comparable(*measure, cell, percent_of.as_ref(), &cells).map_err(&at_line)?;
+                if let Some(before) = given.insert((cell.index, *measure), line) {
+                    return Err(at_line(format!(
+                        "cell {} gets a second `{}` figure (the first is on line {before}): narrow one figure's `at`",
+                        cell.key,
+                        measure.key()
+                    )));
+                }
+            }
+        }
+        figures.push(figure);
+    }
+    Ok(Some(Published {
+        source: p.source.trim().to_owned(),
+        setup: p.setup.clone(),
+        percent_of,
+        figures,
+    }))
+}
+
+/// The figure as stored: `at` in axis order, figures in measure order.
+fn figure(e: &Experiment, f: &RawFigure) -> Result<PublishedFigure, String> {
+    if f.at.is_empty() {
+        return Err(
+            "`at` is empty: name the cells it compares with, e.g. at = { server = \"nginx\" }"
+                .into(),
+        );
+    }
+    let mut at = Vec::new();
+    for (axis, value) in &f.at {
+        at.push((axis_value(e, axis, value)?, value.clone()));
+    }
+    at.sort_by_key(|(axis, _)| e.axes.iter().position(|a| a.name == *axis));
+    let at: Vec<(String, String)> =
+        at.into_iter().map(|(a, v)| (a.as_str().to_owned(), v)).collect();
+    let given = [
+        (Measure::Seconds, f.seconds),
+        (Measure::Percent, f.percent),
+        (Measure::RequestsPerSecond, f.requests_per_second),
+        (Measure::ConnectionsPerSecond, f.connections_per_second),
+        (Measure::KbPerSecond, f.kb_per_second),
+        (Measure::PeakRequestsPerSecond, f.peak_requests_per_second),
+        (Measure::ClientsAtPeak, f.clients_at_peak),
+    ];
+    let mut values = Vec::new();
+    for (measure, value) in given {
+        let Some(v) = value else { continue };
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("{} = {v}: a published figure is a number ≥ 0", measure.key()));
+        }
+        values.push((measure, v));
+    }
+    if values.is_empty() {
+        let keys: Vec<&str> = Measure::ALL.iter().map(|m| m.key()).collect();
+        return Err(format!("at {} gives no figure: add one of {}", at_text(&at), choices(&keys)));
+    }
+    Ok(PublishedFigure { at, ran: f.ran.clone(), note: f.note.clone(), values })
+}
+
+/// The axis named `axis`, when `value` is one of its values (or a sweep's name).
+fn axis_value(e: &Experiment, axis: &str, value: &str) -> Result<AxisName, String> {
+    let Some(a) = e.axes.iter().find(|a| a.name.as_str() == axis) else {
+        let names: Vec<&str> = e.axes.iter().map(|a| a.name.as_str()).collect();
+        return Err(format!("`{axis}` is not an axis of [matrix]: use {}", choices(&names)));
+    };
+    if !a.values.iter().any(|v| v == value || v.starts_with(&format!("{value}:"))) {
+        return Err(format!(
+            "{axis} = \"{value}\" is not a value of that axis: use {}",
+            choices(&a.values)
+        ));
+    }
+    Ok(a.name)
+}
+
+/// Whether today's cell can give the measure the figure gives.
+fn comparable(
+    measure: Measure,
+    cell: &Cell,
+    percent_of: Option<&(String, String)>,
+    cells: &[Cell],
+) -> Result<(), String> {
+    let stepped = matches!(cell.load.shape, Shape::Steps { .. });
+    let key = measure.key();
+    if measure.needs_steps() && !stepped {
+        return Err(format!(
+            "{key} compares with the best step of a stepped load; cell {}'s load `{}` is not stepped",
+            cell.key, cell.load_name
+        ));
+    }
+    if !measure.needs_steps() && stepped {
+        return Err(format!(
+            "{key} compares with one measurement; cell {}'s load `{}` is stepped: use peak_requests_per_second or clients_at_peak",
+            cell.key, cell.load_name
+        ));
+    }
+    if measure == Measure::ConnectionsPerSecond && cell.load.keep_alive {
+        return Err(format!(
+            "connections_per_second compares with a load that opens a connection per request; cell {}'s load `{}` keeps connections alive: use requests_per_second",
+            cell.key, cell.load_name
+        ));
+    }
+    if let (Measure::Percent, Some((axis, value))) = (measure, percent_of) {
+        let mut want = cell.axis_values();
+        for (a, v) in &mut want {
+            if a == axis {
+                *v = value.clone();
+            }
+        }
+        if !cells.iter().any(|c| c.axis_values() == want) {
+            return Err(format!(
+                "percent of {axis} = \"{value}\": cell {} has no such cell beside it (left out by [[exclude]]?)",
+                cell.key
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `{ server = "nginx", path = "direct" }`, as the file writes it.
+fn at_text(at: &[(String, String)]) -> String {
+    let pairs: Vec<String> = at.iter().map(|(a, v)| format!("{a} = \"{v}\"")).collect();
+    format!("{{ {} }}", pairs.join(", "))
+}

@@ -1,0 +1,247 @@
+//! "Then and now": the figures an article published (`herd_store::Published`, stored with
+//! the experiment that re-runs it) beside the same figures computed from today's run. One
+//! row per cell, so cells the article did not measure (seed 001's `routed`) show today's
+//! figures with a blank "then"; columns only for the measures the article gave.
+
+use std::io::{self, Write};
+
+use herd_stats::repetitions as stats;
+use herd_store::{Measure, Published, StoredCell, StoredExperiment};
+
+use crate::figures::Row;
+use crate::layout::{Align, TextTable};
+
+/// Writes the section, when the experiment has published figures.
+pub(crate) fn write(
+    exp: &StoredExperiment,
+    rows: &[Row<'_>],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let published = match exp.experiment.published() {
+        Ok(Some(p)) => p,
+        Ok(None) => return Ok(()),
+        Err(why) => return writeln!(out, "\nthen and now: {why}"),
+    };
+    let reference =
+        exp.experiment.reference.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+    writeln!(out, "\nthen and now{reference}: published figures beside today's (medians of the ok repetitions)")?;
+    writeln!(out, "  published  {}", published.source)?;
+    if let Some(setup) = &published.setup {
+        writeln!(out, "  then       {setup}")?;
+    }
+    writeln!(out)?;
+
+    let measures: Vec<Measure> = Measure::ALL
+        .into_iter()
+        .filter(|m| published.figures.iter().any(|f| f.value(*m).is_some()))
+        .collect();
+    let axes = varying_axes(exp);
+    let with_ran = published.figures.iter().any(|f| f.ran.is_some());
+    let mut table = TextTable::new();
+    for axis in &axes {
+        table.column(axis, Align::Left);
+    }
+    if with_ran {
+        table.column("ran then", Align::Left);
+    }
+    for m in &measures {
+        let label = label(*m, &published);
+        table.column(&format!("{label} then"), Align::Right);
+        table.column(&format!("{label} now"), Align::Right);
+    }
+    // Each distinct note once, numbered; rows name theirs in the last column.
+    let mut notes: Vec<&str> = Vec::new();
+    for note in published.figures.iter().filter_map(|f| f.note.as_deref()) {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    if !notes.is_empty() {
+        table.column("notes", Align::Left);
+    }
+    for cell in &exp.cells {
+        let figures: Vec<_> = published.figures.iter().filter(|f| f.matches(&cell.axes)).collect();
+        let mut entries: Vec<String> =
+            axes.iter().map(|a| cell.axis(a).unwrap_or("-").to_owned()).collect();
+        if with_ran {
+            let mut ran: Vec<&str> = figures.iter().filter_map(|f| f.ran.as_deref()).collect();
+            ran.dedup();
+            entries.push(ran.join("; "));
+        }
+        for m in &measures {
+            let then = figures.iter().find_map(|f| f.value(*m));
+            entries.push(then.map_or_else(String::new, |v| format_then(*m, v)));
+            entries.push(match now(*m, cell, rows, exp, &published) {
+                Some(Now { value, not_comparable, client_not_ok }) => format!(
+                    "{}{}{}",
+                    if not_comparable { "≠" } else { "" },
+                    format(*m, value),
+                    if client_not_ok { "!" } else { "" }
+                ),
+                None => "-".to_owned(),
+            });
+        }
+        if !notes.is_empty() {
+            let mut marks: Vec<usize> = figures
+                .iter()
+                .filter_map(|f| Some(notes.iter().position(|n| Some(*n) == f.note.as_deref())? + 1))
+                .collect();
+            marks.dedup();
+            let marks: Vec<String> = marks.iter().map(|n| format!("[{n}]")).collect();
+            entries.push(marks.join(""));
+        }
+        table.row(entries);
+    }
+    table.write(out)?;
+
+    if !notes.is_empty() {
+        writeln!(out, "notes on the published figures:")?;
+        for (i, note) in notes.iter().enumerate() {
+            writeln!(out, "  [{}] {note}", i + 1)?;
+        }
+    }
+    writeln!(
+        out,
+        "(now: - where today's run gave no figure; ≠ where it was measured with failed requests; ! where the client's verdict was not ok: see the table above)"
+    )
+}
+
+/// Today's figure, and what the rows under it say about it.
+struct Now {
+    value: f64,
+    /// Measured with failed requests or non-2xx answers.
+    not_comparable: bool,
+    /// The client judged the run other than ok (client-bound, suspect): the figure may be
+    /// the client's ceiling, not the server's.
+    client_not_ok: bool,
+}
+
+/// The measure computed from today's repetitions of `cell`.
+fn now(
+    m: Measure,
+    cell: &StoredCell,
+    rows: &[Row<'_>],
+    exp: &StoredExperiment,
+    published: &Published,
+) -> Option<Now> {
+    let cell_rows: Vec<&Row<'_>> = rows.iter().filter(|r| r.cell.key == cell.key).collect();
+    let single = match cell_rows.as_slice() {
+        [row] if row.step.is_none() || !m.needs_steps() => Some(*row),
+        _ => None,
+    };
+    let not_comparable = cell_rows.iter().any(|r| r.not_comparable);
+    let not_ok = |r: &Row<'_>| {
+        crate::figures::verdict_rank(r.verdict.as_deref())
+            > crate::figures::verdict_rank(Some("ok"))
+    };
+    let client_not_ok = cell_rows.iter().any(|r| not_ok(r));
+    let measured = |f: &dyn Fn(&herd_store::MeasurementRecord) -> Option<f64>| {
+        let values: Vec<f64> = cell
+            .ok_repetitions()
+            .filter_map(|r| match r.record.measurements.as_slice() {
+                [only] => f(only),
+                _ => None,
+            })
+            .collect();
+        stats::median(&values)
+    };
+    let value = match m {
+        Measure::Seconds => measured(&|m| Some(m.duration_s))?,
+        Measure::KbPerSecond => measured(&|m| {
+            (m.duration_s > 0.0).then(|| m.bytes_total as f64 / m.duration_s / 1024.0)
+        })?,
+        Measure::RequestsPerSecond | Measure::ConnectionsPerSecond => single?.median_rate()?,
+        Measure::Percent => {
+            let (axis, value) = published.percent_of.as_ref()?;
+            let base_axes: Vec<(String, String)> = cell
+                .axes
+                .iter()
+                .map(|(a, v)| (a.clone(), if a == axis { value.clone() } else { v.clone() }))
+                .collect();
+            let base = exp.cells.iter().find(|c| c.axes == base_axes)?;
+            let base_row =
+                match rows.iter().filter(|r| r.cell.key == base.key).collect::<Vec<_>>()[..] {
+                    [row] => row,
+                    _ => return None,
+                };
+            let rate = single?.median_rate()?;
+            let base_rate = base_row.median_rate()?;
+            if base_rate <= 0.0 {
+                return None;
+            }
+            return Some(Now {
+                value: rate / base_rate * 100.0,
+                not_comparable: not_comparable || base_row.not_comparable,
+                client_not_ok: client_not_ok || not_ok(base_row),
+            });
+        }
+        Measure::PeakRequestsPerSecond | Measure::ClientsAtPeak => {
+            let peak = cell_rows
+                .iter()
+                .filter_map(|r| Some((*r, r.median_rate()?)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))?;
+            let value =
+                if m == Measure::ClientsAtPeak { f64::from(peak.0.concurrency?) } else { peak.1 };
+            return Some(Now {
+                value,
+                not_comparable: peak.0.not_comparable,
+                client_not_ok: not_ok(peak.0),
+            });
+        }
+    };
+    Some(Now { value, not_comparable, client_not_ok })
+}
+
+/// The axes whose value differs between cells (the others say nothing row by row); all of
+/// them when none does.
+fn varying_axes(exp: &StoredExperiment) -> Vec<String> {
+    let axes = &exp.experiment.axes;
+    let varying: Vec<String> = axes
+        .iter()
+        .filter(|a| {
+            let mut values = exp.cells.iter().map(|c| c.axis(a));
+            let first = values.next().flatten();
+            values.any(|v| v != first)
+        })
+        .cloned()
+        .collect();
+    if varying.is_empty() {
+        axes.clone()
+    } else {
+        varying
+    }
+}
+
+fn label(m: Measure, p: &Published) -> String {
+    match m {
+        Measure::Seconds => "s".into(),
+        Measure::Percent => match &p.percent_of {
+            Some((_, value)) => format!("% of {value}"),
+            None => "%".into(),
+        },
+        Measure::RequestsPerSecond => "req/s".into(),
+        Measure::ConnectionsPerSecond => "conn/s".into(),
+        Measure::KbPerSecond => "KB/s".into(),
+        Measure::PeakRequestsPerSecond => "peak req/s".into(),
+        Measure::ClientsAtPeak => "clients at peak".into(),
+    }
+}
+
+/// A published rate as printed (1018.85), the rest as today's.
+fn format_then(m: Measure, v: f64) -> String {
+    match m {
+        Measure::Seconds | Measure::Percent | Measure::ClientsAtPeak => format(m, v),
+        _ => v.to_string(),
+    }
+}
+
+/// Seconds to the millisecond as ab prints them, percentages to a tenth, clients whole,
+/// rates as the main table prints them.
+fn format(m: Measure, v: f64) -> String {
+    match m {
+        Measure::Seconds => format!("{v:.3}"),
+        Measure::Percent => format!("{v:.1}"),
+        Measure::ClientsAtPeak => format!("{v:.0}"),
+        _ => crate::table::rate(v),
+    }
+}
