@@ -80,7 +80,8 @@ fn leftovers(pid: u32, dir: &Path) -> Vec<String> {
     out
 }
 
-fn experiment(paths: &[&str], load: &str, extra: &str) -> String {
+/// An experiment of herd serve through `paths`; `runner`: the lines of its [runner] table.
+fn experiment(paths: &[&str], load: &str, runner: &str) -> String {
     let list: Vec<String> = paths.iter().map(|p| format!("\"{p}\"")).collect();
     format!(
         r#"
@@ -98,7 +99,8 @@ size = 4096
 [repetitions]
 min = 3
 max = 3
-{extra}
+[runner]
+{runner}
 "#,
         list.join(", ")
     )
@@ -186,15 +188,17 @@ fn every_path_carries_verified_load_and_leaves_nothing() {
         "sslh-fork",
         "sslh-select",
     ];
-    let file = write(&dir, &experiment(&paths, "requests = 300\nconcurrency = 4", ""));
+    let file =
+        write(&dir, &experiment(&paths, "requests = 300\nconcurrency = 4", "calibrate = true"));
     let log = dir.join("stderr");
     let mut child = spawn_lab(&dir, &file, &log);
     let pid = child.id();
     let status = child.wait().unwrap();
     let err = std::fs::read_to_string(&log).unwrap();
     assert!(status.success(), "{err}");
+    // herd serve under test, and herd serve as the calibration server, through every path.
     let rows = rows(&dir);
-    assert_eq!(rows.len(), paths.len(), "{rows:?}");
+    assert_eq!(rows.len(), 2 * paths.len(), "{rows:?}");
     for (path, reps, failed, rate) in &rows {
         assert!(paths.contains(&path.as_str()), "{path}");
         assert_eq!(reps, "3/3", "{path}: {err}");
@@ -207,6 +211,20 @@ fn every_path_carries_verified_load_and_leaves_nothing() {
             assert!(!rate.starts_with('≠'), "{path}: {rate}");
         }
     }
+    let out = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let section = table
+        .split("what each path carries with herd serve as a null server")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no calibration section: {table}"));
+    for path in paths {
+        let line = section
+            .lines()
+            .find(|l| l.starts_with(&format!("  workload=page load=l path={path}: ")))
+            .unwrap_or_else(|| panic!("{path}: {section}"));
+        let want = if path == "direct" { "req/s, the client's ceiling" } else { "% of direct" };
+        assert!(line.contains(want), "{line}");
+    }
     assert_eq!(leftovers(pid, &dir), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -215,8 +233,10 @@ fn every_path_carries_verified_load_and_leaves_nothing() {
 fn an_unsupported_path_is_refused_before_anything_runs() {
     require_root();
     let dir = tempdir("lab-lvs");
-    let file =
-        write(&dir, &experiment(&["direct", "lvs-nat"], "requests = 10\nconcurrency = 1", ""));
+    let file = write(
+        &dir,
+        &experiment(&["direct", "lvs-nat"], "requests = 10\nconcurrency = 1", "calibrate = false"),
+    );
     let out = herd()
         .env("TMPDIR", &dir)
         .args(["lab", "run", "--no-progress", "--store"])
@@ -250,7 +270,7 @@ fn a_run_that_fails_inside_its_cell_leaves_nothing() {
     let text = experiment(
         &["nft-dnat"],
         "requests = 10\nconcurrency = 1",
-        "[runner]\nready_timeout = \"1us\"",
+        "calibrate = false\nready_timeout = \"1us\"",
     );
     let file = write(&dir, &text);
     let log = dir.join("stderr");
@@ -267,7 +287,7 @@ fn a_run_that_fails_inside_its_cell_leaves_nothing() {
 fn mid_run(tag: &str) -> (PathBuf, Child, Vec<String>) {
     let dir = tempdir(tag);
     let load = "duration = \"1s\"\nconcurrency = 2\nkeep_alive = true";
-    let file = write(&dir, &experiment(&["routed", "nft-dnat"], load, ""));
+    let file = write(&dir, &experiment(&["routed", "nft-dnat"], load, "calibrate = false"));
     let child = spawn_lab(&dir, &file, &dir.join("stderr"));
     let pid = child.id();
     wait_for("a path's namespaces and its server", Duration::from_secs(60), || {
@@ -324,7 +344,7 @@ fn a_shaped_link_caps_the_rate_and_the_report_says_so() {
     require_root();
     let dir = tempdir("lab-link");
     // 30 x 64 KiB at 20 Mbit/s: about 0.8 s a run, the link at its limit.
-    let text = experiment(&["direct"], "requests = 30\nconcurrency = 2", "")
+    let text = experiment(&["direct"], "requests = 30\nconcurrency = 2", "calibrate = false")
         .replace("size = 4096", "size = 65536")
         .replace("path = [\"direct\"]", "path = [\"direct\"]\nlink = [\"20mbit\"]");
     let file = write(&dir, &text);

@@ -7,6 +7,8 @@
 //! - [`experiment_table`]: the terminal table of an experiment, one row per cell (and step),
 //!   with requests per second (median and 95 % confidence interval), spread, latency
 //!   percentiles, failures, server CPU per request and the client's verdict.
+//! - Where the lab calibrated network paths (herd serve as a null server), what each path
+//!   carries on its own and which rows came close to it.
 //! - Where the experiment re-runs a published comparison, a "then and now" section sets
 //!   the article's figures (`herd_store::Published`) beside today's, cell by cell.
 //! - The statistics over repetitions (median, Student t interval, spread) come from
@@ -14,6 +16,7 @@
 //!
 //! The HTML page and comparisons come later, on the same figures.
 
+mod calibration;
 mod figures;
 mod layout;
 mod table;

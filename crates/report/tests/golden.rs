@@ -553,3 +553,35 @@ fn unreadable_published_figures_are_said_and_the_rest_renders() {
     );
     assert!(text.contains("nginx   sslh-select"), "{text}");
 }
+
+/// Path calibration: herd serve reaches 50000 req/s direct (the client's ceiling), 40000
+/// routed (80 % of direct), 20000 through HAProxy (40 %); nginx reaches 30000, 28000 and
+/// 19000: through HAProxy that is 95 % of the path's own ceiling, so it is listed.
+fn calibrated() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("calibrated", &["server", "path"])).unwrap();
+    let h = || Some(histogram(&[(200, 1_000)]));
+    for rep in 0..3u32 {
+        for (server, path, completed) in [
+            ("calibration", "direct", 500_000),
+            ("calibration", "routed", 400_000),
+            ("calibration", "haproxy-http", 200_000),
+            ("nginx", "direct", 300_000),
+            ("nginx", "routed", 280_000),
+            ("nginx", "haproxy-http", 190_000),
+        ] {
+            let axes = [("server", server), ("path", path)];
+            let m = measurement(0, "n", completed + u64::from(rep) * 100, &[], 0, h());
+            store
+                .record_repetition(id, &repetition(&axes, rep, "ab", ok("ok"), Some(1.0), vec![m]))
+                .unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn calibration_table() {
+    check_golden("table_calibration.txt", &render(&calibrated()));
+}

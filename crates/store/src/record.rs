@@ -29,6 +29,11 @@ pub const REPORTED_LATENCY_P99_US: &str = "latency_p99_us";
 /// whose clock is coarse (ab prints its run time to the millisecond).
 pub const REPORTED_TIMER_RESOLUTION_S: &str = "timer_resolution_s";
 
+/// The `server` axis value of the cells the lab adds to an experiment with network paths:
+/// herd serve, a null server next to any real one, run through every path, so the report can
+/// say what each path carries on its own and what the client can reach at all.
+pub const CALIBRATION_SERVER: &str = "calibration";
+
 /// An experiment's row id; stable for the life of the store (ids are never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ExperimentId(pub i64);

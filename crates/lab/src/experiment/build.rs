@@ -7,6 +7,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use herd_stats::units::parse_duration;
+use herd_store::CALIBRATION_SERVER;
 use herd_topo::net::{Path, Shaping};
 use herd_topo::CpuSet;
 use toml::Spanned;
@@ -49,6 +50,12 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     // The axes, each value resolved.
     let mut axes = Vec::new();
     let m = &raw.matrix;
+    if let Some(c) = m.server.get_ref().iter().find(|s| s.get_ref() == CALIBRATION_SERVER) {
+        return Err(errs.at(
+            c.span(),
+            format!("`{CALIBRATION_SERVER}` is the server herd adds itself to experiments with network paths (herd serve as a null server): remove it from [matrix] server"),
+        ));
+    }
     let server_names = names(
         &errs,
         "server",
@@ -61,6 +68,8 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
             known
         },
     )?;
+    let mut servers = servers;
+    let server_names = calibration(&errs, &raw, server_names, &mut servers)?;
     axes.push(Axis { name: AxisName::Server, values: server_names });
     let mut workload_values = Vec::new();
     for w in m.workload.get_ref() {
@@ -197,6 +206,46 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     check_cells(&errs, &raw, &experiment)?;
     experiment.published = super::published::build(&errs, &raw, &experiment)?;
     Ok(experiment)
+}
+
+/// With network paths (and unless `[runner] calibrate = false`), herd serve joins the
+/// server axis as [`CALIBRATION_SERVER`]: a null server through every path, whose rate is
+/// the path's own ceiling (and, over `direct`, the client's).
+fn calibration(
+    errs: &Errors<'_>,
+    raw: &RawExperiment,
+    mut names: Vec<String>,
+    servers: &mut BTreeMap<String, ServerDef>,
+) -> Result<Vec<String>, ExperimentError> {
+    let wanted = raw.runner.calibrate.as_ref();
+    if let Some(s) = raw.servers.get(CALIBRATION_SERVER).map(|s| s.driver.span()) {
+        return Err(errs.at(
+            s,
+            format!("the server name `{CALIBRATION_SERVER}` is herd's, for the path calibration cells: choose another name"),
+        ));
+    }
+    match (&raw.matrix.path, wanted.map(|w| (*w.get_ref(), w.span()))) {
+        (None, Some((true, span))) => {
+            return Err(errs.at(
+                span,
+                "[runner] calibrate runs herd serve through every network path: add [matrix] path",
+            ))
+        }
+        (Some(_), None | Some((true, _))) => {
+            names.insert(0, CALIBRATION_SERVER.to_owned());
+            servers.insert(
+                CALIBRATION_SERVER.to_owned(),
+                ServerDef {
+                    name: CALIBRATION_SERVER.to_owned(),
+                    kind: herd_drivers::ServerKind::Herd,
+                    php: None,
+                    workers: None,
+                },
+            );
+        }
+        _ => {}
+    }
+    Ok(names)
 }
 
 /// Every cell's server can serve its workload, and its client can run its load.

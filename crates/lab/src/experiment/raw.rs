@@ -95,6 +95,8 @@ pub(crate) struct RawRunner {
     pub drain_timeout: Option<Spanned<String>>,
     #[serde(default)]
     pub ready_timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub calibrate: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -251,3 +251,41 @@ fn published_figures_that_compare_unlike_things_are_refused() {
         err(&text)
     );
 }
+
+#[test]
+fn path_experiments_get_herd_serve_as_a_calibration_server() {
+    let with_path = edit(
+        "server_cpus = [\"0\", \"0-1\"]",
+        "server_cpus = [\"0\"]\npath = [\"direct\", \"routed\"]",
+    );
+    let e = parse(&with_path, "x.toml").unwrap();
+    let servers = &e.axes.iter().find(|a| a.name == AxisName::Server).unwrap().values;
+    assert_eq!(servers[0], herd_store::CALIBRATION_SERVER);
+    assert_eq!(e.servers[herd_store::CALIBRATION_SERVER].kind, herd_drivers::ServerKind::Herd);
+    let calibration: Vec<_> =
+        cells(&e).into_iter().filter(|c| c.server.name == herd_store::CALIBRATION_SERVER).collect();
+    // Every workload (a sweep's 6 sizes, page, 9x9) × load × path.
+    assert_eq!(calibration.len(), 8 * 2 * 2);
+    assert!(calibration.iter().all(|c| c.path.is_some()));
+
+    let off = format!("{with_path}\n[runner]\ncalibrate = false\n");
+    let e = parse(&off, "x.toml").unwrap();
+    assert!(!e.servers.contains_key(herd_store::CALIBRATION_SERVER));
+    assert!(!parse(GOOD, "x.toml").unwrap().servers.contains_key(herd_store::CALIBRATION_SERVER));
+
+    let cases = [
+        (format!("{GOOD}\n[runner]\ncalibrate = true\n"), "[runner] calibrate runs herd serve through every network path: add [matrix] path"),
+        (
+            with_path.replace("\"herd\", \"nginx-fpm\"", "\"calibration\", \"nginx-fpm\""),
+            "line 6: `calibration` is the server herd adds itself to experiments with network paths",
+        ),
+        (
+            format!("{with_path}\n[servers.calibration]\ndriver = \"nginx\"\n"),
+            "the server name `calibration` is herd's",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+}
