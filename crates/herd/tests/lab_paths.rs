@@ -261,6 +261,48 @@ fn an_unsupported_path_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn a_link_with_delay_runs_only_where_the_kernel_has_netem() {
+    require_root();
+    let dir = tempdir("lab-netem");
+    let text = experiment(&["direct"], "requests = 20\nconcurrency = 1", "calibrate = false")
+        .replace("path = [\"direct\"]", "path = [\"direct\"]\nlink = [\"delay=5ms\"]");
+    let file = write(&dir, &text);
+    let mut child = spawn_lab(&dir, &file, &dir.join("stderr"));
+    let pid = child.id();
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    let probed = herd_topo::net::machine::probe_qdiscs(&dir).unwrap();
+    let has_netem = probed.iter().any(|(q, r)| *q == "netem" && r.is_ok());
+    if has_netem {
+        // 5 ms each way: a connection and its request take two round trips, 20 ms.
+        assert!(status.success(), "{err}");
+        let out = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
+        let table = String::from_utf8_lossy(&out.stdout);
+        let header = table.lines().find(|l| l.starts_with("server ")).unwrap();
+        let row = table.lines().find(|l| l.contains("delay=5ms") && l.contains("3/3")).unwrap();
+        // Right-aligned: the figure ends where its heading ends.
+        let end = header.find("p50 ms").unwrap() + "p50 ms".len();
+        let p50: f64 = row[..end].split_whitespace().last().unwrap().parse().unwrap();
+        assert!(p50 >= 19.0, "p50 {p50} ms over a 5 ms link: {row}");
+    } else {
+        assert!(!status.success());
+        assert!(
+            err.contains(
+                "link `delay=5ms`: delay and loss need tc netem, and this kernel has no tc netem"
+            ) && err.contains("never run unshaped"),
+            "{err}"
+        );
+        assert!(!dir.join("r.db").exists(), "a refused experiment wrote a store");
+    }
+    assert_eq!(leftovers(pid, &dir), Vec::<String>::new());
+    assert!(
+        !namespaces_of(std::process::id()).iter().any(|n| n.ends_with("-probe")),
+        "the probe's namespace is gone"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_run_that_fails_inside_its_cell_leaves_nothing() {
     require_root();
     let dir = tempdir("lab-pathfail");

@@ -81,7 +81,7 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     });
     out.push(ip_vs());
     if root {
-        out.extend(qdiscs(scratch, &mut sup));
+        out.extend(qdiscs(scratch));
     } else {
         out.push(warn(
             "tc qdiscs (tbf, htb, netem)",
@@ -228,80 +228,31 @@ fn ip_vs() -> Check {
     }
 }
 
-/// Probes tbf, htb and netem on a veth link in a scratch namespace (removed afterwards).
-fn qdiscs(scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
-    use herd_topo::net::{machine::find_program, netns};
-    let (Some(ip), Some(tc)) = (find_program("ip"), find_program("tc")) else {
-        return vec![missing(
-            "tc qdiscs (tbf, htb, netem)",
-            "not probed: ip or tc missing (apt-get install iproute2)",
-        )];
+/// Probes tbf, htb and netem on a veth link in a scratch namespace (removed afterwards), as
+/// the lab's preflight does for links with delay or loss.
+fn qdiscs(scratch: &Path) -> Vec<Check> {
+    let probed = match herd_topo::net::machine::probe_qdiscs(scratch) {
+        Ok(p) => p,
+        Err(why) => {
+            return vec![warn("tc qdiscs (tbf, htb, netem)", &format!("not probed: {why}"))]
+        }
     };
-    let (ip, tc) = (ip.to_string_lossy().into_owned(), tc.to_string_lossy().into_owned());
-    let (ip, tc) = (ip.as_str(), tc.as_str());
-    // herd's prefix and PID: `herd lab clean` removes it if doctor dies half-way.
-    let ns = format!("herd-{}-doctor", std::process::id());
-    let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
-    if let Err(why) = capture(sup, scratch, &argv(&[ip, "netns", "add", &ns])).into_result() {
-        return vec![warn(
-            "tc qdiscs (tbf, htb, netem)",
-            &format!("not probed: cannot create a scratch network namespace: {why}"),
-        )];
-    }
-    // A veth pair, not a dummy link: veth is what the lab shapes, and some kernels (this
-    // one) have no dummy driver.
-    let veth = capture(
-        sup,
-        scratch,
-        &argv(&[
-            ip, "-n", &ns, "link", "add", "herd-d0", "type", "veth", "peer", "name", "herd-d1",
-        ]),
-    )
-    .into_result();
-    let mut out = Vec::new();
-    match veth {
-        Err(why) => out.push(warn(
-            "tc qdiscs (tbf, htb, netem)",
-            &format!("not probed: cannot create a veth pair: {why}"),
-        )),
-        Ok(_) => out.extend(probe_qdiscs(sup, scratch, tc, &ns)),
-    }
-    if let Err(why) = netns::delete(&ns) {
-        out.push(warn(
-            "scratch namespace",
-            &format!("could not delete {ns} ({why}): run `herd lab clean`"),
-        ));
-    }
-    out
-}
-
-/// tbf, htb and netem on the veth `herd-d0` in namespace `ns`.
-fn probe_qdiscs(sup: &mut Supervisor, scratch: &Path, tc: &str, ns: &str) -> Vec<Check> {
-    let argv = |a: &[&str]| -> Vec<OsString> { a.iter().map(OsString::from).collect() };
-    let mut out = Vec::new();
-    for (qdisc, args, instead) in [
-        (
-            "tbf",
-            &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"][..],
-            "link rates cannot be shaped",
-        ),
-        ("htb", &["htb", "default", "1"][..], "use tbf for link rates"),
-        (
-            "netem",
-            &["netem", "delay", "1ms"][..],
-            "delay and loss cannot be emulated: such cells are refused, never run unshaped",
-        ),
-    ] {
-        let mut a = vec![tc, "-n", ns, "qdisc", "replace", "dev", "herd-d0", "root"];
-        a.extend_from_slice(args);
-        out.push(match capture(sup, scratch, &argv(&a)).into_result() {
-            // A kernel feature herd cannot install: a warning with the substitute.
-            Err(why) => warn(
-                &format!("tc qdisc {qdisc}"),
-                &format!("not available in this kernel ({}): {instead}", why.trim()),
-            ),
-            Ok(_) => ok(&format!("tc qdisc {qdisc}"), "available"),
-        });
-    }
-    out
+    probed
+        .into_iter()
+        .map(|(qdisc, result)| {
+            let instead = match qdisc {
+                "tbf" => "link rates cannot be shaped",
+                "htb" => "use tbf for link rates",
+                _ => "links with delay or loss are refused, never run unshaped",
+            };
+            match result {
+                // A kernel feature herd cannot install: a warning with the consequence.
+                Err(why) => warn(
+                    &format!("tc qdisc {qdisc}"),
+                    &format!("not available in this kernel ({why}): {instead}"),
+                ),
+                Ok(()) => ok(&format!("tc qdisc {qdisc}"), "available"),
+            }
+        })
+        .collect()
 }

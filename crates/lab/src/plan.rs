@@ -155,7 +155,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                     let _ = writeln!(
                         s,
                         "      path {p}{}: fresh namespaces for every run; the server in {}, the client in {}",
-                        c.link.as_ref().map(|l| format!(" at {}", l.rate_text())).unwrap_or_default(),
+                        c.link.as_ref().map(|l| format!(" at {l}")).unwrap_or_default(),
                         plan.netns(Host::Server),
                         plan.netns(Host::Client)
                     );
@@ -225,8 +225,7 @@ fn write_paths(s: &mut String, cells: &[crate::matrix::Cell], herd_exe: &Path) {
             continue;
         }
         seen.push(key);
-        let link =
-            c.link.as_ref().map(|l| format!(", links at {}", l.rate_text())).unwrap_or_default();
+        let link = c.link.as_ref().map(|l| format!(", links: {l}")).unwrap_or_default();
         let _ = writeln!(s, "\n== path {p}{link}");
         match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
             Err(err) => {

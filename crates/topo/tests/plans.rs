@@ -30,6 +30,14 @@ fn every_rule_path_has_its_golden_plan() {
         Plan::for_path("herd-t1", Path::Direct, 8080, Some(&Shaping::parse("100mbit").unwrap()))
             .unwrap();
     check_golden("plan-direct-100mbit.txt", &shaped.to_string());
+    // netem at the root, tbf under it (tc-netem(8)'s layout); not run on this kernel, which
+    // has no sch_netem: the lab refuses such links here (preflight probes the kernel).
+    let netem = Shaping::parse("100mbit,delay=20ms,loss=0.1%").unwrap();
+    let plan = Plan::for_path("herd-t1", Path::Routed, 8080, Some(&netem)).unwrap();
+    check_golden("plan-routed-100mbit-delay-loss.txt", &plan.to_string());
+    let delay_only = Shaping::parse("delay=5ms").unwrap();
+    let plan = Plan::for_path("herd-t1", Path::Direct, 8080, Some(&delay_only)).unwrap();
+    check_golden("plan-direct-delay.txt", &plan.to_string());
 }
 
 #[test]

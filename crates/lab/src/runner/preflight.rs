@@ -2,7 +2,7 @@
 //! something knowable up front: every server's programs are installed (all missing ones named
 //! at once, with the apt package), every client tool too, every CPU list exists here, and
 //! servers that drop privileges have their user, and network paths have root, their tools
-//! and the kernel features they rely on (IP_VS for lvs-nat). The clients' versions are asked here; a
+//! and the kernel features they rely on (IP_VS for lvs-nat, tc netem for a link's delay or loss). The clients' versions are asked here; a
 //! server program's version on its first run (`cell::version`), once per experiment.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use herd_topo::{CpuSet, Supervisor};
 
 use crate::client::{self, Tool};
 use crate::error::LabError;
-use crate::experiment::Experiment;
+use crate::experiment::{AxisName, Experiment};
 use crate::matrix::Cell;
 
 /// What preflight found.
@@ -91,6 +91,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         if !lacking.is_empty() {
             return Err(LabError::Unsupported(lacking));
         }
+        netem(cells)?;
     }
     let online = online();
     let mut sets: Vec<&CpuSet> = cells.iter().map(|c| &c.server_cpus).collect();
@@ -114,6 +115,33 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         None
     };
     Ok(Ready { programs, clients, user, proxies })
+}
+
+/// Links with a delay or a loss rate need tc netem: the kernel is asked (a probe on a scratch
+/// link), and without it such cells are refused, never run unshaped.
+fn netem(cells: &[Cell]) -> Result<(), LabError> {
+    let mut links: Vec<String> = cells
+        .iter()
+        .filter(|c| c.link.as_ref().is_some_and(|l| l.needs_netem()))
+        .filter_map(|c| c.values.iter().find(|(a, _)| *a == AxisName::Link).map(|(_, v)| v.clone()))
+        .collect();
+    links.sort();
+    links.dedup();
+    if links.is_empty() {
+        return Ok(());
+    }
+    let listed = links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ");
+    let why = match machine::probe_qdiscs(&std::env::temp_dir()) {
+        Ok(probed) => match probed.into_iter().find(|(q, _)| *q == "netem") {
+            Some((_, Ok(()))) => return Ok(()),
+            Some((_, Err(tc))) => format!("this kernel has no tc netem ({tc})"),
+            None => "netem was not probed".to_owned(),
+        },
+        Err(probe) => format!("whether this kernel has tc netem could not be probed: {probe}"),
+    };
+    Err(LabError::Unsupported(vec![format!(
+        "link {listed}: delay and loss need tc netem, and {why}: such cells are refused, never run unshaped; keep only a rate (e.g. 100mbit), or run on a kernel with sch_netem (CONFIG_NET_SCH_NETEM)"
+    )]))
 }
 
 /// Asks each distinct program its version once: program path → version (or `unknown: …`).

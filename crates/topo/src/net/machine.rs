@@ -4,7 +4,8 @@
 
 use std::path::{Path as FsPath, PathBuf};
 
-use super::path::{Need, Path, Shaping};
+use super::path::{Need, Path};
+use super::shaping::Shaping;
 
 /// Where Debian installs system tools, searched after PATH (`sudo` and cron may drop /sbin).
 const SYSTEM_DIRS: [&str; 4] = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
@@ -69,4 +70,66 @@ pub fn missing_for(paths: &[Path], shaped: Option<&Shaping>) -> Vec<String> {
         }
     }
     out
+}
+
+/// A probed qdisc: its name, and Ok or what tc said.
+pub type QdiscProbe = (&'static str, Result<(), String>);
+
+/// The qdiscs the lab may put on a link, each with arguments that make a valid one.
+const QDISC_PROBES: [(&str, &[&str]); 3] = [
+    ("tbf", &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"]),
+    ("htb", &["htb", "default", "1"]),
+    ("netem", &["netem", "delay", "1ms"]),
+];
+
+/// Puts each qdisc the lab uses (tbf, htb, netem) on a veth link in a scratch namespace,
+/// `herd-<pid>-probe` (deleted afterwards; `herd lab clean` removes it should herd die
+/// meanwhile), because only the kernel knows what it has: a kernel without modules has no
+/// file that says. Each qdisc with Ok, or Err with what tc said; Err when the probe itself
+/// could not be set up (not root, no `ip` or `tc`). Needs root.
+pub fn probe_qdiscs(scratch: &FsPath) -> Result<Vec<QdiscProbe>, String> {
+    let (Some(ip), Some(tc)) = (find_program("ip"), find_program("tc")) else {
+        return Err("ip or tc is missing (apt-get install iproute2)".into());
+    };
+    let ns = format!("herd-{}-probe", std::process::id());
+    let mut sup = crate::proc::Supervisor::new(None);
+    let log = scratch.join(format!("{ns}.log"));
+    let mut run = |args: Vec<std::ffi::OsString>| {
+        sup.capture("probe", &args, &log, std::time::Duration::from_secs(10)).into_result()
+    };
+    let os = |a: &[&str]| -> Vec<std::ffi::OsString> { a.iter().map(Into::into).collect() };
+    let with = |program: &PathBuf, rest: &[&str]| {
+        let mut v = vec![program.clone().into_os_string()];
+        v.extend(os(rest));
+        v
+    };
+    run(with(&ip, &["netns", "add", &ns]))
+        .map_err(|why| format!("cannot create a scratch network namespace: {}", why.trim()))?;
+    // A veth pair, not a dummy link: veth is what the lab shapes, and some kernels have no
+    // dummy driver.
+    let veth = run(with(
+        &ip,
+        &["-n", &ns, "link", "add", "herd-p0", "type", "veth", "peer", "name", "herd-p1"],
+    ));
+    let result = match veth {
+        Err(why) => Err(format!("cannot create a veth pair: {}", why.trim())),
+        Ok(_) => Ok(QDISC_PROBES
+            .iter()
+            .map(|(name, args)| {
+                let mut a = vec!["-n", ns.as_str(), "qdisc", "replace", "dev", "herd-p0", "root"];
+                a.extend_from_slice(args);
+                (*name, run(with(&tc, &a)).map(|_| ()).map_err(|why| why.trim().to_owned()))
+            })
+            .collect()),
+    };
+    let deleted = super::netns::delete(&ns);
+    // Read back by `capture` on failure only; the results are in hand.
+    let _ = std::fs::remove_file(&log);
+    match (result, deleted) {
+        (Ok(r), Ok(())) => Ok(r),
+        (Err(e), _) => Err(e),
+        (Ok(_), Err(why)) => Err(format!(
+            "could not delete the scratch namespace {ns} ({why}): run `herd lab clean`"
+        )),
+    }
 }

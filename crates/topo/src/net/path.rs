@@ -1,5 +1,5 @@
 //! The network paths an experiment can put between client and server (seeds 000, 001, 002),
-//! by the names experiment files use, and link shaping. Which of them this kernel can build
+//! by the names experiment files use, and what each needs. Which of them this kernel can build
 //! is [`Path::needs`] against what the machine has.
 
 use std::fmt;
@@ -31,13 +31,6 @@ pub enum Path {
     SslhFork,
     /// sslh on the router, one process with select(2).
     SslhSelect,
-}
-
-/// A rate limit on every link of a path (tbf), e.g. `100mbit`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shaping {
-    /// Bits per second.
-    pub rate_bits: u64,
 }
 
 /// What a path needs from the machine that not every kernel or install has.
@@ -139,54 +132,6 @@ impl FromStr for Path {
     }
 }
 
-impl Shaping {
-    /// `100mbit`, `1gbit`, `512kbit`, `10mbit` … as tc writes rates (bits, SI prefixes).
-    pub fn parse(text: &str) -> Result<Shaping, String> {
-        let t = text.trim();
-        if ["delay", "loss", "jitter", "ms"].iter().any(|w| t.contains(w)) {
-            return Err(format!(
-                "`{text}`: delay and loss need tc netem, which herd does not apply yet (`herd doctor` says whether this kernel has it); give a rate such as 100mbit"
-            ));
-        }
-        let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-        let (n, unit) = t.split_at(digits);
-        let scale: u64 = match unit {
-            "kbit" => 1_000,
-            "mbit" => 1_000_000,
-            "gbit" => 1_000_000_000,
-            _ => {
-                return Err(format!(
-                    "`{text}` is not a link rate: write a whole number and kbit, mbit or gbit, e.g. 100mbit"
-                ))
-            }
-        };
-        let n: u64 = n.parse().map_err(|_| {
-            format!("`{text}` is not a link rate: the number is missing, e.g. 100mbit")
-        })?;
-        if n == 0 {
-            return Err(format!("`{text}`: a link rate must be above 0"));
-        }
-        n.checked_mul(scale)
-            .filter(|&b| b <= 400_000_000_000)
-            .map(|rate_bits| Shaping { rate_bits })
-            .ok_or_else(|| format!("`{text}` is beyond 400gbit"))
-    }
-
-    /// The rate as tc reads it, in the largest whole unit.
-    pub fn rate_text(&self) -> String {
-        let r = self.rate_bits;
-        if r % 1_000_000_000 == 0 {
-            format!("{}gbit", r / 1_000_000_000)
-        } else if r % 1_000_000 == 0 {
-            format!("{}mbit", r / 1_000_000)
-        } else if r % 1_000 == 0 {
-            format!("{}kbit", r / 1_000)
-        } else {
-            format!("{r}bit")
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,17 +149,5 @@ mod tests {
     fn lvs_says_what_to_use_instead() {
         let why = Path::LvsNat.needs().unwrap().missing(Path::LvsNat);
         assert!(why.contains("no IP_VS") && why.contains("nft-numgen"), "{why}");
-    }
-
-    #[test]
-    fn rates_as_tc_writes_them() {
-        assert_eq!(Shaping::parse("100mbit").unwrap().rate_bits, 100_000_000);
-        assert_eq!(Shaping::parse("1gbit").unwrap().rate_text(), "1gbit");
-        assert_eq!(Shaping::parse("1500kbit").unwrap().rate_text(), "1500kbit");
-        for bad in ["100", "100Mbps", "mbit", "0mbit", "-5mbit", "999999gbit"] {
-            assert!(Shaping::parse(bad).is_err(), "{bad}");
-        }
-        let netem = Shaping::parse("100mbit delay 20ms").unwrap_err();
-        assert!(netem.contains("netem") && netem.contains("herd doctor"), "{netem}");
     }
 }

@@ -21,7 +21,8 @@
 use std::fmt;
 use std::net::Ipv4Addr;
 
-use super::path::{Path, Shaping};
+use super::path::Path;
+use super::shaping::Shaping;
 
 /// The three hosts a path can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -338,18 +339,47 @@ impl Builder {
         }
     }
 
-    /// tbf on one link end, with the Ethernet overhead each frame costs on a wire
-    /// (preamble 8 + gap 12 + FCS 4), and the offloads off so the qdisc sees real packets.
+    /// One link end shaped: offloads off, so the qdiscs see real packets (a dropped or
+    /// delayed GSO super-packet would be dozens of segments at once); the Ethernet overhead
+    /// each frame costs on a wire counted (preamble 8 + gap 12 + FCS 4, `stab overhead 24`);
+    /// tbf for a rate; netem for a delay or a loss rate, at the root with tbf under it, the
+    /// layout tc-netem(8) gives for both. netem's queue holds 100,000 packets: its default
+    /// 1,000 drops packets of its own at gigabit rates with tens of ms of delay.
     fn shape(&mut self, h: Host, dev: &str, s: &Shaping) {
         self.ns(h, &["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]);
         let rate = s.rate_text();
-        self.ns(
-            h,
-            &[
-                "tc", "qdisc", "replace", "dev", dev, "root", "stab", "overhead", "24", "tbf",
-                "rate", &rate, "burst", "32kb", "latency", "20ms",
-            ],
-        );
+        let tbf = |rate: &str| {
+            ["tbf", "rate", rate, "burst", "32kb", "latency", "20ms"].map(str::to_owned)
+        };
+        let head = ["tc", "qdisc", "replace", "dev", dev];
+        if s.needs_netem() {
+            let mut netem: Vec<String> = head
+                .iter()
+                .chain(&[
+                    "root", "handle", "1:", "stab", "overhead", "24", "netem", "limit", "100000",
+                ])
+                .map(|a| a.to_string())
+                .collect();
+            netem.extend(s.netem_args());
+            self.ns(h, &netem.iter().map(String::as_str).collect::<Vec<_>>());
+            if let Some(rate) = rate {
+                let mut child: Vec<String> = head
+                    .iter()
+                    .chain(&["parent", "1:1", "handle", "10:"])
+                    .map(|a| a.to_string())
+                    .collect();
+                child.extend(tbf(&rate));
+                self.ns(h, &child.iter().map(String::as_str).collect::<Vec<_>>());
+            }
+        } else if let Some(rate) = rate {
+            let mut root: Vec<String> = head
+                .iter()
+                .chain(&["root", "stab", "overhead", "24"])
+                .map(|a| a.to_string())
+                .collect();
+            root.extend(tbf(&rate));
+            self.ns(h, &root.iter().map(String::as_str).collect::<Vec<_>>());
+        }
     }
 }
 

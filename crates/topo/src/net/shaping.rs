@@ -1,0 +1,208 @@
+//! What a path's links do to packets: a rate limit (tc tbf), and a delay and a loss rate (tc
+//! netem, where the kernel has sch_netem). Written in an experiment's `link` axis as
+//! `100mbit`, `100mbit,delay=20ms`, `delay=50ms,loss=0.5%` — no spaces, because the value is
+//! part of a cell's key.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How every link of a path is shaped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shaping {
+    /// Bits per second (tbf); None: the link's own speed.
+    pub rate_bits: Option<u64>,
+    /// Added to every packet each way (netem), so a round trip gains twice this.
+    pub delay: Option<Duration>,
+    /// Packets dropped at random, in parts per million (netem), each way.
+    pub loss_ppm: Option<u32>,
+}
+
+/// Longest delay a link may add: beyond it, a run measures mostly waiting.
+const MAX_DELAY: Duration = Duration::from_secs(10);
+
+impl Shaping {
+    /// Parses `100mbit`, `1gbit,delay=20ms`, `delay=500us,loss=0.1%` …: a rate as tc writes
+    /// it (whole number, kbit/mbit/gbit), `delay=` in ms or us, `loss=` in percent.
+    pub fn parse(text: &str) -> Result<Shaping, String> {
+        let t = text.trim();
+        if t.contains(char::is_whitespace) {
+            return Err(format!(
+                "`{text}`: write the parts with commas and no spaces, e.g. 100mbit,delay=20ms,loss=0.1%"
+            ));
+        }
+        let mut s = Shaping { rate_bits: None, delay: None, loss_ppm: None };
+        for part in t.split(',') {
+            let twice = |what: &str| format!("`{text}` gives the {what} twice");
+            if let Some(d) = part.strip_prefix("delay=") {
+                if s.delay.replace(delay(text, d)?).is_some() {
+                    return Err(twice("delay"));
+                }
+            } else if let Some(l) = part.strip_prefix("loss=") {
+                if s.loss_ppm.replace(loss(text, l)?).is_some() {
+                    return Err(twice("loss"));
+                }
+            } else if s.rate_bits.replace(rate(text, part)?).is_some() {
+                return Err(twice("rate"));
+            }
+        }
+        Ok(s)
+    }
+
+    /// Whether it needs tc netem (a delay or a loss rate), which not every kernel has.
+    pub fn needs_netem(&self) -> bool {
+        self.delay.is_some() || self.loss_ppm.is_some()
+    }
+
+    /// The rate as tc reads it, in the largest whole unit.
+    pub fn rate_text(&self) -> Option<String> {
+        let r = self.rate_bits?;
+        Some(if r % 1_000_000_000 == 0 {
+            format!("{}gbit", r / 1_000_000_000)
+        } else if r % 1_000_000 == 0 {
+            format!("{}mbit", r / 1_000_000)
+        } else if r % 1_000 == 0 {
+            format!("{}kbit", r / 1_000)
+        } else {
+            format!("{r}bit")
+        })
+    }
+
+    /// The netem arguments after `netem`: `delay 20ms loss 0.5%`, as tc reads them.
+    pub fn netem_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(d) = self.delay {
+            out.extend(["delay".to_owned(), format!("{}us", d.as_micros())]);
+        }
+        if let Some(ppm) = self.loss_ppm {
+            out.extend(["loss".to_owned(), percent(ppm)]);
+        }
+        out
+    }
+}
+
+/// `100mbit, delay 20ms, loss 0.5%`, for people.
+impl fmt::Display for Shaping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(r) = self.rate_text() {
+            parts.push(r);
+        }
+        if let Some(d) = self.delay {
+            parts.push(format!("delay {:?}", d));
+        }
+        if let Some(ppm) = self.loss_ppm {
+            parts.push(format!("loss {}", percent(ppm)));
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
+fn percent(ppm: u32) -> String {
+    let text = format!("{:.4}", f64::from(ppm) / 10_000.0);
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+fn rate(text: &str, part: &str) -> Result<u64, String> {
+    let digits = part.find(|c: char| !c.is_ascii_digit()).unwrap_or(part.len());
+    let (n, unit) = part.split_at(digits);
+    let scale: u64 = match unit {
+        "kbit" => 1_000,
+        "mbit" => 1_000_000,
+        "gbit" => 1_000_000_000,
+        _ => {
+            return Err(format!(
+                "`{text}`: `{part}` is not a link rate: write a whole number and kbit, mbit or gbit (e.g. 100mbit), delay=20ms or loss=0.1%"
+            ))
+        }
+    };
+    let n: u64 = n.parse().map_err(|_| {
+        format!("`{text}`: `{part}` is not a link rate: the number is missing, e.g. 100mbit")
+    })?;
+    if n == 0 {
+        return Err(format!("`{text}`: a link rate must be above 0"));
+    }
+    n.checked_mul(scale)
+        .filter(|&b| b <= 400_000_000_000)
+        .ok_or_else(|| format!("`{text}`: `{part}` is beyond 400gbit"))
+}
+
+fn delay(text: &str, d: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!("`{text}`: delay=`{d}` is not a delay: write a whole number of ms or us, e.g. delay=20ms")
+    };
+    let (n, scale_us) = if let Some(n) = d.strip_suffix("ms") {
+        (n, 1_000)
+    } else if let Some(n) = d.strip_suffix("us") {
+        (n, 1)
+    } else {
+        return Err(bad());
+    };
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    let delay = Duration::from_micros(n.saturating_mul(scale_us));
+    if delay.is_zero() || delay > MAX_DELAY {
+        return Err(format!("`{text}`: delay must be above 0 and at most {MAX_DELAY:?}"));
+    }
+    Ok(delay)
+}
+
+fn loss(text: &str, l: &str) -> Result<u32, String> {
+    let bad = || {
+        format!("`{text}`: loss=`{l}` is not a loss rate: write a percentage above 0 and below 100, e.g. loss=0.1%")
+    };
+    let p: f64 = l.strip_suffix('%').ok_or_else(bad)?.parse().map_err(|_| bad())?;
+    if !(p > 0.0 && p < 100.0) {
+        return Err(bad());
+    }
+    // Parts per million: netem's own resolution is finer, a benchmark's need is not.
+    Ok((p * 10_000.0).round().max(1.0) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_as_tc_writes_them() {
+        assert_eq!(Shaping::parse("100mbit").unwrap().rate_bits, Some(100_000_000));
+        assert_eq!(Shaping::parse("1gbit").unwrap().rate_text().as_deref(), Some("1gbit"));
+        assert_eq!(Shaping::parse("1500kbit").unwrap().rate_text().as_deref(), Some("1500kbit"));
+        assert!(!Shaping::parse("100mbit").unwrap().needs_netem());
+        for bad in ["100", "100Mbps", "mbit", "0mbit", "-5mbit", "999999gbit", ""] {
+            assert!(Shaping::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn delay_and_loss_are_netem_arguments() {
+        let s = Shaping::parse("100mbit,delay=20ms,loss=0.5%").unwrap();
+        assert_eq!(s.rate_bits, Some(100_000_000));
+        assert_eq!(s.delay, Some(Duration::from_millis(20)));
+        assert_eq!(s.loss_ppm, Some(5_000));
+        assert!(s.needs_netem());
+        assert_eq!(s.netem_args(), ["delay", "20000us", "loss", "0.5%"]);
+        assert_eq!(s.to_string(), "100mbit, delay 20ms, loss 0.5%");
+        let d = Shaping::parse("delay=250us").unwrap();
+        assert_eq!((d.rate_bits, d.netem_args()), (None, vec!["delay".into(), "250us".into()]));
+        assert_eq!(Shaping::parse("loss=0.0001%").unwrap().netem_args(), ["loss", "0.0001%"]);
+    }
+
+    #[test]
+    fn bad_parts_say_what_is_accepted() {
+        let cases = [
+            ("100mbit delay 20ms", "commas and no spaces"),
+            ("delay=20", "not a delay"),
+            ("delay=0ms", "above 0"),
+            ("delay=11000ms", "at most 10s"),
+            ("loss=1", "not a loss rate"),
+            ("loss=100%", "not a loss rate"),
+            ("loss=0%", "not a loss rate"),
+            ("100mbit,1gbit", "gives the rate twice"),
+            ("delay=1ms,delay=2ms", "gives the delay twice"),
+            ("jitter=5ms", "is not a link rate"),
+        ];
+        for (text, want) in cases {
+            let e = Shaping::parse(text).unwrap_err();
+            assert!(e.contains(want), "{text}: want {want:?} in {e}");
+        }
+    }
+}
