@@ -1,5 +1,5 @@
 //! Golden files of everything the drivers render: for each variant (server × MPM × PHP ×
-//! user, and some worker counts) with fixed paths, `tests/golden/<variant>/` holds each
+//! user, some worker counts, and each proxy with and without a user) with fixed paths, `tests/golden/<variant>/` holds each
 //! rendered file at its place under the run_dir and `launch.txt`, the rest of the [`Launch`]
 //! (directories, processes with argv and probes, config checks, version probes).
 //!
@@ -207,34 +207,47 @@ fn mini_httpd() {
     check_variants(|k| k == ServerKind::MiniHttpd);
 }
 
-/// The router programs of the proxy paths, each at fixed paths (two backends where the
-/// program balances, one for sslh), as `proxy-<kind>/`.
+/// The router programs of the proxy paths at fixed paths, as the lab gives them their
+/// servers (every server address to a balancer, the first to the rest): `proxy-<kind>`
+/// without a user, `proxy-<kind>-www-data` dropping to www-data as the lab does as root, and
+/// nginx over two backends with two workers (the only case with a shared upstream zone).
 fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
     use herd_drivers::{ProxyKind, ProxySpec};
-    ProxyKind::ALL
+    let spec = |kind: ProxyKind, user: Option<&str>, backends: usize, workers: Option<u32>| {
+        let backends = ["198.18.2.2:80", "198.18.2.3:80"][..backends]
+            .iter()
+            .map(|b| b.parse().unwrap())
+            .collect();
+        ProxySpec {
+            kind,
+            listen: "198.18.1.1:80".parse().unwrap(),
+            backends,
+            run_dir: PathBuf::from("/run-dir/router"),
+            workers: workers.and_then(std::num::NonZeroU32::new),
+            user: user.map(str::to_owned),
+            programs: herd_drivers::Programs::from_paths([
+                ("haproxy", "/usr/sbin/haproxy".into()),
+                ("nginx", "/usr/sbin/nginx".into()),
+                ("sslh", "/usr/sbin/sslh".into()),
+                ("sslh-select", "/usr/sbin/sslh-select".into()),
+            ]),
+        }
+    };
+    let mut specs = Vec::new();
+    for kind in ProxyKind::ALL {
+        let backends = if kind.balances() { 2 } else { 1 };
+        specs.push((format!("proxy-{kind}"), spec(kind, None, backends, None)));
+        let www_data = spec(kind, Some("www-data"), backends, None);
+        specs.push((format!("proxy-{kind}-www-data"), www_data));
+    }
+    let nginx = spec(ProxyKind::NginxProxy, None, 2, Some(2));
+    specs.push(("proxy-nginx-proxy-2-backends-workers-2".to_owned(), nginx));
+    specs
         .into_iter()
-        .map(|kind| {
-            // As the lab gives them: every server address to a balancer, the first to the rest.
-            let mut backends = vec!["198.18.2.2:80".parse().unwrap()];
-            if kind.balances() {
-                backends.push("198.18.2.3:80".parse().unwrap());
-            }
-            let spec = ProxySpec {
-                kind,
-                listen: "198.18.1.1:80".parse().unwrap(),
-                backends,
-                run_dir: PathBuf::from("/run-dir/router"),
-                workers: None,
-                user: Some("www-data".into()),
-                programs: herd_drivers::Programs::from_paths([
-                    ("haproxy", "/usr/sbin/haproxy".into()),
-                    ("nginx", "/usr/sbin/nginx".into()),
-                    ("sslh", "/usr/sbin/sslh".into()),
-                    ("sslh-select", "/usr/sbin/sslh-select".into()),
-                ]),
-            };
-            let launch = herd_drivers::render_proxy(&spec).unwrap();
-            (format!("proxy-{kind}"), spec.run_dir, launch)
+        .map(|(name, spec)| {
+            let launch =
+                herd_drivers::render_proxy(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, spec.run_dir, launch)
         })
         .collect()
 }
@@ -270,9 +283,12 @@ fn no_stale_variants() {
 
 #[test]
 fn no_placeholder_is_left() {
-    for variant in variants() {
-        let (_, launch) = variant.render();
-        let name = &variant.name;
+    let servers = variants().into_iter().map(|v| {
+        let (_, launch) = v.render();
+        (v.name, launch)
+    });
+    let proxies = proxy_launches().into_iter().map(|(name, _, launch)| (name, launch));
+    for (name, launch) in servers.chain(proxies) {
         for f in &launch.files {
             for line in f.contents.lines() {
                 let at = line.find('@').map(|i| &line[i + 1..]);

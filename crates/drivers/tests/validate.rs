@@ -1,7 +1,7 @@
-//! The real servers judge the rendered configs: every setup (and worker counts, and IPv6) is
-//! rendered into a temporary run_dir with this machine's programs, and each of its
-//! `Launch::validate` commands (`nginx -t`, `apache2 -t`, `lighttpd -tt`, `h2o -t`,
-//! `php-fpm8.2 -t`) must exit 0, also while the listen address is taken. Each version probe
+//! The real servers and proxies judge the rendered configs: every setup and proxy (and worker
+//! counts, and IPv6) is rendered into a temporary run_dir with this machine's programs, and
+//! each of its `Launch::validate` commands (`nginx -t`, `apache2 -t`, `lighttpd -tt`, `h2o
+//! -t`, `php-fpm8.2 -t`, `haproxy -c`) must exit 0, also while the listen address is taken. Each version probe
 //! must read the real program's answer. A missing program fails with the package to install;
 //! nothing is skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,8 +11,8 @@ mod util;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 
-use herd_drivers::{render, Mpm, Php, ServerKind, ServerSpec};
-use util::{lab_user, located, prepare, run, setup_name, setups, show, tempdir};
+use herd_drivers::{render, render_proxy, Mpm, Php, ProxyKind, ProxySpec, ServerKind, ServerSpec};
+use util::{lab_user, located, located_proxy, prepare, run, setup_name, setups, show, tempdir};
 
 fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) -> ServerSpec {
     let dir = tempdir(&setup_name(kind, php));
@@ -151,58 +151,129 @@ fn version_probes_parse_the_real_output() {
     );
 }
 
-/// The router's programs judge their rendered configs too (`haproxy -c`, `nginx -t`), and
-/// every proxy's version probe reads the real program's answer (sslh has no config check).
-#[test]
-fn proxies_pass_their_own_checks_and_report_versions() {
-    use herd_drivers::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
+/// A proxy spec in a new temporary run_dir with this machine's program.
+fn proxy_spec(kind: ProxyKind, listen: &str, backends: &[&str], workers: Option<u32>) -> ProxySpec {
+    let dir = tempdir(kind.name());
+    let run_dir = dir.join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    ProxySpec {
+        kind,
+        listen: listen.parse().unwrap(),
+        backends: backends.iter().map(|b| b.parse().unwrap()).collect(),
+        run_dir,
+        workers: workers.and_then(NonZeroU32::new),
+        user: lab_user(),
+        programs: located_proxy(kind),
+    }
+}
+
+/// Each proxy's checks with the listen address taken, over IPv6 (listen and backend), and
+/// with two workers where it takes a count; nginx also over two backends (its upstream zone).
+/// Returns how many checks ran.
+fn validate_proxy(kind: ProxyKind) -> usize {
+    // As the lab gives them: every server address to a balancer, one to the rest.
+    let backends: &[&str] =
+        if kind.balances() { &["127.0.0.1:8081", "127.0.0.2:8081"] } else { &["127.0.0.1:8081"] };
+    // The checks must not bind the listen address: it is taken while they run.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = taken.local_addr().unwrap().to_string();
+    let mut specs = vec![
+        proxy_spec(kind, &listen, backends, None),
+        proxy_spec(kind, "[::1]:8080", &["[::1]:8081"], None),
+    ];
+    if !matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect) {
+        specs.push(proxy_spec(kind, "127.0.0.1:8080", backends, Some(2)));
+    }
+    if kind == ProxyKind::NginxProxy {
+        let two = &["127.0.0.1:8081", "127.0.0.2:8081"];
+        specs.push(proxy_spec(kind, "127.0.0.1:8080", two, Some(2)));
+    }
     let mut checks = 0;
-    for kind in ProxyKind::ALL {
-        let dir = tempdir(kind.name());
-        let run_dir = dir.join("run");
-        std::fs::create_dir(&run_dir).unwrap();
-        let programs = herd_drivers::Programs::locate(
-            &proxy_programs_needed(kind),
-            std::path::Path::new("/nonexistent"),
-        )
-        .unwrap_or_else(|e| panic!("{kind}: {e}"));
-        let mut backends: Vec<SocketAddr> = vec!["127.0.0.1:8081".parse().unwrap()];
-        if kind.balances() {
-            backends.push("127.0.0.2:8081".parse().unwrap());
-        }
-        let spec = ProxySpec {
-            kind,
-            listen: "127.0.0.1:8080".parse().unwrap(),
-            backends,
-            run_dir,
-            workers: None,
-            user: lab_user(),
-            programs,
-        };
+    for spec in specs {
         let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{kind}: {e}"));
         prepare(&launch, spec.user.as_deref());
         for argv in &launch.validate {
             let out = run(argv);
             assert!(
                 out.status.success(),
-                "{kind}: `{}` failed ({}):\n{}{}",
+                "{kind} (workers {:?}, {} -> {:?}): `{}` failed ({}):\n{}{}",
+                spec.workers,
+                spec.listen,
+                spec.backends,
                 show(argv),
                 out.status,
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             );
-            checks += 1;
         }
-        for v in &launch.versions {
-            let out = run(&v.argv);
+        checks += launch.validate.len();
+        std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
+    }
+    drop(taken);
+    checks
+}
+
+#[test]
+fn haproxy() {
+    // haproxy -c: three variants for each mode.
+    assert_eq!(validate_proxy(ProxyKind::HaproxyHttp) + validate_proxy(ProxyKind::HaproxyTcp), 6);
+}
+
+#[test]
+fn nginx_proxy() {
+    assert_eq!(validate_proxy(ProxyKind::NginxProxy), 4);
+}
+
+/// sslh 1.20 has no config check; its programs must still be installed.
+#[test]
+fn no_check_for_sslh() {
+    assert_eq!(validate_proxy(ProxyKind::SslhFork) + validate_proxy(ProxyKind::SslhSelect), 0);
+}
+
+/// HAProxy's check reads the config: a broken one fails it, so a passing check means
+/// something.
+#[test]
+fn haproxy_check_can_fail() {
+    let spec = proxy_spec(ProxyKind::HaproxyHttp, "127.0.0.1:8080", &["127.0.0.1:8081"], None);
+    let mut launch = render_proxy(&spec).unwrap();
+    launch.files[0].contents = launch.files[0].contents.replace("balance roundrobin", "balance x");
+    prepare(&launch, spec.user.as_deref());
+    let out = run(&launch.validate[0]);
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
+}
+
+/// Every proxy's version probe reads the installed program's own answer.
+#[test]
+fn proxy_version_probes_parse_the_real_output() {
+    let mut seen = Vec::new();
+    for kind in ProxyKind::ALL {
+        let spec = proxy_spec(kind, "127.0.0.1:8080", &["127.0.0.1:8081"], None);
+        let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        for probe in launch.versions {
+            let out = run(&probe.argv);
             let text = format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             );
-            assert!((v.parse)(&text).is_some(), "{kind}: no version in {text:?}");
+            let version = (probe.parse)(&text)
+                .unwrap_or_else(|| panic!("{}: no version in {text:?}", show(&probe.argv)));
+            let form = match probe.program.as_str() {
+                "haproxy" => version.starts_with("HAProxy 2."),
+                "nginx" => version.starts_with("nginx/1."),
+                // Debian's /usr/sbin/sslh is sslh-fork.
+                "sslh" => version.starts_with("sslh-fork 1."),
+                "sslh-select" => version.starts_with("sslh-select 1."),
+                other => panic!("unexpected program {other}"),
+            };
+            assert!(form, "{kind}: {}: {version:?}", probe.program);
+            if !seen.contains(&probe.program) {
+                seen.push(probe.program.clone());
+            }
         }
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
     }
-    assert_eq!(checks, 3, "haproxy twice and nginx once check their configs");
+    seen.sort();
+    assert_eq!(seen, ["haproxy", "nginx", "sslh", "sslh-select"]);
 }

@@ -1,7 +1,7 @@
 //! Helpers for herd-drivers' integration tests: the list of variants every test walks (server
-//! × MPM × PHP), specs with fixed paths for the goldens or with the real programs for the tests
-//! that run them, temporary run_dirs and docroots, and doing what the lab does with a
-//! [`Launch`] before starting it (directories, ownership, files).
+//! × MPM × PHP), specs with fixed paths for the goldens or with the real programs (servers' and
+//! proxies') for the tests that run them, temporary run_dirs and docroots, and doing what the
+//! lab does with a [`Launch`] before starting it (directories, ownership, files).
 #![allow(dead_code, unreachable_pub)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
@@ -10,7 +10,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use herd_drivers::{programs_needed, Launch, Mpm, Php, Programs, ServerKind, ServerSpec};
+use herd_drivers::{
+    programs_needed, proxy_programs_needed, Launch, Mpm, Php, Programs, ProxyKind, ServerKind,
+    ServerSpec,
+};
 
 /// Every server with every PHP setup it supports (Apache with each MPM).
 pub fn setups() -> Vec<(ServerKind, Option<Php>)> {
@@ -78,6 +81,13 @@ pub fn located(kind: ServerKind, php: Option<Php>) -> Programs {
     // herd itself is never started by these tests (its binary is another crate's).
     Programs::locate(&programs_needed(kind, php), Path::new("/nonexistent/herd"))
         .unwrap_or_else(|e| panic!("{}: {e}", setup_name(kind, php)))
+}
+
+/// The program of proxy `kind` on this machine. A missing one fails the test with the package
+/// to install (never a skip).
+pub fn located_proxy(kind: ProxyKind) -> Programs {
+    Programs::locate(&proxy_programs_needed(kind), Path::new("/nonexistent/herd"))
+        .unwrap_or_else(|e| panic!("{kind}: {e}"))
 }
 
 /// Whom the servers' workers run as, by the lab's rule: `www-data` when the tests run as
