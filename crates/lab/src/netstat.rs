@@ -193,17 +193,17 @@ impl PathFacts {
             }
         }
         if self.client_failed_connects > 0 {
-            f.push(format!("{} connects failed on the client", self.client_failed_connects));
+            f.push(format!("failed connects: {} on the client", self.client_failed_connects));
         }
         if self.client_syn_retransmits > 0 {
             f.push(format!(
-                "{} SYNs retransmitted by the client (each costs at least a second)",
+                "SYN retransmits: {} by the client (each costs the connection at least a second)",
                 self.client_syn_retransmits
             ));
         }
         if self.server_listen_overflows > 0 {
             f.push(format!(
-                "the server's listen queue overflowed {} times",
+                "listen queue overflows: {} on the server",
                 self.server_listen_overflows
             ));
         }
@@ -259,7 +259,7 @@ mod tests {
         assert!(all.contains("link-bound: 91.0 Mbit/s carried on a 100 Mbit/s link"), "{all}");
         assert!(all.contains("conntrack table full"), "{all}");
         assert!(all.contains("port exhaustion on the client"), "{all}");
-        assert!(all.contains("2 SYNs retransmitted"), "{all}");
+        assert!(all.contains("SYN retransmits: 2 by the client"), "{all}");
         let mut quiet = PathFacts {
             link_bits_per_second: Some(100_000_000),
             carried_bits_per_second: Some(40e6),
