@@ -347,38 +347,28 @@ impl Builder {
     /// 1,000 drops packets of its own at gigabit rates with tens of ms of delay.
     fn shape(&mut self, h: Host, dev: &str, s: &Shaping) {
         self.ns(h, &["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]);
-        let rate = s.rate_text();
-        let tbf = |rate: &str| {
-            ["tbf", "rate", rate, "burst", "32kb", "latency", "20ms"].map(str::to_owned)
+        let tbf = |rate: &str| -> Vec<String> {
+            ["tbf", "rate", rate, "burst", "32kb", "latency", "20ms"].map(str::to_owned).into()
         };
-        let head = ["tc", "qdisc", "replace", "dev", dev];
-        if s.needs_netem() {
-            let mut netem: Vec<String> = head
-                .iter()
-                .chain(&[
-                    "root", "handle", "1:", "stab", "overhead", "24", "netem", "limit", "100000",
-                ])
-                .map(|a| a.to_string())
-                .collect();
-            netem.extend(s.netem_args());
-            self.ns(h, &netem.iter().map(String::as_str).collect::<Vec<_>>());
-            if let Some(rate) = rate {
-                let mut child: Vec<String> = head
-                    .iter()
-                    .chain(&["parent", "1:1", "handle", "10:"])
-                    .map(|a| a.to_string())
-                    .collect();
-                child.extend(tbf(&rate));
-                self.ns(h, &child.iter().map(String::as_str).collect::<Vec<_>>());
+        // `tc qdisc replace dev DEV` + where + what.
+        let qdisc = |b: &mut Self, place: &[&str], what: Vec<String>| {
+            let mut argv: Vec<&str> = vec!["tc", "qdisc", "replace", "dev", dev];
+            argv.extend_from_slice(place);
+            argv.extend(what.iter().map(String::as_str));
+            b.ns(h, &argv);
+        };
+        let root = ["root", "handle", "1:", "stab", "overhead", "24"];
+        match (s.needs_netem(), s.rate_text()) {
+            (true, rate) => {
+                let mut netem: Vec<String> = vec!["netem".into(), "limit".into(), "100000".into()];
+                netem.extend(s.netem_args());
+                qdisc(self, &root, netem);
+                if let Some(rate) = rate {
+                    qdisc(self, &["parent", "1:1", "handle", "10:"], tbf(&rate));
+                }
             }
-        } else if let Some(rate) = rate {
-            let mut root: Vec<String> = head
-                .iter()
-                .chain(&["root", "stab", "overhead", "24"])
-                .map(|a| a.to_string())
-                .collect();
-            root.extend(tbf(&rate));
-            self.ns(h, &root.iter().map(String::as_str).collect::<Vec<_>>());
+            (false, Some(rate)) => qdisc(self, &["root", "stab", "overhead", "24"], tbf(&rate)),
+            (false, None) => {}
         }
     }
 }
