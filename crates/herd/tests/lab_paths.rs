@@ -220,7 +220,7 @@ fn every_path_carries_verified_load_and_leaves_nothing() {
     for path in paths {
         let line = section
             .lines()
-            .find(|l| l.starts_with(&format!("  workload=page load=l path={path}: ")))
+            .find(|l| l.starts_with(&format!("  path={path}: ")))
             .unwrap_or_else(|| panic!("{path}: {section}"));
         let want = if path == "direct" { "req/s, the client's ceiling" } else { "% of direct" };
         assert!(line.contains(want), "{line}");

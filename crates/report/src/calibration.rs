@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use herd_store::{StoredCell, CALIBRATION_SERVER};
+use herd_store::{StoredCell, StoredExperiment, CALIBRATION_SERVER};
 
 use crate::figures::Row;
 use crate::table::rate;
@@ -14,7 +14,12 @@ use crate::table::rate;
 /// A server's rate at this share of its path's calibration or more is reported.
 const NEAR_CEILING: f64 = 0.9;
 
-pub(crate) fn write(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(
+    exp: &StoredExperiment,
+    rows: &[Row<'_>],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let axes = crate::figures::varying_axes(exp);
     let is_calibration = |r: &Row<'_>| r.cell.axis("server") == Some(CALIBRATION_SERVER);
     let calibration: Vec<&Row<'_>> =
         rows.iter().filter(|r| is_calibration(r) && r.cell.axis("path").is_some()).collect();
@@ -45,7 +50,7 @@ pub(crate) fn write(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
                 }
             }
         };
-        writeln!(out, "  {}: {what}", name(c, true))?;
+        writeln!(out, "  {}: {what}", name(c, &axes, true))?;
     }
 
     let mut near = Vec::new();
@@ -59,7 +64,7 @@ pub(crate) fn write(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
         if ceiling > 0.0 && r >= NEAR_CEILING * ceiling {
             near.push(format!(
                 "  {}: {}{} req/s, {:.1} % of herd serve's {} through the same path",
-                name(row, false),
+                name(row, &axes, false),
                 mark(row),
                 rate(r),
                 r / ceiling * 100.0,
@@ -89,13 +94,14 @@ fn differs_only_in(a: &StoredCell, b: &StoredCell, axis: &str, value: &str) -> b
             .all(|((an, av), (bn, bv))| an == bn && if an == axis { av == value } else { av == bv })
 }
 
-/// The row's cell key (without `server=calibration` for a calibration row) and step.
-fn name(row: &Row<'_>, calibration: bool) -> String {
+/// The row's cell by the axes that vary in the experiment (not `server` for a calibration
+/// row), and its step.
+fn name(row: &Row<'_>, axes: &[String], calibration: bool) -> String {
     let key: Vec<String> = row
         .cell
         .axes
         .iter()
-        .filter(|(a, _)| !(calibration && a == "server"))
+        .filter(|(a, _)| axes.contains(a) && !(calibration && a == "server"))
         .map(|(a, v)| format!("{a}={v}"))
         .collect();
     let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();

@@ -108,6 +108,26 @@ impl Row<'_> {
     }
 }
 
+/// The axes whose value differs between cells (the others say nothing row by row); all of
+/// them when none does.
+pub(crate) fn varying_axes(exp: &StoredExperiment) -> Vec<String> {
+    let axes = &exp.experiment.axes;
+    let varying: Vec<String> = axes
+        .iter()
+        .filter(|a| {
+            let mut values = exp.cells.iter().map(|c| c.axis(a));
+            let first = values.next().flatten();
+            values.any(|v| v != first)
+        })
+        .cloned()
+        .collect();
+    if varying.is_empty() {
+        axes.clone()
+    } else {
+        varying
+    }
+}
+
 /// Where a verdict ranks: higher is worse; one this report does not know is worst.
 pub(crate) fn verdict_rank(verdict: Option<&str>) -> u8 {
     match verdict {

@@ -48,7 +48,7 @@ pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resu
     write_failed_repetitions(exp, out)?;
     write_verdicts(exp, out)?;
     write_path_findings(exp, out)?;
-    crate::calibration::write(&rows, out)?;
+    crate::calibration::write(exp, &rows, out)?;
     crate::then_now::write(exp, &rows, out)?;
     write_legend(out)
 }

@@ -35,7 +35,7 @@ pub(crate) fn write(
         .into_iter()
         .filter(|m| published.figures.iter().any(|f| f.value(*m).is_some()))
         .collect();
-    let axes = varying_axes(exp);
+    let axes = crate::figures::varying_axes(exp);
     let with_ran = published.figures.iter().any(|f| f.ran.is_some());
     let mut table = TextTable::new();
     for axis in &axes {
@@ -190,26 +190,6 @@ fn now(
         }
     };
     Some(Now { value, not_comparable, client_not_ok })
-}
-
-/// The axes whose value differs between cells (the others say nothing row by row); all of
-/// them when none does.
-fn varying_axes(exp: &StoredExperiment) -> Vec<String> {
-    let axes = &exp.experiment.axes;
-    let varying: Vec<String> = axes
-        .iter()
-        .filter(|a| {
-            let mut values = exp.cells.iter().map(|c| c.axis(a));
-            let first = values.next().flatten();
-            values.any(|v| v != first)
-        })
-        .cloned()
-        .collect();
-    if varying.is_empty() {
-        axes.clone()
-    } else {
-        varying
-    }
 }
 
 fn label(m: Measure, p: &Published) -> String {
