@@ -37,21 +37,24 @@ fn validate(spec: &ServerSpec) -> usize {
     let name = setup_name(spec.kind, spec.php);
     let launch = render(spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
-    for argv in &launch.validate {
+    all_pass(&launch.validate, &format!("{name} (workers {:?}, {})", spec.workers, spec.listen));
+    std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
+    launch.validate.len()
+}
+
+/// Runs each check command; a failing one fails the test with its output.
+fn all_pass(checks: &[Vec<std::ffi::OsString>], what: &str) {
+    for argv in checks {
         let out = run(argv);
         assert!(
             out.status.success(),
-            "{name} (workers {:?}, {}): `{}` failed ({}):\n{}{}",
-            spec.workers,
-            spec.listen,
+            "{what}: `{}` failed ({}):\n{}{}",
             show(argv),
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
-    launch.validate.len()
 }
 
 fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
@@ -192,20 +195,9 @@ fn validate_proxy(kind: ProxyKind) -> usize {
     for spec in specs {
         let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{kind}: {e}"));
         prepare(&launch, spec.user.as_deref());
-        for argv in &launch.validate {
-            let out = run(argv);
-            assert!(
-                out.status.success(),
-                "{kind} (workers {:?}, {} -> {:?}): `{}` failed ({}):\n{}{}",
-                spec.workers,
-                spec.listen,
-                spec.backends,
-                show(argv),
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        let what =
+            format!("{kind} (workers {:?}, {} -> {:?})", spec.workers, spec.listen, spec.backends);
+        all_pass(&launch.validate, &what);
         checks += launch.validate.len();
         std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
     }
