@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::docroot;
 use crate::experiment::{
-    AxisName, Experiment, ServerDef, WorkloadDef, WorkloadKind, DEFAULT_CLIENT,
+    AxisName, Experiment, ServerDef, WorkloadDef, WorkloadKind, DEFAULT_CLIENT, UNSHAPED,
 };
 use crate::load::{Load, Method, Request};
 
@@ -96,9 +96,7 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
     let excluded = |combo: &[(AxisName, String)]| {
         e.exclude.iter().any(|rule| {
             rule.iter().all(|(axis, value)| {
-                combo
-                    .iter()
-                    .any(|(a, v)| a == axis && (v == value || v.starts_with(&format!("{value}:"))))
+                combo.iter().any(|(a, v)| a == axis && herd_store::names_value(value, v))
             })
         })
     };
@@ -118,8 +116,20 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
         let server_cpus =
             get(AxisName::ServerCpus).and_then(|c| CpuSet::parse(c).ok()).unwrap_or(CpuSet::All);
-        let path = get(AxisName::Path).and_then(|p| p.parse::<NetPath>().ok());
-        let link = get(AxisName::Link).and_then(|l| Shaping::parse(l).ok());
+        // experiment::parse checked every path and link value: one that does not parse here
+        // leaves its cell out rather than run it over loopback or unshaped.
+        let path = match get(AxisName::Path).map(str::parse::<NetPath>) {
+            None => None,
+            Some(Ok(p)) => Some(p),
+            Some(Err(_)) => continue,
+        };
+        let link = match get(AxisName::Link) {
+            None | Some(UNSHAPED) => None,
+            Some(l) => match Shaping::parse(l) {
+                Ok(s) => Some(s),
+                Err(_) => continue,
+            },
+        };
         let key =
             combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
         out.push(Cell {

@@ -1,12 +1,12 @@
 //! What herd serve, as a null server, reached through each network path (the lab's
 //! calibration cells, `herd_store::CALIBRATION_SERVER`): the path's own ceiling, as a
-//! share of direct's; over `direct`, the client's ceiling. And the rows that came close to
-//! their path's ceiling, whose rate the path or the client may have set rather than the
-//! server.
+//! share of direct's; over `direct` and an unshaped link, the client's ceiling. And the rows
+//! that came close to their path's ceiling, whose rate the path or the client may have set
+//! rather than the server.
 
 use std::io::{self, Write};
 
-use herd_store::{StoredCell, StoredExperiment, CALIBRATION_SERVER};
+use herd_store::{StoredExperiment, CALIBRATION_SERVER};
 
 use crate::figures::Row;
 use crate::table::rate;
@@ -19,7 +19,7 @@ pub(crate) fn write(
     rows: &[Row<'_>],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let axes = crate::figures::varying_axes(exp);
+    let varying = crate::figures::varying_axes(exp);
     let is_calibration = |r: &Row<'_>| r.cell.axis("server") == Some(CALIBRATION_SERVER);
     let calibration: Vec<&Row<'_>> =
         rows.iter().filter(|r| is_calibration(r) && r.cell.axis("path").is_some()).collect();
@@ -28,44 +28,39 @@ pub(crate) fn write(
     }
     writeln!(
         out,
-        "\nwhat each path carries with herd serve as a null server (calibration; over direct, the client's ceiling):"
+        "\nwhat each path carries with herd serve as a null server (calibration; direct over an unshaped link: the client's ceiling):"
     )?;
     for c in &calibration {
         let what = match c.median_rate() {
             None => "no rate (no ok repetition)".to_owned(),
             Some(r) if c.cell.axis("path") == Some("direct") => {
-                format!("{}{} req/s, the client's ceiling", mark(c), rate(r))
+                let shaped = c.cell.axis("link").is_some_and(|l| l != "unshaped");
+                let whose = if shaped {
+                    "the client's ceiling over this link"
+                } else {
+                    "the client's ceiling"
+                };
+                format!("{}{} req/s, {whose}", c.mark(), rate(r))
             }
-            Some(r) => {
-                let direct = calibration
-                    .iter()
-                    .find(|d| d.step == c.step && differs_only_in(d.cell, c.cell, "path", "direct"))
-                    .and_then(|d| d.median_rate())
-                    .filter(|d| *d > 0.0);
-                match direct {
-                    Some(d) => {
-                        format!("{}{} req/s, {:.1} % of direct", mark(c), rate(r), r / d * 100.0)
-                    }
-                    None => format!("{}{} req/s", mark(c), rate(r)),
+            Some(r) => match c.sibling(rows, "path", "direct").and_then(|d| d.median_rate()) {
+                Some(d) if d > 0.0 => {
+                    format!("{}{} req/s, {:.1} % of direct", c.mark(), rate(r), r / d * 100.0)
                 }
-            }
+                _ => format!("{}{} req/s", c.mark(), rate(r)),
+            },
         };
-        writeln!(out, "  {}: {what}", name(c, &axes, true))?;
+        writeln!(out, "  {}: {what}", name(c, &varying))?;
     }
 
     let mut near = Vec::new();
     for row in rows.iter().filter(|r| !is_calibration(r) && r.cell.axis("path").is_some()) {
-        let Some(c) = calibration.iter().find(|c| {
-            c.step == row.step && differs_only_in(c.cell, row.cell, "server", CALIBRATION_SERVER)
-        }) else {
-            continue;
-        };
+        let Some(c) = row.sibling(rows, "server", CALIBRATION_SERVER) else { continue };
         let (Some(r), Some(ceiling)) = (row.median_rate(), c.median_rate()) else { continue };
         if ceiling > 0.0 && r >= NEAR_CEILING * ceiling {
             near.push(format!(
                 "  {}: {}{} req/s, {:.1} % of herd serve's {} through the same path",
-                name(row, &axes, false),
-                mark(row),
+                name(row, &varying),
+                row.mark(),
                 rate(r),
                 r / ceiling * 100.0,
                 rate(ceiling)
@@ -85,34 +80,17 @@ pub(crate) fn write(
     Ok(())
 }
 
-/// Whether `a` is `b` with `axis` set to `value` (b's own value on it may differ).
-fn differs_only_in(a: &StoredCell, b: &StoredCell, axis: &str, value: &str) -> bool {
-    a.axes.len() == b.axes.len()
-        && a.axes
-            .iter()
-            .zip(&b.axes)
-            .all(|((an, av), (bn, bv))| an == bn && if an == axis { av == value } else { av == bv })
-}
-
-/// The row's cell by the axes that vary in the experiment (not `server` for a calibration
-/// row), and its step.
-fn name(row: &Row<'_>, axes: &[String], calibration: bool) -> String {
+/// The row's cell by `path` and `link` always and the other axes that vary in the
+/// experiment (not `server` for a calibration row), and its step.
+fn name(row: &Row<'_>, varying: &[String]) -> String {
+    let calibration = row.cell.axis("server") == Some(CALIBRATION_SERVER);
     let key: Vec<String> = row
         .cell
         .axes
         .iter()
-        .filter(|(a, _)| axes.contains(a) && !(calibration && a == "server"))
+        .filter(|(a, _)| a == "path" || a == "link" || varying.contains(a))
+        .filter(|(a, _)| !(calibration && a == "server"))
         .map(|(a, v)| format!("{a}={v}"))
         .collect();
-    let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
-    format!("{}{step}", key.join(" "))
-}
-
-/// ≠ as in the table: measured with failures.
-fn mark(row: &Row<'_>) -> &'static str {
-    if row.not_comparable {
-        "≠"
-    } else {
-        ""
-    }
+    format!("{}{}", key.join(" "), row.step_suffix())
 }

@@ -31,6 +31,10 @@ pub(crate) struct Row<'a> {
     pub(crate) n_total: usize,
     /// Requests per second of each ok repetition, in repetition order.
     pub(crate) rates: Vec<f64>,
+    /// The measured part's length in seconds, of each ok repetition.
+    pub(crate) durations: Vec<f64>,
+    /// Bytes received per second / 1024, of each ok repetition.
+    pub(crate) kib_per_second: Vec<f64>,
     pub(crate) latency: Option<Latency>,
     /// Failed requests over all repetitions.
     pub(crate) failed: u64,
@@ -94,9 +98,43 @@ pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
     (rows, stepped)
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
     pub(crate) fn median_rate(&self) -> Option<f64> {
         stats::median(&self.rates)
+    }
+
+    /// `≠` when the rate was measured with failures, else nothing: how every figure derived
+    /// from it is marked.
+    pub(crate) fn mark(&self) -> &'static str {
+        if self.not_comparable {
+            "≠"
+        } else {
+            ""
+        }
+    }
+
+    /// Whether the client judged the row's runs other than ok (suspect, client-bound).
+    pub(crate) fn client_not_ok(&self) -> bool {
+        verdict_rank(self.verdict.as_deref()) > verdict_rank(Some("ok"))
+    }
+
+    /// ` step c100` for a step's row, nothing for a cell's.
+    pub(crate) fn step_suffix(&self) -> String {
+        self.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default()
+    }
+
+    /// The row of the same step whose cell is this one's with `axis` at `value` (the
+    /// `direct` row beside a path's, the calibration row beside a server's).
+    pub(crate) fn sibling<'r>(
+        &self,
+        rows: &'r [Row<'a>],
+        axis: &str,
+        value: &str,
+    ) -> Option<&'r Row<'a>> {
+        rows.iter().find(|r| {
+            r.step == self.step
+                && herd_store::is_sibling(&r.cell.axes, &self.cell.axes, axis, value)
+        })
     }
 
     pub(crate) fn rate_interval(&self) -> Option<Interval> {
@@ -202,6 +240,8 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
 
     Row {
         cell,
+        durations: ok_measurements.iter().map(|m| m.duration_s).collect(),
+        kib_per_second: ok_measurements.iter().filter_map(|m| m.kib_per_second()).collect(),
         step: label,
         concurrency: cell
             .repetitions
@@ -218,7 +258,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         cpu_us_per_request: stats::median(&cpu),
         verdict: verdict.map(str::to_owned),
         coarse_clock,
-        not_comparable: ok_measurements.iter().any(|m| m.failed + m.non_2xx > 0),
+        not_comparable: ok_measurements.iter().any(|m| m.failed > 0 || m.non_2xx > 0),
     }
 }
 

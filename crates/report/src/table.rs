@@ -89,12 +89,9 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
         format!("{}/{}", row.n_ok, row.n_total),
         match (row.median_rate(), row.coarse_clock) {
             (None, _) => "-".to_owned(),
-            (Some(r), clock) => format!(
-                "{}{}{}",
-                if row.not_comparable { "≠" } else { "" },
-                if clock.is_some() { "~" } else { "" },
-                rate(r)
-            ),
+            (Some(r), clock) => {
+                format!("{}{}{}", row.mark(), if clock.is_some() { "~" } else { "" }, rate(r))
+            }
         },
         row.rate_interval()
             .and_then(|ci| ci.relative_half_width())
@@ -125,7 +122,7 @@ fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
     )?;
     for row in failing {
         let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
+        let step = row.step_suffix();
         writeln!(out, "  {}{step}: {}", row.cell.key, kinds.join(", "))?;
     }
     Ok(())
@@ -139,7 +136,7 @@ fn write_coarse_clocks(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> 
     }
     writeln!(out, "\nrates the client's clock cannot resolve (~):")?;
     for (row, c) in coarse {
-        let step = row.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default();
+        let step = row.step_suffix();
         writeln!(
             out,
             "  {}{step}: runs as short as {:.1} ms, timed to {} ms by the client: each rate is uncertain by up to ±{:.0} % from the clock alone, whatever the spread says; use more requests",

@@ -71,7 +71,7 @@ pub(crate) fn write(
         for m in &measures {
             let then = figures.iter().find_map(|f| f.value(*m));
             entries.push(then.map_or_else(String::new, |v| format_then(*m, v)));
-            entries.push(match now(*m, cell, rows, exp, &published) {
+            entries.push(match now(*m, cell, rows, &published) {
                 Some(Now { value, not_comparable, client_not_ok }) => format!(
                     "{}{}{}",
                     if not_comparable { "≠" } else { "" },
@@ -116,80 +116,40 @@ struct Now {
     client_not_ok: bool,
 }
 
-/// The measure computed from today's repetitions of `cell`.
-fn now(
-    m: Measure,
-    cell: &StoredCell,
-    rows: &[Row<'_>],
-    exp: &StoredExperiment,
-    published: &Published,
-) -> Option<Now> {
+/// The measure computed from today's repetitions of `cell`: its one row's figures, or for a
+/// peak its best step's.
+fn now(m: Measure, cell: &StoredCell, rows: &[Row<'_>], published: &Published) -> Option<Now> {
     let cell_rows: Vec<&Row<'_>> = rows.iter().filter(|r| r.cell.key == cell.key).collect();
-    let single = match cell_rows.as_slice() {
-        [row] if row.step.is_none() || !m.needs_steps() => Some(*row),
-        _ => None,
+    let of = |row: &Row<'_>, value: f64| Now {
+        value,
+        not_comparable: row.not_comparable,
+        client_not_ok: row.client_not_ok(),
     };
-    let not_comparable = cell_rows.iter().any(|r| r.not_comparable);
-    let not_ok = |r: &Row<'_>| {
-        crate::figures::verdict_rank(r.verdict.as_deref())
-            > crate::figures::verdict_rank(Some("ok"))
-    };
-    let client_not_ok = cell_rows.iter().any(|r| not_ok(r));
-    let measured = |f: &dyn Fn(&herd_store::MeasurementRecord) -> Option<f64>| {
-        let values: Vec<f64> = cell
-            .ok_repetitions()
-            .filter_map(|r| match r.record.measurements.as_slice() {
-                [only] => f(only),
-                _ => None,
-            })
-            .collect();
-        stats::median(&values)
-    };
-    let value = match m {
-        Measure::Seconds => measured(&|m| Some(m.duration_s))?,
-        Measure::KbPerSecond => measured(&|m| {
-            (m.duration_s > 0.0).then(|| m.bytes_total as f64 / m.duration_s / 1024.0)
-        })?,
-        Measure::RequestsPerSecond | Measure::ConnectionsPerSecond => single?.median_rate()?,
+    if m.needs_steps() {
+        let (peak, rate) = cell_rows
+            .iter()
+            .filter_map(|r| Some((*r, r.median_rate()?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let value = if m == Measure::ClientsAtPeak { f64::from(peak.concurrency?) } else { rate };
+        return Some(of(peak, value));
+    }
+    // A single figure compares with a cell measured once, not in steps.
+    let [row] = cell_rows[..] else { return None };
+    Some(match m {
+        Measure::Seconds => of(row, stats::median(&row.durations)?),
+        Measure::KbPerSecond => of(row, stats::median(&row.kib_per_second)?),
         Measure::Percent => {
             let (axis, value) = published.percent_of.as_ref()?;
-            let base_axes: Vec<(String, String)> = cell
-                .axes
-                .iter()
-                .map(|(a, v)| (a.clone(), if a == axis { value.clone() } else { v.clone() }))
-                .collect();
-            let base = exp.cells.iter().find(|c| c.axes == base_axes)?;
-            let base_row =
-                match rows.iter().filter(|r| r.cell.key == base.key).collect::<Vec<_>>()[..] {
-                    [row] => row,
-                    _ => return None,
-                };
-            let rate = single?.median_rate()?;
-            let base_rate = base_row.median_rate()?;
-            if base_rate <= 0.0 {
-                return None;
+            let base = row.sibling(rows, axis, value)?;
+            let base_rate = base.median_rate().filter(|r| *r > 0.0)?;
+            Now {
+                value: row.median_rate()? / base_rate * 100.0,
+                not_comparable: row.not_comparable || base.not_comparable,
+                client_not_ok: row.client_not_ok() || base.client_not_ok(),
             }
-            return Some(Now {
-                value: rate / base_rate * 100.0,
-                not_comparable: not_comparable || base_row.not_comparable,
-                client_not_ok: client_not_ok || not_ok(base_row),
-            });
         }
-        Measure::PeakRequestsPerSecond | Measure::ClientsAtPeak => {
-            let peak = cell_rows
-                .iter()
-                .filter_map(|r| Some((*r, r.median_rate()?)))
-                .max_by(|a, b| a.1.total_cmp(&b.1))?;
-            let value =
-                if m == Measure::ClientsAtPeak { f64::from(peak.0.concurrency?) } else { peak.1 };
-            return Some(Now {
-                value,
-                not_comparable: peak.0.not_comparable,
-                client_not_ok: not_ok(peak.0),
-            });
-        }
-    };
-    Some(Now { value, not_comparable, client_not_ok })
+        _ => of(row, row.median_rate()?),
+    })
 }
 
 fn label(m: Measure, p: &Published) -> String {

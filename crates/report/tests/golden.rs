@@ -424,7 +424,11 @@ fn paths_from(new: NewExperiment) -> StoredExperiment {
             "ab",
             ok("ok"),
             Some(1.0),
-            vec![measurement(0, "n", 250_000, &[], 0, h())],
+            // 12.5 s a run: 20000 req/s.
+            vec![MeasurementRecord {
+                duration_s: 12.5,
+                ..measurement(0, "n", 250_000, &[], 0, h())
+            }],
         );
         r.network_json = match rep {
             0 => facts(&["conntrack table full on the router: 10 of 10 entries, 5 packets dropped, 0 inserts failed"]),
@@ -443,7 +447,11 @@ fn paths_from(new: NewExperiment) -> StoredExperiment {
             "ab",
             ok("ok"),
             Some(1.0),
-            vec![measurement(0, "n", 200_000, failed, 0, h())],
+            // 8 s a run: 25000 req/s.
+            vec![MeasurementRecord {
+                duration_s: 8.0,
+                ..measurement(0, "n", 200_000, failed, 0, h())
+            }],
         );
         r.network_json = if rep == 2 { Some("{not json".into()) } else { facts(&[]) };
         records.push(r);
@@ -475,8 +483,9 @@ fn figure(
 }
 
 /// The path experiment re-running a seed-001-like article: seconds and percent of direct.
-/// Today: direct 30000 req/s (10 s per run), nft-dnat 25000 (83.3 %), sslh-select 20000
-/// (66.7 %, ≠: one ok repetition failed requests); routed has no figure.
+/// Today: direct 30000 req/s (10 s per run, 6600 bytes a response: 193359 KB/s),
+/// nft-dnat 20000 (12.5 s, 66.7 %, 128906 KB/s), sslh-select 25000 (8 s, 83.3 %, ≠: one ok
+/// repetition failed requests).
 fn published_paths() -> StoredExperiment {
     let mut new = experiment("paths", &["server", "path"]);
     new.reference = Some("seed001".into());
@@ -490,7 +499,12 @@ fn published_paths() -> StoredExperiment {
                     &[("path", "direct")],
                     Some("NGINX 1.6.0"),
                     None,
-                    &[(Measure::Seconds, 2.13), (Measure::Percent, 100.0)],
+                    &[
+                        (Measure::Seconds, 2.13),
+                        (Measure::Percent, 100.0),
+                        (Measure::RequestsPerSecond, 4694.8),
+                        (Measure::KbPerSecond, 30662.5),
+                    ],
                 ),
                 figure(
                     &[("path", "nft-dnat")],
@@ -506,7 +520,8 @@ fn published_paths() -> StoredExperiment {
                 ),
             ],
         }
-        .to_json(),
+        .to_json()
+        .unwrap(),
     );
     paths_from(new)
 }
@@ -516,8 +531,9 @@ fn published_figures_table() {
     check_golden("table_published.txt", &render(&published_paths()));
 }
 
-/// A stepped experiment against a published peak: nginx peaks at step c100 (60000 req/s
-/// in the median of its repetitions), apache at c10 of its one complete repetition.
+/// A stepped experiment against a published peak: nginx peaks at step c100 (61200 req/s,
+/// the median of its two repetitions), apache at c100 too (36000, from the one repetition
+/// that reached it).
 fn published_steps() -> StoredExperiment {
     let mut new = experiment("steps", &["server", "load"]);
     new.published_json = Some(
@@ -532,7 +548,8 @@ fn published_steps() -> StoredExperiment {
                 &[(Measure::PeakRequestsPerSecond, 1000.0), (Measure::ClientsAtPeak, 160.0)],
             )],
         }
-        .to_json(),
+        .to_json()
+        .unwrap(),
     );
     stepped_from(new)
 }
@@ -584,4 +601,39 @@ fn calibrated() -> StoredExperiment {
 #[test]
 fn calibration_table() {
     check_golden("table_calibration.txt", &render(&calibrated()));
+}
+
+/// One path over a shaped link: herd serve's rate there is the link's and the client's
+/// ceiling, not the client's alone, and every line still names its path and link.
+fn calibrated_link() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("shaped", &["server", "path", "link"])).unwrap();
+    let h = || Some(histogram(&[(200, 1_000)]));
+    for rep in 0..3u32 {
+        for (server, completed) in [("calibration", 17_000), ("nginx", 16_900), ("apache", 9_000)] {
+            let axes = [("server", server), ("path", "direct"), ("link", "100mbit")];
+            let m = measurement(0, "n", completed + u64::from(rep) * 10, &[], 0, h());
+            store
+                .record_repetition(id, &repetition(&axes, rep, "ab", ok("ok"), Some(1.0), vec![m]))
+                .unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn calibration_over_a_shaped_link_names_the_link() {
+    let text = String::from_utf8(render(&calibrated_link())).unwrap();
+    assert!(
+        text.contains(
+            "  path=direct link=100mbit: 1701 req/s, the client's ceiling over this link\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  server=nginx path=direct link=100mbit: 1691 req/s, 99.4 % of herd serve's 1701 through the same path\n"),
+        "{text}"
+    );
+    assert!(!text.contains("server=apache path=direct link=100mbit: "), "{text}");
 }

@@ -23,6 +23,7 @@
 //! A file that is not a herd store is never written to. This crate measures nothing and
 //! prints nothing.
 
+mod axes;
 mod error;
 mod histogram_blob;
 mod migrate;
@@ -35,6 +36,7 @@ mod store;
 mod stored;
 mod write;
 
+pub use axes::{is_sibling, names_value};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use open::APPLICATION_ID;

@@ -82,9 +82,10 @@ impl Measure {
 }
 
 impl Published {
-    pub fn to_json(&self) -> String {
-        // Strings, numbers and enums only: serialisation cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+    /// As stored ([`crate::NewExperiment::published_json`]).
+    pub fn to_json(&self) -> Result<String, String> {
+        serde_json::to_string(self)
+            .map_err(|e| format!("the published figures cannot be written as JSON: {e}"))
     }
 
     /// Reads what [`Published::to_json`] wrote; Err says why it cannot be read.
@@ -98,11 +99,7 @@ impl PublishedFigure {
     /// Whether a cell with these axis values is one this figure compares with.
     pub fn matches(&self, axes: &[(String, String)]) -> bool {
         self.at.iter().all(|(name, value)| {
-            axes.iter().any(|(n, v)| {
-                n == name
-                    && (v == value
-                        || v.strip_prefix(value.as_str()).is_some_and(|rest| rest.starts_with(':')))
-            })
+            axes.iter().any(|(n, v)| n == name && crate::axes::names_value(value, v))
         })
     }
 
@@ -152,7 +149,7 @@ mod tests {
                 values: vec![(Measure::Seconds, 2.278), (Measure::Percent, 100.0)],
             }],
         };
-        assert_eq!(Published::from_json(&p.to_json()), Ok(p));
+        assert_eq!(Published::from_json(&p.to_json().unwrap()), Ok(p));
         assert!(Published::from_json("{}")
             .unwrap_err()
             .contains("published figures cannot be read"));

@@ -282,6 +282,12 @@ impl MeasurementRecord {
         (self.duration_s > 0.0).then(|| self.completed as f64 / self.duration_s)
     }
 
+    /// Bytes received per second / 1024, headers included (ab's "Transfer rate"); `None`
+    /// when it lasted no time.
+    pub fn kib_per_second(&self) -> Option<f64> {
+        (self.duration_s > 0.0).then(|| self.bytes_total as f64 / self.duration_s / 1024.0)
+    }
+
     /// The histogram of that name ([`HISTOGRAM_TOTAL`] …).
     pub fn histogram(&self, name: &str) -> Option<&Histogram<u64>> {
         self.histograms.iter().find(|(n, _)| n == name).map(|(_, h)| h)

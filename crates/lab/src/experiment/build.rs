@@ -667,28 +667,8 @@ fn exclude(
         let mut rule = Vec::new();
         for (axis, value) in pairs {
             let Some(value) = value else { continue };
-            let Some(a) = axes.iter().find(|a| a.name == axis) else {
-                return Err(errs.at(
-                    x.span(),
-                    format!(
-                        "[[exclude]] names `{}`, which is not an axis of [matrix]",
-                        axis.as_str()
-                    ),
-                ));
-            };
-            // A sweep's name excludes all its sizes.
-            let matches =
-                a.values.iter().any(|v| v == value || v.starts_with(&format!("{value}:")));
-            if !matches {
-                return Err(errs.at(
-                    x.span(),
-                    format!(
-                        "[[exclude]] {} = \"{value}\" is not a value of that axis: use {}",
-                        axis.as_str(),
-                        choices(&a.values)
-                    ),
-                ));
-            }
+            axis_value(axes, axis.as_str(), value)
+                .map_err(|why| errs.at(x.span(), format!("[[exclude]] {why}")))?;
             rule.push((axis, value.clone()));
         }
         if rule.is_empty() {
@@ -700,6 +680,22 @@ fn exclude(
         out.push(rule);
     }
     Ok(out)
+}
+
+/// The axis called `axis`, when `value` names one of its values ([`herd_store::names_value`]:
+/// a value, or a sweep's name for all its sizes); Err says what the matrix offers instead.
+pub(super) fn axis_value(axes: &[Axis], axis: &str, value: &str) -> Result<AxisName, String> {
+    let Some(a) = axes.iter().find(|a| a.name.as_str() == axis) else {
+        let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+        return Err(format!("`{axis}` is not an axis of [matrix]: use {}", choices(&names)));
+    };
+    if !a.values.iter().any(|v| herd_store::names_value(value, v)) {
+        return Err(format!(
+            "{axis} = \"{value}\" is not a value of that axis: use {}",
+            choices(&a.values)
+        ));
+    }
+    Ok(a.name)
 }
 
 /// The names of one axis; each must resolve.

@@ -9,7 +9,7 @@ use herd_store::{Measure, Published, PublishedFigure};
 
 use super::error::{choices, Errors};
 use super::raw::{RawExperiment, RawFigure};
-use super::{AxisName, Experiment, ExperimentError};
+use super::{Experiment, ExperimentError};
 use crate::load::Shape;
 use crate::matrix::{self, Cell};
 
@@ -39,9 +39,16 @@ pub(super) fn build(
                     ),
                 ));
             };
-            let axis = axis_value(e, axis, value)
+            let name = super::build::axis_value(&e.axes, axis, value)
                 .map_err(|why| errs.at(po.span(), format!("{what}: {why}")))?;
-            Some((axis.as_str().to_owned(), value.clone()))
+            // One cell is the base, not a sweep's every size.
+            if !e.axes.iter().any(|a| a.name == name && a.values.contains(value)) {
+                return Err(errs.at(
+                    po.span(),
+                    format!("{what}: {axis} = \"{value}\" names several values; name one of them"),
+                ));
+            }
+            Some((name.as_str().to_owned(), value.clone()))
         }
     };
     if p.figures.is_empty() {
@@ -105,7 +112,7 @@ fn figure(e: &Experiment, f: &RawFigure) -> Result<PublishedFigure, String> {
     }
     let mut at = Vec::new();
     for (axis, value) in &f.at {
-        at.push((axis_value(e, axis, value)?, value.clone()));
+        at.push((super::build::axis_value(&e.axes, axis, value)?, value.clone()));
     }
     at.sort_by_key(|(axis, _)| e.axes.iter().position(|a| a.name == *axis));
     let at: Vec<(String, String)> =
@@ -132,21 +139,6 @@ fn figure(e: &Experiment, f: &RawFigure) -> Result<PublishedFigure, String> {
         return Err(format!("at {} gives no figure: add one of {}", at_text(&at), choices(&keys)));
     }
     Ok(PublishedFigure { at, ran: f.ran.clone(), note: f.note.clone(), values })
-}
-
-/// The axis named `axis`, when `value` is one of its values (or a sweep's name).
-fn axis_value(e: &Experiment, axis: &str, value: &str) -> Result<AxisName, String> {
-    let Some(a) = e.axes.iter().find(|a| a.name.as_str() == axis) else {
-        let names: Vec<&str> = e.axes.iter().map(|a| a.name.as_str()).collect();
-        return Err(format!("`{axis}` is not an axis of [matrix]: use {}", choices(&names)));
-    };
-    if !a.values.iter().any(|v| v == value || v.starts_with(&format!("{value}:"))) {
-        return Err(format!(
-            "{axis} = \"{value}\" is not a value of that axis: use {}",
-            choices(&a.values)
-        ));
-    }
-    Ok(a.name)
 }
 
 /// Whether today's cell can give the measure the figure gives.
@@ -177,13 +169,8 @@ fn comparable(
         ));
     }
     if let (Measure::Percent, Some((axis, value))) = (measure, percent_of) {
-        let mut want = cell.axis_values();
-        for (a, v) in &mut want {
-            if a == axis {
-                *v = value.clone();
-            }
-        }
-        if !cells.iter().any(|c| c.axis_values() == want) {
+        let here = cell.axis_values();
+        if !cells.iter().any(|c| herd_store::is_sibling(&c.axis_values(), &here, axis, value)) {
             return Err(format!(
                 "percent of {axis} = \"{value}\": cell {} has no such cell beside it (left out by [[exclude]]?)",
                 cell.key

@@ -199,7 +199,7 @@ fn published_figures_are_kept_in_axis_order_with_their_measures() {
     assert_eq!(p.figures[1].note.as_deref(), Some("read off the graph"));
     assert_eq!(p.figures[2].value(herd_store::Measure::ClientsAtPeak), Some(160.0));
     // Stored as JSON and read back whole.
-    assert_eq!(herd_store::Published::from_json(&p.to_json()), Ok(p));
+    assert_eq!(herd_store::Published::from_json(&p.to_json().unwrap()), Ok(p));
     assert_eq!(parse(GOOD, "x.toml").unwrap().published, None);
 }
 
@@ -233,6 +233,10 @@ fn published_figures_that_compare_unlike_things_are_refused() {
             "percent needs [published] percent_of",
         ),
         (format!("{GOOD}\n[published]\nsource = \" \"\n"), "[published] source is empty"),
+        (
+            format!("{GOOD}\n[published]\nsource = \"x\"\npercent_of = {{ workload = \"sizes\" }}\n[[published.figures]]\nat = {{ server = \"herd\" }}\nseconds = 1\n"),
+            "[published] percent_of: workload = \"sizes\" names several values; name one of them",
+        ),
         (format!("{GOOD}\n[published]\nsource = \"x\"\n"), "[published] has no figures"),
         (
             format!("{GOOD}\n[published]\nsource = \"x\"\npercent_of = {{ path = \"direct\" }}\n[[published.figures]]\nat = {{ server = \"herd\" }}\nseconds = 1\n"),

@@ -122,6 +122,12 @@ fn run_in(
     for (k, v) in &versions {
         environment.push((format!("version.{k}"), v.clone()));
     }
+    let published_json = e
+        .published
+        .as_ref()
+        .map(herd_store::Published::to_json)
+        .transpose()
+        .map_err(LabError::Setup)?;
     let exp_id = r.store.begin_experiment(&NewExperiment {
         name: e.name.clone(),
         title: e.title.clone(),
@@ -134,7 +140,7 @@ fn run_in(
         axes: e.axes.iter().map(|a| a.name.as_str().to_string()).collect(),
         environment,
         reference: e.reference.clone(),
-        published_json: e.published.as_ref().map(herd_store::Published::to_json),
+        published_json,
     })?;
 
     let mut planned = all.len() * e.repetitions.min as usize;

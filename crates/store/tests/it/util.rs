@@ -51,7 +51,8 @@ pub(crate) fn new_experiment(name: &str) -> NewExperiment {
                     values: vec![(herd_store::Measure::RequestsPerSecond, 1018.85)],
                 }],
             }
-            .to_json(),
+            .to_json()
+            .unwrap(),
         ),
     }
 }
