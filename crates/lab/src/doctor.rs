@@ -8,7 +8,10 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use herd_drivers::{programs_needed, render, Programs, ServerSpec};
+use herd_drivers::{
+    programs_needed, proxy_programs_needed, render, Programs, ProxyKind, ServerSpec,
+};
+use herd_topo::net::machine;
 use herd_topo::{Captured, Supervisor};
 
 use crate::client::{self, Tool};
@@ -56,22 +59,29 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
             None => missing(&name, &format!("not installed: apt-get install {}", tool.package())),
         });
     }
-    // Tools of the network paths: no bundled experiment needs them yet (issue 6), so a
-    // missing one is a warning, not a failure.
-    for (name, candidates, package) in [
-        ("ip", &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"][..], "iproute2"),
-        ("tc", &["/usr/sbin/tc", "/sbin/tc"][..], "iproute2"),
-        ("nft", &["/usr/sbin/nft"][..], "nftables"),
-        ("iptables", &["/usr/sbin/iptables"][..], "iptables"),
-        ("haproxy", &["/usr/sbin/haproxy"][..], "haproxy"),
-        ("sslh", &["/usr/sbin/sslh"][..], "sslh"),
-    ] {
-        out.push(match candidates.iter().find(|c| Path::new(c).exists()) {
-            Some(p) => ok(name, p),
-            None => warn(
-                name,
+    // What the network paths run: the bundled seed001, seed002 and seed000-100mbit need them,
+    // so a missing one is missing, as preflight would refuse those experiments.
+    for (tool, package) in machine::PATH_TOOLS {
+        let found = machine::find_program(tool);
+        out.push(match found {
+            Some(p) => ok(tool, &p.display().to_string()),
+            // ipvsadm serves lvs-nat only, which needs IP_VS in the kernel.
+            None if tool == "ipvsadm" && !machine::has_ip_vs() => {
+                warn(tool, "not installed; lvs-nat cannot run on this kernel anyway (no IP_VS)")
+            }
+            None => missing(
+                tool,
                 &format!("not installed, needed by network paths: apt-get install {package}"),
             ),
+        });
+    }
+    for kind in ProxyKind::ALL {
+        let what = format!("{} (path {kind})", kind.program().name);
+        let located = Programs::locate(&proxy_programs_needed(kind), herd_exe);
+        out.push(match located.as_ref().map(|p| p.get(kind.program().name)) {
+            Ok(Some(path)) => ok(&what, &path.display().to_string()),
+            Ok(None) => missing(&what, "not located"),
+            Err(e) => missing(&what, &e.to_string()),
         });
     }
     out.push(if Path::new("/proc/self/ns/net").exists() {
@@ -84,7 +94,7 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
         out.extend(qdiscs(scratch));
     } else {
         out.push(warn(
-            "tc qdiscs (tbf, htb, netem)",
+            "tc qdiscs (tbf, netem)",
             "not probed: needs root (run herd doctor as root)",
         ));
     }
@@ -176,7 +186,7 @@ fn servers(herd_exe: &Path, scratch: &Path, sup: &mut Supervisor) -> Vec<Check> 
                 &format!(
                     "{} {}",
                     path.display(),
-                    version.unwrap_or_else(|| "(version unknown)".into())
+                    version.unwrap_or_else(|why| format!("(version unknown: {why})"))
                 ),
             ));
         }
@@ -200,7 +210,8 @@ fn version_of(
     programs: Option<Programs>,
     scratch: &Path,
     sup: &mut Supervisor,
-) -> Option<String> {
+) -> Result<String, String> {
+    let programs = programs.ok_or("another program it needs is not installed")?;
     let spec = ServerSpec {
         kind,
         php,
@@ -209,11 +220,19 @@ fn version_of(
         run_dir: scratch.join("run"),
         workers: None,
         user: None,
-        programs: programs?,
+        programs,
     };
-    let launch = render(&spec).ok()?;
-    let probe = launch.versions.iter().find(|v| v.program == program)?;
-    (probe.parse)(&capture(sup, scratch, &probe.argv).text)
+    let launch = render(&spec).map_err(|e| e.to_string())?;
+    let probe =
+        launch.versions.iter().find(|v| v.program == program).ok_or("the driver has no probe")?;
+    let captured = capture(sup, scratch, &probe.argv);
+    (probe.parse)(&captured.text).ok_or_else(|| {
+        let first = captured.text.lines().next().unwrap_or("no output").trim().to_owned();
+        match captured.failure {
+            Some(how) => format!("{how}: {first}"),
+            None => format!("unreadable: {first}"),
+        }
+    })
 }
 
 fn capture(sup: &mut Supervisor, scratch: &Path, argv: &[OsString]) -> Captured {
@@ -233,25 +252,19 @@ fn ip_vs() -> Check {
 fn qdiscs(scratch: &Path) -> Vec<Check> {
     let probed = match herd_topo::net::machine::probe_qdiscs(scratch) {
         Ok(p) => p,
-        Err(why) => {
-            return vec![warn("tc qdiscs (tbf, htb, netem)", &format!("not probed: {why}"))]
-        }
+        Err(why) => return vec![warn("tc qdiscs (tbf, netem)", &format!("not probed: {why}"))],
     };
     probed
         .into_iter()
         .map(|(qdisc, result)| {
-            let instead = match qdisc {
-                "tbf" => "link rates cannot be shaped",
-                "htb" => "use tbf for link rates",
-                _ => "links with delay or loss are refused, never run unshaped",
-            };
+            let what = format!("tc qdisc {}", qdisc.name());
             match result {
                 // A kernel feature herd cannot install: a warning with the consequence.
                 Err(why) => warn(
-                    &format!("tc qdisc {qdisc}"),
-                    &format!("not available in this kernel ({why}): {instead}"),
+                    &what,
+                    &format!("not available in this kernel ({why}): {}", qdisc.consequence()),
                 ),
-                Ok(()) => ok(&format!("tc qdisc {qdisc}"), "available"),
+                Ok(()) => ok(&what, "available"),
             }
         })
         .collect()

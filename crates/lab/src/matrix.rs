@@ -37,6 +37,11 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// Its value on `axis`, if the matrix has that axis.
+    pub fn axis(&self, axis: AxisName) -> Option<&str> {
+        self.values.iter().find(|(a, _)| *a == axis).map(|(_, v)| v.as_str())
+    }
+
     /// Its axis values as the store keeps them (`("server", "nginx")` …), which published
     /// figures are matched against.
     pub fn axis_values(&self) -> Vec<(String, String)> {

@@ -123,18 +123,23 @@ impl fmt::Display for CpuSet {
 /// exist, whatever herd's own affinity (under `taskset -c 0`, CPU 1 is still a CPU a server
 /// may be pinned to). Falls back to 0..available_parallelism when the file is unreadable.
 pub fn online() -> Vec<usize> {
-    let from_sys = std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|t| CpuSet::parse(t.trim()).ok());
-    match from_sys {
+    let sys = std::fs::read_to_string("/sys/devices/system/cpu/online").ok();
+    online_from(sys.as_deref(), usable_cpus())
+}
+
+/// The CPUs the kernel's online list names; without a readable list, 0..fallback.
+fn online_from(sys: Option<&str>, fallback: usize) -> Vec<usize> {
+    match sys.and_then(|t| CpuSet::parse(t.trim()).ok()) {
         Some(CpuSet::Only(cpus)) => cpus,
-        _ => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+        _ => (0..fallback.max(1)).collect(),
     }
 }
 
-/// How many CPUs are online.
-pub fn online_cpus() -> usize {
-    online().len()
+/// How many CPUs an unpinned child of herd may use: herd's own affinity and cgroup limit
+/// (`available_parallelism`), not the machine's count, which under `taskset` or a CPU-limited
+/// container would overstate a client's capacity.
+pub fn usable_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 #[cfg(test)]
@@ -167,10 +172,12 @@ mod tests {
     }
 
     #[test]
-    fn online_cpus_ignore_herds_own_affinity() {
-        // The test may run pinned; the machine's CPUs are still all online ones.
-        let online = online();
-        assert!(!online.is_empty());
-        assert!(online.len() >= std::thread::available_parallelism().map_or(1, |n| n.get()));
+    fn online_cpus_come_from_the_kernels_list_not_from_herds_affinity() {
+        // CPU 1 offline: the list says so, whatever herd's own affinity allows.
+        assert_eq!(online_from(Some("0,2-3\n"), 1), [0, 2, 3]);
+        // Unreadable or unparsable: what herd may use.
+        assert_eq!(online_from(None, 2), [0, 1]);
+        assert_eq!(online_from(Some("garbage"), 3), [0, 1, 2]);
+        assert_eq!(online_from(None, 0), [0]);
     }
 }

@@ -133,17 +133,15 @@ fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
     }
 }
 
-/// Kills what runs in the herd namespace `name` and deletes it.
+/// Kills what runs in the herd namespace `name` and deletes it ([`netns::remove`]).
 fn remove_netns(name: &str, out: &mut Cleaned) {
-    for pid in netns::sweep(name, Duration::from_secs(3)) {
-        out.stopped.push((pid, format!("a process in {name}")));
-    }
-    match netns::delete(name) {
-        Ok(()) => out.namespaces.push(name.to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => out.errors.push((
-            netns::path(name),
-            "removing a network namespace needs root: run `sudo herd lab clean`".into(),
-        )),
+    match netns::remove(name, Duration::from_secs(3)) {
+        Ok(killed) => {
+            for pid in killed {
+                out.stopped.push((pid, format!("a process in {name}")));
+            }
+            out.namespaces.push(name.to_string());
+        }
         Err(e) => out.errors.push((netns::path(name), e.to_string())),
     }
 }

@@ -4,7 +4,7 @@
 //! process running inside. The proxy paths are the lab's (it starts their programs): they are
 //! tested there.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -218,7 +218,7 @@ fn an_existing_namespace_is_not_taken_over() {
     let plan = Plan::for_path(&tag(), Path::Direct, PORT, None).unwrap();
     let first = apply(&plan, None, &dir).unwrap();
     let err = apply(&plan, None, &dir).unwrap_err();
-    assert!(matches!(err, TopologyError::Exists(_)), "{err}");
+    assert!(matches!(err, TopologyError::Exists { .. }), "{err}");
     assert!(err.to_string().contains("herd lab clean"), "{err}");
     // The refusal removed nothing of the first.
     for &h in &plan.hosts {

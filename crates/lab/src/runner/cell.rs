@@ -473,7 +473,7 @@ fn measure(
             cpu_seconds,
             wall: finished.elapsed,
             threads,
-            cpus: e.client_cpus.cpus().map_or_else(herd_topo::cpuset::online_cpus, <[usize]>::len),
+            cpus: e.client_cpus.cpus().map_or_else(herd_topo::cpuset::usable_cpus, <[usize]>::len),
         };
         verdict = client::judge_by_cpu(cell.client, &cpu);
         if verdict.is_some() {

@@ -69,7 +69,7 @@ impl Place {
             tries += 1;
             match apply(&plan, registry, scratch) {
                 Ok(topology) => break (plan, topology),
-                Err(TopologyError::Exists(_)) if tries < 100 => continue,
+                Err(TopologyError::Exists { .. }) if tries < 100 => continue,
                 Err(e) => return Err(e.to_string()),
             }
         };

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use herd_drivers::{programs_needed, proxy_programs_needed, Programs, ProxyKind};
 use herd_topo::cpuset::online;
-use herd_topo::net::{machine, Path as NetPath};
+use herd_topo::net::machine::{self, Qdisc};
+use herd_topo::net::Path as NetPath;
 use herd_topo::{CpuSet, Supervisor};
 
 use crate::client::{self, Tool};
@@ -91,7 +92,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         if !lacking.is_empty() {
             return Err(LabError::Unsupported(lacking));
         }
-        netem(cells)?;
+        qdiscs(cells)?;
     }
     let online = online();
     let mut sets: Vec<&CpuSet> = cells.iter().map(|c| &c.server_cpus).collect();
@@ -117,31 +118,56 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     Ok(Ready { programs, clients, user, proxies })
 }
 
-/// Links with a delay or a loss rate need tc netem: the kernel is asked (a probe on a scratch
-/// link), and without it such cells are refused, never run unshaped.
-fn netem(cells: &[Cell]) -> Result<(), LabError> {
-    let mut links: Vec<String> = cells
-        .iter()
-        .filter(|c| c.link.as_ref().is_some_and(|l| l.needs_netem()))
-        .filter_map(|c| c.values.iter().find(|(a, _)| *a == AxisName::Link).map(|(_, v)| v.clone()))
-        .collect();
-    links.sort();
-    links.dedup();
-    if links.is_empty() {
+/// A link's rate needs tc tbf, a delay or loss tc netem: the kernel is asked (a probe on a
+/// scratch link), and without the qdisc such cells are refused, never run unshaped.
+fn qdiscs(cells: &[Cell]) -> Result<(), LabError> {
+    // qdisc → the link values that need it
+    let mut needed: Vec<(Qdisc, Vec<String>)> = Vec::new();
+    for c in cells {
+        let (Some(link), Some(text)) = (&c.link, c.axis(AxisName::Link)) else { continue };
+        for (q, wanted) in
+            [(Qdisc::Tbf, link.rate_bits.is_some()), (Qdisc::Netem, link.needs_netem())]
+        {
+            if !wanted {
+                continue;
+            }
+            match needed.iter_mut().find(|(n, _)| *n == q) {
+                Some((_, links)) if links.iter().any(|l| l == text) => {}
+                Some((_, links)) => links.push(text.to_owned()),
+                None => needed.push((q, vec![text.to_owned()])),
+            }
+        }
+    }
+    if needed.is_empty() {
         return Ok(());
     }
-    let listed = links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ");
-    let why = match machine::probe_qdiscs(&std::env::temp_dir()) {
-        Ok(probed) => match probed.into_iter().find(|(q, _)| *q == "netem") {
-            Some((_, Ok(()))) => return Ok(()),
-            Some((_, Err(tc))) => format!("this kernel has no tc netem ({tc})"),
-            None => "netem was not probed".to_owned(),
-        },
-        Err(probe) => format!("whether this kernel has tc netem could not be probed: {probe}"),
-    };
-    Err(LabError::Unsupported(vec![format!(
-        "link {listed}: delay and loss need tc netem, and {why}: such cells are refused, never run unshaped; keep only a rate (e.g. 100mbit), or run on a kernel with sch_netem (CONFIG_NET_SCH_NETEM)"
-    )]))
+    let probed = machine::probe_qdiscs(&std::env::temp_dir()).map_err(|why| {
+        LabError::Unsupported(vec![format!(
+            "whether this kernel can shape links could not be probed: {why}"
+        )])
+    })?;
+    let refused: Vec<String> = needed
+        .iter()
+        .filter_map(|(q, links)| {
+            let (_, Err(tc)) = probed.iter().find(|(p, _)| p == q)? else { return None };
+            let listed = links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ");
+            Some(format!(
+                "link {listed}: needs tc {}, and this kernel has no tc {} ({tc}): {}; {}",
+                q.name(),
+                q.name(),
+                q.consequence(),
+                match q {
+                    Qdisc::Tbf => "leave `link` out, or run on a kernel with sch_tbf (CONFIG_NET_SCH_TBF)",
+                    Qdisc::Netem => "keep only a rate (e.g. 100mbit), or run on a kernel with sch_netem (CONFIG_NET_SCH_NETEM)",
+                }
+            ))
+        })
+        .collect();
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(LabError::Unsupported(refused))
+    }
 }
 
 /// Asks each distinct program its version once: program path → version (or `unknown: …`).

@@ -33,60 +33,101 @@ pub fn has_ip_vs() -> bool {
         || FsPath::new(&module_dir).exists()
 }
 
+/// The programs the plans' commands name, with the Debian package of each; `ethtool` only
+/// for shaped links, `ipvsadm` only for lvs-nat.
+pub const PATH_TOOLS: [(&str, &str); 7] = [
+    ("ip", "iproute2"),
+    ("tc", "iproute2"),
+    ("sysctl", "procps"),
+    ("nft", "nftables"),
+    ("iptables", "iptables"),
+    ("ethtool", "ethtool"),
+    ("ipvsadm", "ipvsadm"),
+];
+
 /// What `paths` (with `shaped` links) need that this machine lacks, each as a sentence that
 /// says what to do. Programs the lab starts on the router (HAProxy, nginx, sslh) are the
 /// drivers' to find; they are not checked here.
 pub fn missing_for(paths: &[Path], shaped: Option<&Shaping>) -> Vec<String> {
     let mut out = Vec::new();
-    for tool in ["ip", "tc", "sysctl"] {
-        if find_program(tool).is_none() {
-            out.push(format!(
-                "network paths need `{tool}`: apt-get install {}",
-                if tool == "sysctl" { "procps" } else { "iproute2" }
-            ));
-        }
-    }
     let mut push = |text: String| {
         if !out.contains(&text) {
             out.push(text);
         }
     };
+    let lacks = |tool: &str| find_program(tool).is_none();
+    let need_tool = |tool: &str, why: &str| {
+        let package = PATH_TOOLS.iter().find(|(t, _)| *t == tool).map_or(tool, |(_, p)| p);
+        format!("{why} need `{tool}`: apt-get install {package}")
+    };
+    for tool in ["ip", "tc", "sysctl"] {
+        if lacks(tool) {
+            push(need_tool(tool, "network paths"));
+        }
+    }
+    let met = |need: Need| match need {
+        Need::Nft => !lacks("nft"),
+        Need::Iptables => !lacks("iptables"),
+        Need::IpVs => has_ip_vs(),
+    };
     for &p in paths {
-        let lacking = match p.needs() {
-            Some(Need::Nft) => find_program("nft").is_none(),
-            Some(Need::Iptables) => find_program("iptables").is_none(),
-            Some(Need::IpVs) => !has_ip_vs(),
-            // The router programs: located by the lab with the drivers.
-            Some(Need::Ethtool) | None => false,
-        };
-        if let (true, Some(need)) = (lacking, p.needs()) {
+        if let Some(need) = p.needs().filter(|&n| !met(n)) {
             push(need.missing(p));
         }
-        if p == Path::LvsNat && has_ip_vs() && find_program("ipvsadm").is_none() {
-            push("lvs-nat needs ipvsadm: apt-get install ipvsadm".into());
+        if p == Path::LvsNat && has_ip_vs() && lacks("ipvsadm") {
+            push(need_tool("ipvsadm", "lvs-nat"));
         }
-        if shaped.is_some() && find_program("ethtool").is_none() {
-            push(Need::Ethtool.missing(p));
-        }
+    }
+    if shaped.is_some() && lacks("ethtool") {
+        push(need_tool("ethtool", "shaped links (offloads off)"));
     }
     out
 }
 
-/// A probed qdisc: its name, and Ok or what tc said.
-pub type QdiscProbe = (&'static str, Result<(), String>);
+/// A queueing discipline the lab puts on a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Qdisc {
+    /// A link's rate.
+    Tbf,
+    /// A link's delay and loss.
+    Netem,
+}
 
-/// The qdiscs the lab may put on a link, each with arguments that make a valid one.
-const QDISC_PROBES: [(&str, &[&str]); 3] = [
-    ("tbf", &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"]),
-    ("htb", &["htb", "default", "1"]),
-    ("netem", &["netem", "delay", "1ms"]),
-];
+impl Qdisc {
+    pub const ALL: [Qdisc; 2] = [Qdisc::Tbf, Qdisc::Netem];
 
-/// Puts each qdisc the lab uses (tbf, htb, netem) on a veth link in a scratch namespace,
-/// `herd-<pid>-probe` (deleted afterwards; `herd lab clean` removes it should herd die
-/// meanwhile), because only the kernel knows what it has: a kernel without modules has no
-/// file that says. Each qdisc with Ok, or Err with what tc said; Err when the probe itself
-/// could not be set up (not root, no `ip` or `tc`). Needs root.
+    pub fn name(self) -> &'static str {
+        match self {
+            Qdisc::Tbf => "tbf",
+            Qdisc::Netem => "netem",
+        }
+    }
+
+    /// What the lab cannot do without it.
+    pub fn consequence(self) -> &'static str {
+        match self {
+            Qdisc::Tbf => "links with a rate are refused, never run unshaped",
+            Qdisc::Netem => "links with delay or loss are refused, never run unshaped",
+        }
+    }
+
+    /// Arguments that make a valid one.
+    fn probe_args(self) -> &'static [&'static str] {
+        match self {
+            Qdisc::Tbf => &["tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms"],
+            Qdisc::Netem => &["netem", "delay", "1ms"],
+        }
+    }
+}
+
+/// A probed qdisc, and Ok or what tc said.
+pub type QdiscProbe = (Qdisc, Result<(), String>);
+
+/// Puts each [`Qdisc`] on a veth link in a scratch namespace, `herd-<pid>-probe` (deleted
+/// afterwards; `herd lab clean` removes it should herd die meanwhile), because only the
+/// kernel knows what it has: a kernel without modules has no file that says. Each qdisc
+/// with Ok, or Err with what tc said; Err when the probe itself could not be set up or
+/// cleaned up (not root, no `ip` or `tc`). Needs root.
 pub fn probe_qdiscs(scratch: &FsPath) -> Result<Vec<QdiscProbe>, String> {
     let (Some(ip), Some(tc)) = (find_program("ip"), find_program("tc")) else {
         return Err("ip or tc is missing (apt-get install iproute2)".into());
@@ -94,42 +135,35 @@ pub fn probe_qdiscs(scratch: &FsPath) -> Result<Vec<QdiscProbe>, String> {
     let ns = format!("herd-{}-probe", std::process::id());
     let mut sup = crate::proc::Supervisor::new(None);
     let log = scratch.join(format!("{ns}.log"));
-    let mut run = |args: Vec<std::ffi::OsString>| {
+    let mut run = |program: &PathBuf, rest: &[&str]| {
+        let mut args = vec![program.clone().into_os_string()];
+        args.extend(rest.iter().map(Into::into));
         sup.capture("probe", &args, &log, std::time::Duration::from_secs(10)).into_result()
     };
-    let os = |a: &[&str]| -> Vec<std::ffi::OsString> { a.iter().map(Into::into).collect() };
-    let with = |program: &PathBuf, rest: &[&str]| {
-        let mut v = vec![program.clone().into_os_string()];
-        v.extend(os(rest));
-        v
-    };
-    run(with(&ip, &["netns", "add", &ns]))
+    run(&ip, &["netns", "add", &ns])
         .map_err(|why| format!("cannot create a scratch network namespace: {}", why.trim()))?;
     // A veth pair, not a dummy link: veth is what the lab shapes, and some kernels have no
     // dummy driver.
-    let veth = run(with(
-        &ip,
-        &["-n", &ns, "link", "add", "herd-p0", "type", "veth", "peer", "name", "herd-p1"],
-    ));
+    let veth =
+        run(&ip, &["-n", &ns, "link", "add", "herd-p0", "type", "veth", "peer", "name", "herd-p1"]);
     let result = match veth {
         Err(why) => Err(format!("cannot create a veth pair: {}", why.trim())),
-        Ok(_) => Ok(QDISC_PROBES
-            .iter()
-            .map(|(name, args)| {
+        Ok(_) => Ok(Qdisc::ALL
+            .into_iter()
+            .map(|q| {
                 let mut a = vec!["-n", ns.as_str(), "qdisc", "replace", "dev", "herd-p0", "root"];
-                a.extend_from_slice(args);
-                (*name, run(with(&tc, &a)).map(|_| ()).map_err(|why| why.trim().to_owned()))
+                a.extend_from_slice(q.probe_args());
+                (q, run(&tc, &a).map(|_| ()).map_err(|why| why.trim().to_owned()))
             })
             .collect()),
     };
-    let deleted = super::netns::delete(&ns);
-    // Read back by `capture` on failure only; the results are in hand.
-    let _ = std::fs::remove_file(&log);
+    let deleted = super::netns::delete(&ns).map_err(|why| {
+        format!("could not delete the scratch namespace {ns} ({why}): run `herd lab clean`")
+    });
     match (result, deleted) {
         (Ok(r), Ok(())) => Ok(r),
-        (Err(e), _) => Err(e),
-        (Ok(_), Err(why)) => Err(format!(
-            "could not delete the scratch namespace {ns} ({why}): run `herd lab clean`"
-        )),
+        (Err(e), Ok(())) => Err(e),
+        (Ok(_), Err(d)) => Err(d),
+        (Err(e), Err(d)) => Err(format!("{e}; and {d}")),
     }
 }

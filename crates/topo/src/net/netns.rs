@@ -117,6 +117,44 @@ pub fn sweep(name: &str, grace: Duration) -> Vec<u32> {
     }
 }
 
+/// Why [`remove`] left a namespace.
+#[derive(Debug)]
+pub enum RemoveError {
+    /// Processes survived SIGKILL (stuck in the kernel): the name is kept, since deleting it
+    /// would leave the namespace alive with nothing to find it by.
+    Survivors(Vec<u32>),
+    /// The name could not be deleted.
+    Delete(io::Error),
+}
+
+impl std::fmt::Display for RemoveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemoveError::Survivors(pids) => write!(
+                f,
+                "processes {pids:?} survived SIGKILL (stuck in the kernel?); it is kept for `herd lab clean`"
+            ),
+            RemoveError::Delete(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                f.write_str("removing a network namespace needs root: run `sudo herd lab clean`")
+            }
+            RemoveError::Delete(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Kills what runs in the herd namespace `name` ([`sweep`], for up to `grace`) and deletes
+/// it: what teardown and `herd lab clean` both do. Ok with the PIDs killed.
+pub fn remove(name: &str, grace: Duration) -> Result<Vec<u32>, RemoveError> {
+    let killed = sweep(name, grace);
+    let own = std::process::id();
+    let left: Vec<u32> = pids(name).into_iter().filter(|&p| p != own).collect();
+    if !left.is_empty() {
+        return Err(RemoveError::Survivors(left));
+    }
+    delete(name).map_err(RemoveError::Delete)?;
+    Ok(killed)
+}
+
 /// Deletes the namespace `name` as `ip netns delete` does: unmount its file, remove it. The
 /// kernel frees the namespace, and with it every link, address, rule and qdisc made inside,
 /// once no process is left in it (see [`sweep`]).

@@ -39,8 +39,6 @@ pub enum Need {
     IpVs,
     Nft,
     Iptables,
-    /// To turn offloads off on a shaped link.
-    Ethtool,
 }
 
 impl Path {
@@ -82,7 +80,7 @@ impl Path {
     }
 
     /// What the path needs beyond `ip` and `tc` (a shaped link also needs `ethtool`:
-    /// [`Need::Ethtool`]).
+    /// [`machine::missing_for`](super::machine::missing_for)).
     pub fn needs(self) -> Option<Need> {
         match self {
             Path::Direct | Path::Routed => None,
@@ -110,7 +108,6 @@ impl Need {
             ),
             Need::Nft => format!("{p} needs nft: apt-get install nftables"),
             Need::Iptables => format!("{p} needs iptables: apt-get install iptables"),
-            Need::Ethtool => format!("{p} with a shaped link needs ethtool: apt-get install ethtool"),
         }
     }
 }

@@ -35,10 +35,10 @@ pub struct Topology {
 /// Why a path could not be built. Whatever was made before the failure is gone again.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
-    #[error("network namespace {0} already exists (left by a crashed run?): run `herd lab clean`")]
-    Exists(String),
-    #[error("cannot record network namespace {netns} in the run's registry {dir}, so `herd lab clean` could not remove it after a crash: {source}")]
-    Registry { netns: String, dir: PathBuf, source: io::Error },
+    #[error("network namespace {netns} already exists (left by a crashed run?): run `herd lab clean`{cleanup}")]
+    Exists { netns: String, cleanup: String },
+    #[error("cannot record network namespace {netns} in the run's registry {dir}, so `herd lab clean` could not remove it after a crash: {source}{cleanup}")]
+    Registry { netns: String, dir: PathBuf, source: io::Error, cleanup: String },
     #[error("building the {path} path failed at `{command}`: {how}{cleanup}")]
     Step { path: String, command: String, how: String, cleanup: String },
 }
@@ -77,17 +77,14 @@ pub fn apply(
     for &h in &plan.hosts {
         let name = plan.netns(h);
         if netns::exists(&name) {
-            topo.teardown();
-            return Err(TopologyError::Exists(name));
+            let cleanup = cleanup_note(&topo.teardown());
+            return Err(TopologyError::Exists { netns: name, cleanup });
         }
         if let Some(r) = registry {
             if let Err(source) = r.record_netns(&name) {
-                topo.teardown();
-                return Err(TopologyError::Registry {
-                    netns: name,
-                    dir: r.dir().to_path_buf(),
-                    source,
-                });
+                let cleanup = cleanup_note(&topo.teardown());
+                let dir = r.dir().to_path_buf();
+                return Err(TopologyError::Registry { netns: name, dir, source, cleanup });
             }
         }
         // Counted as made before the command runs: a half-made namespace is deleted too.
@@ -118,18 +115,7 @@ impl Topology {
     pub fn teardown(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
         while let Some(name) = self.made.pop() {
-            netns::sweep(&name, SWEEP_GRACE);
-            let left: Vec<u32> =
-                netns::pids(&name).into_iter().filter(|&p| p != std::process::id()).collect();
-            if !left.is_empty() {
-                // Deleting the name now would leave the namespace alive with nothing to find
-                // it by: it stays named, for `herd lab clean` once they have gone.
-                problems.push(format!(
-                    "{name}: processes {left:?} survived SIGKILL (stuck in the kernel?); it is kept for `herd lab clean`"
-                ));
-                continue;
-            }
-            if let Err(e) = netns::delete(&name) {
+            if let Err(e) = netns::remove(&name, SWEEP_GRACE) {
                 problems.push(format!("{name}: {e}"));
             }
         }
