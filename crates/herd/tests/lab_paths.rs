@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use util::{herd, tempdir};
+use util::{herd, lab_run, tempdir};
 
 fn require_root() {
     // SAFETY: geteuid has no preconditions.
@@ -113,11 +113,7 @@ fn write(dir: &Path, text: &str) -> PathBuf {
 }
 
 fn spawn_lab(dir: &Path, file: &Path, stderr: &Path) -> Child {
-    herd()
-        .env("TMPDIR", dir)
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .arg(file)
+    lab_run(dir, file)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(stderr).unwrap())
         .spawn()
@@ -250,13 +246,7 @@ fn an_unsupported_path_is_refused_before_anything_runs() {
         &dir,
         &experiment(&["direct", "lvs-nat"], "requests = 10\nconcurrency = 1", "calibrate = false"),
     );
-    let out = herd()
-        .env("TMPDIR", &dir)
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     if herd_topo::net::machine::has_ip_vs() {
         // A kernel with IP_VS: refused only for a missing ipvsadm, or it runs.

@@ -7,7 +7,7 @@
 
 mod util;
 
-use util::{herd, tempdir};
+use util::{lab_run, tempdir};
 
 fn run_experiment(tag: &str, text: &str) -> String {
     run_experiment_stored(tag, text).0
@@ -18,13 +18,7 @@ fn run_experiment_stored(tag: &str, text: &str) -> (String, herd_store::StoredEx
     let dir = tempdir(tag);
     let file = dir.join("x.toml");
     std::fs::write(&file, text).unwrap();
-    let out = herd()
-        .env("TMPDIR", &dir)
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "exit {:?}\n{stdout}\n{stderr}", out.status.code());

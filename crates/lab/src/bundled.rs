@@ -8,33 +8,25 @@ pub struct Bundled {
     pub text: &'static str,
 }
 
+/// `experiments/NAME.toml` as a [`Bundled`] called NAME: the name written once.
+macro_rules! bundled {
+    ($name:literal) => {
+        Bundled {
+            name: $name,
+            text: include_str!(concat!("../../../experiments/", $name, ".toml")),
+        }
+    };
+}
+
 /// Every bundled experiment, the quick start first.
 pub const BUNDLED: &[Bundled] = &[
-    Bundled { name: "quickstart", text: include_str!("../../../experiments/quickstart.toml") },
-    Bundled {
-        name: "seed000-lighttpd",
-        text: include_str!("../../../experiments/seed000-lighttpd.toml"),
-    },
-    Bundled {
-        name: "seed000-100mbit",
-        text: include_str!("../../../experiments/seed000-100mbit.toml"),
-    },
-    Bundled {
-        name: "seed001-router-overhead",
-        text: include_str!("../../../experiments/seed001-router-overhead.toml"),
-    },
-    Bundled {
-        name: "seed002-size-sweep",
-        text: include_str!("../../../experiments/seed002-size-sweep.toml"),
-    },
-    Bundled {
-        name: "seed003-dynamic",
-        text: include_str!("../../../experiments/seed003-dynamic.toml"),
-    },
-    Bundled {
-        name: "seed004-webbench-ramp",
-        text: include_str!("../../../experiments/seed004-webbench-ramp.toml"),
-    },
+    bundled!("quickstart"),
+    bundled!("seed000-lighttpd"),
+    bundled!("seed000-100mbit"),
+    bundled!("seed001-router-overhead"),
+    bundled!("seed002-size-sweep"),
+    bundled!("seed003-dynamic"),
+    bundled!("seed004-webbench-ramp"),
 ];
 
 /// The bundled experiment called `name`.
@@ -52,6 +44,18 @@ mod tests {
             let e = crate::experiment::parse(b.text, &format!("bundled:{}", b.name)).unwrap();
             assert_eq!(e.name, b.name);
             assert!(!crate::matrix::cells(&e).is_empty());
+        }
+    }
+
+    #[test]
+    fn every_file_in_experiments_is_bundled() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                assert!(find(&name).is_some(), "experiments/{name}.toml is not in BUNDLED");
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ pub enum LabError {
     Experiment(#[from] crate::experiment::ExperimentError),
     #[error("missing programs:\n  {}\nhint: run `herd doctor` for everything this machine lacks", .0.join("\n  "))]
     Missing(Vec<String>),
-    #[error("this machine cannot run every cell:\n  {}", .0.join("\n  "))]
+    #[error("this machine cannot run this experiment (nothing ran):\n  {}\nhint: run `herd doctor` for what this machine has", .0.join("\n  "))]
     Unsupported(Vec<String>),
     #[error("{0}")]
     Cpus(String),

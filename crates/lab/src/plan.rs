@@ -62,8 +62,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     );
     match (&e.reference, &e.published) {
         (r, Some(p)) => {
-            let cells = crate::matrix::cells(e);
-            let with = cells
+            let with = all
                 .iter()
                 .filter(|c| p.figures.iter().any(|f| f.matches(&c.axis_values())))
                 .count();
@@ -72,7 +71,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 s,
                 "published figures: {name}{} of them, beside {with} of {} cells in the report ({})",
                 p.figures.len(),
-                cells.len(),
+                all.len(),
                 p.source
             );
         }
@@ -84,19 +83,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
 
     let _ = writeln!(s, "\nservers");
     for (name, def) in &e.servers {
-        let needed = programs_needed(def.kind, def.php);
-        let (programs, missing) = match Programs::locate(&needed, herd_exe) {
-            Ok(p) => (p, None),
-            Err(err) => {
-                let fallback = needed.iter().map(|p| {
-                    (
-                        p.name,
-                        p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from),
-                    )
-                });
-                (Programs::from_paths(fallback), Some(err.to_string()))
-            }
-        };
+        let (programs, missing) = located_or_shown(&programs_needed(def.kind, def.php), herd_exe);
         let spec = ServerSpec {
             kind: def.kind,
             php: def.php,
@@ -247,15 +234,30 @@ fn write_paths(s: &mut String, cells: &[crate::matrix::Cell], herd_exe: &Path) {
     }
 }
 
+/// The programs `needed`, where they are installed here, or where Debian puts them with the
+/// reason they are not (the plan still shows them, marked NOT INSTALLED HERE).
+fn located_or_shown(
+    needed: &[&'static herd_drivers::Program],
+    herd_exe: &Path,
+) -> (Programs, Option<String>) {
+    match Programs::locate(needed, herd_exe) {
+        Ok(p) => (p, None),
+        Err(err) => {
+            let fallback = needed.iter().map(|p| {
+                (p.name, p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from))
+            });
+            (Programs::from_paths(fallback), Some(err.to_string()))
+        }
+    }
+}
+
 /// The router program of a proxy path: its command line (in the router's namespace) and
 /// config, as the runner renders them.
 fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
-    let needed = proxy_programs_needed(kind);
-    let programs = Programs::locate(&needed, herd_exe).unwrap_or_else(|_| {
-        Programs::from_paths(needed.iter().map(|p| {
-            (p.name, p.candidates.first().map_or_else(|| PathBuf::from(p.name), PathBuf::from))
-        }))
-    });
+    let (programs, missing) = located_or_shown(&proxy_programs_needed(kind), herd_exe);
+    if let Some(m) = missing {
+        let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
+    }
     let addr = |a| SocketAddr::from((a, PATH_PORT));
     let backends: Vec<SocketAddr> = plan.server_addrs.iter().map(|&a| addr(a)).collect();
     let spec = ProxySpec {

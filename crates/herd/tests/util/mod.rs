@@ -14,6 +14,17 @@ pub fn herd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_herd"))
 }
 
+/// `herd lab run FILE` with its run directories under `dir` (TMPDIR) and its store
+/// `dir/r.db`, no progress bar.
+pub fn lab_run(dir: &Path, file: &Path) -> Command {
+    let mut cmd = herd();
+    cmd.env("TMPDIR", dir)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(file);
+    cmd
+}
+
 /// The real ApacheBench. Never skipped: a missing ab fails with what to install.
 pub fn real_ab() -> Command {
     let path = Path::new("/usr/bin/ab");

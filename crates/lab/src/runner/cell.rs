@@ -583,8 +583,11 @@ fn start_router(
         .map_err(|err| fail(err.to_string()))?;
     let waiting = Waiting { pid, name: &p.name, log: &p.log };
     wait_ready(&launch.ready, place, Host::Router, e.runner.ready_timeout, sup, &waiting, ctx)?;
-    let version =
-        launch.versions.first().map(|v| version(v, sup, dir, versions)).unwrap_or_default();
+    // Every proxy driver gives a version probe; "n/a" as for a server process without one.
+    let version = launch
+        .versions
+        .first()
+        .map_or_else(|| "n/a".to_owned(), |v| version(v, sup, dir, versions));
     let record = ServerRecord {
         name: format!("router:{kind}"),
         program: kind.program().name.to_string(),
