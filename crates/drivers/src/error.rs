@@ -41,7 +41,7 @@ pub enum DriverError {
     #[error("{proxy} has no backend to forward to: give it at least one server address")]
     NoBackends { proxy: &'static str },
 
-    /// sslh forwards each protocol to one address.
+    /// sslh and nginx-proxy forward to one address (they do not balance).
     #[error("{proxy} forwards to one server ({given} given): balance with haproxy-tcp or nft-numgen instead")]
     OneBackendOnly { proxy: &'static str, given: usize },
 

@@ -23,7 +23,7 @@ use crate::spec::ServerSpec;
 use crate::version::{word_with_prefix, VersionProbe};
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
-    if let Some(n) = spec.workers.filter(|_| !spec.kind.takes_workers()) {
+    if let Some(n) = spec.workers {
         return Err(DriverError::WorkersNotSupported {
             server: spec.kind.name().to_owned(),
             workers: n.get(),

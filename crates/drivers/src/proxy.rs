@@ -129,13 +129,15 @@ pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
     if let Some(port0) = spec.backends.iter().find(|b| b.port() == 0) {
         return Err(DriverError::PortZero { addr: *port0 });
     }
+    // What does not balance forwards to one server: the lab gives it one, and a second
+    // would be a setup nobody measures (nginx would also need a shared upstream zone).
+    if !spec.kind.balances() && spec.backends.len() > 1 {
+        return Err(DriverError::OneBackendOnly {
+            proxy: spec.kind.name(),
+            given: spec.backends.len(),
+        });
+    }
     if spec.kind.is_sslh() {
-        if spec.backends.len() > 1 {
-            return Err(DriverError::OneBackendOnly {
-                proxy: spec.kind.name(),
-                given: spec.backends.len(),
-            });
-        }
         if let Some(n) = spec.workers {
             return Err(DriverError::WorkersNotSupported {
                 server: spec.kind.name().to_owned(),
@@ -204,10 +206,6 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launc
     let user = places.user.as_ref().map(|u| format!("user {u};")).unwrap_or_default();
     let workers = spec.workers.map_or_else(|| "auto".to_owned(), |n| n.to_string());
     let servers: Vec<String> = spec.backends.iter().map(|b| format!("server {b};")).collect();
-    // Without a zone each worker keeps its own round-robin position, so with several workers
-    // the backends are not taken in turn. With one backend (the lab's nginx-proxy path) there
-    // is no turn to share, and no zone keeps the measured setup free of the zone's lock.
-    let zone = if spec.backends.len() > 1 { "zone be 64k;" } else { "" };
     let contents = fill(
         NGINX_TEMPLATE,
         &[
@@ -215,7 +213,6 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launc
             ("USER", &user),
             ("WORKERS", &workers),
             ("LISTEN", &spec.listen.to_string()),
-            ("ZONE", zone),
             ("SERVERS", &servers.join("\n")),
         ],
     );
@@ -317,7 +314,7 @@ mod tests {
     fn every_kind_renders_under_its_run_dir_with_its_probe() {
         for kind in ProxyKind::ALL {
             let mut s = proxy_spec(kind);
-            if !kind.is_sslh() {
+            if kind.balances() {
                 s.backends.push("198.18.2.3:80".parse().unwrap());
             }
             let l = render_proxy(&s).unwrap();
@@ -394,19 +391,13 @@ mod tests {
     }
 
     #[test]
-    fn nginx_shares_its_round_robin_only_over_several_backends() {
-        let mut s = proxy_spec(ProxyKind::NginxProxy);
-        let one = render_proxy(&s).unwrap().files[0].contents.clone();
-        assert!(!directives(&one).any(|l| l.starts_with("zone ")), "{one}");
-        s.backends.push("198.18.2.3:80".parse().unwrap());
-        let two = render_proxy(&s).unwrap().files[0].contents.clone();
-        assert!(
-            two.contains(
-                "    upstream be {\n        zone be 64k;\n        server 198.18.2.2:80;\n        \
-                 server 198.18.2.3:80;\n    }"
-            ),
-            "{two}"
-        );
+    fn what_does_not_balance_takes_one_backend() {
+        for kind in ProxyKind::ALL.into_iter().filter(|k| !k.balances()) {
+            let mut s = proxy_spec(kind);
+            s.backends.push("198.18.2.3:80".parse().unwrap());
+            let err = render_proxy(&s).unwrap_err().to_string();
+            assert!(err.contains("forwards to one server (2 given)"), "{kind}: {err}");
+        }
     }
 
     /// SocketAddr's IPv6 text (`[::1]:80`) is what each program reads: nginx and HAProxy

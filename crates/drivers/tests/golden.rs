@@ -209,11 +209,10 @@ fn mini_httpd() {
 
 /// The router programs of the proxy paths at fixed paths, as the lab gives them their
 /// servers (every server address to a balancer, the first to the rest): `proxy-<kind>`
-/// without a user, `proxy-<kind>-www-data` dropping to www-data as the lab does as root, and
-/// nginx over two backends with two workers (the only case with a shared upstream zone).
+/// without a user, and `proxy-<kind>-www-data` dropping to www-data as the lab does as root.
 fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
     use herd_drivers::{ProxyKind, ProxySpec};
-    let spec = |kind: ProxyKind, user: Option<&str>, backends: usize, workers: Option<u32>| {
+    let spec = |kind: ProxyKind, user: Option<&str>, backends: usize| {
         let backends = ["198.18.2.2:80", "198.18.2.3:80"][..backends]
             .iter()
             .map(|b| b.parse().unwrap())
@@ -223,7 +222,7 @@ fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
             listen: "198.18.1.1:80".parse().unwrap(),
             backends,
             run_dir: PathBuf::from("/run-dir/router"),
-            workers: workers.and_then(std::num::NonZeroU32::new),
+            workers: None,
             user: user.map(str::to_owned),
             programs: herd_drivers::Programs::from_paths([
                 ("haproxy", "/usr/sbin/haproxy".into()),
@@ -236,12 +235,10 @@ fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
     let mut specs = Vec::new();
     for kind in ProxyKind::ALL {
         let backends = if kind.balances() { 2 } else { 1 };
-        specs.push((format!("proxy-{kind}"), spec(kind, None, backends, None)));
-        let www_data = spec(kind, Some("www-data"), backends, None);
+        specs.push((format!("proxy-{kind}"), spec(kind, None, backends)));
+        let www_data = spec(kind, Some("www-data"), backends);
         specs.push((format!("proxy-{kind}-www-data"), www_data));
     }
-    let nginx = spec(ProxyKind::NginxProxy, None, 2, Some(2));
-    specs.push(("proxy-nginx-proxy-2-backends-workers-2".to_owned(), nginx));
     specs
         .into_iter()
         .map(|(name, spec)| {

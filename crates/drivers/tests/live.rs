@@ -572,12 +572,3 @@ fn proxies_with_two_workers() {
         check_proxy(kind, Some(2), if kind.balances() { 2 } else { 1 });
     }
 }
-
-/// nginx over two backends with two workers, so with its upstream's zone: it starts, and
-/// both backends answer in turn. One worker may take all of these sequential requests (it
-/// passes here without the zone too), so this does not show what the zone shares between
-/// workers; nginx's upstream documentation does, and the unit tests check it is rendered.
-#[test]
-fn nginx_proxy_over_two_backends() {
-    check_proxy(ProxyKind::NginxProxy, Some(2), 2);
-}

@@ -112,6 +112,14 @@ fn no_check_for_mini_httpd_and_herd() {
     assert!(launch.validate.is_empty());
 }
 
+/// What `probe` reads from the installed program's answer (stdout and stderr together).
+fn probed_version(probe: &herd_drivers::VersionProbe) -> String {
+    let out = run(&probe.argv);
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (probe.parse)(&text).unwrap_or_else(|| panic!("{}: no version in {text:?}", show(&probe.argv)))
+}
+
 /// Every version probe reads the installed program's own answer.
 #[test]
 fn version_probes_parse_the_real_output() {
@@ -123,14 +131,7 @@ fn version_probes_parse_the_real_output() {
         let s = util::fixed_spec(kind, php, None, None);
         let s = ServerSpec { programs: located(kind, php), ..s };
         for probe in render(&s).unwrap().versions {
-            let out = run(&probe.argv);
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let version = (probe.parse)(&text)
-                .unwrap_or_else(|| panic!("{}: no version in {text:?}", show(&probe.argv)));
+            let version = probed_version(&probe);
             let form = match probe.program.as_str() {
                 "nginx" => version.starts_with("nginx/1."),
                 "apache2" => version.starts_with("Apache/2.4.") && version.ends_with("(Debian)"),
@@ -143,7 +144,7 @@ fn version_probes_parse_the_real_output() {
             };
             assert!(form, "{}: {version:?}", probe.program);
             if !seen.contains(&probe.program) {
-                seen.push(probe.program.clone());
+                seen.push(probe.program);
             }
         }
     }
@@ -171,7 +172,7 @@ fn proxy_spec(kind: ProxyKind, listen: &str, backends: &[&str], workers: Option<
 }
 
 /// Each proxy's checks with the listen address taken, over IPv6 (listen and backend), and
-/// with two workers where it takes a count; nginx also over two backends (its upstream zone).
+/// with two workers where it takes a count.
 /// Returns how many checks ran.
 fn validate_proxy(kind: ProxyKind) -> usize {
     // As the lab gives them: every server address to a balancer, one to the rest.
@@ -186,10 +187,6 @@ fn validate_proxy(kind: ProxyKind) -> usize {
     ];
     if !matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect) {
         specs.push(proxy_spec(kind, "127.0.0.1:8080", backends, Some(2)));
-    }
-    if kind == ProxyKind::NginxProxy {
-        let two = &["127.0.0.1:8081", "127.0.0.2:8081"];
-        specs.push(proxy_spec(kind, "127.0.0.1:8080", two, Some(2)));
     }
     let mut checks = 0;
     for spec in specs {
@@ -213,7 +210,8 @@ fn haproxy() {
 
 #[test]
 fn nginx_proxy() {
-    assert_eq!(validate_proxy(ProxyKind::NginxProxy), 4);
+    // nginx -t: the three variants, as for HAProxy.
+    assert_eq!(validate_proxy(ProxyKind::NginxProxy), 3);
 }
 
 /// sslh 1.20 has no config check; its programs must still be installed.
@@ -243,14 +241,7 @@ fn proxy_version_probes_parse_the_real_output() {
         let spec = proxy_spec(kind, "127.0.0.1:8080", &["127.0.0.1:8081"], None);
         let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{kind}: {e}"));
         for probe in launch.versions {
-            let out = run(&probe.argv);
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let version = (probe.parse)(&text)
-                .unwrap_or_else(|| panic!("{}: no version in {text:?}", show(&probe.argv)));
+            let version = probed_version(&probe);
             let form = match probe.program.as_str() {
                 "haproxy" => version.starts_with("HAProxy 2."),
                 "nginx" => version.starts_with("nginx/1."),
@@ -261,7 +252,7 @@ fn proxy_version_probes_parse_the_real_output() {
             };
             assert!(form, "{kind}: {}: {version:?}", probe.program);
             if !seen.contains(&probe.program) {
-                seen.push(probe.program.clone());
+                seen.push(probe.program);
             }
         }
         std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
