@@ -575,22 +575,33 @@ fn unreadable_published_figures_are_said_and_the_rest_renders() {
 /// routed (80 % of direct), 20000 through HAProxy (40 %); nginx reaches 30000, 28000 and
 /// 19000: through HAProxy that is 95 % of the path's own ceiling, so it is listed.
 fn calibrated() -> StoredExperiment {
+    let cells: [(&[(&str, &str)], u64); 6] = [
+        (&[("server", "calibration"), ("path", "direct")], 500_000),
+        (&[("server", "calibration"), ("path", "routed")], 400_000),
+        (&[("server", "calibration"), ("path", "haproxy-http")], 200_000),
+        (&[("server", "nginx"), ("path", "direct")], 300_000),
+        (&[("server", "nginx"), ("path", "routed")], 280_000),
+        (&[("server", "nginx"), ("path", "haproxy-http")], 190_000),
+    ];
+    three_repetitions_each("calibrated", &cells, 100)
+}
+
+/// Three ok repetitions of each cell (axis values, requests completed in 10 s), the count
+/// growing by `step` per repetition.
+fn three_repetitions_each(
+    name: &str,
+    cells: &[(&[(&str, &str)], u64)],
+    step: u64,
+) -> StoredExperiment {
     let mut store = Store::in_memory().unwrap();
-    let id = store.begin_experiment(&experiment("calibrated", &["server", "path"])).unwrap();
+    let axes: Vec<&str> = cells[0].0.iter().map(|(a, _)| *a).collect();
+    let id = store.begin_experiment(&experiment(name, &axes)).unwrap();
     let h = || Some(histogram(&[(200, 1_000)]));
     for rep in 0..3u32 {
-        for (server, path, completed) in [
-            ("calibration", "direct", 500_000),
-            ("calibration", "routed", 400_000),
-            ("calibration", "haproxy-http", 200_000),
-            ("nginx", "direct", 300_000),
-            ("nginx", "routed", 280_000),
-            ("nginx", "haproxy-http", 190_000),
-        ] {
-            let axes = [("server", server), ("path", path)];
-            let m = measurement(0, "n", completed + u64::from(rep) * 100, &[], 0, h());
+        for (axes, completed) in cells {
+            let m = measurement(0, "n", completed + u64::from(rep) * step, &[], 0, h());
             store
-                .record_repetition(id, &repetition(&axes, rep, "ab", ok("ok"), Some(1.0), vec![m]))
+                .record_repetition(id, &repetition(axes, rep, "ab", ok("ok"), Some(1.0), vec![m]))
                 .unwrap();
         }
     }
@@ -606,20 +617,9 @@ fn calibration_table() {
 /// One path over a shaped link: herd serve's rate there is the link's and the client's
 /// ceiling, not the client's alone, and every line still names its path and link.
 fn calibrated_link() -> StoredExperiment {
-    let mut store = Store::in_memory().unwrap();
-    let id = store.begin_experiment(&experiment("shaped", &["server", "path", "link"])).unwrap();
-    let h = || Some(histogram(&[(200, 1_000)]));
-    for rep in 0..3u32 {
-        for (server, completed) in [("calibration", 17_000), ("nginx", 16_900), ("apache", 9_000)] {
-            let axes = [("server", server), ("path", "direct"), ("link", "100mbit")];
-            let m = measurement(0, "n", completed + u64::from(rep) * 10, &[], 0, h());
-            store
-                .record_repetition(id, &repetition(&axes, rep, "ab", ok("ok"), Some(1.0), vec![m]))
-                .unwrap();
-        }
-    }
-    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
-    store.load_experiment(id).unwrap()
+    let at = |server| [("server", server), ("path", "direct"), ("link", "100mbit")];
+    let (c, n, a) = (at("calibration"), at("nginx"), at("apache"));
+    three_repetitions_each("shaped", &[(&c, 17_000), (&n, 16_900), (&a, 9_000)], 10)
 }
 
 #[test]
