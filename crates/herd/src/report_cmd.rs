@@ -1,11 +1,12 @@
-//! `herd report`: the result table of stored experiments (the latest by default), read from
-//! the store only: nothing is measured again.
+//! `herd report`: the tables of a stored experiment (the latest by default) as terminal
+//! text, Markdown or CSV, read from the store only: nothing is measured again.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::Args;
+use herd_report::{Format, Options};
 use herd_store::{ExperimentId, Store};
 
 #[derive(Debug, Args)]
@@ -19,6 +20,20 @@ pub(crate) struct ReportArgs {
     /// List the stored experiments instead.
     #[arg(long)]
     list: bool,
+    /// What the percentages are of, as AXIS=VALUE (e.g. path=direct); default: the
+    /// experiment's own ([report] baseline), else the first value of the first axis that varies.
+    #[arg(long, value_name = "AXIS=VALUE")]
+    baseline: Option<String>,
+    /// The figure the matrix shows: requests_per_second, seconds, kb_per_second or
+    /// connections_per_second; default: the experiment's own ([report] measure), else requests_per_second.
+    #[arg(long, value_name = "MEASURE", value_parser = herd_report::parse_measure)]
+    measure: Option<herd_store::Measure>,
+    /// The same tables as Markdown.
+    #[arg(long, conflicts_with = "csv")]
+    md: bool,
+    /// Every row's figures as CSV, one line per cell (and step).
+    #[arg(long)]
+    csv: bool,
 }
 
 pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -44,7 +59,15 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
             })?,
         };
         let e = store.load_experiment(id)?;
-        herd_report::experiment_table(&e, &mut out)?;
+        let format = if args.md {
+            Format::Markdown
+        } else if args.csv {
+            Format::Csv
+        } else {
+            Format::Text
+        };
+        let options = Options { baseline: args.baseline, measure: args.measure };
+        herd_report::write(&e, &options, format, &mut out)?;
     }
     match std::io::stdout().lock().write_all(&out) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

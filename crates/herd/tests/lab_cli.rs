@@ -41,6 +41,9 @@ max = 3
 # Other tests leave TIME_WAIT sockets behind; draining is not what these tests are about.
 [runner]
 time_wait_below = 1000000
+[report]
+baseline = { workload = "9x9" }
+measure = "seconds"
 [published]
 source = "seed 000, 2010"
 [[published.figures]]
@@ -203,10 +206,43 @@ fn a_small_experiment_runs_to_its_table_and_store() {
     let nine = row("9x9");
     assert_eq!(nine.len(), 3, "no figures then, two now: {then_now}");
     assert!(run_dirs(&dir).is_empty(), "the run directory was removed");
+    // The matrix as the file's [report] asks: seconds, percentages of the 9x9 page.
+    assert!(
+        stdout.contains("\nseconds by workload: median ±95 % confidence interval; in parentheses: speed (requests/s) as a percentage of workload=9x9's\nworkload  "),
+        "{stdout}"
+    );
     // The store reopens and reports the same table.
     let report = herd().args(["report"]).arg(&store).output().unwrap();
     assert!(report.status.success());
     assert_eq!(String::from_utf8_lossy(&report.stdout), stdout);
+    // Other baselines and measures, Markdown and CSV, from the same store.
+    let report = |args: &[&str]| {
+        let out = herd().arg("report").arg(&store).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, md, _) =
+        report(&["--md", "--baseline", "workload=page", "--measure", "kb_per_second"]);
+    assert_eq!(code, Some(0));
+    assert!(md.starts_with("## experiment 1 small\n"), "{md}");
+    assert!(md.contains("### KB/s by workload: median ±95 % confidence interval; in parentheses: percentage of workload=page's\n"), "{md}");
+    assert!(md.contains("\n| workload | KB/s |\n| --- | --: |\n| page | "), "{md}");
+    let (code, csv, _) = report(&["--csv"]);
+    assert_eq!(code, Some(0));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    for (line, workload) in lines[1..].iter().zip(["page", "9x9", "sw"]) {
+        assert!(line.starts_with(&format!("1,herd,{workload},n200,,4,3,3,seconds,")), "{csv}");
+    }
+    let (code, _, err) = report(&["--baseline", "path=direct"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("--baseline path=direct: `path` is not an axis of experiment 1 (small): use `server`, `workload`, `load`"), "{err}");
+    let (code, _, err) = report(&["--measure", "percent"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("`percent` is not a figure the tables show"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -128,9 +128,16 @@ fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// The figure in the report's main table under `heading`, on the first row that contains
-/// `row` (numbers are right-aligned: a figure ends where its heading ends).
-fn figure_under(table: &str, row: &str, heading: &str) -> String {
+/// The report's table of every row's figures (after the matrix), to the end.
+fn rows_table(report: &str) -> &str {
+    let at = report.find("\nevery row's figures").unwrap_or_else(|| panic!("{report}"));
+    &report[at..]
+}
+
+/// The figure in the report's table of every row's figures under `heading`, on the first
+/// row that contains `row` (numbers are right-aligned: a figure ends where its heading ends).
+fn figure_under(report: &str, row: &str, heading: &str) -> String {
+    let table = rows_table(report);
     let header = table.lines().find(|l| l.starts_with("server ")).unwrap();
     let line = table
         .lines()
@@ -147,7 +154,8 @@ fn figure_under(table: &str, row: &str, heading: &str) -> String {
 fn rows(dir: &Path) -> Vec<(String, String, u64, String)> {
     let out = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let table = rows_table(&report);
     let header: Vec<char> =
         table.lines().find(|l| l.starts_with("server ")).unwrap().chars().collect();
     let find = |name: &str| {

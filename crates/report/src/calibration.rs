@@ -4,32 +4,24 @@
 //! that came close to their path's ceiling, whose rate the path or the client may have set
 //! rather than the server.
 
-use std::io::{self, Write};
-
 use herd_store::{StoredExperiment, CALIBRATION_SERVER};
 
+use crate::doc::{Block, Doc};
 use crate::figures::Row;
 use crate::table::rate;
 
 /// A server's rate at this share of its path's calibration or more is reported.
 const NEAR_CEILING: f64 = 0.9;
 
-pub(crate) fn write(
-    exp: &StoredExperiment,
-    rows: &[Row<'_>],
-    out: &mut dyn Write,
-) -> io::Result<()> {
+pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     let varying = crate::figures::varying_axes(exp);
     let is_calibration = |r: &Row<'_>| r.cell.axis("server") == Some(CALIBRATION_SERVER);
     let calibration: Vec<&Row<'_>> =
         rows.iter().filter(|r| is_calibration(r) && r.cell.axis("path").is_some()).collect();
     if calibration.is_empty() {
-        return Ok(());
+        return;
     }
-    writeln!(
-        out,
-        "\nwhat each path carries with herd serve as a null server (calibration; direct over an unshaped link: the client's ceiling):"
-    )?;
+    let mut carried = Vec::new();
     for c in &calibration {
         let what = match c.median_rate() {
             None => "no rate (no ok repetition)".to_owned(),
@@ -49,8 +41,12 @@ pub(crate) fn write(
                 _ => format!("{}{} req/s", c.mark(), rate(r)),
             },
         };
-        writeln!(out, "  {}: {what}", name(c, &varying))?;
+        carried.push(format!("{}: {what}", name(c, &varying)));
     }
+    doc.push(Block::Heading(
+        "what each path carries with herd serve as a null server (calibration; direct over an unshaped link: the client's ceiling):".to_owned(),
+    ));
+    doc.push(Block::Items(carried));
 
     let mut near = Vec::new();
     for row in rows.iter().filter(|r| !is_calibration(r) && r.cell.axis("path").is_some()) {
@@ -58,7 +54,7 @@ pub(crate) fn write(
         let (Some(r), Some(ceiling)) = (row.median_rate(), c.median_rate()) else { continue };
         if ceiling > 0.0 && r >= NEAR_CEILING * ceiling {
             near.push(format!(
-                "  {}: {}{} req/s, {:.1} % of herd serve's {} through the same path",
+                "{}: {}{} req/s, {:.1} % of herd serve's {} through the same path",
                 name(row, &varying),
                 row.mark(),
                 rate(r),
@@ -68,16 +64,12 @@ pub(crate) fn write(
         }
     }
     if !near.is_empty() {
-        writeln!(
-            out,
+        doc.push(Block::Subheading(format!(
             "rates at {:.0} % or more of their path's calibration (the path or the client, not the server, may have set them):",
             NEAR_CEILING * 100.0
-        )?;
-        for line in near {
-            writeln!(out, "{line}")?;
-        }
+        )));
+        doc.push(Block::Items(near));
     }
-    Ok(())
 }
 
 /// The row's cell by `path` and `link` always and the other axes that vary in the

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use herd_store::{
-    MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
+    Measure, MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
     REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
 };
 
@@ -53,6 +53,9 @@ pub(crate) struct Row<'a> {
     /// served requests with failures, which cost a server less, so it is not comparable
     /// with rows that served every request.
     pub(crate) not_comparable: bool,
+    /// A host on the network path found that the link's rate, not the server, capped some
+    /// ok repetition (herd_lab's `link-bound` finding).
+    pub(crate) link_bound: bool,
 }
 
 /// A run timed by a clock too coarse for its length (ab's milliseconds on a 3 ms run).
@@ -68,6 +71,9 @@ impl CoarseClock {
         self.resolution_s / self.duration_s
     }
 }
+
+/// How herd_lab's netstat words the finding that the link capped a run.
+const LINK_BOUND: &str = "link-bound:";
 
 /// Clock error, as a share of a run's rate, above which the table flags the rate.
 pub(crate) const COARSE_CLOCK: f64 = 0.01;
@@ -135,6 +141,17 @@ impl<'a> Row<'a> {
             r.step == self.step
                 && herd_store::is_sibling(&r.cell.axes, &self.cell.axes, axis, value)
         })
+    }
+
+    /// The ok repetitions' values of a measure a table shows (one of
+    /// `Measure::TABULATED`; any other gives none).
+    pub(crate) fn samples(&self, m: Measure) -> &[f64] {
+        match m {
+            Measure::RequestsPerSecond | Measure::ConnectionsPerSecond => &self.rates,
+            Measure::Seconds => &self.durations,
+            Measure::KbPerSecond => &self.kib_per_second,
+            _ => &[],
+        }
     }
 
     pub(crate) fn rate_interval(&self) -> Option<Interval> {
@@ -259,6 +276,9 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         verdict: verdict.map(str::to_owned),
         coarse_clock,
         not_comparable: ok_measurements.iter().any(|m| m.failed > 0 || m.non_2xx > 0),
+        link_bound: ok.iter().any(|r| {
+            r.record.network_findings().is_ok_and(|f| f.iter().any(|f| f.starts_with(LINK_BOUND)))
+        }),
     }
 }
 

@@ -1,25 +1,164 @@
 //! herd's reports: what the results store holds, rendered for people. Reports never
 //! measure and never look at the clock: each is a pure function of a
-//! [`herd_store::StoredExperiment`], deterministic down to the byte (stable order, fixed
-//! float formatting), writing to the `&mut dyn Write` it is given.
+//! [`herd_store::StoredExperiment`] and the [`Options`], deterministic down to the byte
+//! (stable order, fixed float formatting), writing to the `&mut dyn Write` it is given.
 //!
 //! Brief overview:
-//! - [`experiment_table`]: the terminal table of an experiment, one row per cell (and step),
-//!   with requests per second (median and 95 % confidence interval), spread, latency
-//!   percentiles, failures, server CPU per request and the client's verdict.
+//! - A report is built once as a document (`doc.rs`: headings, tables, lists) and rendered
+//!   as terminal text, Markdown ([`Format`]); CSV gives the same rows' figures as data.
+//! - The matrix (`matrix.rs`), in the seeds' shape: one figure per cell with its 95 %
+//!   confidence interval and, in parentheses, its percentage of the baseline beside it.
+//! - Every row's figures (`table.rs`): requests per second (median and interval), spread,
+//!   latency percentiles, failures, server CPU per request and the client's verdict, then
+//!   what the rows cannot show.
 //! - Where the lab calibrated network paths (herd serve as a null server), what each path
-//!   carries on its own and which rows came close to it.
+//!   carries on its own and which rows came close to it (`calibration.rs`).
 //! - Where the experiment re-runs a published comparison, a "then and now" section sets
 //!   the article's figures (`herd_store::Published`) beside today's, cell by cell.
 //! - The statistics over repetitions (median, Student t interval, spread) come from
 //!   `herd_stats::repetitions`, shared with the lab runner.
-//!
-//! The HTML page and comparisons come later, on the same figures.
 
 mod calibration;
+mod csv;
+mod doc;
 mod figures;
-mod layout;
+mod markdown;
+mod matrix;
 mod table;
+mod text;
 mod then_now;
 
-pub use table::experiment_table;
+use std::io::{self, Write};
+
+use herd_store::{Measure, StoredExperiment};
+
+use matrix::Baseline;
+
+/// How a report is shown; by default, as the experiment itself asks (`[report]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `axis=value`: what the percentages are of. None: the experiment's own baseline,
+    /// else the first value of the first axis that varies.
+    pub baseline: Option<String>,
+    /// The figure the matrix shows (one of [`Measure::TABULATED`]). None: the experiment's
+    /// own, else requests per second.
+    pub measure: Option<Measure>,
+}
+
+/// The formats of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// For a terminal: aligned columns.
+    Text,
+    /// GitHub-flavoured Markdown, with pipe tables.
+    Markdown,
+    /// One line per row with every figure, unformatted.
+    Csv,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The options do not fit this experiment; the message says what to give instead.
+    #[error("{0}")]
+    Options(String),
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Writes the report of an experiment.
+pub fn write(
+    exp: &StoredExperiment,
+    options: &Options,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), ReportError> {
+    let baseline = baseline(exp, options.baseline.as_deref())?;
+    let measure =
+        options.measure.or(exp.experiment.report.measure).unwrap_or(Measure::RequestsPerSecond);
+    if !Measure::TABULATED.contains(&measure) {
+        return Err(ReportError::Options(format!(
+            "the tables cannot show {}: use {}",
+            measure.key(),
+            measure_keys()
+        )));
+    }
+    match format {
+        Format::Text => text::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
+        Format::Markdown => markdown::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
+        Format::Csv => csv::write(exp, baseline.as_ref(), measure, out)?,
+    }
+    Ok(())
+}
+
+/// The terminal report as the experiment asks for it (what `herd lab run` prints at the end).
+pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(), ReportError> {
+    write(exp, &Options::default(), Format::Text, out)
+}
+
+/// The measure named by `key` (`seconds`, `requests_per_second` …), if a table can show it.
+pub fn parse_measure(key: &str) -> Result<Measure, String> {
+    Measure::from_key(key)
+        .filter(|m| Measure::TABULATED.contains(m))
+        .ok_or_else(|| format!("`{key}` is not a figure the tables show: use {}", measure_keys()))
+}
+
+fn measure_keys() -> String {
+    let keys: Vec<String> = Measure::TABULATED.iter().map(|m| format!("`{}`", m.key())).collect();
+    keys.join(", ")
+}
+
+/// The baseline the options name, checked against the experiment; else the experiment's
+/// own; else the first value of the first axis that varies (None when nothing varies).
+fn baseline(exp: &StoredExperiment, given: Option<&str>) -> Result<Option<Baseline>, ReportError> {
+    let e = &exp.experiment;
+    let Some(given) = given else {
+        if let Some((axis, value)) = &e.report.baseline {
+            return Ok(Some(Baseline { axis: axis.clone(), value: value.clone() }));
+        }
+        let varying = figures::varying_axes(exp);
+        let first = e.axes.iter().find(|a| varying.contains(a) && values_of(exp, a).len() > 1);
+        return Ok(first.and_then(|axis| {
+            let value = values_of(exp, axis).into_iter().next()?;
+            Some(Baseline { axis: axis.clone(), value })
+        }));
+    };
+    let Some((axis, value)) = given.split_once('=') else {
+        return Err(ReportError::Options(format!(
+            "--baseline {given}: give an axis and one of its values, e.g. --baseline path=direct"
+        )));
+    };
+    if !e.axes.iter().any(|a| a == axis) {
+        return Err(ReportError::Options(format!(
+            "--baseline {given}: `{axis}` is not an axis of experiment {} ({}): use {}",
+            exp.id,
+            e.name,
+            quoted(&e.axes)
+        )));
+    }
+    let values = values_of(exp, axis);
+    if !values.iter().any(|v| v == value) {
+        return Err(ReportError::Options(format!(
+            "--baseline {given}: `{value}` is not a value of {axis} in experiment {} ({}): use {}",
+            exp.id,
+            e.name,
+            quoted(&values)
+        )));
+    }
+    Ok(Some(Baseline { axis: axis.to_owned(), value: value.to_owned() }))
+}
+
+/// The values an axis takes in the stored cells, in the cells' (declared) order.
+fn values_of(exp: &StoredExperiment, axis: &str) -> Vec<String> {
+    let mut values: Vec<String> = Vec::new();
+    for v in exp.cells.iter().filter_map(|c| c.axis(axis)) {
+        if !values.iter().any(|have| have == v) {
+            values.push(v.to_owned());
+        }
+    }
+    values
+}
+
+fn quoted(items: &[String]) -> String {
+    let q: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
+    q.join(", ")
+}

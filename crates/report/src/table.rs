@@ -5,20 +5,26 @@
 //! Every number has a fixed format, so the same stored experiment always renders to the
 //! same bytes; the figures themselves come from `figures.rs`.
 
-use std::io::{self, Write};
+use herd_store::{Measure, StoredExperiment};
 
-use herd_store::StoredExperiment;
-
+use crate::doc::{Align, Block, Doc, Table};
 use crate::figures::{self, CoarseClock, Row};
-use crate::layout::{Align, TextTable};
+use crate::matrix::{self, Baseline};
 
-/// Writes the experiment's result table.
-pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
-    write_header(exp, out)?;
-    writeln!(out)?;
+/// The whole report of an experiment as a document: its header, the matrix (with
+/// percentages of `baseline`, when there is one), every row's figures, what the rows cannot
+/// show, and the legend.
+pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: Measure) -> Doc {
+    let mut doc = Doc::default();
+    doc.push(Block::Fields(header(exp)));
 
     let (rows, stepped) = figures::rows(exp);
-    let mut table = TextTable::new();
+    if let Some(baseline) = baseline {
+        for block in matrix::blocks(exp, &rows, baseline, measure) {
+            doc.push(block);
+        }
+    }
+    let mut table = Table::new();
     for axis in &exp.experiment.axes {
         table.column(axis, Align::Left);
     }
@@ -36,36 +42,40 @@ pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resu
     table.column("srv cpu µs/req", Align::Right);
     table.column("client", Align::Left);
     for row in &rows {
-        table.row(entries(exp, row, stepped));
+        table.text_row(entries(exp, row, stepped));
     }
-    table.write(out)?;
+    doc.push(Block::Heading("every row's figures, over its repetitions:".to_owned()));
+    doc.push(Block::Table(table));
     if rows.is_empty() {
-        writeln!(out, "(no repetitions recorded)")?;
+        doc.push(Block::Text(vec!["(no repetitions recorded)".to_owned()]));
     }
 
-    write_failures(&rows, out)?;
-    write_coarse_clocks(&rows, out)?;
-    write_failed_repetitions(exp, out)?;
-    write_verdicts(exp, out)?;
-    write_path_findings(exp, out)?;
-    crate::calibration::write(exp, &rows, out)?;
-    crate::then_now::write(exp, &rows, out)?;
-    write_legend(out)
+    failures(&rows, &mut doc);
+    coarse_clocks(&rows, &mut doc);
+    failed_repetitions(exp, &mut doc);
+    verdicts(exp, &mut doc);
+    path_findings(exp, &mut doc);
+    crate::calibration::add(exp, &rows, &mut doc);
+    crate::then_now::add(exp, &rows, &mut doc);
+    doc.push(Block::Legend(LEGEND.iter().map(|l| (*l).to_owned()).collect()));
+    doc
 }
 
-fn write_header(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     let e = &exp.experiment;
-    writeln!(out, "experiment  {} {}", exp.id, e.name)?;
-    writeln!(out, "title       {}", e.title)?;
-    writeln!(out, "status      {}", exp.status)?;
-    writeln!(out, "herd        {} (methodology {})", e.herd_version, e.methodology_version)?;
-    writeln!(out, "source      {}", e.source)?;
-    writeln!(out, "started     {}", e.started_at)?;
-    writeln!(out, "finished    {}", exp.finished_at.as_deref().unwrap_or("-"))?;
+    let mut fields = vec![
+        ("experiment".to_owned(), format!("{} {}", exp.id, e.name)),
+        ("title".to_owned(), e.title.clone()),
+        ("status".to_owned(), exp.status.to_string()),
+        ("herd".to_owned(), format!("{} (methodology {})", e.herd_version, e.methodology_version)),
+        ("source".to_owned(), e.source.clone()),
+        ("started".to_owned(), e.started_at.clone()),
+        ("finished".to_owned(), exp.finished_at.clone().unwrap_or_else(|| "-".to_owned())),
+    ];
     if let Some(note) = &exp.note {
-        writeln!(out, "note        {note}")?;
+        fields.push(("note".to_owned(), note.clone()));
     }
-    Ok(())
+    fields
 }
 
 fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> {
@@ -111,65 +121,55 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
     entries
 }
 
-fn write_failures(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
-    let failing: Vec<&Row<'_>> = rows.iter().filter(|r| !r.failures.is_empty()).collect();
-    if failing.is_empty() {
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "\nfailed requests by kind (all repetitions; ≠ marks a rate measured with failures: not comparable with rows that served every request):"
-    )?;
-    for row in failing {
-        let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let step = row.step_suffix();
-        writeln!(out, "  {}{step}: {}", row.cell.key, kinds.join(", "))?;
-    }
-    Ok(())
+fn failures(rows: &[Row<'_>], doc: &mut Doc) {
+    let items: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.failures.is_empty())
+        .map(|row| {
+            let kinds: Vec<String> = row.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            format!("{}{}: {}", row.cell.key, row.step_suffix(), kinds.join(", "))
+        })
+        .collect();
+    doc.section(
+        "failed requests by kind (all repetitions; ≠ marks a rate measured with failures: not comparable with rows that served every request):".to_owned(),
+        items,
+    );
 }
 
-fn write_coarse_clocks(rows: &[Row<'_>], out: &mut dyn Write) -> io::Result<()> {
+fn coarse_clocks(rows: &[Row<'_>], doc: &mut Doc) {
     let coarse: Vec<(&Row<'_>, CoarseClock)> =
         rows.iter().filter_map(|r| Some((r, r.coarse_clock?))).collect();
-    if coarse.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\nrates the client's clock cannot resolve (~):")?;
-    for (row, c) in coarse {
-        let step = row.step_suffix();
-        writeln!(
-            out,
-            "  {}{step}: runs as short as {:.1} ms, timed to {} ms by the client: each rate is uncertain by up to ±{:.0} % from the clock alone, whatever the spread says; use more requests",
-            row.cell.key,
-            c.duration_s * 1e3,
-            c.resolution_s * 1e3,
-            c.relative_error() * 100.0
-        )?;
-    }
-    Ok(())
+    let items: Vec<String> = coarse
+        .into_iter()
+        .map(|(row, c)| {
+            format!(
+                "{}{}: runs as short as {:.1} ms, timed to {} ms by the client: each rate is uncertain by up to ±{:.0} % from the clock alone, whatever the spread says; use more requests",
+                row.cell.key,
+                row.step_suffix(),
+                c.duration_s * 1e3,
+                c.resolution_s * 1e3,
+                c.relative_error() * 100.0
+            )
+        })
+        .collect();
+    doc.section("rates the client's clock cannot resolve (~):".to_owned(), items);
 }
 
-fn write_failed_repetitions(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
-    let failed: Vec<(&str, u32, &str)> = exp
+fn failed_repetitions(exp: &StoredExperiment, doc: &mut Doc) {
+    let items: Vec<String> = exp
         .cells
         .iter()
         .flat_map(|c| c.repetitions.iter().map(move |r| (c, r)))
         .filter_map(|(c, r)| {
             // Repetitions are stored from 0 and shown from 1.
-            Some((c.key.as_str(), r.record.repetition + 1, r.record.outcome.failure_reason()?))
+            let reason = r.record.outcome.failure_reason()?;
+            Some(format!("{}, repetition {}: {reason}", c.key, r.record.repetition + 1))
         })
         .collect();
-    if failed.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\nfailed repetitions:")?;
-    for (key, repetition, reason) in failed {
-        writeln!(out, "  {key}, repetition {repetition}: {reason}")?;
-    }
-    Ok(())
+    doc.section("failed repetitions:".to_owned(), items);
 }
 
-fn write_verdicts(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+fn verdicts(exp: &StoredExperiment, doc: &mut Doc) {
     // One line per cell: how many repetitions were not ok, and the worst one's reason (the
     // store keeps every repetition's own).
     let mut lines = Vec::new();
@@ -192,28 +192,21 @@ fn write_verdicts(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()>
         let verdict = client.verdict.as_deref().unwrap_or("-");
         let reason = client.verdict_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
         lines.push(format!(
-            "  {}: {} of {} repetitions not ok; worst, repetition {}: {verdict}{reason}",
+            "{}: {} of {} repetitions not ok; worst, repetition {}: {verdict}{reason}",
             cell.key,
             flagged.len(),
             cell.repetitions.len(),
             worst.record.repetition + 1
         ));
     }
-    if lines.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\nclient verdicts other than ok:")?;
-    for line in lines {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
+    doc.section("client verdicts other than ok:".to_owned(), lines);
 }
 
 /// What a network path's hosts saw that capped or disturbed a cell (link-bound, conntrack
 /// full, port exhaustion, SYN retransmits, listen overflows), said plainly: per cell and kind
 /// of finding (its words before the colon), in how many repetitions, with the first one's
 /// words. A stored record that cannot be read is a finding too.
-fn write_path_findings(exp: &StoredExperiment, out: &mut dyn Write) -> io::Result<()> {
+fn path_findings(exp: &StoredExperiment, doc: &mut Doc) {
     let mut lines = Vec::new();
     for cell in &exp.cells {
         // kind, repetitions with it, the first such repetition, its words
@@ -230,31 +223,20 @@ fn write_path_findings(exp: &StoredExperiment, out: &mut dyn Write) -> io::Resul
         }
         for (_, n, first, words) in kinds {
             lines.push(format!(
-                "  {}: {n} of {} repetitions; repetition {first}: {words}",
+                "{}: {n} of {} repetitions; repetition {first}: {words}",
                 cell.key,
                 cell.repetitions.len()
             ));
         }
     }
-    if lines.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\nwhat the network path capped or disturbed:")?;
-    for line in lines {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
+    doc.section("what the network path capped or disturbed:".to_owned(), lines);
 }
 
-fn write_legend(out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out)?;
-    for line in LEGEND {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}
-
-const LEGEND: [&str; 12] = [
+const LEGEND: [&str; 16] = [
+    "matrix    one figure per row: median of the ok repetitions, ±95 % interval of their mean;",
+    "          (x %): its share of the baseline beside it (for seconds, the share of its",
+    "          requests/s: its speed); ! client verdict not ok; ^ the link capped it;",
+    "          n failed: failed requests and non-2xx answers, all repetitions",
     "reps      ok repetitions that measured the row, of all the cell's repetitions",
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
     "          (Student t), blank with fewer than 2; spread: relative standard deviation;",

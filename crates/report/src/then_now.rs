@@ -3,33 +3,29 @@
 //! row per cell, so cells the article did not measure (seed 001's `routed`) show today's
 //! figures with a blank "then"; columns only for the measures the article gave.
 
-use std::io::{self, Write};
-
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, Published, StoredCell, StoredExperiment};
 
+use crate::doc::{Align, Block, Doc, Table};
 use crate::figures::Row;
-use crate::layout::{Align, TextTable};
 
-/// Writes the section, when the experiment has published figures.
-pub(crate) fn write(
-    exp: &StoredExperiment,
-    rows: &[Row<'_>],
-    out: &mut dyn Write,
-) -> io::Result<()> {
+/// Adds the section, when the experiment has published figures.
+pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     let published = match exp.experiment.published() {
         Ok(Some(p)) => p,
-        Ok(None) => return Ok(()),
-        Err(why) => return writeln!(out, "\nthen and now: {why}"),
+        Ok(None) => return,
+        Err(why) => return doc.push(Block::Heading(format!("then and now: {why}"))),
     };
     let reference =
         exp.experiment.reference.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
-    writeln!(out, "\nthen and now{reference}: published figures beside today's (medians of the ok repetitions)")?;
-    writeln!(out, "  published  {}", published.source)?;
+    doc.push(Block::Heading(format!(
+        "then and now{reference}: published figures beside today's (medians of the ok repetitions)"
+    )));
+    let mut about = vec![format!("published  {}", published.source)];
     if let Some(setup) = &published.setup {
-        writeln!(out, "  then       {setup}")?;
+        about.push(format!("then       {setup}"));
     }
-    writeln!(out)?;
+    doc.push(Block::Items(about));
 
     let measures: Vec<Measure> = Measure::ALL
         .into_iter()
@@ -37,7 +33,7 @@ pub(crate) fn write(
         .collect();
     let axes = crate::figures::varying_axes(exp);
     let with_ran = published.figures.iter().any(|f| f.ran.is_some());
-    let mut table = TextTable::new();
+    let mut table = Table::new();
     for axis in &axes {
         table.column(axis, Align::Left);
     }
@@ -90,20 +86,19 @@ pub(crate) fn write(
             let marks: Vec<String> = marks.iter().map(|n| format!("[{n}]")).collect();
             entries.push(marks.join(""));
         }
-        table.row(entries);
+        table.text_row(entries);
     }
-    table.write(out)?;
+    doc.push(Block::Table(table));
 
     if !notes.is_empty() {
-        writeln!(out, "notes on the published figures:")?;
-        for (i, note) in notes.iter().enumerate() {
-            writeln!(out, "  [{}] {note}", i + 1)?;
-        }
+        doc.push(Block::Subheading("notes on the published figures:".to_owned()));
+        doc.push(Block::Items(
+            notes.iter().enumerate().map(|(i, note)| format!("[{}] {note}", i + 1)).collect(),
+        ));
     }
-    writeln!(
-        out,
-        "(now: - where today's run gave no figure; ≠ where it was measured with failed requests; ! where the client's verdict was not ok: see the table above)"
-    )
+    doc.push(Block::Text(vec![
+        "(now: - where today's run gave no figure; ≠ where it was measured with failed requests; ! where the client's verdict was not ok: see the table above)".to_owned(),
+    ]));
 }
 
 /// Today's figure, and what the rows under it say about it.

@@ -10,10 +10,10 @@
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
-use herd_report::experiment_table;
+use herd_report::{experiment_table, Format, Options};
 use herd_store::{
     ClientRecord, ExperimentStatus, Measure, MeasurementRecord, NewExperiment, Outcome, Published,
-    PublishedFigure, RepetitionRecord, ServerRecord, Store, StoredExperiment,
+    PublishedFigure, RepetitionRecord, ReportDefaults, ServerRecord, Store, StoredExperiment,
     REPORTED_TIMER_RESOLUTION_S,
 };
 
@@ -61,6 +61,8 @@ fn experiment(name: &str, axes: &[&str]) -> NewExperiment {
         environment: vec![],
         reference: None,
         published_json: None,
+        axis_values: Vec::new(),
+        report: herd_store::ReportDefaults::default(),
     }
 }
 
@@ -486,9 +488,18 @@ fn figure(
 /// Today: direct 30000 req/s (10 s per run, 6600 bytes a response: 193359 KB/s),
 /// nft-dnat 20000 (12.5 s, 66.7 %, 128906 KB/s), sslh-select 25000 (8 s, 83.3 %, ≠: one ok
 /// repetition failed requests).
+///
+/// Like seed 001's file, it asks for seconds with percentages of direct, and declares its
+/// paths in an order of its own, which the tables keep.
 fn published_paths() -> StoredExperiment {
     let mut new = experiment("paths", &["server", "path"]);
     new.reference = Some("seed001".into());
+    new.axis_values =
+        vec![vec!["nginx".into()], vec!["direct".into(), "sslh-select".into(), "nft-dnat".into()]];
+    new.report = ReportDefaults {
+        baseline: Some(("path".into(), "direct".into())),
+        measure: Some(Measure::Seconds),
+    };
     new.published_json = Some(
         Published {
             source: "seed 001, 2014 (shared/seeds/001_08cfdb22ab3922c7.txt)".into(),
@@ -529,6 +540,97 @@ fn published_paths() -> StoredExperiment {
 #[test]
 fn published_figures_table() {
     check_golden("table_published.txt", &render(&published_paths()));
+}
+
+fn render_as(exp: &StoredExperiment, options: &Options, format: Format) -> Vec<u8> {
+    let mut out = Vec::new();
+    herd_report::write(exp, options, format, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn markdown_report() {
+    check_golden(
+        "report_published.md",
+        &render_as(&published_paths(), &Options::default(), Format::Markdown),
+    );
+}
+
+#[test]
+fn csv_report() {
+    check_golden("report.csv", &render_as(&matrix(), &Options::default(), Format::Csv));
+    check_golden(
+        "report_published_steps.csv",
+        &render_as(&published_steps(), &Options::default(), Format::Csv),
+    );
+}
+
+#[test]
+fn markdown_and_csv_show_the_text_reports_figures() {
+    let exp = published_paths();
+    let text = String::from_utf8(render(&exp)).unwrap();
+    let md = String::from_utf8(render_as(&exp, &Options::default(), Format::Markdown)).unwrap();
+    // The matrix's entries, word for word, in both.
+    for entry in ["10.000 ±0.0%", "12.500^ ±0.0% (66.7 %)", "≠8.000 ±0.0% (83.3 %) 40 failed"]
+    {
+        assert!(text.contains(entry), "{entry} in\n{text}");
+        assert!(md.contains(&format!("| {entry} |")), "{entry} in\n{md}");
+    }
+    let csv = String::from_utf8(render_as(&exp, &Options::default(), Format::Csv)).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(
+        lines[0].starts_with("experiment,server,path,step,clients,reps_ok,reps,measure,median,")
+    );
+    // Declared order: direct, sslh-select, nft-dnat.
+    assert!(
+        lines[1].starts_with("1,nginx,direct,,100,3,3,seconds,10,10,10,0,path=direct,,30000,"),
+        "{csv}"
+    );
+    assert!(
+        lines[2].starts_with(
+            "1,nginx,sslh-select,,100,3,3,seconds,8,8,8,0,path=direct,83.33333333333334,25000,"
+        ),
+        "{csv}"
+    );
+    assert!(lines[3].starts_with("1,nginx,nft-dnat,,100,3,3,seconds,12.5,12.5,12.5,0,path=direct,66.66666666666666,20000,"), "{csv}");
+}
+
+#[test]
+fn options_choose_the_baseline_and_the_measure() {
+    let exp = matrix();
+    let text =
+        |options: &Options| String::from_utf8(render_as(&exp, options, Format::Text)).unwrap();
+    let by_load = text(&Options { baseline: Some("load=c1000".into()), measure: None });
+    assert!(
+        by_load.contains("requests/s by load and server: median ±95 % confidence interval; in parentheses: percentage of load=c1000's\n"),
+        "{by_load}"
+    );
+    assert!(by_load.contains("≠100000! ±5.0% (108.7 %) 10 failed"), "{by_load}");
+    let kb = text(&Options { baseline: None, measure: Some(Measure::KbPerSecond) });
+    assert!(kb.contains("KB/s by server and load:"), "{kb}");
+
+    let refused = |baseline: &str, want: &str| {
+        let options = Options { baseline: Some(baseline.into()), measure: None };
+        let err = herd_report::write(&exp, &options, Format::Text, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), want);
+    };
+    refused("path=direct", "--baseline path=direct: `path` is not an axis of experiment 1 (quickstart): use `server`, `load`");
+    refused("server=apache", "--baseline server=apache: `apache` is not a value of server in experiment 1 (quickstart): use `herd-serve`, `lighttpd`, `nginx`");
+    refused(
+        "server",
+        "--baseline server: give an axis and one of its values, e.g. --baseline path=direct",
+    );
+    let options = Options { baseline: None, measure: Some(Measure::Percent) };
+    let err = herd_report::write(&exp, &options, Format::Csv, &mut Vec::new()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("the tables cannot show percent: use `requests_per_second`"),
+        "{err}"
+    );
+    assert_eq!(
+        herd_report::parse_measure("fast").unwrap_err(),
+        "`fast` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `connections_per_second`"
+    );
 }
 
 /// A stepped experiment against a published peak: nginx peaks at step c100 (61200 req/s,

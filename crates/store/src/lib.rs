@@ -43,9 +43,10 @@ pub use open::APPLICATION_ID;
 pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
     ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
-    RepetitionId, RepetitionRecord, ServerRecord, CALIBRATION_SERVER, HISTOGRAM_CONNECT,
-    HISTOGRAM_FIRST_BYTE, HISTOGRAM_QUEUED, HISTOGRAM_TOTAL, HISTOGRAM_TOTAL_FROM_SEND,
-    REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
+    RepetitionId, RepetitionRecord, ReportDefaults, ServerRecord, CALIBRATION_SERVER,
+    HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE, HISTOGRAM_QUEUED, HISTOGRAM_TOTAL,
+    HISTOGRAM_TOTAL_FROM_SEND, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
+    REPORTED_TIMER_RESOLUTION_S,
 };
 pub use store::Store;
 pub use stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};

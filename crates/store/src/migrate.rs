@@ -33,6 +33,10 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration { name: "0004_path_facts", sql: include_str!("../migrations/0004_path_facts.sql") },
     Migration { name: "0005_published", sql: include_str!("../migrations/0005_published.sql") },
+    Migration {
+        name: "0006_report_shape",
+        sql: include_str!("../migrations/0006_report_shape.sql"),
+    },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

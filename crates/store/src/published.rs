@@ -62,6 +62,20 @@ impl Measure {
         Measure::ClientsAtPeak,
     ];
 
+    /// The measures a result table can show per cell (`[report] measure`, `herd report
+    /// --measure`): the others are published summaries of several cells or steps.
+    pub const TABULATED: [Measure; 4] = [
+        Measure::RequestsPerSecond,
+        Measure::Seconds,
+        Measure::KbPerSecond,
+        Measure::ConnectionsPerSecond,
+    ];
+
+    /// The measure with that key ([`Measure::key`]).
+    pub fn from_key(key: &str) -> Option<Measure> {
+        Measure::ALL.into_iter().find(|m| m.key() == key)
+    }
+
     /// Its key in an experiment file and in the stored JSON.
     pub fn key(self) -> &'static str {
         match self {

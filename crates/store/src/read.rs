@@ -14,10 +14,11 @@ use crate::histogram_blob;
 use crate::natural_order;
 use crate::record::{
     ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
-    RepetitionId, RepetitionRecord, ServerRecord,
+    RepetitionId, RepetitionRecord, ReportDefaults, ServerRecord,
 };
 use crate::store::Store;
 use crate::stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};
+use crate::Measure;
 
 impl Store {
     /// Every experiment in the store, oldest first, with counts of its cells and of its
@@ -96,7 +97,8 @@ impl Reader<'_> {
             .conn
             .query_row(
                 "SELECT name, title, source, definition, plan, started_at, herd_version,
-                    methodology_version, reference, status, finished_at, note, published_json
+                    methodology_version, reference, status, finished_at, note, published_json,
+                    report_baseline_axis, report_baseline_value, report_measure
                  FROM experiment WHERE id = ?1",
                 [id.0],
                 |row| {
@@ -113,23 +115,60 @@ impl Reader<'_> {
                         environment: Vec::new(),
                         reference: row.get(8)?,
                         published_json: row.get(12)?,
+                        axis_values: Vec::new(),
+                        report: ReportDefaults::default(),
                     };
                     let status: String = row.get(9)?;
                     let finished_at: Option<String> = row.get(10)?;
                     let note: Option<String> = row.get(11)?;
-                    Ok((experiment, status, finished_at, note))
+                    let baseline: (Option<String>, Option<String>) = (row.get(13)?, row.get(14)?);
+                    let measure: Option<String> = row.get(15)?;
+                    Ok((experiment, status, finished_at, note, baseline, measure))
                 },
             )
             .optional()
             .map_err(|e| self.err(e))?;
-        let Some((mut experiment, status, finished_at, note)) = row else {
+        let Some((mut experiment, status, finished_at, note, baseline, measure)) = row else {
             return Err(StoreError::UnknownExperiment { path: self.path.to_path_buf(), id });
+        };
+        experiment.report = ReportDefaults {
+            baseline: match baseline {
+                (Some(axis), Some(value)) => Some((axis, value)),
+                (None, None) => None,
+                _ => {
+                    return Err(
+                        self.corrupt("a report baseline with an axis or a value alone".to_owned())
+                    )
+                }
+            },
+            measure: match measure {
+                None => None,
+                Some(key) => Some(Measure::from_key(&key).ok_or_else(|| {
+                    self.corrupt(format!("report measure {key:?} is not one herd knows"))
+                })?),
+            },
         };
         experiment.axes = self.list(
             "SELECT name FROM experiment_axis WHERE experiment_id = ?1 ORDER BY position",
             [id.0],
             |row| row.get(0),
         )?;
+        let values: Vec<(usize, String)> = self.list(
+            "SELECT axis_position, label FROM experiment_axis_value WHERE experiment_id = ?1
+             ORDER BY axis_position, position",
+            [id.0],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        if !values.is_empty() {
+            experiment.axis_values = vec![Vec::new(); experiment.axes.len()];
+            for (axis, label) in values {
+                let Some(list) = experiment.axis_values.get_mut(axis) else {
+                    return Err(self
+                        .corrupt(format!("a value {label:?} of axis {axis}, which is not there")));
+                };
+                list.push(label);
+            }
+        }
         experiment.environment = self.list(
             "SELECT key, value FROM experiment_environment WHERE experiment_id = ?1
              ORDER BY position",
@@ -145,9 +184,20 @@ impl Reader<'_> {
         for (cell_id, key) in cell_rows {
             cells.push(self.cell(cell_id, key, &experiment.axes)?);
         }
+        // Declared order first (a value the experiment did not declare after those it did),
+        // then natural order: the order of stores older than schema 6.
+        let declared = |c: &StoredCell| -> Vec<usize> {
+            c.axes
+                .iter()
+                .map(|(axis, value)| experiment.value_position(axis, value).unwrap_or(usize::MAX))
+                .collect()
+        };
         cells.sort_by(|a, b| {
             let values = |c: &StoredCell| c.axes.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
-            natural_order::compare_values(&values(a), &values(b)).then_with(|| a.key.cmp(&b.key))
+            declared(a)
+                .cmp(&declared(b))
+                .then_with(|| natural_order::compare_values(&values(a), &values(b)))
+                .then_with(|| a.key.cmp(&b.key))
         });
         Ok(StoredExperiment {
             id,

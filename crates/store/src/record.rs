@@ -79,6 +79,20 @@ pub struct NewExperiment {
     /// The published figures to set beside its results ([`crate::Published::to_json`]);
     /// read them with [`NewExperiment::published`].
     pub published_json: Option<String>,
+    /// Each axis's values (labels, sweeps expanded) in the order the experiment declared
+    /// them, one list per axis of `axes`; empty in stores older than schema 6.
+    pub axis_values: Vec<Vec<String>>,
+    /// How the experiment asks its tables to be shown (`[report]`).
+    pub report: ReportDefaults,
+}
+
+/// An experiment's own choices for its tables; a report's options override them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportDefaults {
+    /// The axis and value whose rows the others are given as a percentage of.
+    pub baseline: Option<(String, String)>,
+    /// The figure the tables show (one of [`crate::Measure::TABULATED`]).
+    pub measure: Option<crate::Measure>,
 }
 
 /// One run of one cell: fresh servers, fresh client, one or more measured steps.
@@ -240,6 +254,13 @@ impl Outcome {
 }
 
 impl NewExperiment {
+    /// Where `label` comes among the axis's declared values (None: not declared, or a
+    /// store older than schema 6).
+    pub fn value_position(&self, axis: &str, label: &str) -> Option<usize> {
+        let i = self.axes.iter().position(|a| a == axis)?;
+        self.axis_values.get(i)?.iter().position(|v| v == label)
+    }
+
     /// The published figures stored with it: None when it has none; Err with the reason
     /// when the stored record cannot be read.
     pub fn published(&self) -> Result<Option<crate::Published>, String> {

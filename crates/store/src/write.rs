@@ -29,8 +29,9 @@ impl Store {
             .map_err(sqlite("begin a transaction"))?;
         tx.execute(
             "INSERT INTO experiment (name, title, source, definition, plan, started_at, status,
-                herd_version, methodology_version, reference, published_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                herd_version, methodology_version, reference, published_json,
+                report_baseline_axis, report_baseline_value, report_measure)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 e.name,
                 e.title,
@@ -43,6 +44,9 @@ impl Store {
                 e.methodology_version,
                 e.reference,
                 e.published_json,
+                e.report.baseline.as_ref().map(|(axis, _)| axis),
+                e.report.baseline.as_ref().map(|(_, value)| value),
+                e.report.measure.map(|m| m.key()),
             ],
         )
         .map_err(sqlite("insert the experiment"))?;
@@ -57,6 +61,26 @@ impl Store {
                     invalid(what(), format!("axis {axis:?} appears twice"))
                 })
             })?;
+        }
+        if !e.axis_values.is_empty() && e.axis_values.len() != e.axes.len() {
+            return Err(invalid(
+                what(),
+                format!("{} lists of axis values for {} axes", e.axis_values.len(), e.axes.len()),
+            ));
+        }
+        for (axis_position, (axis, values)) in e.axes.iter().zip(&e.axis_values).enumerate() {
+            for (position, label) in values.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO experiment_axis_value (experiment_id, axis_position, position,
+                        label) VALUES (?1, ?2, ?3, ?4)",
+                    params![id, axis_position, position, label],
+                )
+                .map_err(|err| {
+                    unique_or(err, path, "insert an axis value", || {
+                        invalid(what(), format!("axis {axis:?} lists {label:?} twice"))
+                    })
+                })?;
+            }
         }
         for (position, (key, value)) in e.environment.iter().enumerate() {
             tx.execute(

@@ -190,6 +190,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         description: raw.description.clone(),
         reference,
         published: None,
+        report: herd_store::ReportDefaults::default(),
         source: source.to_string(),
         text: text.to_string(),
         axes,
@@ -205,6 +206,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     };
     check_cells(&errs, &raw, &experiment)?;
     experiment.published = super::published::build(&errs, &raw, &experiment)?;
+    experiment.report = super::report::build(&errs, &raw, &experiment)?;
     Ok(experiment)
 }
 
@@ -696,6 +698,33 @@ pub(super) fn axis_value(axes: &[Axis], axis: &str, value: &str) -> Result<AxisN
         ));
     }
     Ok(a.name)
+}
+
+/// A `{ axis = "value" }` table that must name exactly one value of one axis (a baseline,
+/// what a percentage is of): not a sweep's name, which stands for several.
+pub(super) fn one_axis_value(
+    errs: &Errors<'_>,
+    e: &Experiment,
+    table: &Spanned<BTreeMap<String, String>>,
+    what: &str,
+) -> Result<(String, String), ExperimentError> {
+    let key = what.rsplit(' ').next().unwrap_or(what);
+    let mut pairs = table.get_ref().iter();
+    let (Some((axis, value)), None) = (pairs.next(), pairs.next()) else {
+        return Err(errs.at(
+            table.span(),
+            format!("{what} names one axis value, e.g. {key} = {{ path = \"direct\" }}"),
+        ));
+    };
+    let name = axis_value(&e.axes, axis, value)
+        .map_err(|why| errs.at(table.span(), format!("{what}: {why}")))?;
+    if !e.axes.iter().any(|a| a.name == name && a.values.contains(value)) {
+        return Err(errs.at(
+            table.span(),
+            format!("{what}: {axis} = \"{value}\" names several values; name one of them"),
+        ));
+    }
+    Ok((name.as_str().to_owned(), value.clone()))
 }
 
 /// The names of one axis; each must resolve.

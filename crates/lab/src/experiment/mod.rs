@@ -6,6 +6,7 @@ mod build;
 mod error;
 mod published;
 mod raw;
+mod report;
 mod server;
 mod workload;
 
@@ -31,6 +32,8 @@ pub struct Experiment {
     pub reference: Option<String>,
     /// The figures that comparison published, checked against the matrix (`[published]`).
     pub published: Option<herd_store::Published>,
+    /// How its tables are shown unless `herd report` is told otherwise (`[report]`).
+    pub report: herd_store::ReportDefaults,
     /// Where it came from: a path as given, or `bundled:NAME`.
     pub source: String,
     /// The file's text, stored with every result.

@@ -26,31 +26,11 @@ pub(super) fn build(
             "[published] source is empty: say where and when the figures were published",
         ));
     }
-    let percent_of = match &p.percent_of {
-        None => None,
-        Some(po) => {
-            let what = "[published] percent_of";
-            let mut pairs = po.get_ref().iter();
-            let (Some((axis, value)), None) = (pairs.next(), pairs.next()) else {
-                return Err(errs.at(
-                    po.span(),
-                    format!(
-                        "{what} names one axis value, e.g. percent_of = {{ path = \"direct\" }}"
-                    ),
-                ));
-            };
-            let name = super::build::axis_value(&e.axes, axis, value)
-                .map_err(|why| errs.at(po.span(), format!("{what}: {why}")))?;
-            // One cell is the base, not a sweep's every size.
-            if !e.axes.iter().any(|a| a.name == name && a.values.contains(value)) {
-                return Err(errs.at(
-                    po.span(),
-                    format!("{what}: {axis} = \"{value}\" names several values; name one of them"),
-                ));
-            }
-            Some((name.as_str().to_owned(), value.clone()))
-        }
-    };
+    let percent_of = p
+        .percent_of
+        .as_ref()
+        .map(|po| super::build::one_axis_value(errs, e, po, "[published] percent_of"))
+        .transpose()?;
     if p.figures.is_empty() {
         return Err(errs.at(
             spanned.span(),

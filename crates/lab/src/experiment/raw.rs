@@ -22,6 +22,8 @@ pub(crate) struct RawExperiment {
     pub reference: Option<Spanned<String>>,
     #[serde(default)]
     pub published: Option<Spanned<RawPublished>>,
+    #[serde(default)]
+    pub report: Option<RawReport>,
     pub matrix: RawMatrix,
     #[serde(default)]
     pub client: RawClient,
@@ -171,6 +173,16 @@ pub(crate) struct RawExclude {
     pub path: Option<String>,
     #[serde(default)]
     pub link: Option<String>,
+}
+
+/// `[report]`: how the experiment's tables are shown unless `herd report` is told otherwise.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawReport {
+    #[serde(default)]
+    pub baseline: Option<Spanned<BTreeMap<String, String>>>,
+    #[serde(default)]
+    pub measure: Option<Spanned<String>>,
 }
 
 /// `[published]`: the figures an article published, to set beside today's.

@@ -257,6 +257,39 @@ fn published_figures_that_compare_unlike_things_are_refused() {
 }
 
 #[test]
+fn report_defaults_name_one_value_and_a_tabulated_measure() {
+    let e = parse(
+        &format!(
+            "{GOOD}\n[report]\nbaseline = {{ server = \"nginx-fpm\" }}\nmeasure = \"seconds\"\n"
+        ),
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(e.report.baseline, Some(("server".into(), "nginx-fpm".into())));
+    assert_eq!(e.report.measure, Some(herd_store::Measure::Seconds));
+    assert_eq!(parse(GOOD, "x.toml").unwrap().report, herd_store::ReportDefaults::default());
+    // The declared order of every axis, sweeps expanded, is what the store keeps.
+    let sizes = &e.axes.iter().find(|a| a.name == AxisName::Workload).unwrap().values;
+    assert_eq!(sizes[..3], ["page", "9x9", "sizes:1"]);
+
+    let report = |body: &str| format!("{GOOD}\n[report]\n{body}\n");
+    let cases = [
+        (report("measure = \"percent\""), "[report] measure = \"percent\" is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second` or `connections_per_second`"),
+        (report("measure = \"fast\""), "[report] measure = \"fast\" is not a figure"),
+        (report("baseline = { workload = \"sizes\" }"), "[report] baseline: workload = \"sizes\" names several values; name one of them"),
+        (report("baseline = { server = \"herd\", load = \"ab\" }"), "[report] baseline names one axis value, e.g. baseline = { path = \"direct\" }"),
+        (report("baseline = { path = \"direct\" }"), "[report] baseline: `path` is not an axis of [matrix]"),
+        (report("baseline = { server = \"lighttpd\" }"), "server = \"lighttpd\" is not a value of that axis"),
+        (report("colour = \"red\""), "unknown field `colour`"),
+        (report("measure = \"connections_per_second\""), "needs loads that open a connection per request; cell server=herd workload=page load=ramp server_cpus=0's load `ramp` keeps connections alive"),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+}
+
+#[test]
 fn path_experiments_get_herd_serve_as_a_calibration_server() {
     let with_path = edit(
         "server_cpus = [\"0\", \"0-1\"]",

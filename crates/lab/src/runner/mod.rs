@@ -141,6 +141,8 @@ fn run_in(
         environment,
         reference: e.reference.clone(),
         published_json,
+        axis_values: e.axes.iter().map(|a| a.values.clone()).collect(),
+        report: e.report.clone(),
     })?;
 
     let mut planned = all.len() * e.repetitions.min as usize;

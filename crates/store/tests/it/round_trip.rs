@@ -135,6 +135,53 @@ fn cells_come_back_in_natural_axis_order_whatever_the_run_order() {
 }
 
 #[test]
+fn cells_come_back_in_the_declared_order_with_the_report_defaults() {
+    let mut store = Store::in_memory().unwrap();
+    let mut e = new_experiment("declared");
+    e.axis_values = vec![
+        vec!["nginx".into(), "apache".into()],
+        vec!["page-6397".into()],
+        vec!["c1000".into(), "c50".into()],
+    ];
+    e.report = herd_store::ReportDefaults {
+        baseline: Some(("server".into(), "nginx".into())),
+        measure: Some(herd_store::Measure::Seconds),
+    };
+    let id = store.begin_experiment(&e).unwrap();
+    // c100 was not declared: it comes after the declared loads.
+    for (server, load) in [
+        ("apache", "c50"),
+        ("nginx", "c100"),
+        ("apache", "c1000"),
+        ("nginx", "c50"),
+        ("nginx", "c1000"),
+    ] {
+        store.record_repetition(id, &repetition(server, load, 0)).unwrap();
+    }
+    let got = store.load_experiment(id).unwrap();
+    assert_eq!(got.experiment, e);
+    let keys: Vec<String> = got
+        .cells
+        .iter()
+        .map(|c| format!("{} {}", c.axis("server").unwrap(), c.axis("load").unwrap()))
+        .collect();
+    assert_eq!(keys, ["nginx c1000", "nginx c50", "nginx c100", "apache c1000", "apache c50"]);
+}
+
+#[test]
+fn axis_values_must_match_the_axes() {
+    let mut store = Store::in_memory().unwrap();
+    let mut e = new_experiment("mismatch");
+    e.axis_values = vec![vec!["nginx".into()]];
+    let err = store.begin_experiment(&e).unwrap_err().to_string();
+    assert!(err.contains("1 lists of axis values for 3 axes"), "{err}");
+    e.axis_values = vec![vec!["nginx".into(), "nginx".into()], vec![], vec![]];
+    let err = store.begin_experiment(&e).unwrap_err().to_string();
+    assert!(err.contains("axis \"server\" lists \"nginx\" twice"), "{err}");
+    assert!(store.experiments().unwrap().is_empty(), "a refused experiment leaves nothing");
+}
+
+#[test]
 fn derived_figures_are_computed_on_read() {
     let mut store = Store::in_memory().unwrap();
     let id = store.begin_experiment(&new_experiment("derived")).unwrap();

@@ -54,6 +54,8 @@ pub(crate) fn new_experiment(name: &str) -> NewExperiment {
             .to_json()
             .unwrap(),
         ),
+        axis_values: Vec::new(),
+        report: herd_store::ReportDefaults::default(),
     }
 }
 

@@ -1,0 +1,107 @@
+//! A report as a document: headings, tables, lists and plain lines, built once from the
+//! stored experiment and then rendered as terminal text, Markdown or HTML. Every format
+//! shows the same entries, formatted once here, so they cannot disagree on a number.
+
+/// A report, top to bottom.
+#[derive(Debug, Default)]
+pub(crate) struct Doc {
+    pub(crate) blocks: Vec<Block>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Block {
+    /// `label  value` lines, such as the experiment's header.
+    Fields(Vec<(String, String)>),
+    /// Opens a section (a blank line before it in text).
+    Heading(String),
+    /// A heading inside a section (no blank line before it in text).
+    Subheading(String),
+    /// One entry per line, indented in text, a list elsewhere.
+    Items(Vec<String>),
+    Table(Table),
+    /// Lines said as they are.
+    Text(Vec<String>),
+    /// Aligned explanation lines, kept as they are in every format.
+    Legend(Vec<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Align {
+    Left,
+    Right,
+}
+
+#[derive(Debug)]
+pub(crate) struct Column {
+    pub(crate) header: String,
+    pub(crate) align: Align,
+    /// Read as part of the previous column (`12345 ±2.1%`): one space before it in text.
+    pub(crate) continues: bool,
+}
+
+/// One table entry: its text, and where it is a share of a baseline, that share in
+/// percent (HTML colours the entry by it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) text: String,
+    pub(crate) percent: Option<f64>,
+}
+
+impl From<String> for Entry {
+    fn from(text: String) -> Entry {
+        Entry { text, percent: None }
+    }
+}
+
+impl From<&str> for Entry {
+    fn from(text: &str) -> Entry {
+        Entry { text: text.to_owned(), percent: None }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    pub(crate) columns: Vec<Column>,
+    pub(crate) rows: Vec<Vec<Entry>>,
+}
+
+impl Table {
+    pub(crate) fn new() -> Table {
+        Table::default()
+    }
+
+    pub(crate) fn column(&mut self, header: &str, align: Align) {
+        self.columns.push(Column { header: header.to_owned(), align, continues: false });
+    }
+
+    /// A column read as part of the previous one.
+    pub(crate) fn continuation(&mut self, header: &str, align: Align) {
+        self.columns.push(Column { header: header.to_owned(), align, continues: true });
+    }
+
+    /// Adds a row; missing trailing entries are blank, extra ones are dropped.
+    pub(crate) fn row(&mut self, entries: Vec<Entry>) {
+        let mut entries = entries;
+        entries.resize(self.columns.len(), Entry::default());
+        self.rows.push(entries);
+    }
+
+    /// Adds a row of plain texts.
+    pub(crate) fn text_row(&mut self, entries: Vec<String>) {
+        self.row(entries.into_iter().map(Entry::from).collect());
+    }
+}
+
+impl Doc {
+    pub(crate) fn push(&mut self, block: Block) {
+        self.blocks.push(block);
+    }
+
+    /// Adds a heading and its items, when there are items.
+    pub(crate) fn section(&mut self, heading: String, items: Vec<String>) {
+        if !items.is_empty() {
+            self.push(Block::Heading(heading));
+            self.push(Block::Items(items));
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! The experiment's matrix in the shape the seeds published it (seed 001's table: paths
+//! down, servers across, seconds with the percentage of the direct path in parentheses).
+//! Each entry is one figure of a row of the experiment (a cell, or a cell's step): the
+//! median of its ok repetitions with the 95 % confidence interval of their mean, then in
+//! parentheses its share of the baseline beside it, the same cell with the baseline axis
+//! at the baseline value.
+//!
+//! The baseline axis runs down the table when the other axes that vary (and the steps)
+//! make few columns, [`MAX_COLUMNS`] at most; otherwise it runs across, one column per
+//! value, and every combination of the others is a row (seed 002's sizes, seed 004's
+//! steps).
+//!
+//! Nothing is hidden: an entry measured with failures is marked `≠` and says how many
+//! requests failed, `!` marks a client verdict other than ok and `^` a link that capped the
+//! rate, as in the other tables.
+
+use herd_stats::repetitions as stats;
+use herd_store::{Measure, StoredExperiment};
+
+use crate::doc::{Align, Block, Entry, Table};
+use crate::figures::Row;
+
+/// The most columns the other axes may make for the baseline axis to run down the table.
+const MAX_COLUMNS: usize = 6;
+
+/// What the percentages are of: the rows with `axis` at `value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Baseline {
+    pub(crate) axis: String,
+    pub(crate) value: String,
+}
+
+/// The matrix's heading and table; nothing for an experiment of one row.
+pub(crate) fn blocks(
+    exp: &StoredExperiment,
+    rows: &[Row<'_>],
+    baseline: &Baseline,
+    measure: Measure,
+) -> Vec<Block> {
+    if rows.len() < 2 {
+        return Vec::new();
+    }
+    let stepped = rows.iter().any(|r| r.step.is_some());
+    let others: Vec<String> =
+        crate::figures::varying_axes(exp).into_iter().filter(|a| *a != baseline.axis).collect();
+    // Each row's place: its values on the other axes (and its step), and on the baseline's.
+    let other_key = |r: &Row<'_>| -> Vec<String> {
+        let mut key: Vec<String> =
+            others.iter().map(|a| r.cell.axis(a).unwrap_or("-").to_owned()).collect();
+        if stepped {
+            key.push(r.step.clone().unwrap_or_else(|| "-".to_owned()));
+        }
+        key
+    };
+    let base_value = |r: &Row<'_>| r.cell.axis(&baseline.axis).unwrap_or("-").to_owned();
+    // In the rows' order, which is the experiment's declared order.
+    let mut combos: Vec<Vec<String>> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    for r in rows {
+        let (k, v) = (other_key(r), base_value(r));
+        if !combos.contains(&k) {
+            combos.push(k);
+        }
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    }
+    let find = |combo: &[String], value: &str| {
+        rows.iter().find(|r| other_key(r) == combo && base_value(r) == value)
+    };
+    let entry = |combo: &[String], value: &str| -> Entry {
+        let Some(row) = find(combo, value) else { return Entry::default() };
+        figure(row, base_of(row, rows, baseline), measure)
+    };
+
+    let mut table = Table::new();
+    if combos.len() <= MAX_COLUMNS {
+        table.column(&baseline.axis, Align::Left);
+        for combo in &combos {
+            // Nothing else varies: one column, of the figure itself.
+            // A step's `-` (a row measured without steps) says nothing in a heading.
+            let named: Vec<&str> = combo.iter().map(String::as_str).filter(|v| *v != "-").collect();
+            let header = if named.is_empty() { label(measure).to_owned() } else { named.join(" ") };
+            table.column(&header, Align::Right);
+        }
+        for value in &values {
+            let mut entries = vec![Entry::from(value.as_str())];
+            entries.extend(combos.iter().map(|c| entry(c, value)));
+            table.row(entries);
+        }
+    } else {
+        for axis in &others {
+            table.column(axis, Align::Left);
+        }
+        if stepped {
+            table.column("step", Align::Left);
+        }
+        for value in &values {
+            table.column(&format!("{}={value}", baseline.axis), Align::Right);
+        }
+        for combo in &combos {
+            let mut entries: Vec<Entry> = combo.iter().map(|v| Entry::from(v.as_str())).collect();
+            entries.extend(values.iter().map(|v| entry(combo, v)));
+            table.row(entries);
+        }
+    }
+    vec![
+        Block::Heading(format!(
+            "{} by {}: median ±95 % confidence interval; in parentheses: {} {}={}'s",
+            label(measure),
+            axes_named(&baseline.axis, &others, stepped),
+            share(measure),
+            baseline.axis,
+            baseline.value,
+        )),
+        Block::Table(table),
+    ]
+}
+
+/// The row beside `row` that is its baseline; None for a baseline row itself.
+pub(crate) fn base_of<'r, 'a>(
+    row: &Row<'a>,
+    rows: &'r [Row<'a>],
+    baseline: &Baseline,
+) -> Option<&'r Row<'a>> {
+    if row.cell.axis(&baseline.axis) == Some(baseline.value.as_str()) {
+        return None;
+    }
+    row.sibling(rows, &baseline.axis, &baseline.value)
+}
+
+/// The entry of `row`, with its share of `base` (None: it is the baseline, or has none).
+fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure) -> Entry {
+    let samples = row.samples(measure);
+    let Some(median) = stats::median(samples) else {
+        return Entry::from(failed_suffix("-".to_owned(), row));
+    };
+    let mut text = format!(
+        "{}{}{}{}{}",
+        row.mark(),
+        if row.coarse_clock.is_some() { "~" } else { "" },
+        value(measure, median),
+        if row.client_not_ok() { "!" } else { "" },
+        if row.link_bound { "^" } else { "" },
+    );
+    if let Some(w) = stats::confidence_interval_95(samples).and_then(|ci| ci.relative_half_width())
+    {
+        text.push_str(&format!(" ±{:.1}%", w * 100.0));
+    }
+    let percent = base.and_then(|b| percent(row, b, measure));
+    if let Some(p) = percent {
+        text.push_str(&format!(" ({p:.1} %)"));
+    }
+    Entry { text: failed_suffix(text, row), percent }
+}
+
+/// The row's figure as a percentage of the baseline's. For seconds it is the speed's
+/// (requests per second) share, as seed 001 gave it: the baseline's time over the row's
+/// when both ran as many requests, and still right when they did not.
+pub(crate) fn percent(row: &Row<'_>, base: &Row<'_>, measure: Measure) -> Option<f64> {
+    let of = if measure == Measure::Seconds { Measure::RequestsPerSecond } else { measure };
+    let (r, b) = (stats::median(row.samples(of))?, stats::median(base.samples(of))?);
+    let ratio = r / b;
+    ratio.is_finite().then_some(ratio * 100.0)
+}
+
+fn failed_suffix(text: String, row: &Row<'_>) -> String {
+    let failed = row.failed.saturating_add(row.non_2xx);
+    if failed == 0 {
+        text
+    } else {
+        format!("{text} {failed} failed")
+    }
+}
+
+/// Seconds to the millisecond as ab prints them; rates as the other tables print them.
+pub(crate) fn value(measure: Measure, v: f64) -> String {
+    match measure {
+        Measure::Seconds => format!("{v:.3}"),
+        _ => crate::table::rate(v),
+    }
+}
+
+pub(crate) fn label(measure: Measure) -> &'static str {
+    match measure {
+        Measure::Seconds => "seconds",
+        Measure::ConnectionsPerSecond => "connections/s",
+        Measure::KbPerSecond => "KB/s",
+        _ => "requests/s",
+    }
+}
+
+fn share(measure: Measure) -> &'static str {
+    match measure {
+        Measure::Seconds => "speed (requests/s) as a percentage of",
+        _ => "percentage of",
+    }
+}
+
+/// `path and server`, `server, workload and step`.
+fn axes_named(baseline: &str, others: &[String], stepped: bool) -> String {
+    let mut names: Vec<&str> = vec![baseline];
+    names.extend(others.iter().map(String::as_str));
+    if stepped {
+        names.push("step");
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => baseline.to_owned(),
+    }
+}
