@@ -19,11 +19,13 @@
 //!   `herd_stats::repetitions`, shared with the lab runner.
 
 mod calibration;
+mod charts;
 mod csv;
 mod doc;
 mod figures;
 mod markdown;
 mod matrix;
+mod svg_chart;
 mod table;
 mod text;
 mod then_now;
@@ -73,6 +75,36 @@ pub fn write(
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
     let baseline = baseline(exp, options.baseline.as_deref())?;
+    let measure = measure(exp, options)?;
+    match format {
+        Format::Text => text::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
+        Format::Markdown => markdown::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
+        Format::Csv => csv::write(exp, baseline.as_ref(), measure, out)?,
+    }
+    Ok(())
+}
+
+/// The experiment's charts as SVG documents (title, `<svg>` text), in a fixed order: against
+/// file size where a workload sweeps sizes, against clients where loads are stepped.
+pub fn charts(
+    exp: &StoredExperiment,
+    options: &Options,
+) -> Result<Vec<(String, String)>, ReportError> {
+    let measure = measure(exp, options)?;
+    let (rows, _) = figures::rows(exp);
+    Ok(charts::experiment_charts(exp, &rows, measure)
+        .into_iter()
+        .map(|c| (c.title.clone(), c.to_svg()))
+        .collect())
+}
+
+/// The terminal report as the experiment asks for it (what `herd lab run` prints at the end).
+pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(), ReportError> {
+    write(exp, &Options::default(), Format::Text, out)
+}
+
+/// The measure the options name, else the experiment's own, else requests per second.
+fn measure(exp: &StoredExperiment, options: &Options) -> Result<Measure, ReportError> {
     let measure =
         options.measure.or(exp.experiment.report.measure).unwrap_or(Measure::RequestsPerSecond);
     if !Measure::TABULATED.contains(&measure) {
@@ -82,17 +114,7 @@ pub fn write(
             measure_keys()
         )));
     }
-    match format {
-        Format::Text => text::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
-        Format::Markdown => markdown::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
-        Format::Csv => csv::write(exp, baseline.as_ref(), measure, out)?,
-    }
-    Ok(())
-}
-
-/// The terminal report as the experiment asks for it (what `herd lab run` prints at the end).
-pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(), ReportError> {
-    write(exp, &Options::default(), Format::Text, out)
+    Ok(measure)
 }
 
 /// The measure named by `key` (`seconds`, `requests_per_second` …), if a table can show it.

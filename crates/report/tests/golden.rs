@@ -739,3 +739,104 @@ fn calibration_over_a_shaped_link_names_the_link() {
     );
     assert!(!text.contains("server=apache path=direct link=100mbit: "), "{text}");
 }
+
+/// Seed 002's shape: two servers × two paths × three sizes, one repetition each. Rates fall
+/// with size (apache 9000, 8000, 100 conn/s direct; mini_httpd 15000, 12000, 90; routed 90 %
+/// of direct); KB/s from the bytes each answer carries (size + 300 bytes of headers). The
+/// article's 9,500 conn/s for Apache at 1 KiB over the balancer is drawn as published.
+fn sweep() -> StoredExperiment {
+    let mut new = experiment("sweep", &["server", "workload", "path"]);
+    new.axis_values = vec![
+        vec!["apache-worker".into(), "mini_httpd".into()],
+        vec!["sizes:1".into(), "sizes:1024".into(), "sizes:1048576".into()],
+        vec!["direct".into(), "routed".into()],
+    ];
+    new.report.measure = Some(Measure::ConnectionsPerSecond);
+    new.published_json = Some(
+        Published {
+            source: "seed 002".into(),
+            setup: None,
+            percent_of: None,
+            figures: vec![figure(
+                &[("server", "apache-worker"), ("workload", "sizes:1024"), ("path", "routed")],
+                Some("Apache 2.0"),
+                None,
+                &[(Measure::ConnectionsPerSecond, 9500.0)],
+            )],
+        }
+        .to_json()
+        .unwrap(),
+    );
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new).unwrap();
+    for (server, rates) in
+        [("apache-worker", [9000, 8000, 100]), ("mini_httpd", [15000, 12000, 90])]
+    {
+        for ((size, bytes), rate) in
+            [("sizes:1", 1u64), ("sizes:1024", 1024), ("sizes:1048576", 1_048_576)]
+                .into_iter()
+                .zip(rates)
+        {
+            for (path, share) in [("direct", 10u64), ("routed", 9)] {
+                let completed = rate * share; // 10 s a run: rate × share / 10 per second
+                let m = MeasurementRecord {
+                    bytes_total: completed * (bytes + 300),
+                    ..measurement(0, "n", completed, &[], 0, Some(histogram(&[(500, 100)])))
+                };
+                let axes = [("server", server), ("workload", size), ("path", path)];
+                store
+                    .record_repetition(
+                        id,
+                        &repetition(&axes, 0, "ab", ok("ok"), Some(1.0), vec![m]),
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn charts_against_size_and_clients() {
+    let svgs = |exp: &StoredExperiment| herd_report::charts(exp, &Options::default()).unwrap();
+    let sweep = svgs(&sweep());
+    let titles: Vec<&str> = sweep.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles, ["connections/s against file size", "KB/s against file size"]);
+    check_golden("chart_sweep_rate.svg", sweep[0].1.as_bytes());
+    check_golden("chart_sweep_kbps.svg", sweep[1].1.as_bytes());
+    let (_, rate) = &sweep[0];
+    // One line per server and path, three points each, on a log axis of sizes.
+    for name in ["server=apache-worker path=direct", "server=mini_httpd path=routed"] {
+        let at = rate.find(&format!("data-series=\"{name}\"")).unwrap_or_else(|| panic!("{rate}"));
+        let group = &rate[at..at + rate[at..].find("</g>").unwrap()];
+        assert_eq!(group.matches("<circle class=\"point\"").count(), 3, "{group}");
+    }
+    assert!(rate.contains(r#"data-x="1024" data-y="8000""#), "apache direct at 1 KiB: {rate}");
+    assert!(rate.contains(r#"data-x="1048576" data-y="81""#), "mini_httpd routed at 1 MiB: {rate}");
+    assert!(rate.contains(">4 KiB</text>") && rate.contains(">1 MiB</text>"), "{rate}");
+    assert!(
+        rate.contains(">published: server=apache-worker path=routed (Apache 2.0)</text>"),
+        "{rate}"
+    );
+    assert!(rate.contains(r#"<g class="point" data-x="1024" data-y="9500">"#), "{rate}");
+
+    let steps = svgs(&published_steps());
+    assert_eq!(steps.len(), 2);
+    check_golden("chart_steps.svg", steps[0].1.as_bytes());
+    let (title, svg) = &steps[0];
+    assert_eq!(title, "requests/s against clients");
+    assert!(
+        svg.contains(r#"data-series="server=nginx""#)
+            && svg.contains(r#"data-series="server=apache""#),
+        "{svg}"
+    );
+    assert!(svg.contains(r#"data-x="100" data-y="61200""#), "nginx's c100 median: {svg}");
+    assert!(
+        svg.contains(r#"<g class="point" data-x="160" data-y="1000">"#),
+        "the published peak: {svg}"
+    );
+    assert_eq!(steps[1].0, "failed requests and non-2xx answers against clients (all repetitions)");
+    // No sweep and no steps: no chart.
+    assert!(svgs(&matrix()).is_empty());
+}

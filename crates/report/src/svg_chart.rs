@@ -1,0 +1,443 @@
+//! Line charts as SVG text: axes (linear, or logarithmic where the seeds drew them: file
+//! size, clients), ticks with labels, one polyline per measured series with a
+//! marker on each point, published figures as hollow diamonds, and a legend.
+//!
+//! Written by hand rather than with plotters: plotters lays out text with a font backend
+//! (system fonts through font-kit, or a font file compiled in) and writes absolute glyph
+//! positions, so the same data could give other bytes on another machine. Here every number
+//! is printed with a fixed precision and text is left to the browser, so the same figures
+//! always give the same bytes, and the page needs no font.
+//!
+//! Every element a reader (or a test) may look for has a class: `chart`, `axis x`/`axis y`,
+//! `tick`, `axis-label`, `title`, `series` (with `data-series`), `point`, `published`,
+//! `legend`.
+
+use std::fmt::Write as _;
+
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scale {
+    /// From zero (or the smallest value, when below zero) to a round maximum.
+    Linear,
+    /// Powers of ten: file sizes, rates that span decades.
+    Log10,
+    /// Powers of two: clients doubled step by step.
+    Log2,
+}
+
+/// How tick labels are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Units {
+    /// 1, 10, 1k, 1M.
+    Number,
+    /// 1 B, 1 KiB, 1 MiB.
+    Bytes,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Axis {
+    pub(crate) label: String,
+    pub(crate) scale: Scale,
+    pub(crate) units: Units,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// Today's measurements: a line through the points.
+    Measured,
+    /// An article's figures: markers only, marked as published.
+    Published,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    pub(crate) name: String,
+    pub(crate) style: Style,
+    /// (x, y), in the order they are drawn.
+    pub(crate) points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct LineChart {
+    pub(crate) title: String,
+    pub(crate) x: Axis,
+    pub(crate) y: Axis,
+    pub(crate) series: Vec<Series>,
+}
+
+const WIDTH: f64 = 820.0;
+const HEIGHT: f64 = 360.0;
+const LEFT: f64 = 72.0;
+const RIGHT: f64 = 290.0;
+const TOP: f64 = 34.0;
+const BOTTOM: f64 = 52.0;
+
+/// Colour-blind-safe (Okabe and Ito), in series order.
+const PALETTE: [&str; 8] =
+    ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"];
+
+impl LineChart {
+    /// The chart as an `<svg>` element, the same bytes for the same chart.
+    pub(crate) fn to_svg(&self) -> String {
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        // Points an axis cannot show (zero or less on a log axis) are left out, and said.
+        let shown = |s: &Series| -> Vec<(f64, f64)> {
+            s.points
+                .iter()
+                .copied()
+                .filter(|&(x, y)| fits(self.x.scale, x) && fits(self.y.scale, y))
+                .collect()
+        };
+        let xs: Vec<f64> = self.series.iter().flat_map(&shown).map(|p| p.0).collect();
+        let ys: Vec<f64> = self.series.iter().flat_map(&shown).map(|p| p.1).collect();
+        let xr = Range::of(self.x.scale, self.x.units, &xs);
+        let yr = Range::of(self.y.scale, self.y.units, &ys);
+        let px = |x: f64| LEFT + xr.fraction(x) * plot_w;
+        let py = |y: f64| TOP + plot_h - yr.fraction(y) * plot_h;
+
+        let mut svg = String::new();
+        let _ = write!(
+            svg,
+            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
+            escape(&self.title)
+        );
+        let _ = write!(svg, r#"<title>{}</title>"#, escape(&self.title));
+        let _ = write!(
+            svg,
+            r#"<text class="title" x="{LEFT}" y="20" font-size="14" font-weight="bold">{}</text>"#,
+            escape(&self.title)
+        );
+        // Frame and grid.
+        let _ = write!(
+            svg,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>"##
+        );
+        let _ = write!(svg, r#"<g class="axis x">"#);
+        for t in xr.ticks() {
+            let x = px(t);
+            let _ = write!(
+                svg,
+                r##"<line class="tick" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+                TOP + plot_h,
+                TOP + plot_h + 16.0,
+                escape(&tick_label(self.x.units, t))
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text class="axis-label" x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text></g>"#,
+            LEFT + plot_w / 2.0,
+            HEIGHT - 12.0,
+            escape(&self.x.label)
+        );
+        let _ = write!(svg, r#"<g class="axis y">"#);
+        for t in yr.ticks() {
+            let y = py(t);
+            let _ = write!(
+                svg,
+                r##"<line class="tick" x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                y + 4.0,
+                escape(&tick_label(self.y.units, t))
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text class="axis-label" x="16" y="{:.1}" font-size="12" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text></g>"#,
+            TOP + plot_h / 2.0,
+            TOP + plot_h / 2.0,
+            escape(&self.y.label)
+        );
+
+        let mut left_out = 0usize;
+        let _ = write!(svg, r#"<g class="legend">"#);
+        for (i, s) in self.series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            let ly = TOP + 8.0 + i as f64 * 18.0;
+            let lx = WIDTH - RIGHT + 14.0;
+            match s.style {
+                Style::Measured => {
+                    let _ = write!(
+                        svg,
+                        r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{colour}" stroke-width="2"/>"#,
+                        lx + 18.0
+                    );
+                }
+                Style::Published => {
+                    let _ = write!(svg, "{}", diamond(lx + 9.0, ly, colour));
+                }
+            }
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+                lx + 24.0,
+                ly + 4.0,
+                escape(&s.name)
+            );
+        }
+        let _ = write!(svg, "</g>");
+        for (i, s) in self.series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            let points = shown(s);
+            left_out += s.points.len() - points.len();
+            match s.style {
+                Style::Measured => {
+                    let coords: Vec<String> =
+                        points.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+                    let _ = write!(
+                        svg,
+                        r#"<g class="series" data-series="{}"><polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
+                        escape(&s.name),
+                        coords.join(" ")
+                    );
+                    for &(x, y) in &points {
+                        let _ = write!(
+                            svg,
+                            r#"<circle class="point" cx="{:.1}" cy="{:.1}" r="3" fill="{colour}" data-x="{}" data-y="{}"/>"#,
+                            px(x),
+                            py(y),
+                            x,
+                            y
+                        );
+                    }
+                    let _ = write!(svg, "</g>");
+                }
+                Style::Published => {
+                    let _ = write!(
+                        svg,
+                        r#"<g class="series published" data-series="{}">"#,
+                        escape(&s.name)
+                    );
+                    for &(x, y) in &points {
+                        let _ = write!(
+                            svg,
+                            r#"<g class="point" data-x="{x}" data-y="{y}">{}</g>"#,
+                            diamond(px(x), py(y), colour)
+                        );
+                    }
+                    let _ = write!(svg, "</g>");
+                }
+            }
+        }
+        if xs.is_empty() {
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">no figures to draw</text>"#,
+                LEFT + plot_w / 2.0,
+                TOP + plot_h / 2.0
+            );
+        }
+        if left_out > 0 {
+            let _ = write!(
+                svg,
+                r#"<text class="left-out" x="{LEFT}" y="{:.1}" font-size="10">{left_out} point(s) of zero or less left out of a log axis</text>"#,
+                HEIGHT - 2.0
+            );
+        }
+        svg.push_str("</svg>");
+        svg
+    }
+}
+
+fn fits(scale: Scale, v: f64) -> bool {
+    v.is_finite() && (scale == Scale::Linear || v > 0.0)
+}
+
+fn diamond(x: f64, y: f64, colour: &str) -> String {
+    format!(
+        r#"<path d="M{:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z" fill="white" stroke="{colour}" stroke-width="2"/>"#,
+        x,
+        y - 6.0,
+        x + 6.0,
+        y,
+        x,
+        y + 6.0,
+        x - 6.0,
+        y
+    )
+}
+
+/// An axis's shown range, in the scale's own terms (exponents for log axes).
+struct Range {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+    /// The most intervals between labelled ticks: fewer for wide labels.
+    intervals: f64,
+}
+
+impl Range {
+    fn of(scale: Scale, units: Units, values: &[f64]) -> Range {
+        let intervals = if units == Units::Bytes { 7.0 } else { 10.0 };
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !min.is_finite() {
+            return Range { scale, lo: 0.0, hi: 1.0, intervals };
+        }
+        match scale {
+            Scale::Linear => {
+                let lo = if min < 0.0 { -nice_ceiling(-min) } else { 0.0 };
+                let hi = nice_ceiling(max.max(lo + f64::EPSILON));
+                Range { scale, lo, hi: if hi > lo { hi } else { lo + 1.0 }, intervals }
+            }
+            Scale::Log10 | Scale::Log2 => {
+                let log = |v: f64| if scale == Scale::Log10 { v.log10() } else { v.log2() };
+                let (lo, hi) = (log(min).floor(), log(max).ceil());
+                // Whole ticks at both ends: the range widens to multiples of the tick step.
+                let step = log_step(lo, hi.max(lo + 1.0), intervals);
+                let lo = (lo / step).floor() * step;
+                let hi = ((hi / step).ceil() * step).max(lo + step);
+                Range { scale, lo, hi, intervals }
+            }
+        }
+    }
+
+    fn fraction(&self, v: f64) -> f64 {
+        let v = match self.scale {
+            Scale::Linear => v,
+            Scale::Log10 => v.log10(),
+            Scale::Log2 => v.log2(),
+        };
+        (v - self.lo) / (self.hi - self.lo)
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        match self.scale {
+            Scale::Linear => {
+                let step = nice_step((self.hi - self.lo) / 5.0);
+                let n = ((self.hi - self.lo) / step).round() as i64;
+                (0..=n).map(|i| self.lo + i as f64 * step).collect()
+            }
+            Scale::Log10 | Scale::Log2 => {
+                let base: f64 = if self.scale == Scale::Log10 { 10.0 } else { 2.0 };
+                let step = log_step(self.lo, self.hi, self.intervals);
+                let n = ((self.hi - self.lo) / step).round() as i32;
+                (0..=n).map(|i| base.powf(self.lo + f64::from(i) * step)).collect()
+            }
+        }
+    }
+}
+
+/// The step between labelled powers on a log axis: every power while that makes at most
+/// `intervals`, else every 2nd, 4th (2^4 = 16: 1 B, 16 B, 256 B, 4 KiB …), 5th or 10th.
+fn log_step(lo: f64, hi: f64, intervals: f64) -> f64 {
+    [1.0, 2.0, 4.0, 5.0, 10.0].into_iter().find(|s| (hi - lo) / s <= intervals).unwrap_or(10.0)
+}
+
+/// The smallest 1, 2 or 5 × 10^k at or above `v`.
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 0.0 {
+        return 1.0;
+    }
+    let magnitude = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|c| *c >= v).unwrap_or(v)
+}
+
+fn nice_step(v: f64) -> f64 {
+    nice_ceiling(v)
+}
+
+fn tick_label(units: Units, v: f64) -> String {
+    match units {
+        Units::Number => si(v),
+        Units::Bytes => bytes(v),
+    }
+}
+
+/// 1, 250, 1.5k, 20k, 3M.
+fn si(v: f64) -> String {
+    let (scaled, suffix) = match v.abs() {
+        a if a >= 1e9 => (v / 1e9, "G"),
+        a if a >= 1e6 => (v / 1e6, "M"),
+        a if a >= 1e3 => (v / 1e3, "k"),
+        _ => (v, ""),
+    };
+    let text = format!("{scaled:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{suffix}")
+}
+
+/// 1 B, 16 B, 4 KiB, 1 MiB.
+fn bytes(v: f64) -> String {
+    let (scaled, suffix) = match v {
+        a if a >= 1024.0 * 1024.0 * 1024.0 => (v / (1024.0 * 1024.0 * 1024.0), "GiB"),
+        a if a >= 1024.0 * 1024.0 => (v / (1024.0 * 1024.0), "MiB"),
+        a if a >= 1024.0 => (v / 1024.0, "KiB"),
+        _ => (v, "B"),
+    };
+    let text = format!("{scaled:.1}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {suffix}")
+}
+
+/// Text as XML character data or an attribute value.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_read_as_the_seeds_wrote_them() {
+        assert_eq!(si(1.0), "1");
+        assert_eq!(si(1500.0), "1.5k");
+        assert_eq!(si(20_000.0), "20k");
+        assert_eq!(si(3_000_000.0), "3M");
+        assert_eq!(bytes(1.0), "1 B");
+        assert_eq!(bytes(4096.0), "4 KiB");
+        assert_eq!(bytes(1_048_576.0), "1 MiB");
+    }
+
+    #[test]
+    fn ranges_are_round_and_log_ranges_whole_powers() {
+        let r = Range::of(Scale::Linear, Units::Number, &[120.0, 3_400.0]);
+        assert_eq!((r.lo, r.hi), (0.0, 5_000.0));
+        assert_eq!(r.ticks(), [0.0, 1_000.0, 2_000.0, 3_000.0, 4_000.0, 5_000.0]);
+        let r = Range::of(Scale::Log10, Units::Number, &[1.0, 1_048_576.0]);
+        assert_eq!((r.lo, r.hi), (0.0, 7.0));
+        assert_eq!(r.ticks().first(), Some(&1.0));
+        // Sizes from 1 B to 1 MiB: every 16th power of two.
+        let r = Range::of(Scale::Log2, Units::Bytes, &[1.0, 1_048_576.0]);
+        let labels: Vec<String> = r.ticks().iter().map(|t| bytes(*t)).collect();
+        assert_eq!(labels, ["1 B", "16 B", "256 B", "4 KiB", "64 KiB", "1 MiB"]);
+        let r = Range::of(Scale::Log2, Units::Number, &[1.0, 512.0]);
+        assert_eq!(r.ticks(), [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0]);
+        // One value alone still spans a range.
+        let r = Range::of(Scale::Log10, Units::Number, &[100.0]);
+        assert_eq!((r.lo, r.hi), (2.0, 3.0));
+    }
+
+    #[test]
+    fn text_is_escaped_and_points_a_log_axis_cannot_show_are_said() {
+        let chart = LineChart {
+            title: "a <b> & \"c\"".into(),
+            x: Axis { label: "size".into(), scale: Scale::Log10, units: Units::Bytes },
+            y: Axis { label: "req/s".into(), scale: Scale::Linear, units: Units::Number },
+            series: vec![Series {
+                name: "nginx".into(),
+                style: Style::Measured,
+                points: vec![(0.0, 5.0), (1.0, 10.0), (16.0, 20.0)],
+            }],
+        };
+        let svg = chart.to_svg();
+        assert!(svg.contains("a &lt;b&gt; &amp; &quot;c&quot;"), "{svg}");
+        assert!(svg.contains("1 point(s) of zero or less left out of a log axis"), "{svg}");
+        assert_eq!(svg.matches(r#"<circle class="point""#).count(), 2, "{svg}");
+        assert_eq!(chart.to_svg(), svg, "the same chart, the same bytes");
+    }
+}
