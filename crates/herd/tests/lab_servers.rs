@@ -45,9 +45,11 @@ fn versions(exp: &herd_store::StoredExperiment) -> Vec<(String, String, String)>
     v
 }
 
-/// Rows of the table whose first column is one of `servers`, checked: every repetition ok,
-/// no failed request, no non-2xx answer.
-fn check_rows(table: &str, servers: &[&str], rows_each: usize) {
+/// Rows of the table of every row's figures (after the matrix) whose first column is one of
+/// `servers`, checked: every repetition ok, no failed request, no non-2xx answer.
+fn check_rows(report: &str, servers: &[&str], rows_each: usize) {
+    let at = report.find("\nevery row's figures").unwrap_or_else(|| panic!("{report}"));
+    let table = &report[at..];
     for s in servers {
         let rows: Vec<&str> = table
             .lines()
