@@ -35,6 +35,19 @@ fn every_rule_path_has_its_golden_plan() {
     let netem = Shaping::parse("100mbit,delay=20ms,loss=0.1%").unwrap();
     let plan = Plan::for_path("herd-t1", Path::Routed, 8080, Some(&netem)).unwrap();
     check_golden("plan-routed-100mbit-delay-loss.txt", &plan.to_string());
+    // Once each way, however many links a path has: netem on the client's and the server's
+    // ends only, the rate on every end.
+    let on = |what: &str| -> Vec<String> {
+        plan.commands().into_iter().filter(|c| c.contains(what)).collect()
+    };
+    let netem = on(" netem ");
+    assert_eq!(netem.len(), 2, "{netem:?}");
+    assert!(
+        netem[0].starts_with("tc -n herd-t1-client ")
+            && netem[1].starts_with("tc -n herd-t1-server "),
+        "{netem:?}"
+    );
+    assert_eq!(on(" tbf ").len(), 4, "every end of both links has the rate");
     let delay_only = Shaping::parse("delay=5ms").unwrap();
     let plan = Plan::for_path("herd-t1", Path::Direct, 8080, Some(&delay_only)).unwrap();
     check_golden("plan-direct-delay.txt", &plan.to_string());

@@ -345,6 +345,11 @@ impl Builder {
     /// tbf for a rate; netem for a delay or a loss rate, at the root with tbf under it, the
     /// layout tc-netem(8) gives for both. netem's queue holds 100,000 packets: its default
     /// 1,000 drops packets of its own at gigabit rates with tens of ms of delay.
+    ///
+    /// netem goes on the client's and the server's ends only, never the router's: a packet
+    /// leaves one of those two once on its way, however many links it crosses, so the delay
+    /// and the loss apply once each way on a routed path as on a direct one. The rate applies
+    /// on every end: each link is as fast as the link the experiment names.
     fn shape(&mut self, h: Host, dev: &str, s: &Shaping) {
         self.ns(h, &["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]);
         let tbf = |rate: &str| -> Vec<String> {
@@ -358,7 +363,7 @@ impl Builder {
             b.ns(h, &argv);
         };
         let root = ["root", "handle", "1:", "stab", "overhead", "24"];
-        match (s.needs_netem(), s.rate_text()) {
+        match (s.needs_netem() && h != Host::Router, s.rate_text()) {
             (true, rate) => {
                 let mut netem: Vec<String> = vec!["netem".into(), "limit".into(), "100000".into()];
                 netem.extend(s.netem_args());
@@ -367,7 +372,7 @@ impl Builder {
                     qdisc(self, &["parent", "1:1", "handle", "10:"], tbf(&rate));
                 }
             }
-            (false, Some(rate)) => qdisc(self, &["root", "stab", "overhead", "24"], tbf(&rate)),
+            (false, Some(rate)) => qdisc(self, &root, tbf(&rate)),
             (false, None) => {}
         }
     }

@@ -41,6 +41,10 @@ impl Shaping {
                 if s.loss_ppm.replace(loss(text, l)?).is_some() {
                     return Err(twice("loss"));
                 }
+            } else if let Some((key, _)) = part.split_once('=') {
+                return Err(format!(
+                    "`{text}`: `{key}` is not a link setting: a link takes a rate (100mbit), delay= and loss="
+                ));
             } else if s.rate_bits.replace(rate(text, part)?).is_some() {
                 return Err(twice("rate"));
             }
@@ -126,23 +130,24 @@ fn rate(text: &str, part: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}`: `{part}` is beyond 400gbit"))
 }
 
+/// A delay as every duration herd reads is written (`herd_stats::units`: `20ms`, `0.5ms`,
+/// `250us`), to netem's microsecond.
 fn delay(text: &str, d: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!("`{text}`: delay=`{d}` is not a delay: write a whole number of ms or us, e.g. delay=20ms")
-    };
-    let (n, scale_us) = if let Some(n) = d.strip_suffix("ms") {
-        (n, 1_000)
-    } else if let Some(n) = d.strip_suffix("us") {
-        (n, 1)
-    } else {
-        return Err(bad());
-    };
-    let n: u64 = n.parse().map_err(|_| bad())?;
-    let delay = Duration::from_micros(n.saturating_mul(scale_us));
-    if delay.is_zero() || delay > MAX_DELAY {
-        return Err(format!("`{text}`: delay must be above 0 and at most {MAX_DELAY:?}"));
+    // A bare number would be seconds, as elsewhere; for a link's delay that is a typo.
+    if d.ends_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "`{text}`: delay=`{d}` is not a delay: give its unit, e.g. delay=20ms"
+        ));
     }
-    Ok(delay)
+    let delay = herd_stats::units::parse_duration(d)
+        .map_err(|why| format!("`{text}`: delay=`{d}`: {why}"))?;
+    if delay.as_micros() == 0 || delay > MAX_DELAY {
+        return Err(format!(
+            "`{text}`: delay must be at least 1us and at most {}s",
+            MAX_DELAY.as_secs()
+        ));
+    }
+    Ok(Duration::from_micros(delay.as_micros() as u64))
 }
 
 fn loss(text: &str, l: &str) -> Result<u32, String> {
@@ -153,8 +158,15 @@ fn loss(text: &str, l: &str) -> Result<u32, String> {
     if !(p > 0.0 && p < 100.0) {
         return Err(bad());
     }
-    // Parts per million: netem's own resolution is finer, a benchmark's need is not.
-    Ok((p * 10_000.0).round().max(1.0) as u32)
+    // Parts per million: netem's own resolution is finer, a benchmark's need is not. A
+    // finer rate is refused, not rounded: the cell's key keeps the text as written.
+    let ppm = p * 10_000.0;
+    if ppm.fract() != 0.0 && (ppm - ppm.round()).abs() > 1e-6 {
+        return Err(format!(
+            "`{text}`: loss=`{l}` is finer than herd sets it: give at most four decimals, e.g. loss=0.0001%"
+        ));
+    }
+    Ok(ppm.round() as u32)
 }
 
 #[cfg(test)]
@@ -191,14 +203,20 @@ mod tests {
         let cases = [
             ("100mbit delay 20ms", "commas and no spaces"),
             ("delay=20", "not a delay"),
-            ("delay=0ms", "above 0"),
+            ("delay=0ms", "must be more than zero"),
+            ("delay=0.1us", "at least 1us"),
+            ("delay=fast", "delay=`fast`: "),
             ("delay=11000ms", "at most 10s"),
             ("loss=1", "not a loss rate"),
             ("loss=100%", "not a loss rate"),
             ("loss=0%", "not a loss rate"),
             ("100mbit,1gbit", "gives the rate twice"),
             ("delay=1ms,delay=2ms", "gives the delay twice"),
-            ("jitter=5ms", "is not a link rate"),
+            (
+                "jitter=5ms",
+                "`jitter` is not a link setting: a link takes a rate (100mbit), delay= and loss=",
+            ),
+            ("loss=0.00001%", "finer than herd sets it"),
         ];
         for (text, want) in cases {
             let e = Shaping::parse(text).unwrap_err();
