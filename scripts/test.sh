@@ -27,6 +27,8 @@ command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || need_pkgs+=(iptab
 [ -x /usr/sbin/haproxy ] || need_pkgs+=(haproxy)
 [ -x /usr/sbin/sslh ] || need_pkgs+=(sslh)
 command -v ethtool >/dev/null || [ -x /usr/sbin/ethtool ] || need_pkgs+=(ethtool)
+# lvs-nat's tool: its test runs it where the kernel has IP_VS (not on this development machine).
+[ -x /usr/sbin/ipvsadm ] || need_pkgs+=(ipvsadm)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || need_pkgs+=(iproute2)
 [ -x /usr/sbin/sysctl ] || need_pkgs+=(procps)
 command -v gcc >/dev/null || need_pkgs+=(gcc)

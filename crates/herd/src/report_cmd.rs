@@ -18,14 +18,15 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "ID")]
     experiment: Option<i64>,
     /// List the stored experiments instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["experiment", "baseline", "measure", "md", "csv"])]
     list: bool,
     /// What the percentages are of, as AXIS=VALUE (e.g. path=direct); default: the
     /// experiment's own ([report] baseline), else the first value of the first axis that varies.
     #[arg(long, value_name = "AXIS=VALUE")]
     baseline: Option<String>,
     /// The figure the matrix shows: requests_per_second, seconds, kb_per_second or
-    /// connections_per_second; default: the experiment's own ([report] measure), else requests_per_second.
+    /// connections_per_second (requests/s, named so for loads that open a connection per
+    /// request); default: the experiment's own ([report] measure), else requests_per_second.
     #[arg(long, value_name = "MEASURE", value_parser = herd_report::parse_measure)]
     measure: Option<herd_store::Measure>,
     /// The same tables as Markdown.

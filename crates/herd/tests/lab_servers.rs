@@ -7,7 +7,7 @@
 
 mod util;
 
-use util::{lab_run, tempdir};
+use util::{lab_run, rows_table, tempdir};
 
 fn run_experiment(tag: &str, text: &str) -> String {
     run_experiment_stored(tag, text).0
@@ -48,8 +48,7 @@ fn versions(exp: &herd_store::StoredExperiment) -> Vec<(String, String, String)>
 /// Rows of the table of every row's figures (after the matrix) whose first column is one of
 /// `servers`, checked: every repetition ok, no failed request, no non-2xx answer.
 fn check_rows(report: &str, servers: &[&str], rows_each: usize) {
-    let at = report.find("\nevery row's figures").unwrap_or_else(|| panic!("{report}"));
-    let table = &report[at..];
+    let table = rows_table(report);
     for s in servers {
         let rows: Vec<&str> = table
             .lines()

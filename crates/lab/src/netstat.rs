@@ -163,7 +163,8 @@ impl PathFacts {
         {
             if carried >= LINK_BOUND_SHARE * rate as f64 {
                 f.push(format!(
-                    "link-bound: {:.1} Mbit/s carried on a {:.0} Mbit/s link ({:.0} %): the link, not the server, set this rate",
+                    "{}: {:.1} Mbit/s carried on a {:.0} Mbit/s link ({:.0} %): the link, not the server, set this rate",
+                    herd_store::FINDING_LINK_BOUND,
                     carried / 1e6,
                     rate as f64 / 1e6,
                     100.0 * carried / rate as f64

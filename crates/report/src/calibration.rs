@@ -34,11 +34,9 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
                 };
                 format!("{}{} req/s, {whose}", c.mark(), rate(r))
             }
-            Some(r) => match c.sibling(rows, "path", "direct").and_then(|d| d.median_rate()) {
-                Some(d) if d > 0.0 => {
-                    format!("{}{} req/s, {:.1} % of direct", c.mark(), rate(r), r / d * 100.0)
-                }
-                _ => format!("{}{} req/s", c.mark(), rate(r)),
+            Some(r) => match c.sibling(rows, "path", "direct").and_then(|d| share(c, d)) {
+                Some(p) => format!("{}{} req/s, {p:.1} % of direct", c.mark(), rate(r)),
+                None => format!("{}{} req/s", c.mark(), rate(r)),
             },
         };
         carried.push(format!("{}: {what}", name(c, &varying)));
@@ -51,14 +49,16 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     let mut near = Vec::new();
     for row in rows.iter().filter(|r| !is_calibration(r) && r.cell.axis("path").is_some()) {
         let Some(c) = row.sibling(rows, "server", CALIBRATION_SERVER) else { continue };
-        let (Some(r), Some(ceiling)) = (row.median_rate(), c.median_rate()) else { continue };
-        if ceiling > 0.0 && r >= NEAR_CEILING * ceiling {
+        let (Some(r), Some(ceiling), Some(p)) = (row.median_rate(), c.median_rate(), share(row, c))
+        else {
+            continue;
+        };
+        if p >= NEAR_CEILING * 100.0 {
             near.push(format!(
-                "{}: {}{} req/s, {:.1} % of herd serve's {} through the same path",
+                "{}: {}{} req/s, {p:.1} % of herd serve's {} through the same path",
                 name(row, &varying),
                 row.mark(),
                 rate(r),
-                r / ceiling * 100.0,
                 rate(ceiling)
             ));
         }
@@ -70,6 +70,11 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
         )));
         doc.push(Block::Items(near));
     }
+}
+
+/// `row`'s requests per second as a percentage of `of`'s.
+fn share(row: &Row<'_>, of: &Row<'_>) -> Option<f64> {
+    crate::matrix::percent(row, of, herd_store::Measure::RequestsPerSecond)
 }
 
 /// The row's cell by `path` and `link` always and the other axes that vary in the

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, StoredExperiment};
 
-use crate::figures;
+use crate::figures::{self, Row};
 use crate::matrix::{self, Baseline};
 
 pub(crate) fn write(
@@ -20,72 +20,83 @@ pub(crate) fn write(
     let (rows, _) = figures::rows(exp);
     let mut header: Vec<String> = vec!["experiment".into()];
     header.extend(exp.experiment.axes.iter().cloned());
-    header.extend(
-        [
-            "step",
-            "clients",
-            "reps_ok",
-            "reps",
-            "measure",
-            "median",
-            "ci95_low",
-            "ci95_high",
-            "spread",
-            "baseline",
-            "percent_of_baseline",
-            "requests_per_second",
-            "seconds",
-            "kb_per_second",
-            "p50_ms",
-            "p99_ms",
-            "latency_from_client",
-            "failed",
-            "non_2xx",
-            "server_cpu_us_per_request",
-            "client",
-            "link_bound",
-            "not_comparable",
-        ]
-        .map(String::from),
-    );
+    header.extend(COLUMNS.map(String::from));
     line(out, &header)?;
-    let number = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
     for row in &rows {
         let mut fields = vec![exp.id.to_string()];
         fields.extend(
             exp.experiment.axes.iter().map(|a| row.cell.axis(a).unwrap_or_default().to_owned()),
         );
-        let samples = row.samples(measure);
-        let ci = stats::confidence_interval_95(samples);
-        let base = baseline.and_then(|b| matrix::base_of(row, &rows, b));
-        fields.extend([
-            row.step.clone().unwrap_or_default(),
-            row.concurrency.map(|c| c.to_string()).unwrap_or_default(),
-            row.n_ok.to_string(),
-            row.n_total.to_string(),
-            measure.key().to_owned(),
-            number(stats::median(samples)),
-            number(ci.map(|ci| ci.mean - ci.half_width)),
-            number(ci.map(|ci| ci.mean + ci.half_width)),
-            number(stats::relative_std_dev(samples)),
-            baseline.map(|b| format!("{}={}", b.axis, b.value)).unwrap_or_default(),
-            number(base.and_then(|b| matrix::percent(row, b, measure))),
-            number(row.median_rate()),
-            number(stats::median(&row.durations)),
-            number(stats::median(&row.kib_per_second)),
-            number(row.latency.as_ref().map(|l| l.p50_us / 1000.0)),
-            number(row.latency.as_ref().map(|l| l.p99_us / 1000.0)),
-            row.latency.as_ref().map(|l| l.from_client.to_string()).unwrap_or_default(),
-            row.failed.to_string(),
-            row.non_2xx.to_string(),
-            number(row.cpu_us_per_request),
-            row.verdict.clone().unwrap_or_default(),
-            row.link_bound.to_string(),
-            row.not_comparable.to_string(),
-        ]);
+        fields.extend(figures(row, &rows, baseline, measure));
         line(out, &fields)?;
     }
     Ok(())
+}
+
+/// The columns after the axes; [`figures`] gives one field for each, in this order (the
+/// array types keep the two the same length).
+const COLUMNS: [&str; 23] = [
+    "step",
+    "clients",
+    "reps_ok",
+    "reps",
+    "measure",
+    "median",
+    "ci95_low",
+    "ci95_high",
+    "spread",
+    "baseline",
+    "percent_of_baseline",
+    "requests_per_second",
+    "seconds",
+    "kb_per_second",
+    "p50_ms",
+    "p99_ms",
+    "latency_from_client",
+    "failed",
+    "non_2xx",
+    "server_cpu_us_per_request",
+    // Not `client`: that is an axis's name.
+    "client_verdict",
+    "link_bound",
+    "not_comparable",
+];
+
+fn figures(
+    row: &Row<'_>,
+    rows: &[Row<'_>],
+    baseline: Option<&Baseline>,
+    measure: Measure,
+) -> [String; COLUMNS.len()] {
+    let number = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    let samples = row.samples(measure);
+    let ci = stats::confidence_interval_95(samples);
+    let base = baseline.and_then(|b| matrix::base_of(row, rows, b));
+    [
+        row.step.clone().unwrap_or_default(),
+        row.concurrency.map(|c| c.to_string()).unwrap_or_default(),
+        row.n_ok.to_string(),
+        row.n_total.to_string(),
+        measure.key().to_owned(),
+        number(stats::median(samples)),
+        number(ci.map(|ci| ci.mean - ci.half_width)),
+        number(ci.map(|ci| ci.mean + ci.half_width)),
+        number(stats::relative_std_dev(samples)),
+        baseline.map(|b| format!("{}={}", b.axis, b.value)).unwrap_or_default(),
+        number(base.and_then(|b| matrix::percent(row, b, measure))),
+        number(row.median_rate()),
+        number(stats::median(&row.durations)),
+        number(stats::median(&row.kib_per_second)),
+        number(row.latency.as_ref().map(|l| l.p50_us / 1000.0)),
+        number(row.latency.as_ref().map(|l| l.p99_us / 1000.0)),
+        row.latency.as_ref().map(|l| l.from_client.to_string()).unwrap_or_default(),
+        row.failed.to_string(),
+        row.non_2xx.to_string(),
+        number(row.cpu_us_per_request),
+        row.verdict.clone().unwrap_or_default(),
+        row.link_bound.to_string(),
+        row.not_comparable.to_string(),
+    ]
 }
 
 fn line(out: &mut dyn Write, fields: &[String]) -> io::Result<()> {

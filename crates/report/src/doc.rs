@@ -1,6 +1,7 @@
 //! A report as a document: headings, tables, lists and plain lines, built once from the
-//! stored experiment and then rendered as terminal text, Markdown or HTML. Every format
-//! shows the same entries, formatted once here, so they cannot disagree on a number.
+//! stored experiment and then rendered as terminal text or Markdown (and, next, HTML).
+//! Every format shows the same entries, formatted once here, so they cannot disagree on a
+//! number.
 
 /// A report, top to bottom.
 #[derive(Debug, Default)]
@@ -40,7 +41,8 @@ pub(crate) struct Column {
 }
 
 /// One table entry: its text, and where it is a share of a baseline, that share in
-/// percent (HTML colours the entry by it).
+/// percent (for the HTML page, issue 7's next part, to colour the entry by; the text
+/// formats print it in the text).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Entry {
     pub(crate) text: String,

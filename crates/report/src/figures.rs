@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use herd_store::{
-    Measure, MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
-    REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
+    Measure, MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, FINDING_LINK_BOUND,
+    HISTOGRAM_TOTAL, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
 };
 
 use herd_stats::repetitions::{self as stats, Interval};
@@ -71,9 +71,6 @@ impl CoarseClock {
         self.resolution_s / self.duration_s
     }
 }
-
-/// How herd_lab's netstat words the finding that the link capped a run.
-const LINK_BOUND: &str = "link-bound:";
 
 /// Clock error, as a share of a run's rate, above which the table flags the rate.
 pub(crate) const COARSE_CLOCK: f64 = 0.01;
@@ -277,7 +274,9 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         coarse_clock,
         not_comparable: ok_measurements.iter().any(|m| m.failed > 0 || m.non_2xx > 0),
         link_bound: ok.iter().any(|r| {
-            r.record.network_findings().is_ok_and(|f| f.iter().any(|f| f.starts_with(LINK_BOUND)))
+            r.record
+                .network_findings()
+                .is_ok_and(|f| f.iter().any(|f| f.split(':').next() == Some(FINDING_LINK_BOUND)))
         }),
     }
 }

@@ -32,7 +32,7 @@ mod then_now;
 
 use std::io::{self, Write};
 
-use herd_store::{Measure, StoredExperiment};
+use herd_store::{Measure, StoredExperiment, CALIBRATION_SERVER};
 
 use matrix::Baseline;
 
@@ -75,7 +75,7 @@ pub fn write(
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
     let baseline = baseline(exp, options.baseline.as_deref())?;
-    let measure = measure(exp, options)?;
+    let measure = measure(exp, options.measure)?;
     match format {
         Format::Text => text::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
         Format::Markdown => markdown::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
@@ -88,9 +88,9 @@ pub fn write(
 /// file size where a workload sweeps sizes, against clients where loads are stepped.
 pub fn charts(
     exp: &StoredExperiment,
-    options: &Options,
+    measure: Option<Measure>,
 ) -> Result<Vec<(String, String)>, ReportError> {
-    let measure = measure(exp, options)?;
+    let measure = self::measure(exp, measure)?;
     let (rows, _) = figures::rows(exp);
     Ok(charts::experiment_charts(exp, &rows, measure)
         .into_iter()
@@ -103,46 +103,39 @@ pub fn experiment_table(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(
     write(exp, &Options::default(), Format::Text, out)
 }
 
-/// The measure the options name, else the experiment's own, else requests per second.
-fn measure(exp: &StoredExperiment, options: &Options) -> Result<Measure, ReportError> {
-    let measure =
-        options.measure.or(exp.experiment.report.measure).unwrap_or(Measure::RequestsPerSecond);
-    if !Measure::TABULATED.contains(&measure) {
-        return Err(ReportError::Options(format!(
-            "the tables cannot show {}: use {}",
-            measure.key(),
-            measure_keys()
-        )));
-    }
-    Ok(measure)
+/// The measure given, else the experiment's own, else requests per second.
+fn measure(exp: &StoredExperiment, given: Option<Measure>) -> Result<Measure, ReportError> {
+    let (measure, whose) = match (given, exp.experiment.report.measure) {
+        (Some(m), _) => (m, "--measure".to_owned()),
+        (None, Some(m)) => (m, format!("experiment {}'s [report] measure", exp.id)),
+        (None, None) => return Ok(Measure::RequestsPerSecond),
+    };
+    Measure::tabulated(measure.key()).map_err(|why| ReportError::Options(format!("{whose}: {why}")))
 }
 
 /// The measure named by `key` (`seconds`, `requests_per_second` …), if a table can show it.
 pub fn parse_measure(key: &str) -> Result<Measure, String> {
-    Measure::from_key(key)
-        .filter(|m| Measure::TABULATED.contains(m))
-        .ok_or_else(|| format!("`{key}` is not a figure the tables show: use {}", measure_keys()))
-}
-
-fn measure_keys() -> String {
-    let keys: Vec<String> = Measure::TABULATED.iter().map(|m| format!("`{}`", m.key())).collect();
-    keys.join(", ")
+    Measure::tabulated(key)
 }
 
 /// The baseline the options name, checked against the experiment; else the experiment's
-/// own; else the first value of the first axis that varies (None when nothing varies).
+/// own, where its cells have that value; else the first value of the first axis that
+/// varies, never the lab's calibration server (None when nothing varies).
 fn baseline(exp: &StoredExperiment, given: Option<&str>) -> Result<Option<Baseline>, ReportError> {
     let e = &exp.experiment;
     let Some(given) = given else {
         if let Some((axis, value)) = &e.report.baseline {
-            return Ok(Some(Baseline { axis: axis.clone(), value: value.clone() }));
+            // An interrupted run may lack the baseline's cells: then the default serves.
+            if values_of(exp, axis).contains(value) {
+                return Ok(Some(Baseline { axis: axis.clone(), value: value.clone() }));
+            }
         }
-        let varying = figures::varying_axes(exp);
-        let first = e.axes.iter().find(|a| varying.contains(a) && values_of(exp, a).len() > 1);
-        return Ok(first.and_then(|axis| {
-            let value = values_of(exp, axis).into_iter().next()?;
-            Some(Baseline { axis: axis.clone(), value })
-        }));
+        let first = e.axes.iter().find_map(|axis| {
+            let values = values_of(exp, axis);
+            let value = values.iter().find(|v| *v != CALIBRATION_SERVER)?;
+            (values.len() > 1).then(|| Baseline { axis: axis.clone(), value: value.clone() })
+        });
+        return Ok(first);
     };
     let Some((axis, value)) = given.split_once('=') else {
         return Err(ReportError::Options(format!(

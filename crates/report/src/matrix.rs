@@ -6,13 +6,15 @@
 //! at the baseline value.
 //!
 //! The baseline axis runs down the table when the other axes that vary (and the steps)
-//! make few columns, [`MAX_COLUMNS`] at most; otherwise it runs across, one column per
-//! value, and every combination of the others is a row (seed 002's sizes, seed 004's
-//! steps).
+//! make few columns ([`MAX_COLUMNS`] at most, or no more than the baseline axis has values);
+//! otherwise it runs across, one column per value, and every combination of the others is
+//! a row (seed 002's sizes, seed 004's steps).
 //!
 //! Nothing is hidden: an entry measured with failures is marked `≠` and says how many
 //! requests failed, `!` marks a client verdict other than ok and `^` a link that capped the
 //! rate, as in the other tables.
+
+use std::collections::BTreeMap;
 
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, StoredExperiment};
@@ -56,31 +58,38 @@ pub(crate) fn blocks(
     // In the rows' order, which is the experiment's declared order.
     let mut combos: Vec<Vec<String>> = Vec::new();
     let mut values: Vec<String> = Vec::new();
+    let mut at: BTreeMap<(Vec<String>, String), &Row<'_>> = BTreeMap::new();
     for r in rows {
         let (k, v) = (other_key(r), base_value(r));
         if !combos.contains(&k) {
-            combos.push(k);
+            combos.push(k.clone());
         }
         if !values.contains(&v) {
-            values.push(v);
+            values.push(v.clone());
         }
+        at.entry((k, v)).or_insert(r);
     }
-    let find = |combo: &[String], value: &str| {
-        rows.iter().find(|r| other_key(r) == combo && base_value(r) == value)
-    };
     let entry = |combo: &[String], value: &str| -> Entry {
-        let Some(row) = find(combo, value) else { return Entry::default() };
+        let Some(row) = at.get(&(combo.to_vec(), value.to_owned())) else {
+            return Entry::default();
+        };
         figure(row, base_of(row, rows, baseline), measure)
     };
 
     let mut table = Table::new();
-    if combos.len() <= MAX_COLUMNS {
+    // The narrower way round: down when the rest makes few columns, or fewer than the
+    // baseline's values would.
+    if combos.len() <= MAX_COLUMNS || combos.len() <= values.len() {
         table.column(&baseline.axis, Align::Left);
         for combo in &combos {
             // Nothing else varies: one column, of the figure itself.
             // A step's `-` (a row measured without steps) says nothing in a heading.
             let named: Vec<&str> = combo.iter().map(String::as_str).filter(|v| *v != "-").collect();
-            let header = if named.is_empty() { label(measure).to_owned() } else { named.join(" ") };
+            let header = if named.is_empty() {
+                crate::table::measure_name(measure).to_owned()
+            } else {
+                named.join(" ")
+            };
             table.column(&header, Align::Right);
         }
         for value in &values {
@@ -107,7 +116,7 @@ pub(crate) fn blocks(
     vec![
         Block::Heading(format!(
             "{} by {}: median ±95 % confidence interval; in parentheses: {} {}={}'s",
-            label(measure),
+            crate::table::measure_name(measure),
             axes_named(&baseline.axis, &others, stepped),
             share(measure),
             baseline.axis,
@@ -139,7 +148,7 @@ fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure) -> Entry {
         "{}{}{}{}{}",
         row.mark(),
         if row.coarse_clock.is_some() { "~" } else { "" },
-        value(measure, median),
+        crate::table::format_measure(measure, median),
         if row.client_not_ok() { "!" } else { "" },
         if row.link_bound { "^" } else { "" },
     );
@@ -170,23 +179,6 @@ fn failed_suffix(text: String, row: &Row<'_>) -> String {
         text
     } else {
         format!("{text} {failed} failed")
-    }
-}
-
-/// Seconds to the millisecond as ab prints them; rates as the other tables print them.
-pub(crate) fn value(measure: Measure, v: f64) -> String {
-    match measure {
-        Measure::Seconds => format!("{v:.3}"),
-        _ => crate::table::rate(v),
-    }
-}
-
-pub(crate) fn label(measure: Measure) -> &'static str {
-    match measure {
-        Measure::Seconds => "seconds",
-        Measure::ConnectionsPerSecond => "connections/s",
-        Measure::KbPerSecond => "KB/s",
-        _ => "requests/s",
     }
 }
 

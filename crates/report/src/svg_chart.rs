@@ -17,11 +17,12 @@ use std::fmt::Write as _;
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scale {
-    /// From zero (or the smallest value, when below zero) to a round maximum.
+    /// From zero (or a round value under the smallest, when it is below zero) to a round
+    /// maximum.
     Linear,
-    /// Powers of ten: file sizes, rates that span decades.
+    /// Powers of ten: rates that span decades.
     Log10,
-    /// Powers of two: clients doubled step by step.
+    /// Powers of two: clients doubled step by step, file sizes.
     Log2,
 }
 
@@ -232,7 +233,7 @@ impl LineChart {
         if left_out > 0 {
             let _ = write!(
                 svg,
-                r#"<text class="left-out" x="{LEFT}" y="{:.1}" font-size="10">{left_out} point(s) of zero or less left out of a log axis</text>"#,
+                r#"<text class="left-out" x="{LEFT}" y="{:.1}" font-size="10">{left_out} point(s) not drawn: zero or less on a log axis, or not a number</text>"#,
                 HEIGHT - 2.0
             );
         }
@@ -259,39 +260,40 @@ fn diamond(x: f64, y: f64, colour: &str) -> String {
     )
 }
 
-/// An axis's shown range, in the scale's own terms (exponents for log axes).
+/// An axis's shown range and its tick step, in the scale's own terms (exponents for log
+/// axes), both ends on a tick.
 struct Range {
     scale: Scale,
     lo: f64,
     hi: f64,
-    /// The most intervals between labelled ticks: fewer for wide labels.
-    intervals: f64,
+    step: f64,
 }
 
 impl Range {
     fn of(scale: Scale, units: Units, values: &[f64]) -> Range {
-        let intervals = if units == Units::Bytes { 7.0 } else { 10.0 };
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !min.is_finite() {
-            return Range { scale, lo: 0.0, hi: 1.0, intervals };
+            return Range { scale, lo: 0.0, hi: 1.0, step: 1.0 };
         }
-        match scale {
+        let (lo, hi, step) = match scale {
             Scale::Linear => {
-                let lo = if min < 0.0 { -nice_ceiling(-min) } else { 0.0 };
-                let hi = nice_ceiling(max.max(lo + f64::EPSILON));
-                Range { scale, lo, hi: if hi > lo { hi } else { lo + 1.0 }, intervals }
+                let (lo, hi) = (min.min(0.0), max.max(0.0));
+                // All zeros (a clean run's failures) still get an axis of 0 to 1.
+                let step = if hi > lo { nice_ceiling((hi - lo) / 5.0) } else { 1.0 };
+                (lo, hi, step)
             }
             Scale::Log10 | Scale::Log2 => {
                 let log = |v: f64| if scale == Scale::Log10 { v.log10() } else { v.log2() };
                 let (lo, hi) = (log(min).floor(), log(max).ceil());
-                // Whole ticks at both ends: the range widens to multiples of the tick step.
-                let step = log_step(lo, hi.max(lo + 1.0), intervals);
-                let lo = (lo / step).floor() * step;
-                let hi = ((hi / step).ceil() * step).max(lo + step);
-                Range { scale, lo, hi, intervals }
+                // Fewer labels where they are wide (`256 KiB`).
+                let intervals = if units == Units::Bytes { 7.0 } else { 10.0 };
+                (lo, hi, log_step(lo, hi.max(lo + 1.0), intervals))
             }
-        }
+        };
+        let lo = (lo / step).floor() * step;
+        let hi = ((hi / step).ceil() * step).max(lo + step);
+        Range { scale, lo, hi, step }
     }
 
     fn fraction(&self, v: f64) -> f64 {
@@ -304,26 +306,23 @@ impl Range {
     }
 
     fn ticks(&self) -> Vec<f64> {
+        let n = ((self.hi - self.lo) / self.step).round() as i32;
+        let at = |i: i32| self.lo + f64::from(i) * self.step;
         match self.scale {
-            Scale::Linear => {
-                let step = nice_step((self.hi - self.lo) / 5.0);
-                let n = ((self.hi - self.lo) / step).round() as i64;
-                (0..=n).map(|i| self.lo + i as f64 * step).collect()
-            }
-            Scale::Log10 | Scale::Log2 => {
-                let base: f64 = if self.scale == Scale::Log10 { 10.0 } else { 2.0 };
-                let step = log_step(self.lo, self.hi, self.intervals);
-                let n = ((self.hi - self.lo) / step).round() as i32;
-                (0..=n).map(|i| base.powf(self.lo + f64::from(i) * step)).collect()
-            }
+            Scale::Linear => (0..=n).map(at).collect(),
+            // Whole exponents: powi gives exact powers.
+            Scale::Log10 => (0..=n).map(|i| 10f64.powi(at(i) as i32)).collect(),
+            Scale::Log2 => (0..=n).map(|i| 2f64.powi(at(i) as i32)).collect(),
         }
     }
 }
 
 /// The step between labelled powers on a log axis: every power while that makes at most
-/// `intervals`, else every 2nd, 4th (2^4 = 16: 1 B, 16 B, 256 B, 4 KiB …), 5th or 10th.
+/// `intervals` once both ends are widened to a multiple of it, else every 2nd, 4th (2^4 =
+/// 16: 1 B, 16 B, 256 B, 4 KiB …), 5th or 10th.
 fn log_step(lo: f64, hi: f64, intervals: f64) -> f64 {
-    [1.0, 2.0, 4.0, 5.0, 10.0].into_iter().find(|s| (hi - lo) / s <= intervals).unwrap_or(10.0)
+    let widened = |s: f64| ((hi / s).ceil() - (lo / s).floor()).max(1.0);
+    [1.0, 2.0, 4.0, 5.0, 10.0].into_iter().find(|&s| widened(s) <= intervals).unwrap_or(10.0)
 }
 
 /// The smallest 1, 2 or 5 × 10^k at or above `v`.
@@ -333,10 +332,6 @@ fn nice_ceiling(v: f64) -> f64 {
     }
     let magnitude = 10f64.powf(v.log10().floor());
     [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|c| *c >= v).unwrap_or(v)
-}
-
-fn nice_step(v: f64) -> f64 {
-    nice_ceiling(v)
 }
 
 fn tick_label(units: Units, v: f64) -> String {
@@ -406,8 +401,18 @@ mod tests {
     #[test]
     fn ranges_are_round_and_log_ranges_whole_powers() {
         let r = Range::of(Scale::Linear, Units::Number, &[120.0, 3_400.0]);
-        assert_eq!((r.lo, r.hi), (0.0, 5_000.0));
-        assert_eq!(r.ticks(), [0.0, 1_000.0, 2_000.0, 3_000.0, 4_000.0, 5_000.0]);
+        assert_eq!((r.lo, r.hi), (0.0, 4_000.0));
+        assert_eq!(r.ticks(), [0.0, 1_000.0, 2_000.0, 3_000.0, 4_000.0]);
+        // All zeros: 0 to 1, not 0 to nothing.
+        let r = Range::of(Scale::Linear, Units::Number, &[0.0, 0.0]);
+        assert_eq!(r.ticks(), [0.0, 1.0]);
+        // Below zero: round ends, a tick at zero.
+        let r = Range::of(Scale::Linear, Units::Number, &[-3.0, 2.0]);
+        assert_eq!(r.ticks(), [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0]);
+        // The step is chosen once: 8 B to 128 KiB keeps the 16× grid.
+        let r = Range::of(Scale::Log2, Units::Bytes, &[8.0, 131_072.0]);
+        let labels: Vec<String> = r.ticks().iter().map(|t| bytes(*t)).collect();
+        assert_eq!(labels, ["1 B", "16 B", "256 B", "4 KiB", "64 KiB", "1 MiB"]);
         let r = Range::of(Scale::Log10, Units::Number, &[1.0, 1_048_576.0]);
         assert_eq!((r.lo, r.hi), (0.0, 7.0));
         assert_eq!(r.ticks().first(), Some(&1.0));
@@ -436,7 +441,7 @@ mod tests {
         };
         let svg = chart.to_svg();
         assert!(svg.contains("a &lt;b&gt; &amp; &quot;c&quot;"), "{svg}");
-        assert!(svg.contains("1 point(s) of zero or less left out of a log axis"), "{svg}");
+        assert!(svg.contains("1 point(s) not drawn: zero or less on a log axis"), "{svg}");
         assert_eq!(svg.matches(r#"<circle class="point""#).count(), 2, "{svg}");
         assert_eq!(chart.to_svg(), svg, "the same chart, the same bytes");
     }

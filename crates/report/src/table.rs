@@ -251,6 +251,30 @@ const LEGEND: [&str; 16] = [
     "          was judged), ! when not ok",
 ];
 
+/// A measure's figure as every table prints it: seconds to the millisecond as ab prints
+/// them, percentages to a tenth, clients whole, rates as [`rate`].
+pub(crate) fn format_measure(m: Measure, v: f64) -> String {
+    match m {
+        Measure::Seconds => format!("{v:.3}"),
+        Measure::Percent => format!("{v:.1}"),
+        Measure::ClientsAtPeak => format!("{v:.0}"),
+        _ => rate(v),
+    }
+}
+
+/// A measure's name in headings and on chart axes.
+pub(crate) fn measure_name(m: Measure) -> &'static str {
+    match m {
+        Measure::Seconds => "seconds",
+        Measure::Percent => "percent",
+        Measure::RequestsPerSecond => "requests/s",
+        Measure::ConnectionsPerSecond => "connections/s",
+        Measure::KbPerSecond => "KB/s",
+        Measure::PeakRequestsPerSecond => "peak requests/s",
+        Measure::ClientsAtPeak => "clients at peak",
+    }
+}
+
 /// Requests per second: whole numbers from 1000 up, one decimal below.
 pub(crate) fn rate(per_second: f64) -> String {
     if per_second >= 1000.0 {

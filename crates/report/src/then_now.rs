@@ -60,8 +60,12 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
         let mut entries: Vec<String> =
             axes.iter().map(|a| cell.axis(a).unwrap_or("-").to_owned()).collect();
         if with_ran {
-            let mut ran: Vec<&str> = figures.iter().filter_map(|f| f.ran.as_deref()).collect();
-            ran.dedup();
+            let mut ran: Vec<&str> = Vec::new();
+            for r in figures.iter().filter_map(|f| f.ran.as_deref()) {
+                if !ran.contains(&r) {
+                    ran.push(r);
+                }
+            }
             entries.push(ran.join("; "));
         }
         for m in &measures {
@@ -71,7 +75,7 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
                 Some(Now { value, not_comparable, client_not_ok }) => format!(
                     "{}{}{}",
                     if not_comparable { "≠" } else { "" },
-                    format(*m, value),
+                    crate::table::format_measure(*m, value),
                     if client_not_ok { "!" } else { "" }
                 ),
                 None => "-".to_owned(),
@@ -82,6 +86,7 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
                 .iter()
                 .filter_map(|f| Some(notes.iter().position(|n| Some(*n) == f.note.as_deref())? + 1))
                 .collect();
+            marks.sort_unstable();
             marks.dedup();
             let marks: Vec<String> = marks.iter().map(|n| format!("[{n}]")).collect();
             entries.push(marks.join(""));
@@ -131,52 +136,33 @@ fn now(m: Measure, cell: &StoredCell, rows: &[Row<'_>], published: &Published) -
     // A single figure compares with a cell measured once, not in steps.
     let [row] = cell_rows[..] else { return None };
     Some(match m {
-        Measure::Seconds => of(row, stats::median(&row.durations)?),
-        Measure::KbPerSecond => of(row, stats::median(&row.kib_per_second)?),
         Measure::Percent => {
             let (axis, value) = published.percent_of.as_ref()?;
             let base = row.sibling(rows, axis, value)?;
-            let base_rate = base.median_rate().filter(|r| *r > 0.0)?;
             Now {
-                value: row.median_rate()? / base_rate * 100.0,
+                value: crate::matrix::percent(row, base, Measure::RequestsPerSecond)?,
                 not_comparable: row.not_comparable || base.not_comparable,
                 client_not_ok: row.client_not_ok() || base.client_not_ok(),
             }
         }
-        _ => of(row, row.median_rate()?),
+        _ => of(row, stats::median(row.samples(m))?),
     })
 }
 
 fn label(m: Measure, p: &Published) -> String {
-    match m {
-        Measure::Seconds => "s".into(),
-        Measure::Percent => match &p.percent_of {
-            Some((_, value)) => format!("% of {value}"),
-            None => "%".into(),
-        },
-        Measure::RequestsPerSecond => "req/s".into(),
-        Measure::ConnectionsPerSecond => "conn/s".into(),
-        Measure::KbPerSecond => "KB/s".into(),
-        Measure::PeakRequestsPerSecond => "peak req/s".into(),
-        Measure::ClientsAtPeak => "clients at peak".into(),
+    match (m, &p.percent_of) {
+        (Measure::Percent, Some((_, value))) => format!("% of {value}"),
+        (Measure::Percent, None) => "%".into(),
+        _ => crate::table::measure_name(m).into(),
     }
 }
 
 /// A published rate as printed (1018.85), the rest as today's.
 fn format_then(m: Measure, v: f64) -> String {
     match m {
-        Measure::Seconds | Measure::Percent | Measure::ClientsAtPeak => format(m, v),
+        Measure::Seconds | Measure::Percent | Measure::ClientsAtPeak => {
+            crate::table::format_measure(m, v)
+        }
         _ => v.to_string(),
-    }
-}
-
-/// Seconds to the millisecond as ab prints them, percentages to a tenth, clients whole,
-/// rates as the main table prints them.
-fn format(m: Measure, v: f64) -> String {
-    match m {
-        Measure::Seconds => format!("{v:.3}"),
-        Measure::Percent => format!("{v:.1}"),
-        Measure::ClientsAtPeak => format!("{v:.0}"),
-        _ => crate::table::rate(v),
     }
 }

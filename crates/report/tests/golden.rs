@@ -624,9 +624,18 @@ fn options_choose_the_baseline_and_the_measure() {
     let options = Options { baseline: None, measure: Some(Measure::Percent) };
     let err = herd_report::write(&exp, &options, Format::Csv, &mut Vec::new()).unwrap_err();
     assert!(
-        err.to_string().starts_with("the tables cannot show percent: use `requests_per_second`"),
+        err.to_string().starts_with(
+            "--measure: `percent` is not a figure the tables show: use `requests_per_second`"
+        ),
         "{err}"
     );
+    // A measure stored with the experiment is named as such.
+    let mut stored = exp.clone();
+    stored.experiment.report.measure = Some(Measure::ClientsAtPeak);
+    let err = herd_report::write(&stored, &Options::default(), Format::Text, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("experiment 1's [report] measure: `clients_at_peak` is not"), "{err}");
     assert_eq!(
         herd_report::parse_measure("fast").unwrap_err(),
         "`fast` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `connections_per_second`"
@@ -799,7 +808,7 @@ fn sweep() -> StoredExperiment {
 
 #[test]
 fn charts_against_size_and_clients() {
-    let svgs = |exp: &StoredExperiment| herd_report::charts(exp, &Options::default()).unwrap();
+    let svgs = |exp: &StoredExperiment| herd_report::charts(exp, None).unwrap();
     let sweep = svgs(&sweep());
     let titles: Vec<&str> = sweep.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(titles, ["connections/s against file size", "KB/s against file size"]);
@@ -837,6 +846,9 @@ fn charts_against_size_and_clients() {
         "the published peak: {svg}"
     );
     assert_eq!(steps[1].0, "failed requests and non-2xx answers against clients (all repetitions)");
+    // No failures: an axis of 0 to 1, every point on 0.
+    check_golden("chart_steps_failed.svg", steps[1].1.as_bytes());
+    assert!(steps[1].1.contains(">0</text>") && steps[1].1.contains(">1</text>"), "{}", steps[1].1);
     // No sweep and no steps: no chart.
     assert!(svgs(&matrix()).is_empty());
 }

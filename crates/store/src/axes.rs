@@ -8,6 +8,19 @@ pub fn names_value(wanted: &str, have: &str) -> bool {
     have == wanted || have.strip_prefix(wanted).is_some_and(|rest| rest.starts_with(':'))
 }
 
+/// The label of one size of a sweep: `sizes` at 1024 bytes is `sizes:1024`.
+pub fn sweep_label(sweep: &str, size: u64) -> String {
+    format!("{sweep}:{size}")
+}
+
+/// The size in a sweep's label ([`sweep_label`]): `sizes:1024` → 1024; None for a value
+/// that is not one.
+pub fn sweep_size(label: &str) -> Option<u64> {
+    let (sweep, size) = label.rsplit_once(':')?;
+    (!sweep.is_empty()).then_some(())?;
+    size.parse().ok()
+}
+
 /// Whether the cell with axis values `a` is the cell `b` with `axis` set to `value` (the
 /// other axes equal): the `direct` cell beside a path's, the calibration cell beside a
 /// server's.
@@ -33,6 +46,16 @@ mod tests {
         assert!(!names_value("sizes", "sizes2:1"));
         assert!(!names_value("size", "sizes:1"));
         assert!(!names_value("sizes:1", "sizes:1024"));
+    }
+
+    #[test]
+    fn sweep_labels_carry_their_size() {
+        assert_eq!(sweep_label("sizes", 1024), "sizes:1024");
+        assert_eq!(sweep_size("sizes:1024"), Some(1024));
+        assert_eq!(sweep_size(&sweep_label("a:b", 7)), Some(7));
+        for not in ["page", "sizes:big", ":12", "sizes:"] {
+            assert_eq!(sweep_size(not), None, "{not}");
+        }
     }
 
     #[test]

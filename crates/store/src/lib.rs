@@ -36,7 +36,7 @@ mod store;
 mod stored;
 mod write;
 
-pub use axes::{is_sibling, names_value};
+pub use axes::{is_sibling, names_value, sweep_label, sweep_size};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use open::APPLICATION_ID;
@@ -44,7 +44,7 @@ pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
     ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
     RepetitionId, RepetitionRecord, ReportDefaults, ServerRecord, CALIBRATION_SERVER,
-    HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE, HISTOGRAM_QUEUED, HISTOGRAM_TOTAL,
+    FINDING_LINK_BOUND, HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE, HISTOGRAM_QUEUED, HISTOGRAM_TOTAL,
     HISTOGRAM_TOTAL_FROM_SEND, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
     REPORTED_TIMER_RESOLUTION_S,
 };

@@ -1,7 +1,7 @@
-//! The order of cells in a loaded experiment: by axis value, axis by axis, comparing runs
-//! of digits as numbers, so that `c50` < `c100` < `c1000` and `page-6397` sorts by size.
-//! The store does not know the experiment file's own order of values, and the order the
-//! cells ran in is shuffled on purpose; this order is stable and reads naturally.
+//! Natural order of axis values: runs of digits compared as numbers, so that `c50` < `c100`
+//! < `c1000` and `page-6397` sorts by size. Cells are ordered by the values' declared order
+//! first (schema 6); this order breaks ties and is the only one in older stores, which do
+//! not know the experiment file's order (the order cells ran in is shuffled on purpose).
 
 use std::cmp::Ordering;
 
@@ -33,15 +33,6 @@ pub(crate) fn compare(a: &str, b: &str) -> Ordering {
             }
         }
     }
-}
-
-/// Compares two cells' value lists in axis order.
-pub(crate) fn compare_values(a: &[String], b: &[String]) -> Ordering {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| compare(x, y))
-        .find(|o| o.is_ne())
-        .unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
 fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
@@ -87,12 +78,5 @@ mod tests {
     #[test]
     fn huge_numbers_do_not_overflow() {
         check(&["n99999999999999999999999", "n100000000000000000000000"]);
-    }
-
-    #[test]
-    fn values_compare_axis_by_axis() {
-        let v = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(compare_values(&v(&["a", "c100"]), &v(&["a", "c20"])), Ordering::Greater);
-        assert_eq!(compare_values(&v(&["a", "c100"]), &v(&["b", "c20"])), Ordering::Less);
     }
 }

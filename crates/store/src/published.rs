@@ -71,6 +71,15 @@ impl Measure {
         Measure::ConnectionsPerSecond,
     ];
 
+    /// The measure with that key if a table can show it; Err says which keys can.
+    pub fn tabulated(key: &str) -> Result<Measure, String> {
+        Measure::from_key(key).filter(|m| Measure::TABULATED.contains(m)).ok_or_else(|| {
+            let keys: Vec<String> =
+                Measure::TABULATED.iter().map(|m| format!("`{}`", m.key())).collect();
+            format!("`{key}` is not a figure the tables show: use {}", keys.join(", "))
+        })
+    }
+
     /// The measure with that key ([`Measure::key`]).
     pub fn from_key(key: &str) -> Option<Measure> {
         Measure::ALL.into_iter().find(|m| m.key() == key)

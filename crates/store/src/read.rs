@@ -60,7 +60,7 @@ impl Store {
     }
 
     /// The experiment with every cell, repetition and measurement, as written; cells in
-    /// natural axis order (see [`StoredExperiment::cells`]), repetitions by index,
+    /// declared axis order (see [`StoredExperiment::cells`]), repetitions by index,
     /// measurements by step.
     pub fn load_experiment(&self, id: ExperimentId) -> Result<StoredExperiment, StoreError> {
         let tx = self.read_transaction()?;
@@ -184,21 +184,35 @@ impl Reader<'_> {
         for (cell_id, key) in cell_rows {
             cells.push(self.cell(cell_id, key, &experiment.axes)?);
         }
-        // Declared order first (a value the experiment did not declare after those it did),
-        // then natural order: the order of stores older than schema 6.
-        let declared = |c: &StoredCell| -> Vec<usize> {
-            c.axes
+        // Axis by axis: the value's place among those the experiment declared (one it did
+        // not declare after them), then natural order, the only order of stores older than
+        // schema 6.
+        let places: Vec<Vec<usize>> = cells
+            .iter()
+            .map(|c| {
+                c.axes
+                    .iter()
+                    .map(|(axis, value)| {
+                        experiment.value_position(axis, value).unwrap_or(usize::MAX)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..cells.len()).collect();
+        order.sort_by(|&i, &j| {
+            let (a, b) = (&cells[i], &cells[j]);
+            places[i]
                 .iter()
-                .map(|(axis, value)| experiment.value_position(axis, value).unwrap_or(usize::MAX))
-                .collect()
-        };
-        cells.sort_by(|a, b| {
-            let values = |c: &StoredCell| c.axes.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
-            declared(a)
-                .cmp(&declared(b))
-                .then_with(|| natural_order::compare_values(&values(a), &values(b)))
-                .then_with(|| a.key.cmp(&b.key))
+                .zip(&places[j])
+                .zip(a.axes.iter().zip(&b.axes))
+                .map(|((pa, pb), ((_, va), (_, vb)))| {
+                    pa.cmp(pb).then_with(|| natural_order::compare(va, vb))
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or_else(|| a.key.cmp(&b.key))
         });
+        let mut cells: Vec<Option<StoredCell>> = cells.into_iter().map(Some).collect();
+        let cells: Vec<StoredCell> = order.into_iter().filter_map(|i| cells[i].take()).collect();
         Ok(StoredExperiment {
             id,
             experiment,

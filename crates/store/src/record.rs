@@ -34,6 +34,10 @@ pub const REPORTED_TIMER_RESOLUTION_S: &str = "timer_resolution_s";
 /// say what each path carries on its own and what the client can reach at all.
 pub const CALIBRATION_SERVER: &str = "calibration";
 
+/// The kind of network finding (`kind: detail`, [`RepetitionRecord::network_findings`]) that
+/// says the link's rate, not the server, capped a run; the report marks such rows.
+pub const FINDING_LINK_BOUND: &str = "link-bound";
+
 /// An experiment's row id; stable for the life of the store (ids are never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ExperimentId(pub i64);

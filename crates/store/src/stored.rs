@@ -31,9 +31,10 @@ pub struct StoredExperiment {
     pub finished_at: Option<String>,
     /// Why it ended as it did, as given to [`crate::Store::finish_experiment`].
     pub note: Option<String>,
-    /// Ordered by axis values, axis by axis in the experiment's axis order, comparing the
-    /// digits in a label as numbers (`c50` < `c100` < `c1000`); the order does not depend on
-    /// the shuffled order the cells ran in.
+    /// Ordered axis by axis in the experiment's axis order: by where each value comes among
+    /// those the experiment declared (`NewExperiment::axis_values`), then comparing the
+    /// digits in a label as numbers (`c50` < `c100` < `c1000`), the only order of stores
+    /// older than schema 6. It does not depend on the shuffled order the cells ran in.
     pub cells: Vec<StoredCell>,
 }
 

@@ -23,6 +23,12 @@ impl Store {
         let what = || format!("experiment {:?}", e.name);
         let path: &std::path::Path = &self.path;
         let sqlite = |context: &'static str| move |err| StoreError::from_sqlite(path, context, err);
+        if !e.axis_values.is_empty() && e.axis_values.len() != e.axes.len() {
+            return Err(invalid(
+                what(),
+                format!("{} lists of axis values for {} axes", e.axis_values.len(), e.axes.len()),
+            ));
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -61,12 +67,6 @@ impl Store {
                     invalid(what(), format!("axis {axis:?} appears twice"))
                 })
             })?;
-        }
-        if !e.axis_values.is_empty() && e.axis_values.len() != e.axes.len() {
-            return Err(invalid(
-                what(),
-                format!("{} lists of axis values for {} axes", e.axis_values.len(), e.axes.len()),
-            ));
         }
         for (axis_position, (axis, values)) in e.axes.iter().zip(&e.axis_values).enumerate() {
             for (position, label) in values.iter().enumerate() {

@@ -25,6 +25,50 @@ pub fn lab_run(dir: &Path, file: &Path) -> Command {
     cmd
 }
 
+/// The report's table of every row's figures (after the matrix), to the end.
+pub fn rows_table(report: &str) -> &str {
+    let at = report.find("\nevery row's figures").unwrap_or_else(|| panic!("{report}"));
+    &report[at..]
+}
+
+/// That table's header line and its rows, up to the first blank line.
+pub fn rows_of(report: &str) -> (String, Vec<String>) {
+    let mut lines = rows_table(report).lines().skip_while(|l| !l.starts_with("server "));
+    let header = lines.next().unwrap_or_else(|| panic!("no header: {report}")).to_owned();
+    (header, lines.take_while(|l| !l.trim().is_empty()).map(str::to_owned).collect())
+}
+
+/// Where `heading` starts in `header`, in characters (the tables hold `±`, `µ`, `≠`).
+pub fn column_at(header: &str, heading: &str) -> usize {
+    let (h, n): (Vec<char>, Vec<char>) = (header.chars().collect(), heading.chars().collect());
+    h.windows(n.len())
+        .position(|w| w == n.as_slice())
+        .unwrap_or_else(|| panic!("no {heading:?} in {header}"))
+}
+
+/// The right-aligned figure under `heading` (it ends where its heading ends).
+pub fn figure_ending_under(header: &str, line: &str, heading: &str) -> String {
+    let end = column_at(header, heading) + heading.chars().count();
+    let upto: String = line.chars().take(end).collect();
+    upto.split_whitespace().last().unwrap_or("").to_owned()
+}
+
+/// The left-aligned word under `heading` (it starts where its heading starts).
+pub fn word_starting_under(header: &str, line: &str, heading: &str) -> String {
+    let from: String = line.chars().skip(column_at(header, heading)).collect();
+    from.split_whitespace().next().unwrap_or("").to_owned()
+}
+
+/// The figure under `heading` on the first row of every row's figures that contains `row`.
+pub fn figure_under(report: &str, row: &str, heading: &str) -> String {
+    let (header, rows) = rows_of(report);
+    let line = rows
+        .iter()
+        .find(|l| l.contains(row))
+        .unwrap_or_else(|| panic!("no row with {row}: {report}"));
+    figure_ending_under(&header, line, heading)
+}
+
 /// The real ApacheBench. Never skipped: a missing ab fails with what to install.
 pub fn real_ab() -> Command {
     let path = Path::new("/usr/bin/ab");

@@ -73,10 +73,8 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     axes.push(Axis { name: AxisName::Server, values: server_names });
     let mut workload_values = Vec::new();
     for w in m.workload.get_ref() {
-        let expanded: Vec<&String> = workloads
-            .keys()
-            .filter(|k| *k == w.get_ref() || k.starts_with(&format!("{}:", w.get_ref())))
-            .collect();
+        let expanded: Vec<&String> =
+            workloads.keys().filter(|k| herd_store::names_value(w.get_ref(), k)).collect();
         if expanded.is_empty() {
             let mut known: Vec<String> =
                 BUILTIN_WORKLOADS.iter().map(|w| w.0.to_string()).collect();
@@ -234,7 +232,7 @@ fn calibration(
             ))
         }
         (Some(_), None | Some((true, _))) => {
-            names.insert(0, CALIBRATION_SERVER.to_owned());
+            names.push(CALIBRATION_SERVER.to_owned());
             servers.insert(
                 CALIBRATION_SERVER.to_owned(),
                 ServerDef {
@@ -447,7 +445,7 @@ fn workload(
             Ok(sizes
                 .into_iter()
                 .map(|size| WorkloadDef {
-                    name: format!("{name}:{size}"),
+                    name: herd_store::sweep_label(name, size),
                     kind: WorkloadKind::Static { size },
                 })
                 .collect())
@@ -700,15 +698,16 @@ pub(super) fn axis_value(axes: &[Axis], axis: &str, value: &str) -> Result<AxisN
     Ok(a.name)
 }
 
-/// A `{ axis = "value" }` table that must name exactly one value of one axis (a baseline,
-/// what a percentage is of): not a sweep's name, which stands for several.
+/// `[section] key = { axis = "value" }`, which must name exactly one value of one axis (a
+/// baseline, what a percentage is of): not a sweep's name, which stands for several.
 pub(super) fn one_axis_value(
     errs: &Errors<'_>,
     e: &Experiment,
     table: &Spanned<BTreeMap<String, String>>,
-    what: &str,
+    section: &str,
+    key: &str,
 ) -> Result<(String, String), ExperimentError> {
-    let key = what.rsplit(' ').next().unwrap_or(what);
+    let what = format!("[{section}] {key}");
     let mut pairs = table.get_ref().iter();
     let (Some((axis, value)), None) = (pairs.next(), pairs.next()) else {
         return Err(errs.at(

@@ -29,7 +29,7 @@ pub(super) fn build(
     let percent_of = p
         .percent_of
         .as_ref()
-        .map(|po| super::build::one_axis_value(errs, e, po, "[published] percent_of"))
+        .map(|po| super::build::one_axis_value(errs, e, po, "published", "percent_of"))
         .transpose()?;
     if p.figures.is_empty() {
         return Err(errs.at(
@@ -142,12 +142,7 @@ fn comparable(
             cell.key, cell.load_name
         ));
     }
-    if measure == Measure::ConnectionsPerSecond && cell.load.keep_alive {
-        return Err(format!(
-            "connections_per_second compares with a load that opens a connection per request; cell {}'s load `{}` keeps connections alive: use requests_per_second",
-            cell.key, cell.load_name
-        ));
-    }
+    measurable(measure, cell)?;
     if let (Measure::Percent, Some((axis, value))) = (measure, percent_of) {
         let here = cell.axis_values();
         if !cells.iter().any(|c| herd_store::is_sibling(&c.axis_values(), &here, axis, value)) {
@@ -156,6 +151,26 @@ fn comparable(
                 cell.key
             ));
         }
+    }
+    Ok(())
+}
+
+/// Whether today's run of `cell` gives `measure` a meaning: connections per second only
+/// where each request opens a connection, seconds only where the load runs a fixed number
+/// of requests (a timed load's length is its setting, not a result).
+pub(super) fn measurable(measure: Measure, cell: &Cell) -> Result<(), String> {
+    let key = measure.key();
+    if measure == Measure::ConnectionsPerSecond && cell.load.keep_alive {
+        return Err(format!(
+            "{key} needs a load that opens a connection per request; cell {}'s load `{}` keeps connections alive: use requests_per_second",
+            cell.key, cell.load_name
+        ));
+    }
+    if measure == Measure::Seconds && !matches!(cell.load.shape, Shape::Requests { .. }) {
+        return Err(format!(
+            "{key} needs a load of a fixed number of requests (its length is the result); cell {}'s load `{}` runs for a set time: use requests_per_second",
+            cell.key, cell.load_name
+        ));
     }
     Ok(())
 }

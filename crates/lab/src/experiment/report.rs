@@ -4,7 +4,7 @@
 
 use herd_store::{Measure, ReportDefaults};
 
-use super::error::{choices, Errors};
+use super::error::Errors;
 use super::raw::RawExperiment;
 use super::{Experiment, ExperimentError};
 
@@ -17,35 +17,20 @@ pub(super) fn build(
     let baseline = r
         .baseline
         .as_ref()
-        .map(|b| super::build::one_axis_value(errs, e, b, "[report] baseline"))
+        .map(|b| super::build::one_axis_value(errs, e, b, "report", "baseline"))
         .transpose()?;
-    let measure = match &r.measure {
-        None => None,
-        Some(m) => Some(
-            Measure::from_key(m.get_ref())
-                .filter(|known| Measure::TABULATED.contains(known))
-                .ok_or_else(|| {
-                    let keys: Vec<&str> = Measure::TABULATED.iter().map(|m| m.key()).collect();
-                    errs.at(
-                        m.span(),
-                        format!(
-                            "[report] measure = \"{}\" is not a figure the tables show: use {}",
-                            m.get_ref(),
-                            choices(&keys)
-                        ),
-                    )
-                })?,
-        ),
-    };
-    if let (Some(m), Some(Measure::ConnectionsPerSecond)) = (&r.measure, measure) {
-        if let Some(cell) = crate::matrix::cells(e).into_iter().find(|c| c.load.keep_alive) {
-            return Err(errs.at(
-                m.span(),
-                format!(
-                    "[report] measure = \"connections_per_second\" needs loads that open a connection per request; cell {}'s load `{}` keeps connections alive: use requests_per_second",
-                    cell.key, cell.load_name
-                ),
-            ));
+    let measure = r
+        .measure
+        .as_ref()
+        .map(|m| {
+            Measure::tabulated(m.get_ref())
+                .map_err(|why| errs.at(m.span(), format!("[report] measure = {why}")))
+        })
+        .transpose()?;
+    if let (Some(m), Some(measure)) = (&r.measure, measure) {
+        for cell in crate::matrix::cells(e) {
+            super::published::measurable(measure, &cell)
+                .map_err(|why| errs.at(m.span(), format!("[report] measure: {why}")))?;
         }
     }
     Ok(ReportDefaults { baseline, measure })

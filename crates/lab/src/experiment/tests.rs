@@ -260,13 +260,13 @@ fn published_figures_that_compare_unlike_things_are_refused() {
 fn report_defaults_name_one_value_and_a_tabulated_measure() {
     let e = parse(
         &format!(
-            "{GOOD}\n[report]\nbaseline = {{ server = \"nginx-fpm\" }}\nmeasure = \"seconds\"\n"
+            "{GOOD}\n[report]\nbaseline = {{ server = \"nginx-fpm\" }}\nmeasure = \"kb_per_second\"\n"
         ),
         "x.toml",
     )
     .unwrap();
     assert_eq!(e.report.baseline, Some(("server".into(), "nginx-fpm".into())));
-    assert_eq!(e.report.measure, Some(herd_store::Measure::Seconds));
+    assert_eq!(e.report.measure, Some(herd_store::Measure::KbPerSecond));
     assert_eq!(parse(GOOD, "x.toml").unwrap().report, herd_store::ReportDefaults::default());
     // The declared order of every axis, sweeps expanded, is what the store keeps.
     let sizes = &e.axes.iter().find(|a| a.name == AxisName::Workload).unwrap().values;
@@ -274,14 +274,15 @@ fn report_defaults_name_one_value_and_a_tabulated_measure() {
 
     let report = |body: &str| format!("{GOOD}\n[report]\n{body}\n");
     let cases = [
-        (report("measure = \"percent\""), "[report] measure = \"percent\" is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second` or `connections_per_second`"),
-        (report("measure = \"fast\""), "[report] measure = \"fast\" is not a figure"),
+        (report("measure = \"percent\""), "[report] measure = `percent` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `connections_per_second`"),
+        (report("measure = \"fast\""), "[report] measure = `fast` is not a figure"),
         (report("baseline = { workload = \"sizes\" }"), "[report] baseline: workload = \"sizes\" names several values; name one of them"),
         (report("baseline = { server = \"herd\", load = \"ab\" }"), "[report] baseline names one axis value, e.g. baseline = { path = \"direct\" }"),
         (report("baseline = { path = \"direct\" }"), "[report] baseline: `path` is not an axis of [matrix]"),
         (report("baseline = { server = \"lighttpd\" }"), "server = \"lighttpd\" is not a value of that axis"),
         (report("colour = \"red\""), "unknown field `colour`"),
-        (report("measure = \"connections_per_second\""), "needs loads that open a connection per request; cell server=herd workload=page load=ramp server_cpus=0's load `ramp` keeps connections alive"),
+        (report("measure = \"connections_per_second\""), "[report] measure: connections_per_second needs a load that opens a connection per request; cell server=herd workload=page load=ramp server_cpus=0's load `ramp` keeps connections alive"),
+        (report("measure = \"seconds\""), "[report] measure: seconds needs a load of a fixed number of requests (its length is the result); cell server=herd workload=page load=ramp server_cpus=0's load `ramp` runs for a set time"),
     ];
     for (text, want) in cases {
         let e = err(&text);
@@ -297,7 +298,10 @@ fn path_experiments_get_herd_serve_as_a_calibration_server() {
     );
     let e = parse(&with_path, "x.toml").unwrap();
     let servers = &e.axes.iter().find(|a| a.name == AxisName::Server).unwrap().values;
-    assert_eq!(servers[0], herd_store::CALIBRATION_SERVER);
+    // The file's servers first, in its order; calibration last, so "the first value of the
+    // first axis" (the report's default baseline) is one the file named.
+    assert_eq!(servers[..3], ["herd", "nginx-fpm", "apache-prefork"]);
+    assert_eq!(servers.last().map(String::as_str), Some(herd_store::CALIBRATION_SERVER));
     assert_eq!(e.servers[herd_store::CALIBRATION_SERVER].kind, herd_drivers::ServerKind::Herd);
     let calibration: Vec<_> =
         cells(&e).into_iter().filter(|c| c.server.name == herd_store::CALIBRATION_SERVER).collect();

@@ -169,6 +169,26 @@ fn cells_come_back_in_the_declared_order_with_the_report_defaults() {
 }
 
 #[test]
+fn an_axis_without_declared_values_still_sorts_first() {
+    let mut store = Store::in_memory().unwrap();
+    let mut e = new_experiment("partly declared");
+    e.axis_values = vec![vec![], vec![], vec!["c50".into(), "c1000".into()]];
+    let id = store.begin_experiment(&e).unwrap();
+    for (server, load) in
+        [("nginx", "c50"), ("apache", "c1000"), ("nginx", "c1000"), ("apache", "c50")]
+    {
+        store.record_repetition(id, &repetition(server, load, 0)).unwrap();
+    }
+    let got = store.load_experiment(id).unwrap();
+    let keys: Vec<String> = got
+        .cells
+        .iter()
+        .map(|c| format!("{} {}", c.axis("server").unwrap(), c.axis("load").unwrap()))
+        .collect();
+    assert_eq!(keys, ["apache c50", "apache c1000", "nginx c50", "nginx c1000"]);
+}
+
+#[test]
 fn axis_values_must_match_the_axes() {
     let mut store = Store::in_memory().unwrap();
     let mut e = new_experiment("mismatch");
