@@ -55,7 +55,8 @@ pub struct ProxySpec {
     pub kind: ProxyKind,
     /// Where the proxy listens (the router's address on the client's side). Port 0 refused.
     pub listen: SocketAddr,
-    /// The real servers, round robin; sslh takes exactly one.
+    /// The real servers, round robin where the kind balances (`ProxyKind::balances`);
+    /// nginx-proxy and sslh take exactly one.
     pub backends: Vec<SocketAddr>,
     /// The proxy's own directory, absolute, existing and empty (same rules as a server's).
     pub run_dir: PathBuf,

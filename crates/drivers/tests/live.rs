@@ -432,7 +432,12 @@ impl Drop for Backend {
     fn drop(&mut self) {
         self.stop.stop();
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            // A backend that panicked is this test's failure, not something to drop.
+            if let Err(panic) = thread.join() {
+                if !std::thread::panicking() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
         }
     }
 }

@@ -214,9 +214,10 @@ fn nginx_proxy() {
     assert_eq!(validate_proxy(ProxyKind::NginxProxy), 3);
 }
 
-/// sslh 1.20 has no config check; its programs must still be installed.
+/// sslh 1.20 has no config check: its drivers give none, and its programs must still be
+/// installed (`validate_proxy` renders with the located programs).
 #[test]
-fn no_check_for_sslh() {
+fn sslh_has_no_check_but_is_installed() {
     assert_eq!(validate_proxy(ProxyKind::SslhFork) + validate_proxy(ProxyKind::SslhSelect), 0);
 }
 

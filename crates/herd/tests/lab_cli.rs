@@ -391,7 +391,9 @@ fn after_kill_9_lab_clean_stops_what_was_left() {
 
 #[test]
 fn doctor_checks_the_machine_one_line_each() {
-    let out = herd().arg("doctor").output().unwrap();
+    let child = herd().arg("doctor").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let doctor_pid = child.id();
+    let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
         "open files limit: ",
@@ -403,6 +405,7 @@ fn doctor_checks_the_machine_one_line_each() {
         "ab (client): /usr/bin/ab",
         "network namespaces: ",
         "IP_VS (LVS): ",
+        "haproxy (path haproxy-http, haproxy-tcp): ",
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
     }
@@ -413,11 +416,9 @@ fn doctor_checks_the_machine_one_line_each() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         assert!(text.contains("tc qdisc tbf: available"), "{text}");
-        // The probe's scratch namespace (herd-<pid>-probe) is gone.
-        let left: Vec<String> = std::fs::read_dir("/run/netns")
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
-        assert!(!left.iter().any(|n| n.ends_with("-probe")), "left: {left:?}");
+        // This doctor's scratch namespace is gone.
+        let probe = format!("herd-{doctor_pid}-probe");
+        assert!(!Path::new("/run/netns").join(&probe).exists(), "{probe} left behind");
     }
     let missing = text.lines().filter(|l| l.starts_with("MISS")).count();
     assert_eq!(out.status.code(), Some(if missing > 0 { 1 } else { 0 }), "{text}");

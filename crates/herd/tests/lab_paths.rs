@@ -280,7 +280,8 @@ fn kernel_takes_netem() -> bool {
     assert!(sh(&["ip", "netns", "add", &ns]).status.success(), "ip netns add {ns}");
     let veth = ["ip", "-n", &ns, "link", "add", "o1", "type", "veth", "peer", "name", "o2"];
     assert!(sh(&veth).status.success(), "a veth pair in {ns}");
-    let netem = sh(&["tc", "-n", &ns, "qdisc", "add", "dev", "o1", "root", "netem", "delay", "1ms"]);
+    let netem =
+        sh(&["tc", "-n", &ns, "qdisc", "add", "dev", "o1", "root", "netem", "delay", "1ms"]);
     assert!(sh(&["ip", "netns", "del", &ns]).status.success(), "ip netns del {ns}");
     netem.status.success()
 }

@@ -47,6 +47,17 @@ mod tests {
         }
     }
 
+    /// seed000-100mbit re-runs seed000-lighttpd over a link: the article's figures are
+    /// copied into both files, and must stay the same.
+    #[test]
+    fn both_seed000_experiments_carry_the_same_published_figures() {
+        let published = |name: &str| {
+            let b = find(name).unwrap();
+            crate::experiment::parse(b.text, name).unwrap().published.unwrap()
+        };
+        assert_eq!(published("seed000-lighttpd"), published("seed000-100mbit"));
+    }
+
     #[test]
     fn every_file_in_experiments_is_bundled() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");

@@ -60,27 +60,40 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
         });
     }
     // What the network paths run: the bundled seed001, seed002 and seed000-100mbit need them,
-    // so a missing one is missing, as preflight would refuse those experiments.
+    // so a missing one is missing, as preflight would refuse those experiments; ipvsadm
+    // serves lvs-nat only, which no bundled experiment runs.
     for (tool, package) in machine::PATH_TOOLS {
         let found = machine::find_program(tool);
         out.push(match found {
             Some(p) => ok(tool, &p.display().to_string()),
-            // ipvsadm serves lvs-nat only, which needs IP_VS in the kernel.
-            None if tool == "ipvsadm" && !machine::has_ip_vs() => {
-                warn(tool, "not installed; lvs-nat cannot run on this kernel anyway (no IP_VS)")
-            }
+            None if tool == "ipvsadm" => warn(
+                tool,
+                &format!("not installed: the lvs-nat path needs it (apt-get install {package})"),
+            ),
             None => missing(
                 tool,
                 &format!("not installed, needed by network paths: apt-get install {package}"),
             ),
         });
     }
+    // One line per program, naming every path it serves (HAProxy: http and tcp).
+    let mut programs: Vec<(&str, Vec<ProxyKind>)> = Vec::new();
     for kind in ProxyKind::ALL {
-        let what = format!("{} (path {kind})", kind.program().name);
-        let located = Programs::locate(&proxy_programs_needed(kind), herd_exe);
-        out.push(match located.as_ref().map(|p| p.get(kind.program().name)) {
-            Ok(Some(path)) => ok(&what, &path.display().to_string()),
-            Ok(None) => missing(&what, "not located"),
+        let name = kind.program().name;
+        match programs.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, kinds)) => kinds.push(kind),
+            None => programs.push((name, vec![kind])),
+        }
+    }
+    for (name, kinds) in programs {
+        let paths: Vec<String> = kinds.iter().map(ToString::to_string).collect();
+        let what = format!("{name} (path {})", paths.join(", "));
+        // Located with what its first path needs; `get` finds what `locate` found.
+        out.push(match Programs::locate(&proxy_programs_needed(kinds[0]), herd_exe) {
+            Ok(found) => match found.get(name) {
+                Some(path) => ok(&what, &path.display().to_string()),
+                None => missing(&what, "not located"),
+            },
             Err(e) => missing(&what, &e.to_string()),
         });
     }
@@ -247,8 +260,9 @@ fn ip_vs() -> Check {
     }
 }
 
-/// Probes tbf, htb and netem on a veth link in a scratch namespace (removed afterwards), as
-/// the lab's preflight does for links with delay or loss.
+/// Probes tbf and netem on a veth link in a scratch namespace (removed afterwards), as the
+/// lab's preflight does for shaped links. Without tbf the bundled seed000-100mbit cannot
+/// run: missing; without netem only links with delay or loss are refused: a warning.
 fn qdiscs(scratch: &Path) -> Vec<Check> {
     let probed = match herd_topo::net::machine::probe_qdiscs(scratch) {
         Ok(p) => p,
@@ -259,11 +273,15 @@ fn qdiscs(scratch: &Path) -> Vec<Check> {
         .map(|(qdisc, result)| {
             let what = format!("tc qdisc {}", qdisc.name());
             match result {
-                // A kernel feature herd cannot install: a warning with the consequence.
-                Err(why) => warn(
-                    &what,
-                    &format!("not available in this kernel ({why}): {}", qdisc.consequence()),
-                ),
+                Err(why) => {
+                    let words =
+                        format!("not available in this kernel ({why}): {}", qdisc.consequence());
+                    if qdisc == herd_topo::net::machine::Qdisc::Tbf {
+                        missing(&what, &words)
+                    } else {
+                        warn(&what, &words)
+                    }
+                }
                 Ok(()) => ok(&what, "available"),
             }
         })

@@ -39,8 +39,10 @@ pub struct Checked {
     cells: Vec<Cell>,
 }
 
-/// Checks, before anything is opened, written or started, that this machine can run every
-/// cell of `e`: programs installed, CPUs online, root and kernel features for network paths.
+/// Checks, before the store is opened and before any server starts, that this machine can
+/// run every cell of `e`: programs installed, CPUs online, root and kernel features for
+/// network paths. For shaped links it probes the kernel's qdiscs in a scratch namespace it
+/// removes again (`herd_topo::net::machine::probe_qdiscs`); nothing else is written.
 pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
     let cells = cells(e);
     if cells.is_empty() {

@@ -133,6 +133,13 @@ pub fn probe_qdiscs(scratch: &FsPath) -> Result<Vec<QdiscProbe>, String> {
         return Err("ip or tc is missing (apt-get install iproute2)".into());
     };
     let ns = format!("herd-{}-probe", std::process::id());
+    // A namespace of this name that we have not made yet is a dead herd's, of the same PID
+    // (this process's own probes always delete theirs): it goes first.
+    if super::netns::exists(&ns) {
+        super::netns::delete(&ns).map_err(|why| {
+            format!("a stale scratch namespace {ns} is in the way ({why}): run `herd lab clean`")
+        })?;
+    }
     let mut sup = crate::proc::Supervisor::new(None);
     let log = scratch.join(format!("{ns}.log"));
     let mut run = |program: &PathBuf, rest: &[&str]| {
@@ -160,6 +167,8 @@ pub fn probe_qdiscs(scratch: &FsPath) -> Result<Vec<QdiscProbe>, String> {
     let deleted = super::netns::delete(&ns).map_err(|why| {
         format!("could not delete the scratch namespace {ns} ({why}): run `herd lab clean`")
     });
+    // The commands' words are in the results; the log is not kept.
+    let _ = std::fs::remove_file(&log);
     match (result, deleted) {
         (Ok(r), Ok(())) => Ok(r),
         (Err(e), Ok(())) => Err(e),
