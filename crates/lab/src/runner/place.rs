@@ -61,17 +61,26 @@ impl Place {
         // A name taken already carries this process's PID (a namespace an earlier herd with
         // the same PID left, which `herd lab clean` keeps while this PID lives): take the
         // next number rather than fail.
-        let mut tries = 0;
-        let (plan, topology) = loop {
+        // A retry whose teardown left something behind is said, not retried over.
+        let mut built = None;
+        for _ in 0..100 {
             let n = RUNS.fetch_add(1, Ordering::Relaxed);
             let tag = format!("herd-{}-{n}", std::process::id());
             let plan = Plan::for_path(&tag, path, PATH_PORT, link)?;
-            tries += 1;
             match apply(&plan, registry, scratch) {
-                Ok(topology) => break (plan, topology),
-                Err(TopologyError::Exists { .. }) if tries < 100 => continue,
+                Ok(topology) => {
+                    built = Some((plan, topology));
+                    break;
+                }
+                Err(TopologyError::Exists { cleanup, .. }) if cleanup.is_empty() => continue,
                 Err(e) => return Err(e.to_string()),
             }
+        }
+        let Some((plan, topology)) = built else {
+            return Err(format!(
+                "100 network namespace names herd-{}-N were taken: run `herd lab clean`",
+                std::process::id()
+            ));
         };
         // One server process on every address of its host (two for a balanced path): the
         // namespace has no other address to expose it on.
