@@ -33,6 +33,9 @@ command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || need_pk
 [ -x /usr/sbin/sysctl ] || need_pkgs+=(procps)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
+# herd report --html is opened in headless Chromium by its test; a font for its screenshot.
+[ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
+[ -d /usr/share/fonts/truetype/dejavu ] || need_pkgs+=(fonts-dejavu-core)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   step "apt-get install ${need_pkgs[*]}"
   if [ "$(id -u)" -ne 0 ]; then

@@ -1,8 +1,9 @@
-//! `herd report`: the tables of a stored experiment (the latest by default) as terminal
-//! text, Markdown or CSV, read from the store only: nothing is measured again.
+//! `herd report`: the tables of stored experiments (the latest by default) as terminal
+//! text, Markdown or CSV, or one self-contained HTML page with charts; read from the store
+//! only: nothing is measured again.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -14,11 +15,15 @@ pub(crate) struct ReportArgs {
     /// The results store written by `herd lab run`.
     #[arg(value_name = "STORE", default_value = "herd-results.db")]
     store: PathBuf,
-    /// The experiment to show (its number, from `--list`); default: the latest.
-    #[arg(long, value_name = "ID")]
-    experiment: Option<i64>,
+    /// The experiment to show (its number, from `--list`); repeat it, or give several
+    /// separated by commas, to show more; default: the latest.
+    #[arg(long, value_name = "ID", value_delimiter = ',', conflicts_with = "all")]
+    experiment: Vec<i64>,
+    /// Show every stored experiment, oldest first.
+    #[arg(long)]
+    all: bool,
     /// List the stored experiments instead.
-    #[arg(long, conflicts_with_all = ["experiment", "baseline", "measure", "md", "csv"])]
+    #[arg(long, conflicts_with_all = ["experiment", "all", "baseline", "measure", "md", "csv", "html"])]
     list: bool,
     /// What the percentages are of, as AXIS=VALUE (e.g. path=direct); default: the
     /// experiment's own ([report] baseline), else the first value of the first axis that varies.
@@ -30,11 +35,16 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "MEASURE", value_parser = herd_report::parse_measure)]
     measure: Option<herd_store::Measure>,
     /// The same tables as Markdown.
-    #[arg(long, conflicts_with = "csv")]
+    #[arg(long, conflicts_with_all = ["csv", "html"])]
     md: bool,
-    /// Every row's figures as CSV, one line per cell (and step).
-    #[arg(long)]
+    /// Every row's figures as CSV, one line per cell (and step); one experiment only (its
+    /// axes are columns).
+    #[arg(long, conflicts_with = "html")]
     csv: bool,
+    /// Write one self-contained HTML page instead (tables, charts, every cell's details and
+    /// the disclosure), to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -49,28 +59,99 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
                 e.id.0, e.name, e.status, e.started_at, e.title
             )?;
         }
-    } else {
-        let id = match args.experiment {
-            Some(id) => ExperimentId(id),
-            None => store.latest_experiment()?.with_context(|| {
-                format!(
-                    "{} holds no experiment yet: run `herd lab run` first",
-                    args.store.display()
-                )
-            })?,
-        };
-        let e = store.load_experiment(id)?;
-        let format = if args.md {
-            Format::Markdown
-        } else if args.csv {
-            Format::Csv
-        } else {
-            Format::Text
-        };
-        let options = Options { baseline: args.baseline, measure: args.measure };
-        herd_report::write(&e, &options, format, &mut out)?;
+        return print(&out);
     }
-    match std::io::stdout().lock().write_all(&out) {
+    let ids = chosen(&store, &args)?;
+    let mut experiments = Vec::with_capacity(ids.len());
+    for id in ids {
+        experiments.push(store.load_experiment(id)?);
+    }
+    let options = Options { baseline: args.baseline, measure: args.measure };
+    if let Some(path) = &args.html {
+        let source = args
+            .store
+            .file_name()
+            .map_or_else(|| args.store.display().to_string(), |n| n.to_string_lossy().into_owned());
+        herd_report::write_html(&experiments, &options, &source, &mut out)?;
+        write_page(path, &out)?;
+        eprintln!(
+            "herd report: wrote {} ({} experiment{}); open it in a browser",
+            path.display(),
+            experiments.len(),
+            if experiments.len() == 1 { "" } else { "s" }
+        );
+        return Ok(());
+    }
+    let format = if args.md {
+        Format::Markdown
+    } else if args.csv {
+        if experiments.len() > 1 {
+            anyhow::bail!(
+                "--csv shows one experiment at a time (its axes are its columns): give one --experiment"
+            );
+        }
+        Format::Csv
+    } else {
+        Format::Text
+    };
+    for (i, e) in experiments.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        herd_report::write(e, &options, format, &mut out)?;
+    }
+    print(&out)
+}
+
+/// The experiments asked for: those named, every one, or the latest.
+fn chosen(store: &Store, args: &ReportArgs) -> anyhow::Result<Vec<ExperimentId>> {
+    if args.all {
+        let ids: Vec<ExperimentId> = store.experiments()?.into_iter().map(|e| e.id).collect();
+        if ids.is_empty() {
+            anyhow::bail!(
+                "{} holds no experiment yet: run `herd lab run` first",
+                args.store.display()
+            );
+        }
+        return Ok(ids);
+    }
+    if !args.experiment.is_empty() {
+        return Ok(args.experiment.iter().map(|&id| ExperimentId(id)).collect());
+    }
+    let latest = store.latest_experiment()?.with_context(|| {
+        format!("{} holds no experiment yet: run `herd lab run` first", args.store.display())
+    })?;
+    Ok(vec![latest])
+}
+
+/// Writes the page whole or not at all: into a file beside it, then renamed over it, so an
+/// error (a full disk) never leaves half a page where a reader expects one.
+fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "--html {}: that is a directory; give a file name, e.g. {}",
+            path.display(),
+            path.join("report.html").display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().with_context(|| {
+        format!("--html {}: give a file name, e.g. report.html", path.display())
+    })?;
+    let partial = dir.join(format!(".{}.partial", name.to_string_lossy()));
+    let written = std::fs::write(&partial, page).and_then(|()| std::fs::rename(&partial, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e).with_context(|| format!("cannot write the page to {}", path.display()));
+    }
+    Ok(())
+}
+
+fn print(out: &[u8]) -> anyhow::Result<()> {
+    match std::io::stdout().lock().write_all(out) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to stdout"),
     }

@@ -1,5 +1,5 @@
 //! A report as a document: headings, tables, lists and plain lines, built once from the
-//! stored experiment and then rendered as terminal text or Markdown (and, next, HTML).
+//! stored experiment and then rendered as terminal text, Markdown or HTML.
 //! Every format shows the same entries, formatted once here, so they cannot disagree on a
 //! number.
 
@@ -40,36 +40,52 @@ pub(crate) struct Column {
     pub(crate) continues: bool,
 }
 
-/// One table entry: its text, and where it is a share of a baseline, that share in
-/// percent (for the HTML page, issue 7's next part, to colour the entry by; the text
-/// formats print it in the text).
+/// One table entry: its text; where it is a share of a baseline, that share in percent
+/// (the HTML page colours the entry by it; the text formats print it in the text); and
+/// where it shows a stored row's figure, which one, unrounded (the HTML page carries it,
+/// so a reader or a test can check the page against the store).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Entry {
     pub(crate) text: String,
     pub(crate) percent: Option<f64>,
+    pub(crate) figure: Option<Figure>,
+}
+
+/// The figure an entry shows: a measure's median over a row's ok repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Figure {
+    /// The stored cell's key.
+    pub(crate) cell: String,
+    /// The step's label, for a row of a stepped load.
+    pub(crate) step: Option<String>,
+    pub(crate) measure: herd_store::Measure,
+    pub(crate) value: f64,
 }
 
 impl From<String> for Entry {
     fn from(text: String) -> Entry {
-        Entry { text, percent: None }
+        Entry { text, ..Entry::default() }
     }
 }
 
 impl From<&str> for Entry {
     fn from(text: &str) -> Entry {
-        Entry { text: text.to_owned(), percent: None }
+        Entry { text: text.to_owned(), ..Entry::default() }
     }
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct Table {
+    /// What the table is (`matrix`, `rows`, `then-now`; empty for others): the HTML page's
+    /// class for it, so the page can style it and a reader's tools can find it.
+    pub(crate) role: &'static str,
     pub(crate) columns: Vec<Column>,
     pub(crate) rows: Vec<Vec<Entry>>,
 }
 
 impl Table {
-    pub(crate) fn new() -> Table {
-        Table::default()
+    pub(crate) fn with_role(role: &'static str) -> Table {
+        Table { role, ..Table::default() }
     }
 
     pub(crate) fn column(&mut self, header: &str, align: Align) {

@@ -308,7 +308,7 @@ fn latency(measurements: &[&MeasurementRecord]) -> Option<Latency> {
 }
 
 /// All the histograms' values in one; `None` when there are no values at all.
-fn merge(histograms: &[&Histogram<u64>]) -> Option<Histogram<u64>> {
+pub(crate) fn merge(histograms: &[&Histogram<u64>]) -> Option<Histogram<u64>> {
     let (first, rest) = histograms.split_first()?;
     let mut merged = (*first).clone();
     // Growing the range as needed means adding a histogram of other bounds cannot fail.

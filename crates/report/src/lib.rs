@@ -5,7 +5,12 @@
 //!
 //! Brief overview:
 //! - A report is built once as a document (`doc.rs`: headings, tables, lists) and rendered
-//!   as terminal text, Markdown ([`Format`]); CSV gives the same rows' figures as data.
+//!   as terminal text, Markdown ([`Format`]) or HTML ([`write_html`]); CSV gives the same
+//!   rows' figures as data.
+//! - The HTML page (`html.rs`) adds the charts (`charts.rs`, drawn by `svg_chart.rs`),
+//!   every cell's details (`html_cells.rs`: each repetition, the latency spectrum of
+//!   `spectrum.rs`, status codes, failures, client health, servers, command lines) and a
+//!   disclosure (`html_disclosure.rs`: machine, versions, configs, the experiment file).
 //! - The matrix (`matrix.rs`), in the seeds' shape: one figure per cell with its 95 %
 //!   confidence interval and, in parentheses, its percentage of the baseline beside it.
 //! - Every row's figures (`table.rs`): requests per second (median and interval), spread,
@@ -23,8 +28,13 @@ mod charts;
 mod csv;
 mod doc;
 mod figures;
+mod html;
+mod html_cells;
+mod html_disclosure;
+mod json_facts;
 mod markdown;
 mod matrix;
+mod spectrum;
 mod svg_chart;
 mod table;
 mod text;
@@ -81,6 +91,29 @@ pub fn write(
         Format::Markdown => markdown::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
         Format::Csv => csv::write(exp, baseline.as_ref(), measure, out)?,
     }
+    Ok(())
+}
+
+/// Writes one self-contained HTML page with the reports of `exps`, in that order: for each,
+/// the document of the other formats (its matrix coloured by share of the baseline), the
+/// charts, every cell's details and the disclosure. `source` names where the figures come
+/// from on the page (the store's file name); `options` apply to every experiment.
+pub fn write_html(
+    exps: &[StoredExperiment],
+    options: &Options,
+    source: &str,
+    out: &mut dyn Write,
+) -> Result<(), ReportError> {
+    let mut sections = Vec::new();
+    for exp in exps {
+        let baseline = baseline(exp, options.baseline.as_deref())?;
+        let measure = measure(exp, options.measure)?;
+        let (rows, _) = figures::rows(exp);
+        let charts = charts::experiment_charts(exp, &rows, measure);
+        let doc = table::doc(exp, baseline.as_ref(), measure);
+        sections.push(html::Section { exp, doc, charts });
+    }
+    html::write(source, &sections, out)?;
     Ok(())
 }
 

@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn tables_are_pipe_tables_aligned_as_the_text() {
-        let mut t = Table::new();
+        let mut t = Table::default();
         t.column("server", Align::Left);
         t.column("req/s", Align::Right);
         t.text_row(vec!["nginx".into(), "12345".into()]);

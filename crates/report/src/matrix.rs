@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, StoredExperiment};
 
-use crate::doc::{Align, Block, Entry, Table};
+use crate::doc::{Align, Block, Entry, Figure, Table};
 use crate::figures::Row;
 
 /// The most columns the other axes may make for the baseline axis to run down the table.
@@ -76,7 +76,7 @@ pub(crate) fn blocks(
         figure(row, base_of(row, rows, baseline), measure)
     };
 
-    let mut table = Table::new();
+    let mut table = Table::with_role("matrix");
     // The narrower way round: down when the rest makes few columns, or fewer than the
     // baseline's values would.
     if combos.len() <= MAX_COLUMNS || combos.len() <= values.len() {
@@ -160,7 +160,9 @@ fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure) -> Entry {
     if let Some(p) = percent {
         text.push_str(&format!(" ({p:.1} %)"));
     }
-    Entry { text: failed_suffix(text, row), percent }
+    let figure =
+        Figure { cell: row.cell.key.clone(), step: row.step.clone(), measure, value: median };
+    Entry { text: failed_suffix(text, row), percent, figure: Some(figure) }
 }
 
 /// The row's figure as a percentage of the baseline's. For seconds it is the speed's

@@ -33,6 +33,9 @@ pub(crate) enum Units {
     Number,
     /// 1 B, 1 KiB, 1 MiB.
     Bytes,
+    /// A percentile drawn at 1/(1 − q), so that each further nine takes the same room on a
+    /// log axis (HdrHistogram's spectrum): 0%, 90%, 99%, 99.9%.
+    Percentile,
 }
 
 #[derive(Debug, Clone)]
@@ -77,9 +80,26 @@ const BOTTOM: f64 = 52.0;
 const PALETTE: [&str; 8] =
     ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"];
 
+/// Line patterns, one per round of the palette, so a ninth series is not the first again.
+const DASHES: [&str; 3] = ["", " stroke-dasharray=\"7 3\"", " stroke-dasharray=\"2 2\""];
+
+/// The colour and line pattern of the i-th series.
+fn look(i: usize) -> (&'static str, &'static str) {
+    (PALETTE[i % PALETTE.len()], DASHES[(i / PALETTE.len()) % DASHES.len()])
+}
+
+/// Room for a legend line, and the most characters it holds (a longer name takes two lines;
+/// the whole name is the entry's tooltip).
+const LEGEND_LINE: f64 = 18.0;
+const LEGEND_CHARS: usize = 38;
+
 impl LineChart {
     /// The chart as an `<svg>` element, the same bytes for the same chart.
     pub(crate) fn to_svg(&self) -> String {
+        let legend: Vec<Vec<String>> = self.series.iter().map(|s| legend_lines(&s.name)).collect();
+        let legend_lines_n: usize = legend.iter().map(Vec::len).sum();
+        // A long legend makes the chart taller, never overflows it.
+        let height = HEIGHT.max(TOP + 8.0 + legend_lines_n as f64 * LEGEND_LINE + 8.0);
         let plot_w = WIDTH - LEFT - RIGHT;
         let plot_h = HEIGHT - TOP - BOTTOM;
         // Points an axis cannot show (zero or less on a log axis) are left out, and said.
@@ -100,7 +120,7 @@ impl LineChart {
         let mut svg = String::new();
         let _ = write!(
             svg,
-            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
+            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}">"#,
             escape(&self.title)
         );
         let _ = write!(svg, r#"<title>{}</title>"#, escape(&self.title));
@@ -154,15 +174,15 @@ impl LineChart {
 
         let mut left_out = 0usize;
         let _ = write!(svg, r#"<g class="legend">"#);
-        for (i, s) in self.series.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
-            let ly = TOP + 8.0 + i as f64 * 18.0;
+        let mut ly = TOP + 8.0;
+        for (i, (s, lines)) in self.series.iter().zip(&legend).enumerate() {
+            let (colour, dash) = look(i);
             let lx = WIDTH - RIGHT + 14.0;
             match s.style {
                 Style::Measured => {
                     let _ = write!(
                         svg,
-                        r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{colour}" stroke-width="2"/>"#,
+                        r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/>"#,
                         lx + 18.0
                     );
                 }
@@ -172,15 +192,29 @@ impl LineChart {
             }
             let _ = write!(
                 svg,
-                r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+                r#"<text x="{:.1}" y="{:.1}" font-size="11"><title>{}</title>"#,
                 lx + 24.0,
                 ly + 4.0,
                 escape(&s.name)
             );
+            for (n, line) in lines.iter().enumerate() {
+                if n == 0 {
+                    let _ = write!(svg, "{}", escape(line));
+                } else {
+                    let _ = write!(
+                        svg,
+                        r#"<tspan x="{:.1}" dy="{LEGEND_LINE}">{}</tspan>"#,
+                        lx + 24.0,
+                        escape(line)
+                    );
+                }
+            }
+            svg.push_str("</text>");
+            ly += lines.len() as f64 * LEGEND_LINE;
         }
         let _ = write!(svg, "</g>");
         for (i, s) in self.series.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
+            let (colour, dash) = look(i);
             let points = shown(s);
             left_out += s.points.len() - points.len();
             match s.style {
@@ -189,7 +223,7 @@ impl LineChart {
                         points.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
                     let _ = write!(
                         svg,
-                        r#"<g class="series" data-series="{}"><polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
+                        r#"<g class="series" data-series="{}"><polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>"#,
                         escape(&s.name),
                         coords.join(" ")
                     );
@@ -234,12 +268,31 @@ impl LineChart {
             let _ = write!(
                 svg,
                 r#"<text class="left-out" x="{LEFT}" y="{:.1}" font-size="10">{left_out} point(s) not drawn: zero or less on a log axis, or not a number</text>"#,
-                HEIGHT - 2.0
+                height - 2.0
             );
         }
         svg.push_str("</svg>");
         svg
     }
+}
+
+/// A series' name as legend lines: one, or two broken at a space where it is long, the
+/// second cut short with `…` if it still does not fit (the whole name is the tooltip).
+fn legend_lines(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= LEGEND_CHARS {
+        return vec![name.to_owned()];
+    }
+    let room = &chars[..LEGEND_CHARS];
+    let brk = room.iter().rposition(|c| *c == ' ').filter(|&b| b > 0).unwrap_or(LEGEND_CHARS);
+    let first: String = chars[..brk].iter().collect();
+    let rest: Vec<char> = chars[brk..].iter().copied().skip_while(|c| *c == ' ').collect();
+    let second: String = if rest.len() > LEGEND_CHARS {
+        rest[..LEGEND_CHARS - 1].iter().chain(['…'].iter()).collect()
+    } else {
+        rest.iter().collect()
+    };
+    vec![first, second]
 }
 
 fn fits(scale: Scale, v: f64) -> bool {
@@ -287,7 +340,7 @@ impl Range {
                 let log = |v: f64| if scale == Scale::Log10 { v.log10() } else { v.log2() };
                 let (lo, hi) = (log(min).floor(), log(max).ceil());
                 // Fewer labels where they are wide (`256 KiB`).
-                let intervals = if units == Units::Bytes { 7.0 } else { 10.0 };
+                let intervals = if units == Units::Number { 10.0 } else { 7.0 };
                 (lo, hi, log_step(lo, hi.max(lo + 1.0), intervals))
             }
         };
@@ -338,7 +391,18 @@ fn tick_label(units: Units, v: f64) -> String {
     match units {
         Units::Number => si(v),
         Units::Bytes => bytes(v),
+        Units::Percentile => percentile(v),
     }
+}
+
+/// The percentile drawn at `x` = 1/(1 − q): 0%, 90%, 99%, 99.9% (as many decimals as nines
+/// past the second).
+fn percentile(x: f64) -> String {
+    if x <= 1.0 {
+        return "0%".to_owned();
+    }
+    let decimals = (x.log10().round() as usize).saturating_sub(2);
+    format!("{:.*}%", decimals, 100.0 * (1.0 - 1.0 / x))
 }
 
 /// 1, 250, 1.5k, 20k, 3M.
@@ -396,6 +460,17 @@ mod tests {
         assert_eq!(bytes(1.0), "1 B");
         assert_eq!(bytes(4096.0), "4 KiB");
         assert_eq!(bytes(1_048_576.0), "1 MiB");
+        assert_eq!(legend_lines("server=nginx"), ["server=nginx"]);
+        assert_eq!(
+            legend_lines("published: server=apache (Apache 1.3.4, Linux 2.2.2)"),
+            ["published: server=apache (Apache", "1.3.4, Linux 2.2.2)"]
+        );
+        let long = "x".repeat(100);
+        let lines = legend_lines(&long);
+        assert_eq!(lines[0].len(), LEGEND_CHARS);
+        assert!(lines[1].ends_with('…') && lines[1].chars().count() == LEGEND_CHARS);
+        let nines: Vec<String> = [1.0, 10.0, 100.0, 1e3, 1e4, 1e6].map(percentile).to_vec();
+        assert_eq!(nines, ["0%", "90%", "99%", "99.9%", "99.99%", "99.9999%"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use herd_store::{Measure, StoredExperiment};
 
-use crate::doc::{Align, Block, Doc, Table};
+use crate::doc::{Align, Block, Doc, Entry, Figure, Table};
 use crate::figures::{self, CoarseClock, Row};
 use crate::matrix::{self, Baseline};
 
@@ -24,7 +24,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
             doc.push(block);
         }
     }
-    let mut table = Table::new();
+    let mut table = Table::with_role("rows");
     for axis in &exp.experiment.axes {
         table.column(axis, Align::Left);
     }
@@ -42,7 +42,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     table.column("srv cpu µs/req", Align::Right);
     table.column("client", Align::Left);
     for row in &rows {
-        table.text_row(entries(exp, row, stepped));
+        table.row(entries(exp, row, stepped));
     }
     doc.push(Block::Heading("every row's figures, over its repetitions:".to_owned()));
     doc.push(Block::Table(table));
@@ -78,15 +78,15 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     fields
 }
 
-fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> {
-    let mut entries: Vec<String> = exp
+fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = exp
         .experiment
         .axes
         .iter()
-        .map(|axis| row.cell.axis(axis).unwrap_or("-").to_owned())
+        .map(|axis| Entry::from(row.cell.axis(axis).unwrap_or("-")))
         .collect();
     if stepped {
-        entries.push(row.step.clone().unwrap_or_else(|| "-".to_owned()));
+        entries.push(Entry::from(row.step.as_deref().unwrap_or("-")));
     }
     let (p50, p99) = match &row.latency {
         Some(l) => {
@@ -95,29 +95,45 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<String> 
         }
         None => ("-".to_owned(), "-".to_owned()),
     };
-    entries.extend([
-        format!("{}/{}", row.n_ok, row.n_total),
-        match (row.median_rate(), row.coarse_clock) {
-            (None, _) => "-".to_owned(),
-            (Some(r), clock) => {
-                format!("{}{}{}", row.mark(), if clock.is_some() { "~" } else { "" }, rate(r))
-            }
+    let rate_entry = match row.median_rate() {
+        None => Entry::from("-"),
+        Some(r) => Entry {
+            text: format!(
+                "{}{}{}",
+                row.mark(),
+                if row.coarse_clock.is_some() { "~" } else { "" },
+                rate(r)
+            ),
+            percent: None,
+            figure: Some(Figure {
+                cell: row.cell.key.clone(),
+                step: row.step.clone(),
+                measure: Measure::RequestsPerSecond,
+                value: r,
+            }),
         },
-        row.rate_interval()
-            .and_then(|ci| ci.relative_half_width())
-            .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
-        row.rate_spread().map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0)),
-        p50,
-        p99,
-        row.failed.to_string(),
-        row.non_2xx.to_string(),
-        row.cpu_us_per_request.map_or_else(|| "-".to_owned(), |us| format!("{us:.1}")),
-        match row.verdict.as_deref() {
-            None => "-".to_owned(),
-            Some("ok") => "ok".to_owned(),
-            Some(other) => format!("{other}!"),
-        },
-    ]);
+    };
+    entries.push(Entry::from(format!("{}/{}", row.n_ok, row.n_total)));
+    entries.push(rate_entry);
+    entries.extend(
+        [
+            row.rate_interval()
+                .and_then(|ci| ci.relative_half_width())
+                .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
+            row.rate_spread().map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0)),
+            p50,
+            p99,
+            row.failed.to_string(),
+            row.non_2xx.to_string(),
+            row.cpu_us_per_request.map_or_else(|| "-".to_owned(), |us| format!("{us:.1}")),
+            match row.verdict.as_deref() {
+                None => "-".to_owned(),
+                Some("ok") => "ok".to_owned(),
+                Some(other) => format!("{other}!"),
+            },
+        ]
+        .map(Entry::from),
+    );
     entries
 }
 
@@ -285,7 +301,7 @@ pub(crate) fn rate(per_second: f64) -> String {
 }
 
 /// A latency in µs as milliseconds with four significant digits or more.
-fn ms(us: f64) -> String {
+pub(crate) fn ms(us: f64) -> String {
     let ms = us / 1000.0;
     if ms < 10.0 {
         format!("{ms:.3}")

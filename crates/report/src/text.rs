@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn columns_fit_their_widest_entry() {
-        let mut t = Table::new();
+        let mut t = Table::default();
         t.column("server", Align::Left);
         t.column("req/s", Align::Right);
         t.continuation("±95%", Align::Right);
@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn a_table_without_rows_is_its_header() {
-        let mut t = Table::new();
+        let mut t = Table::default();
         t.column("a", Align::Left);
         t.column("b", Align::Left);
         assert_eq!(render(&t), "a  b\n");

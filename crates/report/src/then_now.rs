@@ -33,7 +33,7 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
         .collect();
     let axes = crate::figures::varying_axes(exp);
     let with_ran = published.figures.iter().any(|f| f.ran.is_some());
-    let mut table = Table::new();
+    let mut table = Table::with_role("then-now");
     for axis in &axes {
         table.column(axis, Align::Left);
     }

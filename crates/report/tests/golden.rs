@@ -825,7 +825,7 @@ fn charts_against_size_and_clients() {
     assert!(rate.contains(r#"data-x="1048576" data-y="81""#), "mini_httpd routed at 1 MiB: {rate}");
     assert!(rate.contains(">4 KiB</text>") && rate.contains(">1 MiB</text>"), "{rate}");
     assert!(
-        rate.contains(">published: server=apache-worker path=routed (Apache 2.0)</text>"),
+        rate.contains("<title>published: server=apache-worker path=routed (Apache 2.0)</title>"),
         "{rate}"
     );
     assert!(rate.contains(r#"<g class="point" data-x="1024" data-y="9500">"#), "{rate}");
@@ -851,4 +851,56 @@ fn charts_against_size_and_clients() {
     assert!(steps[1].1.contains(">0</text>") && steps[1].1.contains(">1</text>"), "{}", steps[1].1);
     // No sweep and no steps: no chart.
     assert!(svgs(&matrix()).is_empty());
+}
+
+#[test]
+fn html_page() {
+    // Each fixture is a store of its own: number them as one store would.
+    let mut exps = [paths(), sweep(), published_steps()];
+    for (i, e) in exps.iter_mut().enumerate() {
+        e.id = herd_store::ExperimentId(i as i64 + 1);
+    }
+    let page = |exps: &[StoredExperiment]| {
+        let mut out = Vec::new();
+        herd_report::write_html(exps, &Options::default(), "fixed.db", &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let html = page(&exps);
+    check_golden("report.html", html.as_bytes());
+    assert_eq!(page(&exps), html, "the same store, the same bytes");
+    // One section per experiment, in the order given, with a link to each.
+    for exp in &exps {
+        let id = format!("id=\"experiment-{}\"", exp.id.0);
+        assert_eq!(html.matches(&id).count(), 1, "{id}");
+    }
+    assert!(html.contains("<nav>"), "several experiments get a table of contents");
+    // The matrix colours each share by its band and carries the stored figure.
+    assert!(
+        html.contains(r#"<td class="num share s60" data-percent="66.66666666666666" data-cell="server=nginx path=nft-dnat" data-measure="requests_per_second" data-value="20000">20000^ ±0.0% (66.7 %)</td>"#),
+        "{html}"
+    );
+    // The charts come before the table of every row; the sweep's two and the steps' two.
+    assert_eq!(html.matches("<figure class=\"chart\"><svg").count(), 4 + spectra(&exps));
+    let sweep = &html[html.find("id=\"experiment-2\"").unwrap()..];
+    let charts_at = sweep.find("<h3>charts</h3>").unwrap();
+    assert!(charts_at < sweep.find("<h3>every row").unwrap(), "charts after the rows");
+    // Nothing that could fetch.
+    for banned in ["<script", " src=", "href=\"http", "url(", "@import", "<link"] {
+        assert!(!html.contains(banned), "{banned}");
+    }
+}
+
+/// How many cells have a latency histogram, so a spectrum.
+fn spectra(exps: &[StoredExperiment]) -> usize {
+    exps.iter()
+        .flat_map(|e| &e.cells)
+        .filter(|c| {
+            c.ok_repetitions().any(|r| {
+                r.record
+                    .measurements
+                    .iter()
+                    .any(|m| m.histogram(herd_store::HISTOGRAM_TOTAL).is_some())
+            })
+        })
+        .count()
 }

@@ -3,6 +3,8 @@
 #![allow(dead_code, unreachable_pub)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
+pub mod browser;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

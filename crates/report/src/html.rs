@@ -1,0 +1,305 @@
+//! The report as one self-contained HTML page: the same document as the terminal's (the
+//! matrix coloured by each entry's share of the baseline), then the charts, every cell's
+//! details and the disclosure of how the figures were made.
+//!
+//! Self-contained means it opens from disk and fetches nothing: the style sheet is inline,
+//! the charts are inline SVG, there is no script, and a Content-Security-Policy forbids any
+//! fetch, so a page that tried one would say so in the browser's console. Like every report
+//! it is a pure function of the store: the same store gives the same bytes (no clock, no
+//! path of the machine that rendered it).
+//!
+//! Every figure taken from the store carries it unrounded (`data-cell`, `data-step`,
+//! `data-measure`, `data-value`), so the page can be checked against the store.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use herd_store::StoredExperiment;
+
+use crate::doc::{Align, Block, Doc, Entry, Table};
+use crate::svg_chart::{escape, LineChart};
+
+/// One experiment's part of the page.
+pub(crate) struct Section<'a> {
+    pub(crate) exp: &'a StoredExperiment,
+    pub(crate) doc: Doc,
+    pub(crate) charts: Vec<LineChart>,
+}
+
+/// Writes the page: `source` names where the figures come from (the store's file name).
+pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write) -> io::Result<()> {
+    let mut page = String::new();
+    let names: Vec<&str> = sections.iter().map(|s| s.exp.name()).collect();
+    let _ = write!(
+        page,
+        concat!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; ",
+            "style-src 'unsafe-inline'; img-src data:\">\n",
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+            "<meta name=\"generator\" content=\"herd {}\">\n",
+            "<title>herd report: {}</title>\n<style>{}</style>\n</head>\n<body>\n"
+        ),
+        env!("CARGO_PKG_VERSION"),
+        escape(&names.join(", ")),
+        STYLE
+    );
+    let _ = write!(
+        page,
+        "<header>\n<h1>herd report</h1>\n<p class=\"source\">From {}: {} experiment{}, rendered from the store alone; nothing was measured again.</p>\n",
+        escape(source),
+        sections.len(),
+        if sections.len() == 1 { "" } else { "s" }
+    );
+    if sections.len() > 1 {
+        page.push_str("<nav><ul>\n");
+        for s in sections {
+            let _ = writeln!(
+                page,
+                "<li><a href=\"#experiment-{}\">{} {}</a>: {}</li>",
+                s.exp.id.0,
+                s.exp.id.0,
+                escape(s.exp.name()),
+                escape(&s.exp.experiment.title)
+            );
+        }
+        page.push_str("</ul></nav>\n");
+    }
+    page.push_str("</header>\n<main>\n");
+    for s in sections {
+        section(&mut page, s);
+    }
+    page.push_str("</main>\n");
+    page.push_str(FOOTER);
+    page.push_str("</body>\n</html>\n");
+    out.write_all(page.as_bytes())
+}
+
+fn section(page: &mut String, s: &Section<'_>) {
+    let exp = s.exp;
+    let _ = writeln!(
+        page,
+        "<section class=\"experiment\" id=\"experiment-{}\" data-experiment=\"{}\">\n<h2>{} {}: {}</h2>",
+        exp.id.0,
+        exp.id.0,
+        exp.id.0,
+        escape(exp.name()),
+        escape(&exp.experiment.title)
+    );
+    // The pictures first, as the seeds were read: after the matrix (or the header, without
+    // one), before the table of every row and the notes.
+    let split = s
+        .doc
+        .blocks
+        .iter()
+        .position(|b| matches!(b, Block::Table(t) if t.role == "matrix"))
+        .or_else(|| s.doc.blocks.iter().position(|b| matches!(b, Block::Fields(_))))
+        .map_or(0, |i| i + 1);
+    let (before, after) = s.doc.blocks.split_at(split);
+    blocks(page, before);
+    if !s.charts.is_empty() {
+        page.push_str("<h3>charts</h3>\n");
+        for chart in &s.charts {
+            figure(page, chart, CHART_CAPTION);
+        }
+    }
+    blocks(page, after);
+    crate::html_cells::write(page, exp);
+    crate::html_disclosure::write(page, exp);
+    page.push_str("</section>\n");
+}
+
+const CHART_CAPTION: &str = "Lines: today's figures, the medians of the ok repetitions (as in the tables). Hollow diamonds: the article's published figures.";
+
+/// A chart with its caption.
+pub(crate) fn figure(page: &mut String, chart: &LineChart, caption: &str) {
+    let _ = writeln!(
+        page,
+        "<figure class=\"chart\">{}<figcaption>{}</figcaption></figure>",
+        chart.to_svg(),
+        escape(caption)
+    );
+}
+
+fn blocks(page: &mut String, blocks: &[Block]) {
+    for block in blocks {
+        match block {
+            Block::Fields(fields) => {
+                page.push_str("<dl class=\"fields\">\n");
+                for (label, value) in fields {
+                    let _ = writeln!(page, "<dt>{}</dt><dd>{}</dd>", escape(label), escape(value));
+                }
+                page.push_str("</dl>\n");
+            }
+            Block::Heading(h) => {
+                let _ = writeln!(page, "<h3>{}</h3>", escape(h.trim_end_matches(':')));
+            }
+            Block::Subheading(h) => {
+                let _ = writeln!(page, "<h4>{}</h4>", escape(h.trim_end_matches(':')));
+            }
+            Block::Items(items) => list(page, items),
+            Block::Table(t) => table(page, t),
+            Block::Text(lines) => {
+                let lines: Vec<String> = lines.iter().map(|l| escape(l)).collect();
+                let _ = writeln!(page, "<p>{}</p>", lines.join("<br>"));
+            }
+            Block::Legend(lines) => {
+                let _ = writeln!(page, "<pre class=\"legend\">{}</pre>", escape(&lines.join("\n")));
+            }
+        }
+    }
+}
+
+/// A list; a long one folded, so the notes do not push the cells' details off the page.
+pub(crate) fn list(page: &mut String, items: &[String]) {
+    let folded = items.len() > FOLD_AFTER;
+    if folded {
+        let _ =
+            writeln!(page, "<details class=\"list\"><summary>{} entries</summary>", items.len());
+    }
+    page.push_str("<ul>\n");
+    for item in items {
+        let _ = writeln!(page, "<li>{}</li>", escape(item));
+    }
+    page.push_str("</ul>\n");
+    if folded {
+        page.push_str("</details>\n");
+    }
+}
+
+/// The longest list shown unfolded.
+const FOLD_AFTER: usize = 8;
+
+/// A table; entries that are a share of a baseline are coloured by it.
+pub(crate) fn table(page: &mut String, t: &Table) {
+    if t.role.is_empty() {
+        page.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    } else {
+        let _ = write!(page, "<div class=\"scroll\"><table class=\"{}\">\n<thead><tr>", t.role);
+    }
+    for c in &t.columns {
+        let _ = write!(page, "<th{}>{}</th>", align(c.align), escape(&c.header));
+    }
+    page.push_str("</tr></thead>\n<tbody>\n");
+    for row in &t.rows {
+        page.push_str("<tr>");
+        for (c, e) in t.columns.iter().zip(row) {
+            entry(page, c.align, e, t.role == "matrix");
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</tbody></table></div>\n");
+}
+
+fn align(a: Align) -> &'static str {
+    match a {
+        Align::Left => "",
+        Align::Right => " class=\"num\"",
+    }
+}
+
+/// An entry; in the matrix, a figure with no share is the baseline's own, outlined.
+fn entry(page: &mut String, a: Align, e: &Entry, matrix: bool) {
+    let mut classes: Vec<&str> = Vec::new();
+    if a == Align::Right {
+        classes.push("num");
+    }
+    let mut data = String::new();
+    if let Some(p) = e.percent {
+        classes.push(share_class(p));
+        let _ = write!(data, " data-percent=\"{p}\"");
+    } else if matrix && e.figure.is_some() {
+        classes.push("base");
+    }
+    if let Some(f) = &e.figure {
+        let _ = write!(data, " data-cell=\"{}\"", escape(&f.cell));
+        if let Some(step) = &f.step {
+            let _ = write!(data, " data-step=\"{}\"", escape(step));
+        }
+        let _ = write!(data, " data-measure=\"{}\" data-value=\"{}\"", f.measure.key(), f.value);
+    }
+    let class = if classes.is_empty() {
+        String::new()
+    } else {
+        format!(" class=\"{}\"", classes.join(" "))
+    };
+    let _ = write!(page, "<td{class}{data}>{}</td>", escape(&e.text));
+}
+
+/// The colour band of a share of the baseline (the footer says what each means).
+fn share_class(percent: f64) -> &'static str {
+    match percent {
+        p if p >= 105.0 => "share above",
+        p if p >= 95.0 => "share s95",
+        p if p >= 80.0 => "share s80",
+        p if p >= 60.0 => "share s60",
+        p if p >= 40.0 => "share s40",
+        p if p >= 20.0 => "share s20",
+        _ => "share s0",
+    }
+}
+
+const FOOTER: &str = concat!(
+    "<footer>\n<p>Colours in the matrix: an entry's share of its baseline (the figure in parentheses): ",
+    "<span class=\"share above\">105 % and more</span> <span class=\"share s95\">95–105 %</span> ",
+    "<span class=\"share s80\">80–95 %</span> <span class=\"share s60\">60–80 %</span> ",
+    "<span class=\"share s40\">40–60 %</span> <span class=\"share s20\">20–40 %</span> ",
+    "<span class=\"share s0\">under 20 %</span>; <span class=\"base\">outlined</span>: the baseline itself. ",
+    "For seconds the share is of the speed (requests/s), so a slower path is a smaller share.</p>\n",
+    "<p>Made by herd report from the results store; the same store gives the same page.</p>\n</footer>\n"
+);
+
+/// The page's style: plain, printable, readable without colour (every share is also
+/// written as a number).
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1a1a1a;margin:0 auto;max-width:1200px;padding:0 24px 48px}
+h1{font-size:24px;margin:24px 0 4px}h2{font-size:20px;margin:36px 0 8px;border-bottom:2px solid #333;padding-bottom:4px}
+h3{font-size:16px;margin:24px 0 8px}h4{font-size:14px;margin:16px 0 6px}
+.source{color:#555;margin:0 0 12px}nav ul{margin:4px 0;padding-left:20px}
+dl.fields{display:grid;grid-template-columns:max-content auto;gap:2px 16px;margin:8px 0}dl.fields dt{color:#555}dl.fields dd{margin:0}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}
+th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;white-space:nowrap}
+th{background:#f3f3f3;font-weight:600}.num{text-align:right}
+td.base{outline:2px solid #555;outline-offset:-2px}
+.share.above{background:#cfe3f3}.share.s95{background:#d9efd9}.share.s80{background:#eef3c8}
+.share.s60{background:#fbe6b5}.share.s40{background:#f7cc99}.share.s20{background:#f0a982}.share.s0{background:#e37f72}
+footer .share,footer .base{padding:1px 6px;display:inline-block}footer .base{outline:2px solid #555}
+pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px;line-height:1.35}
+pre.legend{background:none;padding:0;color:#444}
+figure.chart{margin:12px 0}figure.chart svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}
+figcaption{color:#555;font-size:12px}
+details{margin:4px 0}details>summary{cursor:pointer}details.cell{border:1px solid #ddd;padding:4px 10px}
+details.cell[open]{padding-bottom:10px}code{font-size:12px}
+footer{margin-top:36px;border-top:1px solid #ccc;color:#444;font-size:13px}
+@media print{details{display:block}details>summary{display:none}}
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_fall_in_bands_and_a_baseline_figure_is_outlined() {
+        assert_eq!(share_class(100.0), "share s95");
+        assert_eq!(share_class(94.99), "share s80");
+        assert_eq!(share_class(12.3), "share s0");
+        assert_eq!(share_class(120.0), "share above");
+        let mut page = String::new();
+        let e = Entry {
+            text: "1.5 <x>".into(),
+            percent: None,
+            figure: Some(crate::doc::Figure {
+                cell: "server=a&b".into(),
+                step: None,
+                measure: herd_store::Measure::Seconds,
+                value: 1.25,
+            }),
+        };
+        entry(&mut page, Align::Right, &e, true);
+        assert_eq!(
+            page,
+            "<td class=\"num base\" data-cell=\"server=a&amp;b\" data-measure=\"seconds\" data-value=\"1.25\">1.5 &lt;x&gt;</td>"
+        );
+    }
+}

@@ -1,0 +1,354 @@
+//! Every cell's details on the HTML page, one folded block per cell: each repetition's
+//! figures step by step (failed repetitions with their reasons), the latency spectrum,
+//! status codes and failed requests by kind, what the client's health checks found, the
+//! server processes and their CPU time, what the network path saw, and the command lines.
+//! Nothing is summarised away here: the tables above give medians, this gives what they
+//! are medians of.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use herd_store::{
+    MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
+};
+
+use crate::doc::{Align, Table};
+use crate::html::{figure, list, table};
+use crate::svg_chart::escape;
+use crate::table::{ms, rate};
+
+pub(crate) fn write(page: &mut String, exp: &StoredExperiment) {
+    if exp.cells.is_empty() {
+        return;
+    }
+    page.push_str("<h3>every cell, repetition by repetition</h3>\n");
+    for (i, cell) in exp.cells.iter().enumerate() {
+        details(page, exp, i, cell);
+    }
+}
+
+fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &StoredCell) {
+    let ok = cell.ok_repetitions().count();
+    let failed: u64 = measurements(cell).map(|(_, m)| m.failed.saturating_add(m.non_2xx)).sum();
+    let _ = writeln!(
+        page,
+        "<details class=\"cell\" id=\"experiment-{}-cell-{index}\" data-cell=\"{}\"><summary><strong>{}</strong>: {ok} of {} repetitions ok{}</summary>",
+        exp.id.0,
+        escape(&cell.key),
+        escape(&cell.key),
+        cell.repetitions.len(),
+        if failed > 0 { format!(", {failed} failed requests or non-2xx answers") } else { String::new() }
+    );
+    repetitions(page, cell);
+    match crate::spectrum::chart(cell) {
+        Some(chart) => figure(page, &chart, SPECTRUM_CAPTION),
+        None => {
+            let tools: BTreeSet<&str> =
+                cell.repetitions.iter().map(|r| r.record.client.tool.as_str()).collect();
+            let _ = writeln!(
+                page,
+                "<p>No latency spectrum: no ok repetition recorded a histogram ({} gives none); the tables show the client's own p50 and p99.</p>",
+                escape(&tools.into_iter().collect::<Vec<_>>().join(", "))
+            );
+        }
+    }
+    counts(page, cell, "status codes", |m| {
+        m.statuses.iter().map(|(code, n)| (code.to_string(), *n)).collect()
+    });
+    counts(page, cell, "failed requests by kind", |m| m.failures.clone());
+    health(page, cell);
+    servers(page, cell);
+    network(page, cell);
+    command_lines(page, cell);
+    page.push_str("</details>\n");
+}
+
+const SPECTRUM_CAPTION: &str = "Latency from the intended send time by percentile, both axes logarithmic: each further nine takes the same room. One line per ok repetition (per step, over the ok repetitions, for a stepped load); each line ends at its maximum.";
+
+/// Every repetition's measurements, in repetition and step order.
+fn measurements(
+    cell: &StoredCell,
+) -> impl Iterator<Item = (&StoredRepetition, &MeasurementRecord)> {
+    cell.repetitions.iter().flat_map(|r| r.record.measurements.iter().map(move |m| (r, m)))
+}
+
+fn stepped(cell: &StoredCell) -> bool {
+    cell.repetitions.iter().any(|r| r.record.measurements.len() > 1)
+}
+
+/// `1` or `1 c64`: a repetition, shown from 1, and its step where there are steps.
+fn label(r: &StoredRepetition, m: Option<&MeasurementRecord>, stepped: bool) -> String {
+    match m {
+        Some(m) if stepped => format!("{} {}", r.record.repetition + 1, m.label),
+        _ => (r.record.repetition + 1).to_string(),
+    }
+}
+
+fn repetitions(page: &mut String, cell: &StoredCell) {
+    let stepped = stepped(cell);
+    let mut t = Table::with_role("repetitions");
+    t.column(if stepped { "repetition step" } else { "repetition" }, Align::Left);
+    for (header, align) in [
+        ("ran", Align::Right),
+        ("outcome", Align::Left),
+        ("clients", Align::Right),
+        ("rate", Align::Right),
+        ("seconds", Align::Right),
+        ("completed", Align::Right),
+        ("failed", Align::Right),
+        ("non-2xx", Align::Right),
+        ("req/s", Align::Right),
+        ("KiB/s", Align::Right),
+        ("p50 ms", Align::Right),
+        ("p99 ms", Align::Right),
+        ("max ms", Align::Right),
+        ("warm-up", Align::Right),
+        ("srv cpu µs/req", Align::Right),
+        ("TIME_WAIT before", Align::Right),
+        ("drain s", Align::Right),
+        ("client", Align::Left),
+    ] {
+        t.column(header, align);
+    }
+    let mut reasons = Vec::new();
+    for r in &cell.repetitions {
+        let rec = &r.record;
+        if let Some(reason) = rec.outcome.failure_reason() {
+            reasons.push(format!("repetition {}: {reason}", rec.repetition + 1));
+        }
+        let outcome = if rec.outcome.is_ok() { "ok" } else { "failed" };
+        let per_repetition = |entries: &mut Vec<String>| {
+            entries
+                .push(rec.server_cpu_us_per_request().map_or("-".into(), |us| format!("{us:.1}")));
+            entries.push(rec.time_wait_before.map_or("-".into(), |n| n.to_string()));
+            entries.push(format!("{:.1}", rec.drain_seconds));
+        };
+        if rec.measurements.is_empty() {
+            let mut entries =
+                vec![label(r, None, false), (rec.position + 1).to_string(), outcome.into()];
+            entries.extend(std::iter::repeat_n("-".to_owned(), 13));
+            per_repetition(&mut entries);
+            entries.push(rec.client.verdict.clone().unwrap_or_else(|| "-".into()));
+            t.text_row(entries);
+        }
+        for m in &rec.measurements {
+            let h = m.histogram(HISTOGRAM_TOTAL);
+            let quantile = |q: f64| h.map_or("-".into(), |h| ms(h.value_at_quantile(q) as f64));
+            let mut entries = vec![
+                label(r, Some(m), stepped),
+                (rec.position + 1).to_string(),
+                outcome.into(),
+                m.concurrency.map_or("-".into(), |c| c.to_string()),
+                m.rate.map_or("-".into(), |r| format!("{r}/s")),
+                format!("{:.3}", m.duration_s),
+                m.completed.to_string(),
+                m.failed.to_string(),
+                m.non_2xx.to_string(),
+                m.requests_per_second().map_or("-".into(), rate),
+                m.kib_per_second().map_or("-".into(), |k| format!("{k:.1}")),
+                quantile(0.5),
+                quantile(0.99),
+                h.map_or("-".into(), |h| ms(h.max() as f64)),
+                m.warmup_requests.to_string(),
+            ];
+            per_repetition(&mut entries);
+            entries.push(
+                m.client_verdict
+                    .clone()
+                    .or_else(|| rec.client.verdict.clone())
+                    .unwrap_or_else(|| "-".into()),
+            );
+            t.text_row(entries);
+        }
+    }
+    table(page, &t);
+    if !reasons.is_empty() {
+        page.push_str("<h4>failed repetitions</h4>\n");
+        list(page, &reasons);
+    }
+}
+
+/// A table of counts by kind (status code, failure kind): a row per repetition (and step),
+/// a column per kind seen.
+fn counts(
+    page: &mut String,
+    cell: &StoredCell,
+    what: &str,
+    of: impl Fn(&MeasurementRecord) -> Vec<(String, u64)>,
+) {
+    let stepped = stepped(cell);
+    let mut kinds: Vec<String> = Vec::new();
+    for (_, m) in measurements(cell) {
+        for (k, _) in of(m) {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    let _ = writeln!(page, "<h4>{}</h4>", escape(what));
+    if kinds.is_empty() {
+        let _ = writeln!(page, "<p>None recorded.</p>");
+        return;
+    }
+    kinds.sort();
+    let mut t = Table::with_role("counts");
+    t.column(if stepped { "repetition step" } else { "repetition" }, Align::Left);
+    for k in &kinds {
+        t.column(k, Align::Right);
+    }
+    for (r, m) in measurements(cell) {
+        let counted = of(m);
+        let mut entries = vec![label(r, Some(m), stepped)];
+        entries.extend(kinds.iter().map(|k| {
+            counted.iter().find(|(have, _)| have == k).map_or("0".into(), |(_, n)| n.to_string())
+        }));
+        t.text_row(entries);
+    }
+    table(page, &t);
+}
+
+/// The client's verdict per repetition and the facts it was judged on: a row per
+/// repetition (and step, where each step was judged), a column per fact.
+fn health(page: &mut String, cell: &StoredCell) {
+    page.push_str("<h4>client health</h4>\n");
+    let mut verdicts = Vec::new();
+    let mut rows: Vec<(String, crate::json_facts::Facts)> = Vec::new();
+    for r in &cell.repetitions {
+        let c = &r.record.client;
+        let n = r.record.repetition + 1;
+        verdicts.push(format!(
+            "repetition {n}: {} {}: {}{}",
+            c.tool,
+            c.version,
+            c.verdict.as_deref().unwrap_or("no verdict"),
+            c.verdict_reason.as_deref().map(|why| format!(" ({why})")).unwrap_or_default()
+        ));
+        let labels: Vec<&str> = r.record.measurements.iter().map(|m| m.label.as_str()).collect();
+        for (step, facts) in crate::json_facts::flatten(c.health_json.as_deref(), &labels) {
+            rows.push((step.map_or_else(|| n.to_string(), |s| format!("{n} {s}")), facts));
+        }
+    }
+    list(page, &verdicts);
+    let mut keys: Vec<&str> = Vec::new();
+    for (_, facts) in &rows {
+        for (k, _) in facts {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    if keys.is_empty() {
+        return;
+    }
+    let mut t = Table::with_role("health");
+    t.column("repetition", Align::Left);
+    for k in &keys {
+        t.column(k, Align::Right);
+    }
+    for (label, facts) in &rows {
+        let mut entries = vec![label.clone()];
+        entries.extend(keys.iter().map(|k| {
+            facts
+                .iter()
+                .find(|(have, _)| have == k)
+                .map_or_else(|| "-".to_owned(), |(_, v)| v.clone())
+        }));
+        t.text_row(entries);
+    }
+    table(page, &t);
+}
+
+fn servers(page: &mut String, cell: &StoredCell) {
+    page.push_str("<h4>server processes</h4>\n");
+    let mut t = Table::with_role("servers");
+    for (header, align) in [
+        ("repetition", Align::Left),
+        ("name", Align::Left),
+        ("program", Align::Left),
+        ("version", Align::Left),
+        ("cpus", Align::Left),
+        ("cpu seconds", Align::Right),
+    ] {
+        t.column(header, align);
+    }
+    for r in &cell.repetitions {
+        for s in &r.record.servers {
+            t.text_row(vec![
+                (r.record.repetition + 1).to_string(),
+                s.name.clone(),
+                s.program.clone(),
+                s.version.clone(),
+                s.cpus.clone().unwrap_or_else(|| "any".into()),
+                s.cpu_seconds.map_or("-".into(), |c| format!("{c:.3}")),
+            ]);
+        }
+    }
+    if t.rows.is_empty() {
+        page.push_str("<p>None recorded.</p>\n");
+    } else {
+        table(page, &t);
+    }
+}
+
+fn network(page: &mut String, cell: &StoredCell) {
+    let findings: Vec<String> = cell
+        .repetitions
+        .iter()
+        .flat_map(|r| {
+            let found = r.record.network_findings().unwrap_or_else(|why| vec![why]);
+            found.into_iter().map(move |f| format!("repetition {}: {f}", r.record.repetition + 1))
+        })
+        .collect();
+    if !findings.is_empty() {
+        page.push_str("<h4>what the network path capped or disturbed</h4>\n");
+        list(page, &findings);
+    }
+}
+
+fn command_lines(page: &mut String, cell: &StoredCell) {
+    let mut text = String::new();
+    for r in &cell.repetitions {
+        let _ = writeln!(
+            text,
+            "# repetition {}\nclient ({}{}): {}",
+            r.record.repetition + 1,
+            r.record.client.tool,
+            r.record.client.cpus.as_deref().map(|c| format!(", cpus {c}")).unwrap_or_default(),
+            shell_words(&r.record.client.argv)
+        );
+        for s in &r.record.servers {
+            let _ = writeln!(text, "{} ({}): {}", s.name, s.program, shell_words(&s.argv));
+        }
+    }
+    let _ = writeln!(
+        page,
+        "<details class=\"commands\"><summary>command lines</summary><pre>{}</pre></details>",
+        escape(text.trim_end())
+    );
+}
+
+/// The arguments as a shell would need them: plain words as they are, others quoted.
+pub(crate) fn shell_words(argv: &[String]) -> String {
+    let word = |a: &String| {
+        let plain = !a.is_empty()
+            && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
+        if plain {
+            a.clone()
+        } else {
+            format!("'{}'", a.replace('\'', r"'\''"))
+        }
+    };
+    argv.iter().map(word).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_quote_what_a_shell_would_split() {
+        let argv: Vec<String> =
+            ["nginx", "-g", "daemon off;", "it's", ""].iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(shell_words(&argv), r"nginx -g 'daemon off;' 'it'\''s' ''");
+    }
+}
