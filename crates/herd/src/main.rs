@@ -7,6 +7,7 @@ mod ab_cmd;
 mod doctor_cmd;
 mod lab_cmd;
 mod report_cmd;
+mod report_compare;
 mod run;
 mod run_cmd;
 mod serve_cmd;

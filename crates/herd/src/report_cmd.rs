@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::Args;
-use herd_report::{Format, Options};
+use herd_report::{CompareFormat, Format, Options};
 use herd_store::{ExperimentId, Store};
 
 #[derive(Debug, Args)]
@@ -45,9 +45,41 @@ pub(crate) struct ReportArgs {
     /// the disclosure), to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Compare two runs: B's figures over A's with 95 % intervals and which changes are
+    /// significant. Each is [STORE][:ID][:AXIS=VALUE,…]: a store's latest experiment
+    /// (`old.db`), an experiment (`old.db:3`, or `3` in STORE), or some of its cells
+    /// (`3:server=apache` against `3:server=nginx`).
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["A", "B"],
+        conflicts_with_all = ["experiment", "all", "list", "baseline", "csv"]
+    )]
+    compare: Vec<String>,
 }
 
 pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
+    if let [a, b] = args.compare.as_slice() {
+        let format = if args.md {
+            CompareFormat::Markdown
+        } else if args.html.is_some() {
+            CompareFormat::Html
+        } else {
+            CompareFormat::Text
+        };
+        let page = crate::report_compare::run(&args.store, a, b, args.measure, format)?;
+        return match &args.html {
+            Some(path) => {
+                write_page(path, &page)?;
+                eprintln!(
+                    "herd report: wrote {} (the comparison); open it in a browser",
+                    path.display()
+                );
+                Ok(())
+            }
+            None => print(&page),
+        };
+    }
     let store = Store::open_existing(&args.store)
         .with_context(|| format!("cannot read the results store {}", args.store.display()))?;
     let mut out = Vec::new();
@@ -126,7 +158,7 @@ fn chosen(store: &Store, args: &ReportArgs) -> anyhow::Result<Vec<ExperimentId>>
 
 /// Writes the page whole or not at all: into a file beside it, then renamed over it, so an
 /// error (a full disk) never leaves half a page where a reader expects one.
-fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
     if path.is_dir() {
         anyhow::bail!(
             "--html {}: that is a directory; give a file name, e.g. {}",

@@ -172,6 +172,7 @@ fn the_html_page_opens_in_chromium_and_shows_the_stored_figures() {
     eprintln!("screenshot kept at {}", shot.display());
 
     refusals(&dir);
+    comparisons(&dir);
 
     let dom = Html::parse_document(&loaded.dom);
     let store = Store::open_existing(&store_path).unwrap();
@@ -204,6 +205,50 @@ fn refusals(dir: &std::path::Path) {
         .filter(|n| n.ends_with(".partial"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// `--compare`: cells of one experiment against each other, an experiment against itself
+/// (nothing significant), and the comparison as a page Chromium opens cleanly.
+fn comparisons(dir: &std::path::Path) {
+    let store = dir.join("r.db");
+    let compare = |args: &[&str]| {
+        let out = herd().arg("report").arg(&store).arg("--compare").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    };
+    let (code, text, err) = compare(&["1:load=n200-c1", "1:load=n200-c4"]);
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sizes:")).collect();
+    assert_eq!(rows.len(), 4, "a row per size: {text}");
+    let (code, text, err) = compare(&["1", &format!("{}:1", store.display())]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(text.contains("(0 of 8 rows)"), "an experiment against itself: {text}");
+    assert_eq!(text.matches(" 1.000 ").count(), 8, "{text}");
+    let (code, _, err) = compare(&["1:nginx", "2"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("`nginx` is neither an experiment number nor AXIS=VALUE"), "{err}");
+    let (code, _, err) = compare(&["1", "2"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("its axis `workload` is not") || err.contains("no row of A"), "{err}");
+
+    let page = dir.join("compare.html");
+    let out = herd()
+        .arg("report")
+        .arg(&store)
+        .args(["--compare", "1:load=n200-c1", "1:load=n200-c4", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let loaded = browser::load(&page, dir);
+    assert!(
+        loaded.console.is_empty() && loaded.requests.is_empty(),
+        "{:?} {:?}",
+        loaded.console,
+        loaded.requests
+    );
+    let dom = Html::parse_document(&loaded.dom);
+    assert_eq!(dom.select(&sel("table.compare tbody tr")).count(), 4);
 }
 
 /// Every chart: a title, both axes with a label and labelled ticks, a legend entry per

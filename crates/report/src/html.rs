@@ -19,17 +19,38 @@ use herd_store::StoredExperiment;
 use crate::doc::{Align, Block, Doc, Entry, Table};
 use crate::svg_chart::{escape, LineChart};
 
-/// One experiment's part of the page.
+/// One part of the page: an experiment's report, or a comparison.
 pub(crate) struct Section<'a> {
-    pub(crate) exp: &'a StoredExperiment,
+    /// The section's id on the page (`experiment-3`), for links to it.
+    pub(crate) anchor: String,
+    /// `3 seed001-router-overhead: its title`.
+    pub(crate) heading: String,
+    /// Its short name, for the page's title.
+    pub(crate) name: String,
+    /// The experiment reported, whose cells and setup follow the document.
+    pub(crate) exp: Option<&'a StoredExperiment>,
     pub(crate) doc: Doc,
     pub(crate) charts: Vec<LineChart>,
 }
 
-/// Writes the page: `source` names where the figures come from (the store's file name).
+impl<'a> Section<'a> {
+    /// An experiment's report.
+    pub(crate) fn experiment(exp: &'a StoredExperiment, doc: Doc, charts: Vec<LineChart>) -> Self {
+        Section {
+            anchor: format!("experiment-{}", exp.id.0),
+            heading: format!("{} {}: {}", exp.id.0, exp.name(), exp.experiment.title),
+            name: exp.name().to_owned(),
+            exp: Some(exp),
+            doc,
+            charts,
+        }
+    }
+}
+
+/// Writes the page: `source` says where the figures come from (`r.db: 2 experiments`).
 pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write) -> io::Result<()> {
     let mut page = String::new();
-    let names: Vec<&str> = sections.iter().map(|s| s.exp.name()).collect();
+    let names: Vec<&str> = sections.iter().map(|s| s.name.as_str()).collect();
     let _ = write!(
         page,
         concat!(
@@ -46,22 +67,13 @@ pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write)
     );
     let _ = write!(
         page,
-        "<header>\n<h1>herd report</h1>\n<p class=\"source\">From {}: {} experiment{}, rendered from the store alone; nothing was measured again.</p>\n",
+        "<header>\n<h1>herd report</h1>\n<p class=\"source\">From {}, rendered from the store alone; nothing was measured again.</p>\n",
         escape(source),
-        sections.len(),
-        if sections.len() == 1 { "" } else { "s" }
     );
     if sections.len() > 1 {
         page.push_str("<nav><ul>\n");
         for s in sections {
-            let _ = writeln!(
-                page,
-                "<li><a href=\"#experiment-{}\">{} {}</a>: {}</li>",
-                s.exp.id.0,
-                s.exp.id.0,
-                escape(s.exp.name()),
-                escape(&s.exp.experiment.title)
-            );
+            let _ = writeln!(page, "<li><a href=\"#{}\">{}</a></li>", s.anchor, escape(&s.heading));
         }
         page.push_str("</ul></nav>\n");
     }
@@ -76,23 +88,26 @@ pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write)
 }
 
 fn section(page: &mut String, s: &Section<'_>) {
-    let exp = s.exp;
-    let _ = writeln!(
-        page,
-        "<section class=\"experiment\" id=\"experiment-{}\" data-experiment=\"{}\">\n<h2>{} {}: {}</h2>",
-        exp.id.0,
-        exp.id.0,
-        exp.id.0,
-        escape(exp.name()),
-        escape(&exp.experiment.title)
-    );
+    match s.exp {
+        Some(exp) => {
+            let _ = writeln!(
+                page,
+                "<section class=\"experiment\" id=\"{}\" data-experiment=\"{}\">",
+                s.anchor, exp.id.0
+            );
+        }
+        None => {
+            let _ = writeln!(page, "<section class=\"comparison\" id=\"{}\">", s.anchor);
+        }
+    }
+    let _ = writeln!(page, "<h2>{}</h2>", escape(&s.heading));
     // The pictures first, as the seeds were read: after the matrix (or the header, without
     // one), before the table of every row and the notes.
     let split = s
         .doc
         .blocks
         .iter()
-        .position(|b| matches!(b, Block::Table(t) if t.role == "matrix"))
+        .position(|b| matches!(b, Block::Table(t) if t.role == "matrix" || t.role == "compare"))
         .or_else(|| s.doc.blocks.iter().position(|b| matches!(b, Block::Fields(_))))
         .map_or(0, |i| i + 1);
     let (before, after) = s.doc.blocks.split_at(split);
@@ -104,8 +119,10 @@ fn section(page: &mut String, s: &Section<'_>) {
         }
     }
     blocks(page, after);
-    crate::html_cells::write(page, exp);
-    crate::html_disclosure::write(page, exp);
+    if let Some(exp) = s.exp {
+        crate::html_cells::write(page, exp);
+        crate::html_disclosure::write(page, exp);
+    }
     page.push_str("</section>\n");
 }
 

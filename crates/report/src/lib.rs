@@ -25,6 +25,7 @@
 
 mod calibration;
 mod charts;
+mod compare;
 mod csv;
 mod doc;
 mod figures;
@@ -44,6 +45,7 @@ use std::io::{self, Write};
 
 use herd_store::{Measure, StoredExperiment, CALIBRATION_SERVER};
 
+pub use compare::Side;
 use matrix::Baseline;
 
 /// How a report is shown; by default, as the experiment itself asks (`[report]`).
@@ -111,10 +113,50 @@ pub fn write_html(
         let (rows, _) = figures::rows(exp);
         let charts = charts::experiment_charts(exp, &rows, measure);
         let doc = table::doc(exp, baseline.as_ref(), measure);
-        sections.push(html::Section { exp, doc, charts });
+        sections.push(html::Section::experiment(exp, doc, charts));
     }
-    html::write(source, &sections, out)?;
+    let source =
+        format!("{source}: {} experiment{}", exps.len(), if exps.len() == 1 { "" } else { "s" });
+    html::write(&source, &sections, out)?;
     Ok(())
+}
+
+/// Writes the comparison of two sides (`herd report --compare A B`) as terminal text,
+/// Markdown or, with `html`, one page; the measure is the one given, else A's experiment's
+/// own, else requests per second. CSV gives the pairs' figures as data.
+pub fn write_compare(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    measure: Option<Measure>,
+    format: CompareFormat,
+    out: &mut dyn Write,
+) -> Result<(), ReportError> {
+    let measure = self::measure(a.exp, measure)?;
+    let doc = compare::doc(a, b, measure).map_err(ReportError::Options)?;
+    match format {
+        CompareFormat::Text => text::write(&doc, out)?,
+        CompareFormat::Markdown => markdown::write(&doc, out)?,
+        CompareFormat::Html => {
+            let section = html::Section {
+                anchor: "comparison".to_owned(),
+                heading: format!("{} against {}", b.label, a.label),
+                name: format!("{} against {}", b.label, a.label),
+                exp: None,
+                doc,
+                charts: Vec::new(),
+            };
+            html::write(&format!("{} and {}", a.label, b.label), &[section], out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The formats of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFormat {
+    Text,
+    Markdown,
+    Html,
 }
 
 /// The experiment's charts as SVG documents (title, `<svg>` text), in a fixed order: against

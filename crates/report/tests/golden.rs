@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
-use herd_report::{experiment_table, Format, Options};
+use herd_report::{experiment_table, CompareFormat, Format, Options};
 use herd_store::{
     ClientRecord, ExperimentStatus, Measure, MeasurementRecord, NewExperiment, Outcome, Published,
     PublishedFigure, RepetitionRecord, ReportDefaults, ServerRecord, Store, StoredExperiment,
@@ -903,4 +903,89 @@ fn spectra(exps: &[StoredExperiment]) -> usize {
             })
         })
         .count()
+}
+
+fn compare(a: &herd_report::Side<'_>, b: &herd_report::Side<'_>, format: CompareFormat) -> String {
+    let mut out = Vec::new();
+    herd_report::write_compare(a, b, None, format, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn side<'a>(
+    label: &str,
+    exp: &'a StoredExperiment,
+    only: &[(&str, &str)],
+) -> herd_report::Side<'a> {
+    herd_report::Side {
+        label: label.into(),
+        exp,
+        only: only.iter().map(|(a, v)| ((*a).to_owned(), (*v).to_owned())).collect(),
+    }
+}
+
+/// Cells of one experiment against each other: herd serve (120 000 req/s ±2 %) against
+/// nginx (100 000 ±5 %) at c100, a significant change; nginx's c1000 has no partner.
+#[test]
+fn comparing_cells_of_one_experiment() {
+    let exp = matrix();
+    let a = side("1:server=herd-serve", &exp, &[("server", "herd-serve")]);
+    let b = side("1:server=nginx", &exp, &[("server", "nginx")]);
+    let text = compare(&a, &b, CompareFormat::Text);
+    check_golden("compare_cells.txt", text.as_bytes());
+    // Means 120 000 and 100 000: B/A = 0.833, well outside the interval's reach of 1.
+    let row = text.lines().find(|l| l.starts_with("c100 ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains(" 0.833 ") && row.ends_with("-16.7 % *"), "{row}");
+    assert!(text.contains("\nonly in B:\n"), "{text}");
+    assert!(text.contains("server=nginx load=c1000"), "{text}");
+    check_golden("compare_cells.md", compare(&a, &b, CompareFormat::Markdown).as_bytes());
+}
+
+/// The same cells in two runs: no change where nothing changed, and what differs between
+/// the two setups is said.
+#[test]
+fn comparing_two_runs_says_what_differs_in_their_setups() {
+    let a = matrix();
+    let mut b = matrix();
+    b.id = herd_store::ExperimentId(2);
+    b.experiment.herd_version = "0.2.0".into();
+    b.experiment.environment = vec![("kernel".into(), "6.18".into())];
+    let text = compare(&side("a.db", &a, &[]), &side("b.db:2", &b, &[]), CompareFormat::Text);
+    assert!(text.contains("(0 of 4 rows)"), "{text}");
+    assert!(text.contains("herd: 0.1.0 (methodology 1) → 0.2.0 (methodology 1)"), "{text}");
+    assert!(text.contains("kernel: (not recorded) → 6.18"), "{text}");
+    // A ratio needs two ok repetitions on each side: nginx c1000 has two, so it is there.
+    assert!(!text.contains("fewer than 2 ok repetitions"), "{text}");
+    let html = compare(&side("a.db", &a, &[]), &side("b.db:2", &b, &[]), CompareFormat::Html);
+    assert!(html.contains("<table class=\"compare\">"), "{html}");
+    assert!(html.contains("<section class=\"comparison\" id=\"comparison\">"), "{html}");
+}
+
+/// Sides that cannot be compared are refused with what to give instead.
+#[test]
+fn comparisons_that_cannot_be_made_say_why() {
+    let exp = matrix();
+    let err = |a: herd_report::Side<'_>, b: herd_report::Side<'_>| {
+        let mut out = Vec::new();
+        herd_report::write_compare(&a, &b, None, CompareFormat::Text, &mut out)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(side("A", &exp, &[("path", "direct")]), side("B", &exp, &[]));
+    assert!(e.contains("`path` is not an axis of experiment 1"), "{e}");
+    let e = err(side("A", &exp, &[("server", "apache")]), side("B", &exp, &[]));
+    assert!(
+        e.contains("no cell has server=apache: its values are herd-serve, lighttpd, nginx"),
+        "{e}"
+    );
+    // Another experiment with an axis of its own that varies: its rows cannot be told apart.
+    let other = paths();
+    let e = err(side("A", &exp, &[]), side("B", &other, &[]));
+    assert!(e.contains("A (A): its axis `load` is not the other side's, and its cells take 2 values on it (c100, c1000): choose one, e.g. 1:load=c100"), "{e}");
+    // Nothing pairs: the other experiment ran no server this one ran.
+    let mut apache = paths();
+    for c in &mut apache.cells {
+        c.axes.iter_mut().filter(|(a, _)| a == "server").for_each(|(_, v)| *v = "apache".into());
+    }
+    let e = err(side("A", &exp, &[("load", "c100")]), side("B", &apache, &[("path", "direct")]));
+    assert!(e.contains("no row of A (A) has a row of B (B) with the same server"), "{e}");
 }

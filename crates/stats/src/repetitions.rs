@@ -105,9 +105,80 @@ pub fn confidence_interval_95(values: &[f64]) -> Option<Interval> {
     Some(Interval { mean, half_width: t * s / (n as f64).sqrt() })
 }
 
+/// One mean over another (`b / a`) with its 95 % confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Ratio {
+    /// Whether the interval leaves out 1: a change the repetitions' spread cannot explain
+    /// (at the 5 % level).
+    pub fn significant(&self) -> bool {
+        self.low > 1.0 || self.high < 1.0
+    }
+}
+
+/// The ratio of the means of `b` and `a` with its 95 % confidence interval, by the delta
+/// method on the ratio's logarithm (var ln m ≈ s²/(n·m²)), so the interval stays above zero
+/// and is symmetric in the two directions of change; the t quantile takes Welch's degrees
+/// of freedom, rounded down (which widens the interval a little). Needs two values on each
+/// side and positive means. Identical values on both sides give an interval of the ratio
+/// alone.
+pub fn ratio_of_means_95(a: &[f64], b: &[f64]) -> Option<Ratio> {
+    let (ma, mb) = (mean(a)?, mean(b)?);
+    let (sa, sb) = (std_dev(a)?, std_dev(b)?);
+    if ma <= 0.0 || mb <= 0.0 {
+        return None;
+    }
+    let ratio = mb / ma;
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let va = sa * sa / (na * ma * ma);
+    let vb = sb * sb / (nb * mb * mb);
+    let variance = va + vb;
+    if variance == 0.0 {
+        return Some(Ratio { ratio, low: ratio, high: ratio });
+    }
+    let df = variance * variance / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    // At least 1, floored: a fractional Welch df rounds toward the wider interval.
+    let t = t_critical_95(df.floor().max(1.0).min(f64::from(u32::MAX)) as u32)?;
+    let spread = (t * variance.sqrt()).exp();
+    Some(Ratio { ratio, low: ratio / spread, high: ratio * spread })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_of_means_has_an_interval_and_says_whether_it_leaves_out_one() {
+        // The same spread on both sides, 10 % apart: ratio 1.1.
+        let a = [100.0, 102.0, 98.0];
+        let b = [110.0, 112.2, 107.8];
+        let r = ratio_of_means_95(&a, &b).unwrap();
+        assert!(close(r.ratio, 1.1, 1e-12), "{r:?}");
+        // se(ln) = sqrt(2 · 4/(3·100²))… by hand: va = 4/30000, vb = 4.84/36300 = va;
+        // df = (2va)²/(2va²/2) = 4; t = 2.7764; spread = exp(2.7764·sqrt(2va)).
+        let va: f64 = 4.0 / 30_000.0;
+        let spread = (2.7764 * (2.0 * va).sqrt()).exp();
+        assert!(close(r.low, 1.1 / spread, 1e-9) && close(r.high, 1.1 * spread, 1e-9), "{r:?}");
+        assert!(r.significant(), "10 % apart with 2 % spread: {r:?}");
+        // Overlapping samples: not significant.
+        let r = ratio_of_means_95(&[100.0, 110.0, 90.0], &[105.0, 95.0, 112.0]).unwrap();
+        assert!(!r.significant() && r.low < 1.0 && r.high > 1.0, "{r:?}");
+        // The direction does not change the verdict, and the intervals mirror.
+        let back = ratio_of_means_95(&[105.0, 95.0, 112.0], &[100.0, 110.0, 90.0]).unwrap();
+        assert!(close(back.low, 1.0 / r.high, 1e-12), "{back:?} {r:?}");
+        // Too few values, or a mean of zero: no ratio.
+        assert_eq!(ratio_of_means_95(&[1.0], &[1.0, 2.0]), None);
+        assert_eq!(ratio_of_means_95(&[0.0, 0.0], &[1.0, 2.0]), None);
+        // No spread at all: the ratio alone, significant where it is not 1.
+        let r = ratio_of_means_95(&[5.0, 5.0], &[10.0, 10.0]).unwrap();
+        assert_eq!((r.low, r.high), (2.0, 2.0));
+        assert!(r.significant());
+    }
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance

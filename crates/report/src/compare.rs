@@ -1,0 +1,309 @@
+//! Two runs side by side (`herd report --compare A B`): two experiments, from one store or
+//! two, or two sets of cells of one experiment (`server=apache` against `server=nginx`).
+//! Rows are paired by their values on the axes both sides share, leaving out the axes the
+//! sides were chosen by; each pair gives B's figure over A's with the 95 % confidence
+//! interval of that ratio, and a change is called significant only where the interval
+//! leaves out 1. What cannot be paired is listed, and so is what differs between the two
+//! setups (kernel, sysctls, versions), since a change there may be the cause.
+
+use std::collections::BTreeSet;
+
+use herd_stats::repetitions as stats;
+use herd_store::{Measure, StoredExperiment};
+
+use crate::doc::{Align, Block, Doc, Entry, Table};
+use crate::figures::{self, Row};
+use crate::table::{format_measure, measure_name};
+
+/// One side of a comparison: an experiment, and the cells of it that take part.
+#[derive(Debug, Clone)]
+pub struct Side<'a> {
+    /// How the report names it (`a.db experiment 3`).
+    pub label: String,
+    pub exp: &'a StoredExperiment,
+    /// `axis = value` every cell of this side has (none: every cell).
+    pub only: Vec<(String, String)>,
+}
+
+/// Environment entries that differ from run to run by nature, not by setup.
+const UNSTABLE: [&str; 2] = ["loadavg_at_start", "order_seed"];
+
+/// The comparison as a document; an error names what to give instead when the sides
+/// cannot be compared.
+pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, String> {
+    check_selection(a)?;
+    check_selection(b)?;
+    let chosen: BTreeSet<&str> =
+        a.only.iter().chain(&b.only).map(|(axis, _)| axis.as_str()).collect();
+    let shared: Vec<String> = a
+        .exp
+        .experiment
+        .axes
+        .iter()
+        .filter(|axis| b.exp.experiment.axes.contains(axis) && !chosen.contains(axis.as_str()))
+        .cloned()
+        .collect();
+    let (rows_a, _) = figures::rows(a.exp);
+    let (rows_b, _) = figures::rows(b.exp);
+    let rows_a = selected(&rows_a, a);
+    let rows_b = selected(&rows_b, b);
+    for (side, name, rows) in [(a, "A", &rows_a), (b, "B", &rows_b)] {
+        single_valued_elsewhere(side, name, rows, &shared, &chosen)?;
+    }
+    let key = |r: &Row<'_>| -> Vec<String> {
+        let mut k: Vec<String> =
+            shared.iter().map(|axis| r.cell.axis(axis).unwrap_or("-").to_owned()).collect();
+        k.push(r.step.clone().unwrap_or_default());
+        k
+    };
+    let pairs: Vec<(&Row<'_>, &Row<'_>)> = rows_a
+        .iter()
+        .filter_map(|ra| Some((*ra, *rows_b.iter().find(|rb| key(rb) == key(ra))?)))
+        .collect();
+    if pairs.is_empty() {
+        return Err(format!(
+            "no row of A ({}) has a row of B ({}) with the same {}: choose cells that differ only where you mean them to (e.g. 3:server=apache 3:server=nginx)",
+            a.label,
+            b.label,
+            if shared.is_empty() { "cell".to_owned() } else { shared.join(", ") }
+        ));
+    }
+    let stepped = pairs.iter().any(|(r, _)| r.step.is_some());
+    // The axes that tell the pairs apart make columns; where none does, every shared one
+    // (a single pair still says where it was measured).
+    let varying: Vec<&String> = shared
+        .iter()
+        .filter(|axis| {
+            let values: BTreeSet<&str> =
+                pairs.iter().filter_map(|(r, _)| r.cell.axis(axis)).collect();
+            values.len() > 1
+        })
+        .collect();
+    let shown: Vec<&String> = if varying.is_empty() { shared.iter().collect() } else { varying };
+
+    let mut doc = Doc::default();
+    doc.push(Block::Fields(vec![
+        ("compare".to_owned(), format!("B against A, {}", measure_name(measure))),
+        ("A".to_owned(), describe(a)),
+        ("B".to_owned(), describe(b)),
+    ]));
+    let mut table = Table::with_role("compare");
+    for axis in &shown {
+        table.column(axis, Align::Left);
+    }
+    if stepped {
+        table.column("step", Align::Left);
+    }
+    if shown.is_empty() && !stepped {
+        table.column("rows", Align::Left);
+    }
+    table.column("A", Align::Right);
+    table.column("B", Align::Right);
+    table.column("B/A", Align::Right);
+    table.column("95 % interval", Align::Right);
+    table.column("change", Align::Right);
+    let mut significant = 0usize;
+    for (ra, rb) in &pairs {
+        let mut entries: Vec<Entry> =
+            shown.iter().map(|axis| Entry::from(ra.cell.axis(axis).unwrap_or("-"))).collect();
+        if stepped {
+            entries.push(Entry::from(ra.step.as_deref().unwrap_or("-")));
+        }
+        if shown.is_empty() && !stepped {
+            entries.push(Entry::from("all"));
+        }
+        entries.push(Entry::from(figure(ra, measure)));
+        entries.push(Entry::from(figure(rb, measure)));
+        match stats::ratio_of_means_95(ra.samples(measure), rb.samples(measure)) {
+            Some(r) => {
+                significant += usize::from(r.significant());
+                entries.push(Entry {
+                    text: format!("{:.3}", r.ratio),
+                    percent: Some(r.ratio * 100.0),
+                    figure: None,
+                });
+                entries.push(Entry::from(format!("{:.3}–{:.3}", r.low, r.high)));
+                entries.push(Entry::from(format!(
+                    "{:+.1} %{}",
+                    (r.ratio - 1.0) * 100.0,
+                    if r.significant() { " *" } else { "" }
+                )));
+            }
+            None => {
+                entries.push(Entry::from("-"));
+                entries.push(Entry::from("fewer than 2 ok repetitions"));
+                entries.push(Entry::from("-"));
+            }
+        }
+        table.row(entries);
+    }
+    doc.push(Block::Heading(format!(
+        "{} of B over A: the ratio of the means of the ok repetitions with its 95 % confidence interval; * where the interval leaves out 1 ({significant} of {} rows):",
+        measure_name(measure),
+        pairs.len()
+    )));
+    doc.push(Block::Table(table));
+
+    let paired = |rows: &[&Row<'_>], other: &[&Row<'_>]| -> Vec<String> {
+        rows.iter()
+            .filter(|r| !other.iter().any(|o| key(o) == key(r)))
+            .map(|r| format!("{}{}", r.cell.key, r.step_suffix()))
+            .collect()
+    };
+    doc.section("only in A (no row of B to compare with):".to_owned(), paired(&rows_a, &rows_b));
+    doc.section("only in B:".to_owned(), paired(&rows_b, &rows_a));
+    doc.section(
+        "what differs between the two setups (a cause of change as likely as the one you made):"
+            .to_owned(),
+        setup_differences(a.exp, b.exp),
+    );
+    doc.push(Block::Legend(LEGEND.iter().map(|l| (*l).to_owned()).collect()));
+    Ok(doc)
+}
+
+const LEGEND: [&str; 7] = [
+    "A, B      median of the ok repetitions, ±95 % interval of their mean;",
+    "          ≠: measured with failed requests or non-2xx answers (n failed: all repetitions)",
+    "B/A       the mean of B's ok repetitions over A's; for seconds, above 1 is slower",
+    "95 %      the ratio's confidence interval: delta method on its logarithm, Welch's",
+    "          degrees of freedom",
+    "change    B/A − 1; * where the interval leaves out 1: a change the repetitions' spread",
+    "          cannot explain (each row is its own test: among 20 unchanged rows, expect one *)",
+];
+
+fn describe(side: &Side<'_>) -> String {
+    let e = &side.exp.experiment;
+    let only: Vec<String> = side.only.iter().map(|(a, v)| format!("{a}={v}")).collect();
+    format!(
+        "{}: experiment {} {} (started {}){}",
+        side.label,
+        side.exp.id.0,
+        e.name,
+        e.started_at,
+        if only.is_empty() { String::new() } else { format!(", cells with {}", only.join(" ")) }
+    )
+}
+
+/// The row's figure as the matrix gives it, with its failures.
+fn figure(row: &Row<'_>, measure: Measure) -> String {
+    let samples = row.samples(measure);
+    let mut text = match stats::median(samples) {
+        None => "-".to_owned(),
+        Some(m) => format!("{}{}", row.mark(), format_measure(measure, m)),
+    };
+    if let Some(w) = stats::confidence_interval_95(samples).and_then(|ci| ci.relative_half_width())
+    {
+        text.push_str(&format!(" ±{:.1}%", w * 100.0));
+    }
+    let failed = row.failed.saturating_add(row.non_2xx);
+    if failed > 0 {
+        text.push_str(&format!(" {failed} failed"));
+    }
+    text
+}
+
+/// Each `axis=value` of the side names an axis of its experiment and a value its cells have.
+fn check_selection(side: &Side<'_>) -> Result<(), String> {
+    for (axis, value) in &side.only {
+        let axes = &side.exp.experiment.axes;
+        if !axes.contains(axis) {
+            return Err(format!(
+                "{}: `{axis}` is not an axis of experiment {} ({}): use {}",
+                side.label,
+                side.exp.id.0,
+                side.exp.name(),
+                axes.join(", ")
+            ));
+        }
+        let values: BTreeSet<&str> = side.exp.cells.iter().filter_map(|c| c.axis(axis)).collect();
+        if !values.contains(value.as_str()) {
+            return Err(format!(
+                "{}: no cell has {axis}={value}: its values are {}",
+                side.label,
+                values.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn selected<'r, 'a>(rows: &'r [Row<'a>], side: &Side<'_>) -> Vec<&'r Row<'a>> {
+    rows.iter()
+        .filter(|r| side.only.iter().all(|(axis, value)| r.cell.axis(axis) == Some(value.as_str())))
+        .collect()
+}
+
+/// An axis of one side that the other lacks (and that no selection fixes) must take one
+/// value there, or its rows could not be told apart.
+fn single_valued_elsewhere(
+    side: &Side<'_>,
+    name: &str,
+    rows: &[&Row<'_>],
+    shared: &[String],
+    chosen: &BTreeSet<&str>,
+) -> Result<(), String> {
+    for axis in &side.exp.experiment.axes {
+        if shared.contains(axis) || chosen.contains(axis.as_str()) {
+            continue;
+        }
+        let values: BTreeSet<&str> = rows.iter().filter_map(|r| r.cell.axis(axis)).collect();
+        if values.len() > 1 {
+            return Err(format!(
+                "{name} ({}): its axis `{axis}` is not the other side's, and its cells take {} values on it ({}): choose one, e.g. {}:{axis}={}",
+                side.label,
+                values.len(),
+                values.iter().copied().collect::<Vec<_>>().join(", "),
+                side.exp.id.0,
+                values.iter().next().copied().unwrap_or("VALUE")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The setup facts that differ: environment entries (kernel, CPUs, sysctls …), herd's
+/// version, and the versions of the programs each side ran.
+fn setup_differences(a: &StoredExperiment, b: &StoredExperiment) -> Vec<String> {
+    let mut lines = Vec::new();
+    let (ea, eb) = (&a.experiment, &b.experiment);
+    if ea.herd_version != eb.herd_version || ea.methodology_version != eb.methodology_version {
+        lines.push(format!(
+            "herd: {} (methodology {}) → {} (methodology {})",
+            ea.herd_version, ea.methodology_version, eb.herd_version, eb.methodology_version
+        ));
+    }
+    let get = |env: &[(String, String)], k: &str| {
+        env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+    };
+    let mut keys: Vec<&str> = Vec::new();
+    for (k, _) in ea.environment.iter().chain(&eb.environment) {
+        if !keys.contains(&k.as_str()) && !UNSTABLE.contains(&k.as_str()) {
+            keys.push(k);
+        }
+    }
+    for k in keys {
+        let (va, vb) = (get(&ea.environment, k), get(&eb.environment, k));
+        if va != vb {
+            let show = |v: Option<String>| v.unwrap_or_else(|| "(not recorded)".to_owned());
+            lines.push(format!("{k}: {} → {}", show(va), show(vb)));
+        }
+    }
+    let programs = |e: &StoredExperiment| -> BTreeSet<String> {
+        let mut set = BTreeSet::new();
+        for r in e.cells.iter().flat_map(|c| &c.repetitions) {
+            set.insert(format!("client {} {}", r.record.client.tool, r.record.client.version));
+            for s in &r.record.servers {
+                set.insert(format!("{} {}", s.program, s.version));
+            }
+        }
+        set
+    };
+    let (pa, pb) = (programs(a), programs(b));
+    for p in pa.difference(&pb) {
+        lines.push(format!("only A ran {p}"));
+    }
+    for p in pb.difference(&pa) {
+        lines.push(format!("only B ran {p}"));
+    }
+    lines
+}
