@@ -191,6 +191,7 @@ pub fn usage() -> String {
 herd options (long only, anywhere before the URL):
     --threads N     Number of worker threads (default: one per core, at most -c)
     --json file     Write the full results as JSON to file
+    --html file     Write the run as a page with charts (herd report's look) to file
 ",
     );
     s
@@ -312,6 +313,7 @@ struct State {
     client_cert: Option<PathBuf>,
     threads: Option<u32>,
     json: Option<PathBuf>,
+    html_page: Option<PathBuf>,
 }
 
 impl Default for State {
@@ -349,6 +351,7 @@ impl Default for State {
             client_cert: None,
             threads: None,
             json: None,
+            html_page: None,
         }
     }
 }
@@ -379,8 +382,8 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// herd's long options: `--threads N`, `--json FILE`, also as `--name=value`. Returns the
-/// index of the next argument.
+/// herd's long options: `--threads N`, `--json FILE`, `--html FILE`, also as `--name=value`.
+/// Returns the index of the next argument.
 fn long_option(
     st: &mut State,
     arg: &[u8],
@@ -391,7 +394,7 @@ fn long_option(
         Some(eq) => (&arg[..eq], Some(&arg[eq + 1..])),
         None => (arg, None),
     };
-    if name != b"--threads" && name != b"--json" {
+    if name != b"--threads" && name != b"--json" && name != b"--html" {
         return Err(ArgsError::UnknownOption(lossy(name)));
     }
     let (value, next) = match inline {
@@ -409,6 +412,8 @@ fn long_option(
             .filter(|&t| t >= 1)
             .ok_or_else(|| ArgsError::InvalidThreads(lossy(value)))?;
         st.threads = Some(threads);
+    } else if name == b"--html" {
+        st.html_page = Some(PathBuf::from(bytes_os(value)));
     } else {
         st.json = Some(PathBuf::from(bytes_os(value)));
     }
@@ -644,6 +649,7 @@ fn finish(st: State, raw_url: &[u8]) -> Result<AbConfig, ArgsError> {
         request_head_len,
         threads: st.threads,
         json: st.json,
+        html_page: st.html_page,
     })
 }
 

@@ -106,4 +106,7 @@ pub struct AbConfig {
     pub threads: Option<u32>,
     /// herd extension `--json FILE`: the full result as JSON.
     pub json: Option<PathBuf>,
+    /// herd extension `--html FILE`: the run as a page in herd report's look (not `-w`,
+    /// which is ab's own HTML report on stdout).
+    pub html_page: Option<PathBuf>,
 }

@@ -63,6 +63,7 @@ fn missing_value() {
 #[test]
 fn missing_long_value() {
     check(&["--json"], 22, "--json needs a value");
+    check(&["--html"], 22, "--html needs a value");
 }
 
 #[test]

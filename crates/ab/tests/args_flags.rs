@@ -66,7 +66,7 @@ fn defaults() {
     assert_eq!(c.tls.protocol, TlsProtocol::All);
     assert_eq!(c.tls.cipher_suites, None);
     assert_eq!(c.tls.client_cert, None);
-    assert_eq!((c.threads, c.json.as_ref()), (None, None));
+    assert_eq!((c.threads, c.json.as_ref(), c.html_page.as_ref()), (None, None, None));
     assert_eq!(
         head(&c),
         "GET /p HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n"
@@ -719,6 +719,14 @@ fn json_long_option() {
 #[test]
 fn json_with_equals() {
     assert_eq!(cfg(&["--json=r.json"]).json, Some(PathBuf::from("r.json")));
+}
+
+#[test]
+fn html_page_is_herds_long_option_not_ab_w() {
+    let c = cfg(&["--html", "run.html", "-w"]);
+    assert_eq!(c.html_page, Some(PathBuf::from("run.html")));
+    assert!(c.html.is_some(), "-w stays ab's own HTML report");
+    assert_eq!(cfg(&["--html=r.html"]).html_page, Some(PathBuf::from("r.html")));
 }
 
 #[test]

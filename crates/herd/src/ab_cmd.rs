@@ -12,9 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use herd_ab::account::{self, AbAccounting, AbFatal, AbRecorder};
 use herd_ab::args::{self, Parsed};
 use herd_ab::{report, AbConfig};
+
+use crate::single_run::{self, SingleRun};
 use herd_engine::{
     Control, Prepared, RunSpec, SocketOptions, Target, TargetError, TlsClient, TlsSettings,
     TlsVersions, Workload,
@@ -56,7 +59,11 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         })?),
         None => None,
     };
+    if let Some(path) = &cfg.html_page {
+        crate::report_cmd::check_page_path(path)?;
+    }
     let _ = herd_engine::raise_nofile_limit();
+    let started_at = herd_lab::runner::now_rfc3339();
     let html = cfg.html.is_some();
     let mut out = io::stdout().lock();
     report::write_banner(&mut out, html)?;
@@ -177,6 +184,19 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         let json = herd_ab::json::to_json(&merged.results, &merged.stats, cfg);
         std::fs::write(path, json)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &cfg.html_page {
+        let run = SingleRun {
+            tool: "herd ab",
+            url: cfg.url.full.clone(),
+            started_at,
+            finished_at: herd_lab::runner::now_rfc3339(),
+            interrupted,
+            measurements: vec![single_run::ab_measurement(&merged.results)],
+            verdict: None,
+            health_json: None,
+        };
+        single_run::write(path, run).with_context(|| format!("--html {}", path.display()))?;
     }
     // ab exits 1 after printing the results of an interrupted run.
     Ok(if interrupted { ExitCode::FAILURE } else { ExitCode::SUCCESS })

@@ -12,6 +12,7 @@ mod run;
 mod run_cmd;
 mod serve_cmd;
 mod serve_generate;
+mod single_run;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

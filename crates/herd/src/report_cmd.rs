@@ -159,13 +159,7 @@ fn chosen(store: &Store, args: &ReportArgs) -> anyhow::Result<Vec<ExperimentId>>
 /// Writes the page whole or not at all: into a file beside it, then renamed over it, so an
 /// error (a full disk) never leaves half a page where a reader expects one.
 pub(crate) fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
-    if path.is_dir() {
-        anyhow::bail!(
-            "--html {}: that is a directory; give a file name, e.g. {}",
-            path.display(),
-            path.join("report.html").display()
-        );
-    }
+    check_page_path(path)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -178,6 +172,30 @@ pub(crate) fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
     if let Err(e) = written {
         let _ = std::fs::remove_file(&partial);
         return Err(e).with_context(|| format!("cannot write the page to {}", path.display()));
+    }
+    Ok(())
+}
+
+/// Whether a page could be written to `path`: a file name in a directory that exists. Run
+/// commands check it before sending load, so a typo never costs a run.
+pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "--html {}: that is a directory; give a file name, e.g. {}",
+            path.display(),
+            path.join("report.html").display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "--html {}: there is no directory {} to write it in",
+            path.display(),
+            dir.display()
+        );
     }
     Ok(())
 }

@@ -30,6 +30,7 @@ use crate::run::summary::{self, RunInfo, RunSetup};
 use crate::run::threshold::{self, Threshold};
 use crate::run::workload::{self, BuiltWorkload, Source};
 use crate::run::{duration, json, series, units, url};
+use crate::single_run::SingleRun;
 
 /// Flags of `herd run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -187,6 +188,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
 
+    /// Write the run as a self-contained page to FILE, in herd report's look: figures,
+    /// latency percentile spectrum, status codes, failures, client health, and for --steps
+    /// the throughput against clients (docs/report.md)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+
     /// Write the run second by second to FILE as it goes: requests, failures, bytes, req/s and
     /// latency percentiles; CSV for .csv, one JSON object per line for .ndjson or .jsonl
     /// (docs/run-series.md)
@@ -313,6 +320,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         stepped.then_some(steps.len()),
         &args.url,
     )?;
+    if let Some(path) = &args.html {
+        crate::report_cmd::check_page_path(path)?;
+    }
+    let started_at = herd_lab::runner::now_rfc3339();
     // Created before the run too, so that a bad --json path never costs a whole run.
     let json_file = match &args.json {
         Some(path) => Some(
@@ -369,7 +380,8 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         }
     }
     out.flush().context("cannot write the summary")?;
-    if let (Some(path), Some(mut file)) = (&args.json, json_file) {
+    // The herd.run.v1 document, for --json and for the page (read back as the lab reads it).
+    let document = if args.json.is_some() || args.html.is_some() {
         let value = if stepped {
             let steps = results
                 .iter()
@@ -381,9 +393,30 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             json::to_json(&setup, &last.info, &last.recorder)
                 .context("cannot encode a histogram for --json")?
         };
-        let text = serde_json::to_string_pretty(&value)?;
+        Some(value)
+    } else {
+        None
+    };
+    if let (Some(path), Some(mut file), Some(value)) = (&args.json, json_file, &document) {
+        let text = serde_json::to_string_pretty(value)?;
         file.write_all((text + "\n").as_bytes())
             .with_context(|| format!("cannot write --json {}", path.display()))?;
+    }
+    if let (Some(path), Some(value)) = (&args.html, &document) {
+        let read = herd_lab::client::herd_run_outcome(value)
+            .context("cannot read this run's own figures back for --html")?;
+        let run = SingleRun {
+            tool: "herd run",
+            url: args.url.clone(),
+            started_at,
+            finished_at: herd_lab::runner::now_rfc3339(),
+            interrupted: last.info.interrupted,
+            measurements: read.steps.into_iter().map(Into::into).collect(),
+            verdict: read.verdict.map(|v| (v.verdict, v.reason)),
+            health_json: read.health_json,
+        };
+        crate::single_run::write(path, run)
+            .with_context(|| format!("--html {}", path.display()))?;
     }
     if let Some(o) = outputs {
         o.finish()?;

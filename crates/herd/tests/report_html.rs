@@ -195,7 +195,7 @@ fn refusals(dir: &std::path::Path) {
         assert!(out.stdout.is_empty(), "{args:?}");
     };
     let nowhere = dir.join("no-such-dir/page.html");
-    refused(&["--html", nowhere.to_str().unwrap()], "cannot write the page to");
+    refused(&["--html", nowhere.to_str().unwrap()], "there is no directory");
     refused(&["--html", dir.to_str().unwrap()], "that is a directory; give a file name");
     refused(&["--all", "--csv"], "--csv shows one experiment at a time");
     refused(&["--experiment", "9", "--html", "x.html"], "no experiment 9 in results store");

@@ -47,8 +47,8 @@ impl<'a> Section<'a> {
     }
 }
 
-/// Writes the page: `source` says where the figures come from (`r.db: 2 experiments`).
-pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write) -> io::Result<()> {
+/// Writes the page: `intro` says where the figures come from, in a sentence.
+pub(crate) fn write(intro: &str, sections: &[Section<'_>], out: &mut dyn Write) -> io::Result<()> {
     let mut page = String::new();
     let names: Vec<&str> = sections.iter().map(|s| s.name.as_str()).collect();
     let _ = write!(
@@ -67,8 +67,8 @@ pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write)
     );
     let _ = write!(
         page,
-        "<header>\n<h1>herd report</h1>\n<p class=\"source\">From {}, rendered from the store alone; nothing was measured again.</p>\n",
-        escape(source),
+        "<header>\n<h1>herd report</h1>\n<p class=\"source\">{}</p>\n",
+        escape(intro),
     );
     if sections.len() > 1 {
         page.push_str("<nav><ul>\n");
@@ -82,7 +82,17 @@ pub(crate) fn write(source: &str, sections: &[Section<'_>], out: &mut dyn Write)
         section(&mut page, s);
     }
     page.push_str("</main>\n");
-    page.push_str(FOOTER);
+    let coloured = sections.iter().any(|s| {
+        s.doc
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::Table(t) if t.role == "matrix" || t.role == "compare"))
+    });
+    page.push_str("<footer>\n");
+    if coloured {
+        page.push_str(COLOURS);
+    }
+    page.push_str("<p>Made by herd; the same figures give the same page.</p>\n</footer>\n");
     page.push_str("</body>\n</html>\n");
     out.write_all(page.as_bytes())
 }
@@ -256,14 +266,13 @@ fn share_class(percent: f64) -> &'static str {
     }
 }
 
-const FOOTER: &str = concat!(
-    "<footer>\n<p>Colours in the matrix: an entry's share of its baseline (the figure in parentheses): ",
+const COLOURS: &str = concat!(
+    "<p>Colours in the matrix: an entry's share of its baseline (the figure in parentheses; B/A in a comparison): ",
     "<span class=\"share above\">105 % and more</span> <span class=\"share s95\">95–105 %</span> ",
     "<span class=\"share s80\">80–95 %</span> <span class=\"share s60\">60–80 %</span> ",
     "<span class=\"share s40\">40–60 %</span> <span class=\"share s20\">20–40 %</span> ",
     "<span class=\"share s0\">under 20 %</span>; <span class=\"base\">outlined</span>: the baseline itself. ",
     "For seconds the share is of the speed (requests/s), so a slower path is a smaller share.</p>\n",
-    "<p>Made by herd report from the results store; the same store gives the same page.</p>\n</footer>\n"
 );
 
 /// The page's style: plain, printable, readable without colour (every share is also

@@ -22,17 +22,20 @@ pub(crate) fn write(page: &mut String, exp: &StoredExperiment) {
         return;
     }
     page.push_str("<h3>every cell, repetition by repetition</h3>\n");
+    // One cell alone (a single run's page) is shown open: it is the whole story.
+    let open = exp.cells.len() == 1;
     for (i, cell) in exp.cells.iter().enumerate() {
-        details(page, exp, i, cell);
+        details(page, exp, i, cell, open);
     }
 }
 
-fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &StoredCell) {
+fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &StoredCell, open: bool) {
     let ok = cell.ok_repetitions().count();
     let failed: u64 = measurements(cell).map(|(_, m)| m.failed.saturating_add(m.non_2xx)).sum();
     let _ = writeln!(
         page,
-        "<details class=\"cell\" id=\"experiment-{}-cell-{index}\" data-cell=\"{}\"><summary><strong>{}</strong>: {ok} of {} repetitions ok{}</summary>",
+        "<details class=\"cell\"{} id=\"experiment-{}-cell-{index}\" data-cell=\"{}\"><summary><strong>{}</strong>: {ok} of {} repetitions ok{}</summary>",
+        if open { " open" } else { "" },
         exp.id.0,
         escape(&cell.key),
         escape(&cell.key),

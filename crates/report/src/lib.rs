@@ -115,9 +115,25 @@ pub fn write_html(
         let doc = table::doc(exp, baseline.as_ref(), measure);
         sections.push(html::Section::experiment(exp, doc, charts));
     }
-    let source =
-        format!("{source}: {} experiment{}", exps.len(), if exps.len() == 1 { "" } else { "s" });
-    html::write(&source, &sections, out)?;
+    let intro = format!(
+        "From {source}: {} experiment{}, rendered from the store alone; nothing was measured again.",
+        exps.len(),
+        if exps.len() == 1 { "" } else { "s" }
+    );
+    html::write(&intro, &sections, out)?;
+    Ok(())
+}
+
+/// Writes the page of a single run (`herd run --html`, `herd ab --html`): `exp` is the run
+/// as an experiment of one cell and one repetition, made in memory; the page is the one
+/// [`write_html`] gives, its cell's details open.
+pub fn write_run_html(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(), ReportError> {
+    let measure = measure(exp, None)?;
+    let (rows, _) = figures::rows(exp);
+    let charts = charts::experiment_charts(exp, &rows, measure);
+    let doc = table::doc(exp, None, measure);
+    let intro = format!("One run of {}, as measured; nothing was stored.", exp.name());
+    html::write(&intro, &[html::Section::experiment(exp, doc, charts)], out)?;
     Ok(())
 }
 
@@ -145,7 +161,11 @@ pub fn write_compare(
                 doc,
                 charts: Vec::new(),
             };
-            html::write(&format!("{} and {}", a.label, b.label), &[section], out)?;
+            let intro = format!(
+                "{} against {}, from their stores alone; nothing was measured again.",
+                b.label, a.label
+            );
+            html::write(&intro, &[section], out)?;
         }
     }
     Ok(())

@@ -110,33 +110,53 @@ pub(super) fn parse(
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         ClientError::output(Tool::Herd, format!("wrote {} that is not JSON: {e}", path.display()))
     })?;
-    let format = doc.get("format").and_then(Value::as_str);
-    if format != Some("herd.run.v1") {
-        return Err(ClientError::output(
+    let mut outcome = outcome(&doc).map_err(|e| match e {
+        Malformed::Format(format) => ClientError::output(
             Tool::Herd,
             format!("wrote {} of format {format:?}, expected \"herd.run.v1\"", path.display()),
-        ));
+        ),
+        Malformed::Field(e) => e,
+    })?;
+    // The separate warm-up run ([`command`]) of a request count: herd stops after it.
+    if let (Some(first), Warmup::Requests(k)) = (outcome.steps.first_mut(), job.load.warmup) {
+        first.warmup_requests += k;
+    }
+    Ok(outcome)
+}
+
+/// Why a herd.run.v1 document could not be read.
+pub(crate) enum Malformed {
+    /// Not herd.run.v1 at all: the format it says it is.
+    Format(Option<String>),
+    Field(ClientError),
+}
+
+/// A herd.run.v1 document (`herd run --json`) as measurements, one per step, with the
+/// client's health verdict and facts.
+pub(crate) fn outcome(doc: &Value) -> Result<ClientOutcome, Malformed> {
+    let format = doc.get("format").and_then(Value::as_str);
+    if format != Some("herd.run.v1") {
+        return Err(Malformed::Format(format.map(str::to_owned)));
     }
     let stepped = doc.get("steps").is_some();
     let runs: Vec<&Value> = match doc.get("steps") {
-        Some(steps) => {
-            steps.as_array().ok_or_else(|| bad("steps", "is not an array"))?.iter().collect()
-        }
-        None => vec![&doc],
+        Some(steps) => steps
+            .as_array()
+            .ok_or_else(|| Malformed::Field(bad("steps", "is not an array")))?
+            .iter()
+            .collect(),
+        None => vec![doc],
     };
     let mut steps = Vec::with_capacity(runs.len());
     let mut worst: Option<(usize, Verdict)> = None;
     let mut health = Vec::with_capacity(runs.len());
     for (i, run) in runs.iter().enumerate() {
         let step = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        let mut m = measurement(run, step, stepped)?;
-        // The separate warm-up run ([`command`]) of a request count: herd stops after it.
-        if let (0, Warmup::Requests(k)) = (i, job.load.warmup) {
-            m.warmup_requests += k;
-        }
-        let client = run.get("client").ok_or_else(|| bad("client", "is missing"))?;
-        let verdict = verdict(client, stepped.then_some(&m))?;
-        let rank = rank(&verdict.verdict)?;
+        let mut m = measurement(run, step, stepped).map_err(Malformed::Field)?;
+        let client =
+            run.get("client").ok_or_else(|| Malformed::Field(bad("client", "is missing")))?;
+        let verdict = verdict(client, stepped.then_some(&m)).map_err(Malformed::Field)?;
+        let rank = rank(&verdict.verdict).map_err(Malformed::Field)?;
         if stepped {
             m.verdict = Some(verdict.clone());
         }

@@ -102,6 +102,43 @@ pub struct ClientOutcome {
     pub health_json: Option<String>,
 }
 
+/// A `herd run --json` document (herd.run.v1) read as the lab reads its client's: one
+/// measurement per step, the health verdict and facts. `herd run --html` uses it, so a
+/// single run's page shows the same figures a lab cell would.
+pub fn herd_run_outcome(doc: &serde_json::Value) -> Result<ClientOutcome, ClientError> {
+    herd::outcome(doc).map_err(|e| match e {
+        herd::Malformed::Format(format) => ClientError::output(
+            Tool::Herd,
+            format!("gave a document of format {format:?}, expected \"herd.run.v1\""),
+        ),
+        herd::Malformed::Field(e) => e,
+    })
+}
+
+impl From<Measurement> for herd_store::MeasurementRecord {
+    fn from(m: Measurement) -> Self {
+        herd_store::MeasurementRecord {
+            step: m.step,
+            label: m.label,
+            concurrency: m.concurrency,
+            rate: m.rate,
+            duration_s: m.duration_s,
+            completed: m.completed,
+            failed: m.failed,
+            failures: m.failures,
+            statuses: m.statuses,
+            non_2xx: m.non_2xx,
+            bytes_total: m.bytes_total,
+            bytes_body: m.bytes_body,
+            warmup_requests: m.warmup_requests,
+            histograms: m.histograms,
+            reported: m.reported,
+            client_verdict: m.verdict.as_ref().map(|v| v.verdict.clone()),
+            client_verdict_reason: m.verdict.and_then(|v| v.reason),
+        }
+    }
+}
+
 /// herd run's client health verdict (docs/client-health.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {

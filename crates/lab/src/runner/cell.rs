@@ -484,7 +484,7 @@ fn measure(
         rec.client.verdict = Some(v.verdict);
         rec.client.verdict_reason = v.reason;
     }
-    rec.measurements = parsed.steps.into_iter().map(to_record).collect();
+    rec.measurements = parsed.steps.into_iter().map(MeasurementRecord::from).collect();
     let router_cpu = router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
     if let (Some(b), Some(a)) = (&net_before, &net_after) {
         let bytes: u64 = rec.measurements.iter().map(|m| m.bytes_total).sum();
@@ -635,28 +635,6 @@ fn time_limit(load: &Load) -> Duration {
                 .saturating_mul(u32::try_from(*n_requests).unwrap_or(u32::MAX));
             (per + margin).min(Duration::from_secs(7200))
         }
-    }
-}
-
-fn to_record(m: client::Measurement) -> MeasurementRecord {
-    MeasurementRecord {
-        step: m.step,
-        label: m.label,
-        concurrency: m.concurrency,
-        rate: m.rate,
-        duration_s: m.duration_s,
-        completed: m.completed,
-        failed: m.failed,
-        failures: m.failures,
-        statuses: m.statuses,
-        non_2xx: m.non_2xx,
-        bytes_total: m.bytes_total,
-        bytes_body: m.bytes_body,
-        warmup_requests: m.warmup_requests,
-        histograms: m.histograms,
-        reported: m.reported,
-        client_verdict: m.verdict.as_ref().map(|v| v.verdict.clone()),
-        client_verdict_reason: m.verdict.and_then(|v| v.reason),
     }
 }
 

@@ -231,7 +231,7 @@ fn run_in(
 }
 
 /// Now, as RFC 3339 UTC with seconds (`2026-11-21T14:03:07Z`).
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 

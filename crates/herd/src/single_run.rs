@@ -1,0 +1,168 @@
+//! `herd run --html FILE` and `herd ab --html FILE`: one run's page, in the look of `herd
+//! report --html`. The run becomes an experiment of one cell and one repetition, built in
+//! memory (nothing is stored), with the machine's environment recorded as the lab records
+//! it, and herd_report renders it: the same tables, charts (a stepped run's throughput
+//! against clients), latency spectrum, status codes, failures, client health and disclosure.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use hdrhistogram::Histogram;
+use herd_store::{
+    ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
+    RepetitionId, RepetitionRecord, ReportDefaults, StoredCell, StoredExperiment, StoredRepetition,
+    HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE, HISTOGRAM_TOTAL,
+};
+
+/// One run, as measured.
+pub(crate) struct SingleRun {
+    /// `herd run`, `herd ab`.
+    pub(crate) tool: &'static str,
+    /// The URL loaded.
+    pub(crate) url: String,
+    pub(crate) started_at: String,
+    pub(crate) finished_at: String,
+    /// Stopped early (Ctrl-C): the page says the experiment was interrupted.
+    pub(crate) interrupted: bool,
+    /// One per step; one for a run that is not stepped.
+    pub(crate) measurements: Vec<MeasurementRecord>,
+    /// The client's health verdict and its reason, where the tool judges one.
+    pub(crate) verdict: Option<(String, Option<String>)>,
+    /// The facts the verdict was judged on, as JSON text.
+    pub(crate) health_json: Option<String>,
+}
+
+/// Writes the run's page to `path` (whole or not at all).
+pub(crate) fn write(path: &Path, run: SingleRun) -> anyhow::Result<()> {
+    let exp = experiment(run);
+    let mut page = Vec::new();
+    herd_report::write_run_html(&exp, &mut page).context("cannot render the page")?;
+    crate::report_cmd::write_page(path, &page)
+}
+
+/// The run as an experiment of one cell (`url=…`) and one repetition.
+fn experiment(run: SingleRun) -> StoredExperiment {
+    let version = env!("CARGO_PKG_VERSION");
+    let argv: Vec<String> = std::env::args().collect();
+    let axes = vec![("url".to_owned(), run.url.clone())];
+    let key = format!("url={}", run.url);
+    let definition = argv.join(" ");
+    let record = RepetitionRecord {
+        cell_key: key.clone(),
+        axes: axes.clone(),
+        repetition: 0,
+        position: 0,
+        started_at: run.started_at.clone(),
+        finished_at: run.finished_at.clone(),
+        outcome: Outcome::Ok,
+        client: ClientRecord {
+            tool: run.tool.to_owned(),
+            version: version.to_owned(),
+            argv,
+            cpus: None,
+            verdict: run.verdict.as_ref().map(|(v, _)| v.clone()),
+            verdict_reason: run.verdict.and_then(|(_, why)| why),
+            health_json: run.health_json,
+        },
+        servers: Vec::new(),
+        server_cpu_seconds: None,
+        time_wait_before: None,
+        drain_seconds: 0.0,
+        network_json: None,
+        measurements: run.measurements,
+    };
+    StoredExperiment {
+        id: ExperimentId(1),
+        experiment: NewExperiment {
+            name: run.tool.to_owned(),
+            title: format!("{} {}", run.tool, run.url),
+            source: "the command line".to_owned(),
+            definition,
+            plan: "one run, as given on the command line; nothing repeated, nothing stored"
+                .to_owned(),
+            started_at: run.started_at,
+            herd_version: version.to_owned(),
+            methodology_version: herd_lab::runner::METHODOLOGY_VERSION,
+            axes: vec!["url".to_owned()],
+            environment: herd_lab::environment::record(version),
+            reference: None,
+            published_json: None,
+            axis_values: vec![vec![run.url]],
+            report: ReportDefaults::default(),
+        },
+        status: if run.interrupted {
+            ExperimentStatus::Interrupted
+        } else {
+            ExperimentStatus::Done
+        },
+        finished_at: Some(run.finished_at),
+        note: run
+            .interrupted
+            .then(|| "stopped early (Ctrl-C): the figures cover the part that ran".to_owned()),
+        cells: vec![StoredCell {
+            key,
+            axes,
+            repetitions: vec![StoredRepetition { id: RepetitionId(1), record }],
+        }],
+    }
+}
+
+/// herd ab's run as a measurement: ab's counters, its failures by kind (ab's names, as the
+/// lab reads them from ab's report), and histograms of every completed request's total,
+/// connect and first-byte times (µs, ab's own samples).
+pub(crate) fn ab_measurement(r: &herd_ab::results::AbResults) -> MeasurementRecord {
+    let mut failures: Vec<(String, u64)> = [
+        ("connect", r.err_conn),
+        ("receive", r.err_recv),
+        ("length", r.err_length),
+        ("exceptions", r.err_except),
+        ("write", r.epipe),
+    ]
+    .into_iter()
+    .filter(|&(_, n)| n > 0)
+    .map(|(k, n)| (k.to_owned(), n))
+    .collect();
+    let named: u64 = r.err_conn + r.err_recv + r.err_length + r.err_except;
+    if r.bad > named {
+        failures.push(("other".to_owned(), r.bad - named));
+    }
+    let mut histograms = Vec::new();
+    type Pick = fn(&herd_ab::results::Sample) -> i64;
+    let picks: [(&str, Pick); 3] = [
+        (HISTOGRAM_TOTAL, |s| s.time_us()),
+        (HISTOGRAM_CONNECT, |s| s.ctime_us()),
+        (HISTOGRAM_FIRST_BYTE, |s| s.wait_us()),
+    ];
+    for (name, pick) in picks {
+        // Three significant digits, as every histogram herd keeps; auto-resizing, so any
+        // duration fits and recording cannot fail.
+        let Ok(mut h) = Histogram::<u64>::new(3) else { continue };
+        h.auto(true);
+        for s in &r.samples {
+            let _ = h.record(u64::try_from(pick(s)).unwrap_or(0).max(1));
+        }
+        if !h.is_empty() {
+            histograms.push((name.to_owned(), h));
+        }
+    }
+    MeasurementRecord {
+        step: 1,
+        label: String::new(),
+        concurrency: Some(r.concurrency),
+        rate: None,
+        duration_s: r.time_taken_s,
+        completed: r.done,
+        failed: r.bad + r.epipe,
+        failures,
+        statuses: Vec::new(),
+        non_2xx: r.err_response,
+        bytes_total: r.total_read,
+        bytes_body: r.total_body_read,
+        warmup_requests: 0,
+        histograms,
+        // herd ab times in nanoseconds: no coarse clock to report (ab prints milliseconds).
+        reported: Vec::new(),
+        client_verdict: None,
+        client_verdict_reason: None,
+    }
+}
