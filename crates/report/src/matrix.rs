@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use herd_stats::repetitions as stats;
-use herd_store::{Measure, StoredExperiment};
+use herd_store::{Measure, PublishedFigure, StoredExperiment};
 
 use crate::doc::{Align, Block, Entry, Figure, Table};
 use crate::figures::Row;
@@ -42,6 +42,16 @@ pub(crate) fn blocks(
     if rows.len() < 2 {
         return Vec::new();
     }
+    // An article's figures for the shown measure, set beside today's (unreadable ones are
+    // said in the then-and-now section).
+    let published = exp.experiment.published().ok().flatten();
+    let then = Then {
+        figures: published.as_ref().map(|p| p.figures.as_slice()).unwrap_or_default(),
+        percent_of_baseline: published.as_ref().is_some_and(|p| {
+            p.percent_of.as_ref().is_some_and(|(a, v)| *a == baseline.axis && *v == baseline.value)
+        }),
+    };
+    let mut any_then = false;
     let stepped = rows.iter().any(|r| r.step.is_some());
     let others: Vec<String> =
         crate::figures::varying_axes(exp).into_iter().filter(|a| *a != baseline.axis).collect();
@@ -69,11 +79,13 @@ pub(crate) fn blocks(
         }
         at.entry((k, v)).or_insert(r);
     }
-    let entry = |combo: &[String], value: &str| -> Entry {
+    let mut entry = |combo: &[String], value: &str| -> Entry {
         let Some(row) = at.get(&(combo.to_vec(), value.to_owned())) else {
             return Entry::default();
         };
-        figure(row, base_of(row, rows, baseline), measure)
+        let entry = figure(row, base_of(row, rows, baseline), measure, &then);
+        any_then |= entry.text.contains(THEN);
+        entry
     };
 
     let mut table = Table::with_role("matrix");
@@ -115,12 +127,13 @@ pub(crate) fn blocks(
     }
     vec![
         Block::Heading(format!(
-            "{} by {}: median ±95 % confidence interval; in parentheses: {} {}={}'s",
+            "{} by {}: median ±95 % confidence interval; in parentheses: {} {}={}'s{}",
             crate::table::measure_name(measure),
             axes_named(&baseline.axis, &others, stepped),
             share(measure),
             baseline.axis,
             baseline.value,
+            if any_then { "; after |: the article's published figure (then), not measured" } else { "" },
         )),
         Block::Table(table),
     ]
@@ -139,7 +152,17 @@ pub(crate) fn base_of<'r, 'a>(
 }
 
 /// The entry of `row`, with its share of `base` (None: it is the baseline, or has none).
-fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure) -> Entry {
+/// What separates today's figure from the article's in an entry.
+const THEN: &str = " | then ";
+
+/// The article's figures, where the experiment re-runs one.
+struct Then<'p> {
+    figures: &'p [PublishedFigure],
+    /// Its percentages are of the matrix's baseline, so they can stand beside ours.
+    percent_of_baseline: bool,
+}
+
+fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure, then: &Then<'_>) -> Entry {
     let samples = row.samples(measure);
     let Some(median) = stats::median(samples) else {
         return Entry::from(failed_suffix("-".to_owned(), row));
@@ -162,7 +185,24 @@ fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure) -> Entry {
     }
     let figure =
         Figure { cell: row.cell.key.clone(), step: row.step.clone(), measure, value: median };
-    Entry { text: failed_suffix(text, row), percent, figure: Some(figure) }
+    let mut text = failed_suffix(text, row);
+    // A step's figure has no published twin: the articles give a ramp's peak, drawn on its
+    // chart instead.
+    let published = then
+        .figures
+        .iter()
+        .filter(|_| row.step.is_none())
+        .find_map(|f| Some((f.matches(&row.cell.axes).then_some(f)?, f.value(measure)?)));
+    if let Some((f, value)) = published {
+        text.push_str(THEN);
+        text.push_str(&crate::then_now::format_then(measure, value));
+        // The baseline's own (100 %) says nothing, as today's entry beside it gives none.
+        let shared = then.percent_of_baseline && base.is_some();
+        if let Some(p) = f.value(Measure::Percent).filter(|_| shared) {
+            text.push_str(&format!(" ({p:.1} %)"));
+        }
+    }
+    Entry { text, percent, figure: Some(figure) }
 }
 
 /// The row's figure as a percentage of the baseline's. For seconds it is the speed's

@@ -158,7 +158,7 @@ fn label(m: Measure, p: &Published) -> String {
 }
 
 /// A published rate as printed (1018.85), the rest as today's.
-fn format_then(m: Measure, v: f64) -> String {
+pub(crate) fn format_then(m: Measure, v: f64) -> String {
     match m {
         Measure::Seconds | Measure::Percent | Measure::ClientsAtPeak => {
             crate::table::format_measure(m, v)

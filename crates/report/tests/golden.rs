@@ -570,11 +570,16 @@ fn markdown_and_csv_show_the_text_reports_figures() {
     let exp = published_paths();
     let text = String::from_utf8(render(&exp)).unwrap();
     let md = String::from_utf8(render_as(&exp, &Options::default(), Format::Markdown)).unwrap();
-    // The matrix's entries, word for word, in both.
-    for entry in ["10.000 ±0.0%", "12.500^ ±0.0% (66.7 %)", "≠8.000 ±0.0% (83.3 %) 40 failed"]
-    {
+    // The matrix's entries, word for word, in both, with the article's figure beside each
+    // (its percentage where it is not the baseline itself).
+    for entry in [
+        "10.000 ±0.0% | then 2.130",
+        "12.500^ ±0.0% (66.7 %) | then 2.909 (73.2 %)",
+        "≠8.000 ±0.0% (83.3 %) 40 failed | then 151.464 (1.4 %)",
+    ] {
         assert!(text.contains(entry), "{entry} in\n{text}");
-        assert!(md.contains(&format!("| {entry} |")), "{entry} in\n{md}");
+        let escaped = entry.replace('|', r"\|");
+        assert!(md.contains(&format!("| {escaped} |")), "{entry} in\n{md}");
     }
     let csv = String::from_utf8(render_as(&exp, &Options::default(), Format::Csv)).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
