@@ -87,32 +87,55 @@ fn label(r: &StoredRepetition, m: Option<&MeasurementRecord>, stepped: bool) -> 
     }
 }
 
+/// The columns of a measurement (a run, or a step), after the repetition, its place in the
+/// order it ran and its outcome; [`measured`] gives one entry for each.
+const MEASURED: [(&str, Align); 12] = [
+    ("clients", Align::Right),
+    ("rate", Align::Right),
+    ("seconds", Align::Right),
+    ("completed", Align::Right),
+    ("failed", Align::Right),
+    ("non-2xx", Align::Right),
+    ("req/s", Align::Right),
+    ("KiB/s", Align::Right),
+    ("p50 ms", Align::Right),
+    ("p99 ms", Align::Right),
+    ("max ms", Align::Right),
+    ("warm-up", Align::Right),
+];
+
+fn measured(m: &MeasurementRecord) -> [String; 12] {
+    let h = m.histogram(HISTOGRAM_TOTAL);
+    let quantile = |q: f64| h.map_or("-".into(), |h| ms(h.value_at_quantile(q) as f64));
+    [
+        m.concurrency.map_or("-".into(), |c| c.to_string()),
+        m.rate.map_or("-".into(), |r| format!("{r}/s")),
+        format!("{:.3}", m.duration_s),
+        m.completed.to_string(),
+        m.failed.to_string(),
+        m.non_2xx.to_string(),
+        m.requests_per_second().map_or("-".into(), rate),
+        m.kib_per_second().map_or("-".into(), |k| format!("{k:.1}")),
+        quantile(0.5),
+        quantile(0.99),
+        h.map_or("-".into(), |h| ms(h.max() as f64)),
+        m.warmup_requests.to_string(),
+    ]
+}
+
 fn repetitions(page: &mut String, cell: &StoredCell) {
     let stepped = stepped(cell);
     let mut t = Table::with_role("repetitions");
     t.column(if stepped { "repetition step" } else { "repetition" }, Align::Left);
-    for (header, align) in [
-        ("ran", Align::Right),
-        ("outcome", Align::Left),
-        ("clients", Align::Right),
-        ("rate", Align::Right),
-        ("seconds", Align::Right),
-        ("completed", Align::Right),
-        ("failed", Align::Right),
-        ("non-2xx", Align::Right),
-        ("req/s", Align::Right),
-        ("KiB/s", Align::Right),
-        ("p50 ms", Align::Right),
-        ("p99 ms", Align::Right),
-        ("max ms", Align::Right),
-        ("warm-up", Align::Right),
-        ("srv cpu µs/req", Align::Right),
-        ("TIME_WAIT before", Align::Right),
-        ("drain s", Align::Right),
-        ("client", Align::Left),
-    ] {
+    t.column("ran", Align::Right);
+    t.column("outcome", Align::Left);
+    for (header, align) in MEASURED {
         t.column(header, align);
     }
+    t.column("srv cpu µs/req", Align::Right);
+    t.column("TIME_WAIT before", Align::Right);
+    t.column("drain s", Align::Right);
+    t.column("client", Align::Left);
     let mut reasons = Vec::new();
     for r in &cell.repetitions {
         let rec = &r.record;
@@ -120,47 +143,27 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
             reasons.push(format!("repetition {}: {reason}", rec.repetition + 1));
         }
         let outcome = if rec.outcome.is_ok() { "ok" } else { "failed" };
-        let per_repetition = |entries: &mut Vec<String>| {
+        // A repetition that failed before measuring gets one row of its own.
+        let none = [None];
+        let steps: Vec<Option<&MeasurementRecord>> = if rec.measurements.is_empty() {
+            none.to_vec()
+        } else {
+            rec.measurements.iter().map(Some).collect()
+        };
+        for m in steps {
+            let mut entries =
+                vec![label(r, m, stepped), (rec.position + 1).to_string(), outcome.to_owned()];
+            match m {
+                Some(m) => entries.extend(measured(m)),
+                None => entries.extend(MEASURED.map(|_| "-".to_owned())),
+            }
             entries
                 .push(rec.server_cpu_us_per_request().map_or("-".into(), |us| format!("{us:.1}")));
             entries.push(rec.time_wait_before.map_or("-".into(), |n| n.to_string()));
             entries.push(format!("{:.1}", rec.drain_seconds));
-        };
-        if rec.measurements.is_empty() {
-            let mut entries =
-                vec![label(r, None, false), (rec.position + 1).to_string(), outcome.into()];
-            entries.extend(std::iter::repeat_n("-".to_owned(), 13));
-            per_repetition(&mut entries);
-            entries.push(rec.client.verdict.clone().unwrap_or_else(|| "-".into()));
-            t.text_row(entries);
-        }
-        for m in &rec.measurements {
-            let h = m.histogram(HISTOGRAM_TOTAL);
-            let quantile = |q: f64| h.map_or("-".into(), |h| ms(h.value_at_quantile(q) as f64));
-            let mut entries = vec![
-                label(r, Some(m), stepped),
-                (rec.position + 1).to_string(),
-                outcome.into(),
-                m.concurrency.map_or("-".into(), |c| c.to_string()),
-                m.rate.map_or("-".into(), |r| format!("{r}/s")),
-                format!("{:.3}", m.duration_s),
-                m.completed.to_string(),
-                m.failed.to_string(),
-                m.non_2xx.to_string(),
-                m.requests_per_second().map_or("-".into(), rate),
-                m.kib_per_second().map_or("-".into(), |k| format!("{k:.1}")),
-                quantile(0.5),
-                quantile(0.99),
-                h.map_or("-".into(), |h| ms(h.max() as f64)),
-                m.warmup_requests.to_string(),
-            ];
-            per_repetition(&mut entries);
-            entries.push(
-                m.client_verdict
-                    .clone()
-                    .or_else(|| rec.client.verdict.clone())
-                    .unwrap_or_else(|| "-".into()),
-            );
+            let verdict =
+                m.and_then(|m| m.client_verdict.clone()).or_else(|| rec.client.verdict.clone());
+            entries.push(verdict.unwrap_or_else(|| "-".into()));
             t.text_row(entries);
         }
     }

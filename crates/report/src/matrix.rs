@@ -133,7 +133,11 @@ pub(crate) fn blocks(
             share(measure),
             baseline.axis,
             baseline.value,
-            if any_then { "; after |: the article's published figure (then), not measured" } else { "" },
+            if any_then {
+                "; after |: the article's published figure (then), not measured"
+            } else {
+                ""
+            },
         )),
         Block::Table(table),
     ]
