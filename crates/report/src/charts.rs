@@ -105,7 +105,7 @@ fn by_series(
         let name = if name.is_empty() { "measured".to_owned() } else { name.join(" ") };
         match series.iter_mut().find(|s| s.name == name) {
             Some(s) => s.points.push(p),
-            None => series.push(Series { name, style: Style::Measured, points: vec![p] }),
+            None => series.push(Series { name, style: Style::Measured, twin: None, points: vec![p] }),
         }
     }
     for s in &mut series {
@@ -133,9 +133,17 @@ fn published(
                 .collect();
         let ran = f.ran.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
         let name = format!("published: {}{ran}", at.join(" "));
+        // The measured series of the same cells, named as `by_series` names it, where the
+        // figure names every axis that series is drawn by.
+        let twin: Option<Vec<String>> = varying
+            .iter()
+            .filter(|a| *a != x_axis)
+            .map(|a| f.at.iter().find(|(n, _)| n == a).map(|(_, v)| format!("{a}={v}")))
+            .collect();
+        let twin = twin.filter(|t| !t.is_empty()).map(|t| t.join(" "));
         match series.iter_mut().find(|s| s.name == name) {
             Some(s) => s.points.push(p),
-            None => series.push(Series { name, style: Style::Published, points: vec![p] }),
+            None => series.push(Series { name, style: Style::Published, twin, points: vec![p] }),
         }
     }
     for s in &mut series {

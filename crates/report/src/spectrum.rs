@@ -74,7 +74,7 @@ fn line(name: String, h: &Histogram<u64>) -> Series {
         .map(|(x, q)| (x, h.value_at_quantile(q) as f64 / 1000.0))
         .collect();
     points.push((n.max(1.0), h.max() as f64 / 1000.0));
-    Series { name, style: Style::Measured, points }
+    Series { name, style: Style::Measured, twin: None, points }
 }
 
 #[cfg(test)]

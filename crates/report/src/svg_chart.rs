@@ -57,6 +57,9 @@ pub(crate) enum Style {
 pub(crate) struct Series {
     pub(crate) name: String,
     pub(crate) style: Style,
+    /// For published figures: the measured series of the same cells, whose colour they
+    /// take, so then and now read as one pair.
+    pub(crate) twin: Option<String>,
     /// (x, y), in the order they are drawn.
     pub(crate) points: Vec<(f64, f64)>,
 }
@@ -76,16 +79,37 @@ const RIGHT: f64 = 290.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 52.0;
 
-/// Colour-blind-safe (Okabe and Ito), in series order.
+/// Colour-blind-safe (Okabe and Ito), in series order; their yellow last and darkened, as
+/// the pure one barely shows on white.
 const PALETTE: [&str; 8] =
-    ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"];
+    ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#c8b400"];
 
 /// Line patterns, one per round of the palette, so a ninth series is not the first again.
 const DASHES: [&str; 3] = ["", " stroke-dasharray=\"7 3\"", " stroke-dasharray=\"2 2\""];
 
-/// The colour and line pattern of the i-th series.
+/// The colour and line pattern of the i-th look.
 fn look(i: usize) -> (&'static str, &'static str) {
     (PALETTE[i % PALETTE.len()], DASHES[(i / PALETTE.len()) % DASHES.len()])
+}
+
+/// Each series' look: the next one, or for published figures with a measured twin, the
+/// twin's.
+fn looks(series: &[Series]) -> Vec<usize> {
+    let mut next = 0;
+    let mut out: Vec<usize> = Vec::with_capacity(series.len());
+    for s in series {
+        let twin = s.twin.as_ref().and_then(|t| {
+            series.iter().position(|m| m.style == Style::Measured && m.name == *t)
+        });
+        match twin.and_then(|t| out.get(t).copied()) {
+            Some(look) => out.push(look),
+            None => {
+                out.push(next);
+                next += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Room for a legend line, and the most characters it holds (a longer name takes two lines;
@@ -174,9 +198,10 @@ impl LineChart {
 
         let mut left_out = 0usize;
         let _ = write!(svg, r#"<g class="legend">"#);
+        let looks = looks(&self.series);
         let mut ly = TOP + 8.0;
-        for (i, (s, lines)) in self.series.iter().zip(&legend).enumerate() {
-            let (colour, dash) = look(i);
+        for ((s, lines), &l) in self.series.iter().zip(&legend).zip(&looks) {
+            let (colour, dash) = look(l);
             let lx = WIDTH - RIGHT + 14.0;
             match s.style {
                 Style::Measured => {
@@ -213,8 +238,8 @@ impl LineChart {
             ly += lines.len() as f64 * LEGEND_LINE;
         }
         let _ = write!(svg, "</g>");
-        for (i, s) in self.series.iter().enumerate() {
-            let (colour, dash) = look(i);
+        for (s, &l) in self.series.iter().zip(&looks) {
+            let (colour, dash) = look(l);
             let points = shown(s);
             left_out += s.points.len() - points.len();
             match s.style {
@@ -503,6 +528,25 @@ mod tests {
     }
 
     #[test]
+    fn published_figures_take_their_measured_twins_colour() {
+        let series = |name: &str, style, twin: Option<&str>| Series {
+            name: name.into(),
+            style,
+            twin: twin.map(str::to_owned),
+            points: vec![(1.0, 1.0)],
+        };
+        let all = [
+            series("a", Style::Measured, None),
+            series("b", Style::Measured, None),
+            series("published: b", Style::Published, Some("b")),
+            series("published: c", Style::Published, Some("c")),
+            series("d", Style::Measured, None),
+        ];
+        // b's figure is drawn in b's colour; c has no measured series: a colour of its own.
+        assert_eq!(looks(&all), [0, 1, 1, 2, 3]);
+    }
+
+    #[test]
     fn text_is_escaped_and_points_a_log_axis_cannot_show_are_said() {
         let chart = LineChart {
             title: "a <b> & \"c\"".into(),
@@ -511,6 +555,7 @@ mod tests {
             series: vec![Series {
                 name: "nginx".into(),
                 style: Style::Measured,
+                twin: None,
                 points: vec![(0.0, 5.0), (1.0, 10.0), (16.0, 20.0)],
             }],
         };
