@@ -228,8 +228,11 @@ fn a_small_experiment_runs_to_its_table_and_store() {
         report(&["--md", "--baseline", "workload=page", "--measure", "kb_per_second"]);
     assert_eq!(code, Some(0));
     assert!(md.starts_with("## experiment 1 small\n"), "{md}");
-    assert!(md.contains("### KB/s by workload: median ±95 % confidence interval; in parentheses: percentage of workload=page's\n"), "{md}");
+    // The article's KB/s for the page stands beside today's, marked as published.
+    assert!(md.contains("### KB/s by workload: median ±95 % confidence interval; in parentheses: percentage of workload=page's; then …: the article's published figure, not measured\n"), "{md}");
     assert!(md.contains("\n| workload | KB/s |\n| --- | --: |\n| page | "), "{md}");
+    let page_row = md.lines().find(|l| l.starts_with("| page | ")).unwrap_or_default();
+    assert!(page_row.ends_with(r" \| then 6673.7 |"), "{page_row}");
     let (code, csv, _) = report(&["--csv"]);
     assert_eq!(code, Some(0));
     let lines: Vec<&str> = csv.lines().collect();

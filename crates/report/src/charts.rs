@@ -105,7 +105,9 @@ fn by_series(
         let name = if name.is_empty() { "measured".to_owned() } else { name.join(" ") };
         match series.iter_mut().find(|s| s.name == name) {
             Some(s) => s.points.push(p),
-            None => series.push(Series { name, style: Style::Measured, twin: None, points: vec![p] }),
+            None => {
+                series.push(Series { name, style: Style::Measured, twin: None, points: vec![p] })
+            }
         }
     }
     for s in &mut series {

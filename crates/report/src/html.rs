@@ -250,7 +250,14 @@ fn entry(page: &mut String, a: Align, e: &Entry, matrix: bool) {
     } else {
         format!(" class=\"{}\"", classes.join(" "))
     };
-    let _ = write!(page, "<td{class}{data}>{}</td>", escape(&e.text));
+    // The article's figure on a line of its own, set apart as published.
+    let text = match e.text.split_once(crate::matrix::THEN) {
+        Some((now, then)) => {
+            format!("{}<br><span class=\"then\">then {}</span>", escape(now), escape(then))
+        }
+        None => escape(&e.text),
+    };
+    let _ = write!(page, "<td{class}{data}>{text}</td>");
 }
 
 /// The colour band of a share of the baseline (the footer says what each means).
@@ -291,6 +298,7 @@ td.base{outline:2px solid #555;outline-offset:-2px}
 .share.above{background:#cfe3f3}.share.s95{background:#d9efd9}.share.s80{background:#eef3c8}
 .share.s60{background:#fbe6b5}.share.s40{background:#f7cc99}.share.s20{background:#f0a982}.share.s0{background:#e37f72}
 footer .share,footer .base{padding:1px 6px;display:inline-block}footer .base{outline:2px solid #555}
+span.then{color:#555;font-style:italic;font-size:12px}
 pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px;line-height:1.35}
 pre.legend{background:none;padding:0;color:#444}
 figure.chart{margin:12px 0}figure.chart svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}

@@ -133,11 +133,7 @@ pub(crate) fn blocks(
             share(measure),
             baseline.axis,
             baseline.value,
-            if any_then {
-                "; after |: the article's published figure (then), not measured"
-            } else {
-                ""
-            },
+            if any_then { "; then …: the article's published figure, not measured" } else { "" },
         )),
         Block::Table(table),
     ]
@@ -157,7 +153,7 @@ pub(crate) fn base_of<'r, 'a>(
 
 /// The entry of `row`, with its share of `base` (None: it is the baseline, or has none).
 /// What separates today's figure from the article's in an entry.
-const THEN: &str = " | then ";
+pub(crate) const THEN: &str = " | then ";
 
 /// The article's figures, where the experiment re-runs one.
 struct Then<'p> {

@@ -98,9 +98,10 @@ fn looks(series: &[Series]) -> Vec<usize> {
     let mut next = 0;
     let mut out: Vec<usize> = Vec::with_capacity(series.len());
     for s in series {
-        let twin = s.twin.as_ref().and_then(|t| {
-            series.iter().position(|m| m.style == Style::Measured && m.name == *t)
-        });
+        let twin = s
+            .twin
+            .as_ref()
+            .and_then(|t| series.iter().position(|m| m.style == Style::Measured && m.name == *t));
         match twin.and_then(|t| out.get(t).copied()) {
             Some(look) => out.push(look),
             None => {
