@@ -149,11 +149,12 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED));
     }
     eprintln!(
-        "herd lab: {} runs in {} (experiment {}, order seed {}); `herd report {}` shows them again",
+        "herd lab: {} runs in {} (experiment {}, order seed {}); `herd report {}` shows them again, `herd report {} --html report.html` as a page with charts",
         finished.runs_done,
         args.store.display(),
         finished.experiment.0,
         finished.seed,
+        args.store.display(),
         args.store.display()
     );
     if finished.runs_failed > 0 {
