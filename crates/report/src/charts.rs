@@ -50,9 +50,12 @@ pub(crate) fn experiment_charts(
             });
         }
     }
-    if rows.iter().any(|r| r.step.is_some() && r.concurrency.is_some()) {
+    // Only cells measured in steps draw against clients: a cell of one load beside a ramp
+    // would be a lone point (the quick start's sizes beside its ramp).
+    if rows.iter().any(|r| ramped(r) && r.concurrency.is_some()) {
         let clients = Axis { label: "clients".into(), scale: Scale::Log2, units: Units::Number };
         let mut throughput = by_series(exp, rows, "", false, |r| {
+            ramped(r).then_some(())?;
             Some((f64::from(r.concurrency?), r.median_rate()?))
         });
         throughput.extend(published(exp, &figures, "", |f| {
@@ -69,11 +72,17 @@ pub(crate) fn experiment_charts(
             x: clients,
             y: Axis { label: "failed".into(), scale: Scale::Linear, units: Units::Number },
             series: by_series(exp, rows, "", false, |r| {
+                ramped(r).then_some(())?;
                 Some((f64::from(r.concurrency?), r.failed.saturating_add(r.non_2xx) as f64))
             }),
         });
     }
     charts
+}
+
+/// Whether the row is a step of a cell measured in steps.
+fn ramped(r: &Row<'_>) -> bool {
+    r.step.is_some() && r.cell.repetitions.iter().any(|rep| rep.record.measurements.len() > 1)
 }
 
 /// Whether the rows sweep file sizes: at least two sizes on the sweep axis.
@@ -100,7 +109,8 @@ fn by_series(
         let mut name: Vec<String> =
             axes.iter().filter_map(|a| Some(format!("{a}={}", r.cell.axis(a)?))).collect();
         if with_step {
-            name.extend(r.step.as_ref().map(|s| format!("step {s}")));
+            // A cell measured in one go has no step label to name.
+            name.extend(r.step.as_ref().filter(|s| !s.is_empty()).map(|s| format!("step {s}")));
         }
         let name = if name.is_empty() { "measured".to_owned() } else { name.join(" ") };
         match series.iter_mut().find(|s| s.name == name) {

@@ -994,3 +994,36 @@ fn comparisons_that_cannot_be_made_say_why() {
     let e = err(side("A", &exp, &[("load", "c100")]), side("B", &apache, &[("path", "direct")]));
     assert!(e.contains("no row of A (A) has a row of B (B) with the same server"), "{e}");
 }
+
+/// The quick start's mix: a size sweep measured in one go beside a ramp of steps. The size
+/// charts name no step, and only the ramp is drawn against clients.
+#[test]
+fn a_sweep_beside_a_ramp_charts_each_where_it_belongs() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("mix", &["server", "workload", "load"])).unwrap();
+    for size in ["sizes:1", "sizes:1024"] {
+        let axes = [("server", "herd"), ("workload", size), ("load", "c8")];
+        let m = measurement(1, "", 100_000, &[], 0, Some(histogram(&[(100, 10)])));
+        store
+            .record_repetition(id, &repetition(&axes, 0, "herd", ok("ok"), None, vec![m]))
+            .unwrap();
+    }
+    let axes = [("server", "herd"), ("workload", "page"), ("load", "ramp")];
+    let steps = vec![
+        MeasurementRecord { concurrency: Some(1), ..measurement(1, "c=1", 50_000, &[], 0, None) },
+        MeasurementRecord { concurrency: Some(4), ..measurement(2, "c=4", 90_000, &[], 0, None) },
+    ];
+    store.record_repetition(id, &repetition(&axes, 0, "herd", ok("ok"), None, steps)).unwrap();
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let exp = store.load_experiment(id).unwrap();
+    let charts = herd_report::charts(&exp, None).unwrap();
+    let titles: Vec<&str> = charts.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        titles[..3],
+        ["requests/s against file size", "KB/s against file size", "requests/s against clients"]
+    );
+    assert!(charts[0].1.contains(r#"data-series="load=c8""#), "{}", charts[0].1);
+    let clients = &charts[2].1;
+    assert_eq!(clients.matches(r#"<g class="series""#).count(), 1, "{clients}");
+    assert!(clients.contains(r#"data-series="workload=page load=ramp""#), "{clients}");
+}
