@@ -1,6 +1,6 @@
 //! ab's command line: every flag of ApacheBench 2.3 with ab's meaning, read the way ab
 //! reads it (`apr_getopt` with ab's option string, C `atoi` numbers, ab's checks in ab's
-//! order and with ab's exit codes), plus herd's two long options. The result is an
+//! order and with ab's exit codes), plus herd's long options (`--threads`, `--json`, `--html`). The result is an
 //! [`AbConfig`] with the exact request bytes already built. See docs/ab-compat.md, "Flags".
 
 mod num;

@@ -64,6 +64,9 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     }
     let _ = herd_engine::raise_nofile_limit();
     let started_at = herd_lab::runner::now_rfc3339();
+    // Recorded before the load, as the lab does: the load average of the machine at rest.
+    let environment =
+        cfg.html_page.as_ref().map(|_| herd_lab::environment::record(env!("CARGO_PKG_VERSION")));
     let html = cfg.html.is_some();
     let mut out = io::stdout().lock();
     report::write_banner(&mut out, html)?;
@@ -82,7 +85,10 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
 
     let target = match resolve(cfg) {
         Ok(t) => t,
-        Err(Resolution::Fatal(f)) => return Ok(fatal(&mut out, &f, 0)),
+        Err(Resolution::Fatal(f)) => {
+            no_page(cfg);
+            return Ok(fatal(&mut out, &f, 0));
+        }
         Err(Resolution::Other(e)) => return Err(e),
     };
     let spec = RunSpec {
@@ -138,6 +144,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     let done = merged.results.done;
 
     if let Some(f) = &merged.fatal {
+        no_page(cfg);
         return Ok(fatal(&mut out, f, done));
     }
     if !interrupted {
@@ -195,11 +202,22 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
             measurements: vec![single_run::ab_measurement(&merged.results)],
             verdict: None,
             health_json: None,
+            environment: environment.unwrap_or_default(),
         };
         single_run::write(path, run).with_context(|| format!("--html {}", path.display()))?;
     }
     // ab exits 1 after printing the results of an interrupted run.
     Ok(if interrupted { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Says that --html wrote nothing: a run that ended in a fatal error has no figures.
+fn no_page(cfg: &AbConfig) {
+    if let Some(path) = &cfg.html_page {
+        eprintln!(
+            "herd ab: no page written to {}: the run ended with a fatal error",
+            path.display()
+        );
+    }
 }
 
 enum Resolution {

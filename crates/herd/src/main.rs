@@ -36,7 +36,9 @@ Exit codes:
   herd lab    0 done, 1 cannot start (bad experiment file, missing program), 2 bad usage,
               3 done but some runs failed (kept with their reasons), 130 interrupted (finished
               runs kept, everything herd started stopped)
-  herd report 0 done, 1 no such store or experiment
+  herd report 0 done, 1 no such store or experiment, or what was asked cannot be done
+              (a --compare that pairs nothing, an --html path that cannot be written), 2 bad
+              usage
   herd doctor 0 nothing missing, 1 something the lab needs is missing (one line says what)
   herd serve  0 after a clean stop (Ctrl-C or SIGTERM) or a finished --generate, 1 when it
               cannot start or generate, 2 bad usage";

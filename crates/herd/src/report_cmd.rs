@@ -53,6 +53,7 @@ pub(crate) struct ReportArgs {
         long,
         num_args = 2,
         value_names = ["A", "B"],
+        action = clap::ArgAction::Set,
         conflicts_with_all = ["experiment", "all", "list", "baseline", "csv"]
     )]
     compare: Vec<String>,
@@ -148,7 +149,14 @@ fn chosen(store: &Store, args: &ReportArgs) -> anyhow::Result<Vec<ExperimentId>>
         return Ok(ids);
     }
     if !args.experiment.is_empty() {
-        return Ok(args.experiment.iter().map(|&id| ExperimentId(id)).collect());
+        // Each once, in the order given.
+        let mut ids: Vec<ExperimentId> = Vec::new();
+        for &id in &args.experiment {
+            if !ids.contains(&ExperimentId(id)) {
+                ids.push(ExperimentId(id));
+            }
+        }
+        return Ok(ids);
     }
     let latest = store.latest_experiment()?.with_context(|| {
         format!("{} holds no experiment yet: run `herd lab run` first", args.store.display())
@@ -160,14 +168,7 @@ fn chosen(store: &Store, args: &ReportArgs) -> anyhow::Result<Vec<ExperimentId>>
 /// error (a full disk) never leaves half a page where a reader expects one.
 pub(crate) fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
     check_page_path(path)?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().with_context(|| {
-        format!("--html {}: give a file name, e.g. report.html", path.display())
-    })?;
-    let partial = dir.join(format!(".{}.partial", name.to_string_lossy()));
+    let (_, partial) = partial_of(path)?;
     let written = std::fs::write(&partial, page).and_then(|()| std::fs::rename(&partial, path));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&partial);
@@ -176,8 +177,10 @@ pub(crate) fn write_page(path: &Path, page: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether a page could be written to `path`: a file name in a directory that exists. Run
-/// commands check it before sending load, so a typo never costs a run.
+/// Whether a page could be written to `path`: a file name in a directory that exists and
+/// takes the page's temporary twin (`.NAME.partial`, created and removed here), so a
+/// read-only directory or a name too long is found now. Run commands check it before
+/// sending load, so a typo never costs a run.
 pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
     if path.is_dir() {
         anyhow::bail!(
@@ -186,10 +189,7 @@ pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
             path.join("report.html").display()
         );
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let (dir, partial) = partial_of(path)?;
     if !dir.is_dir() {
         anyhow::bail!(
             "--html {}: there is no directory {} to write it in",
@@ -197,7 +197,23 @@ pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
             dir.display()
         );
     }
+    std::fs::write(&partial, b"")
+        .with_context(|| format!("--html {}: cannot write there", path.display()))?;
+    let _ = std::fs::remove_file(&partial);
     Ok(())
+}
+
+/// The page's directory and the temporary file it is written to first.
+fn partial_of(path: &Path) -> anyhow::Result<(&Path, PathBuf)> {
+    let name = path.file_name().with_context(|| {
+        format!("--html {:?}: give a file name, e.g. report.html", path.display().to_string())
+    })?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let partial = dir.join(format!(".{}.partial", name.to_string_lossy()));
+    Ok((dir, partial))
 }
 
 fn print(out: &[u8]) -> anyhow::Result<()> {

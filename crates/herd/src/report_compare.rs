@@ -63,7 +63,7 @@ fn parse(written: &str) -> anyhow::Result<Target> {
             t.store = Some(part.into());
         } else {
             anyhow::bail!(
-                "--compare {written}: `{part}` is neither an experiment number nor AXIS=VALUE (the store comes first: STORE:ID:AXIS=VALUE)"
+                "--compare {written}: `{part}` is neither an experiment number nor AXIS=VALUE (the store comes first: STORE:ID:AXIS=VALUE; a store whose path holds ':' or '=' can be named alone, or through a symlink)"
             );
         }
     }

@@ -190,8 +190,8 @@ pub(crate) struct RunArgs {
 
     /// Write the run as a self-contained page to FILE, in herd report's look: figures,
     /// latency percentile spectrum, status codes, failures, client health, and for --steps
-    /// the throughput against clients (docs/report.md)
-    #[arg(long, value_name = "FILE")]
+    /// the throughput against clients (docs/report.md); not with --rate-steps
+    #[arg(long, value_name = "FILE", conflicts_with = "rate_steps")]
     pub(crate) html: Option<PathBuf>,
 
     /// Write the run second by second to FILE as it goes: requests, failures, bytes, req/s and
@@ -311,6 +311,14 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         (None, None) => vec![(args.connections, args.rate)],
     };
     let stepped = args.steps.is_some() || args.rate_steps.is_some();
+    // Before anything is written or sent: a page that could not be written must cost
+    // neither a run nor the files of an earlier one (--series, --hlog).
+    if let Some(path) = &args.html {
+        crate::report_cmd::check_page_path(path)?;
+    }
+    let started_at = herd_lab::runner::now_rfc3339();
+    let environment =
+        args.html.as_ref().map(|_| herd_lab::environment::record(env!("CARGO_PKG_VERSION")));
     // Opened before any load is sent: a path that cannot be written stops the run here. The
     // live line only on a terminal, so that logs and pipes never see it.
     let outputs = Outputs::start(
@@ -320,10 +328,6 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         stepped.then_some(steps.len()),
         &args.url,
     )?;
-    if let Some(path) = &args.html {
-        crate::report_cmd::check_page_path(path)?;
-    }
-    let started_at = herd_lab::runner::now_rfc3339();
     // Created before the run too, so that a bad --json path never costs a whole run.
     let json_file = match &args.json {
         Some(path) => Some(
@@ -387,11 +391,11 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 .iter()
                 .map(|m| json::to_json(&setup, &m.info, &m.recorder))
                 .collect::<io::Result<Vec<_>>>()
-                .context("cannot encode a histogram for --json")?;
+                .context("cannot encode a histogram for --json or --html")?;
             serde_json::json!({ "format": json::FORMAT, "url": args.url, "steps": steps })
         } else {
             json::to_json(&setup, &last.info, &last.recorder)
-                .context("cannot encode a histogram for --json")?
+                .context("cannot encode a histogram for --json or --html")?
         };
         Some(value)
     } else {
@@ -414,6 +418,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             measurements: read.steps.into_iter().map(Into::into).collect(),
             verdict: read.verdict.map(|v| (v.verdict, v.reason)),
             health_json: read.health_json,
+            environment: environment.unwrap_or_default(),
         };
         crate::single_run::write(path, run)
             .with_context(|| format!("--html {}", path.display()))?;

@@ -30,6 +30,8 @@ pub(crate) struct SingleRun {
     pub(crate) verdict: Option<(String, Option<String>)>,
     /// The facts the verdict was judged on, as JSON text.
     pub(crate) health_json: Option<String>,
+    /// The machine as `herd_lab::environment::record` found it before the load.
+    pub(crate) environment: Vec<(String, String)>,
 }
 
 /// Writes the run's page to `path` (whole or not at all).
@@ -43,7 +45,8 @@ pub(crate) fn write(path: &Path, run: SingleRun) -> anyhow::Result<()> {
 /// The run as an experiment of one cell (`url=…`) and one repetition.
 fn experiment(run: SingleRun) -> StoredExperiment {
     let version = env!("CARGO_PKG_VERSION");
-    let argv: Vec<String> = std::env::args().collect();
+    // Arguments need not be UTF-8 (paths, ab's raw bytes): shown as near as can be.
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let axes = vec![("url".to_owned(), run.url.clone())];
     let key = format!("url={}", run.url);
     let definition = argv.join(" ");
@@ -84,7 +87,7 @@ fn experiment(run: SingleRun) -> StoredExperiment {
             herd_version: version.to_owned(),
             methodology_version: herd_lab::runner::METHODOLOGY_VERSION,
             axes: vec!["url".to_owned()],
-            environment: herd_lab::environment::record(version),
+            environment: run.environment,
             reference: None,
             published_json: None,
             axis_values: vec![vec![run.url]],

@@ -15,6 +15,7 @@ fn sel(s: &str) -> Selector {
 
 /// Loads the page in Chromium and checks it is clean; returns its DOM.
 fn open_clean(page: &std::path::Path, dir: &std::path::Path) -> Html {
+    browser::assert_self_contained(&std::fs::read_to_string(page).unwrap());
     let loaded = browser::load(page, dir);
     assert!(loaded.console.is_empty(), "console: {:#?}", loaded.console);
     assert!(loaded.requests.is_empty(), "the page requested {:?}", loaded.requests);
@@ -113,6 +114,8 @@ fn herd_ab_writes_its_page_and_a_bad_path_costs_no_run() {
     assert_eq!(cell.select(&sel("svg.chart g.series polyline")).count(), 1, "ab's samples drawn");
 
     // A page nowhere to write: refused before the banner, no request sent.
+    let served = |s: &Serve| s.stats()["routes"]["/9x9"].as_u64().unwrap();
+    let before = served(&serve);
     let nowhere = dir.join("missing/ab.html");
     let out = herd()
         .args(["ab", "-n", "50", "--html"])
@@ -127,7 +130,27 @@ fn herd_ab_writes_its_page_and_a_bad_path_costs_no_run() {
     let out =
         herd().args(["run", &serve.url("/9x9"), "-n", "50", "--html"]).arg(&dir).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("that is a directory; give a file name"), "{stderr}");
     assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    // A directory that cannot take the file (its name too long for the file system).
+    let long = dir.join(format!("{}.html", "x".repeat(300)));
+    let out = herd()
+        .args(["ab", "-n", "50", "--html"])
+        .arg(&long)
+        .arg(serve.url("/9x9"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write there"), "{stderr}");
+    assert_eq!(served(&serve), before, "a refused page sent no request");
+    // Rate steps are not drawn yet: refused as usage, before the run.
+    let out = herd()
+        .args(["run", &serve.url("/9x9"), "--rate-steps", "100,200", "--html"])
+        .arg(dir.join("r.html"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(served(&serve), before);
 }

@@ -52,10 +52,10 @@ pub(crate) fn experiment_charts(
     }
     // Only cells measured in steps draw against clients: a cell of one load beside a ramp
     // would be a lone point (the quick start's sizes beside its ramp).
-    if rows.iter().any(|r| ramped(r) && r.concurrency.is_some()) {
+    if rows.iter().any(|r| r.is_ramp_step() && r.concurrency.is_some()) {
         let clients = Axis { label: "clients".into(), scale: Scale::Log2, units: Units::Number };
         let mut throughput = by_series(exp, rows, "", false, |r| {
-            ramped(r).then_some(())?;
+            r.is_ramp_step().then_some(())?;
             Some((f64::from(r.concurrency?), r.median_rate()?))
         });
         throughput.extend(published(exp, &figures, "", |f| {
@@ -72,17 +72,12 @@ pub(crate) fn experiment_charts(
             x: clients,
             y: Axis { label: "failed".into(), scale: Scale::Linear, units: Units::Number },
             series: by_series(exp, rows, "", false, |r| {
-                ramped(r).then_some(())?;
+                r.is_ramp_step().then_some(())?;
                 Some((f64::from(r.concurrency?), r.failed.saturating_add(r.non_2xx) as f64))
             }),
         });
     }
     charts
-}
-
-/// Whether the row is a step of a cell measured in steps.
-fn ramped(r: &Row<'_>) -> bool {
-    r.step.is_some() && r.cell.repetitions.iter().any(|rep| rep.record.measurements.len() > 1)
 }
 
 /// Whether the rows sweep file sizes: at least two sizes on the sweep axis.

@@ -13,7 +13,8 @@ use herd_store::{Measure, StoredExperiment};
 
 use crate::doc::{Align, Block, Doc, Entry, Table};
 use crate::figures::{self, Row};
-use crate::table::{format_measure, measure_name};
+use crate::matrix::{self, Then};
+use crate::table::measure_name;
 
 /// One side of a comparison: an experiment, and the cells of it that take part.
 #[derive(Debug, Clone)]
@@ -48,14 +49,28 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     let rows_a = selected(&rows_a, a);
     let rows_b = selected(&rows_b, b);
     for (side, name, rows) in [(a, "A", &rows_a), (b, "B", &rows_b)] {
-        single_valued_elsewhere(side, name, rows, &shared, &chosen)?;
+        single_valued_elsewhere(side, name, rows, &shared)?;
     }
+    // A ramp's step pairs with the same step; a cell measured in one go with the same cell,
+    // whether or not its experiment also ramped another.
     let key = |r: &Row<'_>| -> Vec<String> {
         let mut k: Vec<String> =
             shared.iter().map(|axis| r.cell.axis(axis).unwrap_or("-").to_owned()).collect();
-        k.push(r.step.clone().unwrap_or_default());
+        k.push(if r.is_ramp_step() { r.step.clone().unwrap_or_default() } else { String::new() });
         k
     };
+    // Each row must have its own place, or a pairing would be a guess.
+    for (name, side, rows) in [("A", a, &rows_a), ("B", b, &rows_b)] {
+        let mut seen: BTreeSet<Vec<String>> = BTreeSet::new();
+        if let Some(twice) = rows.iter().find(|r| !seen.insert(key(r))) {
+            return Err(format!(
+                "{name} ({}) has several rows where the other side has one ({}): choose its cells, e.g. {}:AXIS=VALUE",
+                side.label,
+                twice.cell.key,
+                side.label
+            ));
+        }
+    }
     let pairs: Vec<(&Row<'_>, &Row<'_>)> = rows_a
         .iter()
         .filter_map(|ra| Some((*ra, *rows_b.iter().find(|rb| key(rb) == key(ra))?)))
@@ -68,7 +83,7 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
             if shared.is_empty() { "cell".to_owned() } else { shared.join(", ") }
         ));
     }
-    let stepped = pairs.iter().any(|(r, _)| r.step.is_some());
+    let stepped = pairs.iter().any(|(r, _)| r.is_ramp_step());
     // The axes that tell the pairs apart make columns; where none does, every shared one
     // (a single pair still says where it was measured).
     let varying: Vec<&String> = shared
@@ -99,7 +114,7 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     }
     table.column("A", Align::Right);
     table.column("B", Align::Right);
-    table.column("B/A", Align::Right);
+    table.column("B/A (means)", Align::Right);
     table.column("95 % interval", Align::Right);
     table.column("change", Align::Right);
     let mut significant = 0usize;
@@ -107,20 +122,24 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
         let mut entries: Vec<Entry> =
             shown.iter().map(|axis| Entry::from(ra.cell.axis(axis).unwrap_or("-"))).collect();
         if stepped {
-            entries.push(Entry::from(ra.step.as_deref().unwrap_or("-")));
+            let step = if ra.is_ramp_step() { ra.step.as_deref().unwrap_or("-") } else { "-" };
+            entries.push(Entry::from(step));
         }
         if shown.is_empty() && !stepped {
             entries.push(Entry::from("all"));
         }
-        entries.push(Entry::from(figure(ra, measure)));
-        entries.push(Entry::from(figure(rb, measure)));
+        entries.push(matrix::figure(ra, None, measure, &Then::NONE));
+        entries.push(matrix::figure(rb, None, measure, &Then::NONE));
         match stats::ratio_of_means_95(ra.samples(measure), rb.samples(measure)) {
             Some(r) => {
                 significant += usize::from(r.significant());
+                // Coloured as the matrix is, by speed: for seconds, a ratio above 1 is slower.
+                let speed = if measure == Measure::Seconds { 1.0 / r.ratio } else { r.ratio };
                 entries.push(Entry {
                     text: format!("{:.3}", r.ratio),
-                    percent: Some(r.ratio * 100.0),
+                    percent: Some(speed * 100.0),
                     figure: None,
+                    then: None,
                 });
                 entries.push(Entry::from(format!("{:.3}–{:.3}", r.low, r.high)));
                 entries.push(Entry::from(format!(
@@ -131,7 +150,9 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
             }
             None => {
                 entries.push(Entry::from("-"));
-                entries.push(Entry::from("fewer than 2 ok repetitions"));
+                entries.push(Entry::from(
+                    "none: needs 2 ok repetitions a side, with some spread and a mean above 0",
+                ));
                 entries.push(Entry::from("-"));
             }
         }
@@ -161,9 +182,10 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     Ok(doc)
 }
 
-const LEGEND: [&str; 7] = [
-    "A, B      median of the ok repetitions, ±95 % interval of their mean;",
-    "          ≠: measured with failed requests or non-2xx answers (n failed: all repetitions)",
+const LEGEND: [&str; 8] = [
+    "A, B      median of the ok repetitions, ±95 % interval of their mean, marked as in the",
+    "          matrix: ≠ failures (n failed: all repetitions), ~ coarse clock, ! client verdict",
+    "          not ok, ^ the link capped it",
     "B/A       the mean of B's ok repetitions over A's; for seconds, above 1 is slower",
     "95 %      the ratio's confidence interval: delta method on its logarithm, Welch's",
     "          degrees of freedom",
@@ -182,24 +204,6 @@ fn describe(side: &Side<'_>) -> String {
         e.started_at,
         if only.is_empty() { String::new() } else { format!(", cells with {}", only.join(" ")) }
     )
-}
-
-/// The row's figure as the matrix gives it, with its failures.
-fn figure(row: &Row<'_>, measure: Measure) -> String {
-    let samples = row.samples(measure);
-    let mut text = match stats::median(samples) {
-        None => "-".to_owned(),
-        Some(m) => format!("{}{}", row.mark(), format_measure(measure, m)),
-    };
-    if let Some(w) = stats::confidence_interval_95(samples).and_then(|ci| ci.relative_half_width())
-    {
-        text.push_str(&format!(" ±{:.1}%", w * 100.0));
-    }
-    let failed = row.failed.saturating_add(row.non_2xx);
-    if failed > 0 {
-        text.push_str(&format!(" {failed} failed"));
-    }
-    text
 }
 
 /// Each `axis=value` of the side names an axis of its experiment and a value its cells have.
@@ -233,27 +237,27 @@ fn selected<'r, 'a>(rows: &'r [Row<'a>], side: &Side<'_>) -> Vec<&'r Row<'a>> {
         .collect()
 }
 
-/// An axis of one side that the other lacks (and that no selection fixes) must take one
-/// value there, or its rows could not be told apart.
+/// An axis of a side that is not shared and that the side's own selection does not fix
+/// (the other side's axis, or one only the other side chose) must take one value there, or
+/// its rows could not be told apart.
 fn single_valued_elsewhere(
     side: &Side<'_>,
     name: &str,
     rows: &[&Row<'_>],
     shared: &[String],
-    chosen: &BTreeSet<&str>,
 ) -> Result<(), String> {
     for axis in &side.exp.experiment.axes {
-        if shared.contains(axis) || chosen.contains(axis.as_str()) {
+        if shared.contains(axis) || side.only.iter().any(|(a, _)| a == axis) {
             continue;
         }
         let values: BTreeSet<&str> = rows.iter().filter_map(|r| r.cell.axis(axis)).collect();
         if values.len() > 1 {
             return Err(format!(
-                "{name} ({}): its axis `{axis}` is not the other side's, and its cells take {} values on it ({}): choose one, e.g. {}:{axis}={}",
+                "{name} ({}): its cells take {} values on `{axis}` ({}), which the other side does not tell apart: choose one, e.g. {}:{axis}={}",
                 side.label,
                 values.len(),
                 values.iter().copied().collect::<Vec<_>>().join(", "),
-                side.exp.id.0,
+                side.label,
                 values.iter().next().copied().unwrap_or("VALUE")
             ));
         }

@@ -49,6 +49,19 @@ pub(crate) struct Entry {
     pub(crate) text: String,
     pub(crate) percent: Option<f64>,
     pub(crate) figure: Option<Figure>,
+    /// An article's figure for the same cell (`2.909 (73.2 %)`): published, not measured,
+    /// shown after today's as `| then …` (on a line of its own in HTML).
+    pub(crate) then: Option<String>,
+}
+
+impl Entry {
+    /// The entry as one line of text: today's figure, then the article's if any.
+    pub(crate) fn line(&self) -> String {
+        match &self.then {
+            Some(then) => format!("{} | then {then}", self.text),
+            None => self.text.clone(),
+        }
+    }
 }
 
 /// The figure an entry shows: a measure's median over a row's ok repetitions.
@@ -76,8 +89,10 @@ impl From<&str> for Entry {
 
 #[derive(Debug, Default)]
 pub(crate) struct Table {
-    /// What the table is (`matrix`, `rows`, `then-now`; empty for others): the HTML page's
-    /// class for it, so the page can style it and a reader's tools can find it.
+    /// What the table is (`matrix`, `rows`, `then-now`, `compare`, and the HTML page's own
+    /// `repetitions`, `counts`, `health`, `servers`, `environment`, `programs`; empty for
+    /// others): the page's class for it, so the page can style it and a reader's tools can
+    /// find it.
     pub(crate) role: &'static str,
     pub(crate) columns: Vec<Column>,
     pub(crate) rows: Vec<Vec<Entry>>,

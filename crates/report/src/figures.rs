@@ -106,6 +106,13 @@ impl<'a> Row<'a> {
         stats::median(&self.rates)
     }
 
+    /// Whether the row is a step of a cell measured in steps (a ramp). In an experiment where
+    /// some cell ramps, every row names its step, also a cell measured in one go: that one
+    /// is not a ramp's step.
+    pub(crate) fn is_ramp_step(&self) -> bool {
+        self.step.is_some() && measured_in_steps(self.cell)
+    }
+
     /// `≠` when the rate was measured with failures, else nothing: how every figure derived
     /// from it is marked.
     pub(crate) fn mark(&self) -> &'static str {
@@ -178,6 +185,11 @@ pub(crate) fn varying_axes(exp: &StoredExperiment) -> Vec<String> {
     } else {
         varying
     }
+}
+
+/// Whether some repetition of the cell measured more than one step.
+pub(crate) fn measured_in_steps(cell: &StoredCell) -> bool {
+    cell.repetitions.iter().any(|r| r.record.measurements.len() > 1)
 }
 
 /// Where a verdict ranks: higher is worse; one this report does not know is worst.

@@ -8,8 +8,9 @@
 //! it is a pure function of the store: the same store gives the same bytes (no clock, no
 //! path of the machine that rendered it).
 //!
-//! Every figure taken from the store carries it unrounded (`data-cell`, `data-step`,
-//! `data-measure`, `data-value`), so the page can be checked against the store.
+//! Every figure of the matrix and of the table of rows' req/s carries its stored value
+//! unrounded (`data-cell`, `data-step`, `data-measure`, `data-value`, `data-percent`), and
+//! every chart point its `data-x`/`data-y`, so the page can be checked against the store.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -103,11 +104,12 @@ fn section(page: &mut String, s: &Section<'_>) {
             let _ = writeln!(
                 page,
                 "<section class=\"experiment\" id=\"{}\" data-experiment=\"{}\">",
-                s.anchor, exp.id.0
+                escape(&s.anchor),
+                exp.id.0
             );
         }
         None => {
-            let _ = writeln!(page, "<section class=\"comparison\" id=\"{}\">", s.anchor);
+            let _ = writeln!(page, "<section class=\"comparison\" id=\"{}\">", escape(&s.anchor));
         }
     }
     let _ = writeln!(page, "<h2>{}</h2>", escape(&s.heading));
@@ -251,9 +253,9 @@ fn entry(page: &mut String, a: Align, e: &Entry, matrix: bool) {
         format!(" class=\"{}\"", classes.join(" "))
     };
     // The article's figure on a line of its own, set apart as published.
-    let text = match e.text.split_once(crate::matrix::THEN) {
-        Some((now, then)) => {
-            format!("{}<br><span class=\"then\">then {}</span>", escape(now), escape(then))
+    let text = match &e.then {
+        Some(then) => {
+            format!("{}<br><span class=\"then\">then {}</span>", escape(&e.text), escape(then))
         }
         None => escape(&e.text),
     };
@@ -323,6 +325,7 @@ mod tests {
         let e = Entry {
             text: "1.5 <x>".into(),
             percent: None,
+            then: Some("2 & 3".into()),
             figure: Some(crate::doc::Figure {
                 cell: "server=a&b".into(),
                 step: None,
@@ -333,7 +336,7 @@ mod tests {
         entry(&mut page, Align::Right, &e, true);
         assert_eq!(
             page,
-            "<td class=\"num base\" data-cell=\"server=a&amp;b\" data-measure=\"seconds\" data-value=\"1.25\">1.5 &lt;x&gt;</td>"
+            "<td class=\"num base\" data-cell=\"server=a&amp;b\" data-measure=\"seconds\" data-value=\"1.25\">1.5 &lt;x&gt;<br><span class=\"then\">then 2 &amp; 3</span></td>"
         );
     }
 }

@@ -31,7 +31,8 @@ pub(crate) fn write(page: &mut String, exp: &StoredExperiment) {
 
 fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &StoredCell, open: bool) {
     let ok = cell.ok_repetitions().count();
-    let failed: u64 = measurements(cell).map(|(_, m)| m.failed.saturating_add(m.non_2xx)).sum();
+    let failed = measurements(cell)
+        .fold(0u64, |n, (_, m)| n.saturating_add(m.failed).saturating_add(m.non_2xx));
     let _ = writeln!(
         page,
         "<details class=\"cell\"{} id=\"experiment-{}-cell-{index}\" data-cell=\"{}\"><summary><strong>{}</strong>: {ok} of {} repetitions ok{}</summary>",
@@ -75,15 +76,11 @@ fn measurements(
     cell.repetitions.iter().flat_map(|r| r.record.measurements.iter().map(move |m| (r, m)))
 }
 
-fn stepped(cell: &StoredCell) -> bool {
-    cell.repetitions.iter().any(|r| r.record.measurements.len() > 1)
-}
-
 /// `1` or `1 c64`: a repetition, shown from 1, and its step where there are steps.
 fn label(r: &StoredRepetition, m: Option<&MeasurementRecord>, stepped: bool) -> String {
     match m {
-        Some(m) if stepped => format!("{} {}", r.record.repetition + 1, m.label),
-        _ => (r.record.repetition + 1).to_string(),
+        Some(m) if stepped => format!("{} {}", r.record.repetition.saturating_add(1), m.label),
+        _ => (r.record.repetition.saturating_add(1)).to_string(),
     }
 }
 
@@ -124,7 +121,7 @@ fn measured(m: &MeasurementRecord) -> [String; 12] {
 }
 
 fn repetitions(page: &mut String, cell: &StoredCell) {
-    let stepped = stepped(cell);
+    let stepped = crate::figures::measured_in_steps(cell);
     let mut t = Table::with_role("repetitions");
     t.column(if stepped { "repetition step" } else { "repetition" }, Align::Left);
     t.column("ran", Align::Right);
@@ -140,7 +137,7 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
     for r in &cell.repetitions {
         let rec = &r.record;
         if let Some(reason) = rec.outcome.failure_reason() {
-            reasons.push(format!("repetition {}: {reason}", rec.repetition + 1));
+            reasons.push(format!("repetition {}: {reason}", rec.repetition.saturating_add(1)));
         }
         let outcome = if rec.outcome.is_ok() { "ok" } else { "failed" };
         // A repetition that failed before measuring gets one row of its own.
@@ -151,8 +148,11 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
             rec.measurements.iter().map(Some).collect()
         };
         for m in steps {
-            let mut entries =
-                vec![label(r, m, stepped), (rec.position + 1).to_string(), outcome.to_owned()];
+            let mut entries = vec![
+                label(r, m, stepped),
+                rec.position.saturating_add(1).to_string(),
+                outcome.to_owned(),
+            ];
             match m {
                 Some(m) => entries.extend(measured(m)),
                 None => entries.extend(MEASURED.map(|_| "-".to_owned())),
@@ -182,7 +182,7 @@ fn counts(
     what: &str,
     of: impl Fn(&MeasurementRecord) -> Vec<(String, u64)>,
 ) {
-    let stepped = stepped(cell);
+    let stepped = crate::figures::measured_in_steps(cell);
     let mut kinds: Vec<String> = Vec::new();
     for (_, m) in measurements(cell) {
         for (k, _) in of(m) {
@@ -221,7 +221,7 @@ fn health(page: &mut String, cell: &StoredCell) {
     let mut rows: Vec<(String, crate::json_facts::Facts)> = Vec::new();
     for r in &cell.repetitions {
         let c = &r.record.client;
-        let n = r.record.repetition + 1;
+        let n = r.record.repetition.saturating_add(1);
         verdicts.push(format!(
             "repetition {n}: {} {}: {}{}",
             c.tool,
@@ -280,7 +280,7 @@ fn servers(page: &mut String, cell: &StoredCell) {
     for r in &cell.repetitions {
         for s in &r.record.servers {
             t.text_row(vec![
-                (r.record.repetition + 1).to_string(),
+                (r.record.repetition.saturating_add(1)).to_string(),
                 s.name.clone(),
                 s.program.clone(),
                 s.version.clone(),
@@ -302,7 +302,9 @@ fn network(page: &mut String, cell: &StoredCell) {
         .iter()
         .flat_map(|r| {
             let found = r.record.network_findings().unwrap_or_else(|why| vec![why]);
-            found.into_iter().map(move |f| format!("repetition {}: {f}", r.record.repetition + 1))
+            found
+                .into_iter()
+                .map(move |f| format!("repetition {}: {f}", r.record.repetition.saturating_add(1)))
         })
         .collect();
     if !findings.is_empty() {
@@ -317,7 +319,7 @@ fn command_lines(page: &mut String, cell: &StoredCell) {
         let _ = writeln!(
             text,
             "# repetition {}\nclient ({}{}): {}",
-            r.record.repetition + 1,
+            r.record.repetition.saturating_add(1),
             r.record.client.tool,
             r.record.client.cpus.as_deref().map(|c| format!(", cpus {c}")).unwrap_or_default(),
             shell_words(&r.record.client.argv)

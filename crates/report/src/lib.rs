@@ -138,8 +138,8 @@ pub fn write_run_html(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(),
 }
 
 /// Writes the comparison of two sides (`herd report --compare A B`) as terminal text,
-/// Markdown or, with `html`, one page; the measure is the one given, else A's experiment's
-/// own, else requests per second. CSV gives the pairs' figures as data.
+/// Markdown or one page; the measure is the one given, else A's experiment's own, else
+/// requests per second.
 pub fn write_compare(
     a: &Side<'_>,
     b: &Side<'_>,

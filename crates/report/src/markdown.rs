@@ -57,7 +57,7 @@ fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
     });
     writeln!(out, "{}", cells(rule.collect()))?;
     for row in &table.rows {
-        writeln!(out, "{}", cells(row.iter().map(|e| inline(&e.text)).collect()))?;
+        writeln!(out, "{}", cells(row.iter().map(|e| inline(&e.line())).collect()))?;
     }
     Ok(())
 }

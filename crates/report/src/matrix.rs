@@ -84,7 +84,7 @@ pub(crate) fn blocks(
             return Entry::default();
         };
         let entry = figure(row, base_of(row, rows, baseline), measure, &then);
-        any_then |= entry.text.contains(THEN);
+        any_then |= entry.then.is_some();
         entry
     };
 
@@ -151,18 +151,27 @@ pub(crate) fn base_of<'r, 'a>(
     row.sibling(rows, &baseline.axis, &baseline.value)
 }
 
-/// The entry of `row`, with its share of `base` (None: it is the baseline, or has none).
-/// What separates today's figure from the article's in an entry.
-pub(crate) const THEN: &str = " | then ";
-
 /// The article's figures, where the experiment re-runs one.
-struct Then<'p> {
+pub(crate) struct Then<'p> {
     figures: &'p [PublishedFigure],
     /// Its percentages are of the matrix's baseline, so they can stand beside ours.
     percent_of_baseline: bool,
 }
 
-fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure, then: &Then<'_>) -> Entry {
+impl Then<'_> {
+    /// No article: entries without a published figure.
+    pub(crate) const NONE: Then<'static> = Then { figures: &[], percent_of_baseline: false };
+}
+
+/// The entry of `row`, with its share of `base` (None: it is the baseline, or has none) and
+/// the article's figure for its cell, if any. The matrix's entries and the comparison's are
+/// made here, so they carry the same marks.
+pub(crate) fn figure(
+    row: &Row<'_>,
+    base: Option<&Row<'_>>,
+    measure: Measure,
+    then: &Then<'_>,
+) -> Entry {
     let samples = row.samples(measure);
     let Some(median) = stats::median(samples) else {
         return Entry::from(failed_suffix("-".to_owned(), row));
@@ -185,24 +194,23 @@ fn figure(row: &Row<'_>, base: Option<&Row<'_>>, measure: Measure, then: &Then<'
     }
     let figure =
         Figure { cell: row.cell.key.clone(), step: row.step.clone(), measure, value: median };
-    let mut text = failed_suffix(text, row);
-    // A step's figure has no published twin: the articles give a ramp's peak, drawn on its
+    // A ramp's step has no published twin: the articles give a ramp's peak, drawn on its
     // chart instead.
     let published = then
         .figures
         .iter()
-        .filter(|_| row.step.is_none())
+        .filter(|_| !row.is_ramp_step())
         .find_map(|f| Some((f.matches(&row.cell.axes).then_some(f)?, f.value(measure)?)));
-    if let Some((f, value)) = published {
-        text.push_str(THEN);
-        text.push_str(&crate::then_now::format_then(measure, value));
+    let published = published.map(|(f, value)| {
+        let mut shown = crate::then_now::format_then(measure, value);
         // The baseline's own (100 %) says nothing, as today's entry beside it gives none.
         let shared = then.percent_of_baseline && base.is_some();
         if let Some(p) = f.value(Measure::Percent).filter(|_| shared) {
-            text.push_str(&format!(" ({p:.1} %)"));
+            shown.push_str(&format!(" ({p:.1} %)"));
         }
-    }
-    Entry { text, percent, figure: Some(figure) }
+        shown
+    });
+    Entry { text: failed_suffix(text, row), percent, figure: Some(figure), then: published }
 }
 
 /// The row's figure as a percentage of the baseline's. For seconds it is the speed's

@@ -23,7 +23,7 @@ const QUANTILES: [f64; 14] = [
 /// none: the cell's table then shows the client's own percentiles).
 pub(crate) fn chart(cell: &StoredCell) -> Option<LineChart> {
     let ok: Vec<_> = cell.ok_repetitions().collect();
-    let stepped = ok.iter().any(|r| r.record.measurements.len() > 1);
+    let stepped = crate::figures::measured_in_steps(cell);
     let mut series = Vec::new();
     if stepped {
         let mut steps: Vec<(u32, String)> = Vec::new();
@@ -49,7 +49,10 @@ pub(crate) fn chart(cell: &StoredCell) -> Option<LineChart> {
             let histograms: Vec<&Histogram<u64>> =
                 r.record.measurements.iter().filter_map(|m| m.histogram(HISTOGRAM_TOTAL)).collect();
             if let Some(merged) = merge(&histograms) {
-                series.push(line(format!("repetition {}", r.record.repetition + 1), &merged));
+                series.push(line(
+                    format!("repetition {}", r.record.repetition.saturating_add(1)),
+                    &merged,
+                ));
             }
         }
     }

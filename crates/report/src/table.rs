@@ -105,6 +105,7 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
                 rate(r)
             ),
             percent: None,
+            then: None,
             figure: Some(Figure {
                 cell: row.cell.key.clone(),
                 step: row.step.clone(),

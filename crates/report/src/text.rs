@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use crate::doc::{Align, Block, Doc, Table};
+use crate::doc::{Align, Block, Doc, Entry, Table};
 
 pub(crate) fn write(doc: &Doc, out: &mut dyn Write) -> io::Result<()> {
     let mut after_heading = false;
@@ -55,12 +55,12 @@ pub(crate) fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> 
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let widest = table.rows.iter().map(|r| r[i].text.chars().count()).max().unwrap_or(0);
+            let widest = table.rows.iter().map(|r| r[i].line().chars().count()).max().unwrap_or(0);
             widest.max(c.header.chars().count())
         })
         .collect();
-    let headers: Vec<&str> = table.columns.iter().map(|c| c.header.as_str()).collect();
-    let rows = table.rows.iter().map(|r| r.iter().map(|e| e.text.as_str()).collect::<Vec<_>>());
+    let headers: Vec<String> = table.columns.iter().map(|c| c.header.clone()).collect();
+    let rows = table.rows.iter().map(|r| r.iter().map(Entry::line).collect::<Vec<_>>());
     for entries in std::iter::once(headers).chain(rows) {
         let mut line = String::new();
         for (i, (column, entry)) in table.columns.iter().zip(entries).enumerate() {
@@ -70,12 +70,12 @@ pub(crate) fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> 
             let pad = widths[i] - entry.chars().count();
             match column.align {
                 Align::Left => {
-                    line.push_str(entry);
+                    line.push_str(&entry);
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
                 Align::Right => {
                     line.extend(std::iter::repeat_n(' ', pad));
-                    line.push_str(entry);
+                    line.push_str(&entry);
                 }
             }
         }

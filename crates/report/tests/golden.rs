@@ -940,6 +940,8 @@ fn comparing_cells_of_one_experiment() {
     // Means 120 000 and 100 000: B/A = 0.833, well outside the interval's reach of 1.
     let row = text.lines().find(|l| l.starts_with("c100 ")).unwrap_or_else(|| panic!("{text}"));
     assert!(row.contains(" 0.833 ") && row.ends_with("-16.7 % *"), "{row}");
+    // Marked as the matrix marks them: herd serve's client verdict, nginx's failures.
+    assert!(row.contains("120000! ±2.1%") && row.contains("≠100000! ±5.0% 10 failed"), "{row}");
     assert!(text.contains("\nonly in B:\n"), "{text}");
     assert!(text.contains("server=nginx load=c1000"), "{text}");
     check_golden("compare_cells.md", compare(&a, &b, CompareFormat::Markdown).as_bytes());
@@ -985,7 +987,11 @@ fn comparisons_that_cannot_be_made_say_why() {
     // Another experiment with an axis of its own that varies: its rows cannot be told apart.
     let other = paths();
     let e = err(side("A", &exp, &[]), side("B", &other, &[]));
-    assert!(e.contains("A (A): its axis `load` is not the other side's, and its cells take 2 values on it (c100, c1000): choose one, e.g. 1:load=c100"), "{e}");
+    assert!(e.contains("A (A): its cells take 2 values on `load` (c100, c1000), which the other side does not tell apart: choose one, e.g. A:load=c100"), "{e}");
+    // One side chooses its cells, the other does not: the other's rows cannot be told apart
+    // on the axis chosen, so nothing is paired by guess (herd serve against itself).
+    let e = err(side("A", &exp, &[("server", "herd-serve")]), side("B", &exp, &[]));
+    assert!(e.contains("B (B): its cells take 3 values on `server`"), "{e}");
     // Nothing pairs: the other experiment ran no server this one ran.
     let mut apache = paths();
     for c in &mut apache.cells {

@@ -59,6 +59,8 @@ pub fn load(page: &Path, work: &Path) -> Loaded {
     let profile = work.join("chromium-profile");
     let _ = std::fs::remove_dir_all(&profile);
     let net_log = work.join("net-log.json");
+    // A log left by an earlier load must not stand in for this one's.
+    let _ = std::fs::remove_file(&net_log);
     let out = chromium(&profile)
         .arg(format!("--log-net-log={}", net_log.display()))
         .arg("--dump-dom")
@@ -127,8 +129,9 @@ pub fn artifact(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// A page that breaks both rules (a fetch and a console error): the checks must see both,
-/// or they would pass whatever the page did.
+/// Pages that break the rules: the checks must see each breach, or they would pass whatever
+/// the page did. Without a policy, a fetch reaches the network log and a script's error the
+/// console; with herd's policy, the fetch is refused and the refusal is in the console.
 pub fn assert_checks_catch_a_bad_page(work: &Path) {
     let bad = work.join("bad.html");
     std::fs::write(
@@ -139,4 +142,44 @@ pub fn assert_checks_catch_a_bad_page(work: &Path) {
     let loaded = load(&bad, work);
     assert!(loaded.console.iter().any(|l| l.contains("boom")), "{:?}", loaded.console);
     assert_eq!(loaded.requests, ["http://127.0.0.1:9/x.png"], "the page's request was not seen");
+
+    let guarded = work.join("guarded.html");
+    std::fs::write(
+        &guarded,
+        format!("<!DOCTYPE html><html><head>{POLICY}</head><body><img src=\"http://127.0.0.1:9/y.png\"></body></html>"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let loaded = load(&guarded, work);
+    assert!(
+        loaded.console.iter().any(|l| l.contains("Content Security Policy")),
+        "a refused fetch must show in the console: {:?}",
+        loaded.console
+    );
+}
+
+/// herd's pages' Content-Security-Policy, as they write it.
+pub const POLICY: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">";
+
+/// A page that can fetch nothing: herd's policy, and none of the ways HTML and SVG have to
+/// load, embed, redirect or run something.
+pub fn assert_self_contained(html: &str) {
+    assert!(html.contains(POLICY), "no Content-Security-Policy");
+    for banned in [
+        "<script",
+        " src=",
+        "srcset=",
+        "href=\"http",
+        "href='http",
+        "href=\"//",
+        "xlink:href",
+        "url(",
+        "@import",
+        "<link",
+        "<iframe",
+        "<object",
+        "<embed",
+        "http-equiv=\"refresh\"",
+    ] {
+        assert!(!html.contains(banned), "the page holds {banned}");
+    }
 }
