@@ -28,11 +28,29 @@ pub(crate) fn run(
     let (ta, tb) = (parse(a)?, parse(b)?);
     let ea = load(&ta, default_store, a)?;
     let eb = load(&tb, default_store, b)?;
-    let sa = Side { label: a.to_owned(), exp: &ea, only: ta.only };
-    let sb = Side { label: b.to_owned(), exp: &eb, only: tb.only };
+    let (la, lb) = (ta.label(a), tb.label(b));
+    let sa = Side { label: la, exp: &ea, only: ta.only };
+    let sb = Side { label: lb, exp: &eb, only: tb.only };
     let mut out = Vec::new();
     herd_report::write_compare(&sa, &sb, measure, format, &mut out)?;
     Ok(out)
+}
+
+impl Target {
+    /// How the report names the side: as written, but a store by its file name alone, so the
+    /// same stores give the same report wherever they lie.
+    fn label(&self, written: &str) -> String {
+        let Some(store) = &self.store else { return written.to_owned() };
+        let mut parts: Vec<String> = vec![store
+            .file_name()
+            .map_or_else(|| store.display().to_string(), |n| n.to_string_lossy().into_owned())];
+        parts.extend(self.id.map(|id| id.to_string()));
+        if !self.only.is_empty() {
+            let only: Vec<String> = self.only.iter().map(|(a, v)| format!("{a}={v}")).collect();
+            parts.push(only.join(","));
+        }
+        parts.join(":")
+    }
 }
 
 fn parse(written: &str) -> anyhow::Result<Target> {
@@ -96,6 +114,10 @@ mod tests {
         assert_eq!(
             t.only,
             [("server".to_owned(), "nginx".to_owned()), ("path".to_owned(), "direct".to_owned())]
+        );
+        assert_eq!(
+            t.label("/abs/old.db:3:server=nginx,path=direct"),
+            "old.db:3:server=nginx,path=direct"
         );
         assert_eq!(parse("3").unwrap(), Target { id: Some(3), ..Target::default() });
         assert_eq!(parse("server=a").unwrap().only, [("server".to_owned(), "a".to_owned())]);
