@@ -110,25 +110,17 @@ fn experiment(run: SingleRun) -> StoredExperiment {
     }
 }
 
-/// herd ab's run as a measurement: ab's counters, its failures by kind (ab's names, as the
-/// lab reads them from ab's report), and histograms of every completed request's total,
+/// herd ab's run as a measurement: ab's counters, its failures by kind (named as the lab
+/// names the real ab's, by `herd_lab::client::ab_failures`), and histograms of every completed request's total,
 /// connect and first-byte times (µs, ab's own samples).
 pub(crate) fn ab_measurement(r: &herd_ab::results::AbResults) -> MeasurementRecord {
-    let mut failures: Vec<(String, u64)> = [
-        ("connect", r.err_conn),
-        ("receive", r.err_recv),
-        ("length", r.err_length),
-        ("exceptions", r.err_except),
-        ("write", r.epipe),
-    ]
-    .into_iter()
-    .filter(|&(_, n)| n > 0)
-    .map(|(k, n)| (k.to_owned(), n))
-    .collect();
-    let named: u64 = r.err_conn + r.err_recv + r.err_length + r.err_except;
-    if r.bad > named {
-        failures.push(("other".to_owned(), r.bad - named));
-    }
+    let kinds = [
+        ("Connect", r.err_conn),
+        ("Receive", r.err_recv),
+        ("Length", r.err_length),
+        ("Exceptions", r.err_except),
+    ];
+    let failures = herd_lab::client::ab_failures(&kinds, r.bad, r.epipe);
     let mut histograms = Vec::new();
     type Pick = fn(&herd_ab::results::Sample) -> i64;
     let picks: [(&str, Pick); 3] = [

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, StoredExperiment};
 
-use crate::doc::{Align, Block, Doc, Entry, Table};
+use crate::doc::{Align, Block, Doc, Entry, Role, Table};
 use crate::figures::{self, Row};
 use crate::matrix::{self, Then};
 use crate::table::measure_name;
@@ -102,7 +102,7 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
         ("A".to_owned(), describe(a)),
         ("B".to_owned(), describe(b)),
     ]));
-    let mut table = Table::with_role("compare");
+    let mut table = Table::with_role(Role::Compare);
     for axis in &shown {
         table.column(axis, Align::Left);
     }

@@ -87,20 +87,65 @@ impl From<&str> for Entry {
     }
 }
 
+/// What a table is: the HTML page styles the matrix and the comparison (shares coloured,
+/// charts after them) and names every table by its class, so a reader's tools can find it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    #[default]
+    Plain,
+    Matrix,
+    Rows,
+    ThenNow,
+    Compare,
+    Repetitions,
+    Counts,
+    Health,
+    Servers,
+    Environment,
+    Programs,
+}
+
+impl Role {
+    /// Its class on the page; None for a plain table.
+    pub(crate) fn class(self) -> Option<&'static str> {
+        Some(match self {
+            Role::Plain => return None,
+            Role::Matrix => "matrix",
+            Role::Rows => "rows",
+            Role::ThenNow => "then-now",
+            Role::Compare => "compare",
+            Role::Repetitions => "repetitions",
+            Role::Counts => "counts",
+            Role::Health => "health",
+            Role::Servers => "servers",
+            Role::Environment => "environment",
+            Role::Programs => "programs",
+        })
+    }
+
+    /// A table of figures set against a baseline, coloured by their share of it.
+    pub(crate) fn shares(self) -> bool {
+        matches!(self, Role::Matrix | Role::Compare)
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Table {
-    /// What the table is (`matrix`, `rows`, `then-now`, `compare`, and the HTML page's own
-    /// `repetitions`, `counts`, `health`, `servers`, `environment`, `programs`; empty for
-    /// others): the page's class for it, so the page can style it and a reader's tools can
-    /// find it.
-    pub(crate) role: &'static str,
+    pub(crate) role: Role,
     pub(crate) columns: Vec<Column>,
     pub(crate) rows: Vec<Vec<Entry>>,
 }
 
 impl Table {
-    pub(crate) fn with_role(role: &'static str) -> Table {
+    pub(crate) fn with_role(role: Role) -> Table {
         Table { role, ..Table::default() }
+    }
+
+    /// Adds columns, each a header and its alignment.
+    pub(crate) fn columns(&mut self, columns: &[(&str, Align)]) {
+        for &(header, align) in columns {
+            self.column(header, align);
+        }
     }
 
     pub(crate) fn column(&mut self, header: &str, align: Align) {

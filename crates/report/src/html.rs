@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use herd_store::StoredExperiment;
 
-use crate::doc::{Align, Block, Doc, Entry, Table};
+use crate::doc::{Align, Block, Doc, Entry, Role, Table};
 use crate::svg_chart::{escape, LineChart};
 
 /// One part of the page: an experiment's report, or a comparison.
@@ -83,15 +83,12 @@ pub(crate) fn write(intro: &str, sections: &[Section<'_>], out: &mut dyn Write) 
         section(&mut page, s);
     }
     page.push_str("</main>\n");
-    let coloured = sections.iter().any(|s| {
-        s.doc
-            .blocks
-            .iter()
-            .any(|b| matches!(b, Block::Table(t) if t.role == "matrix" || t.role == "compare"))
-    });
+    let coloured = sections
+        .iter()
+        .any(|s| s.doc.blocks.iter().any(|b| matches!(b, Block::Table(t) if t.role.shares())));
     page.push_str("<footer>\n");
     if coloured {
-        page.push_str(COLOURS);
+        page.push_str(&colours());
     }
     page.push_str("<p>Made by herd; the same figures give the same page.</p>\n</footer>\n");
     page.push_str("</body>\n</html>\n");
@@ -119,7 +116,7 @@ fn section(page: &mut String, s: &Section<'_>) {
         .doc
         .blocks
         .iter()
-        .position(|b| matches!(b, Block::Table(t) if t.role == "matrix" || t.role == "compare"))
+        .position(|b| matches!(b, Block::Table(t) if t.role.shares()))
         .or_else(|| s.doc.blocks.iter().position(|b| matches!(b, Block::Fields(_))))
         .map_or(0, |i| i + 1);
     let (before, after) = s.doc.blocks.split_at(split);
@@ -201,10 +198,11 @@ const FOLD_AFTER: usize = 8;
 
 /// A table; entries that are a share of a baseline are coloured by it.
 pub(crate) fn table(page: &mut String, t: &Table) {
-    if t.role.is_empty() {
-        page.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
-    } else {
-        let _ = write!(page, "<div class=\"scroll\"><table class=\"{}\">\n<thead><tr>", t.role);
+    match t.role.class() {
+        None => page.push_str("<div class=\"scroll\"><table>\n<thead><tr>"),
+        Some(class) => {
+            let _ = write!(page, "<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>");
+        }
     }
     for c in &t.columns {
         let _ = write!(page, "<th{}>{}</th>", align(c.align), escape(&c.header));
@@ -213,7 +211,7 @@ pub(crate) fn table(page: &mut String, t: &Table) {
     for row in &t.rows {
         page.push_str("<tr>");
         for (c, e) in t.columns.iter().zip(row) {
-            entry(page, c.align, e, t.role == "matrix");
+            entry(page, c.align, e, t.role == Role::Matrix);
         }
         page.push_str("</tr>\n");
     }
@@ -262,27 +260,34 @@ fn entry(page: &mut String, a: Align, e: &Entry, matrix: bool) {
     let _ = write!(page, "<td{class}{data}>{text}</td>");
 }
 
-/// The colour band of a share of the baseline (the footer says what each means).
+/// The colour bands of a share of the baseline, best first: from what percentage, the
+/// class the style sheet colours, and how the footer names it.
+const BANDS: [(f64, &str, &str); 7] = [
+    (105.0, "share above", "105 % and more"),
+    (95.0, "share s95", "95–105 %"),
+    (80.0, "share s80", "80–95 %"),
+    (60.0, "share s60", "60–80 %"),
+    (40.0, "share s40", "40–60 %"),
+    (20.0, "share s20", "20–40 %"),
+    (f64::NEG_INFINITY, "share s0", "under 20 %"),
+];
+
+/// The colour band of a share of the baseline.
 fn share_class(percent: f64) -> &'static str {
-    match percent {
-        p if p >= 105.0 => "share above",
-        p if p >= 95.0 => "share s95",
-        p if p >= 80.0 => "share s80",
-        p if p >= 60.0 => "share s60",
-        p if p >= 40.0 => "share s40",
-        p if p >= 20.0 => "share s20",
-        _ => "share s0",
-    }
+    BANDS.iter().find(|(from, ..)| percent >= *from).map_or("share s0", |(_, class, _)| class)
 }
 
-const COLOURS: &str = concat!(
-    "<p>Colours in the matrix: an entry's share of its baseline (the figure in parentheses; B/A in a comparison): ",
-    "<span class=\"share above\">105 % and more</span> <span class=\"share s95\">95–105 %</span> ",
-    "<span class=\"share s80\">80–95 %</span> <span class=\"share s60\">60–80 %</span> ",
-    "<span class=\"share s40\">40–60 %</span> <span class=\"share s20\">20–40 %</span> ",
-    "<span class=\"share s0\">under 20 %</span>; <span class=\"base\">outlined</span>: the baseline itself. ",
-    "For seconds the share is of the speed (requests/s), so a slower path is a smaller share.</p>\n",
-);
+/// The footer's key to the colours, from the bands themselves.
+fn colours() -> String {
+    let bands: Vec<String> = BANDS
+        .iter()
+        .map(|(_, class, name)| format!("<span class=\"{class}\">{name}</span>"))
+        .collect();
+    format!(
+        "<p>Colours in the matrix: an entry's share of its baseline (the figure in parentheses; B/A in a comparison): {}; <span class=\"base\">outlined</span>: the baseline itself. For seconds the share is of the speed (requests/s), so a slower path is a smaller share.</p>\n",
+        bands.join(" ")
+    )
+}
 
 /// The page's style: plain, printable, readable without colour (every share is also
 /// written as a number).

@@ -12,7 +12,7 @@ use herd_store::{
     MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
 };
 
-use crate::doc::{Align, Table};
+use crate::doc::{Align, Role, Table};
 use crate::html::{figure, list, table};
 use crate::svg_chart::escape;
 use crate::table::{ms, rate};
@@ -122,13 +122,11 @@ fn measured(m: &MeasurementRecord) -> [String; 12] {
 
 fn repetitions(page: &mut String, cell: &StoredCell) {
     let stepped = crate::figures::measured_in_steps(cell);
-    let mut t = Table::with_role("repetitions");
+    let mut t = Table::with_role(Role::Repetitions);
     t.column(if stepped { "repetition step" } else { "repetition" }, Align::Left);
     t.column("ran", Align::Right);
     t.column("outcome", Align::Left);
-    for (header, align) in MEASURED {
-        t.column(header, align);
-    }
+    t.columns(&MEASURED);
     t.column("srv cpu µs/req", Align::Right);
     t.column("TIME_WAIT before", Align::Right);
     t.column("drain s", Align::Right);
@@ -197,7 +195,7 @@ fn counts(
         return;
     }
     kinds.sort();
-    let mut t = Table::with_role("counts");
+    let mut t = Table::with_role(Role::Counts);
     t.column(if stepped { "repetition step" } else { "repetition" }, Align::Left);
     for k in &kinds {
         t.column(k, Align::Right);
@@ -246,7 +244,7 @@ fn health(page: &mut String, cell: &StoredCell) {
     if keys.is_empty() {
         return;
     }
-    let mut t = Table::with_role("health");
+    let mut t = Table::with_role(Role::Health);
     t.column("repetition", Align::Left);
     for k in &keys {
         t.column(k, Align::Right);
@@ -266,17 +264,15 @@ fn health(page: &mut String, cell: &StoredCell) {
 
 fn servers(page: &mut String, cell: &StoredCell) {
     page.push_str("<h4>server processes</h4>\n");
-    let mut t = Table::with_role("servers");
-    for (header, align) in [
+    let mut t = Table::with_role(Role::Servers);
+    t.columns(&[
         ("repetition", Align::Left),
         ("name", Align::Left),
         ("program", Align::Left),
         ("version", Align::Left),
         ("cpus", Align::Left),
         ("cpu seconds", Align::Right),
-    ] {
-        t.column(header, align);
-    }
+    ]);
     for r in &cell.repetitions {
         for s in &r.record.servers {
             t.text_row(vec![

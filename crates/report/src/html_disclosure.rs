@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use herd_store::StoredExperiment;
 
-use crate::doc::{Align, Table};
+use crate::doc::{Align, Role, Table};
 use crate::html::table;
 use crate::html_cells::shell_words;
 use crate::svg_chart::escape;
@@ -39,7 +39,7 @@ pub(crate) fn write(page: &mut String, exp: &StoredExperiment) {
     if e.environment.is_empty() {
         page.push_str("<p>None recorded.</p>\n");
     } else {
-        let mut t = Table::with_role("environment");
+        let mut t = Table::with_role(Role::Environment);
         t.column("setting", Align::Left);
         t.column("value", Align::Left);
         for (k, v) in &e.environment {
@@ -87,17 +87,15 @@ fn programs(page: &mut String, exp: &StoredExperiment) {
         }
     }
     page.push_str("<h4>programs and command lines</h4>\n");
-    let mut t = Table::with_role("programs");
-    for (header, align) in [
+    let mut t = Table::with_role(Role::Programs);
+    t.columns(&[
         ("role", Align::Left),
         ("program", Align::Left),
         ("version", Align::Left),
         ("cpus", Align::Left),
         ("repetitions", Align::Right),
         ("command line", Align::Left),
-    ] {
-        t.column(header, align);
-    }
+    ]);
     for ([role, program, version, cpus, argv], n) in seen {
         let argv = if role == "client" {
             "(each repetition's, in its cell's details)".to_owned()

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, PublishedFigure, StoredExperiment};
 
-use crate::doc::{Align, Block, Entry, Figure, Table};
+use crate::doc::{Align, Block, Entry, Figure, Role, Table};
 use crate::figures::Row;
 
 /// The most columns the other axes may make for the baseline axis to run down the table.
@@ -88,7 +88,7 @@ pub(crate) fn blocks(
         entry
     };
 
-    let mut table = Table::with_role("matrix");
+    let mut table = Table::with_role(Role::Matrix);
     // The narrower way round: down when the rest makes few columns, or fewer than the
     // baseline's values would.
     if combos.len() <= MAX_COLUMNS || combos.len() <= values.len() {

@@ -7,7 +7,7 @@
 
 use herd_store::{Measure, StoredExperiment};
 
-use crate::doc::{Align, Block, Doc, Entry, Figure, Table};
+use crate::doc::{Align, Block, Doc, Entry, Figure, Role, Table};
 use crate::figures::{self, CoarseClock, Row};
 use crate::matrix::{self, Baseline};
 
@@ -24,7 +24,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
             doc.push(block);
         }
     }
-    let mut table = Table::with_role("rows");
+    let mut table = Table::with_role(Role::Rows);
     for axis in &exp.experiment.axes {
         table.column(axis, Align::Left);
     }

@@ -6,7 +6,7 @@
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, Published, StoredCell, StoredExperiment};
 
-use crate::doc::{Align, Block, Doc, Table};
+use crate::doc::{Align, Block, Doc, Role, Table};
 use crate::figures::Row;
 
 /// Adds the section, when the experiment has published figures.
@@ -33,7 +33,7 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
         .collect();
     let axes = crate::figures::varying_axes(exp);
     let with_ran = published.figures.iter().any(|f| f.ran.is_some());
-    let mut table = Table::with_role("then-now");
+    let mut table = Table::with_role(Role::ThenNow);
     for axis in &axes {
         table.column(axis, Align::Left);
     }

@@ -124,6 +124,29 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     })
 }
 
+/// Failed requests by kind as ab counts them, in the lab's words: the kinds of ab's
+/// breakdown (`Connect`, `Receive`, `Length`, `Exceptions`, lowercased), what its total of
+/// `failed` has beyond them (`other`: a head ab could not read), and failed writes, which ab
+/// keeps out of its total but a measurement counts as failed (`write`). Kinds with none are
+/// left out. herd ab's own page (`herd ab --html`) names them the same way.
+pub fn ab_failures(kinds: &[(&str, u64)], failed: u64, write_errors: u64) -> Vec<(String, u64)> {
+    let mut failures: Vec<(String, u64)> = Vec::new();
+    let mut named = 0u64;
+    for &(kind, n) in kinds {
+        named = named.saturating_add(n);
+        if n > 0 {
+            failures.push((kind.to_lowercase(), n));
+        }
+    }
+    if failed > named {
+        failures.push(("other".to_owned(), failed - named));
+    }
+    if write_errors > 0 {
+        failures.push(("write".to_owned(), write_errors));
+    }
+    failures
+}
+
 pub(super) fn parse(
     job: &ClientJob,
     stdout: &str,
@@ -136,21 +159,7 @@ pub(super) fn parse(
     // (ab counts a head too large or unparsable in none of them).
     let kinds = report.breakdown()?;
     let write_errors = report.optional_count("Write errors:")?.unwrap_or(0);
-    let mut failures: Vec<(String, u64)> = Vec::new();
-    let mut named = 0;
-    for (kind, n) in &kinds {
-        named += n;
-        if *n > 0 {
-            failures.push((kind.to_lowercase(), *n));
-        }
-    }
-    if failed > named {
-        failures.push(("other".to_owned(), failed - named));
-    }
-    // ab keeps a failed write out of "Failed requests"; a Measurement counts it as failed.
-    if write_errors > 0 {
-        failures.push(("write".to_owned(), write_errors));
-    }
+    let failures = ab_failures(&kinds, failed, write_errors);
     let length = kinds.iter().find(|(k, _)| *k == "Length").map_or(0, |&(_, n)| n);
     let tsv_path = job.out_file(TSV_FILE);
     let tsv = std::fs::read_to_string(&tsv_path).map_err(|e| {

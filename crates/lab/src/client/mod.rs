@@ -33,6 +33,7 @@ use hdrhistogram::Histogram;
 
 use crate::load::{Load, Request, Shape, Warmup};
 
+pub use ab::ab_failures;
 pub use cpu_verdict::{judge as judge_by_cpu, ClientCpu};
 pub use error::ClientError;
 pub use version::{parse_version, version_argv};
