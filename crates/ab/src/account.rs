@@ -5,12 +5,13 @@
 //! run. The only shared state is the failure count that ab's "Test aborted after 10
 //! failures" rule reads, touched on failures only, never on a successful request.
 
+use std::ops::AddAssign;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use herd_engine::{Completed, Failed, Recorder, Run, Verdict};
-use herd_stats::{FailureKind, LengthTally, RunStats};
+use herd_stats::{FailureKind, LatencyHistogram, LengthTally, RunStats};
 
 use crate::{AbConfig, AbResults, Sample};
 
@@ -71,12 +72,33 @@ impl AbAccounting {
     }
 }
 
+/// What every recorder counts ([`RunStats`]), and what only ab's report needs beside it:
+/// waiting times (ab's "Waiting") and body lengths (for its Length failures).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AbStats {
+    pub core: RunStats,
+    /// From the request fully written to the first response byte.
+    pub waiting: LatencyHistogram,
+    /// Body lengths of complete responses.
+    pub lengths: LengthTally,
+}
+
+impl AddAssign<&AbStats> for AbStats {
+    fn add_assign(&mut self, o: &AbStats) {
+        // Destructured without `..`: a new field does not compile until it is merged here.
+        let AbStats { core, waiting, lengths } = o;
+        self.core += core;
+        self.waiting += waiting;
+        self.lengths += lengths;
+    }
+}
+
 /// One worker's ab counters.
 #[derive(Debug)]
 pub struct AbRecorder {
     acc: AbAccounting,
     /// The full statistics, for `--json`.
-    pub stats: RunStats,
+    pub stats: AbStats,
     samples: Vec<Sample>,
     /// When and with what the worker's first response completed: the run's first
     /// response decides "Document Length" and "Server Software".
@@ -101,7 +123,7 @@ impl AbRecorder {
     pub fn new(acc: AbAccounting, expected: u64) -> AbRecorder {
         AbRecorder {
             acc,
-            stats: RunStats::new(),
+            stats: AbStats::default(),
             samples: Vec::with_capacity(usize::try_from(expected).unwrap_or(0).min(1 << 24)),
             first: None,
             server: None,
@@ -224,7 +246,7 @@ impl Recorder for AbRecorder {
 #[derive(Debug)]
 pub struct Merged {
     pub results: AbResults,
-    pub stats: RunStats,
+    pub stats: AbStats,
     pub fatal: Option<AbFatal>,
 }
 
@@ -233,11 +255,10 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
     // ab: (double)(lasttime - start) / APR_USEC_PER_SEC, from whole microseconds.
     let time_taken_s =
         run.ended.saturating_duration_since(run.started).as_micros() as f64 / 1_000_000.0;
-    let mut stats = RunStats::new();
+    let mut stats = AbStats::default();
     let mut first: Option<(Instant, u64)> = None;
     let mut server: Option<(Instant, String)> = None;
     let mut fatal = None;
-    let mut lengths = LengthTally::default();
     // Reuse the largest worker's sample vector and append the others to it, so that a
     // million samples are never held twice (herd ab -n 1000000 must stay under 64 MB).
     let mut recorders = run.recorders;
@@ -281,8 +302,6 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
     let mut bad_unlisted = 0;
     for mut r in recorders {
         stats += &r.stats;
-        // Bodies of complete responses, to count length failures now that the first is known.
-        lengths += &r.stats.lengths;
         if let Some(f) = r.first {
             if first.is_none_or(|(t, _)| f.0 < t) {
                 first = Some(f);
@@ -310,14 +329,15 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
     if let Some((_, len)) = first {
         r_all.doclen = len;
         if !cfg.variable_length {
-            r_all.err_length += lengths.other_than(len);
+            // Bodies of complete responses, now that the first is known.
+            r_all.err_length += stats.lengths.other_than(len);
         }
     }
     // ab's byte totals are the merged statistics' own: every byte read, every byte written
     // (request heads included, ab's "Total body sent"), and decoded body bytes.
-    r_all.total_read = stats.bytes_read;
-    r_all.total_posted = stats.bytes_written;
-    r_all.total_body_read = stats.body_bytes;
+    r_all.total_read = stats.core.bytes_read;
+    r_all.total_posted = stats.core.bytes_written;
+    r_all.total_body_read = stats.core.body_bytes;
     r_all.server_software = server.map(|(_, s)| s).unwrap_or_default();
     r_all.bad =
         r_all.err_conn + r_all.err_recv + r_all.err_length + r_all.err_except + bad_unlisted;
@@ -362,34 +382,24 @@ impl Durations {
     }
 }
 
-fn record_stats_completed(s: &mut RunStats, c: &Completed<'_>, d: &Durations, histograms: bool) {
-    s.responses += 1;
-    s.statuses.add(c.head.status);
-    s.bytes_read += c.bytes_read;
-    s.bytes_written += c.bytes_written;
-    s.body_bytes += c.body_bytes;
+fn record_stats_completed(s: &mut AbStats, c: &Completed<'_>, d: &Durations, histograms: bool) {
+    s.core.count_response(c.head.status, c.bytes_read, c.bytes_written, c.body_bytes, c.reused);
     s.lengths.add(c.body_bytes);
-    if c.reused {
-        s.reused += 1;
-    } else {
-        s.connections += 1;
-    }
     if !histograms {
         return;
     }
     if !c.reused && c.timing.connected.is_some() {
-        s.connect.record(d.connect);
+        s.core.connect.record(d.connect);
     }
     if let Some(w) = d.wait {
         s.waiting.record(w);
     }
-    s.total.record(d.total);
+    // ab is a closed loop: the intended send is the start.
+    s.core.total.record(d.total);
 }
 
-fn record_stats_failed(s: &mut RunStats, f: &Failed) {
-    s.failures.add(f.kind);
-    s.bytes_read += f.bytes_read;
-    s.bytes_written += f.bytes_written;
+fn record_stats_failed(s: &mut AbStats, f: &Failed) {
+    s.core.count_failure(f.kind, f.bytes_read, f.bytes_written);
 }
 
 fn micros(d: std::time::Duration) -> i64 {

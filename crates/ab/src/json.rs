@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use herd_stats::{FailureKind, LatencyHistogram, RunStats};
+use herd_stats::{FailureKind, LatencyHistogram};
 use serde::Serialize;
 
+use crate::account::AbStats;
 use crate::{AbConfig, AbResults, Sample};
 
 pub const FORMAT: &str = "herd.ab.v1";
@@ -83,7 +84,7 @@ pub struct Timing {
 }
 
 /// Serialises an ab run. Never fails: every field is plain data.
-pub fn to_json(r: &AbResults, stats: &RunStats, cfg: &AbConfig) -> String {
+pub fn to_json(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> String {
     let rate = |x: f64| (r.time_taken_s > 0.0 && r.done > 0).then(|| x / r.time_taken_s);
     let doc = AbJson {
         format: FORMAT,
@@ -124,17 +125,17 @@ pub fn to_json(r: &AbResults, stats: &RunStats, cfg: &AbConfig) -> String {
             transfer_rate_kib_per_s: rate(r.total_read as f64 / 1024.0),
         },
         timings_us: [
-            ("connect", timing(&r.samples, |s| s.ctime_us(), Some(&stats.connect))),
+            ("connect", timing(&r.samples, |s| s.ctime_us(), Some(&stats.core.connect))),
             ("processing", timing(&r.samples, |s| s.time_us() - s.ctime_us(), None)),
             ("waiting", timing(&r.samples, |s| s.wait_us(), Some(&stats.waiting))),
-            ("total", timing(&r.samples, |s| s.time_us(), Some(&stats.total))),
+            ("total", timing(&r.samples, |s| s.time_us(), Some(&stats.core.total))),
         ]
         .into_iter()
         .collect(),
-        statuses: stats.statuses.iter().map(|(s, n)| (s.to_string(), n)).collect(),
+        statuses: stats.core.statuses.iter().map(|(s, n)| (s.to_string(), n)).collect(),
         failures_by_kind: FailureKind::ALL
             .iter()
-            .map(|&k| (k.name(), stats.failures.get(k)))
+            .map(|&k| (k.name(), stats.core.failures.get(k)))
             .collect(),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))

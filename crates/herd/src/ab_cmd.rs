@@ -200,8 +200,8 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
             finished_at: herd_lab::runner::now_rfc3339(),
             interrupted,
             measurements: vec![single_run::ab_measurement(&merged.results)],
-            verdict: None,
-            health_json: None,
+            judgement: None,
+            health: None,
             environment: environment.unwrap_or_default(),
         };
         single_run::write(path, run).with_context(|| format!("--html {}", path.display()))?;

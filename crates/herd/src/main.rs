@@ -6,9 +6,10 @@
 mod ab_cmd;
 mod doctor_cmd;
 mod lab_cmd;
+mod live;
 mod report_cmd;
 mod report_compare;
-mod run;
+mod run_args;
 mod run_cmd;
 mod serve_cmd;
 mod serve_generate;
@@ -32,7 +33,8 @@ Exit codes:
   herd ab     ab's own: 0 done, 1 interrupted or bad input, 22 bad usage, or the OS error
               number of a fatal network error modulo 256 (111 connection refused, ...)
   herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad
-              usage, 3 a --fail-if condition did not hold
+              usage, 3 a --fail-if condition did not hold, 4 no request got a response (the
+              summary and --json are written, without a client verdict)
   herd lab    0 done, 1 cannot start (bad experiment file, missing program), 2 bad usage,
               3 done but some runs failed (kept with their reasons), 130 interrupted (finished
               runs kept, everything herd started stopped)
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
             Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
             Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
             Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
+            Ok(run_cmd::Outcome::NoResponse) => ExitCode::from(4),
             Err(e) => {
                 eprintln!("herd run: {e:#}");
                 ExitCode::FAILURE

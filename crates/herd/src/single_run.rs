@@ -8,10 +8,10 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use hdrhistogram::Histogram;
+use herd_stats::{ClientJudgement, Failure, HealthFacts, LatencySeries, Measurement};
 use herd_store::{
-    ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
-    RepetitionId, RepetitionRecord, ReportDefaults, StoredCell, StoredExperiment, StoredRepetition,
-    HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE, HISTOGRAM_TOTAL,
+    ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
+    RepetitionRecord, ReportDefaults, StoredCell, StoredExperiment, StoredRepetition,
 };
 
 /// One run, as measured.
@@ -25,11 +25,11 @@ pub(crate) struct SingleRun {
     /// Stopped early (Ctrl-C): the page says the experiment was interrupted.
     pub(crate) interrupted: bool,
     /// One per step; one for a run that is not stepped.
-    pub(crate) measurements: Vec<MeasurementRecord>,
+    pub(crate) measurements: Vec<Measurement>,
     /// The client's health verdict and its reason, where the tool judges one.
-    pub(crate) verdict: Option<(String, Option<String>)>,
-    /// The facts the verdict was judged on, as JSON text.
-    pub(crate) health_json: Option<String>,
+    pub(crate) judgement: Option<ClientJudgement>,
+    /// The facts the verdict was judged on.
+    pub(crate) health: Option<HealthFacts>,
     /// The machine as `herd_lab::environment::record` found it before the load.
     pub(crate) environment: Vec<(String, String)>,
 }
@@ -63,15 +63,14 @@ fn experiment(run: SingleRun) -> StoredExperiment {
             version: version.to_owned(),
             argv,
             cpus: None,
-            verdict: run.verdict.as_ref().map(|(v, _)| v.clone()),
-            verdict_reason: run.verdict.and_then(|(_, why)| why),
-            health_json: run.health_json,
+            judgement: run.judgement,
+            health: run.health,
         },
         servers: Vec::new(),
         server_cpu_seconds: None,
         time_wait_before: None,
         drain_seconds: 0.0,
-        network_json: None,
+        network: None,
         measurements: run.measurements,
     };
     StoredExperiment {
@@ -111,24 +110,24 @@ fn experiment(run: SingleRun) -> StoredExperiment {
 }
 
 /// herd ab's run as a measurement: ab's counters, its failures by kind (named as the lab
-/// names the real ab's, by `herd_lab::client::ab_failures`), and histograms of every completed request's total,
-/// connect and first-byte times (µs, ab's own samples).
-pub(crate) fn ab_measurement(r: &herd_ab::results::AbResults) -> MeasurementRecord {
+/// names the real ab's, by `herd_lab::client::ab_failures`), and histograms of every
+/// completed request's total, connect and first-byte times (µs, ab's own samples).
+pub(crate) fn ab_measurement(r: &herd_ab::results::AbResults) -> Measurement {
     let kinds = [
-        ("Connect", r.err_conn),
-        ("Receive", r.err_recv),
-        ("Length", r.err_length),
-        ("Exceptions", r.err_except),
+        (Failure::Connect, r.err_conn),
+        (Failure::Receive, r.err_recv),
+        (Failure::Length, r.err_length),
+        (Failure::Exceptions, r.err_except),
     ];
     let failures = herd_lab::client::ab_failures(&kinds, r.bad, r.epipe);
     let mut histograms = Vec::new();
     type Pick = fn(&herd_ab::results::Sample) -> i64;
-    let picks: [(&str, Pick); 3] = [
-        (HISTOGRAM_TOTAL, |s| s.time_us()),
-        (HISTOGRAM_CONNECT, |s| s.ctime_us()),
-        (HISTOGRAM_FIRST_BYTE, |s| s.wait_us()),
+    let picks: [(LatencySeries, Pick); 3] = [
+        (LatencySeries::Total, |s| s.time_us()),
+        (LatencySeries::Connect, |s| s.ctime_us()),
+        (LatencySeries::FirstByte, |s| s.wait_us()),
     ];
-    for (name, pick) in picks {
+    for (series, pick) in picks {
         // Three significant digits, as every histogram herd keeps; auto-resizing, so any
         // duration fits and recording cannot fail.
         let Ok(mut h) = Histogram::<u64>::new(3) else { continue };
@@ -137,10 +136,10 @@ pub(crate) fn ab_measurement(r: &herd_ab::results::AbResults) -> MeasurementReco
             let _ = h.record(u64::try_from(pick(s)).unwrap_or(0).max(1));
         }
         if !h.is_empty() {
-            histograms.push((name.to_owned(), h));
+            histograms.push((series, h));
         }
     }
-    MeasurementRecord {
+    Measurement {
         step: 1,
         label: String::new(),
         concurrency: Some(r.concurrency),
@@ -157,7 +156,6 @@ pub(crate) fn ab_measurement(r: &herd_ab::results::AbResults) -> MeasurementReco
         histograms,
         // herd ab times in nanoseconds: no coarse clock to report (ab prints milliseconds).
         reported: Vec::new(),
-        client_verdict: None,
-        client_verdict_reason: None,
+        judgement: None,
     }
 }

@@ -120,7 +120,7 @@ fn bad_input_gets_one_clear_line() {
         (vec!["https://127.0.0.1/"], "give --ca-file FILE", 1),
         (vec!["-H", "nocolon", "http://127.0.0.1/"], "a header is `Name: value`", 1),
         (vec!["--rate", "0", "http://127.0.0.1/"], "a rate is requests per second", 2),
-        (vec!["-d", "10x", "http://127.0.0.1/"], "use a number with s, ms, us, m or h", 2),
+        (vec!["-d", "10x", "http://127.0.0.1/"], "use a number with s, ms, us, ns, m or h", 2),
         (vec!["-c", "0", "http://127.0.0.1/"], "-c", 2),
     ] {
         let out = run(herd().arg("run").args(&args));
@@ -129,12 +129,36 @@ fn bad_input_gets_one_clear_line() {
         assert!(err.contains(expect), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
-    // Nothing listening: every request fails with a connect error, and the run still ends.
+}
+
+#[test]
+fn a_run_without_any_response_says_so_and_exits_4() {
+    // Nothing listening: every request fails with a connect error. The run ends, its
+    // figures are kept (summary, --json), it gives no client verdict it cannot support, and
+    // it says once what failed, with exit code 4 (documented in `herd --help`).
     let port = util::free_port();
-    let j =
-        run_json(&["-c", "2", "-n", "20", "--timeout", "1s", &format!("http://127.0.0.1:{port}/")]);
+    let url = format!("http://127.0.0.1:{port}/");
+    let (j, out) = util::run_json_exiting(&["-c", "2", "-n", "20", "--timeout", "1s", &url], 4);
     assert_eq!(j["requests"]["completed"], 0);
     assert_eq!(j["failures"]["connect"], 20, "{j}");
+    assert_eq!(j["client"]["verdict"], serde_json::Value::Null, "{j}");
+    assert_eq!(
+        j["client"]["reason"],
+        "no request got a response (20 failed): nothing to judge the client on"
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains("failures    connect: 20"), "{stdout}");
+    assert!(stdout.contains("client      no verdict: no request got a response"), "{stdout}");
+    assert!(!stdout.contains("client-bound") && !stdout.contains("suspect"), "{stdout}");
+    assert_eq!(
+        stderr,
+        format!(
+            "herd run: no request got a response: 20 failed (connect 20); is the server \
+             running at {url} and does it accept connections from here?\n"
+        )
+    );
+    let help = text(&run(herd().arg("--help")).stdout);
+    assert!(help.contains("4 no request got a response"), "{help}");
 }
 
 /// A server that is fast with up to `n` open connections and slows down sharply beyond:

@@ -104,16 +104,20 @@ fn every_shape_of_real_output_validates() {
     ]);
     assert_eq!(mix["groups"]["rows"].as_array().map(Vec::len), Some(2));
     assert_eq!(mix["conforming"]["threshold_bps"], 320_000);
+    assert!(mix["conforming"]["median_bps"].as_f64().is_some(), "{mix}");
     assert_valid(&v, &mix, "workload and clients");
     let piped = run_json(&["-c", "2", "-n", "40", "--pipeline", "4", &serve.url("/bytes/10")]);
     assert_eq!(piped["clients"]["pipeline"], 4);
     assert_valid(&v, &piped, "pipelined");
 
-    // Nothing listens: every request fails, every latency histogram is empty.
+    // Nothing listens: every request fails, every latency histogram is empty, no verdict
+    // (exit code 4).
     let port = util::free_port();
-    let failed = run_json(&["-c", "2", "-n", "10", &format!("http://127.0.0.1:{port}/")]);
+    let failed =
+        util::run_json_exiting(&["-c", "2", "-n", "10", &format!("http://127.0.0.1:{port}/")], 4).0;
     assert_eq!(failed["latency_us"]["total"], json!({"count": 0}));
     assert_eq!(failed["failures"], json!({"connect": 10}));
+    assert_eq!(failed["client"]["verdict"], Value::Null);
     assert_valid(&v, &failed, "all failed");
 
     // Closed: total, total_from_send, connect, first_byte and queued (0 µs each); the open
@@ -156,6 +160,12 @@ fn every_shape_of_real_output_validates() {
     let mut doc = failed.clone();
     doc["failures"] = json!({"conect": 10});
     broken.push((doc, "an unknown failure kind"));
+    let mut doc = closed.clone();
+    doc["client"]["verdict"] = json!("fine");
+    broken.push((doc, "a verdict that is not one"));
+    let mut doc = mix.clone();
+    doc["conforming"].as_object_mut().unwrap().remove("median_bps");
+    broken.push((doc, "conforming connections without their median"));
     let mut doc = steps.clone();
     doc["steps"][1].as_object_mut().unwrap().remove("url");
     broken.push((doc, "a step without its url"));

@@ -7,20 +7,11 @@
 
 use std::collections::BTreeMap;
 
+pub use herd_store::{Conntrack, NetworkFacts};
+
 /// TCP counters of one namespace (`Tcp.ActiveOpens`, `TcpExt.ListenOverflows`, …).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters(pub BTreeMap<String, i64>);
-
-/// The router's connection tracking, when it has any (a NAT path).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Conntrack {
-    pub count: u64,
-    pub max: u64,
-    /// Packets dropped, and entries that could not be inserted: since the namespace was made
-    /// in a snapshot, over the measured run in [`PathFacts`] ([`Conntrack::since`]).
-    pub drop: u64,
-    pub insert_failed: u64,
-}
 
 /// One host's view at one moment.
 #[derive(Debug, Clone, Default)]
@@ -100,16 +91,14 @@ pub fn snapshot_here() -> Result<HostSnapshot, String> {
     Ok(HostSnapshot { counters, time_wait, conntrack })
 }
 
-impl Conntrack {
-    /// This snapshot with its drops and failed inserts counted since `before` (the warm-up
-    /// and the path's own setup are not the measured run's).
-    pub fn since(self, before: Option<&Conntrack>) -> Conntrack {
-        let b = before.copied().unwrap_or_default();
-        Conntrack {
-            drop: self.drop.saturating_sub(b.drop),
-            insert_failed: self.insert_failed.saturating_sub(b.insert_failed),
-            ..self
-        }
+/// `after` with its drops and failed inserts counted since `before` (the warm-up and the
+/// path's own setup are not the measured run's).
+pub fn conntrack_since(after: Conntrack, before: Option<&Conntrack>) -> Conntrack {
+    let b = before.copied().unwrap_or_default();
+    Conntrack {
+        drop: after.drop.saturating_sub(b.drop),
+        insert_failed: after.insert_failed.saturating_sub(b.insert_failed),
+        ..after
     }
 }
 
@@ -123,93 +112,60 @@ impl Counters {
     }
 }
 
-/// What the run's hosts saw, for the store and the report.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct PathFacts {
-    pub path: String,
-    /// The links' rate, bits per second, when shaped.
-    pub link_bits_per_second: Option<u64>,
-    /// Bytes the client received per second over the run, as bits (headers included).
-    pub carried_bits_per_second: Option<f64>,
-    pub client_syn_retransmits: i64,
-    pub client_failed_connects: i64,
-    pub client_time_wait: Option<u64>,
-    pub server_listen_overflows: i64,
-    pub server_passive_opens: i64,
-    pub server_time_wait: Option<u64>,
-    pub router_time_wait: Option<u64>,
-    pub router_conntrack: Option<Conntrack>,
-    /// CPU seconds of the router's program (HAProxy, nginx, sslh) during the measured run;
-    /// sslh-fork's per-connection children are reaped by nobody herd can ask, so theirs is
-    /// missing (a lower bound). None on a path without one.
-    pub router_cpu_seconds: Option<f64>,
-    /// Ephemeral ports each host has (the plan sets 1024-65000).
-    pub ephemeral_ports: u64,
-    /// Plain sentences: what capped or disturbed the run; empty when nothing did.
-    pub findings: Vec<String>,
-}
-
 /// Share of a shaped link's rate above which the link, not the server, set the pace.
 pub const LINK_BOUND_SHARE: f64 = 0.85;
 /// Share of the ephemeral ports in TIME_WAIT above which a host is running out of them.
 pub const PORTS_SHARE: f64 = 0.9;
 
-impl PathFacts {
-    /// The findings, from the figures (called once they are all in).
-    pub fn judge(&mut self) {
-        let mut f = Vec::new();
-        if let (Some(rate), Some(carried)) =
-            (self.link_bits_per_second, self.carried_bits_per_second)
-        {
-            if carried >= LINK_BOUND_SHARE * rate as f64 {
-                f.push(format!(
-                    "{}: {:.1} Mbit/s carried on a {:.0} Mbit/s link ({:.0} %): the link, not the server, set this rate",
-                    herd_store::FINDING_LINK_BOUND,
-                    carried / 1e6,
-                    rate as f64 / 1e6,
-                    100.0 * carried / rate as f64
-                ));
-            }
-        }
-        if let Some(c) = self.router_conntrack {
-            if c.drop > 0 || c.insert_failed > 0 || (c.max > 0 && c.count >= c.max) {
-                f.push(format!(
-                    "conntrack table full on the router: {} of {} entries, {} packets dropped, {} inserts failed",
-                    c.count, c.max, c.drop, c.insert_failed
-                ));
-            }
-        }
-        let ports = self.ephemeral_ports as f64;
-        for (who, tw) in [
-            ("client", self.client_time_wait),
-            ("router (toward the server)", self.router_time_wait),
-        ] {
-            if let Some(tw) = tw {
-                if ports > 0.0 && tw as f64 >= PORTS_SHARE * ports {
-                    f.push(format!(
-                        "port exhaustion on the {who}: {tw} sockets in TIME_WAIT of {} ephemeral ports",
-                        self.ephemeral_ports
-                    ));
-                }
-            }
-        }
-        if self.client_failed_connects > 0 {
-            f.push(format!("failed connects: {} on the client", self.client_failed_connects));
-        }
-        if self.client_syn_retransmits > 0 {
+/// The findings, from the figures (called once they are all in).
+pub fn judge(facts: &mut NetworkFacts) {
+    let mut f = Vec::new();
+    if let (Some(rate), Some(carried)) = (facts.link_bits_per_second, facts.carried_bits_per_second)
+    {
+        if carried >= LINK_BOUND_SHARE * rate as f64 {
             f.push(format!(
-                "SYN retransmits: {} by the client (each costs the connection at least a second)",
-                self.client_syn_retransmits
+                "{}: {:.1} Mbit/s carried on a {:.0} Mbit/s link ({:.0} %): the link, not the server, set this rate",
+                herd_store::FINDING_LINK_BOUND,
+                carried / 1e6,
+                rate as f64 / 1e6,
+                100.0 * carried / rate as f64
             ));
         }
-        if self.server_listen_overflows > 0 {
-            f.push(format!(
-                "listen queue overflows: {} on the server",
-                self.server_listen_overflows
-            ));
-        }
-        self.findings = f;
     }
+    if let Some(c) = facts.router_conntrack {
+        if c.drop > 0 || c.insert_failed > 0 || (c.max > 0 && c.count >= c.max) {
+            f.push(format!(
+                "conntrack table full on the router: {} of {} entries, {} packets dropped, {} inserts failed",
+                c.count, c.max, c.drop, c.insert_failed
+            ));
+        }
+    }
+    let ports = facts.ephemeral_ports as f64;
+    for (who, tw) in
+        [("client", facts.client_time_wait), ("router (toward the server)", facts.router_time_wait)]
+    {
+        if let Some(tw) = tw {
+            if ports > 0.0 && tw as f64 >= PORTS_SHARE * ports {
+                f.push(format!(
+                    "port exhaustion on the {who}: {tw} sockets in TIME_WAIT of {} ephemeral ports",
+                    facts.ephemeral_ports
+                ));
+            }
+        }
+    }
+    if facts.client_failed_connects > 0 {
+        f.push(format!("failed connects: {} on the client", facts.client_failed_connects));
+    }
+    if facts.client_syn_retransmits > 0 {
+        f.push(format!(
+            "SYN retransmits: {} by the client (each costs the connection at least a second)",
+            facts.client_syn_retransmits
+        ));
+    }
+    if facts.server_listen_overflows > 0 {
+        f.push(format!("listen queue overflows: {} on the server", facts.server_listen_overflows));
+    }
+    facts.findings = f;
 }
 
 #[cfg(test)]
@@ -232,8 +188,11 @@ mod tests {
     fn conntrack_drops_count_from_before_the_run() {
         let before = Conntrack { count: 3, max: 100, drop: 7, insert_failed: 1 };
         let after = Conntrack { count: 50, max: 100, drop: 10, insert_failed: 1 };
-        assert_eq!(after.since(Some(&before)), Conntrack { drop: 3, insert_failed: 0, ..after });
-        assert_eq!(after.since(None), after);
+        assert_eq!(
+            conntrack_since(after, Some(&before)),
+            Conntrack { drop: 3, insert_failed: 0, ..after }
+        );
+        assert_eq!(conntrack_since(after, None), after);
     }
 
     #[test]
@@ -246,29 +205,29 @@ mod tests {
 
     #[test]
     fn findings_name_what_capped_the_run() {
-        let mut f = PathFacts {
+        let mut f = NetworkFacts {
             link_bits_per_second: Some(100_000_000),
             carried_bits_per_second: Some(91e6),
             router_conntrack: Some(Conntrack { count: 10, max: 10, drop: 5, insert_failed: 0 }),
             client_time_wait: Some(60_000),
             ephemeral_ports: 63_977,
             client_syn_retransmits: 2,
-            ..PathFacts::default()
+            ..NetworkFacts::default()
         };
-        f.judge();
+        judge(&mut f);
         let all = f.findings.join("\n");
         assert!(all.contains("link-bound: 91.0 Mbit/s carried on a 100 Mbit/s link"), "{all}");
         assert!(all.contains("conntrack table full"), "{all}");
         assert!(all.contains("port exhaustion on the client"), "{all}");
         assert!(all.contains("SYN retransmits: 2 by the client"), "{all}");
-        let mut quiet = PathFacts {
+        let mut quiet = NetworkFacts {
             link_bits_per_second: Some(100_000_000),
             carried_bits_per_second: Some(40e6),
             ephemeral_ports: 63_977,
             client_time_wait: Some(5_000),
-            ..PathFacts::default()
+            ..NetworkFacts::default()
         };
-        quiet.judge();
+        judge(&mut quiet);
         assert!(quiet.findings.is_empty(), "{:?}", quiet.findings);
     }
 }

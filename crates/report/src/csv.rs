@@ -93,7 +93,7 @@ fn figures(
         row.failed.to_string(),
         row.non_2xx.to_string(),
         number(row.cpu_us_per_request),
-        row.verdict.clone().unwrap_or_default(),
+        row.verdict.map(|v| v.to_string()).unwrap_or_default(),
         row.link_bound.to_string(),
         row.not_comparable.to_string(),
     ]

@@ -9,10 +9,11 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use herd_store::{
-    Measure, MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, FINDING_LINK_BOUND,
-    HISTOGRAM_TOTAL, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
+use herd_stats::{
+    ClientVerdict, Failure, LatencySeries, Measurement, REPORTED_LATENCY_P50_US,
+    REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
 };
+use herd_store::{Measure, StoredCell, StoredExperiment, StoredRepetition, FINDING_LINK_BOUND};
 
 use herd_stats::repetitions::{self as stats, Interval};
 
@@ -38,14 +39,14 @@ pub(crate) struct Row<'a> {
     pub(crate) latency: Option<Latency>,
     /// Failed requests over all repetitions.
     pub(crate) failed: u64,
-    /// Failed requests by kind over all repetitions, kinds in the order first seen.
-    pub(crate) failures: Vec<(String, u64)>,
+    /// Failed requests by kind over all repetitions, in [`Failure`]'s order.
+    pub(crate) failures: Vec<(Failure, u64)>,
     pub(crate) non_2xx: u64,
     /// Median over ok repetitions of server CPU time per completed request, µs.
     pub(crate) cpu_us_per_request: Option<f64>,
-    /// The worst client verdict of all repetitions, as recorded (`None`: no tool gave one);
-    /// for a step, the step's own verdict where it has one.
-    pub(crate) verdict: Option<String>,
+    /// The worst client verdict of all repetitions (`None`: no tool gave one); for a step,
+    /// the step's own verdict where it has one.
+    pub(crate) verdict: Option<ClientVerdict>,
     /// Where a coarse client clock alone makes an ok run's rate uncertain by more than
     /// [`COARSE_CLOCK`]: the worst such run.
     pub(crate) coarse_clock: Option<CoarseClock>,
@@ -125,7 +126,7 @@ impl<'a> Row<'a> {
 
     /// Whether the client judged the row's runs other than ok (suspect, client-bound).
     pub(crate) fn client_not_ok(&self) -> bool {
-        verdict_rank(self.verdict.as_deref()) > verdict_rank(Some("ok"))
+        self.verdict > Some(ClientVerdict::Ok)
     }
 
     /// ` step c100` for a step's row, nothing for a cell's.
@@ -192,17 +193,6 @@ pub(crate) fn measured_in_steps(cell: &StoredCell) -> bool {
     cell.repetitions.iter().any(|r| r.record.measurements.len() > 1)
 }
 
-/// Where a verdict ranks: higher is worse; one this report does not know is worst.
-pub(crate) fn verdict_rank(verdict: Option<&str>) -> u8 {
-    match verdict {
-        None => 0,
-        Some("ok") => 1,
-        Some("suspect") => 2,
-        Some("client-bound") => 3,
-        Some(_) => 4,
-    }
-}
-
 /// Step number → label over all the cell's repetitions (the first label seen wins).
 fn steps_of(cell: &StoredCell) -> BTreeMap<u32, String> {
     let mut steps = BTreeMap::new();
@@ -219,18 +209,16 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
     let ok: Vec<_> = cell.ok_repetitions().collect();
 
     let rates = ok.iter().filter_map(|r| measurement_at(r, step)?.requests_per_second()).collect();
-    let ok_measurements: Vec<&MeasurementRecord> =
+    let ok_measurements: Vec<&Measurement> =
         ok.iter().filter_map(|r| measurement_at(r, step)).collect();
 
-    let (mut failed, mut non_2xx, mut failures) = (0u64, 0u64, Vec::<(String, u64)>::new());
+    let (mut failed, mut non_2xx, mut failures) = (0u64, 0u64, BTreeMap::<Failure, u64>::new());
     for m in cell.repetitions.iter().filter_map(|r| measurement_at(r, step)) {
         failed = failed.saturating_add(m.failed);
         non_2xx = non_2xx.saturating_add(m.non_2xx);
-        for (kind, n) in &m.failures {
-            match failures.iter_mut().find(|(k, _)| k == kind) {
-                Some((_, total)) => *total = total.saturating_add(*n),
-                None => failures.push((kind.clone(), *n)),
-            }
+        for &(kind, n) in &m.failures {
+            let total = failures.entry(kind).or_insert(0);
+            *total = total.saturating_add(n);
         }
     }
     // Server CPU is measured per repetition: only repetitions that ran every step give a
@@ -246,14 +234,11 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         .repetitions
         .iter()
         .filter(|r| step.is_none() || measurement_at(r, step).is_some())
-        .map(|r| {
-            measurement_at(r, step).and_then(|m| m.client_verdict.as_deref()).or(r
-                .record
-                .client
-                .verdict
-                .as_deref())
+        .filter_map(|r| {
+            let own = measurement_at(r, step).and_then(|m| m.judgement.as_ref());
+            own.or(r.record.client.judgement.as_ref()).map(|j| j.verdict)
         })
-        .fold(None, |worst, v| if verdict_rank(v) > verdict_rank(worst) { v } else { worst });
+        .max();
 
     let coarse_clock = ok_measurements
         .iter()
@@ -279,31 +264,32 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         rates,
         latency: latency(&ok_measurements),
         failed,
-        failures,
+        failures: failures.into_iter().collect(),
         non_2xx,
         cpu_us_per_request: stats::median(&cpu),
-        verdict: verdict.map(str::to_owned),
+        verdict,
         coarse_clock,
         not_comparable: ok_measurements.iter().any(|m| m.failed > 0 || m.non_2xx > 0),
         link_bound: ok.iter().any(|r| {
             r.record
                 .network_findings()
-                .is_ok_and(|f| f.iter().any(|f| f.split(':').next() == Some(FINDING_LINK_BOUND)))
+                .iter()
+                .any(|f| f.split(':').next() == Some(FINDING_LINK_BOUND))
         }),
     }
 }
 
 /// The repetition's measurement of that step, if it has one.
-fn measurement_at(rep: &StoredRepetition, step: Option<u32>) -> Option<&MeasurementRecord> {
+fn measurement_at(rep: &StoredRepetition, step: Option<u32>) -> Option<&Measurement> {
     let step = step?;
     rep.record.measurements.iter().find(|m| m.step == step)
 }
 
 /// p50 and p99 of the `total` histograms merged over the measurements; without any, the
 /// median over measurements of the clients' own figures.
-fn latency(measurements: &[&MeasurementRecord]) -> Option<Latency> {
+fn latency(measurements: &[&Measurement]) -> Option<Latency> {
     let histograms: Vec<&Histogram<u64>> =
-        measurements.iter().filter_map(|m| m.histogram(HISTOGRAM_TOTAL)).collect();
+        measurements.iter().filter_map(|m| m.histogram(LatencySeries::Total)).collect();
     if let Some(merged) = merge(&histograms) {
         return Some(Latency {
             p50_us: merged.value_at_quantile(0.5) as f64,

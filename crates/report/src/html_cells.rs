@@ -8,9 +8,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use herd_store::{
-    MeasurementRecord, StoredCell, StoredExperiment, StoredRepetition, HISTOGRAM_TOTAL,
-};
+use herd_stats::{LatencySeries, Measurement};
+use herd_store::{StoredCell, StoredExperiment, StoredRepetition};
 
 use crate::doc::{Align, Role, Table};
 use crate::html::{figure, list, table};
@@ -59,7 +58,9 @@ fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &Store
     counts(page, cell, "status codes", |m| {
         m.statuses.iter().map(|(code, n)| (code.to_string(), *n)).collect()
     });
-    counts(page, cell, "failed requests by kind", |m| m.failures.clone());
+    counts(page, cell, "failed requests by kind", |m| {
+        m.failures.iter().map(|(kind, n)| (kind.to_string(), *n)).collect()
+    });
     health(page, cell);
     servers(page, cell);
     network(page, cell);
@@ -70,14 +71,12 @@ fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &Store
 const SPECTRUM_CAPTION: &str = "Latency from the intended send time by percentile, both axes logarithmic: each further nine takes the same room. One line per ok repetition (per step, over the ok repetitions, for a stepped load); each line ends at its maximum.";
 
 /// Every repetition's measurements, in repetition and step order.
-fn measurements(
-    cell: &StoredCell,
-) -> impl Iterator<Item = (&StoredRepetition, &MeasurementRecord)> {
+fn measurements(cell: &StoredCell) -> impl Iterator<Item = (&StoredRepetition, &Measurement)> {
     cell.repetitions.iter().flat_map(|r| r.record.measurements.iter().map(move |m| (r, m)))
 }
 
 /// `1` or `1 c64`: a repetition, shown from 1, and its step where there are steps.
-fn label(r: &StoredRepetition, m: Option<&MeasurementRecord>, stepped: bool) -> String {
+fn label(r: &StoredRepetition, m: Option<&Measurement>, stepped: bool) -> String {
     match m {
         Some(m) if stepped => format!("{} {}", r.record.repetition.saturating_add(1), m.label),
         _ => (r.record.repetition.saturating_add(1)).to_string(),
@@ -101,8 +100,8 @@ const MEASURED: [(&str, Align); 12] = [
     ("warm-up", Align::Right),
 ];
 
-fn measured(m: &MeasurementRecord) -> [String; 12] {
-    let h = m.histogram(HISTOGRAM_TOTAL);
+fn measured(m: &Measurement) -> [String; 12] {
+    let h = m.histogram(LatencySeries::Total);
     let quantile = |q: f64| h.map_or("-".into(), |h| ms(h.value_at_quantile(q) as f64));
     [
         m.concurrency.map_or("-".into(), |c| c.to_string()),
@@ -140,7 +139,7 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
         let outcome = if rec.outcome.is_ok() { "ok" } else { "failed" };
         // A repetition that failed before measuring gets one row of its own.
         let none = [None];
-        let steps: Vec<Option<&MeasurementRecord>> = if rec.measurements.is_empty() {
+        let steps: Vec<Option<&Measurement>> = if rec.measurements.is_empty() {
             none.to_vec()
         } else {
             rec.measurements.iter().map(Some).collect()
@@ -159,9 +158,8 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
                 .push(rec.server_cpu_us_per_request().map_or("-".into(), |us| format!("{us:.1}")));
             entries.push(rec.time_wait_before.map_or("-".into(), |n| n.to_string()));
             entries.push(format!("{:.1}", rec.drain_seconds));
-            let verdict =
-                m.and_then(|m| m.client_verdict.clone()).or_else(|| rec.client.verdict.clone());
-            entries.push(verdict.unwrap_or_else(|| "-".into()));
+            let judged = m.and_then(|m| m.judgement.as_ref()).or(rec.client.judgement.as_ref());
+            entries.push(judged.map_or_else(|| "-".into(), |j| j.verdict.to_string()));
             t.text_row(entries);
         }
     }
@@ -178,7 +176,7 @@ fn counts(
     page: &mut String,
     cell: &StoredCell,
     what: &str,
-    of: impl Fn(&MeasurementRecord) -> Vec<(String, u64)>,
+    of: impl Fn(&Measurement) -> Vec<(String, u64)>,
 ) {
     let stepped = crate::figures::measured_in_steps(cell);
     let mut kinds: Vec<String> = Vec::new();
@@ -224,11 +222,15 @@ fn health(page: &mut String, cell: &StoredCell) {
             "repetition {n}: {} {}: {}{}",
             c.tool,
             c.version,
-            c.verdict.as_deref().unwrap_or("no verdict"),
-            c.verdict_reason.as_deref().map(|why| format!(" ({why})")).unwrap_or_default()
+            c.judgement.as_ref().map_or("no verdict", |j| j.verdict.as_str()),
+            c.judgement
+                .as_ref()
+                .and_then(|j| j.reason.as_deref())
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default()
         ));
         let labels: Vec<&str> = r.record.measurements.iter().map(|m| m.label.as_str()).collect();
-        for (step, facts) in crate::json_facts::flatten(c.health_json.as_deref(), &labels) {
+        for (step, facts) in crate::json_facts::flatten(c.health.as_ref(), &labels) {
             rows.push((step.map_or_else(|| n.to_string(), |s| format!("{n} {s}")), facts));
         }
     }
@@ -293,16 +295,15 @@ fn servers(page: &mut String, cell: &StoredCell) {
 }
 
 fn network(page: &mut String, cell: &StoredCell) {
-    let findings: Vec<String> = cell
-        .repetitions
-        .iter()
-        .flat_map(|r| {
-            let found = r.record.network_findings().unwrap_or_else(|why| vec![why]);
-            found
-                .into_iter()
-                .map(move |f| format!("repetition {}: {f}", r.record.repetition.saturating_add(1)))
-        })
-        .collect();
+    let findings: Vec<String> =
+        cell.repetitions
+            .iter()
+            .flat_map(|r| {
+                r.record.network_findings().iter().map(move |f| {
+                    format!("repetition {}: {f}", r.record.repetition.saturating_add(1))
+                })
+            })
+            .collect();
     if !findings.is_empty() {
         page.push_str("<h4>what the network path capped or disturbed</h4>\n");
         list(page, &findings);

@@ -1,20 +1,27 @@
-//! A stored JSON record (the client's health facts) as `key → value` facts a table can
-//! show: nested objects joined with dots (`process_cpu_s.user`), fractions to four
-//! decimals; a list of per-step records as one set of facts per step.
+//! The client's health facts (`herd_stats::HealthFacts`, one type for herd run's own and the
+//! lab's CPU reading of ab and wrk) as `key → value` facts a table can show: every field by
+//! its name, nested objects joined with dots (`process_cpu_s.user`), fractions to four
+//! decimals; a stepped run's as one set of facts per step.
 
+use herd_stats::HealthFacts;
 use serde_json::Value;
 
 /// Key → value facts.
 pub(crate) type Facts = Vec<(String, String)>;
 
-/// The facts of `json`, in the record's order: one set, or where the record is a list with
-/// one element per step of `steps` (a stepped load's), one set per step, with its label.
-/// One fact saying so when the record cannot be read.
-pub(crate) fn flatten<'s>(json: Option<&str>, steps: &[&'s str]) -> Vec<(Option<&'s str>, Facts)> {
-    let Some(json) = json else { return Vec::new() };
-    let value: Value = match serde_json::from_str(json) {
+/// The facts of `health`, in the fields' order: one set, or for a stepped run's facts with
+/// one element per step of `steps`, one set per step, with its label.
+pub(crate) fn flatten<'s>(
+    health: Option<&HealthFacts>,
+    steps: &[&'s str],
+) -> Vec<(Option<&'s str>, Facts)> {
+    let Some(health) = health else { return Vec::new() };
+    // The typed facts as their JSON fields: every field, by the name the store keeps it under.
+    let value: Value = match serde_json::to_value(health) {
         Ok(v) => v,
-        Err(e) => return vec![(None, vec![("record".to_owned(), format!("cannot be read: {e}"))])],
+        Err(e) => {
+            return vec![(None, vec![("record".to_owned(), format!("cannot be shown: {e}"))])]
+        }
     };
     match &value {
         Value::Array(items) if items.len() == steps.len() && items.len() > 1 => items
@@ -71,34 +78,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_become_facts_and_steps_are_apart() {
-        let one = r#"{"verdict":"ok","busy_share":0.94854517,"process_cpu_s":{"user":0.15},"reason":null,"threads":1}"#;
-        let sets = flatten(Some(one), &["c1"]);
+    fn facts_become_rows_and_steps_are_apart() {
+        use herd_stats::{ClientHealth, ClientVerdict, CpuFacts, ProcessCpu};
+        let one = HealthFacts::Run(ClientHealth {
+            verdict: Some(ClientVerdict::Ok),
+            worker_threads: 1,
+            cpu_busy_share: 0.94854517,
+            process_cpu_s: Some(ProcessCpu { user: 0.15, system: 0.0 }),
+            ..ClientHealth::default()
+        });
+        let sets = flatten(Some(&one), &["c1"]);
         assert_eq!(sets.len(), 1);
         let (step, facts) = &sets[0];
         assert_eq!(*step, None);
         assert!(facts.contains(&("process_cpu_s.user".into(), "0.15".into())), "{facts:?}");
-        assert!(facts.contains(&("busy_share".into(), "0.9485".into())), "{facts:?}");
+        assert!(facts.contains(&("cpu_busy_share".into(), "0.9485".into())), "{facts:?}");
         assert!(facts.contains(&("reason".into(), "-".into())), "{facts:?}");
-        assert!(facts.contains(&("threads".into(), "1".into())), "{facts:?}");
+        assert!(facts.contains(&("worker_threads".into(), "1".into())), "{facts:?}");
 
-        let steps = r#"[{"verdict":"ok"},{"verdict":"suspect","lag":[1,2]}]"#;
-        let sets = flatten(Some(steps), &["c1", "c2"]);
-        assert_eq!(sets[0], (Some("c1"), vec![("verdict".to_owned(), "ok".to_owned())]));
-        // Key order is the JSON map's (sorted, or as written with serde_json's
-        // preserve_order): compare sorted.
-        let mut second = sets[1].1.clone();
-        second.sort();
-        assert_eq!(sets[1].0, Some("c2"));
+        let suspect =
+            ClientHealth { verdict: Some(ClientVerdict::Suspect), ..ClientHealth::default() };
+        let steps = HealthFacts::Steps(vec![ClientHealth::default(), suspect]);
+        let sets = flatten(Some(&steps), &["c1", "c2"]);
+        assert_eq!((sets[0].0, sets[1].0), (Some("c1"), Some("c2")));
+        assert!(sets[0].1.contains(&("verdict".into(), "-".into())));
+        assert!(sets[1].1.contains(&("verdict".into(), "suspect".into())));
+
+        let cpu = HealthFacts::ByCpu(CpuFacts {
+            judged_by: "herd lab".into(),
+            cpu_seconds: 0.5,
+            wall_seconds: 1.0,
+            threads: 1,
+            cpus_allowed: 1,
+            busy_share: 0.5,
+        });
+        assert!(flatten(Some(&cpu), &[])[0].1.contains(&("busy_share".into(), "0.5".into())));
+        let early = HealthFacts::Other(serde_json::json!({"cpu": 0.98, "lag": [1, 2]}));
         assert_eq!(
-            second,
+            flatten(Some(&early), &[])[0].1,
             [
+                ("cpu".to_owned(), "0.98".to_owned()),
                 ("lag[0]".to_owned(), "1".to_owned()),
-                ("lag[1]".to_owned(), "2".to_owned()),
-                ("verdict".to_owned(), "suspect".to_owned()),
+                ("lag[1]".to_owned(), "2".to_owned())
             ]
         );
-        assert_eq!(flatten(Some("{"), &[])[0].1[0].0, "record");
         assert!(flatten(None, &[]).is_empty());
     }
 }

@@ -7,7 +7,8 @@
 //! time, so a fixed-rate run's queueing is in them.
 
 use hdrhistogram::Histogram;
-use herd_store::{StoredCell, HISTOGRAM_TOTAL};
+use herd_stats::LatencySeries;
+use herd_store::StoredCell;
 
 use crate::figures::merge;
 use crate::svg_chart::{Axis, LineChart, Scale, Series, Style, Units};
@@ -38,7 +39,7 @@ pub(crate) fn chart(cell: &StoredCell) -> Option<LineChart> {
                 .iter()
                 .flat_map(|r| &r.record.measurements)
                 .filter(|m| m.step == step)
-                .filter_map(|m| m.histogram(HISTOGRAM_TOTAL))
+                .filter_map(|m| m.histogram(LatencySeries::Total))
                 .collect();
             if let Some(merged) = merge(&histograms) {
                 series.push(line(format!("step {label}"), &merged));
@@ -46,8 +47,12 @@ pub(crate) fn chart(cell: &StoredCell) -> Option<LineChart> {
         }
     } else {
         for r in &ok {
-            let histograms: Vec<&Histogram<u64>> =
-                r.record.measurements.iter().filter_map(|m| m.histogram(HISTOGRAM_TOTAL)).collect();
+            let histograms: Vec<&Histogram<u64>> = r
+                .record
+                .measurements
+                .iter()
+                .filter_map(|m| m.histogram(LatencySeries::Total))
+                .collect();
             if let Some(merged) = merge(&histograms) {
                 series.push(line(
                     format!("repetition {}", r.record.repetition.saturating_add(1)),

@@ -5,7 +5,8 @@
 //! Every number has a fixed format, so the same stored experiment always renders to the
 //! same bytes; the figures themselves come from `figures.rs`.
 
-use herd_store::{Measure, StoredExperiment};
+use herd_stats::ClientVerdict;
+use herd_store::{Measure, StoredExperiment, StoredRepetition};
 
 use crate::doc::{Align, Block, Doc, Entry, Figure, Role, Table};
 use crate::figures::{self, CoarseClock, Row};
@@ -127,10 +128,10 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
             row.failed.to_string(),
             row.non_2xx.to_string(),
             row.cpu_us_per_request.map_or_else(|| "-".to_owned(), |us| format!("{us:.1}")),
-            match row.verdict.as_deref() {
+            match row.verdict {
                 None => "-".to_owned(),
-                Some("ok") => "ok".to_owned(),
-                Some(other) => format!("{other}!"),
+                Some(v @ ClientVerdict::Ok) => v.to_string(),
+                Some(v @ (ClientVerdict::Suspect | ClientVerdict::ClientBound)) => format!("{v}!"),
             },
         ]
         .map(Entry::from),
@@ -191,23 +192,16 @@ fn verdicts(exp: &StoredExperiment, doc: &mut Doc) {
     // store keeps every repetition's own).
     let mut lines = Vec::new();
     for cell in &exp.cells {
-        let flagged: Vec<_> = cell
-            .repetitions
-            .iter()
-            .filter(|r| {
-                figures::verdict_rank(r.record.client.verdict.as_deref())
-                    > figures::verdict_rank(Some("ok"))
-            })
-            .collect();
-        let Some(worst) = flagged
-            .iter()
-            .max_by_key(|r| figures::verdict_rank(r.record.client.verdict.as_deref()))
-        else {
+        let verdict_of =
+            |r: &&StoredRepetition| r.record.client.judgement.as_ref().map(|j| j.verdict);
+        let flagged: Vec<_> =
+            cell.repetitions.iter().filter(|r| verdict_of(r) > Some(ClientVerdict::Ok)).collect();
+        let Some(worst) = flagged.iter().copied().max_by_key(verdict_of) else {
             continue;
         };
-        let client = &worst.record.client;
-        let verdict = client.verdict.as_deref().unwrap_or("-");
-        let reason = client.verdict_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+        let Some(judged) = &worst.record.client.judgement else { continue };
+        let verdict = judged.verdict;
+        let reason = judged.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
         lines.push(format!(
             "{}: {} of {} repetitions not ok; worst, repetition {}: {verdict}{reason}",
             cell.key,
@@ -229,12 +223,11 @@ fn path_findings(exp: &StoredExperiment, doc: &mut Doc) {
         // kind, repetitions with it, the first such repetition, its words
         let mut kinds: Vec<(String, usize, u32, String)> = Vec::new();
         for r in &cell.repetitions {
-            let findings = r.record.network_findings().unwrap_or_else(|why| vec![why]);
-            for f in findings {
-                let kind = f.split(':').next().unwrap_or(&f).to_owned();
+            for f in r.record.network_findings() {
+                let kind = f.split(':').next().unwrap_or(f).to_owned();
                 match kinds.iter_mut().find(|(k, ..)| *k == kind) {
                     Some((_, n, ..)) => *n += 1,
-                    None => kinds.push((kind, 1, r.record.repetition + 1, f)),
+                    None => kinds.push((kind, 1, r.record.repetition + 1, f.clone())),
                 }
             }
         }

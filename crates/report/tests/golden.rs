@@ -11,10 +11,13 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 use herd_report::{experiment_table, CompareFormat, Format, Options};
-use herd_store::{
-    ClientRecord, ExperimentStatus, Measure, MeasurementRecord, NewExperiment, Outcome, Published,
-    PublishedFigure, RepetitionRecord, ReportDefaults, ServerRecord, Store, StoredExperiment,
+use herd_stats::{
+    ClientJudgement, ClientVerdict, Failure, LatencySeries, Measurement,
     REPORTED_TIMER_RESOLUTION_S,
+};
+use herd_store::{
+    ClientRecord, ExperimentStatus, Measure, NetworkFacts, NewExperiment, Outcome, Published,
+    PublishedFigure, RepetitionRecord, ReportDefaults, ServerRecord, Store, StoredExperiment,
 };
 
 fn check_golden(name: &str, got: &[u8]) {
@@ -74,8 +77,8 @@ fn measurement(
     failed: &[(&str, u64)],
     non_2xx: u64,
     total: Option<Histogram<u64>>,
-) -> MeasurementRecord {
-    MeasurementRecord {
+) -> Measurement {
+    Measurement {
         step,
         label: label.into(),
         concurrency: Some(100),
@@ -83,16 +86,15 @@ fn measurement(
         duration_s: 10.0,
         completed,
         failed: failed.iter().map(|(_, n)| n).sum(),
-        failures: failed.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+        failures: failed.iter().map(|(k, n)| (k.parse::<Failure>().unwrap(), *n)).collect(),
         statuses: vec![(200, completed - non_2xx), (503, non_2xx)],
         non_2xx,
         bytes_total: completed * 6_600,
         bytes_body: completed * 6_397,
         warmup_requests: 1_000,
-        histograms: total.into_iter().map(|h| ("total".to_owned(), h)).collect(),
+        histograms: total.into_iter().map(|h| (LatencySeries::Total, h)).collect(),
         reported: vec![],
-        client_verdict: None,
-        client_verdict_reason: None,
+        judgement: None,
     }
 }
 
@@ -102,7 +104,7 @@ fn repetition(
     tool: &str,
     verdict: Option<(&str, &str)>,
     server_cpu: Option<f64>,
-    measurements: Vec<MeasurementRecord>,
+    measurements: Vec<Measurement>,
 ) -> RepetitionRecord {
     RepetitionRecord {
         cell_key: axes.iter().map(|(a, v)| format!("{a}={v}")).collect::<Vec<_>>().join(" "),
@@ -117,9 +119,11 @@ fn repetition(
             version: "1".into(),
             argv: vec![tool.into()],
             cpus: None,
-            verdict: verdict.map(|(v, _)| v.to_owned()),
-            verdict_reason: verdict.map(|(_, r)| r.to_owned()),
-            health_json: None,
+            judgement: verdict.map(|(v, r)| ClientJudgement {
+                verdict: v.parse::<ClientVerdict>().unwrap(),
+                reason: Some(r.to_owned()),
+            }),
+            health: None,
         },
         servers: vec![ServerRecord {
             name: axes[0].1.into(),
@@ -133,7 +137,7 @@ fn repetition(
         server_cpu_seconds: server_cpu,
         time_wait_before: None,
         drain_seconds: 0.0,
-        network_json: None,
+        network: None,
         measurements,
     }
 }
@@ -207,7 +211,7 @@ fn matrix() -> StoredExperiment {
             "wrk",
             None,
             Some(2.0),
-            vec![MeasurementRecord {
+            vec![Measurement {
                 histograms: vec![],
                 reported: vec![
                     ("latency_p50_us".into(), 310.0),
@@ -254,7 +258,7 @@ fn matrix() -> StoredExperiment {
             "wrk",
             None,
             Some(2.2),
-            vec![MeasurementRecord {
+            vec![Measurement {
                 histograms: vec![],
                 reported: vec![
                     ("latency_p50_us".into(), 330.0),
@@ -291,17 +295,19 @@ fn stepped_from(new: NewExperiment) -> StoredExperiment {
     let mut store = Store::in_memory().unwrap();
     let id = store.begin_experiment(&new).unwrap();
     const BOUND: &str = "step 3 (c100): herd's worker thread was busy 97 % of the run";
-    let steps = |server: &str, base: u64, n: usize| -> Vec<MeasurementRecord> {
+    let steps = |server: &str, base: u64, n: usize| -> Vec<Measurement> {
         [("c10", 1u64), ("c50", 4), ("c100", 6)]
             .iter()
             .take(n)
             .enumerate()
             .map(|(i, (label, factor))| {
                 let bound = server == "nginx" && *label == "c100";
-                MeasurementRecord {
+                Measurement {
                     concurrency: label[1..].parse().ok(),
-                    client_verdict: Some(if bound { "client-bound" } else { "ok" }.into()),
-                    client_verdict_reason: bound.then(|| BOUND.to_owned()),
+                    judgement: Some(ClientJudgement {
+                        verdict: if bound { ClientVerdict::ClientBound } else { ClientVerdict::Ok },
+                        reason: bound.then(|| BOUND.to_owned()),
+                    }),
                     ..measurement(
                         i as u32,
                         label,
@@ -354,7 +360,7 @@ fn coarse_clock() -> StoredExperiment {
     for (client, rep, duration_s) in
         [("ab", 0, 0.003), ("ab", 1, 0.003), ("ab", 2, 0.004), ("herd", 0, 0.4), ("herd", 1, 0.41)]
     {
-        let mut m = MeasurementRecord {
+        let mut m = Measurement {
             duration_s,
             ..measurement(0, "", 100, &[], 0, Some(histogram(&[(150, 100)])))
         };
@@ -403,8 +409,11 @@ fn paths_from(new: NewExperiment) -> StoredExperiment {
     let id = store.begin_experiment(&new).unwrap();
     let h = || Some(histogram(&[(200, 1_000)]));
     let facts = |findings: &[&str]| {
-        let list: Vec<String> = findings.iter().map(|f| format!("\"{f}\"")).collect();
-        Some(format!("{{\"path\":\"x\",\"findings\":[{}]}}", list.join(",")))
+        Some(NetworkFacts {
+            path: "x".into(),
+            findings: findings.iter().map(|f| f.to_string()).collect(),
+            ..NetworkFacts::default()
+        })
     };
     let mut records = Vec::new();
     for rep in 0..3u32 {
@@ -417,7 +426,7 @@ fn paths_from(new: NewExperiment) -> StoredExperiment {
             Some(1.0),
             vec![measurement(0, "n", 300_000, &[], 0, h())],
         );
-        r.network_json = facts(&[]);
+        r.network = facts(&[]);
         records.push(r);
         let nat = [("server", "nginx"), ("path", "nft-dnat")];
         let mut r = repetition(
@@ -427,12 +436,9 @@ fn paths_from(new: NewExperiment) -> StoredExperiment {
             ok("ok"),
             Some(1.0),
             // 12.5 s a run: 20000 req/s.
-            vec![MeasurementRecord {
-                duration_s: 12.5,
-                ..measurement(0, "n", 250_000, &[], 0, h())
-            }],
+            vec![Measurement { duration_s: 12.5, ..measurement(0, "n", 250_000, &[], 0, h()) }],
         );
-        r.network_json = match rep {
+        r.network = match rep {
             0 => facts(&["conntrack table full on the router: 10 of 10 entries, 5 packets dropped, 0 inserts failed"]),
             1 => facts(&["link-bound: 95.0 Mbit/s carried on a 100 Mbit/s link (95 %): the link, not the server, set this rate"]),
             _ => facts(&[
@@ -450,12 +456,9 @@ fn paths_from(new: NewExperiment) -> StoredExperiment {
             ok("ok"),
             Some(1.0),
             // 8 s a run: 25000 req/s.
-            vec![MeasurementRecord {
-                duration_s: 8.0,
-                ..measurement(0, "n", 200_000, failed, 0, h())
-            }],
+            vec![Measurement { duration_s: 8.0, ..measurement(0, "n", 200_000, failed, 0, h()) }],
         );
-        r.network_json = if rep == 2 { Some("{not json".into()) } else { facts(&[]) };
+        r.network = facts(&[]);
         records.push(r);
     }
     for r in &records {
@@ -793,7 +796,7 @@ fn sweep() -> StoredExperiment {
         {
             for (path, share) in [("direct", 10u64), ("routed", 9)] {
                 let completed = rate * share; // 10 s a run: rate × share / 10 per second
-                let m = MeasurementRecord {
+                let m = Measurement {
                     bytes_total: completed * (bytes + 300),
                     ..measurement(0, "n", completed, &[], 0, Some(histogram(&[(500, 100)])))
                 };
@@ -901,10 +904,7 @@ fn spectra(exps: &[StoredExperiment]) -> usize {
         .flat_map(|e| &e.cells)
         .filter(|c| {
             c.ok_repetitions().any(|r| {
-                r.record
-                    .measurements
-                    .iter()
-                    .any(|m| m.histogram(herd_store::HISTOGRAM_TOTAL).is_some())
+                r.record.measurements.iter().any(|m| m.histogram(LatencySeries::Total).is_some())
             })
         })
         .count()
@@ -1016,8 +1016,8 @@ fn a_sweep_beside_a_ramp_charts_each_where_it_belongs() {
     }
     let axes = [("server", "herd"), ("workload", "page"), ("load", "ramp")];
     let steps = vec![
-        MeasurementRecord { concurrency: Some(1), ..measurement(1, "c=1", 50_000, &[], 0, None) },
-        MeasurementRecord { concurrency: Some(4), ..measurement(2, "c=4", 90_000, &[], 0, None) },
+        Measurement { concurrency: Some(1), ..measurement(1, "c=1", 50_000, &[], 0, None) },
+        Measurement { concurrency: Some(4), ..measurement(2, "c=4", 90_000, &[], 0, None) },
     ];
     store.record_repetition(id, &repetition(&axes, 0, "herd", ok("ok"), None, steps)).unwrap();
     store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();

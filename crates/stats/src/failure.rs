@@ -46,19 +46,9 @@ impl FailureKind {
         FailureKind::Overrun,
     ];
 
-    /// A short, stable, lowercase name (used in JSON and tables).
+    /// A short, stable, lowercase name (used in JSON and tables): its [`crate::Failure`]'s.
     pub fn name(self) -> &'static str {
-        match self {
-            FailureKind::Connect => "connect",
-            FailureKind::Tls => "tls",
-            FailureKind::Write => "write",
-            FailureKind::Receive => "receive",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Closed => "closed",
-            FailureKind::Malformed => "malformed",
-            FailureKind::HeadTooLarge => "head_too_large",
-            FailureKind::Overrun => "overrun",
-        }
+        crate::Failure::from(self).as_str()
     }
 
     fn index(self) -> usize {

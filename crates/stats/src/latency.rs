@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 /// The highest value a histogram tracks; longer samples are clamped to it (and counted).
 const MAX_MICROS: u64 = 3_600_000_000;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
     /// Samples above [`MAX_MICROS`], recorded as the maximum.

@@ -1,27 +1,44 @@
-//! Statistics for load runs: what each worker records and how workers are merged.
+//! Statistics and the shared vocabulary of load runs: what each worker records, how workers
+//! are merged, and the words every crate uses for a result.
 //!
 //! Brief overview:
-//! - [`FailureKind`] names every way a request can fail; [`Failures`] counts them in a
-//!   fixed array (no map, no strings on the hot path).
-//! - [`LatencyHistogram`] wraps an HdrHistogram in microseconds, 3 significant digits.
-//! - [`RunStats`] is one worker's complete record (histograms, bytes, statuses, failures,
-//!   body lengths seen); workers merge with `+=` after the run.
-//!
+//! - [`FailureKind`] names every way a request can fail in herd's engine; [`Failures`] counts
+//!   them in a fixed array (no map, no strings on the hot path).
+//! - [`LatencyHistogram`] wraps an HdrHistogram in microseconds, 3 significant digits;
+//!   [`hdr`] is the one encoding of a histogram wherever herd writes one down.
+//! - [`RunStats`] is the core of every recorder (herd ab's and herd run's): exact counters and
+//!   histograms, merged with `+=`.
+//! - The vocabulary ([`ClientVerdict`], [`Failure`], [`LatencySeries`]), the one
+//!   [`Measurement`] type from a client's output to the store and the page, and the client
+//!   health facts ([`HealthFacts`]).
+//! - [`units`]: durations, bit rates, byte sizes and request rates as typed, written once.
 //! - [`repetitions`] summarises a handful of per-repetition values (median, relative
 //!   standard deviation, Student t interval): the lab's runner and its reports share it.
 //!
 //! This crate does no I/O and never panics on values that come from a server.
 
 mod failure;
+pub mod hdr;
+mod health;
 mod latency;
 mod lengths;
+mod measurement;
 pub mod repetitions;
 mod run_stats;
 mod status;
 pub mod units;
+mod vocabulary;
 
 pub use failure::{FailureKind, Failures};
+pub use health::{ClientHealth, CpuFacts, HealthFacts, ProcessCpu, SendLag};
 pub use latency::LatencyHistogram;
 pub use lengths::LengthTally;
+pub use measurement::{
+    Measurement, REPORTED_INTERRUPTED, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
+    REPORTED_TIMER_RESOLUTION_S,
+};
 pub use run_stats::RunStats;
 pub use status::StatusCounts;
+pub use vocabulary::{
+    ClientJudgement, ClientVerdict, Failure, LatencySeries, UnknownName, BUSY_BOUND, BUSY_SUSPECT,
+};

@@ -1,11 +1,14 @@
-//! One worker's record of a run, and the merge of all workers' records.
+//! The core every recorder embeds (herd ab's and herd run's): exact counters and the
+//! histograms both keep, merged with `+=` after the run. Each recorder adds its own figures
+//! beside it (ab: its samples, waiting times and body lengths; herd run: latency from the
+//! send, first byte, queueing, per-group counts) and merges them the same way.
 
 use std::ops::AddAssign;
 
-use crate::{Failures, LatencyHistogram, LengthTally, StatusCounts};
+use crate::{FailureKind, Failures, LatencyHistogram, StatusCounts};
 
-/// Everything a worker counts. Exact counters plus histograms; no per-request storage.
-#[derive(Debug, Clone, Default)]
+/// One worker's counts of a run, or all workers' merged.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunStats {
     /// Complete responses of any status.
     pub responses: u64,
@@ -17,23 +20,48 @@ pub struct RunStats {
     pub bytes_written: u64,
     /// Decoded body bytes of complete responses.
     pub body_bytes: u64,
-    pub lengths: LengthTally,
-    /// TCP connections that completed their handshake.
+    /// Responses on connections that had not carried one before (each a new connection).
     pub connections: u64,
     /// Responses received on a connection that had already carried a response.
     pub reused: u64,
     /// Connect (+ TLS handshake) time of requests that opened a connection.
     pub connect: LatencyHistogram,
-    /// From the request fully written to the first response byte.
-    pub waiting: LatencyHistogram,
-    /// From the start of the request (connect, or previous response on keep-alive) to the
-    /// last response byte.
+    /// From the request's intended send (in a closed loop: its start) to its last byte.
     pub total: LatencyHistogram,
 }
 
 impl RunStats {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Counts one complete response (the histograms are the recorder's to fill: each
+    /// records what it reports).
+    pub fn count_response(
+        &mut self,
+        status: u16,
+        read: u64,
+        written: u64,
+        body: u64,
+        reused: bool,
+    ) {
+        self.responses += 1;
+        self.statuses.add(status);
+        self.bytes_read += read;
+        self.bytes_written += written;
+        self.body_bytes += body;
+        if reused {
+            self.reused += 1;
+        } else {
+            self.connections += 1;
+        }
+    }
+
+    /// Counts one failed request.
+    pub fn count_failure(&mut self, kind: FailureKind, read: u64, written: u64) {
+        self.failures.add(kind);
+        self.bytes_read += read;
+        self.bytes_written += written;
     }
 
     /// Attempts that ended, whether in a response or a failure.
@@ -44,41 +72,89 @@ impl RunStats {
 
 impl AddAssign<&RunStats> for RunStats {
     fn add_assign(&mut self, o: &RunStats) {
-        self.responses += o.responses;
-        self.failures += &o.failures;
-        self.statuses += &o.statuses;
-        self.bytes_read += o.bytes_read;
-        self.bytes_written += o.bytes_written;
-        self.body_bytes += o.body_bytes;
-        self.lengths += &o.lengths;
-        self.connections += o.connections;
-        self.reused += o.reused;
-        self.connect += &o.connect;
-        self.waiting += &o.waiting;
-        self.total += &o.total;
+        // Destructured without `..`: a field added to RunStats does not compile until it is
+        // merged here.
+        let RunStats {
+            responses,
+            failures,
+            statuses,
+            bytes_read,
+            bytes_written,
+            body_bytes,
+            connections,
+            reused,
+            connect,
+            total,
+        } = o;
+        self.responses += responses;
+        self.failures += failures;
+        self.statuses += statuses;
+        self.bytes_read += bytes_read;
+        self.bytes_written += bytes_written;
+        self.body_bytes += body_bytes;
+        self.connections += connections;
+        self.reused += reused;
+        self.connect += connect;
+        self.total += total;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::FailureKind;
+
+    /// A record with every field set, each to something different.
+    fn full() -> RunStats {
+        let mut s = RunStats::new();
+        s.count_response(200, 100, 40, 60, false);
+        s.count_response(404, 90, 40, 50, true);
+        s.count_failure(FailureKind::Timeout, 7, 40);
+        s.connect.record_micros(30);
+        s.total.record_micros(500);
+        s.total.record_micros(900);
+        s
+    }
 
     #[test]
-    fn merges_every_field() {
-        let mut a = RunStats::new();
-        a.responses = 2;
-        a.bytes_read = 100;
-        a.total.record_micros(10);
-        let mut b = RunStats::new();
-        b.responses = 3;
-        b.failures.add(FailureKind::Timeout);
-        b.bytes_read = 50;
-        b.total.record_micros(20);
-        a += &b;
-        assert_eq!(a.responses, 5);
-        assert_eq!(a.attempts(), 6);
-        assert_eq!(a.bytes_read, 150);
-        assert_eq!(a.total.len(), 2);
+    fn merging_a_record_into_itself_doubles_every_field() {
+        let one = full();
+        let mut two = full();
+        two += &one;
+        // Destructured without `..`, so a new field fails to compile here until this test
+        // checks that it is merged.
+        let RunStats {
+            responses,
+            failures,
+            statuses,
+            bytes_read,
+            bytes_written,
+            body_bytes,
+            connections,
+            reused,
+            connect,
+            total,
+        } = &two;
+        assert_eq!(*responses, 2 * one.responses);
+        assert_eq!(failures.total(), 2 * one.failures.total());
+        assert_eq!(statuses.total(), 2 * one.statuses.total());
+        assert_eq!(statuses.get(404), 2);
+        assert_eq!(*bytes_read, 2 * one.bytes_read);
+        assert_eq!(*bytes_written, 2 * one.bytes_written);
+        assert_eq!(*body_bytes, 2 * one.body_bytes);
+        assert_eq!(*connections, 2 * one.connections);
+        assert_eq!(*reused, 2 * one.reused);
+        assert_eq!(connect.len(), 2 * one.connect.len());
+        assert_eq!(total.len(), 2 * one.total.len());
+        assert_ne!(two, one);
+        assert_eq!(two.attempts(), 6);
+    }
+
+    #[test]
+    fn counts_responses_and_failures() {
+        let s = full();
+        assert_eq!((s.responses, s.connections, s.reused), (2, 1, 1));
+        assert_eq!((s.bytes_read, s.bytes_written, s.body_bytes), (197, 120, 110));
+        assert_eq!(s.failures.get(FailureKind::Timeout), 1);
+        assert_eq!(s.attempts(), 3);
     }
 }

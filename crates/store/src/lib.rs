@@ -8,13 +8,13 @@
 //!   leaves only whole repetitions) and [`Store::finish_experiment`]; reports read through
 //!   [`Store::experiments`] and [`Store::load_experiment`].
 //! - What is written: [`NewExperiment`], [`RepetitionRecord`] with its [`ClientRecord`],
-//!   [`ServerRecord`]s and [`MeasurementRecord`]s (counters, failures by kind, statuses,
+//!   [`ServerRecord`]s and [`herd_stats::Measurement`]s (counters, failures by kind, statuses,
 //!   latency histograms as HdrHistogram blobs, so any percentile can be recomputed).
 //! - [`Published`]: the figures an article published, stored with the experiment that
 //!   re-runs them ([`NewExperiment::published`]), for a report's "then and now".
 //! - What is read back: [`StoredExperiment`] → [`StoredCell`] → [`StoredRepetition`], every
 //!   field as written; derived figures such as requests per second are computed on read
-//!   ([`MeasurementRecord::requests_per_second`]), never stored.
+//!   ([`herd_stats::Measurement::requests_per_second`]), never stored.
 //! - [`StoreError`] says what is wrong with a file in words a user can act on: not SQLite,
 //!   another program's database, a store from a newer herd, a corrupted store.
 //!
@@ -25,9 +25,9 @@
 
 mod axes;
 mod error;
-mod histogram_blob;
 mod migrate;
 mod natural_order;
+mod network;
 mod open;
 mod published;
 mod read;
@@ -39,14 +39,12 @@ mod write;
 pub use axes::{is_sibling, names_value, sweep_label, sweep_size};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
+pub use network::{Conntrack, NetworkFacts};
 pub use open::APPLICATION_ID;
 pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
-    ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
-    RepetitionId, RepetitionRecord, ReportDefaults, ServerRecord, CALIBRATION_SERVER,
-    FINDING_LINK_BOUND, HISTOGRAM_CONNECT, HISTOGRAM_FIRST_BYTE, HISTOGRAM_QUEUED, HISTOGRAM_TOTAL,
-    HISTOGRAM_TOTAL_FROM_SEND, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
-    REPORTED_TIMER_RESOLUTION_S,
+    ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
+    RepetitionRecord, ReportDefaults, ServerRecord, CALIBRATION_SERVER, FINDING_LINK_BOUND,
 };
 pub use store::Store;
 pub use stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};

@@ -9,16 +9,19 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Row};
 
+use herd_stats::{
+    ClientJudgement, ClientVerdict, Failure, HealthFacts, LatencySeries, Measurement,
+};
+
 use crate::error::StoreError;
-use crate::histogram_blob;
 use crate::natural_order;
 use crate::record::{
-    ClientRecord, ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome,
-    RepetitionId, RepetitionRecord, ReportDefaults, ServerRecord,
+    ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
+    RepetitionRecord, ReportDefaults, ServerRecord,
 };
 use crate::store::Store;
 use crate::stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};
-use crate::Measure;
+use crate::{Measure, NetworkFacts};
 
 impl Store {
     /// Every experiment in the store, oldest first, with counts of its cells and of its
@@ -296,13 +299,14 @@ impl Reader<'_> {
             )?;
             servers.push(server);
         }
-        let measurement_rows: Vec<(i64, MeasurementRecord)> = self.list(
+        type Judged = (Option<String>, Option<String>);
+        let measurement_rows: Vec<(i64, Measurement, Judged)> = self.list(
             "SELECT id, step, label, concurrency, rate, duration_s, completed, failed, non_2xx,
                 bytes_total, bytes_body, warmup_requests, client_verdict, client_verdict_reason
              FROM measurement WHERE repetition_id = ?1 ORDER BY step",
             [row.id],
             |r| {
-                let m = MeasurementRecord {
+                let m = Measurement {
                     step: r.get(1)?,
                     label: r.get(2)?,
                     concurrency: r.get(3)?,
@@ -318,16 +322,29 @@ impl Reader<'_> {
                     warmup_requests: r.get(11)?,
                     histograms: Vec::new(),
                     reported: Vec::new(),
-                    client_verdict: r.get(12)?,
-                    client_verdict_reason: r.get(13)?,
+                    judgement: None,
                 };
-                Ok((r.get(0)?, m))
+                Ok((r.get(0)?, m, (r.get(12)?, r.get(13)?)))
             },
         )?;
         let mut measurements = Vec::with_capacity(measurement_rows.len());
-        for (measurement_id, m) in measurement_rows {
+        for (measurement_id, mut m, (verdict, reason)) in measurement_rows {
+            m.judgement =
+                self.judgement(verdict, reason, &format!("measurement {measurement_id}"))?;
             measurements.push(self.measurement_details(measurement_id, m)?);
         }
+        let what = format!("repetition {}", row.id);
+        let judgement = self.judgement(row.client_verdict, row.client_verdict_reason, &what)?;
+        let health = row
+            .client_health_json
+            .map(|text| HealthFacts::from_json(&text))
+            .transpose()
+            .map_err(|e| self.corrupt(format!("{what}: {e}")))?;
+        let network = row
+            .network_json
+            .map(|text| NetworkFacts::from_json(&text))
+            .transpose()
+            .map_err(|e| self.corrupt(format!("{what}: {e}")))?;
         let record = RepetitionRecord {
             cell_key: cell_key.to_owned(),
             axes: axes.to_vec(),
@@ -341,31 +358,31 @@ impl Reader<'_> {
                 version: row.client_version,
                 argv: self.argv(&row.client_argv)?,
                 cpus: row.client_cpus,
-                verdict: row.client_verdict,
-                verdict_reason: row.client_verdict_reason,
-                health_json: row.client_health_json,
+                judgement,
+                health,
             },
             servers,
             server_cpu_seconds: row.server_cpu_seconds,
             time_wait_before: row.time_wait_before,
             drain_seconds: row.drain_seconds,
-            network_json: row.network_json,
+            network,
             measurements,
         };
         Ok(StoredRepetition { id: RepetitionId(row.id), record })
     }
 
-    fn measurement_details(
-        &self,
-        id: i64,
-        mut m: MeasurementRecord,
-    ) -> Result<MeasurementRecord, StoreError> {
-        m.failures = self.list(
+    fn measurement_details(&self, id: i64, mut m: Measurement) -> Result<Measurement, StoreError> {
+        let failures: Vec<(String, u64)> = self.list(
             "SELECT kind, count FROM measurement_failure WHERE measurement_id = ?1
              ORDER BY position",
             [id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        for (kind, count) in failures {
+            let kind: Failure =
+                kind.parse().map_err(|e| self.corrupt(format!("measurement {id}: {e}")))?;
+            m.failures.push((kind, count));
+        }
         m.statuses = self.list(
             "SELECT status, count FROM measurement_status WHERE measurement_id = ?1
              ORDER BY position",
@@ -378,10 +395,12 @@ impl Reader<'_> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         for (name, blob) in blobs {
-            let histogram = histogram_blob::decode(&blob).map_err(|e| {
+            let series: LatencySeries =
+                name.parse().map_err(|e| self.corrupt(format!("measurement {id}: {e}")))?;
+            let histogram = herd_stats::hdr::decode(&blob).map_err(|e| {
                 self.corrupt(format!("histogram {name:?} of measurement {id} does not decode: {e}"))
             })?;
-            m.histograms.push((name, histogram));
+            m.histograms.push((series, histogram));
         }
         m.reported = self.list(
             "SELECT name, value FROM measurement_reported WHERE measurement_id = ?1
@@ -390,6 +409,20 @@ impl Reader<'_> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok(m)
+    }
+
+    /// A stored verdict and its reason, read back: a verdict herd does not know is a
+    /// corrupted row, named by `what`.
+    fn judgement(
+        &self,
+        verdict: Option<String>,
+        reason: Option<String>,
+        what: &str,
+    ) -> Result<Option<ClientJudgement>, StoreError> {
+        let Some(verdict) = verdict else { return Ok(None) };
+        let verdict: ClientVerdict =
+            verdict.parse().map_err(|e| self.corrupt(format!("{what}: {e}")))?;
+        Ok(Some(ClientJudgement { verdict, reason }))
     }
 
     /// All rows of a query.

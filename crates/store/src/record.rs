@@ -7,27 +7,9 @@
 
 use std::fmt;
 
-use hdrhistogram::Histogram;
+use herd_stats::{ClientJudgement, HealthFacts, Measurement};
 
-/// Name of the latency histogram from the intended send time to the last byte, µs; the one
-/// reports use for p50/p99. In an open loop it includes the wait behind a late schedule.
-pub const HISTOGRAM_TOTAL: &str = "total";
-/// Name of the latency histogram from the actual send to the last byte, µs.
-pub const HISTOGRAM_TOTAL_FROM_SEND: &str = "total_from_send";
-/// Name of the connect-time histogram, µs.
-pub const HISTOGRAM_CONNECT: &str = "connect";
-/// Name of the time-to-first-byte histogram, µs.
-pub const HISTOGRAM_FIRST_BYTE: &str = "first_byte";
-/// Name of the histogram of the time a request waited for a free connection, µs.
-pub const HISTOGRAM_QUEUED: &str = "queued";
-
-/// Name of a tool's own median latency in µs, for tools that give no histogram (wrk).
-pub const REPORTED_LATENCY_P50_US: &str = "latency_p50_us";
-/// Name of a tool's own 99th percentile latency in µs, for tools that give no histogram.
-pub const REPORTED_LATENCY_P99_US: &str = "latency_p99_us";
-/// Name of the resolution, in seconds, of the clock that timed the measurement, for tools
-/// whose clock is coarse (ab prints its run time to the millisecond).
-pub const REPORTED_TIMER_RESOLUTION_S: &str = "timer_resolution_s";
+use crate::NetworkFacts;
 
 /// The `server` axis value of the cells the lab adds to an experiment with network paths:
 /// herd serve, a null server next to any real one, run through every path, so the report can
@@ -122,11 +104,10 @@ pub struct RepetitionRecord {
     pub time_wait_before: Option<u64>,
     /// Time spent waiting for the previous repetition's sockets to drain.
     pub drain_seconds: f64,
-    /// What a network path's hosts saw (herd_lab::netstat::PathFacts as JSON); None over
-    /// loopback.
-    pub network_json: Option<String>,
+    /// What a network path's hosts saw; None over loopback.
+    pub network: Option<NetworkFacts>,
     /// One measurement, or one per client step, in step order.
-    pub measurements: Vec<MeasurementRecord>,
+    pub measurements: Vec<Measurement>,
 }
 
 /// Whether a repetition produced a result. A failed one is kept with its reason.
@@ -148,12 +129,11 @@ pub struct ClientRecord {
     pub argv: Vec<String>,
     /// CPU list the client was pinned to (`taskset` syntax).
     pub cpus: Option<String>,
-    /// `ok`, `suspect` or `client-bound`: whether the result may say more about the client
-    /// than about the server. `None` when the tool gives no way to tell.
-    pub verdict: Option<String>,
-    pub verdict_reason: Option<String>,
-    /// The client's health figures as JSON, as herd run reported them.
-    pub health_json: Option<String>,
+    /// Whether the result may say more about the client than about the server, and why.
+    /// `None` when there is no way to tell (or nothing to judge).
+    pub judgement: Option<ClientJudgement>,
+    /// The figures the verdict was judged on.
+    pub health: Option<HealthFacts>,
 }
 
 /// One server process (or process group) of a repetition.
@@ -167,38 +147,6 @@ pub struct ServerRecord {
     pub cpu_seconds: Option<f64>,
     /// (path, text) of each configuration file written for it.
     pub configs: Vec<(String, String)>,
-}
-
-/// What one load level measured: the whole repetition, or one client step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MeasurementRecord {
-    /// 0-based; unique within the repetition.
-    pub step: u32,
-    pub label: String,
-    pub concurrency: Option<u32>,
-    /// Asked rate in requests per second, for open-loop loads.
-    pub rate: Option<f64>,
-    /// Length of the measured part, in seconds (warm-up excluded).
-    pub duration_s: f64,
-    pub completed: u64,
-    pub failed: u64,
-    /// Failure kind (`connect`, `receive`, `length`, `exceptions`, `timeout`, `closed`,
-    /// `malformed` …) → count, in the order given.
-    pub failures: Vec<(String, u64)>,
-    /// HTTP status → count, in the order given.
-    pub statuses: Vec<(u16, u64)>,
-    pub non_2xx: u64,
-    pub bytes_total: u64,
-    pub bytes_body: u64,
-    pub warmup_requests: u64,
-    /// Name ([`HISTOGRAM_TOTAL`] …) → histogram in µs.
-    pub histograms: Vec<(String, Histogram<u64>)>,
-    /// Figures a tool reported itself when it gives no histogram (wrk's percentiles).
-    pub reported: Vec<(String, f64)>,
-    /// The client's verdict on this measurement (a step of a stepped run), when it was
-    /// judged apart from the repetition; None: the repetition's verdict applies.
-    pub client_verdict: Option<String>,
-    pub client_verdict_reason: Option<String>,
 }
 
 impl fmt::Display for ExperimentId {
@@ -273,18 +221,10 @@ impl NewExperiment {
 }
 
 impl RepetitionRecord {
-    /// The plain findings stored with a run on a network path (`network_json`'s
-    /// `findings`, written by herd_lab::netstat::PathFacts): empty over loopback; Err with
-    /// the reason when the stored record cannot be read.
-    pub fn network_findings(&self) -> Result<Vec<String>, String> {
-        let Some(json) = self.network_json.as_deref() else { return Ok(Vec::new()) };
-        #[derive(serde::Deserialize)]
-        struct Facts {
-            findings: Vec<String>,
-        }
-        serde_json::from_str::<Facts>(json)
-            .map(|f| f.findings)
-            .map_err(|e| format!("the stored network facts cannot be read: {e}"))
+    /// The plain findings of a run on a network path (what capped or disturbed it): empty
+    /// over loopback.
+    pub fn network_findings(&self) -> &[String] {
+        self.network.as_ref().map_or(&[], |n| n.findings.as_slice())
     }
 
     /// Requests completed over all steps.
@@ -298,29 +238,6 @@ impl RepetitionRecord {
         let completed = self.completed();
         let seconds = self.server_cpu_seconds?;
         (completed > 0).then(|| seconds * 1e6 / completed as f64)
-    }
-}
-
-impl MeasurementRecord {
-    /// Completed requests per second of the measured part; `None` when it lasted no time.
-    pub fn requests_per_second(&self) -> Option<f64> {
-        (self.duration_s > 0.0).then(|| self.completed as f64 / self.duration_s)
-    }
-
-    /// Bytes received per second / 1024, headers included (ab's "Transfer rate"); `None`
-    /// when it lasted no time.
-    pub fn kib_per_second(&self) -> Option<f64> {
-        (self.duration_s > 0.0).then(|| self.bytes_total as f64 / self.duration_s / 1024.0)
-    }
-
-    /// The histogram of that name ([`HISTOGRAM_TOTAL`] …).
-    pub fn histogram(&self, name: &str) -> Option<&Histogram<u64>> {
-        self.histograms.iter().find(|(n, _)| n == name).map(|(_, h)| h)
-    }
-
-    /// The reported figure of that name ([`REPORTED_LATENCY_P50_US`] …).
-    pub fn reported(&self, name: &str) -> Option<f64> {
-        self.reported.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
     }
 }
 
@@ -339,67 +256,5 @@ mod tests {
             assert_eq!(ExperimentStatus::from_stored(s.as_str()), Some(s));
         }
         assert_eq!(ExperimentStatus::from_stored("Done"), None);
-    }
-
-    #[test]
-    fn requests_per_second_needs_a_duration() {
-        let mut m = MeasurementRecord {
-            step: 0,
-            label: "c10".into(),
-            concurrency: Some(10),
-            rate: None,
-            duration_s: 2.0,
-            completed: 1000,
-            failed: 0,
-            failures: vec![],
-            statuses: vec![],
-            non_2xx: 0,
-            bytes_total: 0,
-            bytes_body: 0,
-            warmup_requests: 0,
-            histograms: vec![],
-            reported: vec![("latency_p50_us".into(), 12.5)],
-            client_verdict: None,
-            client_verdict_reason: None,
-        };
-        assert_eq!(m.requests_per_second(), Some(500.0));
-        assert_eq!(m.reported(REPORTED_LATENCY_P50_US), Some(12.5));
-        assert_eq!(m.histogram(HISTOGRAM_TOTAL), None);
-        m.duration_s = 0.0;
-        assert_eq!(m.requests_per_second(), None);
-    }
-
-    #[test]
-    fn network_findings_are_read_and_an_unreadable_record_is_an_error() {
-        let mut r = RepetitionRecord {
-            cell_key: String::new(),
-            axes: vec![],
-            repetition: 0,
-            position: 0,
-            started_at: String::new(),
-            finished_at: String::new(),
-            outcome: Outcome::Ok,
-            client: ClientRecord {
-                tool: "ab".into(),
-                version: String::new(),
-                argv: vec![],
-                cpus: None,
-                verdict: None,
-                verdict_reason: None,
-                health_json: None,
-            },
-            servers: vec![],
-            server_cpu_seconds: None,
-            time_wait_before: None,
-            drain_seconds: 0.0,
-            network_json: None,
-            measurements: vec![],
-        };
-        assert_eq!(r.network_findings(), Ok(vec![]));
-        r.network_json = Some(r#"{"path":"direct","findings":["link-bound: 90 Mbit/s"]}"#.into());
-        assert_eq!(r.network_findings(), Ok(vec!["link-bound: 90 Mbit/s".to_owned()]));
-        r.network_json = Some("{}".into());
-        let err = r.network_findings().unwrap_err();
-        assert!(err.starts_with("the stored network facts cannot be read: missing field"), "{err}");
     }
 }

@@ -9,11 +9,12 @@
 
 use rusqlite::{ffi, params, OptionalExtension, Transaction, TransactionBehavior};
 
+use herd_stats::Measurement;
+
 use crate::error::StoreError;
-use crate::histogram_blob;
 use crate::record::{
-    ExperimentId, ExperimentStatus, MeasurementRecord, NewExperiment, Outcome, RepetitionId,
-    RepetitionRecord, ServerRecord,
+    ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId, RepetitionRecord,
+    ServerRecord,
 };
 use crate::store::Store;
 
@@ -152,6 +153,11 @@ impl RepetitionWriter<'_> {
             Outcome::Failed { reason } => ("failed", Some(reason.as_str())),
         };
         let argv = self.json(&r.client.argv)?;
+        let judgement = r.client.judgement.as_ref();
+        let verdict = judgement.map(|j| j.verdict.as_str());
+        let verdict_reason = judgement.and_then(|j| j.reason.as_deref());
+        let health = r.client.health.as_ref().map(herd_stats::HealthFacts::to_json);
+        let network = r.network.as_ref().map(crate::NetworkFacts::to_json);
         let server_cpu_seconds = self.real_opt(r.server_cpu_seconds, "server_cpu_seconds")?;
         let time_wait_before = self.int_opt(r.time_wait_before, "time_wait_before")?;
         let drain_seconds = self.real(r.drain_seconds, "drain_seconds")?;
@@ -177,13 +183,13 @@ impl RepetitionWriter<'_> {
                     r.client.version,
                     argv,
                     r.client.cpus,
-                    r.client.verdict,
-                    r.client.verdict_reason,
-                    r.client.health_json,
+                    verdict,
+                    verdict_reason,
+                    health,
                     server_cpu_seconds,
                     time_wait_before,
                     drain_seconds,
-                    r.network_json,
+                    network,
                 ])
             })
             .map_err(|e| {
@@ -318,7 +324,7 @@ impl RepetitionWriter<'_> {
         Ok(())
     }
 
-    fn measurement(&self, repetition_id: i64, m: &MeasurementRecord) -> Result<(), StoreError> {
+    fn measurement(&self, repetition_id: i64, m: &Measurement) -> Result<(), StoreError> {
         let step = m.step;
         let rate = self.real_opt(m.rate, "rate")?;
         let duration_s = self.real(m.duration_s, "duration_s")?;
@@ -331,6 +337,8 @@ impl RepetitionWriter<'_> {
             self.int(m.warmup_requests, "warmup_requests")?,
         ];
         let [completed, failed, non_2xx, bytes_total, bytes_body, warmup_requests] = counts;
+        let verdict = m.judgement.as_ref().map(|j| j.verdict.as_str());
+        let verdict_reason = m.judgement.as_ref().and_then(|j| j.reason.as_deref());
         self.tx
             .prepare_cached(
                 "INSERT INTO measurement (repetition_id, step, label, concurrency, rate,
@@ -352,8 +360,8 @@ impl RepetitionWriter<'_> {
                     bytes_total,
                     bytes_body,
                     warmup_requests,
-                    m.client_verdict,
-                    m.client_verdict_reason,
+                    verdict,
+                    verdict_reason,
                 ])
             })
             .map_err(|e| {
@@ -369,8 +377,13 @@ impl RepetitionWriter<'_> {
             self.child(
                 "INSERT INTO measurement_failure (measurement_id, position, kind, count)
                  VALUES (?1, ?2, ?3, ?4)",
-                params![measurement_id, position, kind, self.int(*count, "failure count")?],
-                twice(format!("failure kind {kind:?}")),
+                params![
+                    measurement_id,
+                    position,
+                    kind.as_str(),
+                    self.int(*count, "failure count")?
+                ],
+                twice(format!("failure kind {kind}")),
             )?;
         }
         for (position, (status, count)) in m.statuses.iter().enumerate() {
@@ -381,15 +394,15 @@ impl RepetitionWriter<'_> {
                 twice(format!("status {status}")),
             )?;
         }
-        for (position, (name, histogram)) in m.histograms.iter().enumerate() {
-            let blob = histogram_blob::encode(histogram).map_err(|e| {
-                self.invalid(format!("step {step}: histogram {name:?} cannot be encoded: {e}"))
+        for (position, (series, histogram)) in m.histograms.iter().enumerate() {
+            let blob = herd_stats::hdr::encode(histogram).map_err(|e| {
+                self.invalid(format!("step {step}: histogram {series} cannot be encoded: {e}"))
             })?;
             self.child(
                 "INSERT INTO histogram (measurement_id, position, name, data)
                  VALUES (?1, ?2, ?3, ?4)",
-                params![measurement_id, position, name, blob],
-                twice(format!("histogram {name:?}")),
+                params![measurement_id, position, series.as_str(), blob],
+                twice(format!("histogram {series}")),
             )?;
         }
         for (position, (name, value)) in m.reported.iter().enumerate() {

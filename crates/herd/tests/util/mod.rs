@@ -230,10 +230,16 @@ impl Drop for Nginx {
 
 /// Runs `herd run ARGS --json FILE`, which must succeed; returns the JSON.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
+    run_json_exiting(args, 0).0
+}
+
+/// `herd run ARGS --json FILE`, which must exit with `code`: the document and the output.
+pub fn run_json_exiting(args: &[&str], code: i32) -> (serde_json::Value, Output) {
     let path = tempdir("run-json").join("out.json");
     let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
-    assert!(out.status.success(), "{args:?}: {}\n{}", text(&out.stdout), text(&out.stderr));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stdout}\n{stderr}");
+    (serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap(), out)
 }
 
 pub fn run(cmd: &mut Command) -> Output {

@@ -18,11 +18,12 @@ use std::ffi::OsString;
 
 use super::ab_tsv;
 use super::error::excerpt;
+use herd_stats::{Failure, Measurement, REPORTED_TIMER_RESOLUTION_S};
+
 use super::{
-    argv, post_body, whole_seconds, ClientCommand, ClientError, ClientJob, ClientOutcome,
-    Measurement, Tool,
+    argv, post_body, whole_seconds, ClientCommand, ClientError, ClientJob, ClientOutcome, Tool,
 };
-use crate::load::{Shape, Warmup};
+use crate::load::Shape;
 
 /// Where ab writes its `-g` file, in the job's `out_dir`.
 pub(super) const TSV_FILE: &str = "ab.tsv";
@@ -85,18 +86,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         ));
     }
     let timeout = whole_seconds(job, "request timeout", load.timeout)?;
-    let warmup_requests = match load.warmup {
-        Warmup::None | Warmup::Requests(0) => None,
-        Warmup::Requests(k) => Some(k),
-        Warmup::Duration(_) => {
-            return Err(job.unsupported(
-                "warm up for a duration",
-                "its warm-up is a separate ab run, which stops after a request count",
-                "give the warm-up as `warmup_requests`",
-            ))
-        }
-    };
-    let run = |n: u64, c: u32, tsv: bool| {
+    let run = |n: u64, c: u32| {
         let mut a = argv([job.program.as_os_str().to_owned()]);
         a.extend(argv(["-n".to_owned(), n.to_string(), "-c".to_owned(), c.to_string()]));
         if load.keep_alive {
@@ -108,42 +98,43 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
             a.push(file.as_os_str().to_owned());
             a.extend(argv(["-T", content_type]));
         }
-        if tsv {
-            a.push("-g".into());
-            a.push(job.out_file(TSV_FILE).into_os_string());
-        }
+        a.push("-g".into());
+        a.push(job.out_file(TSV_FILE).into_os_string());
         a.push(OsString::from(job.url()));
         a
     };
     Ok(ClientCommand {
         // ab refuses -c above -n: a short warm-up uses fewer connections.
-        warmup: warmup_requests
-            .map(|k| run(k, u32::try_from(k).map_or(concurrency, |k| k.min(concurrency)), false)),
-        main: run(n_requests, concurrency, true),
+        main: run(n_requests, concurrency),
         files: Vec::new(),
     })
 }
 
-/// Failed requests by kind as ab counts them, in the lab's words: the kinds of ab's
-/// breakdown (`Connect`, `Receive`, `Length`, `Exceptions`, lowercased), what its total of
-/// `failed` has beyond them (`other`: a head ab could not read), and failed writes, which ab
-/// keeps out of its total but a measurement counts as failed (`write`). Kinds with none are
+/// Failed requests by kind as ab counts them: the kinds of ab's breakdown (Connect,
+/// Receive, Length, Exceptions), what its total of `failed` has beyond them
+/// ([`Failure::Other`]: a head ab could not read), and failed writes, which ab keeps out of
+/// its total but a measurement counts as failed ([`Failure::Write`]). Kinds with none are
 /// left out. herd ab's own page (`herd ab --html`) names them the same way.
-pub fn ab_failures(kinds: &[(&str, u64)], failed: u64, write_errors: u64) -> Vec<(String, u64)> {
-    let mut failures: Vec<(String, u64)> = Vec::new();
+pub fn ab_failures(
+    kinds: &[(Failure, u64)],
+    failed: u64,
+    write_errors: u64,
+) -> Vec<(Failure, u64)> {
+    let mut failures: Vec<(Failure, u64)> = Vec::new();
     let mut named = 0u64;
     for &(kind, n) in kinds {
         named = named.saturating_add(n);
         if n > 0 {
-            failures.push((kind.to_lowercase(), n));
+            failures.push((kind, n));
         }
     }
     if failed > named {
-        failures.push(("other".to_owned(), failed - named));
+        failures.push((Failure::Other, failed - named));
     }
     if write_errors > 0 {
-        failures.push(("write".to_owned(), write_errors));
+        failures.push((Failure::Write, write_errors));
     }
+    failures.sort();
     failures
 }
 
@@ -160,7 +151,6 @@ pub(super) fn parse(
     let kinds = report.breakdown()?;
     let write_errors = report.optional_count("Write errors:")?.unwrap_or(0);
     let failures = ab_failures(&kinds, failed, write_errors);
-    let length = kinds.iter().find(|(k, _)| *k == "Length").map_or(0, |&(_, n)| n);
     let tsv_path = job.out_file(TSV_FILE);
     let tsv = std::fs::read_to_string(&tsv_path).map_err(|e| {
         ClientError::output(
@@ -188,15 +178,11 @@ pub(super) fn parse(
         ("time_per_request_ms".to_owned(), report.number("Time per request:")?),
         // "Time taken for tests" has three decimals: a run of a few milliseconds gets a
         // rate no better than its clock; the report says so.
-        (herd_store::REPORTED_TIMER_RESOLUTION_S.to_owned(), 0.001),
+        (REPORTED_TIMER_RESOLUTION_S.to_owned(), 0.001),
     ];
     if let Some(ka) = report.optional_count("Keep-Alive requests:")? {
         reported.push(("keep_alive_requests".to_owned(), ka as f64));
     }
-    let warmup_requests = match job.load.warmup {
-        Warmup::Requests(k) => k,
-        Warmup::None | Warmup::Duration(_) => 0,
-    };
     let m = Measurement {
         step: 1,
         label: String::new(),
@@ -212,13 +198,12 @@ pub(super) fn parse(
         non_2xx: report.optional_count("Non-2xx responses:")?.unwrap_or(0),
         bytes_total: report.count("Total transferred:")?,
         bytes_body: report.count("HTML transferred:")?,
-        warmup_requests,
-        wrong_length: length,
+        warmup_requests: 0,
         histograms,
         reported,
-        verdict: None,
+        judgement: None,
     };
-    Ok(ClientOutcome { steps: vec![m], verdict: None, health_json: None })
+    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None })
 }
 
 /// ab's report text, read a labelled line at a time.
@@ -264,7 +249,7 @@ impl Report<'_> {
 
     /// `   (Connect: 0, Receive: 0, Length: 3, Exceptions: 0)` under "Failed requests",
     /// as (kind, count); empty when ab did not print it (nothing failed).
-    fn breakdown(&self) -> Result<Vec<(&str, u64)>, ClientError> {
+    fn breakdown(&self) -> Result<Vec<(Failure, u64)>, ClientError> {
         let Some(line) = self.stdout.lines().map(str::trim).find(|l| l.starts_with("(Connect:"))
         else {
             return Ok(Vec::new());
@@ -275,7 +260,21 @@ impl Report<'_> {
             .map(|part| {
                 let (kind, n) = part.split_once(':').ok_or_else(|| self.unreadable("(", line))?;
                 let n = n.trim().parse().map_err(|_| self.unreadable("(", line))?;
-                Ok((kind.trim(), n))
+                let kind = match kind.trim() {
+                    "Connect" => Failure::Connect,
+                    "Receive" => Failure::Receive,
+                    "Length" => Failure::Length,
+                    "Exceptions" => Failure::Exceptions,
+                    other => {
+                        return Err(ClientError::output(
+                            Tool::Ab,
+                            format!(
+                                "printed a failure kind {other:?} ab 2.3 does not have: {line:?}"
+                            ),
+                        ))
+                    }
+                };
+                Ok((kind, n))
             })
             .collect()
     }

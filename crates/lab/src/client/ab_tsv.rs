@@ -11,6 +11,7 @@
 //! response's first byte read). `dtime` is `ttime - ctime`, nothing new, and is skipped.
 
 use hdrhistogram::Histogram;
+use herd_stats::LatencySeries;
 
 use super::{empty_histogram, ClientError, Tool, MAX_MICROS};
 
@@ -18,10 +19,11 @@ use super::{empty_histogram, ClientError, Tool, MAX_MICROS};
 const HEADER: &str = "starttime\tseconds\tctime\tdtime\tttime\twait";
 
 /// Which column goes into which histogram (columns counted from 0).
-const COLUMNS: [(&str, usize); 3] = [("total", 4), ("connect", 2), ("first_byte", 5)];
+const COLUMNS: [(LatencySeries, usize); 3] =
+    [(LatencySeries::Total, 4), (LatencySeries::Connect, 2), (LatencySeries::FirstByte, 5)];
 
 /// `total`, `connect` and `first_byte`, in that order, each with one value per row.
-pub(super) fn histograms(tsv: &str) -> Result<Vec<(String, Histogram<u64>)>, ClientError> {
+pub(super) fn histograms(tsv: &str) -> Result<Vec<(LatencySeries, Histogram<u64>)>, ClientError> {
     let mut lines = tsv.lines();
     match lines.next() {
         Some(HEADER) => {}
@@ -32,9 +34,9 @@ pub(super) fn histograms(tsv: &str) -> Result<Vec<(String, Histogram<u64>)>, Cli
             ))
         }
     }
-    let mut out: Vec<(String, Histogram<u64>)> = COLUMNS
+    let mut out: Vec<(LatencySeries, Histogram<u64>)> = COLUMNS
         .iter()
-        .map(|(name, _)| Ok(((*name).to_owned(), empty_histogram(Tool::Ab)?)))
+        .map(|&(series, _)| Ok((series, empty_histogram(Tool::Ab)?)))
         .collect::<Result<_, ClientError>>()?;
     for (i, line) in lines.enumerate() {
         let fields: Vec<&str> = line.split('\t').collect();

@@ -10,12 +10,9 @@
 
 use std::time::Duration;
 
-use super::{Tool, Verdict};
+use herd_stats::{ClientJudgement, ClientVerdict, CpuFacts};
 
-/// Busy share from which the verdict is suspect.
-const SUSPECT: f64 = 0.85;
-/// Busy share from which the verdict is client-bound.
-const CLIENT_BOUND: f64 = 0.95;
+use super::Tool;
 
 /// What one external client run cost, as the lab measured it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,33 +42,29 @@ impl ClientCpu {
         (self.cpu_seconds / (wall * self.capacity() as f64)).clamp(0.0, 1.0)
     }
 
-    /// The figures as a JSON object, stored with the run as its client health record.
-    pub fn to_json(&self) -> String {
-        serde_json::json!({
-            "judged_by": "herd lab, from the client's CPU time (wait4 rusage)",
-            "cpu_seconds": self.cpu_seconds,
-            "wall_seconds": self.wall.as_secs_f64(),
-            "threads": self.threads,
-            "cpus_allowed": self.cpus,
-            "busy_share": self.busy_share(),
-        })
-        .to_string()
+    /// The figures, stored with the run as its client health record.
+    pub fn facts(&self) -> CpuFacts {
+        CpuFacts {
+            judged_by: "herd lab, from the client's CPU time (wait4 rusage)".to_owned(),
+            cpu_seconds: self.cpu_seconds,
+            wall_seconds: self.wall.as_secs_f64(),
+            threads: self.threads,
+            cpus_allowed: self.cpus,
+            busy_share: self.busy_share(),
+        }
     }
 }
 
 /// The verdict on an ab or wrk run (herd judges itself: None for it).
-pub fn judge(tool: Tool, cpu: &ClientCpu) -> Option<Verdict> {
+pub fn judge(tool: Tool, cpu: &ClientCpu) -> Option<ClientJudgement> {
     if tool == Tool::Herd {
         return None;
     }
     let share = cpu.busy_share();
-    let verdict = if share >= CLIENT_BOUND {
-        "client-bound"
-    } else if share >= SUSPECT {
-        "suspect"
-    } else {
-        return Some(Verdict { verdict: "ok".into(), reason: None });
-    };
+    let verdict = ClientVerdict::of_busy_share(share);
+    if verdict == ClientVerdict::Ok {
+        return Some(ClientJudgement { verdict, reason: None });
+    }
     let used = if cpu.capacity() == 1 {
         format!("{} was on its CPU {:.0} % of the run", tool.name(), share * 100.0)
     } else {
@@ -88,8 +81,8 @@ pub fn judge(tool: Tool, cpu: &ClientCpu) -> Option<Verdict> {
         Tool::Ab => "ab has one thread: compare with herd's client on more threads",
         _ => "give it more threads and CPUs, or compare with herd's client",
     };
-    Some(Verdict {
-        verdict: verdict.into(),
+    Some(ClientJudgement {
+        verdict,
         reason: Some(format!("{used}; the server may be faster than this shows — {todo}")),
     })
 }
@@ -109,7 +102,7 @@ mod tests {
 
     #[test]
     fn thresholds_for_one_thread() {
-        let v = |s: f64| judge(Tool::Ab, &cpu(s, 1000, 1, 2)).unwrap().verdict;
+        let v = |s: f64| judge(Tool::Ab, &cpu(s, 1000, 1, 2)).unwrap().verdict.as_str();
         assert_eq!(v(0.5), "ok");
         assert_eq!(v(0.849), "ok");
         assert_eq!(v(0.85), "suspect");
@@ -121,11 +114,14 @@ mod tests {
     #[test]
     fn capacity_is_threads_within_the_cpu_set() {
         // wrk, 2 threads on 2 CPUs: 1.8 CPU-seconds a second is 90 %.
-        assert_eq!(judge(Tool::Wrk, &cpu(1.8, 1000, 2, 2)).unwrap().verdict, "suspect");
+        assert_eq!(judge(Tool::Wrk, &cpu(1.8, 1000, 2, 2)).unwrap().verdict.as_str(), "suspect");
         // The same 2 threads pinned to one CPU could use only that one: 0.97 is bound.
-        assert_eq!(judge(Tool::Wrk, &cpu(0.97, 1000, 2, 1)).unwrap().verdict, "client-bound");
+        assert_eq!(
+            judge(Tool::Wrk, &cpu(0.97, 1000, 2, 1)).unwrap().verdict.as_str(),
+            "client-bound"
+        );
         // 4 threads on 2 CPUs at 1.2 CPU: 60 %.
-        assert_eq!(judge(Tool::Wrk, &cpu(1.2, 1000, 4, 2)).unwrap().verdict, "ok");
+        assert_eq!(judge(Tool::Wrk, &cpu(1.2, 1000, 4, 2)).unwrap().verdict.as_str(), "ok");
     }
 
     #[test]
@@ -141,8 +137,7 @@ mod tests {
 
     #[test]
     fn a_zero_length_run_is_not_judged_busy() {
-        assert_eq!(judge(Tool::Ab, &cpu(0.0, 0, 1, 1)).unwrap().verdict, "ok");
-        let j: serde_json::Value = serde_json::from_str(&cpu(0.5, 1000, 1, 1).to_json()).unwrap();
-        assert_eq!(j["busy_share"], 0.5);
+        assert_eq!(judge(Tool::Ab, &cpu(0.0, 0, 1, 1)).unwrap().verdict.as_str(), "ok");
+        assert_eq!(cpu(0.5, 1000, 1, 1).facts().busy_share, 0.5);
     }
 }

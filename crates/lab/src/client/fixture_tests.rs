@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use herd_stats::{ClientVerdict, LatencySeries};
+
 use super::*;
 use crate::load::{Method, Request};
 
@@ -66,11 +68,20 @@ fn counts(m: &Measurement) -> Vec<(&str, u64)> {
     m.histograms.iter().map(|(n, h)| (n.as_str(), h.len())).collect()
 }
 
+fn verdict(o: &ClientOutcome) -> Option<&str> {
+    o.judgement.as_ref().map(|j| j.verdict.as_str())
+}
+
+fn ok() -> ClientJudgement {
+    ClientJudgement { verdict: ClientVerdict::Ok, reason: None }
+}
+
 fn failures(m: &Measurement) -> Vec<(&str, u64)> {
     m.failures.iter().map(|(k, n)| (k.as_str(), *n)).collect()
 }
 
-// herd
+// herd: run.json files written by herd run since herd.run.v1 had its `hdr` field, read as a
+// `RunReport`: v1 only adds fields, so what an earlier herd wrote must still read.
 
 #[test]
 fn herd_closed_loop() {
@@ -78,7 +89,7 @@ fn herd_closed_loop() {
     let o = parse_fixture(Tool::Herd, "herd-closed", &get("/page.html"), &l).unwrap();
     let m = one(&o);
     assert_eq!((m.step, m.label.as_str(), m.concurrency, m.rate), (1, "", Some(4), None));
-    assert_eq!((m.completed, m.failed, m.non_2xx, m.wrong_length), (300, 0, 0, 0));
+    assert_eq!((m.completed, m.failed, m.non_2xx, m.wrong_length()), (300, 0, 0, 0));
     assert_eq!(m.statuses, [(200, 300)]);
     assert!(m.failures.is_empty());
     assert_eq!((m.bytes_total, m.bytes_body), (1_983_300, 1_919_100));
@@ -94,14 +105,14 @@ fn herd_closed_loop() {
         ]
     );
     // The decoded histogram gives what herd printed from it.
-    let total = m.histogram("total").unwrap();
+    let total = m.histogram(LatencySeries::Total).unwrap();
     assert_eq!((total.max(), total.value_at_quantile(0.5)), (429, 36));
-    let v = o.verdict.as_ref().unwrap();
-    assert_eq!(v.verdict, "suspect");
+    let v = o.judgement.as_ref().unwrap();
+    assert_eq!(v.verdict, ClientVerdict::Suspect);
     assert!(v.reason.as_deref().unwrap().starts_with("herd's worker thread was on a CPU 44 %"));
-    let health: serde_json::Value = serde_json::from_str(o.health_json.as_ref().unwrap()).unwrap();
-    assert_eq!(health["verdict"], "suspect");
-    assert_eq!(health["worker_threads"], 1);
+    let Some(HealthFacts::Run(health)) = &o.health else { panic!("{:?}", o.health) };
+    assert_eq!(health.verdict, Some(ClientVerdict::Suspect));
+    assert_eq!(health.worker_threads, 1);
     assert!(m.reported("requests_per_second").unwrap() > 66_000.0);
     assert_eq!(m.reported("interrupted"), None);
 }
@@ -118,12 +129,12 @@ fn herd_steps_one_measurement_each() {
     // The warm-up ran before step 1 only, on step 1's connection: no connect in step 1.
     assert_eq!((a.warmup_requests, b.warmup_requests), (2479, 0));
     assert_eq!((counts(a)[2], counts(b)[2]), (("connect", 0), ("connect", 2)));
-    assert!(a.histogram("connect").unwrap().is_empty());
+    assert!(a.histogram(LatencySeries::Connect).unwrap().is_empty());
     assert_eq!((a.bytes_total, b.bytes_body), (25_498_627, 61_820_608));
-    assert_eq!(o.verdict, Some(Verdict { verdict: "ok".into(), reason: None }));
-    assert_eq!((&a.verdict, &b.verdict), (&o.verdict, &o.verdict), "each step judged");
-    let health: serde_json::Value = serde_json::from_str(o.health_json.as_ref().unwrap()).unwrap();
-    assert_eq!(health.as_array().map(Vec::len), Some(2));
+    assert_eq!(o.judgement, Some(ok()));
+    assert_eq!((&a.judgement, &b.judgement), (&o.judgement, &o.judgement), "each step judged");
+    let Some(HealthFacts::Steps(health)) = &o.health else { panic!("{:?}", o.health) };
+    assert_eq!(health.len(), 2);
 }
 
 #[test]
@@ -148,14 +159,13 @@ fn herd_steps_keep_each_steps_verdict() {
         out_dir: &dir,
     };
     let o = parse(&job, "", "").unwrap();
-    let ok = Verdict { verdict: "ok".into(), reason: None };
-    let suspect = Verdict {
-        verdict: "suspect".into(),
+    let suspect = ClientJudgement {
+        verdict: ClientVerdict::Suspect,
         reason: Some("step 2 (c=2): send lag p99 1.2ms".into()),
     };
-    assert_eq!(o.steps[0].verdict, Some(ok));
-    assert_eq!(o.steps[1].verdict, Some(suspect.clone()));
-    assert_eq!(o.verdict, Some(suspect));
+    assert_eq!(o.steps[0].judgement, Some(ok()));
+    assert_eq!(o.steps[1].judgement, Some(suspect.clone()));
+    assert_eq!(o.judgement, Some(suspect));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -172,9 +182,9 @@ fn herd_open_loop_without_keep_alive() {
         (Some(400.0), Some(4), 200, 0.5)
     );
     // A connection per request.
-    assert_eq!(m.histogram("connect").unwrap().len(), 200);
-    assert_eq!(m.histogram("total").unwrap().max(), 1311);
-    assert_eq!(o.verdict.as_ref().map(|v| v.verdict.as_str()), Some("ok"));
+    assert_eq!(m.histogram(LatencySeries::Connect).unwrap().len(), 200);
+    assert_eq!(m.histogram(LatencySeries::Total).unwrap().max(), 1311);
+    assert_eq!(verdict(&o), Some("ok"));
 }
 
 #[test]
@@ -189,22 +199,22 @@ fn herd_post_and_specweb_lengths() {
     let o = parse_fixture(Tool::Herd, "herd-specweb", &sw, &l).unwrap();
     let m = one(&o);
     // herd counts a wrong length as completed only; a Measurement also as failed (as ab).
-    assert_eq!((m.completed, m.failed, m.wrong_length), (400, 6, 6));
+    assert_eq!((m.completed, m.failed, m.wrong_length()), (400, 6, 6));
     assert_eq!(failures(m), [("length", 6)]);
 }
 
 #[test]
-fn herd_every_request_failed() {
+fn herd_every_request_failed_is_no_response() {
+    // Written by a herd that still judged such a run (client-bound): whatever its verdict, a
+    // run in which no request got a response measured nothing of the server.
     let l = load(Shape::Requests { n_requests: 10, concurrency: 2 }, true);
-    let o = parse_fixture(Tool::Herd, "herd-failed", &get("/"), &l).unwrap();
-    let m = one(&o);
-    assert_eq!((m.completed, m.failed, m.bytes_total), (0, 10, 0));
-    assert_eq!(failures(m), [("connect", 10)]);
-    assert!(m.statuses.is_empty());
-    // Every histogram is there, empty.
-    assert_eq!(counts(m).len(), 5);
-    assert!(m.histograms.iter().all(|(_, h)| h.is_empty()));
-    assert_eq!(o.verdict.as_ref().map(|v| v.verdict.as_str()), Some("client-bound"));
+    let e = parse_fixture(Tool::Herd, "herd-failed", &get("/"), &l).unwrap_err();
+    assert!(matches!(e, ClientError::NoResponse { failed: 10, .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "herd: no request got a response: 10 failed (connect 10); the server could not be \
+         reached or never answered"
+    );
 }
 
 #[test]
@@ -240,39 +250,46 @@ fn herd_output_problems_are_errors() {
         let e = parse(&job, "", "").unwrap_err().to_string();
         assert_eq!(e, expect);
     };
+    let file = tmp.join("run.json").display().to_string();
     check(
         &|d| d["format"] = "herd.run.v2".into(),
-        &format!(
-            "herd wrote {} of format Some(\"herd.run.v2\"), expected \"herd.run.v1\"",
-            tmp.join("run.json").display()
-        ),
+        &format!("herd wrote {file} that is of format \"herd.run.v2\", not herd.run.v1"),
     );
     check(
         &|d| {
             d["latency_us"]["total"].as_object_mut().unwrap().remove("hdr");
         },
-        "herd wrote run.json whose latency_us.total.hdr is missing (a herd from before the hdr \
-         field? rebuild herd)",
+        &format!(
+            "herd wrote {file} that has a bad `latency_us.total`: a histogram of 300 values has \
+             no `hdr` (a herd from before it? rebuild herd)"
+        ),
     );
     check(
         &|d| d["latency_us"]["total"]["count"] = 301.into(),
-        "herd wrote run.json whose latency_us.total.hdr holds 300 values where count says 301",
+        &format!(
+            "herd wrote {file} that has a bad `latency_us.total`: `hdr` holds 300 values where \
+             `count` says 301"
+        ),
     );
     check(
         &|d| d["latency_us"]["connect"]["hdr"] = "HISTFAAA!".into(),
-        "herd wrote run.json whose latency_us.connect.hdr is not base64: Invalid symbol 33, \
-         offset 8.",
+        &format!(
+            "herd wrote {file} that has a bad `latency_us.connect.hdr`: not base64: Invalid \
+             symbol 33, offset 8."
+        ),
     );
     check(
         &|d| {
             d["requests"].as_object_mut().unwrap().remove("completed");
         },
-        "herd wrote run.json whose requests.completed is missing",
+        &format!("herd wrote {file} that has a bad `requests`: missing field `completed`"),
     );
     check(
         &|d| d["client"]["verdict"] = "great".into(),
-        "herd wrote run.json whose client.verdict is \"great\", not one of ok, suspect, \
-         client-bound",
+        &format!(
+            "herd wrote {file} that has a bad `client.verdict`: `great` is not a client verdict: \
+             use one of ok, suspect, client-bound"
+        ),
     );
     std::fs::write(tmp.join("run.json"), "{").unwrap();
     let e = parse(&job, "", "").unwrap_err().to_string();
@@ -293,7 +310,7 @@ fn ab_keep_alive() {
     assert_eq!(counts(m), [("total", 200), ("connect", 200), ("first_byte", 200)]);
     assert_eq!(m.reported("keep_alive_requests"), Some(200.0));
     assert_eq!(m.reported("requests_per_second"), Some(63371.36));
-    assert_eq!((o.verdict.as_ref(), o.health_json.as_ref()), (None, None));
+    assert_eq!((o.judgement.as_ref(), o.health.as_ref()), (None, None));
 }
 
 #[test]
@@ -316,14 +333,14 @@ fn ab_post_and_non_2xx() {
 
 #[test]
 fn ab_length_failures() {
-    let mut l = load(Shape::Requests { n_requests: 30, concurrency: 1 }, false);
-    l.warmup = Warmup::Requests(7);
+    let l = load(Shape::Requests { n_requests: 30, concurrency: 1 }, false);
     let o = parse_fixture(Tool::Ab, "ab-length", &get("/varlen"), &l).unwrap();
     let m = one(&o);
     // ab counts a wrong length in both Complete and Failed requests.
-    assert_eq!((m.completed, m.failed, m.wrong_length), (30, 20, 20));
+    assert_eq!((m.completed, m.failed, m.wrong_length()), (30, 20, 20));
     assert_eq!(failures(m), [("length", 20)]);
-    assert_eq!(m.warmup_requests, 7);
+    // The warm-up is the runner's own run: the measurement has none of it.
+    assert_eq!(m.warmup_requests, 0);
 }
 
 #[test]
@@ -357,7 +374,8 @@ fn ab_report_variants() {
     let o = parse(&job, &edited, "").unwrap();
     let m = one(&o);
     assert_eq!(m.failed, 25);
-    assert_eq!(failures(m), [("length", 20), ("other", 3), ("write", 2)]);
+    // In the vocabulary's order.
+    assert_eq!(failures(m), [("write", 2), ("length", 20), ("other", 3)]);
 
     let e = parse(
         &job,
@@ -401,7 +419,7 @@ fn wrk_keep_alive() {
     assert_eq!(r("latency_mean_us"), 65.373);
     assert_eq!(r("errors_timeout"), 0.0);
     assert!((r("requests_per_second") - 31_696.0 / 1.099566).abs() < 1e-6);
-    assert_eq!(o.verdict, None);
+    assert_eq!(o.judgement, None);
 }
 
 #[test]

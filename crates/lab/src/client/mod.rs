@@ -30,6 +30,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use herd_stats::{ClientJudgement, HealthFacts, Measurement};
 
 use crate::load::{Load, Request, Shape, Warmup};
 
@@ -70,14 +71,12 @@ pub struct ClientJob<'a> {
     pub out_dir: &'a Path,
 }
 
-/// The command lines of one job. Each is a whole argv: the program, then its arguments.
+/// The command line of one job: a whole argv, the program then its arguments. A warm-up is
+/// not the adapters' business: the runner runs the load's warm-up ([`Load::warmup_run`]) as
+/// a job of its own, the same way for every tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCommand {
-    /// A separate run before `main` whose result is discarded (the warm-up, when the tool
-    /// cannot keep it apart itself, e.g. ab with `Warmup::Requests`); its output is not
-    /// parsed. Its exit status should still be checked.
-    pub warmup: Option<Vec<OsString>>,
-    /// The measured run; its stdout and stderr go to [`parse`].
+    /// The run; its stdout and stderr go to [`parse`].
     pub main: Vec<OsString>,
     /// Files the commands read (wrk's Lua script), to write before running either:
     /// [`ClientCommand::write_files`].
@@ -97,117 +96,24 @@ pub struct ClientOutcome {
     /// One measurement per step, in order; one for a run that is not stepped.
     pub steps: Vec<Measurement>,
     /// herd only: the client health verdict; for a stepped run, the worst step's.
-    pub verdict: Option<Verdict>,
-    /// herd only: its `client` object (the verdict and the figures it was judged on) as
-    /// JSON text; for a stepped run, a JSON array of each step's, in order.
-    pub health_json: Option<String>,
+    pub judgement: Option<ClientJudgement>,
+    /// herd only: the figures its verdicts were judged on (each step's, in order).
+    pub health: Option<HealthFacts>,
 }
 
-/// A `herd run --json` document (herd.run.v1) read as the lab reads its client's: one
-/// measurement per step, the health verdict and facts. `herd run --html` uses it, so a
-/// single run's page shows the same figures a lab cell would.
-pub fn herd_run_outcome(doc: &serde_json::Value) -> Result<ClientOutcome, ClientError> {
-    herd::outcome(doc).map_err(|e| match e {
-        herd::Malformed::Format(format) => ClientError::output(
-            Tool::Herd,
-            format!("gave a document of format {format:?}, expected \"herd.run.v1\""),
-        ),
-        herd::Malformed::Field(e) => e,
-    })
-}
-
-impl From<Measurement> for herd_store::MeasurementRecord {
-    fn from(m: Measurement) -> Self {
-        herd_store::MeasurementRecord {
-            step: m.step,
-            label: m.label,
-            concurrency: m.concurrency,
-            rate: m.rate,
-            duration_s: m.duration_s,
-            completed: m.completed,
-            failed: m.failed,
-            failures: m.failures,
-            statuses: m.statuses,
-            non_2xx: m.non_2xx,
-            bytes_total: m.bytes_total,
-            bytes_body: m.bytes_body,
-            warmup_requests: m.warmup_requests,
-            histograms: m.histograms,
-            reported: m.reported,
-            client_verdict: m.verdict.as_ref().map(|v| v.verdict.clone()),
-            client_verdict_reason: m.verdict.and_then(|v| v.reason),
-        }
-    }
-}
-
-/// herd run's client health verdict (docs/client-health.md).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    /// `ok`, `suspect` or `client-bound`.
-    pub verdict: String,
-    /// One sentence naming the cause and what to do; None when ok. For a stepped run it
-    /// starts with the step it comes from (`step 3 (c=4): …`).
-    pub reason: Option<String>,
-}
-
-/// One measured run or step, in the same terms for every tool. A figure a tool does not
-/// report is 0 (and said so below); tool-specific figures go to `reported`.
-#[derive(Debug, Clone)]
-pub struct Measurement {
-    /// 1, 2, … in order; 1 for a run that is not stepped.
-    pub step: u32,
-    /// `""` for a run that is not stepped, `"c=16"` for a step of 16 clients.
-    pub label: String,
-    /// Connections (the most open at once, for an open loop).
-    pub concurrency: Option<u32>,
-    /// The asked rate of an open loop, requests per second.
-    pub rate: Option<f64>,
-    /// Measured time, seconds (after any warm-up).
-    pub duration_s: f64,
-    /// Requests that got a complete response, whatever its status or length.
-    pub completed: u64,
-    /// Requests that failed, plus, as ab counts them, complete responses with a wrong body
-    /// length (so `completed + failed` can exceed the requests sent by `wrong_length`).
-    pub failed: u64,
-    /// `failed` by kind, in the tool's own words (herd: connect, timeout, …, and `length`;
-    /// ab: connect, receive, length, exceptions, write, and `other` for what ab counts in no
-    /// kind; wrk: connect, read, write, its timeouts being no count of requests: wrk.rs);
-    /// kinds with a count only.
-    pub failures: Vec<(String, u64)>,
-    /// Responses by status (herd only: ab and wrk give only a count of non-2xx).
-    pub statuses: Vec<(u16, u64)>,
-    /// Responses whose status is not 2xx (ab: its "Non-2xx responses"; wrk: its status
-    /// errors, which are statuses above 399 only).
-    pub non_2xx: u64,
-    /// Every byte read, heads and bodies.
-    pub bytes_total: u64,
-    /// Body bytes of complete responses; 0 from wrk, which does not count them.
-    pub bytes_body: u64,
-    /// Requests of the warm-up, kept out of every other figure: those that ended during
-    /// herd's `--warmup`, plus for `Warmup::Requests(k)` (a separate run, herd or ab) its k;
-    /// 0 for a separate warm-up run of a duration (herd before `-n`, wrk), which is not read.
-    /// A stepped run's warm-up comes before its first step and counts there.
-    pub warmup_requests: u64,
-    /// Complete responses whose body length was wrong (herd with a SPECweb99 mix; ab's
-    /// Length failures, against the first response's length); 0 from wrk.
-    pub wrong_length: u64,
-    /// Latency histograms in microseconds, by name. herd: `total` (from the intended
-    /// start), `total_from_send`, `connect`, `first_byte`, `queued` (every name, empty when
-    /// nothing was measured); ab: `total`, `connect`, `first_byte` from its `-g` file, at
-    /// ab's millisecond resolution; wrk: none.
-    pub histograms: Vec<(String, Histogram<u64>)>,
-    /// Figures a tool reports without a histogram, by name (wrk's latency percentiles in
-    /// µs, ab's requests per second, …).
-    pub reported: Vec<(String, f64)>,
-    /// herd, stepped runs only: this step's client verdict (the outcome's `verdict` is the
-    /// worst step's). None where only the whole run is judged.
-    pub verdict: Option<Verdict>,
-}
-
-/// The command lines that run `job`, or why its tool cannot run that load. Pure: nothing is
-/// written or run ([`ClientCommand::files`] says what to write).
+/// The command line that runs `job`, or why its tool cannot run that load. Pure: nothing is
+/// written or run ([`ClientCommand::files`] says what to write). The job's load carries no
+/// warm-up: give the measured load ([`Load::measured`]) and run [`Load::warmup_run`] as a
+/// job of its own.
 pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     check_job(job)?;
+    if job.load.warmup != Warmup::None {
+        return Err(job.invalid(
+            "a client job carries no warm-up: the runner runs the load's warm-up as a job of its \
+             own (Load::warmup_run) and measures Load::measured"
+                .to_owned(),
+        ));
+    }
     match job.tool {
         Tool::Herd => herd::command(job),
         Tool::Ab => ab::command(job),
@@ -215,35 +121,76 @@ pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     }
 }
 
-/// Whether `tool` can run `load` sending `request` with `threads`: [`command`]'s refusal,
-/// without a real job (the address and directories are placeholders). For checking an
-/// experiment before anything runs.
+/// Whether `tool` can run `load` sending `request` with `threads`, its warm-up included:
+/// [`command`]'s refusal for the measured load and for the warm-up run, without a real job
+/// (the address and directories are placeholders). For checking an experiment before
+/// anything runs.
 pub fn supports(
     tool: Tool,
     load: &Load,
     request: &Request,
     threads: Option<u32>,
 ) -> Result<(), ClientError> {
+    let measured = load.measured();
     let job = ClientJob {
         tool,
         program: Path::new(tool.name()),
         base_url: "http://127.0.0.1:1",
         request,
-        load,
+        load: &measured,
         threads,
         out_dir: Path::new("."),
     };
-    command(&job).map(drop)
+    command(&job)?;
+    if let Some(refusal) = warmup_refusal(&ClientJob { load, ..job }) {
+        return Err(refusal);
+    }
+    if let Some(warm) = load.warmup_run() {
+        command(&ClientJob { load: &warm, ..job })?;
+    }
+    Ok(())
+}
+
+/// Why `job.tool` cannot run the warm-up `job.load` asks for, in the tool's own terms.
+fn warmup_refusal(job: &ClientJob) -> Option<ClientError> {
+    match (job.tool, job.load.warmup) {
+        (Tool::Ab, Warmup::Duration(_)) => Some(job.unsupported(
+            "warm up for a duration",
+            "its warm-up is a separate ab run, which stops after a request count",
+            "give the warm-up as `warmup_requests`",
+        )),
+        (Tool::Wrk, Warmup::Requests(k)) if k > 0 => Some(job.unsupported(
+            "warm up for a request count",
+            "it runs for a duration and has no -n",
+            "give the warm-up as `warmup = \"2s\"`",
+        )),
+        _ => None,
+    }
 }
 
 /// What the run of `command(job)` measured, from its `main` run's stdout and stderr and the
 /// files it left in `job.out_dir`.
+/// A run in which no request got a response measured nothing of the server: it is an error
+/// (`ClientError::NoResponse`), saying what failed.
 pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcome, ClientError> {
-    match job.tool {
+    let outcome = match job.tool {
         Tool::Herd => herd::parse(job, stdout, stderr),
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
+    }?;
+    let silent: Vec<&Measurement> = outcome.steps.iter().filter(|m| m.completed == 0).collect();
+    if !silent.is_empty() {
+        let failed: u64 = silent.iter().map(|m| m.failed).sum();
+        let kinds: Vec<String> = silent
+            .iter()
+            .flat_map(|m| &m.failures)
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect();
+        let steps = (outcome.steps.len() > 1)
+            .then(|| silent.iter().map(|m| m.step.to_string()).collect::<Vec<_>>().join(", "));
+        return Err(ClientError::NoResponse { tool: job.tool, failed, kinds, steps });
     }
+    Ok(outcome)
 }
 
 /// Where `tool` is installed: herd is `herd_exe` itself; ab and wrk are looked for where
@@ -339,18 +286,6 @@ impl ClientCommand {
                 .map_err(|source| ClientError::WriteFile { path: f.path.clone(), source })?;
         }
         Ok(())
-    }
-}
-
-impl Measurement {
-    /// The histogram named `name`, if the tool measured it.
-    pub fn histogram(&self, name: &str) -> Option<&Histogram<u64>> {
-        self.histograms.iter().find(|(n, _)| n == name).map(|(_, h)| h)
-    }
-
-    /// The reported figure named `name`.
-    pub fn reported(&self, name: &str) -> Option<f64> {
-        self.reported.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
     }
 }
 

@@ -78,17 +78,10 @@ fn line(argv: &[OsString]) -> String {
     argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
 }
 
-/// `job`'s command lines: (warm-up, main).
-fn lines(job: &ClientJob) -> (Option<String>, String) {
-    let c = command(job).unwrap_or_else(|e| panic!("{e}"));
-    (c.warmup.as_deref().map(line), line(&c.main))
-}
-
 #[track_caller]
-fn check(job: &ClientJob, warmup: Option<&str>, main: &str) {
-    let (w, m) = lines(job);
-    assert_eq!(m, main);
-    assert_eq!(w.as_deref(), warmup);
+fn check(job: &ClientJob, main: &str) {
+    let c = command(job).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(line(&c.main), main);
 }
 
 #[track_caller]
@@ -99,89 +92,30 @@ fn refused(job: &ClientJob, message: &str) {
     }
 }
 
-// herd
+// herd: the arguments of the job's `RunPlan` (the binary's run_args tests parse them back)
 
 #[test]
 fn herd_every_shape() {
     let r = get("/page.html");
     check(
         &job(Tool::Herd, &r, &requests(1000, 10)),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -n 1000 --timeout 30s \
-         --json /out/run.json",
+        "/opt/herd run http://127.0.0.1:8080/page.html --connections=10 --requests=1000 \
+         --json=/out/run.json",
     );
     check(
         &job(Tool::Herd, &r, &duration(10, 10)),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --timeout 30s \
-         --json /out/run.json",
+        "/opt/herd run http://127.0.0.1:8080/page.html --connections=10 --duration=10s \
+         --json=/out/run.json",
     );
     check(
         &job(Tool::Herd, &r, &rate()),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 50 --rate 1000 -d 10s --timeout 30s \
-         --json /out/run.json",
+        "/opt/herd run http://127.0.0.1:8080/page.html --connections=50 --duration=10s \
+         --rate=1000 --json=/out/run.json",
     );
     check(
         &job(Tool::Herd, &r, &steps()),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html --steps 1,2,4 --step-time 2500ms \
-         --timeout 30s --json /out/run.json",
-    );
-}
-
-#[test]
-fn herd_warms_up_inside_the_run_except_before_a_request_count() {
-    let r = get("/page.html");
-    let warm = |mut l: Load, w: Warmup| {
-        l.warmup = w;
-        l
-    };
-    // -n counts the warm-up's requests: a separate run keeps the measured count whole.
-    check(
-        &job(Tool::Herd, &r, &warm(requests(1000, 10), Warmup::Duration(SECS(2)))),
-        Some("/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 2s --timeout 30s"),
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -n 1000 --timeout 30s \
-         --json /out/run.json",
-    );
-    check(
-        &job(Tool::Herd, &r, &warm(duration(10, 10), Warmup::Duration(SECS(2)))),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --warmup 2s --timeout 30s \
-         --json /out/run.json",
-    );
-    check(
-        &job(Tool::Herd, &r, &warm(steps(), Warmup::Duration(Duration::from_millis(500)))),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html --steps 1,2,4 --step-time 2500ms \
-         --warmup 500ms --timeout 30s --json /out/run.json",
-    );
-    check(
-        &job(Tool::Herd, &r, &warm(duration(10, 10), Warmup::Requests(200))),
-        Some("/opt/herd run http://127.0.0.1:8080/page.html -c 10 -n 200 --timeout 30s"),
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --timeout 30s \
-         --json /out/run.json",
-    );
-    // An open loop warms up at its rate; steps with their first step's clients.
-    check(
-        &job(Tool::Herd, &r, &warm(rate(), Warmup::Requests(200))),
-        Some(
-            "/opt/herd run http://127.0.0.1:8080/page.html -c 50 -n 200 --rate 1000 --timeout 30s",
-        ),
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 50 --rate 1000 -d 10s --timeout 30s \
-         --json /out/run.json",
-    );
-    check(
-        &job(Tool::Herd, &r, &warm(steps(), Warmup::Requests(200))),
-        Some("/opt/herd run http://127.0.0.1:8080/page.html -c 1 -n 200 --timeout 30s"),
-        "/opt/herd run http://127.0.0.1:8080/page.html --steps 1,2,4 --step-time 2500ms \
-         --timeout 30s --json /out/run.json",
-    );
-    check(
-        &job(Tool::Herd, &r, &warm(duration(10, 10), Warmup::Requests(0))),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/page.html -c 10 -d 10s --timeout 30s \
-         --json /out/run.json",
+        "/opt/herd run http://127.0.0.1:8080/page.html --steps=1,2,4 --step-time=2500ms \
+         --json=/out/run.json",
     );
 }
 
@@ -190,32 +124,43 @@ fn herd_requests_and_clients() {
     let mut l = requests(1000, 10);
     l.keep_alive = false;
     l.timeout = Duration::from_millis(2500);
-    l.warmup = Warmup::Requests(100);
     let (p, s) = (post(), specweb());
     let mut j = job(Tool::Herd, &p, &l);
     j.threads = Some(2);
     check(
         &j,
-        Some(
-            "/opt/herd run http://127.0.0.1:8080/echo -c 10 -n 100 --no-keep-alive \
-             --timeout 2500ms -m POST --body-file /data/body.txt \
-             -H Content-Type: application/x-www-form-urlencoded -t 2",
-        ),
-        "/opt/herd run http://127.0.0.1:8080/echo -c 10 -n 1000 --no-keep-alive \
-         --timeout 2500ms -m POST --body-file /data/body.txt \
-         -H Content-Type: application/x-www-form-urlencoded -t 2 --json /out/run.json",
+        "/opt/herd run http://127.0.0.1:8080/echo --connections=10 --requests=1000 \
+         --threads=2 --no-keep-alive --method=POST \
+         --header=Content-Type: application/x-www-form-urlencoded \
+         --body-file=/data/body.txt --timeout=2500ms --json=/out/run.json",
     );
     // The header is one argument.
     let c = command(&j).unwrap();
-    assert!(c.main.iter().any(|a| a == "Content-Type: application/x-www-form-urlencoded"));
+    assert!(c.main.iter().any(|a| a == "--header=Content-Type: application/x-www-form-urlencoded"));
     assert!(c.files.is_empty());
     let d = duration(5, 4);
     check(
         &job(Tool::Herd, &s, &d),
-        None,
-        "/opt/herd run http://127.0.0.1:8080/ -c 4 -d 5s --timeout 30s \
-         --specweb /data/specweb --json /out/run.json",
+        "/opt/herd run http://127.0.0.1:8080/ --connections=4 --duration=5s \
+         --specweb=/data/specweb --json=/out/run.json",
     );
+}
+
+#[test]
+fn a_job_carries_no_warm_up_the_runner_runs_it() {
+    let r = get("/page.html");
+    for tool in Tool::ALL {
+        let mut l = if tool == Tool::Wrk { duration(10, 10) } else { requests(1000, 10) };
+        l.warmup = Warmup::Requests(100);
+        let e = command(&job(tool, &r, &l)).unwrap_err().to_string();
+        assert!(e.contains("the runner runs the load's warm-up as a job of its own"), "{e}");
+        // Its warm-up run is a job like any other.
+        let warm = l.warmup_run().unwrap();
+        if tool != Tool::Wrk {
+            command(&job(tool, &r, &warm)).unwrap();
+        }
+        command(&job(tool, &r, &l.measured())).unwrap();
+    }
 }
 
 // ab
@@ -225,25 +170,26 @@ fn ab_requests() {
     let r = get("/page.html");
     check(
         &job(Tool::Ab, &r, &requests(1000, 10)),
-        None,
         "/usr/bin/ab -n 1000 -c 10 -k -s 30 -g /out/ab.tsv http://127.0.0.1:8080/page.html",
     );
     let mut l = requests(1000, 10);
     l.keep_alive = false;
-    l.warmup = Warmup::Requests(5);
     l.timeout = SECS(5);
     let p = post();
     let mut j = job(Tool::Ab, &p, &l);
     j.threads = Some(1);
-    // A warm-up shorter than -c uses fewer connections: ab refuses -c above -n.
     check(
         &j,
-        Some(
-            "/usr/bin/ab -n 5 -c 5 -s 5 -p /data/body.txt \
-             -T application/x-www-form-urlencoded http://127.0.0.1:8080/echo",
-        ),
         "/usr/bin/ab -n 1000 -c 10 -s 5 -p /data/body.txt \
          -T application/x-www-form-urlencoded -g /out/ab.tsv http://127.0.0.1:8080/echo",
+    );
+    // A warm-up shorter than -c uses fewer connections (Load::warmup_run): ab refuses -c
+    // above -n.
+    let mut warm = requests(1000, 10);
+    warm.warmup = Warmup::Requests(5);
+    check(
+        &job(Tool::Ab, &r, &warm.warmup_run().unwrap()),
+        "/usr/bin/ab -n 5 -c 5 -k -s 30 -g /out/ab.tsv http://127.0.0.1:8080/page.html",
     );
 }
 
@@ -268,8 +214,8 @@ fn ab_refusals() {
     );
     let mut l = requests(1000, 10);
     l.warmup = Warmup::Duration(SECS(2));
-    refused(
-        &job(Tool::Ab, &r, &l),
+    assert_eq!(
+        supports(Tool::Ab, &l, &r, None).unwrap_err().to_string(),
         "ab cannot warm up for a duration: its warm-up is a separate ab run, which stops after \
          a request count; give the warm-up as `warmup_requests`",
     );
@@ -316,36 +262,35 @@ fn wrk_duration() {
         "/usr/bin/wrk -c 10 -t 2 -d 10s --latency --timeout 30s -s /out/wrk.lua \
          http://127.0.0.1:8080/page.html"
     );
-    assert_eq!(c.warmup, None);
     assert_eq!(c.files.len(), 1);
     assert_eq!(c.files[0].path, Path::new("/out/wrk.lua"));
     assert_eq!(c.files[0].contents, wrk_script::script(None));
     // One connection: one thread (wrk refuses more threads than connections).
     check(
         &job(Tool::Wrk, &r, &duration(2, 1)),
-        None,
         "/usr/bin/wrk -c 1 -t 1 -d 2s --latency --timeout 30s -s /out/wrk.lua \
          http://127.0.0.1:8080/page.html",
     );
 }
 
 #[test]
-fn wrk_without_keep_alive_post_and_warm_up() {
+fn wrk_without_keep_alive_post_and_its_warm_up_run() {
     let mut l = duration(10, 8);
     l.keep_alive = false;
     l.warmup = Warmup::Duration(SECS(2));
     l.timeout = SECS(5);
     let p = post();
-    let mut j = job(Tool::Wrk, &p, &l);
+    let warm = l.warmup_run().unwrap();
+    let mut j = job(Tool::Wrk, &p, &warm);
     j.threads = Some(4);
-    let c = command(&j).unwrap();
     assert_eq!(
-        c.warmup.as_deref().map(line).as_deref(),
-        Some(
-            "/usr/bin/wrk -c 8 -t 4 -d 2s --timeout 5s -s /out/wrk.lua \
-             -H Connection: close http://127.0.0.1:8080/echo"
-        )
+        line(&command(&j).unwrap().main),
+        "/usr/bin/wrk -c 8 -t 4 -d 2s --latency --timeout 5s -s /out/wrk.lua \
+         -H Connection: close http://127.0.0.1:8080/echo"
     );
+    let measured = l.measured();
+    j.load = &measured;
+    let c = command(&j).unwrap();
     assert_eq!(
         line(&c.main),
         "/usr/bin/wrk -c 8 -t 4 -d 10s --latency --timeout 5s -s /out/wrk.lua \
@@ -375,8 +320,8 @@ fn wrk_refusals() {
     );
     let mut l = duration(10, 10);
     l.warmup = Warmup::Requests(100);
-    refused(
-        &job(Tool::Wrk, &r, &l),
+    assert_eq!(
+        supports(Tool::Wrk, &l, &r, None).unwrap_err().to_string(),
         "wrk cannot warm up for a request count: it runs for a duration and has no -n; give the \
          warm-up as `warmup = \"2s\"`",
     );

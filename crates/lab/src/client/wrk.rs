@@ -15,11 +15,13 @@ use std::ffi::OsString;
 
 use super::error::excerpt;
 use super::wrk_script::{self, KEYS, PREFIX};
+use herd_stats::{Failure, Measurement};
+
 use super::{
     argv, post_body, whole_seconds, ClientCommand, ClientError, ClientFile, ClientJob,
-    ClientOutcome, Measurement, Tool,
+    ClientOutcome, Tool,
 };
-use crate::load::{Shape, Warmup};
+use crate::load::Shape;
 
 /// The script's file, in the job's `out_dir`.
 pub(super) const SCRIPT_FILE: &str = "wrk.lua";
@@ -73,20 +75,8 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     }
     let seconds = whole_seconds(job, "duration", duration)?;
     let timeout = whole_seconds(job, "request timeout", load.timeout)?;
-    let warmup_seconds = match load.warmup {
-        Warmup::None => None,
-        Warmup::Duration(d) => Some(whole_seconds(job, "warm-up", d)?),
-        Warmup::Requests(0) => None,
-        Warmup::Requests(_) => {
-            return Err(job.unsupported(
-                "warm up for a request count",
-                "it runs for a duration and has no -n",
-                "give the warm-up as `warmup = \"2s\"`",
-            ))
-        }
-    };
     let script = job.out_file(SCRIPT_FILE);
-    let run = |seconds: u64, latency: bool| {
+    let run = |seconds: u64| {
         let mut a = argv([job.program.as_os_str().to_owned()]);
         a.extend(argv([
             "-c".to_owned(),
@@ -96,9 +86,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
             "-d".to_owned(),
             format!("{seconds}s"),
         ]));
-        if latency {
-            a.push("--latency".into());
-        }
+        a.push("--latency".into());
         a.extend(argv(["--timeout".to_owned(), format!("{timeout}s"), "-s".to_owned()]));
         a.push(script.clone().into_os_string());
         if !load.keep_alive {
@@ -108,8 +96,7 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         a
     };
     Ok(ClientCommand {
-        warmup: warmup_seconds.map(|s| run(s, false)),
-        main: run(seconds, true),
+        main: run(seconds),
         files: vec![ClientFile {
             path: script.clone(),
             contents: wrk_script::script(post_body(job.request)),
@@ -153,10 +140,12 @@ pub(super) fn parse(
     // `response_complete`, also in `requests`), and, every 2 s (`check_timeouts`), each
     // connection whose request is older than --timeout, again at each check. Neither is a
     // count of failed requests; the figure goes to `reported` as `errors_timeout`.
-    for kind in ["connect", "read", "write"] {
-        let n = count(&format!("errors_{kind}"))?;
+    for (kind, key) in
+        [(Failure::Connect, "connect"), (Failure::Read, "read"), (Failure::Write, "write")]
+    {
+        let n = count(&format!("errors_{key}"))?;
         if n > 0 {
-            failures.push((kind.to_owned(), n));
+            failures.push((kind, n));
         }
     }
     let duration_s = get("duration_us")? / 1e6;
@@ -185,10 +174,9 @@ pub(super) fn parse(
         bytes_total: count("bytes")?,
         bytes_body: 0,
         warmup_requests: 0,
-        wrong_length: 0,
         histograms: Vec::new(),
         reported,
-        verdict: None,
+        judgement: None,
     };
-    Ok(ClientOutcome { steps: vec![m], verdict: None, health_json: None })
+    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None })
 }

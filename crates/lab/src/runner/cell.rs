@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use herd_drivers::{render, render_proxy, Launch, Probe, ProxySpec, ServerSpec};
-use herd_store::{ClientRecord, MeasurementRecord, Outcome, RepetitionRecord, ServerRecord};
+use herd_store::{ClientRecord, Outcome, RepetitionRecord, ServerRecord};
 use herd_topo::net::Host;
 use herd_topo::{proc::describe, Spawn, Supervisor};
 
@@ -97,15 +97,14 @@ pub(super) fn run(
                 .unwrap_or_default(),
             argv: Vec::new(),
             cpus: Some(e.client_cpus.to_string()),
-            verdict: None,
-            verdict_reason: None,
-            health_json: None,
+            judgement: None,
+            health: None,
         },
         servers: Vec::new(),
         server_cpu_seconds: None,
         time_wait_before: tw_before,
         drain_seconds: drained.as_secs_f64(),
-        network_json: None,
+        network: None,
         measurements: Vec::new(),
     };
     let mut place = None;
@@ -143,7 +142,12 @@ pub(super) fn run(
             Outcome::Ok => None,
         },
         seconds: clock.elapsed().as_secs_f64(),
-        client_flag: rec.client.verdict.clone().filter(|v| v != "ok"),
+        client_flag: rec
+            .client
+            .judgement
+            .as_ref()
+            .map(|j| j.verdict)
+            .filter(|&v| v != herd_stats::ClientVerdict::Ok),
     };
     RunEnd::Recorded(Box::new(rec), summary)
 }
@@ -463,8 +467,8 @@ fn measure(
             tail(&err)
         ))
     })?;
-    rec.client.health_json = parsed.health_json.clone();
-    let mut verdict = parsed.verdict.clone();
+    rec.client.health = parsed.health.clone();
+    let mut verdict = parsed.judgement.clone();
     // ab and wrk do not judge themselves: judge them by the CPU time they used.
     if let (None, Some(cpu_seconds), Some(threads)) =
         (&verdict, finished.cpu_seconds, client::external_threads(&job))
@@ -477,23 +481,16 @@ fn measure(
         };
         verdict = client::judge_by_cpu(cell.client, &cpu);
         if verdict.is_some() {
-            rec.client.health_json = Some(cpu.to_json());
+            rec.client.health = Some(herd_stats::HealthFacts::ByCpu(cpu.facts()));
         }
     }
-    if let Some(v) = verdict {
-        rec.client.verdict = Some(v.verdict);
-        rec.client.verdict_reason = v.reason;
-    }
-    rec.measurements = parsed.steps.into_iter().map(MeasurementRecord::from).collect();
+    rec.client.judgement = verdict;
+    rec.measurements = parsed.steps;
     let router_cpu = router_before.zip(router_after).map(|(b, a)| (a - b).max(0.0));
     if let (Some(b), Some(a)) = (&net_before, &net_after) {
         let bytes: u64 = rec.measurements.iter().map(|m| m.bytes_total).sum();
         let secs: f64 = rec.measurements.iter().map(|m| m.duration_s).sum();
-        if let Some(facts) = place.facts(b, a, bytes, secs, router_cpu) {
-            let json = serde_json::to_string(&facts)
-                .map_err(|err| fail(format!("cannot record what the path's hosts saw: {err}")))?;
-            rec.network_json = Some(json);
-        }
+        rec.network = place.facts(b, a, bytes, secs, router_cpu);
     }
     // The router's program: its own record, after the servers' (its CPU is not theirs).
     if let Some(r) = &router {

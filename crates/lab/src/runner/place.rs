@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use herd_drivers::Probe;
 
-use crate::netstat::{self, Counters, HostSnapshot, PathFacts};
+use crate::netstat::{self, Counters, HostSnapshot, NetworkFacts};
 use herd_topo::net::plan::EPHEMERAL_PORTS;
 use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, TopologyError, PATH_PORT};
 use herd_topo::Registry;
@@ -159,14 +159,14 @@ impl Place {
         bytes: u64,
         seconds: f64,
         router_cpu_seconds: Option<f64>,
-    ) -> Option<PathFacts> {
+    ) -> Option<NetworkFacts> {
         let n = self.network.as_ref()?;
         let plan = n.topology.plan();
         let delta = |b: &Option<HostSnapshot>, a: &Option<HostSnapshot>, key: &str| match (b, a) {
             (Some(b), Some(a)) => Counters::delta(&b.counters, &a.counters, key),
             _ => 0,
         };
-        let mut f = PathFacts {
+        let mut f = NetworkFacts {
             path: plan.path.to_string(),
             link_bits_per_second: n.link.as_ref().and_then(|l| l.rate_bits),
             carried_bits_per_second: (seconds > 0.0).then(|| bytes as f64 * 8.0 / seconds),
@@ -178,14 +178,18 @@ impl Place {
             server_time_wait: after.server.as_ref().and_then(|s| s.time_wait),
             router_time_wait: after.router.as_ref().and_then(|s| s.time_wait),
             router_conntrack: after.router.as_ref().and_then(|a| {
-                a.conntrack
-                    .map(|c| c.since(before.router.as_ref().and_then(|b| b.conntrack.as_ref())))
+                a.conntrack.map(|c| {
+                    netstat::conntrack_since(
+                        c,
+                        before.router.as_ref().and_then(|b| b.conntrack.as_ref()),
+                    )
+                })
             }),
             router_cpu_seconds,
             ephemeral_ports: u64::from(EPHEMERAL_PORTS.1 - EPHEMERAL_PORTS.0) + 1,
             findings: Vec::new(),
         };
-        f.judge();
+        netstat::judge(&mut f);
         for why in before.unreadable.iter().chain(&after.unreadable) {
             f.findings.push(format!("not read: {why}"));
         }

@@ -16,7 +16,7 @@ pub struct RunSummary {
     pub reason: Option<String>,
     pub seconds: f64,
     /// The client's verdict when not ok.
-    pub client_flag: Option<String>,
+    pub client_flag: Option<herd_stats::ClientVerdict>,
 }
 
 /// Receives the runner's news.

@@ -54,10 +54,11 @@ fn histograms_keep_every_percentile() {
     let id = store.begin_experiment(&new_experiment("h")).unwrap();
     let mut r = repetition("nginx", "c100", 0);
     let h = histogram(&[(1, 1), (57, 1000), (58, 3), (10_000, 7), (3_000_000_000, 1)]);
-    r.measurements[0].histograms = vec![("total".into(), h.clone())];
+    r.measurements[0].histograms = vec![(LatencySeries::Total, h.clone())];
     store.record_repetition(id, &r).unwrap();
     let got = store.load_experiment(id).unwrap();
-    let back = got.cells[0].repetitions[0].record.measurements[0].histogram("total").unwrap();
+    let back =
+        got.cells[0].repetitions[0].record.measurements[0].histogram(LatencySeries::Total).unwrap();
     for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
         assert_eq!(back.value_at_quantile(q), h.value_at_quantile(q), "q={q}");
     }
@@ -75,8 +76,8 @@ fn options_left_empty_come_back_empty() {
     let id = store.begin_experiment(&new).unwrap();
     let mut r = repetition("nginx", "c1", 0);
     r.client.cpus = None;
-    r.client.verdict = None;
-    r.client.health_json = None;
+    r.client.judgement = None;
+    r.client.health = None;
     r.server_cpu_seconds = None;
     r.time_wait_before = None;
     r.servers.clear();
@@ -297,7 +298,7 @@ fn records_the_store_cannot_keep_are_refused() {
         "completed 18446744073709551615 is above 9223372036854775807",
     );
     check_refused(
-        |r| r.measurements[1].failures.push(("timeout".into(), u64::MAX)),
+        |r| r.measurements[1].failures.push((Failure::Timeout, u64::MAX)),
         "failure count",
     );
     check_refused(
@@ -314,15 +315,15 @@ fn records_the_store_cannot_keep_are_refused() {
         "step 0: status 200 appears twice",
     );
     check_refused(
-        |r| r.measurements[0].failures.push(("connect".into(), 1)),
-        "step 0: failure kind \"connect\" appears twice",
+        |r| r.measurements[0].failures.push((Failure::Connect, 1)),
+        "step 0: failure kind connect appears twice",
     );
     check_refused(
         |r| {
             let h = r.measurements[0].histograms[0].clone();
             r.measurements[0].histograms.push(h);
         },
-        "step 0: histogram \"total\" appears twice",
+        "step 0: histogram total appears twice",
     );
     check_refused(|r| r.measurements[1].step = 0, "step 0 appears twice");
 }

@@ -60,11 +60,11 @@ fn a_version_1_store_is_migrated_and_reads_back() {
     let wrk = &exp.cells[0].repetitions[0].record;
     assert_eq!(wrk.client.tool, "wrk");
     assert_eq!(wrk.client.argv, ["wrk", "-c", "10", "-d", "10s"]);
-    assert_eq!(wrk.client.verdict.as_deref(), Some("client-bound"));
+    assert_eq!(wrk.client.judgement.as_ref().map(|j| j.verdict), Some(ClientVerdict::ClientBound));
     assert_eq!(wrk.servers[0].configs, []);
     assert_eq!(wrk.measurements[0].requests_per_second(), Some(25_000.0));
     assert_eq!(wrk.measurements[0].reported("latency_p99_us"), Some(2900.0));
-    assert_eq!(wrk.measurements[0].client_verdict, None, "before version 3: no verdict per step");
+    assert_eq!(wrk.measurements[0].judgement, None, "before version 3: no verdict per step");
 
     let nginx = &exp.cells[1];
     assert_eq!(nginx.repetitions.len(), 2);
@@ -79,9 +79,12 @@ fn a_version_1_store_is_migrated_and_reads_back() {
     );
     let m = &ab.measurements[0];
     assert_eq!((m.completed, m.failed, m.non_2xx), (100, 2, 1));
-    assert_eq!(m.failures, [("length".to_owned(), 2)]);
+    assert_eq!(m.failures, [(Failure::Length, 2)]);
     assert_eq!(m.statuses, [(200, 99), (404, 1)]);
-    assert_eq!(m.histogram("total").unwrap(), &histogram(&[(95, 40), (130, 55), (2_000, 5)]));
+    assert_eq!(
+        m.histogram(LatencySeries::Total).unwrap(),
+        &histogram(&[(95, 40), (130, 55), (2_000, 5)])
+    );
     assert_eq!(
         nginx.repetitions[1].record.outcome,
         Outcome::Failed {
@@ -120,8 +123,9 @@ fn a_migrated_store_takes_new_records() {
     let after = store.load_experiment(id).unwrap();
     assert_eq!(after.note.as_deref(), Some("nginx crashed"));
     let steps = &after.cells[0].repetitions[0].record.measurements;
-    assert_eq!(steps[1].client_verdict.as_deref(), Some("suspect"), "a step's own verdict");
-    assert!(steps[1].client_verdict_reason.as_deref().is_some_and(|r| r.starts_with("step 2")));
+    let judged = steps[1].judgement.as_ref();
+    assert_eq!(judged.map(|j| j.verdict), Some(ClientVerdict::Suspect), "a step's own verdict");
+    assert!(judged.and_then(|j| j.reason.as_deref()).is_some_and(|r| r.starts_with("step 2")));
     assert_eq!(
         store.load_experiment(ExperimentId(7)).unwrap().note.as_deref(),
         Some("noted later")

@@ -6,8 +6,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
+pub(crate) use herd_stats::{
+    ClientHealth, ClientJudgement, ClientVerdict, Failure, HealthFacts, LatencySeries, Measurement,
+};
 use herd_store::{
-    ClientRecord, MeasurementRecord, NewExperiment, Outcome, RepetitionRecord, ServerRecord,
+    ClientRecord, NetworkFacts, NewExperiment, Outcome, RepetitionRecord, ServerRecord,
 };
 
 /// A histogram in µs holding each `(value, count)`.
@@ -90,9 +93,16 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 "10s".into(),
             ],
             cpus: Some("1".into()),
-            verdict: Some(if rep == 1 { "suspect" } else { "ok" }.into()),
-            verdict_reason: (rep == 1).then(|| "worker threads waited 12 % of the time".into()),
-            health_json: Some(format!("{{\"cpu\":0.{rep}}}")),
+            judgement: Some(ClientJudgement {
+                verdict: if rep == 1 { ClientVerdict::Suspect } else { ClientVerdict::Ok },
+                reason: (rep == 1).then(|| "worker threads waited 12 % of the time".into()),
+            }),
+            health: Some(HealthFacts::Run(ClientHealth {
+                verdict: Some(if rep == 1 { ClientVerdict::Suspect } else { ClientVerdict::Ok }),
+                worker_threads: 2,
+                cpu_busy_share: 0.1 * f64::from(rep),
+                ..ClientHealth::default()
+            })),
         },
         servers: vec![
             ServerRecord {
@@ -121,9 +131,13 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
         time_wait_before: if rep == 0 { None } else { Some(100 * r) },
         drain_seconds: 0.25 * rep as f64,
         // A path's facts on one repetition, so the column is written and read back.
-        network_json: (rep == 1).then(|| r#"{"findings":["link-bound: x"]}"#.to_owned()),
+        network: (rep == 1).then(|| NetworkFacts {
+            path: "routed".into(),
+            findings: vec!["link-bound: x".into()],
+            ..NetworkFacts::default()
+        }),
         measurements: vec![
-            MeasurementRecord {
+            Measurement {
                 step: 0,
                 label: load.into(),
                 concurrency: Some(100),
@@ -131,7 +145,7 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 duration_s: 10.0,
                 completed: 100_000 + 1000 * r,
                 failed: 3 + r,
-                failures: vec![("connect".into(), 1), ("receive".into(), 2 + r)],
+                failures: vec![(Failure::Connect, 1), (Failure::Receive, 2 + r)],
                 statuses: vec![(200, 99_990 + 1000 * r), (503, 10)],
                 non_2xx: 10,
                 bytes_total: 660_000_000 + r,
@@ -139,19 +153,18 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 warmup_requests: 5_000,
                 histograms: vec![
                     (
-                        "total".into(),
+                        LatencySeries::Total,
                         histogram(&[(80 + r, 50_000), (120, 49_000), (900, 1_000 + r)]),
                     ),
-                    ("total_from_send".into(), histogram(&[(75, 99_000), (850, 1_000)])),
-                    ("connect".into(), histogram(&[(20, 100)])),
-                    ("first_byte".into(), histogram(&[(60, 100_000)])),
-                    ("queued".into(), histogram(&[])),
+                    (LatencySeries::TotalFromSend, histogram(&[(75, 99_000), (850, 1_000)])),
+                    (LatencySeries::Connect, histogram(&[(20, 100)])),
+                    (LatencySeries::FirstByte, histogram(&[(60, 100_000)])),
+                    (LatencySeries::Queued, histogram(&[])),
                 ],
                 reported: vec![],
-                client_verdict: None,
-                client_verdict_reason: None,
+                judgement: None,
             },
-            MeasurementRecord {
+            Measurement {
                 step: 1,
                 label: format!("{load}-rate-5k"),
                 concurrency: None,
@@ -167,8 +180,10 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 warmup_requests: 0,
                 histograms: vec![],
                 reported: vec![("latency_p50_us".into(), 85.5), ("latency_p99_us".into(), 1200.0)],
-                client_verdict: Some("suspect".into()),
-                client_verdict_reason: Some(format!("step 2 ({load}-rate-5k): send lag p99 1.2ms")),
+                judgement: Some(ClientJudgement {
+                    verdict: ClientVerdict::Suspect,
+                    reason: Some(format!("step 2 ({load}-rate-5k): send lag p99 1.2ms")),
+                }),
             },
         ],
     }
@@ -180,9 +195,8 @@ pub(crate) fn failed_repetition(server: &str, load: &str, rep: u32) -> Repetitio
     r.outcome = Outcome::Failed {
         reason: format!("{server} did not become ready on 198.18.0.2:80 within 5s"),
     };
-    r.client.verdict = None;
-    r.client.verdict_reason = None;
-    r.client.health_json = None;
+    r.client.judgement = None;
+    r.client.health = None;
     r.server_cpu_seconds = None;
     r.measurements.clear();
     r

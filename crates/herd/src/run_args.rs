@@ -1,0 +1,504 @@
+//! `herd run`'s flags (clap), and the validated plan they become: [`plan`] turns the flags
+//! into a `herd_run::RunPlan` (ripgrep's low to high arguments). The flow of a run is
+//! run_cmd.rs's. A test parses `RunPlan::to_args` back into the same plan, so the command
+//! lines the lab builds from plans mean what the lab asked for.
+
+use std::num::{NonZeroU32, NonZeroU64};
+use std::path::PathBuf;
+
+use herd_engine::Think;
+use herd_run::plan::{self, Arrivals, Body, Load, Pace, Reuse, Source, Stop, TlsOptions};
+use herd_run::units::{self as run_units, BindList};
+use herd_run::{PlanError, RunPlan, RunUrl, Threshold};
+use herd_stats::units::{BitRate, RequestRate, TimeSpan};
+
+/// Flags of `herd run`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The URL to load: http://HOST[:PORT]/PATH (only 127.0.0.0/8, ::1 and herd's lab range)
+    #[arg(value_name = "URL")]
+    pub(crate) url: String,
+
+    /// Connections open at once
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) connections: u32,
+
+    /// Worker threads, each with its own event loop [default: one per core, at most -c]
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) threads: Option<u32>,
+
+    /// How long to run (10s, 500ms, 2m) [default: 10s unless -n is given]
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
+    pub(crate) duration: Option<TimeSpan>,
+
+    /// Stop after this many requests (warm-up included)
+    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) requests: Option<u64>,
+
+    /// Open loop: send this many requests per second in total, whatever the server's pace, and
+    /// measure latency from when each request was due (corrected for coordinated omission)
+    #[arg(long, value_name = "REQ/S")]
+    pub(crate) rate: Option<RequestRate>,
+
+    /// With --rate or --rate-steps: evenly spaced requests, or a Poisson process (independent arrivals)
+    #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
+    pub(crate) arrivals: ArrivalsArg,
+
+    /// Seed of every random choice (Poisson arrivals, the URL mix, requests per connection,
+    /// think times): the same seed replays the same run
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub(crate) seed: u64,
+
+    /// Run this long first without counting (connections warm, caches filled)
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) warmup: Option<TimeSpan>,
+
+    /// A new connection for every request (each asks the server to close)
+    #[arg(long)]
+    pub(crate) no_keep_alive: bool,
+
+    /// Requests each connection carries before herd closes it and opens another: a count, or
+    /// a range drawn per connection (SPECweb99's clients: 5-15); the last asks the server to
+    /// close
+    #[arg(long, value_name = "N|LO-HI", value_parser = run_units::parse_range, conflicts_with = "no_keep_alive")]
+    pub(crate) requests_per_conn: Option<(u32, u32)>,
+
+    /// Write this many requests at once on each connection before reading their responses
+    /// (HTTP/1.1 pipelining); latency counts from the batch's start. Synthetic: browsers do
+    /// not pipeline, and the summary says so
+    #[arg(long, value_name = "DEPTH", value_parser = clap::value_parser!(u32).range(1..=1024),
+          conflicts_with_all = ["rate", "rate_steps", "no_keep_alive", "think"])]
+    pub(crate) pipeline: Option<u32>,
+
+    /// Closed loop: pause this long before each of a connection's requests but the first,
+    /// as a user reading a page; exp:MEAN draws each pause from an exponential distribution
+    #[arg(long, value_name = "DURATION|exp:MEAN", value_parser = run_units::parse_think,
+          conflicts_with_all = ["rate", "rate_steps"])]
+    pub(crate) think: Option<Think>,
+
+    /// Requests from a file of weighted URLs, one per line: `[weight] [METHOD] path-or-URL`
+    /// (on the server of the run's URL)
+    #[arg(long, value_name = "FILE", conflicts_with = "specweb")]
+    pub(crate) urls: Option<PathBuf>,
+
+    /// A SPECweb99-like mix over the file set `herd serve --generate DIR --specweb-dirs N`
+    /// wrote (its manifest gives the weights); the run's URL names where DIR is served
+    #[arg(long, value_name = "DIR")]
+    pub(crate) specweb: Option<PathBuf>,
+
+    /// Cap each connection's receive rate by pacing its reads, as a slow link would:
+    /// 400kbit, 1.5mbit, 56k, or a profile: modem-28.8k, modem-56k, specweb99 (400 kbit/s)
+    #[arg(long, value_name = "RATE")]
+    pub(crate) bandwidth: Option<BitRate>,
+
+    /// Count the connections whose receive rate stayed at or above this (SPECweb99's
+    /// conforming connections) [default: 320kbit with --bandwidth]
+    #[arg(long, value_name = "RATE")]
+    pub(crate) conforming: Option<BitRate>,
+
+    /// Source addresses to connect from, spread over the connections:
+    /// 127.0.0.2-127.0.0.50,::1 (each brings its own range of local ports)
+    #[arg(long, value_name = "LIST", value_parser = run_units::parse_bind)]
+    pub(crate) bind: Option<BindList>,
+
+    /// Request method
+    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
+    pub(crate) method: String,
+
+    /// Extra request header, `Name: value` (repeatable; a Host header replaces the default)
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub(crate) headers: Vec<String>,
+
+    /// Request body (sent with Content-Length)
+    #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
+    pub(crate) body: Option<String>,
+
+    /// Request body read from a file
+    #[arg(long, value_name = "FILE")]
+    pub(crate) body_file: Option<PathBuf>,
+
+    /// Send HTTP/1.0 requests instead of HTTP/1.1
+    #[arg(long)]
+    pub(crate) http10: bool,
+
+    /// A request without a complete response this long after it started fails (timeout)
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub(crate) timeout: TimeSpan,
+
+    /// https: trust the certificates in this PEM file and verify the server's
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_file: Option<PathBuf>,
+
+    /// https: do not verify the server's certificate
+    #[arg(short = 'k', long, conflicts_with = "ca_file")]
+    pub(crate) insecure: bool,
+
+    /// https: present this client certificate (a PEM file with the certificate chain and
+    /// its private key)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cert: Option<PathBuf>,
+
+    /// Connect to the server's Unix-domain socket at PATH instead of the URL's host and port
+    /// (the URL still gives the Host header and the path)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) unix_socket: Option<PathBuf>,
+
+    /// Steps of connections, one result each, in order (WebBench-style): 1,2,4,8,16
+    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with_all = ["rate_steps", "requests", "duration"],
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) steps: Option<Vec<u32>>,
+
+    /// Steps of request rates (open loop, -c connections), one result each: 1000,2000,4000
+    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with_all = ["rate", "requests", "duration"],
+)]
+    pub(crate) rate_steps: Option<Vec<RequestRate>>,
+
+    /// How long each step runs
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) step_time: TimeSpan,
+
+    /// Fail (exit code 3) unless this holds: p99<50ms, p99.9<=200ms, max<1s, errors<0.1%,
+    /// errors<=3, rps>=1000 (repeatable; latency from the intended start; a stepped run is
+    /// judged on its last step)
+    #[arg(long, value_name = "CONDITION", value_parser = clap::value_parser!(Threshold))]
+    pub(crate) fail_if: Vec<Threshold>,
+
+    /// Write the summary as JSON (format herd.run.v1, docs/run-json.md) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+
+    /// Write the run as a self-contained page to FILE, in herd report's look: figures,
+    /// latency percentile spectrum, status codes, failures, client health, and for --steps
+    /// the throughput against clients (docs/report.md); not with --rate-steps
+    #[arg(long, value_name = "FILE", conflicts_with = "rate_steps")]
+    pub(crate) html: Option<PathBuf>,
+
+    /// Write the run second by second to FILE as it goes: requests, failures, bytes, req/s and
+    /// latency percentiles; CSV for .csv, one JSON object per line for .ndjson or .jsonl
+    /// (docs/run-series.md)
+    #[arg(long, value_name = "FILE", value_parser = herd_run::series::parse_path)]
+    pub(crate) series: Option<PathBuf>,
+
+    /// Write an HdrHistogram interval log to FILE as the run goes: one latency histogram per
+    /// second, in microseconds, for HdrHistogram's tools (docs/run-series.md)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) hlog: Option<PathBuf>,
+}
+
+/// `--arrivals`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ArrivalsArg {
+    Uniform,
+    Poisson,
+}
+
+/// The flags as a validated plan, or what cannot be run and what to give instead. What clap
+/// already refuses (conflicting flags) never gets here.
+pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
+    let url: RunUrl = args.url.parse().map_err(PlanError)?;
+    let nonzero = |n: u32| NonZeroU32::new(n).ok_or_else(|| PlanError("a count of 0".into()));
+    let connections = nonzero(args.connections)?;
+    let arrivals = match args.arrivals {
+        ArrivalsArg::Uniform => Arrivals::Uniform,
+        ArrivalsArg::Poisson if args.rate.is_none() && args.rate_steps.is_none() => {
+            return Err(PlanError(
+                "--arrivals spaces an open loop's requests: give --rate or --rate-steps with it"
+                    .into(),
+            ))
+        }
+        ArrivalsArg::Poisson => Arrivals::Poisson,
+    };
+    let pace = match (args.rate, args.pipeline) {
+        (Some(rate), _) => Pace::Rate { rate, arrivals },
+        (None, Some(depth)) => Pace::Pipelined { depth: nonzero(depth)? },
+        (None, None) => Pace::Closed { think: args.think },
+    };
+    let load = match (&args.steps, &args.rate_steps) {
+        (Some(clients), _) => Load::Steps {
+            clients: clients.iter().map(|&c| nonzero(c)).collect::<Result<_, _>>()?,
+            step: args.step_time,
+            pace,
+        },
+        (None, Some(rates)) => {
+            Load::RateSteps { connections, rates: rates.clone(), arrivals, step: args.step_time }
+        }
+        (None, None) => {
+            let requests = args.requests.and_then(NonZeroU64::new);
+            let stop = match (args.duration, requests) {
+                (Some(d), Some(n)) => Stop::Either(d, n),
+                (Some(d), None) => Stop::After(d),
+                (None, Some(n)) => Stop::Requests(n),
+                (None, None) => Stop::After(plan::DEFAULT_DURATION),
+            };
+            Load::Single { connections, stop, pace }
+        }
+    };
+    let reuse = match (args.no_keep_alive, args.requests_per_conn) {
+        (true, _) => Reuse::PerRequest,
+        (false, Some((lo, hi))) => Reuse::Limited { lo: nonzero(lo)?, hi: nonzero(hi)? },
+        (false, None) => Reuse::KeepAlive,
+    };
+    let mut p = RunPlan::new(url, load);
+    p.threads = args.threads.map(nonzero).transpose()?;
+    p.warmup = args.warmup;
+    p.seed = args.seed;
+    p.reuse = reuse;
+    p.requests = plan::Requests {
+        method: args.method.clone(),
+        headers: args.headers.clone(),
+        body: match (&args.body, &args.body_file) {
+            (Some(text), _) => Body::Text(text.clone()),
+            (None, Some(path)) => Body::File(path.clone()),
+            (None, None) => Body::None,
+        },
+        http10: args.http10,
+        source: match (&args.urls, &args.specweb) {
+            (Some(list), _) => Source::List(list.clone()),
+            (None, Some(dir)) => Source::Specweb(dir.clone()),
+            (None, None) => Source::Url,
+        },
+    };
+    p.timeout = args.timeout;
+    p.tls = TlsOptions {
+        ca_file: args.ca_file.clone(),
+        insecure: args.insecure,
+        cert: args.cert.clone(),
+    };
+    p.unix_socket = args.unix_socket.clone();
+    p.bind = args.bind.clone().map(|b| b.0).unwrap_or_default();
+    p.bandwidth = args.bandwidth;
+    p.conforming = args.conforming;
+    p.fail_if = args.fail_if.clone();
+    p.outputs = plan::Outputs {
+        json: args.json.clone(),
+        html: args.html.clone(),
+        series: args.series.clone(),
+        hlog: args.hlog.clone(),
+    };
+    p.check()?;
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Plans → `to_args` → clap → [`plan`]: the same plan, for plans of every shape.
+    use std::net::IpAddr;
+
+    use clap::Parser as _;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn parse(plan: &RunPlan) -> Result<RunPlan, String> {
+        let mut argv = vec![std::ffi::OsString::from("herd-run")];
+        argv.extend(plan.to_args());
+        let cli = Cli::try_parse_from(&argv).map_err(|e| format!("{argv:?}: {e}"))?;
+        super::plan(&cli.run).map_err(|e| format!("{argv:?}: {e}"))
+    }
+
+    fn span() -> impl Strategy<Value = TimeSpan> {
+        (1u64..=3_600_000_000_000).prop_map(|ns| {
+            TimeSpan::new(std::time::Duration::from_nanos(ns)).unwrap_or(TimeSpan::MAX)
+        })
+    }
+
+    fn rate() -> impl Strategy<Value = RequestRate> {
+        (1e-3f64..=1e7).prop_map(|r| RequestRate::new(r).unwrap_or(RequestRate::new(1.0).unwrap()))
+    }
+
+    fn count() -> impl Strategy<Value = NonZeroU32> {
+        (1u32..=100_000).prop_map(|n| NonZeroU32::new(n).unwrap())
+    }
+
+    fn think() -> impl Strategy<Value = Option<Think>> {
+        prop_oneof![
+            Just(None),
+            span().prop_map(|d| Some(Think::Fixed(d.get()))),
+            span().prop_map(|d| Some(Think::Exponential(d.get()))),
+        ]
+    }
+
+    fn arrivals() -> impl Strategy<Value = Arrivals> {
+        prop_oneof![Just(Arrivals::Uniform), Just(Arrivals::Poisson)]
+    }
+
+    fn pace() -> impl Strategy<Value = Pace> {
+        prop_oneof![
+            think().prop_map(|think| Pace::Closed { think }),
+            (1u32..=1024).prop_map(|d| Pace::Pipelined { depth: NonZeroU32::new(d).unwrap() }),
+            (rate(), arrivals()).prop_map(|(rate, arrivals)| Pace::Rate { rate, arrivals }),
+        ]
+    }
+
+    fn stop() -> impl Strategy<Value = Stop> {
+        let n = (1u64..=u64::MAX).prop_map(|n| NonZeroU64::new(n).unwrap());
+        prop_oneof![
+            span().prop_map(Stop::After),
+            n.clone().prop_map(Stop::Requests),
+            (span(), n).prop_map(|(d, n)| Stop::Either(d, n)),
+        ]
+    }
+
+    fn load() -> impl Strategy<Value = Load> {
+        prop_oneof![
+            (count(), stop(), pace()).prop_map(|(connections, stop, pace)| Load::Single {
+                connections,
+                stop,
+                pace
+            }),
+            (prop::collection::vec(count(), 1..6), span(), pace())
+                .prop_map(|(clients, step, pace)| Load::Steps { clients, step, pace }),
+            (count(), prop::collection::vec(rate(), 1..5), arrivals(), span()).prop_map(
+                |(connections, rates, arrivals, step)| Load::RateSteps {
+                    connections,
+                    rates,
+                    arrivals,
+                    step
+                }
+            ),
+        ]
+    }
+
+    fn path() -> impl Strategy<Value = PathBuf> {
+        "[a-z/._ -]{1,20}".prop_map(PathBuf::from)
+    }
+
+    fn opt_path() -> impl Strategy<Value = Option<PathBuf>> {
+        prop::option::of(path())
+    }
+
+    prop_compose! {
+        fn a_plan()(
+            https in any::<bool>(),
+            load in load(),
+            threads in prop::option::of(1u32..=1024),
+            warmup in prop::option::of(span()),
+            seed in any::<u64>(),
+            reuse in prop_oneof![
+                Just(Reuse::KeepAlive),
+                Just(Reuse::PerRequest),
+                (1u32..50, 0u32..50).prop_map(|(lo, extra)| Reuse::Limited {
+                    lo: NonZeroU32::new(lo).unwrap(),
+                    hi: NonZeroU32::new(lo + extra).unwrap(),
+                }),
+            ],
+            method in prop_oneof![Just("GET".to_owned()), Just("POST".to_owned()), Just("HEAD".to_owned())],
+            headers in prop::collection::vec("X-[a-z]{1,8}: [ -~]{0,12}", 0..3),
+            body in prop_oneof![
+                Just(Body::None),
+                "[ -~]{0,16}".prop_map(Body::Text),
+                path().prop_map(Body::File),
+            ],
+            http10 in any::<bool>(),
+            source in prop_oneof![
+                Just(Source::Url),
+                path().prop_map(Source::List),
+                path().prop_map(Source::Specweb),
+            ],
+            timeout in span(),
+            insecure in any::<bool>(),
+            cert in opt_path(),
+            unix_socket in opt_path(),
+            bind in prop::collection::vec(any::<std::net::Ipv4Addr>().prop_map(IpAddr::V4), 0..3),
+            bandwidth in prop::option::of((8u64..=1_000_000_000_000).prop_map(|b| BitRate::new(b).unwrap())),
+            conforming in prop::option::of((8u64..=1_000_000_000).prop_map(|b| BitRate::new(b).unwrap())),
+            fail_if in prop::collection::vec(
+                prop_oneof![Just("p99<50ms"), Just("errors<=3"), Just("rps>=1000.5"), Just("max<1500us")]
+                    .prop_map(|t| t.parse::<Threshold>().unwrap()),
+                0..3,
+            ),
+            outputs in (opt_path(), opt_path(), opt_path(), opt_path()),
+        ) -> RunPlan {
+            let scheme = if https { "https" } else { "http" };
+            let url: RunUrl = format!("{scheme}://127.0.0.1:8080/x?y=1").parse().unwrap();
+            let mut p = RunPlan::new(url, load);
+            p.threads = threads.map(|t| NonZeroU32::new(t).unwrap());
+            p.warmup = warmup;
+            p.seed = seed;
+            p.reuse = reuse;
+            p.requests = plan::Requests { method, headers, body, http10, source };
+            p.timeout = timeout;
+            p.tls = TlsOptions { ca_file: None, insecure, cert: None };
+            if https && !insecure {
+                p.tls.ca_file = Some(PathBuf::from("ca.pem"));
+            }
+            if https {
+                p.tls.cert = cert;
+            }
+            if bind.is_empty() {
+                p.unix_socket = unix_socket;
+            }
+            p.bind = bind;
+            p.bandwidth = bandwidth;
+            p.conforming = conforming;
+            p.fail_if = fail_if;
+            // Series paths must name their format.
+            let series = outputs.2.map(|_| PathBuf::from("per-second.csv"));
+            p.outputs = plan::Outputs { json: outputs.0, html: outputs.1, series, hlog: outputs.3 };
+            p
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn every_valid_plan_reads_back_from_its_arguments(p in a_plan()) {
+            // Plans `check` refuses are no argv's meaning.
+            prop_assume!(p.check().is_ok());
+            prop_assert_eq!(parse(&p), Ok(p));
+        }
+    }
+
+    #[test]
+    fn the_lab_s_plans_read_back() {
+        let url: RunUrl = "http://198.18.0.2:8080/bytes/100".parse().unwrap();
+        let mut p = RunPlan::new(
+            url,
+            Load::Steps {
+                clients: [1, 4, 16].map(|c| NonZeroU32::new(c).unwrap()).to_vec(),
+                step: "500ms".parse().unwrap(),
+                pace: Pace::Closed { think: None },
+            },
+        );
+        p.threads = NonZeroU32::new(2);
+        p.warmup = Some("200ms".parse().unwrap());
+        p.outputs.json = Some(PathBuf::from("/tmp/x/run.json"));
+        assert_eq!(parse(&p), Ok(p.clone()));
+        let args: Vec<String> =
+            p.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(
+            args,
+            [
+                "http://198.18.0.2:8080/bytes/100",
+                "--steps=1,4,16",
+                "--step-time=500ms",
+                "--threads=2",
+                "--warmup=200ms",
+                "--json=/tmp/x/run.json"
+            ]
+        );
+    }
+
+    #[test]
+    fn flags_that_cannot_go_together_are_refused_with_what_to_do() {
+        let refused = |args: &[&str]| {
+            let mut argv = vec!["herd-run"];
+            argv.extend(args);
+            let cli = Cli::try_parse_from(argv).unwrap();
+            super::plan(&cli.run).unwrap_err().to_string()
+        };
+        assert!(refused(&["https://127.0.0.1/"]).contains("--ca-file FILE"));
+        assert!(refused(&["http://127.0.0.1/", "--cert", "c.pem"]).contains("https:// URL"));
+        assert!(refused(&["ftp://127.0.0.1/"]).contains("must start with http"));
+        assert!(refused(&["http://127.0.0.1/", "--unix-socket", "/s", "--bind", "127.0.0.2"])
+            .contains("--unix-socket"));
+    }
+}

@@ -1,0 +1,320 @@
+//! Carrying out a [`RunPlan`]: [`prepare`] reads what the plan names and resolves where the
+//! load goes (before any output is created or request sent, so a bad setting costs nothing);
+//! [`execute`] runs every step with the engine and returns the [`RunReport`].
+
+use std::fs;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use herd_engine::{
+    Control, RunSpec, Schedule, SocketOptions, Target, Think, TlsClient, TlsSettings, TlsVersions,
+};
+use herd_stats::units::BitRate;
+
+use crate::client_usage::UsageProbe;
+use crate::interval::Seconds;
+use crate::outputs::{Outputs, StepStart};
+use crate::plan::{Arrivals, Body, Load, Reuse, RunPlan, Source, Stop};
+use crate::recorder::{RecorderPlan, RunRecorder};
+use crate::report::{RunReport, StepReport};
+use crate::request::RequestTemplate;
+use crate::workload::{self, BuiltWorkload};
+use crate::{step_result, RunError, RunInfo};
+
+/// What was asked of the whole run (every step alike), as the summary and the report say it.
+#[derive(Debug, Clone, Default)]
+pub struct RunSetup {
+    /// The URL as given.
+    pub url: String,
+    /// The mix, when not the URL alone.
+    pub description: Option<String>,
+    pub group_names: Vec<String>,
+    /// What a group is (`URL`, `class`).
+    pub group_kind: &'static str,
+    pub bandwidth: Option<BitRate>,
+    /// The conforming threshold.
+    pub conforming: Option<BitRate>,
+    pub think: Option<Think>,
+    pub per_connection: Option<(u32, u32)>,
+    /// Pipelining depth, when more than 1.
+    pub pipeline: Option<u32>,
+}
+
+/// A plan made ready: its requests built, its target resolved and checked.
+#[derive(Debug)]
+pub struct Prepared {
+    plan: RunPlan,
+    target: Target,
+    built: BuiltWorkload,
+    setup: RunSetup,
+    recorder_plan: Arc<RecorderPlan>,
+}
+
+impl Prepared {
+    pub fn plan(&self) -> &RunPlan {
+        &self.plan
+    }
+
+    pub fn setup(&self) -> &RunSetup {
+        &self.setup
+    }
+
+    /// Worker threads step `k`'s engine run will use.
+    fn spec(&self, connections: u32, rate: Option<f64>, duration: Option<Duration>) -> RunSpec {
+        let plan = &self.plan;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max_requests = match &plan.load {
+            Load::Single { stop: Stop::Requests(n) | Stop::Either(_, n), .. } => Some(n.get()),
+            _ => None,
+        };
+        RunSpec {
+            target: self.target.clone(),
+            workload: self.built.workload.clone(),
+            connections,
+            threads: plan.threads.map_or(u32::try_from(cores).unwrap_or(1), |t| t.get()),
+            keep_alive: plan.reuse != Reuse::PerRequest,
+            max_requests,
+            duration,
+            timeout: plan.timeout.get(),
+            limits: herd_proto::Limits::default(),
+            socket: SocketOptions { bind: plan.bind.clone(), buffer_size: None },
+            per_connection: match plan.reuse {
+                Reuse::Limited { lo, hi } => Some((lo.get(), hi.get())),
+                Reuse::KeepAlive | Reuse::PerRequest => None,
+            },
+            think: plan.think(),
+            receive_rate: plan.bandwidth.map(BitRate::bytes_per_second),
+            seed: plan.seed,
+            pipeline: plan.pipeline().map_or(1, |d| d.get()),
+            schedule: match rate {
+                Some(per_second) => Schedule::Rate {
+                    per_second,
+                    arrivals: match plan.arrivals() {
+                        Arrivals::Uniform => herd_engine::Arrivals::Uniform,
+                        Arrivals::Poisson => herd_engine::Arrivals::Poisson { seed: plan.seed },
+                    },
+                },
+                None => Schedule::Closed,
+            },
+        }
+    }
+}
+
+/// Checks `plan`, builds its requests (reading a body file, a URL list or a SPECweb set),
+/// sets up TLS and resolves the target under the safety rule. Nothing is sent.
+pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
+    plan.check()?;
+    let url = &plan.url;
+    let built = build_workload(plan)?;
+    let tls = if url.tls {
+        let settings = TlsSettings {
+            versions: TlsVersions::All,
+            cipher_suites: None,
+            client_cert: plan.tls.cert.clone(),
+            ca_file: plan.tls.ca_file.clone(),
+            sni: url.host.parse::<IpAddr>().is_err().then(|| url.host.clone()),
+            alpn: vec![b"http/1.1".to_vec()],
+        };
+        Some(TlsClient::new(&settings, &url.host).map_err(RunError::Tls)?)
+    } else {
+        None
+    };
+    let target = match &plan.unix_socket {
+        Some(path) => {
+            use std::os::unix::fs::FileTypeExt as _;
+            let meta = fs::metadata(path).map_err(|e| {
+                RunError::Connect(format!("cannot use --unix-socket {}: {e}", path.display()))
+            })?;
+            if !meta.file_type().is_socket() {
+                return Err(RunError::Connect(format!(
+                    "--unix-socket {}: not a socket",
+                    path.display()
+                )));
+            }
+            Target::unix(path.clone(), &url.host, tls)
+        }
+        None => Target::resolve(&url.host, url.port, tls)?,
+    };
+    check_sources(&plan.bind, &target)?;
+    let steps = plan.steps();
+    let setup = RunSetup {
+        url: url.text.clone(),
+        description: built.description.clone(),
+        group_names: built.group_names.clone(),
+        group_kind: built.group_kind,
+        bandwidth: plan.bandwidth,
+        conforming: plan.conforming(),
+        think: plan.think(),
+        per_connection: match plan.reuse {
+            Reuse::Limited { lo, hi } => Some((lo.get(), hi.get())),
+            Reuse::KeepAlive | Reuse::PerRequest => None,
+        },
+        pipeline: plan.pipeline().map(|d| d.get()).filter(|&d| d > 1),
+    };
+    // The recorders' view of the workload, the same for every step; per-connection rates are
+    // sized for the largest step.
+    let recorder_plan = Arc::new(RecorderPlan {
+        group_of: built.group_of.clone(),
+        n_groups: built.group_names.len(),
+        expected_bytes: built.expected_bytes.clone(),
+        conn_rates: setup.conforming.and(steps.iter().map(|&(c, _)| c.get()).max()),
+    });
+    Ok(Prepared { plan: plan.clone(), target, built, setup, recorder_plan })
+}
+
+/// Runs every step of the prepared plan, in order, stopping after a step that `control`
+/// interrupted. `on_step(k, report)` sees each step's report as it ends (k from 1); `outputs`
+/// gets the run second by second.
+pub fn execute(
+    p: &Prepared,
+    control: &Control,
+    outputs: Option<&Outputs>,
+    mut on_step: impl FnMut(usize, &StepReport),
+) -> Result<RunReport, RunError> {
+    let plan = &p.plan;
+    let stepped = plan.is_stepped();
+    let warmup_all = plan.warmup.map_or(Duration::ZERO, |w| w.get());
+    let mut reports = Vec::new();
+    for (k, (connections, rate)) in plan.steps().into_iter().enumerate() {
+        // The warm-up runs once, before the first step.
+        let warmup = if k == 0 { warmup_all } else { Duration::ZERO };
+        let duration = match &plan.load {
+            Load::Steps { step, .. } | Load::RateSteps { step, .. } => Some(step.get() + warmup),
+            Load::Single { stop: Stop::After(d) | Stop::Either(d, _), .. } => {
+                Some(d.get() + warmup)
+            }
+            Load::Single { stop: Stop::Requests(_), .. } => None,
+        };
+        let rate = rate.map(|r| r.per_second());
+        let spec = p.spec(connections.get(), rate, duration);
+        let step = stepped.then_some(k + 1);
+        let (info, recorder) =
+            measure(&spec, control, rate, warmup, &p.recorder_plan, outputs.map(|o| (o, step)))?;
+        let report = step_result::step_report(&p.setup, &info, &recorder);
+        on_step(k + 1, &report);
+        reports.push(report);
+        if info.interrupted {
+            break;
+        }
+    }
+    Ok(if stepped {
+        RunReport::Stepped { url: plan.url.text.clone(), steps: reports }
+    } else {
+        match reports.pop() {
+            Some(r) => RunReport::Single(Box::new(r)),
+            // Unreachable: a plan has at least one step (`RunPlan::check`).
+            None => RunReport::Stepped { url: plan.url.text.clone(), steps: Vec::new() },
+        }
+    })
+}
+
+/// One engine run, its warm-up kept apart; with `outputs`, its seconds go there as it runs
+/// (`step`: the step's number in a stepped run).
+fn measure(
+    spec: &RunSpec,
+    control: &Control,
+    rate: Option<f64>,
+    warmup: Duration,
+    plan: &Arc<RecorderPlan>,
+    outputs: Option<(&Outputs, Option<usize>)>,
+) -> Result<(RunInfo, RunRecorder), RunError> {
+    let (now, now_wall) = (Instant::now(), SystemTime::now());
+    let measure_from = (!warmup.is_zero()).then(|| now + warmup);
+    // Second 0 starts where the summary's figures start: the end of the warm-up, or (a few
+    // microseconds before the engine's own start) now.
+    let origin = now + warmup;
+    let workers = spec.worker_count();
+    let feed = outputs.map(|(o, step)| {
+        o.begin_step(StepStart {
+            step,
+            workers: workers as usize,
+            origin,
+            origin_wall: now_wall.checked_add(warmup).unwrap_or(now_wall),
+        })
+    });
+    // The measured part's planned length: outcomes past it (the engine's last loop turn)
+    // belong to its last second.
+    let span = spec.duration.map(|d| d.saturating_sub(warmup));
+    let probe = UsageProbe::start();
+    let mut done = herd_engine::run(spec, control, |i| {
+        let recorder = RunRecorder::new(measure_from, plan.clone());
+        match &feed {
+            Some(feed) => {
+                let quota = u32::try_from(i).ok().and_then(|i| spec.share(i, workers).1);
+                recorder.with_seconds(Seconds::new(i, origin, span, quota, feed.clone()))
+            }
+            None => recorder,
+        }
+    })?;
+    let client = probe.finish(&done.workers);
+    if let Some((o, _)) = outputs {
+        for r in &mut done.recorders {
+            r.finish_seconds(done.ended);
+        }
+        o.end_step();
+    }
+    let mut recorder = RunRecorder::new(None, plan.clone());
+    for r in &done.recorders {
+        recorder += r;
+    }
+    let from = measure_from.map_or(done.started, |t| t.max(done.started));
+    let info = RunInfo {
+        connections: spec.connections,
+        threads: spec.worker_count(),
+        keep_alive: spec.keep_alive,
+        rate,
+        elapsed: done.ended.saturating_duration_since(from),
+        interrupted: done.interrupted,
+        client,
+    };
+    Ok((info, recorder))
+}
+
+/// Every `--bind` address must be one of this host's, of the target's family: checked by
+/// binding a socket to it, so that a typo fails before the run instead of as N connect errors.
+fn check_sources(sources: &[IpAddr], target: &Target) -> Result<(), RunError> {
+    let family_ok = |ip: &IpAddr| target.addrs.iter().any(|a| a.is_ipv4() == ip.is_ipv4());
+    for ip in sources {
+        if !family_ok(ip) {
+            return Err(RunError::Connect(format!(
+                "--bind {ip}: {} resolves to no {} address; give source addresses of its family",
+                target.host,
+                if ip.is_ipv4() { "IPv4" } else { "IPv6" }
+            )));
+        }
+        if let Err(e) = std::net::TcpListener::bind((*ip, 0)) {
+            return Err(RunError::Connect(format!(
+                "--bind {ip}: cannot use it as a source address ({e}); give addresses of this host"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn build_workload(plan: &RunPlan) -> Result<BuiltWorkload, RunError> {
+    let r = &plan.requests;
+    let body = match &r.body {
+        Body::Text(b) => b.clone().into_bytes(),
+        Body::File(path) => fs::read(path).map_err(|e| {
+            RunError::Requests(format!("--body-file {}: cannot read it: {e}", path.display()))
+        })?,
+        Body::None => Vec::new(),
+    };
+    let template = RequestTemplate::new(&r.headers, &plan.url.authority, body, r.http10)
+        .map_err(RunError::Requests)?;
+    let source = match &r.source {
+        Source::List(list) => workload::Source::List(list),
+        Source::Specweb(dir) => workload::Source::Specweb(dir),
+        Source::Url => workload::Source::Single,
+    };
+    workload::build(
+        source,
+        &plan.url,
+        &r.method,
+        &template,
+        matches!(plan.reuse, Reuse::Limited { .. }),
+        plan.reuse == Reuse::PerRequest,
+    )
+    .map_err(RunError::Requests)
+}

@@ -1,0 +1,307 @@
+//! One worker's run cut into whole seconds, for the outputs that show a run over time
+//! (`--series`, `--hlog`, the live line). A worker keeps only the second it is in: each
+//! finished second, empty or not, goes at once to the writer thread (outputs.rs), so memory
+//! does not grow with the run's length. A recorder has a [`Seconds`] only when one of those
+//! outputs is on; otherwise there is no channel and no per-request cost.
+//!
+//! Seconds count from the measurement start (the end of the warm-up), the origin of every
+//! figure in the summary; warm-up outcomes never land in a second. This file cuts and sends;
+//! merging the workers' seconds is merge.rs's job.
+
+use std::time::{Duration, Instant};
+
+use herd_stats::LatencyHistogram;
+
+use crate::outputs::Feed;
+
+const SECOND: Duration = Duration::from_secs(1);
+
+/// What happened in one second: of one worker, or merged over all of them.
+#[derive(Debug)]
+pub struct Interval {
+    /// Requests completed in this second.
+    pub completed: u64,
+    pub failed: u64,
+    /// Every byte read by requests that ended in this second, failures included (as in the
+    /// summary's `bytes.read`).
+    pub bytes_read: u64,
+    /// end − intended start of the completed requests: the latency corrected for coordinated
+    /// omission, as the summary's `total`.
+    pub latency: LatencyHistogram,
+}
+
+impl Default for Interval {
+    fn default() -> Self {
+        Interval {
+            completed: 0,
+            failed: 0,
+            bytes_read: 0,
+            // A new histogram every second per worker: one sized for the latencies seen,
+            // not for an hour (LatencyHistogram::growing), keeps that cheap in memory.
+            latency: LatencyHistogram::growing(),
+        }
+    }
+}
+
+impl Interval {
+    /// An empty interval whose histogram starts at the size this one's grew to.
+    fn empty_like(&self) -> Interval {
+        Interval { completed: 0, failed: 0, bytes_read: 0, latency: self.latency.empty_like() }
+    }
+
+    pub fn has_outcomes(&self) -> bool {
+        self.completed + self.failed > 0
+    }
+
+    pub(crate) fn merge(&mut self, o: &Interval) {
+        self.completed += o.completed;
+        self.failed += o.failed;
+        self.bytes_read += o.bytes_read;
+        self.latency += &o.latency;
+    }
+}
+
+/// What a worker tells the writer thread, in order.
+#[derive(Debug)]
+pub(crate) enum Report {
+    /// Worker `worker`'s clock has passed the end of second `second`. A worker sends its
+    /// seconds in order, each once, from 0, with no gaps (a second without outcomes is sent
+    /// empty).
+    Second { worker: usize, second: u64, interval: Box<Interval> },
+    /// Worker `worker` has ended, `at` after the measurement start (never past the step's
+    /// planned length), in second `second`, whose outcomes so far are `interval`. It sends
+    /// nothing more in this step. Kept apart from `Second` because that second is not
+    /// necessarily over: it is the run's last if no other worker goes on past it.
+    Ended { worker: usize, second: u64, interval: Box<Interval>, at: Duration },
+}
+
+/// One worker's clock: the second it is in, and what happened in it so far.
+#[derive(Debug)]
+pub(crate) struct Seconds {
+    worker: usize,
+    origin: Instant,
+    /// The step's planned length from `origin` (`-d`, `--step-time`), when it has one.
+    span: Option<Duration>,
+    /// The last second that can hold outcomes: the one `span` ends in. Requests that end
+    /// just past the deadline (finished in the engine's last loop turn) belong to the run
+    /// (the summary counts them) and are put here, rather than in a sliver of a second
+    /// whose per-second rate would be meaningless.
+    last: Option<u64>,
+    second: u64,
+    /// When `second` ends: one comparison per outcome and tick decides whether to roll.
+    boundary: Instant,
+    current: Interval,
+    /// Outcomes still to come from this worker's share of `-n` (warm-up included). The
+    /// engine does not tell a recorder that its worker's loop has ended, but a worker whose
+    /// share is done has ended: saying so at once lets the other workers' seconds out
+    /// instead of holding them until the whole run is over.
+    left: Option<u64>,
+    ended: bool,
+    feed: Feed,
+}
+
+impl Seconds {
+    /// `quota`: this worker's share of `-n` (`RunSpec::share`), when the run has one.
+    pub(crate) fn new(
+        worker: usize,
+        origin: Instant,
+        span: Option<Duration>,
+        quota: Option<u64>,
+        feed: Feed,
+    ) -> Seconds {
+        let last = span.map(|d| {
+            // The second that `d` ends in: 2.0 s ends in second 1, 2.5 s in second 2.
+            if d.subsec_nanos() > 0 {
+                d.as_secs()
+            } else {
+                d.as_secs().saturating_sub(1)
+            }
+        });
+        let mut s = Seconds {
+            worker,
+            origin,
+            span,
+            last,
+            second: 0,
+            boundary: origin + SECOND,
+            current: Interval::default(),
+            left: quota,
+            ended: false,
+            feed,
+        };
+        if quota == Some(0) {
+            // A worker with no request to send (-n below the worker count) is done already.
+            s.end(origin);
+        }
+        s
+    }
+
+    /// A request completed at `end` after `latency` (from its intended start).
+    pub(crate) fn completed(&mut self, end: Instant, latency: Duration, bytes_read: u64) {
+        if self.ended {
+            return;
+        }
+        self.reach(end);
+        self.current.completed += 1;
+        self.current.latency.record(latency);
+        self.current.bytes_read += bytes_read;
+        self.count_down(end);
+    }
+
+    pub(crate) fn failed(&mut self, end: Instant, bytes_read: u64) {
+        if self.ended {
+            return;
+        }
+        self.reach(end);
+        self.current.failed += 1;
+        self.current.bytes_read += bytes_read;
+        self.count_down(end);
+    }
+
+    /// A warm-up outcome: in no second, but part of the worker's share.
+    pub(crate) fn warmup(&mut self, end: Instant) {
+        if !self.ended {
+            self.count_down(end);
+        }
+    }
+
+    /// The worker's loop is turning at `now`: close the seconds that have ended, so that a
+    /// second without outcomes is reported as such, when it ends.
+    pub(crate) fn tick(&mut self, now: Instant) {
+        if !self.ended {
+            self.reach(now);
+        }
+    }
+
+    /// The run is over, at `end` (the engine's `Run::ended`): send what is left.
+    pub(crate) fn finish(&mut self, end: Instant) {
+        if !self.ended {
+            self.end(end);
+        }
+    }
+
+    /// Moves on to the second `t` is in. An outcome a little behind the clock (a response
+    /// that completed before the tick that went past it was noticed) stays in the current
+    /// second: seconds go out once, in order.
+    fn reach(&mut self, t: Instant) {
+        if t >= self.boundary {
+            self.roll(t);
+        }
+    }
+
+    /// Sends every second that ended before `t`, empty ones included.
+    fn roll(&mut self, t: Instant) {
+        let mut target = t.saturating_duration_since(self.origin).as_secs();
+        if let Some(last) = self.last {
+            target = target.min(last);
+        }
+        while self.second < target {
+            self.send_current();
+            self.second += 1;
+        }
+        self.boundary = self.origin + SECOND * u32::try_from(self.second + 1).unwrap_or(u32::MAX);
+    }
+
+    fn count_down(&mut self, end: Instant) {
+        if let Some(left) = &mut self.left {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.end(end);
+            }
+        }
+    }
+
+    fn end(&mut self, t: Instant) {
+        self.reach(t);
+        self.ended = true;
+        let mut at = t.saturating_duration_since(self.origin);
+        if let Some(span) = self.span {
+            at = at.min(span);
+        }
+        let interval = Box::new(std::mem::take(&mut self.current));
+        self.feed.send(Report::Ended { worker: self.worker, second: self.second, interval, at });
+    }
+
+    fn send_current(&mut self) {
+        let next = self.current.empty_like();
+        let interval = Box::new(std::mem::replace(&mut self.current, next));
+        self.feed.send(Report::Second { worker: self.worker, second: self.second, interval });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outputs::{test_feed, Msg};
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// (second, completed, failed) of every Second report, and the Ended time.
+    fn collect(rx: &std::sync::mpsc::Receiver<Msg>) -> (Vec<(u64, u64, u64)>, Option<Duration>) {
+        let (mut seconds, mut ended) = (Vec::new(), None);
+        while let Ok(m) = rx.try_recv() {
+            let Msg::Report(r) = m else { panic!("not a report: {m:?}") };
+            match r {
+                Report::Second { second, interval, .. } => {
+                    assert!(ended.is_none(), "a second after the end");
+                    seconds.push((second, interval.completed, interval.failed));
+                }
+                Report::Ended { second, interval, at, .. } => {
+                    assert!(ended.is_none(), "ended twice");
+                    seconds.push((second, interval.completed, interval.failed));
+                    ended = Some(at);
+                }
+            }
+        }
+        (seconds, ended)
+    }
+
+    #[test]
+    fn ticks_close_empty_seconds_and_outcomes_land_in_theirs() {
+        let (feed, rx) = test_feed();
+        let t0 = Instant::now();
+        let mut s = Seconds::new(0, t0, None, None, feed);
+        s.completed(t0 + ms(100), ms(5), 10);
+        s.failed(t0 + ms(900), 3);
+        s.tick(t0 + ms(999));
+        assert!(collect(&rx).0.is_empty(), "nothing before the second ends");
+        // A stall: nothing for three seconds, then the clock moves on.
+        s.tick(t0 + ms(3_050));
+        assert_eq!(collect(&rx).0, [(0, 1, 1), (1, 0, 0), (2, 0, 0)]);
+        s.completed(t0 + ms(3_500), ms(2_000), 10);
+        s.finish(t0 + ms(3_700));
+        assert_eq!(collect(&rx), (vec![(3, 1, 0)], Some(ms(3_700))));
+    }
+
+    #[test]
+    fn outcomes_past_the_deadline_join_the_last_second() {
+        let (feed, rx) = test_feed();
+        let t0 = Instant::now();
+        let mut s = Seconds::new(0, t0, Some(ms(2_000)), None, feed);
+        s.completed(t0 + ms(1_500), ms(1), 1);
+        s.tick(t0 + ms(2_001));
+        s.completed(t0 + ms(2_002), ms(1), 1);
+        s.finish(t0 + ms(2_003));
+        assert_eq!(collect(&rx), (vec![(0, 0, 0), (1, 2, 0)], Some(ms(2_000))));
+    }
+
+    #[test]
+    fn a_used_up_share_ends_the_worker_at_its_last_outcome() {
+        let (feed, rx) = test_feed();
+        let t0 = Instant::now();
+        // Two requests, the first during the warm-up.
+        let mut s = Seconds::new(0, t0, None, Some(2), feed);
+        s.warmup(t0 - ms(10));
+        s.completed(t0 + ms(1_200), ms(1), 1);
+        assert_eq!(collect(&rx), (vec![(0, 0, 0), (1, 1, 0)], Some(ms(1_200))));
+        s.tick(t0 + ms(5_000));
+        s.finish(t0 + ms(5_000));
+        assert_eq!(collect(&rx), (vec![], None), "nothing after the end");
+        // No share at all: ended from the start.
+        let (feed, rx) = test_feed();
+        let _s = Seconds::new(1, t0, None, Some(0), feed);
+        assert_eq!(collect(&rx), (vec![(0, 0, 0)], Some(Duration::ZERO)));
+    }
+}

@@ -1,0 +1,64 @@
+//! `herd run` as a library: a validated [`RunPlan`], [`prepare`] and [`execute`] it, and the
+//! typed result, [`RunReport`] (*is* `herd.run.v1`). Beside them, what a run keeps and says
+//! about itself: the per-worker recorder and its per-second cut, the merge of the workers'
+//! seconds, the `--series` and `--hlog` writers, the client health judge, `--fail-if`
+//! thresholds, and the text summary. The binary keeps the flags (clap), the live line,
+//! Ctrl-C and exit codes; the lab runs `herd run` as a process (namespaces, pinning, its own
+//! CPU time) with arguments from [`RunPlan::to_args`] and reads its `--json` back as a
+//! [`RunReport`].
+//!
+//! Data flow: `RunPlan` → [`prepare`] (reads the files it names, resolves the target under
+//! the safety rule, builds the requests once) → [`execute`]: per step, `herd_engine::run` with
+//! one `RunRecorder` per worker → merged → [`StepReport`] (health judged) → [`RunReport`].
+//! While it runs, each worker's seconds go to [`Outputs`] (one writer thread).
+
+mod cgroup_cpu;
+mod client_errors;
+mod client_usage;
+mod error;
+mod execute;
+mod health;
+pub mod hlog;
+mod interval;
+mod merge;
+mod outputs;
+pub mod plan;
+mod process_cpu;
+mod recorder;
+pub mod report;
+mod request;
+pub mod series;
+mod step_result;
+pub mod summary;
+pub mod threshold;
+pub mod units;
+pub mod url;
+mod url_list;
+mod workload;
+
+pub use error::RunError;
+pub use execute::{execute, prepare, Prepared, RunSetup};
+pub use interval::Interval;
+pub use merge::RunSecond;
+pub use outputs::{Outputs, SecondObserver};
+pub use plan::{PlanError, RunPlan};
+pub use report::{RunReport, StepReport};
+pub use threshold::Threshold;
+pub use url::RunUrl;
+
+use std::time::Duration;
+
+use client_usage::ClientUsage;
+
+/// What a run (or step) was besides the recorder's figures and the URL.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunInfo {
+    pub(crate) connections: u32,
+    pub(crate) threads: u32,
+    pub(crate) keep_alive: bool,
+    pub(crate) rate: Option<f64>,
+    pub(crate) elapsed: Duration,
+    pub(crate) interrupted: bool,
+    /// What the client itself used: the health verdict's own figures.
+    pub(crate) client: ClientUsage,
+}

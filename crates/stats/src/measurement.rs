@@ -1,0 +1,122 @@
+//! One measured run or step, in the same terms for every client the lab runs (herd's own,
+//! ab, wrk): what the lab's adapters read from a client, what the store keeps, what the
+//! reports show, and what `herd run --html`/`herd ab --html` render. One type from the client's
+//! output to the page.
+
+use hdrhistogram::Histogram;
+
+use crate::{ClientJudgement, Failure, LatencySeries};
+
+/// A figure a tool does not report is 0 (and said so below); tool-specific figures go to
+/// `reported`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Measurement {
+    /// 1, 2, … in order; 1 for a run that is not stepped.
+    pub step: u32,
+    /// `""` for a run that is not stepped, `"c=16"` for a step of 16 clients.
+    pub label: String,
+    /// Connections (the most open at once, for an open loop).
+    pub concurrency: Option<u32>,
+    /// The asked rate of an open loop, requests per second.
+    pub rate: Option<f64>,
+    /// Measured time, seconds (after any warm-up).
+    pub duration_s: f64,
+    /// Requests that got a complete response, whatever its status or length.
+    pub completed: u64,
+    /// Requests that failed, plus, as ab counts them, complete responses with a wrong body
+    /// length ([`Failure::Length`]; so `completed + failed` can exceed the requests sent by
+    /// that many).
+    pub failed: u64,
+    /// `failed` by kind; kinds with a count only, in [`Failure`]'s order.
+    pub failures: Vec<(Failure, u64)>,
+    /// Responses by status, ascending (herd only: ab and wrk give only a count of non-2xx).
+    pub statuses: Vec<(u16, u64)>,
+    /// Responses whose status is not 2xx (ab: its "Non-2xx responses"; wrk: its status
+    /// errors, which are statuses above 399 only).
+    pub non_2xx: u64,
+    /// Every byte read, heads and bodies.
+    pub bytes_total: u64,
+    /// Body bytes of complete responses; 0 from wrk, which does not count them.
+    pub bytes_body: u64,
+    /// Requests of the warm-up, kept out of every other figure. A stepped run's warm-up comes
+    /// before its first step and counts there.
+    pub warmup_requests: u64,
+    /// Latency histograms in microseconds. herd: every series (empty when nothing was
+    /// measured); ab: `total`, `connect`, `first_byte` from its `-g` file, at ab's millisecond
+    /// resolution; wrk: none.
+    pub histograms: Vec<(LatencySeries, Histogram<u64>)>,
+    /// Figures a tool reports without a histogram, by name ([`REPORTED_LATENCY_P50_US`] …).
+    pub reported: Vec<(String, f64)>,
+    /// The client's verdict on this measurement when it was judged apart from the whole run
+    /// (a step of a stepped run); None: the run's verdict applies.
+    pub judgement: Option<ClientJudgement>,
+}
+
+/// Name of a tool's own median latency in µs, for tools that give no histogram (wrk).
+pub const REPORTED_LATENCY_P50_US: &str = "latency_p50_us";
+/// Name of a tool's own 99th percentile latency in µs, for tools that give no histogram.
+pub const REPORTED_LATENCY_P99_US: &str = "latency_p99_us";
+/// Name of the resolution, in seconds, of the clock that timed the measurement, for tools
+/// whose clock is coarse (ab prints its run time to the millisecond).
+pub const REPORTED_TIMER_RESOLUTION_S: &str = "timer_resolution_s";
+/// Present (1) when the run was stopped before its end (Ctrl-C): a partial result.
+pub const REPORTED_INTERRUPTED: &str = "interrupted";
+
+impl Measurement {
+    /// Completed requests per second of the measured part; `None` when it lasted no time.
+    pub fn requests_per_second(&self) -> Option<f64> {
+        (self.duration_s > 0.0).then(|| self.completed as f64 / self.duration_s)
+    }
+
+    /// Bytes received per second / 1024, headers included (ab's "Transfer rate"); `None`
+    /// when it lasted no time.
+    pub fn kib_per_second(&self) -> Option<f64> {
+        (self.duration_s > 0.0).then(|| self.bytes_total as f64 / self.duration_s / 1024.0)
+    }
+
+    /// The histogram of that series, if the tool gave it.
+    pub fn histogram(&self, series: LatencySeries) -> Option<&Histogram<u64>> {
+        self.histograms.iter().find(|(s, _)| *s == series).map(|(_, h)| h)
+    }
+
+    /// The reported figure of that name ([`REPORTED_LATENCY_P50_US`] …).
+    pub fn reported(&self, name: &str) -> Option<f64> {
+        self.reported.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
+
+    /// Failed requests of that kind.
+    pub fn failures_of(&self, kind: Failure) -> u64 {
+        self.failures.iter().filter(|(k, _)| *k == kind).map(|&(_, n)| n).sum()
+    }
+
+    /// Complete responses with a wrong body length (counted in `failed` too).
+    pub fn wrong_length(&self) -> u64 {
+        self.failures_of(Failure::Length)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_figures() {
+        let mut m = Measurement {
+            step: 1,
+            duration_s: 2.0,
+            completed: 1000,
+            bytes_total: 4096,
+            failed: 3,
+            failures: vec![(Failure::Connect, 1), (Failure::Length, 2)],
+            reported: vec![(REPORTED_LATENCY_P50_US.into(), 12.5)],
+            ..Measurement::default()
+        };
+        assert_eq!(m.requests_per_second(), Some(500.0));
+        assert_eq!(m.kib_per_second(), Some(2.0));
+        assert_eq!(m.reported(REPORTED_LATENCY_P50_US), Some(12.5));
+        assert_eq!(m.histogram(LatencySeries::Total), None);
+        assert_eq!((m.wrong_length(), m.failures_of(Failure::Timeout)), (2, 0));
+        m.duration_s = 0.0;
+        assert_eq!(m.requests_per_second(), None);
+    }
+}
