@@ -498,13 +498,17 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
             concurrency,
         }
     } else if let Some(r) = &l.rate {
-        let per_second = *r.get_ref();
-        if !(per_second.is_finite() && per_second > 0.0 && per_second <= 10_000_000.0) {
-            return Err(errs.at(
-                r.span(),
-                format!("{ctx} rate must be more than 0 and at most 10000000 requests per second"),
-            ));
-        }
+        // The one rule for a request rate (herd_stats::units), as `herd run --rate` has it.
+        let per_second = herd_stats::units::RequestRate::new(*r.get_ref())
+            .ok_or_else(|| {
+                errs.at(
+                    r.span(),
+                    format!(
+                        "{ctx} rate must be more than 0 and at most 10000000 requests per second"
+                    ),
+                )
+            })?
+            .per_second();
         let Some(d) = &l.duration else {
             return Err(errs.at(
                 r.span(),
@@ -790,27 +794,21 @@ fn int_in(
     }
 }
 
-/// A size in bytes: an integer, or a string with a binary suffix (`"1Mi"`).
+/// A size in bytes: an integer, or a string as every size herd reads is written
+/// (`herd_stats::units::ByteSize`: `"1Mi"`, `"4Ki"`).
 fn size(errs: &Errors<'_>, v: &Spanned<toml::Value>, what: &str) -> Result<u64, ExperimentError> {
-    let bad = || {
-        errs.at(
+    let bytes = match v.get_ref() {
+        toml::Value::Integer(i) if *i >= 0 => *i as u64,
+        toml::Value::String(s) => s
+            .parse::<herd_stats::units::ByteSize>()
+            .map_err(|e| errs.at(v.span(), format!("{what}: {e}")))?
+            .bytes(),
+        _ => return Err(errs.at(
             v.span(),
             format!(
                 "{what}: give bytes as a number (6397) or a string with k/Ki, M/Mi, G/Gi (\"1Mi\")"
             ),
-        )
-    };
-    let bytes = match v.get_ref() {
-        toml::Value::Integer(i) if *i >= 0 => *i as u64,
-        toml::Value::String(s) => {
-            let list: herd_serve::fileset::SizeList =
-                s.parse().map_err(|e| errs.at(v.span(), format!("{what}: {e}")))?;
-            match list.as_slice() {
-                [one] => *one,
-                _ => return Err(bad()),
-            }
-        }
-        _ => return Err(bad()),
+        )),
     };
     if bytes > herd_serve::fileset::MAX_FILE_BYTES {
         return Err(errs.at(v.span(), format!("{what}: {bytes} bytes is more than 64 GiB")));

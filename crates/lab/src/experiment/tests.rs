@@ -330,3 +330,23 @@ fn path_experiments_get_herd_serve_as_a_calibration_server() {
         assert!(e.contains(want), "want {want:?} in:\n{e}");
     }
 }
+
+#[test]
+fn units_are_read_as_every_flag_reads_them() {
+    // A link rate as `herd run --bandwidth` reads it, a size as `--generate --sizes` does,
+    // a rate as `--rate`: one parser each (herd_stats::units).
+    let text = edit(
+        "server_cpus = [\"0\", \"0-1\"]",
+        "server_cpus = [\"0\"]\npath = [\"direct\"]\nlink = [\"1.5mbit\", \"100mbit,delay=0.5ms\"]",
+    )
+    .replace("size = 6397", "size = \"6Ki\"");
+    let e = parse(&text, "x.toml").unwrap();
+    let links: Vec<String> =
+        cells(&e).iter().filter_map(|c| c.link.as_ref().and_then(|l| l.rate_text())).collect();
+    assert!(links.iter().any(|l| l == "1500kbit"), "{links:?}");
+    let bandwidth: herd_stats::units::BitRate = "1.5mbit".parse().unwrap();
+    assert!(cells(&e).iter().any(|c| c.link.as_ref().and_then(|l| l.rate) == Some(bandwidth)));
+    assert!(err(&edit("size = 6397", "size = \"1.5Mi\"")).contains("`1.5Mi` is not a size"));
+    let rate = edit("requests = 1000", "rate = 0.0\nduration = \"1s\"");
+    assert!(err(&rate).contains("rate must be more than 0"), "{}", err(&rate));
+}

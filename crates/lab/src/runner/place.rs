@@ -168,7 +168,7 @@ impl Place {
         };
         let mut f = NetworkFacts {
             path: plan.path.to_string(),
-            link_bits_per_second: n.link.as_ref().and_then(|l| l.rate_bits),
+            link_bits_per_second: n.link.as_ref().and_then(|l| l.rate_bits()),
             carried_bits_per_second: (seconds > 0.0).then(|| bytes as f64 * 8.0 / seconds),
             client_syn_retransmits: delta(&before.client, &after.client, "TcpExt.TCPSynRetrans"),
             client_failed_connects: delta(&before.client, &after.client, "Tcp.AttemptFails"),

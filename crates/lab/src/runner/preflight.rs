@@ -125,9 +125,7 @@ fn qdiscs(cells: &[Cell]) -> Result<(), LabError> {
     let mut needed: Vec<(Qdisc, Vec<String>)> = Vec::new();
     for c in cells {
         let (Some(link), Some(text)) = (&c.link, c.axis(AxisName::Link)) else { continue };
-        for (q, wanted) in
-            [(Qdisc::Tbf, link.rate_bits.is_some()), (Qdisc::Netem, link.needs_netem())]
-        {
+        for (q, wanted) in [(Qdisc::Tbf, link.rate.is_some()), (Qdisc::Netem, link.needs_netem())] {
             if !wanted {
                 continue;
             }

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use herd_stats::units::{ByteSize, ByteSizeError};
+
 /// Largest file of a size sweep: 64 GiB. Larger is refused, so that a typo (`1Gi0`, an extra
 /// zero) cannot fill a disk; a set that must not fit in RAM needs many files, not one huge one.
 pub const MAX_FILE_BYTES: u64 = 64 << 30;
@@ -103,33 +105,18 @@ impl fmt::Display for SizeList {
     }
 }
 
-/// One entry: digits, then an optional binary suffix.
+/// One entry: a byte size as every size herd reads is written (`herd_stats::units::ByteSize`),
+/// within [`MAX_FILE_BYTES`].
 fn parse_size(token: &str) -> Result<u64, SizeListError> {
-    let bad = || SizeListError::BadToken { token: token.to_owned() };
     let too_large = || SizeListError::TooLarge { token: token.to_owned() };
-    let digits_end = token.find(|c: char| !c.is_ascii_digit()).unwrap_or(token.len());
-    let (digits, suffix) = token.split_at(digits_end);
-    if digits.is_empty() {
-        return Err(bad());
-    }
-    // Lower-case `m` and `g` are refused rather than guessed: `m` reads as milli, and the list
-    // of accepted spellings is short enough to quote in the error.
-    let unit: u64 = match suffix {
-        "" => 1,
-        "k" | "K" | "Ki" => 1 << 10,
-        "M" | "Mi" => 1 << 20,
-        "G" | "Gi" => 1 << 30,
-        _ => return Err(bad()),
-    };
-    let n = digits
-        .bytes()
-        .try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
-        .ok_or_else(too_large)?;
-    let bytes = n.checked_mul(unit).ok_or_else(too_large)?;
-    if bytes > MAX_FILE_BYTES {
+    let size: ByteSize = token.parse().map_err(|e| match e {
+        ByteSizeError::TooLarge(_) => too_large(),
+        ByteSizeError::NotASize(_) => SizeListError::BadToken { token: token.to_owned() },
+    })?;
+    if size.bytes() > MAX_FILE_BYTES {
         return Err(too_large());
     }
-    Ok(bytes)
+    Ok(size.bytes())
 }
 
 #[cfg(test)]

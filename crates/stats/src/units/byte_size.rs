@@ -30,12 +30,21 @@ impl From<u64> for ByteSize {
     }
 }
 
-impl FromStr for ByteSize {
-    type Err = String;
+/// Why a text is not a [`ByteSize`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ByteSizeError {
+    #[error("`{0}` is not a size: {BYTE_SIZE_SYNTAX}")]
+    NotASize(String),
+    #[error("`{0}` is more bytes than 64 bits count")]
+    TooLarge(String),
+}
 
-    fn from_str(s: &str) -> Result<ByteSize, String> {
+impl FromStr for ByteSize {
+    type Err = ByteSizeError;
+
+    fn from_str(s: &str) -> Result<ByteSize, ByteSizeError> {
         let text = s.trim();
-        let bad = || format!("`{text}` is not a size: {BYTE_SIZE_SYNTAX}");
+        let bad = || ByteSizeError::NotASize(text.to_owned());
         let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
         let (digits, suffix) = text.split_at(digits_end);
         if digits.is_empty() {
@@ -53,7 +62,7 @@ impl FromStr for ByteSize {
             .try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
             .and_then(|n| n.checked_mul(unit))
             .map(ByteSize)
-            .ok_or_else(|| format!("`{text}` is more bytes than 64 bits count"))
+            .ok_or_else(|| ByteSizeError::TooLarge(text.to_owned()))
     }
 }
 
@@ -78,7 +87,7 @@ mod tests {
     use super::*;
 
     fn bytes(s: &str) -> Result<u64, String> {
-        s.parse::<ByteSize>().map(ByteSize::bytes)
+        s.parse::<ByteSize>().map(ByteSize::bytes).map_err(|e| e.to_string())
     }
 
     #[test]

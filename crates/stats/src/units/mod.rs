@@ -22,7 +22,7 @@ mod request_rate;
 mod time_span;
 
 pub use bit_rate::BitRate;
-pub use byte_size::ByteSize;
+pub use byte_size::{ByteSize, ByteSizeError};
 pub use request_rate::RequestRate;
 pub use time_span::TimeSpan;
 

@@ -6,11 +6,13 @@
 use std::fmt;
 use std::time::Duration;
 
+use herd_stats::units::BitRate;
+
 /// How every link of a path is shaped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Shaping {
-    /// Bits per second (tbf); None: the link's own speed.
-    pub rate_bits: Option<u64>,
+    /// The rate (tbf); None: the link's own speed.
+    pub rate: Option<BitRate>,
     /// Added to every packet each way (netem), so a round trip gains twice this.
     pub delay: Option<Duration>,
     /// Packets dropped at random, in parts per million (netem), each way.
@@ -21,8 +23,9 @@ pub struct Shaping {
 const MAX_DELAY: Duration = Duration::from_secs(10);
 
 impl Shaping {
-    /// Parses `100mbit`, `1gbit,delay=20ms`, `delay=500us,loss=0.1%` …: a rate as tc writes
-    /// it (whole number, kbit/mbit/gbit), `delay=` in ms or us, `loss=` in percent.
+    /// Parses `100mbit`, `1.5mbit,delay=20ms`, `delay=500us,loss=0.1%` …: a rate as every
+    /// bit rate herd reads is written (`herd_stats::units::BitRate`), `delay=` as every
+    /// duration, `loss=` in percent.
     pub fn parse(text: &str) -> Result<Shaping, String> {
         let t = text.trim();
         if t.contains(char::is_whitespace) {
@@ -30,7 +33,7 @@ impl Shaping {
                 "`{text}`: write the parts with commas and no spaces, e.g. 100mbit,delay=20ms,loss=0.1%"
             ));
         }
-        let mut s = Shaping { rate_bits: None, delay: None, loss_ppm: None };
+        let mut s = Shaping { rate: None, delay: None, loss_ppm: None };
         for part in t.split(',') {
             let twice = |what: &str| format!("`{text}` gives the {what} twice");
             if let Some(d) = part.strip_prefix("delay=") {
@@ -45,7 +48,7 @@ impl Shaping {
                 return Err(format!(
                     "`{text}`: `{key}` is not a link setting: a link takes a rate (100mbit), delay= and loss="
                 ));
-            } else if s.rate_bits.replace(rate(text, part)?).is_some() {
+            } else if s.rate.replace(rate(text, part)?).is_some() {
                 return Err(twice("rate"));
             }
         }
@@ -57,18 +60,14 @@ impl Shaping {
         self.delay.is_some() || self.loss_ppm.is_some()
     }
 
-    /// The rate as tc reads it, in the largest whole unit.
+    /// The rate as tc reads it, in the largest whole unit (`BitRate`'s own spelling).
     pub fn rate_text(&self) -> Option<String> {
-        let r = self.rate_bits?;
-        Some(if r % 1_000_000_000 == 0 {
-            format!("{}gbit", r / 1_000_000_000)
-        } else if r % 1_000_000 == 0 {
-            format!("{}mbit", r / 1_000_000)
-        } else if r % 1_000 == 0 {
-            format!("{}kbit", r / 1_000)
-        } else {
-            format!("{r}bit")
-        })
+        self.rate.map(|r| r.to_string())
+    }
+
+    /// The rate in bits per second.
+    pub fn rate_bits(&self) -> Option<u64> {
+        self.rate.map(BitRate::bits_per_second)
     }
 
     /// The netem arguments after `netem`: `delay 20ms loss 0.5%`, as tc reads them.
@@ -106,28 +105,17 @@ fn percent(ppm: u32) -> String {
     format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
-fn rate(text: &str, part: &str) -> Result<u64, String> {
-    let digits = part.find(|c: char| !c.is_ascii_digit()).unwrap_or(part.len());
-    let (n, unit) = part.split_at(digits);
-    let scale: u64 = match unit {
-        "kbit" => 1_000,
-        "mbit" => 1_000_000,
-        "gbit" => 1_000_000_000,
-        _ => {
-            return Err(format!(
-                "`{text}`: `{part}` is not a link rate: write a whole number and kbit, mbit or gbit (e.g. 100mbit), delay=20ms or loss=0.1%"
-            ))
-        }
-    };
-    let n: u64 = n.parse().map_err(|_| {
-        format!("`{text}`: `{part}` is not a link rate: the number is missing, e.g. 100mbit")
+/// Most a link is shaped to: tc's tbf takes rates up to 400 gbit/s here.
+const MAX_RATE_BITS: u64 = 400_000_000_000;
+
+fn rate(text: &str, part: &str) -> Result<BitRate, String> {
+    let rate: BitRate = part.parse().map_err(|why: String| {
+        format!("`{text}`: {why}; a link also takes delay=20ms and loss=0.1%")
     })?;
-    if n == 0 {
-        return Err(format!("`{text}`: a link rate must be above 0"));
+    if rate.bits_per_second() > MAX_RATE_BITS {
+        return Err(format!("`{text}`: `{part}` is beyond 400gbit"));
     }
-    n.checked_mul(scale)
-        .filter(|&b| b <= 400_000_000_000)
-        .ok_or_else(|| format!("`{text}`: `{part}` is beyond 400gbit"))
+    Ok(rate)
 }
 
 /// A delay as every duration herd reads is written (`herd_stats::units`: `20ms`, `0.5ms`,
@@ -175,9 +163,16 @@ mod tests {
 
     #[test]
     fn rates_as_tc_writes_them() {
-        assert_eq!(Shaping::parse("100mbit").unwrap().rate_bits, Some(100_000_000));
+        assert_eq!(Shaping::parse("100mbit").unwrap().rate_bits(), Some(100_000_000));
         assert_eq!(Shaping::parse("1gbit").unwrap().rate_text().as_deref(), Some("1gbit"));
         assert_eq!(Shaping::parse("1500kbit").unwrap().rate_text().as_deref(), Some("1500kbit"));
+        // As every bit rate herd reads: `--bandwidth 1.5mbit` and `link = "1.5mbit"` agree.
+        assert_eq!(Shaping::parse("1.5mbit").unwrap().rate_text().as_deref(), Some("1500kbit"));
+        assert_eq!(
+            Shaping::parse("1.5mbit").unwrap().rate,
+            Some("1.5mbit".parse::<BitRate>().unwrap())
+        );
+        assert!(Shaping::parse("401gbit").unwrap_err().contains("beyond 400gbit"));
         assert!(!Shaping::parse("100mbit").unwrap().needs_netem());
         for bad in ["100", "100Mbps", "mbit", "0mbit", "-5mbit", "999999gbit", ""] {
             assert!(Shaping::parse(bad).is_err(), "{bad}");
@@ -187,14 +182,14 @@ mod tests {
     #[test]
     fn delay_and_loss_are_netem_arguments() {
         let s = Shaping::parse("100mbit,delay=20ms,loss=0.5%").unwrap();
-        assert_eq!(s.rate_bits, Some(100_000_000));
+        assert_eq!(s.rate_bits(), Some(100_000_000));
         assert_eq!(s.delay, Some(Duration::from_millis(20)));
         assert_eq!(s.loss_ppm, Some(5_000));
         assert!(s.needs_netem());
         assert_eq!(s.netem_args(), ["delay", "20000us", "loss", "0.5%"]);
         assert_eq!(s.to_string(), "100mbit, delay 20ms, loss 0.5%");
         let d = Shaping::parse("delay=250us").unwrap();
-        assert_eq!((d.rate_bits, d.netem_args()), (None, vec!["delay".into(), "250us".into()]));
+        assert_eq!((d.rate_bits(), d.netem_args()), (None, vec!["delay".into(), "250us".into()]));
         assert_eq!(Shaping::parse("loss=0.0001%").unwrap().netem_args(), ["loss", "0.0001%"]);
     }
 
