@@ -9,6 +9,8 @@ use std::fmt;
 
 use hdrhistogram::Histogram;
 
+use crate::RunFailureKind;
+
 /// Name of the latency histogram from the intended send time to the last byte, µs; the one
 /// reports use for p50/p99. In an open loop it includes the wait behind a late schedule.
 pub const HISTOGRAM_TOTAL: &str = "total";
@@ -129,12 +131,15 @@ pub struct RepetitionRecord {
     pub measurements: Vec<MeasurementRecord>,
 }
 
-/// Whether a repetition produced a result. A failed one is kept with its reason.
+/// Whether a repetition produced a result. A failed one is kept with the step that failed
+/// and its reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Ok,
     /// A failed content check, a server that did not start, a client that crashed …
     Failed {
+        kind: RunFailureKind,
+        /// What failed, in one line: the process, the address, the figures, a log's end.
         reason: String,
     },
 }
@@ -252,7 +257,15 @@ impl Outcome {
     pub fn failure_reason(&self) -> Option<&str> {
         match self {
             Outcome::Ok => None,
-            Outcome::Failed { reason } => Some(reason),
+            Outcome::Failed { reason, .. } => Some(reason),
+        }
+    }
+
+    /// The failure's kind, if the repetition failed.
+    pub fn failure_kind(&self) -> Option<RunFailureKind> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::Failed { kind, .. } => Some(*kind),
         }
     }
 }

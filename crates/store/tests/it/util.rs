@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 use herd_store::{
-    ClientRecord, MeasurementRecord, NewExperiment, Outcome, RepetitionRecord, ServerRecord,
+    ClientRecord, MeasurementRecord, NewExperiment, Outcome, RepetitionRecord, RunFailureKind,
+    ServerRecord,
 };
 
 /// A histogram in µs holding each `(value, count)`.
@@ -178,6 +179,7 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
 pub(crate) fn failed_repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord {
     let mut r = repetition(server, load, rep);
     r.outcome = Outcome::Failed {
+        kind: RunFailureKind::ServerNotReady,
         reason: format!("{server} did not become ready on 198.18.0.2:80 within 5s"),
     };
     r.client.verdict = None;
