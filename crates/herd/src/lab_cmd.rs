@@ -157,11 +157,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         args.store.display(),
         args.store.display()
     );
-    if finished.runs_failed > 0 {
-        eprintln!(
-            "herd lab: {} runs failed; their reasons are under the table and in the store",
-            finished.runs_failed
-        );
+    if let Some(failed) = herd_report::failed_runs_summary(finished.runs_done, &finished.failures) {
+        eprintln!("herd lab: {failed}; their reasons are under the table and in the store");
         return Ok(ExitCode::from(SOME_RUNS_FAILED));
     }
     Ok(ExitCode::SUCCESS)
@@ -246,7 +243,7 @@ impl Progress for Bar {
     }
     fn run_finished(&mut self, s: &RunSummary) {
         if let Some(b) = &self.bar {
-            if let Some(reason) = &s.reason {
+            if let Some(reason) = s.outcome.failure_reason() {
                 b.println(format!("failed: {} rep {}: {reason}", s.cell_key, s.repetition + 1));
             }
             b.inc(1);
@@ -279,7 +276,7 @@ impl Progress for Lines {
     }
     fn run_started(&mut self, _: usize, _: usize, _: &matrix::Cell, _: u32) {}
     fn run_finished(&mut self, s: &RunSummary) {
-        match &s.reason {
+        match s.outcome.failure_reason() {
             Some(reason) => {
                 eprintln!("  {} rep {}: FAILED: {reason}", s.cell_key, s.repetition + 1)
             }

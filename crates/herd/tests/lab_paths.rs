@@ -305,6 +305,11 @@ fn a_run_that_fails_inside_its_cell_leaves_nothing() {
     child.wait().unwrap();
     let err = std::fs::read_to_string(&log).unwrap();
     assert!(err.contains("did not become ready"), "{err}");
+    // The closing line counts the failed runs by kind.
+    assert!(
+        err.contains("\nherd lab: 3 of 3 runs failed: 3 server not ready; their reasons are under the table and in the store\n"),
+        "{err}"
+    );
     assert_eq!(leftovers(pid, &dir), Vec::<String>::new(), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

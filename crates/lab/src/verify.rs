@@ -1,12 +1,21 @@
 //! One request, read whole, checked against what the workload must answer: status, length and
 //! SHA-256 of the body. The lab does this after a server is ready and before it is measured
 //! (a server that answers 404 fast is not fast), and uses the same request, on the readiness
-//! file, to know a server is up. HTTP/1.0 with `Connection: close`, so the answer is framed by
-//! Content-Length or by the close, never chunked.
+//! file, to know a server is up.
+//!
+//! The answer is read by herd-proto's [`ResponseParser`], the parser herd's own client uses,
+//! so it is framed as herd's load is: by Content-Length, chunked coding or the close, with the
+//! same limits; a malformed answer is the parser's [`ProtoError`]. The request is HTTP/1.1
+//! with `Connection: close`, one per connection.
+//!
+//! Not here: retries (readiness polls [`fetch`] until its deadline) and what a failure means
+//! for the run (the runner's `RunFailure`).
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
+
+use herd_proto::{Limits, ProtoError, ResponseParser};
 
 use crate::docroot::{sha256_hex, Expected};
 
@@ -17,7 +26,38 @@ pub struct Answer {
     pub body: Vec<u8>,
 }
 
-/// Sends one request and reads the answer (at most `max_body` body bytes).
+/// Why an answer could not be fetched, or is not the expected one. The messages say what
+/// came back; the I/O error's text is part of the message (it is not a `source`, so a chain
+/// printer shows it once).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("cannot connect to {addr}: {err}")]
+    Connect { addr: SocketAddr, err: io::Error },
+    #[error("cannot send the request to {addr}: {err}")]
+    Send { addr: SocketAddr, err: io::Error },
+    #[error("cannot read the answer from {addr}: {err}")]
+    Receive { addr: SocketAddr, err: io::Error },
+    #[error("{addr} took more than {limit:?} to answer")]
+    TimedOut { addr: SocketAddr, limit: Duration },
+    #[error("{addr} closed the connection without answering")]
+    NoAnswer { addr: SocketAddr },
+    #[error("{addr} sent a body of more than {limit} bytes")]
+    TooLarge { addr: SocketAddr, limit: u64 },
+    /// Not HTTP/1.x, or cut short: herd-proto's reason.
+    #[error("{addr} sent a malformed answer: {err}")]
+    Malformed { addr: SocketAddr, err: ProtoError },
+    #[error("status {got} instead of {want} (body starts: \"{body_start}\")")]
+    Status { got: u16, want: u16, body_start: String },
+    #[error("{got} body bytes instead of {want} (body starts: \"{body_start}\")")]
+    Length { got: u64, want: u64, body_start: String },
+    /// The first 16 hex digits of each digest.
+    #[error("the right length but other content (sha256 {got} instead of {want})")]
+    Content { got: String, want: String },
+}
+
+/// Sends one request and reads the answer; a body longer than `max_body` bytes by more than
+/// a head's worth is [`VerifyError::TooLarge`] (a longer body than expected is still read, so
+/// that [`check`] can say how long it was).
 pub fn fetch(
     addr: SocketAddr,
     method: &str,
@@ -25,12 +65,16 @@ pub fn fetch(
     body: Option<&[u8]>,
     timeout: Duration,
     max_body: u64,
-) -> Result<Answer, String> {
+) -> Result<Answer, VerifyError> {
+    let deadline = Instant::now() + timeout;
     let mut s = TcpStream::connect_timeout(&addr, timeout)
-        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
-    s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: herd-lab-verify\r\nConnection: close\r\n");
+        .map_err(|err| VerifyError::Connect { addr, err })?;
+    let send = |err| VerifyError::Send { addr, err };
+    s.set_read_timeout(Some(timeout)).map_err(send)?;
+    s.set_write_timeout(Some(timeout)).map_err(send)?;
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: herd-lab-verify\r\nConnection: close\r\n"
+    );
     if let Some(b) = body {
         req.push_str(&format!(
             "Content-Type: application/octet-stream\r\nContent-Length: {}\r\n",
@@ -38,114 +82,105 @@ pub fn fetch(
         ));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).map_err(|e| format!("sending to {addr}: {e}"))?;
+    s.write_all(req.as_bytes()).map_err(send)?;
     if let Some(b) = body {
-        s.write_all(b).map_err(|e| format!("sending the body to {addr}: {e}"))?;
+        s.write_all(b).map_err(send)?;
     }
-    let cap = max_body.saturating_add(64 * 1024);
-    let mut buf = Vec::new();
-    let started = Instant::now();
-    let mut chunk = [0u8; 64 * 1024];
-    loop {
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) => return Err(format!("reading from {addr}: {e}")),
-        }
-        if buf.len() as u64 > cap {
-            return Err(format!("{addr} sent more than {cap} bytes for {path}"));
-        }
-        if started.elapsed() > timeout {
-            return Err(format!("{addr} took more than {timeout:?} to answer {path}"));
-        }
+    read_answer(&mut s, addr, deadline, timeout, max_body.saturating_add(SLACK))
+}
+
+impl VerifyError {
+    /// An answer came, and it is not the expected one (rather than no answer at all).
+    pub fn is_wrong_answer(&self) -> bool {
+        matches!(
+            self,
+            VerifyError::Status { .. } | VerifyError::Length { .. } | VerifyError::Content { .. }
+        )
     }
-    parse(&buf).map_err(|e| format!("{addr} answered {path} with {e}"))
 }
 
 /// Checks `a` against `e`; the error says what differed, with the start of the body.
-pub fn check(a: &Answer, e: &Expected) -> Result<(), String> {
-    let preview = || {
+pub fn check(a: &Answer, e: &Expected) -> Result<(), VerifyError> {
+    let body_start = || {
         let n = a.body.len().min(160);
         String::from_utf8_lossy(&a.body[..n]).replace('\n', "\\n")
     };
     if a.status != e.status {
-        return Err(format!(
-            "status {} instead of {} (body starts: \"{}\")",
-            a.status,
-            e.status,
-            preview()
-        ));
+        return Err(VerifyError::Status {
+            got: a.status,
+            want: e.status,
+            body_start: body_start(),
+        });
     }
-    if a.body.len() as u64 != e.body_bytes {
-        return Err(format!(
-            "{} body bytes instead of {} (body starts: \"{}\")",
-            a.body.len(),
-            e.body_bytes,
-            preview()
-        ));
+    let got = a.body.len() as u64;
+    if got != e.body_bytes {
+        return Err(VerifyError::Length { got, want: e.body_bytes, body_start: body_start() });
     }
-    let got = sha256_hex(&a.body);
-    if got != e.sha256 {
-        return Err(format!(
-            "the right length but other content (sha256 {} instead of {})",
-            &got[..16],
-            &e.sha256[..16]
-        ));
+    let digest = sha256_hex(&a.body);
+    if digest != e.sha256 {
+        let short = |d: &str| d.get(..16).unwrap_or(d).to_owned();
+        return Err(VerifyError::Content { got: short(&digest), want: short(&e.sha256) });
     }
     Ok(())
 }
 
-fn parse(buf: &[u8]) -> Result<Answer, String> {
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut resp = httparse::Response::new(&mut headers);
-    let head_len = match resp.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => {
-            return Err(format!("an incomplete head ({} bytes, then close)", buf.len()))
+/// Bytes a body may run over the size asked for before it is refused unread.
+const SLACK: u64 = 64 * 1024;
+
+fn read_answer(
+    s: &mut impl Read,
+    addr: SocketAddr,
+    deadline: Instant,
+    timeout: Duration,
+    limit: u64,
+) -> Result<Answer, VerifyError> {
+    let mut parser = ResponseParser::new(Limits::default());
+    let mut body = Vec::new();
+    let mut over = false;
+    let mut buf = vec![0u8; 64 * 1024];
+    let malformed = |err| VerifyError::Malformed { addr, err };
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err)
+                if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+            {
+                return Err(VerifyError::TimedOut { addr, limit: timeout })
+            }
+            Err(err) => return Err(VerifyError::Receive { addr, err }),
+        };
+        if n == 0 {
+            match parser.finish() {
+                Ok(true) => break,
+                Ok(false) => return Err(VerifyError::NoAnswer { addr }),
+                Err(err) => return Err(malformed(err)),
+            }
         }
-        Err(e) => return Err(format!("a malformed head: {e}")),
-    };
-    let status = resp.code.unwrap_or(0);
-    let mut length: Option<usize> = None;
-    for h in resp.headers.iter() {
-        if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            return Err("chunked encoding to an HTTP/1.0 request".to_string());
+        let piece = buf.get(..n).unwrap_or(&[]);
+        let feed = parser
+            .feed_body(piece, &mut |b| {
+                if body.len().saturating_add(b.len()) as u64 > limit {
+                    over = true;
+                } else {
+                    body.extend_from_slice(b);
+                }
+            })
+            .map_err(malformed)?;
+        if over {
+            return Err(VerifyError::TooLarge { addr, limit });
         }
-        if h.name.eq_ignore_ascii_case("content-length") {
-            length = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse().ok());
+        if feed.complete {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(VerifyError::TimedOut { addr, limit: timeout });
         }
     }
-    let mut body = buf[head_len..].to_vec();
-    if let Some(len) = length {
-        if body.len() < len {
-            return Err(format!(
-                "{} body bytes of the {len} its Content-Length announced",
-                body.len()
-            ));
-        }
-        body.truncate(len);
-    }
+    // A complete response always has its final head.
+    let status = parser.head().map_or(0, |h| h.status);
     Ok(Answer { status, body })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_and_checks() {
-        let a = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcdef").unwrap();
-        assert_eq!(a.body, b"abc");
-        let e = Expected { path: None, status: 200, body_bytes: 3, sha256: sha256_hex(b"abc") };
-        assert!(check(&a, &e).is_ok());
-        let e404 = parse(b"HTTP/1.1 404 Not Found\r\n\r\nnope").unwrap();
-        assert_eq!(
-            check(&e404, &e).unwrap_err(),
-            "status 404 instead of 200 (body starts: \"nope\")"
-        );
-        let other = parse(b"HTTP/1.0 200 OK\r\n\r\nabd").unwrap();
-        assert!(check(&other, &e).unwrap_err().starts_with("the right length but other content"));
-        assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc").is_err());
-        assert!(parse(b"garbage\r\n\r\n").is_err());
-    }
-}
+mod tests;

@@ -47,6 +47,12 @@ impl ChunkedDecoder {
         *self = ChunkedDecoder::new(self.limit);
     }
 
+    /// Bytes of chunk data that come next, before any framing: Some while inside a chunk's
+    /// data. A caller that wants the data itself feeds them apart (`feed_body`).
+    pub(crate) fn data_ahead(&self) -> Option<u64> {
+        (self.state == State::Data && self.remaining > 0).then_some(self.remaining)
+    }
+
     /// Decodes as much of `input` as belongs to the body. Returns the bytes consumed and
     /// whether the body (last chunk and trailers) is complete; decoded data bytes are added
     /// to `body`. After completion nothing more is consumed.

@@ -14,20 +14,26 @@ use crate::{Framing, Head, Limits, ProtoError, ResponseParser, Version};
 /// Fuzz entry point: parses `data` as a stream of responses on one connection, whole, byte
 /// by byte and in pseudo-random splits derived from the data, under two option sets (plain;
 /// HEAD requests with `Server` capture and a small head limit), and checks that all splits
-/// agree. Also ends every stream with `finish()`.
+/// agree, through `feed` and through `feed_body`. Also ends every stream with `finish()`.
 pub fn fuzz_response(data: &[u8]) {
     let seed = fnv1a(data);
     let small = Options {
         head_request: true,
         capture_server: true,
         limits: Limits { max_head_bytes: 128 },
+        hand_out_body: false,
     };
     for options in [Options::default(), small] {
         let whole = transcript(data, &options, Split::Whole);
         let at = usize::try_from(seed).unwrap_or(0) % data.len().saturating_add(1);
+        let body = Options { hand_out_body: true, ..options };
         for split in [Split::Bytewise, Split::At(at), Split::Seeded(seed)] {
             let other = transcript(data, &options, split);
             assert_eq!(whole, other, "{split:?} disagrees with the whole input ({options:?})");
+        }
+        for split in [Split::Whole, Split::Bytewise, Split::At(at), Split::Seeded(seed)] {
+            let other = transcript(data, &body, split);
+            assert_eq!(whole, other, "feed_body, {split:?}, disagrees with feed ({options:?})");
         }
     }
 }
@@ -39,6 +45,9 @@ pub struct Options {
     pub head_request: bool,
     pub capture_server: bool,
     pub limits: Limits,
+    /// Feed through [`ResponseParser::feed_body`], checking that it hands out exactly the
+    /// body bytes it counts.
+    pub hand_out_body: bool,
 }
 
 /// How a stream is cut into `feed` calls.
@@ -91,13 +100,25 @@ pub fn transcript(data: &[u8], options: &Options, split: Split) -> Transcript {
     p.reset(options.head_request);
     let mut responses = Vec::new();
     let mut consumed = 0usize;
+    // Body bytes handed out by feed_body in the current response.
+    let mut handed = 0u64;
     for piece in pieces(data, split) {
         let mut piece = piece;
         loop {
-            let feed = match p.feed(piece) {
+            let fed = if options.hand_out_body {
+                p.feed_body(piece, &mut |b| {
+                    handed = handed.saturating_add(u64::try_from(b.len()).unwrap_or(u64::MAX));
+                })
+            } else {
+                p.feed(piece)
+            };
+            let feed = match fed {
                 Ok(feed) => feed,
                 Err(e) => return Transcript { responses, end: End::Error(e) },
             };
+            if options.hand_out_body {
+                assert_eq!(handed, p.body_bytes(), "feed_body handed out other than it counted");
+            }
             assert!(feed.consumed <= piece.len(), "consumed more than was fed");
             consumed += feed.consumed;
             if !feed.complete {
@@ -107,6 +128,7 @@ pub fn transcript(data: &[u8], options: &Options, split: Split) -> Transcript {
             assert!(feed.consumed > 0 || piece.is_empty(), "completed on no input");
             responses.push(record(&p, consumed, options));
             consumed = 0;
+            handed = 0;
             p.reset(options.head_request);
             piece = piece.get(feed.consumed..).unwrap_or(&[]);
             if piece.is_empty() {
@@ -129,13 +151,16 @@ pub fn transcript(data: &[u8], options: &Options, split: Split) -> Transcript {
 }
 
 /// Parses `data` whole, split at every position, byte by byte and in a few pseudo-random
-/// splits; panics unless all agree, and returns the common transcript. Quadratic in the
+/// splits, and in three of those through `feed_body`; panics unless all agree, and returns
+/// the common transcript. Quadratic in the
 /// length: meant for test inputs of a few KiB at most.
 pub fn transcript_all_splits(data: &[u8], options: &Options) -> Transcript {
     let whole = transcript(data, options, Split::Whole);
     let splits =
         (0..=data.len()).map(Split::At).chain([Split::Bytewise]).chain((1..=8).map(Split::Seeded));
-    for split in splits {
+    let body = Options { hand_out_body: true, ..*options };
+    let with_body = [Split::Whole, Split::Bytewise, Split::Seeded(1)].map(|s| (s, &body));
+    for (split, options) in splits.map(|s| (s, options)).chain(with_body) {
         let other = transcript(data, options, split);
         assert_eq!(
             whole,

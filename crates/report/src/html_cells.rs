@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use herd_stats::{LatencySeries, Measurement};
-use herd_store::{StoredCell, StoredExperiment, StoredRepetition};
+use herd_store::{Outcome, StoredCell, StoredExperiment, StoredRepetition};
 
 use crate::doc::{Align, Role, Table};
 use crate::html::{figure, list, table};
@@ -133,10 +133,15 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
     let mut reasons = Vec::new();
     for r in &cell.repetitions {
         let rec = &r.record;
-        if let Some(reason) = rec.outcome.failure_reason() {
-            reasons.push(format!("repetition {}: {reason}", rec.repetition.saturating_add(1)));
-        }
-        let outcome = if rec.outcome.is_ok() { "ok" } else { "failed" };
+        let outcome = match &rec.outcome {
+            Outcome::Ok => "ok".to_owned(),
+            Outcome::Failed { kind, reason } => {
+                let kind = crate::failed_runs::words(*kind);
+                let n = rec.repetition.saturating_add(1);
+                reasons.push(format!("repetition {n} ({kind}): {reason}"));
+                format!("failed: {kind}")
+            }
+        };
         // A repetition that failed before measuring gets one row of its own.
         let none = [None];
         let steps: Vec<Option<&Measurement>> = if rec.measurements.is_empty() {
@@ -148,7 +153,7 @@ fn repetitions(page: &mut String, cell: &StoredCell) {
             let mut entries = vec![
                 label(r, m, stepped),
                 rec.position.saturating_add(1).to_string(),
-                outcome.to_owned(),
+                outcome.clone(),
             ];
             match m {
                 Some(m) => entries.extend(measured(m)),

@@ -15,7 +15,9 @@
 //!   confidence interval and, in parentheses, its percentage of the baseline beside it.
 //! - Every row's figures (`table.rs`): requests per second (median and interval), spread,
 //!   latency percentiles, failures, server CPU per request and the client's verdict, then
-//!   what the rows cannot show.
+//!   what the rows cannot show: failed runs by kind (`failed_runs.rs`: "3 of 40 runs
+//!   failed: 2 server not ready, 1 verify", each with its reason), client verdicts, path
+//!   findings.
 //! - Where the lab calibrated network paths (herd serve as a null server), what each path
 //!   carries on its own and which rows came close to it (`calibration.rs`).
 //! - Where the experiment re-runs a published comparison, a "then and now" section sets
@@ -28,6 +30,7 @@ mod charts;
 mod compare;
 mod csv;
 mod doc;
+mod failed_runs;
 mod figures;
 mod html;
 mod html_cells;
@@ -46,6 +49,7 @@ use std::io::{self, Write};
 use herd_store::{Measure, StoredExperiment, CALIBRATION_SERVER};
 
 pub use compare::Side;
+pub use failed_runs::failed_runs_summary;
 use matrix::Baseline;
 
 /// How a report is shown; by default, as the experiment itself asks (`[report]`).

@@ -1,5 +1,5 @@
 //! The terminal table of an experiment: a header, one row per cell (per step for stepped
-//! loads), then what the rows cannot show (failed requests by kind, failed repetitions with
+//! loads), then what the rows cannot show (failed requests by kind, failed runs by kind with
 //! their reasons, client verdicts other than ok, what a network path capped) and a legend.
 //!
 //! Every number has a fixed format, so the same stored experiment always renders to the
@@ -53,7 +53,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
 
     failures(&rows, &mut doc);
     coarse_clocks(&rows, &mut doc);
-    failed_repetitions(exp, &mut doc);
+    crate::failed_runs::add(exp, &mut doc);
     verdicts(exp, &mut doc);
     path_findings(exp, &mut doc);
     crate::calibration::add(exp, &rows, &mut doc);
@@ -171,20 +171,6 @@ fn coarse_clocks(rows: &[Row<'_>], doc: &mut Doc) {
         })
         .collect();
     doc.section("rates the client's clock cannot resolve (~):".to_owned(), items);
-}
-
-fn failed_repetitions(exp: &StoredExperiment, doc: &mut Doc) {
-    let items: Vec<String> = exp
-        .cells
-        .iter()
-        .flat_map(|c| c.repetitions.iter().map(move |r| (c, r)))
-        .filter_map(|(c, r)| {
-            // Repetitions are stored from 0 and shown from 1.
-            let reason = r.record.outcome.failure_reason()?;
-            Some(format!("{}, repetition {}: {reason}", c.key, r.record.repetition + 1))
-        })
-        .collect();
-    doc.section("failed repetitions:".to_owned(), items);
 }
 
 fn verdicts(exp: &StoredExperiment, doc: &mut Doc) {

@@ -17,7 +17,8 @@ use herd_stats::{
 };
 use herd_store::{
     ClientRecord, ExperimentStatus, Measure, NetworkFacts, NewExperiment, Outcome, Published,
-    PublishedFigure, RepetitionRecord, ReportDefaults, ServerRecord, Store, StoredExperiment,
+    PublishedFigure, RepetitionRecord, ReportDefaults, RunFailureKind, ServerRecord, Store,
+    StoredExperiment,
 };
 
 fn check_golden(name: &str, got: &[u8]) {
@@ -269,8 +270,10 @@ fn matrix() -> StoredExperiment {
         ),
     ];
     let mut failed = repetition(&nginx_1k, 1, "herd", None, None, vec![]);
-    failed.outcome =
-        Outcome::Failed { reason: "nginx did not become ready on 198.18.0.2:80 within 5s".into() };
+    failed.outcome = Outcome::Failed {
+        kind: RunFailureKind::ServerNotReady,
+        reason: "nginx did not become ready on 198.18.0.2:80 within 5s".into(),
+    };
     records.insert(4, failed);
     for r in &records {
         store.record_repetition(id, r).unwrap();
@@ -1032,4 +1035,32 @@ fn a_sweep_beside_a_ramp_charts_each_where_it_belongs() {
     let clients = &charts[2].1;
     assert_eq!(clients.matches(r#"<g class="series""#).count(), 1, "{clients}");
     assert!(clients.contains(r#"data-series="workload=page load=ramp""#), "{clients}");
+}
+
+/// The failed run of `matrix()` in every format that lists runs: the count by kind, then the
+/// run with its kind and reason; on the page, the cell's repetitions too.
+#[test]
+fn every_report_says_which_runs_failed_and_how() {
+    const SUMMARY: &str = "1 of 11 runs failed: 1 server not ready";
+    const RUN: &str = "server=nginx load=c1000, repetition 2 (server not ready): nginx did not \
+                       become ready on 198.18.0.2:80 within 5s";
+    let text = String::from_utf8(render(&matrix())).unwrap();
+    assert!(text.contains(&format!("\n{SUMMARY}\n  {RUN}\n")), "{text}");
+    let md =
+        String::from_utf8(render_as(&matrix(), &Options::default(), Format::Markdown)).unwrap();
+    assert!(md.contains(&format!("\n### {SUMMARY}\n")), "{md}");
+    assert!(md.contains(&format!("- {RUN}\n")), "{md}");
+    let mut out = Vec::new();
+    herd_report::write_html(&[matrix()], &Options::default(), "fixed.db", &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    assert!(html.contains(&format!("<h3>{SUMMARY}</h3>")), "{html}");
+    assert!(html.contains(&format!("<li>{RUN}</li>")), "{html}");
+    assert!(html.contains("<td>failed: server not ready</td>"), "{html}");
+    assert!(
+        html.contains(
+            "<li>repetition 2 (server not ready): nginx did not become ready on 198.18.0.2:80 \
+             within 5s</li>"
+        ),
+        "{html}"
+    );
 }

@@ -10,6 +10,8 @@
 //! - What is written: [`NewExperiment`], [`RepetitionRecord`] with its [`ClientRecord`],
 //!   [`ServerRecord`]s and [`herd_stats::Measurement`]s (counters, failures by kind, statuses,
 //!   latency histograms as HdrHistogram blobs, so any percentile can be recomputed).
+//! - [`Outcome`]: a repetition ok, or failed with its [`RunFailureKind`] (which step of the
+//!   run failed) and its reason.
 //! - [`Published`]: the figures an article published, stored with the experiment that
 //!   re-runs them ([`NewExperiment::published`]), for a report's "then and now".
 //! - What is read back: [`StoredExperiment`] → [`StoredCell`] → [`StoredRepetition`], every
@@ -32,6 +34,7 @@ mod open;
 mod published;
 mod read;
 mod record;
+mod run_failure;
 mod store;
 mod stored;
 mod write;
@@ -46,5 +49,6 @@ pub use record::{
     ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
     RepetitionRecord, ReportDefaults, ServerRecord, CALIBRATION_SERVER, FINDING_LINK_BOUND,
 };
+pub use run_failure::{RunFailureKind, UnknownRunFailureKind};
 pub use store::Store;
 pub use stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};

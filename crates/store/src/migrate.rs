@@ -37,6 +37,10 @@ const MIGRATIONS: &[Migration] = &[
         name: "0006_report_shape",
         sql: include_str!("../migrations/0006_report_shape.sql"),
     },
+    Migration {
+        name: "0007_failure_kind",
+        sql: include_str!("../migrations/0007_failure_kind.sql"),
+    },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

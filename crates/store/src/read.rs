@@ -19,6 +19,7 @@ use crate::record::{
     ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
     RepetitionRecord, ReportDefaults, ServerRecord,
 };
+use crate::run_failure::UnknownRunFailureKind;
 use crate::store::Store;
 use crate::stored::{ExperimentSummary, StoredCell, StoredExperiment, StoredRepetition};
 use crate::{Measure, NetworkFacts};
@@ -244,7 +245,7 @@ impl Reader<'_> {
             "SELECT id, idx, position, started_at, finished_at, outcome, failure_reason,
                 client_tool, client_version, client_argv, client_cpus, client_verdict,
                 client_verdict_reason, client_health_json, server_cpu_seconds,
-                time_wait_before, drain_seconds, network_json
+                time_wait_before, drain_seconds, network_json, failure_kind
              FROM repetition WHERE cell_id = ?1 ORDER BY idx",
             [cell_id],
             RepetitionRow::from_row,
@@ -262,12 +263,17 @@ impl Reader<'_> {
         cell_key: &str,
         axes: &[(String, String)],
     ) -> Result<StoredRepetition, StoreError> {
-        let outcome = match (row.outcome.as_str(), row.failure_reason) {
-            ("ok", None) => Outcome::Ok,
-            ("failed", Some(reason)) => Outcome::Failed { reason },
-            (other, _) => {
+        let outcome = match (row.outcome.as_str(), row.failure_kind, row.failure_reason) {
+            ("ok", None, None) => Outcome::Ok,
+            ("failed", Some(kind), Some(reason)) => {
+                let kind = kind.parse().map_err(|e: UnknownRunFailureKind| {
+                    self.corrupt(format!("repetition {}: {e}", row.id))
+                })?;
+                Outcome::Failed { kind, reason }
+            }
+            (other, _, _) => {
                 return Err(self.corrupt(format!(
-                    "repetition {} has outcome {other:?} and a reason that does not match it",
+                    "repetition {} has outcome {other:?} and a failure kind or reason that does not match it",
                     row.id
                 )))
             }
@@ -485,6 +491,7 @@ struct RepetitionRow {
     time_wait_before: Option<u64>,
     drain_seconds: f64,
     network_json: Option<String>,
+    failure_kind: Option<String>,
 }
 
 impl RepetitionRow {
@@ -508,6 +515,7 @@ impl RepetitionRow {
             time_wait_before: row.get(15)?,
             drain_seconds: row.get(16)?,
             network_json: row.get(17)?,
+            failure_kind: row.get(18)?,
         })
     }
 }

@@ -9,7 +9,7 @@ use std::fmt;
 
 use herd_stats::{ClientJudgement, HealthFacts, Measurement};
 
-use crate::NetworkFacts;
+use crate::{NetworkFacts, RunFailureKind};
 
 /// The `server` axis value of the cells the lab adds to an experiment with network paths:
 /// herd serve, a null server next to any real one, run through every path, so the report can
@@ -110,12 +110,15 @@ pub struct RepetitionRecord {
     pub measurements: Vec<Measurement>,
 }
 
-/// Whether a repetition produced a result. A failed one is kept with its reason.
+/// Whether a repetition produced a result. A failed one is kept with the step that failed
+/// and its reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Ok,
     /// A failed content check, a server that did not start, a client that crashed …
     Failed {
+        kind: RunFailureKind,
+        /// What failed, in one line: the process, the address, the figures, a log's end.
         reason: String,
     },
 }
@@ -200,7 +203,15 @@ impl Outcome {
     pub fn failure_reason(&self) -> Option<&str> {
         match self {
             Outcome::Ok => None,
-            Outcome::Failed { reason } => Some(reason),
+            Outcome::Failed { reason, .. } => Some(reason),
+        }
+    }
+
+    /// The failure's kind, if the repetition failed.
+    pub fn failure_kind(&self) -> Option<RunFailureKind> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::Failed { kind, .. } => Some(*kind),
         }
     }
 }

@@ -148,9 +148,11 @@ impl RepetitionWriter<'_> {
     fn write(&mut self) -> Result<RepetitionId, StoreError> {
         let cell_id = self.cell()?;
         let r = self.r;
-        let (outcome, reason) = match &r.outcome {
-            Outcome::Ok => ("ok", None),
-            Outcome::Failed { reason } => ("failed", Some(reason.as_str())),
+        let (outcome, kind, reason) = match &r.outcome {
+            Outcome::Ok => ("ok", None, None),
+            Outcome::Failed { kind, reason } => {
+                ("failed", Some(kind.as_str()), Some(reason.as_str()))
+            }
         };
         let argv = self.json(&r.client.argv)?;
         let judgement = r.client.judgement.as_ref();
@@ -166,9 +168,10 @@ impl RepetitionWriter<'_> {
                 "INSERT INTO repetition (cell_id, idx, position, started_at, finished_at,
                     outcome, failure_reason, client_tool, client_version, client_argv,
                     client_cpus, client_verdict, client_verdict_reason, client_health_json,
-                    server_cpu_seconds, time_wait_before, drain_seconds, network_json)
+                    server_cpu_seconds, time_wait_before, drain_seconds, network_json,
+                    failure_kind)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18)",
+                    ?18, ?19)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -190,6 +193,7 @@ impl RepetitionWriter<'_> {
                     time_wait_before,
                     drain_seconds,
                     network,
+                    kind,
                 ])
             })
             .map_err(|e| {

@@ -25,15 +25,6 @@ pub enum ClientError {
     /// The tool's output (stdout, stderr or a file it wrote) is not what it should be.
     #[error("{tool} {problem}")]
     Output { tool: Tool, problem: String },
-    /// No request got a response (in `steps`, when only some steps got none): the server
-    /// could not be reached, or never answered.
-    #[error(
-        "{tool}: no request got a response{}: {failed} failed{}; the server could not be \
-         reached or never answered",
-        steps.as_ref().map(|s| format!(" in step {s}")).unwrap_or_default(),
-        if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) }
-    )]
-    NoResponse { tool: Tool, failed: u64, kinds: Vec<String>, steps: Option<String> },
 }
 
 impl ClientError {

@@ -204,17 +204,18 @@ fn herd_post_and_specweb_lengths() {
 }
 
 #[test]
-fn herd_every_request_failed_is_no_response() {
-    // Written by a herd that still judged such a run (client-bound): whatever its verdict, a
-    // run in which no request got a response measured nothing of the server.
+fn herd_every_request_failed() {
+    // Written by a herd that still judged such a run (client-bound); the runner fails such a
+    // run as NoResponse (runner/account.rs), whatever its verdict.
     let l = load(Shape::Requests { n_requests: 10, concurrency: 2 }, true);
-    let e = parse_fixture(Tool::Herd, "herd-failed", &get("/"), &l).unwrap_err();
-    assert!(matches!(e, ClientError::NoResponse { failed: 10, .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
-        "herd: no request got a response: 10 failed (connect 10); the server could not be \
-         reached or never answered"
-    );
+    let o = parse_fixture(Tool::Herd, "herd-failed", &get("/"), &l).unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed, m.bytes_total), (0, 10, 0));
+    assert_eq!(failures(m), [("connect", 10)]);
+    assert!(m.statuses.is_empty());
+    // Every histogram is there, empty.
+    assert_eq!(counts(m).len(), 5);
+    assert!(m.histograms.iter().all(|(_, h)| h.is_empty()));
 }
 
 #[test]

@@ -170,27 +170,14 @@ fn warmup_refusal(job: &ClientJob) -> Option<ClientError> {
 
 /// What the run of `command(job)` measured, from its `main` run's stdout and stderr and the
 /// files it left in `job.out_dir`.
-/// A run in which no request got a response measured nothing of the server: it is an error
-/// (`ClientError::NoResponse`), saying what failed.
+/// What the run of `command(job)` measured, from its stdout and stderr and the files it left
+/// in `job.out_dir`.
 pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcome, ClientError> {
-    let outcome = match job.tool {
+    match job.tool {
         Tool::Herd => herd::parse(job, stdout, stderr),
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
-    }?;
-    let silent: Vec<&Measurement> = outcome.steps.iter().filter(|m| m.completed == 0).collect();
-    if !silent.is_empty() {
-        let failed: u64 = silent.iter().map(|m| m.failed).sum();
-        let kinds: Vec<String> = silent
-            .iter()
-            .flat_map(|m| &m.failures)
-            .map(|(kind, n)| format!("{kind} {n}"))
-            .collect();
-        let steps = (outcome.steps.len() > 1)
-            .then(|| silent.iter().map(|m| m.step.to_string()).collect::<Vec<_>>().join(", "));
-        return Err(ClientError::NoResponse { tool: job.tool, failed, kinds, steps });
     }
-    Ok(outcome)
 }
 
 /// Where `tool` is installed: herd is `herd_exe` itself; ab and wrk are looked for where

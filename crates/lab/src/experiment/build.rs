@@ -803,12 +803,14 @@ fn size(errs: &Errors<'_>, v: &Spanned<toml::Value>, what: &str) -> Result<u64, 
             .parse::<herd_stats::units::ByteSize>()
             .map_err(|e| errs.at(v.span(), format!("{what}: {e}")))?
             .bytes(),
-        _ => return Err(errs.at(
-            v.span(),
-            format!(
+        _ => {
+            return Err(errs.at(
+                v.span(),
+                format!(
                 "{what}: give bytes as a number (6397) or a string with k/Ki, M/Mi, G/Gi (\"1Mi\")"
             ),
-        )),
+            ))
+        }
     };
     if bytes > herd_serve::fileset::MAX_FILE_BYTES {
         return Err(errs.at(v.span(), format!("{what}: {bytes} bytes is more than 64 GiB")));

@@ -2,17 +2,32 @@
 //!
 //! Rounds: repetition r of every cell, in an order shuffled for that round; after the minimum,
 //! more rounds for the cells whose spread (relative standard deviation of requests per
-//! second) is still over the bound, up to the maximum. Each run of a cell starts its servers
-//! afresh in a directory of its own, waits until they answer, verifies the workload's answer,
-//! warms up, measures (server CPU included), stops everything it started by PID, and writes
-//! the result in one transaction. Ctrl-C (the `cancel` flag) stops between or inside a run:
-//! what finished is kept, the run in flight is dropped, and everything herd started is stopped.
+//! second) is still over the bound, up to the maximum. Each run of a cell is a sequence of
+//! phases (`cell.rs`, `CellRun::measure`): start the servers afresh in a directory of their
+//! own (`servers.rs`), start a proxy path's router program (`router.rs`), check the path and
+//! verify the workload's answer (`checks.rs`), warm up and measure with the servers' CPU time
+//! around the client (`client_run.rs`), account (`account.rs`); then everything it started is
+//! stopped by PID and the result written in one transaction. A phase that fails ends the run
+//! with a typed `RunFailure` (`failure.rs`), stored as its kind and message. Ctrl-C (the
+//! `cancel` flag) stops between or inside a run: what finished is kept, the run in flight is
+//! dropped, and everything herd started is stopped.
 
+mod account;
 mod cell;
+mod checks;
+mod client_run;
+mod failure;
+mod launch;
+mod log_tail;
 mod place;
 mod port;
 mod preflight;
 pub mod progress;
+mod readiness;
+mod router;
+mod servers;
+mod user;
+mod watched;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use herd_stats::repetitions::relative_std_dev;
-use herd_store::{ExperimentId, ExperimentStatus, NewExperiment, Store};
+use herd_store::{ExperimentId, ExperimentStatus, NewExperiment, RunFailureKind, Store};
 use herd_topo::{Registry, Supervisor};
 
 use crate::error::LabError;
@@ -72,7 +87,8 @@ pub struct LabRun<'a> {
 pub struct Finished {
     pub experiment: ExperimentId,
     pub runs_done: usize,
-    pub runs_failed: usize,
+    /// The kind of every failed run, in the order they ran (as many as failed).
+    pub failures: Vec<RunFailureKind>,
     pub runs_planned: usize,
     pub interrupted: bool,
     /// Processes herd still had to stop at the end (after Ctrl-C: the servers and client of
@@ -150,7 +166,7 @@ fn run_in(
     let mut planned = all.len() * e.repetitions.min as usize;
     r.progress.begin(planned, all.len());
     let mut done = 0usize;
-    let mut failed = 0usize;
+    let mut failures = Vec::new();
     let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     let mut interrupted = false;
     let mut stopped_in_flight = 0;
@@ -204,10 +220,9 @@ fn run_in(
             };
             r.store.record_repetition(exp_id, &record)?;
             done += 1;
-            if summary.ok {
-                rates.entry(c.index).or_default().push(summary.requests_per_second);
-            } else {
-                failed += 1;
+            match summary.outcome.failure_kind() {
+                None => rates.entry(c.index).or_default().push(summary.requests_per_second),
+                Some(kind) => failures.push(kind),
             }
             r.progress.run_finished(&summary);
         }
@@ -220,7 +235,7 @@ fn run_in(
     Ok(Finished {
         experiment: exp_id,
         runs_done: done,
-        runs_failed: failed,
+        failures,
         runs_planned: planned,
         interrupted,
         stopped: stopped_in_flight,

@@ -104,7 +104,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let user = if root {
-        if !user_exists("www-data") {
+        if super::user::user_ids("www-data").is_none() {
             return Err(LabError::Setup(
                 "herd runs as root and servers drop to user www-data, which does not exist here: \
                  create it (adduser --system www-data) or run herd lab as another user"
@@ -199,10 +199,4 @@ pub(super) fn run_capture(
 pub(super) fn unknown(output: &str) -> String {
     let first = output.lines().next().unwrap_or("no output").trim();
     format!("unknown ({first})")
-}
-
-fn user_exists(name: &str) -> bool {
-    std::fs::read_to_string("/etc/passwd")
-        .map(|t| t.lines().any(|l| l.split(':').next() == Some(name)))
-        .unwrap_or(false)
 }

@@ -1,6 +1,8 @@
 //! What the runner tells the terminal as it goes. The runner calls these; the herd binary
 //! draws a progress bar with an ETA on a terminal, or prints a line per run otherwise.
 
+use herd_store::Outcome;
+
 use crate::matrix::Cell;
 
 /// One finished run of a cell, in a few figures.
@@ -8,12 +10,12 @@ use crate::matrix::Cell;
 pub struct RunSummary {
     pub cell_key: String,
     pub repetition: u32,
-    pub ok: bool,
+    /// Ok, or failed with the kind of failure and its reason.
+    pub outcome: Outcome,
     /// Completed requests per second (all steps).
     pub requests_per_second: f64,
+    /// Failed requests (all steps).
     pub failed: u64,
-    /// Why the run failed, when it did.
-    pub reason: Option<String>,
     pub seconds: f64,
     /// The client's verdict when not ok.
     pub client_flag: Option<herd_stats::ClientVerdict>,

@@ -2,7 +2,7 @@
 //! experiment, its repetitions, servers, measurements and histograms; the order of cells,
 //! repetitions and steps; the summaries; and what the store refuses to record.
 
-use herd_store::{ExperimentId, ExperimentStatus, Outcome, Store, StoreError};
+use herd_store::{ExperimentId, ExperimentStatus, Outcome, RunFailureKind, Store, StoreError};
 
 use crate::util::*;
 
@@ -363,10 +363,33 @@ fn a_failed_repetition_keeps_its_reason() {
     let outcome = &got.cells[0].repetitions[0].record.outcome;
     assert_eq!(
         outcome,
-        &Outcome::Failed { reason: "nginx did not become ready on 198.18.0.2:80 within 5s".into() }
+        &Outcome::Failed {
+            kind: RunFailureKind::ServerNotReady,
+            reason: "nginx did not become ready on 198.18.0.2:80 within 5s".into()
+        }
     );
+    assert_eq!(outcome.failure_kind(), Some(RunFailureKind::ServerNotReady));
     assert_eq!(
         outcome.failure_reason(),
         Some("nginx did not become ready on 198.18.0.2:80 within 5s")
     );
+}
+
+#[test]
+fn every_failure_kind_round_trips() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("kinds")).unwrap();
+    for (rep, kind) in (0..).zip(RunFailureKind::ALL) {
+        let mut r = failed_repetition("nginx", "c1", rep);
+        r.outcome = Outcome::Failed { kind, reason: format!("reason {rep}") };
+        store.record_repetition(id, &r).unwrap();
+    }
+    let got = store.load_experiment(id).unwrap();
+    let outcomes: Vec<Outcome> =
+        got.cells[0].repetitions.iter().map(|r| r.record.outcome.clone()).collect();
+    let want: Vec<Outcome> = (0..)
+        .zip(RunFailureKind::ALL)
+        .map(|(rep, kind)| Outcome::Failed { kind, reason: format!("reason {rep}") })
+        .collect();
+    assert_eq!(outcomes, want);
 }

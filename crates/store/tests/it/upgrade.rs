@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use herd_store::{ExperimentId, ExperimentStatus, Outcome, Store, SCHEMA_VERSION};
+use herd_store::{ExperimentId, ExperimentStatus, Outcome, RunFailureKind, Store, SCHEMA_VERSION};
 
 use crate::util::*;
 
@@ -88,8 +88,10 @@ fn a_version_1_store_is_migrated_and_reads_back() {
     assert_eq!(
         nginx.repetitions[1].record.outcome,
         Outcome::Failed {
+            kind: RunFailureKind::ServerNotReady,
             reason: "nginx did not become ready on 198.18.0.2:80 within 5s".to_owned()
-        }
+        },
+        "the kind of a failure stored before version 7 is read from its reason"
     );
     drop(store);
     assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION), "migrated in place");
@@ -152,4 +154,77 @@ fn the_migration_records_which_herd_upgraded_the_store() {
         )
         .unwrap();
     assert_eq!(rps, 400.0);
+}
+
+/// Builds the version-6 store at `path`: migrations 0001 to 0006, then
+/// tests/data/store_v6_failures.sql.
+fn build_v6_with_failures(path: &Path) {
+    const MIGRATIONS_1_TO_6: [&str; 6] = [
+        MIGRATION_0001,
+        include_str!("../../migrations/0002_experiment_note.sql"),
+        include_str!("../../migrations/0003_step_verdict.sql"),
+        include_str!("../../migrations/0004_path_facts.sql"),
+        include_str!("../../migrations/0005_published.sql"),
+        include_str!("../../migrations/0006_report_shape.sql"),
+    ];
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let data = include_str!("../data/store_v6_failures.sql");
+    conn.execute_batch(&format!("BEGIN; {} {data} COMMIT;", MIGRATIONS_1_TO_6.join("\n"))).unwrap();
+}
+
+#[test]
+fn migrating_a_version_6_store_gives_old_failures_the_kind_their_reason_shows() {
+    use RunFailureKind::*;
+    let dir = TempDir::new("v6-kinds");
+    let path = dir.join("results.db");
+    build_v6_with_failures(&path);
+    assert_eq!(user_version(&path), 6);
+    let store = Store::open_existing(&path).unwrap();
+    let exp = store.load_experiment(ExperimentId(3)).unwrap();
+    let kinds: Vec<Option<RunFailureKind>> =
+        exp.cells[0].repetitions.iter().map(|r| r.record.outcome.failure_kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            None,
+            Some(ServerNotReady),
+            Some(ServerExited),
+            Some(ServerExited),
+            Some(PathUnreachable),
+            // The router program died: the process is the cause, not the path.
+            Some(ServerExited),
+            Some(Verify),
+            Some(ClientTimedOut),
+            Some(ClientTimedOut),
+            Some(ClientFailed),
+            Some(ClientFailed),
+            Some(Setup),
+            Some(Setup),
+            Some(Unknown),
+        ]
+    );
+    // The reasons are kept word for word.
+    assert_eq!(
+        exp.cells[0].repetitions[13].record.outcome.failure_reason(),
+        Some("Resource temporarily unavailable (os error 11)")
+    );
+    drop(store);
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+}
+
+#[test]
+fn a_stored_kind_this_herd_does_not_know_is_an_error_that_names_it() {
+    let dir = TempDir::new("v7-unknown-kind");
+    let path = dir.join("results.db");
+    build_v6_with_failures(&path);
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE repetition SET failure_kind = 'gremlins' WHERE id = 2", []).unwrap();
+    drop(conn);
+    let store = Store::open_existing(&path).unwrap();
+    let err = store.load_experiment(ExperimentId(3)).unwrap_err().to_string();
+    assert!(
+        err.contains("repetition 2: unknown run failure kind `gremlins` (known: setup, "),
+        "{err}"
+    );
 }

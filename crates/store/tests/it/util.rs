@@ -10,7 +10,8 @@ pub(crate) use herd_stats::{
     ClientHealth, ClientJudgement, ClientVerdict, Failure, HealthFacts, LatencySeries, Measurement,
 };
 use herd_store::{
-    ClientRecord, NetworkFacts, NewExperiment, Outcome, RepetitionRecord, ServerRecord,
+    ClientRecord, NetworkFacts, NewExperiment, Outcome, RepetitionRecord, RunFailureKind,
+    ServerRecord,
 };
 
 /// A histogram in µs holding each `(value, count)`.
@@ -193,6 +194,7 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
 pub(crate) fn failed_repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord {
     let mut r = repetition(server, load, rep);
     r.outcome = Outcome::Failed {
+        kind: RunFailureKind::ServerNotReady,
         reason: format!("{server} did not become ready on 198.18.0.2:80 within 5s"),
     };
     r.client.judgement = None;

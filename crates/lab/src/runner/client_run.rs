@@ -1,0 +1,185 @@
+//! The warm-up and the measured client runs, one code path for both ([`Phase`]): the
+//! adapter's command line for the load, run as herd's child on the client's CPUs in the
+//! client's namespace, bounded in time, with its stdout and stderr kept for the accounting.
+//! The measured run is taken between two readings of the servers' CPU time and of the path's
+//! counters. The warm-up's output is not read: it must only succeed.
+//!
+//! Not here: what the adapters put on the command line (`crate::client`), and reading the
+//! measured run's output (`account.rs`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use herd_topo::net::Host;
+use herd_topo::proc::Finished;
+use herd_topo::Spawn;
+
+use super::cell::CellRun;
+use super::failure::{Phase, RunFailure, Stop};
+use super::log_tail::{last_lines, last_lines_of};
+use super::place::Snapshots;
+use super::watched::Started;
+use crate::client::{self, ClientJob};
+use crate::load::{Load, Request, Shape};
+
+/// A client run that ended by itself (not timed out, not interrupted).
+pub(super) struct ClientRun {
+    pub(super) finished: Finished,
+    /// Where its files are: its stdout, stderr, and what the tool wrote (herd's JSON, ab's
+    /// TSV).
+    pub(super) dir: PathBuf,
+    /// Around the measured run only.
+    pub(super) usage: Option<(Usage, Usage)>,
+}
+
+/// The servers' and the router's CPU time, and the path's counters, at one moment.
+pub(super) struct Usage {
+    /// One per server process, in start order.
+    pub(super) servers: Vec<Option<f64>>,
+    pub(super) router: Option<f64>,
+    pub(super) network: Option<Snapshots>,
+}
+
+/// Grace between SIGTERM and SIGKILL for a client past its time limit.
+const CLIENT_GRACE: Duration = Duration::from_secs(5);
+
+impl<'a> CellRun<'a> {
+    /// Runs the client once with `load`. Fails when it ran past its time limit, and for the
+    /// warm-up when it exited unsuccessfully (a failed warm-up would leave the measured run
+    /// on a server in an unknown state); a server or router that died meanwhile is named
+    /// as the cause instead.
+    pub(super) fn run_client(
+        &mut self,
+        phase: Phase,
+        load: &Load,
+        request: &Request,
+        started: &Started,
+    ) -> Result<ClientRun, Stop> {
+        let (cell, e) = (self.cell, self.ctx.experiment);
+        let dir = self.dir.join("client").join(phase.name());
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
+        let base_url = self.base_url();
+        let job = self.job(load, request, &base_url, &dir)?;
+        let setup = |err: client::ClientError| RunFailure::Setup(err.to_string());
+        let cmd = client::command(&job).map_err(setup)?;
+        cmd.write_files().map_err(setup)?;
+        if phase == Phase::Measure {
+            self.rec.client.argv =
+                cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        }
+        let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
+        let client_ns = self.place.netns(Host::Client);
+        let spawn = Spawn {
+            name: match phase {
+                Phase::Warmup => "client-warmup",
+                Phase::Measure => "client",
+            },
+            argv: &cmd.main,
+            env: &[],
+            stdout: &stdout,
+            stderr: &stderr,
+            cpus: &e.client_cpus,
+            netns: client_ns.as_deref(),
+        };
+        let before = (phase == Phase::Measure).then(|| self.usage(started));
+        let limit = time_limit(load);
+        let finished = self
+            .sup
+            .run(&spawn, limit, CLIENT_GRACE, Some(self.ctx.cancel))
+            .map_err(|err| RunFailure::Setup(format!("cannot run {}: {err}", cell.client)))?;
+        let usage = before.map(|before| (before, self.usage(started)));
+        if finished.cancelled || self.cancelled() {
+            return Err(Stop::Cancelled { client: finished.cancelled });
+        }
+        let failed = if finished.timed_out {
+            Some(RunFailure::ClientTimedOut {
+                tool: cell.client,
+                phase,
+                limit,
+                stderr_tail: last_lines_of(&stderr),
+            })
+        } else if phase == Phase::Warmup && !finished.status.success() {
+            Some(RunFailure::ClientFailed {
+                tool: cell.client,
+                phase,
+                status: finished.status,
+                problem: None,
+                stderr_tail: Some(output_tail(&stdout, &stderr)),
+            })
+        } else {
+            None
+        };
+        if let Some(failed) = failed {
+            return Err(started.exited(self.sup).unwrap_or(failed).into());
+        }
+        Ok(ClientRun { finished, dir, usage })
+    }
+
+    /// The job of a client run, for its command line and for reading its output.
+    pub(super) fn job<'j>(
+        &self,
+        load: &'j Load,
+        request: &'j Request,
+        base_url: &'j str,
+        out_dir: &'j Path,
+    ) -> Result<ClientJob<'j>, RunFailure>
+    where
+        'a: 'j,
+    {
+        let (tool, ctx) = (self.cell.client, self.ctx);
+        let program = ctx
+            .ready
+            .clients
+            .get(&tool)
+            .ok_or_else(|| RunFailure::Setup(format!("the client {tool} was not located")))?;
+        Ok(ClientJob {
+            tool,
+            program,
+            base_url,
+            request,
+            load,
+            threads: ctx.experiment.client_threads,
+            out_dir,
+        })
+    }
+
+    /// Where every request goes: the path's target, or the server's loopback address.
+    pub(super) fn base_url(&self) -> String {
+        format!("http://{}", self.place.target)
+    }
+
+    fn usage(&self, started: &Started) -> Usage {
+        Usage {
+            servers: started.servers.iter().map(|p| self.sup.cpu_seconds(p.pid)).collect(),
+            router: started.router.as_ref().and_then(|r| self.sup.cpu_seconds(r.process.pid)),
+            network: self.place.snapshot(),
+        }
+    }
+}
+
+/// How long a client may run before it is stopped: its own length plus a margin, or for a
+/// request count, a generous bound (10 ms a request, at least a minute, at most two hours).
+fn time_limit(load: &Load) -> Duration {
+    let margin = Duration::from_secs(60);
+    match &load.shape {
+        Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => *duration + margin,
+        Shape::Steps { clients, step } => *step * clients.len() as u32 + margin,
+        Shape::Requests { n_requests, .. } => {
+            let per = Duration::from_millis(10)
+                .saturating_mul(u32::try_from(*n_requests).unwrap_or(u32::MAX));
+            (per + margin).min(Duration::from_secs(7200))
+        }
+    }
+}
+
+/// The end of a failed client's stderr, or of its stdout when stderr is empty (wrk and ab
+/// print some of their errors there).
+fn output_tail(stdout: &Path, stderr: &Path) -> String {
+    let err = std::fs::read_to_string(stderr).unwrap_or_default();
+    if err.trim().is_empty() {
+        last_lines_of(stdout)
+    } else {
+        last_lines(&err)
+    }
+}

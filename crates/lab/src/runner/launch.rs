@@ -1,0 +1,91 @@
+//! A driver's [`Launch`] put on disk before its processes start (directories, the ones its
+//! workers write given to their user, the rendered configs), the records of what it started
+//! (argv, configs, versions), and the versions asked once per experiment.
+//!
+//! Not here: starting the processes (`servers.rs`, `router.rs`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use herd_drivers::{Launch, ProcessSpec, RenderedFile, VersionProbe};
+use herd_topo::Supervisor;
+
+use super::preflight;
+use super::user::user_ids;
+
+/// Creates the launch's directories and writes its files; the directories a server writes
+/// after dropping to `user` are given to that user. The error says which path and why.
+pub(super) fn write_launch(launch: &Launch, user: Option<&str>) -> Result<(), String> {
+    for d in launch.dirs.iter().chain(&launch.user_dirs) {
+        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        open_dir(d);
+    }
+    // Directories a server writes after dropping to its user (lighttpd's uploads, h2o's
+    // temporary buffers) belong to that user.
+    if let Some(user) = user {
+        let (uid, gid) = user_ids(user).ok_or_else(|| format!("no user {user} on this machine"))?;
+        for d in &launch.user_dirs {
+            std::os::unix::fs::chown(d, Some(uid), Some(gid))
+                .map_err(|e| format!("cannot give {} to {user}: {e}", d.display()))?;
+        }
+    }
+    for f in &launch.files {
+        if let Some(parent) = f.path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&f.path, &f.contents)
+            .map_err(|e| format!("cannot write {}: {e}", f.path.display()))?;
+    }
+    Ok(())
+}
+
+/// Creates `d` (and its parents), open to every user ([`open_dir`]).
+pub(super) fn create_dir(d: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(d).map_err(|err| format!("cannot create {}: {err}", d.display()))?;
+    open_dir(d);
+    Ok(())
+}
+
+/// 0755, so that workers running as www-data can enter (best effort).
+pub(super) fn open_dir(d: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+}
+
+/// The rendered files as the store keeps them: (path under `dir`, contents).
+pub(super) fn config_records(files: &[RenderedFile], dir: &Path) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|f| {
+            let name = f.path.strip_prefix(dir).unwrap_or(&f.path).display().to_string();
+            (name, f.contents.clone())
+        })
+        .collect()
+}
+
+/// A command line as the store keeps it.
+pub(super) fn argv_record(p: &ProcessSpec) -> Vec<String> {
+    p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+}
+
+/// Whether `v` asks the program that `p` runs (the same executable).
+pub(super) fn same_program(p: &ProcessSpec, v: &VersionProbe) -> bool {
+    !p.argv.is_empty() && p.argv.first() == v.argv.first()
+}
+
+/// The version `probe` finds, asked once per experiment (`versions` keeps the answers).
+pub(super) fn version(
+    probe: &VersionProbe,
+    sup: &mut Supervisor,
+    dir: &Path,
+    versions: &mut BTreeMap<String, String>,
+) -> String {
+    if let Some(known) = versions.get(&probe.program) {
+        return known.clone();
+    }
+    let text = preflight::run_capture(sup, dir, "version", &probe.argv);
+    let found = (probe.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
+    versions.insert(probe.program.clone(), found.clone());
+    found
+}

@@ -1,0 +1,74 @@
+//! Waiting until a process herd started answers its readiness probe (a unix socket to
+//! connect to, or `GET /READY_FILE` answering 200), asked from a host's namespace. A process
+//! that exits while herd waits fails the run at once, with its log's end.
+
+use std::time::{Duration, Instant};
+
+use herd_drivers::Probe;
+use herd_topo::net::Host;
+
+use super::cell::CellRun;
+use super::failure::{RunFailure, Stage, Stop};
+use super::log_tail::last_lines_of;
+use super::watched::Watched;
+use crate::verify;
+
+/// Time between two probes.
+const POLL: Duration = Duration::from_millis(20);
+/// How long one HTTP probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl CellRun<'_> {
+    /// Waits until `probe` answers, asked from `host`'s namespace, for at most the
+    /// experiment's `ready_timeout`: [`RunFailure::ServerNotReady`] after that, with the
+    /// probe's last answer; [`RunFailure::ServerExited`] as soon as `process` exits.
+    pub(super) fn wait_ready(
+        &mut self,
+        probe: &Probe,
+        host: Host,
+        process: &Watched,
+    ) -> Result<(), Stop> {
+        let timeout = self.ctx.experiment.runner.ready_timeout;
+        let started = Instant::now();
+        loop {
+            if self.cancelled() {
+                return Err(Stop::Cancelled { client: false });
+            }
+            if let Some(exited) = process.exited(self.sup, Stage::Starting) {
+                return Err(exited.into());
+            }
+            let last = match self.place.within(host, || ask(probe)) {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(why)) => why,
+                // The namespace is gone or cannot be entered: waiting will not help.
+                Err(why) => return Err(RunFailure::Setup(why).into()),
+            };
+            if started.elapsed() > timeout {
+                return Err(RunFailure::ServerNotReady {
+                    name: process.name.clone(),
+                    timeout,
+                    last,
+                    log_tail: last_lines_of(&process.log),
+                }
+                .into());
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// Asks `probe` once; the error says what it found instead.
+fn ask(probe: &Probe) -> Result<(), String> {
+    match probe {
+        Probe::UnixSocket(path) => std::os::unix::net::UnixStream::connect(path)
+            .map(drop)
+            .map_err(|_| format!("no socket at {}", path.display())),
+        Probe::Http { addr, path } => {
+            match verify::fetch(*addr, "GET", path, None, PROBE_TIMEOUT, 1 << 16) {
+                Ok(a) if a.status == 200 => Ok(()),
+                Ok(a) => Err(format!("GET {path} on {addr} answered {}", a.status)),
+                Err(err) => Err(err.to_string()),
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The first phase: the cell's server, fresh. Its configuration is rendered into the run's
+//! directory, every program it runs is recorded with its version, and its processes start in
+//! order (php-fpm before nginx), each ready before the next, on the server's CPUs and in the
+//! server's namespace; the phase ends when the front one answers the readiness file.
+
+use herd_drivers::{render, ServerSpec};
+use herd_store::ServerRecord;
+use herd_topo::net::Host;
+use herd_topo::Spawn;
+
+use super::cell::CellRun;
+use super::failure::{RunFailure, Stop};
+use super::launch::{
+    argv_record, config_records, create_dir, open_dir, same_program, version, write_launch,
+};
+use super::watched::Watched;
+
+impl CellRun<'_> {
+    /// Starts the server's processes; returns them in start order, the front one last.
+    pub(super) fn start_servers(&mut self) -> Result<Vec<Watched>, Stop> {
+        let (cell, place, ready) = (self.cell, self.place, self.ctx.ready);
+        let name = &cell.server.name;
+        let server_dir = self.dir.join(name);
+        create_dir(&server_dir).map_err(RunFailure::Setup)?;
+        open_dir(self.dir);
+        let programs = ready.programs.get(name).cloned().ok_or_else(|| {
+            RunFailure::Setup(format!("no programs were located for server {name}"))
+        })?;
+        let spec = ServerSpec {
+            kind: cell.server.kind,
+            php: cell.server.php,
+            listen: place.listen,
+            docroot: self.ctx.docroot.dir.clone(),
+            run_dir: server_dir,
+            workers: cell.server.workers,
+            user: ready.user.clone(),
+            programs,
+        };
+        let launch = render(&spec)
+            .map_err(|err| RunFailure::Setup(format!("cannot configure {name}: {err}")))?;
+        write_launch(&launch, ready.user.as_deref()).map_err(RunFailure::Setup)?;
+        self.record_programs(&launch);
+
+        let server_ns = place.netns(Host::Server);
+        let mut started = Vec::new();
+        for p in &launch.processes {
+            let spawn = Spawn {
+                name: &p.name,
+                argv: &p.argv,
+                env: &p.env,
+                stdout: &p.log,
+                stderr: &p.log,
+                cpus: &cell.server_cpus,
+                netns: server_ns.as_deref(),
+            };
+            let pid = self
+                .sup
+                .start(&spawn)
+                .map_err(|err| RunFailure::Setup(format!("cannot start {}: {err}", p.name)))?;
+            let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
+            if let Some(probe) = &p.ready {
+                self.wait_ready(&place.local_probe(probe), Host::Server, &process)?;
+            }
+            started.push(process);
+        }
+        let front = started
+            .last()
+            .cloned()
+            .ok_or_else(|| RunFailure::Setup(format!("the driver of {name} started no process")))?;
+        let probe = place.local_probe(&launch.ready);
+        self.wait_ready(&probe, Host::Server, &front)?;
+        Ok(started)
+    }
+
+    /// One record per process of the launch (php-fpm, then nginx …), each with the version
+    /// of its program, the rendered files with the front one (the last started); then one
+    /// per program the servers start themselves (php-cgi under lighttpd or Apache), whose
+    /// CPU time is in the server's (reaped children). The records of started processes come
+    /// first and in start order: the accounting pairs them with the processes by position.
+    fn record_programs(&mut self, launch: &herd_drivers::Launch) {
+        let cell = self.cell;
+        let cpus = Some(cell.server_cpus.to_string());
+        let name = &cell.server.name;
+        let n = launch.processes.len();
+        for (i, p) in launch.processes.iter().enumerate() {
+            let version = match launch.versions.iter().find(|v| same_program(p, v)) {
+                Some(v) => version(v, self.sup, self.dir, self.versions),
+                None => "n/a".to_string(),
+            };
+            let configs =
+                if i + 1 == n { config_records(&launch.files, self.dir) } else { Vec::new() };
+            self.rec.servers.push(ServerRecord {
+                name: name.clone(),
+                program: p.name.clone(),
+                version,
+                argv: argv_record(p),
+                cpus: cpus.clone(),
+                cpu_seconds: None,
+                configs,
+            });
+        }
+        for v in &launch.versions {
+            if launch.processes.iter().any(|p| same_program(p, v)) {
+                continue;
+            }
+            self.rec.servers.push(ServerRecord {
+                name: name.clone(),
+                program: v.program.clone(),
+                version: version(v, self.sup, self.dir, self.versions),
+                argv: Vec::new(),
+                cpus: cpus.clone(),
+                cpu_seconds: None,
+                configs: Vec::new(),
+            });
+        }
+    }
+}
