@@ -305,10 +305,15 @@ fn a_run_that_fails_inside_its_cell_leaves_nothing() {
     child.wait().unwrap();
     let err = std::fs::read_to_string(&log).unwrap();
     assert!(err.contains("did not become ready"), "{err}");
-    // The closing line counts the failed runs by kind.
-    assert!(
-        err.contains("\nherd lab: 3 of 3 runs failed: 3 server not ready; their reasons are under the table and in the store\n"),
-        "{err}"
+    // The closing line counts the failed runs by kind: all at readiness. (How many: a server
+    // can bind its port before the first probe comes out of the namespace, and its run is
+    // then ok, on a busy machine.)
+    let closing =
+        err.lines().find(|l| l.contains(" runs failed: ")).unwrap_or_else(|| panic!("{err}"));
+    let n = closing.trim_start_matches("herd lab: ").split(' ').next().unwrap_or_default();
+    assert_eq!(
+        closing,
+        format!("herd lab: {n} of 3 runs failed: {n} server not ready; their reasons are under the table and in the store"),
     );
     assert_eq!(leftovers(pid, &dir), Vec::<String>::new(), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
