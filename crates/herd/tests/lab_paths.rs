@@ -326,9 +326,13 @@ fn mid_run(tag: &str) -> (PathBuf, Child, Vec<String>) {
     let file = write(&dir, &experiment(&["routed", "nft-dnat"], load, "calibrate = false"));
     let child = spawn_lab(&dir, &file, &dir.join("stderr"));
     let pid = child.id();
+    // The server by its command line: any process would do less well, as a child the lab
+    // has forked and not yet exec'd (an `ip` step building the path) shows the lab's own
+    // command line, which names `dir`, and may be gone by the time the test acts.
     wait_for("a path's namespaces and its server", Duration::from_secs(60), || {
         let left = leftovers(pid, &dir);
-        namespaces_of(pid).len() == 3 && left.iter().any(|l| l.starts_with("process"))
+        namespaces_of(pid).len() == 3
+            && left.iter().any(|l| l.starts_with("process") && l.contains(" serve --root "))
     });
     let names = namespaces_of(pid);
     (dir, child, names)
