@@ -36,8 +36,10 @@ pub(crate) fn main(raw: &[OsString]) -> ExitCode {
             return exit(args::HELP_EXIT_CODE);
         }
         Err(e) => {
-            eprintln!("herd ab: {e}");
-            return exit(e.exit_code());
+            let code = e.exit_code();
+            // With its cause (an unreadable -p file's OS error), which is not in the message.
+            eprintln!("herd ab: {:#}", anyhow::Error::from(e));
+            return exit(code);
         }
     };
     match run(&cfg) {

@@ -108,9 +108,10 @@ fn specweb(
     let manifest_path = find_manifest(path)?;
     let text = fs::read_to_string(&manifest_path)
         .with_context(|| format!("--specweb: cannot read {}", manifest_path.display()))?;
+    // Context, not `{e}` in a new message: the manifest error's cause is printed with it.
     let manifest = SpecwebManifest::parse(&text)
-        .map_err(|e| anyhow::anyhow!("--specweb {}: {e}", manifest_path.display()))?;
-    let mix = manifest.mix().map_err(|e| anyhow::anyhow!("--specweb: {e}"))?;
+        .with_context(|| format!("--specweb {}", manifest_path.display()))?;
+    let mix = manifest.mix().context("--specweb")?;
     if manifest.n_dirs > MAX_SPECWEB_DIRS {
         bail!(
             "--specweb: the set has {} directories; herd run prebuilds each request and takes \

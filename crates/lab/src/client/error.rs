@@ -20,7 +20,7 @@ pub enum ClientError {
     /// The base URL is not an allowed plain-HTTP address.
     #[error("refusing to send load to {url}: {reason}")]
     NotAllowed { url: String, reason: String },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     WriteFile { path: PathBuf, source: io::Error },
     /// The tool's output (stdout, stderr or a file it wrote) is not what it should be.
     #[error("{tool} {problem}")]
@@ -57,6 +57,15 @@ const TAIL: usize = 600;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Before: the OS error was printed twice (in the message and as the source).
+    #[test]
+    fn a_file_that_cannot_be_written_prints_its_cause_once() {
+        let os = io::Error::from_raw_os_error(libc::ENOSPC);
+        let text = os.to_string();
+        let err = ClientError::WriteFile { path: "/run/urls.txt".into(), source: os };
+        herd_testutil::causes::assert_cause_once(&err, &text);
+    }
 
     #[test]
     fn excerpt_keeps_the_end() {

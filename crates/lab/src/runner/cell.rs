@@ -19,6 +19,7 @@ use super::preflight::{self, Ready};
 use super::progress::{Progress, RunSummary};
 use crate::client::{self, ClientJob};
 use crate::docroot::Docroot;
+use crate::error::with_causes;
 use crate::experiment::Experiment;
 use crate::load::{Load, Method, Shape, Warmup};
 use crate::matrix::Cell;
@@ -250,7 +251,7 @@ fn measure(
             cpus: &cell.server_cpus,
             netns: server_ns.as_deref(),
         };
-        let pid = sup.start(&spawn).map_err(|err| fail(err.to_string()))?;
+        let pid = sup.start(&spawn).map_err(|err| fail(with_causes(&err)))?;
         pids.push((pid, p));
         if let Some(probe) = &p.ready {
             let probe = place.local_probe(probe);
@@ -358,8 +359,8 @@ fn measure(
             threads: e.client_threads,
             out_dir: &warm_dir,
         };
-        let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
-        cmd.write_files().map_err(|err| fail(err.to_string()))?;
+        let cmd = client::command(&job).map_err(|err| fail(with_causes(&err)))?;
+        cmd.write_files().map_err(|err| fail(with_causes(&err)))?;
         let out = warm_dir.join("output");
         let spawn = Spawn {
             name: "client-warmup",
@@ -372,7 +373,7 @@ fn measure(
         };
         let f = sup
             .run(&spawn, time_limit(&warm_load), Duration::from_secs(5), Some(ctx.cancel))
-            .map_err(|err| fail(err.to_string()))?;
+            .map_err(|err| fail(with_causes(&err)))?;
         if f.cancelled || cancelled() {
             return Err(Failure::Cancelled { client: f.cancelled });
         }
@@ -400,8 +401,8 @@ fn measure(
         threads: e.client_threads,
         out_dir: &client_dir,
     };
-    let cmd = client::command(&job).map_err(|err| fail(err.to_string()))?;
-    cmd.write_files().map_err(|err| fail(err.to_string()))?;
+    let cmd = client::command(&job).map_err(|err| fail(with_causes(&err)))?;
+    cmd.write_files().map_err(|err| fail(with_causes(&err)))?;
     rec.client.argv = cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let server_pids: Vec<u32> = pids.iter().map(|(p, _)| *p).collect();
     let cpu = |sup: &Supervisor| -> Vec<Option<f64>> {
@@ -423,7 +424,7 @@ fn measure(
     };
     let finished = sup
         .run(&spawn, time_limit(&main_load), Duration::from_secs(5), Some(ctx.cancel))
-        .map_err(|err| fail(err.to_string()))?;
+        .map_err(|err| fail(with_causes(&err)))?;
     let after = cpu(sup);
     let router_after = router.as_ref().and_then(|r| sup.cpu_seconds(r.pid));
     let net_after = place.snapshot();
@@ -580,7 +581,7 @@ fn start_router(
             cpus: &e.router_cpus,
             netns: router_ns.as_deref(),
         })
-        .map_err(|err| fail(err.to_string()))?;
+        .map_err(|err| fail(with_causes(&err)))?;
     let waiting = Waiting { pid, name: &p.name, log: &p.log };
     wait_ready(&launch.ready, place, Host::Router, e.runner.ready_timeout, sup, &waiting, ctx)?;
     // Every proxy driver gives a version probe; "n/a" as for a server process without one.
