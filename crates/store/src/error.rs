@@ -67,6 +67,21 @@ pub enum StoreError {
     )]
     TooNew { path: PathBuf, found: i64, written_by: Option<String> },
 
+    /// A herd store of an older schema, met where nothing may write (a report).
+    #[error(
+        "{path} is a results store of an older herd (schema version {found}; this herd reads \
+         version {SCHEMA_VERSION}); it was not touched: migrate it with `herd lab migrate \
+         {path}`, which keeps a copy of it as it is, then run this again"
+    )]
+    Outdated { path: PathBuf, found: i64 },
+
+    /// A migration's copy of the store would replace a file.
+    #[error(
+        "cannot migrate {path}: {copy} exists already (the copy an earlier migration kept?); \
+         move it away and run again ({path} was not touched)"
+    )]
+    CopyExists { path: PathBuf, copy: PathBuf },
+
     #[error(
         "{path} is a corrupted results store ({detail}); restore it from a copy, or try to save what is left with `sqlite3 {path} .recover`"
     )]
