@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use herd_lab::experiment::{self, Experiment};
+use herd_lab::experiment::{self, Experiment, Placed};
 use herd_lab::runner::progress::{Progress, RunSummary};
 use herd_lab::runner::{self, LabRun};
 use herd_lab::{bundled, matrix, plan};
@@ -92,7 +92,18 @@ fn load(name: &str) -> anyhow::Result<Experiment> {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let e = load(&args.experiment)?;
+    let mut e = load(&args.experiment)?;
+    match e.place(&herd_topo::cpuset::usable()) {
+        Placed::AsWritten => {}
+        Placed::Apart { servers, client } => eprintln!(
+            "herd lab: placement apart: the servers on CPUs {servers}, the client on CPUs {client}"
+        ),
+        Placed::Shared => eprintln!(
+            "herd lab: placement apart, but herd may use one CPU here: the client and the servers \
+             share it, so client verdicts will warn (suspect, client-bound) that they competed \
+             for it"
+        ),
+    }
     let herd_exe = std::env::current_exe().context("cannot find herd's own executable")?;
     let plan_text = plan::plan(&e, &herd_exe);
     if args.dry_run {

@@ -330,3 +330,22 @@ fn path_experiments_get_herd_serve_as_a_calibration_server() {
         assert!(e.contains(want), "want {want:?} in:\n{e}");
     }
 }
+
+#[test]
+fn placement_apart_cannot_stand_beside_cpus_chosen_by_hand() {
+    let apart = "\n[runner]\nplacement = \"apart\"\n";
+    let no_axis = GOOD.replace("server_cpus = [\"0\", \"0-1\"]\n", "");
+    assert_eq!(
+        parse(&format!("{no_axis}{apart}"), "x.toml").unwrap().runner.placement,
+        Placement::Apart
+    );
+    assert_eq!(parse(&no_axis, "x.toml").unwrap().runner.placement, Placement::AsWritten);
+    for (text, want) in [
+        (format!("{GOOD}{apart}"), "[matrix] server_cpus places the servers, and [runner] placement = \"apart\" places them too"),
+        (format!("{no_axis}\n[client]\ncpus = \"1\"\n{apart}"), "[client] cpus places the client"),
+        (format!("{no_axis}\n[runner]\nplacement = \"spread\"\n"), "[runner] placement `spread`: expected \"apart\""),
+    ] {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+}
