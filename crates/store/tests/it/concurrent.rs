@@ -12,17 +12,18 @@ const REPETITIONS: u32 = 40;
 
 #[test]
 fn a_reader_sees_whole_repetitions_while_a_writer_writes() {
-    reads_while_a_writer_writes(Store::open_existing);
+    reads_while_a_writer_writes("concurrent", Store::open_existing);
 }
 
 /// A report's reader never writes, and reads beside the lab all the same.
 #[test]
 fn a_read_only_reader_sees_whole_repetitions_while_a_writer_writes() {
-    reads_while_a_writer_writes(Store::open_read_only);
+    reads_while_a_writer_writes("concurrent-read-only", Store::open_read_only);
 }
 
-fn reads_while_a_writer_writes(open: fn(&std::path::Path) -> Result<Store, StoreError>) {
-    let dir = TempDir::new("concurrent");
+/// `tag` names the test's own directory: the tests of one binary run side by side.
+fn reads_while_a_writer_writes(tag: &str, open: fn(&std::path::Path) -> Result<Store, StoreError>) {
+    let dir = TempDir::new(tag);
     let path = dir.join("results.db");
     let mut writer = Store::open(&path).unwrap();
     let id = writer.begin_experiment(&new_experiment("concurrent")).unwrap();
