@@ -82,7 +82,7 @@ pub enum ArgsError {
          (-m may follow -p or -u to rename the method of the body)"
     )]
     MixedMethods { method: &'static str, flag: char },
-    #[error("could not read the -{flag} data file \"{path}\": {source}")]
+    #[error("could not read the -{flag} data file \"{path}\"")]
     BodyFile {
         flag: char,
         path: String,

@@ -5,6 +5,7 @@
 //! engine's or the report's internals do.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
 use herd_stats::{FailureKind, LatencyHistogram};
 use serde::Serialize;
@@ -83,10 +84,21 @@ pub struct Timing {
     pub hdr_p99: Option<u64>,
 }
 
-/// Serialises an ab run. Never fails: every field is plain data.
-pub fn to_json(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> String {
+/// Writes an ab run to `out` as pretty-printed JSON. Every field is plain data, so it fails
+/// only when `out` does; the error is returned to the caller to report, never written into
+/// the document in place of the results.
+pub fn write_json(
+    out: impl Write,
+    r: &AbResults,
+    stats: &AbStats,
+    cfg: &AbConfig,
+) -> serde_json::Result<()> {
+    serde_json::to_writer_pretty(out, &document(r, stats, cfg))
+}
+
+fn document(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> AbJson {
     let rate = |x: f64| (r.time_taken_s > 0.0 && r.done > 0).then(|| x / r.time_taken_s);
-    let doc = AbJson {
+    AbJson {
         format: FORMAT,
         herd_version: env!("CARGO_PKG_VERSION"),
         target: Target {
@@ -137,8 +149,7 @@ pub fn to_json(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> String {
             .iter()
             .map(|&k| (k.name(), stats.core.failures.get(k)))
             .collect(),
-    };
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
 }
 
 fn timing(
@@ -176,6 +187,84 @@ fn timing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file that takes `room` bytes, then fails as a full disk does.
+    struct Full {
+        room: usize,
+        taken: Vec<u8>,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.taken.len() + buf.len() > self.room {
+                return Err(std::io::Error::from_raw_os_error(28));
+            }
+            self.taken.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn config() -> AbConfig {
+        let args = ["-n", "1", "http://127.0.0.1:8080/"].map(std::ffi::OsString::from);
+        match crate::args::parse(&args) {
+            Ok(crate::args::Parsed::Run(cfg)) => *cfg,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn results() -> AbResults {
+        AbResults {
+            server_software: "herd".into(),
+            hostname: "127.0.0.1".into(),
+            port: 8080,
+            tls: None,
+            proxy: None,
+            path: "/".into(),
+            variable_length: false,
+            doclen: 10,
+            concurrency: 1,
+            time_taken_s: 0.5,
+            done: 1,
+            bad: 0,
+            err_conn: 0,
+            err_recv: 0,
+            err_length: 0,
+            err_except: 0,
+            epipe: 0,
+            err_response: 0,
+            keepalive: false,
+            doneka: 0,
+            total_read: 100,
+            send_body: false,
+            total_posted: 0,
+            total_body_read: 10,
+            samples: vec![Sample::new(0, 10, 100, 50)],
+            show_percentiles: true,
+            show_confidence: true,
+            html: None,
+        }
+    }
+
+    /// Before: the document was built in memory and a serialisation error replaced it with a
+    /// made-up `{"error":"…"}` document, written as if it were the results. Now the error is
+    /// the caller's, and what was written is a prefix of the real document, nothing else.
+    #[test]
+    fn a_failing_writer_is_an_error_not_a_document() {
+        let (cfg, r, stats) = (config(), results(), AbStats::default());
+        let mut whole = Vec::new();
+        write_json(&mut whole, &r, &stats, &cfg).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(doc["format"], FORMAT);
+        let mut full = Full { room: 64, taken: Vec::new() };
+        let err = write_json(&mut full, &r, &stats, &cfg).unwrap_err();
+        assert!(err.is_io(), "{err}");
+        assert!(whole.starts_with(&full.taken));
+        assert!(!String::from_utf8_lossy(&full.taken).contains("\"error\""));
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -197,6 +197,11 @@ fn p_unreadable() {
         1,
         "could not read the -p data file \"/nonexistent/herd-post\"",
     );
+    // The OS error once, after the message (before: twice, in the message and as the source).
+    let e = err(&["-p", "/nonexistent/herd-post", URL]);
+    let enoent = std::io::Error::from_raw_os_error(2).to_string();
+    let printed = herd_testutil::causes::assert_cause_once(&e, &enoent);
+    assert!(printed.ends_with(&format!("herd-post\": {enoent}")), "{printed}");
 }
 
 #[test]

@@ -105,7 +105,11 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
     let (php_modules, php) = match spec.php {
         Some(Php::Fpm) => (
             module_lines(&["proxy", "proxy_fcgi"]),
-            fill(FPM_HANDLER, &[("SOCKET", &places.text(php_fpm::SOCKET))]),
+            fill(
+                "apache.rs FPM_HANDLER",
+                FPM_HANDLER,
+                &[("SOCKET", &places.text(php_fpm::SOCKET))],
+            )?,
         ),
         Some(Php::Cgi) => {
             let php_cgi = conf_path("php-cgi", spec.programs.path(&PHP_CGI, spec.kind)?)?;
@@ -119,12 +123,17 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             };
             (
                 module_lines(&[cgi, "actions", "alias"]),
-                fill(CGI_HANDLER, &[("SCRIPT_SOCK", &sock), ("PHP_CGI", &php_cgi)]),
+                fill(
+                    "apache.rs CGI_HANDLER",
+                    CGI_HANDLER,
+                    &[("SCRIPT_SOCK", &sock), ("PHP_CGI", &php_cgi)],
+                )?,
             )
         }
         None => (String::new(), String::new()),
     };
     let contents = fill(
+        "templates/apache2.conf",
         TEMPLATE,
         &[
             ("RUN", places.run()),
@@ -133,11 +142,11 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             ("MPM", mpm_name),
             ("MODULES", MODULES),
             ("PHP_MODULES", &php_modules),
-            ("MPM_SETTINGS", &mpm_settings(mpm, mpm_name, spec.workers.map(|n| n.get()))),
+            ("MPM_SETTINGS", &mpm_settings(mpm, mpm_name, spec.workers.map(|n| n.get()))?),
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
         ],
-    );
+    )?;
 
     let ready = ready_probe(spec);
     let process = places
@@ -171,23 +180,27 @@ fn module_lines(names: &[&str]) -> String {
     names.iter().map(|m| format!("LoadModule {m}_module {MODULES}/mod_{m}.so\n")).collect()
 }
 
-fn mpm_settings(mpm: Mpm, mpm_name: &str, workers: Option<u32>) -> String {
-    match (mpm, workers) {
-        (Mpm::Event | Mpm::Worker, None) => fill(THREADED_DEFAULTS, &[("MPM", mpm_name)]),
+fn mpm_settings(mpm: Mpm, mpm_name: &str, workers: Option<u32>) -> Result<String, DriverError> {
+    Ok(match (mpm, workers) {
+        (Mpm::Event | Mpm::Worker, None) => {
+            fill("apache.rs THREADED_DEFAULTS", THREADED_DEFAULTS, &[("MPM", mpm_name)])?
+        }
         (Mpm::Event | Mpm::Worker, Some(n)) => fill(
+            "apache.rs THREADED_FIXED",
             THREADED_FIXED,
             &[
                 ("N", &n.to_string()),
                 ("MAX_SPARE", &(25 * (u64::from(n) + 1)).to_string()),
                 ("THREADS", &(25 * u64::from(n)).to_string()),
             ],
-        ),
+        )?,
         (Mpm::Prefork, None) => PREFORK_DEFAULTS.to_owned(),
         (Mpm::Prefork, Some(n)) => fill(
+            "apache.rs PREFORK_FIXED",
             PREFORK_FIXED,
             &[("N", &n.to_string()), ("MAX_SPARE", &(u64::from(n) + 1).to_string())],
-        ),
-    }
+        )?,
+    })
 }
 
 /// `Apache/2.4.66 (Debian)` from `apache2 -v`, whose first line is `Server version:

@@ -67,6 +67,14 @@ pub enum DriverError {
     )]
     UnsafePath { what: &'static str, path: PathBuf, ch: char },
 
+    /// A template placeholder the driver gave no value: a bug in herd, refused before a
+    /// config with `@NAME@` in it is written.
+    #[error(
+        "the {template} template's placeholder @{placeholder}@ was given no value: a bug in \
+         herd's drivers (no config was written); please report it"
+    )]
+    UnfilledPlaceholder { template: &'static str, placeholder: String },
+
     /// The user name holds a character that some config language would interpret.
     #[error(
         "user name {user:?} is not a plain user name (letters, digits, _ . -, not starting with -)"

@@ -29,6 +29,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         None => String::new(),
     };
     let contents = fill(
+        "templates/h2o.conf",
         TEMPLATE,
         &[
             ("HOST", &spec.listen.ip().to_string()),
@@ -38,7 +39,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("RUN", places.run()),
             ("DOCROOT", &places.docroot),
         ],
-    );
+    )?;
 
     let ready = ready_probe(spec);
     let process = places

@@ -46,11 +46,12 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     let (php_module, php) = match spec.php {
         Some(Php::Cgi) => {
             let php_cgi = conf_path("php-cgi", spec.programs.path(&PHP_CGI, spec.kind)?)?;
-            ("\"mod_cgi\",", fill(CGI, &[("PHP_CGI", &php_cgi)]))
+            ("\"mod_cgi\",", fill("lighttpd.rs CGI", CGI, &[("PHP_CGI", &php_cgi)])?)
         }
         _ => ("", String::new()),
     };
     let contents = fill(
+        "templates/lighttpd.conf",
         TEMPLATE,
         &[
             ("RUN", places.run()),
@@ -62,7 +63,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("PHP_MODULE", php_module),
             ("PHP", &php),
         ],
-    );
+    )?;
 
     let ready = ready_probe(spec);
     let process = places

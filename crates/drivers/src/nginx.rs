@@ -35,10 +35,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     let workers = spec.workers.map_or_else(|| "auto".to_owned(), |n| n.to_string());
     let socket = places.text(php_fpm::SOCKET);
     let php = match spec.php {
-        Some(Php::Fpm) => fill(PHP_LOCATION, &[("SOCKET", &socket)]),
+        Some(Php::Fpm) => fill("nginx.rs PHP_LOCATION", PHP_LOCATION, &[("SOCKET", &socket)])?,
         _ => String::new(),
     };
     let contents = fill(
+        "templates/nginx.conf",
         TEMPLATE,
         &[
             ("RUN", places.run()),
@@ -48,7 +49,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
         ],
-    );
+    )?;
 
     let ready = ready_probe(spec);
     let process = places

@@ -37,7 +37,11 @@ pub(crate) fn add_pool(
         None => String::new(),
     };
     launch.files.push(RenderedFile {
-        contents: fill(TEMPLATE, &[("RUN", places.run()), ("USER", &user)]),
+        contents: fill(
+            "templates/php-fpm.conf",
+            TEMPLATE,
+            &[("RUN", places.run()), ("USER", &user)],
+        )?,
         path: conf.clone(),
     });
     for dir in places.dirs(&["conf", "logs", "run"]) {

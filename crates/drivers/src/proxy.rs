@@ -151,11 +151,11 @@ pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
     let exe = spec.programs.path(spec.kind.program(), spec.kind)?.to_owned();
     // The backend serves the file, so an answer through the proxy checks the whole way.
     let ready = Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}") };
-    Ok(match spec.kind {
+    match spec.kind {
         ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp => haproxy(spec, &places, exe, ready),
         ProxyKind::NginxProxy => nginx(spec, &places, exe, ready),
-        ProxyKind::SslhFork | ProxyKind::SslhSelect => sslh(spec, &places, exe, ready),
-    })
+        ProxyKind::SslhFork | ProxyKind::SslhSelect => Ok(sslh(spec, &places, exe, ready)),
+    }
 }
 
 /// The programs `kind` needs (for `Programs::locate`).
@@ -163,7 +163,12 @@ pub fn proxy_programs_needed(kind: ProxyKind) -> Vec<&'static Program> {
     vec![kind.program()]
 }
 
-fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch {
+fn haproxy(
+    spec: &ProxySpec,
+    places: &Places,
+    exe: PathBuf,
+    ready: Probe,
+) -> Result<Launch, DriverError> {
     let conf = places.path("conf/haproxy.cfg");
     let mode = if spec.kind == ProxyKind::HaproxyHttp { "http" } else { "tcp" };
     let user = places.user.as_ref().map(|u| format!("user {u}\ngroup {u}")).unwrap_or_default();
@@ -171,6 +176,7 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Lau
     let servers: Vec<String> =
         spec.backends.iter().enumerate().map(|(i, b)| format!("server s{} {b}", i + 1)).collect();
     let contents = fill(
+        "templates/haproxy.cfg",
         HAPROXY_TEMPLATE,
         &[
             ("USER", &user),
@@ -179,9 +185,9 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Lau
             ("LISTEN", &spec.listen.to_string()),
             ("SERVERS", &servers.join("\n")),
         ],
-    );
+    )?;
     let conf_arg: OsString = conf.clone().into();
-    Launch {
+    Ok(Launch {
         files: vec![RenderedFile { path: conf, contents }],
         dirs: places.dirs(&["conf", "logs"]),
         user_dirs: Vec::new(),
@@ -198,16 +204,22 @@ fn haproxy(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Lau
             argv: vec![exe.into(), "-v".into()],
             parse: parse_haproxy_version,
         }],
-    }
+    })
 }
 
-fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch {
+fn nginx(
+    spec: &ProxySpec,
+    places: &Places,
+    exe: PathBuf,
+    ready: Probe,
+) -> Result<Launch, DriverError> {
     let conf = places.path("conf/nginx-proxy.conf");
     let error_log = places.path("logs/nginx-error.log");
     let user = places.user.as_ref().map(|u| format!("user {u};")).unwrap_or_default();
     let workers = spec.workers.map_or_else(|| "auto".to_owned(), |n| n.to_string());
     let servers: Vec<String> = spec.backends.iter().map(|b| format!("server {b};")).collect();
     let contents = fill(
+        "templates/nginx-proxy.conf",
         NGINX_TEMPLATE,
         &[
             ("RUN", places.run()),
@@ -216,13 +228,13 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launc
             ("LISTEN", &spec.listen.to_string()),
             ("SERVERS", &servers.join("\n")),
         ],
-    );
+    )?;
     let args = |first: Vec<OsString>| -> Vec<OsString> {
         let mut v = first;
         v.extend(["-e".into(), error_log.clone().into(), "-c".into(), conf.clone().into()]);
         v
     };
-    Launch {
+    Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
         // Its workers write request bodies and proxied answers there after dropping privileges.
@@ -237,7 +249,7 @@ fn nginx(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launc
             argv: vec![exe.into(), "-v".into()],
             parse: crate::nginx::parse_version,
         }],
-    }
+    })
 }
 
 fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch {

@@ -4,14 +4,26 @@
 //! again, so a value may contain `@`. No conditionals or loops: the drivers build optional
 //! blocks in Rust and hand them in.
 
-/// `template` with every `@NAME@` of `vars` replaced.
+use crate::error::DriverError;
+
+/// `text`, the template `name` (`templates/nginx.conf`, or the driver and constant of an
+/// inline snippet), with every `@NAME@` of `vars` replaced.
 ///
 /// A placeholder missing from `vars` is a bug in the driver (the golden tests render every
-/// template); it is left in the output and trips a debug assertion.
-pub(crate) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+/// template). It is an error in every build, so that no config with `@NAME@` left in it is
+/// ever written for a server to misread.
+pub(crate) fn fill(
+    name: &'static str,
+    text: &str,
+    vars: &[(&str, &str)],
+) -> Result<String, DriverError> {
     let lookup = |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
-    let mut out = String::with_capacity(template.len() + 256);
-    for line in template.split_inclusive('\n') {
+    let unfilled = |placeholder: &str| DriverError::UnfilledPlaceholder {
+        template: name,
+        placeholder: placeholder.to_owned(),
+    };
+    let mut out = String::with_capacity(text.len() + 256);
+    for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches('\n');
         let trimmed = body.trim_start();
         let indent = &body[..body.len() - trimmed.len()];
@@ -30,17 +42,15 @@ pub(crate) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
             out.push_str(&rest[..at]);
             let after = &rest[at + 1..];
             let name_len = after.find(|c: char| !is_name_char(c)).unwrap_or(after.len());
-            let name = &after[..name_len];
-            match lookup(name) {
-                Some(value) if name_len > 0 && after[name_len..].starts_with('@') => {
+            let found = &after[..name_len];
+            let closed = name_len > 0 && after[name_len..].starts_with('@');
+            match lookup(found) {
+                Some(value) if closed => {
                     out.push_str(value);
                     rest = &after[name_len + 1..];
                 }
+                None if closed => return Err(unfilled(found)),
                 _ => {
-                    debug_assert!(
-                        name_len == 0 || !after[name_len..].starts_with('@'),
-                        "template placeholder @{name}@ has no value"
-                    );
                     out.push('@');
                     rest = after;
                 }
@@ -48,7 +58,7 @@ pub(crate) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
         }
         out.push_str(rest);
     }
-    out
+    Ok(out)
 }
 
 /// `NAME` when `text` is exactly `@NAME@`.
@@ -65,8 +75,8 @@ fn is_name_char(c: char) -> bool {
 mod tests {
     use super::*;
 
-    fn check(template: &str, vars: &[(&str, &str)], want: &str) {
-        assert_eq!(fill(template, vars), want);
+    fn check(text: &str, vars: &[(&str, &str)], want: &str) {
+        assert_eq!(fill("test.conf", text, vars).unwrap(), want);
     }
 
     #[test]
@@ -92,5 +102,20 @@ mod tests {
     #[test]
     fn last_line_without_newline() {
         check("x @A@", &[("A", "1")], "x 1");
+    }
+
+    /// Before: a placeholder without a value was caught by a debug assertion only, so a
+    /// release build wrote `@PORT@` into the config. Inline and block placeholders alike.
+    #[test]
+    fn a_placeholder_without_a_value_is_an_error_naming_it_and_the_template() {
+        for text in ["listen @HOST@:@PORT@;\n", "a\n    @PORT@\nb\n"] {
+            let err = fill("test.conf", text, &[("HOST", "127.0.0.1")]).unwrap_err();
+            let DriverError::UnfilledPlaceholder { template, placeholder } = &err else {
+                panic!("{err}")
+            };
+            assert_eq!((*template, placeholder.as_str()), ("test.conf", "PORT"), "{text:?}");
+            let msg = err.to_string();
+            assert!(msg.contains("test.conf") && msg.contains("@PORT@"), "{msg}");
+        }
     }
 }

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use herd_drivers::{render, Launch, Mpm, Php, Probe, ServerKind, ServerSpec};
+use herd_testutil::golden::Goldens;
 use util::{fixed_spec, setup_name, setups, show};
 
 /// One golden directory: a setup with a user and a worker count.
@@ -58,12 +59,8 @@ impl Variant {
     }
 }
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
-fn updating() -> bool {
-    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1")
+fn goldens() -> Goldens {
+    Goldens::of(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The files of one variant's golden directory: relative path → contents.
@@ -119,59 +116,11 @@ fn describe(l: &Launch) -> String {
     s
 }
 
-/// Files under `dir`, relative, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
-    for e in entries {
-        let path = e.unwrap().path();
-        if path.is_dir() {
-            out.extend(
-                files_under(&path)
-                    .into_iter()
-                    .map(|p| Path::new(path.file_name().unwrap()).join(p)),
-            );
-        } else {
-            out.push(PathBuf::from(path.file_name().unwrap()));
-        }
-    }
-    out
-}
-
-/// Compares (or, with UPDATE_GOLDEN=1, rewrites) the golden directory `name` with `want`.
-fn check_golden_dir(name: &str, want: &BTreeMap<PathBuf, String>) {
-    let dir = golden_dir().join(name);
-    if updating() {
-        let _ = std::fs::remove_dir_all(&dir);
-        for (rel, contents) in want {
-            let path = dir.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, contents).unwrap();
-        }
-    }
-    let mut have = files_under(&dir);
-    have.sort();
-    let wanted: Vec<_> = want.keys().cloned().collect();
-    assert_eq!(have, wanted, "{name}: golden files (UPDATE_GOLDEN=1 rewrites them)");
-    for (rel, contents) in want {
-        let golden = std::fs::read_to_string(dir.join(rel)).unwrap();
-        if &golden != contents {
-            let line = golden.lines().zip(contents.lines()).position(|(a, b)| a != b);
-            panic!(
-                "{name}/{}: differs from the golden at line {:?} (UPDATE_GOLDEN=1 rewrites \
-                 it)\n--- golden\n{golden}\n--- rendered\n{contents}",
-                rel.display(),
-                line.map(|l| l + 1)
-            );
-        }
-    }
-}
-
 fn check_variants(keep: impl Fn(ServerKind) -> bool) {
     let mut checked = 0;
     for variant in variants().into_iter().filter(|v| keep(v.kind)) {
         let (spec, launch) = variant.render();
-        check_golden_dir(&variant.name, &expected_files(&launch, &spec.run_dir));
+        goldens().check_dir(&variant.name, &expected_files(&launch, &spec.run_dir));
         checked += 1;
     }
     assert!(checked > 0);
@@ -252,7 +201,7 @@ fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
 #[test]
 fn proxies() {
     for (name, run_dir, launch) in proxy_launches() {
-        check_golden_dir(&name, &expected_files(&launch, &run_dir));
+        goldens().check_dir(&name, &expected_files(&launch, &run_dir));
     }
 }
 
@@ -262,14 +211,14 @@ fn proxies() {
 fn no_stale_variants() {
     let mut names: Vec<String> = variants().into_iter().map(|v| v.name).collect();
     names.extend(proxy_launches().into_iter().map(|(name, _, _)| name));
-    for e in std::fs::read_dir(golden_dir()).unwrap() {
+    for e in std::fs::read_dir(goldens().path("")).unwrap() {
         let path = e.unwrap().path();
         if !path.is_dir() {
             continue;
         }
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         if !names.contains(&name) {
-            if updating() {
+            if herd_testutil::golden::updating() {
                 std::fs::remove_dir_all(&path).unwrap();
             } else {
                 panic!("tests/golden/{name} is no variant any more (UPDATE_GOLDEN=1 removes it)");

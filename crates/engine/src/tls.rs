@@ -42,7 +42,7 @@ pub struct TlsSettings {
 
 #[derive(Debug, Error)]
 pub enum TlsConfigError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path}: no certificate found in PEM file")]
     NoCertificate { path: PathBuf },
@@ -54,7 +54,7 @@ pub enum TlsConfigError {
     NoCipherSuite(Vec<String>),
     #[error("invalid TLS server name {0:?}")]
     ServerName(String),
-    #[error("TLS configuration: {0}")]
+    #[error("TLS configuration")]
     Rustls(#[from] rustls::Error),
 }
 
@@ -250,5 +250,38 @@ impl ServerCertVerifier for NoChainCheck {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `herd run https://… --ca-file /missing` said "No such file or directory (os error 2)"
+    /// twice: the message held the cause that `source()` returns too.
+    #[test]
+    fn a_missing_ca_file_names_its_cause_once() {
+        let settings = TlsSettings {
+            versions: TlsVersions::All,
+            cipher_suites: None,
+            client_cert: None,
+            ca_file: Some(PathBuf::from("/nonexistent/ca.pem")),
+            sni: None,
+            alpn: Vec::new(),
+        };
+        let Err(err) = TlsClient::new(&settings, "localhost") else {
+            panic!("a missing CA file was accepted")
+        };
+        assert!(matches!(err, TlsConfigError::Read { .. }), "{err}");
+        let enoent = std::io::Error::from_raw_os_error(2).to_string();
+        let printed = herd_testutil::causes::assert_cause_once(&err, &enoent);
+        assert_eq!(printed, format!("cannot read /nonexistent/ca.pem: {enoent}"));
+    }
+
+    #[test]
+    fn a_rustls_error_is_printed_once() {
+        let err = TlsConfigError::from(rustls::Error::DecryptError);
+        let text = rustls::Error::DecryptError.to_string();
+        herd_testutil::causes::assert_cause_once(&err, &text);
     }
 }

@@ -36,8 +36,10 @@ pub(crate) fn main(raw: &[OsString]) -> ExitCode {
             return exit(args::HELP_EXIT_CODE);
         }
         Err(e) => {
-            eprintln!("herd ab: {e}");
-            return exit(e.exit_code());
+            let code = e.exit_code();
+            // With its cause (an unreadable -p file's OS error), which is not in the message.
+            eprintln!("herd ab: {:#}", anyhow::Error::from(e));
+            return exit(code);
         }
     };
     match run(&cfg) {
@@ -188,9 +190,12 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(path) = &cfg.json {
-        let json = herd_ab::json::to_json(&merged.results, &merged.stats, cfg);
-        std::fs::write(path, json)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        let written = File::create(path).and_then(|file| {
+            let mut out = BufWriter::new(file);
+            herd_ab::json::write_json(&mut out, &merged.results, &merged.stats, cfg)?;
+            out.flush()
+        });
+        written.with_context(|| format!("cannot write --json {}", path.display()))?;
     }
     if let Some(path) = &cfg.html_page {
         let run = SingleRun {

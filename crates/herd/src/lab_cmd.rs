@@ -1,5 +1,5 @@
 //! `herd lab`: run an experiment (or show its plan), list the bundled ones, clean up after a
-//! crash. The lab itself lives in herd-lab; this module parses flags, draws progress, prints
+//! crash, migrate an older results store. The lab itself lives in herd-lab; this module parses flags, draws progress, prints
 //! the result table and turns outcomes into exit codes.
 
 use std::io::{self, IsTerminal as _, Write as _};
@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use herd_lab::experiment::{self, Experiment};
+use herd_lab::experiment::{self, Experiment, Placed};
 use herd_lab::runner::progress::{Progress, RunSummary};
 use herd_lab::runner::{self, LabRun};
 use herd_lab::{bundled, matrix, plan};
-use herd_store::Store;
+use herd_store::{Migration, Store, SCHEMA_VERSION};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Subcommand)]
@@ -26,6 +26,13 @@ pub(crate) enum LabCommand {
     List,
     /// Stop what a crashed lab run left running and remove its run directory.
     Clean,
+    /// Bring a results store written by an older herd to this herd's schema, after keeping
+    /// a copy of it as it is (`STORE.schema-N.bak`); `herd report` reads only current stores.
+    Migrate {
+        /// The results store to migrate.
+        #[arg(value_name = "STORE")]
+        store: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -53,6 +60,7 @@ pub(crate) fn main(cmd: LabCommand) -> ExitCode {
         LabCommand::Run(args) => run(args),
         LabCommand::List => list().map(|()| ExitCode::SUCCESS),
         LabCommand::Clean => clean().map(|()| ExitCode::SUCCESS),
+        LabCommand::Migrate { store } => migrate(&store).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
         eprintln!("herd lab: {e:#}");
@@ -84,7 +92,18 @@ fn load(name: &str) -> anyhow::Result<Experiment> {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let e = load(&args.experiment)?;
+    let mut e = load(&args.experiment)?;
+    match e.place(&herd_topo::cpuset::usable()) {
+        Placed::AsWritten => {}
+        Placed::Apart { servers, client } => eprintln!(
+            "herd lab: placement apart: the servers on CPUs {servers}, the client on CPUs {client}"
+        ),
+        Placed::Shared => eprintln!(
+            "herd lab: placement apart, but herd may use one CPU here: the client and the servers \
+             share it, so client verdicts will warn (suspect, client-bound) that they competed \
+             for it"
+        ),
+    }
     let herd_exe = std::env::current_exe().context("cannot find herd's own executable")?;
     let plan_text = plan::plan(&e, &herd_exe);
     if args.dry_run {
@@ -207,6 +226,22 @@ fn clean() -> anyhow::Result<()> {
     );
     if !c.errors.is_empty() {
         anyhow::bail!("some run directories or namespaces could not be removed");
+    }
+    Ok(())
+}
+
+fn migrate(store: &Path) -> anyhow::Result<()> {
+    match Store::migrate_file(store)? {
+        Migration::Current => println!(
+            "herd lab migrate: {} is at schema version {SCHEMA_VERSION} already: nothing to do",
+            store.display()
+        ),
+        Migration::Migrated { from, kept } => println!(
+            "herd lab migrate: migrated {} from schema version {from} to {SCHEMA_VERSION}; the \
+             store as it was is kept as {}",
+            store.display(),
+            kept.display()
+        ),
     }
     Ok(())
 }

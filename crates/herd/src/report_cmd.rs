@@ -81,7 +81,7 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
             None => print(&page),
         };
     }
-    let store = Store::open_existing(&args.store)
+    let store = Store::open_read_only(&args.store)
         .with_context(|| format!("cannot read the results store {}", args.store.display()))?;
     let mut out = Vec::new();
     if args.list {

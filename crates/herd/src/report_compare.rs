@@ -90,7 +90,7 @@ fn parse(written: &str) -> anyhow::Result<Target> {
 
 fn load(t: &Target, default_store: &Path, written: &str) -> anyhow::Result<StoredExperiment> {
     let path = t.store.as_deref().unwrap_or(default_store);
-    let store = Store::open_existing(path).with_context(|| {
+    let store = Store::open_read_only(path).with_context(|| {
         format!("--compare {written}: cannot read the results store {}", path.display())
     })?;
     let id = match t.id {

@@ -72,14 +72,33 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
     assert!(ms(&lat["total"]["max"]) >= stall, "{lat}");
 }
 
+/// Below capacity an open loop sends on its schedule: 1000 requests at 500/s are due from 0
+/// to 1.998 s. None is sent early, so the run cannot end before the last one is due; none is
+/// dropped; and the run ends when the last one's latency, measured from its intended start,
+/// says: a client that fell behind shows it there, in the figures, not as a lower rate.
+///
+/// Counted by requests (-n), not time (-d): with -d, a client starved of CPU in the last
+/// milliseconds (a busy machine) had its last due requests cut off by the deadline, and a
+/// 1 % bound on the achieved rate failed although the schedule held.
 #[test]
 fn the_open_loop_keeps_its_rate() {
     let serve = Serve::start(&["--threads", "1"]);
-    let j = run_json(&["-c", "4", "-t", "1", "-d", "2s", "--rate", "500", &serve.url("/bytes/10")]);
+    let j =
+        run_json(&["-c", "4", "-t", "1", "-n", "1000", "--rate", "500", &serve.url("/bytes/10")]);
+    assert_eq!(
+        (j["requests"]["completed"].as_u64(), j["requests"]["failed"].as_u64()),
+        (Some(1000), Some(0)),
+        "{j}"
+    );
+    let elapsed = j["elapsed_s"].as_f64().unwrap();
+    let last_due = 999.0 / 500.0;
+    assert!(elapsed >= last_due, "the run ended at {elapsed} s, before its last request was due");
+    // The last request ended at its due time plus its latency from that time, which is at
+    // most the run's largest (1 ms for the clocks' and the loop's granularity).
+    let latest = last_due + j["latency_us"]["total"]["max"].as_f64().unwrap() / 1e6 + 0.001;
+    assert!(elapsed <= latest, "the run ended at {elapsed} s, after {latest} s: {j}");
     let per_second = j["requests"]["attempted_per_second"].as_f64().unwrap();
-    // Below capacity the schedule holds within 1 %.
-    assert!((per_second - 500.0).abs() <= 500.0 * 0.01, "achieved {per_second} req/s");
-    assert_eq!(j["requests"]["failed"], 0);
+    assert!(per_second <= 500.0 * 1000.0 / 999.0, "{per_second} req/s: faster than the schedule");
 }
 
 #[test]

@@ -83,7 +83,7 @@ pub fn prepare<'a>(
                 let base = dir.join(format!("sw{dirs}"));
                 let n_dirs = NonZeroU32::new(dirs).unwrap_or(NonZeroU32::MIN);
                 fileset::generate(&base, &[FileSet::Specweb { n_dirs }], &mut |_| {})
-                    .map_err(|e| io::Error::other(e.to_string()))?;
+                    .map_err(io::Error::other)?;
                 // Verified on one file of the set; herd run checks every length during the run.
                 let size = fileset::file_bytes(1, 0);
                 Expected {
@@ -97,9 +97,8 @@ pub fn prepare<'a>(
         out.expected.insert(w.name.clone(), e);
     }
     if !sizes.is_empty() {
-        let list = SizeList::new(sizes).map_err(|e| io::Error::other(e.to_string()))?;
-        fileset::generate(dir, &[FileSet::Sizes(list)], &mut |_| {})
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        let list = SizeList::new(sizes).map_err(io::Error::other)?;
+        fileset::generate(dir, &[FileSet::Sizes(list)], &mut |_| {}).map_err(io::Error::other)?;
     }
     open_up(dir)?;
     Ok(out)

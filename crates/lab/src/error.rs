@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error("{0}")]
+    #[error(transparent)]
     Experiment(#[from] crate::experiment::ExperimentError),
     #[error("missing programs:\n  {}\nhint: run `herd doctor` for everything this machine lacks", .0.join("\n  "))]
     Missing(Vec<String>),
@@ -15,10 +15,57 @@ pub enum LabError {
     Cpus(String),
     #[error("{0}")]
     Setup(String),
-    #[error("cannot prepare {path}: {source}")]
+    #[error("cannot prepare {path}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Store(#[from] herd_store::StoreError),
     #[error("the matrix has no cells: every combination is excluded")]
     NoCells,
+}
+
+/// `err` and its causes in one line, joined by ": " as the binary prints a chain: for the
+/// places that keep an error as text (a cell's failure reason), since typed errors leave
+/// their cause to `source()` rather than repeat it in their message.
+pub(crate) fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut next = err.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_testutil::causes::assert_cause_once;
+
+    /// Before: `Io` printed its OS error twice, and `Experiment` the whole experiment error
+    /// twice (`{0}` and `#[from]`).
+    #[test]
+    fn each_cause_is_printed_once() {
+        let os = std::io::Error::from_raw_os_error(libc::EACCES);
+        let text = os.to_string();
+        let printed = assert_cause_once(&LabError::Io { path: "/tmp/x".into(), source: os }, &text);
+        assert_eq!(printed, format!("cannot prepare /tmp/x: {text}"));
+        let refused = crate::experiment::ExperimentError {
+            source_name: "a.toml".into(),
+            line: Some(3),
+            message: "unknown key `sever`".into(),
+        };
+        let text = refused.to_string();
+        let printed = assert_cause_once(&LabError::Experiment(refused), &text);
+        assert_eq!(printed, "a.toml: line 3: unknown key `sever`");
+    }
+
+    #[test]
+    fn with_causes_is_the_printed_chain() {
+        let os = std::io::Error::from_raw_os_error(libc::ENOENT);
+        let text = os.to_string();
+        let err = LabError::Io { path: "/x".into(), source: os };
+        assert_eq!(with_causes(&err), format!("cannot prepare /x: {text}"));
+        assert_eq!(with_causes(&err), herd_testutil::causes::chain(&err));
+    }
 }

@@ -119,8 +119,9 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
             continue; // names were resolved by experiment::parse
         };
         let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
-        let server_cpus =
-            get(AxisName::ServerCpus).and_then(|c| CpuSet::parse(c).ok()).unwrap_or(CpuSet::All);
+        let server_cpus = get(AxisName::ServerCpus)
+            .and_then(|c| CpuSet::parse(c).ok())
+            .unwrap_or_else(|| e.server_cpus.clone());
         // experiment::parse checked every path and link value: one that does not parse here
         // leaves its cell out rather than run it over loopback or unshaped.
         let path = match get(AxisName::Path).map(str::parse::<NetPath>) {

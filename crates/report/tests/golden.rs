@@ -7,8 +7,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-
 use hdrhistogram::Histogram;
 use herd_report::{experiment_table, CompareFormat, Format, Options};
 use herd_stats::{
@@ -20,21 +18,10 @@ use herd_store::{
     PublishedFigure, RepetitionRecord, ReportDefaults, RunFailureKind, ServerRecord, Store,
     StoredExperiment,
 };
+use herd_testutil::golden::Goldens;
 
 fn check_golden(name: &str, got: &[u8]) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
-    if want != got {
-        let (w, g) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
-        let first = w.lines().zip(g.lines()).position(|(a, b)| a != b);
-        panic!("{name} differs from the golden (first differing line: {first:?})\n--- want\n{w}\n--- got\n{g}");
-    }
+    Goldens::of(env!("CARGO_MANIFEST_DIR")).check(name, got);
 }
 
 fn render(exp: &StoredExperiment) -> Vec<u8> {

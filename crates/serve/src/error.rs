@@ -16,7 +16,7 @@ pub enum ServeError {
     #[error("permission denied listening on {addr}")]
     BindDenied { addr: SocketAddr },
     /// Any other failure to create, bind or listen on a socket (e.g. an address not on this host).
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind { addr: SocketAddr, source: io::Error },
     /// The configured root does not exist.
     #[error("root `{}` does not exist", .path.display())]
@@ -28,21 +28,44 @@ pub enum ServeError {
     #[error("root `{}`: permission denied", .path.display())]
     RootDenied { path: PathBuf },
     /// Any other failure to open the root.
-    #[error("root `{}`: {source}", .path.display())]
+    #[error("cannot open the root `{}`", .path.display())]
     Root { path: PathBuf, source: io::Error },
     /// The texts `/include` joins could not be written to the temporary directory.
-    #[error("cannot write the /include texts under `{}`: {source} (set TMPDIR to a writable directory)", .path.display())]
+    #[error("cannot write the /include texts under `{}` (set TMPDIR to a writable directory)", .path.display())]
     IncludeTexts { path: PathBuf, source: io::Error },
     /// A limit in the configuration cannot work.
     #[error("invalid setting {name} = {value}: {reason}")]
     InvalidConfig { name: &'static str, value: String, reason: &'static str },
     /// A worker thread could not be started.
-    #[error("cannot start worker thread {worker}: {source}")]
+    #[error("cannot start worker thread {worker}")]
     Spawn { worker: usize, source: io::Error },
     /// A worker's event loop failed (epoll itself, not a connection).
-    #[error("worker {worker} failed: {source}")]
+    #[error("worker {worker} failed")]
     Worker { worker: usize, source: io::Error },
     /// A worker thread panicked: a bug in herd, reported instead of propagated.
     #[error("worker {worker} panicked")]
     WorkerPanicked { worker: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant with an OS error prints it once in the chain (before: Bind, Root,
+    /// IncludeTexts, Spawn and Worker printed it twice, in the message and as the source).
+    #[test]
+    fn each_cause_is_printed_once() {
+        let os = || io::Error::from_raw_os_error(libc::EADDRNOTAVAIL);
+        let cause = os().to_string();
+        let addr: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for err in [
+            ServeError::Bind { addr, source: os() },
+            ServeError::Root { path: "/srv".into(), source: os() },
+            ServeError::IncludeTexts { path: "/tmp/herd".into(), source: os() },
+            ServeError::Spawn { worker: 1, source: os() },
+            ServeError::Worker { worker: 1, source: os() },
+        ] {
+            herd_testutil::causes::assert_cause_once(&err, &cause);
+        }
+    }
 }

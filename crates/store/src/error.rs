@@ -32,7 +32,7 @@ pub enum StoreError {
     DirectoryMissing { path: PathBuf, dir: PathBuf },
 
     #[error(
-        "cannot create results store {path}: cannot write in directory {dir}: {source} (choose a writable directory)"
+        "cannot create results store {path}: cannot write in directory {dir} (choose a writable directory)"
     )]
     DirectoryNotWritable {
         path: PathBuf,
@@ -67,6 +67,21 @@ pub enum StoreError {
     )]
     TooNew { path: PathBuf, found: i64, written_by: Option<String> },
 
+    /// A herd store of an older schema, met where nothing may write (a report).
+    #[error(
+        "{path} is a results store of an older herd (schema version {found}; this herd reads \
+         version {SCHEMA_VERSION}); it was not touched: migrate it with `herd lab migrate \
+         {path}`, which keeps a copy of it as it is, then run this again"
+    )]
+    Outdated { path: PathBuf, found: i64 },
+
+    /// A migration's copy of the store would replace a file.
+    #[error(
+        "cannot migrate {path}: {copy} exists already (the copy an earlier migration kept?); \
+         move it away and run again ({path} was not touched)"
+    )]
+    CopyExists { path: PathBuf, copy: PathBuf },
+
     #[error(
         "{path} is a corrupted results store ({detail}); restore it from a copy, or try to save what is left with `sqlite3 {path} .recover`"
     )]
@@ -96,7 +111,7 @@ pub enum StoreError {
     #[error("cannot record {what}: {detail}")]
     InvalidRecord { what: String, detail: String },
 
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}")]
     Io {
         path: PathBuf,
         action: &'static str,
@@ -105,7 +120,7 @@ pub enum StoreError {
     },
 
     /// Any other SQLite error, with the operation that failed.
-    #[error("results store {path}: {context}: {source}")]
+    #[error("results store {path}: {context}")]
     Sqlite {
         path: PathBuf,
         context: String,
@@ -138,5 +153,33 @@ impl StoreError {
             ) => StoreError::NotWritable { path, detail: source.to_string() },
             _ => StoreError::Sqlite { path, context: context.into(), source },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_testutil::causes::assert_cause_once;
+
+    /// Before: DirectoryNotWritable, Io and Sqlite printed their cause twice (in the message
+    /// and as the source).
+    #[test]
+    fn each_cause_is_printed_once() {
+        let os =
+            || io::Error::new(io::ErrorKind::PermissionDenied, "Permission denied (os error 13)");
+        let cause = os().to_string();
+        let path = PathBuf::from("/r/results.db");
+        let dir = PathBuf::from("/r");
+        for err in [
+            StoreError::DirectoryNotWritable { path: path.clone(), dir, source: os() },
+            StoreError::Io { path: path.clone(), action: "read", source: os() },
+        ] {
+            assert_cause_once(&err, &cause);
+        }
+        let sqlite = rusqlite::Error::InvalidQuery;
+        let cause = sqlite.to_string();
+        let err = StoreError::from_sqlite(&path, "read the experiments", sqlite);
+        let printed = assert_cause_once(&err, &cause);
+        assert_eq!(printed, format!("results store /r/results.db: read the experiments: {cause}"));
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! Brief overview:
 //! - [`Store`] is an open store: [`Store::open`] creates or upgrades a file,
-//!   [`Store::open_existing`] opens one that must already be there, [`Store::in_memory`] is
-//!   for tests. The lab writes through [`Store::begin_experiment`],
+//!   [`Store::open_existing`] opens one that must already be there, [`Store::open_read_only`]
+//!   opens one for a report (never writes; refuses an older schema), [`Store::migrate_file`]
+//!   upgrades one after keeping a copy ([`Migration`]), [`Store::in_memory`] is for tests. The lab writes through [`Store::begin_experiment`],
 //!   [`Store::record_repetition`] (one transaction per repetition, so an interrupted run
 //!   leaves only whole repetitions) and [`Store::finish_experiment`]; reports read through
 //!   [`Store::experiments`] and [`Store::load_experiment`].
@@ -43,7 +44,7 @@ pub use axes::{is_sibling, names_value, sweep_label, sweep_size};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use network::{Conntrack, NetworkFacts};
-pub use open::APPLICATION_ID;
+pub use open::{Migration, APPLICATION_ID};
 pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
     ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,

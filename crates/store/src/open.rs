@@ -4,7 +4,9 @@
 //! An existing file is judged in two steps, none of which can change it: its first bytes
 //! (empty? SQLite at all?), then a read-only SQLite connection (whose file is it, which
 //! schema version, is it intact). Only a herd store, or a blank SQLite database, is then
-//! opened for writing and migrated.
+//! opened for writing and migrated. A reader ([`open_read_only`]) stops after those steps
+//! and keeps the read-only connection: it never writes, and refuses an older store, which
+//! only [`migrate_file`] changes, after keeping a copy of it.
 //!
 //! A new store is built beside the target under a temporary name, closed (which folds the
 //! WAL back into the file), and then hard-linked into place, which fails rather than
@@ -77,9 +79,85 @@ enum Kind {
     Blank,
 }
 
+/// Opens the herd store at `path` for reading only. Nothing is created, written or migrated,
+/// so a report reads a store the lab is writing (WAL: readers never wait for the writer), a
+/// store in a read-only directory or file, and refuses an older store instead of changing it.
+///
+/// Without a `-wal` file the store is read as immutable (see [`inspect`]): a writer that
+/// starts while a report reads is not seen, which a report taken a moment earlier would not
+/// have seen either.
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    present(path)?;
+    check_header(path)?;
+    let (kind, conn) = inspect(path)?;
+    let found = migrate::user_version(&conn, path)?;
+    match kind {
+        Kind::Blank => Err(blank(path)),
+        Kind::Herd if found < i64::from(SCHEMA_VERSION) => {
+            Err(StoreError::Outdated { path: path.to_path_buf(), found })
+        }
+        Kind::Herd => Ok(conn),
+    }
+}
+
+/// What [`migrate_file`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Migration {
+    /// The store was at [`SCHEMA_VERSION`] already: nothing was written.
+    Current,
+    /// The store was migrated from schema version `from`; a copy of it as it was is `kept`.
+    Migrated { from: i64, kept: PathBuf },
+}
+
+/// Migrates the herd store at `path` to [`SCHEMA_VERSION`], after keeping a copy of it as it
+/// was beside it (`<path>.schema-<version>.bak`, a consistent snapshot even while another
+/// process has it open). Anything but a herd store is refused untouched, as by
+/// [`open_file`]; so is a store whose copy cannot be made.
+pub(crate) fn migrate_file(path: &Path) -> Result<Migration, StoreError> {
+    present(path)?;
+    check_header(path)?;
+    let (kind, conn) = inspect(path)?;
+    if kind == Kind::Blank {
+        return Err(blank(path));
+    }
+    let from = migrate::user_version(&conn, path)?;
+    if from >= i64::from(SCHEMA_VERSION) {
+        return Ok(Migration::Current);
+    }
+    let kept = sidecar(path, &format!(".schema-{from}.bak"));
+    if fs::symlink_metadata(&kept).is_ok() {
+        return Err(StoreError::CopyExists { path: path.to_path_buf(), copy: kept });
+    }
+    // VACUUM INTO writes a snapshot through SQLite, WAL included, and refuses to overwrite.
+    conn.execute("VACUUM INTO ?1", [kept.to_string_lossy()]).map_err(|e| {
+        StoreError::from_sqlite(path, format!("keep a copy as {}", kept.display()), e)
+    })?;
+    drop(conn);
+    open_present(path)?;
+    Ok(Migration::Migrated { from, kept })
+}
+
+/// Refuses a directory or a missing path before anything looks at the file.
+fn present(path: &Path) -> Result<(), StoreError> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(StoreError::NotAFile { path: path.to_path_buf() }),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err(StoreError::NotFound { path: path.to_path_buf() })
+        }
+        Err(source) => Err(StoreError::Io { path: path.to_path_buf(), action: "read", source }),
+    }
+}
+
+/// An SQLite database with no tables yet: not a store to read or migrate (a lab run makes it
+/// one).
+fn blank(path: &Path) -> StoreError {
+    StoreError::Foreign { path: path.to_path_buf(), application_id: 0, tables: Vec::new() }
+}
+
 fn open_present(path: &Path) -> Result<Connection, StoreError> {
     check_header(path)?;
-    let kind = classify(path)?;
+    let (kind, _) = inspect(path)?;
     let mut conn = Connection::open_with_flags(path, read_write_flags())
         .map_err(|e| StoreError::from_sqlite(path, "open", e))?;
     configure(&conn, path)?;
@@ -109,8 +187,9 @@ fn check_header(path: &Path) -> Result<(), StoreError> {
 }
 
 /// Reads the application id, schema version and table names through a read-only
-/// connection, and checks a herd store's integrity.
-fn classify(path: &Path) -> Result<Kind, StoreError> {
+/// connection, and checks a herd store's integrity; returns what the file is, and the
+/// connection.
+fn inspect(path: &Path) -> Result<(Kind, Connection), StoreError> {
     let sqlite = |context: &'static str| move |e| StoreError::from_sqlite(path, context, e);
     let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     // Even a read-only connection to a WAL database creates `-wal` and `-shm` files and
@@ -134,7 +213,7 @@ fn classify(path: &Path) -> Result<Kind, StoreError> {
 
     if application_id != APPLICATION_ID {
         if application_id == 0 && tables.is_empty() && version == 0 {
-            return Ok(Kind::Blank);
+            return Ok((Kind::Blank, conn));
         }
         return Err(StoreError::Foreign { path: path.to_path_buf(), application_id, tables });
     }
@@ -155,7 +234,7 @@ fn classify(path: &Path) -> Result<Kind, StoreError> {
     if check != "ok" {
         return Err(StoreError::Corrupt { path: path.to_path_buf(), detail: check });
     }
-    Ok(Kind::Herd)
+    Ok((Kind::Herd, conn))
 }
 
 fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {

@@ -7,7 +7,7 @@ use rusqlite::Connection;
 
 use crate::error::StoreError;
 use crate::migrate;
-use crate::open::{self, IfMissing};
+use crate::open::{self, IfMissing, Migration};
 
 /// An open results store: one SQLite connection, the schema at [`crate::SCHEMA_VERSION`].
 ///
@@ -33,6 +33,22 @@ impl Store {
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         let conn = open::open_file(path, IfMissing::Fail)?;
         Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// Opens a store that must exist already for reading only, as a report does: nothing
+    /// is written, so it works while the lab writes the store, and on a read-only file or
+    /// directory. A store of an older schema is refused ([`StoreError::Outdated`]), not
+    /// migrated: [`Store::migrate_file`] does that. Writing through it fails.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let conn = open::open_read_only(path)?;
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// Migrates the store at `path` to [`crate::SCHEMA_VERSION`], first keeping a copy of it
+    /// as it was beside it (named in the result). A store at that version already is not
+    /// written to.
+    pub fn migrate_file(path: &Path) -> Result<Migration, StoreError> {
+        open::migrate_file(path)
     }
 
     /// A new, empty store in memory, gone when dropped.

@@ -135,6 +135,20 @@ fn online_from(sys: Option<&str>, fallback: usize) -> Vec<usize> {
     }
 }
 
+/// The CPUs herd may run on (its affinity, ascending), where a placement may pin servers
+/// and clients; the online CPUs when the affinity cannot be read.
+pub fn usable() -> Vec<usize> {
+    // SAFETY: cpu_set_t is a plain bit array (all zeroes: empty); sched_getaffinity writes at
+    // most size_of::<cpu_set_t>() bytes into it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
+        return online();
+    }
+    // SAFETY: CPU_ISSET reads inside `set` for every c < CPU_SETSIZE.
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
 /// How many CPUs an unpinned child of herd may use: herd's own affinity and cgroup limit
 /// (`available_parallelism`), not the machine's count, which under `taskset` or a CPU-limited
 /// container would overstate a client's capacity.
@@ -145,6 +159,13 @@ pub fn usable_cpus() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usable_cpus_are_the_affinity() {
+        let usable = usable();
+        assert_eq!(usable.len(), usable_cpus(), "{usable:?}");
+        assert!(usable.windows(2).all(|w| w[0] < w[1]), "{usable:?}");
+    }
 
     #[test]
     fn parses_and_prints() {

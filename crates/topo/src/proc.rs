@@ -79,20 +79,21 @@ impl Captured {
     }
 }
 
-/// Why a program could not be started or waited for.
+/// Why a program could not be started or waited for. The OS error is the `source()`, not
+/// part of the message: printed as a chain (`{err:#}`), it comes once, after it.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
-    #[error("cannot start {name} ({program}): {source}")]
+    #[error("cannot start {name} ({program})")]
     Spawn { name: String, program: String, source: io::Error },
-    #[error("cannot open {path} for {name}'s output: {source}")]
+    #[error("cannot open {path} for {name}'s output")]
     Log { name: String, path: PathBuf, source: io::Error },
-    #[error("cannot enter network namespace {netns} for {name}: {source}")]
+    #[error("cannot enter network namespace {netns} for {name}")]
     Netns { name: String, netns: String, source: io::Error },
     #[error("{name} has no program to run (empty command line)")]
     EmptyArgv { name: String },
-    #[error("waiting for {name} (pid {pid}) failed: {source}")]
+    #[error("waiting for {name} (pid {pid}) failed")]
     Wait { name: String, pid: u32, source: io::Error },
-    #[error("cannot record {name} (pid {pid}) in the run's registry {dir}, so `herd lab clean` could not stop it after a crash; it was stopped: {source}")]
+    #[error("cannot record {name} (pid {pid}) in the run's registry {dir}, so `herd lab clean` could not stop it after a crash (it was stopped)")]
     Registry { name: String, pid: u32, dir: PathBuf, source: io::Error },
 }
 
@@ -224,7 +225,7 @@ impl Supervisor {
             Ok(f) if f.timed_out => Some(format!("ran past {limit:?}")),
             Ok(f) if !f.status.success() => Some(describe(&f.status)),
             Ok(_) => None,
-            Err(e) => Some(e.to_string()),
+            Err(e) => Some(with_cause(&e)),
         };
         Captured { text, failure }
     }
@@ -486,6 +487,19 @@ pub fn describe(status: &ExitStatus) -> String {
     }
 }
 
+/// `err` and its causes in one line, as the binary prints a chain: [`Captured::failure`] is
+/// text, and a [`ProcError`]'s message leaves its OS error to `source()`.
+fn with_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut next = err.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,7 +654,45 @@ mod tests {
                 netns: None,
             })
             .unwrap_err();
-        assert!(err.to_string().starts_with("cannot start nginx (/nonexistent/nginx): "), "{err}");
+        let enoent = io::Error::from_raw_os_error(libc::ENOENT).to_string();
+        let printed = herd_testutil::causes::assert_cause_once(&err, &enoent);
+        assert_eq!(printed, format!("cannot start nginx (/nonexistent/nginx): {enoent}"));
         let _ = std::fs::remove_file(log);
+    }
+
+    /// Every variant with an OS error prints it once in the chain (before: twice, since the
+    /// message held it too).
+    #[test]
+    fn each_cause_is_printed_once() {
+        let os = || io::Error::from_raw_os_error(libc::EACCES);
+        let cause = os().to_string();
+        let (name, pid) = ("nginx".to_owned(), 7);
+        for err in [
+            ProcError::Spawn {
+                name: name.clone(),
+                program: "/usr/sbin/nginx".into(),
+                source: os(),
+            },
+            ProcError::Log { name: name.clone(), path: "/run/log".into(), source: os() },
+            ProcError::Netns { name: name.clone(), netns: "herd-1-0-server".into(), source: os() },
+            ProcError::Wait { name: name.clone(), pid, source: os() },
+            ProcError::Registry { name: name.clone(), pid, dir: "/run/herd".into(), source: os() },
+        ] {
+            herd_testutil::causes::assert_cause_once(&err, &cause);
+        }
+    }
+
+    #[test]
+    fn a_failure_to_start_is_captured_with_its_cause() {
+        let log = std::env::temp_dir().join(format!("herd-topo-capture-{}", std::process::id()));
+        let captured = Supervisor::new(None).capture(
+            "probe",
+            &argv(&["/nonexistent/probe"]),
+            &log,
+            Duration::from_secs(1),
+        );
+        let failure = captured.failure.unwrap();
+        let enoent = io::Error::from_raw_os_error(libc::ENOENT).to_string();
+        assert_eq!(failure, format!("cannot start probe (/nonexistent/probe): {enoent}"));
     }
 }

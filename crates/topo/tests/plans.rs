@@ -5,19 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-
+use herd_testutil::golden::Goldens;
 use herd_topo::net::{Host, Path, Plan, Shaping};
 
 fn check_golden(name: &str, got: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
-    assert_eq!(got, want, "{} differs (UPDATE_GOLDEN=1 rewrites it)", path.display());
+    Goldens::of(env!("CARGO_MANIFEST_DIR")).check(name, got);
 }
 
 #[test]

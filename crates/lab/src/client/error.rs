@@ -58,6 +58,15 @@ const TAIL: usize = 600;
 mod tests {
     use super::*;
 
+    /// Before: the OS error was printed twice (in the message and as the source).
+    #[test]
+    fn a_file_that_cannot_be_written_prints_its_cause_once() {
+        let os = io::Error::from_raw_os_error(libc::ENOSPC);
+        let text = os.to_string();
+        let err = ClientError::WriteFile { path: "/run/urls.txt".into(), source: os };
+        herd_testutil::causes::assert_cause_once(&err, &text);
+    }
+
     #[test]
     fn excerpt_keeps_the_end() {
         assert_eq!(excerpt("a\n", ""), r#"its stdout: "a"; its stderr: """#);

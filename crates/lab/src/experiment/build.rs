@@ -16,7 +16,7 @@ use super::error::{choices, Errors};
 use super::raw::{RawExclude, RawExperiment, RawLoad, RawWorkload};
 use super::server::{self, ServerDef};
 use super::workload::{WorkloadDef, WorkloadKind};
-use super::{Axis, AxisName, Experiment, ExperimentError, Repetitions, RunnerSettings};
+use super::{Axis, AxisName, Experiment, ExperimentError, Placement, Repetitions, RunnerSettings};
 use crate::client::Tool;
 use crate::load::{Load, Shape, Warmup};
 
@@ -196,6 +196,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         workloads: workloads.into_iter().filter(|(k, _)| wu.contains(k)).collect(),
         loads: loads.into_iter().filter(|(k, _)| lu.contains(k)).collect(),
         client_cpus,
+        server_cpus: CpuSet::All,
         client_threads,
         router_cpus,
         repetitions,
@@ -648,7 +649,36 @@ fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, Expe
         },
         drain_timeout: dur(&r.drain_timeout, "drain_timeout", 90)?,
         ready_timeout: dur(&r.ready_timeout, "ready_timeout", 15)?,
+        placement: placement(errs, raw)?,
     })
+}
+
+/// `[runner] placement`: `apart` chooses the servers' and the client's CPUs itself, so it
+/// cannot stand beside a file that chooses them.
+fn placement(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Placement, ExperimentError> {
+    let Some(p) = &raw.runner.placement else { return Ok(Placement::AsWritten) };
+    match p.get_ref().as_str() {
+        "as-written" => Ok(Placement::AsWritten),
+        "apart" => {
+            if let Some(c) = &raw.client.cpus {
+                return Err(errs.at(
+                    c.span(),
+                    "[client] cpus places the client, and [runner] placement = \"apart\" places it too: keep one",
+                ));
+            }
+            if let Some(c) = &raw.matrix.server_cpus {
+                return Err(errs.at(
+                    c.span(),
+                    "[matrix] server_cpus places the servers, and [runner] placement = \"apart\" places them too: keep one",
+                ));
+            }
+            Ok(Placement::Apart)
+        }
+        other => Err(errs.at(
+            p.span(),
+            format!("[runner] placement `{other}`: expected \"apart\" (servers and client on CPUs apart) or \"as-written\" (the default)"),
+        )),
+    }
 }
 
 fn exclude(

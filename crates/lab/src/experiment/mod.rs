@@ -4,6 +4,7 @@
 
 mod build;
 mod error;
+mod placement;
 mod published;
 mod raw;
 mod report;
@@ -19,6 +20,7 @@ use crate::client::Tool;
 use crate::load::Load;
 
 pub use error::ExperimentError;
+pub use placement::{Placed, Placement};
 pub use server::{ServerDef, BUILTIN_SERVERS};
 pub use workload::{specweb_path, static_path, WorkloadDef, WorkloadKind};
 
@@ -44,6 +46,9 @@ pub struct Experiment {
     pub workloads: BTreeMap<String, WorkloadDef>,
     pub loads: BTreeMap<String, Load>,
     pub client_cpus: CpuSet,
+    /// Where servers run in cells without a `server_cpus` axis: unpinned, unless
+    /// [`Experiment::place`] placed them.
+    pub server_cpus: CpuSet,
     pub client_threads: Option<u32>,
     /// Where a path's router program (HAProxy, nginx, sslh) runs; the kernel's forwarding
     /// and NAT run wherever the packets are sent from, as on any Linux router.
@@ -122,6 +127,8 @@ pub struct RunnerSettings {
     pub drain_timeout: Duration,
     /// A server that does not answer within this after its start fails the cell.
     pub ready_timeout: Duration,
+    /// `placement`: where servers and client run when the experiment names no CPUs.
+    pub placement: Placement,
 }
 
 /// The `link` value of a link left as the kernel makes it.

@@ -99,6 +99,8 @@ pub(crate) struct RawRunner {
     pub ready_timeout: Option<Spanned<String>>,
     #[serde(default)]
     pub calibrate: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub placement: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -350,3 +350,22 @@ fn units_are_read_as_every_flag_reads_them() {
     let rate = edit("requests = 1000", "rate = 0.0\nduration = \"1s\"");
     assert!(err(&rate).contains("rate must be more than 0"), "{}", err(&rate));
 }
+
+#[test]
+fn placement_apart_cannot_stand_beside_cpus_chosen_by_hand() {
+    let apart = "\n[runner]\nplacement = \"apart\"\n";
+    let no_axis = GOOD.replace("server_cpus = [\"0\", \"0-1\"]\n", "");
+    assert_eq!(
+        parse(&format!("{no_axis}{apart}"), "x.toml").unwrap().runner.placement,
+        Placement::Apart
+    );
+    assert_eq!(parse(&no_axis, "x.toml").unwrap().runner.placement, Placement::AsWritten);
+    for (text, want) in [
+        (format!("{GOOD}{apart}"), "[matrix] server_cpus places the servers, and [runner] placement = \"apart\" places them too"),
+        (format!("{no_axis}\n[client]\ncpus = \"1\"\n{apart}"), "[client] cpus places the client"),
+        (format!("{no_axis}\n[runner]\nplacement = \"spread\"\n"), "[runner] placement `spread`: expected \"apart\""),
+    ] {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+}

@@ -20,6 +20,7 @@ use super::log_tail::{last_lines, last_lines_of};
 use super::place::Snapshots;
 use super::watched::Started;
 use crate::client::{self, ClientJob};
+use crate::error::with_causes;
 use crate::load::{Load, Request, Shape};
 
 /// A client run that ended by itself (not timed out, not interrupted).
@@ -61,7 +62,7 @@ impl<'a> CellRun<'a> {
             .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
         let base_url = self.base_url();
         let job = self.job(load, request, &base_url, &dir)?;
-        let setup = |err: client::ClientError| RunFailure::Setup(err.to_string());
+        let setup = |err: client::ClientError| RunFailure::Setup(with_causes(&err));
         let cmd = client::command(&job).map_err(setup)?;
         cmd.write_files().map_err(setup)?;
         if phase == Phase::Measure {
@@ -84,10 +85,10 @@ impl<'a> CellRun<'a> {
         };
         let before = (phase == Phase::Measure).then(|| self.usage(started));
         let limit = time_limit(load);
-        let finished = self
-            .sup
-            .run(&spawn, limit, CLIENT_GRACE, Some(self.ctx.cancel))
-            .map_err(|err| RunFailure::Setup(format!("cannot run {}: {err}", cell.client)))?;
+        let finished =
+            self.sup.run(&spawn, limit, CLIENT_GRACE, Some(self.ctx.cancel)).map_err(|err| {
+                RunFailure::Setup(format!("cannot run {}: {}", cell.client, with_causes(&err)))
+            })?;
         let usage = before.map(|before| (before, self.usage(started)));
         if finished.cancelled || self.cancelled() {
             return Err(Stop::Cancelled { client: finished.cancelled });

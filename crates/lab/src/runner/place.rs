@@ -73,7 +73,7 @@ impl Place {
                     break;
                 }
                 Err(TopologyError::Exists { cleanup, .. }) if cleanup.is_empty() => continue,
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(crate::error::with_causes(&e)),
             }
         }
         let Some((plan, topology)) = built else {

@@ -12,6 +12,7 @@ use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
 use super::launch::{argv_record, config_records, create_dir, version, write_launch};
 use super::watched::{Router, Watched};
+use crate::error::with_causes;
 
 impl CellRun<'_> {
     /// Starts the path's router program; None for a path without one (and over loopback).
@@ -42,8 +43,9 @@ impl CellRun<'_> {
             user: ctx.ready.user.clone(),
             programs,
         };
-        let launch = render_proxy(&spec)
-            .map_err(|err| RunFailure::Setup(format!("cannot configure {kind}: {err}")))?;
+        let launch = render_proxy(&spec).map_err(|err| {
+            RunFailure::Setup(format!("cannot configure {kind}: {}", with_causes(&err)))
+        })?;
         write_launch(&launch, ctx.ready.user.as_deref()).map_err(RunFailure::Setup)?;
         let p = launch
             .processes
@@ -61,7 +63,9 @@ impl CellRun<'_> {
                 cpus: &e.router_cpus,
                 netns: router_ns.as_deref(),
             })
-            .map_err(|err| RunFailure::Setup(format!("cannot start {}: {err}", p.name)))?;
+            .map_err(|err| {
+                RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
+            })?;
         let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
         self.wait_ready(&launch.ready, Host::Router, &process)?;
         // Every proxy driver gives a version probe; "n/a" as for a server process without one.

@@ -14,6 +14,7 @@ use super::launch::{
     argv_record, config_records, create_dir, open_dir, same_program, version, write_launch,
 };
 use super::watched::Watched;
+use crate::error::with_causes;
 
 impl CellRun<'_> {
     /// Starts the server's processes; returns them in start order, the front one last.
@@ -36,8 +37,9 @@ impl CellRun<'_> {
             user: ready.user.clone(),
             programs,
         };
-        let launch = render(&spec)
-            .map_err(|err| RunFailure::Setup(format!("cannot configure {name}: {err}")))?;
+        let launch = render(&spec).map_err(|err| {
+            RunFailure::Setup(format!("cannot configure {name}: {}", with_causes(&err)))
+        })?;
         write_launch(&launch, ready.user.as_deref()).map_err(RunFailure::Setup)?;
         self.record_programs(&launch);
 
@@ -53,10 +55,9 @@ impl CellRun<'_> {
                 cpus: &cell.server_cpus,
                 netns: server_ns.as_deref(),
             };
-            let pid = self
-                .sup
-                .start(&spawn)
-                .map_err(|err| RunFailure::Setup(format!("cannot start {}: {err}", p.name)))?;
+            let pid = self.sup.start(&spawn).map_err(|err| {
+                RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
+            })?;
             let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
             if let Some(probe) = &p.ready {
                 self.wait_ready(&place.local_probe(probe), Host::Server, &process)?;

@@ -28,10 +28,10 @@ pub enum FileSetError {
     )]
     ParentNotADirectory { path: PathBuf },
     /// Creating the target or one of the set's directories failed.
-    #[error("cannot create directory `{}`: {source}{}", .path.display(), advice(.source))]
+    #[error("cannot create directory `{}`{}", .path.display(), advice(.source))]
     CreateDir { path: PathBuf, source: io::Error },
     /// Looking at an existing path failed (a directory that cannot be searched, …).
-    #[error("cannot inspect `{}`: {source}{}", .path.display(), advice(.source))]
+    #[error("cannot inspect `{}`{}", .path.display(), advice(.source))]
     Inspect { path: PathBuf, source: io::Error },
     /// Something other than a regular file sits where a file of the set goes.
     #[error(
@@ -49,7 +49,7 @@ pub enum FileSetError {
     DirInTheWay { path: PathBuf },
     /// `statvfs` failed.
     #[error(
-        "cannot read the free space of the file system holding `{}`: {source}",
+        "cannot read the free space of the file system holding `{}`",
         .path.display()
     )]
     Space { path: PathBuf, source: io::Error },
@@ -69,27 +69,32 @@ pub enum FileSetError {
     )]
     NoInodes { path: PathBuf, needed: u64, available: u64 },
     /// Writing a file of the set failed part-way (disk full, I/O error, permission).
+    ///
+    /// The OS error is `cause`, written into the message and not returned by `source()`:
+    /// what to do next depends on it and must follow it, so the message is whole on its own
+    /// and a printed chain still names the cause once.
     #[error(
         "cannot write `{}` after {written} of its {bytes} bytes ({n_done} of {n_files} files \
-         complete): {source}; nothing was removed: {}then run the same command again to finish",
-        .path.display(), fix(.source)
+         complete): {cause}; nothing was removed: {}then run the same command again to finish",
+        .path.display(), fix(.cause)
     )]
-    Write { path: PathBuf, written: u64, bytes: u64, n_done: u64, n_files: u64, source: io::Error },
+    Write { path: PathBuf, written: u64, bytes: u64, n_done: u64, n_files: u64, cause: io::Error },
     /// Writing `specweb/manifest.toml` failed.
-    #[error("cannot write the manifest `{}`: {source}{}", .path.display(), advice(.source))]
+    #[error("cannot write the manifest `{}`{}", .path.display(), advice(.source))]
     Manifest { path: PathBuf, source: io::Error },
     /// The SPECweb set asked for is impossible (too many directories).
-    #[error("{0}")]
+    #[error(transparent)]
     Specweb(#[from] SpecwebMixError),
 }
 
-/// The next step for an I/O error the user can act on, as a suffix after the error.
+/// The next step for an I/O error the user can act on, in parentheses after what failed (the
+/// error itself follows, as the `source()`).
 fn advice(e: &io::Error) -> &'static str {
     match e.kind() {
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-            ": choose a directory this user can write to"
+            " (choose a directory this user can write to)"
         }
-        _ if is_full(e) => ": free some space or choose another file system",
+        _ if is_full(e) => " (free some space or choose another file system)",
         _ => "",
     }
 }
@@ -113,6 +118,7 @@ fn is_full(e: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use herd_testutil::causes::assert_cause_once;
 
     #[test]
     fn write_errors_say_where_how_far_and_what_next() {
@@ -122,7 +128,7 @@ mod tests {
             bytes: 921600,
             n_done: 40,
             n_files: 72,
-            source: io::Error::from_raw_os_error(libc::ENOSPC),
+            cause: io::Error::from_raw_os_error(libc::ENOSPC),
         };
         let msg = err.to_string();
         assert!(
@@ -142,14 +148,51 @@ mod tests {
     }
 
     #[test]
-    fn advice_follows_the_cause() {
+    fn advice_comes_with_what_failed_and_the_cause_once_after_it() {
         let denied = io::Error::from_raw_os_error(libc::EACCES);
-        let msg = FileSetError::CreateDir { path: "/x".into(), source: denied }.to_string();
-        assert!(msg.ends_with(": choose a directory this user can write to"), "{msg}");
+        let text = denied.to_string();
+        let err = FileSetError::CreateDir { path: "/x".into(), source: denied };
+        let printed = assert_cause_once(&err, &text);
+        assert_eq!(
+            printed,
+            format!(
+                "cannot create directory `/x` (choose a directory this user can write to): {text}"
+            )
+        );
         let other = io::Error::from_raw_os_error(libc::EIO);
-        let msg = FileSetError::CreateDir { path: "/x".into(), source: other }.to_string();
-        assert!(msg.starts_with("cannot create directory `/x`: Input/output error"), "{msg}");
+        let text = other.to_string();
+        let printed =
+            assert_cause_once(&FileSetError::CreateDir { path: "/x".into(), source: other }, &text);
+        assert_eq!(printed, format!("cannot create directory `/x`: {text}"));
         let msg = FileSetError::NoSpace { path: "/x".into(), needed: 10, available: 5 }.to_string();
         assert!(msg.contains("needs 10 bytes") && msg.contains("5 bytes are available"), "{msg}");
+    }
+
+    /// Every variant with a cause prints it once in the chain (before: CreateDir, Inspect,
+    /// Space, Write and Manifest printed their OS error twice, Specweb its mix error twice).
+    #[test]
+    fn each_cause_is_printed_once() {
+        let os = || io::Error::from_raw_os_error(libc::ENOSPC);
+        let cause = os().to_string();
+        let path = PathBuf::from("/d/sizes");
+        for err in [
+            FileSetError::CreateDir { path: path.clone(), source: os() },
+            FileSetError::Inspect { path: path.clone(), source: os() },
+            FileSetError::Space { path: path.clone(), source: os() },
+            FileSetError::Write {
+                path: path.clone(),
+                written: 1,
+                bytes: 2,
+                n_done: 0,
+                n_files: 1,
+                cause: os(),
+            },
+            FileSetError::Manifest { path: path.clone(), source: os() },
+        ] {
+            assert_cause_once(&err, &cause);
+        }
+        let mix = SpecwebMixError::TooManyDirs { n_dirs: 1_000_000 };
+        let text = mix.to_string();
+        assert_cause_once(&FileSetError::Specweb(mix), &text);
     }
 }

@@ -205,7 +205,7 @@ fn write_set(
                         bytes: *bytes,
                         n_done: progress.n_files_done,
                         n_files: progress.n_files,
-                        source: failure.source,
+                        cause: failure.source,
                     })?;
                     summary.n_written += 1;
                 }

@@ -51,7 +51,7 @@ pub fn write_include_texts(dir: &Path) -> Result<SetSummary, FileSetError> {
             bytes,
             n_done: i as u64,
             n_files: NAMES.len() as u64,
-            source,
+            cause: source,
         })?;
         summary.total_bytes += bytes;
         summary.n_written += 1;

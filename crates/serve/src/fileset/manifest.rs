@@ -81,7 +81,7 @@ pub enum ManifestError {
     BadDirCount { n_dirs: u32 },
     #[error("manifest does not describe the SPECweb99 layout: {0}")]
     Layout(String),
-    #[error("manifest's mix is unusable: {0}")]
+    #[error("manifest's mix is unusable")]
     Mix(#[from] SpecwebMixError),
 }
 
@@ -179,6 +179,15 @@ fn layout(what: String) -> ManifestError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mix's own error is printed once (before: in the message and as the source).
+    #[test]
+    fn an_unusable_mix_prints_its_cause_once() {
+        let cause = SpecwebMixError::BadExponent { exponent: f64::NAN };
+        let text = cause.to_string();
+        let printed = herd_testutil::causes::assert_cause_once(&ManifestError::Mix(cause), &text);
+        assert_eq!(printed, format!("manifest's mix is unusable: {text}"));
+    }
 
     fn two() -> SpecwebManifest {
         SpecwebManifest::new(NonZeroU32::new(2).unwrap())

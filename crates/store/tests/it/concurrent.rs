@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use herd_store::{ExperimentStatus, Store};
+use herd_store::{ExperimentStatus, Store, StoreError};
 
 use crate::util::*;
 
@@ -12,7 +12,18 @@ const REPETITIONS: u32 = 40;
 
 #[test]
 fn a_reader_sees_whole_repetitions_while_a_writer_writes() {
-    let dir = TempDir::new("concurrent");
+    reads_while_a_writer_writes("concurrent", Store::open_existing);
+}
+
+/// A report's reader never writes, and reads beside the lab all the same.
+#[test]
+fn a_read_only_reader_sees_whole_repetitions_while_a_writer_writes() {
+    reads_while_a_writer_writes("concurrent-read-only", Store::open_read_only);
+}
+
+/// `tag` names the test's own directory: the tests of one binary run side by side.
+fn reads_while_a_writer_writes(tag: &str, open: fn(&std::path::Path) -> Result<Store, StoreError>) {
+    let dir = TempDir::new(tag);
     let path = dir.join("results.db");
     let mut writer = Store::open(&path).unwrap();
     let id = writer.begin_experiment(&new_experiment("concurrent")).unwrap();
@@ -21,7 +32,7 @@ fn a_reader_sees_whole_repetitions_while_a_writer_writes() {
     let reader = {
         let (path, done) = (path.clone(), Arc::clone(&done));
         std::thread::spawn(move || {
-            let store = Store::open_existing(&path).unwrap();
+            let store = open(&path).unwrap();
             let (mut reads, mut last) = (0u32, 0usize);
             loop {
                 let finished = done.load(Ordering::Acquire);

@@ -139,13 +139,14 @@ fn an_unwritable_directory_is_named() {
     let err = Store::open(path).unwrap_err();
     assert!(matches!(err, StoreError::DirectoryNotWritable { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(
-        msg.starts_with(
-            "cannot create results store /sys/herd-results.db: cannot write in directory /sys: "
-        ),
-        "{msg}"
+    assert_eq!(
+        msg,
+        "cannot create results store /sys/herd-results.db: cannot write in directory /sys \
+         (choose a writable directory)"
     );
-    assert!(msg.ends_with("(choose a writable directory)"), "{msg}");
+    // The OS error follows, once, as the cause.
+    let cause = std::error::Error::source(&err).unwrap().to_string();
+    herd_testutil::causes::assert_cause_once(&err, &cause);
 }
 
 #[test]

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use herd_store::{ExperimentId, ExperimentStatus, Outcome, RunFailureKind, Store, SCHEMA_VERSION};
+use herd_store::{
+    ExperimentId, ExperimentStatus, Migration, Outcome, RunFailureKind, Store, StoreError,
+    SCHEMA_VERSION,
+};
 
 use crate::util::*;
 
@@ -227,4 +230,54 @@ fn a_stored_kind_this_herd_does_not_know_is_an_error_that_names_it() {
         err.contains("repetition 2: unknown run failure kind `gremlins` (known: setup, "),
         "{err}"
     );
+}
+
+/// A reader never migrates (before: `herd report` opened the store read-write and migrated
+/// it): an older store is refused with what it is and how to migrate it, and the file stays
+/// byte for byte what it was, with nothing created beside it.
+#[test]
+fn a_reader_refuses_an_older_store_and_leaves_it_as_it_was() {
+    let dir = TempDir::new("v1-read");
+    let path = dir.join("results.db");
+    build_v1(&path);
+    let before = std::fs::read(&path).unwrap();
+    let listing = dir.listing();
+
+    let err = Store::open_read_only(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Outdated { found: 1, .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("schema version 1;"), "{msg}");
+    assert!(msg.contains(&format!("reads version {SCHEMA_VERSION}")), "{msg}");
+    assert!(msg.contains(&format!("`herd lab migrate {}`", path.display())), "{msg}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the store was changed");
+    assert_eq!(dir.listing(), listing, "files were created beside the store");
+}
+
+#[test]
+fn migrating_keeps_a_copy_of_the_old_store_then_migrates_it() {
+    let dir = TempDir::new("v1-migrate");
+    let path = dir.join("results.db");
+    build_v1(&path);
+    let before = row_counts(&path);
+
+    let Migration::Migrated { from, kept } = Store::migrate_file(&path).unwrap() else {
+        panic!("a version-1 store was not migrated")
+    };
+    assert_eq!((from, kept.clone()), (1, dir.join("results.db.schema-1.bak")));
+    assert_eq!(user_version(&kept), 1, "the copy is the old store");
+    assert_eq!(row_counts(&kept), before, "the copy holds every row");
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.experiments().unwrap()[0].id, ExperimentId(7));
+    drop(store);
+
+    // Once migrated, again is nothing to do; a copy in the way is refused, file untouched.
+    assert_eq!(Store::migrate_file(&path).unwrap(), Migration::Current);
+    let other = dir.join("other.db");
+    build_v1(&other);
+    std::fs::write(dir.join("other.db.schema-1.bak"), "in the way").unwrap();
+    let untouched = std::fs::read(&other).unwrap();
+    let err = Store::migrate_file(&other).unwrap_err();
+    assert!(matches!(err, StoreError::CopyExists { .. }), "{err:?}");
+    assert_eq!(std::fs::read(&other).unwrap(), untouched);
 }

@@ -37,7 +37,8 @@ pub struct Topology {
 pub enum TopologyError {
     #[error("network namespace {netns} already exists (left by a crashed run?): run `herd lab clean`{cleanup}")]
     Exists { netns: String, cleanup: String },
-    #[error("cannot record network namespace {netns} in the run's registry {dir}, so `herd lab clean` could not remove it after a crash: {source}{cleanup}")]
+    /// The OS error is the `source()`: printed as a chain, it follows the cleanup note.
+    #[error("cannot record network namespace {netns} in the run's registry {dir}, so `herd lab clean` could not remove it after a crash{cleanup}")]
     Registry { netns: String, dir: PathBuf, source: io::Error, cleanup: String },
     #[error("building the {path} path failed at `{command}`: {how}{cleanup}")]
     Step { path: String, command: String, how: String, cleanup: String },
@@ -155,5 +156,25 @@ fn cleanup_note(problems: &[String]) -> String {
             " (and removing what was made failed: {}; run `herd lab clean`)",
             problems.join("; ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry's OS error is printed once (before: in the message and as the source).
+    #[test]
+    fn a_registry_failure_prints_its_cause_once() {
+        let cause = io::Error::from_raw_os_error(libc::ENOSPC);
+        let text = cause.to_string();
+        let err = TopologyError::Registry {
+            netns: "herd-1-0-server".into(),
+            dir: "/run/herd/1".into(),
+            source: cause,
+            cleanup: cleanup_note(&["herd-1-0-client: busy".to_owned()]),
+        };
+        let printed = herd_testutil::causes::assert_cause_once(&err, &text);
+        assert!(printed.ends_with(&format!("run `herd lab clean`): {text}")), "{printed}");
     }
 }

@@ -1,0 +1,10 @@
+//! Helpers shared by herd's tests, and only by tests (every crate takes it as a
+//! dev-dependency; nothing shipped links it).
+//!
+//! - [`golden`]: compare rendered output with a file under `tests/golden/`, byte for byte;
+//!   `UPDATE_GOLDEN=1` rewrites the files instead (review the diff like code).
+//! - [`causes`]: an error chain names each cause once, whether built in a unit test or read
+//!   from a command's stderr.
+
+pub mod causes;
+pub mod golden;
