@@ -4,9 +4,13 @@
 # the cgroup CPU quota), 1 warm-up pair then PAIRS counted pairs. Prints each pair's CPU/request ratio B/A
 # and the median: the least drift-sensitive figure this noisy VM gives.
 #
+# With C, each pair is a triple: A, then B and C in alternating order (B C, C B, ...), and C/B is paired
+# too. Before/after a change: C=herd B=herd-base HERD_BASE=/tmp/herd-before/herd (a frozen build).
+#
 # usage: bench/pairs.sh [PORT]
-# env:   PAIRS=8  A=floor  B=herd  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
-# Output: bench/results/<date>-pairs-<scenario>-<B>/pairs.md and pairs.csv (+ raw/).
+# env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
+#        HERD_BASE= (the binary of tool herd-base)
+# Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -15,14 +19,15 @@ source "$(dirname "$0")/lib.sh"
 PAIRS=${PAIRS:-8}
 A=${A:-floor}
 B=${B:-herd}
+C=${C:-}
 SCENARIO=${SCENARIO:-ka-6397-c100}
 QUOTA_PCT=${QUOTA_PCT:-25}
 HERD=${HERD:-$ROOT/target/release/herd}
 SCALE_DIV=1 WRK_S=${WRK_S:-4}
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
-TOOLS="$A $B"
+TOOLS="$A $B${C:+ $C}"
 
-RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B
+RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B${C:+-$C}
 mkdir -p "$RES/raw"
 trap 'bench_cleanup' EXIT
 trap 'exit 130' INT TERM
@@ -30,7 +35,22 @@ trap 'exit 130' INT TERM
 bench_setup "${1:-}"
 cg_setup $((100000 * QUOTA_PCT / 100)) 100000
 detect_tools
-[[ ${#active[@]} == 2 ]] || { log "need both $A and $B"; exit 1; }
+want=2
+[[ -n $C ]] && want=3
+[[ ${#active[@]} == "$want" ]] || { log "need all of: $TOOLS"; exit 1; }
+{
+    echo "date: $(date -Is)"
+    echo "kernel: $(uname -srvm)"
+    echo "nginx: $(nginx -v 2>&1)"
+    for t in $TOOLS; do
+        case $t in
+            herd) echo "herd: $HERD, $("$HERD" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD" | cut -c1-16)" ;;
+            herd-base) echo "herd-base: $HERD_BASE, $("$HERD_BASE" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)" ;;
+        esac
+    done
+    echo "cgroup: $CG_MODE $CG_CPU quota $QUOTA_PCT %"
+    echo "loadavg at start: $(cat /proc/loadavg)"
+} >"$RES/versions.txt"
 
 csv=$RES/pairs.csv
 echo "pair,tool,requests,seconds,user,sys,cpu_us_per_req" >"$csv"
