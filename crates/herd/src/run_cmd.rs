@@ -11,14 +11,15 @@
 
 use std::fs;
 use std::io::{self, IsTerminal as _, Write as _};
+use std::num::{NonZeroU32, NonZeroU64};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
 use herd_engine::{
-    Arrivals, Control, RunSpec, Schedule, SocketOptions, Target, Think, TlsClient, TlsSettings,
-    TlsVersions,
+    Arrivals, Control, PerConnection, RequestRate, Reuse, RunSpec, Schedule, SocketOptions, StopAt,
+    Target, Think, TlsClient, TlsSettings, TlsVersions,
 };
 
 use crate::run::client_usage::UsageProbe;
@@ -356,7 +357,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 (d, _) => d.map(|d| d + warmup),
             }
         };
-        let spec = spec_for(&args, target.clone(), &built, connections, rate, duration);
+        let spec = spec_for(&args, target.clone(), &built, connections, rate, duration)?;
         let step = stepped.then_some(k + 1);
         let m = measure(&spec, &control, rate, warmup, &plan, outputs.as_ref().map(|o| (o, step)))?;
         if stepped {
@@ -486,39 +487,49 @@ fn spec_for(
     connections: u32,
     rate: Option<f64>,
     duration: Option<Duration>,
-) -> RunSpec {
+) -> anyhow::Result<RunSpec> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    RunSpec {
+    let threads = args.threads.unwrap_or(u32::try_from(cores).unwrap_or(1));
+    let per_connection =
+        args.requests_per_conn.map(|(lo, hi)| PerConnection::new(lo, hi)).transpose()?;
+    let reuse = if args.no_keep_alive { Reuse::Close } else { Reuse::KeepAlive { per_connection } };
+    // clap refuses the other combinations; the engine's types cannot hold them either.
+    let schedule = match (rate, args.pipeline, args.think) {
+        (None, None, think) => Schedule::Closed { reuse, think },
+        (None, Some(depth), None) if !args.no_keep_alive => Schedule::Pipelined {
+            depth: NonZeroU32::new(depth).context("--pipeline must be at least 1")?,
+            per_connection,
+        },
+        (Some(per_second), None, None) => Schedule::Rate {
+            rate: RequestRate::new(per_second)?,
+            arrivals: match args.arrivals {
+                ArrivalsArg::Uniform => Arrivals::Uniform,
+                ArrivalsArg::Poisson => Arrivals::Poisson { seed: args.seed },
+            },
+            reuse,
+        },
+        _ => bail!(
+            "--pipeline needs a closed loop with keep-alive and no --think; --think needs a \
+             closed loop (not --rate)"
+        ),
+    };
+    Ok(RunSpec {
         target,
         workload: built.workload.clone(),
-        connections,
-        threads: args.threads.unwrap_or(u32::try_from(cores).unwrap_or(1)),
-        keep_alive: !args.no_keep_alive,
-        max_requests: args.requests,
-        duration,
+        connections: NonZeroU32::new(connections).context("-c must be at least 1")?,
+        threads: NonZeroU32::new(threads).unwrap_or(NonZeroU32::MIN),
+        stop: StopAt::new(args.requests.and_then(NonZeroU64::new), duration)?,
         timeout: args.timeout,
         limits: herd_proto::Limits::default(),
         socket: SocketOptions {
             bind: args.bind.clone().map(|b| b.0).unwrap_or_default(),
             buffer_size: None,
         },
-        per_connection: args.requests_per_conn,
-        think: args.think,
+        schedule,
         // Bits per second on the command line, bytes per second for the engine.
-        receive_rate: args.bandwidth.map(|bits| (bits / 8).max(1)),
+        receive_rate: args.bandwidth.and_then(|bits| NonZeroU64::new((bits / 8).max(1))),
         seed: args.seed,
-        pipeline: args.pipeline.unwrap_or(1),
-        schedule: match rate {
-            Some(per_second) => Schedule::Rate {
-                per_second,
-                arrivals: match args.arrivals {
-                    ArrivalsArg::Uniform => Arrivals::Uniform,
-                    ArrivalsArg::Poisson => Arrivals::Poisson { seed: args.seed },
-                },
-            },
-            None => Schedule::Closed,
-        },
-    }
+    })
 }
 
 /// One engine run, its warm-up kept apart; with `outputs`, its seconds go there as it runs
@@ -547,7 +558,7 @@ fn measure(
     });
     // The measured part's planned length: outcomes past it (the engine's last loop turn)
     // belong to its last second.
-    let span = spec.duration.map(|d| d.saturating_sub(warmup));
+    let span = spec.stop.deadline().map(|d| d.saturating_sub(warmup));
     let probe = UsageProbe::start();
     let mut done = herd_engine::run(spec, control, |i| {
         let recorder = RunRecorder::new(measure_from, plan.clone());
@@ -572,9 +583,9 @@ fn measure(
     }
     let from = measure_from.map_or(done.started, |t| t.max(done.started));
     let info = RunInfo {
-        connections: spec.connections,
+        connections: spec.connections.get(),
         threads: spec.worker_count(),
-        keep_alive: spec.keep_alive,
+        keep_alive: spec.keep_alive(),
         rate,
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
