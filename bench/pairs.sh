@@ -71,25 +71,42 @@ one() {
 }
 for pair in $(seq 0 "$PAIRS"); do   # pair 0 is the warm-up
     one "$A" "$pair"
-    one "$B" "$pair"
+    if [[ -n $C && $((pair % 2)) == 1 ]]; then
+        one "$C" "$pair"
+        one "$B" "$pair"
+    else
+        one "$B" "$pair"
+        if [[ -n $C ]]; then one "$C" "$pair"; fi
+    fi
 done
 
-python3 - "$csv" "$A" "$B" "$SCENARIO" "$QUOTA_PCT" <<'EOF' | tee "$RES/pairs.md"
+# shellcheck disable=SC2086  # $C: no argument when there is no third tool
+python3 - "$csv" "$SCENARIO" "$QUOTA_PCT" "$A" "$B" $C <<'EOF' | tee "$RES/pairs.md"
 import csv, statistics, sys
-path, a, b, scen, q = sys.argv[1:]
+path, scen, q, a, *others = sys.argv[1:]
+tools = [a, *others]
 rows = [r for r in csv.DictReader(open(path)) if r["pair"] != "0"]
 by = {}
 for r in rows:
-    by.setdefault(r["pair"], {})[r["tool"]] = float(r["cpu_us_per_req"])
-ratios = [p[b] / p[a] for p in by.values() if a in p and b in p]
-print(f"### Strict pairs, {scen}, client CPU quota {q} %: {b} against {a} ({len(ratios)} counted pairs + 1 warm-up)\n")
-print(f"| pair | {a} µs/req | {b} µs/req | ratio {b}/{a} |")
-print("|---|---|---|---|")
+    # A run that reported no requests has no figure; its pair is left out of the ratios.
+    if r["cpu_us_per_req"]:
+        by.setdefault(r["pair"], {})[r["tool"]] = float(r["cpu_us_per_req"])
+pairs = [p for p in by.values() if all(t in p for t in tools)]
+comparisons = [(b, a) for b in others] + ([(others[1], others[0])] if len(others) == 2 else [])
+print(f"### Strict pairs, {scen}, client CPU quota {q} %: {', '.join(others)} against {a} "
+      f"({len(pairs)} counted pairs + 1 warm-up)\n")
+print("| pair | " + " | ".join(f"{t} µs/req" for t in tools) + " | "
+      + " | ".join(f"ratio {x}/{y}" for x, y in comparisons) + " |")
+print("|---" * (1 + len(tools) + len(comparisons)) + "|")
 for k, p in by.items():
-    print(f"| {k} | {p.get(a, float('nan')):.2f} | {p.get(b, float('nan')):.2f} | x{p[b] / p[a]:.3f} |")
-print(f"\nmedian CPU/request ratio {b}/{a}: **x{statistics.median(ratios):.3f}** "
-      f"(min x{min(ratios):.3f}, max x{max(ratios):.3f}); "
-      f"median {a} {statistics.median(p[a] for p in by.values()):.2f} µs/req, "
-      f"{b} {statistics.median(p[b] for p in by.values()):.2f} µs/req")
+    cells = [f"{p[t]:.2f}" if t in p else "n/a" for t in tools]
+    cells += [f"x{p[x] / p[y]:.3f}" if x in p and y in p else "n/a" for x, y in comparisons]
+    print(f"| {k} | " + " | ".join(cells) + " |")
+print()
+for x, y in comparisons:
+    r = [p[x] / p[y] for p in pairs]
+    print(f"median CPU/request ratio {x}/{y}: **x{statistics.median(r):.3f}** "
+          f"(min x{min(r):.3f}, max x{max(r):.3f})  ")
+print("median µs/req: " + ", ".join(f"{t} {statistics.median(p[t] for p in pairs):.2f}" for t in tools))
 EOF
 log "results: $RES"

@@ -384,7 +384,7 @@ impl Conn {
         conn: u32,
         workload: &Workload,
     ) -> Option<Completed<'a>> {
-        let r = self.session.response(workload)?;
+        let r = self.session.response(workload, want_server)?;
         let ex = self.session.current();
         Some(Completed {
             timing: ex.timing(end),
@@ -393,7 +393,7 @@ impl Conn {
             bytes_read: ex.bytes_read(),
             bytes_written: r.bytes_written,
             reused: self.reused(),
-            server: if want_server { r.server } else { None },
+            server: r.server,
             request: ex.req(),
             conn,
         })

@@ -110,7 +110,7 @@ pub(crate) enum AtEof {
 pub(crate) struct Response<'a> {
     pub(crate) head: &'a Head,
     pub(crate) body_bytes: u64,
-    /// The `Server` header, when it was asked for.
+    /// The `Server` header, when it was asked for (and the response had one).
     pub(crate) server: Option<&'a [u8]>,
     /// Request bytes written for it.
     pub(crate) bytes_written: u64,
@@ -281,11 +281,15 @@ impl Session {
         }
     }
 
-    /// The response that just completed.
+    /// The response that just completed; with its `Server` header if `want_server`.
     #[inline(always)]
-    pub(crate) fn response<'a>(&'a self, workload: &Workload) -> Option<Response<'a>> {
+    pub(crate) fn response<'a>(
+        &'a self,
+        workload: &Workload,
+        want_server: bool,
+    ) -> Option<Response<'a>> {
         match self {
-            Session::Http1(s) => s.response(workload),
+            Session::Http1(s) => s.response(workload, want_server),
         }
     }
 

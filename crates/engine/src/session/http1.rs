@@ -141,7 +141,11 @@ impl Http1 {
     }
 
     #[inline(always)]
-    pub(crate) fn response<'a>(&'a self, workload: &Workload) -> Option<Response<'a>> {
+    pub(crate) fn response<'a>(
+        &'a self,
+        workload: &Workload,
+        want_server: bool,
+    ) -> Option<Response<'a>> {
         let head = self.parser.head()?;
         // A pipelined request's own bytes, not the batch's.
         let bytes_written = match self.pipeline.bytes() {
@@ -153,7 +157,7 @@ impl Http1 {
         Some(Response {
             head,
             body_bytes: self.parser.body_bytes(),
-            server: self.parser.server(),
+            server: if want_server { self.parser.server() } else { None },
             bytes_written,
         })
     }
