@@ -138,6 +138,9 @@ impl Conn {
     }
 
     /// Drops the socket (closing it removes it from epoll); nothing is in flight any more.
+    /// Out of line: once per connection, and kept out of the per-request paths that call it
+    /// on their less common branches.
+    #[inline(never)]
     pub(crate) fn close(&mut self) {
         self.drop_socket();
         self.state = State::Closed;

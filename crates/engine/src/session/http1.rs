@@ -181,7 +181,11 @@ impl Http1 {
     /// first byte and bytes read start afresh).
     #[inline]
     pub(crate) fn finish(&mut self, workload: &Workload) -> bool {
-        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.in_flight <= 1 {
+            self.in_flight = 0;
+            return false;
+        }
+        self.in_flight -= 1;
         let Some((req, last)) = self.pipeline.pop() else { return false };
         let c = &mut self.current;
         c.req = req;
