@@ -215,6 +215,7 @@ build_cmd() {
         ab) CMD=(ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
         herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
         herd-default) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
+        herd-base) CMD=("$HERD_BASE" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
         herd-run)
             local nka=()
             [[ $ka == 0 ]] && nka=(--no-keep-alive)
@@ -230,7 +231,7 @@ parse_out() {
         floor) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
         wrk) awk '/ requests in / {r=$1} /Non-2xx or 3xx responses:/ {f+=$NF}
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
-        ab | herd | herd-default) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
+        ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
         herd-run) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
@@ -239,26 +240,35 @@ parse_out() {
 }
 
 
-# Sets herd_ok and active=(usable tools from $TOOLS). Needs nginx running.
-detect_tools() {
-    local out t
-    herd_ok=0
-    if [[ -x $HERD ]]; then
-        if out=$(timeout 20 "$HERD" ab -q -n 20 -c 2 -k "http://127.0.0.1:$PORT/f1.html" 2>&1) &&
-           grep -Eq '^Complete requests: +20$' <<<"$out"; then
-            herd_ok=1
-        else
-            log "WARNING: $HERD ab does not work yet (skipping herd): $(tail -3 <<<"$out" | tr '\n' ' ')"
-        fi
-    else
-        log "WARNING: no herd binary at $HERD (build it: cargo build --release -p herd); skipping herd"
+# True when binary $1's `herd ab` completes a small run against the nginx on $PORT.
+herd_works() {
+    local bin=$1 out
+    if [[ ! -x $bin ]]; then
+        log "WARNING: no herd binary at $bin (build it: cargo build --release -p herd)"
+        return 1
     fi
+    if out=$(timeout 20 "$bin" ab -q -n 20 -c 2 -k "http://127.0.0.1:$PORT/f1.html" 2>&1) &&
+       grep -Eq '^Complete requests: +20$' <<<"$out"; then
+        return 0
+    fi
+    log "WARNING: $bin ab does not work: $(tail -3 <<<"$out" | tr '\n' ' ')"
+    return 1
+}
+
+# Sets herd_ok and active=(usable tools from $TOOLS). Needs nginx running.
+# herd-base is a second herd binary, $HERD_BASE (a frozen "before" build), run as herd is.
+detect_tools() {
+    local t base_ok=0
+    herd_ok=0
+    herd_works "$HERD" && herd_ok=1
+    if [[ " $TOOLS " == *" herd-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
     active=()
     for t in $TOOLS; do
         case $t in
             floor) active+=(floor) ;;
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
             herd | herd-default | herd-run) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

@@ -4,9 +4,13 @@
 # the cgroup CPU quota), 1 warm-up pair then PAIRS counted pairs. Prints each pair's CPU/request ratio B/A
 # and the median: the least drift-sensitive figure this noisy VM gives.
 #
+# With C, each pair is a triple: A, then B and C in alternating order (B C, C B, ...), and C/B is paired
+# too. Before/after a change: C=herd B=herd-base HERD_BASE=/tmp/herd-before/herd (a frozen build).
+#
 # usage: bench/pairs.sh [PORT]
-# env:   PAIRS=8  A=floor  B=herd  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
-# Output: bench/results/<date>-pairs-<scenario>-<B>/pairs.md and pairs.csv (+ raw/).
+# env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
+#        HERD_BASE= (the binary of tool herd-base)
+# Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -15,14 +19,15 @@ source "$(dirname "$0")/lib.sh"
 PAIRS=${PAIRS:-8}
 A=${A:-floor}
 B=${B:-herd}
+C=${C:-}
 SCENARIO=${SCENARIO:-ka-6397-c100}
 QUOTA_PCT=${QUOTA_PCT:-25}
 HERD=${HERD:-$ROOT/target/release/herd}
 SCALE_DIV=1 WRK_S=${WRK_S:-4}
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
-TOOLS="$A $B"
+TOOLS="$A $B${C:+ $C}"
 
-RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B
+RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B${C:+-$C}
 mkdir -p "$RES/raw"
 trap 'bench_cleanup' EXIT
 trap 'exit 130' INT TERM
@@ -30,7 +35,22 @@ trap 'exit 130' INT TERM
 bench_setup "${1:-}"
 cg_setup $((100000 * QUOTA_PCT / 100)) 100000
 detect_tools
-[[ ${#active[@]} == 2 ]] || { log "need both $A and $B"; exit 1; }
+want=2
+[[ -n $C ]] && want=3
+[[ ${#active[@]} == "$want" ]] || { log "need all of: $TOOLS"; exit 1; }
+{
+    echo "date: $(date -Is)"
+    echo "kernel: $(uname -srvm)"
+    echo "nginx: $(nginx -v 2>&1)"
+    for t in $TOOLS; do
+        case $t in
+            herd) echo "herd: $HERD, $("$HERD" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD" | cut -c1-16)" ;;
+            herd-base) echo "herd-base: $HERD_BASE, $("$HERD_BASE" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)" ;;
+        esac
+    done
+    echo "cgroup: $CG_MODE $CG_CPU quota $QUOTA_PCT %"
+    echo "loadavg at start: $(cat /proc/loadavg)"
+} >"$RES/versions.txt"
 
 csv=$RES/pairs.csv
 echo "pair,tool,requests,seconds,user,sys,cpu_us_per_req" >"$csv"
@@ -51,25 +71,42 @@ one() {
 }
 for pair in $(seq 0 "$PAIRS"); do   # pair 0 is the warm-up
     one "$A" "$pair"
-    one "$B" "$pair"
+    if [[ -n $C && $((pair % 2)) == 1 ]]; then
+        one "$C" "$pair"
+        one "$B" "$pair"
+    else
+        one "$B" "$pair"
+        if [[ -n $C ]]; then one "$C" "$pair"; fi
+    fi
 done
 
-python3 - "$csv" "$A" "$B" "$SCENARIO" "$QUOTA_PCT" <<'EOF' | tee "$RES/pairs.md"
+# shellcheck disable=SC2086  # $C: no argument when there is no third tool
+python3 - "$csv" "$SCENARIO" "$QUOTA_PCT" "$A" "$B" $C <<'EOF' | tee "$RES/pairs.md"
 import csv, statistics, sys
-path, a, b, scen, q = sys.argv[1:]
+path, scen, q, a, *others = sys.argv[1:]
+tools = [a, *others]
 rows = [r for r in csv.DictReader(open(path)) if r["pair"] != "0"]
 by = {}
 for r in rows:
-    by.setdefault(r["pair"], {})[r["tool"]] = float(r["cpu_us_per_req"])
-ratios = [p[b] / p[a] for p in by.values() if a in p and b in p]
-print(f"### Strict pairs, {scen}, client CPU quota {q} %: {b} against {a} ({len(ratios)} counted pairs + 1 warm-up)\n")
-print(f"| pair | {a} µs/req | {b} µs/req | ratio {b}/{a} |")
-print("|---|---|---|---|")
+    # A run that reported no requests has no figure; its pair is left out of the ratios.
+    if r["cpu_us_per_req"]:
+        by.setdefault(r["pair"], {})[r["tool"]] = float(r["cpu_us_per_req"])
+pairs = [p for p in by.values() if all(t in p for t in tools)]
+comparisons = [(b, a) for b in others] + ([(others[1], others[0])] if len(others) == 2 else [])
+print(f"### Strict pairs, {scen}, client CPU quota {q} %: {', '.join(others)} against {a} "
+      f"({len(pairs)} counted pairs + 1 warm-up)\n")
+print("| pair | " + " | ".join(f"{t} µs/req" for t in tools) + " | "
+      + " | ".join(f"ratio {x}/{y}" for x, y in comparisons) + " |")
+print("|---" * (1 + len(tools) + len(comparisons)) + "|")
 for k, p in by.items():
-    print(f"| {k} | {p.get(a, float('nan')):.2f} | {p.get(b, float('nan')):.2f} | x{p[b] / p[a]:.3f} |")
-print(f"\nmedian CPU/request ratio {b}/{a}: **x{statistics.median(ratios):.3f}** "
-      f"(min x{min(ratios):.3f}, max x{max(ratios):.3f}); "
-      f"median {a} {statistics.median(p[a] for p in by.values()):.2f} µs/req, "
-      f"{b} {statistics.median(p[b] for p in by.values()):.2f} µs/req")
+    cells = [f"{p[t]:.2f}" if t in p else "n/a" for t in tools]
+    cells += [f"x{p[x] / p[y]:.3f}" if x in p and y in p else "n/a" for x, y in comparisons]
+    print(f"| {k} | " + " | ".join(cells) + " |")
+print()
+for x, y in comparisons:
+    r = [p[x] / p[y] for p in pairs]
+    print(f"median CPU/request ratio {x}/{y}: **x{statistics.median(r):.3f}** "
+          f"(min x{min(r):.3f}, max x{max(r):.3f})  ")
+print("median µs/req: " + ", ".join(f"{t} {statistics.median(p[t] for p in pairs):.2f}" for t in tools))
 EOF
 log "results: $RES"

@@ -1,5 +1,8 @@
-//! Errors that prevent a run from starting or continuing (not per-request failures,
-//! which are counted, see herd_stats::FailureKind).
+//! Errors that prevent a run from starting or continuing (not per-request failures, which
+//! are counted, see herd_stats::FailureKind), and the values a [`crate::RunSpec`] refuses.
+//!
+//! A message never repeats its source: callers print the chain (`{:#}` with anyhow), and a
+//! cause written into the message as well would be printed twice.
 
 use std::io;
 
@@ -7,22 +10,58 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum EngineError {
-    #[error("cannot create the event loop: {0}")]
+    #[error("cannot create the event loop")]
     Poll(#[source] io::Error),
-    #[error("cannot set the open loop's timer: {0}")]
+    #[error("cannot set the open loop's timer")]
     Timer(#[source] io::Error),
-    #[error("cannot start worker thread: {0}")]
+    #[error("cannot start a worker thread")]
     Thread(#[source] io::Error),
     #[error("a worker thread panicked")]
     WorkerPanicked,
+    #[error("the target has no address to connect to")]
+    NoAddress,
+}
+
+/// A value that would make a run the engine cannot carry out.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SpecError {
     #[error("the run needs a bound: give a request count or a duration")]
     Unbounded,
     #[error("the run needs at least one connection")]
     NoConnections,
-    #[error("the target has no address to connect to")]
-    NoAddress,
-    #[error("the request rate must be a positive, finite number of requests per second")]
-    BadRate,
-    #[error("pipelining needs a closed loop with keep-alive and no think time")]
-    BadPipeline,
+    #[error("requests per connection {lo}-{hi}: give at least 1, and the lower bound first")]
+    BadPerConnection { lo: u32, hi: u32 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cause in the chain of `e`, outermost first.
+    fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+        let mut out = vec![e.to_string()];
+        let mut next = e.source();
+        while let Some(cause) = next {
+            out.push(cause.to_string());
+            next = cause.source();
+        }
+        out
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let cause = || io::Error::other("the kernel said no");
+        for e in
+            [EngineError::Poll(cause()), EngineError::Timer(cause()), EngineError::Thread(cause())]
+        {
+            let links = chain(&e);
+            assert_eq!(links.len(), 2, "{links:?}");
+            let printed = links.join(": ");
+            assert_eq!(printed.matches("the kernel said no").count(), 1, "{printed}");
+            // The way the binary prints it: `herd: {err:#}`.
+            let shown = format!("{:#}", anyhow::Error::from(e));
+            assert_eq!(shown.matches("the kernel said no").count(), 1, "{shown}");
+            assert!(shown.starts_with("cannot "), "{shown}");
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! Brief overview:
 //! - [`RunSpec`] says what to send, to which [`Target`], over how many connections and
-//!   threads, and when to stop ([`RunSpec::max_requests`], [`RunSpec::duration`]).
+//!   threads, on what [`Schedule`], and when to stop ([`StopAt`]). Its types cannot express
+//!   a run the engine would refuse or a setting it would ignore.
 //! - [`run`] starts the workers, and returns each worker's [`Recorder`] after they all
 //!   stop; the caller merges them. Nothing is shared between workers on the hot path: no
 //!   lock, no shared atomic, no heap allocation per request; the request bytes are built
@@ -13,28 +14,44 @@
 //! - [`ThreadUsage`] is what each worker thread cost: CPU time and run-queue wait.
 //!
 //! The engine knows HTTP/1.x framing through herd-proto and nothing about reports.
+//!
+//! Inside, in layers (ARCHITECTURE.md draws them): `run` starts and joins the workers;
+//! `worker` is one thread's event loop and decides who starts the next request (closed loop,
+//! pacer, think time); `conn` is one connection and owns its transitions; under it,
+//! `session` is the protocol seam (HTTP/1 in `session/http1`, with `pipeline`), and
+//! `transport` is one read/write/flush interface for plain and TLS sockets. `timers`,
+//! `throttle` (the receive-rate cap) and `pacer` (the open loop's clock) are each their own
+//! small piece.
 
 mod conn;
 mod control;
 mod error;
 mod nofile;
 mod pacer;
+mod pipeline;
 mod recorder;
 mod rng;
+mod run;
+mod session;
+mod socket;
 mod spec;
-mod stream;
 mod target;
 mod thread_usage;
+mod throttle;
+mod timers;
 mod tls;
 mod tls_key;
+mod transport;
 mod worker;
 mod workload;
 
 pub use control::Control;
-pub use error::EngineError;
+pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
 pub use recorder::{Completed, Failed, Recorder, Timing, Verdict};
-pub use spec::{Arrivals, RunSpec, Schedule, SocketOptions, Think};
+pub use spec::{
+    Arrivals, PerConnection, RequestRate, Reuse, RunSpec, Schedule, SocketOptions, StopAt, Think,
+};
 pub use target::{check_allowed, Target, TargetError};
 pub use thread_usage::ThreadUsage;
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
@@ -68,5 +85,5 @@ where
     R: Recorder,
     F: Fn(usize) -> R + Sync,
 {
-    worker::run_all(spec, control, &make_recorder)
+    run::run_all(spec, control, &make_recorder)
 }

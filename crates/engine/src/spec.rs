@@ -1,37 +1,95 @@
 //! The description of a run: what to send, where, how many at once, and when to stop.
+//!
+//! The types are built so that a run the engine would refuse, or a setting it would silently
+//! ignore, cannot be written: a run has a stop condition ([`StopAt`]) and at least one
+//! connection; think time exists only in a closed loop and pipelining only as its own schedule
+//! on kept-alive connections ([`Schedule`]); a rate is positive and finite ([`RequestRate`]).
+//! What no type can say (an address list that is empty) is checked when the run starts.
 
 use std::net::IpAddr;
+use std::num::{NonZeroU32, NonZeroU64};
 use std::time::Duration;
 
 use herd_proto::Limits;
 
-use crate::{Target, Workload};
+use crate::{SpecError, Target, Workload};
 
-/// Socket options applied to every connection.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SocketOptions {
-    /// Local addresses to connect from (ab's `-B` gives one): connection `k` of the run
-    /// binds `bind[k % len]`, with IP_BIND_ADDRESS_NO_PORT so that the port is chosen at
-    /// connect() per destination, not reserved per address: each source address brings its
-    /// own ephemeral port range. Empty: the kernel chooses.
-    pub bind: Vec<IpAddr>,
-    /// SO_SNDBUF and SO_RCVBUF (ab's `-b`).
-    pub buffer_size: Option<u32>,
+/// Everything a run needs. Built by the caller (herd ab through `herd_ab::run_spec`, herd
+/// run); the engine only reads it.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub target: Target,
+    /// The requests, built once, and how often each is sent.
+    pub workload: Workload,
+    /// Connections open at once (closed-loop concurrency).
+    pub connections: NonZeroU32,
+    /// Worker threads; connections are spread evenly over them, and there are never more
+    /// workers than connections.
+    pub threads: NonZeroU32,
+    pub stop: StopAt,
+    /// A request with no complete response this long after it started is aborted and
+    /// counted as [`herd_stats::FailureKind::Timeout`].
+    pub timeout: Duration,
+    pub limits: Limits,
+    pub socket: SocketOptions,
+    /// Who starts the next request, and whether connections are kept alive.
+    pub schedule: Schedule,
+    /// Receive at most this many bytes per second on each connection, by pacing reads (a
+    /// modem, SPECweb99's 400 kbit/s clients). Over TLS the cap counts decrypted bytes.
+    pub receive_rate: Option<NonZeroU64>,
+    /// Seeds every choice of the run (request mix, requests per connection, think times).
+    pub seed: u64,
 }
 
-/// When requests are sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// When a run stops (requests in flight at a deadline are abandoned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopAt {
+    /// After this many requests (completed or failed).
+    Requests(NonZeroU64),
+    /// This long after the start.
+    Deadline(Duration),
+    /// Whichever comes first (ab's `-n` with `-t`).
+    Either { requests: NonZeroU64, deadline: Duration },
+}
+
+/// When requests are sent, and on which connection.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Schedule {
     /// Closed loop: each connection sends its next request as soon as the previous one ends
-    /// (ab, wrk). Latency is measured from the actual send.
-    #[default]
-    Closed,
-    /// Open loop: `per_second` requests per second in total, evenly spaced, whatever the
-    /// server's pace; a request that finds every connection busy waits for one, and its
-    /// latency is measured from when it was due (its intended send time), not from when it
-    /// was sent, so a stalled server cannot hide the requests it delayed.
-    Rate { per_second: f64, arrivals: Arrivals },
+    /// (ab, wrk), or after a pause (`think`, as a user reading a page). Latency is measured
+    /// from the actual send.
+    Closed { reuse: Reuse, think: Option<Think> },
+    /// Closed loop with HTTP/1.1 pipelining: each connection, always kept alive, writes up to
+    /// `depth` requests at once before reading their responses. Each response's latency
+    /// counts from the batch's start. Synthetic: browsers do not pipeline.
+    Pipelined { depth: NonZeroU32, per_connection: Option<PerConnection> },
+    /// Open loop: `rate` requests per second in total, whatever the server's pace; a request
+    /// that finds every connection busy waits for one, and its latency is measured from when
+    /// it was due (its intended send time), not from when it was sent, so a stalled server
+    /// cannot hide the requests it delayed.
+    Rate { rate: RequestRate, arrivals: Arrivals, reuse: Reuse },
 }
+
+/// Whether a connection carries more than one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// A new connection for every request, each asking the server to close.
+    Close,
+    /// Reuse a connection while the server allows it, and at most `per_connection` requests
+    /// (None: as many as the server allows).
+    KeepAlive { per_connection: Option<PerConnection> },
+}
+
+/// Requests a kept-alive connection carries before herd closes it and opens a new one, drawn
+/// uniformly in `lo..=hi` for each connection (SPECweb99's clients: 5 to 15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerConnection {
+    lo: NonZeroU32,
+    hi: NonZeroU32,
+}
+
+/// A request rate: herd's one unit for it (positive, finite, at most 10,000,000 a second).
+pub use herd_stats::units::RequestRate;
 
 /// How an open loop spaces its requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,60 +110,69 @@ pub enum Think {
     Exponential(Duration),
 }
 
-/// Everything a run needs. Built by the caller (herd ab, herd run, the lab); the engine
-/// only reads it.
-#[derive(Debug, Clone)]
-pub struct RunSpec {
-    pub target: Target,
-    /// The requests, built once, and how often each is sent.
-    pub workload: Workload,
-    /// Connections open at once (closed-loop concurrency).
-    pub connections: u32,
-    /// Worker threads; connections are spread evenly over them.
-    pub threads: u32,
-    /// Reuse a connection when the server allows it; otherwise one connection per request.
-    pub keep_alive: bool,
-    /// Stop after this many requests (completed or failed).
-    pub max_requests: Option<u64>,
-    /// Stop after this long; requests in flight at the deadline are abandoned.
-    pub duration: Option<Duration>,
-    /// A request with no complete response this long after it started is aborted and
-    /// counted as [`herd_stats::FailureKind::Timeout`].
-    pub timeout: Duration,
-    pub limits: Limits,
-    pub socket: SocketOptions,
-    pub schedule: Schedule,
-    /// Requests a connection carries before herd closes it and opens a new one, drawn
-    /// uniformly in `lo..=hi` for each connection (SPECweb99's clients: 5 to 15). None: as
-    /// many as the server allows.
-    pub per_connection: Option<(u32, u32)>,
-    /// Closed loop: a pause before each of a connection's requests but the first.
-    pub think: Option<Think>,
-    /// Receive at most this many bytes per second on each connection, by pacing reads (a
-    /// modem, SPECweb99's 400 kbit/s clients). Plain HTTP only.
-    pub receive_rate: Option<u64>,
-    /// Seeds every choice of the run (request mix, requests per connection, think times).
-    pub seed: u64,
-    /// Requests written at once on a connection before reading their responses (HTTP/1.1
-    /// pipelining; 1: none). Closed loop and keep-alive only. Each response's latency counts
-    /// from the batch's start. Synthetic: browsers do not pipeline.
-    pub pipeline: u32,
+/// Socket options applied to every connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// Local addresses to connect from (ab's `-B` gives one): connection `k` of the run
+    /// binds `bind[k % len]`, with IP_BIND_ADDRESS_NO_PORT so that the port is chosen at
+    /// connect() per destination, not reserved per address: each source address brings its
+    /// own ephemeral port range. Empty: the kernel chooses.
+    pub bind: Vec<IpAddr>,
+    /// SO_SNDBUF and SO_RCVBUF (ab's `-b`).
+    pub buffer_size: Option<u32>,
 }
 
 impl RunSpec {
+    /// A run of `stop` against `target` with everything else at its plainest: one
+    /// connection on one thread, a closed loop without keep-alive, a 30 s timeout, default
+    /// limits and socket options, no receive cap, seed 0. Set the rest with struct update
+    /// syntax: `RunSpec { connections, ..RunSpec::new(target, workload, stop) }`.
+    pub fn new(target: Target, workload: Workload, stop: StopAt) -> RunSpec {
+        RunSpec {
+            target,
+            workload,
+            connections: NonZeroU32::MIN,
+            threads: NonZeroU32::MIN,
+            stop,
+            timeout: Duration::from_secs(30),
+            limits: Limits::default(),
+            socket: SocketOptions::default(),
+            schedule: Schedule::Closed { reuse: Reuse::Close, think: None },
+            receive_rate: None,
+            seed: 0,
+        }
+    }
+
+    /// A run for tests: one `GET / HTTP/1.0` request to `target` ([`RunSpec::new`]'s
+    /// defaults otherwise).
+    pub fn for_tests(target: Target) -> RunSpec {
+        let request = crate::Prepared::new(
+            format!("GET / HTTP/1.0\r\nHost: {}\r\n\r\n", target.host).into_bytes(),
+            false,
+        );
+        RunSpec::new(target, Workload::single(request), StopAt::Requests(NonZeroU64::MIN))
+    }
+
     /// Worker threads the run will use: never more than connections.
     pub fn worker_count(&self) -> u32 {
-        self.threads.clamp(1, self.connections.max(1))
+        self.threads.get().min(self.connections.get())
+    }
+
+    /// Whether connections carry more than one request.
+    pub fn keep_alive(&self) -> bool {
+        self.schedule.reuse() != Reuse::Close
     }
 
     /// How many connections and requests worker `i` of `n` gets: connections spread as
     /// evenly as possible, requests in proportion to connections, so that workers finish
     /// together without sharing a counter.
     pub fn share(&self, i: u32, n: u32) -> (u32, Option<u64>) {
-        let conns = self.connections / n + u32::from(i < self.connections % n);
-        let reqs = self.max_requests.map(|total| {
+        let connections = self.connections.get();
+        let conns = connections / n + u32::from(i < connections % n);
+        let reqs = self.stop.requests().map(|total| {
             // Requests per connection, then the remainder to the first connections overall.
-            let c = u64::from(self.connections);
+            let total = total.get();
+            let c = u64::from(connections);
             let first_conn = u64::from(self.first_connection(i, n));
             let per = total / c;
             let rem = total % c;
@@ -117,36 +184,88 @@ impl RunSpec {
 
     /// The run-wide index of worker `i` of `n`'s first connection.
     pub fn first_connection(&self, i: u32, n: u32) -> u32 {
-        i * (self.connections / n) + i.min(self.connections % n)
+        let connections = self.connections.get();
+        i * (connections / n) + i.min(connections % n)
+    }
+}
+
+impl StopAt {
+    /// The stop condition of a request count, a duration, or both; an error when neither is
+    /// given (a run must end).
+    pub fn new(
+        requests: Option<NonZeroU64>,
+        deadline: Option<Duration>,
+    ) -> Result<StopAt, SpecError> {
+        match (requests, deadline) {
+            (Some(requests), Some(deadline)) => Ok(StopAt::Either { requests, deadline }),
+            (Some(n), None) => Ok(StopAt::Requests(n)),
+            (None, Some(d)) => Ok(StopAt::Deadline(d)),
+            (None, None) => Err(SpecError::Unbounded),
+        }
+    }
+
+    pub fn requests(&self) -> Option<NonZeroU64> {
+        match *self {
+            StopAt::Requests(n) | StopAt::Either { requests: n, .. } => Some(n),
+            StopAt::Deadline(_) => None,
+        }
+    }
+
+    pub fn deadline(&self) -> Option<Duration> {
+        match *self {
+            StopAt::Deadline(d) | StopAt::Either { deadline: d, .. } => Some(d),
+            StopAt::Requests(_) => None,
+        }
+    }
+}
+
+impl Schedule {
+    /// Whether connections are kept alive, and for how many requests.
+    pub fn reuse(&self) -> Reuse {
+        match *self {
+            Schedule::Closed { reuse, .. } | Schedule::Rate { reuse, .. } => reuse,
+            Schedule::Pipelined { per_connection, .. } => Reuse::KeepAlive { per_connection },
+        }
+    }
+}
+
+impl Reuse {
+    pub fn per_connection(&self) -> Option<PerConnection> {
+        match *self {
+            Reuse::Close => None,
+            Reuse::KeepAlive { per_connection } => per_connection,
+        }
+    }
+}
+
+impl PerConnection {
+    /// Between `lo` and `hi` requests per connection, both at least 1 and `lo` ≤ `hi`.
+    pub fn new(lo: u32, hi: u32) -> Result<PerConnection, SpecError> {
+        match (NonZeroU32::new(lo), NonZeroU32::new(hi)) {
+            (Some(l), Some(h)) if l <= h => Ok(PerConnection { lo: l, hi: h }),
+            _ => Err(SpecError::BadPerConnection { lo, hi }),
+        }
+    }
+
+    pub fn lo(&self) -> NonZeroU32 {
+        self.lo
+    }
+
+    pub fn hi(&self) -> NonZeroU32 {
+        self.hi
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Target;
 
     fn spec(connections: u32, max: u64) -> RunSpec {
         RunSpec {
-            target: Target::loopback_for_tests(1),
-            workload: Workload::single(crate::Prepared::new(
-                b"GET / HTTP/1.0\r\n\r\n".to_vec(),
-                false,
-            )),
-            connections,
-            threads: 2,
-            keep_alive: false,
-            max_requests: Some(max),
-            duration: None,
-            timeout: Duration::from_secs(1),
-            limits: Limits::default(),
-            schedule: Schedule::Closed,
-            socket: SocketOptions::default(),
-            per_connection: None,
-            think: None,
-            receive_rate: None,
-            seed: 0,
-            pipeline: 1,
+            connections: NonZeroU32::new(connections).unwrap(),
+            threads: NonZeroU32::new(2).unwrap(),
+            stop: StopAt::Requests(NonZeroU64::new(max).unwrap()),
+            ..RunSpec::for_tests(Target::loopback_for_tests(1))
         }
     }
 
@@ -171,5 +290,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn never_more_workers_than_connections() {
+        let mut s = spec(3, 10);
+        s.threads = NonZeroU32::new(8).unwrap();
+        assert_eq!(s.worker_count(), 3);
+        s.threads = NonZeroU32::MIN;
+        assert_eq!(s.worker_count(), 1);
+    }
+
+    #[test]
+    fn a_stop_condition_needs_a_bound() {
+        let n = NonZeroU64::new(5).unwrap();
+        let d = Duration::from_secs(1);
+        assert_eq!(StopAt::new(None, None), Err(SpecError::Unbounded));
+        assert_eq!(StopAt::new(Some(n), None), Ok(StopAt::Requests(n)));
+        assert_eq!(StopAt::new(None, Some(d)), Ok(StopAt::Deadline(d)));
+        let both = StopAt::new(Some(n), Some(d)).unwrap();
+        assert_eq!((both.requests(), both.deadline()), (Some(n), Some(d)));
+    }
+
+    #[test]
+    fn bad_rates_and_ranges_are_refused() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(RequestRate::new(bad), None, "{bad}");
+        }
+        assert_eq!(RequestRate::new(0.5).map(|r| r.per_second()), Some(0.5));
+        for (lo, hi) in [(0, 5), (5, 0), (6, 5)] {
+            assert_eq!(PerConnection::new(lo, hi), Err(SpecError::BadPerConnection { lo, hi }));
+        }
+        let r = PerConnection::new(5, 15).unwrap();
+        assert_eq!((r.lo().get(), r.hi().get()), (5, 15));
+    }
+
+    #[test]
+    fn pipelining_implies_keep_alive() {
+        let mut s = spec(1, 1);
+        assert!(!s.keep_alive());
+        s.schedule = Schedule::Pipelined { depth: NonZeroU32::MIN, per_connection: None };
+        assert!(s.keep_alive());
+        assert_eq!(s.schedule.reuse(), Reuse::KeepAlive { per_connection: None });
     }
 }

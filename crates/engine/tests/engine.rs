@@ -7,8 +7,9 @@ mod util;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
+use herd_engine::StopAt;
 use herd_stats::FailureKind;
-use util::{run, spec, Counts, TestServer};
+use util::{run, spec, Counts, TestServer, KEEP_ALIVE};
 
 #[test]
 fn keep_alive_reuses_connections() {
@@ -16,7 +17,7 @@ fn keep_alive_reuses_connections() {
         util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
     });
     let mut sp = spec(server.port, 4, 200);
-    sp.keep_alive = true;
+    sp.schedule = KEEP_ALIVE;
     let c = run(&sp);
     assert_eq!(c.completed, 200, "{c:?}");
     assert_eq!(c.failures_total(), 0, "{c:?}");
@@ -56,7 +57,7 @@ fn keep_alive_response_without_keep_alive_header_does_not_hang() {
         util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx")
     });
     let mut sp = spec(server.port, 1, 20);
-    sp.keep_alive = true;
+    sp.schedule = KEEP_ALIVE;
     let t = Instant::now();
     let c = run(&sp);
     assert_eq!(c.completed, 20);
@@ -231,10 +232,8 @@ fn duration_bounds_the_run() {
     let server = TestServer::start(|mut s| {
         util::serve_keep_alive(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx")
     });
-    let mut sp = spec(server.port, 2, 0);
-    sp.keep_alive = true;
-    sp.max_requests = None;
-    sp.duration = Some(Duration::from_millis(300));
+    let mut sp = util::spec_until(server.port, 2, StopAt::Deadline(Duration::from_millis(300)));
+    sp.schedule = KEEP_ALIVE;
     let t = Instant::now();
     let c = run(&sp);
     let took = t.elapsed();
@@ -318,7 +317,7 @@ fn tls_server_that_closes_ends_each_request_at_once() {
 fn tls_handshake_is_counted_in_connect_time() {
     let server = util::TlsServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntls!");
     let mut sp = spec(server.port, 2, 20);
-    sp.keep_alive = true;
+    sp.schedule = KEEP_ALIVE;
     sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
     let control = herd_engine::Control::new();
     let r = herd_engine::run(&sp, &control, |_| Counts::default()).unwrap();
@@ -350,7 +349,7 @@ fn ipv6_loopback_and_host_names() {
     for host in ["[::1]", "::1"] {
         let mut sp = spec(port, 2, 10);
         sp.target = herd_engine::Target::resolve(host, port, None).unwrap();
-        sp.keep_alive = true;
+        sp.schedule = KEEP_ALIVE;
         let c = run(&sp);
         assert_eq!(c.completed, 10, "{host}: {c:?}");
     }
@@ -371,4 +370,71 @@ fn a_target_without_addresses_is_an_error_not_a_panic() {
     let control = herd_engine::Control::new();
     let r = herd_engine::run(&sp, &control, |_| Counts::default());
     assert!(matches!(r, Err(herd_engine::EngineError::NoAddress)), "{r:?}");
+}
+
+/// A keep-alive response with a body of `body` bytes, kept for the life of the test binary.
+fn response_of(body: usize) -> &'static [u8] {
+    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {body}\r\n\r\n").into_bytes();
+    r.resize(r.len() + body, b'x');
+    Box::leak(r.into_boxed_slice())
+}
+
+#[test]
+fn the_receive_cap_paces_plain_and_tls_reads_alike() {
+    // 200,000 bytes at 400,000 bytes/s, with a first bucket of 8,000 bytes (20 ms): at least
+    // 192,000 / 400,000 = 0.48 s, however fast the server and the loopback are.
+    let response = response_of(200_000);
+    let plain = TestServer::start(move |mut s| util::serve_keep_alive(&mut s, response));
+    let tls = util::TlsServer::start(response);
+    let tls_client = herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap();
+    for (name, port, client) in [("plain", plain.port, None), ("tls", tls.port, Some(tls_client))] {
+        let mut sp = spec(port, 1, 1);
+        sp.receive_rate = std::num::NonZeroU64::new(400_000);
+        sp.target.tls = client;
+        let t = Instant::now();
+        let c = run(&sp);
+        let took = t.elapsed();
+        assert_eq!((c.completed, c.body_bytes), (1, 200_000), "{name}: {c:?}");
+        assert!(took >= Duration::from_millis(450), "{name}: the cap did not hold: {took:?}");
+        assert!(took < Duration::from_secs(3), "{name}: {took:?}");
+    }
+}
+
+#[test]
+fn a_tls_request_larger_than_the_tls_buffer_is_written_in_full() {
+    // rustls takes at most 64 KiB of plaintext before its records are sent: a 1 MiB body
+    // goes out in several rounds of write and flush.
+    let server = util::TlsServer::serve(|tls| loop {
+        let head = String::from_utf8_lossy(&util::read_tls_head(tls)).into_owned();
+        if head.is_empty() {
+            return;
+        }
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        if tls.read_exact(&mut body).is_err() {
+            return;
+        }
+        let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n");
+        if tls.write_all(reply.as_bytes()).is_err() || tls.write_all(&body).is_err() {
+            return;
+        }
+        let _ = tls.flush();
+    });
+    let body = vec![b'p'; 1 << 20];
+    let mut request =
+        format!("POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\r\n", body.len())
+            .into_bytes();
+    request.extend_from_slice(&body);
+    let mut sp = spec(server.port, 1, 3);
+    sp.schedule = KEEP_ALIVE;
+    sp.workload = herd_engine::Workload::single(herd_engine::Prepared::new(request, false));
+    sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
+    let c = run(&sp);
+    assert_eq!(c.completed, 3, "{c:?}");
+    assert_eq!(c.body_bytes, 3 << 20);
+    assert_eq!(c.new_connections, 1, "{c:?}");
 }

@@ -10,7 +10,11 @@ use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use herd_engine::{Completed, Control, Failed, Recorder, RunSpec, SocketOptions, Target, Verdict};
+use std::num::{NonZeroU32, NonZeroU64};
+
+use herd_engine::{
+    Completed, Control, Failed, Recorder, Reuse, RunSpec, Schedule, StopAt, Target, Verdict,
+};
 
 struct Counting;
 
@@ -85,25 +89,21 @@ fn server() -> u16 {
 
 fn allocations_for(port: u16, requests: u64) -> u64 {
     let spec = RunSpec {
-        target: Target::resolve("127.0.0.1", port, None).unwrap(),
-        workload: herd_engine::Workload::single(herd_engine::Prepared::new(
-            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
-            false,
-        )),
-        connections: 4,
-        threads: 2,
-        keep_alive: true,
-        max_requests: Some(requests),
-        duration: None,
+        connections: NonZeroU32::new(4).unwrap(),
+        threads: NonZeroU32::new(2).unwrap(),
+        schedule: Schedule::Closed {
+            reuse: Reuse::KeepAlive { per_connection: None },
+            think: None,
+        },
         timeout: Duration::from_secs(5),
-        limits: herd_proto::Limits::default(),
-        schedule: herd_engine::Schedule::Closed,
-        socket: SocketOptions::default(),
-        per_connection: None,
-        think: None,
-        receive_rate: None,
-        seed: 0,
-        pipeline: 1,
+        ..RunSpec::new(
+            Target::resolve("127.0.0.1", port, None).unwrap(),
+            herd_engine::Workload::single(herd_engine::Prepared::new(
+                b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+                false,
+            )),
+            StopAt::Requests(NonZeroU64::new(requests).unwrap()),
+        )
     };
     let control = Control::new();
     let before = ALLOCATIONS.load(Ordering::SeqCst);

@@ -10,8 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herd_engine::{Arrivals, Completed, Control, EngineError, Failed, Recorder, Schedule, Verdict};
-use util::{spec, TestServer};
+use herd_engine::{
+    Arrivals, Completed, Control, Failed, Recorder, RequestRate, Reuse, StopAt, Verdict,
+};
+use util::{rate, spec, spec_until, TestServer};
+
+const KEEP_ALIVE: Reuse = Reuse::KeepAlive { per_connection: None };
 
 /// Every request's (intended, start, end).
 #[derive(Debug, Default)]
@@ -50,11 +54,8 @@ fn fast_server() -> TestServer {
 #[test]
 fn requests_leave_at_the_asked_rate() {
     let server = fast_server();
-    let mut sp = spec(server.port, 8, 0);
-    sp.keep_alive = true;
-    sp.max_requests = None;
-    sp.duration = Some(Duration::from_millis(1500));
-    sp.schedule = Schedule::Rate { per_second: 400.0, arrivals: Arrivals::Uniform };
+    let mut sp = spec_until(server.port, 8, StopAt::Deadline(Duration::from_millis(1500)));
+    sp.schedule = rate(400.0, Arrivals::Uniform, KEEP_ALIVE);
     let (times, failed, _) = run_times(&sp);
     assert_eq!(failed, 0);
     // 600 due in 1.5 s; the last one or two may still be in flight at the deadline.
@@ -96,9 +97,8 @@ fn a_stall_shows_in_the_corrected_latency_only() {
         }
     });
     let mut sp = spec(server.port, 1, 200);
-    sp.threads = 1;
-    sp.keep_alive = true;
-    sp.schedule = Schedule::Rate { per_second: 200.0, arrivals: Arrivals::Uniform };
+    sp.threads = util::nz(1);
+    sp.schedule = rate(200.0, Arrivals::Uniform, KEEP_ALIVE);
     let (times, failed, took) = run_times(&sp);
     assert_eq!((times.len(), failed), (200, 0));
     let corrected: Vec<Duration> = times.iter().map(|t| t.2 - t.0).collect();
@@ -121,8 +121,7 @@ fn a_stall_shows_in_the_corrected_latency_only() {
 fn a_request_count_bounds_an_open_loop() {
     let server = fast_server();
     let mut sp = spec(server.port, 4, 100);
-    sp.keep_alive = false;
-    sp.schedule = Schedule::Rate { per_second: 1000.0, arrivals: Arrivals::Uniform };
+    sp.schedule = rate(1000.0, Arrivals::Uniform, Reuse::Close);
     let (times, failed, took) = run_times(&sp);
     assert_eq!((times.len(), failed), (100, 0));
     // 100 requests due over 99 ms.
@@ -130,23 +129,20 @@ fn a_request_count_bounds_an_open_loop() {
 }
 
 #[test]
-fn bad_rates_are_refused() {
-    for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let mut sp = spec(1, 1, 1);
-        sp.schedule = Schedule::Rate { per_second: rate, arrivals: Arrivals::Uniform };
-        let err = herd_engine::run(&sp, &Control::new(), |_| Times::default()).unwrap_err();
-        assert!(matches!(err, EngineError::BadRate), "{rate}: {err}");
+fn bad_rates_cannot_be_written() {
+    // An open loop's rate is a RequestRate: the engine never sees one it would refuse.
+    for per_second in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(RequestRate::new(per_second), None, "{per_second}");
     }
+    let err = "0".parse::<RequestRate>().unwrap_err();
+    assert!(err.contains("more than 0"), "{err}");
 }
 
 #[test]
 fn poisson_arrivals_keep_the_mean_rate_with_irregular_gaps() {
     let server = fast_server();
-    let mut sp = spec(server.port, 16, 0);
-    sp.keep_alive = true;
-    sp.max_requests = None;
-    sp.duration = Some(Duration::from_millis(2000));
-    sp.schedule = Schedule::Rate { per_second: 500.0, arrivals: Arrivals::Poisson { seed: 7 } };
+    let mut sp = spec_until(server.port, 16, StopAt::Deadline(Duration::from_millis(2000)));
+    sp.schedule = rate(500.0, Arrivals::Poisson { seed: 7 }, KEEP_ALIVE);
     let (times, failed, _) = run_times(&sp);
     assert_eq!(failed, 0);
     // 1000 expected; a Poisson count has a standard deviation of about 32: 4 sd either way.

@@ -7,8 +7,8 @@ mod util;
 
 use std::time::{Duration, Instant};
 
-use herd_engine::{Completed, Control, Failed, Recorder, Verdict};
-use util::{spec, TestServer};
+use herd_engine::{Completed, Control, Failed, Recorder, StopAt, Verdict};
+use util::{spec_until, TestServer};
 
 /// The time of every tick.
 #[derive(Debug, Default)]
@@ -33,10 +33,8 @@ fn ticks_come_while_nothing_completes() {
         let _ = util::read_head(&mut s);
         std::thread::sleep(Duration::from_secs(3));
     });
-    let mut sp = spec(server.port, 2, 0);
-    sp.threads = 2;
-    sp.max_requests = None;
-    sp.duration = Some(Duration::from_millis(1200));
+    let mut sp = spec_until(server.port, 2, StopAt::Deadline(Duration::from_millis(1200)));
+    sp.threads = util::nz(2);
     // The default 30 s timeout: the checks that carry the ticks run every 100 ms.
     sp.timeout = Duration::from_secs(30);
     let run = herd_engine::run(&sp, &Control::new(), |_| Ticks::default()).unwrap();

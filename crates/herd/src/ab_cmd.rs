@@ -18,10 +18,7 @@ use herd_ab::args::{self, Parsed};
 use herd_ab::{report, AbConfig};
 
 use crate::single_run::{self, SingleRun};
-use herd_engine::{
-    Control, Prepared, RunSpec, SocketOptions, Target, TargetError, TlsClient, TlsSettings,
-    TlsVersions, Workload,
-};
+use herd_engine::{Control, Target, TargetError, TlsClient, TlsSettings, TlsVersions};
 
 pub(crate) fn main(raw: &[OsString]) -> ExitCode {
     let cfg = match args::parse(raw) {
@@ -93,24 +90,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         }
         Err(Resolution::Other(e)) => return Err(e),
     };
-    let spec = RunSpec {
-        target,
-        workload: Workload::single(Prepared::new(cfg.request.clone(), cfg.head)),
-        connections: cfg.concurrency,
-        threads: cfg.threads.unwrap_or_else(default_threads),
-        keep_alive: cfg.keepalive,
-        max_requests: Some(cfg.requests),
-        duration: cfg.time_limit,
-        timeout: cfg.timeout.max(Duration::from_millis(1)),
-        limits: herd_proto::Limits::default(),
-        schedule: herd_engine::Schedule::Closed,
-        socket: SocketOptions { bind: bind.into_iter().collect(), buffer_size: cfg.window_size },
-        per_connection: None,
-        think: None,
-        receive_rate: None,
-        seed: 0,
-        pipeline: 1,
-    };
+    let spec = herd_ab::run_spec(cfg, target, bind)?;
 
     let control = Arc::new(Control::new());
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -313,10 +293,6 @@ fn strip_port(name: &str) -> String {
         Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host.to_string(),
         _ => name.to_string(),
     }
-}
-
-fn default_threads() -> u32 {
-    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }
 
 fn exit(code: i32) -> ExitCode {

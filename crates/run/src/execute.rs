@@ -7,10 +7,13 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use std::num::{NonZeroU32, NonZeroU64};
+
 use herd_engine::{
-    Control, RunSpec, Schedule, SocketOptions, Target, Think, TlsClient, TlsSettings, TlsVersions,
+    self as engine, Control, PerConnection, RunSpec, SocketOptions, Target, Think, TlsClient,
+    TlsSettings, TlsVersions,
 };
-use herd_stats::units::BitRate;
+use herd_stats::units::{BitRate, RequestRate};
 
 use crate::client_usage::UsageProbe;
 use crate::interval::Seconds;
@@ -20,7 +23,7 @@ use crate::recorder::{RecorderPlan, RunRecorder};
 use crate::report::{RunReport, StepReport};
 use crate::request::RequestTemplate;
 use crate::workload::{self, BuiltWorkload};
-use crate::{step_result, RunError, RunInfo};
+use crate::{step_result, PlanError, RunError, RunInfo};
 
 /// What was asked of the whole run (every step alike), as the summary and the report say it.
 #[derive(Debug, Clone, Default)]
@@ -60,44 +63,61 @@ impl Prepared {
         &self.setup
     }
 
-    /// Worker threads step `k`'s engine run will use.
-    fn spec(&self, connections: u32, rate: Option<f64>, duration: Option<Duration>) -> RunSpec {
+    /// The engine's description of one step: `connections` at `rate` (an open loop) or in
+    /// the plan's closed loop, for `duration` when the plan stops on time.
+    fn spec(
+        &self,
+        connections: NonZeroU32,
+        rate: Option<RequestRate>,
+        duration: Option<Duration>,
+    ) -> Result<RunSpec, RunError> {
         let plan = &self.plan;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let max_requests = match &plan.load {
-            Load::Single { stop: Stop::Requests(n) | Stop::Either(_, n), .. } => Some(n.get()),
+        let threads = plan.threads.unwrap_or_else(|| {
+            NonZeroU32::new(u32::try_from(cores).unwrap_or(1)).unwrap_or(NonZeroU32::MIN)
+        });
+        let requests = match &plan.load {
+            Load::Single { stop: Stop::Requests(n) | Stop::Either(_, n), .. } => Some(*n),
             _ => None,
         };
-        RunSpec {
+        let per_connection = match plan.reuse {
+            Reuse::Limited { lo, hi } => Some(
+                PerConnection::new(lo.get(), hi.get())
+                    .map_err(|e| RunError::Plan(PlanError(e.to_string())))?,
+            ),
+            Reuse::KeepAlive | Reuse::PerRequest => None,
+        };
+        let reuse = match plan.reuse {
+            Reuse::PerRequest => engine::Reuse::Close,
+            Reuse::KeepAlive | Reuse::Limited { .. } => engine::Reuse::KeepAlive { per_connection },
+        };
+        let schedule = match (rate, plan.pipeline()) {
+            (Some(rate), _) => engine::Schedule::Rate {
+                rate,
+                arrivals: match plan.arrivals() {
+                    Arrivals::Uniform => engine::Arrivals::Uniform,
+                    Arrivals::Poisson => engine::Arrivals::Poisson { seed: plan.seed },
+                },
+                reuse,
+            },
+            (None, Some(depth)) => engine::Schedule::Pipelined { depth, per_connection },
+            (None, None) => engine::Schedule::Closed { reuse, think: plan.think() },
+        };
+        let stop = engine::StopAt::new(requests, duration)
+            .map_err(|e| RunError::Plan(PlanError(e.to_string())))?;
+        Ok(RunSpec {
             target: self.target.clone(),
             workload: self.built.workload.clone(),
             connections,
-            threads: plan.threads.map_or(u32::try_from(cores).unwrap_or(1), |t| t.get()),
-            keep_alive: plan.reuse != Reuse::PerRequest,
-            max_requests,
-            duration,
+            threads,
+            stop,
             timeout: plan.timeout.get(),
             limits: herd_proto::Limits::default(),
             socket: SocketOptions { bind: plan.bind.clone(), buffer_size: None },
-            per_connection: match plan.reuse {
-                Reuse::Limited { lo, hi } => Some((lo.get(), hi.get())),
-                Reuse::KeepAlive | Reuse::PerRequest => None,
-            },
-            think: plan.think(),
-            receive_rate: plan.bandwidth.map(BitRate::bytes_per_second),
+            schedule,
+            receive_rate: plan.bandwidth.and_then(|b| NonZeroU64::new(b.bytes_per_second())),
             seed: plan.seed,
-            pipeline: plan.pipeline().map_or(1, |d| d.get()),
-            schedule: match rate {
-                Some(per_second) => Schedule::Rate {
-                    per_second,
-                    arrivals: match plan.arrivals() {
-                        Arrivals::Uniform => herd_engine::Arrivals::Uniform,
-                        Arrivals::Poisson => herd_engine::Arrivals::Poisson { seed: plan.seed },
-                    },
-                },
-                None => Schedule::Closed,
-            },
-        }
+        })
     }
 }
 
@@ -186,9 +206,9 @@ pub fn execute(
             }
             Load::Single { stop: Stop::Requests(_), .. } => None,
         };
-        let rate = rate.map(|r| r.per_second());
-        let spec = p.spec(connections.get(), rate, duration);
+        let spec = p.spec(connections, rate, duration)?;
         let step = stepped.then_some(k + 1);
+        let rate = rate.map(|r| r.per_second());
         let (info, recorder) =
             measure(&spec, control, rate, warmup, &p.recorder_plan, outputs.map(|o| (o, step)))?;
         let report = step_result::step_report(&p.setup, &info, &recorder);
@@ -235,7 +255,7 @@ fn measure(
     });
     // The measured part's planned length: outcomes past it (the engine's last loop turn)
     // belong to its last second.
-    let span = spec.duration.map(|d| d.saturating_sub(warmup));
+    let span = spec.stop.deadline().map(|d| d.saturating_sub(warmup));
     let probe = UsageProbe::start();
     let mut done = herd_engine::run(spec, control, |i| {
         let recorder = RunRecorder::new(measure_from, plan.clone());
@@ -260,9 +280,9 @@ fn measure(
     }
     let from = measure_from.map_or(done.started, |t| t.max(done.started));
     let info = RunInfo {
-        connections: spec.connections,
+        connections: spec.connections.get(),
         threads: spec.worker_count(),
-        keep_alive: spec.keep_alive,
+        keep_alive: spec.keep_alive(),
         rate,
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,

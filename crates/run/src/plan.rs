@@ -254,9 +254,6 @@ impl RunPlan {
                 self.url.text
             )));
         }
-        if self.url.tls && self.bandwidth.is_some() {
-            return refuse("--bandwidth paces plain reads only; it is not supported with https");
-        }
         if self.unix_socket.is_some() && !self.bind.is_empty() {
             return refuse(
                 "--bind chooses source IP addresses; it does not apply to --unix-socket",

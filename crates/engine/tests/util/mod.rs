@@ -5,11 +5,15 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use herd_engine::{Completed, Control, Failed, Recorder, RunSpec, SocketOptions, Target, Verdict};
+use herd_engine::{
+    Arrivals, Completed, Control, Failed, Recorder, RequestRate, Reuse, RunSpec, Schedule, StopAt,
+    Target, Verdict,
+};
 use herd_stats::FailureKind;
 
 /// A TCP server that runs `handler` on a thread for every accepted connection.
@@ -96,28 +100,35 @@ pub fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// `requests` requests over `connections` connections (2 threads, 5 s timeout, a closed loop
+/// without keep-alive, `GET / HTTP/1.0`).
 pub fn spec(port: u16, connections: u32, requests: u64) -> RunSpec {
+    spec_until(port, connections, StopAt::Requests(NonZeroU64::new(requests).unwrap()))
+}
+
+/// As [`spec`], stopping at `stop`.
+pub fn spec_until(port: u16, connections: u32, stop: StopAt) -> RunSpec {
     RunSpec {
-        target: Target::resolve("127.0.0.1", port, None).unwrap(),
-        workload: herd_engine::Workload::single(herd_engine::Prepared::new(
-            b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".to_vec(),
-            false,
-        )),
-        connections,
-        threads: 2,
-        keep_alive: false,
-        max_requests: Some(requests),
-        duration: None,
+        connections: NonZeroU32::new(connections).unwrap(),
+        threads: NonZeroU32::new(2).unwrap(),
+        stop,
         timeout: Duration::from_secs(5),
-        limits: herd_proto::Limits::default(),
-        schedule: herd_engine::Schedule::Closed,
-        socket: SocketOptions::default(),
-        per_connection: None,
-        think: None,
-        receive_rate: None,
-        seed: 0,
-        pipeline: 1,
+        ..RunSpec::for_tests(Target::resolve("127.0.0.1", port, None).unwrap())
     }
+}
+
+/// A closed loop on kept-alive connections.
+pub const KEEP_ALIVE: Schedule =
+    Schedule::Closed { reuse: Reuse::KeepAlive { per_connection: None }, think: None };
+
+/// An open loop at `per_second`.
+pub fn rate(per_second: f64, arrivals: Arrivals, reuse: Reuse) -> Schedule {
+    Schedule::Rate { rate: RequestRate::new(per_second).unwrap(), arrivals, reuse }
+}
+
+/// A non-zero count.
+pub fn nz(n: u32) -> NonZeroU32 {
+    NonZeroU32::new(n).unwrap()
 }
 
 pub fn run(spec: &RunSpec) -> Counts {
@@ -201,6 +212,28 @@ impl TlsServer {
     }
 
     fn start_with(response: &'static [u8], close: bool) -> TlsServer {
+        TlsServer::serve(move |tls| loop {
+            if read_tls_head(tls).is_empty() {
+                return;
+            }
+            if tls.write_all(response).is_err() {
+                return;
+            }
+            let _ = tls.flush();
+            if close {
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+                return;
+            }
+        })
+    }
+
+    /// Runs `handler` on every connection, once its TLS session is set up (the handshake
+    /// completes on the first read or write).
+    pub fn serve<F>(handler: F) -> TlsServer
+    where
+        F: Fn(&mut TlsStream) + Send + Sync + 'static,
+    {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
             .unwrap()
@@ -218,29 +251,26 @@ impl TlsServer {
         let config = Arc::new(config);
         let inner = TestServer::start(move |s| {
             let conn = rustls::ServerConnection::new(config.clone()).unwrap();
-            let mut tls = rustls::StreamOwned::new(conn, s);
-            loop {
-                let mut head = Vec::new();
-                let mut b = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match tls.read(&mut b) {
-                        Ok(1) => head.push(b[0]),
-                        _ => return,
-                    }
-                }
-                if tls.write_all(response).is_err() {
-                    return;
-                }
-                let _ = tls.flush();
-                if close {
-                    tls.conn.send_close_notify();
-                    let _ = tls.flush();
-                    return;
-                }
-            }
+            handler(&mut rustls::StreamOwned::new(conn, s));
         });
         TlsServer { port: inner.port, _inner: inner }
     }
+}
+
+/// A test server's side of a TLS connection.
+pub type TlsStream = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
+
+/// Reads one request head over TLS (empty when the client has gone).
+pub fn read_tls_head(tls: &mut TlsStream) -> Vec<u8> {
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match tls.read(&mut b) {
+            Ok(1) => head.push(b[0]),
+            _ => return Vec::new(),
+        }
+    }
+    head
 }
 
 pub fn addr(port: u16) -> SocketAddr {

@@ -1,6 +1,7 @@
 //! A connection's socket: TCP, or a Unix-domain stream for servers that listen on a path
-//! (`--unix-socket`). Both are read and written with raw read(2)/write(2) through their fd
-//! (conn.rs), registered with epoll the same way, and fed to rustls as `Read + Write`.
+//! (`--unix-socket`), and how one is opened. Both are read and written with raw
+//! read(2)/write(2) through their fd (transport.rs), registered with epoll the same way, and
+//! fed to rustls as `Read + Write`.
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
@@ -10,47 +11,48 @@ use std::path::Path;
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Domain, Protocol, Type};
 
+use crate::throttle::Throttle;
 use crate::RunSpec;
 
-pub(crate) enum Stream {
+pub(crate) enum Socket {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
-impl Stream {
+impl Socket {
     pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
         match self {
-            Stream::Tcp(s) => s.take_error(),
-            Stream::Unix(s) => s.take_error(),
+            Socket::Tcp(s) => s.take_error(),
+            Socket::Unix(s) => s.take_error(),
         }
     }
 }
 
-impl AsFd for Stream {
+impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
-            Stream::Tcp(s) => s.as_fd(),
-            Stream::Unix(s) => s.as_fd(),
+            Socket::Tcp(s) => s.as_fd(),
+            Socket::Unix(s) => s.as_fd(),
         }
     }
 }
 
-impl Read for Stream {
+impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+            Socket::Tcp(s) => s.read(buf),
+            Socket::Unix(s) => s.read(buf),
         }
     }
 }
 
-impl Write for Stream {
+impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
+            Socket::Tcp(s) => s.write(buf),
+            Socket::Unix(s) => s.write(buf),
         }
     }
 
@@ -59,33 +61,33 @@ impl Write for Stream {
     }
 }
 
-impl Source for Stream {
+impl Source for Socket {
     fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.register(r, t, i),
-            Stream::Unix(s) => s.register(r, t, i),
+            Socket::Tcp(s) => s.register(r, t, i),
+            Socket::Unix(s) => s.register(r, t, i),
         }
     }
 
     fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.reregister(r, t, i),
-            Stream::Unix(s) => s.reregister(r, t, i),
+            Socket::Tcp(s) => s.reregister(r, t, i),
+            Socket::Unix(s) => s.reregister(r, t, i),
         }
     }
 
     fn deregister(&mut self, r: &Registry) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.deregister(r),
-            Stream::Unix(s) => s.deregister(r),
+            Socket::Tcp(s) => s.deregister(r),
+            Socket::Unix(s) => s.deregister(r),
         }
     }
 }
 
 /// Starts connecting to the Unix socket at `path`; always reported as in progress, so the
 /// worker waits for the writable edge epoll raises at once when it is connected.
-pub(crate) fn connect_unix(path: &Path) -> io::Result<(Stream, bool)> {
-    Ok((Stream::Unix(UnixStream::connect(path)?), true))
+pub(crate) fn connect_unix(path: &Path) -> io::Result<(Socket, bool)> {
+    Ok((Socket::Unix(UnixStream::connect(path)?), true))
 }
 
 /// Creates a non-blocking TCP socket and starts connecting; `true` when still in progress.
@@ -93,8 +95,8 @@ pub(crate) fn connect_tcp(
     addr: SocketAddr,
     spec: &RunSpec,
     bind: Option<IpAddr>,
-) -> io::Result<(Stream, bool)> {
-    let sock = Socket::new(
+) -> io::Result<(Socket, bool)> {
+    let sock = socket2::Socket::new(
         Domain::for_address(addr),
         Type::STREAM.nonblocking().cloexec(),
         Some(Protocol::TCP),
@@ -103,10 +105,7 @@ pub(crate) fn connect_tcp(
         sock.set_send_buffer_size(size as usize)?;
         sock.set_recv_buffer_size(size as usize)?;
     } else if let Some(rate) = spec.receive_rate {
-        // A paced reader with a large receive buffer would let the server hand over a
-        // whole response at once; a small one makes the TCP window, and so the server's
-        // sending, follow the cap, as a slow link would (about 100 ms of the rate).
-        sock.set_recv_buffer_size((rate / 10).clamp(4096, 256 * 1024) as usize)?;
+        sock.set_recv_buffer_size(Throttle::receive_buffer(rate))?;
     }
     if let Some(ip) = bind {
         no_port_at_bind(&sock);
@@ -118,14 +117,14 @@ pub(crate) fn connect_tcp(
         Err(e) => return Err(e),
     };
     let std_stream: std::net::TcpStream = sock.into();
-    Ok((Stream::Tcp(TcpStream::from_std(std_stream)), in_progress))
+    Ok((Socket::Tcp(TcpStream::from_std(std_stream)), in_progress))
 }
 
 /// IP_BIND_ADDRESS_NO_PORT: bind() fixes only the address and connect() picks the port
 /// for the 4-tuple, so each source address has the whole ephemeral range per destination
 /// instead of one shared range reserved at bind(). Best effort: without it (an old kernel)
 /// bind() reserves a port as before.
-fn no_port_at_bind(sock: &Socket) {
+fn no_port_at_bind(sock: &socket2::Socket) {
     use std::os::fd::AsRawFd;
     let one: libc::c_int = 1;
     // SAFETY: a valid socket fd, and a c_int option value of the size passed.

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# User-space instructions per request, counted by valgrind's callgrind: the one client-cost figure this
+# noisy VM cannot blur (CPU time per request drifts from minute to minute; instruction counts do not).
+# Each tool runs a scenario at N and at 2N requests against the same nginx as run.sh; the difference
+# divided by N is the cost of a request, with start-up, the report and exit taken out. Under valgrind
+# the client runs one thread at a time, so the counts say nothing about time, only about work.
+# Every client runs through bench/noauxv (see noauxv.c: rustix reads the aux vector in a way valgrind
+# does not follow).
+#
+# usage: bench/instructions.sh [PORT]
+# env:   TOOLS="floor herd-base herd"  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
+#        REPEAT=2  HERD=target/release/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
+# Output: bench/results/<date>-instructions/instructions.md and .csv (+ raw/).
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+HERD=${HERD:-$ROOT/target/release/herd}
+TOOLS=${TOOLS:-floor herd-base herd}
+SCENARIOS=${SCENARIOS:-ka-6397-c100 close-6397-c100}
+N_KA=${N_KA:-20000}
+N_CLOSE=${N_CLOSE:-4000}
+REPEAT=${REPEAT:-2}
+RUN_LIMIT_S=${RUN_LIMIT_S:-600}
+command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install -y valgrind)" >&2; exit 1; }
+
+RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-instructions
+mkdir -p "$RES/raw"
+trap 'bench_cleanup' EXIT
+trap 'exit 130' INT TERM
+
+NOAUXV=$BENCH_HERE/noauxv
+if [[ ! -x $NOAUXV || $BENCH_HERE/noauxv.c -nt $NOAUXV ]]; then
+    gcc -O2 -Wall -Wextra -Werror -o "$NOAUXV" "$BENCH_HERE/noauxv.c"
+fi
+
+bench_setup "${1:-}"
+detect_tools
+{
+    echo "date: $(date -Is)"
+    echo "kernel: $(uname -srvm)"
+    echo "valgrind: $(valgrind --version)"
+    echo "nginx: $(nginx -v 2>&1)"
+    echo "gcc: $(gcc --version | head -1)"
+    echo "herd: $HERD, sha256 $(sha256sum "$HERD" | cut -c1-16)"
+    [[ -n ${HERD_BASE:-} ]] && echo "herd-base: $HERD_BASE, sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)"
+    echo "herd git: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)$(git -C "$ROOT" diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes in crates/')"
+} >"$RES/versions.txt"
+
+csv=$RES/instructions.csv
+echo "tool,scenario,rep,requests,instructions" >"$csv"
+# Runs tool $1 in scenario $2 for $3 requests under callgrind; appends the total instruction count.
+count() {
+    local tool=$1 scen=$2 n=$3 rep=$4 base out ir req
+    NREQ[$scen]=$n
+    SCALE_DIV=1 build_cmd "$tool" "$scen"
+    base=$RES/raw/$tool-$scen-$n-$rep
+    out=$base.callgrind
+    printf '%q ' "${CMD[@]}" >"$base.cmd"
+    timeout -k 5 "$RUN_LIMIT_S" "$NOAUXV" valgrind --tool=callgrind --callgrind-out-file="$out" "${CMD[@]}" \
+        >"$base.out" 2>"$base.err" || log "WARNING: $tool exit $?"
+    read -r req _ < <(parse_out "$tool" "$base.out") || req=0
+    [[ $req == "$n" ]] || log "WARNING: $tool completed $req of $n requests"
+    ir=$(awk '/^summary:/ {print $2}' "$out")
+    echo "$tool,$scen,$rep,$req,$ir" >>"$csv"
+    log "$tool $scen n=$n rep $rep: $ir instructions"
+    rm -f "$out"
+}
+for scen in $SCENARIOS; do
+    n=$N_KA
+    [[ ${KA[$scen]} == 0 ]] && n=$N_CLOSE
+    for rep in $(seq 1 "$REPEAT"); do
+        for tool in "${active[@]}"; do
+            count "$tool" "$scen" "$n" "$rep"
+            count "$tool" "$scen" $((2 * n)) "$rep"
+        done
+    done
+done
+
+python3 - "$csv" <<'EOF' | tee "$RES/instructions.md"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+tools = list(dict.fromkeys(r["tool"] for r in rows))
+scens = list(dict.fromkeys(r["scenario"] for r in rows))
+per = {}
+for s in scens:
+    for t in tools:
+        reps = {}
+        for r in rows:
+            if r["tool"] == t and r["scenario"] == s and r["instructions"]:
+                reps.setdefault(r["rep"], {})[int(r["requests"])] = int(r["instructions"])
+        vals = []
+        for by_n in reps.values():
+            if len(by_n) == 2:
+                lo, hi = sorted(by_n)
+                vals.append((by_n[hi] - by_n[lo]) / (hi - lo))
+        if vals:
+            per[(s, t)] = vals
+print("### User-space instructions per request (callgrind; (I(2N) - I(N)) / N)\n")
+print("| scenario | " + " | ".join(tools) + " |")
+print("|---" * (1 + len(tools)) + "|")
+for s in scens:
+    cells = []
+    for t in tools:
+        v = per.get((s, t))
+        cells.append("n/a" if not v else f"{statistics.median(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})")
+    print(f"| {s} | " + " | ".join(cells) + " |")
+if "herd-base" in tools and "herd" in tools:
+    print()
+    for s in scens:
+        a, b = per.get((s, "herd-base")), per.get((s, "herd"))
+        if a and b:
+            print(f"{s}: herd/herd-base x{statistics.median(b) / statistics.median(a):.3f}  ")
+EOF
+log "results: $RES"

@@ -1,0 +1,217 @@
+//! HTTP/1.x over one connection: the request's bytes as the caller built them, the response
+//! framed by herd-proto's parser, one response at a time and in request order.
+//!
+//! Without pipelining the request is written straight from the workload's bytes (no copy).
+//! With it ([`crate::Schedule::Pipelined`]), a batch of requests is laid out in one buffer
+//! (pipeline.rs) and written at once; each response then completes its own request, whose
+//! latency counts from the batch's start.
+
+use std::time::Instant;
+
+use herd_proto::{Framing, Limits, ProtoError, ResponseParser};
+use herd_stats::FailureKind;
+
+use super::{After, AtEof, Exchange, Fed, Response};
+use crate::pipeline::Pipeline;
+use crate::workload::Workload;
+
+pub(crate) struct Http1 {
+    parser: ResponseParser,
+    /// The request whose response is being read: the first of a batch until its response
+    /// completes, then the next.
+    current: Exchange,
+    /// Requests pipelined behind the current one; unused at depth 1.
+    pipeline: Pipeline,
+    depth: u32,
+    /// Requests submitted and not yet ended.
+    in_flight: u32,
+    /// Bytes of the request (or of the batch) written so far.
+    written: usize,
+}
+
+impl Http1 {
+    /// `depth`: requests written at once (1: no pipelining).
+    pub(crate) fn new(limits: Limits, depth: u32, now: Instant) -> Http1 {
+        Http1 {
+            parser: ResponseParser::new(limits),
+            current: Exchange::new(0, false, now),
+            pipeline: Pipeline::default(),
+            depth: depth.max(1),
+            in_flight: 0,
+            written: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn max_concurrent_streams(&self) -> u32 {
+        self.depth
+    }
+
+    /// The first request submitted on a free connection becomes the current one and starts a
+    /// batch; the next ones, until the batch is written, join it.
+    #[inline(always)]
+    pub(crate) fn submit(&mut self, ex: Exchange, workload: &Workload, want_server: bool) {
+        let p = workload.get(ex.req());
+        if self.in_flight == 0 {
+            self.current = ex;
+            self.written = 0;
+            self.parser.reset(p.is_some_and(|p| p.head));
+            self.parser.capture_server(want_server);
+            if self.depth > 1 {
+                self.pipeline.start(p.map_or(&[][..], |p| p.wire(ex.last())));
+            }
+        } else {
+            self.pipeline.push(ex.req(), ex.last(), p.map_or(&[][..], |p| p.wire(ex.last())));
+        }
+        self.in_flight += 1;
+    }
+
+    #[inline(always)]
+    pub(crate) fn to_write<'a>(&'a self, workload: &'a Workload) -> &'a [u8] {
+        let all = match self.pipeline.bytes() {
+            [] => workload.get(self.current.req).map_or(&[][..], |p| p.wire(self.current.last)),
+            batch => batch,
+        };
+        all.get(self.written..).unwrap_or_default()
+    }
+
+    #[inline]
+    pub(crate) fn wrote(&mut self, n: usize) {
+        self.written += n;
+    }
+
+    #[inline]
+    pub(crate) fn written(&mut self, now: Instant) {
+        self.current.written = Some(now);
+    }
+
+    #[inline]
+    pub(crate) fn bytes_written(&self) -> usize {
+        self.written
+    }
+
+    #[inline(always)]
+    pub(crate) fn on_read(&mut self, data: &[u8], now: Instant) -> Fed {
+        let ex = &mut self.current;
+        if ex.first_byte.is_none() {
+            ex.first_byte = Some(now);
+        }
+        match self.parser.feed(data) {
+            Err(e) => {
+                ex.bytes_read += data.len() as u64;
+                Fed::Failed(proto_failure(&e))
+            }
+            Ok(feed) if feed.complete => {
+                ex.bytes_read += feed.consumed as u64;
+                Fed::Complete { consumed: feed.consumed }
+            }
+            Ok(_) => {
+                ex.bytes_read += data.len() as u64;
+                Fed::More
+            }
+        }
+    }
+
+    pub(crate) fn on_trailing(&mut self, n: usize) {
+        self.current.bytes_read += n as u64;
+    }
+
+    pub(crate) fn on_eof(&mut self) -> AtEof {
+        match self.parser.finish() {
+            Ok(true) => AtEof::Complete,
+            Ok(false) => AtEof::NoResponse,
+            Err(_) => AtEof::Broken,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn after(&self) -> Option<After> {
+        let head = self.parser.head()?;
+        // `last` is set when herd wants no further request here (no keep-alive, or the
+        // connection's share is used).
+        Some(if head.reusable && !self.current.last {
+            After::Reuse
+        } else if head.reusable || head.framing == Framing::UntilClose {
+            // The server would keep the connection, but herd does not want it (or the body
+            // ended at EOF already): herd closes it.
+            After::Close
+        } else {
+            After::AwaitClose
+        })
+    }
+
+    #[inline(always)]
+    pub(crate) fn response<'a>(
+        &'a self,
+        workload: &Workload,
+        want_server: bool,
+    ) -> Option<Response<'a>> {
+        let head = self.parser.head()?;
+        // A pipelined request's own bytes, not the batch's.
+        let bytes_written = match self.pipeline.bytes() {
+            [] => self.written as u64,
+            _ => {
+                workload.get(self.current.req).map_or(0, |p| p.wire(self.current.last).len() as u64)
+            }
+        };
+        Some(Response {
+            head,
+            body_bytes: self.parser.body_bytes(),
+            server: if want_server { self.parser.server() } else { None },
+            bytes_written,
+        })
+    }
+
+    #[inline]
+    pub(crate) fn current(&self) -> &Exchange {
+        &self.current
+    }
+
+    #[inline]
+    pub(crate) fn current_mut(&mut self) -> &mut Exchange {
+        &mut self.current
+    }
+
+    #[inline]
+    pub(crate) fn queued(&self) -> usize {
+        self.pipeline.queued()
+    }
+
+    /// The next queued request's response follows, timed from the batch's start (its own
+    /// first byte and bytes read start afresh).
+    #[inline]
+    pub(crate) fn finish(&mut self, workload: &Workload) -> bool {
+        if self.in_flight <= 1 {
+            self.in_flight = 0;
+            return false;
+        }
+        self.in_flight -= 1;
+        let Some((req, last)) = self.pipeline.pop() else { return false };
+        let c = &mut self.current;
+        c.req = req;
+        c.last = last;
+        c.first_byte = None;
+        c.bytes_read = 0;
+        self.parser.reset(workload.get(req).is_some_and(|p| p.head));
+        true
+    }
+
+    pub(crate) fn take_queued(&mut self) -> Option<usize> {
+        let (req, _) = self.pipeline.pop()?;
+        self.in_flight = self.in_flight.saturating_sub(1);
+        Some(req)
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.pipeline.clear();
+        self.in_flight = 0;
+    }
+}
+
+fn proto_failure(e: &ProtoError) -> FailureKind {
+    match e {
+        ProtoError::HeadTooLarge { .. } => FailureKind::HeadTooLarge,
+        ProtoError::Truncated => FailureKind::Closed,
+        _ => FailureKind::Malformed,
+    }
+}
