@@ -95,9 +95,17 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut e = load(&args.experiment)?;
     match e.place(&herd_topo::cpuset::usable()) {
         Placed::AsWritten => {}
-        Placed::Apart { servers, client } => eprintln!(
-            "herd lab: placement apart: the servers on CPUs {servers}, the client on CPUs {client}"
-        ),
+        Placed::Apart { servers, client } => {
+            let cpus = |set: &herd_topo::cpuset::CpuSet| {
+                let one = set.cpus().is_some_and(|c| c.len() == 1);
+                format!("{} {set}", if one { "CPU" } else { "CPUs" })
+            };
+            eprintln!(
+                "herd lab: placement apart: the servers on {}, the client on {}",
+                cpus(&servers),
+                cpus(&client)
+            )
+        }
         Placed::Shared => eprintln!(
             "herd lab: placement apart, but herd may use one CPU here: the client and the servers \
              share it, so client verdicts will warn (suspect, client-bound) that they competed \
