@@ -154,6 +154,7 @@ impl Conn {
     }
 
     /// Closed, about to open again: it may carry `limit` requests, reading under `throttle`.
+    /// The current request's record stays, for a retry to send it again.
     pub(crate) fn reopen(&mut self, limit: u32, throttle: Option<Throttle>) {
         self.close();
         self.limit = limit;

@@ -450,7 +450,6 @@ impl<'a, R: Recorder> Worker<'a, R> {
     fn open(&mut self, i: usize, start: Start) {
         let now = Instant::now();
         let spec = self.spec;
-        let before = *self.conns[i].current();
         let limit = match self.per_connection {
             Some(range) => self.rng.between(range.lo().get(), range.hi().get()),
             None => u32::MAX,
@@ -464,9 +463,10 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 self.conns[i].due(intended, ready);
             }
             Start::Retry => {
-                let last = self.conns[i].is_last(self.keep_alive, 0);
-                let ex = before.again(last, now);
-                self.conns[i].submit(ex, &spec.workload, self.want_server);
+                // Reopening kept the request's record: the same request, its due times kept.
+                let c = &mut self.conns[i];
+                let ex = c.current().again(c.is_last(self.keep_alive, 0), now);
+                c.submit(ex, &spec.workload, self.want_server);
             }
         }
         let connecting = match &spec.target.unix {

@@ -88,24 +88,22 @@ impl<R: Recorder> Worker<'_, R> {
         if !self.record_completed(i, now) {
             return;
         }
+        if next == Next::Reopen || self.stop {
+            self.close(i);
+            self.release(i);
+            return;
+        }
+        // Kept: it has carried one more response (closing resets that count).
         self.conns[i].finish(&self.spec.workload);
-        match next {
-            Next::Reuse if !self.stop && self.pacer.is_some() => {
-                self.conns[i].idle(now);
-                self.idle.push(i);
-            }
-            Next::Reuse if !self.stop && self.think.is_some() => self.think(i),
-            Next::Reuse if !self.stop => {
-                if self.take_request() {
-                    self.start_on_open(i, now, None);
-                } else {
-                    self.close(i);
-                }
-            }
-            _ => {
-                self.close(i);
-                self.release(i);
-            }
+        if self.pacer.is_some() {
+            self.conns[i].idle(now);
+            self.idle.push(i);
+        } else if self.think.is_some() {
+            self.think(i);
+        } else if self.take_request() {
+            self.start_on_open(i, now, None);
+        } else {
+            self.close(i);
         }
     }
 
