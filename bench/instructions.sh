@@ -8,7 +8,7 @@
 # does not follow).
 #
 # usage: bench/instructions.sh [PORT]
-# env:   TOOLS="floor herd-base herd"  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
+# env:   TOOLS="floor herd-base herd" (or herd-run-base herd-run: the same through herd run)  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
 #        REPEAT=2  HERD=target/release/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
 # Output: bench/results/<date>-instructions/instructions.md and .csv (+ raw/).
 set -euo pipefail
@@ -106,11 +106,12 @@ for s in scens:
         v = per.get((s, t))
         cells.append("n/a" if not v else f"{statistics.median(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})")
     print(f"| {s} | " + " | ".join(cells) + " |")
-if "herd-base" in tools and "herd" in tools:
-    print()
-    for s in scens:
-        a, b = per.get((s, "herd-base")), per.get((s, "herd"))
-        if a and b:
-            print(f"{s}: herd/herd-base x{statistics.median(b) / statistics.median(a):.3f}  ")
+for base, new in [("herd-base", "herd"), ("herd-run-base", "herd-run")]:
+    if base in tools and new in tools:
+        print()
+        for s in scens:
+            a, b = per.get((s, base)), per.get((s, new))
+            if a and b:
+                print(f"{s}: {new}/{base} x{statistics.median(b) / statistics.median(a):.3f}  ")
 EOF
 log "results: $RES"

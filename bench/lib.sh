@@ -216,10 +216,11 @@ build_cmd() {
         herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
         herd-default) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
         herd-base) CMD=("$HERD_BASE" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
-        herd-run)
-            local nka=()
+        herd-run | herd-run-base)
+            local nka=() bin=$HERD
             [[ $ka == 0 ]] && nka=(--no-keep-alive)
-            CMD=("$HERD" run -c "$CONC" -t 1 -n "$n" "${nka[@]}" "$url") ;;
+            [[ $tool == herd-run-base ]] && bin=$HERD_BASE
+            CMD=("$bin" run -c "$CONC" -t 1 -n "$n" "${nka[@]}" "$url") ;;
         h2load) CMD=(h2load --h1 -t1 -c"$CONC" -n "$n" "${close_hdr[@]}" "$url") ;;
     esac
 }
@@ -233,7 +234,7 @@ parse_out() {
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
-        herd-run) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
+        herd-run | herd-run-base) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
                   awk '{print $1, $2+$3+$4}' ;;
     esac
@@ -261,14 +262,14 @@ detect_tools() {
     local t base_ok=0
     herd_ok=0
     herd_works "$HERD" && herd_ok=1
-    if [[ " $TOOLS " == *" herd-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
+    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
     active=()
     for t in $TOOLS; do
         case $t in
             floor) active+=(floor) ;;
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
             herd | herd-default | herd-run) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
-            herd-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd-base | herd-run-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use herd_engine::{Completed, Failed, Recorder, Run, Verdict};
+use herd_engine::{Answer, Completed, Failed, Recorder, Run};
 use herd_stats::{FailureKind, LatencyHistogram, LengthTally, RunStats};
 
 use crate::{AbConfig, AbResults, Sample};
@@ -159,7 +159,7 @@ impl AbRecorder {
 }
 
 impl Recorder for AbRecorder {
-    fn completed(&mut self, c: &Completed<'_>) -> Verdict {
+    fn completed(&mut self, c: &Completed<'_>) -> Answer {
         // Each duration is computed once, for the histograms and the sample alike.
         let d = Durations::of(&c.timing);
         record_stats_completed(&mut self.stats, c, &d, self.acc.histograms);
@@ -177,10 +177,10 @@ impl Recorder for AbRecorder {
             self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
         }
         self.sample(&c.timing, &d);
-        Verdict::Continue
+        Answer::Continue
     }
 
-    fn failed(&mut self, f: &Failed) -> Verdict {
+    fn failed(&mut self, f: &Failed) -> Answer {
         record_stats_failed(&mut self.stats, f);
         match f.kind {
             FailureKind::Connect | FailureKind::Tls => {
@@ -190,7 +190,7 @@ impl Recorder for AbRecorder {
                 if !self.acc.receive_errors_ok {
                     let errno = f.os_error.unwrap_or(ECONNREFUSED);
                     self.fatal = Some(AbFatal::os("apr_socket_recv", errno));
-                    return Verdict::Abort;
+                    return Answer::Abort;
                 }
                 self.err_conn += 1;
                 if self.bad() > 10 {
@@ -198,14 +198,14 @@ impl Recorder for AbRecorder {
                     let mut fatal = AbFatal::os("apr_socket_connect()", errno);
                     fatal.preface = Some("\nTest aborted after 10 failures\n\n");
                     self.fatal = Some(fatal);
-                    return Verdict::Abort;
+                    return Answer::Abort;
                 }
             }
             FailureKind::Receive => {
                 if !self.acc.receive_errors_ok {
                     let errno = f.os_error.unwrap_or(0);
                     self.fatal = Some(AbFatal::os("apr_socket_recv", errno));
-                    return Verdict::Abort;
+                    return Answer::Abort;
                 }
                 self.err_recv += 1;
                 self.bad();
@@ -238,7 +238,7 @@ impl Recorder for AbRecorder {
                 self.bad();
             }
         }
-        Verdict::Continue
+        Answer::Continue
     }
 }
 

@@ -9,7 +9,7 @@
 //!   lock, no shared atomic, no heap allocation per request; the request bytes are built
 //!   once by the caller.
 //! - A [`Recorder`] sees every request's outcome ([`Completed`] or [`Failed`]) with its
-//!   [`Timing`] from the monotonic clock, and may ask the run to stop ([`Verdict`]).
+//!   [`Timing`] from the monotonic clock, and may ask the run to stop ([`Answer`]).
 //! - [`Control`] lets another thread stop a run (Ctrl-C) and read progress.
 //! - [`ThreadUsage`] is what each worker thread cost: CPU time and run-queue wait.
 //!
@@ -48,7 +48,7 @@ mod workload;
 pub use control::Control;
 pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
-pub use recorder::{Completed, Failed, Recorder, Timing, Verdict};
+pub use recorder::{Answer, Completed, Failed, Recorder, Timing};
 pub use spec::{
     Arrivals, PerConnection, RequestRate, Reuse, RunSpec, Schedule, SocketOptions, StopAt, Think,
 };
@@ -68,7 +68,7 @@ pub struct Run<R> {
     pub started_wall: SystemTime,
     /// The last activity of any worker (a completed or failed request), or the deadline.
     pub ended: Instant,
-    /// True when the run stopped early: [`Control::stop`], or a recorder's [`Verdict::Abort`].
+    /// True when the run stopped early: [`Control::stop`], or a recorder's [`Answer::Abort`].
     pub interrupted: bool,
     pub recorders: Vec<R>,
     /// Each worker thread's CPU time and run-queue wait over its loop, in worker order (the

@@ -73,7 +73,7 @@ pub struct Failed {
 
 /// A recorder's answer to an outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Answer {
     Continue,
     /// Stop the whole run now (ab's fatal errors).
     Abort,
@@ -81,8 +81,8 @@ pub enum Verdict {
 
 /// Receives the outcome of every request of one worker.
 pub trait Recorder: Send {
-    fn completed(&mut self, c: &Completed<'_>) -> Verdict;
-    fn failed(&mut self, f: &Failed) -> Verdict;
+    fn completed(&mut self, c: &Completed<'_>) -> Answer;
+    fn failed(&mut self, f: &Failed) -> Answer;
 
     /// The passing of time, with or without outcomes: the worker calls it from its event
     /// loop at least every ~100 ms while the run goes on (at the turn where it checks

@@ -13,7 +13,7 @@ use std::time::Duration;
 use std::num::{NonZeroU32, NonZeroU64};
 
 use herd_engine::{
-    Completed, Control, Failed, Recorder, Reuse, RunSpec, Schedule, StopAt, Target, Verdict,
+    Answer, Completed, Control, Failed, Recorder, Reuse, RunSpec, Schedule, StopAt, Target,
 };
 
 struct Counting;
@@ -46,12 +46,12 @@ static GLOBAL: Counting = Counting;
 struct Count(u64);
 
 impl Recorder for Count {
-    fn completed(&mut self, _: &Completed<'_>) -> Verdict {
+    fn completed(&mut self, _: &Completed<'_>) -> Answer {
         self.0 += 1;
-        Verdict::Continue
+        Answer::Continue
     }
-    fn failed(&mut self, _: &Failed) -> Verdict {
-        Verdict::Continue
+    fn failed(&mut self, _: &Failed) -> Answer {
+        Answer::Continue
     }
 }
 

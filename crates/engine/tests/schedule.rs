@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use herd_engine::{
-    Arrivals, Completed, Control, Failed, Recorder, RequestRate, Reuse, StopAt, Verdict,
+    Answer, Arrivals, Completed, Control, Failed, Recorder, RequestRate, Reuse, StopAt,
 };
 use util::{rate, spec, spec_until, TestServer};
 
@@ -22,13 +22,13 @@ const KEEP_ALIVE: Reuse = Reuse::KeepAlive { per_connection: None };
 struct Times(Vec<(Instant, Instant, Instant)>, u64);
 
 impl Recorder for Times {
-    fn completed(&mut self, c: &Completed<'_>) -> Verdict {
+    fn completed(&mut self, c: &Completed<'_>) -> Answer {
         self.0.push((c.timing.intended, c.timing.start, c.timing.end));
-        Verdict::Continue
+        Answer::Continue
     }
-    fn failed(&mut self, _: &Failed) -> Verdict {
+    fn failed(&mut self, _: &Failed) -> Answer {
         self.1 += 1;
-        Verdict::Continue
+        Answer::Continue
     }
 }
 

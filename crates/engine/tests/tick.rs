@@ -7,7 +7,7 @@ mod util;
 
 use std::time::{Duration, Instant};
 
-use herd_engine::{Completed, Control, Failed, Recorder, StopAt, Verdict};
+use herd_engine::{Answer, Completed, Control, Failed, Recorder, StopAt};
 use util::{spec_until, TestServer};
 
 /// The time of every tick.
@@ -15,11 +15,11 @@ use util::{spec_until, TestServer};
 struct Ticks(Vec<Instant>);
 
 impl Recorder for Ticks {
-    fn completed(&mut self, _: &Completed<'_>) -> Verdict {
-        Verdict::Continue
+    fn completed(&mut self, _: &Completed<'_>) -> Answer {
+        Answer::Continue
     }
-    fn failed(&mut self, _: &Failed) -> Verdict {
-        Verdict::Continue
+    fn failed(&mut self, _: &Failed) -> Answer {
+        Answer::Continue
     }
     fn tick(&mut self, now: Instant) {
         self.0.push(now);

@@ -8,7 +8,7 @@ use std::ops::AddAssign;
 use std::sync::Arc;
 use std::time::Instant;
 
-use herd_engine::{Completed, Failed, Recorder, Verdict};
+use herd_engine::{Answer, Completed, Failed, Recorder};
 use herd_stats::{LatencyHistogram, RunStats};
 
 use crate::client_errors::ClientErrors;
@@ -192,13 +192,13 @@ impl AddAssign<&ConnRate> for ConnRate {
 }
 
 impl Recorder for RunRecorder {
-    fn completed(&mut self, c: &Completed<'_>) -> Verdict {
+    fn completed(&mut self, c: &Completed<'_>) -> Answer {
         let t = &c.timing;
         if self.warming_up(t.end) {
             if let Some(s) = &mut self.seconds {
                 s.warmup(t.end);
             }
-            return Verdict::Continue;
+            return Answer::Continue;
         }
         if let Some(s) = &mut self.seconds {
             s.completed(t.end, t.end - t.intended, c.bytes_read);
@@ -234,10 +234,10 @@ impl Recorder for RunRecorder {
             }
         }
         self.add_conn_rate(c.conn, c.bytes_read, t.end - t.start);
-        Verdict::Continue
+        Answer::Continue
     }
 
-    fn failed(&mut self, f: &Failed) -> Verdict {
+    fn failed(&mut self, f: &Failed) -> Answer {
         let end = f.timing.end;
         if !self.warming_up(end) {
             self.core.count_failure(f.kind, f.bytes_read, f.bytes_written);
@@ -254,7 +254,7 @@ impl Recorder for RunRecorder {
         } else if let Some(s) = &mut self.seconds {
             s.warmup(end);
         }
-        Verdict::Continue
+        Answer::Continue
     }
 
     fn tick(&mut self, now: Instant) {

@@ -10,7 +10,7 @@ use herd_stats::FailureKind;
 
 use super::Worker;
 use crate::conn::State;
-use crate::recorder::{Failed, Verdict};
+use crate::recorder::{Answer, Failed};
 use crate::session::After;
 use crate::Recorder;
 
@@ -78,8 +78,8 @@ impl<R: Recorder> Worker<'_, R> {
     fn fail_queued(&mut self, i: usize, template: &Failed) {
         while let Some(request) = self.conns[i].take_queued() {
             let f = Failed { request, bytes_read: 0, bytes_written: 0, ..*template };
-            let verdict = self.recorder.failed(&f);
-            self.after_outcome(verdict);
+            let answer = self.recorder.failed(&f);
+            self.after_outcome(answer);
         }
     }
 
@@ -115,12 +115,12 @@ impl<R: Recorder> Worker<'_, R> {
             return false;
         };
         let got_server = done.server.is_some();
-        let verdict = self.recorder.completed(&done);
+        let answer = self.recorder.completed(&done);
         if got_server {
             self.want_server = false;
         }
         self.last_activity = end;
-        self.after_outcome(verdict);
+        self.after_outcome(answer);
         true
     }
 
@@ -142,9 +142,9 @@ impl<R: Recorder> Worker<'_, R> {
             return;
         }
         let failed = self.conns[i].failed(kind, now, err.as_ref(), self.first_conn + i as u32);
-        let verdict = self.recorder.failed(&failed);
+        let answer = self.recorder.failed(&failed);
         self.last_activity = now;
-        self.after_outcome(verdict);
+        self.after_outcome(answer);
         // Pipelined requests written behind it fail with it: none will be answered.
         self.fail_queued(i, &failed);
         self.close(i);
@@ -159,12 +159,12 @@ impl<R: Recorder> Worker<'_, R> {
         self.release(i);
     }
 
-    fn after_outcome(&mut self, verdict: Verdict) {
+    fn after_outcome(&mut self, answer: Answer) {
         self.finished += 1;
         if self.finished % PUBLISH_EVERY == 0 {
             self.slot.finished.store(self.finished, Ordering::Relaxed);
         }
-        if verdict == Verdict::Abort {
+        if answer == Answer::Abort {
             self.stop = true;
             self.control.stop();
         }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use herd_engine::{
-    Arrivals, Completed, Control, Failed, Recorder, RequestRate, Reuse, RunSpec, Schedule, StopAt,
-    Target, Verdict,
+    Answer, Arrivals, Completed, Control, Failed, Recorder, RequestRate, Reuse, RunSpec, Schedule,
+    StopAt, Target,
 };
 use herd_stats::FailureKind;
 
@@ -173,7 +173,7 @@ impl Counts {
 }
 
 impl Recorder for Counts {
-    fn completed(&mut self, c: &Completed<'_>) -> Verdict {
+    fn completed(&mut self, c: &Completed<'_>) -> Answer {
         self.completed += 1;
         if c.reused {
             self.reused += 1;
@@ -185,12 +185,12 @@ impl Recorder for Counts {
         }
         self.body_bytes += c.body_bytes;
         *self.statuses.entry(c.head.status).or_default() += 1;
-        Verdict::Continue
+        Answer::Continue
     }
 
-    fn failed(&mut self, f: &Failed) -> Verdict {
+    fn failed(&mut self, f: &Failed) -> Answer {
         *self.failures.entry(f.kind).or_default() += 1;
-        Verdict::Continue
+        Answer::Continue
     }
 }
 
