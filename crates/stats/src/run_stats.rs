@@ -37,6 +37,7 @@ impl RunStats {
 
     /// Counts one complete response (the histograms are the recorder's to fill: each
     /// records what it reports).
+    #[inline]
     pub fn count_response(
         &mut self,
         status: u16,
@@ -58,6 +59,7 @@ impl RunStats {
     }
 
     /// Counts one failed request.
+    #[inline]
     pub fn count_failure(&mut self, kind: FailureKind, read: u64, written: u64) {
         self.failures.add(kind);
         self.bytes_read += read;

@@ -19,6 +19,7 @@ impl Default for StatusCounts {
 impl StatusCounts {
     /// Counts one response. Codes outside 100..=999 cannot come from the parser; they are
     /// clamped rather than dropped so that totals stay exact.
+    #[inline]
     pub fn add(&mut self, status: u16) {
         let s = status.clamp(FIRST, LAST);
         self.counts[usize::from(s - FIRST)] += 1;
