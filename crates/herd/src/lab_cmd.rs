@@ -120,8 +120,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Before the store is opened: a machine that cannot run the experiment leaves no file.
     let checked = runner::preflight(&e, &herd_exe)?;
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("cannot open the results store {}", args.store.display()))?;
+    let mut store = Store::open(&args.store).context("cannot open the results store")?;
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let cancel = Arc::clone(&cancel);

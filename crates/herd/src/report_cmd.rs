@@ -81,8 +81,7 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
             None => print(&page),
         };
     }
-    let store = Store::open_read_only(&args.store)
-        .with_context(|| format!("cannot read the results store {}", args.store.display()))?;
+    let store = Store::open_read_only(&args.store).context("cannot read the results store")?;
     let mut out = Vec::new();
     if args.list {
         for e in store.experiments()? {

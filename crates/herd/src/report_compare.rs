@@ -90,9 +90,9 @@ fn parse(written: &str) -> anyhow::Result<Target> {
 
 fn load(t: &Target, default_store: &Path, written: &str) -> anyhow::Result<StoredExperiment> {
     let path = t.store.as_deref().unwrap_or(default_store);
-    let store = Store::open_read_only(path).with_context(|| {
-        format!("--compare {written}: cannot read the results store {}", path.display())
-    })?;
+    // The store's errors name its path: the context says only which side it was.
+    let store = Store::open_read_only(path)
+        .with_context(|| format!("--compare {written}: cannot read the results store"))?;
     let id = match t.id {
         Some(id) => ExperimentId(id),
         None => store.latest_experiment()?.with_context(|| {

@@ -35,11 +35,11 @@ impl ClientError {
 
 /// The end of a tool's stdout and stderr, quoted, for an error message.
 pub(super) fn excerpt(stdout: &str, stderr: &str) -> String {
-    format!("its stdout: {:?}; its stderr: {:?}", tail(stdout), tail(stderr))
+    format!("its stdout: {:?}; its stderr: {:?}", last_bytes(stdout), last_bytes(stderr))
 }
 
 /// At most the last [`TAIL`] bytes of `text` (on a character boundary), marked when cut.
-fn tail(text: &str) -> String {
+fn last_bytes(text: &str) -> String {
     let text = text.trim_end();
     if text.len() <= TAIL {
         return text.to_owned();
@@ -71,11 +71,11 @@ mod tests {
     fn excerpt_keeps_the_end() {
         assert_eq!(excerpt("a\n", ""), r#"its stdout: "a"; its stderr: """#);
         let long = format!("{}é end", "x".repeat(1000));
-        let t = tail(&long);
+        let t = last_bytes(&long);
         assert!(t.starts_with('…') && t.ends_with("é end"), "{t}");
         assert!(t.len() <= TAIL + '…'.len_utf8());
         // A cut inside a multi-byte character moves to its end.
         let tricky = format!("{}{}", "é".repeat(400), "abc");
-        assert!(tail(&tricky).ends_with("éabc"));
+        assert!(last_bytes(&tricky).ends_with("éabc"));
     }
 }
