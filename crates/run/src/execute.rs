@@ -278,6 +278,7 @@ fn measure(
     for r in &done.recorders {
         recorder += r;
     }
+    recorder.settle();
     let from = measure_from.map_or(done.started, |t| t.max(done.started));
     let info = RunInfo {
         connections: spec.connections.get(),

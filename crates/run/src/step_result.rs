@@ -18,6 +18,7 @@ use crate::{RunInfo, RunSetup};
 
 /// The report of one run (or step).
 pub(crate) fn step_report(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> StepReport {
+    debug_assert!(r.is_settled(), "the recorder's zero lags are in its histograms");
     let (completed, failed) = (r.core.responses, r.core.failures.total());
     let rate = |n: u64| per_second(n, info.elapsed);
     StepReport {

@@ -62,6 +62,21 @@ impl LatencyHistogram {
         self.record_micros(u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
     }
 
+    /// `n` samples of `us` microseconds at once: the same histogram as `n` records.
+    pub fn record_n_micros(&mut self, us: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let v = if us > MAX_MICROS {
+            self.clamped += n;
+            MAX_MICROS
+        } else {
+            us
+        };
+        // Cannot fail: v is within the histogram's bounds.
+        let _ = self.hist.record_n(v, n);
+    }
+
     pub fn record_micros(&mut self, us: u64) {
         let v = if us > MAX_MICROS {
             self.clamped += 1;
@@ -193,6 +208,19 @@ mod tests {
         assert!(like.is_empty() && like.histogram().is_auto_resize());
         assert_eq!(like.histogram().distinct_values(), growing.histogram().distinct_values());
         assert!(!fixed.empty_like().histogram().is_auto_resize());
+    }
+
+    #[test]
+    fn recording_n_at_once_is_recording_n_times() {
+        let (mut once, mut each) = (LatencyHistogram::new(), LatencyHistogram::new());
+        once.record_n_micros(0, 3);
+        once.record_n_micros(7_200_000_000, 2);
+        once.record_n_micros(5, 0);
+        for us in [0, 0, 0, 7_200_000_000, 7_200_000_000] {
+            each.record_micros(us);
+        }
+        assert_eq!(once, each);
+        assert_eq!(once.clamped(), 2);
     }
 
     #[test]
