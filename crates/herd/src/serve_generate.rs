@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use herd_run::summary::binary_units;
 use herd_serve::fileset::{self, FileSet, Phase, Progress, SetSummary, SizeList};
 
 /// How often a progress line may appear. The first one waits as long, so short runs show none.
@@ -105,21 +106,6 @@ fn progress_line(p: &Progress, elapsed: Duration) -> String {
             )
         }
     }
-}
-
-/// `512 B`, `1.0 KiB`, `4.9 MiB`, `1.3 GiB`, `2.0 TiB`: one decimal from KiB up.
-pub(crate) fn binary_units(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 #[cfg(test)]

@@ -23,19 +23,7 @@ pub enum LabError {
     NoCells,
 }
 
-/// `err` and its causes in one line, joined by ": " as the binary prints a chain: for the
-/// places that keep an error as text (a cell's failure reason), since typed errors leave
-/// their cause to `source()` rather than repeat it in their message.
-pub(crate) fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut next = err.source();
-    while let Some(cause) = next {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        next = cause.source();
-    }
-    text
-}
+pub(crate) use herd_topo::proc::with_causes;
 
 #[cfg(test)]
 mod tests {

@@ -225,7 +225,7 @@ impl Supervisor {
             Ok(f) if f.timed_out => Some(format!("ran past {limit:?}")),
             Ok(f) if !f.status.success() => Some(describe(&f.status)),
             Ok(_) => None,
-            Err(e) => Some(with_cause(&e)),
+            Err(e) => Some(with_causes(&e)),
         };
         Captured { text, failure }
     }
@@ -487,9 +487,10 @@ pub fn describe(status: &ExitStatus) -> String {
     }
 }
 
-/// `err` and its causes in one line, as the binary prints a chain: [`Captured::failure`] is
-/// text, and a [`ProcError`]'s message leaves its OS error to `source()`.
-fn with_cause(err: &(dyn std::error::Error + 'static)) -> String {
+/// `err` and its causes in one line, joined by ": " as the binary prints a chain: for the
+/// places that keep an error as text ([`Captured::failure`], a lab cell's failure reason),
+/// since typed errors leave their cause to `source()` rather than repeat it in their message.
+pub fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
     let mut next = err.source();
     while let Some(cause) = next {
