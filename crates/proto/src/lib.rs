@@ -15,6 +15,7 @@ mod chunked;
 // Public only for the fuzz target and the integration tests; the engine has no use for it.
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod h2;
 mod request;
 mod response;
 

@@ -1,0 +1,11 @@
+//! HTTP/2 on the client side, without I/O (RFC 9113, RFC 7541).
+//!
+//! - `frame`: the frame codec: an incremental decoder fed bytes in any split, and encoders
+//!   for the frames a client sends.
+//! - `hpack`: header compression: a decoder with the dynamic table and Huffman, and an
+//!   encoder that makes a request's header block once per connection.
+//! - [`ErrorCode`]: the codes of RFC 9113 §7 that both name their errors with.
+
+mod error_code;
+
+pub use error_code::ErrorCode;
