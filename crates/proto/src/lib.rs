@@ -16,6 +16,7 @@ mod chunked;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod h2;
+pub mod h3;
 mod request;
 mod response;
 
