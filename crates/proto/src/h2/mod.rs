@@ -7,5 +7,6 @@
 //! - [`ErrorCode`]: the codes of RFC 9113 §7 that both name their errors with.
 
 mod error_code;
+pub mod hpack;
 
 pub use error_code::ErrorCode;
