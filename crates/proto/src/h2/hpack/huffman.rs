@@ -50,14 +50,12 @@ pub(crate) fn decode(input: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<usiz
 }
 
 /// The length `input` would have once encoded.
-#[allow(dead_code)] // TEMP: the encoder's, in the next commit
 pub(crate) fn encoded_len(input: &[u8]) -> usize {
     let bits: usize = input.iter().map(|&b| usize::from(CODES[usize::from(b)].1)).sum();
     bits.div_ceil(8)
 }
 
 /// Appends the encoding of `input`, padded with the 1 bits of EOS.
-#[allow(dead_code)] // TEMP: the encoder's, in the next commit
 pub(crate) fn encode(input: &[u8], out: &mut Vec<u8>) {
     let mut acc = 0u64;
     let mut n_bits = 0u32;

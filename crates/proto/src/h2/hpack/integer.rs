@@ -34,7 +34,6 @@ pub(crate) fn decode(input: &[u8], prefix_bits: u8) -> Result<(u32, usize), Hpac
 
 /// Appends `value` with a `prefix_bits`-bit prefix; `flags` are the first octet's bits
 /// above the prefix (the representation's pattern).
-#[allow(dead_code)] // TEMP: the encoder's, in the next commit
 pub(crate) fn encode(value: u32, prefix_bits: u8, flags: u8, buf: &mut Vec<u8>) {
     let mask = u8::MAX >> (8 - prefix_bits);
     if value < u32::from(mask) {

@@ -3,14 +3,17 @@
 //! - [`Decoder`] decodes the peer's header blocks (the dynamic table, Huffman, limits against
 //!   blocks that expand without bound), handing out each field or, for a response,
 //!   [`ResponseHead`] after the checks of RFC 9113 §8.3.2.
+//! - [`Encoder`] makes a request's header block: literals inserted into the dynamic table the
+//!   first time, all indexes after, and a generation that says when a cached block is stale.
 //! - What can be wrong is one [`HpackError`], which says whether the connection or only the
 //!   stream is lost.
 //!
 //! Inside: `integer` and `huffman` (with its code table, `huffman_codes`) are the primitive
 //! encodings of §5; `static_table` and `table` (the dynamic table) the two index spaces of
-//! §2.3; `decoder` the representations of §6; `response` the response checks.
+//! §2.3; `decoder` and `encoder` the representations of §6; `response` the response checks.
 
 mod decoder;
+mod encoder;
 mod error;
 mod huffman;
 mod huffman_codes;
@@ -20,6 +23,7 @@ mod static_table;
 mod table;
 
 pub use decoder::Decoder;
+pub use encoder::Encoder;
 pub use error::HpackError;
 pub use response::ResponseHead;
 

@@ -68,7 +68,6 @@ pub(crate) const STATIC_TABLE: [(&[u8], &[u8]); 61] = [
 
 /// The index of an entry equal to `(name, value)`, and failing that of the first entry with
 /// that name, as `(index, value matches too)`.
-#[allow(dead_code)] // TEMP: the encoder's, in the next commit
 pub(crate) fn find(name: &[u8], value: &[u8]) -> Option<(usize, bool)> {
     let mut by_name = None;
     for (i, (n, v)) in STATIC_TABLE.iter().enumerate() {

@@ -131,7 +131,6 @@ impl DynamicTable {
     /// The index of an entry equal to `(name, value)`, and failing that of the newest entry
     /// with that name, as `(index, value matches too)`. Linear: for the encoder, which runs
     /// once per new block, not per request.
-    #[allow(dead_code)] // TEMP: the encoder's, in the next commit
     pub(crate) fn find(&self, name: &[u8], value: &[u8]) -> Option<(usize, bool)> {
         let mut by_name = None;
         for i in 0..self.len() {
