@@ -184,7 +184,7 @@ impl Recorder for Counts {
             }
         }
         self.body_bytes += c.body_bytes;
-        *self.statuses.entry(c.head.status).or_default() += 1;
+        *self.statuses.entry(c.status).or_default() += 1;
         Answer::Continue
     }
 
