@@ -122,6 +122,9 @@ pub enum QpackError {
     IntegerOverflow,
     #[error("invalid Huffman code")]
     Huffman,
+    /// A Huffman-coded string that decodes past the field section size limit.
+    #[error("a Huffman-coded string longer than the field section size limit")]
+    TooLong,
 }
 
 impl H3Error {

@@ -5,8 +5,9 @@
 //! Each field goes to the caller's callback as it is decoded; `:status` and
 //! `content-length` are also read on the way ([`FieldSection`]) and checked by HTTP's
 //! rules. Static-table fields are handed out from the table, literals from the block
-//! itself, and only Huffman-coded literals are decoded, into two scratch buffers kept
-//! between sections: no allocation per response once they have grown.
+//! itself, and only Huffman-coded literals are decoded (HPACK's code, h2's decoder), into two
+//! scratch buffers kept between sections, which never grow past the section size limit: no
+//! allocation per response once they have grown.
 
 use super::huffman;
 use super::integer::{self, Literal};
@@ -86,19 +87,19 @@ impl Decoder {
                 let (index, n) = integer::decode(rest, 4)?;
                 let (name, _) = static_entry(index)?;
                 let (literal, m) = integer::decode_literal(&rest[n..], 7)?;
-                let value = text(literal, &mut self.value)?;
+                let value = text(literal, &mut self.value, self.max_size)?;
                 (name, value, n + m)
             } else if first & 0x20 != 0 {
                 // Literal field line with literal name: 0 0 1 N H len(3), name, value.
                 let (literal, n) = integer::decode_literal(rest, 3)?;
-                let name = text(literal, &mut self.name)?;
+                let name = text(literal, &mut self.name, self.max_size)?;
                 // The static table's names are lowercase; a literal one must be too (RFC
                 // 9114 §4.2), and be a name.
                 if name.is_empty() || name.iter().any(u8::is_ascii_uppercase) {
                     return Err(MessageError::FieldName.into());
                 }
                 let (literal, m) = integer::decode_literal(&rest[n..], 7)?;
-                let value = text(literal, &mut self.value)?;
+                let value = text(literal, &mut self.value, self.max_size)?;
                 (name, value, n + m)
             } else {
                 // Post-base indexed (0001) and post-base name reference (0000): both refer to
@@ -124,13 +125,18 @@ fn static_entry(index: u64) -> Result<(&'static [u8], &'static [u8]), QpackError
         .ok_or(QpackError::StaticIndex(index))
 }
 
-/// A literal's text: its own bytes, or its Huffman decoding in `scratch`.
-fn text<'a>(literal: Literal<'a>, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], QpackError> {
+/// A literal's text: its own bytes, or its Huffman decoding in `scratch`, which grows to
+/// no more than `cap` bytes.
+fn text<'a>(
+    literal: Literal<'a>,
+    scratch: &'a mut Vec<u8>,
+    cap: u64,
+) -> Result<&'a [u8], QpackError> {
     if !literal.huffman {
         return Ok(literal.bytes);
     }
     scratch.clear();
-    huffman::decode(literal.bytes, scratch)?;
+    huffman::decode(literal.bytes, scratch, usize::try_from(cap).unwrap_or(usize::MAX))?;
     Ok(scratch)
 }
 
@@ -232,6 +238,36 @@ mod tests {
         );
         let section = Decoder::new(1 << 16).decode(&block[..9], |_, _| {});
         assert_eq!(section, Ok(FieldSection { status: Some(200), content_length: Some(42) }));
+    }
+
+    /// Huffman-coded value and name (the corpus's ok-huffman-server.h3), as ngtcp2 and
+    /// caddy send them; and a Huffman string past the size limit.
+    #[test]
+    fn huffman_literals_decode() {
+        let block = [
+            0x00, 0x00, 0xd9, 0x5f, 0x4d, 0x8a, 0xaa, 0x64, 0x92, 0xb1, 0x28, 0x82, 0xd9, 0xdc,
+            0xb6, 0x7f, 0x2d, 0xf2, 0xb4, 0xf6, 0xcb, 0x2f, 0x83, 0xf4, 0x54, 0x7f,
+        ];
+        assert_eq!(
+            lines(&block),
+            Ok(vec![
+                line(":status", "200"),
+                line("server", "ngtcp2 server"),
+                line("x-huff", "yes")
+            ])
+        );
+        // The server field alone, under a 10-byte limit: its 13 bytes are never written
+        // past the 10th.
+        let server = [&[0x00, 0x00][..], &block[3..16]].concat();
+        let mut small = Decoder::new(10);
+        let err = small.decode_lines(&server, |_, _| Ok(()));
+        assert_eq!(err, Err(H3Error::Qpack(QpackError::TooLong)));
+        assert!(small.value.len() <= 10, "the scratch buffer stayed within the limit");
+        let err = Decoder::new(50).decode_lines(&block, |_, _| Ok(()));
+        assert_eq!(err, Err(H3Error::FieldSectionTooLarge { limit: 50 }));
+        let mut bad = block;
+        bad[15] = 0x00; // the last byte of the value: padding of 0 bits is not EOS
+        assert_eq!(lines(&bad), Err(H3Error::Qpack(QpackError::Huffman)));
     }
 
     #[test]
