@@ -7,10 +7,6 @@
 
 use bytes::BytesMut;
 
-/// The receive pool's size: a GRO message or a `recvmmsg` batch, and room to spare so
-/// that a pool held by a few unread datagrams is the exception.
-const POOL: usize = 128 * 1024;
-
 /// Room for one GSO transmit: the kernel's 64 KiB.
 const SEND: usize = 64 * 1024;
 
@@ -28,7 +24,8 @@ pub struct IoBuffers {
 impl IoBuffers {
     pub fn new() -> IoBuffers {
         IoBuffers {
-            pool: BytesMut::with_capacity(POOL),
+            // Grown by the first receive to what a batch needs (512 KiB with GRO).
+            pool: BytesMut::new(),
             datagrams: Vec::with_capacity(64),
             send: Vec::with_capacity(SEND),
             sends: Vec::new(),

@@ -5,10 +5,10 @@
 //! GSO (`UDP_SEGMENT`, Linux 4.18) sends up to [`MAX_GSO_SEGMENTS`] datagrams of one size in
 //! one `sendmsg`; GRO (`UDP_GRO`, Linux 5.0) hands several received datagrams of one size
 //! over in one message. Both are asked for and detected when the socket opens: GSO by
-//! reading the option back, GRO by setting it. A send that GSO fails with EIO (a device
+//! reading the option back, GRO by setting it. Receives are `recvmmsg` batches either way:
+//! up to 8 messages of up to 64 KiB with GRO, up to 32 datagrams without. A send that GSO fails with EIO (a device
 //! without checksum offload) turns GSO off for the socket and is retried datagram by
-//! datagram, as quinn-udp does. Without GSO, queued datagrams leave in one `sendmmsg`;
-//! without GRO, `recvmmsg` takes up to 32 datagrams per call.
+//! datagram, as quinn-udp does. Without GSO, queued datagrams leave in one `sendmmsg`.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -28,7 +28,12 @@ pub(crate) const MAX_GSO_SEGMENTS: usize = 32;
 const SLOT: usize = 2048;
 
 /// A receive slot with GRO: the largest coalesced message.
-const GRO_SLOT: usize = 65_535;
+const GRO_SLOT: usize = 64 * 1024;
+
+/// Messages one `recvmmsg` takes with GRO: 512 KiB of a worker's pool. A server that
+/// sends with GSO fills a message with many datagrams; one that does not sends one a
+/// message, and then the batch is what saves system calls.
+const GRO_BATCH: usize = 8;
 
 /// Which of the kernel's UDP offloads to use when it has them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,7 +190,7 @@ impl UdpSocket {
         pool: &mut BytesMut,
         out: &mut Vec<BytesMut>,
     ) -> io::Result<Batch> {
-        let (slot, batch) = if self.gro { (GRO_SLOT, 1) } else { (SLOT, MAX_BATCH) };
+        let (slot, batch) = if self.gro { (GRO_SLOT, GRO_BATCH) } else { (SLOT, MAX_BATCH) };
         match udp_sys::recv(self.fd(), pool, slot, batch, out) {
             Ok(b) => Ok(b),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Batch::default()),

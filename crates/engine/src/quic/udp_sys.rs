@@ -11,7 +11,7 @@ use std::io;
 use std::mem::{size_of, zeroed, MaybeUninit};
 use std::os::fd::RawFd;
 
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 
 /// Not in the libc crate for glibc targets: linux/udp.h.
 pub(super) const UDP_SEGMENT: libc::c_int = 103;
@@ -166,14 +166,16 @@ pub(super) fn recv(
         recv_raw(fd, &mut spare[..n * slot], slot, &mut received[..n])?
     };
     let mut batch = Batch { messages: got, ..Batch::default() };
-    for (i, r) in received[..got].iter().enumerate() {
+    for r in &received[..got] {
+        // The slot as a handle of its own, cut at its capacity: the part of it the kernel
+        // did not write is never claimed as bytes, so it needs no initializing.
+        let rest = pool.split_off(slot);
+        let mut message = std::mem::replace(pool, rest);
         let len = if r.truncated { 0 } else { r.len.min(slot) };
         batch.truncated += usize::from(r.truncated);
-        // SAFETY: message i went to the `slot` bytes starting at the pool's current start
-        // (the previous messages and the gaps after them have been split off), and the
-        // kernel wrote its first `len` bytes.
-        unsafe { pool.set_len(len) };
-        let mut message = pool.split_to(len);
+        // SAFETY: `message` starts where the kernel put this message, and it wrote its
+        // first `len` bytes (`len <= slot`, the handle's capacity).
+        unsafe { message.set_len(len) };
         if let Some(size) = r.segment {
             while message.len() > size {
                 out.push(message.split_to(size));
@@ -183,17 +185,6 @@ pub(super) fn recv(
         if !message.is_empty() {
             out.push(message);
             batch.datagrams += 1;
-        }
-        if i + 1 < got {
-            // Step over the rest of the slot to the next message: zeroed first, so that
-            // every byte the pool calls its own is initialized.
-            let gap = slot - len;
-            for b in &mut pool.spare_capacity_mut()[..gap] {
-                b.write(0);
-            }
-            // SAFETY: the gap's bytes were just written.
-            unsafe { pool.set_len(gap) };
-            pool.advance(gap);
         }
     }
     Ok(batch)
