@@ -149,6 +149,10 @@ pub fn transcript(data: &[u8], max_frame_size: u32, split: Split) -> Transcript 
                     assert!(used <= rest.len(), "used {used} of {} bytes", rest.len());
                     check_frame(&frame, used, inside, max_frame_size);
                     inside = !decoder.is_between_frames();
+                    assert!(
+                        used > 0 || matches!(frame, Frame::DataEnd { .. }),
+                        "{frame:?} used no bytes"
+                    );
                     idle_steps = if used == 0 { idle_steps + 1 } else { 0 };
                     assert!(idle_steps < 2, "two results in a row used no bytes");
                     record(&mut events, frame);
