@@ -164,10 +164,10 @@ impl Recorder for AbRecorder {
         let d = Durations::of(&c.timing);
         record_stats_completed(&mut self.stats, c, &d, self.acc.histograms);
         // ab: the first digit of the status is not '2' → "Non-2xx" (3xx included).
-        if c.head.status / 100 != 2 {
+        if c.status / 100 != 2 {
             self.err_response += 1;
         }
-        if self.acc.keepalive && c.head.reusable {
+        if self.acc.keepalive && c.reusable {
             self.doneka += 1;
         }
         if self.first.is_none() {
@@ -230,7 +230,12 @@ impl Recorder for AbRecorder {
                     self.bad();
                 }
             }
-            FailureKind::Malformed | FailureKind::HeadTooLarge => {
+            // Only HTTP/2 and HTTP/3 streams fail these ways; herd ab speaks HTTP/1 (as ab).
+            FailureKind::Malformed
+            | FailureKind::HeadTooLarge
+            | FailureKind::Reset
+            | FailureKind::GoAway
+            | FailureKind::Flood => {
                 // ab: "header is invalid or too big" → err_response++ and bad++, but in
                 // none of the four sub-counters (so the breakdown can sum to less).
                 self.err_response += 1;
@@ -383,7 +388,7 @@ impl Durations {
 }
 
 fn record_stats_completed(s: &mut AbStats, c: &Completed<'_>, d: &Durations, histograms: bool) {
-    s.core.count_response(c.head.status, c.bytes_read, c.bytes_written, c.body_bytes, c.reused);
+    s.core.count_response(c.status, c.bytes_read, c.bytes_written, c.body_bytes, c.reused);
     s.lengths.add(c.body_bytes);
     if !histograms {
         return;

@@ -7,7 +7,7 @@ use std::num::{NonZeroU32, NonZeroU64};
 use std::time::Duration;
 
 use herd_engine::{
-    Prepared, Reuse, RunSpec, Schedule, SocketOptions, SpecError, StopAt, Target, Workload,
+    Prepared, Reuse, RunSpec, Schedule, SocketOptions, SpecError, StopAt, Target, Wire, Workload,
 };
 
 use crate::AbConfig;
@@ -33,6 +33,8 @@ pub fn run_spec(
         schedule: Schedule::Closed { reuse, think: None },
         receive_rate: None,
         seed: 0,
+        // ab speaks HTTP/1 only, and so does herd ab.
+        wire: Wire::Http1,
     })
 }
 

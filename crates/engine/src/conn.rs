@@ -392,7 +392,8 @@ impl Conn {
         let ex = self.session.current();
         Some(Completed {
             timing: ex.timing(end),
-            head: r.head,
+            status: r.head.status,
+            reusable: r.head.reusable,
             body_bytes: r.body_bytes,
             bytes_read: ex.bytes_read(),
             bytes_written: r.bytes_written,

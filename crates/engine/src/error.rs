@@ -20,6 +20,10 @@ pub enum EngineError {
     WorkerPanicked,
     #[error("the target has no address to connect to")]
     NoAddress,
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("request {index} cannot be sent over HTTP/2: {reason}")]
+    Http2Request { index: usize, reason: &'static str },
 }
 
 /// A value that would make a run the engine cannot carry out.
@@ -31,6 +35,12 @@ pub enum SpecError {
     NoConnections,
     #[error("requests per connection {lo}-{hi}: give at least 1, and the lower bound first")]
     BadPerConnection { lo: u32, hi: u32 },
+    #[error("HTTP/2 has streams instead of pipelining: give the streams per connection, not a pipeline depth")]
+    PipelinedHttp2,
+    #[error("think time is not available over HTTP/2 (a connection carries many requests at once); use a rate instead")]
+    ThinkHttp2,
+    #[error("flow-control window of {0} bytes: give 1 to 2^31 − 1 (RFC 9113 §6.9.1)")]
+    BadWindow(u32),
 }
 
 #[cfg(test)]

@@ -23,9 +23,11 @@
 //! `throttle` (the receive-rate cap) and `pacer` (the open loop's clock) are each their own
 //! small piece.
 
+mod alpn_probe;
 mod conn;
 mod control;
 mod error;
+mod mux;
 mod nofile;
 mod pacer;
 mod pipeline;
@@ -45,12 +47,14 @@ mod transport;
 mod worker;
 mod workload;
 
+pub use alpn_probe::{negotiate_alpn, ProbeError};
 pub use control::Control;
 pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
 pub use recorder::{Answer, Completed, Failed, Recorder, Timing};
 pub use spec::{
-    Arrivals, PerConnection, RequestRate, Reuse, RunSpec, Schedule, SocketOptions, StopAt, Think,
+    Arrivals, H2Settings, PerConnection, RequestRate, Reuse, RunSpec, Schedule, SocketOptions,
+    StopAt, Think, Wire,
 };
 pub use target::{check_allowed, Target, TargetError};
 pub use thread_usage::ThreadUsage;

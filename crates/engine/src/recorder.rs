@@ -5,7 +5,6 @@
 
 use std::time::Instant;
 
-use herd_proto::Head;
 use herd_stats::FailureKind;
 
 /// The moments of one request, from the monotonic clock.
@@ -38,7 +37,12 @@ pub struct Timing {
 #[derive(Debug)]
 pub struct Completed<'a> {
     pub timing: Timing,
-    pub head: &'a Head,
+    /// The response's status code.
+    pub status: u16,
+    /// The server lets the connection carry another request: by HTTP/1 rules (HTTP/1.1
+    /// unless `Connection: close`, HTTP/1.0 only with `keep-alive`); always for a stream of
+    /// HTTP/2 or HTTP/3, whose connection outlives it.
+    pub reusable: bool,
     /// Decoded body bytes.
     pub body_bytes: u64,
     /// Every byte read for this response (heads, body, chunk framing).

@@ -9,10 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 use mio::{Interest, Poll, Waker};
 
 use crate::control::Slot;
+use crate::mux::{H2Request, MuxWorker};
 use crate::pacer::Pacer;
 use crate::rng::Rng;
 use crate::worker::{Worker, WorkerEnd, TIMER, WAKER};
-use crate::{Arrivals, Control, EngineError, Recorder, Run, RunSpec, Schedule};
+use crate::{Arrivals, Control, EngineError, Recorder, Run, RunSpec, Schedule, Wire};
 
 pub(crate) fn run_all<R, F>(
     spec: &RunSpec,
@@ -26,6 +27,12 @@ where
     if spec.target.addrs.is_empty() && spec.target.unix.is_none() {
         return Err(EngineError::NoAddress);
     }
+    spec.check()?;
+    // HTTP/2's requests in its own terms, once for every worker.
+    let h2_requests = match spec.wire {
+        Wire::Http2(_) => Some(H2Request::from_workload(&spec.workload, &spec.target)?),
+        Wire::Http1 => None,
+    };
     let n = spec.worker_count();
     control.reset_workers();
     let mut prepared = Vec::with_capacity(n as usize);
@@ -48,6 +55,7 @@ where
             .into_iter()
             .zip(pacers)
             .map(|((i, poll, slot), pacer)| {
+                let h2_requests = &h2_requests;
                 let (conns, quota) = spec.share(i, n);
                 let first_conn = spec.first_connection(i, n);
                 let recorder = make(i as usize);
@@ -65,7 +73,10 @@ where
                             deadline,
                             pacer,
                         };
-                        Worker::new(spec, control, share).run()
+                        match &h2_requests {
+                            Some(requests) => MuxWorker::new(spec, control, share, requests).run(),
+                            None => Worker::new(spec, control, share).run(),
+                        }
                     })
                     .map_err(EngineError::Thread)
             })

@@ -184,6 +184,26 @@ impl Exchange {
     pub(crate) fn connected_at(&mut self, now: Instant) {
         self.connected = Some(now);
     }
+
+    /// Its last request byte went out at `now` (HTTP/2: the flush that carried its frames).
+    #[inline]
+    pub(crate) fn written_at(&mut self, now: Instant) {
+        self.written = Some(now);
+    }
+
+    #[inline]
+    pub(crate) fn is_written(&self) -> bool {
+        self.written.is_some()
+    }
+
+    /// `n` bytes arrived for it at `now` (the first byte's moment is kept).
+    #[inline(always)]
+    pub(crate) fn read(&mut self, n: usize, now: Instant) {
+        if self.first_byte.is_none() {
+            self.first_byte = Some(now);
+        }
+        self.bytes_read += n as u64;
+    }
 }
 
 impl Session {

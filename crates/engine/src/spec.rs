@@ -39,6 +39,47 @@ pub struct RunSpec {
     pub receive_rate: Option<NonZeroU64>,
     /// Seeds every choice of the run (request mix, requests per connection, think times).
     pub seed: u64,
+    /// What the connections speak.
+    pub wire: Wire,
+}
+
+/// The protocol on each connection. TLS or not comes from the target ([`Target::tls`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Wire {
+    /// HTTP/1.x: one request at a time per connection, or a pipelined batch.
+    #[default]
+    Http1,
+    /// HTTP/2 (RFC 9113): with TLS, ALPN `h2`; without, prior knowledge (h2c). Requests go
+    /// out as streams, up to `streams` at once on each connection.
+    Http2(H2Settings),
+}
+
+/// HTTP/2's own settings for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct H2Settings {
+    /// Concurrent streams per connection (h2load's `-m`), and never more than the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS.
+    pub streams: NonZeroU32,
+    /// The receive window of each stream (SETTINGS_INITIAL_WINDOW_SIZE), at most 2^31 − 1.
+    pub stream_window: u32,
+    /// The receive window of each connection, at most 2^31 − 1.
+    pub connection_window: u32,
+}
+
+impl H2Settings {
+    /// The largest flow-control window (RFC 9113 §6.9.1).
+    pub const MAX_WINDOW: u32 = (1 << 31) - 1;
+    /// h2load's default windows (2^30 for streams and connections: `-w 30 -W 30`): large
+    /// enough that flow control never paces a benchmark's responses.
+    pub const DEFAULT_WINDOW: u32 = 1 << 30;
+
+    pub fn new(streams: NonZeroU32) -> H2Settings {
+        H2Settings {
+            streams,
+            stream_window: Self::DEFAULT_WINDOW,
+            connection_window: Self::DEFAULT_WINDOW,
+        }
+    }
 }
 
 /// When a run stops (requests in flight at a deadline are abandoned).
@@ -140,6 +181,7 @@ impl RunSpec {
             schedule: Schedule::Closed { reuse: Reuse::Close, think: None },
             receive_rate: None,
             seed: 0,
+            wire: Wire::Http1,
         }
     }
 
@@ -151,6 +193,24 @@ impl RunSpec {
             false,
         );
         RunSpec::new(target, Workload::single(request), StopAt::Requests(NonZeroU64::MIN))
+    }
+
+    /// What no type can say about a run's protocol: HTTP/2 has no pipelining (it has
+    /// streams) and no think time (a pause belongs to a connection, and an HTTP/2 connection
+    /// carries many users' requests at once); windows fit in 31 bits.
+    pub fn check(&self) -> Result<(), SpecError> {
+        let Wire::Http2(h2) = self.wire else { return Ok(()) };
+        match self.schedule {
+            Schedule::Pipelined { .. } => return Err(SpecError::PipelinedHttp2),
+            Schedule::Closed { think: Some(_), .. } => return Err(SpecError::ThinkHttp2),
+            _ => {}
+        }
+        for window in [h2.stream_window, h2.connection_window] {
+            if window == 0 || window > H2Settings::MAX_WINDOW {
+                return Err(SpecError::BadWindow(window));
+            }
+        }
+        Ok(())
     }
 
     /// Worker threads the run will use: never more than connections.

@@ -105,6 +105,14 @@ impl Transport {
         }
     }
 
+    /// The protocol ALPN agreed on (TLS only, once the handshake is done).
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Transport::Plain(_) => None,
+            Transport::Tls(t) => t.session.alpn_protocol(),
+        }
+    }
+
     /// What the handshake negotiated (TLS only).
     pub(crate) fn tls_info(&self) -> Option<TlsInfo> {
         match self {

@@ -50,7 +50,7 @@ pub(crate) const WAKER: Token = Token(usize::MAX);
 pub(crate) const TIMER: Token = Token(usize::MAX - 1);
 /// Large reads: on 1 MiB bodies the read size decides the client's cost (baseline.md:
 /// ab's 8 KiB reads cost it x2.6 the floor).
-const READ_BUFFER: usize = 256 * 1024;
+pub(crate) const READ_BUFFER: usize = 256 * 1024;
 
 /// What a worker hands back when its loop ends.
 pub(crate) struct WorkerEnd<R> {
@@ -519,7 +519,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
 }
 
 /// The source address of run-wide connection `k`.
-fn bind_for(bind: &[std::net::IpAddr], k: usize) -> Option<std::net::IpAddr> {
+pub(crate) fn bind_for(bind: &[std::net::IpAddr], k: usize) -> Option<std::net::IpAddr> {
     match bind.len() {
         0 => None,
         n => bind.get(k % n).copied(),

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use herd_engine::Think;
 use herd_run::plan::{self, Arrivals, Body, Load, Pace, Reuse, Source, Stop, TlsOptions};
+use herd_run::protocol::{Speak, Windows};
 use herd_run::units::{self as run_units, BindList};
 use herd_run::{PlanError, RunPlan, RunUrl, Threshold};
-use herd_stats::units::{BitRate, RequestRate, TimeSpan};
+use herd_stats::units::{BitRate, ByteSize, RequestRate, TimeSpan};
 
 /// Flags of `herd run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -103,8 +104,36 @@ pub(crate) struct RunArgs {
     pub(crate) bind: Option<BindList>,
 
     /// Request method
-    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
+    #[arg(short = 'X', long, value_name = "METHOD", default_value = "GET")]
     pub(crate) method: String,
+
+    /// Speak HTTP/2 over TLS (ALPN h2; an https:// URL). The server must agree: to fall back
+    /// to HTTP/1.1, give --alpn h2,http/1.1 instead
+    #[arg(long, conflicts_with_all = ["h2c", "alpn"])]
+    pub(crate) h2: bool,
+
+    /// Speak HTTP/2 in the clear, with prior knowledge (an http:// URL; no Upgrade)
+    #[arg(long, conflicts_with = "alpn")]
+    pub(crate) h2c: bool,
+
+    /// Offer these ALPN protocols in the TLS handshake, in order of preference, and speak
+    /// the one the server chooses: h2, http/1.1 or h2,http/1.1
+    // A String, read in `plan`: clap takes a parser's Vec for a list of values.
+    #[arg(long, value_name = "LIST")]
+    pub(crate) alpn: Option<String>,
+
+    /// HTTP/2: requests in flight at once on each connection (capped by the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS), as h2load's -m
+    #[arg(short = 'm', long, value_name = "N", value_parser = parse_streams)]
+    pub(crate) streams: Option<u32>,
+
+    /// HTTP/2: each stream's flow-control window (64Ki − 1 to 2Gi − 1) [default: 1Gi]
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) window: Option<ByteSize>,
+
+    /// HTTP/2: the connection's flow-control window [default: 1Gi]
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) connection_window: Option<ByteSize>,
 
     /// Extra request header, `Name: value` (repeatable; a Host header replaces the default)
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
@@ -186,6 +215,24 @@ pub(crate) struct RunArgs {
     pub(crate) hlog: Option<PathBuf>,
 }
 
+/// `-m`/`--streams`: a count. `-m` was the method before HTTP/2 came (h2load's `-m` is the
+/// streams, and so is herd's now): a method given to it says where the method went.
+fn parse_streams(text: &str) -> Result<u32, String> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(format!(
+            "-m is --streams (requests at once per HTTP/2 connection, as h2load's -m); the \
+             method is -X {text}"
+        ));
+    }
+    match text.parse::<u32>() {
+        Ok(n) if (1..=herd_run::protocol::MAX_STREAMS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{text}` is not a count of streams: give 1 to {}",
+            herd_run::protocol::MAX_STREAMS
+        )),
+    }
+}
+
 /// `--arrivals`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ArrivalsArg {
@@ -259,6 +306,33 @@ pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
             (None, None) => Source::Url,
         },
     };
+    p.speak = match (args.h2, args.h2c, &args.alpn) {
+        (_, _, Some(list)) => Speak::Alpn(
+            herd_run::protocol::parse_alpn(list)
+                .map_err(|e| PlanError(format!("--alpn {list}: {e}")))?,
+        ),
+        (true, _, None) if !p.url.tls => {
+            return Err(PlanError(format!(
+                "--h2 speaks HTTP/2 over TLS: give an https:// URL, or --h2c for HTTP/2 in the \
+                 clear to {}",
+                p.url.text
+            )))
+        }
+        (_, true, None) if p.url.tls => {
+            return Err(PlanError(format!(
+                "--h2c speaks HTTP/2 in the clear: give an http:// URL, or --h2 for HTTP/2 over \
+                 TLS to {}",
+                p.url.text
+            )))
+        }
+        (true, _, None) | (_, true, None) => Speak::Http2,
+        (false, false, None) => Speak::Http1,
+    };
+    p.streams = args.streams.map(nonzero).transpose()?.unwrap_or(NonZeroU32::MIN);
+    p.windows = Windows {
+        stream: args.window.unwrap_or(herd_run::protocol::DEFAULT_WINDOW),
+        connection: args.connection_window.unwrap_or(herd_run::protocol::DEFAULT_WINDOW),
+    };
     p.timeout = args.timeout;
     p.tls = TlsOptions {
         ca_file: args.ca_file.clone(),
@@ -289,6 +363,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use herd_run::protocol;
+    use herd_stats::Protocol;
 
     #[derive(clap::Parser)]
     struct Cli {
@@ -415,6 +491,7 @@ mod tests {
                 0..3,
             ),
             outputs in (opt_path(), opt_path(), opt_path(), opt_path()),
+            h2 in (0u8..3, any::<bool>(), 1u32..=256, prop::option::of(1u64..=(1 << 31) - 1), prop::option::of(1u64..=(1 << 31) - 1)),
         ) -> RunPlan {
             let scheme = if https { "https" } else { "http" };
             let url: RunUrl = format!("{scheme}://127.0.0.1:8080/x?y=1").parse().unwrap();
@@ -442,6 +519,22 @@ mod tests {
             // Series paths must name their format.
             let series = outputs.2.map(|_| PathBuf::from("per-second.csv"));
             p.outputs = plan::Outputs { json: outputs.0, html: outputs.1, series, hlog: outputs.3 };
+            let (speak, both, streams, window, connection_window) = h2;
+            p.speak = match (speak, https) {
+                (0, _) => Speak::Http1,
+                (2, true) if both => Speak::Alpn(vec![Protocol::H2, Protocol::H1Tls]),
+                (2, true) => Speak::Alpn(vec![Protocol::H2]),
+                _ => Speak::Http2,
+            };
+            if p.speak.may_be_http2() {
+                // HTTP/1-only settings would only be refused.
+                p.requests.http10 = false;
+                p.streams = NonZeroU32::new(streams).unwrap();
+                p.windows = Windows {
+                    stream: window.map_or(protocol::DEFAULT_WINDOW, ByteSize::new),
+                    connection: connection_window.map_or(protocol::DEFAULT_WINDOW, ByteSize::new),
+                };
+            }
             p
         }
     }
@@ -500,5 +593,23 @@ mod tests {
         assert!(refused(&["ftp://127.0.0.1/"]).contains("must start with http"));
         assert!(refused(&["http://127.0.0.1/", "--unix-socket", "/s", "--bind", "127.0.0.2"])
             .contains("--unix-socket"));
+        assert!(refused(&["http://127.0.0.1/", "--h2"]).contains("--h2c"));
+        assert!(refused(&["https://127.0.0.1/", "-k", "--h2c"]).contains("--h2"));
+        assert!(refused(&["http://127.0.0.1/", "--streams", "10"]).contains("--h2c"));
+        assert!(refused(&["http://127.0.0.1/", "--h2c", "--pipeline", "4"]).contains("--streams"));
+        assert!(refused(&["http://127.0.0.1/", "--alpn", "h2"]).contains("https://"));
+        assert!(refused(&["https://127.0.0.1/", "-k", "--alpn", "h3"]).contains("h2, http/1.1"));
+    }
+
+    #[test]
+    fn m_is_streams_and_a_method_there_says_where_the_method_went() {
+        let err = match Cli::try_parse_from(["herd-run", "http://127.0.0.1/", "-m", "POST"]) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("-m POST was taken"),
+        };
+        assert!(err.contains("-X POST"), "{err}");
+        let cli =
+            Cli::try_parse_from(["herd-run", "http://127.0.0.1/", "--h2c", "-m", "10"]).unwrap();
+        assert_eq!(super::plan(&cli.run).unwrap().streams.get(), 10);
     }
 }

@@ -1,5 +1,5 @@
 //! The contract of `herd run --json` (herd.run.v1): real output of every shape (closed loop,
-//! open loop at `--rate`, `--steps`, a URL mix with every client option, pipelining, and a run
+//! open loop at `--rate`, `--steps`, a URL mix with every client option, pipelining, HTTP/2, and a run
 //! where every request fails, whose histograms are empty) validates against docs/run-json.schema.json, and documents broken on purpose
 //! do not, so that this test fails when the output and the schema drift apart. Every non-empty
 //! histogram's `hdr` decodes (base64, then HdrHistogram's deserializer) to a histogram of the
@@ -110,6 +110,23 @@ fn every_shape_of_real_output_validates() {
     assert_eq!(piped["clients"]["pipeline"], 4);
     assert_valid(&v, &piped, "pipelined");
 
+    // HTTP/2 (h2c against nginx): the protocol and the streams per connection.
+    let nginx = util::Nginx::start();
+    let h2 = run_json(&[
+        "--h2c",
+        "-c",
+        "2",
+        "-m",
+        "5",
+        "-n",
+        "100",
+        &format!("http://127.0.0.1:{}/small.html", nginx.h2c_port),
+    ]);
+    assert_eq!((&h2["protocol"], &h2["streams"]), (&json!("h2c"), &json!(5)));
+    assert_eq!(closed["protocol"], "h1");
+    assert_eq!(closed["streams"], Value::Null);
+    assert_valid(&v, &h2, "h2c");
+
     // Nothing listens: every request fails, every latency histogram is empty, no verdict
     // (exit code 4).
     let port = util::free_port();
@@ -133,6 +150,12 @@ fn every_shape_of_real_output_validates() {
     let mut doc = closed.clone();
     doc["requests"].as_object_mut().unwrap().remove("completed");
     broken.push((doc, "a required key missing"));
+    let mut doc = h2.clone();
+    doc["protocol"] = json!("h4");
+    broken.push((doc, "a protocol herd does not speak"));
+    let mut doc = h2.clone();
+    doc["streams"] = json!(0);
+    broken.push((doc, "no stream per connection"));
     let mut doc = closed.clone();
     doc["elapsed_s"] = json!("1.5");
     broken.push((doc, "a string where a number belongs"));

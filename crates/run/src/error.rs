@@ -5,7 +5,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use herd_engine::{EngineError, TargetError, TlsConfigError};
+use herd_engine::{EngineError, ProbeError, TargetError, TlsConfigError};
 
 use crate::PlanError;
 
@@ -27,6 +27,13 @@ pub enum RunError {
     Connect(String),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The handshake before the run that asks the server's ALPN choice failed.
+    #[error("cannot learn which protocol the server speaks (one TLS handshake before the run)")]
+    Probe(#[source] ProbeError),
+    /// The server will not speak the protocol asked for: the sentence says what it chose
+    /// and what to do.
+    #[error("{0}")]
+    Protocol(String),
     /// An output file that cannot be created (before the run) ...
     #[error("cannot create {flag} {}", path.display())]
     Create {

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant, SystemTime};
 use std::num::{NonZeroU32, NonZeroU64};
 
 use herd_engine::{
-    self as engine, Control, PerConnection, RunSpec, SocketOptions, Target, Think, TlsClient,
-    TlsSettings, TlsVersions,
+    self as engine, Control, H2Settings, PerConnection, RunSpec, SocketOptions, Target, Think,
+    TlsClient, TlsSettings, TlsVersions, Wire,
 };
 use herd_stats::units::{BitRate, RequestRate};
+use herd_stats::Protocol;
 
 use crate::client_usage::UsageProbe;
 use crate::interval::Seconds;
@@ -42,6 +43,10 @@ pub struct RunSetup {
     pub per_connection: Option<(u32, u32)>,
     /// Pipelining depth, when more than 1.
     pub pipeline: Option<u32>,
+    /// What the run speaks (None only in setups built before a run was prepared).
+    pub protocol: Option<Protocol>,
+    /// Requests at once per connection, for a multiplexed protocol.
+    pub streams: Option<u32>,
 }
 
 /// A plan made ready: its requests built, its target resolved and checked.
@@ -52,6 +57,8 @@ pub struct Prepared {
     built: BuiltWorkload,
     setup: RunSetup,
     recorder_plan: Arc<RecorderPlan>,
+    /// What the run speaks (the server's ALPN choice, when it decides).
+    protocol: Protocol,
 }
 
 impl Prepared {
@@ -61,6 +68,11 @@ impl Prepared {
 
     pub fn setup(&self) -> &RunSetup {
         &self.setup
+    }
+
+    /// What the run speaks.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
     }
 
     /// The engine's description of one step: `connections` at `rate` (an open loop) or in
@@ -117,6 +129,23 @@ impl Prepared {
             schedule,
             receive_rate: plan.bandwidth.and_then(|b| NonZeroU64::new(b.bytes_per_second())),
             seed: plan.seed,
+            wire: self.wire(),
+        })
+    }
+
+    /// The engine's protocol for the run.
+    fn wire(&self) -> Wire {
+        if !self.protocol.is_multiplexed() {
+            return Wire::Http1;
+        }
+        let window = |w: herd_stats::units::ByteSize| {
+            u32::try_from(w.bytes()).unwrap_or(H2Settings::MAX_WINDOW).min(H2Settings::MAX_WINDOW)
+        };
+        let windows = self.plan.windows;
+        Wire::Http2(H2Settings {
+            streams: self.plan.streams,
+            stream_window: window(windows.stream),
+            connection_window: window(windows.connection),
         })
     }
 }
@@ -134,7 +163,7 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
             client_cert: plan.tls.cert.clone(),
             ca_file: plan.tls.ca_file.clone(),
             sni: url.host.parse::<IpAddr>().is_err().then(|| url.host.clone()),
-            alpn: vec![b"http/1.1".to_vec()],
+            alpn: plan.speak.alpn_ids(true),
         };
         Some(TlsClient::new(&settings, &url.host).map_err(RunError::Tls)?)
     } else {
@@ -157,6 +186,7 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         None => Target::resolve(&url.host, url.port, tls)?,
     };
     check_sources(&plan.bind, &target)?;
+    let protocol = decide_protocol(plan, &target)?;
     let steps = plan.steps();
     let setup = RunSetup {
         url: url.text.clone(),
@@ -171,6 +201,8 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
             Reuse::KeepAlive | Reuse::PerRequest => None,
         },
         pipeline: plan.pipeline().map(|d| d.get()).filter(|&d| d > 1),
+        protocol: Some(protocol),
+        streams: protocol.is_multiplexed().then_some(plan.streams.get()),
     };
     // The recorders' view of the workload, the same for every step; per-connection rates are
     // sized for the largest step.
@@ -180,7 +212,38 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         expected_bytes: built.expected_bytes.clone(),
         conn_rates: setup.conforming.and(steps.iter().map(|&(c, _)| c.get()).max()),
     });
-    Ok(Prepared { plan: plan.clone(), target, built, setup, recorder_plan })
+    Ok(Prepared { plan: plan.clone(), target, built, setup, recorder_plan, protocol })
+}
+
+/// The protocol the run speaks. Over TLS, when HTTP/2 may be spoken, one handshake asks the
+/// server first: `--alpn` then runs what it chose, and `--h2` stops here with the reason if
+/// it will not speak HTTP/2 (rather than failing every connection of the run).
+fn decide_protocol(plan: &RunPlan, target: &Target) -> Result<Protocol, RunError> {
+    if let Some(p) = plan.protocol().filter(|p| !(p.is_encrypted() && p.is_multiplexed())) {
+        return Ok(p);
+    }
+    let chosen = engine::negotiate_alpn(target, plan.timeout.get()).map_err(RunError::Probe)?;
+    let chosen_text = match &chosen {
+        Some(id) => format!("ALPN {}", String::from_utf8_lossy(id)),
+        None => "no ALPN protocol".to_owned(),
+    };
+    let protocol = chosen.as_deref().and_then(Protocol::from_alpn_over_tls);
+    let offered = plan.speak.alpn_ids(true);
+    match protocol {
+        Some(p) if chosen.as_ref().is_some_and(|id| offered.contains(id)) => {
+            if !p.is_multiplexed() && plan.streams.get() > 1 {
+                return Err(RunError::Protocol(format!(
+                    "{} chose {chosen_text}: --streams {} needs HTTP/2; drop --streams or                      http/1.1 from --alpn",
+                    plan.url.host, plan.streams
+                )));
+            }
+            Ok(p)
+        }
+        _ => Err(RunError::Protocol(format!(
+            "{} does not speak HTTP/2 over TLS (it chose {chosen_text}); to fall back to              HTTP/1.1 give --alpn h2,http/1.1, or drop --h2",
+            plan.url.host
+        ))),
+    }
 }
 
 /// Runs every step of the prepared plan, in order, stopping after a step that `control`

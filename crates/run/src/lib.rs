@@ -24,6 +24,7 @@ mod merge;
 mod outputs;
 pub mod plan;
 mod process_cpu;
+pub mod protocol;
 mod recorder;
 pub mod report;
 mod request;

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use herd_engine::Think;
 use herd_stats::units::{BitRate, RequestRate, TimeSpan};
 
+use crate::protocol::{self, Speak, Windows};
 use crate::threshold::Threshold;
 use crate::url::RunUrl;
 
@@ -32,6 +33,13 @@ pub struct RunPlan {
     /// Seeds every random choice: the same seed replays the same run.
     pub seed: u64,
     pub reuse: Reuse,
+    /// The protocol asked for (with the URL's scheme).
+    pub speak: Speak,
+    /// Requests in flight at once on each HTTP/2 connection (`--streams`; capped by the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS); 1 for HTTP/1.
+    pub streams: NonZeroU32,
+    /// HTTP/2's flow-control windows.
+    pub windows: Windows,
     pub requests: Requests,
     /// A request without a complete response this long after it started fails.
     pub timeout: TimeSpan,
@@ -184,6 +192,9 @@ impl RunPlan {
             warmup: None,
             seed: 1,
             reuse: Reuse::KeepAlive,
+            speak: Speak::Http1,
+            streams: NonZeroU32::MIN,
+            windows: Windows::default(),
             requests: Requests {
                 method: "GET".to_owned(),
                 headers: Vec::new(),
@@ -259,6 +270,7 @@ impl RunPlan {
                 "--bind chooses source IP addresses; it does not apply to --unix-socket",
             );
         }
+        self.check_protocol()?;
         if matches!(self.load, Load::RateSteps { .. }) && self.outputs.html.is_some() {
             return refuse(
                 "--html draws a stepped run against clients; --rate-steps' steps share one \
@@ -266,6 +278,81 @@ impl RunPlan {
             );
         }
         Ok(())
+    }
+
+    /// What the protocol asked for needs: the right scheme, and no HTTP/1 setting on HTTP/2
+    /// or the other way round.
+    fn check_protocol(&self) -> Result<(), PlanError> {
+        let refuse = |why: &str| Err(PlanError(why.to_owned()));
+        let tls = self.url.tls;
+        match &self.speak {
+            Speak::Http2 if tls && self.requests.http10 => {
+                return refuse("--h2 speaks HTTP/2: drop --http10, which asks for HTTP/1.0")
+            }
+            Speak::Http2 if self.requests.http10 => {
+                return refuse("--h2c speaks HTTP/2: drop --http10, which asks for HTTP/1.0")
+            }
+            Speak::Alpn(_) if !tls => {
+                return refuse(
+                    "--alpn chooses the protocol in the TLS handshake: it needs an https:// URL \
+                     (for HTTP/2 in the clear, give --h2c)",
+                )
+            }
+            Speak::Alpn(list) if list.is_empty() => {
+                return refuse("--alpn needs at least one protocol: h2, http/1.1")
+            }
+            Speak::Alpn(list)
+                if self.requests.http10 && list.contains(&herd_stats::Protocol::H2) =>
+            {
+                return refuse("--alpn with h2 may speak HTTP/2: drop --http10")
+            }
+            _ => {}
+        }
+        if !self.speak.may_be_http2() {
+            if self.streams.get() > 1 {
+                return refuse(
+                    "--streams sends several requests at once on each HTTP/2 connection; HTTP/1.1 \
+                     carries one at a time: give --h2 (https://) or --h2c (http://), or \
+                     --pipeline for HTTP/1.1 pipelining",
+                );
+            }
+            if self.windows != Windows::default() {
+                return refuse(
+                    "--window and --connection-window are HTTP/2's flow control: give --h2 \
+                     (https://) or --h2c (http://)",
+                );
+            }
+            return Ok(());
+        }
+        if self.streams.get() > protocol::MAX_STREAMS {
+            return Err(PlanError(format!(
+                "--streams {}: at most {} requests at once on one connection",
+                self.streams,
+                protocol::MAX_STREAMS
+            )));
+        }
+        protocol::check_window("--window", self.windows.stream).map_err(PlanError)?;
+        protocol::check_window("--connection-window", self.windows.connection)
+            .map_err(PlanError)?;
+        if self.pipeline().is_some() {
+            return refuse(
+                "--pipeline is HTTP/1.1's way to have several requests in flight; HTTP/2 \
+                 multiplexes them: give --streams N instead",
+            );
+        }
+        if self.think().is_some() {
+            return refuse(
+                "--think pauses a connection between its requests, an HTTP/1 user's pace; \
+                 with HTTP/2 give an open loop (--rate) instead",
+            );
+        }
+        Ok(())
+    }
+
+    /// The protocol the run speaks, when the asking decides it (None: the server's ALPN
+    /// choice does).
+    pub fn protocol(&self) -> Option<herd_stats::Protocol> {
+        self.speak.protocol(self.url.tls)
     }
 
     /// The conforming threshold the run counts against: `--conforming`, or SPECweb99's
@@ -364,6 +451,21 @@ impl RunPlan {
             Reuse::PerRequest => a.push("--no-keep-alive"),
             Reuse::Limited { lo, hi } if lo == hi => a.flag("--requests-per-conn", lo),
             Reuse::Limited { lo, hi } => a.flag("--requests-per-conn", format!("{lo}-{hi}")),
+        }
+        match &self.speak {
+            Speak::Http1 => {}
+            Speak::Http2 if self.url.tls => a.push("--h2"),
+            Speak::Http2 => a.push("--h2c"),
+            Speak::Alpn(list) => a.flag("--alpn", protocol::alpn_text(list)),
+        }
+        if self.streams.get() != 1 {
+            a.flag("--streams", self.streams);
+        }
+        if self.windows.stream != protocol::DEFAULT_WINDOW {
+            a.flag("--window", self.windows.stream);
+        }
+        if self.windows.connection != protocol::DEFAULT_WINDOW {
+            a.flag("--connection-window", self.windows.connection);
         }
         let r = &self.requests;
         if r.method != "GET" {

@@ -228,13 +228,7 @@ impl Recorder for RunRecorder {
         if let Some(s) = &mut self.seconds {
             s.completed(t.end, total, c.bytes_read);
         }
-        self.core.count_response(
-            c.head.status,
-            c.bytes_read,
-            c.bytes_written,
-            c.body_bytes,
-            c.reused,
-        );
+        self.core.count_response(c.status, c.bytes_read, c.bytes_written, c.body_bytes, c.reused);
         self.core.total.record(total);
         // A request that started when it was due (every one of a closed loop but a retry) has
         // no lag, and its latency from the send is its total: zeros are counted here and
@@ -268,7 +262,7 @@ impl Recorder for RunRecorder {
             g.latency_us += u64::try_from(total.as_micros()).unwrap_or(u64::MAX);
         }
         if let Some(Some(want)) = self.plan.expected_bytes.get(c.request) {
-            if *want != c.body_bytes && c.head.status == 200 {
+            if *want != c.body_bytes && c.status == 200 {
                 self.wrong_length += 1;
             }
         }
@@ -308,18 +302,10 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use herd_engine::{Completed, Recorder, Timing};
-    use herd_proto::{Framing, Head, Version};
 
     use super::*;
 
     fn completed(r: &mut RunRecorder, intended: Instant, ready: Instant, start: Instant) {
-        let head = Head {
-            version: Version::Http11,
-            status: 200,
-            framing: Framing::Length(10),
-            reusable: true,
-            head_bytes: 40,
-        };
         let timing = Timing {
             intended,
             ready,
@@ -331,7 +317,8 @@ mod tests {
         };
         let c = Completed {
             timing,
-            head: &head,
+            status: 200,
+            reusable: true,
             body_bytes: 10,
             bytes_read: 50,
             bytes_written: 20,

@@ -27,6 +27,8 @@ pub(crate) fn step_report(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> 
         connections: info.connections,
         threads: info.threads,
         keep_alive: info.keep_alive,
+        protocol: setup.protocol,
+        streams: setup.streams,
         schedule: match info.rate {
             Some(r) => Schedule::Rate { requests_per_second: r },
             None => Schedule::Closed,

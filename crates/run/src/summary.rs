@@ -32,6 +32,17 @@ pub fn write(out: &mut dyn Write, setup: &RunSetup, r: &StepReport) -> io::Resul
         r.threads,
         if r.keep_alive { "keep-alive" } else { "a connection per request" }
     )?;
+    if let Some(p) = r.protocol.filter(|&p| p != herd_stats::Protocol::H1) {
+        match r.streams {
+            Some(m) => writeln!(
+                out,
+                "  protocol    {}, {m} stream{} per connection",
+                p.describe(),
+                if m == 1 { "" } else { "s" }
+            )?,
+            None => writeln!(out, "  protocol    {}", p.describe())?,
+        }
+    }
     if let Some(d) = &setup.description {
         writeln!(out, "  requests    {d}")?;
     }

@@ -22,19 +22,32 @@ pub enum FailureKind {
     /// The server closed the connection before the response was complete: no status line
     /// at all, a truncated head, or a body shorter than its Content-Length or chunking.
     Closed,
-    /// The response is not valid HTTP/1.x: a malformed status line, header or chunk size,
-    /// or a contradictory Content-Length.
+    /// The response is not valid HTTP: a malformed HTTP/1 status line, header or chunk
+    /// size, a contradictory Content-Length, or an HTTP/2 or HTTP/3 frame or header block
+    /// that breaks its protocol.
     Malformed,
-    /// The response head exceeded the head size limit.
+    /// The response head exceeded the head size limit (for HTTP/2 and HTTP/3: the decoded
+    /// header block, however compressed, or a header block without end).
     HeadTooLarge,
     /// The server sent bytes after a complete, framed response that nobody asked for
     /// (a body longer than its Content-Length).
     Overrun,
+    /// The server reset the request's stream (HTTP/2's RST_STREAM, HTTP/3's RESET_STREAM)
+    /// with an error, not the refusal that makes herd send the request again.
+    Reset,
+    /// The server ended the connection with GOAWAY and an error, or with a GOAWAY that
+    /// refused the request on a connection that had not answered any (a server that says
+    /// "go away" at once would otherwise be retried without end).
+    GoAway,
+    /// The server sent control frames (SETTINGS, PING, empty frames, CONTINUATION)
+    /// far beyond what the requests needed; herd closed the connection, as nghttp2 does
+    /// against such floods.
+    Flood,
 }
 
 impl FailureKind {
     /// Every kind, in a stable order (the order reports list them in).
-    pub const ALL: [FailureKind; 9] = [
+    pub const ALL: [FailureKind; 12] = [
         FailureKind::Connect,
         FailureKind::Tls,
         FailureKind::Write,
@@ -44,6 +57,9 @@ impl FailureKind {
         FailureKind::Malformed,
         FailureKind::HeadTooLarge,
         FailureKind::Overrun,
+        FailureKind::Reset,
+        FailureKind::GoAway,
+        FailureKind::Flood,
     ];
 
     /// A short, stable, lowercase name (used in JSON and tables): its [`crate::Failure`]'s.

@@ -40,5 +40,6 @@ pub use measurement::{
 pub use run_stats::RunStats;
 pub use status::StatusCounts;
 pub use vocabulary::{
-    ClientJudgement, ClientVerdict, Failure, LatencySeries, UnknownName, BUSY_BOUND, BUSY_SUSPECT,
+    ClientJudgement, ClientVerdict, Failure, LatencySeries, Protocol, UnknownName, BUSY_BOUND,
+    BUSY_SUSPECT,
 };

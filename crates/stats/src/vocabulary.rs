@@ -98,6 +98,9 @@ words! {
         Malformed => "malformed",
         HeadTooLarge => "head_too_large",
         Overrun => "overrun",
+        Reset => "reset",
+        GoAway => "goaway",
+        Flood => "flood",
         /// A complete response whose body length was wrong: herd against a workload whose
         /// lengths it knows, ab against the first response's length. herd counts such a
         /// response as completed too; ab counts it as failed only.
@@ -109,6 +112,64 @@ words! {
         /// What ab's total of failed requests has beyond its named kinds (a head it could not
         /// read).
         Other => "other",
+    }
+}
+
+words! {
+    /// What a connection speaks: the HTTP version, and whether over TLS (or QUIC).
+    Protocol, "protocol" {
+        /// HTTP/1.1 (or 1.0) over TCP, in the clear.
+        H1 => "h1",
+        /// HTTP/1.1 over TLS (ALPN `http/1.1`).
+        H1Tls => "h1-tls",
+        /// HTTP/2 over TLS (ALPN `h2`).
+        H2 => "h2",
+        /// HTTP/2 over TCP in the clear, with prior knowledge (no Upgrade).
+        H2c => "h2c",
+        /// HTTP/3 over QUIC (UDP, TLS 1.3, ALPN `h3`).
+        H3 => "h3",
+    }
+}
+
+impl Protocol {
+    /// Encrypted: over TLS, or QUIC.
+    pub fn is_encrypted(self) -> bool {
+        matches!(self, Protocol::H1Tls | Protocol::H2 | Protocol::H3)
+    }
+
+    /// Several requests at once on one connection, each on its own stream.
+    pub fn is_multiplexed(self) -> bool {
+        matches!(self, Protocol::H2 | Protocol::H2c | Protocol::H3)
+    }
+
+    /// The ALPN protocol id a TLS or QUIC handshake negotiates; None in the clear.
+    pub fn alpn(self) -> Option<&'static [u8]> {
+        match self {
+            Protocol::H1Tls => Some(b"http/1.1"),
+            Protocol::H2 => Some(b"h2"),
+            Protocol::H3 => Some(b"h3"),
+            Protocol::H1 | Protocol::H2c => None,
+        }
+    }
+
+    /// The protocol an ALPN id names over TLS (TCP): `http/1.1` or `h2`.
+    pub fn from_alpn_over_tls(id: &[u8]) -> Option<Protocol> {
+        match id {
+            b"http/1.1" => Some(Protocol::H1Tls),
+            b"h2" => Some(Protocol::H2),
+            _ => None,
+        }
+    }
+
+    /// How it is written for people: `HTTP/1.1`, `HTTP/1.1 over TLS`, `HTTP/2 over TLS`, …
+    pub fn describe(self) -> &'static str {
+        match self {
+            Protocol::H1 => "HTTP/1.1",
+            Protocol::H1Tls => "HTTP/1.1 over TLS",
+            Protocol::H2 => "HTTP/2 over TLS",
+            Protocol::H2c => "HTTP/2 in the clear (h2c)",
+            Protocol::H3 => "HTTP/3 over QUIC",
+        }
     }
 }
 
@@ -142,6 +203,9 @@ impl From<FailureKind> for Failure {
             FailureKind::Malformed => Failure::Malformed,
             FailureKind::HeadTooLarge => Failure::HeadTooLarge,
             FailureKind::Overrun => Failure::Overrun,
+            FailureKind::Reset => Failure::Reset,
+            FailureKind::GoAway => Failure::GoAway,
+            FailureKind::Flood => Failure::Flood,
         }
     }
 }
@@ -201,6 +265,7 @@ mod tests {
         round_trips(ClientVerdict::ALL);
         round_trips(Failure::ALL);
         round_trips(LatencySeries::ALL);
+        round_trips(Protocol::ALL);
     }
 
     #[test]

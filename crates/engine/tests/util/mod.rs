@@ -2,6 +2,8 @@
 //! and a counting recorder.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod h2_peer;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -184,7 +186,7 @@ impl Recorder for Counts {
             }
         }
         self.body_bytes += c.body_bytes;
-        *self.statuses.entry(c.head.status).or_default() += 1;
+        *self.statuses.entry(c.status).or_default() += 1;
         Answer::Continue
     }
 

@@ -101,6 +101,12 @@ pub struct Nginx {
     pub client_pem: Option<PathBuf>,
     /// nginx also listens on this Unix-domain socket (plain HTTP).
     pub unix: PathBuf,
+    /// HTTP/2 in the clear with prior knowledge (`listen … http2` without ssl), the same
+    /// files; on `h2c_short_port` a connection carries at most 50 requests (then GOAWAY).
+    pub h2c_port: u16,
+    pub h2c_short_port: u16,
+    /// https with ALPN h2 and http/1.1, when started with [`Nginx::start_tls`].
+    pub h2_port: Option<u16>,
     pub root: PathBuf,
     dir: PathBuf,
     child: Child,
@@ -138,6 +144,7 @@ impl Nginx {
         for attempt in 0..5 {
             let port = free_port();
             let tls_port = free_port();
+            let (h2c_port, h2c_short_port, h2_port) = (free_port(), free_port(), free_port());
             let conf = format!(
                 "worker_processes 1;\n\
                  error_log {dir}/error.log;\n\
@@ -158,9 +165,21 @@ impl Nginx {
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
                    }}\n\
+                   server {{\n\
+                     listen 127.0.0.1:{h2c_port} http2;\n\
+                     root {root};\n\
+                     location = /echo {{ return 200 \"posted\\n\"; }}\n\
+                   }}\n\
+                   server {{\n\
+                     listen 127.0.0.1:{h2c_short_port} http2;\n\
+                     keepalive_requests 50;\n\
+                     root {root};\n\
+                   }}\n\
                    {tls}\n\
                  }}\n",
-                tls = tls_conf.replace("TLS_PORT", &tls_port.to_string()),
+                tls = tls_conf
+                    .replace("H2_PORT", &h2_port.to_string())
+                    .replace("TLS_PORT", &tls_port.to_string()),
                 dir = dir.display(),
                 root = root.display(),
             );
@@ -183,6 +202,9 @@ impl Nginx {
                 tls_port: tls.then_some(tls_port),
                 client_pem: client_pem.clone(),
                 unix: dir.join("nginx.sock"),
+                h2c_port,
+                h2c_short_port,
+                h2_port: tls.then_some(h2_port),
                 root: root.clone(),
                 dir: dir.clone(),
                 child,
@@ -217,6 +239,11 @@ impl Nginx {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The self-signed certificate of its https listeners (to give as `--ca-file`).
+    pub fn server_cert(&self) -> PathBuf {
+        self.dir.join("server.pem")
     }
 }
 
@@ -362,6 +389,9 @@ fn tls_files(dir: &Path) -> (String, Option<PathBuf>) {
            ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;\n\
            ssl_client_certificate {d}/client-ca.pem; ssl_verify_client optional;\n\
            location = /private.html {{ if ($ssl_client_verify != SUCCESS) {{ return 403; }} }}\n\
+         }}\n\
+         server {{ listen 127.0.0.1:H2_PORT ssl http2; root {root};\n\
+           ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;\n\
          }}",
         root = dir.join("www").display(),
         d = dir.display()

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use herd_stats::{ClientHealth, ClientJudgement, Failure, LatencySeries, Measurement};
+use herd_stats::{ClientHealth, ClientJudgement, Failure, LatencySeries, Measurement, Protocol};
 use serde::{Deserialize, Serialize};
 
 use super::{FormatV1, Latencies};
@@ -18,6 +18,12 @@ pub struct StepReport {
     /// Worker threads actually used.
     pub threads: u32,
     pub keep_alive: bool,
+    /// What the connections spoke; absent in documents from before HTTP/2.
+    #[serde(default)]
+    pub protocol: Option<Protocol>,
+    /// Requests at once on each connection, for HTTP/2 (`--streams`); null for HTTP/1.
+    #[serde(default)]
+    pub streams: Option<u32>,
     pub schedule: Schedule,
     /// Measured time: from the end of the warm-up (or the start) to the last outcome or the
     /// deadline.

@@ -1,0 +1,689 @@
+//! The worker of a multiplexed run: one thread, one mio loop, a share of the connections
+//! and requests, as worker.rs is for HTTP/1 — but a connection carries many requests at
+//! once, so the question of who starts the next request is asked of its room, not of its
+//! state: a closed loop keeps every connection's streams full (`--streams` each, or what
+//! the server allows), and an open loop hands each due request to a connection with room.
+//!
+//! The first request of a connection is taken when it opens and carries the connect (and
+//! TLS) time, as HTTP/1's does; the others start when the connection is ready and count
+//! as reused. A request the server did not process (GOAWAY, REFUSED_STREAM) goes again on
+//! whichever connection has room, uncounted, its due times kept.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use herd_stats::FailureKind;
+use mio::{Events, Interest, Poll, Token};
+
+use super::conn::{MuxConn, State};
+use super::h2::{Event, Limits, H2};
+use super::request::H2Request;
+use crate::control::Slot;
+use crate::pacer::Pacer;
+use crate::recorder::{Answer, Failed};
+use crate::rng::Rng;
+use crate::run::Share;
+use crate::session::Exchange;
+use crate::socket;
+use crate::thread_usage::ThreadClock;
+use crate::throttle::Throttle;
+use crate::timers::Timers;
+use crate::transport::{Fault, Io};
+use crate::worker::{bind_for, WorkerEnd, READ_BUFFER, TIMER, WAKER};
+use crate::{Control, EngineError, H2Settings, PerConnection, Recorder, RunSpec, TlsInfo, Wire};
+
+/// How often progress is published for `Control::finished`.
+const PUBLISH_EVERY: u64 = 16;
+/// A connection's pause after a failed connect in a closed loop bounded by time.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+
+pub(crate) struct MuxWorker<'a, R> {
+    spec: &'a RunSpec,
+    control: &'a Control,
+    requests: &'a [H2Request],
+    /// The workload has several requests (`:path` stays out of the HPACK table).
+    many: bool,
+    poll: Poll,
+    slot: Arc<Slot>,
+    conns: Vec<MuxConn>,
+    to_open: Vec<usize>,
+    /// Requests to send again, uncounted, with their due times.
+    retry: Vec<Exchange>,
+    pacer: Option<Pacer>,
+    /// Open loop: closed connections waiting for the schedule.
+    free: Vec<usize>,
+    /// Open loop: where the search for a connection with room starts.
+    cursor: usize,
+    timers: Timers,
+    per_connection: Option<PerConnection>,
+    keep_alive: bool,
+    first_conn: u32,
+    rng: Rng,
+    recorder: R,
+    quota: Option<u64>,
+    started: u64,
+    finished: u64,
+    deadline: Option<Instant>,
+    addr: usize,
+    any_connected: bool,
+    tls_info: Option<TlsInfo>,
+    last_activity: Instant,
+    stop: bool,
+    interrupted: bool,
+}
+
+impl<'a, R: Recorder> MuxWorker<'a, R> {
+    pub(crate) fn new(
+        spec: &'a RunSpec,
+        control: &'a Control,
+        share: Share<R>,
+        requests: &'a [H2Request],
+    ) -> Self {
+        let Share { poll, slot, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
+            share;
+        let now = Instant::now();
+        let settings = match spec.wire {
+            Wire::Http2(s) => s,
+            Wire::Http1 => H2Settings::new(std::num::NonZeroU32::MIN),
+        };
+        let max_head = spec.limits.max_head_bytes;
+        let limits =
+            Limits { max_list: u32::try_from(max_head).unwrap_or(u32::MAX), max_block: max_head };
+        let conns = (0..n_conns)
+            .map(|_| MuxConn::new(H2::new(settings, limits, requests.len()), now))
+            .collect();
+        let all: Vec<usize> = (0..n_conns as usize).collect();
+        let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
+        MuxWorker {
+            spec,
+            control,
+            requests,
+            many: requests.len() > 1,
+            poll,
+            slot,
+            conns,
+            to_open,
+            retry: Vec::new(),
+            pacer,
+            free,
+            cursor: 0,
+            timers: Timers::new(n_conns as usize),
+            per_connection: spec.schedule.reuse().per_connection(),
+            keep_alive: spec.keep_alive(),
+            first_conn,
+            rng,
+            recorder,
+            quota,
+            started: 0,
+            finished: 0,
+            deadline,
+            addr: 0,
+            any_connected: false,
+            tls_info: None,
+            last_activity: now,
+            stop: false,
+            interrupted: false,
+        }
+    }
+
+    pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
+        let clock = ThreadClock::start();
+        let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
+        let mut buf = vec![0u8; READ_BUFFER].into_boxed_slice();
+        let check_every =
+            (self.spec.timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        let mut next_check = Instant::now() + check_every;
+        loop {
+            self.open_pending();
+            if self.pacer.is_some() {
+                self.dispatch(Instant::now());
+            }
+            if self.stop {
+                break;
+            }
+            if self.control.is_stopped() {
+                self.interrupted = true;
+                break;
+            }
+            let share_used = self.quota.is_some_and(|q| self.started >= q);
+            if share_used
+                && self.to_open.is_empty()
+                && self.retry.is_empty()
+                && self.conns.iter().all(|c| c.in_flight() == 0)
+            {
+                break;
+            }
+            let now = Instant::now();
+            if self.deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let mut wait = next_check.saturating_duration_since(now);
+            if let Some(d) = self.deadline {
+                wait = wait.min(d.saturating_duration_since(now));
+            }
+            if let Some(t) = self.timers.next() {
+                wait = wait.min(t.saturating_duration_since(now));
+            }
+            if !self.to_open.is_empty() {
+                wait = Duration::ZERO;
+            }
+            self.arm_pacer(now)?;
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(EngineError::Poll(e)),
+            }
+            for ev in events.iter() {
+                let t = ev.token();
+                if t == WAKER {
+                    continue;
+                }
+                if t == TIMER {
+                    if let Some(p) = &mut self.pacer {
+                        p.fired();
+                    }
+                    continue;
+                }
+                let i = t.0;
+                if i >= self.conns.len() {
+                    continue;
+                }
+                let hangup = ev.is_read_closed() || ev.is_error();
+                self.on_event(i, ev.is_readable() || hangup, ev.is_writable(), hangup, &mut buf);
+                if self.stop {
+                    break;
+                }
+            }
+            let now = Instant::now();
+            self.fire_timers(now, &mut buf);
+            if now >= next_check {
+                self.expire(now);
+                self.recorder.tick(now);
+                next_check = now + check_every;
+            }
+        }
+        if let Some(d) = self.deadline {
+            if !self.stop && !self.interrupted && Instant::now() >= d {
+                self.last_activity = self.last_activity.max(d);
+            }
+        }
+        if self.interrupted {
+            self.last_activity = Instant::now();
+        }
+        self.slot.finished.store(self.finished, Ordering::Relaxed);
+        for c in &mut self.conns {
+            c.close();
+        }
+        Ok(WorkerEnd {
+            recorder: self.recorder,
+            last_activity: self.last_activity,
+            interrupted: self.interrupted || self.stop,
+            tls_info: self.tls_info,
+            usage: clock.stop(),
+        })
+    }
+
+    fn take_request(&mut self) -> bool {
+        if self.stop {
+            return false;
+        }
+        match self.quota {
+            Some(q) if self.started >= q => false,
+            _ => {
+                self.started += 1;
+                true
+            }
+        }
+    }
+
+    /// The next request to start at `now`: one to send again first, else a new one from
+    /// the quota.
+    fn next_request(&mut self, now: Instant) -> Option<Exchange> {
+        if let Some(ex) = self.retry.pop() {
+            return Some(ex.again(false, now));
+        }
+        if !self.take_request() {
+            return None;
+        }
+        let req = self.spec.workload.pick(&mut self.rng);
+        Some(Exchange::new(req, false, now))
+    }
+
+    /// Closed loop: opens the connections waiting for it, each with its first request.
+    fn open_pending(&mut self) {
+        for _ in 0..self.to_open.len() {
+            let Some(i) = self.to_open.pop() else { break };
+            if self.stop {
+                return;
+            }
+            let Some(first) = self.next_request(Instant::now()) else { continue };
+            self.open(i, first);
+        }
+    }
+
+    /// Open loop: every due request to a connection with room, or one that opens for it.
+    fn dispatch(&mut self, now: Instant) {
+        loop {
+            let Some(due) = self.pacer.as_ref().map(Pacer::next_due) else { return };
+            if due > now || self.stop {
+                return;
+            }
+            if let Some(i) = self.conn_with_room() {
+                let Some(ex) = self.next_request(now) else { return };
+                self.advance_pacer();
+                let ready = due.max(self.conns[i].waiting_since());
+                self.start(i, ex.due(due, ready), now);
+                self.write(i);
+            } else if let Some(i) = self.free.pop() {
+                let Some(ex) = self.next_request(now) else {
+                    self.free.push(i);
+                    return;
+                };
+                self.advance_pacer();
+                let ready = due.max(self.conns[i].waiting_since());
+                self.open(i, ex.due(due, ready));
+            } else {
+                return; // every connection is full: the request stays due
+            }
+        }
+    }
+
+    fn advance_pacer(&mut self) {
+        if let Some(p) = &mut self.pacer {
+            p.advance();
+        }
+    }
+
+    /// An open connection with room for a request, searched from where the last search
+    /// ended so that requests spread over the connections.
+    fn conn_with_room(&mut self) -> Option<usize> {
+        let n = self.conns.len();
+        for k in 0..n {
+            let i = (self.cursor + k) % n;
+            if self.conns[i].has_room() {
+                self.cursor = (i + 1) % n;
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn arm_pacer(&mut self, now: Instant) -> Result<(), EngineError> {
+        let quota_left = self.quota.is_none_or(|q| self.started < q);
+        let can_send = !self.free.is_empty() || self.conns.iter().any(MuxConn::has_room);
+        match &mut self.pacer {
+            Some(p) if quota_left && can_send => p.arm(now).map_err(EngineError::Timer),
+            _ => Ok(()),
+        }
+    }
+
+    /// Opens connection `i` for `first`, already taken from the quota (or a retry).
+    fn open(&mut self, i: usize, first: Exchange) {
+        let now = Instant::now();
+        let spec = self.spec;
+        let limit = match (self.keep_alive, self.per_connection) {
+            (false, _) => 1,
+            (true, Some(range)) => self.rng.between(range.lo().get(), range.hi().get()),
+            (true, None) => u32::MAX,
+        };
+        self.timers.cancel(i);
+        self.conns[i].reopen(first, limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
+        let connecting = match &spec.target.unix {
+            Some(path) => socket::connect_unix(path),
+            None => {
+                let addrs = &spec.target.addrs;
+                let Some(&addr) = addrs.get(self.addr).or(addrs.last()) else { return };
+                let bind = bind_for(&spec.socket.bind, self.first_conn as usize + i);
+                socket::connect_tcp(addr, spec, bind)
+            }
+        };
+        match connecting {
+            Ok((mut sock, in_progress)) => {
+                let reg = self.poll.registry().register(
+                    &mut sock,
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                );
+                if let Err(e) = reg {
+                    self.conn_failed(i, FailureKind::Connect, Some(e));
+                    return;
+                }
+                self.conns[i].connecting(sock);
+                if !in_progress {
+                    self.on_connected(i);
+                }
+            }
+            Err(e) => self.connect_failed(i, e),
+        }
+    }
+
+    fn connect_failed(&mut self, i: usize, e: io::Error) {
+        if !self.any_connected && self.addr + 1 < self.spec.target.addrs.len() {
+            // As HTTP/1 does: the next resolved address, the request kept.
+            self.addr += 1;
+            if let Some(first) = self.conns[i].take_first() {
+                self.retry.push(first);
+            }
+            self.conns[i].close();
+            self.to_open.push(i);
+            return;
+        }
+        self.conn_failed(i, FailureKind::Connect, Some(e));
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, hangup: bool, buf: &mut [u8]) {
+        match self.conns[i].state() {
+            State::Closed => {}
+            State::Connecting => {
+                if hangup && !writable {
+                    let err = self.conns[i].socket().and_then(|s| s.take_error().ok().flatten());
+                    let e = err.unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into());
+                    self.connect_failed(i, e);
+                } else if writable || readable {
+                    self.on_connected(i);
+                }
+            }
+            State::Handshaking => self.drive_handshake(i),
+            State::Open => {
+                if writable {
+                    self.write(i);
+                }
+                if readable && self.conns[i].state() == State::Open {
+                    self.on_readable(i, hangup, buf);
+                }
+            }
+        }
+    }
+
+    fn on_connected(&mut self, i: usize) {
+        self.any_connected = true;
+        match &self.spec.target.tls {
+            Some(tls) => match tls.connect() {
+                Ok(session) => {
+                    self.conns[i].start_tls(session);
+                    self.drive_handshake(i);
+                }
+                Err(_) => self.conn_failed(i, FailureKind::Tls, None),
+            },
+            None => self.on_ready(i),
+        }
+    }
+
+    fn drive_handshake(&mut self, i: usize) {
+        match self.conns[i].handshake() {
+            Io::Done(_) => {
+                if self.tls_info.is_none() {
+                    self.tls_info = self.conns[i].transport().and_then(|t| t.tls_info());
+                }
+                let alpn = self.conns[i].transport().and_then(|t| t.alpn());
+                if alpn != Some(b"h2".as_slice()) {
+                    // The server would not speak HTTP/2 over TLS: nothing to send it.
+                    self.conn_failed(i, FailureKind::Tls, None);
+                    return;
+                }
+                self.on_ready(i);
+            }
+            Io::Retry => {}
+            Io::Eof | Io::Err(Fault::Tls) => self.conn_failed(i, FailureKind::Tls, None),
+            Io::Err(Fault::Os(e)) => {
+                let kind = crate::conn::connect_or(e.raw_os_error(), FailureKind::Tls);
+                self.conn_failed(i, kind, Some(e));
+            }
+        }
+    }
+
+    /// The transport is ready: preface, the first request, then as many as there is room for.
+    fn on_ready(&mut self, i: usize) {
+        let now = Instant::now();
+        self.conns[i].open();
+        if let Some(mut first) = self.conns[i].take_first() {
+            first.connected_at(now);
+            let c = &mut self.conns[i];
+            c.h2.submit(first, true, self.requests, self.many);
+        }
+        self.fill(i, now);
+        self.write(i);
+    }
+
+    /// Closed loop: starts requests on `i` while it has room and the quota lasts.
+    fn fill(&mut self, i: usize, now: Instant) {
+        if self.pacer.is_some() {
+            if self.conns[i].has_room() {
+                self.conns[i].set_waiting_since(now);
+            }
+            return;
+        }
+        while self.conns[i].has_room() {
+            let Some(ex) = self.next_request(now) else { return };
+            self.start(i, ex, now);
+        }
+    }
+
+    /// Starts `ex` on open connection `i` (its connection is ready: reused).
+    fn start(&mut self, i: usize, mut ex: Exchange, now: Instant) {
+        ex.connected_at(now);
+        let c = &mut self.conns[i];
+        c.count_start();
+        c.h2.submit(ex, false, self.requests, self.many);
+    }
+
+    fn write(&mut self, i: usize) {
+        match self.conns[i].write() {
+            Io::Done(_) | Io::Retry => {}
+            Io::Eof => self.conn_failed(i, FailureKind::Write, None),
+            Io::Err(Fault::Tls) => self.conn_failed(i, FailureKind::Tls, None),
+            Io::Err(Fault::Os(e)) => self.conn_failed(i, FailureKind::Write, Some(e)),
+        }
+    }
+
+    fn on_readable(&mut self, i: usize, hangup: bool, buf: &mut [u8]) {
+        let drains = self.conns[i].short_read_drains();
+        loop {
+            let limit = match self.conns[i].read_limit(buf.len()) {
+                Ok(n) => n,
+                Err(at) => {
+                    if !self.timers.is_set(i) {
+                        self.timers.set(i, at);
+                    }
+                    break;
+                }
+            };
+            let Some(into) = buf.get_mut(..limit) else { break };
+            match self.conns[i].read(into) {
+                Io::Retry => break,
+                Io::Eof => return self.on_eof(i),
+                Io::Err(Fault::Tls) => return self.conn_failed(i, FailureKind::Tls, None),
+                Io::Err(Fault::Os(e)) => return self.conn_failed(i, FailureKind::Receive, Some(e)),
+                Io::Done(n) => {
+                    let now = Instant::now();
+                    let data = into.get(..n).unwrap_or_default();
+                    let fed = self.conns[i].h2.on_read(data, now, self.requests);
+                    if let Err(e) = fed {
+                        self.conns[i].h2.fail_all(e.kind, Some(e.code));
+                        // The GOAWAY that says why, best effort, then the end.
+                        let _ = self.conns[i].write();
+                        self.drain_events(i, now);
+                        self.close_and_release(i);
+                        return;
+                    }
+                    self.drain_events(i, now);
+                    if self.stop {
+                        return;
+                    }
+                    if drains && n < limit {
+                        if hangup {
+                            return self.on_eof(i);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        self.after_read(i);
+    }
+
+    /// After a read: refill the streams, send what the session has to say (acks, window
+    /// updates, new requests), or end a connection that is spent.
+    fn after_read(&mut self, i: usize) {
+        if self.conns[i].state() != State::Open {
+            return;
+        }
+        if self.conns[i].is_spent() {
+            self.close_and_release(i);
+            return;
+        }
+        self.fill(i, Instant::now());
+        self.write(i);
+    }
+
+    fn on_eof(&mut self, i: usize) {
+        let now = Instant::now();
+        self.conns[i].h2.on_eof();
+        self.drain_events(i, now);
+        if self.conns[i].first().is_some() {
+            self.conn_failed(i, FailureKind::Closed, None);
+            return;
+        }
+        self.close_and_release(i);
+    }
+
+    /// Records the outcomes the session has decided, and frees their slots.
+    fn drain_events(&mut self, i: usize, now: Instant) {
+        let conn = self.first_conn + i as u32;
+        while let Some(ev) = self.conns[i].h2.next_event() {
+            let (Event::Done(slot) | Event::Failed(slot, _) | Event::Retry(slot)) = ev;
+            match ev {
+                Event::Done(slot) => {
+                    if let Some(done) = self.conns[i].h2.completed(slot, now, conn) {
+                        let answer = self.recorder.completed(&done);
+                        self.last_activity = now;
+                        self.after_outcome(answer);
+                    }
+                }
+                Event::Failed(slot, kind) => {
+                    if let Some(s) = self.conns[i].h2.stream(slot) {
+                        let failed = Failed {
+                            kind,
+                            timing: s.ex.timing(now),
+                            bytes_read: s.ex.bytes_read(),
+                            bytes_written: s.bytes_written,
+                            os_error: None,
+                            reused: !s.first,
+                            request: s.ex.req(),
+                            conn,
+                        };
+                        let answer = self.recorder.failed(&failed);
+                        self.last_activity = now;
+                        self.after_outcome(answer);
+                    }
+                }
+                Event::Retry(slot) => {
+                    if let Some(s) = self.conns[i].h2.stream(slot) {
+                        self.retry.push(s.ex);
+                    }
+                }
+            }
+            self.conns[i].h2.release(slot);
+        }
+    }
+
+    /// The connection failed as a whole (connect, TLS, a write, a protocol error): its
+    /// first request if it never got to send it, and every open stream, fail with `kind`.
+    fn conn_failed(&mut self, i: usize, kind: FailureKind, err: Option<io::Error>) {
+        let now = Instant::now();
+        let conn = self.first_conn + i as u32;
+        let os_error = err.as_ref().and_then(io::Error::raw_os_error);
+        if let Some(first) = self.conns[i].take_first() {
+            let failed = Failed {
+                kind,
+                timing: first.timing(now),
+                bytes_read: 0,
+                bytes_written: 0,
+                os_error,
+                reused: false,
+                request: first.req(),
+                conn,
+            };
+            let answer = self.recorder.failed(&failed);
+            self.last_activity = now;
+            self.after_outcome(answer);
+        }
+        self.conns[i].h2.fail_all(kind, None);
+        self.drain_events(i, now);
+        self.conns[i].close();
+        self.timers.cancel(i);
+        if kind == FailureKind::Connect && self.quota.is_none() && self.pacer.is_none() {
+            // As HTTP/1: a duration-bound closed loop pauses before reconnecting.
+            self.timers.set(i, now + CONNECT_BACKOFF);
+            return;
+        }
+        self.release(i);
+    }
+
+    fn close_and_release(&mut self, i: usize) {
+        self.conns[i].close();
+        self.timers.cancel(i);
+        self.release(i);
+    }
+
+    /// A closed connection goes back to the schedule (open loop) or reopens (closed loop).
+    fn release(&mut self, i: usize) {
+        if self.pacer.is_some() {
+            self.conns[i].set_waiting_since(Instant::now());
+            self.free.push(i);
+        } else if !self.stop {
+            self.to_open.push(i);
+        }
+    }
+
+    fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
+        while !self.stop {
+            let Some(i) = self.timers.pop_due(now) else { return };
+            match self.conns[i].state() {
+                State::Open => self.on_readable(i, false, buf),
+                State::Closed => self.release(i),
+                _ => {}
+            }
+        }
+    }
+
+    fn after_outcome(&mut self, answer: Answer) {
+        self.finished += 1;
+        if self.finished % PUBLISH_EVERY == 0 {
+            self.slot.finished.store(self.finished, Ordering::Relaxed);
+        }
+        if answer == Answer::Abort {
+            self.stop = true;
+            self.control.stop();
+        }
+    }
+
+    /// Fails the requests past their timeout: streams are cancelled and their connection
+    /// goes on; a connection still connecting fails its first request.
+    fn expire(&mut self, now: Instant) {
+        let timeout = self.spec.timeout;
+        for i in 0..self.conns.len() {
+            let late_first = self.conns[i].first().is_some_and(|f| f.timed_out(now, timeout));
+            match self.conns[i].state() {
+                State::Connecting if late_first => {
+                    let e = io::Error::from(io::ErrorKind::TimedOut);
+                    self.conn_failed(i, FailureKind::Connect, Some(e));
+                }
+                State::Handshaking if late_first => {
+                    self.conn_failed(i, FailureKind::Timeout, None);
+                }
+                State::Open => {
+                    self.conns[i].h2.expire(now, timeout);
+                    self.drain_events(i, now);
+                    self.after_read(i);
+                }
+                _ => {}
+            }
+            if self.stop {
+                return;
+            }
+        }
+    }
+}
