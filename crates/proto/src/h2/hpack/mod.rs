@@ -15,7 +15,7 @@
 mod decoder;
 mod encoder;
 mod error;
-mod huffman;
+pub(crate) mod huffman;
 mod huffman_codes;
 mod integer;
 mod response;
