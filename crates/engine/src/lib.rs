@@ -31,6 +31,7 @@ mod mux;
 mod nofile;
 mod pacer;
 mod pipeline;
+pub mod quic;
 mod recorder;
 mod rng;
 mod run;

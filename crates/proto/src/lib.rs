@@ -17,6 +17,7 @@ mod chunked;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod h2;
+pub mod h3;
 mod request;
 mod response;
 

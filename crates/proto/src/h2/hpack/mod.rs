@@ -18,7 +18,7 @@ mod error;
 // Public only for the fuzz target and the integration tests; the engine has no use for it.
 #[doc(hidden)]
 pub mod fuzzing;
-mod huffman;
+pub(crate) mod huffman;
 mod huffman_codes;
 mod integer;
 mod response;
