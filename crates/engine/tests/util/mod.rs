@@ -2,6 +2,8 @@
 //! and a counting recorder.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod h2_peer;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

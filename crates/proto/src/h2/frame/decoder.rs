@@ -54,7 +54,9 @@ impl FrameDecoder {
         self.max_frame_size
     }
 
-    /// Changes the limit, once the peer has acknowledged a new SETTINGS_MAX_FRAME_SIZE.
+    /// Changes the limit after this endpoint announces a new SETTINGS_MAX_FRAME_SIZE: a
+    /// larger one at once, a smaller one only once the peer has acknowledged it (until then
+    /// the peer may still send frames as long as the old one allowed, §6.5.3).
     pub fn set_max_frame_size(&mut self, max_frame_size: u32) {
         self.max_frame_size = max_frame_size;
     }

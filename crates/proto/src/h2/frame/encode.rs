@@ -112,7 +112,9 @@ fn header_block(
     block: &[u8],
     max_frame_size: u32,
 ) {
-    // A frame always fits 16384 bytes (§4.2); a smaller limit is a test's choice.
+    // Any limit works down to one byte past the fixed fields (below the 16384 every peer
+    // accepts, §4.2, it is a test's choice); the clamp keeps the loop finite and every
+    // length within 24 bits.
     let max = max_frame_size.clamp(fields.len() as u32 + 1, super::MAX_MAX_FRAME_SIZE) as usize;
     let first = block.len().min(max - fields.len());
     let (head, mut rest) = block.split_at(first);

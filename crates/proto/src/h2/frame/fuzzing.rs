@@ -149,6 +149,10 @@ pub fn transcript(data: &[u8], max_frame_size: u32, split: Split) -> Transcript 
                     assert!(used <= rest.len(), "used {used} of {} bytes", rest.len());
                     check_frame(&frame, used, inside, max_frame_size);
                     inside = !decoder.is_between_frames();
+                    assert!(
+                        used > 0 || matches!(frame, Frame::DataEnd { .. }),
+                        "{frame:?} used no bytes"
+                    );
                     idle_steps = if used == 0 { idle_steps + 1 } else { 0 };
                     assert!(idle_steps < 2, "two results in a row used no bytes");
                     record(&mut events, frame);
@@ -277,23 +281,20 @@ impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flag = |on: bool, name: &'static str| if on { name } else { "" };
         match self {
-            Event::Data { stream, data } => write!(f, "DATA s{stream} \"{}\"", data.escape_ascii()),
+            Event::Data { stream, data } => write!(f, "DATA s{stream} {}", Bytes(data)),
             Event::DataEnd { stream, end_stream, flow } => {
                 write!(f, "END s{stream}{} flow{flow}", flag(*end_stream, " es"))
             }
             Event::Headers { stream, end_stream, end_headers, block } => write!(
                 f,
-                "HEADERS s{stream}{}{} \"{}\"",
+                "HEADERS s{stream}{}{} {}",
                 flag(*end_stream, " es"),
                 flag(*end_headers, " eh"),
-                block.escape_ascii()
+                Bytes(block)
             ),
-            Event::Continuation { stream, end_headers, block } => write!(
-                f,
-                "CONTINUATION s{stream}{} \"{}\"",
-                flag(*end_headers, " eh"),
-                block.escape_ascii()
-            ),
+            Event::Continuation { stream, end_headers, block } => {
+                write!(f, "CONTINUATION s{stream}{} {}", flag(*end_headers, " eh"), Bytes(block))
+            }
             Event::Priority { stream } => write!(f, "PRIORITY s{stream}"),
             Event::RstStream { stream, code } => write!(f, "RST_STREAM s{stream} {code}"),
             Event::Settings { ack, settings } => {
@@ -305,15 +306,15 @@ impl fmt::Display for Event {
             }
             Event::PushPromise { stream, promised, end_headers, block } => write!(
                 f,
-                "PUSH_PROMISE s{stream} p{promised}{} \"{}\"",
+                "PUSH_PROMISE s{stream} p{promised}{} {}",
                 flag(*end_headers, " eh"),
-                block.escape_ascii()
+                Bytes(block)
             ),
             Event::Ping { ack, payload } => {
-                write!(f, "PING{} \"{}\"", flag(*ack, " ack"), payload.escape_ascii())
+                write!(f, "PING{} {}", flag(*ack, " ack"), Bytes(payload))
             }
             Event::GoAway { last_stream, code, debug } => {
-                write!(f, "GOAWAY last{last_stream} {code} \"{}\"", debug.escape_ascii())
+                write!(f, "GOAWAY last{last_stream} {code} {}", Bytes(debug))
             }
             Event::WindowUpdate { stream, increment } => {
                 write!(f, "WINDOW_UPDATE s{stream} +{increment}")
@@ -322,6 +323,19 @@ impl fmt::Display for Event {
             Event::StreamError(e) => {
                 write!(f, "stream error s{} {}", e.stream.unwrap_or(0), e.code)
             }
+        }
+    }
+}
+
+/// Bytes as an escaped string, or only their count past 32 (a summary stays one line).
+struct Bytes<'a>(&'a [u8]);
+
+impl fmt::Display for Bytes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.len() > 32 {
+            write!(f, "<{} bytes>", self.0.len())
+        } else {
+            write!(f, "\"{}\"", self.0.escape_ascii())
         }
     }
 }

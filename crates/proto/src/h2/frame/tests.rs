@@ -291,11 +291,7 @@ fn a_frame_longer_than_the_limit_is_a_frame_size_error() {
     let e = error_max(&raw(0x33, 0, 0, &[0; 65]), 64);
     assert_eq!(e, conn(FrameRule::TooLong { kind: 0x33, len: 65, max: 64 }));
     // At the limit is fine.
-    check_max(
-        &raw(kind::GOAWAY, 0, 0, &[0; 64]),
-        64,
-        &format!("GOAWAY last0 NO_ERROR \"{}\"; idle", "\\x00".repeat(56)),
-    );
+    check_max(&raw(kind::GOAWAY, 0, 0, &[0; 64]), 64, "GOAWAY last0 NO_ERROR <56 bytes>; idle");
 }
 
 #[test]

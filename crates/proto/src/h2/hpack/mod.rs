@@ -15,6 +15,9 @@
 mod decoder;
 mod encoder;
 mod error;
+// Public only for the fuzz target and the integration tests; the engine has no use for it.
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod huffman;
 mod huffman_codes;
 mod integer;
