@@ -172,6 +172,22 @@ impl H3Conn {
         Ok(())
     }
 
+    /// Gives up request `tag` (its timeout passed): its stream is reset and stopped with
+    /// H3_REQUEST_CANCELLED and its place freed, with no event. False if it was not in
+    /// flight.
+    pub fn cancel(&mut self, tag: u64) -> bool {
+        let Some(i) = self.slots.iter().position(|s| s.stream.is_some() && s.tag == tag) else {
+            return false;
+        };
+        if let Some(id) = self.slots[i].stream {
+            let cancelled = VarInt::from_u32(code::H3_REQUEST_CANCELLED as u32);
+            let _ = self.quic.quinn().recv_stream(id).stop(cancelled);
+            let _ = self.quic.quinn().send_stream(id).reset(cancelled);
+        }
+        self.release(i);
+        true
+    }
+
     /// Reads everything the socket has, handling what it brings; then sends what is due.
     /// Call it on an error event too: the receive is what reads the socket's error (an
     /// ICMP port unreachable becomes [`QuicFailure::Refused`]).

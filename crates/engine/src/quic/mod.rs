@@ -1,7 +1,8 @@
 //! HTTP/3's transport: QUIC (quinn-proto, sans-IO) driven from herd's own mio loop over
-//! UDP, with herd-proto's h3 layer above it. **Not yet wired into the worker**: public for
-//! its integration tests (crates/engine/tests/quic.rs, quic_alloc.rs) and the
-//! micro-benchmark example (examples/h3_bench.rs).
+//! UDP, with herd-proto's h3 layer above it. The multiplexed worker drives it
+//! (mux/h3link.rs) for `Wire::Http3`; public also for its integration tests
+//! (crates/engine/tests/quic.rs, quic_alloc.rs) and the micro-benchmark example
+//! (examples/h3_bench.rs).
 //!
 //! - [`QuicClient`] (config.rs): what a run's connections share, built once from herd's TLS
 //!   settings (TLS 1.3, ALPN `h3`) and [`QuicSettings`].
@@ -15,7 +16,7 @@
 //! - [`QuicStats`] (stats.rs) and [`QuicFailure`] (failure.rs): what a connection did, and
 //!   each way it can fail, named.
 //!
-//! How it will plug in: as a second multiplexed wire beside HTTP/2 (`mux/`): the mux
+//! How it plugs in: as a second multiplexed wire beside HTTP/2 (`mux/`): the mux
 //! worker registers each connection's socket with its `Poll`, calls `on_readable` on a
 //! readable or error event and `on_writable` on a writable one, `on_timeout` from its timer
 //! heap at `poll_timeout`, submits requests while `can_submit`, and turns [`H3Event`]s into
