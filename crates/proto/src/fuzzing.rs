@@ -242,7 +242,7 @@ fn record(p: &ResponseParser, consumed: usize, options: &Options) -> Response {
     Response { head, body_bytes: body, consumed, server }
 }
 
-fn pieces(data: &[u8], split: Split) -> Vec<&[u8]> {
+pub(crate) fn pieces(data: &[u8], split: Split) -> Vec<&[u8]> {
     match split {
         Split::Whole => vec![data],
         Split::At(n) => {

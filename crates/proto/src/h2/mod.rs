@@ -7,6 +7,11 @@
 //! - [`ErrorCode`]: the codes of RFC 9113 §7 that both name their errors with.
 
 mod error_code;
+pub mod frame;
 pub mod hpack;
 
 pub use error_code::ErrorCode;
+pub use frame::{
+    encode, Frame, FrameDecoder, FrameError, FrameRule, SettingId, Settings,
+    DEFAULT_MAX_FRAME_SIZE, FRAME_HEADER_LEN, PREFACE,
+};
