@@ -13,10 +13,7 @@
 
 use std::io::{self, Read};
 use std::net::{Shutdown, SocketAddr};
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-
-use mio::net::TcpStream;
 
 use crate::date::DateCache;
 use crate::read_buf::{Limits, ReadBuf, Scan};
@@ -25,6 +22,7 @@ use crate::request_body::{BadChunk, RequestBody};
 use crate::response::{Persist, Reply, Responder, Status};
 use crate::route::Route;
 use crate::router;
+use crate::transport::Transport;
 use crate::worker::Ctx;
 use crate::write_queue::{Flushed, WriteQueue, HIGH_WATER};
 
@@ -56,7 +54,7 @@ const LINGER: Duration = Duration::from_secs(2);
 
 #[derive(Debug)]
 pub(crate) struct Conn {
-    stream: TcpStream,
+    io: Transport,
     peer: SocketAddr,
     rbuf: ReadBuf,
     wq: WriteQueue,
@@ -104,9 +102,9 @@ enum Phase {
 }
 
 impl Conn {
-    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, limits: Limits, now: Instant) -> Conn {
+    pub(crate) fn new(io: Transport, peer: SocketAddr, limits: Limits, now: Instant) -> Conn {
         Conn {
-            stream,
+            io,
             peer,
             rbuf: ReadBuf::new(limits),
             wq: WriteQueue::new(),
@@ -154,7 +152,7 @@ impl Conn {
                 self.maybe_readable = true;
             }
             let mut written = 0;
-            let flushed = self.wq.flush(self.stream.as_fd(), &mut budget, &mut written);
+            let flushed = self.wq.flush(&mut self.io, &mut budget, &mut written);
             if written > 0 {
                 ctx.counters.add_bytes(written);
                 self.last_progress = ctx.now;
@@ -181,9 +179,12 @@ impl Conn {
             if !self.maybe_readable {
                 return Drive::Wait;
             }
-            match self.rbuf.fill(&mut self.stream) {
+            match self.rbuf.fill(&mut self.io) {
                 Ok(0) => self.peer_closed = true,
-                Ok(_) => self.maybe_readable = self.fin_reported || !self.rbuf.drained(),
+                Ok(_) => {
+                    self.maybe_readable =
+                        self.fin_reported || !self.rbuf.drained() || !self.io.short_read_drains();
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.maybe_readable = false;
                     return Drive::Wait;
@@ -289,7 +290,7 @@ impl Conn {
                 // happens on a kept-alive connection only. A closing one flushes on close, so
                 // connection-per-request traffic is spared the setsockopt, as in nginx.
                 if persist != Persist::Close && !self.nodelay {
-                    self.nodelay = self.stream.set_nodelay(true).is_ok();
+                    self.nodelay = self.io.tcp().set_nodelay(true).is_ok();
                 }
                 (route, reply, persist == Persist::Close)
             }
@@ -343,13 +344,16 @@ impl Conn {
     /// system call when the last read emptied the socket (the usual case for one request per
     /// connection); data arriving after that is the client's race to lose, as with nginx.
     fn begin_close(&mut self, now: Instant) -> Drive {
-        if self.peer_closed || self.rbuf.drained() {
+        self.io.close_notify();
+        if self.peer_closed || (self.rbuf.drained() && self.io.short_read_drains()) {
             return Drive::Close;
         }
         let mut scratch = [0u8; 4096];
-        match self.stream.read(&mut scratch) {
+        // What is left is the client's to lose: read (and over TLS, discard undecrypted).
+        let mut tcp = self.io.tcp();
+        match tcp.read(&mut scratch) {
             Ok(n) if n > 0 => {
-                if self.stream.shutdown(Shutdown::Write).is_err() {
+                if tcp.shutdown(Shutdown::Write).is_err() {
                     return Drive::Close;
                 }
                 self.phase = Phase::Lingering { until: now + LINGER };
@@ -362,8 +366,9 @@ impl Conn {
     /// Discards input until the client closes (→ Close) or has nothing more now (→ Wait).
     fn linger(&mut self) -> Drive {
         let mut scratch = [0u8; 16 * 1024];
+        let mut tcp = self.io.tcp();
         for _ in 0..MAX_ROUNDS {
-            match self.stream.read(&mut scratch) {
+            match tcp.read(&mut scratch) {
                 Ok(0) => return Drive::Close,
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,

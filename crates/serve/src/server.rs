@@ -6,6 +6,7 @@
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::thread;
 
 use crate::config::ServeConfig;
@@ -16,6 +17,7 @@ use crate::read_buf::Limits;
 use crate::root::Root;
 use crate::stats::{self, ServeStats, WorkerCounters};
 use crate::stop::StopHandle;
+use crate::tls;
 use crate::worker;
 
 /// A bound server, ready to [`run`](Server::run).
@@ -37,6 +39,8 @@ pub(crate) struct Shared {
     pub(crate) include: Root,
     /// `/stall` requests so far, over all workers: every M-th one waits.
     pub(crate) stall_count: AtomicU64,
+    /// The TLS configuration every connection's session is made from; `None` for plain TCP.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// herd's own include texts, when the root has no `include/` directory; removed on drop.
     _include_texts: Option<TempTexts>,
 }
@@ -81,6 +85,13 @@ impl Server {
                 reason: "must be more than zero",
             });
         }
+        if config.tls.as_ref().is_some_and(|t| t.alpn.is_empty()) {
+            return Err(ServeError::InvalidConfig {
+                name: "tls.alpn",
+                value: "[]".into(),
+                reason: "must offer at least one protocol",
+            });
+        }
         let threads = if config.threads == 0 {
             thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -88,6 +99,7 @@ impl Server {
         };
         let root = config.root.as_deref().map(Root::open).transpose()?;
         let (listeners, local_addr) = listener::bind(config.listen, threads)?;
+        let tls = config.tls.as_ref().map(|t| tls::server_config(t, local_addr)).transpose()?;
         let counters = (0..listeners.len()).map(|_| WorkerCounters::default()).collect();
         let (include, include_texts) = include_dir(config.root.as_deref())?;
         Ok(Server {
@@ -99,6 +111,7 @@ impl Server {
                 counters,
                 include,
                 stall_count: AtomicU64::new(0),
+                tls,
                 _include_texts: include_texts,
             },
         })

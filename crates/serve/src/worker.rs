@@ -30,6 +30,7 @@ use crate::file_cache::FileCache;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::stop::StopHandle;
+use crate::transport::{TlsStream, Transport};
 
 /// What a connection needs from its worker while it is driven.
 pub(crate) struct Ctx<'w> {
@@ -207,7 +208,21 @@ impl Worker<'_> {
                         self.free.push(slot);
                         continue;
                     }
-                    let conn = Conn::new(stream, peer, self.shared.limits(), now);
+                    let io = match &self.shared.tls {
+                        None => Transport::Plain(stream),
+                        Some(config) => match rustls::ServerConnection::new(config.clone()) {
+                            Ok(session) => {
+                                Transport::Tls(Box::new(TlsStream::new(stream, session)))
+                            }
+                            Err(_) => {
+                                // rustls refuses only a configuration it accepted at bind:
+                                // drop this connection rather than the server.
+                                self.free.push(slot);
+                                continue;
+                            }
+                        },
+                    };
+                    let conn = Conn::new(io, peer, self.shared.limits(), now);
                     self.conns[slot] = Some(conn);
                     self.n_open += 1;
                     self.counters.add_connection();

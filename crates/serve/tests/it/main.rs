@@ -14,4 +14,5 @@ mod limits;
 mod pages;
 mod protocol;
 mod static_files;
+mod tls;
 mod traversal;
