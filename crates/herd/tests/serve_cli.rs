@@ -231,3 +231,26 @@ fn tls_flags_are_checked() {
         "{err}"
     );
 }
+
+/// HTTP/2 requests are logged and counted as HTTP/1's are: an `HTTP/2.0` request line, and
+/// `h2_connections` in /herd/stats.
+#[test]
+fn h2c_requests_are_logged_and_counted() {
+    let mut serve = Serve::start(&["--threads", "1", "--access-log"]);
+    let out = run(Command::new("curl").args([
+        "--silent",
+        "--http2-prior-knowledge",
+        "--max-time",
+        "10",
+        &serve.url("/bytes/5"),
+    ]));
+    assert_eq!(out.stdout, b"01234", "{}", text(&out.stderr));
+    let mut line = String::new();
+    serve.stdout.as_mut().unwrap().read_line(&mut line).unwrap();
+    assert!(line.starts_with("127.0.0.1 - - ["), "{line}");
+    assert!(line.ends_with("] \"GET /bytes/5 HTTP/2.0\" 200 5\n"), "{line}");
+    let s = serve.stats();
+    assert_eq!(s["h2_connections"], 1, "{s}");
+    assert_eq!(s["tls_connections"], 0, "{s}");
+    assert_eq!(s["connections"], 2, "{s}");
+}

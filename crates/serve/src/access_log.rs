@@ -23,6 +23,11 @@ impl AccessLog {
         AccessLog { enabled, buf: Vec::new() }
     }
 
+    /// Whether lines are recorded (an HTTP/2 connection builds a request line only then).
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// `127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326`. `request` is the
     /// request head (or `-`): its first line is found only when the log is on, so a server
     /// without a log pays nothing per request.

@@ -1,6 +1,8 @@
 //! One client connection's state machine: write what is queued, answer every complete request
 //! already buffered (pipelining, in order), read more, repeat until the socket would block, then
-//! tell the event loop what to wait for. Also decides persistence, reads request bodies (skipped,
+//! tell the event loop what to wait for. Every connection starts here; one whose first bytes are
+//! HTTP/2's preface (or whose TLS handshake chose `h2`) asks to become an HTTP/2 connection
+//! (`Drive::Upgrade`, h2/), taking the bytes read so far along. Also decides persistence, reads request bodies (skipped,
 //! or streamed into the response by `/echo`), holds back a response that must wait (`/sleep`,
 //! `/stall`), and closes without losing the last response. Does not own the event loop, timers
 //! or accept (worker.rs) and does not decide answers (router.rs).
@@ -16,6 +18,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::time::{Duration, Instant};
 
 use crate::date::DateCache;
+use crate::h2::H2Conn;
 use crate::read_buf::{Limits, ReadBuf, Scan};
 use crate::request::{self, BodyFraming, HeadError, Method};
 use crate::request_body::{BadChunk, RequestBody};
@@ -38,6 +41,8 @@ pub(crate) enum Drive {
     /// A response is held until this instant: drive again then (the worker's timer), or on a
     /// socket event before it.
     Sleep(Instant),
+    /// The client speaks HTTP/2: hand the connection to an HTTP/2 one ([`Conn::into_h2`]).
+    Upgrade,
 }
 
 /// Bytes one `drive` may write before yielding, so a fast reader of a large body cannot keep
@@ -81,6 +86,20 @@ pub(crate) struct Conn {
     /// Epoll reported the peer's FIN (or an error): a short read does not mean there is nothing
     /// left, since the end of stream (or the error) is only seen by reading once more.
     fin_reported: bool,
+    /// Whether the connection may turn out to be HTTP/2, until its first request shows it
+    /// is not (see [`Conn::sniff`]).
+    may_be_h2: bool,
+    /// It is HTTP/2: `drive` returns `Upgrade`.
+    upgrade: bool,
+}
+
+/// What the first bytes of a connection say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sniff {
+    Http1,
+    Http2,
+    /// A prefix of the preface so far: read more.
+    NeedMore,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +121,14 @@ enum Phase {
 }
 
 impl Conn {
-    pub(crate) fn new(io: Transport, peer: SocketAddr, limits: Limits, now: Instant) -> Conn {
+    /// `h2`: whether the connection may speak HTTP/2 (with prior knowledge, or by ALPN).
+    pub(crate) fn new(
+        io: Transport,
+        peer: SocketAddr,
+        limits: Limits,
+        now: Instant,
+        h2: bool,
+    ) -> Conn {
         Conn {
             io,
             peer,
@@ -117,6 +143,36 @@ impl Conn {
             nodelay: false,
             maybe_readable: true,
             fin_reported: false,
+            may_be_h2: h2,
+            upgrade: false,
+        }
+    }
+
+    /// The HTTP/2 connection this one becomes (after `Drive::Upgrade`), with the bytes read
+    /// so far.
+    pub(crate) fn into_h2(self, limits: Limits, now: Instant) -> H2Conn {
+        H2Conn::new(self.io, self.peer, self.rbuf.unconsumed(), limits, now)
+    }
+
+    /// Whether the connection is HTTP/2: ALPN decides over TLS; otherwise (TCP, or TLS without
+    /// ALPN) its first 24 bytes do: HTTP/2's preface, which no HTTP/1 request starts with.
+    /// Called only before the first request, so HTTP/1 pays for it once per connection.
+    fn sniff(&self) -> Sniff {
+        match self.io.alpn() {
+            Some(b"h2") => return Sniff::Http2,
+            Some(_) => return Sniff::Http1,
+            None if self.io.is_handshaking() => return Sniff::NeedMore,
+            None => {}
+        }
+        let data = self.rbuf.unconsumed();
+        let preface = herd_proto::h2::PREFACE;
+        let n = data.len().min(preface.len());
+        if data[..n] != preface[..n] {
+            Sniff::Http1
+        } else if n == preface.len() {
+            Sniff::Http2
+        } else {
+            Sniff::NeedMore
         }
     }
 
@@ -168,6 +224,9 @@ impl Conn {
                 return self.begin_close(ctx.now);
             }
             self.answer_buffered(ctx);
+            if self.upgrade {
+                return Drive::Upgrade;
+            }
             if self.wq.queued() > 0 || self.wq.has_body() || self.phase != Phase::Open {
                 // Something to write (or a close to begin): flush it next round.
                 continue;
@@ -219,6 +278,16 @@ impl Conn {
             && !self.wq.has_body()
             && self.wq.queued() < HIGH_WATER
         {
+            if self.may_be_h2 {
+                match self.sniff() {
+                    Sniff::Http1 => self.may_be_h2 = false,
+                    Sniff::Http2 => {
+                        self.upgrade = true;
+                        break;
+                    }
+                    Sniff::NeedMore => break,
+                }
+            }
             if let Some(body) = &mut self.body {
                 match body.feed(self.rbuf.unconsumed(), self.wq.buf_mut()) {
                     Ok((n, done)) => {

@@ -18,6 +18,7 @@ use crate::root::Root;
 use crate::stats::{self, ServeStats, WorkerCounters};
 use crate::stop::StopHandle;
 use crate::tls;
+use crate::transport::Transport;
 use crate::worker;
 
 /// A bound server, ready to [`run`](Server::run).
@@ -25,7 +26,8 @@ use crate::worker;
 pub struct Server {
     listeners: Vec<TcpListener>,
     local_addr: SocketAddr,
-    shared: Shared,
+    /// Read by the fuzz entry points too, which drive connections without workers.
+    pub(crate) shared: Shared,
 }
 
 /// What all workers read: the configuration, the root, the include texts' directory, and every
@@ -41,11 +43,22 @@ pub(crate) struct Shared {
     pub(crate) stall_count: AtomicU64,
     /// The TLS configuration every connection's session is made from; `None` for plain TCP.
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    /// ALPN offers `h2`.
+    pub(crate) h2_on_tls: bool,
     /// herd's own include texts, when the root has no `include/` directory; removed on drop.
     _include_texts: Option<TempTexts>,
 }
 
 impl Shared {
+    /// Whether a connection over `io` may speak HTTP/2: always over TCP (with prior
+    /// knowledge), over TLS when ALPN offers `h2`.
+    pub(crate) fn h2_allowed(&self, io: &Transport) -> bool {
+        match io {
+            Transport::Plain(_) => true,
+            Transport::Tls(_) => self.h2_on_tls,
+        }
+    }
+
     pub(crate) fn limits(&self) -> Limits {
         Limits {
             max_request_line: self.config.max_request_line_bytes,
@@ -112,6 +125,7 @@ impl Server {
                 include,
                 stall_count: AtomicU64::new(0),
                 tls,
+                h2_on_tls: false,
                 _include_texts: include_texts,
             },
         })
@@ -127,9 +141,10 @@ impl Server {
         self.listeners.len()
     }
 
-    /// Serves until `stop` is stopped, then returns the counters of all workers. Connections
-    /// still open are closed, and responses in flight are cut off. If a worker fails, the others
-    /// are stopped and the first error is returned.
+    /// Serves until `stop` is stopped, then returns the counters of all workers. HTTP/1
+    /// connections still open are closed, and responses in flight are cut off; HTTP/2 ones
+    /// get GOAWAY and a few seconds to finish their open streams. If a worker fails, the
+    /// others are stopped and the first error is returned.
     pub fn run(self, stop: StopHandle) -> Result<ServeStats, ServeError> {
         let Server { listeners, shared, .. } = self;
         let shared = &shared;

@@ -42,6 +42,22 @@ impl Transport {
         matches!(self, Transport::Plain(_))
     }
 
+    /// Whether the TLS handshake is still going on (never for plain).
+    pub(crate) fn is_handshaking(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(tls) => tls.session.is_handshaking(),
+        }
+    }
+
+    /// The protocol ALPN chose, once the handshake is over (never for plain).
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Transport::Plain(_) => None,
+            Transport::Tls(tls) => tls.session.alpn_protocol(),
+        }
+    }
+
     /// Queues TLS's close_notify and sends what it can without waiting; nothing for plain.
     /// Called just before the socket is closed, so a client can tell the end of the
     /// connection from a truncation.

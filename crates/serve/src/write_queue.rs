@@ -132,6 +132,19 @@ impl WriteQueue {
         self.body = Some(body);
     }
 
+    /// Takes the streamed body out (an HTTP/2 stream sends it in DATA frames itself).
+    pub(crate) fn take_body(&mut self) -> Option<Body> {
+        self.body.take()
+    }
+
+    /// Swaps the queued bytes with `other`, so an HTTP/2 stream takes a response body without
+    /// copying it and leaves its own (empty) buffer for the next response. Only on a queue
+    /// that nothing has been written from.
+    pub(crate) fn swap_buf(&mut self, other: &mut Vec<u8>) {
+        debug_assert_eq!(self.pos, 0, "swapping a queue that is partly written");
+        std::mem::swap(&mut self.buf, other);
+    }
+
     /// Appends `len` bytes of `file` from `offset` (a small body, see [`COPY_BODY_MAX`]). Fails
     /// with `UnexpectedEof` if the file is now shorter; the caller then truncates to its mark.
     pub(crate) fn append_file(&mut self, file: &File, offset: u64, len: usize) -> io::Result<()> {
