@@ -65,7 +65,7 @@ pub(crate) struct ServeArgs {
     pub(crate) tls_write_ca: Option<PathBuf>,
 
     /// With TLS: the protocols ALPN offers, comma-separated, in order of preference
-    /// [default: http/1.1]
+    /// [default: h2,http/1.1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "tls")]
     pub(crate) alpn: Option<Vec<AppProtocol>>,
 

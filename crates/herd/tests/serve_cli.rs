@@ -192,6 +192,20 @@ fn a_self_signed_server_is_verified_with_the_ca_it_writes() {
     let j = run_json(&["-c", "2", "-n", "200", "--ca-file", ca.to_str().unwrap(), &url]);
     assert_eq!(j["requests"]["completed"], 200, "{j}");
     assert_eq!(j["statuses"]["200"], 200, "{j}");
+    // ALPN offers h2 first: curl, verifying with the same CA, gets HTTP/2.
+    let out = run(Command::new("curl").args([
+        "--silent",
+        "--http2",
+        "--max-time",
+        "10",
+        "--cacert",
+        ca.to_str().unwrap(),
+        "-w",
+        " %{http_version}",
+        &url,
+    ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with(" 2"), "{}", text(&out.stdout));
     // A client that does not trust the CA is refused.
     let other = tempdir("serve-cli-tls-other").join("ca.pem");
     let _other_server =

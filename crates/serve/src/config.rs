@@ -44,7 +44,8 @@ pub struct TlsConfig {
     pub identity: TlsIdentity,
     /// The application protocols offered by ALPN, in order of preference. A client that
     /// offers none of them fails the handshake (RFC 7301 §3.2); a client that sends no ALPN
-    /// at all is served as on the plain listener.
+    /// at all is served as on the plain listener (HTTP/2 with prior knowledge only if `h2` is
+    /// in the list).
     pub alpn: Vec<AppProtocol>,
 }
 
@@ -63,17 +64,20 @@ pub enum TlsIdentity {
 /// An application protocol herd serve speaks, as ALPN names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AppProtocol {
+    /// `h2`: HTTP/2 over TLS.
+    H2,
     /// `http/1.1` (HTTP/1.0 and 1.1).
     Http1,
 }
 
 impl AppProtocol {
     /// Every protocol, in herd serve's order of preference.
-    pub const ALL: [AppProtocol; 1] = [AppProtocol::Http1];
+    pub const ALL: [AppProtocol; 2] = [AppProtocol::H2, AppProtocol::Http1];
 
     /// The protocol's ALPN identifier (RFC 7301 §6).
     pub fn alpn_id(self) -> &'static str {
         match self {
+            AppProtocol::H2 => "h2",
             AppProtocol::Http1 => "http/1.1",
         }
     }

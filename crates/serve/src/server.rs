@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::thread;
 
-use crate::config::ServeConfig;
+use crate::config::{AppProtocol, ServeConfig};
 use crate::error::ServeError;
 use crate::listener;
 use crate::pages::include_texts::TempTexts;
@@ -113,6 +113,7 @@ impl Server {
         let root = config.root.as_deref().map(Root::open).transpose()?;
         let (listeners, local_addr) = listener::bind(config.listen, threads)?;
         let tls = config.tls.as_ref().map(|t| tls::server_config(t, local_addr)).transpose()?;
+        let h2_on_tls = config.tls.as_ref().is_some_and(|t| t.alpn.contains(&AppProtocol::H2));
         let counters = (0..listeners.len()).map(|_| WorkerCounters::default()).collect();
         let (include, include_texts) = include_dir(config.root.as_deref())?;
         Ok(Server {
@@ -125,7 +126,7 @@ impl Server {
                 include,
                 stall_count: AtomicU64::new(0),
                 tls,
-                h2_on_tls: false,
+                h2_on_tls,
                 _include_texts: include_texts,
             },
         })

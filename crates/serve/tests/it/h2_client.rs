@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use herd_proto::h2::hpack::{Decoder, Encoder};
 use herd_proto::h2::{encode, ErrorCode, Frame, FrameDecoder, SettingId, PREFACE};
 
-use crate::harness::IO_TIMEOUT;
+use crate::harness::{ReadWrite, IO_TIMEOUT};
 
 /// A frame from the server, owned; DATA pieces joined into one frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,9 @@ impl Response {
 }
 
 pub(crate) struct H2Client {
-    stream: TcpStream,
+    /// TCP, or TLS over `tcp`.
+    stream: Box<dyn ReadWrite>,
+    tcp: TcpStream,
     frames: FrameDecoder,
     buf: Vec<u8>,
     hpack_in: Decoder,
@@ -62,18 +64,10 @@ pub(crate) struct H2Client {
 pub(crate) const BIG_WINDOWS: &[(SettingId, u32)] = &[(SettingId::INITIAL_WINDOW_SIZE, 1 << 30)];
 
 impl H2Client {
-    /// Connects and sends the preface and SETTINGS `settings`; a stream window above the
-    /// default gets a connection window as large (a WINDOW_UPDATE), as h2load does.
+    /// Connects and sends the preface and SETTINGS `settings` (see `start`).
     pub(crate) fn connect(addr: SocketAddr, settings: &[(SettingId, u32)]) -> H2Client {
         let mut c = H2Client::raw(addr);
-        let mut out = Vec::new();
-        encode::preface_and_settings(&mut out, settings);
-        for &(id, value) in settings {
-            if id == SettingId::INITIAL_WINDOW_SIZE && value > 65_535 {
-                encode::window_update(&mut out, 0, value - 65_535);
-            }
-        }
-        c.send(&out);
+        c.start(settings);
         c
     }
 
@@ -83,8 +77,15 @@ impl H2Client {
         stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
         stream.set_nodelay(true).unwrap();
+        let tcp = stream.try_clone().unwrap();
+        H2Client::over(Box::new(stream), tcp)
+    }
+
+    /// A client over `stream` (TLS, its handshake done) on the socket `tcp`; sends nothing.
+    pub(crate) fn over(stream: Box<dyn ReadWrite>, tcp: TcpStream) -> H2Client {
         H2Client {
             stream,
+            tcp,
             frames: FrameDecoder::new(16_384),
             buf: Vec::new(),
             hpack_in: Decoder::new(4096, 1 << 20),
@@ -96,16 +97,30 @@ impl H2Client {
     }
 
     pub(crate) fn send(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("send");
+        self.try_send(bytes).expect("send");
     }
 
     /// Like `send`, but a failure (the server closed) is the caller's to judge.
     pub(crate) fn try_send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.stream.write_all(bytes)
+        self.stream.write_all(bytes).and_then(|()| self.stream.flush())
     }
 
+    /// The TCP socket (for a second writer on a plain connection).
     pub(crate) fn tcp(&self) -> &TcpStream {
-        &self.stream
+        &self.tcp
+    }
+
+    /// Sends the preface and SETTINGS `settings`; a stream window above the default gets a
+    /// connection window as large (a WINDOW_UPDATE), as h2load does.
+    pub(crate) fn start(&mut self, settings: &[(SettingId, u32)]) {
+        let mut out = Vec::new();
+        encode::preface_and_settings(&mut out, settings);
+        for &(id, value) in settings {
+            if id == SettingId::INITIAL_WINDOW_SIZE && value > 65_535 {
+                encode::window_update(&mut out, 0, value - 65_535);
+            }
+        }
+        self.send(&out);
     }
 
     /// Frames read elsewhere, to be returned by `next` and `response` first.

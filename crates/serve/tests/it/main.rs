@@ -11,6 +11,7 @@ mod generated;
 mod h2;
 mod h2_client;
 mod h2_hostile;
+mod h2_tls;
 mod harness;
 mod lifecycle;
 mod limits;

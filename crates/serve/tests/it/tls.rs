@@ -47,10 +47,10 @@ impl TlsServer {
     }
 }
 
-type TlsStream = rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>;
+pub(crate) type TlsStream = rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>;
 
 /// Connects and completes the handshake, verifying the server against `ca` for 127.0.0.1.
-fn connect(
+pub(crate) fn connect(
     addr: SocketAddr,
     ca: &Path,
     alpn: &[&[u8]],
