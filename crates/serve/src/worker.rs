@@ -181,6 +181,10 @@ impl Worker<'_> {
                 self.sweep(now);
             }
             self.log.flush();
+            // Connections that finished draining this turn: done without another poll.
+            if self.drain_until.is_some() && self.drain(poll.registry(), now) {
+                return Ok(());
+            }
         }
     }
 

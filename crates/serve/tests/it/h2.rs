@@ -404,3 +404,23 @@ fn http1_still_works_beside_h2c() {
     let stats = server.stop();
     assert_eq!(stats.n_h2_connections, 0);
 }
+
+/// Stopping with idle HTTP/2 clients that keep their connections open does not wait for them.
+#[test]
+fn stopping_does_not_wait_for_idle_clients() {
+    let server = TestServer::start(None);
+    let mut clients: Vec<H2Client> =
+        (0..3).map(|_| H2Client::connect(server.addr(), BIG_WINDOWS)).collect();
+    for c in &mut clients {
+        assert_eq!(c.get(1, "/bytes/1").body, b"0");
+    }
+    let start = Instant::now();
+    let stats = server.stop();
+    assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+    assert_eq!(stats.n_h2_connections, 3);
+    for c in &mut clients {
+        let goaway = c.next_matching(|g| matches!(g, Got::GoAway { .. }));
+        assert!(matches!(goaway, Got::GoAway { code: ErrorCode::NO_ERROR, .. }));
+        assert!(c.closes_within(Duration::from_secs(1)));
+    }
+}
