@@ -32,7 +32,6 @@ impl Connection {
         }
     }
 
-    #[inline]
     pub(crate) fn drive(&mut self, ctx: &mut Ctx<'_>) -> Drive {
         match self {
             Connection::Http1(c) => c.drive(ctx),
