@@ -12,6 +12,9 @@ need_pkgs=()
 command -v ab >/dev/null || need_pkgs+=(apache2-utils)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 command -v wrk >/dev/null || need_pkgs+=(wrk)
+# HTTP/2 clients herd serve's h2 tests run (h2load, nghttp); curl speaks h2 too.
+command -v h2load >/dev/null || need_pkgs+=(nghttp2-client)
+command -v curl >/dev/null || need_pkgs+=(curl)
 # The servers herd-drivers renders configs for (its validate, live and php_pages tests), at
 # the paths its Programs::locate looks at.
 [ -x /usr/sbin/apache2 ] || need_pkgs+=(apache2)

@@ -4,7 +4,8 @@
 //! change. It serves nothing itself and keeps no state of its own. With `--generate DIR` nothing
 //! is served: `serve_generate` writes benchmark file sets and the command exits.
 //!
-//! Output: stdout carries the `listening on http://ADDR` line and, with `--access-log`, one
+//! Output: stdout carries the `listening on http://ADDR` (`https://` with TLS) line and, with
+//! `--access-log`, one
 //! Common Log Format line per request; stderr carries the summary printed on stop. Exit code 0
 //! after Ctrl-C/SIGTERM (stopping is the normal way to end a server), 1 on a start-up or server
 //! error. A second Ctrl-C exits at once with 130.
@@ -17,10 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{anyhow, Context as _};
 use herd_serve::fileset::{SizeList, MAX_SPECWEB_DIRS};
-use herd_serve::{ServeConfig, ServeError, Server, StopHandle};
+use herd_serve::{
+    AppProtocol, ServeConfig, ServeError, Server, StopHandle, TlsConfig, TlsIdentity,
+};
 
 /// Flags of `herd serve`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(group = clap::ArgGroup::new("tls").args(["tls_cert", "tls_self_signed"]))]
 pub(crate) struct ServeArgs {
     /// Address and port to listen on; port 0 picks a free port (the chosen one is printed)
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
@@ -40,6 +44,31 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) access_log: bool,
 
+    /// Serve TLS with this certificate chain (PEM, leaf first), and its private key unless
+    /// --tls-key names another file
+    #[arg(long, value_name = "FILE", conflicts_with = "tls_self_signed")]
+    pub(crate) tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM: PKCS#8, PKCS#1 or SEC1) of --tls-cert [default: the --tls-cert
+    /// file]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+
+    /// Serve TLS with a certificate made at start-up: P-256, for the listen address,
+    /// localhost, 127.0.0.1 and ::1, signed by a CA made at the same time (see --tls-write-ca)
+    #[arg(long)]
+    pub(crate) tls_self_signed: bool,
+
+    /// With --tls-self-signed: write the CA certificate to trust (PEM) to FILE before the
+    /// listening line, for `curl --cacert FILE` or `herd run --ca-file FILE`
+    #[arg(long, value_name = "FILE", requires = "tls_self_signed")]
+    pub(crate) tls_write_ca: Option<PathBuf>,
+
+    /// With TLS: the protocols ALPN offers, comma-separated, in order of preference
+    /// [default: h2,http/1.1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "tls")]
+    pub(crate) alpn: Option<Vec<AppProtocol>>,
+
     /// Instead of serving, write benchmark file sets under DIR (created if missing; files
     /// already there with the right size are kept, nothing is removed), print one line per set
     /// and exit; `herd serve --root DIR` then serves them. Without --sizes or --specweb-dirs:
@@ -47,7 +76,7 @@ pub(crate) struct ServeArgs {
     #[arg(
         long,
         value_name = "DIR",
-        conflicts_with_all = ["root", "listen", "threads", "access_log"]
+        conflicts_with_all = ["root", "listen", "threads", "access_log", "tls"]
     )]
     pub(crate) generate: Option<PathBuf>,
 
@@ -78,8 +107,16 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         root: args.root,
         threads: args.threads.map_or(0, NonZeroUsize::get),
         access_log: args.access_log,
+        tls: tls_config(
+            args.tls_cert,
+            args.tls_key,
+            args.tls_self_signed,
+            args.tls_write_ca,
+            args.alpn,
+        ),
         ..ServeConfig::default()
     };
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
     let server = Server::bind(config).map_err(start_error)?;
 
     // The handler goes in before the address is printed: a script that reads the address and
@@ -97,7 +134,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     .context("cannot install the Ctrl-C/SIGTERM handler")?;
 
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on http://{}", server.local_addr())
+    writeln!(stdout, "listening on {scheme}://{}", server.local_addr())
         .and_then(|()| stdout.flush())
         .context("cannot write the listening address to stdout")?;
     drop(stdout);
@@ -108,6 +145,23 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         stats.n_requests, stats.n_bad_requests, stats.n_connections, stats.bytes_written
     );
     Ok(())
+}
+
+/// The TLS flags as a [`TlsConfig`]; `None` without --tls-cert or --tls-self-signed (clap
+/// refuses the other TLS flags alone).
+fn tls_config(
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    self_signed: bool,
+    write_ca: Option<PathBuf>,
+    alpn: Option<Vec<AppProtocol>>,
+) -> Option<TlsConfig> {
+    let identity = match cert {
+        Some(cert) => TlsIdentity::Pem { key: key.unwrap_or_else(|| cert.clone()), cert },
+        None if self_signed => TlsIdentity::SelfSigned { write_ca },
+        None => return None,
+    };
+    Some(TlsConfig { identity, alpn: alpn.unwrap_or_else(|| AppProtocol::ALL.to_vec()) })
 }
 
 /// Start-up errors in the user's terms: which flag to change, and how.
@@ -130,6 +184,12 @@ fn start_error(err: ServeError) -> anyhow::Error {
             "--root {}: permission denied: the directory must be readable by this user",
             path.display()
         ),
+        ServeError::TlsNoKey { .. } => {
+            anyhow!("{err}: name the key's file with --tls-key FILE")
+        }
+        ServeError::TlsNoCertificate { .. } => {
+            anyhow!("{err}: --tls-cert FILE takes the certificate chain, leaf first")
+        }
         _ => anyhow::Error::new(err).context("cannot start herd serve"),
     }
 }

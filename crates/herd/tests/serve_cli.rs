@@ -11,7 +11,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use util::{herd, real_ab, run, tempdir, text, Serve};
+use util::{herd, real_ab, run, run_json, tempdir, text, Serve};
 
 /// What only these tests do with a running server.
 trait Interrupt {
@@ -174,4 +174,97 @@ fn the_include_texts_live_only_while_the_server_runs() {
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
     assert!(child.wait().unwrap().success());
     assert!(texts().is_empty(), "left behind: {:?}", texts());
+}
+
+/// `--tls-self-signed` on a fresh machine: the CA it writes lets herd run verify the server
+/// fully, and the counts agree.
+#[test]
+fn a_self_signed_server_is_verified_with_the_ca_it_writes() {
+    let ca = tempdir("serve-cli-tls").join("ca.pem");
+    let serve = Serve::start(&[
+        "--threads",
+        "1",
+        "--tls-self-signed",
+        "--tls-write-ca",
+        ca.to_str().unwrap(),
+    ]);
+    let url = format!("https://{}/bytes/100", serve.addr);
+    let j = run_json(&["-c", "2", "-n", "200", "--ca-file", ca.to_str().unwrap(), &url]);
+    assert_eq!(j["requests"]["completed"], 200, "{j}");
+    assert_eq!(j["statuses"]["200"], 200, "{j}");
+    // ALPN offers h2 first: curl, verifying with the same CA, gets HTTP/2.
+    let out = run(Command::new("curl").args([
+        "--silent",
+        "--http2",
+        "--max-time",
+        "10",
+        "--cacert",
+        ca.to_str().unwrap(),
+        "-w",
+        " %{http_version}",
+        &url,
+    ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with(" 2"), "{}", text(&out.stdout));
+    // A client that does not trust the CA is refused.
+    let other = tempdir("serve-cli-tls-other").join("ca.pem");
+    let _other_server =
+        Serve::start(&["--tls-self-signed", "--tls-write-ca", other.to_str().unwrap()]);
+    let (j, _) = util::run_json_exiting(
+        &["-c", "1", "-n", "2", "--ca-file", other.to_str().unwrap(), &url],
+        4,
+    );
+    assert_eq!(j["requests"]["completed"], 0, "{j}");
+}
+
+#[test]
+fn tls_flags_are_checked() {
+    for (args, expect, code) in [
+        (vec!["--tls-key", "k.pem"], "--tls-cert", 2),
+        (vec!["--tls-write-ca", "ca.pem"], "--tls-self-signed", 2),
+        (vec!["--alpn", "http/1.1"], "--tls", 2),
+        (vec!["--tls-self-signed", "--alpn", "spdy/3"], "unknown application protocol `spdy/3`", 2),
+        (vec!["--tls-self-signed", "--tls-cert", "c.pem"], "--tls-cert", 2),
+        (vec!["--tls-cert", "/nonexistent/c.pem"], "cannot read `/nonexistent/c.pem`", 1),
+    ] {
+        let out = run(herd().args(["serve", "--listen", "127.0.0.1:0"]).args(&args));
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        herd_testutil::causes::assert_no_repeated_cause(&err);
+    }
+    let key_only = tempdir("serve-cli-tls-flags").join("key.pem");
+    std::fs::write(&key_only, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        .unwrap();
+    let out = run(herd().args(["serve", "--listen", "127.0.0.1:0", "--tls-cert"]).arg(&key_only));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("holds no PEM certificate") && err.contains("--tls-cert FILE takes"),
+        "{err}"
+    );
+}
+
+/// HTTP/2 requests are logged and counted as HTTP/1's are: an `HTTP/2.0` request line, and
+/// `h2_connections` in /herd/stats.
+#[test]
+fn h2c_requests_are_logged_and_counted() {
+    let mut serve = Serve::start(&["--threads", "1", "--access-log"]);
+    let out = run(Command::new("curl").args([
+        "--silent",
+        "--http2-prior-knowledge",
+        "--max-time",
+        "10",
+        &serve.url("/bytes/5"),
+    ]));
+    assert_eq!(out.stdout, b"01234", "{}", text(&out.stderr));
+    let mut line = String::new();
+    serve.stdout.as_mut().unwrap().read_line(&mut line).unwrap();
+    assert!(line.starts_with("127.0.0.1 - - ["), "{line}");
+    assert!(line.ends_with("] \"GET /bytes/5 HTTP/2.0\" 200 5\n"), "{line}");
+    let s = serve.stats();
+    assert_eq!(s["h2_connections"], 1, "{s}");
+    assert_eq!(s["tls_connections"], 0, "{s}");
+    assert_eq!(s["connections"], 2, "{s}");
 }

@@ -23,9 +23,15 @@ impl AccessLog {
         AccessLog { enabled, buf: Vec::new() }
     }
 
+    /// Whether lines are recorded (an HTTP/2 connection builds a request line only then).
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// `127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326`. `request` is the
     /// request head (or `-`): its first line is found only when the log is on, so a server
     /// without a log pays nothing per request.
+    #[inline]
     pub(crate) fn record(
         &mut self,
         client: IpAddr,
@@ -34,9 +40,20 @@ impl AccessLog {
         status: u16,
         body_bytes: u64,
     ) {
-        if !self.enabled {
-            return;
+        if self.enabled {
+            self.write_line(client, date, request, status, body_bytes);
         }
+    }
+
+    #[inline(never)]
+    fn write_line(
+        &mut self,
+        client: IpAddr,
+        date: &DateCache,
+        request: &[u8],
+        status: u16,
+        body_bytes: u64,
+    ) {
         // Writing into a Vec cannot fail.
         let _ = write!(self.buf, "{client} - - [");
         self.buf.extend_from_slice(date.clf());

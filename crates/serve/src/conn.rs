@@ -1,6 +1,8 @@
 //! One client connection's state machine: write what is queued, answer every complete request
 //! already buffered (pipelining, in order), read more, repeat until the socket would block, then
-//! tell the event loop what to wait for. Also decides persistence, reads request bodies (skipped,
+//! tell the event loop what to wait for. Every connection starts here; one whose first bytes are
+//! HTTP/2's preface (or whose TLS handshake chose `h2`) asks to become an HTTP/2 connection
+//! (`Drive::Upgrade`, h2/), taking the bytes read so far along. Also decides persistence, reads request bodies (skipped,
 //! or streamed into the response by `/echo`), holds back a response that must wait (`/sleep`,
 //! `/stall`), and closes without losing the last response. Does not own the event loop, timers
 //! or accept (worker.rs) and does not decide answers (router.rs).
@@ -13,18 +15,17 @@
 
 use std::io::{self, Read};
 use std::net::{Shutdown, SocketAddr};
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-
 use crate::date::DateCache;
+use crate::h2::H2Conn;
 use crate::read_buf::{Limits, ReadBuf, Scan};
 use crate::request::{self, BodyFraming, HeadError, Method};
 use crate::request_body::{BadChunk, RequestBody};
 use crate::response::{Persist, Reply, Responder, Status};
 use crate::route::Route;
 use crate::router;
+use crate::transport::Transport;
 use crate::worker::Ctx;
 use crate::write_queue::{Flushed, WriteQueue, HIGH_WATER};
 
@@ -40,6 +41,8 @@ pub(crate) enum Drive {
     /// A response is held until this instant: drive again then (the worker's timer), or on a
     /// socket event before it.
     Sleep(Instant),
+    /// The client speaks HTTP/2: hand the connection to an HTTP/2 one ([`Conn::into_h2`]).
+    Upgrade,
 }
 
 /// Bytes one `drive` may write before yielding, so a fast reader of a large body cannot keep
@@ -56,7 +59,7 @@ const LINGER: Duration = Duration::from_secs(2);
 
 #[derive(Debug)]
 pub(crate) struct Conn {
-    stream: TcpStream,
+    io: Transport,
     peer: SocketAddr,
     rbuf: ReadBuf,
     wq: WriteQueue,
@@ -83,6 +86,20 @@ pub(crate) struct Conn {
     /// Epoll reported the peer's FIN (or an error): a short read does not mean there is nothing
     /// left, since the end of stream (or the error) is only seen by reading once more.
     fin_reported: bool,
+    /// Whether the connection may turn out to be HTTP/2, until its first request shows it
+    /// is not (see [`Conn::sniff`]).
+    may_be_h2: bool,
+    /// It is HTTP/2: `drive` returns `Upgrade`.
+    upgrade: bool,
+}
+
+/// What the first bytes of a connection say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sniff {
+    Http1,
+    Http2,
+    /// A prefix of the preface so far: read more.
+    NeedMore,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,9 +121,16 @@ enum Phase {
 }
 
 impl Conn {
-    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, limits: Limits, now: Instant) -> Conn {
+    /// `h2`: whether the connection may speak HTTP/2 (with prior knowledge, or by ALPN).
+    pub(crate) fn new(
+        io: Transport,
+        peer: SocketAddr,
+        limits: Limits,
+        now: Instant,
+        h2: bool,
+    ) -> Conn {
         Conn {
-            stream,
+            io,
             peer,
             rbuf: ReadBuf::new(limits),
             wq: WriteQueue::new(),
@@ -119,6 +143,36 @@ impl Conn {
             nodelay: false,
             maybe_readable: true,
             fin_reported: false,
+            may_be_h2: h2,
+            upgrade: false,
+        }
+    }
+
+    /// The HTTP/2 connection this one becomes (after `Drive::Upgrade`), with the bytes read
+    /// so far.
+    pub(crate) fn into_h2(self, limits: Limits, now: Instant) -> H2Conn {
+        H2Conn::new(self.io, self.peer, self.rbuf.unconsumed(), limits, now)
+    }
+
+    /// Whether the connection is HTTP/2: ALPN decides over TLS; otherwise (TCP, or TLS without
+    /// ALPN) its first 24 bytes do: HTTP/2's preface, which no HTTP/1 request starts with.
+    /// Called only before the first request, so HTTP/1 pays for it once per connection.
+    fn sniff(&self) -> Sniff {
+        match self.io.alpn() {
+            Some(b"h2") => return Sniff::Http2,
+            Some(_) => return Sniff::Http1,
+            None if self.io.is_handshaking() => return Sniff::NeedMore,
+            None => {}
+        }
+        let data = self.rbuf.unconsumed();
+        let preface = herd_proto::h2::PREFACE;
+        let n = data.len().min(preface.len());
+        if data[..n] != preface[..n] {
+            Sniff::Http1
+        } else if n == preface.len() {
+            Sniff::Http2
+        } else {
+            Sniff::NeedMore
         }
     }
 
@@ -154,7 +208,7 @@ impl Conn {
                 self.maybe_readable = true;
             }
             let mut written = 0;
-            let flushed = self.wq.flush(self.stream.as_fd(), &mut budget, &mut written);
+            let flushed = self.wq.flush(&mut self.io, &mut budget, &mut written);
             if written > 0 {
                 ctx.counters.add_bytes(written);
                 self.last_progress = ctx.now;
@@ -170,6 +224,9 @@ impl Conn {
                 return self.begin_close(ctx.now);
             }
             self.answer_buffered(ctx);
+            if self.upgrade {
+                return Drive::Upgrade;
+            }
             if self.wq.queued() > 0 || self.wq.has_body() || self.phase != Phase::Open {
                 // Something to write (or a close to begin): flush it next round.
                 continue;
@@ -181,9 +238,12 @@ impl Conn {
             if !self.maybe_readable {
                 return Drive::Wait;
             }
-            match self.rbuf.fill(&mut self.stream) {
+            match self.rbuf.fill(&mut self.io) {
                 Ok(0) => self.peer_closed = true,
-                Ok(_) => self.maybe_readable = self.fin_reported || !self.rbuf.drained(),
+                Ok(_) => {
+                    self.maybe_readable =
+                        self.fin_reported || !self.rbuf.drained() || !self.io.short_read_drains();
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.maybe_readable = false;
                     return Drive::Wait;
@@ -218,6 +278,16 @@ impl Conn {
             && !self.wq.has_body()
             && self.wq.queued() < HIGH_WATER
         {
+            if self.may_be_h2 {
+                match self.sniff() {
+                    Sniff::Http1 => self.may_be_h2 = false,
+                    Sniff::Http2 => {
+                        self.upgrade = true;
+                        break;
+                    }
+                    Sniff::NeedMore => break,
+                }
+            }
             if let Some(body) = &mut self.body {
                 match body.feed(self.rbuf.unconsumed(), self.wq.buf_mut()) {
                     Ok((n, done)) => {
@@ -289,7 +359,7 @@ impl Conn {
                 // happens on a kept-alive connection only. A closing one flushes on close, so
                 // connection-per-request traffic is spared the setsockopt, as in nginx.
                 if persist != Persist::Close && !self.nodelay {
-                    self.nodelay = self.stream.set_nodelay(true).is_ok();
+                    self.nodelay = self.io.tcp().set_nodelay(true).is_ok();
                 }
                 (route, reply, persist == Persist::Close)
             }
@@ -343,13 +413,16 @@ impl Conn {
     /// system call when the last read emptied the socket (the usual case for one request per
     /// connection); data arriving after that is the client's race to lose, as with nginx.
     fn begin_close(&mut self, now: Instant) -> Drive {
-        if self.peer_closed || self.rbuf.drained() {
+        self.io.close_notify();
+        if self.peer_closed || (self.rbuf.drained() && self.io.short_read_drains()) {
             return Drive::Close;
         }
         let mut scratch = [0u8; 4096];
-        match self.stream.read(&mut scratch) {
+        // What is left is the client's to lose: read (and over TLS, discard undecrypted).
+        let mut tcp = self.io.tcp();
+        match tcp.read(&mut scratch) {
             Ok(n) if n > 0 => {
-                if self.stream.shutdown(Shutdown::Write).is_err() {
+                if tcp.shutdown(Shutdown::Write).is_err() {
                     return Drive::Close;
                 }
                 self.phase = Phase::Lingering { until: now + LINGER };
@@ -362,8 +435,9 @@ impl Conn {
     /// Discards input until the client closes (→ Close) or has nothing more now (→ Wait).
     fn linger(&mut self) -> Drive {
         let mut scratch = [0u8; 16 * 1024];
+        let mut tcp = self.io.tcp();
         for _ in 0..MAX_ROUNDS {
-            match self.stream.read(&mut scratch) {
+            match tcp.read(&mut scratch) {
                 Ok(0) => return Drive::Close,
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,

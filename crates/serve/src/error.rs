@@ -33,6 +33,28 @@ pub enum ServeError {
     /// The texts `/include` joins could not be written to the temporary directory.
     #[error("cannot write the /include texts under `{}` (set TMPDIR to a writable directory)", .path.display())]
     IncludeTexts { path: PathBuf, source: io::Error },
+    /// A TLS certificate or key file cannot be read.
+    #[error("cannot read `{}`", .path.display())]
+    TlsRead { path: PathBuf, source: io::Error },
+    /// The certificate file holds no PEM certificate.
+    #[error("`{}` holds no PEM certificate (-----BEGIN CERTIFICATE-----)", .path.display())]
+    TlsNoCertificate { path: PathBuf },
+    /// The key file holds no PEM private key.
+    #[error("`{}` holds no PEM private key (PKCS#8, PKCS#1 or SEC1)", .path.display())]
+    TlsNoKey { path: PathBuf },
+    /// A PEM file is malformed.
+    #[error("`{}` is not valid PEM: {message}", .path.display())]
+    TlsBadPem { path: PathBuf, message: String },
+    /// rustls refused the certificate and key (a key that does not match the certificate,
+    /// or of a kind it does not support).
+    #[error("the TLS certificate `{}` and key `{}` cannot be used", .cert.display(), .key.display())]
+    TlsIdentity { cert: PathBuf, key: PathBuf, source: rustls::Error },
+    /// The self-signed certificate could not be made.
+    #[error("cannot make the self-signed TLS certificate")]
+    SelfSigned { source: rcgen::Error },
+    /// The self-signed certificate's CA could not be written where asked.
+    #[error("cannot write the CA certificate to `{}`", .path.display())]
+    WriteCa { path: PathBuf, source: io::Error },
     /// A limit in the configuration cannot work.
     #[error("invalid setting {name} = {value}: {reason}")]
     InvalidConfig { name: &'static str, value: String, reason: &'static str },
@@ -64,8 +86,30 @@ mod tests {
             ServeError::IncludeTexts { path: "/tmp/herd".into(), source: os() },
             ServeError::Spawn { worker: 1, source: os() },
             ServeError::Worker { worker: 1, source: os() },
+            ServeError::TlsRead { path: "/etc/cert.pem".into(), source: os() },
+            ServeError::WriteCa { path: "/tmp/ca.pem".into(), source: os() },
         ] {
             herd_testutil::causes::assert_cause_once(&err, &cause);
         }
+    }
+}
+
+#[cfg(test)]
+mod tls_tests {
+    use super::*;
+
+    #[test]
+    fn rustls_and_rcgen_causes_are_printed_once() {
+        let err = ServeError::TlsIdentity {
+            cert: "c.pem".into(),
+            key: "k.pem".into(),
+            source: rustls::Error::General("key mismatch".into()),
+        };
+        herd_testutil::causes::assert_cause_once(&err, "key mismatch");
+        let err = ServeError::SelfSigned { source: rcgen::Error::CouldNotParseKeyPair };
+        herd_testutil::causes::assert_cause_once(
+            &err,
+            &rcgen::Error::CouldNotParseKeyPair.to_string(),
+        );
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! [`Server::bind`] takes a [`ServeConfig`] and binds one listening socket per worker thread, so
 //! the caller can read [`Server::local_addr`] at once (also with port 0). [`Server::run`] blocks,
-//! serving HTTP/1.0 and 1.1 with keep-alive and pipelining, until a [`StopHandle`] is stopped,
+//! serving HTTP/1.0 and 1.1 with keep-alive and pipelining, and HTTP/2 (with prior knowledge,
+//! on the same port), over TCP or TLS ([`TlsConfig`]: PEM files or a certificate made at
+//! start-up, ALPN), until a [`StopHandle`] is stopped,
 //! then returns the exact per-worker counters merged into [`ServeStats`]. Start-up failures are
 //! [`ServeError`]s; per-request failures are answered (400, 404, 414, 431, …) and counted, never
 //! returned.
@@ -20,7 +22,10 @@
 //!
 //! - `config`, `error`, `stop`, `server`: the public surface above.
 //! - `listener`: the per-worker `SO_REUSEPORT` sockets; `worker`: one mio event loop per thread;
-//!   `conn`: one connection's read → answer → write state machine.
+//!   `conn`: one HTTP/1 connection's read → answer → write state machine, which every
+//!   connection starts as; `h2/`: the HTTP/2 one it becomes when its first bytes are the
+//!   preface; `connection`: either, as a worker holds them; `transport`: TCP or TLS under
+//!   them; `tls`: the rustls server configuration (PEM files, or `tls/self_signed`).
 //! - `read_buf` finds request heads and enforces size limits; `request` parses them;
 //!   `request_body` reads bodies (Content-Length or chunked; skipped or echoed); `route` names
 //!   the routes and `router` picks the handler; `static_files`, `generated`, `pages/` and
@@ -31,11 +36,12 @@
 //!   `range`, `date`, `mime`, `access_log`, `sys` (raw system calls).
 //! - `fileset` (public): file sets for `herd serve --generate` and the SPECweb99 access mix.
 //!
-//! Not here: TLS, HTTP/2, directory listings, compression, multiple ranges.
+//! Not here: HTTP/2 server push, HTTP/3, directory listings, compression, multiple ranges.
 
 mod access_log;
 mod config;
 mod conn;
+mod connection;
 mod date;
 mod error;
 pub mod expected;
@@ -43,6 +49,7 @@ mod file_cache;
 pub mod fileset;
 pub mod fuzzing;
 mod generated;
+mod h2;
 mod listener;
 mod mime;
 mod pages;
@@ -60,10 +67,12 @@ mod static_files;
 mod stats;
 mod stop;
 mod sys;
+mod tls;
+mod transport;
 mod worker;
 mod write_queue;
 
-pub use config::ServeConfig;
+pub use config::{AppProtocol, ServeConfig, TlsConfig, TlsIdentity, UnknownAppProtocol};
 pub use error::ServeError;
 pub use generated::{GENERATED_PATTERN, MAX_GENERATED_BYTES};
 pub use server::Server;

@@ -20,9 +20,10 @@ const MAX_SIZE_LINE: usize = 4096;
 const MAX_TRAILERS: usize = 64 * 1024;
 
 /// Where decoded body bytes go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Sink {
     /// Dropped.
+    #[default]
     Discard,
     /// Appended to the output as they are (the response announced the same Content-Length).
     Echo,

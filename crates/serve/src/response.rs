@@ -3,12 +3,17 @@
 //! persistence is announced, and the [`Responder`] handlers answer through. Does not choose
 //! statuses or bodies (router.rs and the handlers do) and does not touch sockets
 //! (write_queue.rs).
+//!
+//! The same handlers answer HTTP/2: a [`Responder`] made with [`Responder::h2`] collects the
+//! head's fields in a [`FieldList`] (HPACK-encoded when the HTTP/2 connection sends them)
+//! instead of writing header lines, and the body lands in the write queue as for HTTP/1.
 
 use std::fmt;
 use std::io::Write as _;
 use std::time::Duration;
 
 use crate::date::DateCache;
+use crate::h2::FieldList;
 use crate::request_body::Sink;
 use crate::write_queue::WriteQueue;
 
@@ -215,18 +220,31 @@ pub(crate) struct Reply {
 /// `Server: herd/<version>`, the same in every response.
 const SERVER: &[u8] = concat!("Server: herd/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes();
 
-/// Appends one response head to an output buffer.
+/// The Server field's value, for HTTP/2.
+const SERVER_VALUE: &[u8] = concat!("herd/", env!("CARGO_PKG_VERSION")).as_bytes();
+
+/// Appends one response head to an output buffer, or to an HTTP/2 field list.
 pub(crate) struct Head<'a> {
-    buf: &'a mut Vec<u8>,
+    out: HeadOut<'a>,
     persist: Persist,
+}
+
+enum HeadOut<'a> {
+    Http1(&'a mut Vec<u8>),
+    Http2(&'a mut FieldList),
 }
 
 impl Head<'_> {
     pub(crate) fn header(&mut self, name: &str, value: &[u8]) -> &mut Self {
-        self.buf.extend_from_slice(name.as_bytes());
-        self.buf.extend_from_slice(b": ");
-        self.buf.extend_from_slice(value);
-        self.buf.extend_from_slice(b"\r\n");
+        match &mut self.out {
+            HeadOut::Http1(buf) => {
+                buf.extend_from_slice(name.as_bytes());
+                buf.extend_from_slice(b": ");
+                buf.extend_from_slice(value);
+                buf.extend_from_slice(b"\r\n");
+            }
+            HeadOut::Http2(fields) => fields.push(name, value),
+        }
         self
     }
 
@@ -235,22 +253,29 @@ impl Head<'_> {
     }
 
     pub(crate) fn header_fmt(&mut self, name: &str, value: fmt::Arguments<'_>) -> &mut Self {
-        self.buf.extend_from_slice(name.as_bytes());
-        self.buf.extend_from_slice(b": ");
-        // Writing into a Vec cannot fail.
-        let _ = self.buf.write_fmt(value);
-        self.buf.extend_from_slice(b"\r\n");
+        match &mut self.out {
+            HeadOut::Http1(buf) => {
+                buf.extend_from_slice(name.as_bytes());
+                buf.extend_from_slice(b": ");
+                // Writing into a Vec cannot fail.
+                let _ = buf.write_fmt(value);
+                buf.extend_from_slice(b"\r\n");
+            }
+            HeadOut::Http2(fields) => fields.push_fmt(name, value),
+        }
         self
     }
 
-    /// Adds the Connection header the persistence needs and the blank line.
+    /// Adds the Connection header the persistence needs and the blank line (HTTP/1; an
+    /// HTTP/2 head is complete as it is).
     pub(crate) fn finish(self) {
+        let HeadOut::Http1(buf) = self.out else { return };
         match self.persist {
             Persist::KeepAlive => {}
-            Persist::KeepAliveEcho => self.buf.extend_from_slice(b"Connection: keep-alive\r\n"),
-            Persist::Close => self.buf.extend_from_slice(b"Connection: close\r\n"),
+            Persist::KeepAliveEcho => buf.extend_from_slice(b"Connection: keep-alive\r\n"),
+            Persist::Close => buf.extend_from_slice(b"Connection: close\r\n"),
         }
-        self.buf.extend_from_slice(b"\r\n");
+        buf.extend_from_slice(b"\r\n");
     }
 }
 
@@ -266,6 +291,8 @@ pub(crate) struct Responder<'a> {
     pub(crate) hold: Option<Duration>,
     /// Set by a handler that reads the request body (`/echo`): where its bytes go.
     pub(crate) body_sink: Sink,
+    /// HTTP/2: where the head's fields go (the body still goes to `wq`).
+    fields: Option<&'a mut FieldList>,
 }
 
 impl<'a> Responder<'a> {
@@ -275,18 +302,60 @@ impl<'a> Responder<'a> {
         persist: Persist,
         head_only: bool,
     ) -> Responder<'a> {
-        Responder { wq, date, persist, head_only, hold: None, body_sink: Sink::Discard }
+        Responder {
+            wq,
+            date,
+            persist,
+            head_only,
+            hold: None,
+            body_sink: Sink::Discard,
+            fields: None,
+        }
     }
 
-    /// Starts a head: status line, Server and Date. Add headers, then [`Head::finish`].
+    /// A responder for an HTTP/2 stream: the head goes to `fields`, the body to `wq`.
+    pub(crate) fn h2(
+        wq: &'a mut WriteQueue,
+        date: &'a DateCache,
+        fields: &'a mut FieldList,
+        head_only: bool,
+    ) -> Responder<'a> {
+        Responder {
+            wq,
+            date,
+            persist: Persist::KeepAlive,
+            head_only,
+            hold: None,
+            body_sink: Sink::Discard,
+            fields: Some(fields),
+        }
+    }
+
+    /// Starts a head: status line, Server and Date. Add headers, then [`Head::finish`]. A new
+    /// head replaces an HTTP/2 head started before (a handler that changes its mind).
     pub(crate) fn head(&mut self, status: Status) -> Head<'_> {
+        if let Some(fields) = self.fields.as_deref_mut() {
+            fields.start_response(status.code());
+            fields.push("server", SERVER_VALUE);
+            fields.push("date", self.date.http());
+            return Head { out: HeadOut::Http2(fields), persist: self.persist };
+        }
         let buf = self.wq.buf_mut();
         status.write_line(buf);
         buf.extend_from_slice(SERVER);
         buf.extend_from_slice(b"Date: ");
         buf.extend_from_slice(self.date.http());
         buf.extend_from_slice(b"\r\n");
-        Head { buf, persist: self.persist }
+        Head { out: HeadOut::Http1(buf), persist: self.persist }
+    }
+
+    /// The head started last, to go on with.
+    fn head_again(&mut self) -> Head<'_> {
+        let out = match self.fields.as_deref_mut() {
+            Some(fields) => HeadOut::Http2(fields),
+            None => HeadOut::Http1(self.wq.buf_mut()),
+        };
+        Head { out, persist: self.persist }
     }
 
     /// Answers with a body computed for this request, which caches must not keep.
@@ -344,8 +413,7 @@ impl<'a> Responder<'a> {
 
     /// Finishes the head started last and appends `body` unless this is a HEAD request.
     fn finish_with(&mut self, status: Status, body: &[u8]) -> Reply {
-        let persist = self.persist;
-        Head { buf: self.wq.buf_mut(), persist }.finish();
+        self.head_again().finish();
         if self.head_only {
             return Reply { status, body_bytes: 0 };
         }
@@ -409,6 +477,38 @@ mod tests {
         let s = String::from_utf8(wq.buf_mut().clone()).unwrap();
         assert!(s.starts_with("EARLIERHTTP/1.1 200 OK\r\n"), "{s}");
         assert!(s.ends_with("Content-Length: 5\r\nCache-Control: no-store\r\n\r\nhello"), "{s}");
+    }
+
+    #[test]
+    fn an_http2_head_goes_to_the_field_list_and_the_body_to_the_queue() {
+        let mut wq = WriteQueue::new();
+        let mut fields = FieldList::default();
+        let date = DateCache::new(UNIX_EPOCH + Duration::from_secs(784_111_777));
+        let mut r = Responder::h2(&mut wq, &date, &mut fields, false);
+        let reply = r.body_with(Status::Ok, b"text/plain", |b| b.extend_from_slice(b"hello"));
+        assert_eq!(reply.body_bytes, 5);
+        assert_eq!(wq.buf_mut().as_slice(), b"hello");
+        let got: Vec<(&[u8], &[u8])> = fields.iter().collect();
+        let server = format!("herd/{}", env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            got,
+            [
+                (&b":status"[..], &b"200"[..]),
+                (b"server", server.as_bytes()),
+                (b"date", b"Sun, 06 Nov 1994 08:49:37 GMT"),
+                (b"content-type", b"text/plain"),
+                (b"content-length", b"5"),
+                (b"cache-control", b"no-store"),
+            ]
+        );
+        // An error page after all: the first head is replaced, not added to.
+        let mut wq = WriteQueue::new();
+        let mut r = Responder::h2(&mut wq, &date, &mut fields, true);
+        r.head(Status::Ok).header("X", b"y");
+        r.error(Status::NotFound, &[]);
+        assert_eq!(fields.iter().next(), Some((&b":status"[..], &b"404"[..])));
+        assert!(!fields.iter().any(|(n, _)| n == b"x"));
+        assert!(wq.buf_mut().is_empty(), "HEAD: no body");
     }
 
     #[test]

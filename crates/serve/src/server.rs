@@ -6,9 +6,10 @@
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::thread;
 
-use crate::config::ServeConfig;
+use crate::config::{AppProtocol, ServeConfig};
 use crate::error::ServeError;
 use crate::listener;
 use crate::pages::include_texts::TempTexts;
@@ -16,6 +17,8 @@ use crate::read_buf::Limits;
 use crate::root::Root;
 use crate::stats::{self, ServeStats, WorkerCounters};
 use crate::stop::StopHandle;
+use crate::tls;
+use crate::transport::Transport;
 use crate::worker;
 
 /// A bound server, ready to [`run`](Server::run).
@@ -23,7 +26,8 @@ use crate::worker;
 pub struct Server {
     listeners: Vec<TcpListener>,
     local_addr: SocketAddr,
-    shared: Shared,
+    /// Read by the fuzz entry points too, which drive connections without workers.
+    pub(crate) shared: Shared,
 }
 
 /// What all workers read: the configuration, the root, the include texts' directory, and every
@@ -37,11 +41,24 @@ pub(crate) struct Shared {
     pub(crate) include: Root,
     /// `/stall` requests so far, over all workers: every M-th one waits.
     pub(crate) stall_count: AtomicU64,
+    /// The TLS configuration every connection's session is made from; `None` for plain TCP.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    /// ALPN offers `h2`.
+    pub(crate) h2_on_tls: bool,
     /// herd's own include texts, when the root has no `include/` directory; removed on drop.
     _include_texts: Option<TempTexts>,
 }
 
 impl Shared {
+    /// Whether a connection over `io` may speak HTTP/2: always over TCP (with prior
+    /// knowledge), over TLS when ALPN offers `h2`.
+    pub(crate) fn h2_allowed(&self, io: &Transport) -> bool {
+        match io {
+            Transport::Plain(_) => true,
+            Transport::Tls(_) => self.h2_on_tls,
+        }
+    }
+
     pub(crate) fn limits(&self) -> Limits {
         Limits {
             max_request_line: self.config.max_request_line_bytes,
@@ -81,6 +98,13 @@ impl Server {
                 reason: "must be more than zero",
             });
         }
+        if config.tls.as_ref().is_some_and(|t| t.alpn.is_empty()) {
+            return Err(ServeError::InvalidConfig {
+                name: "tls.alpn",
+                value: "[]".into(),
+                reason: "must offer at least one protocol",
+            });
+        }
         let threads = if config.threads == 0 {
             thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -88,6 +112,8 @@ impl Server {
         };
         let root = config.root.as_deref().map(Root::open).transpose()?;
         let (listeners, local_addr) = listener::bind(config.listen, threads)?;
+        let tls = config.tls.as_ref().map(|t| tls::server_config(t, local_addr)).transpose()?;
+        let h2_on_tls = config.tls.as_ref().is_some_and(|t| t.alpn.contains(&AppProtocol::H2));
         let counters = (0..listeners.len()).map(|_| WorkerCounters::default()).collect();
         let (include, include_texts) = include_dir(config.root.as_deref())?;
         Ok(Server {
@@ -99,6 +125,8 @@ impl Server {
                 counters,
                 include,
                 stall_count: AtomicU64::new(0),
+                tls,
+                h2_on_tls,
                 _include_texts: include_texts,
             },
         })
@@ -114,9 +142,10 @@ impl Server {
         self.listeners.len()
     }
 
-    /// Serves until `stop` is stopped, then returns the counters of all workers. Connections
-    /// still open are closed, and responses in flight are cut off. If a worker fails, the others
-    /// are stopped and the first error is returned.
+    /// Serves until `stop` is stopped, then returns the counters of all workers. HTTP/1
+    /// connections still open are closed, and responses in flight are cut off; HTTP/2 ones
+    /// get GOAWAY and a few seconds to finish their open streams. If a worker fails, the
+    /// others are stopped and the first error is returned.
     pub fn run(self, stop: StopHandle) -> Result<ServeStats, ServeError> {
         let Server { listeners, shared, .. } = self;
         let shared = &shared;

@@ -14,12 +14,18 @@ use crate::route::Route;
 pub struct ServeStats {
     /// Connections accepted.
     pub n_connections: u64,
+    /// Of those, connections over TLS.
+    pub n_tls_connections: u64,
+    /// Of those, connections that spoke HTTP/2 (h2c with prior knowledge, or h2 by ALPN).
+    pub n_h2_connections: u64,
     /// Responses started, one per request, including error responses to malformed or oversized
-    /// requests. Equals the sum of `n_responses_by_class`, of `by_status` and of `by_route`.
+    /// requests (HTTP/2 streams reset as malformed get no response and are not counted).
+    /// Equals the sum of `n_responses_by_class`, of `by_status` and of `by_route`.
     pub n_requests: u64,
     /// Responses with status 400. A subset of `n_requests` and of `n_responses_by_class[3]`.
     pub n_bad_requests: u64,
-    /// Bytes written to sockets: heads and bodies.
+    /// Bytes written to sockets: heads and bodies, and HTTP/2's frames. Over TLS, the
+    /// plaintext handed to TLS (records add their own overhead).
     pub bytes_written: u64,
     /// Responses by status class: index 0 is 1xx, 1 is 2xx, …, 4 is 5xx.
     pub n_responses_by_class: [u64; 5],
@@ -34,6 +40,8 @@ impl ServeStats {
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &ServeStats) {
         self.n_connections += other.n_connections;
+        self.n_tls_connections += other.n_tls_connections;
+        self.n_h2_connections += other.n_h2_connections;
         self.n_requests += other.n_requests;
         self.n_bad_requests += other.n_bad_requests;
         self.bytes_written += other.bytes_written;
@@ -57,11 +65,14 @@ impl ServeStats {
         let routes = join(self.by_route.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect());
         format!(
             concat!(
-                "{{\"connections\":{},\"requests\":{},\"bad_requests\":{},\"bytes_written\":{},",
+                "{{\"connections\":{},\"tls_connections\":{},\"h2_connections\":{},",
+                "\"requests\":{},\"bad_requests\":{},\"bytes_written\":{},",
                 "\"responses\":{{\"1xx\":{},\"2xx\":{},\"3xx\":{},\"4xx\":{},\"5xx\":{}}},",
                 "\"status\":{{{}}},\"routes\":{{{}}}}}\n"
             ),
             self.n_connections,
+            self.n_tls_connections,
+            self.n_h2_connections,
             self.n_requests,
             self.n_bad_requests,
             self.bytes_written,
@@ -88,6 +99,8 @@ const N_CODES: usize = 500;
 #[derive(Debug)]
 pub(crate) struct WorkerCounters {
     n_connections: AtomicU64,
+    n_tls_connections: AtomicU64,
+    n_h2_connections: AtomicU64,
     n_requests: AtomicU64,
     n_bad_requests: AtomicU64,
     bytes_written: AtomicU64,
@@ -100,6 +113,8 @@ impl Default for WorkerCounters {
     fn default() -> Self {
         WorkerCounters {
             n_connections: AtomicU64::new(0),
+            n_tls_connections: AtomicU64::new(0),
+            n_h2_connections: AtomicU64::new(0),
             n_requests: AtomicU64::new(0),
             n_bad_requests: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
@@ -113,6 +128,14 @@ impl Default for WorkerCounters {
 impl WorkerCounters {
     pub(crate) fn add_connection(&self) {
         bump(&self.n_connections, 1);
+    }
+
+    pub(crate) fn add_tls_connection(&self) {
+        bump(&self.n_tls_connections, 1);
+    }
+
+    pub(crate) fn add_h2_connection(&self) {
+        bump(&self.n_h2_connections, 1);
     }
 
     pub(crate) fn add_response(&self, status: u16, route: Route) {
@@ -142,6 +165,8 @@ impl WorkerCounters {
             Route::ALL.iter().map(|r| (r.name(), self.by_route[r.index()].load(Relaxed))).collect();
         ServeStats {
             n_connections: self.n_connections.load(Relaxed),
+            n_tls_connections: self.n_tls_connections.load(Relaxed),
+            n_h2_connections: self.n_h2_connections.load(Relaxed),
             n_requests: self.n_requests.load(Relaxed),
             n_bad_requests: self.n_bad_requests.load(Relaxed),
             bytes_written: self.bytes_written.load(Relaxed),
@@ -195,6 +220,8 @@ mod tests {
     fn json_names_every_counter() {
         let s = ServeStats {
             n_connections: 1,
+            n_tls_connections: 11,
+            n_h2_connections: 12,
             n_requests: 2,
             n_bad_requests: 3,
             bytes_written: 4,
@@ -204,7 +231,7 @@ mod tests {
         };
         assert_eq!(
             s.to_json(),
-            "{\"connections\":1,\"requests\":2,\"bad_requests\":3,\"bytes_written\":4,\
+            "{\"connections\":1,\"tls_connections\":11,\"h2_connections\":12,\"requests\":2,\"bad_requests\":3,\"bytes_written\":4,\
              \"responses\":{\"1xx\":5,\"2xx\":6,\"3xx\":7,\"4xx\":8,\"5xx\":9},\
              \"status\":{\"200\":6,\"404\":8},\"routes\":{\"/9x9\":4,\"static\":10}}\n"
         );

@@ -12,6 +12,10 @@
 //! Held responses (`/sleep`, `/stall`) are the one thing that needs a precise timer: a binary
 //! heap of (instant, slot, generation), where the generation tells a timer for a closed
 //! connection from one for the connection that reused its slot.
+//!
+//! Stopping: the listener is closed and HTTP/1 connections are closed at once (a response in
+//! flight is cut off); HTTP/2 connections get GOAWAY and finish the streams they have open,
+//! for at most [`DRAIN`], before the worker returns.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,11 +29,13 @@ use mio::{Events, Interest, Poll, Registry, Token, Waker};
 
 use crate::access_log::AccessLog;
 use crate::conn::{Conn, Drive};
+use crate::connection::Connection;
 use crate::date::DateCache;
 use crate::file_cache::FileCache;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::stop::StopHandle;
+use crate::transport::{TlsStream, Transport};
 
 /// What a connection needs from its worker while it is driven.
 pub(crate) struct Ctx<'w> {
@@ -51,6 +57,9 @@ const FIRST_CONN: usize = 2;
 /// After `accept` fails for lack of resources (descriptors, memory), wait this long before
 /// trying again rather than spinning on the error.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How long a stopping worker lets HTTP/2 connections finish their open streams.
+const DRAIN: Duration = Duration::from_secs(5);
 
 /// Runs worker `id` until `stop` fires or epoll fails.
 pub(crate) fn run(
@@ -85,6 +94,7 @@ pub(crate) fn run(
         sweep_every,
         next_sweep: now + sweep_every,
         accept_paused_until: None,
+        drain_until: None,
     };
     worker.event_loop(&mut poll, stop)
 }
@@ -94,7 +104,7 @@ struct Worker<'s> {
     counters: &'s WorkerCounters,
     listener: TcpListener,
     /// Connections by slot; a slot's token is `FIRST_CONN + slot`.
-    conns: Vec<Option<Conn>>,
+    conns: Vec<Option<Connection>>,
     /// Bumped each time a slot's connection closes.
     generations: Vec<u64>,
     /// Held responses to release: (when, slot, generation).
@@ -110,6 +120,8 @@ struct Worker<'s> {
     sweep_every: Duration,
     next_sweep: Instant,
     accept_paused_until: Option<Instant>,
+    /// Stopping: HTTP/2 connections may finish until then.
+    drain_until: Option<Instant>,
 }
 
 impl Worker<'_> {
@@ -124,11 +136,11 @@ impl Worker<'_> {
                 }
                 return Err(e);
             }
+            let now = Instant::now();
             // The waker's only message is "stop"; checking the flag covers it.
-            if stop.is_stopped() {
+            if stop.is_stopped() && self.drain(poll.registry(), now) {
                 return Ok(());
             }
-            let now = Instant::now();
             self.date.refresh(SystemTime::now());
 
             std::mem::swap(&mut again, &mut self.yielded);
@@ -169,7 +181,35 @@ impl Worker<'_> {
                 self.sweep(now);
             }
             self.log.flush();
+            // Connections that finished draining this turn: done without another poll.
+            if self.drain_until.is_some() && self.drain(poll.registry(), now) {
+                return Ok(());
+            }
         }
+    }
+
+    /// The server is stopping: on the first call, stops accepting, closes the HTTP/1
+    /// connections and sends GOAWAY on the HTTP/2 ones. Returns whether the worker is done:
+    /// no connection is left that has more to send, or the drain time is over.
+    fn drain(&mut self, registry: &Registry, now: Instant) -> bool {
+        if self.drain_until.is_none() {
+            self.drain_until = Some(now + DRAIN);
+            let _ = registry.deregister(&mut self.listener);
+            for slot in 0..self.conns.len() {
+                let finishes = self.conns[slot].as_mut().is_some_and(Connection::go_away);
+                if finishes {
+                    self.drive(slot, now);
+                } else {
+                    self.close(slot);
+                }
+            }
+        }
+        for slot in 0..self.conns.len() {
+            if self.conns[slot].as_ref().is_some_and(Connection::only_lingering) {
+                self.close(slot);
+            }
+        }
+        self.n_open == 0 || self.drain_until.is_some_and(|until| now >= until)
     }
 
     /// How long epoll may wait: not at all if connections yielded, otherwise until the first
@@ -181,7 +221,7 @@ impl Worker<'_> {
         }
         let timer = self.timers.peek().map(|Reverse((when, _, _))| *when);
         let sweep = (self.n_open > 0).then_some(self.next_sweep);
-        [timer, sweep, self.accept_paused_until]
+        [timer, sweep, self.accept_paused_until, self.drain_until]
             .into_iter()
             .flatten()
             .min()
@@ -190,7 +230,7 @@ impl Worker<'_> {
 
     /// Accepts until the queue is empty (edge-triggered).
     fn accept(&mut self, registry: &Registry, now: Instant) {
-        if self.accept_paused_until.is_some() {
+        if self.accept_paused_until.is_some() || self.drain_until.is_some() {
             return;
         }
         loop {
@@ -207,8 +247,24 @@ impl Worker<'_> {
                         self.free.push(slot);
                         continue;
                     }
-                    let conn = Conn::new(stream, peer, self.shared.limits(), now);
-                    self.conns[slot] = Some(conn);
+                    let io = match &self.shared.tls {
+                        None => Transport::Plain(stream),
+                        Some(config) => match rustls::ServerConnection::new(config.clone()) {
+                            Ok(session) => {
+                                self.counters.add_tls_connection();
+                                Transport::Tls(Box::new(TlsStream::new(stream, session)))
+                            }
+                            Err(_) => {
+                                // rustls refuses only a configuration it accepted at bind:
+                                // drop this connection rather than the server.
+                                self.free.push(slot);
+                                continue;
+                            }
+                        },
+                    };
+                    let h2 = self.shared.h2_allowed(&io);
+                    let conn = Conn::new(io, peer, self.shared.limits(), now, h2);
+                    self.conns[slot] = Some(Connection::Http1(conn));
                     self.n_open += 1;
                     self.counters.add_connection();
                     // The request usually arrived with the handshake's last ACK or right after:
@@ -254,6 +310,20 @@ impl Worker<'_> {
             Drive::Sleep(until) => {
                 let generation = self.generations.get(slot).copied().unwrap_or_default();
                 self.timers.push(Reverse((until, slot, generation)));
+            }
+            Drive::Upgrade => self.upgrade(slot, now),
+        }
+    }
+
+    /// The HTTP/1 connection in `slot` turned out to speak HTTP/2: it becomes an HTTP/2 one,
+    /// driven at once (its first bytes are read).
+    fn upgrade(&mut self, slot: usize, now: Instant) {
+        if let Some(Some(Connection::Http1(_))) = self.conns.get(slot) {
+            if let Some(Connection::Http1(conn)) = self.conns[slot].take() {
+                let h2 = conn.into_h2(self.shared.limits(), now);
+                self.conns[slot] = Some(Connection::Http2(Box::new(h2)));
+                self.counters.add_h2_connection();
+                self.drive(slot, now);
             }
         }
     }

@@ -5,7 +5,9 @@
 //!
 //! Small bodies are copied into the queue behind their head so that head and body leave in one
 //! `send`; larger ones stream from the file with `sendfile` (no copy through user space). See
-//! [`COPY_BODY_MAX`] for the threshold.
+//! [`COPY_BODY_MAX`] for the threshold. Over TLS the same output goes through rustls's writer
+//! instead, a file body read with `pread` (no `sendfile` through TLS), and is done only once
+//! rustls has no record left to send.
 
 use std::fs::File;
 use std::io;
@@ -15,6 +17,10 @@ use std::sync::Arc;
 
 use crate::generated;
 use crate::sys;
+use crate::transport::{TlsStream, Transport};
+
+/// Plaintext bytes handed to rustls at a time from a file body: one TLS record's worth.
+const TLS_FILE_CHUNK: usize = 16 * 1024;
 
 /// Bodies up to this size are copied into the queue (one `send` for head and body); larger
 /// ones are streamed with `sendfile`. For a small file, `pread` + one `send` costs the same
@@ -126,6 +132,19 @@ impl WriteQueue {
         self.body = Some(body);
     }
 
+    /// Takes the streamed body out (an HTTP/2 stream sends it in DATA frames itself).
+    pub(crate) fn take_body(&mut self) -> Option<Body> {
+        self.body.take()
+    }
+
+    /// Swaps the queued bytes with `other`, so an HTTP/2 stream takes a response body without
+    /// copying it and leaves its own (empty) buffer for the next response. Only on a queue
+    /// that nothing has been written from.
+    pub(crate) fn swap_buf(&mut self, other: &mut Vec<u8>) {
+        debug_assert_eq!(self.pos, 0, "swapping a queue that is partly written");
+        std::mem::swap(&mut self.buf, other);
+    }
+
     /// Appends `len` bytes of `file` from `offset` (a small body, see [`COPY_BODY_MAX`]). Fails
     /// with `UnexpectedEof` if the file is now shorter; the caller then truncates to its mark.
     pub(crate) fn append_file(&mut self, file: &File, offset: u64, len: usize) -> io::Result<()> {
@@ -148,9 +167,23 @@ impl WriteQueue {
         }
     }
 
-    /// Writes as much as the socket takes, at most `*budget` bytes (decremented), adding the
-    /// bytes written to `*written` even when it then fails.
+    /// Writes as much as the transport takes, at most `*budget` bytes (decremented), adding
+    /// the bytes written to `*written` even when it then fails. Over TLS the bytes counted are
+    /// the plaintext handed to rustls, and `Done` also means no record is left to send.
+    #[inline]
     pub(crate) fn flush(
+        &mut self,
+        io: &mut Transport,
+        budget: &mut u64,
+        written: &mut u64,
+    ) -> io::Result<Flushed> {
+        match io {
+            Transport::Plain(sock) => self.flush_plain(sock.as_fd(), budget, written),
+            Transport::Tls(tls) => self.flush_tls(tls, budget, written),
+        }
+    }
+
+    fn flush_plain(
         &mut self,
         socket: BorrowedFd<'_>,
         budget: &mut u64,
@@ -227,6 +260,83 @@ impl WriteQueue {
             }
         }
         Ok(Flushed::Done)
+    }
+}
+
+impl WriteQueue {
+    /// [`flush`](Self::flush) over TLS: records out first, then plaintext in, as long as the
+    /// socket takes the records; a held response stops the plaintext, not the records before it.
+    #[inline(never)]
+    fn flush_tls(
+        &mut self,
+        tls: &mut TlsStream,
+        budget: &mut u64,
+        written: &mut u64,
+    ) -> io::Result<Flushed> {
+        let mut chunk = [0u8; TLS_FILE_CHUNK];
+        loop {
+            if !tls.push()? {
+                return Ok(Flushed::Blocked);
+            }
+            let end = self.hold_at.unwrap_or(self.buf.len());
+            let taken = if self.pos < end {
+                if *budget == 0 {
+                    return Ok(Flushed::Yield);
+                }
+                let n = tls.write_plain(&self.buf[self.pos..end])?;
+                self.pos += n;
+                n
+            } else if self.hold_at.is_some() {
+                return Ok(Flushed::Held);
+            } else {
+                self.buf.clear();
+                self.pos = 0;
+                if self.buf.capacity() > SHRINK_ABOVE {
+                    self.buf.shrink_to(HIGH_WATER);
+                }
+                let Some(body) = &mut self.body else {
+                    return Ok(Flushed::Done);
+                };
+                if *budget == 0 {
+                    return Ok(Flushed::Yield);
+                }
+                let n = match body {
+                    Body::File { file, offset, remaining } => {
+                        let len = chunk_len(*remaining, *budget).min(chunk.len());
+                        let read = file.read_at(&mut chunk[..len], *offset)?;
+                        if read == 0 {
+                            // The file shrank under us; the promised length cannot be kept.
+                            return Err(io::ErrorKind::UnexpectedEof.into());
+                        }
+                        let n = tls.write_plain(&chunk[..read])?;
+                        *offset += n as u64;
+                        *remaining -= n as u64;
+                        n
+                    }
+                    Body::Generated { pos, remaining } => {
+                        let n =
+                            tls.write_plain(generated::slice(*pos, (*remaining).min(*budget)))?;
+                        *pos += n as u64;
+                        *remaining -= n as u64;
+                        n
+                    }
+                };
+                if matches!(
+                    body,
+                    Body::File { remaining: 0, .. } | Body::Generated { remaining: 0, .. }
+                ) {
+                    self.body = None;
+                }
+                n
+            };
+            if taken == 0 {
+                // rustls's buffer is full with no record to send: only before the handshake
+                // ends, and the client's next flight (a readable edge) moves it on.
+                return Ok(Flushed::Blocked);
+            }
+            *written += taken as u64;
+            *budget = budget.saturating_sub(taken as u64);
+        }
     }
 }
 

@@ -426,6 +426,7 @@ impl Serve {
         stdout.read_line(&mut line).unwrap();
         let addr = line
             .strip_prefix("listening on http://")
+            .or_else(|| line.strip_prefix("listening on https://"))
             .unwrap_or_else(|| panic!("first line: {line:?}"))
             .trim()
             .to_owned();

@@ -77,6 +77,14 @@ impl Drop for TestServer {
     }
 }
 
+/// A TCP connection with the tests' timeouts.
+pub(crate) fn tcp(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+    stream
+}
+
 /// The configuration tests start from: 127.0.0.1:0, two workers.
 pub(crate) fn config(root: Option<&Path>) -> ServeConfig {
     ServeConfig {
@@ -92,10 +100,15 @@ pub(crate) struct Client {
 }
 
 /// A stream that counts the bytes read from it, so tests can compare with the server's count.
+/// The stream is TCP or TLS over it; `tcp` is the socket, for shutdown.
 pub(crate) struct Counted {
-    stream: TcpStream,
+    stream: Box<dyn ReadWrite>,
+    tcp: TcpStream,
     n_read: u64,
 }
+
+pub(crate) trait ReadWrite: Read + Write + Send {}
+impl<T: Read + Write + Send> ReadWrite for T {}
 
 impl Read for Counted {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -107,19 +120,25 @@ impl Read for Counted {
 
 impl Client {
     pub(crate) fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
-        Client { reader: BufReader::new(Counted { stream, n_read: 0 }) }
+        let stream = tcp(addr);
+        let tcp = stream.try_clone().unwrap();
+        Client { reader: BufReader::new(Counted { stream: Box::new(stream), tcp, n_read: 0 }) }
+    }
+
+    /// A client over another stream (TLS) on the socket `tcp`.
+    pub(crate) fn over(stream: Box<dyn ReadWrite>, tcp: TcpStream) -> Client {
+        Client { reader: BufReader::new(Counted { stream, tcp, n_read: 0 }) }
     }
 
     pub(crate) fn send(&mut self, bytes: &[u8]) {
-        self.reader.get_mut().stream.write_all(bytes).expect("send");
+        let stream = &mut self.reader.get_mut().stream;
+        stream.write_all(bytes).and_then(|()| stream.flush()).expect("send");
     }
 
     /// Like [`send`](Self::send), but reports failure (the server closed the connection).
     pub(crate) fn try_send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.reader.get_mut().stream.write_all(bytes)
+        let stream = &mut self.reader.get_mut().stream;
+        stream.write_all(bytes).and_then(|()| stream.flush())
     }
 
     /// Bytes read from the socket so far (some may still sit in the read buffer).
@@ -128,7 +147,7 @@ impl Client {
     }
 
     pub(crate) fn shutdown_write(&mut self) {
-        self.reader.get_mut().stream.shutdown(Shutdown::Write).unwrap();
+        self.reader.get_mut().tcp.shutdown(Shutdown::Write).unwrap();
     }
 
     /// Reads one response; `head_request` says there is no body whatever Content-Length says.
