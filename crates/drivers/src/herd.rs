@@ -4,8 +4,10 @@
 //! alive without a request limit, writes no access log (its default), and uses sendfile above
 //! 16 KiB. It has no user switch: it runs as whoever the lab is, so `user` is not used.
 //!
-//! Protocols: `h1` only, until herd serve has TLS and HTTP/2 (issue 19, point 4; look for
-//! SERVE-H2 here and in spec.rs).
+//! Protocols: `h1` and `h2c` on its plain listener (HTTP/2 with prior knowledge beside
+//! HTTP/1.1: the connection's first bytes decide), `h1-tls` and `h2` over TLS with the
+//! certificate made for the launch (`--tls-cert`/`--tls-key`; ALPN `http/1.1` alone for
+//! `h1-tls`, `h2,http/1.1` for `h2`). No HTTP/3: caddy serves it.
 
 use std::ffi::OsString;
 
@@ -15,7 +17,10 @@ use crate::programs::HERD;
 use crate::ready_probe;
 use crate::run_dir::Places;
 use crate::spec::ServerSpec;
+use crate::tls::{self, Layout};
+use crate::tls_for;
 use crate::version::{word_after, VersionProbe};
+use herd_stats::Protocol;
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
     let exe = spec.programs.path(&HERD, spec.kind)?;
@@ -31,20 +36,29 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     if let Some(n) = spec.workers {
         argv.extend(["--threads".into(), n.to_string().into()]);
     }
-    // SERVE-H2: when herd serve has TLS (branch serve-h2), a TLS protocol gets
-    // `--tls-cert CERT --tls-key KEY` from `crate::tls_for(spec, places, Layout::Apart)` (and
-    // `tls::DIR` in dirs, the files in `Launch::tls`), and `h2c` whatever flag turns h2c on
-    // on the plain listener; ServerKind::supports then accepts them. Until then supports()
-    // refuses every protocol but h1, so only h1 gets here.
+    let tls = tls_for(spec, places, Layout::Apart)?;
+    if let Some(t) = &tls {
+        argv.extend([
+            "--tls-cert".into(),
+            t.cert.clone().into(),
+            "--tls-key".into(),
+            t.key.clone().into(),
+        ]);
+        if spec.protocol == Protocol::H1Tls {
+            // Only HTTP/1.1 offered, so that a client asking for h2 is told no.
+            argv.extend(["--alpn".into(), "http/1.1".into()]);
+        }
+    }
     let ready = ready_probe(spec);
     let process = places.process("herd", argv).ready_when(ready.clone());
+    let dirs: &[&str] = if tls.is_some() { &["logs", tls::DIR] } else { &["logs"] };
     Ok(Launch {
         files: Vec::new(),
-        dirs: places.dirs(&["logs"]),
+        dirs: places.dirs(dirs),
         user_dirs: Vec::new(),
         processes: vec![process],
         ready,
-        tls: None,
+        tls: tls.map(|t| t.files),
         validate: Vec::new(),
         versions: vec![VersionProbe {
             program: HERD.name.to_owned(),
@@ -79,6 +93,27 @@ mod tests {
         let l = crate::render(&s).unwrap();
         assert_eq!(l.processes[0].argv[6..], ["--threads", "2"]);
         assert!(l.files.is_empty() && l.validate.is_empty());
+    }
+
+    #[test]
+    fn tls_protocols_get_the_launch_s_certificate_and_h1_tls_offers_http1_only() {
+        for (protocol, alpn) in [(Protocol::H2, None), (Protocol::H1Tls, Some("http/1.1"))] {
+            let mut s = spec(ServerKind::Herd, None);
+            s.protocol = protocol;
+            let l = crate::render(&s).unwrap();
+            let argv: Vec<String> =
+                l.processes[0].argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            let tls = l.tls.as_ref().expect("a TLS launch has its files");
+            let at = |flag: &str| argv.iter().position(|a| a == flag).map(|i| argv[i + 1].clone());
+            assert!(at("--tls-cert").is_some_and(|c| c.ends_with("cert.pem")), "{argv:?}");
+            assert!(at("--tls-key").is_some_and(|k| k.ends_with("key.pem")), "{argv:?}");
+            assert_eq!(at("--alpn").as_deref(), alpn, "{argv:?}");
+            assert!(tls.ca.ends_with("ca.pem"));
+        }
+        let mut s = spec(ServerKind::Herd, None);
+        s.protocol = Protocol::H2c;
+        let l = crate::render(&s).unwrap();
+        assert!(l.tls.is_none(), "h2c is the plain listener");
     }
 
     #[test]

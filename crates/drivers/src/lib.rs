@@ -261,8 +261,7 @@ mod tests {
     fn a_protocol_the_server_lacks_is_refused_with_the_reason() {
         for (kind, protocol, reason) in [
             (ServerKind::Nginx, Protocol::H3, "nginx 1.22 has no HTTP/3"),
-            (ServerKind::Herd, Protocol::H2, "herd serve has no TLS or HTTP/2 yet"),
-            (ServerKind::Herd, Protocol::H1Tls, "herd serve has no TLS or HTTP/2 yet"),
+            (ServerKind::Herd, Protocol::H3, "herd serve has no HTTP/3"),
             (ServerKind::Apache(Mpm::Prefork), Protocol::H2c, "prefork"),
             (ServerKind::MiniHttpd, Protocol::H2, "HTTP/1.1 only"),
             (ServerKind::H2o, Protocol::H3, "h2o 2.2 has no HTTP/3"),
@@ -299,7 +298,7 @@ mod tests {
         }
         assert_eq!(ServerKind::Apache(Mpm::Prefork).protocols(), [H1, H1Tls]);
         assert_eq!(ServerKind::MiniHttpd.protocols(), [H1, H1Tls]);
-        assert_eq!(ServerKind::Herd.protocols(), [H1]);
+        assert_eq!(ServerKind::Herd.protocols(), [H1, H1Tls, H2, H2c]);
     }
 
     /// Outside comments, a config names only the run_dir, the docroot, system files under

@@ -150,10 +150,8 @@ impl ServerKind {
         use Protocol::{H1Tls, H2c, H1, H2, H3};
         match (self, protocol) {
             (_, H1) => Ok(()),
-            // SERVE-H2: herd serve gains TLS (--tls-cert/--tls-key) and h2c on its plain
-            // listener on branch serve-h2; when that lands, accept H1Tls, H2 and H2c here and
-            // pass the certificate in herd.rs (marked there too).
-            (ServerKind::Herd, _) => Err("herd serve has no TLS or HTTP/2 yet"),
+            (ServerKind::Herd, H3) => Err("herd serve has no HTTP/3: use caddy"),
+            (ServerKind::Herd, _) => Ok(()),
             (ServerKind::MiniHttpd, H1Tls) => Ok(()),
             (ServerKind::MiniHttpd, _) => Err("mini_httpd speaks HTTP/1.1 only"),
             (ServerKind::Apache(Mpm::Prefork), H2 | H2c) => {
