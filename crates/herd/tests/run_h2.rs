@@ -130,3 +130,29 @@ fn alpn_falls_back_to_http1_only_when_asked() {
     assert_eq!(j["protocol"], "h2", "{j}");
     assert_eq!(j["requests"]["completed"], 10, "{j}");
 }
+
+#[test]
+fn herd_serve_answers_herd_run_over_every_protocol_it_has() {
+    // On a fresh machine with nothing installed: herd serve with its own certificate, and
+    // herd run over h2c on the plain listener, h2 and HTTP/1.1 over TLS.
+    let dir = util::tempdir("run-h2-serve");
+    let ca = dir.join("ca.pem");
+    let tls = util::Serve::start(&["--tls-self-signed", "--tls-write-ca", ca.to_str().unwrap()]);
+    let plain = util::Serve::start(&[]);
+    let ca = ca.to_str().unwrap();
+    let https = format!("https://localhost:{}/bytes/1000", tls.addr.rsplit(':').next().unwrap());
+    for (args, protocol) in
+        [(vec!["--h2", "--ca-file", ca, "-m", "8"], "h2"), (vec!["--ca-file", ca], "h1-tls")]
+    {
+        let mut all = args.clone();
+        all.extend(["-c", "2", "-n", "400", &https]);
+        let j = run_json(&all);
+        assert_eq!(j["protocol"], protocol, "{j}");
+        assert_eq!(j["statuses"]["200"], 400, "{j}");
+        assert_eq!(j["bytes"]["body"], 400 * 1000, "{j}");
+    }
+    let j = run_json(&["--h2c", "-c", "2", "-m", "8", "-n", "400", &plain.url("/bytes/1000")]);
+    assert_eq!(j["protocol"], "h2c", "{j}");
+    assert_eq!(j["statuses"]["200"], 400, "{j}");
+    assert_eq!(j["bytes"]["body"], 400 * 1000, "{j}");
+}
