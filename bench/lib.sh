@@ -187,7 +187,7 @@ nginx_worker_ns() { awk '{print $1}' "/proc/$NGINX_WORKER/schedstat"; }
 # HTTP/3 tools, else nginx's worker.
 server_ns() {
     if [[ $1 == *-h3 && -n $CADDY_PID ]]; then
-        awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1000000000 / hz}' "/proc/$CADDY_PID/stat"
+        awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f\n", ($14 + $15) * 1000000000 / hz}' "/proc/$CADDY_PID/stat"
     else
         nginx_worker_ns
     fi
