@@ -1,8 +1,9 @@
 # shellcheck shell=bash disable=SC2034  # a library: its variables are used by the scripts that source it
 # Shared set-up for bench/run.sh and bench/profile.sh (sourced, not run).
 # Provides: bench_setup [PORT], bench_cleanup, cg_setup, cg_cleanup, cg_usage_ns, cg_throttled, nginx_status,
-# nginx_worker_ns,
-# and the variables BENCH, PORT, NGINX_PID, NGINX_WORKER, CG_MODE, CG_CPU, CG_ACCT, FLOOR.
+# nginx_worker_ns, caddy_setup (HTTP/3),
+# and the variables BENCH, PORT, H2C_PORT, H2_PORT, H3_PORT, NGINX_PID, NGINX_WORKER, CADDY_PID, CG_MODE, CG_CPU,
+# CG_ACCT, FLOOR, OHA.
 # Everything started here is stopped by its own PID; nothing else is touched.
 
 BENCH_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -10,6 +11,11 @@ ROOT=$(dirname "$BENCH_HERE")
 FLOOR=$BENCH_HERE/floor
 BENCH=
 PORT=
+H2C_PORT=      # nginx's h2c listener (HTTP/2 in the clear, prior knowledge)
+H2_PORT=       # nginx's HTTP/2 over TLS listener (self-signed certificate made at setup)
+H3_PORT=       # caddy's HTTPS port: HTTP/3 on UDP (only when an HTTP/3 tool is asked for)
+CADDY_PID=
+OHA=${OHA:-/tmp/oha/bin/oha}   # oha built with its http3 feature (cargo install oha --features http3)
 NGINX_PID=
 NGINX_WORKER=
 CG_MODE=none   # v2 | v1 | none
@@ -33,9 +39,11 @@ EOF
 }
 
 pick_port() {
-    # Never 80, 2024 or 8080 blindly: take the first port of 18080-18179 that can be bound.
+    # Never 80, 2024 or 8080 blindly: take the first port of 18080-18179 that can be bound
+    # (and is not one of the ports given as arguments: those are already taken by this set-up).
     local p
     for p in $(seq 18080 18179); do
+        [[ " $* " == *" $p "* ]] && continue
         if port_is_free "$p"; then echo "$p"; return 0; fi
     done
     echo "no free port in 18080-18179" >&2
@@ -66,7 +74,10 @@ bench_setup() {
     else
         PORT=$(pick_port)
     fi
-    sed -e "s|@BENCH@|$BENCH|g" -e "s|@PORT@|$PORT|g" -e "s|@RLIMIT@|${NGINX_RLIMIT:-20000}|g" \
+    H2C_PORT=$(pick_port "$PORT")
+    H2_PORT=$(pick_port "$PORT" "$H2C_PORT")
+    make_cert "$BENCH"
+    sed -e "s|@BENCH@|$BENCH|g" -e "s|@PORT@|$PORT|g" -e "s|@H2C_PORT@|$H2C_PORT|g" -e "s|@H2_PORT@|$H2_PORT|g" -e "s|@RLIMIT@|${NGINX_RLIMIT:-20000}|g" \
         -e "s|@WCONN@|${NGINX_WCONN:-4096}|g" -e "s|@BACKLOG@|${NGINX_BACKLOG:-4096}|g" \
         "$BENCH_HERE/nginx.conf" >"$BENCH/nginx.conf"
     taskset -c 0 nginx -c "$BENCH/nginx.conf" -p "$BENCH/" -e "$BENCH/error.log"
@@ -86,7 +97,59 @@ bench_setup() {
         got=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$PORT/$f")
         [[ $got == "200 $(stat -c %s "$BENCH/www/$f")" ]] || { echo "nginx serves $f wrongly: $got" >&2; return 1; }
     done
-    log "nginx master $NGINX_PID worker $NGINX_WORKER (affinity $(taskset -pc "$NGINX_WORKER" | sed 's/.*: //')) on 127.0.0.1:$PORT, files in $BENCH/www"
+    got=$(curl -s --http2-prior-knowledge -o /dev/null -w '%{http_version} %{http_code}' "http://127.0.0.1:$H2C_PORT/f1.html")
+    [[ $got == "2 200" ]] || { echo "nginx does not speak h2c on $H2C_PORT: $got" >&2; return 1; }
+    got=$(curl -s -k --http2 -o /dev/null -w '%{http_version} %{http_code}' "https://127.0.0.1:$H2_PORT/f1.html")
+    [[ $got == "2 200" ]] || { echo "nginx does not speak h2 over TLS on $H2_PORT: $got" >&2; return 1; }
+    log "nginx master $NGINX_PID worker $NGINX_WORKER (affinity $(taskset -pc "$NGINX_WORKER" | sed 's/.*: //')) on 127.0.0.1:$PORT (h2c $H2C_PORT, h2 $H2_PORT), files in $BENCH/www"
+}
+
+# A self-signed P-256 certificate for 127.0.0.1 and localhost in $1 (cert.pem, key.pem), for nginx and caddy.
+make_cert() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
+        -addext 'subjectAltName=IP:127.0.0.1,DNS:localhost' -keyout "$1/key.pem" -out "$1/cert.pem" 2>/dev/null ||
+        { echo "openssl could not make a certificate (package openssl)" >&2; return 1; }
+    chmod 644 "$1/cert.pem" "$1/key.pem"
+}
+
+# caddy (package caddy) serving $BENCH/www over HTTPS with HTTP/3 on UDP $H3_PORT, pinned to CPU 0 with
+# GOMAXPROCS=1 (as nginx's one worker), admin API and HTTP->HTTPS redirects off. Needs $HERD for the readiness probe.
+caddy_setup() {
+    command -v caddy >/dev/null || { echo "caddy is not installed (package caddy)" >&2; return 1; }
+    H3_PORT=$(pick_port "$PORT" "$H2C_PORT" "$H2_PORT")
+    local http_port
+    http_port=$(pick_port "$PORT" "$H2C_PORT" "$H2_PORT" "$H3_PORT")
+    mkdir -p "$BENCH/caddy"
+    printf '{\n\tadmin off\n\tauto_https disable_redirects\n\thttp_port %s\n\thttps_port %s\n}\n' "$http_port" "$H3_PORT" \
+        >"$BENCH/Caddyfile"
+    printf 'https://127.0.0.1:%s {\n\tbind 127.0.0.1\n\ttls %s %s\n\troot * %s\n\tfile_server\n}\n' \
+        "$H3_PORT" "$BENCH/cert.pem" "$BENCH/key.pem" "$BENCH/www" >>"$BENCH/Caddyfile"
+    HOME=$BENCH/caddy XDG_DATA_HOME=$BENCH/caddy XDG_CONFIG_HOME=$BENCH/caddy GOMAXPROCS=1 \
+        taskset -c 0 caddy run --adapter caddyfile --config "$BENCH/Caddyfile" </dev/null >/dev/null 2>"$BENCH/caddy.log" &
+    CADDY_PID=$!
+    local i out
+    for i in $(seq 100); do
+        if out=$(timeout 10 "$HERD" run --h3 -k -n 1 -c 1 "https://127.0.0.1:$H3_PORT/f1.html" 2>&1) &&
+           grep -q ' 1 completed, 0 failed' <<<"$out"; then
+            log "caddy $CADDY_PID on 127.0.0.1:$H3_PORT (HTTP/3 on UDP), GOMAXPROCS=1, affinity $(taskset -pc "$CADDY_PID" | sed 's/.*: //')"
+            return 0
+        fi
+        kill -0 "$CADDY_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    echo "caddy does not answer HTTP/3 on 127.0.0.1:$H3_PORT: $(tail -3 "$BENCH/caddy.log" 2>/dev/null) $out" >&2
+    return 1
+}
+
+caddy_stop() {
+    if [[ -n $CADDY_PID ]] && kill -0 "$CADDY_PID" 2>/dev/null; then
+        kill -TERM "$CADDY_PID" 2>/dev/null || true
+        local i
+        for i in $(seq 50); do kill -0 "$CADDY_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$CADDY_PID" 2>/dev/null && kill -KILL "$CADDY_PID" 2>/dev/null
+        log "caddy $CADDY_PID stopped"
+    fi
+    CADDY_PID=
 }
 
 nginx_stop() {
@@ -119,6 +182,16 @@ nginx_status() {
 }
 
 nginx_worker_ns() { awk '{print $1}' "/proc/$NGINX_WORKER/schedstat"; }
+
+# CPU time in ns of the server that tool $1 loads: caddy (all its threads, in clock ticks) for the
+# HTTP/3 tools, else nginx's worker.
+server_ns() {
+    if [[ $1 == *-h3 && -n $CADDY_PID ]]; then
+        awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f\n", ($14 + $15) * 1000000000 / hz}' "/proc/$CADDY_PID/stat"
+    else
+        nginx_worker_ns
+    fi
+}
 
 # CPU 1's jiffies from /proc/stat (user nice system idle iowait irq softirq steal ...)
 cpu1_stat() { awk '$1 == "cpu1" {$1 = ""; print}' /proc/stat; }
@@ -185,6 +258,7 @@ cg_throttled() {
 }
 
 bench_cleanup() {
+    caddy_stop
     nginx_stop
     cg_cleanup
     if [[ -n $BENCH && -d $BENCH && $BENCH == /tmp/herd-bench.* ]]; then
@@ -199,6 +273,21 @@ CONC=100
 declare -A NREQ=([ka-6397-c100]=150000 [ka-1MiB-c100]=6000 [close-6397-c100]=30000 [ka-1B-c100]=150000)
 declare -A FILE=([ka-6397-c100]=f6397.html [ka-1MiB-c100]=f1m.bin [close-6397-c100]=f6397.html [ka-1B-c100]=f1.html)
 declare -A KA=([ka-6397-c100]=1 [ka-1MiB-c100]=1 [close-6397-c100]=0 [ka-1B-c100]=1)
+# Multiplexed scenarios (issue 19): mux-<file>-c<connections>-m<streams per connection>, for the tools
+# herd-h2c/h2load-h2c (nginx h2c), herd-h2/h2load-h2 (nginx h2 over TLS) and herd-h3/oha-h3 (caddy, HTTP/3).
+# SCONC and STREAMS override CONC and set -m; HTTP/3 tools run NREQ / H3_DIV requests (QUIC costs ~2-3x more).
+declare -A SCONC=() STREAMS=()
+for _c in 10 100; do
+    for _m in 1 10; do
+        NREQ[mux-6397-c$_c-m$_m]=$((_m == 1 ? 60000 : 100000)); FILE[mux-6397-c$_c-m$_m]=f6397.html
+        NREQ[mux-1B-c$_c-m$_m]=$((_m == 1 ? 60000 : 100000)); FILE[mux-1B-c$_c-m$_m]=f1.html
+        KA[mux-6397-c$_c-m$_m]=1 KA[mux-1B-c$_c-m$_m]=1
+        SCONC[mux-6397-c$_c-m$_m]=$_c SCONC[mux-1B-c$_c-m$_m]=$_c
+        STREAMS[mux-6397-c$_c-m$_m]=$_m STREAMS[mux-1B-c$_c-m$_m]=$_m
+    done
+done
+unset _c _m
+H3_DIV=${H3_DIV:-3}
 
 # Builds CMD for tool $1 in scenario $2, and sets PIN (1: run it with taskset -c 1).
 # herd-default is herd as a user runs it: default threads (one per core: 2), not pinned.
@@ -206,7 +295,9 @@ build_cmd() {
     PIN=1
     [[ $1 == herd-default ]] && PIN=0
     local tool=$1 scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
-    local kflag=() close_hdr=()
+    local kflag=() close_hdr=() c=${SCONC[$2]:-$CONC} m=${STREAMS[$2]:-1}
+    local h2c_url="http://127.0.0.1:$H2C_PORT/${FILE[$2]}" h2_url="https://127.0.0.1:$H2_PORT/${FILE[$2]}"
+    local h3_url="https://127.0.0.1:$H3_PORT/${FILE[$2]}" n3=$((NREQ[$2] / SCALE_DIV / H3_DIV))
     [[ $ka == 1 ]] && kflag=(-k)
     [[ $ka == 0 ]] && close_hdr=(-H 'Connection: close')
     case $tool in
@@ -222,6 +313,13 @@ build_cmd() {
             [[ $tool == herd-run-base ]] && bin=$HERD_BASE
             CMD=("$bin" run -c "$CONC" -t 1 -n "$n" "${nka[@]}" "$url") ;;
         h2load) CMD=(h2load --h1 -t1 -c"$CONC" -n "$n" "${close_hdr[@]}" "$url") ;;
+        herd-h2c) CMD=("$HERD" run --h2c -t 1 -c "$c" -m "$m" -n "$n" "$h2c_url") ;;
+        h2load-h2c) CMD=(h2load -t1 -c"$c" -m"$m" -n "$n" "$h2c_url") ;;
+        herd-h2) CMD=("$HERD" run --h2 -k -t 1 -c "$c" -m "$m" -n "$n" "$h2_url") ;;
+        h2load-h2) CMD=(h2load -t1 -c"$c" -m"$m" -n "$n" "$h2_url") ;;
+        herd-h3) CMD=("$HERD" run --h3 -k -t 1 -c "$c" -m "$m" -n "$n3" "$h3_url") ;;
+        # oha: -c connections, -p parallel requests on each (its HTTP/2 and HTTP/3 streams)
+        oha-h3) CMD=("$OHA" --no-tui --output-format json --http-version 3 --insecure -c "$c" -p "$m" -n "$n3" "$h3_url") ;;
     esac
 }
 
@@ -234,9 +332,15 @@ parse_out() {
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
-        herd-run | herd-run-base) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
-        h2load) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
+        herd-run | herd-run-base | herd-h2c | herd-h2 | herd-h3) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
+        h2load | h2load-h2c | h2load-h2) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
                   awk '{print $1, $2+$3+$4}' ;;
+        # oha's JSON: responses by status, errors by kind; failed = non-2xx responses + errors
+        oha-h3) python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+st = {int(k): v for k, v in d.get("statusCodeDistribution", {}).items()}
+err = sum(d.get("errorDistribution", {}).values())
+print(sum(st.values()), sum(v for k, v in st.items() if not 200 <= k < 300) + err)' "$out" ;;
     esac
 }
 
@@ -268,7 +372,9 @@ detect_tools() {
         case $t in
             floor) active+=(floor) ;;
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
-            herd | herd-default | herd-run) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
+            h2load-h2c | h2load-h2) if command -v h2load >/dev/null; then active+=("$t"); else log "WARNING: h2load not installed (package nghttp2-client), $t skipped"; fi ;;
+            oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
+            herd | herd-default | herd-run | herd-h2c | herd-h2 | herd-h3) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
             herd-base | herd-run-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac

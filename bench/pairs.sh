@@ -9,6 +9,7 @@
 #
 # usage: bench/pairs.sh [PORT]
 # env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
+#        (HTTP/2 and HTTP/3, issue 19: e.g. A=h2load-h2c B=herd-h2c SCENARIO=mux-6397-c10-m10; A=oha-h3 B=herd-h3)
 #        HERD_BASE= (the binary of tool herd-base)
 # Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
 set -euo pipefail
@@ -33,6 +34,7 @@ trap 'bench_cleanup' EXIT
 trap 'exit 130' INT TERM
 
 bench_setup "${1:-}"
+if [[ " $TOOLS " == *-h3\ * ]]; then caddy_setup; fi   # the HTTP/3 tools' server
 cg_setup $((100000 * QUOTA_PCT / 100)) 100000
 detect_tools
 want=2
@@ -42,6 +44,7 @@ want=2
     echo "date: $(date -Is)"
     echo "kernel: $(uname -srvm)"
     echo "nginx: $(nginx -v 2>&1)"
+    [[ -n $CADDY_PID ]] && echo "caddy: $(caddy version 2>&1 | head -1)"
     for t in $TOOLS; do
         case $t in
             herd) echo "herd: $HERD, $("$HERD" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD" | cut -c1-16)" ;;

@@ -6,12 +6,16 @@
 #        ROUNDS=N         rounds per scenario (default 5, QUICK: 1)
 #        QUOTA_PCT=25     client CPU quota in % of one CPU (cgroup cpu.max / cpu.cfs_quota_us)
 #        TOOLS="floor wrk ab herd herd-default h2load"   which clients (missing ones are skipped;
-#                         herd-run: `herd run -t 1`, the modern mode, in the same seat)
-#        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"
+#                         herd-run: `herd run -t 1`, the modern mode, in the same seat;
+#                         HTTP/2 and HTTP/3 (issue 19): herd-h2c h2load-h2c herd-h2 h2load-h2 herd-h3 oha-h3)
+#        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"   (multiplexed: mux-6397-c10-m10, mux-1B-c100-m1, ...)
+#        H3_DIV=3         HTTP/3 tools run the scenario's requests / H3_DIV
+#        OHA=path         oha built with --features http3 (default /tmp/oha/bin/oha)
 #        HERD=path        the herd binary (default: target/release/herd)
 #        MEMCHECK=0       skip the herd memory check (1 000 000 requests, -c 1000, -k)
 #
-# Set-up (see ../BENCHMARKS.md and /work/shared/docs/baseline.md section 3): nginx, 1 worker pinned to CPU 0.
+# Set-up (see ../BENCHMARKS.md and /work/shared/docs/baseline.md section 3): nginx, 1 worker pinned to CPU 0
+# (also h2c and h2-over-TLS listeners); for the HTTP/3 tools caddy, GOMAXPROCS=1, pinned to CPU 0.
 # Each client runs pinned to CPU 1 (taskset -c 1; herd-default: not pinned), inside a cgroup whose CPU quota
 # (25 % by default) makes the client, not nginx, the bottleneck: req/s then measures the client's cost.
 # Rounds: every tool once per scenario, order rotated by one each round. Output: bench/results/<date>/.
@@ -60,6 +64,7 @@ trap 'exit 130' INT TERM
 ulimit -n "$(ulimit -Hn)"   # the memory check needs > 1000 descriptors
 
 bench_setup "${1:-}"
+if [[ " $TOOLS " == *-h3\ * ]]; then caddy_setup; fi
 cg_setup "$QUOTA_US" "$PERIOD_US"
 
 detect_tools
@@ -76,6 +81,9 @@ log "tools: ${active[*]}; scenarios: $SCENARIOS; rounds: $ROUNDS; quota: ${QUOTA
     echo "wrk: $(wrk -v 2>&1 | head -1 || true)"
     echo "ab: $(ab -V 2>&1 | head -1 || true)"
     echo "h2load: $(h2load --version 2>&1 | head -1 || true)"
+    echo "caddy: $(caddy version 2>&1 | head -1 || true)"
+    echo "oha: $([[ -x $OHA ]] && "$OHA" --version 2>&1 | head -1 || echo "n/a ($OHA)")"
+    echo "openssl: $(openssl version 2>&1)"
     echo "herd: $([[ $herd_ok == 1 ]] && "$HERD" --version 2>&1 | head -1 || echo n/a)"
     echo "herd binary: $HERD ($([[ -f $HERD ]] && { stat -c '%y' "$HERD"; sha256sum "$HERD" | cut -c1-16; } | paste -sd' ' || echo missing))"
     echo "herd git: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)$(git -C "$ROOT" diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes in crates/')"
@@ -110,7 +118,7 @@ run_one() {
         note="$note, not pinned"
     fi
     { echo "# $note"; printf '%q ' "${CMD[@]}"; echo; } >"$base.cmd"
-    s0=$(nginx_status); ns0=$(nginx_worker_ns); cg0=$(cg_usage_ns); th0=$(cg_throttled); st0=$(cpu1_stat)
+    s0=$(nginx_status); ns0=$(server_ns "$tool"); cg0=$(cg_usage_ns); th0=$(cg_throttled); st0=$(cpu1_stat)
     t0=$(date +%s.%N)
     CUR_PIDFILE=$base.rusage.pid
     # rusage.py (outside the cgroup) -> [joins the cgroup] timeout -> /usr/bin/time -> taskset -c 1 -> tool
@@ -119,7 +127,7 @@ run_one() {
         "${CMD[@]}" >"$base.out" 2>"$base.err" || rc=$?
     rm -f "$CUR_PIDFILE"
     CUR_PIDFILE=
-    st1=$(cpu1_stat); ns1=$(nginx_worker_ns); cg1=$(cg_usage_ns); th1=$(cg_throttled); s1=$(nginx_status)
+    st1=$(cpu1_stat); ns1=$(server_ns "$tool"); cg1=$(cg_usage_ns); th1=$(cg_throttled); s1=$(nginx_status)
     local req fail e u s m
     read -r req fail < <(parse_out "$tool" "$base.out" || true) || true
     # elapsed/user/sys with us resolution from rusage.py (/usr/bin/time's 10 ms figures stay in $base.time);

@@ -14,13 +14,30 @@ from collections import defaultdict
 
 from benchstats import fnum, med
 
-TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "wrk", "ab", "h2load"]
+TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "wrk", "ab", "h2load",
+              "herd-h2c", "h2load-h2c", "herd-h2", "h2load-h2", "herd-h3", "oha-h3"]
+# issue 19: each multiplexing herd tool against its peer, with the req/s target of the issue
+MUX_PAIRS = [("herd-h2c", "h2load-h2c", "HTTP/2 h2c, nginx"), ("herd-h2", "h2load-h2", "HTTP/2 over TLS, nginx"),
+             ("herd-h3", "oha-h3", "HTTP/3, caddy")]
 SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100"]
 LABEL = {
     "herd": "herd ab --threads 1",
     "herd-default": "herd ab, default (2 threads, unpinned)",
     "herd-run": "herd run -t 1",
+    "herd-h2c": "herd run --h2c -t 1",
+    "h2load-h2c": "h2load -t1 (h2c)",
+    "herd-h2": "herd run --h2 -k -t 1",
+    "h2load-h2": "h2load -t1 (h2, TLS)",
+    "herd-h3": "herd run --h3 -k -t 1",
+    "oha-h3": "oha --http-version 3",
 }
+
+
+def mux_target(scen, herd):
+    """The issue-19 req/s bar for herd's tool in this scenario: h3 1.5x, h2/h2c 1.3x at -m > 1, 1.1x at -m 1."""
+    if herd == "herd-h3":
+        return 1.5
+    return 1.1 if scen.endswith("-m1") else 1.3
 
 
 def fmt(x, nd=1):
@@ -171,6 +188,45 @@ def main():
               f"in {r['seconds']} s, failed {r['failed']}, rc {r['rc']} | "
               f"{chk(None if not rss or not r['ok'] else rss * 1024 < 64e6)} |")
         p("")
+
+    mux_section(by, scens)
+
+
+def mux_section(by, scens):
+    """issue 19: herd against h2load (h2c, h2) and oha (h3), paired by round."""
+    p = print
+    lines = []
+    for scen in scens:
+        for herd, peer, what in MUX_PAIRS:
+            hs = {r["round"]: r for r in by.get((scen, herd), [])}
+            ps = {r["round"]: r for r in by.get((scen, peer), [])}
+            common = sorted(set(hs) & set(ps), key=int)
+            if not common:
+                continue
+            rps = [hs[k]["rps_f"] / ps[k]["rps_f"] for k in common if hs[k]["rps_f"] and ps[k]["rps_f"]]
+            cpu = [ps[k]["cpu"] / hs[k]["cpu"] for k in common if hs[k]["cpu"] and ps[k]["cpu"]]
+            bar = mux_target(scen, herd)
+            x, inv = med(rps), med(cpu)
+            ok = None if x is None or inv is None else (x >= bar and inv >= bar)
+            rss = med([fnum(hs[k]["max_rss_kb"]) for k in common])
+            lines.append(
+                f"| {scen} | {what} | {len(common)} | {fmt(med([hs[k]['rps_f'] for k in common]), 0)} | "
+                f"{fmt(med([ps[k]['rps_f'] for k in common]), 0)} | x{fmt(x, 3)} "
+                f"({fmt(min(rps) if rps else None, 2)}-{fmt(max(rps) if rps else None, 2)}) | "
+                f"{fmt(med([hs[k]['cpu'] for k in common]), 2)} | {fmt(med([ps[k]['cpu'] for k in common]), 2)} | "
+                f"x{fmt(inv, 3)} | {fmt(rss / 1024 if rss else None, 1)} | ≥ {bar} | "
+                f"{'-' if ok is None else ('✓' if ok else '✗')} |")
+    if not lines:
+        return
+    p("### HTTP/2 and HTTP/3 (issue 19): herd against its peer, paired by round\n")
+    p("req/s ratio = herd / peer under the quota (median of the rounds' ratios, min-max); CPU ratio = peer's "
+      "client CPU µs/request / herd's (higher is better for herd). A target holds only if both ratios reach it.\n")
+    p("| scenario | protocol | rounds | herd req/s | peer req/s | req/s x peer | herd CPU µs/req | "
+      "peer CPU µs/req | 1 / CPU ratio | herd peak RSS MiB | target | met |")
+    p("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for line in lines:
+        p(line)
+    p("")
 
 
 if __name__ == "__main__":
