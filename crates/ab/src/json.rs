@@ -145,7 +145,7 @@ fn document(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> AbJson {
         .into_iter()
         .collect(),
         statuses: stats.core.statuses.iter().map(|(s, n)| (s.to_string(), n)).collect(),
-        failures_by_kind: FailureKind::ALL
+        failures_by_kind: FailureKind::HTTP1
             .iter()
             .map(|&k| (k.name(), stats.core.failures.get(k)))
             .collect(),

@@ -62,6 +62,20 @@ impl FailureKind {
         FailureKind::Flood,
     ];
 
+    /// The kinds an HTTP/1 run can meet (the first nine of [`FailureKind::ALL`]): what herd
+    /// ab, which speaks HTTP/1 only as ab does, lists in its JSON.
+    pub const HTTP1: [FailureKind; 9] = [
+        FailureKind::Connect,
+        FailureKind::Tls,
+        FailureKind::Write,
+        FailureKind::Receive,
+        FailureKind::Timeout,
+        FailureKind::Closed,
+        FailureKind::Malformed,
+        FailureKind::HeadTooLarge,
+        FailureKind::Overrun,
+    ];
+
     /// A short, stable, lowercase name (used in JSON and tables): its [`crate::Failure`]'s.
     pub fn name(self) -> &'static str {
         crate::Failure::from(self).as_str()
@@ -107,6 +121,12 @@ impl AddAssign<&Failures> for Failures {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn http1_kinds_are_the_first_of_all() {
+        assert_eq!(FailureKind::HTTP1[..], FailureKind::ALL[..FailureKind::HTTP1.len()]);
+    }
+
     use super::*;
 
     #[test]
