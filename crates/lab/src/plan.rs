@@ -34,16 +34,21 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let _ = writeln!(s, "experiment {} ({}): {}", e.name, e.source, e.title);
     let axes: Vec<String> =
         e.axes.iter().map(|a| format!("{} ({})", a.name.as_str(), a.values.len())).collect();
+    let runs = all.iter().filter(|c| c.refused.is_none()).count();
+    let refused = match all.len() - runs {
+        0 => String::new(),
+        n => format!(" ({n} refused, listed below with the reason: {runs} run)"),
+    };
     let _ = writeln!(
         s,
-        "matrix: {} = {} cells; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
+        "matrix: {} = {} cells{refused}; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
         axes.join(" x "),
         all.len(),
         reps.min,
         reps.max,
         reps.max_spread_percent,
-        all.len() * reps.min as usize,
-        all.len() * reps.max as usize
+        runs * reps.min as usize,
+        runs * reps.max as usize
     );
     let seed = e.runner.seed.map_or("drawn at start".to_string(), |v| v.to_string());
     let bound = e
@@ -128,6 +133,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let _ = writeln!(s, "\ncells");
     for c in &all {
         let _ = writeln!(s, "\n{:>4}. {}", c.index + 1, c.key);
+        if let Some(why) = &c.refused {
+            let _ = writeln!(s, "      refused, nothing runs: {why}");
+            continue;
+        }
         let _ = writeln!(
             s,
             "      server {} on cpus {}: {}",
@@ -136,7 +145,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             c.workload.describe()
         );
         let base_url = match c.path {
-            None => "http://127.0.0.1:8080".to_string(),
+            None => client::base_url(c.protocol, SocketAddr::from(([127, 0, 0, 1], 8080))),
             Some(p) => match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
                 Ok(plan) => {
                     let _ = writeln!(
@@ -146,7 +155,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                         plan.netns(Host::Server),
                         plan.netns(Host::Client)
                     );
-                    format!("http://{}:{PATH_PORT}", plan.target)
+                    client::base_url(c.protocol, SocketAddr::from((plan.target, PATH_PORT)))
                 }
                 Err(err) => {
                     let _ = writeln!(s, "      path {p}: cannot be built: {err}");
@@ -179,6 +188,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 tool: c.client,
                 program: &program,
                 base_url: &base_url,
+                protocol: c.protocol,
+                ca_file: c.protocol.is_encrypted().then_some(Path::new(CA_FILE)),
                 request: &request,
                 load: &load,
                 threads: e.client_threads,
@@ -197,6 +208,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     }
     s.replace(RUN_PATH, RUN)
 }
+
+/// Where the listing shows the CA file a TLS cell's client trusts (the drivers make one per
+/// run, under the server's directory).
+const CA_FILE: &str = "/herd-lab-RUN/cells/CELL/SERVER/tls/ca.pem";
 
 /// The tag the listing names a path's namespaces with (the real one carries herd's PID and
 /// the run's number).

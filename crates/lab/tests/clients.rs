@@ -1,11 +1,12 @@
 //! The client adapters end to end: `command` run for real (herd run, the real ab and wrk)
-//! against a `herd serve` this test starts on 127.0.0.1 and stops by its PID, and `parse`'s
-//! counts checked against what the server itself counted (`/herd/stats`). Small runs only:
+//! against a `herd serve` this test starts on 127.0.0.1 and stops by its PID, and
+//! `parse`'s counts checked against what the server itself counted (`/herd/stats`). Small runs only:
 //! at most 2,000 requests or 2 seconds each.
 //!
 //! herd's binary: `HERD_EXE` if set, else `herd` beside this test's own binary
 //! (`target/<profile>/herd`, which `cargo test --workspace` builds; with `cargo test -p
-//! herd-lab` alone, run `cargo build -p herd` first). ab and wrk: /usr/bin/ab and /usr/bin/wrk.
+//! herd-lab` alone, run `cargo build -p herd` first). ab and wrk: /usr/bin/ab and
+//! /usr/bin/wrk.
 //! A missing program fails the test with what to do, never skips it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use herd_lab::client::{self, ClientJob, ClientOutcome, Tool};
 use herd_lab::load::{Load, Method, Request, Shape, Warmup};
-use herd_stats::{LatencySeries, Measurement};
+use herd_stats::{LatencySeries, Measurement, Protocol};
 use serde_json::Value;
 
 const PAGE_BYTES: u64 = 6397;
@@ -155,7 +156,7 @@ fn post(serve: &Serve) -> Request {
 }
 
 fn load(shape: Shape, keep_alive: bool, warmup: Warmup) -> Load {
-    Load { shape, keep_alive, warmup, timeout: Duration::from_secs(5) }
+    Load { shape, keep_alive, warmup, timeout: Duration::from_secs(5), streams: None }
 }
 
 /// Runs `tool` with `load` against `serve` as the lab's runner does: the warm-up
@@ -179,6 +180,8 @@ fn run(
         tool,
         program: &program,
         base_url: &base_url,
+        protocol: Protocol::H1,
+        ca_file: None,
         request,
         load: &measured,
         threads,

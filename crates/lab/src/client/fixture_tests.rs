@@ -35,7 +35,7 @@ fn post() -> Request {
 }
 
 fn load(shape: Shape, keep_alive: bool) -> Load {
-    Load { shape, keep_alive, warmup: Warmup::None, timeout: Duration::from_secs(5) }
+    Load { shape, keep_alive, warmup: Warmup::None, timeout: Duration::from_secs(5), streams: None }
 }
 
 /// `tool`'s output in fixture `name`, parsed.
@@ -51,6 +51,8 @@ fn parse_fixture(
         tool,
         program: Path::new(tool.name()),
         base_url: "http://127.0.0.1:43073",
+        protocol: Protocol::H1,
+        ca_file: None,
         request,
         load,
         threads: Some(1),
@@ -153,6 +155,8 @@ fn herd_steps_keep_each_steps_verdict() {
         tool: Tool::Herd,
         program: Path::new("herd"),
         base_url: "http://127.0.0.1:43073",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &get("/page.html"),
         load: &l,
         threads: Some(1),
@@ -228,6 +232,8 @@ fn herd_output_problems_are_errors() {
         tool: Tool::Herd,
         program: Path::new("herd"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -367,6 +373,8 @@ fn ab_report_variants() {
         tool: Tool::Ab,
         program: Path::new("ab"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -454,6 +462,8 @@ fn wrk_without_its_lines_is_an_error() {
         tool: Tool::Wrk,
         program: Path::new("wrk"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -478,6 +488,8 @@ fn wrk_timeouts_are_reported_not_failed() {
         tool: Tool::Wrk,
         program: Path::new("wrk"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,

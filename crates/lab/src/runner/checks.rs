@@ -42,8 +42,9 @@ impl CellRun<'_> {
         })
     }
 
-    /// Sends the workload's request once, from the client's host, and checks the answer
-    /// against the expected one; returns the request the client runs will send.
+    /// Sends the workload's request once, from the client's host, in the cell's protocol,
+    /// and checks the answer against the expected one; returns the request the client runs
+    /// will send.
     pub(super) fn verify(&mut self) -> Result<Request, Stop> {
         let (cell, ctx) = (self.cell, self.ctx);
         let setup = |what: String| Stop::from(RunFailure::Setup(what));
@@ -62,11 +63,13 @@ impl CellRun<'_> {
         };
         let method = if body.is_some() { "POST" } else { "GET" };
         let target = self.place.target;
+        let over = verify::Over { protocol: cell.protocol, ca_file: self.ca_file.as_deref() };
         let answer = self
             .place
             .within(Host::Client, || {
-                verify::fetch(
+                verify::fetch_over(
                     target,
+                    over,
                     method,
                     &path,
                     body.as_deref(),
@@ -79,7 +82,7 @@ impl CellRun<'_> {
             server: cell.server.name.clone(),
             method,
             path: path.clone(),
-            why,
+            why: Box::new(why),
         };
         let answer = answer.map_err(failed)?;
         verify::check(&answer, expected).map_err(failed)?;
