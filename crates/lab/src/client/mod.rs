@@ -1,22 +1,25 @@
-//! The client of a cell: herd's own engine (`herd run`), or the real ab or wrk so that a
-//! cell can be compared tool to tool. Each client turns a [`ClientJob`] into command lines
-//! ([`command`]) and its output back into measurements ([`parse`]); the lab runs the
+//! The client of a cell: herd's own engine (`herd run`), or the real ab, wrk or h2load so
+//! that a cell can be compared tool to tool. Each client turns a [`ClientJob`] into command
+//! lines ([`command`]) and its output back into measurements ([`parse`]); the lab runs the
 //! commands (after [`ClientCommand::write_files`]) and hands their output back.
 //!
 //! The tools differ in what they can do, and [`command`] refuses what a tool cannot do, with
 //! the reason and what to ask for instead, rather than approximate it: ab stops only after a
 //! request count and has no open loop, wrk runs only for whole seconds and cannot stop after
-//! N requests, a SPECweb99 mix is herd's alone; ab and wrk speak HTTP/1.1 only
-//! ([`speaks`]). So a cell that runs is the same load whatever the tool.
+//! N requests, h2load has no open loop, a SPECweb99 mix is herd's alone; ab and wrk speak
+//! HTTP/1.1 only ([`speaks`]). So a cell that runs is the same load whatever the tool.
 //!
 //! Not here: running the processes, their time limits, storing results. One file per tool
 //! (`herd.rs`, `ab.rs` with `ab_tsv.rs` for its `-g` file, `wrk.rs` with `wrk_script.rs`
-//! for its Lua script), `version.rs` for `--version`, `error.rs` for [`ClientError`].
+//! for its Lua script, `h2load.rs` with `h2load_report.rs` for its report), `version.rs` for
+//! `--version`, `error.rs` for [`ClientError`].
 
 mod ab;
 mod ab_tsv;
 mod cpu_verdict;
 mod error;
+mod h2load;
+mod h2load_report;
 mod herd;
 mod version;
 mod wrk;
@@ -48,6 +51,9 @@ pub enum Tool {
     Ab,
     /// wrk 4 (Debian's wrk).
     Wrk,
+    /// h2load (nghttp2 1.52, Debian's nghttp2-client): HTTP/2 with and without TLS, and
+    /// HTTP/1.1.
+    H2load,
 }
 
 /// One client run to build a command line for, or to read the output of.
@@ -128,6 +134,7 @@ pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         Tool::Herd => herd::command(job),
         Tool::Ab => ab::command(job),
         Tool::Wrk => wrk::command(job),
+        Tool::H2load => h2load::command(job),
     }
 }
 
@@ -185,8 +192,13 @@ pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
             refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "no client of the lab speaks HTTP/3 yet")
         }
         (Tool::Ab | Tool::Wrk, Protocol::H2 | Protocol::H2c) => {
-            refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "use the herd client")
+            refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "use the herd or h2load client")
         }
+        (Tool::H2load, Protocol::H2 | Protocol::H2c) => Ok(()),
+        (Tool::H2load, Protocol::H3) => refuse(
+            "Debian's h2load 1.52 is built without ngtcp2 and has no --h3",
+            "no client of the lab speaks HTTP/3 yet",
+        ),
     }
 }
 
@@ -222,6 +234,7 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
         Tool::Herd => herd::parse(job, stdout, stderr),
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
+        Tool::H2load => h2load::parse(job, stdout, stderr),
     }
 }
 
@@ -233,6 +246,7 @@ pub fn locate(tool: Tool, herd_exe: &Path) -> Option<PathBuf> {
         Tool::Herd => return Some(herd_exe.to_path_buf()),
         Tool::Ab => &["/usr/bin/ab", "/usr/sbin/ab", "/usr/local/bin/ab"],
         Tool::Wrk => &["/usr/bin/wrk", "/usr/local/bin/wrk"],
+        Tool::H2load => &["/usr/bin/h2load", "/usr/local/bin/h2load"],
     };
     candidates.iter().map(PathBuf::from).find(|p| p.is_file())
 }
@@ -243,12 +257,13 @@ pub fn external_threads(job: &ClientJob) -> Option<u32> {
     match job.tool {
         Tool::Ab => Some(1),
         Tool::Wrk => Some(wrk::threads(job, job.load.shape.max_connections())),
+        Tool::H2load => Some(h2load::threads(job)),
         Tool::Herd => None,
     }
 }
 
 impl Tool {
-    pub const ALL: [Tool; 3] = [Tool::Herd, Tool::Ab, Tool::Wrk];
+    pub const ALL: [Tool; 4] = [Tool::Herd, Tool::Ab, Tool::Wrk, Tool::H2load];
 
     /// The Debian package that installs it.
     pub fn package(self) -> &'static str {
@@ -256,6 +271,7 @@ impl Tool {
             Tool::Herd => "herd (this program)",
             Tool::Ab => "apache2-utils",
             Tool::Wrk => "wrk",
+            Tool::H2load => "nghttp2-client",
         }
     }
 
@@ -264,6 +280,7 @@ impl Tool {
             Tool::Herd => "herd",
             Tool::Ab => "ab",
             Tool::Wrk => "wrk",
+            Tool::H2load => "h2load",
         }
     }
 }

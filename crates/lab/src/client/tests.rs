@@ -60,6 +60,7 @@ fn program(tool: Tool) -> &'static Path {
         Tool::Herd => "/opt/herd",
         Tool::Ab => "/usr/bin/ab",
         Tool::Wrk => "/usr/bin/wrk",
+        Tool::H2load => "/usr/bin/h2load",
     })
 }
 
@@ -427,7 +428,7 @@ fn tools_by_name() {
     }
     assert_eq!(
         "wrk2".parse::<Tool>().unwrap_err().to_string(),
-        "unknown client `wrk2`, expected one of herd, ab, wrk"
+        "unknown client `wrk2`, expected one of herd, ab, wrk, h2load"
     );
 }
 
@@ -527,8 +528,8 @@ fn ab_and_wrk_speak_http1_in_the_clear_and_over_tls() {
         refused(
             &j,
             &format!(
-                "{tool} cannot speak h2c: it speaks HTTP/1.1 only (h1, h1-tls); use the herd \
-                 client"
+                "{tool} cannot speak h2c: it speaks HTTP/1.1 only (h1, h1-tls); use the herd or \
+                 h2load client"
             ),
         );
         assert!(speaks(tool, Protocol::H2).is_err() && speaks(tool, Protocol::H3).is_err());
@@ -544,5 +545,103 @@ fn streams_are_refused_where_a_connection_carries_one_request_at_a_time() {
         &job(Tool::Herd, &r, &l),
         "herd: `streams` is for a protocol that multiplexes requests (h2, h2c, h3); h1 carries \
          one request at a time on a connection",
+    );
+}
+
+// h2load
+
+/// An h2load job speaking `protocol` at the protocol's URL.
+fn h2load_job<'a>(protocol: Protocol, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
+    let mut j = job(Tool::H2load, request, load);
+    j.protocol = protocol;
+    if protocol.is_encrypted() {
+        j.base_url = "https://127.0.0.1:8443";
+    }
+    j
+}
+
+#[test]
+fn h2load_every_protocol_and_shape() {
+    let r = get("/page.html");
+    let mut l = requests(1000, 10);
+    l.streams = NonZeroU32::new(10);
+    check(
+        &h2load_job(Protocol::H2c, &r, &l),
+        "/usr/bin/h2load -c 10 -t 1 -n 1000 -m 10 -N 30s http://127.0.0.1:8080/page.html",
+    );
+    check(
+        &h2load_job(Protocol::H2, &r, &l),
+        "/usr/bin/h2load -c 10 -t 1 -n 1000 -m 10 -N 30s --npn-list=h2 \
+         https://127.0.0.1:8443/page.html",
+    );
+    let mut l = duration(10, 4);
+    l.timeout = Duration::from_millis(2500);
+    check(
+        &h2load_job(Protocol::H1, &r, &l),
+        "/usr/bin/h2load -c 4 -t 1 -D 10s -N 2500ms --h1 http://127.0.0.1:8080/page.html",
+    );
+    let p = post();
+    let mut j = h2load_job(Protocol::H1Tls, &p, &l);
+    j.threads = Some(2);
+    check(
+        &j,
+        "/usr/bin/h2load -c 4 -t 2 -D 10s -N 2500ms --h1 -d /data/body.txt \
+         -H content-type: application/x-www-form-urlencoded https://127.0.0.1:8443/echo",
+    );
+    // The warm-up is a run like any other: a count or a time.
+    let mut warm = requests(1000, 10);
+    warm.warmup = Warmup::Duration(SECS(2));
+    check(
+        &h2load_job(Protocol::H2c, &r, &warm.warmup_run().unwrap()),
+        "/usr/bin/h2load -c 10 -t 1 -D 2s -N 30s http://127.0.0.1:8080/page.html",
+    );
+    assert!(supports(Tool::H2load, Protocol::H2c, &warm, &r, None).is_ok());
+}
+
+#[test]
+fn h2load_refusals() {
+    let r = get("/page.html");
+    refused(
+        &h2load_job(Protocol::H2c, &r, &rate()),
+        "h2load cannot send a fixed request rate: its -r is a rate of new connections and its \
+         --rps a pace per connection; use the herd client (a `rate` load)",
+    );
+    refused(
+        &h2load_job(Protocol::H2c, &r, &steps()),
+        "h2load cannot run client steps: one h2load run has one connection count; make one load \
+         per step with `requests` or `duration` and `concurrency`, or use the herd client",
+    );
+    let mut l = requests(100, 2);
+    l.keep_alive = false;
+    refused(
+        &h2load_job(Protocol::H2c, &r, &l),
+        "h2load cannot open a connection per request: it keeps its connections open for all \
+         their requests; set keep_alive = true in the load, or use the herd or ab client",
+    );
+    let l = requests(100, 2);
+    let mut j = h2load_job(Protocol::H2c, &r, &l);
+    j.threads = Some(3);
+    refused(
+        &j,
+        "h2load cannot run 3 threads with 2 connections: h2load needs at least one connection \
+         per thread; give fewer threads or more connections",
+    );
+    let s = specweb();
+    refused(
+        &h2load_job(Protocol::H2c, &s, &l),
+        "h2load cannot send a SPECweb99 mix: the lab loads a single URL with h2load; use the \
+         herd client",
+    );
+    let mut l = requests(100, 2);
+    l.timeout = Duration::from_micros(1500);
+    refused(
+        &h2load_job(Protocol::H2c, &r, &l),
+        "h2load cannot run a request timeout of 1.5ms: h2load takes whole milliseconds; give a \
+         whole number of milliseconds",
+    );
+    refused(
+        &h2load_job(Protocol::H3, &r, &requests(100, 2)),
+        "h2load cannot speak h3: Debian's h2load 1.52 is built without ngtcp2 and has no --h3; \
+         no client of the lab speaks HTTP/3 yet",
     );
 }
