@@ -20,6 +20,15 @@ command -v wrk >/dev/null || need_pkgs+=(wrk)
 [ -x /usr/sbin/mini_httpd ] || need_pkgs+=(mini-httpd)
 [ -x /usr/sbin/php-fpm8.2 ] || need_pkgs+=(php8.2-fpm)
 [ -x /usr/bin/php-cgi ] || need_pkgs+=(php8.2-cgi)
+# herd-drivers' TLS, HTTP/2 and HTTP/3 setups: caddy (the one HTTP/3 server in Debian 12),
+# lighttpd's TLS module, and the clients its live tests prove each protocol with (curl, h2load,
+# ngtcp2's gtlsclient for HTTP/3, openssl for the certificates).
+[ -x /usr/bin/caddy ] || need_pkgs+=(caddy)
+[ -f /usr/lib/lighttpd/mod_openssl.so ] || need_pkgs+=(lighttpd-mod-openssl)
+command -v curl >/dev/null || need_pkgs+=(curl)
+command -v h2load >/dev/null || need_pkgs+=(nghttp2-client)
+command -v gtlsclient >/dev/null || need_pkgs+=(ngtcp2-client)
+command -v openssl >/dev/null || need_pkgs+=(openssl)
 # Network paths (herd-topo's and the lab's root tests): the rule paths' tools, the proxies
 # on the router, and ethtool for shaped links.
 command -v nft >/dev/null || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)

@@ -3,8 +3,15 @@
 //! prefork). Renders the stand-alone conf/apache2.conf from src/templates/apache2.conf and
 //! starts `apache2 -f conf/apache2.conf -DFOREGROUND`, after php-fpm when there is one. Checked
 //! with `apache2 -t`.
+//!
+//! Protocols: `h1`; `h1-tls` (mod_ssl); `h2` (mod_ssl and mod_http2, ALPN `h2` and `http/1.1`);
+//! `h2c` (mod_http2 in the clear: prior knowledge, which mod_http2 calls H2Direct, and
+//! HTTP/1.1 beside it). HTTP/2 needs a threaded MPM: under prefork Apache turns it off, so
+//! [`ServerKind::supports`](crate::ServerKind::supports) refuses it there. No `h3`.
 
 use std::ffi::OsString;
+
+use herd_stats::Protocol;
 
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
@@ -12,8 +19,9 @@ use crate::programs::{APACHE2, PHP_CGI};
 use crate::run_dir::{conf_path, Places};
 use crate::spec::{Mpm, Php, ServerSpec};
 use crate::template::fill;
+use crate::tls::{self, Layout};
 use crate::version::VersionProbe;
-use crate::{php_fpm, ready_probe};
+use crate::{php_fpm, ready_probe, tls_for};
 
 const TEMPLATE: &str = include_str!("templates/apache2.conf");
 
@@ -42,6 +50,30 @@ ScriptAlias /herd-php-cgi "@PHP_CGI@"
 </FilesMatch>
 Action application/x-httpd-php /herd-php-cgi
 "#;
+
+/// HTTP/2, in the clear or over TLS.
+const HTTP2: &str =
+    "# HTTP/2 (mod_http2). Debian's mods-available/http2.conf offers h2, h2c and http/1.1;
+# here the one measured, and HTTP/1.1. mod_http2's defaults otherwise: 100 streams at once
+# (H2MaxSessionStreams). MaxKeepAliveRequests above does not end an HTTP/2 connection (5000
+# requests on one, seen with h2load).
+Protocols @PROTOCOLS@
+";
+
+/// The certificate made for this launch, with Debian's mods-available/ssl.conf.
+const TLS: &str =
+    "# TLS (mod_ssl): the certificate herd made for this run. Debian's mods-available/ssl.conf,
+# with its session cache under the run_dir, but neither its SSLRandomSeed lines (OpenSSL 3
+# seeds itself) nor SSLPassPhraseDialog (the key has no pass phrase).
+SSLEngine on
+SSLCertificateFile \"@CERT@\"
+SSLCertificateKeyFile \"@KEY@\"
+SSLSessionCache shmcb:@RUN@/run/ssl_scache(512000)
+SSLSessionCacheTimeout 300
+SSLCipherSuite HIGH:!aNULL
+SSLProtocol all -SSLv3
+SSLSessionTickets off
+";
 
 /// Debian's mods-available/mpm_event.conf and mpm_worker.conf (the same values).
 const THREADED_DEFAULTS: &str = "# Debian's mods-available/mpm_@MPM@.conf.
@@ -132,6 +164,8 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
         }
         None => (String::new(), String::new()),
     };
+    let tls = tls_for(spec, places, Layout::Apart)?;
+    let (protocol_modules, protocol) = protocol_settings(spec, places, tls.as_ref())?;
     let contents = fill(
         "templates/apache2.conf",
         TEMPLATE,
@@ -142,6 +176,8 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             ("MPM", mpm_name),
             ("MODULES", MODULES),
             ("PHP_MODULES", &php_modules),
+            ("PROTOCOL_MODULES", &protocol_modules),
+            ("PROTOCOL", &protocol),
             ("MPM_SETTINGS", &mpm_settings(mpm, mpm_name, spec.workers.map(|n| n.get()))?),
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
@@ -157,10 +193,15 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
         .ready_when(ready.clone());
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
-        dirs: places.dirs(&["conf", "logs", "run"]),
+        dirs: places.dirs(if tls.is_some() {
+            &["conf", "logs", "run", tls::DIR]
+        } else {
+            &["conf", "logs", "run"]
+        }),
         user_dirs: Vec::new(),
         processes: vec![process],
         ready,
+        tls: tls.map(|t| t.files),
         validate: vec![vec![exe.into(), "-t".into(), "-f".into(), conf.into()]],
         versions: vec![VersionProbe {
             program: APACHE2.name.to_owned(),
@@ -174,6 +215,42 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
         None => {}
     }
     Ok(launch)
+}
+
+/// The modules and settings of `spec`'s protocol: nothing for `h1`.
+fn protocol_settings(
+    spec: &ServerSpec,
+    places: &Places,
+    tls: Option<&tls::ServerTls>,
+) -> Result<(String, String), DriverError> {
+    let mut modules = Vec::new();
+    let mut settings = Vec::new();
+    let http2 = match spec.protocol {
+        Protocol::H1 | Protocol::H1Tls => None,
+        Protocol::H2 => Some("h2 http/1.1"),
+        Protocol::H2c => Some("h2c http/1.1"),
+        Protocol::H3 => return Err(crate::unsupported(spec)),
+    };
+    if let Some(protocols) = http2 {
+        modules.push("http2");
+        settings.push(fill("apache.rs HTTP2", HTTP2, &[("PROTOCOLS", protocols)])?);
+    }
+    if let Some(t) = tls {
+        // mod_ssl's session cache is shmcb (Debian's ssl.load says so too).
+        modules.extend(["ssl", "socache_shmcb"]);
+        settings.push(fill(
+            "apache.rs TLS",
+            TLS,
+            &[("CERT", &t.cert), ("KEY", &t.key), ("RUN", places.run())],
+        )?);
+    }
+    let settings = if settings.is_empty() {
+        String::new()
+    } else {
+        // A blank line apart from the keep-alive settings above.
+        format!("\n{}", settings.join("\n"))
+    };
+    Ok((module_lines(&modules), settings))
 }
 
 fn module_lines(names: &[&str]) -> String {

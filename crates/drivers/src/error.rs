@@ -5,6 +5,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use herd_stats::Protocol;
+
 use crate::programs::ALL_PROGRAMS;
 use crate::spec::{Php, ServerKind, PHP_SETUPS};
 
@@ -18,6 +20,14 @@ pub enum DriverError {
         setups = PHP_SETUPS
     )]
     PhpNotSupported { server: ServerKind, php: Php },
+
+    /// The server or proxy cannot speak the protocol asked for.
+    #[error("{server} cannot serve {protocol} ({described}): {why}", described = protocol.describe())]
+    ProtocolNotSupported { server: String, protocol: Protocol, why: &'static str },
+
+    /// The certificate for a TLS listener could not be made.
+    #[error("cannot make the TLS certificate for {server}: {why}")]
+    Certificate { server: String, why: String },
 
     /// None of a program's candidate paths is an executable file.
     #[error(

@@ -3,19 +3,34 @@
 //! with `h2o -t`, which does not bind. h2o writes its temporary buffers (run_dir/tmp) after
 //! dropping privileges, so that directory is one of [`Launch::user_dirs`]; it also starts a
 //! perl helper (annotate-backtrace-symbols) that ends with it.
+//!
+//! Protocols, on the one listener: `h1` and `h2c` (every plain listener of h2o 2.2 speaks
+//! both: HTTP/1.1, and HTTP/2 with prior knowledge or Upgrade, so the two render the same);
+//! `h1-tls` and `h2` (TLS, ALPN `h2` and `http/1.1` either way: h2o 2.2 has no setting that
+//! leaves h2 out, so an `h1-tls` client, which offers `http/1.1` only, gets that). No `h3`.
 
 use std::ffi::OsString;
 
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::H2O;
-use crate::ready_probe;
 use crate::run_dir::Places;
 use crate::spec::ServerSpec;
 use crate::template::fill;
+use crate::tls::{self, Layout};
 use crate::version::{word_after, VersionProbe};
+use crate::{ready_probe, tls_for};
 
 const TEMPLATE: &str = include_str!("templates/h2o.conf");
+
+/// The certificate made for this launch, on the listener (YAML, indented by the template).
+const TLS: &str = r#"# TLS: the certificate herd made for this run. No OCSP stapling: by default h2o runs
+# fetch-ocsp-response for it, which fails for a certificate that names no OCSP responder.
+ssl:
+  certificate-file: "@CERT@"
+  key-file: "@KEY@"
+  ocsp-update-interval: 0
+"#;
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
     let exe = spec.programs.path(&H2O, spec.kind)?;
@@ -28,6 +43,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         // h2o's default: one thread per CPU.
         None => String::new(),
     };
+    let tls = tls_for(spec, places, Layout::Apart)?;
+    let tls_block = match &tls {
+        Some(t) => fill("h2o.rs TLS", TLS, &[("CERT", &t.cert), ("KEY", &t.key)])?,
+        None => String::new(),
+    };
     let contents = fill(
         "templates/h2o.conf",
         TEMPLATE,
@@ -36,6 +56,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("PORT", &spec.listen.port().to_string()),
             ("USER", &user),
             ("THREADS", &threads),
+            ("TLS", &tls_block),
             ("RUN", places.run()),
             ("DOCROOT", &places.docroot),
         ],
@@ -47,10 +68,15 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         .ready_when(ready.clone());
     Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
-        dirs: places.dirs(&["conf", "logs", "tmp"]),
+        dirs: places.dirs(if tls.is_some() {
+            &["conf", "logs", "tmp", tls::DIR]
+        } else {
+            &["conf", "logs", "tmp"]
+        }),
         user_dirs: places.dirs(&["tmp"]),
         processes: vec![process],
         ready,
+        tls: tls.map(|t| t.files),
         validate: vec![vec![exe.into(), "-t".into(), "-c".into(), conf.into()]],
         versions: vec![VersionProbe {
             program: H2O.name.to_owned(),

@@ -3,6 +3,9 @@
 //! files and its computed pages (`/9x9`, `/include` from `DOCROOT/include/`, `/echo`), keeps
 //! alive without a request limit, writes no access log (its default), and uses sendfile above
 //! 16 KiB. It has no user switch: it runs as whoever the lab is, so `user` is not used.
+//!
+//! Protocols: `h1` only, until herd serve has TLS and HTTP/2 (issue 19, point 4; look for
+//! SERVE-H2 here and in spec.rs).
 
 use std::ffi::OsString;
 
@@ -28,6 +31,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     if let Some(n) = spec.workers {
         argv.extend(["--threads".into(), n.to_string().into()]);
     }
+    // SERVE-H2: when herd serve has TLS (branch serve-h2), a TLS protocol gets
+    // `--tls-cert CERT --tls-key KEY` from `crate::tls_for(spec, places, Layout::Apart)` (and
+    // `tls::DIR` in dirs, the files in `Launch::tls`), and `h2c` whatever flag turns h2c on
+    // on the plain listener; ServerKind::supports then accepts them. Until then supports()
+    // refuses every protocol but h1, so only h1 gets here.
     let ready = ready_probe(spec);
     let process = places.process("herd", argv).ready_when(ready.clone());
     Ok(Launch {
@@ -36,6 +44,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         user_dirs: Vec::new(),
         processes: vec![process],
         ready,
+        tls: None,
         validate: Vec::new(),
         versions: vec![VersionProbe {
             program: HERD.name.to_owned(),

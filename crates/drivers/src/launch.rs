@@ -1,11 +1,13 @@
 //! What a driver hands the lab: [`Launch`], the files to write, directories to create,
-//! processes to start in order, how to tell they are ready ([`Probe`]), the servers' own
-//! config checks and their version probes. Plain data: the lab does every one of these
-//! things, nothing here touches the system.
+//! processes to start in order, how to tell they are ready ([`Probe`]), the certificate of a
+//! TLS listener ([`TlsFiles`]), the servers' own config checks and their version probes. Plain
+//! data: the lab does every one of these things, nothing here touches the system.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use herd_stats::Protocol;
 
 use crate::version::VersionProbe;
 
@@ -26,12 +28,31 @@ pub struct Launch {
     /// The front server answers: `GET /`[`READY_FILE`](crate::READY_FILE) on the listen
     /// address.
     pub ready: Probe,
+    /// With TLS: the certificate and key the server reads, made for this launch, and the CA
+    /// the client trusts. Write them with the other files, before anything starts.
+    pub tls: Option<TlsFiles>,
     /// The servers' own config checks, each an argv that must exit 0 (`nginx -t`, `apache2
     /// -t`, `lighttpd -tt`, `h2o -t`, `php-fpm -t`). Run them after writing the files and
     /// creating the directories; none of them binds the listen address.
     pub validate: Vec<Vec<OsString>>,
     /// How to ask each program for its version.
     pub versions: Vec<VersionProbe>,
+}
+
+/// The certificate of a TLS (or QUIC) listener, made afresh for one launch by a CA of its own
+/// whose private key is dropped once it has signed: nothing else is ever trusted through it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The CA's certificate (PEM), under the run_dir: what the client trusts (`herd run
+    /// --ca-file`, `curl --cacert`). The server's certificate names the listen address and
+    /// `localhost`.
+    pub ca: PathBuf,
+    /// The files to write (the CA's certificate, the server's, its private key, and for some
+    /// servers the two in one file), all under the run_dir's `tls/`. Unlike [`Launch::files`]
+    /// they are not configuration: write them readable by their owner only (the servers read
+    /// them as root, or as the lab's user when it is not root), and keep them out of stores and
+    /// printed plans.
+    pub files: Vec<RenderedFile>,
 }
 
 /// A config file and its contents.
@@ -79,8 +100,12 @@ impl ProcessSpec {
 /// A readiness check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {
-    /// `GET path` on `addr` answers 200.
-    Http { addr: SocketAddr, path: String },
+    /// `GET path` on `addr` over `protocol` answers 200. The protocol is the simplest the
+    /// listener speaks: `h1` in the clear, `h1-tls` on every TLS listener (all of them also
+    /// offer `http/1.1` by ALPN; the certificate need not be checked here: readiness is not
+    /// verification), and `h2c` only where the listener speaks nothing else (nginx 1.22's
+    /// h2c listener).
+    Http { addr: SocketAddr, path: String, protocol: Protocol },
     /// A connection to this Unix socket is accepted.
     UnixSocket(PathBuf),
 }

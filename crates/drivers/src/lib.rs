@@ -5,12 +5,14 @@
 //! # Brief overview
 //!
 //! A [`ServerSpec`] names the server ([`ServerKind`], Apache with its [`Mpm`]), its PHP setup
-//! ([`Php`]: php-fpm or php-cgi, see [`php_choices`]), the listen address, the docroot, the
-//! server's own run_dir, the worker count, the unprivileged user, and the [`Programs`] found by
-//! [`Programs::locate`] (which [`programs_needed`] lists). [`render`] turns it into a
-//! [`Launch`]: the [`RenderedFile`]s and directories to create, the [`ProcessSpec`]s to start in
-//! order (php-fpm before nginx), the [`Probe`] that says the front server is ready (`GET
-//! /`[`READY_FILE`]), the servers' own config checks, and a [`VersionProbe`] per program.
+//! ([`Php`]: php-fpm or php-cgi, see [`php_choices`]), the [`Protocol`] it serves (see
+//! [`ServerKind::supports`]), the listen address, the docroot, the server's own run_dir, the
+//! worker count, the unprivileged user, and the [`Programs`] found by [`Programs::locate`]
+//! (which [`programs_needed`] lists). [`render`] turns it into a [`Launch`]: the
+//! [`RenderedFile`]s and directories to create, the [`ProcessSpec`]s to start in order (php-fpm
+//! before nginx), the [`Probe`] that says the front server is ready (`GET /`[`READY_FILE`]),
+//! with TLS the certificate made for it and the CA the client trusts ([`TlsFiles`]), the
+//! servers' own config checks, and a [`VersionProbe`] per program.
 //! Every server runs in the foreground as the lab's child and keeps everything (pid files,
 //! error logs, temporary files, sockets, mutexes) under its run_dir.
 //!
@@ -20,19 +22,23 @@
 //! # Module map
 //!
 //! - `spec`, `programs`, `launch`, `version`, `error`: the types above.
-//! - One driver per server: `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, `mini_httpd`, plus
-//!   `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache and lighttpd
-//!   run per request). Their configs are templates in `src/templates/`, filled by `template`.
-//! - `run_dir`: the layout under a run_dir (conf/, logs/, run/, tmp/) and the checks that make
-//!   a path safe to write into a config file.
+//! - One driver per server: `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, `mini_httpd`,
+//!   `caddy`, plus `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache
+//!   and lighttpd run per request). Their configs are templates in `src/templates/`, filled by
+//!   `template`.
+//! - `run_dir`: the layout under a run_dir (conf/, logs/, run/, tmp/, tls/) and the checks that
+//!   make a path safe to write into a config file.
 //! - `pages`: [`Page`], [`page_path`], and the PHP sources (`src/php/`).
+//! - `tls`: the certificate of a TLS listener, made for each launch, and its files.
 //! - `proxy`: the router's programs of a network path ([`ProxyKind`]: HAProxy http/tcp,
 //!   nginx as a reverse proxy, sslh fork/select), [`render_proxy`] from a [`ProxySpec`].
 //!
-//! Not here: starting, stopping or waiting for processes (the lab), TLS, HTTP/2, access logs
-//! (off everywhere: the lab measures servers, not their logging).
+//! Not here: starting, stopping or waiting for processes (the lab), speaking TLS or HTTP/2
+//! (the servers do; the drivers only configure them), access logs (off everywhere: the lab
+//! measures servers, not their logging).
 
 mod apache;
+mod caddy;
 mod error;
 mod h2o;
 mod herd;
@@ -50,16 +56,19 @@ mod spec;
 mod template;
 #[cfg(test)]
 mod testing;
+mod tls;
 mod version;
 
 pub use error::DriverError;
-pub use launch::{Launch, Probe, ProcessSpec, RenderedFile};
+/// herd's one protocol vocabulary, re-exported for the specs' `protocol`.
+pub use herd_stats::Protocol;
+pub use launch::{Launch, Probe, ProcessSpec, RenderedFile, TlsFiles};
 pub use pages::{page_path, php_pages, Page};
 pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
-pub use programs::{APACHE2, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
+pub use programs::{APACHE2, CADDY, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
 pub use programs::{HAPROXY, SSLH, SSLH_SELECT};
 pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
-pub use spec::{check_php, php_choices, Mpm, Php, ServerKind, ServerSpec};
+pub use spec::{check_php, check_protocol, php_choices, Mpm, Php, ServerKind, ServerSpec};
 pub use version::VersionProbe;
 
 /// The file every server is probed for: the lab writes it into the docroot, and a server is
@@ -68,11 +77,12 @@ pub const READY_FILE: &str = "herd-ready.txt";
 
 /// Renders `spec` into what the lab writes and starts.
 ///
-/// Fails for a PHP setup the server does not have, a program missing from `spec.programs`,
-/// listen port 0, a worker count for mini_httpd, or a run_dir, docroot or user that cannot be
-/// written safely into a config file.
+/// Fails for a PHP setup or a protocol the server does not have, a program missing from
+/// `spec.programs`, listen port 0, a worker count for mini_httpd, or a run_dir, docroot or user
+/// that cannot be written safely into a config file.
 pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
     check_php(spec.kind, spec.php)?;
+    check_protocol(spec.kind, spec.protocol)?;
     if spec.listen.port() == 0 {
         return Err(DriverError::PortZero { addr: spec.listen });
     }
@@ -84,12 +94,51 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
         ServerKind::Lighttpd => lighttpd::render(spec, &places),
         ServerKind::H2o => h2o::render(spec, &places),
         ServerKind::MiniHttpd => mini_httpd::render(spec, &places),
+        ServerKind::Caddy => caddy::render(spec, &places),
     }
 }
 
-/// The front server's readiness probe: `GET /READY_FILE` on the listen address.
+/// The front server's readiness probe: `GET /READY_FILE` on the listen address, over
+/// HTTP/1.1 in the clear or over TLS (every TLS listener here also offers `http/1.1`), and in
+/// the clear on an h2c listener, which here also speaks HTTP/1.1 (nginx's does not, and says
+/// so with [`probe_over`]).
 fn ready_probe(spec: &ServerSpec) -> Probe {
-    Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}") }
+    let over = match spec.protocol {
+        Protocol::H1Tls | Protocol::H2 | Protocol::H3 => Protocol::H1Tls,
+        Protocol::H1 | Protocol::H2c => Protocol::H1,
+    };
+    probe_over(spec, over)
+}
+
+/// `GET /READY_FILE` on the listen address over `protocol`.
+fn probe_over(spec: &ServerSpec, protocol: Protocol) -> Probe {
+    Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}"), protocol }
+}
+
+/// The refusal of a protocol that a driver has no configuration for. [`render`] checks
+/// [`ServerKind::supports`] first, so this is reached only if a driver and that table disagree.
+fn unsupported(spec: &ServerSpec) -> DriverError {
+    DriverError::ProtocolNotSupported {
+        server: spec.kind.name().to_owned(),
+        protocol: spec.protocol,
+        why: spec
+            .kind
+            .supports(spec.protocol)
+            .err()
+            .unwrap_or("its driver has no configuration for it"),
+    }
+}
+
+/// The certificate of `spec`'s listener when its protocol has TLS.
+fn tls_for(
+    spec: &ServerSpec,
+    places: &run_dir::Places,
+    layout: tls::Layout,
+) -> Result<Option<tls::ServerTls>, DriverError> {
+    if !spec.protocol.is_encrypted() {
+        return Ok(None);
+    }
+    tls::for_listener(spec.kind.name(), spec.listen.ip(), places, layout).map(Some)
 }
 
 #[cfg(test)]
@@ -156,34 +205,101 @@ mod tests {
             (ServerKind::Lighttpd, Some(Php::Cgi)),
             (ServerKind::H2o, None),
             (ServerKind::MiniHttpd, None),
+            (ServerKind::Caddy, None),
         ];
         for (kind, php) in kinds {
-            let mut s = spec(kind, php);
-            s.user = Some("www-data".into());
-            let l = render(&s).unwrap();
-            let under = |p: &std::path::Path| p.starts_with(&s.run_dir);
-            assert!(l.files.iter().all(|f| under(&f.path)), "{kind}");
-            assert!(l.dirs.iter().all(|d| under(d)), "{kind}");
-            assert!(l.user_dirs.iter().all(|d| l.dirs.contains(d)), "{kind}");
-            assert!(l.processes.iter().all(|p| under(&p.log)), "{kind}");
-            assert!(l.processes.iter().all(|p| p.stop_signal == libc::SIGTERM), "{kind}");
-            // Parents before children.
-            for (i, d) in l.dirs.iter().enumerate() {
-                assert!(!l.dirs[i + 1..].iter().any(|later| d.starts_with(later)), "{kind}");
-            }
-            assert_eq!(
-                l.ready,
-                Probe::Http { addr: s.listen, path: "/herd-ready.txt".into() },
-                "{kind}"
-            );
-            assert_eq!(l.processes.last().unwrap().ready.as_ref(), Some(&l.ready), "{kind}");
-            let programs: Vec<_> = l.versions.iter().map(|v| v.program.as_str()).collect();
-            let needed: Vec<_> = programs_needed(kind, php).iter().map(|p| p.name).collect();
-            assert_eq!(programs, needed, "{kind}");
-            for f in &l.files {
-                check_paths_in(&f.contents);
+            for protocol in kind.protocols() {
+                let mut s = spec(kind, php);
+                s.user = Some("www-data".into());
+                s.protocol = protocol;
+                check_launch(&s, &format!("{kind} over {protocol}"));
             }
         }
+    }
+
+    fn check_launch(s: &ServerSpec, what: &str) {
+        let l = render(s).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let under = |p: &std::path::Path| p.starts_with(&s.run_dir);
+        assert!(l.files.iter().all(|f| under(&f.path)), "{what}");
+        assert!(l.dirs.iter().all(|d| under(d)), "{what}");
+        assert!(l.user_dirs.iter().all(|d| l.dirs.contains(d)), "{what}");
+        assert!(l.processes.iter().all(|p| under(&p.log)), "{what}");
+        assert!(l.processes.iter().all(|p| p.stop_signal == libc::SIGTERM), "{what}");
+        // Parents before children.
+        for (i, d) in l.dirs.iter().enumerate() {
+            assert!(!l.dirs[i + 1..].iter().any(|later| d.starts_with(later)), "{what}");
+        }
+        // A certificate exactly with TLS, its files in a directory the launch creates.
+        assert_eq!(l.tls.is_some(), s.protocol.is_encrypted(), "{what}");
+        if let Some(tls) = &l.tls {
+            assert!(under(&tls.ca) && tls.files.iter().any(|f| f.path == tls.ca), "{what}");
+            for f in &tls.files {
+                assert!(l.dirs.iter().any(|d| Some(d.as_path()) == f.path.parent()), "{what}");
+            }
+        }
+        let Probe::Http { addr, path, protocol } = &l.ready else {
+            panic!("{what}: {:?}", l.ready)
+        };
+        assert_eq!((*addr, path.as_str()), (s.listen, "/herd-ready.txt"), "{what}");
+        let over = match s.protocol {
+            Protocol::H1 => Protocol::H1,
+            Protocol::H2c if s.kind == ServerKind::Nginx => Protocol::H2c,
+            Protocol::H2c => Protocol::H1,
+            Protocol::H1Tls | Protocol::H2 | Protocol::H3 => Protocol::H1Tls,
+        };
+        assert_eq!(*protocol, over, "{what}");
+        assert_eq!(l.processes.last().unwrap().ready.as_ref(), Some(&l.ready), "{what}");
+        let programs: Vec<_> = l.versions.iter().map(|v| v.program.as_str()).collect();
+        let needed: Vec<_> = programs_needed(s.kind, s.php).iter().map(|p| p.name).collect();
+        assert_eq!(programs, needed, "{what}");
+        for f in &l.files {
+            check_paths_in(&f.contents);
+        }
+    }
+
+    #[test]
+    fn a_protocol_the_server_lacks_is_refused_with_the_reason() {
+        for (kind, protocol, reason) in [
+            (ServerKind::Nginx, Protocol::H3, "nginx 1.22 has no HTTP/3"),
+            (ServerKind::Herd, Protocol::H2, "herd serve has no TLS or HTTP/2 yet"),
+            (ServerKind::Herd, Protocol::H1Tls, "herd serve has no TLS or HTTP/2 yet"),
+            (ServerKind::Apache(Mpm::Prefork), Protocol::H2c, "prefork"),
+            (ServerKind::MiniHttpd, Protocol::H2, "HTTP/1.1 only"),
+            (ServerKind::H2o, Protocol::H3, "h2o 2.2 has no HTTP/3"),
+            (ServerKind::Lighttpd, Protocol::H3, "lighttpd 1.4.69 has no HTTP/3"),
+            (ServerKind::Apache(Mpm::Event), Protocol::H3, "Apache httpd has no HTTP/3"),
+        ] {
+            let mut s = spec(kind, None);
+            s.protocol = protocol;
+            let err = render(&s).unwrap_err();
+            assert!(
+                matches!(&err, DriverError::ProtocolNotSupported { protocol: p, .. } if *p == protocol),
+                "{err:?}"
+            );
+            let msg = err.to_string();
+            let start = format!("{kind} cannot serve {protocol} ({}): ", protocol.describe());
+            assert!(msg.starts_with(&start) && msg.contains(reason), "{msg}");
+            assert_eq!(check_protocol(kind, protocol).unwrap_err().to_string(), msg);
+        }
+    }
+
+    #[test]
+    fn what_each_server_speaks() {
+        use Protocol::{H1Tls, H2c, H1, H2, H3};
+        let all = ServerKind::Caddy.protocols();
+        assert_eq!(all, [H1, H1Tls, H2, H2c, H3]);
+        for kind in [
+            ServerKind::Nginx,
+            ServerKind::Apache(Mpm::Event),
+            ServerKind::Apache(Mpm::Worker),
+            ServerKind::Lighttpd,
+            ServerKind::H2o,
+        ] {
+            assert_eq!(kind.protocols(), [H1, H1Tls, H2, H2c], "{kind}");
+        }
+        assert_eq!(ServerKind::Apache(Mpm::Prefork).protocols(), [H1, H1Tls]);
+        assert_eq!(ServerKind::MiniHttpd.protocols(), [H1, H1Tls]);
+        assert_eq!(ServerKind::Herd.protocols(), [H1]);
     }
 
     /// Outside comments, a config names only the run_dir, the docroot, system files under

@@ -3,24 +3,40 @@
 //! everything under the run_dir) and starts `lighttpd -D -f conf/lighttpd.conf`. Checked with
 //! `lighttpd -tt` (which also loads the modules). Its upload directory, run_dir/tmp, is written
 //! after lighttpd drops privileges, so it is one of [`Launch::user_dirs`].
+//!
+//! Protocols, on the one listener: `h1` (with h2c beside it, Debian's setting); `h1-tls`
+//! (mod_openssl, from the package lighttpd-mod-openssl; HTTP/2 off so that ALPN offers
+//! `http/1.1` only); `h2` (ALPN `h2` and `http/1.1`); `h2c` (prior knowledge or Upgrade, and
+//! HTTP/1.1). HTTP/2 is in lighttpd 1.4.69's core: there is no mod_h2 to load. No `h3`.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
 
+use herd_stats::Protocol;
+
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::{LIGHTTPD, PHP_CGI};
-use crate::ready_probe;
 use crate::run_dir::{conf_path, Places};
 use crate::spec::{Php, ServerSpec};
 use crate::template::fill;
+use crate::tls::{self, Layout};
 use crate::version::{word_with_prefix, VersionProbe};
+use crate::{ready_probe, tls_for, unsupported};
 
 const TEMPLATE: &str = include_str!("templates/lighttpd.conf");
 
 const CGI: &str = r#"# PHP as CGI, one php-cgi process per request. mod_cgi sets REDIRECT_STATUS,
 # as php-cgi's cgi.force_redirect demands.
 cgi.assign = ( ".php" => "@PHP_CGI@" )
+"#;
+
+/// The certificate made for this launch on the one listener.
+const TLS: &str = r#"# TLS (mod_openssl): the certificate herd made for this run. lighttpd's defaults otherwise
+# (Debian's conf-available/10-ssl.conf sets only the certificate).
+ssl.engine = "enable"
+ssl.pemfile = "@CERT@"
+ssl.privkey = "@KEY@"
 "#;
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
@@ -50,6 +66,19 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         }
         _ => ("", String::new()),
     };
+    let h2 = match spec.protocol {
+        Protocol::H1 | Protocol::H2 | Protocol::H2c => "enable",
+        Protocol::H1Tls => "disable",
+        Protocol::H3 => return Err(unsupported(spec)),
+    };
+    let tls = tls_for(spec, places, Layout::Apart)?;
+    let (tls_module, tls_block) = match &tls {
+        Some(t) => (
+            "\"mod_openssl\",",
+            fill("lighttpd.rs TLS", TLS, &[("CERT", &t.cert), ("KEY", &t.key)])?,
+        ),
+        None => ("", String::new()),
+    };
     let contents = fill(
         "templates/lighttpd.conf",
         TEMPLATE,
@@ -61,6 +90,9 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("USER", &user),
             ("WORKERS", &workers),
             ("PHP_MODULE", php_module),
+            ("TLS_MODULE", tls_module),
+            ("TLS", &tls_block),
+            ("H2", h2),
             ("PHP", &php),
         ],
     )?;
@@ -71,10 +103,15 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         .ready_when(ready.clone());
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
-        dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
+        dirs: places.dirs(if tls.is_some() {
+            &["conf", "logs", "run", "tmp", tls::DIR]
+        } else {
+            &["conf", "logs", "run", "tmp"]
+        }),
         user_dirs: places.dirs(&["tmp"]),
         processes: vec![process],
         ready,
+        tls: tls.map(|t| t.files),
         validate: vec![vec![exe.into(), "-tt".into(), "-f".into(), conf.into()]],
         versions: vec![VersionProbe {
             program: LIGHTTPD.name.to_owned(),

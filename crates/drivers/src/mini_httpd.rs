@@ -11,16 +11,20 @@
 //! and no `-c`, so no CGI. Started as root, mini_httpd always switches user, to `nobody`
 //! unless `-u` says otherwise, so `-u` is passed whenever the spec has a user. No config check
 //! exists. A worker count is refused: there is nothing to set.
+//!
+//! Protocols: `h1`, and `h1-tls` with `-S -E tls/cert-and-key.pem` (Debian builds it with
+//! OpenSSL; `-E` takes the certificate and key in one file). No HTTP/2.
 
 use std::ffi::OsString;
 
 use crate::error::DriverError;
 use crate::launch::Launch;
 use crate::programs::MINI_HTTPD;
-use crate::ready_probe;
 use crate::run_dir::Places;
 use crate::spec::ServerSpec;
+use crate::tls::{self, Layout};
 use crate::version::{word_with_prefix, VersionProbe};
+use crate::{ready_probe, tls_for};
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
     if let Some(n) = spec.workers {
@@ -46,14 +50,23 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     if let Some(user) = &places.user {
         argv.extend(["-u".into(), user.into()]);
     }
+    let tls = tls_for(spec, places, Layout::AlsoTogether)?;
+    if let Some(t) = &tls {
+        argv.extend(["-S".into(), "-E".into(), t.cert_and_key.clone().into()]);
+    }
     let ready = ready_probe(spec);
     let process = places.process("mini_httpd", argv).ready_when(ready.clone());
     Ok(Launch {
         files: Vec::new(),
-        dirs: places.dirs(&["logs", "run"]),
+        dirs: places.dirs(if tls.is_some() {
+            &["logs", "run", tls::DIR]
+        } else {
+            &["logs", "run"]
+        }),
         user_dirs: Vec::new(),
         processes: vec![process],
         ready,
+        tls: tls.map(|t| t.files),
         validate: Vec::new(),
         versions: vec![VersionProbe {
             program: MINI_HTTPD.name.to_owned(),

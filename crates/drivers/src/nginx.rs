@@ -2,8 +2,16 @@
 //! conf/nginx.conf from src/templates/nginx.conf (Debian's nginx.conf, foreground, everything
 //! under the run_dir) and starts `nginx -e logs/nginx-error.log -c conf/nginx.conf`, after
 //! php-fpm when there is PHP. Checked with `nginx -t`.
+//!
+//! Protocols, on the one listener: `h1`; `h1-tls` (`listen … ssl`, ALPN `http/1.1` only); `h2`
+//! (`listen … ssl http2`, ALPN `h2` and `http/1.1`); `h2c` (`listen … http2` in the clear).
+//! nginx 1.22's h2c listener speaks HTTP/2 with prior knowledge and nothing else (no HTTP/1.1,
+//! no Upgrade; the `http2 on` that serves both came in 1.25.1), so its readiness probe is
+//! over h2c. No `h3`.
 
 use std::ffi::OsString;
+
+use herd_stats::Protocol;
 
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
@@ -11,10 +19,23 @@ use crate::programs::NGINX;
 use crate::run_dir::Places;
 use crate::spec::{Php, ServerSpec};
 use crate::template::fill;
+use crate::tls::{self, Layout};
 use crate::version::{word_with_prefix, VersionProbe};
-use crate::{php_fpm, ready_probe};
+use crate::{php_fpm, probe_over, ready_probe, tls_for, unsupported};
 
 const TEMPLATE: &str = include_str!("templates/nginx.conf");
+
+/// The certificate made for this launch, with Debian's TLS settings (its nginx.conf sets them
+/// in `http`; here they go with the one server that has TLS).
+const TLS: &str =
+    "# TLS: the certificate herd made for this run. Debian's protocols (nginx 1.22's own
+# default leaves out TLSv1.3) and cipher preference; nginx's defaults otherwise (no session
+# cache: every new connection is a full handshake unless the client resumes with a ticket).
+ssl_certificate @CERT@;
+ssl_certificate_key @KEY@;
+ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;
+ssl_prefer_server_ciphers on;
+";
 
 /// The `location` that hands `*.php` to php-fpm, as Debian's snippets/fastcgi-php.conf does
 /// without its PATH_INFO split (the pages are plain files).
@@ -38,6 +59,18 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         Some(Php::Fpm) => fill("nginx.rs PHP_LOCATION", PHP_LOCATION, &[("SOCKET", &socket)])?,
         _ => String::new(),
     };
+    let listen_options = match spec.protocol {
+        Protocol::H1 => "",
+        Protocol::H1Tls => " ssl",
+        Protocol::H2 => " ssl http2",
+        Protocol::H2c => " http2",
+        Protocol::H3 => return Err(unsupported(spec)),
+    };
+    let tls = tls_for(spec, places, Layout::Apart)?;
+    let tls_block = match &tls {
+        Some(t) => fill("nginx.rs TLS", TLS, &[("CERT", &t.cert), ("KEY", &t.key)])?,
+        None => String::new(),
+    };
     let contents = fill(
         "templates/nginx.conf",
         TEMPLATE,
@@ -46,12 +79,21 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("USER", &user),
             ("WORKERS", &workers),
             ("LISTEN", &spec.listen.to_string()),
+            ("LISTEN_OPTIONS", listen_options),
+            ("TLS", &tls_block),
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
         ],
     )?;
 
-    let ready = ready_probe(spec);
+    let ready = match spec.protocol {
+        Protocol::H2c => probe_over(spec, Protocol::H2c),
+        _ => ready_probe(spec),
+    };
+    let mut dirs = vec!["conf", "logs", "run", "tmp"];
+    if tls.is_some() {
+        dirs.push(tls::DIR);
+    }
     let process = places
         .process(
             "nginx",
@@ -66,10 +108,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         .ready_when(ready.clone());
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
-        dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
+        dirs: places.dirs(&dirs),
         user_dirs: Vec::new(),
         processes: vec![process],
         ready,
+        tls: tls.map(|t| t.files),
         validate: vec![vec![
             exe.into(),
             "-t".into(),

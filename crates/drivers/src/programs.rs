@@ -31,6 +31,8 @@ pub static LIGHTTPD: Program =
     Program { name: "lighttpd", candidates: &["/usr/sbin/lighttpd"], package: "lighttpd" };
 pub static H2O: Program =
     Program { name: "h2o", candidates: &["/usr/bin/h2o", "/usr/sbin/h2o"], package: "h2o" };
+pub static CADDY: Program =
+    Program { name: "caddy", candidates: &["/usr/bin/caddy"], package: "caddy" };
 pub static MINI_HTTPD: Program =
     Program { name: "mini_httpd", candidates: &["/usr/sbin/mini_httpd"], package: "mini-httpd" };
 pub static PHP_FPM: Program =
@@ -52,13 +54,14 @@ pub static SSLH_SELECT: Program =
     Program { name: "sslh-select", candidates: &["/usr/sbin/sslh-select"], package: "sslh" };
 
 /// Every program a driver may need, for a doctor's check list.
-pub static ALL_PROGRAMS: [&Program; 11] = [
+pub static ALL_PROGRAMS: [&Program; 12] = [
     &HERD,
     &NGINX,
     &APACHE2,
     &LIGHTTPD,
     &H2O,
     &MINI_HTTPD,
+    &CADDY,
     &PHP_FPM,
     &PHP_CGI,
     &HAPROXY,
@@ -76,6 +79,7 @@ pub fn programs_needed(kind: ServerKind, php: Option<Php>) -> Vec<&'static Progr
         ServerKind::Lighttpd => &LIGHTTPD,
         ServerKind::H2o => &H2O,
         ServerKind::MiniHttpd => &MINI_HTTPD,
+        ServerKind::Caddy => &CADDY,
     };
     let mut needed = vec![server];
     match php {

@@ -11,6 +11,14 @@
 //! writes no file, sslh's pid file is written first, and their output goes to files the lab
 //! opened. (The measured prototype ran HAProxy and sslh as root; the forwarding is the same.)
 //!
+//! Protocols ([`ProxyKind::carries`]): HAProxy tcp and sslh forward bytes, so they carry every
+//! protocol over TCP (sslh sends whatever its HTTP probe does not recognise, TLS or the h2c
+//! preface, to its one backend all the same) and the server speaks it. HAProxy http speaks the
+//! protocol itself on both sides: over TLS with a certificate made for it (ALPN `http/1.1`, or
+//! `h2` and `http/1.1`) and TLS again to the server, or h2c (HAProxy 2.6 recognises the h2
+//! preface on a clear `bind` in mode http, beside HTTP/1.1) and h2c to the server. nginx as a
+//! proxy speaks HTTP/1.x to its backend, so it carries `h1` only; none carries `h3`.
+//!
 //! Limits of sslh 1.20 that no option changes, worth knowing when reading its results (seen
 //! with strace): it listens with a backlog of 50 (`listen(fd, 50)`), so a burst of more than
 //! 50 new connections waits for SYN retransmits, which the lab counts on the client; and
@@ -23,11 +31,14 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 
+use herd_stats::Protocol;
+
 use crate::error::DriverError;
 use crate::launch::{Launch, Probe, RenderedFile};
 use crate::programs::{Program, Programs, HAPROXY, NGINX, SSLH, SSLH_SELECT};
 use crate::run_dir::Places;
 use crate::template::fill;
+use crate::tls::{self, Layout};
 use crate::version::{word_after, VersionProbe};
 use crate::READY_FILE;
 
@@ -53,6 +64,10 @@ pub enum ProxyKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxySpec {
     pub kind: ProxyKind,
+    /// What the client speaks through the proxy, and the servers behind it speak (see
+    /// [`ProxyKind::carries`]). HAProxy http over TLS gets a certificate made for it
+    /// ([`Launch::tls`]).
+    pub protocol: Protocol,
     /// Where the proxy listens (the router's address on the client's side). Port 0 refused.
     pub listen: SocketAddr,
     /// The real servers, round robin where the kind balances (`ProxyKind::balances`);
@@ -105,6 +120,25 @@ impl ProxyKind {
         matches!(self, ProxyKind::SslhFork | ProxyKind::SslhSelect)
     }
 
+    /// `Ok` when a client can speak `protocol` to a server through this proxy; otherwise why
+    /// not.
+    pub fn carries(self, protocol: Protocol) -> Result<(), &'static str> {
+        match (self, protocol) {
+            (ProxyKind::NginxProxy, Protocol::H1) => Ok(()),
+            (ProxyKind::NginxProxy, _) => Err(
+                "nginx's proxy_pass speaks HTTP/1.x to the server: carry it through haproxy-http, \
+                 haproxy-tcp or sslh",
+            ),
+            (ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp, Protocol::H3) => {
+                Err("Debian 12's HAProxy 2.6 is built without QUIC, so it has no HTTP/3")
+            }
+            (ProxyKind::SslhFork | ProxyKind::SslhSelect, Protocol::H3) => {
+                Err("sslh forwards TCP, and HTTP/3 runs over UDP")
+            }
+            (_, Protocol::H1 | Protocol::H1Tls | Protocol::H2 | Protocol::H2c) => Ok(()),
+        }
+    }
+
     /// Whether it balances over several backends (HAProxy's roundrobin). sslh takes one;
     /// nginx could take several, but a path's nginx proxy forwards to one server, as the
     /// articles' did.
@@ -124,6 +158,11 @@ pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
     if spec.listen.port() == 0 {
         return Err(DriverError::PortZero { addr: spec.listen });
     }
+    spec.kind.carries(spec.protocol).map_err(|why| DriverError::ProtocolNotSupported {
+        server: spec.kind.name().to_owned(),
+        protocol: spec.protocol,
+        why,
+    })?;
     if spec.backends.is_empty() {
         return Err(DriverError::NoBackends { proxy: spec.kind.name() });
     }
@@ -149,8 +188,15 @@ pub fn render_proxy(spec: &ProxySpec) -> Result<Launch, DriverError> {
     }
     let places = Places::for_run_dir(&spec.run_dir, spec.user.as_deref())?;
     let exe = spec.programs.path(spec.kind.program(), spec.kind)?.to_owned();
-    // The backend serves the file, so an answer through the proxy checks the whole way.
-    let ready = Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}") };
+    // The backend serves the file, so an answer through the proxy checks the whole way: over
+    // TLS with TLS (every server here offers http/1.1 too), and over h2c with h2c, which every
+    // h2c server speaks (nginx's nothing else).
+    let over = match spec.protocol {
+        Protocol::H1 => Protocol::H1,
+        Protocol::H1Tls | Protocol::H2 | Protocol::H3 => Protocol::H1Tls,
+        Protocol::H2c => Protocol::H2c,
+    };
+    let ready = Probe::Http { addr: spec.listen, path: format!("/{READY_FILE}"), protocol: over };
     match spec.kind {
         ProxyKind::HaproxyHttp | ProxyKind::HaproxyTcp => haproxy(spec, &places, exe, ready),
         ProxyKind::NginxProxy => nginx(spec, &places, exe, ready),
@@ -170,11 +216,36 @@ fn haproxy(
     ready: Probe,
 ) -> Result<Launch, DriverError> {
     let conf = places.path("conf/haproxy.cfg");
-    let mode = if spec.kind == ProxyKind::HaproxyHttp { "http" } else { "tcp" };
+    let http = spec.kind == ProxyKind::HaproxyHttp;
+    let mode = if http { "http" } else { "tcp" };
     let user = places.user.as_ref().map(|u| format!("user {u}\ngroup {u}")).unwrap_or_default();
     let threads = spec.workers.map(|n| format!("nbthread {n}")).unwrap_or_default();
-    let servers: Vec<String> =
-        spec.backends.iter().enumerate().map(|(i, b)| format!("server s{} {b}", i + 1)).collect();
+    // In tcp mode the bytes pass, whatever the protocol; in http mode HAProxy speaks it.
+    let tls = if http && spec.protocol.is_encrypted() {
+        Some(tls::for_listener(spec.kind.name(), spec.listen.ip(), places, Layout::AlsoTogether)?)
+    } else {
+        None
+    };
+    let (bind_options, server_options) = match (http, spec.protocol, &tls) {
+        (true, Protocol::H1Tls, Some(t)) => {
+            (format!(" ssl crt {} alpn http/1.1", t.cert_and_key), SERVER_TLS_H1)
+        }
+        (true, Protocol::H2, Some(t)) => {
+            (format!(" ssl crt {} alpn h2,http/1.1", t.cert_and_key), SERVER_TLS_H2)
+        }
+        (true, Protocol::H2c, _) => (String::new(), " proto h2"),
+        _ => (String::new(), ""),
+    };
+    let servers: Vec<String> = spec
+        .backends
+        .iter()
+        .enumerate()
+        .map(|(i, b)| format!("server s{} {b}{server_options}", i + 1))
+        .collect();
+    let servers = match server_options {
+        "" => servers.join("\n"),
+        _ => format!("{}\n{}", SERVER_OPTIONS_WHY, servers.join("\n")),
+    };
     let contents = fill(
         "templates/haproxy.cfg",
         HAPROXY_TEMPLATE,
@@ -183,13 +254,19 @@ fn haproxy(
             ("THREADS", &threads),
             ("MODE", mode),
             ("LISTEN", &spec.listen.to_string()),
-            ("SERVERS", &servers.join("\n")),
+            ("BIND_OPTIONS", &bind_options),
+            ("SERVERS", &servers),
         ],
     )?;
     let conf_arg: OsString = conf.clone().into();
     Ok(Launch {
         files: vec![RenderedFile { path: conf, contents }],
-        dirs: places.dirs(&["conf", "logs"]),
+        dirs: places.dirs(if tls.is_some() {
+            &["conf", "logs", tls::DIR]
+        } else {
+            &["conf", "logs"]
+        }),
+        tls: tls.map(|t| t.files),
         user_dirs: Vec::new(),
         processes: vec![places
             .process(
@@ -206,6 +283,14 @@ fn haproxy(
         }],
     })
 }
+
+/// HAProxy http's server lines over TLS: to the server's own TLS listener, whose certificate
+/// another CA made (the server's launch), so not checked here; the client checks HAProxy's.
+const SERVER_TLS_H1: &str = " ssl verify none alpn http/1.1";
+const SERVER_TLS_H2: &str = " ssl verify none alpn h2";
+const SERVER_OPTIONS_WHY: &str =
+    "# The servers speak the protocol the client does: h2c, or TLS (their certificates come
+# from their own launches, so HAProxy does not check them; the client checks HAProxy's).";
 
 fn nginx(
     spec: &ProxySpec,
@@ -243,6 +328,7 @@ fn nginx(
             .process("nginx-proxy", args(vec![exe.clone().into()]))
             .ready_when(ready.clone())],
         ready,
+        tls: None,
         validate: vec![args(vec![exe.clone().into(), "-t".into()])],
         versions: vec![VersionProbe {
             program: NGINX.name.to_owned(),
@@ -278,6 +364,7 @@ fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch
         user_dirs: Vec::new(),
         processes: vec![places.process(spec.kind.name(), argv).ready_when(ready.clone())],
         ready,
+        tls: None,
         // sslh 1.20 has no config check: the readiness probe through it is the check.
         validate: Vec::new(),
         versions: vec![VersionProbe {
@@ -309,6 +396,7 @@ mod tests {
     pub(crate) fn proxy_spec(kind: ProxyKind) -> ProxySpec {
         ProxySpec {
             kind,
+            protocol: Protocol::H1,
             listen: "198.18.1.1:80".parse().unwrap(),
             backends: vec!["198.18.2.2:80".parse().unwrap()],
             run_dir: "/run-dir/router".into(),
@@ -335,7 +423,11 @@ mod tests {
             assert!(l.files.iter().all(|f| under(&f.path)), "{kind}");
             assert!(l.dirs.iter().all(|d| under(d)), "{kind}");
             assert!(l.processes.iter().all(|p| under(&p.log)), "{kind}");
-            let probe = Probe::Http { addr: s.listen, path: "/herd-ready.txt".into() };
+            let probe = Probe::Http {
+                addr: s.listen,
+                path: "/herd-ready.txt".into(),
+                protocol: Protocol::H1,
+            };
             assert_eq!(l.ready, probe, "{kind}");
             assert_eq!(l.processes.last().unwrap().ready.as_ref(), Some(&probe), "{kind}");
             let text: String = l.files.iter().map(|f| f.contents.as_str()).collect::<String>()
@@ -441,7 +533,14 @@ mod tests {
                 }
             };
             assert!(text.contains(listen) && text.contains(backend), "{kind}: {text}");
-            assert_eq!(l.ready, Probe::Http { addr: s.listen, path: "/herd-ready.txt".into() });
+            assert_eq!(
+                l.ready,
+                Probe::Http {
+                    addr: s.listen,
+                    path: "/herd-ready.txt".into(),
+                    protocol: Protocol::H1
+                }
+            );
         }
     }
 
@@ -463,6 +562,63 @@ mod tests {
         let mut missing = proxy_spec(ProxyKind::HaproxyTcp);
         missing.programs = Programs::default();
         assert!(render_proxy(&missing).unwrap_err().to_string().contains("haproxy"));
+    }
+
+    #[test]
+    fn what_each_proxy_carries() {
+        use Protocol::{H1Tls, H2c, H1, H2, H3};
+        for kind in ProxyKind::ALL {
+            let carried: Vec<_> =
+                Protocol::ALL.iter().copied().filter(|&p| kind.carries(p).is_ok()).collect();
+            let want: &[Protocol] =
+                if kind == ProxyKind::NginxProxy { &[H1] } else { &[H1, H1Tls, H2, H2c] };
+            assert_eq!(carried, want, "{kind}");
+            let mut s = proxy_spec(kind);
+            s.protocol = H3;
+            let err = render_proxy(&s).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("{kind} cannot serve h3 (HTTP/3 over QUIC): ")),
+                "{err}"
+            );
+        }
+        let mut s = proxy_spec(ProxyKind::NginxProxy);
+        s.protocol = H2;
+        let err = render_proxy(&s).unwrap_err().to_string();
+        assert!(err.contains("proxy_pass speaks HTTP/1.x"), "{err}");
+    }
+
+    #[test]
+    fn haproxy_http_speaks_the_protocol_on_both_sides() {
+        let conf = |kind, protocol| {
+            let l = render_proxy(&ProxySpec { protocol, ..proxy_spec(kind) }).unwrap();
+            (l.files[0].contents.clone(), l.tls, l.ready)
+        };
+        let (c, tls, ready) = conf(ProxyKind::HaproxyHttp, Protocol::H2);
+        let crt = "/run-dir/router/tls/cert-and-key.pem";
+        assert!(c.contains(&format!("bind 198.18.1.1:80 ssl crt {crt} alpn h2,http/1.1\n")), "{c}");
+        assert!(c.contains("server s1 198.18.2.2:80 ssl verify none alpn h2\n"), "{c}");
+        let tls = tls.unwrap();
+        assert_eq!(tls.ca, std::path::Path::new("/run-dir/router/tls/ca.pem"));
+        assert!(tls.files.iter().any(|f| f.path == std::path::Path::new(crt)));
+        assert!(matches!(ready, Probe::Http { protocol: Protocol::H1Tls, .. }));
+
+        let (c, _, _) = conf(ProxyKind::HaproxyHttp, Protocol::H1Tls);
+        assert!(c.contains(&format!("ssl crt {crt} alpn http/1.1\n")), "{c}");
+        assert!(c.contains("server s1 198.18.2.2:80 ssl verify none alpn http/1.1\n"), "{c}");
+
+        let (c, tls, ready) = conf(ProxyKind::HaproxyHttp, Protocol::H2c);
+        assert!(
+            c.contains("bind 198.18.1.1:80\n") && c.contains("server s1 198.18.2.2:80 proto h2\n")
+        );
+        assert!(tls.is_none());
+        assert!(matches!(ready, Probe::Http { protocol: Protocol::H2c, .. }));
+
+        // In tcp mode the bytes pass: the same config for every protocol, no certificate.
+        let (h1, _, _) = conf(ProxyKind::HaproxyTcp, Protocol::H1);
+        for p in [Protocol::H1Tls, Protocol::H2, Protocol::H2c] {
+            let (c, tls, _) = conf(ProxyKind::HaproxyTcp, p);
+            assert_eq!((c.as_str(), tls.is_none()), (h1.as_str(), true), "{p}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! ```text
 //! conf/   config files                    logs/  error logs, <process>.out (stdout+stderr)
 //! run/    pid files, sockets, mutexes     tmp/   request bodies and other temporary files
+//! tls/    a TLS listener's certificate, key and CA (crate::tls)
 //! ```
 //!
 //! [`Places`] checks the run_dir, the docroot and the user once, so that drivers can paste

@@ -1,11 +1,15 @@
 //! What the lab asks a driver for: which server ([`ServerKind`], with Apache's [`Mpm`]), how it
-//! runs PHP ([`Php`]), and where it listens, serves from and keeps its files ([`ServerSpec`]).
-//! Also the table of PHP setups that exist ([`php_choices`]). Renders nothing itself.
+//! runs PHP ([`Php`]), which protocol it serves ([`Protocol`]), and where it listens, serves
+//! from and keeps its files ([`ServerSpec`]). Also the table of PHP setups that exist
+//! ([`php_choices`]) and which protocols each server speaks ([`ServerKind::supports`]).
+//! Renders nothing itself.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
+
+use herd_stats::Protocol;
 
 use crate::error::DriverError;
 use crate::programs::Programs;
@@ -21,6 +25,8 @@ pub enum ServerKind {
     Lighttpd,
     H2o,
     MiniHttpd,
+    /// Caddy 2: the one server in Debian 12 with HTTP/3.
+    Caddy,
 }
 
 /// Apache's multi-processing module: how connections map to processes and threads.
@@ -47,6 +53,12 @@ pub enum Php {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
     pub kind: ServerKind,
+    /// What the server speaks on `listen` (see [`ServerKind::supports`]). With TLS (`h1-tls`,
+    /// `h2`, `h3`) the launch carries a certificate made for it ([`Launch::tls`]), whose CA
+    /// the client trusts.
+    ///
+    /// [`Launch::tls`]: crate::Launch::tls
+    pub protocol: Protocol,
     /// `None` for static files only. See [`php_choices`] for the setups that exist; any other
     /// is [`DriverError::PhpNotSupported`].
     pub php: Option<Php>,
@@ -66,15 +78,16 @@ pub struct ServerSpec {
     pub run_dir: PathBuf,
     /// Worker processes or threads. `None` keeps the server's own default: nginx `auto` (one
     /// per CPU), Debian's MPM settings for Apache, one lighttpd process, one h2o thread per CPU,
-    /// one `herd serve` thread per core. For Apache, `n` is the number of child processes (of
-    /// Debian's 25 threads each for event and worker). mini_httpd forks per connection and
-    /// refuses a count. php-fpm keeps Debian's pool either way.
+    /// one `herd serve` thread per core, Go's one running thread per CPU for caddy (`n` is its
+    /// `GOMAXPROCS`). For Apache, `n` is the number of child processes (of Debian's 25 threads
+    /// each for event and worker). mini_httpd forks per connection and refuses a count.
+    /// php-fpm keeps Debian's pool either way.
     pub workers: Option<NonZeroU32>,
     /// `Some("www-data")` when the lab runs as root: whom the unprivileged workers run as
     /// (nginx `user`, Apache `User`/`Group`, lighttpd `server.username`, h2o `user`, php-fpm's
-    /// pool, mini_httpd `-u`), with the group of the same name (Debian's convention, and
-    /// nginx's rule). `None` when the lab is not root: no user directive is written, and the
-    /// servers keep the lab's user.
+    /// pool, mini_httpd `-u`; herd serve and caddy have no user switch and run as the lab),
+    /// with the group of the same name (Debian's convention, and nginx's rule). `None` when the
+    /// lab is not root: no user directive is written, and the servers keep the lab's user.
     pub user: Option<String>,
     /// Absolute paths of the programs [`programs_needed`](crate::programs_needed) names.
     pub programs: Programs,
@@ -86,7 +99,7 @@ pub fn php_choices(kind: ServerKind) -> &'static [Php] {
         ServerKind::Nginx => &[Php::Fpm],
         ServerKind::Apache(_) => &[Php::Fpm, Php::Cgi],
         ServerKind::Lighttpd => &[Php::Cgi],
-        ServerKind::Herd | ServerKind::H2o | ServerKind::MiniHttpd => &[],
+        ServerKind::Herd | ServerKind::H2o | ServerKind::MiniHttpd | ServerKind::Caddy => &[],
     }
 }
 
@@ -104,9 +117,19 @@ pub fn check_php(kind: ServerKind, php: Option<Php>) -> Result<(), DriverError> 
     }
 }
 
+/// `Ok` when `kind` can serve `protocol`; otherwise [`DriverError::ProtocolNotSupported`] with
+/// the reason ([`ServerKind::supports`]).
+pub fn check_protocol(kind: ServerKind, protocol: Protocol) -> Result<(), DriverError> {
+    kind.supports(protocol).map_err(|why| DriverError::ProtocolNotSupported {
+        server: kind.name().to_owned(),
+        protocol,
+        why,
+    })
+}
+
 impl ServerKind {
     /// A short name for file names, logs and reports: `herd`, `nginx`, `apache-event`,
-    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`.
+    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`.
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Herd => "herd",
@@ -117,7 +140,43 @@ impl ServerKind {
             ServerKind::Lighttpd => "lighttpd",
             ServerKind::H2o => "h2o",
             ServerKind::MiniHttpd => "mini_httpd",
+            ServerKind::Caddy => "caddy",
         }
+    }
+
+    /// `Ok` when this server (as Debian 12 ships it) can serve `protocol`; otherwise why not,
+    /// in words for a user who asked for it.
+    pub fn supports(self, protocol: Protocol) -> Result<(), &'static str> {
+        use Protocol::{H1Tls, H2c, H1, H2, H3};
+        match (self, protocol) {
+            (_, H1) => Ok(()),
+            // SERVE-H2: herd serve gains TLS (--tls-cert/--tls-key) and h2c on its plain
+            // listener on branch serve-h2; when that lands, accept H1Tls, H2 and H2c here and
+            // pass the certificate in herd.rs (marked there too).
+            (ServerKind::Herd, _) => Err("herd serve has no TLS or HTTP/2 yet"),
+            (ServerKind::MiniHttpd, H1Tls) => Ok(()),
+            (ServerKind::MiniHttpd, _) => Err("mini_httpd speaks HTTP/1.1 only"),
+            (ServerKind::Apache(Mpm::Prefork), H2 | H2c) => {
+                Err("mod_http2 does not run under the prefork MPM (Apache turns HTTP/2 off there, \
+                 AH10034): use the event or worker MPM")
+            }
+            (ServerKind::Caddy, _) => Ok(()),
+            (ServerKind::Nginx, H3) => {
+                Err("nginx 1.22 has no HTTP/3 (its http_v3_module came in 1.25): use caddy")
+            }
+            (ServerKind::Apache(_), H3) => Err("Apache httpd has no HTTP/3: use caddy"),
+            (ServerKind::Lighttpd, H3) => Err("lighttpd 1.4.69 has no HTTP/3: use caddy"),
+            (ServerKind::H2o, H3) => Err("h2o 2.2 has no HTTP/3 (it came in 2.3): use caddy"),
+            (
+                ServerKind::Nginx | ServerKind::Apache(_) | ServerKind::Lighttpd | ServerKind::H2o,
+                _,
+            ) => Ok(()),
+        }
+    }
+
+    /// The protocols this server can serve, in [`Protocol::ALL`]'s order.
+    pub fn protocols(self) -> Vec<Protocol> {
+        Protocol::ALL.iter().copied().filter(|&p| self.supports(p).is_ok()).collect()
     }
 
     /// Whether a worker count can be set (mini_httpd forks one process per connection).

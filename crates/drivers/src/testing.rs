@@ -3,14 +3,15 @@
 
 use std::path::PathBuf;
 
-use crate::{render, Php, Programs, ServerKind, ServerSpec};
+use crate::{render, Php, Programs, Protocol, ServerKind, ServerSpec};
 
-/// `kind` with `php` at 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<name>`,
+/// `kind` with `php` over `h1` at 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<name>`,
 /// programs at their Debian paths, no user, default workers.
 pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
     ServerSpec {
         kind,
         php,
+        protocol: Protocol::H1,
         listen: "127.0.0.1:8080".parse().unwrap(),
         docroot: PathBuf::from("/docroot"),
         run_dir: PathBuf::from(format!("/run-dir/{}", kind.name())),
@@ -25,6 +26,7 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
             ("mini_httpd", PathBuf::from("/usr/sbin/mini_httpd")),
             ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
             ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
+            ("caddy", PathBuf::from("/usr/bin/caddy")),
         ]),
     }
 }

@@ -1,7 +1,10 @@
 //! Golden files of everything the drivers render: for each variant (server × MPM × PHP ×
-//! user, some worker counts, and each proxy with and without a user) with fixed paths, `tests/golden/<variant>/` holds each
-//! rendered file at its place under the run_dir and `launch.txt`, the rest of the [`Launch`]
-//! (directories, processes with argv and probes, config checks, version probes).
+//! user, some worker counts, each protocol a server speaks besides `h1` (static files, no
+//! user), and each proxy with and without a user, and over each protocol HAProxy http speaks
+//! itself) with fixed paths, `tests/golden/<variant>/` holds each rendered file at its place
+//! under the run_dir and `launch.txt`, the rest of the [`Launch`] (directories, processes with
+//! argv and probes, the TLS files' places, config checks, version probes). The TLS files' contents are
+//! made afresh for every launch, so only their places are golden.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p herd-drivers --test golden` rewrites them (and removes
 //! variants that no longer exist); review the diff like code.
@@ -13,27 +16,49 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use herd_drivers::{render, Launch, Mpm, Php, Probe, ServerKind, ServerSpec};
+use herd_drivers::{render, Launch, Mpm, Php, Probe, Protocol, ServerKind, ServerSpec};
 use herd_testutil::golden::Goldens;
-use util::{fixed_spec, setup_name, setups, show};
+use util::{fixed_spec, setup_name, setups, show, with_protocol};
 
-/// One golden directory: a setup with a user and a worker count.
+/// One golden directory: a setup with a user, a worker count and a protocol.
 struct Variant {
     name: String,
     kind: ServerKind,
     php: Option<Php>,
     user: Option<&'static str>,
     workers: Option<u32>,
+    protocol: Protocol,
 }
 
 fn variants() -> Vec<Variant> {
     let mut out = Vec::new();
+    let h1 = Protocol::H1;
     for (kind, php) in setups() {
         let name = setup_name(kind, php);
-        out.push(Variant { name: name.clone(), kind, php, user: None, workers: None });
+        out.push(Variant {
+            name: name.clone(),
+            kind,
+            php,
+            user: None,
+            workers: None,
+            protocol: h1,
+        });
         if kind != ServerKind::Herd {
             let name = format!("{name}-www-data");
-            out.push(Variant { name, kind, php, user: Some("www-data"), workers: None });
+            out.push(Variant {
+                name,
+                kind,
+                php,
+                user: Some("www-data"),
+                workers: None,
+                protocol: h1,
+            });
+        }
+        if php.is_none() {
+            for protocol in kind.protocols().into_iter().filter(|&p| p != h1) {
+                let name = with_protocol(&name, protocol);
+                out.push(Variant { name, kind, php, user: None, workers: None, protocol });
+            }
         }
     }
     for (kind, n) in [
@@ -44,16 +69,20 @@ fn variants() -> Vec<Variant> {
         (ServerKind::Apache(Mpm::Prefork), 4),
         (ServerKind::Lighttpd, 2),
         (ServerKind::H2o, 4),
+        (ServerKind::Caddy, 2),
     ] {
         let name = format!("{}-workers-{n}", kind.name());
-        out.push(Variant { name, kind, php: None, user: None, workers: Some(n) });
+        out.push(Variant { name, kind, php: None, user: None, workers: Some(n), protocol: h1 });
     }
     out
 }
 
 impl Variant {
     fn render(&self) -> (ServerSpec, Launch) {
-        let spec = fixed_spec(self.kind, self.php, self.user, self.workers);
+        let spec = ServerSpec {
+            protocol: self.protocol,
+            ..fixed_spec(self.kind, self.php, self.user, self.workers)
+        };
         let launch = render(&spec).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         (spec, launch)
     }
@@ -78,7 +107,8 @@ fn expected_files(launch: &Launch, run_dir: &Path) -> BTreeMap<PathBuf, String> 
 fn describe(l: &Launch) -> String {
     let mut s = String::new();
     let probe = |p: &Probe| match p {
-        Probe::Http { addr, path } => format!("http {addr} GET {path}"),
+        Probe::Http { addr, path, protocol: Protocol::H1 } => format!("http {addr} GET {path}"),
+        Probe::Http { addr, path, protocol } => format!("http {addr} GET {path} over {protocol}"),
         Probe::UnixSocket(path) => format!("unix socket {}", path.display()),
     };
     writeln!(s, "files:").unwrap();
@@ -105,6 +135,13 @@ fn describe(l: &Launch) -> String {
         writeln!(s, "    stop signal: {}", p.stop_signal).unwrap();
     }
     writeln!(s, "ready: {}", probe(&l.ready)).unwrap();
+    if let Some(tls) = &l.tls {
+        writeln!(s, "tls (made for each launch; owner only):").unwrap();
+        writeln!(s, "  the client trusts: {}", tls.ca.display()).unwrap();
+        for f in &tls.files {
+            writeln!(s, "  {}", f.path.display()).unwrap();
+        }
+    }
     writeln!(s, "validate:").unwrap();
     for argv in &l.validate {
         writeln!(s, "  {}", show(argv)).unwrap();
@@ -156,18 +193,24 @@ fn mini_httpd() {
     check_variants(|k| k == ServerKind::MiniHttpd);
 }
 
+#[test]
+fn caddy() {
+    check_variants(|k| k == ServerKind::Caddy);
+}
+
 /// The router programs of the proxy paths at fixed paths, as the lab gives them their
 /// servers (every server address to a balancer, the first to the rest): `proxy-<kind>`
 /// without a user, and `proxy-<kind>-www-data` dropping to www-data as the lab does as root.
 fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
     use herd_drivers::{ProxyKind, ProxySpec};
-    let spec = |kind: ProxyKind, user: Option<&str>, backends: usize| {
+    let spec = |kind: ProxyKind, user: Option<&str>, backends: usize, protocol: Protocol| {
         let backends = ["198.18.2.2:80", "198.18.2.3:80"][..backends]
             .iter()
             .map(|b| b.parse().unwrap())
             .collect();
         ProxySpec {
             kind,
+            protocol,
             listen: "198.18.1.1:80".parse().unwrap(),
             backends,
             run_dir: PathBuf::from("/run-dir/router"),
@@ -184,9 +227,15 @@ fn proxy_launches() -> Vec<(String, PathBuf, Launch)> {
     let mut specs = Vec::new();
     for kind in ProxyKind::ALL {
         let backends = if kind.balances() { 2 } else { 1 };
-        specs.push((format!("proxy-{kind}"), spec(kind, None, backends)));
-        let www_data = spec(kind, Some("www-data"), backends);
+        specs.push((format!("proxy-{kind}"), spec(kind, None, backends, Protocol::H1)));
+        let www_data = spec(kind, Some("www-data"), backends, Protocol::H1);
         specs.push((format!("proxy-{kind}-www-data"), www_data));
+    }
+    // HAProxy http speaks the protocol itself; the others forward bytes, configured the same
+    // for every protocol.
+    for protocol in [Protocol::H1Tls, Protocol::H2, Protocol::H2c] {
+        let name = with_protocol("proxy-haproxy-http", protocol);
+        specs.push((name, spec(ProxyKind::HaproxyHttp, None, 2, protocol)));
     }
     specs
         .into_iter()

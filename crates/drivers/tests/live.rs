@@ -6,6 +6,14 @@
 //! the body sent (100 KB, so that request bodies take the servers' temporary-file paths).
 //! Finally each process must stop on its stop signal, in reverse order.
 //!
+//! Every protocol each server speaks besides `h1` is started the same way, with the
+//! certificate written as the lab writes it, and then real clients prove the server speaks it
+//! (curl: the HTTP version it negotiated, ALPN or prior knowledge, with the certificate checked
+//! against the launch's CA for the address and for `localhost`; h2load for h2 and h2c: the
+//! application protocol it reports, every request succeeded, the data bytes; ngtcp2's
+//! gtlsclient for h3: ALPN h3 and the file's bytes), and that a TLS listener meant for
+//! HTTP/1.1 does not offer h2 where the server can leave it out.
+//!
 //! Each proxy is rendered the same way in front of herd serve backends running in this test
 //! (two where it balances, as the lab gives it the server's two addresses, else one), each
 //! with its own docroot: the ready file and a 1 MB file must come back through it with the
@@ -13,7 +21,11 @@
 //! must answer in turn (round robin), the proxy must run as the lab's user when the tests run
 //! as root, and it must stop on its stop signal.
 //!
-//! Only 127.0.0.1 is used, and only the processes started here are signalled, by PID.
+//! HAProxy http over h2c, h2 and h1-tls in front of nginx speaking the same is checked with
+//! curl and h2load through it.
+//!
+//! Only 127.0.0.1 is used, and only the processes started here are signalled, by PID. A
+//! missing client fails the test with the package to install.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
@@ -29,11 +41,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use herd_drivers::{
-    php_pages, render, render_proxy, Launch, Mpm, Php, Probe, ProxyKind, ProxySpec, ServerKind,
-    ServerSpec, READY_FILE,
+    php_pages, render, render_proxy, Launch, Mpm, Php, Probe, Protocol, ProxyKind, ProxySpec,
+    ServerKind, ServerSpec, READY_FILE,
 };
 use herd_serve::{ServeConfig, Server, StopHandle};
-use util::{lab_user, located, located_proxy, prepare, setup_name, show, tempdir};
+use util::{
+    lab_user, located, located_proxy, need_tls_modules, prepare, setup_name, show, tempdir,
+    with_protocol,
+};
 
 /// Processes started by one test, stopped (by PID, in reverse order) when dropped.
 struct Running {
@@ -43,6 +58,12 @@ struct Running {
 impl Running {
     /// Starts `launch`'s processes in order, each once the previous one's probe answers.
     fn start(launch: &Launch) -> Running {
+        Running::start_trusting(launch, launch.tls.as_ref().map(|t| t.ca.as_path()))
+    }
+
+    /// `start`, checking the certificate of a probe over TLS against `ca` (a proxy that
+    /// forwards TLS shows the server's).
+    fn start_trusting(launch: &Launch, ca: Option<&Path>) -> Running {
         let mut running = Running { children: Vec::new() };
         for p in &launch.processes {
             let log = File::options().create(true).append(true).open(&p.log).unwrap();
@@ -59,18 +80,22 @@ impl Running {
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", show(&p.argv)));
             running.children.push((p.name.clone(), child, p.stop_signal));
             if let Some(probe) = &p.ready {
-                running.wait_ready(probe, &p.log);
+                running.wait_ready(probe, &p.log, ca);
             }
         }
         running
     }
 
-    fn wait_ready(&mut self, probe: &Probe, log: &Path) {
+    /// Waits for `probe`; `ca` checks the certificate of a probe over TLS.
+    fn wait_ready(&mut self, probe: &Probe, log: &Path, ca: Option<&Path>) {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let ready = match probe {
-                Probe::Http { addr, path } => {
+                Probe::Http { addr, path, protocol: Protocol::H1 } => {
                     get(*addr, path).is_ok_and(|(status, _)| status == 200)
+                }
+                Probe::Http { addr, path, protocol } => {
+                    curl(*addr, path, *protocol, ca).is_ok_and(|got| got.status == 200)
                 }
                 Probe::UnixSocket(path) => UnixStream::connect(path).is_ok(),
             };
@@ -202,6 +227,7 @@ fn check(kind: ServerKind, php: Option<Php>, workers: Option<u32>) {
     let spec = ServerSpec {
         kind,
         php,
+        protocol: Protocol::H1,
         listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
         docroot: docroot(&dir, &static_bytes),
         run_dir,
@@ -246,8 +272,9 @@ fn check(kind: ServerKind, php: Option<Php>, workers: Option<u32>) {
         expect("/echo.php", post(addr, "/echo.php", &body), &body);
     }
 
-    // With a user, each process (or the workers it forked) serves as that user.
-    if let Some(user) = &spec.user {
+    // With a user, each process (or the workers it forked) serves as that user; caddy has no
+    // user switch and runs as the lab does.
+    if let (Some(user), false) = (&spec.user, kind == ServerKind::Caddy) {
         let (uid, _) = util::user_ids(user);
         for (pname, child, _) in &running.children {
             let uids = tree_uids(child.id());
@@ -353,6 +380,11 @@ fn mini_httpd() {
     check(ServerKind::MiniHttpd, None, None);
 }
 
+#[test]
+fn caddy() {
+    check(ServerKind::Caddy, None, None);
+}
+
 /// The worker counts the spec can set, running.
 #[test]
 fn with_two_workers() {
@@ -363,6 +395,7 @@ fn with_two_workers() {
         ServerKind::Apache(Mpm::Prefork),
         ServerKind::Lighttpd,
         ServerKind::H2o,
+        ServerKind::Caddy,
     ] {
         check(kind, None, Some(2));
     }
@@ -378,6 +411,7 @@ fn apache_refuses_direct_php_cgi_requests() {
     let spec = ServerSpec {
         kind,
         php: Some(Php::Cgi),
+        protocol: Protocol::H1,
         listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
         docroot: docroot(&dir, b"x"),
         run_dir,
@@ -459,6 +493,7 @@ fn check_proxy(kind: ProxyKind, workers: Option<u32>, n_backends: usize) {
     std::fs::create_dir(&run_dir).unwrap();
     let spec = ProxySpec {
         kind,
+        protocol: Protocol::H1,
         listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
         backends: backends.iter().map(|b| b.addr).collect(),
         run_dir,
@@ -576,4 +611,338 @@ fn proxies_with_two_workers() {
     for kind in [ProxyKind::HaproxyHttp, ProxyKind::HaproxyTcp, ProxyKind::NginxProxy] {
         check_proxy(kind, Some(2), if kind.balances() { 2 } else { 1 });
     }
+}
+
+/// What curl got: the HTTP version it spoke (`1.1`, `2`), the status, the body.
+struct Got {
+    version: String,
+    status: u16,
+    body: Vec<u8>,
+}
+
+/// One `GET path` with curl on `addr` over `protocol`, checking a TLS server's certificate
+/// against `ca` for the address (the IP in the URL).
+fn curl(
+    addr: SocketAddr,
+    path: &str,
+    protocol: Protocol,
+    ca: Option<&Path>,
+) -> Result<Got, String> {
+    curl_as(addr, &addr.ip().to_string(), path, protocol, ca)
+}
+
+/// `curl` with `host` in the URL, resolved to `addr`'s IP (`localhost` checks the
+/// certificate's DNS name).
+fn curl_as(
+    addr: SocketAddr,
+    host: &str,
+    path: &str,
+    protocol: Protocol,
+    ca: Option<&Path>,
+) -> Result<Got, String> {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("herd-drivers-curl-{}-{n}", std::process::id()));
+    let (scheme, flag) = match protocol {
+        Protocol::H1 => ("http", "--http1.1"),
+        Protocol::H1Tls => ("https", "--http1.1"),
+        Protocol::H2 => ("https", "--http2"),
+        Protocol::H2c => ("http", "--http2-prior-knowledge"),
+        Protocol::H3 => panic!("curl 7.88 has no HTTP/3: use gtlsclient"),
+    };
+    let host_text = if host.contains(':') { format!("[{host}]") } else { host.to_owned() };
+    let mut cmd = Command::new("curl");
+    // -g: no globbing of the brackets of an IPv6 URL.
+    cmd.args(["-sS", "-g", "--max-time", "20", flag, "-o"])
+        .arg(&out)
+        .args(["-w", "%{http_version} %{http_code}"])
+        .arg("--resolve")
+        .arg(format!("{host}:{}:{}", addr.port(), addr.ip()))
+        .arg(format!("{scheme}://{host_text}:{}{path}", addr.port()));
+    if let Some(ca) = ca {
+        cmd.arg("--cacert").arg(ca);
+    }
+    let result = cmd.output().unwrap_or_else(|e| panic!("curl (apt-get install curl): {e}"));
+    let body = std::fs::read(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    let text = String::from_utf8_lossy(&result.stdout).into_owned();
+    if !result.status.success() {
+        return Err(format!(
+            "curl {flag} {path}: {}{text}",
+            String::from_utf8_lossy(&result.stderr)
+        ));
+    }
+    let (version, status) = text.split_once(' ').ok_or_else(|| format!("curl wrote {text:?}"))?;
+    let status = status.parse().map_err(|_| format!("curl wrote {text:?}"))?;
+    Ok(Got { version: version.to_owned(), status, body })
+}
+
+/// h2load's figures for `n` requests on `url` over 2 connections, 4 streams each: the
+/// application protocol it reports, the requests that succeeded, and the data bytes.
+fn h2load(url: &str, n: u32) -> (String, u32, u64, String) {
+    let out = Command::new("h2load")
+        .args(["-n", &n.to_string(), "-c", "2", "-m", "4", url])
+        .output()
+        .unwrap_or_else(|e| panic!("h2load (apt-get install nghttp2-client): {e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let protocol = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Application protocol: "))
+        .unwrap_or("none")
+        .trim()
+        .to_owned();
+    // requests: 20 total, 20 started, 20 done, 20 succeeded, 0 failed, …
+    let succeeded = text
+        .lines()
+        .find_map(|l| l.strip_prefix("requests: "))
+        .and_then(|l| l.split(", ").find_map(|f| f.strip_suffix(" succeeded")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    // traffic: 1.91MB (2002658) total, 2.03KB (2080) headers (…), 1.91MB (2000000) data
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("traffic: "))
+        .and_then(|l| l.rsplit_once(") data"))
+        .and_then(|(head, _)| head.rsplit_once('(').map(|(_, n)| n.to_owned()))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    (protocol, succeeded, data, text)
+}
+
+/// `kind` (static files) over `protocol`, started as the lab would; then the clients check
+/// what it speaks.
+fn check_protocol(kind: ServerKind, protocol: Protocol) {
+    need_tls_modules();
+    let name = with_protocol(kind.name(), protocol);
+    let dir = tempdir(&format!("live-{name}"));
+    let static_bytes = pattern(100_000, 5);
+    let run_dir = dir.join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let spec = ServerSpec {
+        kind,
+        php: None,
+        protocol,
+        listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
+        docroot: docroot(&dir, &static_bytes),
+        run_dir,
+        workers: None,
+        user: lab_user(),
+        programs: located(kind, None),
+    };
+    let launch = render(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    prepare(&launch, spec.user.as_deref());
+    let mut running = Running::start(&launch);
+    let addr = spec.listen;
+    let ca = launch.tls.as_ref().map(|t| t.ca.clone());
+    let logs = || {
+        launch
+            .processes
+            .iter()
+            .map(|p| format!("--- {}\n{}", p.log.display(), read_log(&p.log)))
+            .collect::<String>()
+    };
+    let url = |path: &str| {
+        let scheme = if protocol.is_encrypted() { "https" } else { "http" };
+        format!("{scheme}://{addr}{path}")
+    };
+
+    if protocol == Protocol::H3 {
+        // Over TCP beside it, as caddy serves h3: h2 and the certificate.
+        let got = curl(addr, "/static.bin", Protocol::H2, ca.as_deref()).unwrap();
+        assert_eq!((got.version.as_str(), got.status), ("2", 200), "{name}\n{}", logs());
+        let (alpn, body) = gtlsclient(addr, "/static.bin", &dir);
+        assert_eq!(alpn, "h3", "{name}\n{}", logs());
+        assert!(body == static_bytes, "{name}: {} bytes over h3, not the file's", body.len());
+    } else {
+        let want = if protocol.is_multiplexed() { "2" } else { "1.1" };
+        let got = curl(addr, "/static.bin", protocol, ca.as_deref())
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", logs()));
+        assert_eq!((got.version.as_str(), got.status), (want, 200), "{name}\n{}", logs());
+        assert!(got.body == static_bytes, "{name}: {} bytes, not the file's", got.body.len());
+        if protocol.is_encrypted() {
+            // The certificate names `localhost` too.
+            let got = curl_as(addr, "localhost", "/herd-ready.txt", protocol, ca.as_deref())
+                .unwrap_or_else(|e| panic!("{name} as localhost: {e}"));
+            assert_eq!((got.status, got.body.as_slice()), (200, &b"ready\n"[..]), "{name}");
+        }
+    }
+    if matches!(protocol, Protocol::H2 | Protocol::H2c) {
+        let (alpn, succeeded, data, text) = h2load(&url("/static.bin"), 20);
+        assert_eq!(alpn, protocol.as_str(), "{name}: h2load spoke {alpn}\n{text}");
+        assert_eq!((succeeded, data), (20, 20 * 100_000), "{name}:\n{text}\n{}", logs());
+    }
+    // A listener meant for HTTP/1.1 over TLS leaves h2 out of ALPN, except h2o's, which has
+    // no setting for it.
+    if protocol == Protocol::H1Tls && kind != ServerKind::H2o {
+        let got = curl(addr, "/herd-ready.txt", Protocol::H2, ca.as_deref()).unwrap();
+        assert_eq!(got.version, "1.1", "{name} offered h2");
+    }
+
+    let stuck = running.stop();
+    assert!(stuck.is_empty(), "{name}: {stuck:?} did not stop on SIGTERM within 10 s\n{}", logs());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// One GET over HTTP/3 with ngtcp2's example client: the ALPN it negotiated and the body.
+fn gtlsclient(addr: SocketAddr, path: &str, dir: &Path) -> (String, Vec<u8>) {
+    let download = dir.join("h3");
+    std::fs::create_dir_all(&download).unwrap();
+    let out = Command::new("timeout")
+        .args(["20", "gtlsclient", "--exit-on-all-streams-close"])
+        .arg(format!("--download={}", download.display()))
+        .args([addr.ip().to_string(), addr.port().to_string()])
+        .arg(format!("https://{addr}{path}"))
+        .output()
+        .unwrap_or_else(|e| panic!("gtlsclient (apt-get install ngtcp2-client): {e}"));
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "gtlsclient (apt-get install ngtcp2-client) failed ({}): {}",
+        out.status,
+        text.lines().rev().take(20).collect::<Vec<_>>().join("\n")
+    );
+    let alpn = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Negotiated ALPN is "))
+        .unwrap_or("none")
+        .trim()
+        .to_owned();
+    let name = path.rsplit('/').next().unwrap();
+    (alpn, std::fs::read(download.join(name)).unwrap_or_default())
+}
+
+/// Every protocol `kind` speaks besides h1 (which `check` covers).
+fn check_protocols(kind: ServerKind) {
+    let protocols: Vec<Protocol> =
+        kind.protocols().into_iter().filter(|&p| p != Protocol::H1).collect();
+    assert!(!protocols.is_empty(), "{kind}");
+    for protocol in protocols {
+        check_protocol(kind, protocol);
+    }
+}
+
+#[test]
+fn nginx_protocols() {
+    check_protocols(ServerKind::Nginx);
+}
+
+#[test]
+fn apache_event_protocols() {
+    check_protocols(ServerKind::Apache(Mpm::Event));
+}
+
+#[test]
+fn apache_worker_protocols() {
+    check_protocols(ServerKind::Apache(Mpm::Worker));
+}
+
+/// h1-tls only: no HTTP/2 under prefork.
+#[test]
+fn apache_prefork_protocols() {
+    check_protocols(ServerKind::Apache(Mpm::Prefork));
+}
+
+#[test]
+fn lighttpd_protocols() {
+    check_protocols(ServerKind::Lighttpd);
+}
+
+#[test]
+fn h2o_protocols() {
+    check_protocols(ServerKind::H2o);
+}
+
+#[test]
+fn mini_httpd_protocols() {
+    check_protocols(ServerKind::MiniHttpd);
+}
+
+#[test]
+fn caddy_protocols() {
+    check_protocols(ServerKind::Caddy);
+}
+
+/// Proxy `kind` over `protocol` in front of nginx speaking the same: curl and h2load through
+/// it speak the protocol (the certificate checked is HAProxy http's own, or nginx's through a
+/// proxy that forwards bytes), and get the file's bytes.
+fn check_proxy_protocol(kind: ProxyKind, protocol: Protocol) {
+    let name = with_protocol(kind.name(), protocol);
+    let dir = tempdir(&format!("live-proxy-{name}"));
+    let static_bytes = pattern(100_000, 6);
+    let server_dir = dir.join("server");
+    std::fs::create_dir(&server_dir).unwrap();
+    let server = ServerSpec {
+        kind: ServerKind::Nginx,
+        php: None,
+        protocol,
+        listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
+        docroot: docroot(&dir, &static_bytes),
+        run_dir: server_dir,
+        workers: None,
+        user: lab_user(),
+        programs: located(ServerKind::Nginx, None),
+    };
+    let server_launch = render(&server).unwrap();
+    prepare(&server_launch, server.user.as_deref());
+    let _server_running = Running::start(&server_launch);
+
+    let run_dir = dir.join("proxy");
+    std::fs::create_dir(&run_dir).unwrap();
+    let spec = ProxySpec {
+        kind,
+        protocol,
+        listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
+        backends: vec![server.listen],
+        run_dir,
+        workers: None,
+        user: lab_user(),
+        programs: located_proxy(kind),
+    };
+    let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    prepare(&launch, spec.user.as_deref());
+    // The certificate the client meets: HAProxy http's own, else the server's.
+    let tls = launch.tls.as_ref().or(server_launch.tls.as_ref());
+    let ca = tls.map(|t| t.ca.clone());
+    assert_eq!(launch.tls.is_some(), kind == ProxyKind::HaproxyHttp && protocol.is_encrypted());
+    let mut running = Running::start_trusting(&launch, ca.as_deref());
+    let logs = || {
+        launch
+            .processes
+            .iter()
+            .map(|p| format!("--- {}\n{}", p.log.display(), read_log(&p.log)))
+            .collect::<String>()
+    };
+    let addr = spec.listen;
+    let want = if protocol.is_multiplexed() { "2" } else { "1.1" };
+    let got = curl(addr, "/static.bin", protocol, ca.as_deref())
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{}", logs()));
+    assert_eq!((got.version.as_str(), got.status), (want, 200), "{name}\n{}", logs());
+    assert!(got.body == static_bytes, "{name}: {} bytes, not the file's", got.body.len());
+    if protocol.is_multiplexed() {
+        let scheme = if protocol.is_encrypted() { "https" } else { "http" };
+        let (alpn, succeeded, data, text) = h2load(&format!("{scheme}://{addr}/static.bin"), 20);
+        assert_eq!(alpn, protocol.as_str(), "{name}: h2load spoke {alpn}\n{text}");
+        assert_eq!((succeeded, data), (20, 20 * 100_000), "{name}:\n{text}\n{}", logs());
+    }
+    let stuck = running.stop();
+    assert!(stuck.is_empty(), "{name}: {stuck:?} did not stop on SIGTERM within 10 s\n{}", logs());
+    drop(_server_running);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// HAProxy http speaks each protocol on both sides itself.
+#[test]
+fn haproxy_http_protocols() {
+    for protocol in [Protocol::H1Tls, Protocol::H2, Protocol::H2c] {
+        check_proxy_protocol(ProxyKind::HaproxyHttp, protocol);
+    }
+}
+
+/// Proxies that forward bytes carry TLS (ALPN h2 reaches the server) and the h2c preface.
+#[test]
+fn byte_proxies_carry_h2_and_h2c() {
+    check_proxy_protocol(ProxyKind::HaproxyTcp, Protocol::H2);
+    check_proxy_protocol(ProxyKind::SslhFork, Protocol::H2);
+    check_proxy_protocol(ProxyKind::SslhSelect, Protocol::H2c);
 }

@@ -1,8 +1,10 @@
 //! The real servers and proxies judge the rendered configs: every setup and proxy (and worker
-//! counts, and IPv6) is rendered into a temporary run_dir with this machine's programs, and
-//! each of its `Launch::validate` commands (`nginx -t`, `apache2 -t`, `lighttpd -tt`, `h2o
-//! -t`, `php-fpm8.2 -t`, `haproxy -c`) must exit 0, also while the listen address is taken. Each version probe
-//! must read the real program's answer. A missing program fails with the package to install;
+//! counts, IPv6, and every protocol each one speaks, with its certificate written as the lab
+//! writes it) is rendered into a temporary run_dir with this machine's programs, and each of
+//! its `Launch::validate` commands (`nginx -t`, `apache2 -t`, `lighttpd -tt`, `h2o -t`,
+//! `php-fpm8.2 -t`, `haproxy -c`, `caddy validate`) must exit 0, also while the listen address
+//! is taken. Each version probe must read the real program's answer, and OpenSSL must accept
+//! each made certificate for its names. A missing program fails with the package to install;
 //! nothing is skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,8 +13,13 @@ mod util;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 
-use herd_drivers::{render, render_proxy, Mpm, Php, ProxyKind, ProxySpec, ServerKind, ServerSpec};
-use util::{lab_user, located, located_proxy, prepare, run, setup_name, setups, show, tempdir};
+use herd_drivers::{
+    render, render_proxy, Mpm, Php, Protocol, ProxyKind, ProxySpec, ServerKind, ServerSpec,
+};
+use util::{
+    lab_user, located, located_proxy, need_tls_modules, prepare, run, setup_name, setups, show,
+    tempdir, with_protocol,
+};
 
 fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) -> ServerSpec {
     let dir = tempdir(&setup_name(kind, php));
@@ -23,6 +30,7 @@ fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) 
     ServerSpec {
         kind,
         php,
+        protocol: Protocol::H1,
         listen: listen.parse::<SocketAddr>().unwrap(),
         docroot,
         run_dir,
@@ -34,7 +42,7 @@ fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) 
 
 /// Renders, prepares and validates; returns how many checks ran.
 fn validate(spec: &ServerSpec) -> usize {
-    let name = setup_name(spec.kind, spec.php);
+    let name = with_protocol(&setup_name(spec.kind, spec.php), spec.protocol);
     let launch = render(spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
     all_pass(&launch.validate, &format!("{name} (workers {:?}, {})", spec.workers, spec.listen));
@@ -57,51 +65,162 @@ fn all_pass(checks: &[Vec<std::ffi::OsString>], what: &str) {
     }
 }
 
+/// Each setup of the servers `keep` takes: over h1 with the listen address taken, on IPv6, with
+/// two workers; then over every other protocol the server speaks, with the address taken, and
+/// the TLS ones on IPv6 too. Returns how many checks ran.
 fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
+    need_tls_modules();
     let mut checks = 0;
     for (kind, php) in setups().into_iter().filter(|(k, _)| keep(*k)) {
         // The checks must not bind the listen address: it is taken while they run.
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let listen = taken.local_addr().unwrap().to_string();
         checks += validate(&spec(kind, php, &listen, None));
-        drop(taken);
         checks += validate(&spec(kind, php, "[::1]:8080", None));
         if kind != ServerKind::MiniHttpd {
             checks += validate(&spec(kind, php, "127.0.0.1:8080", Some(2)));
         }
+        for protocol in kind.protocols().into_iter().filter(|&p| p != Protocol::H1) {
+            checks += validate(&ServerSpec { protocol, ..spec(kind, php, &listen, None) });
+            if protocol.is_encrypted() {
+                let v6 = spec(kind, php, "[::1]:8443", None);
+                checks += validate(&ServerSpec { protocol, ..v6 });
+            }
+        }
+        drop(taken);
     }
     assert_eq!(checks, expected_checks);
 }
 
+// The counts: per setup, 3 variants over h1, then per other protocol 1 more, 2 with TLS; each
+// variant has one check per program (nginx or Apache with php-fpm: two).
+
 #[test]
 fn nginx() {
-    // nginx; nginx + php-fpm (two checks each), × 3 variants.
-    validate_all(|k| k == ServerKind::Nginx, 9);
+    // (3 + h1-tls 2 + h2 2 + h2c 1) variants: nginx 8 checks, nginx + php-fpm 16.
+    validate_all(|k| k == ServerKind::Nginx, 24);
 }
 
 #[test]
 fn apache_event() {
-    validate_all(|k| k == ServerKind::Apache(Mpm::Event), 12);
+    // 8 variants each: plain 8, php-fpm 16, php-cgi 8.
+    validate_all(|k| k == ServerKind::Apache(Mpm::Event), 32);
 }
 
 #[test]
 fn apache_worker() {
-    validate_all(|k| k == ServerKind::Apache(Mpm::Worker), 12);
+    validate_all(|k| k == ServerKind::Apache(Mpm::Worker), 32);
 }
 
 #[test]
 fn apache_prefork() {
-    validate_all(|k| k == ServerKind::Apache(Mpm::Prefork), 12);
+    // No HTTP/2 under prefork: 3 + h1-tls 2 variants each: plain 5, php-fpm 10, php-cgi 5.
+    validate_all(|k| k == ServerKind::Apache(Mpm::Prefork), 20);
 }
 
 #[test]
 fn lighttpd() {
-    validate_all(|k| k == ServerKind::Lighttpd, 6);
+    // 8 variants each, plain and php-cgi.
+    validate_all(|k| k == ServerKind::Lighttpd, 16);
 }
 
 #[test]
 fn h2o() {
-    validate_all(|k| k == ServerKind::H2o, 3);
+    validate_all(|k| k == ServerKind::H2o, 8);
+}
+
+#[test]
+fn caddy() {
+    // 3 + h1-tls 2 + h2 2 + h2c 1 + h3 2.
+    validate_all(|k| k == ServerKind::Caddy, 10);
+}
+
+/// A check that passes must be able to fail: each server's check rejects a config broken in
+/// its TLS settings (a certificate file that does not exist).
+#[test]
+fn tls_checks_can_fail() {
+    need_tls_modules();
+    let kinds = [
+        ServerKind::Nginx,
+        ServerKind::Apache(Mpm::Event),
+        ServerKind::Lighttpd,
+        ServerKind::H2o,
+        ServerKind::Caddy,
+    ];
+    for kind in kinds {
+        let s = ServerSpec { protocol: Protocol::H2, ..spec(kind, None, "127.0.0.1:8443", None) };
+        let launch = render(&s).unwrap();
+        let mut broken = launch.clone();
+        for f in &mut broken.files {
+            f.contents = f.contents.replace("tls/cert.pem", "tls/missing.pem");
+        }
+        prepare(&broken, s.user.as_deref());
+        let out = run(&broken.validate[0]);
+        assert!(
+            !out.status.success(),
+            "{kind}: `{}` passed a config naming a missing certificate",
+            show(&broken.validate[0])
+        );
+        std::fs::remove_dir_all(s.run_dir.parent().unwrap()).unwrap();
+    }
+}
+
+/// OpenSSL accepts each made certificate: signed by the launch's CA, for the listen address
+/// and `localhost`, for a TLS server; and no other launch's CA vouches for it.
+#[test]
+fn certificates_verify_for_their_names() {
+    let tool = std::path::Path::new("/usr/bin/openssl");
+    assert!(tool.is_file(), "{} is missing: apt-get install openssl", tool.display());
+    let openssl = |args: &[&std::ffi::OsStr]| {
+        let mut argv = vec![tool.as_os_str().to_owned()];
+        argv.extend(args.iter().map(|a| a.to_os_string()));
+        let out = run(&argv);
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let mut made = Vec::new();
+    for (listen, ip) in [("127.0.0.1:8443", "127.0.0.1"), ("[::1]:8443", "::1")] {
+        let s =
+            ServerSpec { protocol: Protocol::H2, ..spec(ServerKind::Nginx, None, listen, None) };
+        let launch = render(&s).unwrap();
+        prepare(&launch, s.user.as_deref());
+        let tls = launch.tls.unwrap();
+        let cert = s.run_dir.join("tls/cert.pem");
+        assert!(tls.files.iter().any(|f| f.path == cert));
+        let (ca, cert_os) = (tls.ca.as_os_str(), cert.as_os_str());
+        let (ok, out) = openssl(&[
+            "verify".as_ref(),
+            "-purpose".as_ref(),
+            "sslserver".as_ref(),
+            "-CAfile".as_ref(),
+            ca,
+            cert_os,
+        ]);
+        assert!(ok, "{listen}: {out}");
+        let (ok, out) = openssl(&[
+            "x509".as_ref(),
+            "-noout".as_ref(),
+            "-in".as_ref(),
+            cert_os,
+            "-checkhost".as_ref(),
+            "localhost".as_ref(),
+            "-checkip".as_ref(),
+            ip.as_ref(),
+        ]);
+        assert!(ok, "{out}");
+        assert!(out.contains("Hostname localhost does match certificate"), "{listen}: {out}");
+        assert!(out.contains(&format!("IP {ip} does match certificate")), "{listen}: {out}");
+        made.push((tls.ca, cert, s.run_dir.parent().unwrap().to_owned()));
+    }
+    let (ok, out) = openssl(&[
+        "verify".as_ref(),
+        "-CAfile".as_ref(),
+        made[0].0.as_os_str(),
+        made[1].1.as_os_str(),
+    ]);
+    assert!(!ok, "another launch's CA vouches for this certificate: {out}");
+    for (_, _, dir) in made {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
 
 /// mini_httpd has no config check; herd serve neither (and its binary is another crate's).
@@ -140,6 +259,7 @@ fn version_probes_parse_the_real_output() {
                 "mini_httpd" => version.starts_with("mini_httpd/1."),
                 "php-fpm8.2" => version.starts_with("PHP 8.2.") && version.ends_with(" (fpm-fcgi)"),
                 "php-cgi" => version.starts_with("PHP 8.") && version.ends_with(" (cgi-fcgi)"),
+                "caddy" => version.starts_with("caddy 2."),
                 other => panic!("unexpected program {other}"),
             };
             assert!(form, "{}: {version:?}", probe.program);
@@ -151,7 +271,7 @@ fn version_probes_parse_the_real_output() {
     seen.sort();
     assert_eq!(
         seen,
-        ["apache2", "h2o", "lighttpd", "mini_httpd", "nginx", "php-cgi", "php-fpm8.2"]
+        ["apache2", "caddy", "h2o", "lighttpd", "mini_httpd", "nginx", "php-cgi", "php-fpm8.2"]
     );
 }
 
@@ -162,6 +282,7 @@ fn proxy_spec(kind: ProxyKind, listen: &str, backends: &[&str], workers: Option<
     std::fs::create_dir(&run_dir).unwrap();
     ProxySpec {
         kind,
+        protocol: Protocol::H1,
         listen: listen.parse().unwrap(),
         backends: backends.iter().map(|b| b.parse().unwrap()).collect(),
         run_dir,
@@ -188,12 +309,19 @@ fn validate_proxy(kind: ProxyKind) -> usize {
     if !matches!(kind, ProxyKind::SslhFork | ProxyKind::SslhSelect) {
         specs.push(proxy_spec(kind, "127.0.0.1:8080", backends, Some(2)));
     }
+    for protocol in [Protocol::H1Tls, Protocol::H2, Protocol::H2c] {
+        if kind.carries(protocol).is_ok() {
+            specs.push(ProxySpec { protocol, ..proxy_spec(kind, &listen, backends, None) });
+        }
+    }
     let mut checks = 0;
     for spec in specs {
         let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{kind}: {e}"));
         prepare(&launch, spec.user.as_deref());
-        let what =
-            format!("{kind} (workers {:?}, {} -> {:?})", spec.workers, spec.listen, spec.backends);
+        let what = format!(
+            "{kind} over {} (workers {:?}, {} -> {:?})",
+            spec.protocol, spec.workers, spec.listen, spec.backends
+        );
         all_pass(&launch.validate, &what);
         checks += launch.validate.len();
         std::fs::remove_dir_all(spec.run_dir.parent().unwrap()).unwrap();
@@ -204,13 +332,13 @@ fn validate_proxy(kind: ProxyKind) -> usize {
 
 #[test]
 fn haproxy() {
-    // haproxy -c: three variants for each mode.
-    assert_eq!(validate_proxy(ProxyKind::HaproxyHttp) + validate_proxy(ProxyKind::HaproxyTcp), 6);
+    // haproxy -c: three variants over h1 for each mode, then h1-tls, h2 and h2c.
+    assert_eq!(validate_proxy(ProxyKind::HaproxyHttp) + validate_proxy(ProxyKind::HaproxyTcp), 12);
 }
 
 #[test]
 fn nginx_proxy() {
-    // nginx -t: the three variants, as for HAProxy.
+    // nginx -t: the three variants over h1, as for HAProxy (nginx carries h1 only).
     assert_eq!(validate_proxy(ProxyKind::NginxProxy), 3);
 }
 

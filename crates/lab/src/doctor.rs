@@ -228,6 +228,7 @@ fn version_of(
     let spec = ServerSpec {
         kind,
         php,
+        protocol: herd_drivers::Protocol::H1,
         listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
         docroot: scratch.join("www"),
         run_dir: scratch.join("run"),

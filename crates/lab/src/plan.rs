@@ -92,6 +92,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         let spec = ServerSpec {
             kind: def.kind,
             php: def.php,
+            // The lab's cells are HTTP/1.1 in the clear until experiments have a protocol axis.
+            protocol: herd_drivers::Protocol::H1,
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             docroot: PathBuf::from(format!("{RUN_PATH}/www")),
             run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
@@ -277,6 +279,7 @@ fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
     let backends: Vec<SocketAddr> = plan.server_addrs.iter().map(|&a| addr(a)).collect();
     let spec = ProxySpec {
         kind,
+        protocol: herd_drivers::Protocol::H1,
         listen: addr(plan.target),
         backends,
         run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/router")),

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use herd_drivers::{
-    programs_needed, proxy_programs_needed, Launch, Mpm, Php, Programs, ProxyKind, ServerKind,
-    ServerSpec,
+    programs_needed, proxy_programs_needed, Launch, Mpm, Php, Programs, Protocol, ProxyKind,
+    ServerKind, ServerSpec,
 };
 
 /// Every server with every PHP setup it supports (Apache with each MPM).
@@ -32,6 +32,7 @@ pub fn setups() -> Vec<(ServerKind, Option<Php>)> {
         (ServerKind::Lighttpd, Some(Php::Cgi)),
         (ServerKind::H2o, None),
         (ServerKind::MiniHttpd, None),
+        (ServerKind::Caddy, None),
     ]);
     out
 }
@@ -46,7 +47,7 @@ pub fn setup_name(kind: ServerKind, php: Option<Php>) -> String {
     }
 }
 
-/// The spec the goldens use: 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<server>`,
+/// The spec the goldens use: `h1` on 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<server>`,
 /// programs at fixed Debian paths (nothing is looked up on this machine).
 pub fn fixed_spec(
     kind: ServerKind,
@@ -57,6 +58,7 @@ pub fn fixed_spec(
     ServerSpec {
         kind,
         php,
+        protocol: Protocol::H1,
         listen: "127.0.0.1:8080".parse().unwrap(),
         docroot: PathBuf::from("/docroot"),
         run_dir: PathBuf::from(format!("/run-dir/{}", kind.name())),
@@ -71,6 +73,7 @@ pub fn fixed_spec(
             ("mini_httpd", PathBuf::from("/usr/sbin/mini_httpd")),
             ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
             ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
+            ("caddy", PathBuf::from("/usr/bin/caddy")),
         ]),
     }
 }
@@ -88,6 +91,17 @@ pub fn located(kind: ServerKind, php: Option<Php>) -> Programs {
 pub fn located_proxy(kind: ProxyKind) -> Programs {
     Programs::locate(&proxy_programs_needed(kind), Path::new("/nonexistent/herd"))
         .unwrap_or_else(|e| panic!("{kind}: {e}"))
+}
+
+/// Fails, naming the package, unless the modules the servers' TLS needs beyond their own
+/// packages are installed (lighttpd's TLS is a package of its own).
+pub fn need_tls_modules() {
+    let module = Path::new("/usr/lib/lighttpd/mod_openssl.so");
+    assert!(
+        module.is_file(),
+        "lighttpd's TLS module {} is missing: apt-get install lighttpd-mod-openssl",
+        module.display()
+    );
 }
 
 /// Whom the servers' workers run as, by the lab's rule: `www-data` when the tests run as
@@ -111,7 +125,7 @@ pub fn tempdir(tag: &str) -> PathBuf {
 }
 
 /// What the lab does before starting a launch: creates its directories, hands the user's
-/// directories to `user`, writes its files.
+/// directories to `user`, writes its files, and its TLS files readable by their owner only.
 pub fn prepare(launch: &Launch, user: Option<&str>) {
     for dir in &launch.dirs {
         std::fs::create_dir_all(dir).unwrap();
@@ -125,6 +139,18 @@ pub fn prepare(launch: &Launch, user: Option<&str>) {
     }
     for file in &launch.files {
         std::fs::write(&file.path, &file.contents).unwrap();
+    }
+    for file in launch.tls.iter().flat_map(|t| &t.files) {
+        std::fs::write(&file.path, &file.contents).unwrap();
+        std::fs::set_permissions(&file.path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
+/// `nginx`, `nginx-h2`, `caddy-h3`: a setup's name with its protocol where it is not `h1`.
+pub fn with_protocol(name: &str, protocol: Protocol) -> String {
+    match protocol {
+        Protocol::H1 => name.to_owned(),
+        p => format!("{name}-{p}"),
     }
 }
 

@@ -28,8 +28,12 @@ impl CellRun<'_> {
                 RunFailure::Setup("no process was started to check the path to".into()).into()
             );
         };
-        let through =
-            Probe::Http { addr: self.place.target, path: format!("/{}", herd_drivers::READY_FILE) };
+        let through = Probe::Http {
+            addr: self.place.target,
+            path: format!("/{}", herd_drivers::READY_FILE),
+            // The cells' protocol until experiments have a protocol axis.
+            protocol: herd_drivers::Protocol::H1,
+        };
         self.wait_ready(&through, Host::Client, watched).map_err(|stop| match stop {
             Stop::Failed(RunFailure::ServerNotReady { name, timeout, last, log_tail }) => {
                 RunFailure::PathUnreachable { path, name, timeout, last, log_tail }.into()

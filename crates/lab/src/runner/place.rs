@@ -113,8 +113,8 @@ impl Place {
     /// on everywhere (0.0.0.0) is asked on its first real one.
     pub(super) fn local_probe(&self, probe: &Probe) -> Probe {
         match probe {
-            Probe::Http { addr, path } if addr.ip().is_unspecified() => {
-                Probe::Http { addr: self.server_local(), path: path.clone() }
+            Probe::Http { addr, path, protocol } if addr.ip().is_unspecified() => {
+                Probe::Http { addr: self.server_local(), path: path.clone(), protocol: *protocol }
             }
             other => other.clone(),
         }

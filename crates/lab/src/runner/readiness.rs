@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use herd_drivers::Probe;
+use herd_drivers::{Probe, Protocol};
 use herd_topo::net::Host;
 
 use super::cell::CellRun;
@@ -63,12 +63,16 @@ fn ask(probe: &Probe) -> Result<(), String> {
         Probe::UnixSocket(path) => std::os::unix::net::UnixStream::connect(path)
             .map(drop)
             .map_err(|_| format!("no socket at {}", path.display())),
-        Probe::Http { addr, path } => {
+        Probe::Http { addr, path, protocol: Protocol::H1 } => {
             match verify::fetch(*addr, "GET", path, None, PROBE_TIMEOUT, 1 << 16) {
                 Ok(a) if a.status == 200 => Ok(()),
                 Ok(a) => Err(format!("GET {path} on {addr} answered {}", a.status)),
                 Err(err) => Err(err.to_string()),
             }
+        }
+        // The lab renders every server over h1 until experiments have a protocol axis.
+        Probe::Http { protocol, .. } => {
+            Err(format!("herd's lab cannot probe a server over {protocol} yet"))
         }
     }
 }

@@ -34,6 +34,8 @@ impl CellRun<'_> {
         create_dir(&run_dir).map_err(RunFailure::Setup)?;
         let spec = ProxySpec {
             kind,
+            // HTTP/1.1 in the clear until experiments have a protocol axis.
+            protocol: herd_drivers::Protocol::H1,
             listen: vip,
             // Every address of the server host: two on a path HAProxy balances, one otherwise
             // (matrix.rs checks that Path::balanced and ProxyKind::balances agree).

@@ -30,6 +30,8 @@ impl CellRun<'_> {
         let spec = ServerSpec {
             kind: cell.server.kind,
             php: cell.server.php,
+            // HTTP/1.1 in the clear until experiments have a protocol axis.
+            protocol: herd_drivers::Protocol::H1,
             listen: place.listen,
             docroot: self.ctx.docroot.dir.clone(),
             run_dir: server_dir,
