@@ -576,13 +576,26 @@ fn h2load_timed_run_counts_its_main_duration() {
 }
 
 #[test]
+fn h2load_timed_run_with_streams_counts_heads_apart_from_answers() {
+    // 1 MiB answers on 8 connections of 10 streams for a second: 550 heads arrived, 544
+    // answers ended in the main duration, and the data of those still arriving is counted.
+    let mut l = load(Shape::Duration { duration: Duration::from_secs(1), concurrency: 8 }, true);
+    l.streams = std::num::NonZeroU32::new(10);
+    let o = parse_h2load("h2load-timed-streams", Protocol::H2c, &l).unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed, m.non_2xx), (544, 0, 0));
+    assert_eq!(m.requests_per_second(), Some(544.0));
+    assert!(m.bytes_body > 544 * 1_048_576, "{}", m.bytes_body);
+}
+
+#[test]
 fn h2load_failures_are_errored_and_timeouts_and_statuses_are_answers() {
     // A 404 is an answer: completed, non-2xx, not failed.
     let o = parse_h2load("h2load-status404", Protocol::H2c, &h2load_requests(50, 2)).unwrap();
     let m = one(&o);
     assert_eq!((m.completed, m.failed, m.non_2xx, m.bytes_body), (50, 0, 50, 7650));
     // nginx's GOAWAY after 1,000 requests: 1,003 streams closed, 1,000 with an answer, and
-    // 500 errored (3 reset, 497 abandoned with the connection); completed is the answers,
+    // 500 errored (3 reset, 497 abandoned with the connection); completed is total − errored,
     // not done − errored (503).
     let o = parse_h2load("h2load-goaway", Protocol::H2c, &h2load_requests(1500, 1)).unwrap();
     let m = one(&o);
@@ -649,7 +662,7 @@ fn h2load_output_problems_are_errors() {
         ("300 done", "many done", "h2load printed a 'requests' line herd cannot read"),
         ("(1919100) data", "(lots) data", "h2load printed a 'traffic' line herd cannot read"),
         ("64us", "64 us", "h2load printed a 'time for request' line herd cannot read"),
-        ("300 2xx", "301 2xx", "h2load counted 301 responses, 300 done"),
+        ("0 errored", "301 errored", "h2load counted 300 requests, 300 done, 301 errored"),
         (
             "Application protocol: h2c\n",
             "",

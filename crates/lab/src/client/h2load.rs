@@ -15,9 +15,10 @@
 //! that long ends, its requests in flight counted as timeouts), the nearest it has to the
 //! load's per-request timeout. It does not verify the server's certificate.
 //!
-//! What it prints, and so what a measurement gets: counts (responses of any status are
-//! `completed`, h2load's `errored` and `timeout` are the failures), the status classes (no
-//! codes), the bytes, and min, max and mean of its time lines as `reported` figures. It
+//! What it prints, and so what a measurement gets: counts (the requests that got a whole
+//! response of any status are `completed`, h2load's `errored` and `timeout` are the
+//! failures; `h2load_report.rs` says how they follow from its counts), the responses not 2xx,
+//! the bytes, and min, max and mean of its time lines as `reported` figures. It
 //! prints no percentiles, and none are made up: the cell has no histogram. Its bytes count as
 //! they arrive: in a timed run they include the bodies of the answers in flight at its end,
 //! which its counts leave out (at most one per stream).
@@ -119,7 +120,7 @@ pub(super) fn parse(
     stderr: &str,
 ) -> Result<ClientOutcome, ClientError> {
     let r = Report::read(stdout, stderr)?;
-    let completed = r.responses();
+    let completed = r.completed();
     let wanted = alpn_id(job.protocol);
     match r.protocols.iter().find(|p| p.as_str() != wanted) {
         Some(other) => {
@@ -142,13 +143,12 @@ pub(super) fn parse(
         }
         None => {}
     }
-    if completed > r.done || r.timeout > r.errored {
+    if r.errored > r.total || completed > r.done || r.timeout > r.errored {
         return Err(ClientError::output(
             Tool::H2load,
             format!(
-                "counted {completed} responses, {} done, {} errored and {} timeouts, which do \
-                 not add up",
-                r.done, r.errored, r.timeout
+                "counted {} requests, {} done, {} errored and {} timeouts, which do not add up",
+                r.total, r.done, r.errored, r.timeout
             ),
         ));
     }
@@ -190,7 +190,7 @@ pub(super) fn parse(
         failed: r.errored,
         failures,
         statuses: Vec::new(),
-        non_2xx: r.classes[1..].iter().sum(),
+        non_2xx: r.non_2xx(),
         bytes_total: r.bytes_total,
         bytes_body: r.bytes_data,
         warmup_requests: 0,

@@ -5,12 +5,15 @@
 //! skipped; a line this parser needs and cannot read is an error that quotes it.
 //!
 //! What h2load's counts mean (nghttp2's `src/h2load.cc`, checked against runs here, see
-//! tests/data/clients/README.md): `done` counts every stream that closed, with a response
-//! or not; `succeeded` the 2xx and 3xx; `failed` everything else, `errored` included;
-//! `errored` the streams that closed without a response *and* the requests a client
-//! abandoned when its connection ended (never started, so not `done`); `timeout` the
-//! requests in flight on a connection that timed out, which are `errored` too. Its `req/s`
-//! counts the responses of any status (the status classes' sum) over the run's time.
+//! tests/data/clients/README.md): `done` counts every stream that closed, with a whole
+//! response or not; `succeeded` those closed with a 2xx or 3xx; `failed` everything else,
+//! `errored` included; `errored` the streams that closed without a whole response *and* the
+//! requests a client abandoned when its connection ended (never started, so not `done`);
+//! `timeout` the requests in flight on a connection that timed out, which are `errored` too.
+//! `total` is the requests asked (`-n`), or in a timed run the ones done. So the requests
+//! that got a whole response, of any status, are `total − errored` in both kinds of run,
+//! which is what its `req/s` counts. The status classes are counted as each response's head
+//! arrives: in a timed run they include heads of responses still in flight at its end.
 
 use std::time::Duration;
 
@@ -112,9 +115,16 @@ impl Report {
         })
     }
 
-    /// Responses of any status: what h2load's `req/s` counts.
-    pub(super) fn responses(&self) -> u64 {
-        self.classes.iter().sum()
+    /// Requests that got a whole response, of any status: what h2load's `req/s` counts.
+    pub(super) fn completed(&self) -> u64 {
+        self.total.saturating_sub(self.errored)
+    }
+
+    /// Whole responses not 2xx: those not `succeeded` (4xx, 5xx) and the 3xx, which h2load
+    /// counts as succeeded (its 3xx class, counted at each head, may include one still in
+    /// flight at the end of a timed run).
+    pub(super) fn non_2xx(&self) -> u64 {
+        self.completed().saturating_sub(self.succeeded) + self.classes[1]
     }
 }
 
