@@ -7,7 +7,7 @@
 //! Not here: what makes the file itself wrong (a load a client cannot run, `streams` on
 //! HTTP/1): `experiment::build` refuses those with their line.
 
-use herd_drivers::ServerKind;
+use herd_drivers::{ProxyKind, ServerKind};
 use herd_stats::Protocol;
 use herd_topo::net::Path as NetPath;
 
@@ -33,32 +33,29 @@ pub fn refusal(
     }
 }
 
-/// Whether `server`'s driver can serve `protocol`.
+/// Whether `server`'s driver can serve `protocol` (its reason, as Debian 12 ships it).
 fn server_speaks(server: ServerKind, protocol: Protocol) -> Result<(), String> {
-    match protocol {
-        Protocol::H1 => Ok(()),
-        other => {
-            Err(format!("herd's {server} driver renders no {} configuration yet", other.describe()))
-        }
-    }
+    server.supports(protocol).map_err(str::to_owned)
 }
 
-/// Whether the network path `path` carries `protocol` from the client to the server.
-/// Where the client connects to the server's own address (direct, routed), every protocol
-/// passes; where the router rewrites the address, the server's certificate (which names its
-/// own address) does not match the one the client asked for, so only the protocols in the
-/// clear pass; a proxy on the router speaks HTTP/1.1 in the clear to both sides.
+/// Whether the network path `path` carries `protocol` from the client to the server. Where
+/// the client connects to the server's own address (direct, routed) every protocol passes.
+/// A router program must carry it ([`ProxyKind::carries`]). Over TLS, the certificate the
+/// client checks must name the address it connects to: the server's names the server's own,
+/// so where the client connects to the router's (NAT, balancing, a proxy that forwards bytes)
+/// only the protocols in the clear pass; HAProxy in http mode ends TLS itself, with a
+/// certificate made for the router's address.
 fn path_carries(path: NetPath, protocol: Protocol) -> Result<(), String> {
-    let proxied = crate::matrix::proxy_of(path).is_some() && path != NetPath::HaproxyTcp;
-    match path {
-        NetPath::Direct | NetPath::Routed => Ok(()),
-        _ if proxied && protocol != Protocol::H1 => Err(format!(
-            "the {path} path's router program is set up for HTTP/1.1 in the clear, not {}",
-            protocol.describe()
-        )),
+    let proxy = crate::matrix::proxy_of(path);
+    if let Some(kind) = proxy {
+        kind.carries(protocol).map_err(|why| format!("the {path} path: {why}"))?;
+    }
+    match (path, proxy) {
+        (NetPath::Direct | NetPath::Routed, _) | (_, Some(ProxyKind::HaproxyHttp)) => Ok(()),
         _ if protocol.is_encrypted() => Err(format!(
             "on the {path} path the client connects to the router's address, which the \
-             server's certificate does not name; measure {protocol} on the direct or routed path"
+             server's certificate does not name; measure {protocol} on the direct or routed \
+             path, or through haproxy-http, which ends TLS itself"
         )),
         _ => Ok(()),
     }
@@ -78,26 +75,37 @@ mod tests {
     #[test]
     fn the_first_reason_is_named() {
         let why = refusal(ServerKind::Nginx, Protocol::H3, Tool::Ab, None).unwrap();
-        assert!(why.starts_with("server: "), "{why}");
-        let why = refusal(ServerKind::Nginx, Protocol::H1Tls, Tool::Herd, None);
-        assert!(why.is_some_and(|w| w.starts_with("server: ")));
+        assert_eq!(
+            why,
+            "server: nginx 1.22 has no HTTP/3 (its http_v3_module came in 1.25): use caddy"
+        );
+        let why = refusal(ServerKind::Nginx, Protocol::H2, Tool::Ab, None).unwrap();
+        assert!(why.starts_with("client: ab cannot speak h2"), "{why}");
+        let why = refusal(ServerKind::Caddy, Protocol::H3, Tool::Herd, None).unwrap();
+        assert_eq!(
+            why,
+            "client: herd cannot speak h3: herd's HTTP/3 is not built yet; no client of the lab \
+             speaks HTTP/3 yet"
+        );
+        assert_eq!(refusal(ServerKind::Nginx, Protocol::H2, Tool::H2load, None), None);
     }
 
     #[test]
-    fn paths_that_rewrite_addresses_or_proxy_refuse_what_they_cannot_carry() {
+    fn paths_refuse_what_they_cannot_carry() {
         let carries = |p, proto| path_carries(p, proto).is_ok();
         for p in [NetPath::Direct, NetPath::Routed] {
             assert!(Protocol::ALL.iter().all(|&proto| carries(p, proto)), "{p}");
         }
         assert!(carries(NetPath::NftDnat, Protocol::H2c));
         assert!(carries(NetPath::HaproxyTcp, Protocol::H2c));
+        assert!(carries(NetPath::HaproxyHttp, Protocol::H2));
         let e = path_carries(NetPath::NftDnat, Protocol::H2).unwrap_err();
-        assert!(e.contains("certificate does not name"), "{e}");
-        let e = path_carries(NetPath::HaproxyHttp, Protocol::H2c).unwrap_err();
-        assert_eq!(
-            e,
-            "the haproxy-http path's router program is set up for HTTP/1.1 in the clear, not \
-             HTTP/2 in the clear (h2c)"
-        );
+        assert!(e.contains("which the server's certificate does not name"), "{e}");
+        let e = path_carries(NetPath::SslhFork, Protocol::H1Tls).unwrap_err();
+        assert!(e.contains("which the server's certificate does not name"), "{e}");
+        let e = path_carries(NetPath::NginxProxy, Protocol::H2c).unwrap_err();
+        assert!(e.starts_with("the nginx-proxy path: nginx's proxy_pass speaks HTTP/1.x"), "{e}");
+        let e = path_carries(NetPath::HaproxyHttp, Protocol::H3).unwrap_err();
+        assert!(e.contains("HAProxy 2.6 is built without QUIC"), "{e}");
     }
 }

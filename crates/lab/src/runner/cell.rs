@@ -116,9 +116,9 @@ impl CellRun<'_> {
     /// run only; the warm-up is a run of its own, discarded (`Load::warmup_run`, the one
     /// warm-up of every tool).
     fn measure(mut self) -> Result<(), Stop> {
-        let servers = self.start_servers()?;
+        let (servers, over) = self.start_servers()?;
         let router = self.start_router()?;
-        let started = Started { servers, router };
+        let started = Started { servers, router, over };
         self.check_path(&started)?;
         let request = self.verify()?;
         if let Some(warmup) = self.cell.load.warmup_run() {

@@ -28,13 +28,15 @@ impl CellRun<'_> {
                 RunFailure::Setup("no process was started to check the path to".into()).into()
             );
         };
+        // In what the server's own readiness was asked, through whatever the router speaks,
+        // trusting what the client will trust.
         let through = Probe::Http {
             addr: self.place.target,
             path: format!("/{}", herd_drivers::READY_FILE),
-            // The cells' protocol until experiments have a protocol axis.
-            protocol: herd_drivers::Protocol::H1,
+            protocol: started.over,
         };
-        self.wait_ready(&through, Host::Client, watched).map_err(|stop| match stop {
+        let ca = self.ca_file.clone();
+        self.wait_ready(&through, ca.as_deref(), Host::Client, watched).map_err(|stop| match stop {
             Stop::Failed(RunFailure::ServerNotReady { name, timeout, last, log_tail }) => {
                 RunFailure::PathUnreachable { path, name, timeout, last, log_tail }.into()
             }
