@@ -54,8 +54,8 @@ pub(super) struct CellRun<'a> {
     /// Program versions found so far in this experiment (asked once each).
     pub(super) versions: &'a mut BTreeMap<String, String>,
     pub(super) rec: &'a mut RepetitionRecord,
-    /// The CA that signed the server's certificate, for a protocol over TLS: made with the
-    /// server's launch, trusted by the client and the verification.
+    /// For a protocol over TLS, the CA the client and the verification trust: the one made
+    /// with the server's launch, or the router's where a proxy ends TLS itself.
     pub(super) ca_file: Option<PathBuf>,
 }
 
