@@ -42,6 +42,9 @@ command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || need_pk
 [ -x /usr/sbin/sysctl ] || need_pkgs+=(procps)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
+# HTTP/3 servers herd-engine's quic.rs and herd run --h3's tests run against (and caddy,
+# above).
+[ -x /usr/sbin/gtlsserver ] || need_pkgs+=(ngtcp2-server)
 # herd report --html is opened in headless Chromium by its test; a font for its screenshot.
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || need_pkgs+=(fonts-dejavu-core)

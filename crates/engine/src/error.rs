@@ -35,12 +35,16 @@ pub enum SpecError {
     NoConnections,
     #[error("requests per connection {lo}-{hi}: give at least 1, and the lower bound first")]
     BadPerConnection { lo: u32, hi: u32 },
-    #[error("HTTP/2 has streams instead of pipelining: give the streams per connection, not a pipeline depth")]
+    #[error("HTTP/2 and HTTP/3 have streams instead of pipelining: give the streams per connection, not a pipeline depth")]
     PipelinedHttp2,
-    #[error("think time is not available over HTTP/2 (a connection carries many requests at once); use a rate instead")]
+    #[error("think time is not available over HTTP/2 and HTTP/3 (a connection carries many requests at once); use a rate instead")]
     ThinkHttp2,
     #[error("flow-control window of {0} bytes: give 1 to 2^31 − 1 (RFC 9113 §6.9.1)")]
     BadWindow(u32),
+    #[error("the receive-rate cap paces TCP reads; HTTP/3 runs over UDP and has none: drop it")]
+    ReceiveRateHttp3,
+    #[error("HTTP/3 runs over UDP to a host and port, not over a Unix socket")]
+    UnixHttp3,
 }
 
 #[cfg(test)]

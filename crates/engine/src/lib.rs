@@ -31,6 +31,7 @@ mod mux;
 mod nofile;
 mod pacer;
 mod pipeline;
+pub mod quic;
 mod recorder;
 mod rng;
 mod run;
@@ -53,8 +54,8 @@ pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
 pub use recorder::{Answer, Completed, Failed, Recorder, Timing};
 pub use spec::{
-    Arrivals, H2Settings, PerConnection, RequestRate, Reuse, RunSpec, Schedule, SocketOptions,
-    StopAt, Think, Wire,
+    Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule,
+    SocketOptions, StopAt, Think, Wire,
 };
 pub use target::{check_allowed, Target, TargetError};
 pub use thread_usage::ThreadUsage;
@@ -80,6 +81,8 @@ pub struct Run<R> {
     pub workers: Vec<ThreadUsage>,
     /// TLS parameters of the first handshake, for https targets.
     pub tls_info: Option<TlsInfo>,
+    /// HTTP/3: what QUIC did, over every connection of the run.
+    pub quic: Option<quic::QuicStats>,
 }
 
 /// Runs the load described by `spec` until it is done, its deadline passes, a recorder

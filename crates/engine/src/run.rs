@@ -29,8 +29,9 @@ where
     }
     spec.check()?;
     // HTTP/2's requests in its own terms, once for every worker.
-    let h2_requests = match spec.wire {
+    let h2_requests = match &spec.wire {
         Wire::Http2(_) => Some(H2Request::from_workload(&spec.workload, &spec.target)?),
+        Wire::Http3(_) => Some(H2Request::for_target(&spec.workload, &spec.target, true)?),
         Wire::Http1 => None,
     };
     let n = spec.worker_count();
@@ -95,8 +96,12 @@ where
     let mut ended = started;
     let mut interrupted = false;
     let mut tls_info = None;
+    let mut quic: Option<crate::quic::QuicStats> = None;
     for r in results {
         let end = r?;
+        if let Some(q) = &end.quic {
+            crate::mux::add_quic(quic.get_or_insert_with(Default::default), q);
+        }
         ended = ended.max(end.last_activity);
         interrupted |= end.interrupted;
         if tls_info.is_none() {
@@ -106,7 +111,11 @@ where
         workers.push(end.usage);
     }
     control.reset_workers();
-    Ok(Run { started, started_wall, ended, interrupted, recorders, workers, tls_info })
+    if let Some(q) = &mut quic {
+        q.datagrams_per_recv =
+            if q.recv_calls > 0 { q.datagrams_received as f64 / q.recv_calls as f64 } else { 0.0 };
+    }
+    Ok(Run { started, started_wall, ended, interrupted, recorders, workers, tls_info, quic })
 }
 
 /// What one worker is given: its event loop, its part of the run, and its recorder.

@@ -43,8 +43,9 @@ pub struct RunSpec {
     pub wire: Wire,
 }
 
-/// The protocol on each connection. TLS or not comes from the target ([`Target::tls`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The protocol on each connection. TLS or not comes from the target ([`Target::tls`]) for
+/// HTTP/1 and HTTP/2; HTTP/3 brings its own (QUIC's TLS 1.3).
+#[derive(Debug, Clone, Default)]
 pub enum Wire {
     /// HTTP/1.x: one request at a time per connection, or a pipelined batch.
     #[default]
@@ -52,6 +53,16 @@ pub enum Wire {
     /// HTTP/2 (RFC 9113): with TLS, ALPN `h2`; without, prior knowledge (h2c). Requests go
     /// out as streams, up to `streams` at once on each connection.
     Http2(H2Settings),
+    /// HTTP/3 over QUIC (RFC 9114) on UDP to the target's port, up to `streams` requests at
+    /// once on each connection.
+    Http3(H3Wire),
+}
+
+/// HTTP/3's settings for a run: the QUIC client configuration every connection shares.
+#[derive(Debug, Clone)]
+pub struct H3Wire {
+    pub streams: NonZeroU32,
+    pub client: crate::quic::QuicClient,
 }
 
 /// HTTP/2's own settings for a run.
@@ -199,12 +210,22 @@ impl RunSpec {
     /// streams) and no think time (a pause belongs to a connection, and an HTTP/2 connection
     /// carries many users' requests at once); windows fit in 31 bits.
     pub fn check(&self) -> Result<(), SpecError> {
-        let Wire::Http2(h2) = self.wire else { return Ok(()) };
+        if matches!(self.wire, Wire::Http1) {
+            return Ok(());
+        }
         match self.schedule {
             Schedule::Pipelined { .. } => return Err(SpecError::PipelinedHttp2),
             Schedule::Closed { think: Some(_), .. } => return Err(SpecError::ThinkHttp2),
             _ => {}
         }
+        let h2 = match &self.wire {
+            Wire::Http2(h2) => h2,
+            Wire::Http3(_) if self.receive_rate.is_some() => {
+                return Err(SpecError::ReceiveRateHttp3)
+            }
+            Wire::Http3(_) if self.target.unix.is_some() => return Err(SpecError::UnixHttp3),
+            _ => return Ok(()),
+        };
         for window in [h2.stream_window, h2.connection_window] {
             if window == 0 || window > H2Settings::MAX_WINDOW {
                 return Err(SpecError::BadWindow(window));

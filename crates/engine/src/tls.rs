@@ -148,6 +148,11 @@ impl TlsClient {
     pub(crate) fn connect(&self) -> Result<ClientConnection, rustls::Error> {
         ClientConnection::new(self.config.clone(), self.server_name.clone())
     }
+
+    /// The configuration and the server's name, for QUIC (quinn drives rustls itself).
+    pub(crate) fn parts(&self) -> (Arc<ClientConfig>, &ServerName<'static>) {
+        (self.config.clone(), &self.server_name)
+    }
 }
 
 /// Reads what a finished handshake negotiated.

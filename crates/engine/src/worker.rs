@@ -59,6 +59,8 @@ pub(crate) struct WorkerEnd<R> {
     pub(crate) interrupted: bool,
     pub(crate) tls_info: Option<TlsInfo>,
     pub(crate) usage: ThreadUsage,
+    /// HTTP/3 runs: what QUIC did on this worker's connections.
+    pub(crate) quic: Option<crate::quic::QuicStats>,
 }
 
 pub(crate) struct Worker<'a, R> {
@@ -263,6 +265,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
             interrupted: self.interrupted || self.stop,
             tls_info: self.tls_info,
             usage: clock.stop(),
+            quic: None,
         })
     }
 

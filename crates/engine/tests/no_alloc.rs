@@ -195,8 +195,8 @@ fn http2_streams_do_not_allocate() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let port = h2_server();
     let wire = herd_engine::Wire::Http2(herd_engine::H2Settings::new(NonZeroU32::new(8).unwrap()));
-    let _warm = allocations_of(port, 100, wire);
-    let small = allocations_of(port, 1_000, wire);
+    let _warm = allocations_of(port, 100, wire.clone());
+    let small = allocations_of(port, 1_000, wire.clone());
     let large = allocations_of(port, 10_000, wire);
     // HPACK's tables, the stream slab and the frame buffers are per connection; a request
     // reuses them.

@@ -188,6 +188,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
             judgement: None,
             health: None,
             environment: environment.unwrap_or_default(),
+            protocol: Vec::new(),
         };
         single_run::write(path, run).with_context(|| format!("--html {}", path.display()))?;
     }

@@ -116,6 +116,10 @@ pub(crate) struct RunArgs {
     #[arg(long, conflicts_with = "alpn")]
     pub(crate) h2c: bool,
 
+    /// Speak HTTP/3 over QUIC (an https:// URL; UDP to its port)
+    #[arg(long, conflicts_with_all = ["h2", "h2c", "alpn"])]
+    pub(crate) h3: bool,
+
     /// Offer these ALPN protocols in the TLS handshake, in order of preference, and speak
     /// the one the server chooses: h2, http/1.1 or h2,http/1.1
     // A String, read in `plan`: clap takes a parser's Vec for a list of values.
@@ -326,6 +330,7 @@ pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
             )))
         }
         (true, _, None) | (_, true, None) => Speak::Http2,
+        (false, false, None) if args.h3 => Speak::Http3,
         (false, false, None) => Speak::Http1,
     };
     p.streams = args.streams.map(nonzero).transpose()?.unwrap_or(NonZeroU32::MIN);
@@ -491,7 +496,7 @@ mod tests {
                 0..3,
             ),
             outputs in (opt_path(), opt_path(), opt_path(), opt_path()),
-            h2 in (0u8..3, any::<bool>(), 1u32..=256, prop::option::of(1u64..=(1 << 31) - 1), prop::option::of(1u64..=(1 << 31) - 1)),
+            h2 in (0u8..4, any::<bool>(), 1u32..=256, prop::option::of(1u64..=(1 << 31) - 1), prop::option::of(1u64..=(1 << 31) - 1)),
         ) -> RunPlan {
             let scheme = if https { "https" } else { "http" };
             let url: RunUrl = format!("{scheme}://127.0.0.1:8080/x?y=1").parse().unwrap();
@@ -524,8 +529,17 @@ mod tests {
                 (0, _) => Speak::Http1,
                 (2, true) if both => Speak::Alpn(vec![Protocol::H2, Protocol::H1Tls]),
                 (2, true) => Speak::Alpn(vec![Protocol::H2]),
+                (3, true) => Speak::Http3,
                 _ => Speak::Http2,
             };
+            if p.speak == Speak::Http3 {
+                // What HTTP/3 refuses would only be refused.
+                p.requests.http10 = false;
+                p.bandwidth = None;
+                p.conforming = None;
+                p.unix_socket = None;
+                p.streams = NonZeroU32::new(streams).unwrap();
+            }
             if p.speak.may_be_http2() {
                 // HTTP/1-only settings would only be refused.
                 p.requests.http10 = false;

@@ -110,6 +110,14 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             judgement: report.judgement(),
             health: Some(report.health()),
             environment: environment.unwrap_or_default(),
+            // Plain HTTP/1.1 is what a page without the axis always meant.
+            protocol: last
+                .protocol
+                .filter(|&p| p != herd_stats::Protocol::H1)
+                .iter()
+                .map(|p| ("protocol".to_owned(), p.to_string()))
+                .chain(last.streams.map(|m| ("streams".to_owned(), m.to_string())))
+                .collect(),
         };
         crate::single_run::write(path, run)
             .with_context(|| format!("--html {}", path.display()))?;

@@ -32,6 +32,9 @@ pub(crate) struct SingleRun {
     pub(crate) health: Option<HealthFacts>,
     /// The machine as `herd_lab::environment::record` found it before the load.
     pub(crate) environment: Vec<(String, String)>,
+    /// What the run spoke, and its streams per connection, as the page's axes say them
+    /// (`protocol=h2`, `streams=10`); empty for herd ab.
+    pub(crate) protocol: Vec<(String, String)>,
 }
 
 /// Writes the run's page to `path` (whole or not at all).
@@ -47,8 +50,9 @@ fn experiment(run: SingleRun) -> StoredExperiment {
     let version = env!("CARGO_PKG_VERSION");
     // Arguments need not be UTF-8 (paths, ab's raw bytes): shown as near as can be.
     let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    let axes = vec![("url".to_owned(), run.url.clone())];
-    let key = format!("url={}", run.url);
+    let mut axes = vec![("url".to_owned(), run.url.clone())];
+    axes.extend(run.protocol.iter().cloned());
+    let key = axes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
     let definition = argv.join(" ");
     let record = RepetitionRecord {
         cell_key: key.clone(),

@@ -30,8 +30,14 @@ fn h2c_with_streams_gets_every_response_and_says_what_it_spoke() {
     assert_eq!(j["latency_us"]["connect"]["count"], 2, "{j}");
     // Time to first byte per request, not per connection.
     assert_eq!(j["latency_us"]["first_byte"]["count"], 2000, "{j}");
-    let out = run(herd().args(["run", "--h2c", "-m", "4", "-n", "20", &url]));
+    let page = util::tempdir("run-h2-html").join("run.html");
+    let out =
+        run(herd().args(["run", "--h2c", "-m", "4", "-n", "20", "--html"]).arg(&page).arg(&url));
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // The page says what was spoken, as its axes.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("protocol") && html.contains("h2c"), "no protocol on the page");
+    assert!(html.contains("streams"), "no streams on the page");
     let stdout = text(&out.stdout);
     assert!(
         stdout.contains("protocol    HTTP/2 in the clear (h2c), 4 streams per connection"),

@@ -271,7 +271,7 @@ pub(crate) fn pieces(data: &[u8], split: Split) -> Vec<&[u8]> {
     }
 }
 
-fn fnv1a(data: &[u8]) -> u64 {
+pub(crate) fn fnv1a(data: &[u8]) -> u64 {
     data.iter()
         .fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }

@@ -1,6 +1,7 @@
-//! HTTP/1.x on the client side, without I/O: encode requests, parse responses incrementally.
+//! HTTP on the client side, without I/O: HTTP/1.x at the crate's root (encode requests, parse
+//! responses incrementally), HTTP/2 in [`h2`] (the frame codec and HPACK).
 //!
-//! Brief overview:
+//! Brief overview of HTTP/1.x:
 //! - [`ResponseParser`] consumes response bytes as they arrive, in pieces of any size, and
 //!   says when a response is complete. It keeps only a small head buffer (bounded by
 //!   [`Limits::max_head_bytes`]); body bytes are counted, never stored.
@@ -16,6 +17,7 @@ mod chunked;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod h2;
+pub mod h3;
 mod request;
 mod response;
 

@@ -5,6 +5,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use herd_engine::quic::QuicConfigError;
 use herd_engine::{EngineError, ProbeError, TargetError, TlsConfigError};
 
 use crate::PlanError;
@@ -20,6 +21,8 @@ pub enum RunError {
     Requests(String),
     #[error("TLS settings")]
     Tls(#[source] TlsConfigError),
+    #[error(transparent)]
+    Quic(QuicConfigError),
     #[error(transparent)]
     Target(#[from] TargetError),
     /// A `--unix-socket` or `--bind` that cannot be used: the sentence says why.

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use std::num::{NonZeroU32, NonZeroU64};
 
+use herd_engine::quic::{QuicClient, QuicSettings};
 use herd_engine::{
-    self as engine, Control, H2Settings, PerConnection, RunSpec, SocketOptions, Target, Think,
-    TlsClient, TlsSettings, TlsVersions, Wire,
+    self as engine, Control, H2Settings, H3Wire, PerConnection, RunSpec, SocketOptions, Target,
+    Think, TlsClient, TlsSettings, TlsVersions, Wire,
 };
 use herd_stats::units::{BitRate, RequestRate};
 use herd_stats::Protocol;
@@ -20,6 +21,7 @@ use crate::client_usage::UsageProbe;
 use crate::interval::Seconds;
 use crate::outputs::{Outputs, StepStart};
 use crate::plan::{Arrivals, Body, Load, Reuse, RunPlan, Source, Stop};
+use crate::protocol::Speak;
 use crate::recorder::{RecorderPlan, RunRecorder};
 use crate::report::{RunReport, StepReport};
 use crate::request::RequestTemplate;
@@ -59,6 +61,8 @@ pub struct Prepared {
     recorder_plan: Arc<RecorderPlan>,
     /// What the run speaks (the server's ALPN choice, when it decides).
     protocol: Protocol,
+    /// HTTP/3: the QUIC configuration every connection shares.
+    quic: Option<QuicClient>,
 }
 
 impl Prepared {
@@ -135,6 +139,9 @@ impl Prepared {
 
     /// The engine's protocol for the run.
     fn wire(&self) -> Wire {
+        if let Some(client) = &self.quic {
+            return Wire::Http3(H3Wire { streams: self.plan.streams, client: client.clone() });
+        }
         if !self.protocol.is_multiplexed() {
             return Wire::Http1;
         }
@@ -156,7 +163,31 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
     plan.check()?;
     let url = &plan.url;
     let built = build_workload(plan)?;
-    let tls = if url.tls {
+    let h3 = plan.speak == Speak::Http3;
+    let tls_settings = url.tls.then(|| TlsSettings {
+        versions: TlsVersions::All,
+        cipher_suites: None,
+        client_cert: plan.tls.cert.clone(),
+        ca_file: plan.tls.ca_file.clone(),
+        sni: url.host.parse::<IpAddr>().is_err().then(|| url.host.clone()),
+        alpn: plan.speak.alpn_ids(true),
+    });
+    // HTTP/3 has its own TLS (QUIC's, 1.3 with ALPN h3) and no TCP one.
+    let quic = match (&tls_settings, h3) {
+        (Some(settings), true) => Some(
+            QuicClient::new(
+                // A silent server fails the handshake within the run's own timeout.
+                &QuicSettings {
+                    handshake_timeout: plan.timeout.get(),
+                    ..QuicSettings::new(settings.clone())
+                },
+                &url.host,
+            )
+            .map_err(RunError::Quic)?,
+        ),
+        _ => None,
+    };
+    let tls = if url.tls && !h3 {
         let settings = TlsSettings {
             versions: TlsVersions::All,
             cipher_suites: None,
@@ -212,14 +243,19 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         expected_bytes: built.expected_bytes.clone(),
         conn_rates: setup.conforming.and(steps.iter().map(|&(c, _)| c.get()).max()),
     });
-    Ok(Prepared { plan: plan.clone(), target, built, setup, recorder_plan, protocol })
+    Ok(Prepared { plan: plan.clone(), target, built, setup, recorder_plan, protocol, quic })
 }
 
 /// The protocol the run speaks. Over TLS, when HTTP/2 may be spoken, one handshake asks the
 /// server first: `--alpn` then runs what it chose, and `--h2` stops here with the reason if
 /// it will not speak HTTP/2 (rather than failing every connection of the run).
 fn decide_protocol(plan: &RunPlan, target: &Target) -> Result<Protocol, RunError> {
-    if let Some(p) = plan.protocol().filter(|p| !(p.is_encrypted() && p.is_multiplexed())) {
+    let ask = match &plan.speak {
+        Speak::Alpn(_) => true,
+        Speak::Http2 => plan.url.tls,
+        Speak::Http1 | Speak::Http3 => false,
+    };
+    if let Some(p) = plan.protocol().filter(|_| !ask) {
         return Ok(p);
     }
     let chosen = engine::negotiate_alpn(target, plan.timeout.get()).map_err(RunError::Probe)?;
@@ -351,6 +387,7 @@ fn measure(
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
         client,
+        quic: done.quic,
     };
     Ok((info, recorder))
 }

@@ -62,4 +62,6 @@ pub(crate) struct RunInfo {
     pub(crate) interrupted: bool,
     /// What the client itself used: the health verdict's own figures.
     pub(crate) client: ClientUsage,
+    /// HTTP/3: what QUIC did.
+    pub(crate) quic: Option<herd_engine::quic::QuicStats>,
 }

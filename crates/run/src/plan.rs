@@ -292,6 +292,28 @@ impl RunPlan {
             Speak::Http2 if self.requests.http10 => {
                 return refuse("--h2c speaks HTTP/2: drop --http10, which asks for HTTP/1.0")
             }
+            Speak::Http3 if !tls => {
+                return refuse(
+                    "--h3 speaks HTTP/3 over QUIC, which is always encrypted: give an https:// URL",
+                )
+            }
+            Speak::Http3 if self.requests.http10 => {
+                return refuse("--h3 speaks HTTP/3: drop --http10, which asks for HTTP/1.0")
+            }
+            Speak::Http3 if self.bandwidth.is_some() => {
+                return refuse(
+                    "--bandwidth paces TCP reads; HTTP/3 runs over UDP: drop --bandwidth with --h3",
+                )
+            }
+            Speak::Http3 if self.unix_socket.is_some() => {
+                return refuse("--h3 runs over UDP to a host and port: drop --unix-socket")
+            }
+            Speak::Http3 if self.windows != Windows::default() => {
+                return refuse(
+                    "--window and --connection-window are HTTP/2's flow control; HTTP/3's \
+                     windows are QUIC's (16 MiB per stream): drop them with --h3",
+                )
+            }
             Speak::Alpn(_) if !tls => {
                 return refuse(
                     "--alpn chooses the protocol in the TLS handshake: it needs an https:// URL \
@@ -308,12 +330,12 @@ impl RunPlan {
             }
             _ => {}
         }
-        if !self.speak.may_be_http2() {
+        if !self.speak.may_multiplex() {
             if self.streams.get() > 1 {
                 return refuse(
-                    "--streams sends several requests at once on each HTTP/2 connection; HTTP/1.1 \
-                     carries one at a time: give --h2 (https://) or --h2c (http://), or \
-                     --pipeline for HTTP/1.1 pipelining",
+                    "--streams sends several requests at once on each HTTP/2 or HTTP/3 connection; \
+                     HTTP/1.1 carries one at a time: give --h2 (https://), --h2c (http://) or --h3 \
+                     (https://), or --pipeline for HTTP/1.1 pipelining",
                 );
             }
             if self.windows != Windows::default() {
@@ -456,6 +478,7 @@ impl RunPlan {
             Speak::Http1 => {}
             Speak::Http2 if self.url.tls => a.push("--h2"),
             Speak::Http2 => a.push("--h2c"),
+            Speak::Http3 => a.push("--h3"),
             Speak::Alpn(list) => a.flag("--alpn", protocol::alpn_text(list)),
         }
         if self.streams.get() != 1 {

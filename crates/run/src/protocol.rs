@@ -15,6 +15,8 @@ pub enum Speak {
     /// HTTP/2: over TLS with ALPN `h2` for https:// (`--h2`), in the clear with prior
     /// knowledge for http:// (`--h2c`).
     Http2,
+    /// HTTP/3 over QUIC (`--h3`): https:// URLs only, on UDP to the URL's port.
+    Http3,
     /// Over TLS, whichever of these the server chooses by ALPN, offered in this order
     /// (`--alpn h2,http/1.1`): the one way a run falls back from HTTP/2 to HTTP/1.1.
     Alpn(Vec<Protocol>),
@@ -53,6 +55,7 @@ impl Speak {
             (Speak::Http1, true) => Some(Protocol::H1Tls),
             (Speak::Http2, false) => Some(Protocol::H2c),
             (Speak::Http2, true) => Some(Protocol::H2),
+            (Speak::Http3, _) => Some(Protocol::H3),
             (Speak::Alpn(_), _) => None,
         }
     }
@@ -60,10 +63,15 @@ impl Speak {
     /// Whether HTTP/2 may be spoken.
     pub fn may_be_http2(&self) -> bool {
         match self {
-            Speak::Http1 => false,
+            Speak::Http1 | Speak::Http3 => false,
             Speak::Http2 => true,
             Speak::Alpn(list) => list.contains(&Protocol::H2),
         }
+    }
+
+    /// Whether a connection may carry several requests at once (HTTP/2 or HTTP/3).
+    pub fn may_multiplex(&self) -> bool {
+        matches!(self, Speak::Http3) || self.may_be_http2()
     }
 
     /// The ALPN protocol ids a TLS handshake offers, in order.

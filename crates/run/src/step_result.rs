@@ -11,7 +11,7 @@ use crate::health::{self, Inputs};
 use crate::recorder::{ConnRate, RunRecorder};
 use crate::report::{
     Bytes, Clients, Conforming, FormatV1, GroupRow, Groups, Latencies, LatencySummary,
-    PerConnection, Requests, Schedule, StepReport, ThinkKind, ThinkReport,
+    PerConnection, QuicReport, Requests, Schedule, StepReport, ThinkKind, ThinkReport,
 };
 use crate::summary::per_second;
 use crate::{RunInfo, RunSetup};
@@ -29,6 +29,7 @@ pub(crate) fn step_report(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> 
         keep_alive: info.keep_alive,
         protocol: setup.protocol,
         streams: setup.streams,
+        quic: info.quic.map(|q| QuicReport::from(&q)),
         schedule: match info.rate {
             Some(r) => Schedule::Rate { requests_per_second: r },
             None => Schedule::Closed,
@@ -160,6 +161,7 @@ pub(crate) mod tests {
             elapsed,
             interrupted: false,
             client: ClientUsage { workers: 1, busy: 0.1, ..ClientUsage::default() },
+            quic: None,
         };
         step_report(&setup, &info, r)
     }

@@ -43,6 +43,24 @@ pub fn write(out: &mut dyn Write, setup: &RunSetup, r: &StepReport) -> io::Resul
             None => writeln!(out, "  protocol    {}", p.describe())?,
         }
     }
+    if let Some(q) = &r.quic {
+        writeln!(
+            out,
+            "  quic        rtt min {} smoothed {}, {} of {} packets lost, {} datagrams in ({:.1} per receive call{})",
+            micros(q.min_rtt_us),
+            micros(q.smoothed_rtt_us),
+            q.packets_lost,
+            q.packets_sent,
+            q.datagrams_received,
+            q.datagrams_per_recv,
+            match (q.gso, q.gro) {
+                (true, true) => ", GSO and GRO",
+                (true, false) => ", GSO",
+                (false, true) => ", GRO",
+                (false, false) => "",
+            }
+        )?;
+    }
     if let Some(d) = &setup.description {
         writeln!(out, "  requests    {d}")?;
     }

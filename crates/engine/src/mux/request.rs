@@ -28,8 +28,17 @@ impl H2Request {
         workload: &Workload,
         target: &Target,
     ) -> Result<Vec<H2Request>, EngineError> {
-        let scheme: &[u8] = if target.tls.is_some() { b"https" } else { b"http" };
-        let authority = default_authority(target);
+        Self::for_target(workload, target, target.tls.is_some())
+    }
+
+    /// As [`H2Request::from_workload`], `tls` saying the scheme (HTTP/3 is always https).
+    pub(crate) fn for_target(
+        workload: &Workload,
+        target: &Target,
+        tls: bool,
+    ) -> Result<Vec<H2Request>, EngineError> {
+        let scheme: &[u8] = if tls { b"https" } else { b"http" };
+        let authority = default_authority(target, tls);
         workload
             .requests()
             .iter()
@@ -83,6 +92,23 @@ impl H2Request {
         Ok(H2Request { fields, body: body.to_vec(), head })
     }
 
+    /// The request's HTTP/3 stream: HEADERS (QPACK, static table only) and DATA for a body
+    /// (RFC 9114 §4.1), built once per run; every request sends these bytes.
+    pub(crate) fn h3_stream(&self) -> Vec<u8> {
+        use herd_proto::h3::frame::{self, kind};
+        let mut block = Vec::new();
+        herd_proto::h3::qpack::encode_field_section(
+            self.fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice())),
+            &mut block,
+        );
+        let mut out = Vec::with_capacity(block.len() + self.body.len() + 16);
+        frame::encode(kind::HEADERS, &block, &mut out);
+        if !self.body.is_empty() {
+            frame::encode(kind::DATA, &self.body, &mut out);
+        }
+        out
+    }
+
     /// The fields as the HPACK encoder takes them (built when a header block is encoded
     /// anew: a few times per connection, not per request).
     pub(crate) fn field_slices(&self) -> Vec<(&[u8], &[u8])> {
@@ -92,8 +118,8 @@ impl H2Request {
 
 /// `host[:port]` when the request has no Host field (HTTP/1.0): the port only when it is not
 /// the scheme's own.
-fn default_authority(target: &Target) -> Vec<u8> {
-    let default_port = if target.tls.is_some() { 443 } else { 80 };
+fn default_authority(target: &Target, tls: bool) -> Vec<u8> {
+    let default_port = if tls { 443 } else { 80 };
     let host = if target.host.contains(':') && !target.host.starts_with('[') {
         format!("[{}]", target.host)
     } else {

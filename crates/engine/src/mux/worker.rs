@@ -17,11 +17,15 @@ use std::time::{Duration, Instant};
 use herd_stats::FailureKind;
 use mio::{Events, Interest, Poll, Token};
 
-use super::conn::{MuxConn, State};
+use bytes::Bytes;
+
+use super::conn::{Link, MuxConn, State};
 use super::h2::{Event, Limits, H2};
+use super::h3link::H3Link;
 use super::request::H2Request;
 use crate::control::Slot;
 use crate::pacer::Pacer;
+use crate::quic::{IoBuffers, QuicClient, QuicStats};
 use crate::recorder::{Answer, Failed};
 use crate::rng::Rng;
 use crate::run::Share;
@@ -45,6 +49,9 @@ pub(crate) struct MuxWorker<'a, R> {
     requests: &'a [H2Request],
     /// The workload has several requests (`:path` stays out of the HPACK table).
     many: bool,
+    /// HTTP/3: the QUIC client, streams per connection, each request's stream bytes, and the
+    /// worker's datagram buffers.
+    h3: Option<H3Run<'a>>,
     poll: Poll,
     slot: Arc<Slot>,
     conns: Vec<MuxConn>,
@@ -74,6 +81,15 @@ pub(crate) struct MuxWorker<'a, R> {
     interrupted: bool,
 }
 
+/// What an HTTP/3 run's worker holds besides its connections.
+struct H3Run<'a> {
+    client: &'a QuicClient,
+    streams: u32,
+    /// Each request's stream (HEADERS and DATA), encoded once; cloning shares the bytes.
+    bytes: Vec<Bytes>,
+    io: IoBuffers,
+}
+
 impl<'a, R: Recorder> MuxWorker<'a, R> {
     pub(crate) fn new(
         spec: &'a RunSpec,
@@ -84,15 +100,34 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         let Share { poll, slot, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
             share;
         let now = Instant::now();
-        let settings = match spec.wire {
-            Wire::Http2(s) => s,
-            Wire::Http1 => H2Settings::new(std::num::NonZeroU32::MIN),
-        };
         let max_head = spec.limits.max_head_bytes;
         let limits =
             Limits { max_list: u32::try_from(max_head).unwrap_or(u32::MAX), max_block: max_head };
+        let h3 = match &spec.wire {
+            Wire::Http3(w) => Some(H3Run {
+                client: &w.client,
+                streams: w.streams.get(),
+                bytes: requests.iter().map(|r| Bytes::from(r.h3_stream())).collect(),
+                io: IoBuffers::new(),
+            }),
+            _ => None,
+        };
+        let settings = match &spec.wire {
+            Wire::Http2(s) => *s,
+            _ => H2Settings::new(std::num::NonZeroU32::MIN),
+        };
         let conns = (0..n_conns)
-            .map(|_| MuxConn::new(H2::new(settings, limits, requests.len()), now))
+            .map(|_| {
+                let link = match h3 {
+                    Some(_) => Link::H3(H3Link::new()),
+                    None => Link::H2 {
+                        transport: None,
+                        h2: H2::new(settings, limits, requests.len()),
+                        throttle: None,
+                    },
+                };
+                MuxConn::new(link, now)
+            })
             .collect();
         let all: Vec<usize> = (0..n_conns as usize).collect();
         let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
@@ -101,6 +136,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             control,
             requests,
             many: requests.len() > 1,
+            h3,
             poll,
             slot,
             conns,
@@ -213,6 +249,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             self.last_activity = Instant::now();
         }
         self.slot.finished.store(self.finished, Ordering::Relaxed);
+        let quic = self.h3.is_some().then(|| self.quic_stats());
         for c in &mut self.conns {
             c.close();
         }
@@ -222,7 +259,19 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             interrupted: self.interrupted || self.stop,
             tls_info: self.tls_info,
             usage: clock.stop(),
+            quic,
         })
+    }
+
+    /// Every HTTP/3 connection's figures, summed.
+    fn quic_stats(&mut self) -> QuicStats {
+        let mut total = QuicStats::default();
+        for c in &mut self.conns {
+            if let Some(l) = c.h3() {
+                super::h3link::add(&mut total, &l.stats());
+            }
+        }
+        total
     }
 
     fn take_request(&mut self) -> bool {
@@ -276,6 +325,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 let ready = due.max(self.conns[i].waiting_since());
                 self.start(i, ex.due(due, ready), now);
                 self.write(i);
+                if self.h3.is_some() {
+                    self.arm_quic(i);
+                }
             } else if let Some(i) = self.free.pop() {
                 let Some(ex) = self.next_request(now) else {
                     self.free.push(i);
@@ -330,6 +382,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         };
         self.timers.cancel(i);
         self.conns[i].reopen(first, limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
+        if self.h3.is_some() {
+            self.open_h3(i, now);
+            return;
+        }
         let connecting = match &spec.target.unix {
             Some(path) => socket::connect_unix(path),
             None => {
@@ -359,6 +415,35 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
     }
 
+    /// HTTP/3: a QUIC connection, its socket in the worker's poll, its first flight out.
+    fn open_h3(&mut self, i: usize, now: Instant) {
+        let addrs = &self.spec.target.addrs;
+        let Some(&peer) = addrs.get(self.addr).or(addrs.last()) else { return };
+        let Some(h3) = &self.h3 else { return };
+        let (client, streams) = (h3.client, h3.streams);
+        let Some(link) = self.conns[i].h3() else { return };
+        if let Err(f) = link.connect(client, peer, streams, now) {
+            self.conn_failed(i, f.kind(), None);
+            return;
+        }
+        let registered = match link.socket() {
+            Some(sock) => self.poll.registry().register(
+                sock,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            ),
+            None => Ok(()),
+        };
+        if let Err(e) = registered {
+            self.conn_failed(i, FailureKind::Connect, Some(e));
+            return;
+        }
+        // Until QUIC's handshake is done the connection is connecting: it has no TCP stage.
+        self.conns[i].set_state(State::Connecting);
+        self.any_connected = true;
+        self.write(i);
+    }
+
     fn connect_failed(&mut self, i: usize, e: io::Error) {
         if !self.any_connected && self.addr + 1 < self.spec.target.addrs.len() {
             // As HTTP/1 does: the next resolved address, the request kept.
@@ -374,6 +459,22 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     fn on_event(&mut self, i: usize, readable: bool, writable: bool, hangup: bool, buf: &mut [u8]) {
+        if self.h3.is_some() {
+            if self.conns[i].state() == State::Closed {
+                return;
+            }
+            let now = Instant::now();
+            if let (Some(h3), Some(link)) = (self.h3.as_mut(), self.conns[i].h3()) {
+                if readable || hangup {
+                    link.on_readable(now, &mut h3.io);
+                }
+                if writable {
+                    link.on_writable(now, &mut h3.io);
+                }
+            }
+            self.after_h3(i, now);
+            return;
+        }
         match self.conns[i].state() {
             State::Closed => {}
             State::Connecting => {
@@ -440,8 +541,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         self.conns[i].open();
         if let Some(mut first) = self.conns[i].take_first() {
             first.connected_at(now);
-            let c = &mut self.conns[i];
-            c.h2.submit(first, true, self.requests, self.many);
+            self.submit(i, first, true, now);
         }
         self.fill(i, now);
         self.write(i);
@@ -457,19 +557,54 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
         while self.conns[i].has_room() {
             let Some(ex) = self.next_request(now) else { return };
-            self.start(i, ex, now);
+            if !self.start(i, ex, now) {
+                return;
+            }
         }
     }
 
-    /// Starts `ex` on open connection `i` (its connection is ready: reused).
-    fn start(&mut self, i: usize, mut ex: Exchange, now: Instant) {
+    /// Starts `ex` on open connection `i` (its connection is ready: reused). False when an
+    /// HTTP/3 connection would not take it after all (the server's stream limit, which only
+    /// the attempt tells): the request goes back to be sent again.
+    fn start(&mut self, i: usize, mut ex: Exchange, now: Instant) -> bool {
         ex.connected_at(now);
-        let c = &mut self.conns[i];
-        c.count_start();
-        c.h2.submit(ex, false, self.requests, self.many);
+        self.submit(i, ex, false, now)
+    }
+
+    /// Hands `ex` to connection `i`'s protocol.
+    fn submit(&mut self, i: usize, ex: Exchange, first: bool, now: Instant) -> bool {
+        let (requests, many) = (self.requests, self.many);
+        let taken = match (&self.h3, &mut self.conns[i].link) {
+            (Some(h3), Link::H3(l)) => {
+                let head = requests.get(ex.req()).is_some_and(|r| r.head);
+                match h3.bytes.get(ex.req()) {
+                    Some(b) => l.submit(ex, first, b, head, now),
+                    None => false,
+                }
+            }
+            (_, Link::H2 { h2, .. }) => {
+                h2.submit(ex, first, requests, many);
+                true
+            }
+            (None, Link::H3(_)) => false,
+        };
+        if !taken {
+            self.retry.push(ex);
+            return false;
+        }
+        if !first {
+            self.conns[i].count_start();
+        }
+        true
     }
 
     fn write(&mut self, i: usize) {
+        if let Some(h3) = self.h3.as_mut() {
+            if let Some(l) = self.conns[i].h3() {
+                l.flush(Instant::now(), &mut h3.io);
+            }
+            return;
+        }
         match self.conns[i].write() {
             Io::Done(_) | Io::Retry => {}
             Io::Eof => self.conn_failed(i, FailureKind::Write, None),
@@ -499,9 +634,11 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 Io::Done(n) => {
                     let now = Instant::now();
                     let data = into.get(..n).unwrap_or_default();
-                    let fed = self.conns[i].h2.on_read(data, now, self.requests);
+                    let fed = self.conns[i].on_read(data, now, self.requests);
                     if let Err(e) = fed {
-                        self.conns[i].h2.fail_all(e.kind, Some(e.code));
+                        if let Some(h2) = self.conns[i].h2() {
+                            h2.fail_all(e.kind, Some(e.code));
+                        }
                         // The GOAWAY that says why, best effort, then the end.
                         let _ = self.conns[i].write();
                         self.drain_events(i, now);
@@ -540,7 +677,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     fn on_eof(&mut self, i: usize) {
         let now = Instant::now();
-        self.conns[i].h2.on_eof();
+        if let Some(h2) = self.conns[i].h2() {
+            h2.on_eof();
+        }
         self.drain_events(i, now);
         if self.conns[i].first().is_some() {
             self.conn_failed(i, FailureKind::Closed, None);
@@ -549,43 +688,67 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         self.close_and_release(i);
     }
 
-    /// Records the outcomes the session has decided, and frees their slots.
+    /// Records the outcomes the protocol has decided, and frees their slots.
     fn drain_events(&mut self, i: usize, now: Instant) {
         let conn = self.first_conn + i as u32;
-        while let Some(ev) = self.conns[i].h2.next_event() {
+        while let Some(ev) = self.conns[i].next_event() {
             let (Event::Done(slot) | Event::Failed(slot, _) | Event::Retry(slot)) = ev;
-            match ev {
-                Event::Done(slot) => {
-                    if let Some(done) = self.conns[i].h2.completed(slot, now, conn) {
-                        let answer = self.recorder.completed(&done);
+            if let Some(r) = self.conns[i].record(slot) {
+                match ev {
+                    Event::Done(_) => {
+                        let answer = self.recorder.completed(&r.completed(now, conn));
                         self.last_activity = now;
                         self.after_outcome(answer);
                     }
-                }
-                Event::Failed(slot, kind) => {
-                    if let Some(s) = self.conns[i].h2.stream(slot) {
-                        let failed = Failed {
-                            kind,
-                            timing: s.ex.timing(now),
-                            bytes_read: s.ex.bytes_read(),
-                            bytes_written: s.bytes_written,
-                            os_error: None,
-                            reused: !s.first,
-                            request: s.ex.req(),
-                            conn,
-                        };
-                        let answer = self.recorder.failed(&failed);
+                    Event::Failed(_, kind) => {
+                        let answer = self.recorder.failed(&r.failed(kind, now, conn));
                         self.last_activity = now;
                         self.after_outcome(answer);
                     }
-                }
-                Event::Retry(slot) => {
-                    if let Some(s) = self.conns[i].h2.stream(slot) {
-                        self.retry.push(s.ex);
-                    }
+                    Event::Retry(_) => self.retry.push(r.ex),
                 }
             }
-            self.conns[i].h2.release(slot);
+            self.conns[i].release(slot);
+        }
+    }
+
+    /// HTTP/3: after the driver ran (a read, a timer): the handshake's end starts the first
+    /// request; outcomes are recorded; a connection that ended fails what it still held and
+    /// goes; otherwise its streams are refilled, its packets sent and its timer set.
+    fn after_h3(&mut self, i: usize, now: Instant) {
+        let (connected, closed) = match self.conns[i].h3() {
+            Some(l) => (l.is_connected(), l.closed()),
+            None => return,
+        };
+        if connected && self.conns[i].state() != State::Open {
+            self.conns[i].set_state(State::Open);
+            if let Some(mut first) = self.conns[i].take_first() {
+                first.connected_at(now);
+                self.submit(i, first, true, now);
+            }
+        }
+        self.drain_events(i, now);
+        if let Some(kind) = closed {
+            self.conn_failed(i, kind, None);
+            return;
+        }
+        if self.conns[i].is_spent() {
+            self.close_and_release(i);
+            return;
+        }
+        if self.conns[i].state() == State::Open {
+            self.fill(i, now);
+        }
+        self.write(i);
+        self.arm_quic(i);
+    }
+
+    /// HTTP/3: the connection's QUIC timer, in the worker's heap.
+    fn arm_quic(&mut self, i: usize) {
+        let at = self.conns[i].h3().and_then(H3Link::poll_timeout);
+        match at {
+            Some(at) => self.timers.set(i, at),
+            None => self.timers.cancel(i),
         }
     }
 
@@ -610,7 +773,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             self.last_activity = now;
             self.after_outcome(answer);
         }
-        self.conns[i].h2.fail_all(kind, None);
+        match &mut self.conns[i].link {
+            Link::H2 { h2, .. } => h2.fail_all(kind, None),
+            Link::H3(l) => l.fail_all(kind),
+        }
         self.drain_events(i, now);
         self.conns[i].close();
         self.timers.cancel(i);
@@ -641,6 +807,13 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
         while !self.stop {
             let Some(i) = self.timers.pop_due(now) else { return };
+            if self.h3.is_some() && self.conns[i].state() != State::Closed {
+                if let (Some(h3), Some(link)) = (self.h3.as_mut(), self.conns[i].h3()) {
+                    link.on_timeout(now, &mut h3.io);
+                }
+                self.after_h3(i, now);
+                continue;
+            }
             match self.conns[i].state() {
                 State::Open => self.on_readable(i, false, buf),
                 State::Closed => self.release(i),
@@ -675,9 +848,13 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                     self.conn_failed(i, FailureKind::Timeout, None);
                 }
                 State::Open => {
-                    self.conns[i].h2.expire(now, timeout);
+                    self.conns[i].expire(now, timeout);
                     self.drain_events(i, now);
-                    self.after_read(i);
+                    if self.h3.is_some() {
+                        self.after_h3(i, now);
+                    } else {
+                        self.after_read(i);
+                    }
                 }
                 _ => {}
             }

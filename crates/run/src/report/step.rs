@@ -24,6 +24,9 @@ pub struct StepReport {
     /// Requests at once on each connection, for HTTP/2 (`--streams`); null for HTTP/1.
     #[serde(default)]
     pub streams: Option<u32>,
+    /// HTTP/3: what QUIC did over the run's connections; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicReport>,
     pub schedule: Schedule,
     /// Measured time: from the end of the warm-up (or the start) to the last outcome or the
     /// deadline.
@@ -46,6 +49,41 @@ pub struct StepReport {
     pub groups: Option<Groups>,
     /// The client health verdict and the figures it was judged on.
     pub client: ClientHealth,
+}
+
+/// What QUIC did over an HTTP/3 run's connections (h2load's QUIC rows and herd's own).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QuicReport {
+    /// The lowest round-trip time seen (ACK delay left out), µs.
+    pub min_rtt_us: u64,
+    /// The last smoothed round-trip time estimate, µs.
+    pub smoothed_rtt_us: u64,
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    /// Datagrams per receive system call: above 1 when GRO or recvmmsg batched them.
+    pub datagrams_per_recv: f64,
+    /// Whether the kernel's segmentation offloads were in use.
+    pub gso: bool,
+    pub gro: bool,
+}
+
+impl From<&herd_engine::quic::QuicStats> for QuicReport {
+    fn from(q: &herd_engine::quic::QuicStats) -> QuicReport {
+        let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        QuicReport {
+            min_rtt_us: us(q.min_rtt),
+            smoothed_rtt_us: us(q.smoothed_rtt),
+            packets_sent: q.packets_sent,
+            packets_lost: q.packets_lost,
+            datagrams_sent: q.datagrams_sent,
+            datagrams_received: q.datagrams_received,
+            datagrams_per_recv: q.datagrams_per_recv,
+            gso: q.gso,
+            gro: q.gro,
+        }
+    }
 }
 
 /// When requests were sent.

@@ -27,7 +27,6 @@ use herd_proto::h2::{encode, hpack, ErrorCode, FrameDecoder, SettingId, DEFAULT_
 use herd_stats::FailureKind;
 
 use super::request::{H2Request, PATH_FIELD};
-use crate::recorder::Completed;
 use crate::session::Exchange;
 use crate::H2Settings;
 
@@ -354,28 +353,6 @@ impl H2 {
     #[inline]
     pub(crate) fn release(&mut self, slot: usize) {
         self.streams.release(slot);
-    }
-
-    /// The complete response of `slot`, for the recorder.
-    pub(crate) fn completed(
-        &self,
-        slot: usize,
-        end: Instant,
-        conn: u32,
-    ) -> Option<Completed<'static>> {
-        let s = self.streams.get(slot)?;
-        Some(Completed {
-            timing: s.ex.timing(end),
-            status: s.status,
-            reusable: true,
-            body_bytes: s.body,
-            bytes_read: s.ex.bytes_read(),
-            bytes_written: s.bytes_written,
-            reused: !s.first,
-            server: None,
-            request: s.ex.req(),
-            conn,
-        })
     }
 
     /// Fails every stream whose request has run `timeout`: each is cancelled (RST_STREAM

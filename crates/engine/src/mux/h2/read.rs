@@ -399,6 +399,8 @@ impl H2 {
         for (id, value) in settings.iter() {
             match id {
                 SettingId::HEADER_TABLE_SIZE => self.hpack_out.set_peer_max_table_size(value),
+                // A server may not offer push (RFC 9113 §6.5.2).
+                SettingId::ENABLE_PUSH if value != 0 => return Err(protocol_error()),
                 SettingId::MAX_CONCURRENT_STREAMS => self.peer.max_streams = value,
                 SettingId::MAX_FRAME_SIZE => self.peer.max_frame = value,
                 SettingId::INITIAL_WINDOW_SIZE => {

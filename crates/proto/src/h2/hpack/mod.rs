@@ -15,7 +15,10 @@
 mod decoder;
 mod encoder;
 mod error;
-mod huffman;
+// Public only for the fuzz target and the integration tests; the engine has no use for it.
+#[doc(hidden)]
+pub mod fuzzing;
+pub(crate) mod huffman;
 mod huffman_codes;
 mod integer;
 mod response;

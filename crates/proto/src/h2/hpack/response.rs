@@ -69,10 +69,10 @@ impl Check {
             return Ok(());
         }
         self.regular_seen = true;
-        if name.is_empty() || !name.iter().all(|&b| matches!(b, 0x21..=0x40 | 0x5b..=0x7e)) {
+        if name.is_empty() || !name.iter().all(|&b| NAME_OCTET[usize::from(b)]) {
             return Err(HpackError::InvalidFieldName);
         }
-        if value.iter().any(|&b| matches!(b, b'\0' | b'\r' | b'\n')) {
+        if memchr::memchr3(b'\0', b'\r', b'\n', value).is_some() {
             return Err(HpackError::InvalidFieldValue);
         }
         match name {
@@ -101,6 +101,17 @@ impl Check {
         })
     }
 }
+
+/// The octets a field name may hold (RFC 9113 §8.2.1): visible ASCII but uppercase.
+static NAME_OCTET: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x21;
+    while b <= 0x7e {
+        table[b] = !(b >= 0x41 && b <= 0x5a);
+        b += 1;
+    }
+    table
+};
 
 fn status(value: &[u8]) -> Option<u16> {
     match value {

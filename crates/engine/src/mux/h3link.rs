@@ -1,0 +1,351 @@
+//! One HTTP/3 connection as the multiplexed worker sees it: the QUIC driver's [`H3Conn`]
+//! (quic/), the requests it carries (each an [`Exchange`] in a reused slot, whose index is the
+//! driver's tag), and the outcomes it has decided, as [`Event`]s like HTTP/2's.
+//!
+//! The driver tells what happens through a callback while it holds the connection; the
+//! callback only notes it ([`Note`], owned, small, in a reused buffer), and the notes are
+//! applied afterwards, when the link is free to change.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::Bytes;
+use herd_stats::FailureKind;
+
+use super::h2::Event;
+use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicStats};
+use crate::session::Exchange;
+
+/// What the driver said, kept until it can be applied.
+#[derive(Debug, Clone, Copy)]
+enum Note {
+    Connected,
+    FirstByte(u64),
+    Done {
+        tag: u64,
+        status: u16,
+        body: u64,
+    },
+    /// Not processed (GOAWAY, H3_REQUEST_REJECTED): it may go again.
+    Refused(u64),
+    Failed(u64, FailureKind),
+    Closed(FailureKind),
+}
+
+/// A request on the connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct H3Request {
+    pub(crate) ex: Exchange,
+    pub(crate) first: bool,
+    pub(crate) status: u16,
+    pub(crate) body: u64,
+    pub(crate) bytes_written: u64,
+    open: bool,
+}
+
+pub(crate) struct H3Link {
+    /// Boxed: a QUIC connection's state is several kilobytes, and a link holds none while
+    /// closed (one allocation per connection, not per request).
+    conn: Option<Box<H3Conn>>,
+    notes: Vec<Note>,
+    slots: Vec<Option<H3Request>>,
+    free: Vec<usize>,
+    events: Vec<Event>,
+    open: u32,
+    /// The handshake is done.
+    connected: bool,
+    /// The connection's end, when it came: why.
+    closed: Option<FailureKind>,
+    answered: u32,
+    /// The figures of the connections this link has had, summed when each closed.
+    stats: QuicStats,
+}
+
+impl H3Link {
+    pub(crate) fn new() -> H3Link {
+        H3Link {
+            conn: None,
+            notes: Vec::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            events: Vec::new(),
+            open: 0,
+            connected: false,
+            closed: None,
+            answered: 0,
+            stats: QuicStats::default(),
+        }
+    }
+
+    /// Starts a connection to `peer` (its first flight leaves at the next flush).
+    pub(crate) fn connect(
+        &mut self,
+        client: &QuicClient,
+        peer: SocketAddr,
+        streams: u32,
+        now: Instant,
+    ) -> Result<(), QuicFailure> {
+        self.close();
+        self.conn = Some(Box::new(H3Conn::connect(client, peer, streams as usize, now)?));
+        Ok(())
+    }
+
+    /// Drops the connection (its figures are kept).
+    pub(crate) fn close(&mut self) {
+        if let Some(c) = self.conn.take() {
+            add(&mut self.stats, &c.stats());
+        }
+        self.notes.clear();
+        self.slots.clear();
+        self.free.clear();
+        self.events.clear();
+        self.open = 0;
+        self.connected = false;
+        self.closed = None;
+        self.answered = 0;
+    }
+
+    pub(crate) fn socket(&mut self) -> Option<&mut impl mio::event::Source> {
+        self.conn.as_mut().map(|c| c.quic().socket())
+    }
+
+    #[inline]
+    pub(crate) fn is_connected(&self) -> bool {
+        self.connected
+    }
+
+    #[inline]
+    pub(crate) fn closed(&self) -> Option<FailureKind> {
+        self.closed
+    }
+
+    #[inline]
+    pub(crate) fn open(&self) -> u32 {
+        self.open
+    }
+
+    #[inline]
+    pub(crate) fn can_open(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.can_submit())
+    }
+
+    /// No request will start on it again (GOAWAY, or its end).
+    #[inline]
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closed.is_some() || (self.connected && !self.can_open() && self.open == 0)
+    }
+
+    /// Sends `ex` (request bytes `stream`) on a new stream; false if the connection would
+    /// not take it (the caller keeps the request).
+    pub(crate) fn submit(
+        &mut self,
+        ex: Exchange,
+        first: bool,
+        stream: &Bytes,
+        head: bool,
+        now: Instant,
+    ) -> bool {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() - 1
+        });
+        let Some(conn) = self.conn.as_mut() else {
+            self.free.push(slot);
+            return false;
+        };
+        if conn.submit(stream, head, slot as u64).is_err() {
+            self.free.push(slot);
+            return false;
+        }
+        let mut ex = ex;
+        // quinn takes the bytes now; they leave at this turn's flush.
+        ex.written_at(now);
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Some(H3Request {
+                ex,
+                first,
+                status: 0,
+                body: 0,
+                bytes_written: stream.len() as u64,
+                open: true,
+            });
+        }
+        self.open += 1;
+        true
+    }
+
+    /// The socket is readable (or in error).
+    pub(crate) fn on_readable(&mut self, now: Instant, io: &mut IoBuffers) {
+        let H3Link { conn, notes, .. } = self;
+        if let Some(c) = conn.as_mut() {
+            c.on_readable(now, io, |ev| note(notes, ev));
+        }
+        self.apply(now);
+    }
+
+    pub(crate) fn on_writable(&mut self, now: Instant, io: &mut IoBuffers) {
+        if let Some(c) = self.conn.as_mut() {
+            c.on_writable(now, io);
+        }
+    }
+
+    /// QUIC's timer fired.
+    pub(crate) fn on_timeout(&mut self, now: Instant, io: &mut IoBuffers) {
+        let H3Link { conn, notes, .. } = self;
+        if let Some(c) = conn.as_mut() {
+            c.on_timeout(now, io, |ev| note(notes, ev));
+        }
+        self.apply(now);
+    }
+
+    pub(crate) fn flush(&mut self, now: Instant, io: &mut IoBuffers) {
+        if let Some(c) = self.conn.as_mut() {
+            c.flush(now, io);
+        }
+    }
+
+    /// When QUIC's timer is due next.
+    pub(crate) fn poll_timeout(&mut self) -> Option<Instant> {
+        self.conn.as_mut().and_then(|c| c.poll_timeout())
+    }
+
+    /// Fails the requests past `timeout`: each stream is cancelled, the connection goes on.
+    pub(crate) fn expire(&mut self, now: Instant, timeout: std::time::Duration) {
+        for slot in 0..self.slots.len() {
+            let late =
+                matches!(self.slots[slot], Some(r) if r.open && r.ex.timed_out(now, timeout));
+            if late {
+                if let Some(c) = self.conn.as_mut() {
+                    c.cancel(slot as u64);
+                }
+                self.end(slot, Event::Failed(slot, FailureKind::Timeout));
+            }
+        }
+    }
+
+    /// The connection failed as a whole (herd's side: a socket it could not register): every
+    /// open request fails with `kind`.
+    pub(crate) fn fail_all(&mut self, kind: FailureKind) {
+        for slot in 0..self.slots.len() {
+            self.end(slot, Event::Failed(slot, kind));
+        }
+    }
+
+    pub(crate) fn next_event(&mut self) -> Option<Event> {
+        self.events.pop()
+    }
+
+    pub(crate) fn request(&self, slot: usize) -> Option<&H3Request> {
+        self.slots.get(slot).and_then(Option::as_ref)
+    }
+
+    /// The outcome of `slot` is recorded: its place is free.
+    pub(crate) fn release(&mut self, slot: usize) {
+        if let Some(s) = self.slots.get_mut(slot) {
+            if s.take().is_some() {
+                self.free.push(slot);
+            }
+        }
+    }
+
+    /// What this link's connections did, summed (the current one included).
+    pub(crate) fn stats(&self) -> QuicStats {
+        let mut total = self.stats;
+        if let Some(c) = &self.conn {
+            add(&mut total, &c.stats());
+        }
+        total
+    }
+
+    fn apply(&mut self, now: Instant) {
+        for i in 0..self.notes.len() {
+            let Some(&n) = self.notes.get(i) else { break };
+            match n {
+                Note::Connected => self.connected = true,
+                Note::FirstByte(tag) => {
+                    if let Some(Some(r)) = self.slots.get_mut(tag as usize) {
+                        r.ex.read(0, now);
+                    }
+                }
+                Note::Done { tag, status, body } => {
+                    let slot = tag as usize;
+                    if let Some(Some(r)) = self.slots.get_mut(slot) {
+                        r.status = status;
+                        r.body = body;
+                        r.ex.read(body as usize, now);
+                    }
+                    self.answered += 1;
+                    self.end(slot, Event::Done(slot));
+                }
+                Note::Refused(tag) => {
+                    let slot = tag as usize;
+                    // As over HTTP/2: only a connection that answered something is worth
+                    // sending the request to again.
+                    let event = if self.answered > 0 {
+                        Event::Retry(slot)
+                    } else {
+                        Event::Failed(slot, FailureKind::GoAway)
+                    };
+                    self.end(slot, event);
+                }
+                Note::Failed(tag, kind) => {
+                    let slot = tag as usize;
+                    self.end(slot, Event::Failed(slot, kind));
+                }
+                Note::Closed(kind) => self.closed = Some(kind),
+            }
+        }
+        self.notes.clear();
+    }
+
+    fn end(&mut self, slot: usize, event: Event) {
+        if let Some(Some(r)) = self.slots.get_mut(slot) {
+            if r.open {
+                r.open = false;
+                self.open = self.open.saturating_sub(1);
+                self.events.push(event);
+            }
+        }
+    }
+}
+
+/// Keeps what the driver said, owned (the callback holds no reference to the link).
+fn note(notes: &mut Vec<Note>, ev: H3Event<'_>) {
+    let n = match ev {
+        H3Event::Connected { .. } => Note::Connected,
+        H3Event::FirstByte { tag } => Note::FirstByte(tag),
+        H3Event::Response { tag, result: Ok(r) } => {
+            Note::Done { tag, status: r.status, body: r.body_bytes }
+        }
+        H3Event::Response { tag, result: Err(QuicFailure::Goaway) } => Note::Refused(tag),
+        H3Event::Response { tag, result: Err(f) } => Note::Failed(tag, f.kind()),
+        H3Event::Closed(f) => Note::Closed(f.kind()),
+        H3Event::Part { .. } | H3Event::Ready => return,
+    };
+    notes.push(n);
+}
+
+/// Sums connection figures: counts add up; RTTs keep the lowest minimum and the latest
+/// smoothed estimate.
+pub(crate) fn add(total: &mut QuicStats, s: &QuicStats) {
+    if total.min_rtt.is_zero() || (!s.min_rtt.is_zero() && s.min_rtt < total.min_rtt) {
+        total.min_rtt = s.min_rtt;
+    }
+    if !s.smoothed_rtt.is_zero() {
+        total.smoothed_rtt = s.smoothed_rtt;
+    }
+    total.packets_sent += s.packets_sent;
+    total.packets_lost += s.packets_lost;
+    total.datagrams_sent += s.datagrams_sent;
+    total.datagrams_received += s.datagrams_received;
+    total.bytes_sent += s.bytes_sent;
+    total.bytes_received += s.bytes_received;
+    total.send_calls += s.send_calls;
+    total.recv_calls += s.recv_calls;
+    total.gro_messages += s.gro_messages;
+    total.truncated += s.truncated;
+    total.gso |= s.gso;
+    total.gro |= s.gro;
+    total.congestion_events += s.congestion_events;
+    total.mtu = total.mtu.max(s.mtu);
+}

@@ -1,0 +1,245 @@
+//! `herd run --h3` against real HTTP/3 servers: Debian's ngtcp2 example server
+//! (`gtlsserver`, package ngtcp2-server) and caddy. Counts and bytes equal what was served,
+//! the protocol and QUIC's figures are in the JSON, the open loop runs, and a peer that
+//! never answers ends in bounded time as a connect failure (the handshake's timeout is the
+//! run's --timeout).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers they check, and stop them by PID
+
+mod util;
+
+use std::net::{TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use util::{herd, run, run_json, run_json_exiting, tempdir, text};
+
+/// A port free for both UDP (QUIC) and TCP (caddy's HTTPS listener).
+fn free_port() -> u16 {
+    for _ in 0..50 {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no port free for both TCP and UDP");
+}
+
+/// An HTTP/3 server on 127.0.0.1, serving `small.html` (13 bytes) and `big.bin` (200,000);
+/// stopped by its PID on drop.
+struct H3Server {
+    port: u16,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl H3Server {
+    fn files(tag: &str) -> (PathBuf, PathBuf) {
+        let dir = tempdir(tag);
+        let www = dir.join("www");
+        std::fs::create_dir_all(&www).unwrap();
+        std::fs::write(www.join("small.html"), "hello, herd!\n").unwrap();
+        std::fs::write(www.join("big.bin"), vec![b'q'; 200_000]).unwrap();
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+        (dir, www)
+    }
+
+    fn ngtcp2() -> H3Server {
+        let bin = Path::new("/usr/sbin/gtlsserver");
+        assert!(bin.exists(), "gtlsserver is missing: apt-get install ngtcp2-server");
+        let (dir, www) = H3Server::files("h3-ngtcp2");
+        let port = free_port();
+        let child = Command::new(bin)
+            .arg("-q")
+            .arg("-d")
+            .arg(&www)
+            .args(["127.0.0.1", &port.to_string()])
+            .arg(dir.join("key.pem"))
+            .arg(dir.join("cert.pem"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // No TCP to wait on: give it a moment to bind its UDP socket.
+        std::thread::sleep(Duration::from_millis(300));
+        H3Server { port, dir, child }
+    }
+
+    fn caddy() -> H3Server {
+        let bin = Path::new("/usr/bin/caddy");
+        assert!(bin.exists(), "caddy is missing: apt-get install caddy");
+        let (dir, www) = H3Server::files("h3-caddy");
+        let (port, http_port) = (free_port(), free_port());
+        let caddyfile = format!(
+            "{{\n\tadmin off\n\tauto_https disable_redirects\n\thttp_port {http_port}\n\
+             \thttps_port {port}\n}}\n\
+             https://127.0.0.1:{port}, https://localhost:{port} {{\n\
+             \tbind 127.0.0.1\n\ttls {cert} {key}\n\troot * {www}\n\tfile_server\n}}\n",
+            cert = dir.join("cert.pem").display(),
+            key = dir.join("key.pem").display(),
+            www = www.display(),
+        );
+        std::fs::write(dir.join("Caddyfile"), caddyfile).unwrap();
+        let child = Command::new(bin)
+            .args(["run", "--adapter", "caddyfile", "--config"])
+            .arg(dir.join("Caddyfile"))
+            .env("HOME", &dir)
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "caddy did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        H3Server { port, dir, child }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.port)
+    }
+
+    fn ca(&self) -> String {
+        self.dir.join("cert.pem").to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for H3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn check_server(server: &H3Server) {
+    let ca = server.ca();
+    let j = run_json(&[
+        "--h3",
+        "--ca-file",
+        &ca,
+        "-c",
+        "2",
+        "-m",
+        "10",
+        "-n",
+        "600",
+        &server.url("/small.html"),
+    ]);
+    assert_eq!(j["requests"]["completed"], 600, "{j}");
+    assert_eq!(j["requests"]["failed"], 0, "{j}");
+    assert_eq!(j["statuses"]["200"], 600, "{j}");
+    assert_eq!(j["bytes"]["body"], 600 * 13, "{j}");
+    assert_eq!(j["protocol"], "h3", "{j}");
+    assert_eq!(j["streams"], 10, "{j}");
+    assert_eq!(j["latency_us"]["connect"]["count"], 2, "one QUIC handshake per connection: {j}");
+    assert_eq!(j["latency_us"]["first_byte"]["count"], 600, "{j}");
+    // herd.run.v1's contract holds for HTTP/3's document too (its `quic` object).
+    let schema = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/run-json.schema.json"
+    ))
+    .unwrap();
+    let validator = jsonschema::draft202012::new(&serde_json::from_str(&schema).unwrap()).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let q = &j["quic"];
+    assert!(q["packets_sent"].as_u64().unwrap() > 0, "{q}");
+    assert!(q["datagrams_received"].as_u64().unwrap() > 0, "{q}");
+    assert!(q["min_rtt_us"].as_u64().unwrap() > 0, "{q}");
+    let j = run_json(&[
+        "--h3",
+        "--ca-file",
+        &ca,
+        "-c",
+        "1",
+        "-m",
+        "4",
+        "-n",
+        "20",
+        &server.url("/big.bin"),
+    ]);
+    assert_eq!(j["bytes"]["body"], 20 * 200_000, "{j}");
+}
+
+#[test]
+fn ngtcp2_and_caddy_serve_every_request_over_http3() {
+    check_server(&H3Server::ngtcp2());
+    check_server(&H3Server::caddy());
+}
+
+#[test]
+fn the_open_loop_runs_over_http3() {
+    let server = H3Server::ngtcp2();
+    let ca = server.ca();
+    let j = run_json(&[
+        "--h3",
+        "--ca-file",
+        &ca,
+        "-c",
+        "2",
+        "-m",
+        "10",
+        "--rate",
+        "400",
+        "-d",
+        "1s",
+        &server.url("/small.html"),
+    ]);
+    let done = j["requests"]["completed"].as_u64().unwrap();
+    assert!((360..=401).contains(&done), "{done} of 400 due: {j}");
+    assert_eq!(j["requests"]["failed"], 0, "{j}");
+}
+
+#[test]
+fn a_silent_peer_ends_in_bounded_time_as_a_connect_failure() {
+    // A UDP socket that reads and never answers.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let t = Instant::now();
+    let (j, _) = run_json_exiting(
+        &[
+            "--h3",
+            "-k",
+            "-c",
+            "1",
+            "-n",
+            "3",
+            "--timeout",
+            "1s",
+            &format!("https://127.0.0.1:{port}/"),
+        ],
+        4,
+    );
+    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert_eq!(j["failures"]["connect"], 3, "{j}");
+    drop(silent);
+}
+
+#[test]
+fn what_http3_cannot_do_is_refused_with_what_to_do() {
+    let refused = |args: &[&str]| {
+        let out = run(herd().arg("run").args(args));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        text(&out.stderr)
+    };
+    assert!(refused(&["--h3", "http://127.0.0.1:1/"]).contains("https:// URL"));
+    assert!(refused(&["--h3", "-k", "--bandwidth", "1mbit", "https://127.0.0.1:1/"])
+        .contains("drop --bandwidth"));
+    assert!(
+        refused(&["--h3", "-k", "--pipeline", "4", "https://127.0.0.1:1/"]).contains("--streams")
+    );
+}

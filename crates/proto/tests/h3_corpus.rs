@@ -1,0 +1,190 @@
+//! HTTP/3's hostile corpus in `tests/data_h3/` (also the seed corpus of the `h3` fuzz
+//! target): every file is read as a response stream and as a server's unidirectional
+//! stream, whole, split at every byte and byte by byte, and must give the listed result;
+//! every file also goes through the fuzz entry point, and so do many mutations of them (a
+//! small, deterministic stand-in for a fuzzer on stable Rust).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use herd_proto::h3::fuzzing::{fuzz_h3, response_all_splits, uni_all_splits};
+use herd_proto::h3::Limits;
+
+/// File name, then what it reads to as a response stream (`finish()` or the first error)
+/// and as a unidirectional stream (what it was, then how it ended).
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        "ok-200-two-data.h3",
+        "Ok(Response { status: 200, content_length: Some(13), body_bytes: 13 })",
+        "Some(Pending) Err(PushRefused)",
+    ),
+    (
+        "ok-interim-trailers.h3",
+        "Ok(Response { status: 200, content_length: None, body_bytes: 3 })",
+        "Some(Pending) Err(PushRefused)",
+    ),
+    (
+        "ok-304.h3",
+        "Ok(Response { status: 304, content_length: None, body_bytes: 0 })",
+        "Some(Pending) Err(PushRefused)",
+    ),
+    (
+        "ok-huffman-server.h3",
+        "Ok(Response { status: 200, content_length: None, body_bytes: 0 })",
+        "Some(Pending) Err(PushRefused)",
+    ),
+    ("bad-dynamic.h3", "Err(Qpack(DynamicReference))", "Some(Pending) Err(PushRefused)"),
+    (
+        "bad-data-first.h3",
+        "Err(FrameUnexpected { frame_type: 0, stream: Request })",
+        "Some(Control) Err(MissingSettings)",
+    ),
+    ("bad-push-promise.h3", "Err(PushRefused)", "Some(Ignored(5)) Ok(())"),
+    (
+        "control-settings-goaway.h3",
+        "Err(FrameUnexpected { frame_type: 0, stream: Request })",
+        "Some(Control) Err(ClosedCriticalStream)",
+    ),
+    (
+        "control-goaway-first.h3",
+        "Err(FrameUnexpected { frame_type: 0, stream: Request })",
+        "Some(Control) Err(MissingSettings)",
+    ),
+    (
+        "qpack-encoder-stream.h3",
+        "Err(FrameUnexpected { frame_type: 2, stream: Request })",
+        "Some(Qpack) Err(ClosedCriticalStream)",
+    ),
+    ("push-stream.h3", "Err(Qpack(Truncated))", "Some(Pending) Err(PushRefused)"),
+    ("grease-uni.h3", "Err(Truncated)", "Some(Ignored(188)) Ok(())"),
+];
+
+#[test]
+fn corpus_files_read_as_expected_in_every_split() {
+    for &(name, response, uni) in CASES {
+        let data = fs::read(data_dir().join(name)).expect(name);
+        let t = response_all_splits(&data, false, Limits::default());
+        assert_eq!(format!("{:?}", t.end), response, "{name} as a response");
+        let t = uni_all_splits(&data, Limits::default());
+        let got = format!("{:?} {:?}", t.kind, t.end);
+        assert_eq!(got, uni, "{name} as a unidirectional stream");
+    }
+}
+
+#[test]
+fn every_corpus_file_has_an_expectation_and_is_a_fuzz_seed() {
+    let files = corpus_files();
+    assert!(files.len() >= 12, "the corpus went missing");
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/h3");
+    for path in files {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(CASES.iter().any(|c| c.0 == name), "{name} has no expected result in CASES");
+        let seed = fs::read(seeds.join(name)).expect("copied to fuzz/corpus/h3");
+        assert_eq!(seed, fs::read(&path).unwrap(), "fuzz/corpus/h3/{name} differs");
+    }
+}
+
+#[test]
+fn mutated_corpus_never_panics_and_is_split_invariant() {
+    let files: Vec<Vec<u8>> = corpus_files().iter().map(|p| fs::read(p).unwrap()).collect();
+    for data in &files {
+        fuzz_h3(data);
+    }
+    // HERD_MUTATIONS raises the count for a longer local run; HERD_SEED varies the inputs.
+    let count = env_number("HERD_MUTATIONS").unwrap_or(3000);
+    let mut rng = Rng(env_number("HERD_SEED").map_or(0x9e37_79b9_7f4a_7c15, |s| s as u64 | 1));
+    for _ in 0..count {
+        let mut data = files[rng.below(files.len())].clone();
+        for _ in 0..=rng.below(4) {
+            mutate(&mut data, &files, &mut rng);
+        }
+        fuzz_h3(&data);
+    }
+}
+
+fn env_number(name: &str) -> Option<usize> {
+    std::env::var(name).ok()?.parse().ok()
+}
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data_h3")
+}
+
+fn corpus_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(data_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Byte-level mutations biased towards what HTTP/3 framing is made of: varint length
+/// prefixes, frame types, QPACK's first bytes.
+fn mutate(data: &mut Vec<u8>, files: &[Vec<u8>], rng: &mut Rng) {
+    const INTERESTING: &[&[u8]] = &[
+        &[0x00],
+        &[0x01],
+        &[0x04],
+        &[0x07],
+        &[0x21],
+        &[0x3f],
+        &[0x40],
+        &[0x7f, 0xff],
+        &[0x80, 0x00, 0x00, 0x00],
+        &[0xc0, 0, 0, 0, 0, 0, 0, 0],
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+        &[0xd9],
+        &[0x5f],
+        &[0x80],
+        &[0x10],
+        &[0x01, 0x03, 0x00, 0x00, 0xd9],
+        &[0x00, 0x01, b'x'],
+    ];
+    let at = rng.below(data.len() + 1);
+    match rng.below(6) {
+        0 if !data.is_empty() => {
+            let i = at.min(data.len() - 1);
+            data[i] ^= 1 << rng.below(8);
+        }
+        1 => {
+            let piece = INTERESTING[rng.below(INTERESTING.len())];
+            data.splice(at..at, piece.iter().copied());
+        }
+        2 => {
+            let end = (at + rng.below(16)).min(data.len());
+            data.drain(at..end);
+        }
+        3 => {
+            let end = (at + rng.below(64)).min(data.len());
+            let copy = data[at..end].to_vec();
+            let to = rng.below(data.len() + 1);
+            data.splice(to..to, copy);
+        }
+        4 => {
+            let other = &files[rng.below(files.len())];
+            let from = rng.below(other.len() + 1);
+            data.truncate(at);
+            data.extend_from_slice(&other[from..]);
+        }
+        _ => data.truncate(at),
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        if n == 0 {
+            0
+        } else {
+            (self.0 % n as u64) as usize
+        }
+    }
+}

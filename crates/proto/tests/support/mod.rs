@@ -1,0 +1,3 @@
+//! Helpers shared by integration tests and examples.
+
+pub(crate) mod nghttp2;
