@@ -1,11 +1,12 @@
 //! The lab's protocol axis for real: the CI version of the bundled `protocols` experiment.
 //! nginx over h1-tls, h2 and h2c, with herd and h2load as clients, on a direct path (root:
-//! fresh network namespaces per run, as the other lab path tests; CI runs as root), a few
-//! hundred requests a run. Every run must verify the page over its own protocol (over TLS
-//! trusting only the run's CA), count exactly its requests, and the store must say which
-//! protocol each cell spoke and which flags spoke it; h3 cells are refused with nginx's
-//! reason and never stored; nothing is left behind. Then the bundled experiment's plan, which
-//! needs no root: it lists every refusal with its reason and no private key.
+//! fresh network namespaces per run, as the other lab path tests; CI runs as root), and
+//! caddy over h3 over loopback, a few hundred requests a run. Every run must verify the page
+//! over its own protocol (over TLS and QUIC trusting only the run's CA), count exactly its
+//! requests, and the store must say which protocol each cell spoke and which flags spoke it;
+//! the cells nginx or h2load cannot speak (h3) are refused with the reason and never stored;
+//! nothing is left behind. Then the bundled experiment's plan, which needs no root: it lists
+//! every refusal with its reason and no private key.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod util;
@@ -72,7 +73,8 @@ fn nginx_over_every_protocol_it_serves_through_herd_and_h2load() {
     assert!(
         stderr.contains(
             "herd lab: 2 of 8 cells refused, before anything ran (`--dry-run` lists them):\n  \
-             2 cells: server: nginx 1.22 has no HTTP/3"
+             2 cells: server: nginx 1.22 has no HTTP/3 (its http_v3_module came in 1.25): use \
+             caddy\n"
         ),
         "{stderr}"
     );
@@ -88,51 +90,20 @@ fn nginx_over_every_protocol_it_serves_through_herd_and_h2load() {
         "{}",
         exp.experiment.plan
     );
-    let cells: Vec<(String, String)> = (0..exp.cells.len())
-        .map(|i| (axis(&exp, i, "protocol").to_owned(), axis(&exp, i, "client").to_owned()))
+    let cells: Vec<String> = (0..exp.cells.len())
+        .map(|i| {
+            let [s, p, c] = ["server", "protocol", "client"].map(|a| axis(&exp, i, a));
+            format!("{s} {p} {c}")
+        })
         .collect();
     let mut want = Vec::new();
     for p in ["h1-tls", "h2", "h2c"] {
         for c in ["herd", "h2load"] {
-            want.push((p.to_owned(), c.to_owned()));
+            want.push(format!("nginx {p} {c}"));
         }
     }
     assert_eq!(cells, want);
-    for (i, cell) in exp.cells.iter().enumerate() {
-        let (protocol, client) = (axis(&exp, i, "protocol"), axis(&exp, i, "client"));
-        assert_eq!(cell.repetitions.len(), 3, "{protocol} {client}");
-        for rep in &cell.repetitions {
-            let r = &rep.record;
-            assert_eq!(r.outcome, Outcome::Ok, "{protocol} {client}");
-            assert_eq!(r.client.tool, client);
-            let m = &r.measurements[0];
-            assert_eq!(
-                (m.completed, m.failed, m.non_2xx, m.warmup_requests),
-                (REQUESTS, 0, 0, 30),
-                "{protocol} {client}"
-            );
-            assert_eq!(m.bytes_body, REQUESTS * 6397, "{protocol} {client}");
-            // The client was told the protocol, and over TLS the CA made for the run.
-            let argv = r.client.argv.join(" ");
-            let flags: &[&str] = match (protocol, client) {
-                ("h1-tls", "herd") => &["https://", "--ca-file="],
-                ("h2", "herd") => &["https://", "--h2", "--ca-file="],
-                ("h2c", "herd") => &["http://", "--h2c"],
-                ("h1-tls", "h2load") => &["https://", "--h1"],
-                ("h2", "h2load") => &["https://", "--npn-list=h2"],
-                ("h2c", "h2load") => &["http://"],
-                other => panic!("{other:?}"),
-            };
-            for flag in flags {
-                assert!(argv.contains(flag), "{protocol} {client}: {flag} in {argv}");
-            }
-            // The configs are stored; the certificates' private keys never are.
-            let configs: String =
-                r.servers.iter().flat_map(|s| &s.configs).map(|(_, t)| t.as_str()).collect();
-            assert!(configs.contains("listen"), "{configs}");
-            assert!(!configs.contains("PRIVATE KEY"), "{configs}");
-        }
-    }
+    check_runs(&exp);
     assert!(!stderr.contains("FAILED"), "{stderr}");
     // The report's matrix and rows by protocol.
     let shown = herd().args(["report"]).arg(dir.join("r.db")).output().unwrap();
@@ -152,6 +123,80 @@ fn nginx_over_every_protocol_it_serves_through_herd_and_h2load() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every run of every stored cell: ok, its requests counted exactly, the protocol's flags
+/// on the client's command line, configs stored without a private key.
+fn check_runs(exp: &StoredExperiment) {
+    for (i, cell) in exp.cells.iter().enumerate() {
+        let (protocol, client) = (axis(exp, i, "protocol"), axis(exp, i, "client"));
+        assert_eq!(cell.repetitions.len(), 3, "{protocol} {client}");
+        for rep in &cell.repetitions {
+            let r = &rep.record;
+            assert_eq!(r.outcome, Outcome::Ok, "{protocol} {client}");
+            assert_eq!(r.client.tool, client);
+            let m = &r.measurements[0];
+            assert_eq!(
+                (m.completed, m.failed, m.non_2xx, m.warmup_requests),
+                (REQUESTS, 0, 0, 30),
+                "{protocol} {client}"
+            );
+            assert_eq!(m.bytes_body, REQUESTS * 6397, "{protocol} {client}");
+            // The client was told the protocol, and over TLS the CA made for the run.
+            let argv = r.client.argv.join(" ");
+            let flags: &[&str] = match (protocol, client) {
+                ("h1-tls", "herd") => &["https://", "--ca-file="],
+                ("h2", "herd") => &["https://", "--h2", "--ca-file="],
+                ("h2c", "herd") => &["http://", "--h2c"],
+                ("h3", "herd") => &["https://", "--h3", "--ca-file="],
+                ("h1-tls", "h2load") => &["https://", "--h1"],
+                ("h2", "h2load") => &["https://", "--npn-list=h2"],
+                ("h2c", "h2load") => &["http://"],
+                other => panic!("{other:?}"),
+            };
+            for flag in flags {
+                assert!(argv.contains(flag), "{protocol} {client}: {flag} in {argv}");
+            }
+            // The configs are stored; the certificates' private keys never are.
+            let configs: String =
+                r.servers.iter().flat_map(|s| &s.configs).map(|(_, t)| t.as_str()).collect();
+            assert!(configs.contains("listen") || configs.contains("bind"), "{configs}");
+            assert!(!configs.contains("PRIVATE KEY"), "{configs}");
+        }
+    }
+}
+
+/// HTTP/3 where a server has it: caddy through herd's client (h2load 1.52 has none), over
+/// loopback, verified over QUIC with the run's CA.
+#[test]
+fn caddy_over_h3_through_herd() {
+    let dir = tempdir("lab-h3");
+    let file = dir.join("e.toml");
+    let text = CI
+        .replace("server = [\"nginx\"]", "server = [\"caddy\"]")
+        .replace("\"h1-tls\", \"h2\", \"h2c\", \"h3\"", "\"h3\"")
+        .replace("path = [\"direct\"]\n", "")
+        .replace("calibrate = false\n", "");
+    std::fs::write(&file, text).unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        stderr.contains(
+            "herd lab: 1 of 2 cells refused, before anything ran (`--dry-run` lists them):\n  \
+             1 cell: client: h2load cannot speak h3: Debian's h2load 1.52 is built without \
+             ngtcp2 and has no --h3; use the herd client\n"
+        ),
+        "{stderr}"
+    );
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
+    let id = store.experiments().unwrap()[0].id;
+    let exp = store.load_experiment(id).unwrap();
+    drop(store);
+    assert_eq!(exp.cells.len(), 1);
+    assert_eq!((axis(&exp, 0, "protocol"), axis(&exp, 0, "client")), ("h3", "herd"));
+    check_runs(&exp);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_bundled_experiment_plans_every_protocol_and_says_what_it_refuses() {
     let out = herd().args(["lab", "run", "--dry-run", "protocols"]).output().unwrap();
@@ -159,7 +204,7 @@ fn the_bundled_experiment_plans_every_protocol_and_says_what_it_refuses() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for reason in [
         "refused, nothing runs: server: nginx 1.22 has no HTTP/3",
-        "refused, nothing runs: client: herd cannot speak h3: herd's HTTP/3 is not built yet",
+        "refused, nothing runs: client: h2load cannot speak h3",
         "refused, nothing runs: server: herd serve has no TLS or HTTP/2 yet",
     ] {
         assert!(plan.contains(reason), "{reason}:\n{plan}");
@@ -171,6 +216,7 @@ fn the_bundled_experiment_plans_every_protocol_and_says_what_it_refuses() {
         }
     }
     assert!(plan.contains("--npn-list=h2") && plan.contains("--h2 --streams=10"), "{plan}");
+    assert!(plan.contains("\n== server caddy over h3\n") && plan.contains("--h3 --streams=10"));
     assert!(plan.contains("trusting only the run's CA"), "{plan}");
     assert!(!plan.contains("PRIVATE KEY"), "a key in the plan");
     let list = herd().args(["lab", "list"]).output().unwrap();

@@ -81,12 +81,13 @@ mod tests {
         );
         let why = refusal(ServerKind::Nginx, Protocol::H2, Tool::Ab, None).unwrap();
         assert!(why.starts_with("client: ab cannot speak h2"), "{why}");
-        let why = refusal(ServerKind::Caddy, Protocol::H3, Tool::Herd, None).unwrap();
+        let why = refusal(ServerKind::Caddy, Protocol::H3, Tool::H2load, None).unwrap();
         assert_eq!(
             why,
-            "client: herd cannot speak h3: herd's HTTP/3 is not built yet; no client of the lab \
-             speaks HTTP/3 yet"
+            "client: h2load cannot speak h3: Debian's h2load 1.52 is built without ngtcp2 and \
+             has no --h3; use the herd client"
         );
+        assert_eq!(refusal(ServerKind::Caddy, Protocol::H3, Tool::Herd, None), None);
         assert_eq!(refusal(ServerKind::Nginx, Protocol::H2, Tool::H2load, None), None);
     }
 

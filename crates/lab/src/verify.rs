@@ -10,12 +10,14 @@
 //!
 //! A cell of another protocol is verified in it ([`fetch_over`]): HTTP/1.1 over TLS, HTTP/2
 //! over TLS (`tls.rs`, trusting only the CA made for the run's server) or in the clear
-//! (`h2.rs`), so the answer checked is the one the protocol under test gives.
+//! (`h2.rs`), HTTP/3 over QUIC (`h3.rs`, on the engine's QUIC connection), so the answer
+//! checked is the one the protocol under test gives.
 //!
 //! Not here: retries (readiness polls [`fetch`] until its deadline) and what a failure means
 //! for the run (the runner's `RunFailure`).
 
 mod h2;
+mod h3;
 mod tls;
 
 use std::io::{self, Read, Write};
@@ -81,9 +83,9 @@ pub enum VerifyError {
     /// a GOAWAY before the answer.
     #[error("{addr} over HTTP/2: {why}")]
     Http2 { addr: SocketAddr, why: String },
-    /// herd has no way to send the request in this protocol.
-    #[error("herd cannot send a request over {0} yet (its HTTP/3 is not built)")]
-    Unsupported(Protocol),
+    /// The HTTP/3 exchange (or its QUIC connection) broke.
+    #[error("{addr} over HTTP/3: {why}")]
+    Http3 { addr: SocketAddr, why: String },
 }
 
 /// Sends one request and reads the answer; a body longer than `max_body` bytes by more than
@@ -107,8 +109,8 @@ pub fn fetch(
 }
 
 /// [`fetch`] in the protocol `over` says: HTTP/1.1 in the clear or over TLS, HTTP/2 over TLS
-/// (ALPN `h2`) or in the clear with prior knowledge. A TLS handshake trusts `over.ca_file`
-/// only and checks the certificate names `addr`.
+/// (ALPN `h2`) or in the clear with prior knowledge, HTTP/3 over QUIC. A TLS handshake trusts
+/// `over.ca_file` only and checks the certificate names `addr`.
 pub fn fetch_over(
     addr: SocketAddr,
     over: Over<'_>,
@@ -118,41 +120,43 @@ pub fn fetch_over(
     timeout: Duration,
     max_body: u64,
 ) -> Result<Answer, VerifyError> {
-    if over.protocol == Protocol::H1 {
-        return fetch(addr, method, path, body, timeout, max_body);
-    }
-    if over.protocol == Protocol::H3 {
-        return Err(VerifyError::Unsupported(Protocol::H3));
-    }
+    let limit = max_body.saturating_add(SLACK);
+    // Over TLS or QUIC, the CA first: without it nothing is asked.
+    let no_ca = || VerifyError::Tls {
+        addr,
+        why: "no CA file to verify the server's certificate with".to_owned(),
+    };
+    let ca = match (over.protocol.is_encrypted(), over.ca_file) {
+        (false, _) => None,
+        (true, Some(ca)) => Some(ca),
+        (true, None) => return Err(no_ca()),
+    };
     let deadline = Instant::now() + timeout;
-    let s = TcpStream::connect_timeout(&addr, timeout)
-        .map_err(|err| VerifyError::Connect { addr, err })?;
-    let send = |err| VerifyError::Send { addr, err };
-    s.set_read_timeout(Some(timeout)).map_err(send)?;
-    s.set_write_timeout(Some(timeout)).map_err(send)?;
+    let tcp = || -> Result<TcpStream, VerifyError> {
+        let s = TcpStream::connect_timeout(&addr, timeout)
+            .map_err(|err| VerifyError::Connect { addr, err })?;
+        let send = |err| VerifyError::Send { addr, err };
+        s.set_read_timeout(Some(timeout)).map_err(send)?;
+        s.set_write_timeout(Some(timeout)).map_err(send)?;
+        Ok(s)
+    };
     let authority = addr.to_string();
     let request = |scheme| h2::Request { scheme, authority: &authority, method, path, body };
-    let limit = max_body.saturating_add(SLACK);
-    let ca = || {
-        over.ca_file.ok_or_else(|| VerifyError::Tls {
-            addr,
-            why: "no CA file to verify the server's certificate with".to_owned(),
-        })
-    };
-    match over.protocol {
-        Protocol::H1Tls => {
-            let mut tls = tls::connect(addr, s, ca()?, b"http/1.1")?;
+    match (over.protocol, ca) {
+        (Protocol::H1, _) => fetch(addr, method, path, body, timeout, max_body),
+        (Protocol::H1Tls, Some(ca)) => {
+            let mut tls = tls::connect(addr, tcp()?, ca, b"http/1.1")?;
             exchange_h1(&mut tls, addr, method, path, body, deadline, timeout, max_body)
         }
-        Protocol::H2 => {
-            let mut tls = tls::connect(addr, s, ca()?, b"h2")?;
+        (Protocol::H2, Some(ca)) => {
+            let mut tls = tls::connect(addr, tcp()?, ca, b"h2")?;
             h2::exchange(&mut tls, addr, &request("https"), deadline, timeout, limit)
         }
-        Protocol::H2c => {
-            let mut s = s;
-            h2::exchange(&mut s, addr, &request("http"), deadline, timeout, limit)
+        (Protocol::H2c, _) => {
+            h2::exchange(&mut tcp()?, addr, &request("http"), deadline, timeout, limit)
         }
-        Protocol::H1 | Protocol::H3 => Err(VerifyError::Unsupported(over.protocol)),
+        (Protocol::H3, Some(ca)) => h3::exchange(addr, ca, method, path, body, timeout, limit),
+        (Protocol::H1Tls | Protocol::H2 | Protocol::H3, None) => Err(no_ca()),
     }
 }
 

@@ -2,9 +2,9 @@
 //! `herd_run::RunPlan` built from the cell ([`RunPlan::to_args`]), its result written with
 //! `--json out_dir/run.json` and read back as the `RunReport` it is (herd.run.v1, typed with
 //! serde), one measurement per step. herd can run every load shape; the warm-up is the
-//! runner's own run, as for every tool. It speaks h1 and h1-tls, and h2 and h2c with the
-//! load's `streams` (`--h2`, `--h2c`, `--streams`); over TLS it verifies the server's
-//! certificate against the CA the driver made (`--ca-file`).
+//! runner's own run, as for every tool. It speaks h1 and h1-tls, and h2, h2c and h3 with the
+//! load's `streams` (`--h2`, `--h2c`, `--h3`, `--streams`); over TLS and QUIC it verifies the
+//! server's certificate against the CA the driver made (`--ca-file`).
 
 use std::num::{NonZeroU32, NonZeroU64};
 
@@ -87,8 +87,7 @@ pub(super) fn plan(job: &ClientJob) -> Result<RunPlan, ClientError> {
     plan.speak = match job.protocol {
         Protocol::H1 | Protocol::H1Tls => Speak::Http1,
         Protocol::H2 | Protocol::H2c => Speak::Http2,
-        // `command` refused it already (client::speaks).
-        Protocol::H3 => return Err(job.invalid("herd's HTTP/3 is not built yet".to_owned())),
+        Protocol::H3 => Speak::Http3,
     };
     if let Some(streams) = job.load.streams {
         plan.streams = streams;

@@ -184,12 +184,9 @@ pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
     };
     match (tool, protocol) {
         (_, Protocol::H1 | Protocol::H1Tls) => Ok(()),
-        (Tool::Herd, Protocol::H2 | Protocol::H2c) => Ok(()),
-        (Tool::Herd, Protocol::H3) => {
-            refuse("herd's HTTP/3 is not built yet", "no client of the lab speaks HTTP/3 yet")
-        }
+        (Tool::Herd, Protocol::H2 | Protocol::H2c | Protocol::H3) => Ok(()),
         (Tool::Ab | Tool::Wrk, Protocol::H3) => {
-            refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "no client of the lab speaks HTTP/3 yet")
+            refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "use the herd client")
         }
         (Tool::Ab | Tool::Wrk, Protocol::H2 | Protocol::H2c) => {
             refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "use the herd or h2load client")
@@ -197,7 +194,7 @@ pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
         (Tool::H2load, Protocol::H2 | Protocol::H2c) => Ok(()),
         (Tool::H2load, Protocol::H3) => refuse(
             "Debian's h2load 1.52 is built without ngtcp2 and has no --h3",
-            "no client of the lab speaks HTTP/3 yet",
+            "use the herd client",
         ),
     }
 }

@@ -306,9 +306,14 @@ fn h2c_resets_goaways_and_silence_fail_with_their_reason() {
 }
 
 #[test]
-fn h3_and_tls_without_a_ca_are_refused_before_connecting() {
+fn tls_and_quic_without_a_ca_are_refused_before_connecting() {
     let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let over = Over { protocol: Protocol::H3, ca_file: None };
-    let e = fetch_over(addr, over, "GET", "/", None, Duration::from_secs(1), 5).unwrap_err();
-    assert_eq!(e.to_string(), "herd cannot send a request over h3 yet (its HTTP/3 is not built)");
+    for protocol in [Protocol::H1Tls, Protocol::H2, Protocol::H3] {
+        let over = Over { protocol, ca_file: None };
+        let e = fetch_over(addr, over, "GET", "/", None, Duration::from_secs(1), 5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("TLS with {addr} failed: no CA file to verify the server's certificate with")
+        );
+    }
 }
