@@ -134,7 +134,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let tty = io::stderr().is_terminal() && !args.no_progress;
     let mut progress: Box<dyn Progress> =
         if tty { Box::new(Bar::default()) } else { Box::new(Lines) };
-    let cells = matrix::cells(&e).len();
+    let cells = checked.runnable();
     eprintln!(
         "herd lab: {} ({} cells x {}-{} repetitions), results to {}",
         e.name,
@@ -143,6 +143,14 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         e.repetitions.max,
         args.store.display()
     );
+    if !checked.refused().is_empty() {
+        eprintln!(
+            "herd lab: {} of {} cells refused, before anything ran (`--dry-run` lists them):\n  {}",
+            checked.refused().len(),
+            cells + checked.refused().len(),
+            runner::refused_reasons(checked.refused()).join("\n  ")
+        );
+    }
     let finished = runner::run(
         checked,
         LabRun {
@@ -194,7 +202,8 @@ fn list() -> anyhow::Result<()> {
     let mut out = String::new();
     for b in bundled::BUNDLED {
         let e = experiment::parse(b.text, &format!("bundled:{}", b.name))?;
-        let cells = matrix::cells(&e).len();
+        // The cells that run: a refused one never does (`--dry-run` says why).
+        let cells = matrix::runnable(&e).len();
         out.push_str(&format!(
             "{:<20} {:>3} cells x {}-{} reps  {}\n",
             b.name, cells, e.repetitions.min, e.repetitions.max, e.title

@@ -27,6 +27,7 @@ pub const BUNDLED: &[Bundled] = &[
     bundled!("seed002-size-sweep"),
     bundled!("seed003-dynamic"),
     bundled!("seed004-webbench-ramp"),
+    bundled!("protocols"),
 ];
 
 /// The bundled experiment called `name`.

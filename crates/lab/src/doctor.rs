@@ -52,7 +52,7 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     out.push(port_range());
     out.push(tw_reuse());
     out.extend(servers(herd_exe, scratch, &mut sup));
-    for tool in [Tool::Ab, Tool::Wrk] {
+    for tool in [Tool::Ab, Tool::Wrk, Tool::H2load] {
         let name = format!("{} (client)", tool.name());
         out.push(match client::locate(tool, herd_exe) {
             Some(p) => ok(&name, &p.display().to_string()),

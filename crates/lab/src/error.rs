@@ -21,6 +21,9 @@ pub enum LabError {
     Store(#[from] herd_store::StoreError),
     #[error("the matrix has no cells: every combination is excluded")]
     NoCells,
+    /// Every cell's protocol is one its server, client or path cannot carry.
+    #[error("every cell of the matrix is refused (nothing ran):\n  {}\nhint: `herd lab run --dry-run` lists the cells", .0.join("\n  "))]
+    AllRefused(Vec<String>),
 }
 
 pub(crate) use herd_topo::proc::with_causes;

@@ -23,6 +23,7 @@ pub mod matrix;
 pub mod netstat;
 mod order;
 pub mod plan;
+pub mod refusal;
 pub mod runner;
 pub mod timewait;
 pub mod verify;

@@ -3,6 +3,7 @@
 //!
 //! Values only: the client module turns them into a command line.
 
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,6 +18,10 @@ pub struct Load {
     pub warmup: Warmup,
     /// A request with no complete answer after this long fails as a timeout.
     pub timeout: Duration,
+    /// Requests at once on each connection of a multiplexed protocol (h2, h2c, h3: herd
+    /// run's `--streams`, h2load's `-m`); None: one at a time. Never given for HTTP/1, whose
+    /// connections carry one request at a time (the experiment file refuses it there).
+    pub streams: Option<NonZeroU32>,
 }
 
 /// The load shapes.
@@ -110,7 +115,7 @@ mod tests {
     use super::*;
 
     fn load(shape: Shape, warmup: Warmup) -> Load {
-        Load { shape, keep_alive: false, warmup, timeout: Duration::from_secs(30) }
+        Load { shape, keep_alive: false, warmup, timeout: Duration::from_secs(30), streams: None }
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The matrix: every combination of the axes' values, minus the excluded ones, as cells
 //! with a stable key. The key (`server=nginx workload=page load=c100`) names a cell in the
-//! store across repetitions and across runs of the same experiment.
+//! store across repetitions and across runs of the same experiment. A cell whose protocol
+//! its server, client or path cannot carry stays in the matrix, refused with the reason
+//! (`crate::refusal`); [`runnable`] leaves those out.
 
 use herd_drivers::ProxyKind;
+use herd_stats::Protocol;
 use herd_topo::net::{Path as NetPath, Shaping};
 use herd_topo::CpuSet;
 
@@ -11,7 +14,8 @@ use std::path::Path;
 
 use crate::docroot;
 use crate::experiment::{
-    AxisName, Experiment, ServerDef, WorkloadDef, WorkloadKind, DEFAULT_CLIENT, UNSHAPED,
+    AxisName, Experiment, ServerDef, WorkloadDef, WorkloadKind, DEFAULT_CLIENT, DEFAULT_PROTOCOL,
+    UNSHAPED,
 };
 use crate::load::{Load, Method, Request};
 
@@ -25,6 +29,8 @@ pub struct Cell {
     /// The value of every axis, in axis order.
     pub values: Vec<(AxisName, String)>,
     pub server: ServerDef,
+    /// What client and server speak ([`DEFAULT_PROTOCOL`] without a `protocol` axis).
+    pub protocol: Protocol,
     pub workload: WorkloadDef,
     pub load_name: String,
     pub load: Load,
@@ -34,6 +40,9 @@ pub struct Cell {
     pub path: Option<NetPath>,
     /// The rate the path's links are shaped to; None: unshaped.
     pub link: Option<Shaping>,
+    /// Why this cell cannot run at all (its protocol is one its server, client or path
+    /// cannot carry: [`crate::refusal`]); None: it runs. A refused cell starts nothing.
+    pub refused: Option<String>,
 }
 
 impl Cell {
@@ -119,6 +128,13 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
             continue; // names were resolved by experiment::parse
         };
         let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
+        // experiment::parse checked every protocol: one that does not parse leaves its cell
+        // out rather than run it as another.
+        let protocol = match get(AxisName::Protocol).map(str::parse::<Protocol>) {
+            None => DEFAULT_PROTOCOL,
+            Some(Ok(p)) => p,
+            Some(Err(_)) => continue,
+        };
         let server_cpus = get(AxisName::ServerCpus)
             .and_then(|c| CpuSet::parse(c).ok())
             .unwrap_or_else(|| e.server_cpus.clone());
@@ -138,11 +154,13 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         };
         let key =
             combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
+        let refused = crate::refusal::refusal(server.kind, protocol, client, path);
         out.push(Cell {
             index: out.len(),
             key,
             values: combo.clone(),
             server: server.clone(),
+            protocol,
             workload: workload.clone(),
             load_name: load_name.to_string(),
             load: load.clone(),
@@ -150,9 +168,15 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
             server_cpus,
             path,
             link,
+            refused,
         });
     }
     out
+}
+
+/// The cells of `e` that run: [`cells`] without the refused ones.
+pub fn runnable(e: &Experiment) -> Vec<Cell> {
+    cells(e).into_iter().filter(|c| c.refused.is_none()).collect()
 }
 
 #[cfg(test)]

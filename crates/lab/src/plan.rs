@@ -5,6 +5,7 @@
 //! shown where this machine has them (or says they are missing), and the worker user as
 //! root would set it: the listing is this machine's.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -13,10 +14,11 @@ use herd_drivers::{
     programs_needed, proxy_programs_needed, render, render_proxy, Programs, ProxyKind, ProxySpec,
     ServerSpec,
 };
+use herd_stats::Protocol;
 use herd_topo::net::{Host, Plan, PATH_PORT};
 
 use crate::client::{self, ClientJob};
-use crate::experiment::Experiment;
+use crate::experiment::{Experiment, ServerDef};
 use crate::load::{Method, Request};
 use crate::matrix::cells;
 
@@ -34,16 +36,21 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let _ = writeln!(s, "experiment {} ({}): {}", e.name, e.source, e.title);
     let axes: Vec<String> =
         e.axes.iter().map(|a| format!("{} ({})", a.name.as_str(), a.values.len())).collect();
+    let runs = all.iter().filter(|c| c.refused.is_none()).count();
+    let refused = match all.len() - runs {
+        0 => String::new(),
+        n => format!(" ({n} refused, listed below with the reason: {runs} run)"),
+    };
     let _ = writeln!(
         s,
-        "matrix: {} = {} cells; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
+        "matrix: {} = {} cells{refused}; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
         axes.join(" x "),
         all.len(),
         reps.min,
         reps.max,
         reps.max_spread_percent,
-        all.len() * reps.min as usize,
-        all.len() * reps.max as usize
+        runs * reps.min as usize,
+        runs * reps.max as usize
     );
     let seed = e.runner.seed.map_or("drawn at start".to_string(), |v| v.to_string());
     let bound = e
@@ -82,54 +89,35 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     }
 
     let _ = writeln!(s, "\nservers");
+    // Each server once per protocol its cells that run speak: the configs differ.
+    let mut cas: BTreeMap<(String, Protocol), PathBuf> = BTreeMap::new();
     for (name, def) in &e.servers {
-        let (programs, missing) = located_or_shown(&programs_needed(def.kind, def.php), herd_exe);
-        let spec = ServerSpec {
-            kind: def.kind,
-            php: def.php,
-            // The lab's cells are HTTP/1.1 in the clear until experiments have a protocol axis.
-            protocol: herd_drivers::Protocol::H1,
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            docroot: PathBuf::from(format!("{RUN_PATH}/www")),
-            run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
-            workers: def.workers,
-            user: root_user(),
-            programs,
-        };
-        let _ = writeln!(s, "\n== server {name}");
-        if let Some(m) = missing {
-            let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
+        let mut protocols: Vec<Protocol> = all
+            .iter()
+            .filter(|c| c.refused.is_none() && c.server.name == *name)
+            .map(|c| c.protocol)
+            .collect();
+        protocols.sort();
+        protocols.dedup();
+        if protocols.is_empty() {
+            let _ = writeln!(s, "\n== server {name}: every cell of it is refused (see below)");
         }
-        match render(&spec) {
-            Err(err) => {
-                let _ = writeln!(s, "   cannot configure: {err}");
-            }
-            Ok(launch) => {
-                for p in &launch.processes {
-                    let _ = writeln!(s, "   start {}: {}", p.name, join(&p.argv));
-                }
-                let _ = writeln!(s, "   ready when: {:?}", launch.ready);
-                for v in &launch.validate {
-                    let _ = writeln!(s, "   config check: {}", join(v));
-                }
-                for v in &launch.versions {
-                    let _ = writeln!(s, "   version: {}", join(&v.argv));
-                }
-                for f in &launch.files {
-                    let _ = writeln!(s, "   --- {}", f.path.display());
-                    for line in f.contents.lines() {
-                        let _ = writeln!(s, "   | {line}");
-                    }
-                }
+        for protocol in protocols {
+            if let Some(ca) = write_server(&mut s, name, def, protocol, herd_exe) {
+                cas.insert((name.clone(), protocol), ca);
             }
         }
     }
 
-    write_paths(&mut s, &all, herd_exe);
+    let router_cas = write_paths(&mut s, &all, herd_exe);
 
     let _ = writeln!(s, "\ncells");
     for c in &all {
         let _ = writeln!(s, "\n{:>4}. {}", c.index + 1, c.key);
+        if let Some(why) = &c.refused {
+            let _ = writeln!(s, "      refused, nothing runs: {why}");
+            continue;
+        }
         let _ = writeln!(
             s,
             "      server {} on cpus {}: {}",
@@ -138,7 +126,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             c.workload.describe()
         );
         let base_url = match c.path {
-            None => "http://127.0.0.1:8080".to_string(),
+            None => client::base_url(c.protocol, SocketAddr::from(([127, 0, 0, 1], 8080))),
             Some(p) => match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
                 Ok(plan) => {
                     let _ = writeln!(
@@ -148,7 +136,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                         plan.netns(Host::Server),
                         plan.netns(Host::Client)
                     );
-                    format!("http://{}:{PATH_PORT}", plan.target)
+                    client::base_url(c.protocol, SocketAddr::from((plan.target, PATH_PORT)))
                 }
                 Err(err) => {
                     let _ = writeln!(s, "      path {p}: cannot be built: {err}");
@@ -160,9 +148,15 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             continue;
         };
         let path = &request.path;
+        let over = match c.protocol {
+            Protocol::H1 => String::new(),
+            p if p.is_encrypted() => format!(" over {p}, trusting only the run's CA,"),
+            p => format!(" over {p}"),
+        };
         let _ = writeln!(
             s,
-            "      verify: {} {path} must answer 200 with the expected bytes (length and SHA-256)",
+            "      verify: {} {path}{over} must answer 200 with the expected bytes (length and \
+             SHA-256)",
             method_of(&request)
         );
         // Where it is installed here; where Debian puts it otherwise (the plan still shows it).
@@ -181,6 +175,13 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 tool: c.client,
                 program: &program,
                 base_url: &base_url,
+                protocol: c.protocol,
+                ca_file: router_cas
+                    .iter()
+                    .find(|(k, _)| *k == (c.path, c.link.clone(), Some(c.protocol)))
+                    .map(|(_, ca)| ca)
+                    .or_else(|| cas.get(&(c.server.name.clone(), c.protocol)))
+                    .map(PathBuf::as_path),
                 request: &request,
                 load: &load,
                 threads: e.client_threads,
@@ -204,18 +205,94 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
 /// the run's number).
 const TAG: &str = "herd-PID-N";
 
-/// Every (path, link) the cells use: the commands that build it, and remove it.
-fn write_paths(s: &mut String, cells: &[crate::matrix::Cell], herd_exe: &Path) {
+/// One server as a cell of `protocol` starts it: its command lines, readiness, checks and
+/// configs. Over TLS, where the CA its client trusts is (made for each run).
+fn write_server(
+    s: &mut String,
+    name: &str,
+    def: &ServerDef,
+    protocol: Protocol,
+    herd_exe: &Path,
+) -> Option<PathBuf> {
+    let (programs, missing) = located_or_shown(&programs_needed(def.kind, def.php), herd_exe);
+    let spec = ServerSpec {
+        kind: def.kind,
+        php: def.php,
+        protocol,
+        listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+        docroot: PathBuf::from(format!("{RUN_PATH}/www")),
+        run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
+        workers: def.workers,
+        user: root_user(),
+        programs,
+    };
+    // HTTP/1.1 in the clear, the default, is not named: an experiment without a protocol
+    // axis lists its servers as it always did.
+    let over = if protocol == Protocol::H1 { String::new() } else { format!(" over {protocol}") };
+    let _ = writeln!(s, "\n== server {name}{over}");
+    if let Some(m) = missing {
+        let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
+    }
+    let launch = match render(&spec) {
+        Err(err) => {
+            let _ = writeln!(s, "   cannot configure: {err}");
+            return None;
+        }
+        Ok(launch) => launch,
+    };
+    for p in &launch.processes {
+        let _ = writeln!(s, "   start {}: {}", p.name, join(&p.argv));
+    }
+    let _ = writeln!(s, "   ready when: {:?}", launch.ready);
+    if let Some(tls) = &launch.tls {
+        let _ = writeln!(
+            s,
+            "   tls: a certificate made for each run by a CA of its own; the client trusts {}",
+            tls.ca.display()
+        );
+    }
+    for v in &launch.validate {
+        let _ = writeln!(s, "   config check: {}", join(v));
+    }
+    for v in &launch.versions {
+        let _ = writeln!(s, "   version: {}", join(&v.argv));
+    }
+    for f in &launch.files {
+        let _ = writeln!(s, "   --- {}", f.path.display());
+        for line in f.contents.lines() {
+            let _ = writeln!(s, "   | {line}");
+        }
+    }
+    launch.tls.map(|t| t.ca)
+}
+
+/// A path (and its link), and the protocol its router program carries (None: a path
+/// without one, the same for every protocol).
+type PathKey = (Option<herd_topo::net::Path>, Option<herd_topo::net::Shaping>, Option<Protocol>);
+
+/// Every (path, link) the cells use: the commands that build it, and remove it; a proxy
+/// path's program once per protocol it carries. Returns the CA of each proxy that ends TLS
+/// itself, which its cells' clients trust.
+fn write_paths(
+    s: &mut String,
+    cells: &[crate::matrix::Cell],
+    herd_exe: &Path,
+) -> Vec<(PathKey, PathBuf)> {
     let mut seen = Vec::new();
-    for c in cells {
+    let mut cas = Vec::new();
+    for c in cells.iter().filter(|c| c.refused.is_none()) {
         let Some(p) = c.path else { continue };
-        let key = (p, c.link.clone());
+        let key: PathKey = (Some(p), c.link.clone(), c.proxy().map(|_| c.protocol));
         if seen.contains(&key) {
             continue;
         }
-        seen.push(key);
+        seen.push(key.clone());
         let link = c.link.as_ref().map(|l| format!(", links: {l}")).unwrap_or_default();
-        let _ = writeln!(s, "\n== path {p}{link}");
+        let over = match key.2 {
+            Some(protocol) if protocol != Protocol::H1 => format!(", carrying {protocol}"),
+            _ => String::new(),
+        };
+        let _ = writeln!(s, "\n== path {p}{link}{over}");
         match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
             Err(err) => {
                 let _ = writeln!(s, "   cannot be built: {err}");
@@ -225,7 +302,9 @@ fn write_paths(s: &mut String, cells: &[crate::matrix::Cell], herd_exe: &Path) {
                     let _ = writeln!(s, "   {line}");
                 }
                 if let Some(kind) = c.proxy() {
-                    write_proxy(s, kind, &plan, herd_exe);
+                    if let Some(ca) = write_proxy(s, kind, c.protocol, &plan, herd_exe) {
+                        cas.push((key.clone(), ca));
+                    }
                 }
                 let _ = writeln!(s, "   (after the run: what still runs inside is stopped, then)");
                 for line in plan.teardown_commands() {
@@ -234,6 +313,7 @@ fn write_paths(s: &mut String, cells: &[crate::matrix::Cell], herd_exe: &Path) {
             }
         }
     }
+    cas
 }
 
 /// The programs `needed`, where they are installed here, or where Debian puts them with the
@@ -253,9 +333,16 @@ fn located_or_shown(
     }
 }
 
-/// The router program of a proxy path: its command line (in the router's namespace) and
-/// config, as the runner renders them.
-fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
+/// The router program of a proxy path carrying `protocol`: its command line (in the
+/// router's namespace) and config, as the runner renders them; the CA its clients trust
+/// when it ends TLS itself.
+fn write_proxy(
+    s: &mut String,
+    kind: ProxyKind,
+    protocol: Protocol,
+    plan: &Plan,
+    herd_exe: &Path,
+) -> Option<PathBuf> {
     let (programs, missing) = located_or_shown(&proxy_programs_needed(kind), herd_exe);
     if let Some(m) = missing {
         let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
@@ -264,7 +351,7 @@ fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
     let backends: Vec<SocketAddr> = plan.server_addrs.iter().map(|&a| addr(a)).collect();
     let spec = ProxySpec {
         kind,
-        protocol: herd_drivers::Protocol::H1,
+        protocol,
         listen: addr(plan.target),
         backends,
         run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/router")),
@@ -272,28 +359,31 @@ fn write_proxy(s: &mut String, kind: ProxyKind, plan: &Plan, herd_exe: &Path) {
         user: root_user(),
         programs,
     };
-    match render_proxy(&spec) {
+    let launch = match render_proxy(&spec) {
         Err(err) => {
             let _ = writeln!(s, "   {kind} cannot be configured: {err}");
+            return None;
         }
-        Ok(launch) => {
-            for p in &launch.processes {
-                let _ = writeln!(
-                    s,
-                    "   start {} in {}: {}",
-                    p.name,
-                    plan.netns(Host::Router),
-                    join(&p.argv)
-                );
-            }
-            for f in &launch.files {
-                let _ = writeln!(s, "   --- {}", f.path.display());
-                for line in f.contents.lines() {
-                    let _ = writeln!(s, "   | {line}");
-                }
-            }
+        Ok(launch) => launch,
+    };
+    for p in &launch.processes {
+        let _ =
+            writeln!(s, "   start {} in {}: {}", p.name, plan.netns(Host::Router), join(&p.argv));
+    }
+    if let Some(tls) = &launch.tls {
+        let _ = writeln!(
+            s,
+            "   tls: {kind} ends TLS with a certificate made for each run; the client trusts {}",
+            tls.ca.display()
+        );
+    }
+    for f in &launch.files {
+        let _ = writeln!(s, "   --- {}", f.path.display());
+        for line in f.contents.lines() {
+            let _ = writeln!(s, "   | {line}");
         }
     }
+    launch.tls.map(|t| t.ca)
 }
 
 fn method_of(r: &Request) -> &'static str {

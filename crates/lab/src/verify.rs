@@ -8,16 +8,35 @@
 //! same limits; a malformed answer is the parser's [`ProtoError`]. The request is HTTP/1.1
 //! with `Connection: close`, one per connection.
 //!
+//! A cell of another protocol is verified in it ([`fetch_over`]): HTTP/1.1 over TLS, HTTP/2
+//! over TLS (`tls.rs`, trusting only the CA made for the run's server) or in the clear
+//! (`h2.rs`), HTTP/3 over QUIC (`h3.rs`, on the engine's QUIC connection), so the answer
+//! checked is the one the protocol under test gives.
+//!
 //! Not here: retries (readiness polls [`fetch`] until its deadline) and what a failure means
 //! for the run (the runner's `RunFailure`).
 
+mod h2;
+mod h3;
+mod tls;
+
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use herd_proto::{Limits, ProtoError, ResponseParser};
+use herd_stats::Protocol;
 
 use crate::docroot::{sha256_hex, Expected};
+
+/// How a request reaches its server: the protocol, and for one over TLS the CA file that
+/// signed the server's certificate (the only one trusted).
+#[derive(Debug, Clone, Copy)]
+pub struct Over<'a> {
+    pub protocol: Protocol,
+    pub ca_file: Option<&'a Path>,
+}
 
 /// An answer, read whole.
 #[derive(Debug)]
@@ -53,6 +72,20 @@ pub enum VerifyError {
     /// The first 16 hex digits of each digest.
     #[error("the right length but other content (sha256 {got} instead of {want})")]
     Content { got: String, want: String },
+    /// The TLS handshake failed (the certificate did not verify against the run's CA, …).
+    #[error("TLS with {addr} failed: {why}")]
+    Tls { addr: SocketAddr, why: String },
+    /// The server chose another protocol by ALPN, or none: `chose` says which, and the one
+    /// asked (`` `http/1.1` instead of `h2` ``).
+    #[error("{addr} chose {chose} by ALPN")]
+    Alpn { addr: SocketAddr, chose: String },
+    /// The HTTP/2 exchange broke: a frame or header block herd cannot read, a reset stream,
+    /// a GOAWAY before the answer.
+    #[error("{addr} over HTTP/2: {why}")]
+    Http2 { addr: SocketAddr, why: String },
+    /// The HTTP/3 exchange (or its QUIC connection) broke.
+    #[error("{addr} over HTTP/3: {why}")]
+    Http3 { addr: SocketAddr, why: String },
 }
 
 /// Sends one request and reads the answer; a body longer than `max_body` bytes by more than
@@ -72,6 +105,74 @@ pub fn fetch(
     let send = |err| VerifyError::Send { addr, err };
     s.set_read_timeout(Some(timeout)).map_err(send)?;
     s.set_write_timeout(Some(timeout)).map_err(send)?;
+    exchange_h1(&mut s, addr, method, path, body, deadline, timeout, max_body)
+}
+
+/// [`fetch`] in the protocol `over` says: HTTP/1.1 in the clear or over TLS, HTTP/2 over TLS
+/// (ALPN `h2`) or in the clear with prior knowledge, HTTP/3 over QUIC. A TLS handshake trusts
+/// `over.ca_file` only and checks the certificate names `addr`.
+pub fn fetch_over(
+    addr: SocketAddr,
+    over: Over<'_>,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    timeout: Duration,
+    max_body: u64,
+) -> Result<Answer, VerifyError> {
+    let limit = max_body.saturating_add(SLACK);
+    // Over TLS or QUIC, the CA first: without it nothing is asked.
+    let no_ca = || VerifyError::Tls {
+        addr,
+        why: "no CA file to verify the server's certificate with".to_owned(),
+    };
+    let ca = match (over.protocol.is_encrypted(), over.ca_file) {
+        (false, _) => None,
+        (true, Some(ca)) => Some(ca),
+        (true, None) => return Err(no_ca()),
+    };
+    let deadline = Instant::now() + timeout;
+    let tcp = || -> Result<TcpStream, VerifyError> {
+        let s = TcpStream::connect_timeout(&addr, timeout)
+            .map_err(|err| VerifyError::Connect { addr, err })?;
+        let send = |err| VerifyError::Send { addr, err };
+        s.set_read_timeout(Some(timeout)).map_err(send)?;
+        s.set_write_timeout(Some(timeout)).map_err(send)?;
+        Ok(s)
+    };
+    let authority = addr.to_string();
+    let request = |scheme| h2::Request { scheme, authority: &authority, method, path, body };
+    match (over.protocol, ca) {
+        (Protocol::H1, _) => fetch(addr, method, path, body, timeout, max_body),
+        (Protocol::H1Tls, Some(ca)) => {
+            let mut tls = tls::connect(addr, tcp()?, ca, b"http/1.1")?;
+            exchange_h1(&mut tls, addr, method, path, body, deadline, timeout, max_body)
+        }
+        (Protocol::H2, Some(ca)) => {
+            let mut tls = tls::connect(addr, tcp()?, ca, b"h2")?;
+            h2::exchange(&mut tls, addr, &request("https"), deadline, timeout, limit)
+        }
+        (Protocol::H2c, _) => {
+            h2::exchange(&mut tcp()?, addr, &request("http"), deadline, timeout, limit)
+        }
+        (Protocol::H3, Some(ca)) => h3::exchange(addr, ca, method, path, body, timeout, limit),
+        (Protocol::H1Tls | Protocol::H2 | Protocol::H3, None) => Err(no_ca()),
+    }
+}
+
+/// One HTTP/1.1 request with `Connection: close` on `s`, and its answer read whole.
+#[allow(clippy::too_many_arguments)]
+fn exchange_h1(
+    s: &mut (impl Read + Write),
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    deadline: Instant,
+    timeout: Duration,
+    max_body: u64,
+) -> Result<Answer, VerifyError> {
+    let send = |err| VerifyError::Send { addr, err };
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: herd-lab-verify\r\nConnection: close\r\n"
     );
@@ -86,7 +187,8 @@ pub fn fetch(
     if let Some(b) = body {
         s.write_all(b).map_err(send)?;
     }
-    read_answer(&mut s, addr, deadline, timeout, max_body.saturating_add(SLACK))
+    s.flush().map_err(send)?;
+    read_answer(s, addr, deadline, timeout, max_body.saturating_add(SLACK))
 }
 
 impl VerifyError {

@@ -1,11 +1,12 @@
-//! The client adapters end to end: `command` run for real (herd run, the real ab and wrk)
-//! against a `herd serve` this test starts on 127.0.0.1 and stops by its PID, and `parse`'s
-//! counts checked against what the server itself counted (`/herd/stats`). Small runs only:
+//! The client adapters end to end: `command` run for real (herd run, the real ab, wrk and
+//! h2load) against a `herd serve` this test starts on 127.0.0.1 and stops by its PID, and
+//! `parse`'s counts checked against what the server itself counted (`/herd/stats`). Small runs only:
 //! at most 2,000 requests or 2 seconds each.
 //!
 //! herd's binary: `HERD_EXE` if set, else `herd` beside this test's own binary
 //! (`target/<profile>/herd`, which `cargo test --workspace` builds; with `cargo test -p
-//! herd-lab` alone, run `cargo build -p herd` first). ab and wrk: /usr/bin/ab and /usr/bin/wrk.
+//! herd-lab` alone, run `cargo build -p herd` first). ab, wrk and h2load: /usr/bin/ab,
+//! /usr/bin/wrk and /usr/bin/h2load.
 //! A missing program fails the test with what to do, never skips it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use herd_lab::client::{self, ClientJob, ClientOutcome, Tool};
 use herd_lab::load::{Load, Method, Request, Shape, Warmup};
-use herd_stats::{LatencySeries, Measurement};
+use herd_stats::{LatencySeries, Measurement, Protocol};
 use serde_json::Value;
 
 const PAGE_BYTES: u64 = 6397;
@@ -54,6 +55,11 @@ fn tool_program(tool: Tool) -> PathBuf {
         Tool::Wrk => {
             let p = PathBuf::from("/usr/bin/wrk");
             assert!(p.exists(), "wrk is missing: apt-get install wrk");
+            p
+        }
+        Tool::H2load => {
+            let p = PathBuf::from("/usr/bin/h2load");
+            assert!(p.exists(), "h2load is missing: apt-get install nghttp2-client");
             p
         }
     }
@@ -155,7 +161,7 @@ fn post(serve: &Serve) -> Request {
 }
 
 fn load(shape: Shape, keep_alive: bool, warmup: Warmup) -> Load {
-    Load { shape, keep_alive, warmup, timeout: Duration::from_secs(5) }
+    Load { shape, keep_alive, warmup, timeout: Duration::from_secs(5), streams: None }
 }
 
 /// Runs `tool` with `load` against `serve` as the lab's runner does: the warm-up
@@ -179,6 +185,8 @@ fn run(
         tool,
         program: &program,
         base_url: &base_url,
+        protocol: Protocol::H1,
+        ca_file: None,
         request,
         load: &measured,
         threads,
@@ -355,6 +363,41 @@ fn wrk_posts_its_body_and_closes_without_keep_alive() {
     // more: the connection wrk opens and closes at its start to check the address, the two
     // open when its time runs out, and the stats request's.
     assert!((m.completed..=m.completed + 4).contains(&conns), "{conns} {m:#?}");
+}
+
+// h2load (HTTP/1.1 here: herd serve; the lab's protocol tests run its h2 and h2c against
+// nginx)
+
+#[test]
+fn h2load_counts_match_the_server() {
+    let serve = Serve::start();
+    let l = load(Shape::Requests { n_requests: 600, concurrency: 3 }, true, Warmup::Requests(60));
+    let (o, before, after) = run(&serve, Tool::H2load, &get("/page.html"), &l, Some(1));
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed, m.non_2xx, m.warmup_requests), (600, 0, 0, 60));
+    assert_eq!(grew(&before, &after, "/routes/static"), 600);
+    assert_eq!(m.bytes_body, 600 * PAGE_BYTES);
+    assert!(m.bytes_total > m.bytes_body);
+    // Kept-alive connections: the three of the run (and the stats request's).
+    assert_eq!(grew(&before, &after, "/connections"), 4);
+    assert!(m.histograms.is_empty());
+    assert!(m.reported("request_mean_us").is_some_and(|us| us > 0.0), "{m:#?}");
+
+    let l = load(
+        Shape::Duration { duration: Duration::from_secs(1), concurrency: 2 },
+        true,
+        Warmup::None,
+    );
+    let (o, before, after) = run(&serve, Tool::H2load, &post(&serve), &l, Some(2));
+    let m = one(&o);
+    let served = grew(&before, &after, "/routes/~1echo");
+    // A timed run counts the main second only: what was in flight at its end is served,
+    // not counted (one per connection).
+    assert!((m.completed..=m.completed + 2).contains(&served), "{served} {m:#?}");
+    assert_eq!((m.duration_s, m.failed), (1.0, 0), "{m:#?}");
+    // Its data bytes count as they arrive: those answers' bodies are in them.
+    let per = BODY.len() as u64;
+    assert!((m.completed * per..=(m.completed + 2) * per).contains(&m.bytes_body), "{m:#?}");
 }
 
 /// The size of herd serve's answer to the POST of [`BODY`] to /echo, on a kept-alive

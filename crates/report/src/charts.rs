@@ -1,7 +1,8 @@
 //! Which charts an experiment gets, as the seeds drew theirs: against file size on a log
 //! axis where a workload sweeps sizes (seed 002: connections/s and KB/s, one line per path
 //! or server), against clients where loads are stepped (seed 004: throughput and failed
-//! requests per step). The figures are the rows' medians (`figures.rs`), the same the
+//! requests per step; one pair of charts per workload where the ramps run on several, each
+//! with a line per server, protocol, … as the other axes vary). The figures are the rows' medians (`figures.rs`), the same the
 //! tables print; an article's figures that have a place on a chart are drawn beside them as
 //! published points, one series per cell they name.
 
@@ -53,31 +54,77 @@ pub(crate) fn experiment_charts(
     // Only cells measured in steps draw against clients: a cell of one load beside a ramp
     // would be a lone point (the quick start's sizes beside its ramp).
     if rows.iter().any(|r| r.is_ramp_step() && r.concurrency.is_some()) {
-        let clients = Axis { label: "clients".into(), scale: Scale::Log2, units: Units::Number };
-        let mut throughput = by_series(exp, rows, "", false, |r| {
-            r.is_ramp_step().then_some(())?;
-            Some((f64::from(r.concurrency?), r.median_rate()?))
-        });
-        throughput.extend(published(exp, &figures, "", |f| {
-            Some((f.value(Measure::ClientsAtPeak)?, f.value(Measure::PeakRequestsPerSecond)?))
-        }));
-        charts.push(LineChart {
-            title: "requests/s against clients".into(),
+        for panel in ramp_panels(rows) {
+            charts.extend(ramp_charts(exp, rows, &figures, panel));
+        }
+    }
+    charts
+}
+
+/// The workloads whose stepped rows get charts of their own, in the rows' order: each one
+/// when the ramps span several (the rates of a small page and of 1 MiB on one axis would
+/// flatten the smaller, and the lines to compare, protocols or servers, are those of one
+/// page), else one panel of every row (None).
+fn ramp_panels<'r>(rows: &'r [Row<'_>]) -> Vec<Option<&'r str>> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for w in rows.iter().filter(|r| r.is_ramp_step()).filter_map(|r| r.cell.axis(SWEEP_AXIS)) {
+        if !workloads.contains(&w) {
+            workloads.push(w);
+        }
+    }
+    if workloads.len() > 1 {
+        workloads.into_iter().map(Some).collect()
+    } else {
+        vec![None]
+    }
+}
+
+/// Requests/s and failures against clients, of the stepped rows of `panel`'s workload (of
+/// every stepped row: None); in a panel, the workload is in the title, not the series' names.
+fn ramp_charts(
+    exp: &StoredExperiment,
+    rows: &[Row<'_>],
+    figures: &[PublishedFigure],
+    panel: Option<&str>,
+) -> [LineChart; 2] {
+    let in_panel =
+        |r: &Row<'_>| r.is_ramp_step() && panel.is_none_or(|w| r.cell.axis(SWEEP_AXIS) == Some(w));
+    let (named_by, title) = match panel {
+        Some(w) => (SWEEP_AXIS, format!(", {SWEEP_AXIS}={w}")),
+        None => ("", String::new()),
+    };
+    let clients = Axis { label: "clients".into(), scale: Scale::Log2, units: Units::Number };
+    let mut throughput = by_series(exp, rows, named_by, false, |r| {
+        in_panel(r).then_some(())?;
+        Some((f64::from(r.concurrency?), r.median_rate()?))
+    });
+    let at_panel = |f: &PublishedFigure| match panel {
+        Some(w) => f.at.iter().all(|(a, v)| a != SWEEP_AXIS || herd_store::names_value(v, w)),
+        None => true,
+    };
+    throughput.extend(published(exp, figures, named_by, |f| {
+        at_panel(f).then_some(())?;
+        Some((f.value(Measure::ClientsAtPeak)?, f.value(Measure::PeakRequestsPerSecond)?))
+    }));
+    [
+        LineChart {
+            title: format!("requests/s against clients{title}"),
             x: clients.clone(),
             y: Axis { label: "requests/s".into(), scale: Scale::Linear, units: Units::Number },
             series: throughput,
-        });
-        charts.push(LineChart {
-            title: "failed requests and non-2xx answers against clients (all repetitions)".into(),
+        },
+        LineChart {
+            title: format!(
+                "failed requests and non-2xx answers against clients{title} (all repetitions)"
+            ),
             x: clients,
             y: Axis { label: "failed".into(), scale: Scale::Linear, units: Units::Number },
-            series: by_series(exp, rows, "", false, |r| {
-                r.is_ramp_step().then_some(())?;
+            series: by_series(exp, rows, named_by, false, |r| {
+                in_panel(r).then_some(())?;
                 Some((f64::from(r.concurrency?), r.failed.saturating_add(r.non_2xx) as f64))
             }),
-        });
-    }
-    charts
+        },
+    ]
 }
 
 /// Whether the rows sweep file sizes: at least two sizes on the sweep axis.

@@ -1051,3 +1051,85 @@ fn every_report_says_which_runs_failed_and_how() {
         "{html}"
     );
 }
+
+/// The protocols experiment's shape: two servers over h1-tls and h2, a page and 1 MiB, a
+/// ramp of 1 and 4 clients, the baseline h1-tls. The matrix gives each protocol's rate as a
+/// share of h1-tls's, and the ramps are drawn once per workload, a line per server and
+/// protocol. nginx's h2 page runs at 120 % of its h1-tls at 4 clients, caddy's at 80 %.
+fn protocols() -> StoredExperiment {
+    let mut new = experiment("protocols", &["server", "protocol", "workload", "load"]);
+    new.title = "nginx and caddy over HTTP/1.1 with TLS and HTTP/2".into();
+    new.source = "bundled:protocols".into();
+    new.report.baseline = Some(("protocol".into(), "h1-tls".into()));
+    new.axis_values = vec![
+        vec!["nginx".into(), "caddy".into()],
+        vec!["h1-tls".into(), "h2".into()],
+        vec!["page".into(), "mib".into()],
+        vec!["ramp".into()],
+    ];
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new).unwrap();
+    for (server, protocol, page4, mib4) in [
+        ("nginx", "h1-tls", 50_000, 4_000),
+        ("nginx", "h2", 60_000, 3_600),
+        ("caddy", "h1-tls", 30_000, 3_000),
+        ("caddy", "h2", 24_000, 3_000),
+    ] {
+        for (workload, at4) in [("page", page4), ("mib", mib4)] {
+            let axes = [
+                ("server", server),
+                ("protocol", protocol),
+                ("workload", workload),
+                ("load", "ramp"),
+            ];
+            for rep in 0..3 {
+                let steps = vec![
+                    Measurement {
+                        concurrency: Some(1),
+                        ..measurement(1, "c=1", at4 / 2, &[], 0, Some(histogram(&[(80, 100)])))
+                    },
+                    Measurement {
+                        concurrency: Some(4),
+                        ..measurement(2, "c=4", at4, &[], 0, Some(histogram(&[(160, 100)])))
+                    },
+                ];
+                store
+                    .record_repetition(id, &repetition(&axes, rep, "herd", ok("ok"), None, steps))
+                    .unwrap();
+            }
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:30:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn protocols_table() {
+    check_golden("table_protocols.txt", &render(&protocols()));
+}
+
+#[test]
+fn protocols_ramps_are_charted_per_workload_a_line_per_server_and_protocol() {
+    let charts = herd_report::charts(&protocols(), None).unwrap();
+    let titles: Vec<&str> = charts.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "requests/s against clients, workload=page",
+            "failed requests and non-2xx answers against clients, workload=page (all repetitions)",
+            "requests/s against clients, workload=mib",
+            "failed requests and non-2xx answers against clients, workload=mib (all repetitions)",
+        ]
+    );
+    for (_, svg) in charts.iter().step_by(2) {
+        assert_eq!(svg.matches(r#"<g class="series""#).count(), 4, "{svg}");
+        for series in [
+            "server=nginx protocol=h1-tls",
+            "server=nginx protocol=h2",
+            "server=caddy protocol=h1-tls",
+            "server=caddy protocol=h2",
+        ] {
+            assert!(svg.contains(&format!(r#"data-series="{series}""#)), "{series}: {svg}");
+        }
+    }
+}

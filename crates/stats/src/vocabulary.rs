@@ -109,6 +109,9 @@ words! {
         Exceptions => "exceptions",
         /// wrk's read errors: a failed read or a response its parser refused.
         Read => "read",
+        /// h2load's "errored": a request that failed below HTTP (a network error, a reset
+        /// stream, a connection that ended with the request in flight), its timeouts apart.
+        Errored => "errored",
         /// What ab's total of failed requests has beyond its named kinds (a head it could not
         /// read).
         Other => "other",

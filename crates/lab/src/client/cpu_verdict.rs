@@ -1,4 +1,4 @@
-//! A health verdict for the clients that do not judge themselves (ab, wrk), from the one
+//! A health verdict for the clients that do not judge themselves (ab, wrk, h2load), from the one
 //! figure the lab has for every program it runs: its CPU time over the run (`wait4`'s
 //! rusage). A single-threaded ab at 100 % of a CPU measured itself, not the server; the table
 //! must say so as it does for herd's own client.

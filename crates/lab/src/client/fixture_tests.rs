@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use herd_stats::{ClientVerdict, LatencySeries};
+use herd_stats::{ClientVerdict, LatencySeries, REPORTED_TIMER_RESOLUTION_S};
 
 use super::*;
 use crate::load::{Method, Request};
@@ -35,7 +35,7 @@ fn post() -> Request {
 }
 
 fn load(shape: Shape, keep_alive: bool) -> Load {
-    Load { shape, keep_alive, warmup: Warmup::None, timeout: Duration::from_secs(5) }
+    Load { shape, keep_alive, warmup: Warmup::None, timeout: Duration::from_secs(5), streams: None }
 }
 
 /// `tool`'s output in fixture `name`, parsed.
@@ -51,6 +51,8 @@ fn parse_fixture(
         tool,
         program: Path::new(tool.name()),
         base_url: "http://127.0.0.1:43073",
+        protocol: Protocol::H1,
+        ca_file: None,
         request,
         load,
         threads: Some(1),
@@ -153,6 +155,8 @@ fn herd_steps_keep_each_steps_verdict() {
         tool: Tool::Herd,
         program: Path::new("herd"),
         base_url: "http://127.0.0.1:43073",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &get("/page.html"),
         load: &l,
         threads: Some(1),
@@ -228,6 +232,8 @@ fn herd_output_problems_are_errors() {
         tool: Tool::Herd,
         program: Path::new("herd"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -367,6 +373,8 @@ fn ab_report_variants() {
         tool: Tool::Ab,
         program: Path::new("ab"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -454,6 +462,8 @@ fn wrk_without_its_lines_is_an_error() {
         tool: Tool::Wrk,
         program: Path::new("wrk"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -478,6 +488,8 @@ fn wrk_timeouts_are_reported_not_failed() {
         tool: Tool::Wrk,
         program: Path::new("wrk"),
         base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H1,
+        ca_file: None,
         request: &r,
         load: &l,
         threads: None,
@@ -488,4 +500,177 @@ fn wrk_timeouts_are_reported_not_failed() {
     assert_eq!((m.completed, m.failed), (31_696, 3));
     assert_eq!(failures(m), [("read", 3)]);
     assert_eq!(m.reported("errors_timeout"), Some(5.0));
+}
+
+// h2load: its text report, Debian's 1.52 (see the README for each run)
+
+/// `name`'s stdout and stderr parsed as h2load's for a job speaking `protocol`.
+fn parse_h2load(name: &str, protocol: Protocol, load: &Load) -> Result<ClientOutcome, ClientError> {
+    let dir = fixture(name);
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let request = get("/page.html");
+    let job = ClientJob {
+        tool: Tool::H2load,
+        program: Path::new("h2load"),
+        base_url: if protocol.is_encrypted() {
+            "https://127.0.0.1:48443"
+        } else {
+            "http://127.0.0.1:48081"
+        },
+        protocol,
+        ca_file: None,
+        request: &request,
+        load,
+        threads: Some(1),
+        out_dir: &dir,
+    };
+    parse(&job, &read("stdout"), &read("stderr"))
+}
+
+fn h2load_requests(n_requests: u64, concurrency: u32) -> Load {
+    load(Shape::Requests { n_requests, concurrency }, true)
+}
+
+#[test]
+fn h2load_every_protocol_it_speaks() {
+    for (name, protocol, bytes_total, rps) in [
+        ("h2load-h2c", Protocol::H2c, 1_957_696, 8611.78),
+        ("h2load-h2", Protocol::H2, 1_957_396, 4144.51),
+        ("h2load-h1", Protocol::H1, 1_991_100, 5461.99),
+        ("h2load-h1-tls", Protocol::H1Tls, 1_991_100, 1382.94),
+    ] {
+        let o = parse_h2load(name, protocol, &h2load_requests(300, 4)).unwrap();
+        let m = one(&o);
+        assert_eq!((m.completed, m.failed, m.non_2xx), (300, 0, 0), "{name}");
+        assert!(m.failures.is_empty(), "{name}");
+        assert_eq!((m.bytes_total, m.bytes_body), (bytes_total, 300 * 6397), "{name}");
+        assert_eq!((m.concurrency, m.rate), (Some(4), None), "{name}");
+        // Its own rate, and no percentiles made up: no histogram at all.
+        assert_eq!(m.reported("requests_per_second"), Some(rps), "{name}");
+        assert!(m.histograms.is_empty() && m.statuses.is_empty(), "{name}");
+        assert_eq!((o.judgement.as_ref(), o.health.as_ref()), (None, None), "{name}");
+    }
+    let o = parse_h2load("h2load-h2c", Protocol::H2c, &h2load_requests(300, 4)).unwrap();
+    let m = one(&o);
+    assert_eq!(m.duration_s, 0.03484);
+    assert_eq!(m.reported(REPORTED_TIMER_RESOLUTION_S), Some(0.00001));
+    assert_eq!(m.reported("request_min_us"), Some(64.0));
+    assert_eq!(m.reported("request_max_us"), Some(10_660.0));
+    assert_eq!(m.reported("request_mean_us"), Some(3690.0));
+    assert_eq!(m.reported("connect_mean_us"), Some(287.0));
+    assert_eq!(m.reported("first_byte_per_connection_mean_us"), Some(5790.0));
+    assert_eq!(m.reported("header_bytes"), Some(33_000.0));
+}
+
+#[test]
+fn h2load_timed_run_counts_its_main_duration() {
+    let l = load(Shape::Duration { duration: Duration::from_secs(1), concurrency: 2 }, true);
+    let o = parse_h2load("h2load-duration", Protocol::H2c, &l).unwrap();
+    let m = one(&o);
+    // `finished in 1.02s` includes the stop; its req/s (2000.00) is over the main second,
+    // as the counts are.
+    assert_eq!((m.duration_s, m.completed, m.failed), (1.0, 2000, 1));
+    assert_eq!(failures(m), [("errored", 1)]);
+    assert_eq!(m.requests_per_second(), m.reported("requests_per_second"));
+    assert_eq!(m.reported(REPORTED_TIMER_RESOLUTION_S), None);
+}
+
+#[test]
+fn h2load_timed_run_with_streams_counts_heads_apart_from_answers() {
+    // 1 MiB answers on 8 connections of 10 streams for a second: 550 heads arrived, 544
+    // answers ended in the main duration, and the data of those still arriving is counted.
+    let mut l = load(Shape::Duration { duration: Duration::from_secs(1), concurrency: 8 }, true);
+    l.streams = std::num::NonZeroU32::new(10);
+    let o = parse_h2load("h2load-timed-streams", Protocol::H2c, &l).unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed, m.non_2xx), (544, 0, 0));
+    assert_eq!(m.requests_per_second(), Some(544.0));
+    assert!(m.bytes_body > 544 * 1_048_576, "{}", m.bytes_body);
+}
+
+#[test]
+fn h2load_failures_are_errored_and_timeouts_and_statuses_are_answers() {
+    // A 404 is an answer: completed, non-2xx, not failed.
+    let o = parse_h2load("h2load-status404", Protocol::H2c, &h2load_requests(50, 2)).unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed, m.non_2xx, m.bytes_body), (50, 0, 50, 7650));
+    // nginx's GOAWAY after 1,000 requests: 1,003 streams closed, 1,000 with an answer, and
+    // 500 errored (3 reset, 497 abandoned with the connection); completed is total − errored,
+    // not done − errored (503).
+    let o = parse_h2load("h2load-goaway", Protocol::H2c, &h2load_requests(1500, 1)).unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed), (1000, 500));
+    assert_eq!(failures(m), [("errored", 500)]);
+    // A silent server: 2 requests in flight timed out, 4 never started; all 6 errored.
+    let o = parse_h2load("h2load-timeout", Protocol::H1, &h2load_requests(6, 2)).unwrap();
+    let m = one(&o);
+    assert_eq!((m.completed, m.failed), (0, 6));
+    assert_eq!(failures(m), [("timeout", 2), ("errored", 4)]);
+    // Nothing listens: no connection, no protocol, no answer (the runner fails the run as
+    // NoResponse).
+    let o = parse_h2load("h2load-refused", Protocol::H2c, &h2load_requests(10, 2)).unwrap();
+    assert_eq!((one(&o).completed, one(&o).failed), (0, 10));
+    assert_eq!(one(&o).duration_s, 0.000378);
+    // No ALPN id in common: likewise.
+    let o = parse_h2load("h2load-no-alpn", Protocol::H2, &h2load_requests(10, 1)).unwrap();
+    assert_eq!((one(&o).completed, one(&o).failed), (0, 10));
+}
+
+#[test]
+fn h2load_must_speak_the_protocol_asked() {
+    // The h2c run read as a cell asking for h1: not this cell's figures.
+    let e = parse_h2load("h2load-h2c", Protocol::H1, &h2load_requests(300, 4)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "h2load spoke h2c where the cell asks for h1 (http/1.1): the server chose another protocol"
+    );
+    let e = parse_h2load("h2load-h1-tls", Protocol::H2, &h2load_requests(300, 4)).unwrap_err();
+    assert!(
+        e.to_string().starts_with("h2load spoke http/1.1 where the cell asks for h2 (h2)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn h2load_output_problems_are_errors() {
+    let l = h2load_requests(4, 1);
+    let r = get("/");
+    let dir = fixture("h2load-h2c");
+    let job = ClientJob {
+        tool: Tool::H2load,
+        program: Path::new("h2load"),
+        base_url: "http://127.0.0.1:1",
+        protocol: Protocol::H2c,
+        ca_file: None,
+        request: &r,
+        load: &l,
+        threads: Some(2),
+        out_dir: &dir,
+    };
+    // Refused before running (its stderr, no report).
+    let stderr =
+        "-c, -t: the number of clients must be greater than or equal to the number of threads.\n";
+    let e = parse(&job, "", stderr).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "h2load printed no 'finished in' line; its stdout: \"\"; its stderr: \"-c, -t"
+        ),
+        "{e}"
+    );
+    let good = std::fs::read_to_string(dir.join("stdout")).unwrap();
+    for (from, to, want) in [
+        ("300 done", "many done", "h2load printed a 'requests' line herd cannot read"),
+        ("(1919100) data", "(lots) data", "h2load printed a 'traffic' line herd cannot read"),
+        ("64us", "64 us", "h2load printed a 'time for request' line herd cannot read"),
+        ("0 errored", "301 errored", "h2load counted 300 requests, 300 done, 301 errored"),
+        (
+            "Application protocol: h2c\n",
+            "",
+            "h2load printed no 'Application protocol:' line for 300 responses",
+        ),
+    ] {
+        assert!(good.contains(from), "{from}");
+        let e = parse(&job, &good.replacen(from, to, 1), "").unwrap_err().to_string();
+        assert!(e.starts_with(want), "{want:?}: {e}");
+    }
 }

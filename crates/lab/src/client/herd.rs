@@ -2,13 +2,17 @@
 //! `herd_run::RunPlan` built from the cell ([`RunPlan::to_args`]), its result written with
 //! `--json out_dir/run.json` and read back as the `RunReport` it is (herd.run.v1, typed with
 //! serde), one measurement per step. herd can run every load shape; the warm-up is the
-//! runner's own run, as for every tool.
+//! runner's own run, as for every tool. It speaks h1 and h1-tls, and h2, h2c and h3 with the
+//! load's `streams` (`--h2`, `--h2c`, `--h3`, `--streams`); over TLS and QUIC it verifies the
+//! server's certificate against the CA the driver made (`--ca-file`).
 
 use std::num::{NonZeroU32, NonZeroU64};
 
 use herd_run::plan::{Arrivals, Body, Load as RunLoad, Pace, Reuse, Source, Stop};
+use herd_run::protocol::Speak;
 use herd_run::{RunPlan, RunReport};
 use herd_stats::units::{RequestRate, TimeSpan};
+use herd_stats::Protocol;
 
 use super::error::excerpt;
 use super::{post_body, ClientCommand, ClientError, ClientJob, ClientOutcome, Tool};
@@ -79,6 +83,23 @@ pub(super) fn plan(job: &ClientJob) -> Result<RunPlan, ClientError> {
     }
     if let Some(dir) = &job.request.specweb_dir {
         plan.requests.source = Source::Specweb(dir.clone());
+    }
+    plan.speak = match job.protocol {
+        Protocol::H1 | Protocol::H1Tls => Speak::Http1,
+        Protocol::H2 | Protocol::H2c => Speak::Http2,
+        Protocol::H3 => Speak::Http3,
+    };
+    if let Some(streams) = job.load.streams {
+        plan.streams = streams;
+    }
+    if job.protocol.is_encrypted() {
+        let ca = job.ca_file.ok_or_else(|| {
+            job.invalid(format!(
+                "{} needs the CA file that signed the server's certificate, to verify it",
+                job.protocol
+            ))
+        })?;
+        plan.tls.ca_file = Some(ca.to_path_buf());
     }
     plan.threads = job.threads.map(|t| count("the threads", t)).transpose()?;
     plan.outputs.json = Some(job.out_file(JSON_FILE));

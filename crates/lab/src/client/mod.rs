@@ -1,22 +1,25 @@
-//! The client of a cell: herd's own engine (`herd run`), or the real ab or wrk so that a
-//! cell can be compared tool to tool. Each client turns a [`ClientJob`] into command lines
-//! ([`command`]) and its output back into measurements ([`parse`]); the lab runs the
+//! The client of a cell: herd's own engine (`herd run`), or the real ab, wrk or h2load so
+//! that a cell can be compared tool to tool. Each client turns a [`ClientJob`] into command
+//! lines ([`command`]) and its output back into measurements ([`parse`]); the lab runs the
 //! commands (after [`ClientCommand::write_files`]) and hands their output back.
 //!
 //! The tools differ in what they can do, and [`command`] refuses what a tool cannot do, with
 //! the reason and what to ask for instead, rather than approximate it: ab stops only after a
 //! request count and has no open loop, wrk runs only for whole seconds and cannot stop after
-//! N requests, a SPECweb99 mix is herd's alone. So a cell that runs is the same load whatever
-//! the tool.
+//! N requests, h2load has no open loop, a SPECweb99 mix is herd's alone; ab and wrk speak
+//! HTTP/1.1 only ([`speaks`]). So a cell that runs is the same load whatever the tool.
 //!
 //! Not here: running the processes, their time limits, storing results. One file per tool
 //! (`herd.rs`, `ab.rs` with `ab_tsv.rs` for its `-g` file, `wrk.rs` with `wrk_script.rs`
-//! for its Lua script), `version.rs` for `--version`, `error.rs` for [`ClientError`].
+//! for its Lua script, `h2load.rs` with `h2load_report.rs` for its report), `version.rs` for
+//! `--version`, `error.rs` for [`ClientError`].
 
 mod ab;
 mod ab_tsv;
 mod cpu_verdict;
 mod error;
+mod h2load;
+mod h2load_report;
 mod herd;
 mod version;
 mod wrk;
@@ -24,13 +27,13 @@ mod wrk_script;
 
 use std::ffi::OsString;
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use herd_stats::{ClientJudgement, HealthFacts, Measurement};
+use herd_stats::{ClientJudgement, HealthFacts, Measurement, Protocol};
 
 use crate::load::{Load, Request, Shape, Warmup};
 
@@ -48,6 +51,9 @@ pub enum Tool {
     Ab,
     /// wrk 4 (Debian's wrk).
     Wrk,
+    /// h2load (nghttp2 1.52, Debian's nghttp2-client): HTTP/2 with and without TLS, and
+    /// HTTP/1.1.
+    H2load,
 }
 
 /// One client run to build a command line for, or to read the output of.
@@ -57,11 +63,20 @@ pub struct ClientJob<'a> {
     /// The tool's executable: herd's own (`std::env::current_exe`), `/usr/bin/ab` or
     /// `/usr/bin/wrk`. The first element of every command line.
     pub program: &'a Path,
-    /// `http://ADDR:PORT`, no trailing slash; the request's path is appended. The address
-    /// must be an IP literal in herd's allowed ranges (127.0.0.0/8, ::1, 198.18.0.0/15):
-    /// herd checks that itself, ab and wrk do not, so the adapters do.
+    /// `http://ADDR:PORT` (`https://` for a protocol over TLS or QUIC: [`base_url`]), no
+    /// trailing slash; the request's path is appended. The address must be an IP literal in
+    /// herd's allowed ranges (127.0.0.0/8, ::1, 198.18.0.0/15): herd checks that itself, ab
+    /// and wrk do not, so the adapters do.
     pub base_url: &'a str,
+    /// What the client speaks to the server ([`speaks`] says which tool speaks what).
+    pub protocol: Protocol,
+    /// The certificate (PEM) of the CA that signed the server's, for a protocol over TLS:
+    /// herd verifies the server's certificate against it (`--ca-file`). ab, wrk and h2load
+    /// do not verify certificates and do not need it.
+    pub ca_file: Option<&'a Path>,
     pub request: &'a Request,
+    /// The load; its `streams` are the requests at once per connection of a multiplexed
+    /// protocol.
     pub load: &'a Load,
     /// Client threads (herd `-t`, wrk `-t`); None: the tool's default (herd: one per core, at
     /// most the connections; wrk: min(2, connections)). ab has one thread: only None or 1.
@@ -106,6 +121,7 @@ pub struct ClientOutcome {
 /// warm-up: give the measured load ([`Load::measured`]) and run [`Load::warmup_run`] as a
 /// job of its own.
 pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
+    speaks(job.tool, job.protocol)?;
     check_job(job)?;
     if job.load.warmup != Warmup::None {
         return Err(job.invalid(
@@ -118,6 +134,7 @@ pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         Tool::Herd => herd::command(job),
         Tool::Ab => ab::command(job),
         Tool::Wrk => wrk::command(job),
+        Tool::H2load => h2load::command(job),
     }
 }
 
@@ -127,15 +144,19 @@ pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
 /// anything runs.
 pub fn supports(
     tool: Tool,
+    protocol: Protocol,
     load: &Load,
     request: &Request,
     threads: Option<u32>,
 ) -> Result<(), ClientError> {
     let measured = load.measured();
+    let url = base_url(protocol, SocketAddr::from(([127, 0, 0, 1], 1)));
     let job = ClientJob {
         tool,
         program: Path::new(tool.name()),
-        base_url: "http://127.0.0.1:1",
+        base_url: &url,
+        protocol,
+        ca_file: protocol.is_encrypted().then_some(Path::new("ca.pem")),
         request,
         load: &measured,
         threads,
@@ -149,6 +170,39 @@ pub fn supports(
         command(&ClientJob { load: &warm, ..job })?;
     }
     Ok(())
+}
+
+/// Whether `tool` speaks `protocol`; the refusal says why not, and what does.
+pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
+    let refuse = |why: &str, instead: &str| {
+        Err(ClientError::Unsupported {
+            tool,
+            what: format!("speak {protocol}"),
+            why: why.to_owned(),
+            instead: instead.to_owned(),
+        })
+    };
+    match (tool, protocol) {
+        (_, Protocol::H1 | Protocol::H1Tls) => Ok(()),
+        (Tool::Herd, Protocol::H2 | Protocol::H2c | Protocol::H3) => Ok(()),
+        (Tool::Ab | Tool::Wrk, Protocol::H3) => {
+            refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "use the herd client")
+        }
+        (Tool::Ab | Tool::Wrk, Protocol::H2 | Protocol::H2c) => {
+            refuse("it speaks HTTP/1.1 only (h1, h1-tls)", "use the herd or h2load client")
+        }
+        (Tool::H2load, Protocol::H2 | Protocol::H2c) => Ok(()),
+        (Tool::H2load, Protocol::H3) => refuse(
+            "Debian's h2load 1.52 is built without ngtcp2 and has no --h3",
+            "use the herd client",
+        ),
+    }
+}
+
+/// The base URL of a server at `addr` for `protocol`: `https://` over TLS or QUIC.
+pub fn base_url(protocol: Protocol, addr: SocketAddr) -> String {
+    let scheme = if protocol.is_encrypted() { "https" } else { "http" };
+    format!("{scheme}://{addr}")
 }
 
 /// Why `job.tool` cannot run the warm-up `job.load` asks for, in the tool's own terms.
@@ -177,6 +231,7 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
         Tool::Herd => herd::parse(job, stdout, stderr),
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
+        Tool::H2load => h2load::parse(job, stdout, stderr),
     }
 }
 
@@ -188,6 +243,7 @@ pub fn locate(tool: Tool, herd_exe: &Path) -> Option<PathBuf> {
         Tool::Herd => return Some(herd_exe.to_path_buf()),
         Tool::Ab => &["/usr/bin/ab", "/usr/sbin/ab", "/usr/local/bin/ab"],
         Tool::Wrk => &["/usr/bin/wrk", "/usr/local/bin/wrk"],
+        Tool::H2load => &["/usr/bin/h2load", "/usr/local/bin/h2load"],
     };
     candidates.iter().map(PathBuf::from).find(|p| p.is_file())
 }
@@ -198,12 +254,13 @@ pub fn external_threads(job: &ClientJob) -> Option<u32> {
     match job.tool {
         Tool::Ab => Some(1),
         Tool::Wrk => Some(wrk::threads(job, job.load.shape.max_connections())),
+        Tool::H2load => Some(h2load::threads(job)),
         Tool::Herd => None,
     }
 }
 
 impl Tool {
-    pub const ALL: [Tool; 3] = [Tool::Herd, Tool::Ab, Tool::Wrk];
+    pub const ALL: [Tool; 4] = [Tool::Herd, Tool::Ab, Tool::Wrk, Tool::H2load];
 
     /// The Debian package that installs it.
     pub fn package(self) -> &'static str {
@@ -211,6 +268,7 @@ impl Tool {
             Tool::Herd => "herd (this program)",
             Tool::Ab => "apache2-utils",
             Tool::Wrk => "wrk",
+            Tool::H2load => "nghttp2-client",
         }
     }
 
@@ -219,6 +277,7 @@ impl Tool {
             Tool::Herd => "herd",
             Tool::Ab => "ab",
             Tool::Wrk => "wrk",
+            Tool::H2load => "h2load",
         }
     }
 }
@@ -280,7 +339,7 @@ impl ClientCommand {
 /// and durations above zero). Checked once here so that each tool's file only says what
 /// that tool cannot do.
 fn check_job(job: &ClientJob) -> Result<(), ClientError> {
-    check_url(job.base_url)?;
+    check_url(job.base_url, job.protocol)?;
     if !job.request.path.starts_with('/') {
         return Err(
             job.invalid(format!("the request path `{}` must start with `/`", job.request.path))
@@ -329,6 +388,13 @@ fn check_job(job: &ClientJob) -> Result<(), ClientError> {
     if job.threads == Some(0) {
         return Err(job.invalid("the threads must be at least 1".to_owned()));
     }
+    if load.streams.is_some() && !job.protocol.is_multiplexed() {
+        return Err(job.invalid(format!(
+            "`streams` is for a protocol that multiplexes requests (h2, h2c, h3); {} carries \
+             one request at a time on a connection",
+            job.protocol
+        )));
+    }
     Ok(())
 }
 
@@ -340,12 +406,14 @@ fn at_least_one(job: &ClientJob, what: &str, n: u64) -> Result<(), ClientError> 
     }
 }
 
-/// `http://` and an IP literal in herd's ranges: ab and wrk would send load anywhere, and
-/// a host name would need a resolver here (and could change between the check and the run).
-fn check_url(base_url: &str) -> Result<(), ClientError> {
+/// The protocol's scheme (`http://`, `https://` over TLS or QUIC) and an IP literal in
+/// herd's ranges: ab and wrk would send load anywhere, and a host name would need a
+/// resolver here (and could change between the check and the run).
+fn check_url(base_url: &str, protocol: Protocol) -> Result<(), ClientError> {
     let refuse = |reason: String| ClientError::NotAllowed { url: base_url.to_owned(), reason };
-    let Some(authority) = base_url.strip_prefix("http://") else {
-        return Err(refuse("the lab's clients speak plain http:// only".to_owned()));
+    let scheme = if protocol.is_encrypted() { "https://" } else { "http://" };
+    let Some(authority) = base_url.strip_prefix(scheme) else {
+        return Err(refuse(format!("{protocol} ({}) goes to a {scheme} URL", protocol.describe())));
     };
     if authority.contains('/') {
         return Err(refuse("give the base URL without a path (the request adds it)".to_owned()));

@@ -2,6 +2,7 @@
 //! `parse` against output captured from the real tools (crates/lab/tests/data/clients/, see
 //! its README).
 
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -35,7 +36,7 @@ fn specweb() -> Request {
 }
 
 fn load(shape: Shape) -> Load {
-    Load { shape, keep_alive: true, warmup: Warmup::None, timeout: SECS(30) }
+    Load { shape, keep_alive: true, warmup: Warmup::None, timeout: SECS(30), streams: None }
 }
 
 fn requests(n_requests: u64, concurrency: u32) -> Load {
@@ -59,6 +60,7 @@ fn program(tool: Tool) -> &'static Path {
         Tool::Herd => "/opt/herd",
         Tool::Ab => "/usr/bin/ab",
         Tool::Wrk => "/usr/bin/wrk",
+        Tool::H2load => "/usr/bin/h2load",
     })
 }
 
@@ -67,6 +69,8 @@ fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
         tool,
         program: program(tool),
         base_url: "http://127.0.0.1:8080",
+        protocol: Protocol::H1,
+        ca_file: None,
         request,
         load,
         threads: None,
@@ -215,7 +219,7 @@ fn ab_refusals() {
     let mut l = requests(1000, 10);
     l.warmup = Warmup::Duration(SECS(2));
     assert_eq!(
-        supports(Tool::Ab, &l, &r, None).unwrap_err().to_string(),
+        supports(Tool::Ab, Protocol::H1, &l, &r, None).unwrap_err().to_string(),
         "ab cannot warm up for a duration: its warm-up is a separate ab run, which stops after \
          a request count; give the warm-up as `warmup_requests`",
     );
@@ -321,7 +325,7 @@ fn wrk_refusals() {
     let mut l = duration(10, 10);
     l.warmup = Warmup::Requests(100);
     assert_eq!(
-        supports(Tool::Wrk, &l, &r, None).unwrap_err().to_string(),
+        supports(Tool::Wrk, Protocol::H1, &l, &r, None).unwrap_err().to_string(),
         "wrk cannot warm up for a request count: it runs for a duration and has no -n; give the \
          warm-up as `warmup = \"2s\"`",
     );
@@ -350,7 +354,7 @@ fn wrk_refusals() {
 // every tool
 
 #[test]
-fn only_allowed_plain_http_addresses() {
+fn only_allowed_addresses_with_the_protocols_scheme() {
     let r = get("/");
     let l = requests(10, 1);
     for tool in Tool::ALL {
@@ -361,7 +365,7 @@ fn only_allowed_plain_http_addresses() {
                  lab hosts in 198.18.0.0/15",
             ),
             ("http://localhost:80", "`localhost` is not an IP address; give one (e.g. 127.0.0.1)"),
-            ("https://127.0.0.1:443", "the lab's clients speak plain http:// only"),
+            ("https://127.0.0.1:443", "h1 (HTTP/1.1) goes to a http:// URL"),
             ("http://127.0.0.1:80/x", "give the base URL without a path (the request adds it)"),
         ] {
             let mut j = job(tool, &r, &l);
@@ -375,6 +379,18 @@ fn only_allowed_plain_http_addresses() {
             j.base_url = url;
             assert!(check_job(&j).is_ok(), "{tool} {url}");
         }
+        // Over TLS, https:// and nothing else.
+        let mut j = job(tool, &r, &l);
+        j.protocol = Protocol::H1Tls;
+        j.ca_file = Some(Path::new("/run/ca.pem"));
+        j.base_url = "https://127.0.0.1:8443";
+        assert!(check_job(&j).is_ok(), "{tool}");
+        j.base_url = "http://127.0.0.1:8443";
+        refused(
+            &j,
+            "refusing to send load to http://127.0.0.1:8443: h1-tls (HTTP/1.1 over TLS) goes to \
+             a https:// URL",
+        );
     }
 }
 
@@ -412,7 +428,7 @@ fn tools_by_name() {
     }
     assert_eq!(
         "wrk2".parse::<Tool>().unwrap_err().to_string(),
-        "unknown client `wrk2`, expected one of herd, ab, wrk"
+        "unknown client `wrk2`, expected one of herd, ab, wrk, h2load"
     );
 }
 
@@ -435,10 +451,193 @@ fn write_files_writes_the_wrk_script() {
 #[test]
 fn supports_is_commands_refusal() {
     let r = get("/");
-    assert!(supports(Tool::Wrk, &duration(1, 1), &r, None).is_ok());
-    assert!(supports(Tool::Ab, &requests(10, 1), &r, Some(1)).is_ok());
-    let e = supports(Tool::Ab, &requests(10, 1), &r, Some(2)).unwrap_err();
+    assert!(supports(Tool::Wrk, Protocol::H1, &duration(1, 1), &r, None).is_ok());
+    assert!(supports(Tool::Ab, Protocol::H1, &requests(10, 1), &r, Some(1)).is_ok());
+    let e = supports(Tool::Ab, Protocol::H1, &requests(10, 1), &r, Some(2)).unwrap_err();
     assert!(e.to_string().starts_with("ab cannot use more than one thread"), "{e}");
-    let e = supports(Tool::Wrk, &requests(10, 1), &r, None).unwrap_err();
+    let e = supports(Tool::Wrk, Protocol::H1, &requests(10, 1), &r, None).unwrap_err();
     assert!(e.to_string().starts_with("wrk cannot stop after a request count"), "{e}");
+}
+
+// protocols
+
+#[test]
+fn herd_speaks_every_protocol_through_its_run_plan() {
+    let r = get("/page.html");
+    let mut l = duration(10, 4);
+    let ca = Path::new("/run/tls/ca.pem");
+    let over = |protocol: Protocol, base_url: &'static str, l: &Load| {
+        let mut j = job(Tool::Herd, &r, l);
+        j.protocol = protocol;
+        j.base_url = base_url;
+        j.ca_file = protocol.is_encrypted().then_some(ca);
+        line(&command(&j).unwrap_or_else(|e| panic!("{e}")).main)
+    };
+    assert_eq!(
+        over(Protocol::H1Tls, "https://127.0.0.1:8443", &l),
+        "/opt/herd run https://127.0.0.1:8443/page.html --connections=4 --duration=10s \
+         --ca-file=/run/tls/ca.pem --json=/out/run.json"
+    );
+    l.streams = NonZeroU32::new(10);
+    assert_eq!(
+        over(Protocol::H2, "https://127.0.0.1:8443", &l),
+        "/opt/herd run https://127.0.0.1:8443/page.html --connections=4 --duration=10s --h2 \
+         --streams=10 --ca-file=/run/tls/ca.pem --json=/out/run.json"
+    );
+    assert_eq!(
+        over(Protocol::H2c, "http://127.0.0.1:8080", &l),
+        "/opt/herd run http://127.0.0.1:8080/page.html --connections=4 --duration=10s --h2c \
+         --streams=10 --json=/out/run.json"
+    );
+    assert_eq!(
+        over(Protocol::H3, "https://127.0.0.1:8443", &l),
+        "/opt/herd run https://127.0.0.1:8443/page.html --connections=4 --duration=10s --h3 \
+         --streams=10 --ca-file=/run/tls/ca.pem --json=/out/run.json"
+    );
+    // Over TLS, herd verifies the server's certificate: it needs the CA.
+    let mut j = job(Tool::Herd, &r, &l);
+    j.protocol = Protocol::H2;
+    j.base_url = "https://127.0.0.1:8443";
+    refused(&j, "herd: h2 needs the CA file that signed the server's certificate, to verify it");
+}
+
+#[test]
+fn ab_and_wrk_speak_http1_in_the_clear_and_over_tls() {
+    let r = get("/page.html");
+    let l = requests(100, 2);
+    let mut j = job(Tool::Ab, &r, &l);
+    j.protocol = Protocol::H1Tls;
+    j.base_url = "https://127.0.0.1:8443";
+    check(&j, "/usr/bin/ab -n 100 -c 2 -k -s 30 -g /out/ab.tsv https://127.0.0.1:8443/page.html");
+    let l = duration(2, 2);
+    let mut j = job(Tool::Wrk, &r, &l);
+    j.protocol = Protocol::H1Tls;
+    j.base_url = "https://127.0.0.1:8443";
+    check(
+        &j,
+        "/usr/bin/wrk -c 2 -t 2 -d 2s --latency --timeout 30s -s /out/wrk.lua \
+         https://127.0.0.1:8443/page.html",
+    );
+    for (tool, l) in [(Tool::Ab, requests(100, 2)), (Tool::Wrk, duration(2, 2))] {
+        let mut j = job(tool, &r, &l);
+        j.protocol = Protocol::H2c;
+        refused(
+            &j,
+            &format!(
+                "{tool} cannot speak h2c: it speaks HTTP/1.1 only (h1, h1-tls); use the herd or \
+                 h2load client"
+            ),
+        );
+        assert!(speaks(tool, Protocol::H2).is_err() && speaks(tool, Protocol::H3).is_err());
+    }
+}
+
+#[test]
+fn streams_are_refused_where_a_connection_carries_one_request_at_a_time() {
+    let r = get("/page.html");
+    let mut l = requests(100, 2);
+    l.streams = NonZeroU32::new(4);
+    refused(
+        &job(Tool::Herd, &r, &l),
+        "herd: `streams` is for a protocol that multiplexes requests (h2, h2c, h3); h1 carries \
+         one request at a time on a connection",
+    );
+}
+
+// h2load
+
+/// An h2load job speaking `protocol` at the protocol's URL.
+fn h2load_job<'a>(protocol: Protocol, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
+    let mut j = job(Tool::H2load, request, load);
+    j.protocol = protocol;
+    if protocol.is_encrypted() {
+        j.base_url = "https://127.0.0.1:8443";
+    }
+    j
+}
+
+#[test]
+fn h2load_every_protocol_and_shape() {
+    let r = get("/page.html");
+    let mut l = requests(1000, 10);
+    l.streams = NonZeroU32::new(10);
+    check(
+        &h2load_job(Protocol::H2c, &r, &l),
+        "/usr/bin/h2load -c 10 -t 1 -n 1000 -m 10 -N 30s http://127.0.0.1:8080/page.html",
+    );
+    check(
+        &h2load_job(Protocol::H2, &r, &l),
+        "/usr/bin/h2load -c 10 -t 1 -n 1000 -m 10 -N 30s --npn-list=h2 \
+         https://127.0.0.1:8443/page.html",
+    );
+    let mut l = duration(10, 4);
+    l.timeout = Duration::from_millis(2500);
+    check(
+        &h2load_job(Protocol::H1, &r, &l),
+        "/usr/bin/h2load -c 4 -t 1 -D 10s -N 2500ms --h1 http://127.0.0.1:8080/page.html",
+    );
+    let p = post();
+    let mut j = h2load_job(Protocol::H1Tls, &p, &l);
+    j.threads = Some(2);
+    check(
+        &j,
+        "/usr/bin/h2load -c 4 -t 2 -D 10s -N 2500ms --h1 -d /data/body.txt \
+         -H content-type: application/x-www-form-urlencoded https://127.0.0.1:8443/echo",
+    );
+    // The warm-up is a run like any other: a count or a time.
+    let mut warm = requests(1000, 10);
+    warm.warmup = Warmup::Duration(SECS(2));
+    check(
+        &h2load_job(Protocol::H2c, &r, &warm.warmup_run().unwrap()),
+        "/usr/bin/h2load -c 10 -t 1 -D 2s -N 30s http://127.0.0.1:8080/page.html",
+    );
+    assert!(supports(Tool::H2load, Protocol::H2c, &warm, &r, None).is_ok());
+}
+
+#[test]
+fn h2load_refusals() {
+    let r = get("/page.html");
+    refused(
+        &h2load_job(Protocol::H2c, &r, &rate()),
+        "h2load cannot send a fixed request rate: its -r is a rate of new connections and its \
+         --rps a pace per connection; use the herd client (a `rate` load)",
+    );
+    refused(
+        &h2load_job(Protocol::H2c, &r, &steps()),
+        "h2load cannot run client steps: one h2load run has one connection count; make one load \
+         per step with `requests` or `duration` and `concurrency`, or use the herd client",
+    );
+    let mut l = requests(100, 2);
+    l.keep_alive = false;
+    refused(
+        &h2load_job(Protocol::H2c, &r, &l),
+        "h2load cannot open a connection per request: it keeps its connections open for all \
+         their requests; set keep_alive = true in the load, or use the herd or ab client",
+    );
+    let l = requests(100, 2);
+    let mut j = h2load_job(Protocol::H2c, &r, &l);
+    j.threads = Some(3);
+    refused(
+        &j,
+        "h2load cannot run 3 threads with 2 connections: h2load needs at least one connection \
+         per thread; give fewer threads or more connections",
+    );
+    let s = specweb();
+    refused(
+        &h2load_job(Protocol::H2c, &s, &l),
+        "h2load cannot send a SPECweb99 mix: the lab loads a single URL with h2load; use the \
+         herd client",
+    );
+    let mut l = requests(100, 2);
+    l.timeout = Duration::from_micros(1500);
+    refused(
+        &h2load_job(Protocol::H2c, &r, &l),
+        "h2load cannot run a request timeout of 1.5ms: h2load takes whole milliseconds; give a \
+         whole number of milliseconds",
+    );
+    refused(
+        &h2load_job(Protocol::H3, &r, &requests(100, 2)),
+        "h2load cannot speak h3: Debian's h2load 1.52 is built without ngtcp2 and has no --h3; \
+         use the herd client",
+    );
 }

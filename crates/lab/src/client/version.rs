@@ -1,7 +1,7 @@
 //! How to ask each tool its version, and what to read in the answer, so that every result
 //! records the exact client that produced it. Each tool has its own way: `herd --version`,
-//! `ab -V`, and `wrk -v`, which prints its version and usage and exits with status 1 (do not
-//! treat that as a failure).
+//! `ab -V`, `h2load --version`, and `wrk -v`, which prints its version and usage and exits
+//! with status 1 (do not treat that as a failure).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -15,6 +15,7 @@ pub fn version_argv(tool: Tool, program: &Path) -> Vec<OsString> {
         Tool::Herd => "--version",
         Tool::Ab => "-V",
         Tool::Wrk => "-v",
+        Tool::H2load => "--version",
     };
     vec![program.as_os_str().to_owned(), flag.into()]
 }
@@ -22,8 +23,8 @@ pub fn version_argv(tool: Tool, program: &Path) -> Vec<OsString> {
 /// The version in `output`: `0.1.0` from `herd 0.1.0`; `2.3` from ab's `This is
 /// ApacheBench, Version 2.3 <$Revision: 1903618 $>` (`2.3 r1903618` when the revision is a
 /// number; Debian's build prints a bare `$Revision$`); `debian/4.1.0-3+b2` from wrk's
-/// `wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer`. None when the output is not
-/// the tool's.
+/// `wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer`; `1.52.0` from h2load's
+/// `h2load nghttp2/1.52.0`. None when the output is not the tool's.
 pub fn parse_version(tool: Tool, output: &str) -> Option<String> {
     match tool {
         Tool::Herd => {
@@ -46,6 +47,11 @@ pub fn parse_version(tool: Tool, output: &str) -> Option<String> {
             .find_map(|l| l.strip_prefix("wrk "))
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_owned),
+        Tool::H2load => output
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("h2load nghttp2/"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_owned),
     }
 }
 
@@ -59,6 +65,7 @@ mod tests {
         assert_eq!(version_argv(Tool::Herd, p), ["/usr/bin/x", "--version"]);
         assert_eq!(version_argv(Tool::Ab, p), ["/usr/bin/x", "-V"]);
         assert_eq!(version_argv(Tool::Wrk, p), ["/usr/bin/x", "-v"]);
+        assert_eq!(version_argv(Tool::H2load, p), ["/usr/bin/x", "--version"]);
     }
 
     #[test]
@@ -73,6 +80,8 @@ mod tests {
                    Usage: wrk <options> <url>                            \n";
         assert_eq!(parse_version(Tool::Wrk, wrk).as_deref(), Some("debian/4.1.0-3+b2"));
         assert_eq!(parse_version(Tool::Herd, "herd 0.1.0\n").as_deref(), Some("0.1.0"));
+        let h2load = "h2load nghttp2/1.52.0\n";
+        assert_eq!(parse_version(Tool::H2load, h2load).as_deref(), Some("1.52.0"));
         for tool in Tool::ALL {
             assert_eq!(parse_version(tool, "command not found\n"), None, "{tool}");
         }

@@ -7,6 +7,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use herd_stats::units::parse_duration;
+use herd_stats::Protocol;
 use herd_store::CALIBRATION_SERVER;
 use herd_topo::net::{Path, Shaping};
 use herd_topo::CpuSet;
@@ -30,6 +31,8 @@ const MAX_SWEEP_SIZES: usize = 40;
 const MAX_REQUESTS: i64 = 100_000_000;
 const MAX_CONCURRENCY: i64 = 100_000;
 const MAX_LOAD_TIME: Duration = Duration::from_secs(3600);
+/// Most requests at once on one connection (`herd run --streams` takes no more).
+const MAX_STREAMS: u32 = herd_run::protocol::MAX_STREAMS;
 
 pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentError> {
     let errs = Errors { source_name: source, text };
@@ -71,6 +74,13 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     let mut servers = servers;
     let server_names = calibration(&errs, &raw, server_names, &mut servers)?;
     axes.push(Axis { name: AxisName::Server, values: server_names });
+    if let Some(protocols) = &m.protocol {
+        for p in protocols.get_ref() {
+            p.get_ref().parse::<Protocol>().map_err(|e| errs.at(p.span(), e.to_string()))?;
+        }
+        let values = names(&errs, "protocol", protocols, |_| true, Vec::new)?;
+        axes.push(Axis { name: AxisName::Protocol, values });
+    }
     let mut workload_values = Vec::new();
     for w in m.workload.get_ref() {
         let expanded: Vec<&String> =
@@ -249,13 +259,32 @@ fn calibration(
     Ok(names)
 }
 
-/// Every cell's server can serve its workload, and its client can run its load.
+/// Every cell that runs: its server can serve its workload, its load's `streams` go with
+/// its protocol, and its client can run its load. (A cell whose protocol its server, client
+/// or path cannot carry is refused on its own, not the file: `crate::refusal`.)
 fn check_cells(
     errs: &Errors<'_>,
     raw: &RawExperiment,
     e: &Experiment,
 ) -> Result<(), ExperimentError> {
-    for cell in crate::matrix::cells(e) {
+    for cell in crate::matrix::runnable(e) {
+        if let Some(streams) = raw.loads.get(&cell.load_name).and_then(|l| l.streams.as_ref()) {
+            if !cell.protocol.is_multiplexed() {
+                return Err(errs.at(
+                    streams.span(),
+                    format!(
+                        "[loads.{load}] streams: cell {key} speaks {protocol} ({described}), \
+                         one request at a time on a connection; `streams` is for h2, h2c and \
+                         h3: leave the pair out with [[exclude]] protocol = \"{protocol}\", \
+                         load = \"{load}\"",
+                        load = cell.load_name,
+                        key = cell.key,
+                        protocol = cell.protocol,
+                        described = cell.protocol.describe(),
+                    ),
+                ));
+            }
+        }
         // The docroot is a placeholder: only the request's shape matters here.
         let Some(request) = cell.request(std::path::Path::new("."), None) else {
             return Err(errs.at(
@@ -268,9 +297,13 @@ fn check_cells(
                 ),
             ));
         };
-        if let Err(reason) =
-            crate::client::supports(cell.client, &cell.load, &request, e.client_threads)
-        {
+        if let Err(reason) = crate::client::supports(
+            cell.client,
+            cell.protocol,
+            &cell.load,
+            &request,
+            e.client_threads,
+        ) {
             return Err(errs.at(raw.matrix.load.span(), format!("cell {}: {reason}", cell.key)));
         }
     }
@@ -582,7 +615,15 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
         Some(t) => dur(t, "timeout")?,
         None => Duration::from_secs(30),
     };
-    Ok(Load { shape, keep_alive: l.keep_alive.unwrap_or(false), warmup, timeout })
+    let streams = match &l.streams {
+        Some(s) => {
+            NonZeroU32::new(
+                int_in(errs, s, &format!("{ctx} streams"), 1, i64::from(MAX_STREAMS))? as u32
+            )
+        }
+        None => None,
+    };
+    Ok(Load { shape, keep_alive: l.keep_alive.unwrap_or(false), warmup, timeout, streams })
 }
 
 fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, ExperimentError> {
@@ -691,6 +732,7 @@ fn exclude(
         let e = x.get_ref();
         let pairs = [
             (AxisName::Server, &e.server),
+            (AxisName::Protocol, &e.protocol),
             (AxisName::Workload, &e.workload),
             (AxisName::Load, &e.load),
             (AxisName::Client, &e.client),

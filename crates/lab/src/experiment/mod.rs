@@ -14,6 +14,7 @@ mod workload;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use herd_stats::Protocol;
 use herd_topo::CpuSet;
 
 use crate::client::Tool;
@@ -70,6 +71,8 @@ pub struct Axis {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AxisName {
     Server,
+    /// What the client and the server speak (`herd_stats::Protocol`); none: h1.
+    Protocol,
     Workload,
     Load,
     Client,
@@ -81,8 +84,9 @@ pub enum AxisName {
 }
 
 impl AxisName {
-    pub const ALL: [AxisName; 7] = [
+    pub const ALL: [AxisName; 8] = [
         AxisName::Server,
+        AxisName::Protocol,
         AxisName::Workload,
         AxisName::Load,
         AxisName::Client,
@@ -94,6 +98,7 @@ impl AxisName {
     pub fn as_str(self) -> &'static str {
         match self {
             AxisName::Server => "server",
+            AxisName::Protocol => "protocol",
             AxisName::Workload => "workload",
             AxisName::Load => "load",
             AxisName::Client => "client",
@@ -136,6 +141,10 @@ pub const UNSHAPED: &str = "unshaped";
 
 /// Clients the matrix uses when it has no `client` axis.
 pub const DEFAULT_CLIENT: Tool = Tool::Herd;
+
+/// What cells speak when the matrix has no `protocol` axis: HTTP/1.1 in the clear, as every
+/// experiment did before the axis existed.
+pub const DEFAULT_PROTOCOL: Protocol = Protocol::H1;
 
 /// Reads an experiment from its text; `source` names it in errors (a path or `bundled:NAME`).
 pub fn parse(text: &str, source: &str) -> Result<Experiment, ExperimentError> {

@@ -38,7 +38,8 @@ pub(super) fn build(
         ));
     }
 
-    let cells = matrix::cells(e);
+    // Refused cells never run: a figure compares with cells that do.
+    let cells = matrix::runnable(e);
     // (cell, measure) → line of the figure that gave it
     let mut given: BTreeMap<(usize, Measure), usize> = BTreeMap::new();
     let mut figures = Vec::new();
@@ -56,7 +57,7 @@ pub(super) fn build(
             cells.iter().filter(|c| figure.matches(&c.axis_values())).collect();
         if matched.is_empty() {
             return Err(at_line(format!(
-                "at {} matches no cell of the matrix (left out by [[exclude]]?)",
+                "at {} matches no cell of the matrix that runs (left out by [[exclude]], or refused?)",
                 at_text(&figure.at)
             )));
         }

@@ -47,6 +47,9 @@ pub(crate) struct RawExperiment {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawMatrix {
     pub server: Spanned<Names>,
+    /// HTTP/1.1, over TLS or not, HTTP/2, HTTP/3 (`herd_stats::Protocol`); default h1.
+    #[serde(default)]
+    pub protocol: Option<Spanned<Names>>,
     pub workload: Spanned<Names>,
     pub load: Spanned<Names>,
     #[serde(default)]
@@ -156,6 +159,9 @@ pub(crate) struct RawLoad {
     pub warmup_requests: Option<Spanned<i64>>,
     #[serde(default)]
     pub timeout: Option<Spanned<String>>,
+    /// Requests at once on each connection of a multiplexed protocol (h2, h2c, h3).
+    #[serde(default)]
+    pub streams: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -163,6 +169,8 @@ pub(crate) struct RawLoad {
 pub(crate) struct RawExclude {
     #[serde(default)]
     pub server: Option<String>,
+    #[serde(default)]
+    pub protocol: Option<String>,
     #[serde(default)]
     pub workload: Option<String>,
     #[serde(default)]

@@ -28,7 +28,7 @@ pub(super) fn build(
         })
         .transpose()?;
     if let (Some(m), Some(measure)) = (&r.measure, measure) {
-        for cell in crate::matrix::cells(e) {
+        for cell in crate::matrix::runnable(e) {
             super::published::measurable(measure, &cell)
                 .map_err(|why| errs.at(m.span(), format!("[report] measure: {why}")))?;
         }

@@ -29,10 +29,12 @@ pub const BUILTIN_SERVERS: &[(&str, ServerKind, Option<Php>)] = &[
     ("lighttpd-cgi", ServerKind::Lighttpd, Some(Php::Cgi)),
     ("h2o", ServerKind::H2o, None),
     ("mini_httpd", ServerKind::MiniHttpd, None),
+    ("caddy", ServerKind::Caddy, None),
 ];
 
 /// Driver names a `[servers.NAME]` table may give.
-pub(crate) const DRIVERS: &[&str] = &["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd"];
+pub(crate) const DRIVERS: &[&str] =
+    &["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd", "caddy"];
 
 /// The built-in server called `name`.
 pub(crate) fn builtin(name: &str) -> Option<ServerDef> {
@@ -52,6 +54,7 @@ pub(crate) fn kind(driver: &str, mpm: Option<&str>) -> Result<ServerKind, String
         "lighttpd" => ServerKind::Lighttpd,
         "h2o" => ServerKind::H2o,
         "mini_httpd" => ServerKind::MiniHttpd,
+        "caddy" => ServerKind::Caddy,
         "apache" => {
             let mpm = match mpm.unwrap_or("event") {
                 "event" => Mpm::Event,

@@ -222,7 +222,7 @@ fn published_figures_that_compare_unlike_things_are_refused() {
         ),
         (
             fig("at = { server = \"apache-prefork\", workload = \"9x9\", load = \"ab\" }\nseconds = 1"),
-            "matches no cell of the matrix (left out by [[exclude]]?)",
+            "matches no cell of the matrix that runs (left out by [[exclude]], or refused?)",
         ),
         (
             fig("at = { server = \"herd\", load = \"ab\" }\nseconds = 1\n\n[[published.figures]]\nat = { server = \"herd\", workload = \"page\", load = \"ab\" }\nseconds = 2"),
@@ -368,4 +368,108 @@ fn placement_apart_cannot_stand_beside_cpus_chosen_by_hand() {
         let e = err(&text);
         assert!(e.contains(want), "want {want:?} in:\n{e}");
     }
+}
+
+/// GOOD with a `protocol` axis of `values` (TOML list items) after `server`.
+fn with_protocols(values: &str) -> String {
+    edit("workload = [\"page\"", &format!("protocol = [{values}]\nworkload = [\"page\""))
+}
+
+#[test]
+fn without_a_protocol_axis_every_cell_speaks_h1_and_keeps_its_key() {
+    let e = parse(GOOD, "x.toml").unwrap();
+    assert!(e.axes.iter().all(|a| a.name != AxisName::Protocol));
+    let all = cells(&e);
+    assert!(all.iter().all(|c| c.protocol == herd_stats::Protocol::H1 && c.refused.is_none()));
+    assert!(all.iter().all(|c| !c.key.contains("protocol")));
+    assert!(all.iter().all(|c| c.load.streams.is_none()));
+}
+
+#[test]
+fn the_protocol_axis_comes_after_the_server_and_names_its_cells() {
+    let e = parse(&with_protocols("\"h1\", \"h2c\""), "x.toml").unwrap();
+    let names: Vec<&str> = e.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names[..3], ["server", "protocol", "workload"]);
+    let all = cells(&e);
+    assert_eq!(all[0].key, "server=herd protocol=h1 workload=page load=ab server_cpus=0");
+    assert_eq!(all[0].protocol, herd_stats::Protocol::H1);
+    let h2c: Vec<_> = all.iter().filter(|c| c.protocol == herd_stats::Protocol::H2c).collect();
+    assert_eq!(h2c.len(), all.len() / 2);
+    assert!(h2c.iter().all(|c| c.key.contains(" protocol=h2c ")));
+}
+
+#[test]
+fn a_protocol_herd_cannot_name_is_refused_at_its_line_with_the_choices() {
+    let e = err(&with_protocols("\"h1\", \"http2\""));
+    assert!(
+        e.contains("line 7: `http2` is not a protocol: use one of h1, h1-tls, h2, h2c, h3"),
+        "{e}"
+    );
+    let e = err(&with_protocols("\"h2\", \"h2\""));
+    assert!(e.contains("[matrix] protocol lists `h2` twice"), "{e}");
+    let e = err(&with_protocols(""));
+    assert!(e.contains("[matrix] protocol is empty"), "{e}");
+}
+
+#[test]
+fn a_cell_whose_protocol_cannot_be_spoken_is_refused_alone_with_the_reason() {
+    let text = with_protocols("\"h1\", \"h3\"").replace(
+        "load = [\"ab\", \"ramp\"]",
+        "load = [\"ab\", \"ramp\"]\nclient = [\"herd\", \"ab\"]",
+    );
+    let text =
+        text.replace("[[exclude]]", "[[exclude]]\nload = \"ramp\"\nclient = \"ab\"\n\n[[exclude]]");
+    let e = parse(&text, "x.toml").unwrap();
+    let all = cells(&e);
+    let h3: Vec<_> = all.iter().filter(|c| c.protocol == herd_stats::Protocol::H3).collect();
+    assert!(!h3.is_empty());
+    for c in &h3 {
+        let why = c.refused.as_deref().unwrap_or_else(|| panic!("{} runs", c.key));
+        // The server's reason comes first; none of these servers serves h3.
+        assert!(why.starts_with("server: "), "{}: {why}", c.key);
+    }
+    assert!(all
+        .iter()
+        .filter(|c| c.protocol == herd_stats::Protocol::H1)
+        .all(|c| c.refused.is_none()));
+    assert_eq!(crate::matrix::runnable(&e).len(), all.len() - h3.len());
+}
+
+#[test]
+fn exclusions_may_name_a_protocol() {
+    let text = with_protocols("\"h1\", \"h2c\"").replace(
+        "[[exclude]]",
+        "[[exclude]]\nprotocol = \"h2c\"\nserver = \"nginx-fpm\"\n\n[[exclude]]",
+    );
+    let e = parse(&text, "x.toml").unwrap();
+    let all = cells(&e);
+    assert!(!all
+        .iter()
+        .any(|c| c.server.name == "nginx-fpm" && c.protocol == herd_stats::Protocol::H2c));
+    assert!(all.iter().any(|c| c.server.name == "herd" && c.protocol == herd_stats::Protocol::H2c));
+    let bad = GOOD.replace("[[exclude]]", "[[exclude]]\nprotocol = \"h2\"\n\n[[exclude]]");
+    let e = err(&bad);
+    assert!(e.contains("[[exclude]] `protocol` is not an axis of [matrix]"), "{e}");
+}
+
+#[test]
+fn streams_go_with_multiplexed_protocols_only() {
+    // Without a protocol axis every cell speaks h1: `streams` is refused at its line.
+    let e = err(&edit("warmup_requests = 100", "warmup_requests = 100\nstreams = 10"));
+    assert!(
+        e.contains(
+            "line 28: [loads.ab] streams: cell server=herd workload=page load=ab server_cpus=0 \
+             speaks h1 (HTTP/1.1), one request at a time on a connection; `streams` is for h2, \
+             h2c and h3: leave the pair out with [[exclude]] protocol = \"h1\", load = \"ab\""
+        ),
+        "{e}"
+    );
+    let e = err(&edit("warmup_requests = 100", "warmup_requests = 100\nstreams = 0"));
+    assert!(e.contains("[loads.ab] streams = 0 is out of range: use 1 to 65536"), "{e}");
+    // With h2c only, the load carries its streams to every cell.
+    let text = with_protocols("\"h2c\"")
+        .replace("warmup_requests = 100", "warmup_requests = 100\nstreams = 10");
+    let e = parse(&text, "x.toml").unwrap();
+    assert_eq!(e.loads["ab"].streams.map(|s| s.get()), Some(10));
+    assert_eq!(e.loads["ramp"].streams, None);
 }

@@ -36,7 +36,8 @@ impl CellRun<'_> {
         let out = read_output(&run.dir.join("stdout"))?;
         let err = read_output(&run.dir.join("stderr"))?;
         let base_url = self.base_url();
-        let job = self.job(load, request, &base_url, &run.dir)?;
+        let ca_file = self.ca_file.clone();
+        let job = self.job(load, request, &base_url, ca_file.as_deref(), &run.dir)?;
         let parsed = match client::parse(&job, &out, &err) {
             Ok(parsed) => parsed,
             Err(problem) => {

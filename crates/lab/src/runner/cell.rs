@@ -7,7 +7,7 @@
 //! returns nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,9 @@ pub(super) struct CellRun<'a> {
     /// Program versions found so far in this experiment (asked once each).
     pub(super) versions: &'a mut BTreeMap<String, String>,
     pub(super) rec: &'a mut RepetitionRecord,
+    /// For a protocol over TLS, the CA the client and the verification trust: the one made
+    /// with the server's launch, or the router's where a proxy ends TLS itself.
+    pub(super) ca_file: Option<PathBuf>,
 }
 
 /// Grace between SIGTERM and SIGKILL for servers.
@@ -81,7 +84,8 @@ pub(super) fn run(
     let mut place = None;
     let result = build_place(cell, &dir, sup).and_then(|p| {
         let place = place.insert(p);
-        CellRun { ctx, cell, place, dir: &dir, sup, versions, rec: &mut rec }.measure()
+        CellRun { ctx, cell, place, dir: &dir, sup, versions, rec: &mut rec, ca_file: None }
+            .measure()
     });
     // Stop this run's servers (and anything else still running) whatever happened, then
     // remove the path they ran on.
@@ -112,9 +116,9 @@ impl CellRun<'_> {
     /// run only; the warm-up is a run of its own, discarded (`Load::warmup_run`, the one
     /// warm-up of every tool).
     fn measure(mut self) -> Result<(), Stop> {
-        let servers = self.start_servers()?;
+        let (servers, over) = self.start_servers()?;
         let router = self.start_router()?;
-        let started = Started { servers, router };
+        let started = Started { servers, router, over };
         self.check_path(&started)?;
         let request = self.verify()?;
         if let Some(warmup) = self.cell.load.warmup_run() {

@@ -28,13 +28,15 @@ impl CellRun<'_> {
                 RunFailure::Setup("no process was started to check the path to".into()).into()
             );
         };
+        // In what the server's own readiness was asked, through whatever the router speaks,
+        // trusting what the client will trust.
         let through = Probe::Http {
             addr: self.place.target,
             path: format!("/{}", herd_drivers::READY_FILE),
-            // The cells' protocol until experiments have a protocol axis.
-            protocol: herd_drivers::Protocol::H1,
+            protocol: started.over,
         };
-        self.wait_ready(&through, Host::Client, watched).map_err(|stop| match stop {
+        let ca = self.ca_file.clone();
+        self.wait_ready(&through, ca.as_deref(), Host::Client, watched).map_err(|stop| match stop {
             Stop::Failed(RunFailure::ServerNotReady { name, timeout, last, log_tail }) => {
                 RunFailure::PathUnreachable { path, name, timeout, last, log_tail }.into()
             }
@@ -46,8 +48,9 @@ impl CellRun<'_> {
         })
     }
 
-    /// Sends the workload's request once, from the client's host, and checks the answer
-    /// against the expected one; returns the request the client runs will send.
+    /// Sends the workload's request once, from the client's host, in the cell's protocol,
+    /// and checks the answer against the expected one; returns the request the client runs
+    /// will send.
     pub(super) fn verify(&mut self) -> Result<Request, Stop> {
         let (cell, ctx) = (self.cell, self.ctx);
         let setup = |what: String| Stop::from(RunFailure::Setup(what));
@@ -66,11 +69,13 @@ impl CellRun<'_> {
         };
         let method = if body.is_some() { "POST" } else { "GET" };
         let target = self.place.target;
+        let over = verify::Over { protocol: cell.protocol, ca_file: self.ca_file.as_deref() };
         let answer = self
             .place
             .within(Host::Client, || {
-                verify::fetch(
+                verify::fetch_over(
                     target,
+                    over,
                     method,
                     &path,
                     body.as_deref(),
@@ -83,7 +88,7 @@ impl CellRun<'_> {
             server: cell.server.name.clone(),
             method,
             path: path.clone(),
-            why,
+            why: Box::new(why),
         };
         let answer = answer.map_err(failed)?;
         verify::check(&answer, expected).map_err(failed)?;

@@ -61,7 +61,8 @@ impl<'a> CellRun<'a> {
         std::fs::create_dir_all(&dir)
             .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
         let base_url = self.base_url();
-        let job = self.job(load, request, &base_url, &dir)?;
+        let ca_file = self.ca_file.clone();
+        let job = self.job(load, request, &base_url, ca_file.as_deref(), &dir)?;
         let setup = |err: client::ClientError| RunFailure::Setup(with_causes(&err));
         let cmd = client::command(&job).map_err(setup)?;
         cmd.write_files().map_err(setup)?;
@@ -117,12 +118,14 @@ impl<'a> CellRun<'a> {
         Ok(ClientRun { finished, dir, usage })
     }
 
-    /// The job of a client run, for its command line and for reading its output.
+    /// The job of a client run, for its command line and for reading its output; `ca_file`
+    /// is the run's [`CellRun::ca_file`].
     pub(super) fn job<'j>(
         &self,
         load: &'j Load,
         request: &'j Request,
         base_url: &'j str,
+        ca_file: Option<&'j Path>,
         out_dir: &'j Path,
     ) -> Result<ClientJob<'j>, RunFailure>
     where
@@ -138,6 +141,8 @@ impl<'a> CellRun<'a> {
             tool,
             program,
             base_url,
+            protocol: self.cell.protocol,
+            ca_file,
             request,
             load,
             threads: ctx.experiment.client_threads,
@@ -145,9 +150,10 @@ impl<'a> CellRun<'a> {
         })
     }
 
-    /// Where every request goes: the path's target, or the server's loopback address.
+    /// Where every request goes: the path's target, or the server's loopback address, with
+    /// the protocol's scheme.
     pub(super) fn base_url(&self) -> String {
-        format!("http://{}", self.place.target)
+        client::base_url(self.cell.protocol, self.place.target)
     }
 
     fn usage(&self, started: &Started) -> Usage {

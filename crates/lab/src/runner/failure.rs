@@ -54,7 +54,8 @@ pub(super) enum RunFailure {
         log_tail: String,
     },
     /// The workload's request did not get the expected answer (or none).
-    VerifyFailed { server: String, method: &'static str, path: String, why: VerifyError },
+    /// (`why` boxed: an error of the TLS or HTTP/2 exchange is larger than the others.)
+    VerifyFailed { server: String, method: &'static str, path: String, why: Box<VerifyError> },
     /// A client run failed: the warm-up exited unsuccessfully, or the measured run left
     /// output that cannot be read (`problem`). `stderr_tail`: None where the problem quotes
     /// the tool's output already.
@@ -295,7 +296,7 @@ mod tests {
             server: "nginx".into(),
             method: "GET",
             path: "/9x9.php".into(),
-            why: VerifyError::Status { got: 404, want: 200, body_start: "<html>".into() },
+            why: Box::new(VerifyError::Status { got: 404, want: 200, body_start: "<html>".into() }),
         };
         check(
             wrong,
@@ -308,7 +309,7 @@ mod tests {
             server: "nginx".into(),
             method: "GET",
             path: "/9x9.php".into(),
-            why: VerifyError::NoAnswer { addr },
+            why: Box::new(VerifyError::NoAnswer { addr }),
         };
         check(
             none,

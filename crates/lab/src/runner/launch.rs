@@ -1,5 +1,6 @@
 //! A driver's [`Launch`] put on disk before its processes start (directories, the ones its
-//! workers write given to their user, the rendered configs), the records of what it started
+//! workers write given to their user, the rendered configs, a TLS listener's certificate
+//! files, which are never recorded), the records of what it started
 //! (argv, configs, versions), and the versions asked once per experiment.
 //!
 //! Not here: starting the processes (`servers.rs`, `router.rs`).
@@ -7,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use herd_drivers::{Launch, ProcessSpec, RenderedFile, VersionProbe};
+use herd_drivers::{Launch, ProcessSpec, RenderedFile, TlsFiles, VersionProbe};
 use herd_topo::Supervisor;
 
 use super::preflight;
@@ -35,6 +36,25 @@ pub(super) fn write_launch(launch: &Launch, user: Option<&str>) -> Result<(), St
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         std::fs::write(&f.path, &f.contents)
+            .map_err(|e| format!("cannot write {}: {e}", f.path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes a TLS listener's certificate files (the launch's directories exist already),
+/// readable by their owner only: the servers read them at their start, as root or as the
+/// lab's own user, and no one else needs the private key.
+pub(super) fn write_tls(tls: &TlsFiles) -> Result<(), String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    for f in &tls.files {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&f.path)
+            .map_err(|e| format!("cannot create {}: {e}", f.path.display()))?;
+        file.write_all(f.contents.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", f.path.display()))?;
     }
     Ok(())

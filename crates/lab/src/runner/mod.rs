@@ -51,7 +51,22 @@ pub const METHODOLOGY_VERSION: u32 = 1;
 #[derive(Debug)]
 pub struct Checked {
     ready: preflight::Ready,
+    /// The cells that run.
     cells: Vec<Cell>,
+    /// The cells refused before anything runs, each with its reason (`Cell::refused`).
+    refused: Vec<Cell>,
+}
+
+impl Checked {
+    /// The cells that will not run, each with its reason, in matrix order.
+    pub fn refused(&self) -> &[Cell] {
+        &self.refused
+    }
+
+    /// How many cells run.
+    pub fn runnable(&self) -> usize {
+        self.cells.len()
+    }
 }
 
 /// Checks, before the store is opened and before any server starts, that this machine can
@@ -59,12 +74,33 @@ pub struct Checked {
 /// network paths. For shaped links it probes the kernel's qdiscs in a scratch namespace it
 /// removes again (`herd_topo::net::machine::probe_qdiscs`); nothing else is written.
 pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
-    let cells = cells(e);
-    if cells.is_empty() {
+    let all = cells(e);
+    if all.is_empty() {
         return Err(LabError::NoCells);
     }
+    let (cells, refused): (Vec<Cell>, Vec<Cell>) =
+        all.into_iter().partition(|c| c.refused.is_none());
+    if cells.is_empty() {
+        return Err(LabError::AllRefused(refused_reasons(&refused)));
+    }
     let ready = preflight::check(e, &cells, herd_exe)?;
-    Ok(Checked { ready, cells })
+    Ok(Checked { ready, cells, refused })
+}
+
+/// The reasons of refused cells, each once with how many cells it refused, in the order
+/// first met (`3 cells: server: nginx 1.22 has no h3 …`).
+pub fn refused_reasons(refused: &[Cell]) -> Vec<String> {
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for why in refused.iter().filter_map(|c| c.refused.as_deref()) {
+        match reasons.iter_mut().find(|(r, _)| *r == why) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((why, 1)),
+        }
+    }
+    reasons
+        .into_iter()
+        .map(|(why, n)| format!("{n} {}: {why}", if n == 1 { "cell" } else { "cells" }))
+        .collect()
 }
 
 /// What a lab run needs from its caller.
@@ -101,7 +137,7 @@ pub struct Finished {
 
 /// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
 pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all } = checked;
+    let Checked { ready, cells: all, refused: _ } = checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();

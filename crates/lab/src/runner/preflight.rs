@@ -37,7 +37,9 @@ pub(super) struct Ready {
 pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
     let mut missing: Vec<String> = Vec::new();
     let mut programs = BTreeMap::new();
-    for (name, def) in &e.servers {
+    // Only the servers of cells that run: a server whose every cell is refused starts never.
+    let used = |name: &String| cells.iter().any(|c| &c.server.name == name);
+    for (name, def) in e.servers.iter().filter(|(name, _)| used(name)) {
         let needed = programs_needed(def.kind, def.php);
         match Programs::locate(&needed, herd_exe) {
             Ok(p) => {

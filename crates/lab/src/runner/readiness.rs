@@ -1,10 +1,12 @@
 //! Waiting until a process herd started answers its readiness probe (a unix socket to
-//! connect to, or `GET /READY_FILE` answering 200), asked from a host's namespace. A process
-//! that exits while herd waits fails the run at once, with its log's end.
+//! connect to, or `GET /READY_FILE` answering 200 in the protocol the driver says, over TLS
+//! trusting the run's CA), asked from a host's namespace. A process that exits while herd
+//! waits fails the run at once, with its log's end.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use herd_drivers::{Probe, Protocol};
+use herd_drivers::Probe;
 use herd_topo::net::Host;
 
 use super::cell::CellRun;
@@ -25,6 +27,7 @@ impl CellRun<'_> {
     pub(super) fn wait_ready(
         &mut self,
         probe: &Probe,
+        ca_file: Option<&Path>,
         host: Host,
         process: &Watched,
     ) -> Result<(), Stop> {
@@ -37,7 +40,7 @@ impl CellRun<'_> {
             if let Some(exited) = process.exited(self.sup, Stage::Starting) {
                 return Err(exited.into());
             }
-            let last = match self.place.within(host, || ask(probe)) {
+            let last = match self.place.within(host, || ask(probe, ca_file)) {
                 Ok(Ok(())) => return Ok(()),
                 Ok(Err(why)) => why,
                 // The namespace is gone or cannot be entered: waiting will not help.
@@ -57,22 +60,19 @@ impl CellRun<'_> {
     }
 }
 
-/// Asks `probe` once; the error says what it found instead.
-fn ask(probe: &Probe) -> Result<(), String> {
+/// Asks `probe` once, over TLS trusting `ca_file`; the error says what it found instead.
+fn ask(probe: &Probe, ca_file: Option<&Path>) -> Result<(), String> {
     match probe {
         Probe::UnixSocket(path) => std::os::unix::net::UnixStream::connect(path)
             .map(drop)
             .map_err(|_| format!("no socket at {}", path.display())),
-        Probe::Http { addr, path, protocol: Protocol::H1 } => {
-            match verify::fetch(*addr, "GET", path, None, PROBE_TIMEOUT, 1 << 16) {
+        Probe::Http { addr, path, protocol } => {
+            let over = verify::Over { protocol: *protocol, ca_file };
+            match verify::fetch_over(*addr, over, "GET", path, None, PROBE_TIMEOUT, 1 << 16) {
                 Ok(a) if a.status == 200 => Ok(()),
-                Ok(a) => Err(format!("GET {path} on {addr} answered {}", a.status)),
+                Ok(a) => Err(format!("GET {path} on {addr} over {protocol} answered {}", a.status)),
                 Err(err) => Err(err.to_string()),
             }
-        }
-        // The lab renders every server over h1 until experiments have a protocol axis.
-        Probe::Http { protocol, .. } => {
-            Err(format!("herd's lab cannot probe a server over {protocol} yet"))
         }
     }
 }

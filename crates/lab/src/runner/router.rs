@@ -1,6 +1,6 @@
 //! The second phase, on a proxy path only: the router's program (HAProxy, nginx, sslh) in the
-//! router's namespace, on the router's CPUs, forwarding to every address the server listens
-//! on, ready before the path is checked. Its record comes after the servers' in the store
+//! router's namespace, on the router's CPUs, forwarding the cell's protocol to every address
+//! the server listens on, ready before the path is checked. Its record comes after the servers' in the store
 //! (its CPU time is not theirs).
 
 use herd_drivers::{render_proxy, ProxySpec};
@@ -10,7 +10,7 @@ use herd_topo::Spawn;
 
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
-use super::launch::{argv_record, config_records, create_dir, version, write_launch};
+use super::launch::{argv_record, config_records, create_dir, version, write_launch, write_tls};
 use super::watched::{Router, Watched};
 use crate::error::with_causes;
 
@@ -34,8 +34,7 @@ impl CellRun<'_> {
         create_dir(&run_dir).map_err(RunFailure::Setup)?;
         let spec = ProxySpec {
             kind,
-            // HTTP/1.1 in the clear until experiments have a protocol axis.
-            protocol: herd_drivers::Protocol::H1,
+            protocol: cell.protocol,
             listen: vip,
             // Every address of the server host: two on a path HAProxy balances, one otherwise
             // (matrix.rs checks that Path::balanced and ProxyKind::balances agree).
@@ -49,6 +48,12 @@ impl CellRun<'_> {
             RunFailure::Setup(format!("cannot configure {kind}: {}", with_causes(&err)))
         })?;
         write_launch(&launch, ctx.ready.user.as_deref()).map_err(RunFailure::Setup)?;
+        // A proxy that ends TLS itself (HAProxy http) has a certificate of its own, for the
+        // router's address: the client trusts its CA, not the server's.
+        if let Some(tls) = &launch.tls {
+            write_tls(tls).map_err(RunFailure::Setup)?;
+        }
+        let router_ca = launch.tls.as_ref().map(|t| t.ca.clone());
         let p = launch
             .processes
             .last()
@@ -69,7 +74,10 @@ impl CellRun<'_> {
                 RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
             })?;
         let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
-        self.wait_ready(&launch.ready, Host::Router, &process)?;
+        self.wait_ready(&launch.ready, router_ca.as_deref(), Host::Router, &process)?;
+        if router_ca.is_some() {
+            self.ca_file = router_ca;
+        }
         // Every proxy driver gives a version probe; "n/a" as for a server process without one.
         let version = launch
             .versions

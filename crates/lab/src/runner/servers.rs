@@ -1,9 +1,10 @@
-//! The first phase: the cell's server, fresh. Its configuration is rendered into the run's
-//! directory, every program it runs is recorded with its version, and its processes start in
-//! order (php-fpm before nginx), each ready before the next, on the server's CPUs and in the
+//! The first phase: the cell's server, fresh, speaking the cell's protocol. Its configuration
+//! (and, over TLS, a certificate made for this run) is rendered into the run's directory,
+//! every program it runs is recorded with its version, and its processes start in order
+//! (php-fpm before nginx), each ready before the next, on the server's CPUs and in the
 //! server's namespace; the phase ends when the front one answers the readiness file.
 
-use herd_drivers::{render, ServerSpec};
+use herd_drivers::{render, Probe, Protocol, ServerSpec};
 use herd_store::ServerRecord;
 use herd_topo::net::Host;
 use herd_topo::Spawn;
@@ -12,13 +13,16 @@ use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
 use super::launch::{
     argv_record, config_records, create_dir, open_dir, same_program, version, write_launch,
+    write_tls,
 };
 use super::watched::Watched;
 use crate::error::with_causes;
 
 impl CellRun<'_> {
-    /// Starts the server's processes; returns them in start order, the front one last.
-    pub(super) fn start_servers(&mut self) -> Result<Vec<Watched>, Stop> {
+    /// Starts the server's processes in the cell's protocol (a TLS listener's certificate
+    /// written first, its CA kept as the run's [`CellRun::ca_file`]); returns them in start
+    /// order, the front one last, and the protocol the front one's readiness is asked in.
+    pub(super) fn start_servers(&mut self) -> Result<(Vec<Watched>, Protocol), Stop> {
         let (cell, place, ready) = (self.cell, self.place, self.ctx.ready);
         let name = &cell.server.name;
         let server_dir = self.dir.join(name);
@@ -30,8 +34,7 @@ impl CellRun<'_> {
         let spec = ServerSpec {
             kind: cell.server.kind,
             php: cell.server.php,
-            // HTTP/1.1 in the clear until experiments have a protocol axis.
-            protocol: herd_drivers::Protocol::H1,
+            protocol: cell.protocol,
             listen: place.listen,
             docroot: self.ctx.docroot.dir.clone(),
             run_dir: server_dir,
@@ -43,6 +46,10 @@ impl CellRun<'_> {
             RunFailure::Setup(format!("cannot configure {name}: {}", with_causes(&err)))
         })?;
         write_launch(&launch, ready.user.as_deref()).map_err(RunFailure::Setup)?;
+        if let Some(tls) = &launch.tls {
+            write_tls(tls).map_err(RunFailure::Setup)?;
+            self.ca_file = Some(tls.ca.clone());
+        }
         self.record_programs(&launch);
 
         let server_ns = place.netns(Host::Server);
@@ -62,7 +69,8 @@ impl CellRun<'_> {
             })?;
             let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
             if let Some(probe) = &p.ready {
-                self.wait_ready(&place.local_probe(probe), Host::Server, &process)?;
+                let ca = self.ca_file.clone();
+                self.wait_ready(&place.local_probe(probe), ca.as_deref(), Host::Server, &process)?;
             }
             started.push(process);
         }
@@ -71,8 +79,13 @@ impl CellRun<'_> {
             .cloned()
             .ok_or_else(|| RunFailure::Setup(format!("the driver of {name} started no process")))?;
         let probe = place.local_probe(&launch.ready);
-        self.wait_ready(&probe, Host::Server, &front)?;
-        Ok(started)
+        let ca = self.ca_file.clone();
+        self.wait_ready(&probe, ca.as_deref(), Host::Server, &front)?;
+        let over = match launch.ready {
+            Probe::Http { protocol, .. } => protocol,
+            Probe::UnixSocket(_) => Protocol::H1,
+        };
+        Ok((started, over))
     }
 
     /// One record per process of the launch (php-fpm, then nginx …), each with the version

@@ -28,6 +28,9 @@ pub(super) struct Router {
 pub(super) struct Started {
     pub(super) servers: Vec<Watched>,
     pub(super) router: Option<Router>,
+    /// The protocol the front server's readiness is asked in (its driver's choice: h1 in
+    /// the clear, h1-tls on a TLS listener, h2c on one that speaks nothing else).
+    pub(super) over: herd_drivers::Protocol,
 }
 
 impl Watched {

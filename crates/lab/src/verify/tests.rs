@@ -1,6 +1,9 @@
 //! `fetch` against a one-shot loopback server that sends canned bytes, and `check` against
 //! the expected answer: every framing herd-proto reads verifies, and a wrong status, length
 //! or body, a malformed, truncated, oversized or silent answer each fail with their reason.
+//! `fetch_over` h2c against a scripted HTTP/2 server: frames in pieces, an informational
+//! head, a body under flow control, resets and GOAWAY. (Over TLS, the lab's protocol tests
+//! verify against real servers with the run's CA.)
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -147,4 +150,170 @@ fn silence_and_a_close_without_an_answer_fail() {
     let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let err = fetch(addr, "GET", "/", None, Duration::from_secs(2), 5).unwrap_err();
     assert!(err.to_string().starts_with(&format!("cannot connect to {addr}: ")), "{err}");
+}
+
+// HTTP/2 in the clear (h2c), against a scripted server that reads the client's frames with
+// herd-proto's decoder and answers with frames made by its encoders.
+
+use herd_proto::h2::hpack::Encoder;
+use herd_proto::h2::{encode, ErrorCode, Frame, FrameDecoder, SettingId, PREFACE};
+
+/// What the scripted server saw of the request.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Header blocks' bytes of stream 1, undecoded.
+    headers: usize,
+    body: Vec<u8>,
+}
+
+/// Accepts one h2c connection, checks the preface, reads the client's frames until its
+/// request has ended (or `early` is set: answer after the HEADERS), giving the window
+/// `grant` for its body, then writes `answer(&seen)`.
+fn h2c_once(
+    grant: u32,
+    early: bool,
+    answer: impl FnOnce(&Seen) -> Vec<u8> + Send + 'static,
+) -> (SocketAddr, JoinHandle<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut preface = [0u8; 24];
+        std::io::Read::read_exact(&mut conn, &mut preface).unwrap();
+        assert_eq!(&preface, PREFACE);
+        let mut out = Vec::new();
+        encode::settings(&mut out, &[(SettingId::MAX_CONCURRENT_STREAMS, 100)]);
+        if grant > 0 {
+            encode::window_update(&mut out, 0, grant);
+            encode::window_update(&mut out, 1, grant);
+        }
+        conn.write_all(&out).unwrap();
+        let mut decoder = FrameDecoder::new(1 << 14);
+        let (mut buf, mut seen, mut ended) = (Vec::new(), Seen::default(), false);
+        while !ended {
+            let mut chunk = [0u8; 16384];
+            let n = std::io::Read::read(&mut conn, &mut chunk).unwrap();
+            assert!(n > 0, "the client closed before its request ended");
+            buf.extend_from_slice(&chunk[..n]);
+            let mut at = 0;
+            while let Some((frame, used)) = decoder.decode(&buf[at..]).unwrap() {
+                match frame {
+                    Frame::Headers { stream: 1, end_stream, block, .. } => {
+                        seen.headers += block.len();
+                        ended |= end_stream || early;
+                    }
+                    Frame::Data { stream: 1, data } => seen.body.extend_from_slice(data),
+                    Frame::DataEnd { stream: 1, end_stream, .. } => ended |= end_stream,
+                    _ => {}
+                }
+                at += used;
+            }
+            buf.drain(..at);
+        }
+        conn.write_all(&answer(&seen)).unwrap();
+        // Keep the connection until the client has read the answer and left.
+        let mut rest = [0u8; 1024];
+        while matches!(std::io::Read::read(&mut conn, &mut rest), Ok(n) if n > 0) {}
+        seen
+    });
+    (addr, handle)
+}
+
+/// A response head (`:status`, content-length) on stream 1.
+fn head(out: &mut Vec<u8>, status: &str, length: Option<usize>, end_stream: bool) {
+    let length = length.map(|l| l.to_string());
+    let mut fields: Vec<(&[u8], &[u8])> = vec![(b":status", status.as_bytes())];
+    if let Some(l) = &length {
+        fields.push((b"content-length", l.as_bytes()));
+    }
+    let mut block = Vec::new();
+    Encoder::new(4096).encode(&fields, |_| false, &mut block);
+    encode::headers(out, 1, &block, end_stream, 1 << 14);
+}
+
+fn h2c(addr: SocketAddr, method: &str, body: Option<&[u8]>) -> Result<Answer, VerifyError> {
+    let over = Over { protocol: Protocol::H2c, ca_file: None };
+    fetch_over(addr, over, method, "/sizes/5.html", body, Duration::from_secs(10), 5)
+}
+
+#[test]
+fn h2c_answers_are_read_across_frames_after_an_informational_head() {
+    let (addr, server) = h2c_once(0, false, |_| {
+        let mut out = Vec::new();
+        encode::settings_ack(&mut out);
+        encode::ping(&mut out, false, *b"12345678");
+        head(&mut out, "103", None, false);
+        head(&mut out, "200", Some(5), false);
+        encode::data(&mut out, 1, b"hel", false);
+        encode::data(&mut out, 1, b"lo", true);
+        out
+    });
+    let a = h2c(addr, "GET", None).unwrap();
+    assert_eq!((a.status, a.body.as_slice()), (200, &b"hello"[..]));
+    check(&a, &hello()).unwrap();
+    assert!(server.join().unwrap().headers > 0);
+}
+
+#[test]
+fn an_h2c_post_body_flows_as_the_server_grants_window() {
+    // Larger than HTTP/2's initial 64 KiB windows: the rest goes once the server grants more.
+    let body = vec![b'x'; 100_000];
+    let (addr, server) = h2c_once(50_000, false, |seen: &Seen| {
+        let mut out = Vec::new();
+        let got = seen.body.len().to_string();
+        head(&mut out, "200", Some(got.len()), false);
+        encode::data(&mut out, 1, got.as_bytes(), true);
+        out
+    });
+    let over = Over { protocol: Protocol::H2c, ca_file: None };
+    let a = fetch_over(addr, over, "POST", "/echo", Some(&body), Duration::from_secs(10), 6);
+    let seen = server.join().unwrap();
+    assert_eq!(seen.body.len(), body.len());
+    let a = a.unwrap();
+    assert_eq!((a.status, a.body.as_slice()), (200, &b"100000"[..]));
+}
+
+#[test]
+fn h2c_resets_goaways_and_silence_fail_with_their_reason() {
+    let (addr, server) = h2c_once(0, true, |_| {
+        let mut out = Vec::new();
+        encode::rst_stream(&mut out, 1, ErrorCode::REFUSED_STREAM);
+        out
+    });
+    let e = h2c(addr, "GET", None).unwrap_err();
+    server.join().unwrap();
+    assert_eq!(
+        e.to_string(),
+        format!("{addr} over HTTP/2: the server reset the stream (REFUSED_STREAM)")
+    );
+    let (addr, server) = h2c_once(0, true, |_| {
+        let mut out = Vec::new();
+        encode::goaway(&mut out, 0, ErrorCode::NO_ERROR, b"bye");
+        out
+    });
+    let e = h2c(addr, "GET", None).unwrap_err().to_string();
+    server.join().unwrap();
+    assert!(
+        e.contains("the server ended the connection with GOAWAY (NO_ERROR) before answering"),
+        "{e}"
+    );
+    // A server that speaks HTTP/1.1 only answers the preface with an error and closes.
+    let (addr, server) = answer_once(Some(b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()));
+    let e = h2c(addr, "GET", None).unwrap_err().to_string();
+    let _ = server.join();
+    assert!(e.starts_with(&format!("{addr} over HTTP/2: a frame herd cannot read")), "{e}");
+}
+
+#[test]
+fn tls_and_quic_without_a_ca_are_refused_before_connecting() {
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    for protocol in [Protocol::H1Tls, Protocol::H2, Protocol::H3] {
+        let over = Over { protocol, ca_file: None };
+        let e = fetch_over(addr, over, "GET", "/", None, Duration::from_secs(1), 5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("TLS with {addr} failed: no CA file to verify the server's certificate with")
+        );
+    }
 }
