@@ -187,18 +187,11 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         ),
         _ => None,
     };
-    let tls = if url.tls && !h3 {
-        let settings = TlsSettings {
-            versions: TlsVersions::All,
-            cipher_suites: None,
-            client_cert: plan.tls.cert.clone(),
-            ca_file: plan.tls.ca_file.clone(),
-            sni: url.host.parse::<IpAddr>().is_err().then(|| url.host.clone()),
-            alpn: plan.speak.alpn_ids(true),
-        };
-        Some(TlsClient::new(&settings, &url.host).map_err(RunError::Tls)?)
-    } else {
-        None
+    let tls = match (&tls_settings, h3) {
+        (Some(settings), false) => {
+            Some(TlsClient::new(settings, &url.host).map_err(RunError::Tls)?)
+        }
+        _ => None,
     };
     let target = match &plan.unix_socket {
         Some(path) => {
