@@ -205,11 +205,11 @@ fn the_bundled_experiment_plans_every_protocol_and_says_what_it_refuses() {
     for reason in [
         "refused, nothing runs: server: nginx 1.22 has no HTTP/3",
         "refused, nothing runs: client: h2load cannot speak h3",
-        "refused, nothing runs: server: herd serve has no TLS or HTTP/2 yet",
+        "refused, nothing runs: server: herd serve has no HTTP/3",
     ] {
         assert!(plan.contains(reason), "{reason}:\n{plan}");
     }
-    for server in ["nginx", "h2o", "apache-event", "lighttpd", "caddy"] {
+    for server in ["nginx", "h2o", "apache-event", "lighttpd", "caddy", "herd"] {
         for protocol in ["h1-tls", "h2"] {
             let heading = format!("\n== server {server} over {protocol}\n");
             assert!(plan.contains(&heading), "{heading}");
