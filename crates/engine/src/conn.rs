@@ -290,11 +290,7 @@ impl Conn {
     /// allows nothing before `at`.
     #[inline]
     pub(crate) fn read_limit(&mut self, max: usize) -> Result<usize, Instant> {
-        match &mut self.throttle {
-            None => Ok(max),
-            // The clock only when reads are paced: this runs on every read.
-            Some(t) => t.allowance(Instant::now()).map(|n| n.min(max)),
-        }
+        crate::throttle::read_limit(&mut self.throttle, max)
     }
 
     /// One read into `buf`.

@@ -22,7 +22,7 @@ pub enum EngineError {
     NoAddress,
     #[error(transparent)]
     Spec(#[from] SpecError),
-    #[error("request {index} cannot be sent over HTTP/2: {reason}")]
+    #[error("request {index} of the workload cannot be sent over HTTP/2 or HTTP/3: {reason}")]
     Http2Request { index: usize, reason: &'static str },
 }
 

@@ -24,17 +24,9 @@
 //! pipelined batch (`max_concurrent_streams` = the pipeline depth) whose responses come back
 //! in request order; the connection's last request asks the server to close.
 //!
-//! How HTTP/2 will plug in (issue 19): a `Session::Http2` variant holding the HPACK tables,
-//! the peer's settings and a small slab of streams, each an [`Exchange`] with its own
-//! response parser state. `on_connect` queues the preface and SETTINGS; `submit` encodes
-//! HEADERS (and DATA) on a new stream id; `to_write` hands out the frames; `on_read` parses
-//! frames and returns [`Fed::Complete`] for each stream that ends, naming the stream, and
-//! [`Fed::Failed`] for a RST_STREAM (that stream only) or a GOAWAY or connection error
-//! (every stream in flight); `max_concurrent_streams` follows the peer's SETTINGS. The
-//! worker then starts a request on a connection whenever fewer than
-//! `max_concurrent_streams` are in flight, which for HTTP/1 without pipelining is "when
-//! the previous response has ended": the rule it follows today. HTTP/3 keeps this seam
-//! and adds a QUIC transport over UDP below it.
+//! HTTP/2 and HTTP/3 did not fit this seam as a variant: their connection has room, not a
+//! current request, so they have their own worker (mux/), which reuses [`Exchange`] for each
+//! stream's moments. This seam is HTTP/1's (with pipelining's batch).
 
 mod http1;
 

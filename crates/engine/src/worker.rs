@@ -23,7 +23,7 @@
 //! when a request ends (recording, and what the connection does next) in worker/outcome.rs.
 
 mod events;
-mod outcome;
+pub(crate) mod outcome;
 
 use std::io;
 use std::sync::atomic::Ordering;

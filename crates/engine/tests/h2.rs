@@ -91,7 +91,9 @@ fn the_server_s_stream_limit_caps_the_streams_in_flight() {
     });
     let c = run_within(&h2_spec(server.port, 1, 50, 200), Duration::from_secs(10));
     assert_eq!(c.completed + c.failures_total(), 200, "{c:?}");
-    assert!(most.load(Ordering::SeqCst) <= 3, "{} streams at once", most.load(Ordering::SeqCst));
+    let most = most.load(Ordering::SeqCst);
+    // At least two at once (the server answers in pairs), never more than it allows.
+    assert!((2..=3).contains(&most), "{most} streams at once");
 }
 
 #[test]

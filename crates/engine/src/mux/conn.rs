@@ -327,8 +327,8 @@ impl MuxConn {
     #[inline]
     pub(crate) fn read_limit(&mut self, max: usize) -> Result<usize, Instant> {
         match &mut self.link {
-            Link::H2 { throttle: Some(t), .. } => t.allowance(Instant::now()).map(|n| n.min(max)),
-            _ => Ok(max),
+            Link::H2 { throttle, .. } => crate::throttle::read_limit(throttle, max),
+            Link::H3(_) => Ok(max),
         }
     }
 

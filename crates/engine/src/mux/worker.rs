@@ -35,13 +35,9 @@ use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::timers::Timers;
 use crate::transport::{Fault, Io};
+use crate::worker::outcome::{CONNECT_BACKOFF, PUBLISH_EVERY};
 use crate::worker::{bind_for, WorkerEnd, READ_BUFFER, TIMER, WAKER};
 use crate::{Control, EngineError, H2Settings, PerConnection, Recorder, RunSpec, TlsInfo, Wire};
-
-/// How often progress is published for `Control::finished`.
-const PUBLISH_EVERY: u64 = 16;
-/// A connection's pause after a failed connect in a closed loop bounded by time.
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 
 pub(crate) struct MuxWorker<'a, R> {
     spec: &'a RunSpec,

@@ -15,10 +15,10 @@ use crate::session::After;
 use crate::Recorder;
 
 /// How often progress is published for `Control::finished`.
-const PUBLISH_EVERY: u64 = 16;
+pub(crate) const PUBLISH_EVERY: u64 = 16;
 /// How long a connection waits after a failed connect before trying again, in a closed loop
 /// bounded by time (see `fail`).
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+pub(crate) const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// Whether a connection whose response completed carries the next request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
