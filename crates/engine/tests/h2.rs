@@ -114,6 +114,10 @@ fn goaway_after_some_requests_and_refused_streams_cost_no_failure() {
                     encode::goaway(&mut p.out, stream, ErrorCode::NO_ERROR, b"");
                     p.respond(stream, b"ok");
                     p.flush();
+                    // A graceful end, as nginx's: close our side and read what the client
+                    // still sends, so that the close is a FIN, not a reset of unread bytes.
+                    let _ = p.s.shutdown(std::net::Shutdown::Write);
+                    while p.next().is_some() {}
                     return;
                 }
                 _ => {
