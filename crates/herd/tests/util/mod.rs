@@ -164,6 +164,7 @@ impl Nginx {
                      listen unix:{dir}/nginx.sock;\n\
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
+                     location = /herd-fixture {{ return 200 \"{dir}\"; }}\n\
                    }}\n\
                    server {{\n\
                      listen 127.0.0.1:{h2c_port} http2;\n\
@@ -225,12 +226,26 @@ impl Nginx {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return false;
             }
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            if self.answers_as_itself() {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    /// Whether the server on `port` is this nginx: free_port() only picks a port that was free a
+    /// moment ago, so a test running beside this one may have started its own nginx there (this
+    /// one then fails to bind and exits, possibly after a connect already succeeded).
+    fn answers_as_itself(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        if s.write_all(b"GET /herd-fixture HTTP/1.0\r\n\r\n").is_err() {
+            return false;
+        }
+        let mut all = Vec::new();
+        let _ = s.read_to_end(&mut all);
+        all.ends_with(format!("\r\n\r\n{}", self.dir.display()).as_bytes())
     }
 
     pub fn https_url(&self, host: &str, path: &str) -> String {
