@@ -30,6 +30,15 @@ impl Socket {
     }
 }
 
+impl Socket {
+    /// TCP_NODELAY on a TCP socket (best effort: without it, only Nagle's stalls).
+    pub(crate) fn set_nodelay(&self) {
+        if let Socket::Tcp(s) = self {
+            let _ = s.set_nodelay(true);
+        }
+    }
+}
+
 impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         match self {

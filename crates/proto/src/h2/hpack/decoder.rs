@@ -17,8 +17,8 @@
 //!   max_table_size)` bytes: a longer one can neither be handed out nor fit the table, so
 //!   only its length is counted.
 
-use super::huffman;
 use super::integer;
+use super::memo::HuffmanMemo;
 use super::static_table;
 use super::table::{DynamicTable, ENTRY_OVERHEAD};
 use super::HpackError;
@@ -39,6 +39,8 @@ pub struct Decoder {
     update_owed: bool,
     name_scratch: Vec<u8>,
     value_scratch: Vec<u8>,
+    /// Huffman strings seen lately, decoded (see memo.rs).
+    memo: HuffmanMemo,
 }
 
 impl Decoder {
@@ -59,6 +61,7 @@ impl Decoder {
             update_owed: max_table_size < DEFAULT_TABLE_SIZE,
             name_scratch: Vec::new(),
             value_scratch: Vec::new(),
+            memo: HuffmanMemo::default(),
         }
     }
 
@@ -102,7 +105,7 @@ impl Decoder {
                 pos += n;
                 let cap = self.scratch_cap();
                 let name = if index == 0 {
-                    read_string(block, &mut pos, &mut self.name_scratch, cap)?
+                    read_string(block, &mut pos, &mut self.name_scratch, cap, &mut self.memo)?
                         .or_scratch(Str::NameScratch)
                 } else {
                     match self.lookup(index)?.0 {
@@ -117,8 +120,9 @@ impl Decoder {
                         name => name,
                     }
                 };
-                let value = read_string(block, &mut pos, &mut self.value_scratch, cap)?
-                    .or_scratch(Str::ValueScratch);
+                let value =
+                    read_string(block, &mut pos, &mut self.value_scratch, cap, &mut self.memo)?
+                        .or_scratch(Str::ValueScratch);
                 Field { name, value, insert }
             };
             match (self.resolve(block, field.name), self.resolve(block, field.value)) {
@@ -267,12 +271,13 @@ impl Str {
 }
 
 /// Reads a string literal (§5.2) at `*pos`, moving `*pos` past it. A Huffman string is
-/// decoded into `scratch`, at most `cap` bytes of it.
+/// decoded into `scratch` (through the memo of recent ones), at most `cap` bytes of it.
 fn read_string(
     block: &[u8],
     pos: &mut usize,
     scratch: &mut Vec<u8>,
     cap: usize,
+    memo: &mut HuffmanMemo,
 ) -> Result<Str, HpackError> {
     let rest = block.get(*pos..).unwrap_or(&[]);
     let huffman = rest.first().ok_or(HpackError::Truncated)? & 0x80 != 0;
@@ -284,8 +289,7 @@ fn read_string(
     if !huffman {
         return Ok(Str::Block(start, end));
     }
-    scratch.clear();
-    if huffman::decode(bytes, scratch, cap)? > cap {
+    if memo.decode(bytes, scratch, cap)? > cap {
         return Ok(Str::TooLong);
     }
     Ok(Str::Scratch)
@@ -294,6 +298,7 @@ fn read_string(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::h2::hpack::huffman;
     use crate::h2::hpack::test_blocks::{hex, literal};
 
     type Fields = Vec<(String, String)>;

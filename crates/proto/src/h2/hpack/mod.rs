@@ -9,7 +9,7 @@
 //!   stream is lost.
 //!
 //! Inside: `integer` and `huffman` (with its code table, `huffman_codes`) are the primitive
-//! encodings of §5; `static_table` and `table` (the dynamic table) the two index spaces of
+//! encodings of §5 (`memo` keeps the Huffman strings a peer repeats, decoded); `static_table` and `table` (the dynamic table) the two index spaces of
 //! §2.3; `decoder` and `encoder` the representations of §6; `response` the response checks.
 
 mod decoder;
@@ -21,6 +21,7 @@ pub mod fuzzing;
 pub(crate) mod huffman;
 mod huffman_codes;
 mod integer;
+mod memo;
 mod response;
 mod static_table;
 mod table;
