@@ -206,6 +206,8 @@ fn the_bundled_experiment_plans_every_protocol_and_says_what_it_refuses() {
         "refused, nothing runs: server: nginx 1.22 has no HTTP/3",
         "refused, nothing runs: client: h2load cannot speak h3",
         "refused, nothing runs: server: herd serve has no HTTP/3",
+        "refused, nothing runs: client: h2load does not open a new connection after a GOAWAY, \
+         and nginx sends one",
     ] {
         assert!(plan.contains(reason), "{reason}:\n{plan}");
     }
