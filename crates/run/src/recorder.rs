@@ -215,7 +215,9 @@ impl AddAssign<&ConnRate> for ConnRate {
 impl Recorder for RunRecorder {
     // Inlined into the worker's loop, as it was when the recorder lived in the binary: a call
     // per request measured 1 % more instructions per keep-alive request (bench/instructions.sh).
-    #[inline]
+    // `always` since HTTP/2's worker calls it too: with two callers `#[inline]` was no longer
+    // enough, and HTTP/1 paid 60 instructions per request for the call (callgrind).
+    #[inline(always)]
     fn completed(&mut self, c: &Completed<'_>) -> Answer {
         let t = &c.timing;
         if self.warming_up(t.end) {
