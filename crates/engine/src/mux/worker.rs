@@ -359,6 +359,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     fn arm_pacer(&mut self, now: Instant) -> Result<(), EngineError> {
+        // A closed loop has no pacer: no scan of the connections on its every turn.
+        if self.pacer.is_none() {
+            return Ok(());
+        }
         let quota_left = self.quota.is_none_or(|q| self.started < q);
         let can_send = !self.free.is_empty() || self.conns.iter().any(MuxConn::has_room);
         match &mut self.pacer {

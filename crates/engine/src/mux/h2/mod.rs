@@ -120,8 +120,9 @@ pub(crate) struct H2 {
     answered: u32,
     /// Streams whose request body is not all sent.
     bodies_left: u32,
-    /// Streams whose frames are queued but not yet all written.
-    unwritten: u32,
+    /// The slots of the streams whose frames are queued but not yet all written (a slot may
+    /// be listed twice if its stream ended and another took it before the flush: harmless).
+    unwritten: Vec<usize>,
     blocks: Vec<Cached>,
     scratch: Vec<u8>,
     events: Vec<Event>,
@@ -156,7 +157,7 @@ impl H2 {
             idle_frames: 0,
             answered: 0,
             bodies_left: 0,
-            unwritten: 0,
+            unwritten: Vec::with_capacity(cap),
             blocks: (0..requests).map(|_| Cached::default()).collect(),
             scratch: Vec::new(),
             events: Vec::with_capacity(cap),
@@ -173,6 +174,8 @@ impl H2 {
         std::mem::swap(&mut fresh.carry, &mut self.carry);
         std::mem::swap(&mut fresh.events, &mut self.events);
         std::mem::swap(&mut fresh.scratch, &mut self.scratch);
+        std::mem::swap(&mut fresh.unwritten, &mut self.unwritten);
+        fresh.unwritten.clear();
         fresh.out.clear();
         fresh.carry.clear();
         fresh.events.clear();
@@ -271,7 +274,7 @@ impl H2 {
         stream.send_window = self.peer.initial_window;
         stream.recv_window = i64::from(self.settings.stream_window);
         let slot = self.streams.insert(stream);
-        self.unwritten += 1;
+        self.unwritten.push(slot);
         if !end_stream {
             self.bodies_left += 1;
             self.send_bodies(requests);
@@ -326,11 +329,9 @@ impl H2 {
     /// Everything queued is written, at `now`: the streams waiting for that are sent.
     #[inline]
     pub(crate) fn written(&mut self, now: Instant) {
-        if self.unwritten == 0 {
-            return;
-        }
-        self.unwritten = 0;
-        for slot in 0..self.streams.slots() {
+        // The streams queued since the last flush, not the whole slab: every stream open at
+        // a flush was queued before it, so this flush carried its frames.
+        for slot in self.unwritten.drain(..) {
             if let Some(s) = self.streams.open_mut(slot) {
                 if !s.ex.is_written() {
                     s.ex.written_at(now);
