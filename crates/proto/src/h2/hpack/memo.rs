@@ -7,14 +7,16 @@
 //! and a comparison of about twenty bytes. Decoding is a pure function of the bytes, so a hit
 //! gives exactly what decoding would; an invalid string is never kept, so it fails each time.
 //!
-//! Direct-mapped: a string has one slot, and the last string seen there keeps it. Slots keep
-//! their buffers, so a connection whose strings have been seen once allocates nothing more.
+//! Two-way set-associative: a string has a set of two slots, and the two strings of that set
+//! used last keep them (a direct-mapped memo of 16 slots lost two of nginx's six strings to a
+//! shared slot, decoding each of them on every response). Slots keep their buffers, so a
+//! connection whose strings have been seen once allocates nothing more.
 
 use super::huffman;
 use super::HpackError;
 
-/// Slots per decoder (a power of two: the hash's top bits pick one).
-const SLOTS: usize = 16;
+/// Sets of two slots per decoder (a power of two: the hash's top bits pick one).
+const SETS: usize = 16;
 /// Longer strings are decoded every time: headers that repeat are short.
 const MAX_ENCODED: usize = 64;
 
@@ -43,16 +45,24 @@ impl HuffmanMemo {
             return huffman::decode(encoded, out, cap);
         }
         if self.slots.is_empty() {
-            self.slots.resize_with(SLOTS, Slot::default);
+            self.slots.resize_with(2 * SETS, Slot::default);
         }
-        let Some(slot) = self.slots.get_mut(slot_of(encoded)) else {
+        let first = 2 * set_of(encoded);
+        let Some([recent, older]) = self.slots.get_mut(first..first + 2) else {
             return huffman::decode(encoded, out, cap);
         };
-        if slot.encoded == encoded && slot.decoded.len() <= cap {
-            out.extend_from_slice(&slot.decoded);
-            return Ok(slot.decoded.len());
+        if older.encoded == encoded {
+            // The older way becomes the recent one.
+            std::mem::swap(recent, older);
+        }
+        if recent.encoded == encoded && recent.decoded.len() <= cap {
+            out.extend_from_slice(&recent.decoded);
+            return Ok(recent.decoded.len());
         }
         let len = huffman::decode(encoded, out, cap)?;
+        // A new string takes the older way's slot, which becomes the recent one.
+        std::mem::swap(recent, older);
+        let slot = recent;
         if len <= cap {
             slot.encoded.clear();
             slot.encoded.extend_from_slice(encoded);
@@ -63,16 +73,16 @@ impl HuffmanMemo {
     }
 }
 
-/// The slot of `bytes`: a multiplicative hash of its length and 8-byte words (strings that
+/// The set of `bytes`: a multiplicative hash of its length and 8-byte words (strings that
 /// differ only in their last characters, as two dates do, land apart).
-fn slot_of(bytes: &[u8]) -> usize {
+fn set_of(bytes: &[u8]) -> usize {
     let mut h = bytes.len() as u64;
     for chunk in bytes.chunks(8) {
         let mut word = [0u8; 8];
         word[..chunk.len()].copy_from_slice(chunk);
         h = (h.rotate_left(23) ^ u64::from_le_bytes(word)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
-    (h >> (64 - SLOTS.trailing_zeros())) as usize
+    (h >> (64 - SETS.trailing_zeros())) as usize
 }
 
 #[cfg(test)]
