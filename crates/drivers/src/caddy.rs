@@ -41,13 +41,20 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         Some(t) => ("https", format!("tls {} {}", t.cert, t.key)),
         None => ("http", String::new()),
     };
+    let port = spec.listen.port();
+    let ports = match (tls.is_some(), port) {
+        (true, 80) => "http_port 81",
+        (false, 443) => "https_port 444",
+        _ => "",
+    };
     let contents = fill(
         "templates/Caddyfile",
         TEMPLATE,
         &[
             ("PROTOCOLS", protocols),
+            ("PORTS", ports),
             ("SCHEME", scheme),
-            ("PORT", &spec.listen.port().to_string()),
+            ("PORT", &port.to_string()),
             ("HOST", &spec.listen.ip().to_string()),
             ("TLS", &tls_line),
             ("DOCROOT", &places.docroot),
@@ -150,6 +157,22 @@ mod tests {
             let tls = "\ttls /run-dir/caddy/tls/cert.pem /run-dir/caddy/tls/key.pem\n";
             assert_eq!(c.contains(tls), protocol.is_encrypted(), "{protocol}: {c}");
         }
+    }
+
+    /// On a network path the server listens on port 80: https there needs caddy's http_port
+    /// elsewhere ("scheme and port violate convention" otherwise, seen in the lab).
+    #[test]
+    fn https_on_port_80_and_http_on_443_move_caddys_other_port() {
+        let mut s = with(Protocol::H2);
+        s.listen = "198.18.0.2:80".parse().unwrap();
+        let c = conf(&s, CONF);
+        assert!(c.contains("\thttp_port 81\n") && c.contains("https://:80 {"), "{c}");
+        let mut s = with(Protocol::H1);
+        s.listen = "198.18.0.2:443".parse().unwrap();
+        let c = conf(&s, CONF);
+        assert!(c.contains("\thttps_port 444\n") && c.contains("http://:443 {"), "{c}");
+        let c = conf(&with(Protocol::H2), CONF);
+        assert!(!c.contains("\thttp_port ") && !c.contains("\thttps_port "), "{c}");
     }
 
     #[test]

@@ -135,6 +135,20 @@ fn caddy() {
     validate_all(|k| k == ServerKind::Caddy, 10);
 }
 
+/// A network path's server listens on port 80 (and could on 443): caddy must accept https on
+/// 80 and http on 443 (it refused them with "scheme and port violate convention").
+#[test]
+fn caddy_on_the_other_schemes_port() {
+    for (protocol, listen) in [
+        (Protocol::H2, "198.18.0.2:80"),
+        (Protocol::H3, "198.18.0.2:80"),
+        (Protocol::H1, "198.18.0.2:443"),
+    ] {
+        let s = ServerSpec { protocol, ..spec(ServerKind::Caddy, None, listen, None) };
+        assert_eq!(validate(&s), 1, "{protocol} on {listen}");
+    }
+}
+
 /// A check that passes must be able to fail: each server's check rejects a config broken in
 /// its TLS settings (a certificate file that does not exist).
 #[test]
