@@ -66,7 +66,7 @@ pub use launch::{Launch, Probe, ProcessSpec, RenderedFile, TlsFiles};
 pub use pages::{page_path, php_pages, Page};
 pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
 pub use programs::{APACHE2, CADDY, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
-pub use programs::{HAPROXY, SSLH, SSLH_SELECT};
+pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SSLH, SSLH_SELECT};
 pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
 pub use spec::{check_php, check_protocol, php_choices, Mpm, Php, ServerKind, ServerSpec};
 pub use version::VersionProbe;

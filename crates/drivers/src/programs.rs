@@ -44,6 +44,11 @@ pub static PHP_CGI: Program = Program {
     package: "php8.2-cgi",
 };
 
+/// lighttpd's TLS module and the Debian package that brings it: without it lighttpd serves
+/// HTTP/1.1 and h2c only (its config check then fails on `mod_openssl`).
+pub static LIGHTTPD_TLS_MODULE: (&str, &str) =
+    ("/usr/lib/lighttpd/mod_openssl.so", "lighttpd-mod-openssl");
+
 /// The router's programs (crate::proxy).
 pub static HAPROXY: Program =
     Program { name: "haproxy", candidates: &["/usr/sbin/haproxy"], package: "haproxy" };

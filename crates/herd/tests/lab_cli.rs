@@ -406,6 +406,8 @@ fn doctor_checks_the_machine_one_line_each() {
         "server program nginx (for nginx): /usr/sbin/nginx nginx/",
         "server program php-fpm8.2",
         "ab (client): /usr/bin/ab",
+        "h2load (client): /usr/bin/h2load",
+        "lighttpd TLS module (h1-tls, h2): /usr/lib/lighttpd/mod_openssl.so",
         "network namespaces: ",
         "IP_VS (LVS): ",
         "haproxy (path haproxy-http, haproxy-tcp): ",

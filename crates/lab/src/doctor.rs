@@ -52,6 +52,18 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     out.push(port_range());
     out.push(tw_reuse());
     out.extend(servers(herd_exe, scratch, &mut sup));
+    let (module, package) = herd_drivers::LIGHTTPD_TLS_MODULE;
+    out.push(if Path::new(module).exists() {
+        ok("lighttpd TLS module (h1-tls, h2)", module)
+    } else {
+        warn(
+            "lighttpd TLS module (h1-tls, h2)",
+            &format!(
+                "not installed: lighttpd serves h1 and h2c only; for h1-tls and h2: apt-get \
+                 install {package}"
+            ),
+        )
+    });
     for tool in [Tool::Ab, Tool::Wrk, Tool::H2load] {
         let name = format!("{} (client)", tool.name());
         out.push(match client::locate(tool, herd_exe) {
