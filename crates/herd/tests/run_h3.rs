@@ -13,19 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use herd_testutil::ports::free_tcp_udp_port as free_port;
 use util::{herd, run, run_json, run_json_exiting, tempdir, text};
-
-/// A port free for both UDP (QUIC) and TCP (caddy's HTTPS listener).
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = tcp.local_addr().unwrap().port();
-        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no port free for both TCP and UDP");
-}
 
 /// An HTTP/3 server on 127.0.0.1, serving `small.html` (13 bytes) and `big.bin` (200,000);
 /// stopped by its PID on drop.

@@ -5,6 +5,8 @@
 //!   `UPDATE_GOLDEN=1` rewrites the files instead (review the diff like code).
 //! - [`causes`]: an error chain names each cause once, whether built in a unit test or read
 //!   from a command's stderr.
+//! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
 
 pub mod causes;
 pub mod golden;
+pub mod ports;

@@ -98,17 +98,7 @@ fn require(path: &str, package: &str) {
     );
 }
 
-/// A port free for UDP (and TCP, for caddy's HTTPS listener) on 127.0.0.1.
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = tcp.local_addr().unwrap().port();
-        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no port free for both TCP and UDP");
-}
+use herd_testutil::ports::free_tcp_udp_port as free_port;
 
 impl Server {
     /// Debian's ngtcp2 example server (`gtlsserver`, package ngtcp2-server).

@@ -6,7 +6,7 @@
 pub mod browser;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -78,9 +78,7 @@ pub fn real_ab() -> Command {
     Command::new(path)
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+pub use herd_testutil::ports::free_port;
 
 /// A new directory under the system temp dir, unique within this test process and
 /// across processes (pid), for tests that run in parallel.
