@@ -6,7 +6,9 @@
 //! - [`causes`]: an error chain names each cause once, whether built in a unit test or read
 //!   from a command's stderr.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
+//! - [`alloc`]: a counting global allocator for the no-allocation tests.
 
+pub mod alloc;
 pub mod causes;
 pub mod golden;
 pub mod ports;
