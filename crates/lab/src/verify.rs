@@ -108,6 +108,28 @@ pub fn fetch(
     exchange_h1(&mut s, addr, method, path, body, deadline, timeout, max_body)
 }
 
+/// One read of the answer, retried when interrupted; a read timeout (the socket's, set from
+/// the verification's timeout) is [`VerifyError::TimedOut`]. HTTP/1's and HTTP/2's.
+fn read_some(
+    s: &mut impl Read,
+    buf: &mut [u8],
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<usize, VerifyError> {
+    loop {
+        return match s.read(buf) {
+            Ok(n) => Ok(n),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err)
+                if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+            {
+                Err(VerifyError::TimedOut { addr, limit: timeout })
+            }
+            Err(err) => Err(VerifyError::Receive { addr, err }),
+        };
+    }
+}
+
 /// [`fetch`] in the protocol `over` says: HTTP/1.1 in the clear or over TLS, HTTP/2 over TLS
 /// (ALPN `h2`) or in the clear with prior knowledge, HTTP/3 over QUIC. A TLS handshake trusts
 /// `over.ca_file` only and checks the certificate names `addr`.
@@ -242,16 +264,7 @@ fn read_answer(
     let mut buf = vec![0u8; 64 * 1024];
     let malformed = |err| VerifyError::Malformed { addr, err };
     loop {
-        let n = match s.read(&mut buf) {
-            Ok(n) => n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err)
-                if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
-            {
-                return Err(VerifyError::TimedOut { addr, limit: timeout })
-            }
-            Err(err) => return Err(VerifyError::Receive { addr, err }),
-        };
+        let n = read_some(s, &mut buf, addr, timeout)?;
         if n == 0 {
             match parser.finish() {
                 Ok(true) => break,

@@ -432,21 +432,26 @@ impl Conn {
         }
     }
 
-    /// Discards input until the client closes (→ Close) or has nothing more now (→ Wait).
     fn linger(&mut self) -> Drive {
-        let mut scratch = [0u8; 16 * 1024];
-        let mut tcp = self.io.tcp();
-        for _ in 0..MAX_ROUNDS {
-            match tcp.read(&mut scratch) {
-                Ok(0) => return Drive::Close,
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Drive::Close,
-            }
-        }
-        Drive::Yield
+        discard_input(&self.io)
     }
+}
+
+/// Discards input until the client closes (→ Close) or has nothing more now (→ Wait), at
+/// most MAX_ROUNDS reads per turn (→ Yield): a lingering close, HTTP/1's and HTTP/2's.
+pub(crate) fn discard_input(io: &Transport) -> Drive {
+    let mut scratch = [0u8; 16 * 1024];
+    let mut tcp = io.tcp();
+    for _ in 0..MAX_ROUNDS {
+        match tcp.read(&mut scratch) {
+            Ok(0) => return Drive::Close,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Drive::Close,
+        }
+    }
+    Drive::Yield
 }
 
 /// An error page that ends the connection.

@@ -153,7 +153,7 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
 }
 
 /// A Content-Length value: digits only (no sign, no list), fitting in u64.
-fn decimal(s: &[u8]) -> Option<u64> {
+pub(crate) fn decimal(s: &[u8]) -> Option<u64> {
     if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }

@@ -6,7 +6,7 @@
 //!
 //! Not here: the engine's multiplexing, retries, or any judgement of the answer (`check`).
 
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -59,16 +59,9 @@ pub(super) fn exchange<S: Read + Write>(
         if Instant::now() > deadline {
             return Err(VerifyError::TimedOut { addr, limit: timeout });
         }
-        let n = match s.read(&mut chunk) {
-            Ok(0) => return Err(VerifyError::NoAnswer { addr }),
-            Ok(n) => n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err)
-                if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
-            {
-                return Err(VerifyError::TimedOut { addr, limit: timeout })
-            }
-            Err(err) => return Err(VerifyError::Receive { addr, err }),
+        let n = match super::read_some(s, &mut chunk, addr, timeout)? {
+            0 => return Err(VerifyError::NoAnswer { addr }),
+            n => n,
         };
         buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
         let used = c.feed(&buf)?;

@@ -459,18 +459,7 @@ impl H2Conn {
     }
 
     fn linger(&mut self) -> Drive {
-        let mut scratch = [0u8; 16 * 1024];
-        let mut tcp = self.io.tcp();
-        for _ in 0..MAX_ROUNDS {
-            match tcp.read(&mut scratch) {
-                Ok(0) => return Drive::Close,
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Drive::Close,
-            }
-        }
-        Drive::Yield
+        crate::conn::discard_input(&self.io)
     }
 }
 

@@ -4,7 +4,7 @@
 //! list, which the connection reuses from request to request.
 
 use crate::h2::FieldList;
-use crate::request::{BodyFraming, Method, RequestHead};
+use crate::request::{decimal, BodyFraming, Method, RequestHead};
 
 /// Why a request is malformed (RFC 9113 §8.1.1); only tests read the reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,14 +114,6 @@ pub(super) fn head(
         (false, None) => BodyFraming::Chunked,
     };
     Ok((head, content_length))
-}
-
-/// A content-length value: digits only, fitting in u64.
-fn decimal(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &b| n.checked_mul(10)?.checked_add(u64::from(b - b'0')))
 }
 
 #[cfg(test)]
