@@ -314,6 +314,7 @@ build_cmd() {
             CMD=("$bin" run -c "$CONC" -t 1 -n "$n" "${nka[@]}" "$url") ;;
         h2load) CMD=(h2load --h1 -t1 -c"$CONC" -n "$n" "${close_hdr[@]}" "$url") ;;
         herd-h2c) CMD=("$HERD" run --h2c -t 1 -c "$c" -m "$m" -n "$n" "$h2c_url") ;;
+        herd-h2c-base) CMD=("$HERD_BASE" run --h2c -t 1 -c "$c" -m "$m" -n "$n" "$h2c_url") ;;
         h2load-h2c) CMD=(h2load -t1 -c"$c" -m"$m" -n "$n" "$h2c_url") ;;
         herd-h2) CMD=("$HERD" run --h2 -k -t 1 -c "$c" -m "$m" -n "$n" "$h2_url") ;;
         h2load-h2) CMD=(h2load -t1 -c"$c" -m"$m" -n "$n" "$h2_url") ;;
@@ -332,7 +333,7 @@ parse_out() {
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
-        herd-run | herd-run-base | herd-h2c | herd-h2 | herd-h3) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
+        herd-run | herd-run-base | herd-h2c | herd-h2c-base | herd-h2 | herd-h3) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load | h2load-h2c | h2load-h2) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
                   awk '{print $1, $2+$3+$4}' ;;
         # oha's JSON: responses by status, errors by kind; failed = non-2xx responses + errors
@@ -366,7 +367,7 @@ detect_tools() {
     local t base_ok=0
     herd_ok=0
     herd_works "$HERD" && herd_ok=1
-    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
+    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base "* || " $TOOLS " == *" herd-h2c-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
     active=()
     for t in $TOOLS; do
         case $t in
@@ -375,7 +376,7 @@ detect_tools() {
             h2load-h2c | h2load-h2) if command -v h2load >/dev/null; then active+=("$t"); else log "WARNING: h2load not installed (package nghttp2-client), $t skipped"; fi ;;
             oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
             herd | herd-default | herd-run | herd-h2c | herd-h2 | herd-h3) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
-            herd-base | herd-run-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd-base | herd-run-base | herd-h2c-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

@@ -10,12 +10,11 @@
 //! whichever connection has room, uncounted, its due times kept.
 
 use std::io;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use herd_stats::FailureKind;
-use mio::{Events, Interest, Poll, Token};
+use mio::event::Event as Readiness;
+use mio::{Interest, Token};
 
 use bytes::Bytes;
 
@@ -23,58 +22,33 @@ use super::conn::{Link, MuxConn, State};
 use super::h2::{Event, Limits, H2};
 use super::h3link::H3Link;
 use super::request::H2Request;
-use crate::control::Slot;
 use crate::pacer::Pacer;
 use crate::quic::{IoBuffers, QuicClient, QuicStats};
-use crate::recorder::{Answer, Failed};
-use crate::rng::Rng;
+use crate::recorder::Failed;
 use crate::run::Share;
 use crate::session::Exchange;
 use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
-use crate::timers::Timers;
 use crate::transport::{Fault, Io};
-use crate::worker::outcome::{CONNECT_BACKOFF, PUBLISH_EVERY};
-use crate::worker::{bind_for, WorkerEnd, READ_BUFFER, TIMER, WAKER};
-use crate::{Control, EngineError, H2Settings, PerConnection, Recorder, RunSpec, TlsInfo, Wire};
+use crate::worker::base::{self, Base, Turns};
+use crate::worker::outcome::CONNECT_BACKOFF;
+use crate::worker::{bind_for, WorkerEnd};
+use crate::{Control, EngineError, H2Settings, Recorder, RunSpec, Wire};
 
 pub(crate) struct MuxWorker<'a, R> {
-    spec: &'a RunSpec,
-    control: &'a Control,
+    base: Base<'a, R>,
     requests: &'a [H2Request],
     /// The workload has several requests (`:path` stays out of the HPACK table).
     many: bool,
     /// HTTP/3: the QUIC client, streams per connection, each request's stream bytes, and the
     /// worker's datagram buffers.
     h3: Option<H3Run<'a>>,
-    poll: Poll,
-    slot: Arc<Slot>,
     conns: Vec<MuxConn>,
-    to_open: Vec<usize>,
     /// Requests to send again, uncounted, with their due times.
     retry: Vec<Exchange>,
-    pacer: Option<Pacer>,
-    /// Open loop: closed connections waiting for the schedule.
-    free: Vec<usize>,
     /// Open loop: where the search for a connection with room starts.
     cursor: usize,
-    timers: Timers,
-    per_connection: Option<PerConnection>,
-    keep_alive: bool,
-    first_conn: u32,
-    rng: Rng,
-    recorder: R,
-    quota: Option<u64>,
-    started: u64,
-    finished: u64,
-    deadline: Option<Instant>,
-    addr: usize,
-    any_connected: bool,
-    tls_info: Option<TlsInfo>,
-    last_activity: Instant,
-    stop: bool,
-    interrupted: bool,
 }
 
 /// What an HTTP/3 run's worker holds besides its connections.
@@ -93,9 +67,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         share: Share<R>,
         requests: &'a [H2Request],
     ) -> Self {
-        let Share { poll, slot, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
-            share;
-        let now = Instant::now();
+        let (base, n_conns) = Base::new(spec, control, share);
+        let now = base.last_activity;
         let max_head = spec.limits.max_head_bytes;
         let limits =
             Limits { max_list: u32::try_from(max_head).unwrap_or(u32::MAX), max_block: max_head };
@@ -125,138 +98,25 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 MuxConn::new(link, now)
             })
             .collect();
-        let all: Vec<usize> = (0..n_conns as usize).collect();
-        let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
         MuxWorker {
-            spec,
-            control,
+            base,
             requests,
             many: requests.len() > 1,
             h3,
-            poll,
-            slot,
             conns,
-            to_open,
             retry: Vec::new(),
-            pacer,
-            free,
             cursor: 0,
-            timers: Timers::new(n_conns as usize),
-            per_connection: spec.schedule.reuse().per_connection(),
-            keep_alive: spec.keep_alive(),
-            first_conn,
-            rng,
-            recorder,
-            quota,
-            started: 0,
-            finished: 0,
-            deadline,
-            addr: 0,
-            any_connected: false,
-            tls_info: None,
-            last_activity: now,
-            stop: false,
-            interrupted: false,
         }
     }
 
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
         let clock = ThreadClock::start();
-        let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
-        let mut buf = vec![0u8; READ_BUFFER].into_boxed_slice();
-        let check_every =
-            (self.spec.timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
-        let mut next_check = Instant::now() + check_every;
-        loop {
-            self.open_pending();
-            if self.pacer.is_some() {
-                self.dispatch(Instant::now());
-            }
-            if self.stop {
-                break;
-            }
-            if self.control.is_stopped() {
-                self.interrupted = true;
-                break;
-            }
-            let share_used = self.quota.is_some_and(|q| self.started >= q);
-            if share_used
-                && self.to_open.is_empty()
-                && self.retry.is_empty()
-                && self.conns.iter().all(|c| c.in_flight() == 0)
-            {
-                break;
-            }
-            let now = Instant::now();
-            if self.deadline.is_some_and(|d| now >= d) {
-                break;
-            }
-            let mut wait = next_check.saturating_duration_since(now);
-            if let Some(d) = self.deadline {
-                wait = wait.min(d.saturating_duration_since(now));
-            }
-            if let Some(t) = self.timers.next() {
-                wait = wait.min(t.saturating_duration_since(now));
-            }
-            if !self.to_open.is_empty() {
-                wait = Duration::ZERO;
-            }
-            self.arm_pacer(now)?;
-            match self.poll.poll(&mut events, Some(wait)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(EngineError::Poll(e)),
-            }
-            for ev in events.iter() {
-                let t = ev.token();
-                if t == WAKER {
-                    continue;
-                }
-                if t == TIMER {
-                    if let Some(p) = &mut self.pacer {
-                        p.fired();
-                    }
-                    continue;
-                }
-                let i = t.0;
-                if i >= self.conns.len() {
-                    continue;
-                }
-                let hangup = ev.is_read_closed() || ev.is_error();
-                self.on_event(i, ev.is_readable() || hangup, ev.is_writable(), hangup, &mut buf);
-                if self.stop {
-                    break;
-                }
-            }
-            let now = Instant::now();
-            self.fire_timers(now, &mut buf);
-            if now >= next_check {
-                self.expire(now);
-                self.recorder.tick(now);
-                next_check = now + check_every;
-            }
-        }
-        if let Some(d) = self.deadline {
-            if !self.stop && !self.interrupted && Instant::now() >= d {
-                self.last_activity = self.last_activity.max(d);
-            }
-        }
-        if self.interrupted {
-            self.last_activity = Instant::now();
-        }
-        self.slot.finished.store(self.finished, Ordering::Relaxed);
+        base::run(&mut self)?;
         let quic = self.h3.is_some().then(|| self.quic_stats());
         for c in &mut self.conns {
             c.close();
         }
-        Ok(WorkerEnd {
-            recorder: self.recorder,
-            last_activity: self.last_activity,
-            interrupted: self.interrupted || self.stop,
-            tls_info: self.tls_info,
-            usage: clock.stop(),
-            quic,
-        })
+        Ok(self.base.end(clock.stop(), quic))
     }
 
     /// Every HTTP/3 connection's figures, summed.
@@ -270,37 +130,24 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         total
     }
 
-    fn take_request(&mut self) -> bool {
-        if self.stop {
-            return false;
-        }
-        match self.quota {
-            Some(q) if self.started >= q => false,
-            _ => {
-                self.started += 1;
-                true
-            }
-        }
-    }
-
     /// The next request to start at `now`: one to send again first, else a new one from
     /// the quota.
     fn next_request(&mut self, now: Instant) -> Option<Exchange> {
         if let Some(ex) = self.retry.pop() {
             return Some(ex.again(false, now));
         }
-        if !self.take_request() {
+        if !self.base.take_request() {
             return None;
         }
-        let req = self.spec.workload.pick(&mut self.rng);
+        let req = self.base.spec.workload.pick(&mut self.base.rng);
         Some(Exchange::new(req, false, now))
     }
 
     /// Closed loop: opens the connections waiting for it, each with its first request.
     fn open_pending(&mut self) {
-        for _ in 0..self.to_open.len() {
-            let Some(i) = self.to_open.pop() else { break };
-            if self.stop {
+        for _ in 0..self.base.to_open.len() {
+            let Some(i) = self.base.to_open.pop() else { break };
+            if self.base.stop {
                 return;
             }
             let Some(first) = self.next_request(Instant::now()) else { continue };
@@ -311,8 +158,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     /// Open loop: every due request to a connection with room, or one that opens for it.
     fn dispatch(&mut self, now: Instant) {
         loop {
-            let Some(due) = self.pacer.as_ref().map(Pacer::next_due) else { return };
-            if due > now || self.stop {
+            let Some(due) = self.base.pacer.as_ref().map(Pacer::next_due) else { return };
+            if due > now || self.base.stop {
                 return;
             }
             if let Some(i) = self.conn_with_room() {
@@ -324,9 +171,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 if self.h3.is_some() {
                     self.arm_quic(i);
                 }
-            } else if let Some(i) = self.free.pop() {
+            } else if let Some(i) = self.base.free.pop() {
                 let Some(ex) = self.next_request(now) else {
-                    self.free.push(i);
+                    self.base.free.push(i);
                     return;
                 };
                 self.advance_pacer();
@@ -339,7 +186,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     fn advance_pacer(&mut self) {
-        if let Some(p) = &mut self.pacer {
+        if let Some(p) = &mut self.base.pacer {
             p.advance();
         }
     }
@@ -358,29 +205,16 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         None
     }
 
-    fn arm_pacer(&mut self, now: Instant) -> Result<(), EngineError> {
-        // A closed loop has no pacer: no scan of the connections on its every turn.
-        if self.pacer.is_none() {
-            return Ok(());
-        }
-        let quota_left = self.quota.is_none_or(|q| self.started < q);
-        let can_send = !self.free.is_empty() || self.conns.iter().any(MuxConn::has_room);
-        match &mut self.pacer {
-            Some(p) if quota_left && can_send => p.arm(now).map_err(EngineError::Timer),
-            _ => Ok(()),
-        }
-    }
-
     /// Opens connection `i` for `first`, already taken from the quota (or a retry).
     fn open(&mut self, i: usize, first: Exchange) {
         let now = Instant::now();
-        let spec = self.spec;
-        let limit = match (self.keep_alive, self.per_connection) {
+        let spec = self.base.spec;
+        let limit = match (self.base.keep_alive, self.base.per_connection) {
             (false, _) => 1,
-            (true, Some(range)) => self.rng.between(range.lo().get(), range.hi().get()),
+            (true, Some(range)) => self.base.rng.between(range.lo().get(), range.hi().get()),
             (true, None) => u32::MAX,
         };
-        self.timers.cancel(i);
+        self.base.timers.cancel(i);
         self.conns[i].reopen(first, limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
         if self.h3.is_some() {
             self.open_h3(i, now);
@@ -390,8 +224,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             Some(path) => socket::connect_unix(path),
             None => {
                 let addrs = &spec.target.addrs;
-                let Some(&addr) = addrs.get(self.addr).or(addrs.last()) else { return };
-                let bind = bind_for(&spec.socket.bind, self.first_conn as usize + i);
+                let Some(&addr) = addrs.get(self.base.addr).or(addrs.last()) else { return };
+                let bind = bind_for(&spec.socket.bind, self.base.first_conn as usize + i);
                 socket::connect_tcp(addr, spec, bind)
             }
         };
@@ -401,7 +235,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 // algorithm would hold a small HEADERS or WINDOW_UPDATE for the server's
                 // delayed ACK (40 ms). h2load turns it off too.
                 sock.set_nodelay();
-                let reg = self.poll.registry().register(
+                let reg = self.base.poll.registry().register(
                     &mut sock,
                     Token(i),
                     Interest::READABLE | Interest::WRITABLE,
@@ -421,8 +255,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     /// HTTP/3: a QUIC connection, its socket in the worker's poll, its first flight out.
     fn open_h3(&mut self, i: usize, now: Instant) {
-        let addrs = &self.spec.target.addrs;
-        let Some(&peer) = addrs.get(self.addr).or(addrs.last()) else { return };
+        let addrs = &self.base.spec.target.addrs;
+        let Some(&peer) = addrs.get(self.base.addr).or(addrs.last()) else { return };
         let Some(h3) = &self.h3 else { return };
         let (client, streams) = (h3.client, h3.streams);
         let Some(link) = self.conns[i].h3() else { return };
@@ -431,7 +265,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             return;
         }
         let registered = match link.socket() {
-            Some(sock) => self.poll.registry().register(
+            Some(sock) => self.base.poll.registry().register(
                 sock,
                 Token(i),
                 Interest::READABLE | Interest::WRITABLE,
@@ -444,25 +278,28 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
         // Until QUIC's handshake is done the connection is connecting: it has no TCP stage.
         self.conns[i].set_state(State::Connecting);
-        self.any_connected = true;
+        self.base.any_connected = true;
         self.write(i);
     }
 
     fn connect_failed(&mut self, i: usize, e: io::Error) {
-        if !self.any_connected && self.addr + 1 < self.spec.target.addrs.len() {
+        if !self.base.any_connected && self.base.addr + 1 < self.base.spec.target.addrs.len() {
             // As HTTP/1 does: the next resolved address, the request kept.
-            self.addr += 1;
+            self.base.addr += 1;
             if let Some(first) = self.conns[i].take_first() {
                 self.retry.push(first);
             }
             self.conns[i].close();
-            self.to_open.push(i);
+            self.base.to_open.push(i);
             return;
         }
         self.conn_failed(i, FailureKind::Connect, Some(e));
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, hangup: bool, buf: &mut [u8]) {
+    #[inline(always)]
+    fn on_event(&mut self, i: usize, ev: &Readiness, buf: &mut [u8]) {
+        let hangup = ev.is_read_closed() || ev.is_error();
+        let (readable, writable) = (ev.is_readable() || hangup, ev.is_writable());
         if self.h3.is_some() {
             if self.conns[i].state() == State::Closed {
                 return;
@@ -503,8 +340,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     fn on_connected(&mut self, i: usize) {
-        self.any_connected = true;
-        match &self.spec.target.tls {
+        self.base.any_connected = true;
+        match &self.base.spec.target.tls {
             Some(tls) => match tls.connect() {
                 Ok(session) => {
                     self.conns[i].start_tls(session);
@@ -519,8 +356,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     fn drive_handshake(&mut self, i: usize) {
         match self.conns[i].handshake() {
             Io::Done(_) => {
-                if self.tls_info.is_none() {
-                    self.tls_info = self.conns[i].transport().and_then(|t| t.tls_info());
+                if self.base.tls_info.is_none() {
+                    self.base.tls_info = self.conns[i].transport().and_then(|t| t.tls_info());
                 }
                 let alpn = self.conns[i].transport().and_then(|t| t.alpn());
                 if alpn != Some(b"h2".as_slice()) {
@@ -553,7 +390,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     /// Closed loop: starts requests on `i` while it has room and the quota lasts.
     fn fill(&mut self, i: usize, now: Instant) {
-        if self.pacer.is_some() {
+        if self.base.pacer.is_some() {
             if self.conns[i].has_room() {
                 self.conns[i].set_waiting_since(now);
             }
@@ -623,8 +460,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             let limit = match self.conns[i].read_limit(buf.len()) {
                 Ok(n) => n,
                 Err(at) => {
-                    if !self.timers.is_set(i) {
-                        self.timers.set(i, at);
+                    if !self.base.timers.is_set(i) {
+                        self.base.timers.set(i, at);
                     }
                     break;
                 }
@@ -650,7 +487,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                         return;
                     }
                     self.drain_events(i, now);
-                    if self.stop {
+                    if self.base.stop {
                         return;
                     }
                     if drains && n < limit {
@@ -694,20 +531,20 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     /// Records the outcomes the protocol has decided, and frees their slots.
     fn drain_events(&mut self, i: usize, now: Instant) {
-        let conn = self.first_conn + i as u32;
+        let conn = self.base.first_conn + i as u32;
         while let Some(ev) = self.conns[i].next_event() {
             let (Event::Done(slot) | Event::Failed(slot, _) | Event::Retry(slot)) = ev;
             if let Some(r) = self.conns[i].record(slot) {
                 match ev {
                     Event::Done(_) => {
-                        let answer = self.recorder.completed(&r.completed(now, conn));
-                        self.last_activity = now;
-                        self.after_outcome(answer);
+                        let answer = self.base.recorder.completed(&r.completed(now, conn));
+                        self.base.last_activity = now;
+                        self.base.after_outcome(answer);
                     }
                     Event::Failed(_, kind) => {
-                        let answer = self.recorder.failed(&r.failed(kind, now, conn));
-                        self.last_activity = now;
-                        self.after_outcome(answer);
+                        let answer = self.base.recorder.failed(&r.failed(kind, now, conn));
+                        self.base.last_activity = now;
+                        self.base.after_outcome(answer);
                     }
                     Event::Retry(_) => self.retry.push(r.ex),
                 }
@@ -751,8 +588,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     fn arm_quic(&mut self, i: usize) {
         let at = self.conns[i].h3().and_then(H3Link::poll_timeout);
         match at {
-            Some(at) => self.timers.set(i, at),
-            None => self.timers.cancel(i),
+            Some(at) => self.base.timers.set(i, at),
+            None => self.base.timers.cancel(i),
         }
     }
 
@@ -760,7 +597,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     /// first request if it never got to send it, and every open stream, fail with `kind`.
     fn conn_failed(&mut self, i: usize, kind: FailureKind, err: Option<io::Error>) {
         let now = Instant::now();
-        let conn = self.first_conn + i as u32;
+        let conn = self.base.first_conn + i as u32;
         let os_error = err.as_ref().and_then(io::Error::raw_os_error);
         if let Some(first) = self.conns[i].take_first() {
             let failed = Failed {
@@ -773,9 +610,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 request: first.req(),
                 conn,
             };
-            let answer = self.recorder.failed(&failed);
-            self.last_activity = now;
-            self.after_outcome(answer);
+            let answer = self.base.recorder.failed(&failed);
+            self.base.last_activity = now;
+            self.base.after_outcome(answer);
         }
         match &mut self.conns[i].link {
             Link::H2 { h2, .. } => h2.fail_all(kind, None),
@@ -783,10 +620,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
         self.drain_events(i, now);
         self.conns[i].close();
-        self.timers.cancel(i);
-        if kind == FailureKind::Connect && self.quota.is_none() && self.pacer.is_none() {
+        self.base.timers.cancel(i);
+        if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
             // As HTTP/1: a duration-bound closed loop pauses before reconnecting.
-            self.timers.set(i, now + CONNECT_BACKOFF);
+            self.base.timers.set(i, now + CONNECT_BACKOFF);
             return;
         }
         self.release(i);
@@ -794,23 +631,23 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     fn close_and_release(&mut self, i: usize) {
         self.conns[i].close();
-        self.timers.cancel(i);
+        self.base.timers.cancel(i);
         self.release(i);
     }
 
     /// A closed connection goes back to the schedule (open loop) or reopens (closed loop).
     fn release(&mut self, i: usize) {
-        if self.pacer.is_some() {
+        if self.base.pacer.is_some() {
             self.conns[i].set_waiting_since(Instant::now());
-            self.free.push(i);
-        } else if !self.stop {
-            self.to_open.push(i);
+            self.base.free.push(i);
+        } else if !self.base.stop {
+            self.base.to_open.push(i);
         }
     }
 
     fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
-        while !self.stop {
-            let Some(i) = self.timers.pop_due(now) else { return };
+        while !self.base.stop {
+            let Some(i) = self.base.timers.pop_due(now) else { return };
             if self.h3.is_some() && self.conns[i].state() != State::Closed {
                 if let (Some(h3), Some(link)) = (self.h3.as_mut(), self.conns[i].h3()) {
                     link.on_timeout(now, &mut h3.io);
@@ -826,21 +663,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
     }
 
-    fn after_outcome(&mut self, answer: Answer) {
-        self.finished += 1;
-        if self.finished % PUBLISH_EVERY == 0 {
-            self.slot.finished.store(self.finished, Ordering::Relaxed);
-        }
-        if answer == Answer::Abort {
-            self.stop = true;
-            self.control.stop();
-        }
-    }
-
     /// Fails the requests past their timeout: streams are cancelled and their connection
     /// goes on; a connection still connecting fails its first request.
     fn expire(&mut self, now: Instant) {
-        let timeout = self.spec.timeout;
+        let timeout = self.base.spec.timeout;
         for i in 0..self.conns.len() {
             let late_first = self.conns[i].first().is_some_and(|f| f.timed_out(now, timeout));
             match self.conns[i].state() {
@@ -862,9 +688,44 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 }
                 _ => {}
             }
-            if self.stop {
+            if self.base.stop {
                 return;
             }
         }
+    }
+}
+
+impl<'a, R: Recorder> Turns<'a, R> for MuxWorker<'a, R> {
+    #[inline(always)]
+    fn base(&mut self) -> &mut Base<'a, R> {
+        &mut self.base
+    }
+    fn conns(&self) -> usize {
+        self.conns.len()
+    }
+    fn open_pending(&mut self) {
+        MuxWorker::open_pending(self)
+    }
+    fn dispatch(&mut self, now: Instant) {
+        MuxWorker::dispatch(self, now)
+    }
+    fn can_send(&self) -> bool {
+        !self.base.free.is_empty() || self.conns.iter().any(MuxConn::has_room)
+    }
+    fn queued(&self) -> bool {
+        !self.base.to_open.is_empty()
+    }
+    fn busy(&self) -> bool {
+        self.queued() || !self.retry.is_empty() || self.conns.iter().any(|c| c.in_flight() > 0)
+    }
+    #[inline(always)]
+    fn on_event(&mut self, i: usize, ev: &Readiness, buf: &mut [u8]) {
+        MuxWorker::on_event(self, i, ev, buf)
+    }
+    fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
+        MuxWorker::fire_timers(self, now, buf)
+    }
+    fn expire(&mut self, now: Instant) {
+        MuxWorker::expire(self, now)
     }
 }

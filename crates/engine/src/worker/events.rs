@@ -30,7 +30,7 @@ impl<R: Recorder> Worker<'_, R> {
                 if readable || read_closed || error {
                     // A kept-alive connection the server closed (or wrote to) between requests.
                     self.close(i);
-                    self.free.push(i);
+                    self.base.free.push(i);
                 }
             }
             State::Thinking => {
@@ -73,8 +73,8 @@ impl<R: Recorder> Worker<'_, R> {
 
     /// TCP is connected: start TLS, or write the request.
     pub(super) fn on_connected(&mut self, i: usize) {
-        self.any_connected = true;
-        match &self.spec.target.tls {
+        self.base.any_connected = true;
+        match &self.base.spec.target.tls {
             Some(tls) => match tls.connect() {
                 Ok(session) => {
                     self.conns[i].start_tls(session);
@@ -93,8 +93,8 @@ impl<R: Recorder> Worker<'_, R> {
         match self.conns[i].handshake() {
             Io::Done(_) => {
                 let now = Instant::now();
-                if self.tls_info.is_none() {
-                    self.tls_info = self.conns[i].tls_info();
+                if self.base.tls_info.is_none() {
+                    self.base.tls_info = self.conns[i].tls_info();
                 }
                 self.conns[i].on_connect(now);
                 self.write_request(i);
@@ -109,7 +109,7 @@ impl<R: Recorder> Worker<'_, R> {
     }
 
     pub(super) fn write_request(&mut self, i: usize) {
-        match self.conns[i].write(&self.spec.workload) {
+        match self.conns[i].write(&self.base.spec.workload) {
             Wrote::All | Wrote::Blocked => {}
             Wrote::Failed { kind, err, retry } => self.fail(i, kind, err, retry),
         }
@@ -124,8 +124,8 @@ impl<R: Recorder> Worker<'_, R> {
                 Ok(n) => n,
                 Err(at) => {
                     // Paced: the timer resumes reading.
-                    if !self.timers.is_set(i) {
-                        self.timers.set(i, at);
+                    if !self.base.timers.is_set(i) {
+                        self.base.timers.set(i, at);
                     }
                     return;
                 }
@@ -226,7 +226,7 @@ impl<R: Recorder> Worker<'_, R> {
             State::Handshaking => self.fail(i, FailureKind::Tls, None, false),
             State::Idle => {
                 self.close(i);
-                self.free.push(i);
+                self.base.free.push(i);
             }
             State::Thinking => self.conns[i].drop_socket(),
             State::Closed => {}

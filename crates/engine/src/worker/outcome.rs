@@ -3,19 +3,16 @@
 //! from the loop's periodic check.
 
 use std::io;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
 
 use super::Worker;
 use crate::conn::State;
-use crate::recorder::{Answer, Failed};
+use crate::recorder::Failed;
 use crate::session::After;
 use crate::Recorder;
 
-/// How often progress is published for `Control::finished`.
-pub(crate) const PUBLISH_EVERY: u64 = 16;
 /// How long a connection waits after a failed connect before trying again, in a closed loop
 /// bounded by time (see `fail`).
 pub(crate) const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
@@ -47,7 +44,7 @@ impl<R: Recorder> Worker<'_, R> {
         // server's word alone decides.
         let reusable = self.conns[i].after() == Some(After::Reuse);
         self.record_completed(i, now);
-        if self.stop {
+        if self.base.stop {
             self.close(i);
             return false;
         }
@@ -63,14 +60,14 @@ impl<R: Recorder> Worker<'_, R> {
                 os_error: None,
                 reused: true,
                 request: 0,
-                conn: self.first_conn + i as u32,
+                conn: self.base.first_conn + i as u32,
             };
             self.fail_queued(i, &template);
             self.close(i);
             self.release(i);
             return false;
         }
-        self.conns[i].finish(&self.spec.workload);
+        self.conns[i].finish(&self.base.spec.workload);
         true
     }
 
@@ -78,8 +75,8 @@ impl<R: Recorder> Worker<'_, R> {
     fn fail_queued(&mut self, i: usize, template: &Failed) {
         while let Some(request) = self.conns[i].take_queued() {
             let f = Failed { request, bytes_read: 0, bytes_written: 0, ..*template };
-            let answer = self.recorder.failed(&f);
-            self.after_outcome(answer);
+            let answer = self.base.recorder.failed(&f);
+            self.base.after_outcome(answer);
         }
     }
 
@@ -88,19 +85,19 @@ impl<R: Recorder> Worker<'_, R> {
         if !self.record_completed(i, now) {
             return;
         }
-        if next == Next::Reopen || self.stop {
+        if next == Next::Reopen || self.base.stop {
             self.close(i);
             self.release(i);
             return;
         }
         // Kept: it has carried one more response (closing resets that count).
-        self.conns[i].finish(&self.spec.workload);
-        if self.pacer.is_some() {
+        self.conns[i].finish(&self.base.spec.workload);
+        if self.base.pacer.is_some() {
             self.conns[i].idle(now);
             self.idle.push(i);
         } else if self.think.is_some() {
             self.think(i);
-        } else if self.take_request() {
+        } else if self.base.take_request() {
             self.start_on_open(i, now, None);
         } else {
             self.close(i);
@@ -109,18 +106,18 @@ impl<R: Recorder> Worker<'_, R> {
 
     /// Hands the current response to the recorder; false if there is none.
     fn record_completed(&mut self, i: usize, end: Instant) -> bool {
-        let conn = self.first_conn + i as u32;
+        let conn = self.base.first_conn + i as u32;
         let c = &self.conns[i];
-        let Some(done) = c.completed(end, self.want_server, conn, &self.spec.workload) else {
+        let Some(done) = c.completed(end, self.want_server, conn, &self.base.spec.workload) else {
             return false;
         };
         let got_server = done.server.is_some();
-        let answer = self.recorder.completed(&done);
+        let answer = self.base.recorder.completed(&done);
         if got_server {
             self.want_server = false;
         }
-        self.last_activity = end;
-        self.after_outcome(answer);
+        self.base.last_activity = end;
+        self.base.after_outcome(answer);
         true
     }
 
@@ -136,43 +133,32 @@ impl<R: Recorder> Worker<'_, R> {
         let now = Instant::now();
         if retry {
             // Pipelined requests behind the retried one go back to the quota, untried.
-            self.started = self.started.saturating_sub(self.conns[i].queued() as u64);
+            self.base.started = self.base.started.saturating_sub(self.conns[i].queued() as u64);
             self.close(i);
             self.retry.push(i);
             return;
         }
-        let failed = self.conns[i].failed(kind, now, err.as_ref(), self.first_conn + i as u32);
-        let answer = self.recorder.failed(&failed);
-        self.last_activity = now;
-        self.after_outcome(answer);
+        let failed = self.conns[i].failed(kind, now, err.as_ref(), self.base.first_conn + i as u32);
+        let answer = self.base.recorder.failed(&failed);
+        self.base.last_activity = now;
+        self.base.after_outcome(answer);
         // Pipelined requests written behind it fail with it: none will be answered.
         self.fail_queued(i, &failed);
         self.close(i);
-        if kind == FailureKind::Connect && self.quota.is_none() && self.pacer.is_none() {
+        if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
             // A duration-bound closed loop would otherwise reconnect as fast as the CPU allows
             // against a server that refuses, or with no local port left: each connection
             // waits a little before trying again (its failures are counted all the same).
             self.conns[i].think();
-            self.timers.set(i, now + CONNECT_BACKOFF);
+            self.base.timers.set(i, now + CONNECT_BACKOFF);
             return;
         }
         self.release(i);
     }
 
-    fn after_outcome(&mut self, answer: Answer) {
-        self.finished += 1;
-        if self.finished % PUBLISH_EVERY == 0 {
-            self.slot.finished.store(self.finished, Ordering::Relaxed);
-        }
-        if answer == Answer::Abort {
-            self.stop = true;
-            self.control.stop();
-        }
-    }
-
     /// Aborts requests that have run past their timeout.
     pub(super) fn expire(&mut self, now: Instant) {
-        let timeout = self.spec.timeout;
+        let timeout = self.base.spec.timeout;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if !c.is_busy() || !c.current().timed_out(now, timeout) {
@@ -190,7 +176,7 @@ impl<R: Recorder> Worker<'_, R> {
                 }
                 _ => self.fail(i, FailureKind::Timeout, None, false),
             }
-            if self.stop {
+            if self.base.stop {
                 return;
             }
         }

@@ -1,0 +1,256 @@
+//! What both workers keep and do alike, whatever their connections speak: the share's
+//! bookkeeping (quota, deadline, progress, stop) and the turn of the event loop. HTTP/1's
+//! worker (worker.rs) and the multiplexed one (mux/worker.rs) differ in their connections
+//! only, which they bring to the loop through [`Turns`]; the loop is generic over them
+//! (static dispatch: each worker's calls inline as before).
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::event::Event;
+use mio::{Events, Poll};
+
+use super::{WorkerEnd, READ_BUFFER, TIMER, WAKER};
+use crate::control::Slot;
+use crate::pacer::Pacer;
+use crate::quic::QuicStats;
+use crate::recorder::Answer;
+use crate::rng::Rng;
+use crate::run::Share;
+use crate::thread_usage::ThreadUsage;
+use crate::timers::Timers;
+use crate::{Control, EngineError, PerConnection, Recorder, RunSpec, TlsInfo};
+
+/// How often progress is published for `Control::finished`.
+const PUBLISH_EVERY: u64 = 16;
+
+/// A worker's share of the run and where it stands, apart from its connections.
+pub(crate) struct Base<'a, R> {
+    pub(crate) spec: &'a RunSpec,
+    pub(crate) control: &'a Control,
+    pub(crate) poll: Poll,
+    pub(crate) slot: Arc<Slot>,
+    /// Connections waiting to be (re)opened (closed loop).
+    pub(crate) to_open: Vec<usize>,
+    /// Open loop: the schedule, and the closed connections waiting for it.
+    pub(crate) pacer: Option<Pacer>,
+    pub(crate) free: Vec<usize>,
+    /// Per-connection timers: think time, paced reads, connect back-off, QUIC's timers.
+    pub(crate) timers: Timers,
+    /// From the schedule: whether connections are kept alive and for how many requests.
+    pub(crate) keep_alive: bool,
+    pub(crate) per_connection: Option<PerConnection>,
+    /// The run-wide number of this worker's first connection.
+    pub(crate) first_conn: u32,
+    /// The run's choices: which request, how many per connection, how long to think.
+    pub(crate) rng: Rng,
+    pub(crate) recorder: R,
+    /// Requests this worker may start; None: until the deadline.
+    pub(crate) quota: Option<u64>,
+    pub(crate) started: u64,
+    pub(crate) finished: u64,
+    pub(crate) deadline: Option<Instant>,
+    /// Index into the target's addresses; moves on while no connection has succeeded.
+    pub(crate) addr: usize,
+    pub(crate) any_connected: bool,
+    pub(crate) tls_info: Option<TlsInfo>,
+    pub(crate) last_activity: Instant,
+    pub(crate) stop: bool,
+    pub(crate) interrupted: bool,
+}
+
+impl<'a, R: Recorder> Base<'a, R> {
+    /// The base of a worker given `share`, and its number of connections. A closed loop
+    /// opens every connection at once; an open loop keeps them free for the schedule.
+    pub(crate) fn new(spec: &'a RunSpec, control: &'a Control, share: Share<R>) -> (Self, u32) {
+        let Share { poll, slot, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
+            share;
+        let all: Vec<usize> = (0..n_conns as usize).collect();
+        let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
+        let base = Base {
+            spec,
+            control,
+            poll,
+            slot,
+            to_open,
+            pacer,
+            free,
+            timers: Timers::new(n_conns as usize),
+            keep_alive: spec.keep_alive(),
+            per_connection: spec.schedule.reuse().per_connection(),
+            first_conn,
+            rng,
+            recorder,
+            quota,
+            started: 0,
+            finished: 0,
+            deadline,
+            addr: 0,
+            any_connected: false,
+            tls_info: None,
+            last_activity: Instant::now(),
+            stop: false,
+            interrupted: false,
+        };
+        (base, n_conns)
+    }
+
+    /// Takes one request from the quota; false when the share is used up or the run stops.
+    pub(crate) fn take_request(&mut self) -> bool {
+        if self.stop {
+            return false;
+        }
+        match self.quota {
+            Some(q) if self.started >= q => false,
+            _ => {
+                self.started += 1;
+                true
+            }
+        }
+    }
+
+    /// Counts a request's end, publishes progress now and then, and stops the run when the
+    /// recorder says so.
+    pub(crate) fn after_outcome(&mut self, answer: Answer) {
+        self.finished += 1;
+        if self.finished % PUBLISH_EVERY == 0 {
+            self.slot.finished.store(self.finished, Ordering::Relaxed);
+        }
+        if answer == Answer::Abort {
+            self.stop = true;
+            self.control.stop();
+        }
+    }
+
+    /// What the worker hands back, its connections closed.
+    pub(crate) fn end(self, usage: ThreadUsage, quic: Option<QuicStats>) -> WorkerEnd<R> {
+        self.slot.finished.store(self.finished, Ordering::Relaxed);
+        WorkerEnd {
+            recorder: self.recorder,
+            last_activity: self.last_activity,
+            interrupted: self.interrupted || self.stop,
+            tls_info: self.tls_info,
+            usage,
+            quic,
+        }
+    }
+}
+
+/// What a worker's connections answer to the loop.
+pub(crate) trait Turns<'a, R: Recorder> {
+    fn base(&mut self) -> &mut Base<'a, R>;
+    fn conns(&self) -> usize;
+    /// Closed loop: opens the connections (and re-sends the requests) waiting for it.
+    fn open_pending(&mut self);
+    /// Open loop: hands every due request to a connection that can take it.
+    fn dispatch(&mut self, now: Instant);
+    /// Open loop: whether a due request would find a connection now.
+    fn can_send(&self) -> bool;
+    /// Work that must not wait for an event (a connection or request queued to go again).
+    fn queued(&self) -> bool;
+    /// Whether a request is queued or in flight; asked only once the share is used up, so
+    /// its scan of the connections stays off the per-turn path.
+    fn busy(&self) -> bool;
+    fn on_event(&mut self, i: usize, ev: &Event, buf: &mut [u8]);
+    /// Runs the timers due at `now`.
+    fn fire_timers(&mut self, now: Instant, buf: &mut [u8]);
+    /// Ends the requests past their timeout.
+    fn expire(&mut self, now: Instant);
+}
+
+/// Turns the loop until the share is done, the deadline passes, the run stops or Ctrl-C.
+pub(crate) fn run<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) -> Result<(), EngineError> {
+    let mut events = Events::with_capacity(w.conns().clamp(16, 1024));
+    let mut buf = vec![0u8; READ_BUFFER].into_boxed_slice();
+    let check_every =
+        (w.base().spec.timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
+    let mut next_check = Instant::now() + check_every;
+    loop {
+        w.open_pending();
+        // Only an open loop has a schedule to keep: no clock read per turn otherwise.
+        if w.base().pacer.is_some() {
+            w.dispatch(Instant::now());
+        }
+        let base = w.base();
+        if base.stop {
+            break;
+        }
+        if base.control.is_stopped() {
+            base.interrupted = true;
+            break;
+        }
+        // Only once the share is used up can every connection be idle: checking the quota
+        // first keeps the scan of the connections off the per-turn path.
+        let share_used = base.quota.is_some_and(|q| base.started >= q);
+        if share_used && !w.queued() && !w.busy() {
+            break; // every request of this worker's share has finished
+        }
+        let base = w.base();
+        let now = Instant::now();
+        if base.deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        let mut wait = next_check.saturating_duration_since(now);
+        if let Some(d) = base.deadline {
+            wait = wait.min(d.saturating_duration_since(now));
+        }
+        if let Some(t) = base.timers.next() {
+            wait = wait.min(t.saturating_duration_since(now));
+        }
+        let quota_left = base.quota.is_none_or(|q| base.started < q);
+        if w.queued() {
+            wait = Duration::ZERO;
+        }
+        // Open loop: wake when the next request is due, if a connection can take it.
+        if quota_left && w.base().pacer.is_some() && w.can_send() {
+            if let Some(p) = &mut w.base().pacer {
+                p.arm(now).map_err(EngineError::Timer)?;
+            }
+        }
+        match w.base().poll.poll(&mut events, Some(wait)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(EngineError::Poll(e)),
+        }
+        for ev in events.iter() {
+            let t = ev.token();
+            if t == WAKER {
+                continue;
+            }
+            if t == TIMER {
+                if let Some(p) = &mut w.base().pacer {
+                    p.fired();
+                }
+                continue;
+            }
+            let i = t.0;
+            if i >= w.conns() {
+                continue;
+            }
+            w.on_event(i, ev, &mut buf);
+            if w.base().stop {
+                break;
+            }
+        }
+        let now = Instant::now();
+        w.fire_timers(now, &mut buf);
+        if now >= next_check {
+            w.expire(now);
+            // The recorder's clock (Recorder::tick): once per check, off the request path.
+            w.base().recorder.tick(now);
+            next_check = now + check_every;
+        }
+    }
+    let base = w.base();
+    if let Some(d) = base.deadline {
+        if !base.stop && !base.interrupted && Instant::now() >= d {
+            base.last_activity = base.last_activity.max(d);
+        }
+    }
+    if base.interrupted {
+        base.last_activity = Instant::now();
+    }
+    Ok(())
+}
