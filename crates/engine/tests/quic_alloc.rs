@@ -14,12 +14,11 @@ use bytes::Bytes;
 use herd_engine::quic::{H3Conn, H3Event, IoBuffers, Offload, QuicClient};
 use herd_proto::h3::encode_request;
 use herd_proto::Request;
-use herd_testutil::alloc::{allocations_in, Counting};
+use herd_testutil::alloc::allocations_in;
 use mio::{Events, Interest, Poll, Token};
 use quic_util::{Plan, Server};
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+herd_testutil::counting_allocator!();
 
 /// Sends `n` requests one after the other on `conn`; returns when all have ended.
 fn requests(conn: &mut H3Conn, poll: &mut Poll, io: &mut IoBuffers, request: &Bytes, n: u64) {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use herd_proto::fuzzing::{fuzz_response, transcript_all_splits, Options};
 use herd_proto::Limits;
+use herd_testutil::corpus::{self, rounds, Rng};
 
 /// File name, options, expected transcript summary.
 const CASES: &[(&str, Opt, &str)] = &[
@@ -75,10 +76,7 @@ fn corpus_files_parse_as_expected_in_every_split() {
 
 #[test]
 fn every_corpus_file_has_an_expectation() {
-    let files = corpus_files();
-    assert!(files.len() >= 12, "the corpus went missing");
-    for path in files {
-        let name = path.file_name().unwrap().to_str().unwrap();
+    for name in corpus::names(&data_dir(), 12) {
         assert!(CASES.iter().any(|c| c.0 == name), "{name} has no expected result in CASES");
     }
 }
@@ -92,17 +90,8 @@ fn corpus_through_the_fuzz_entry_point() {
 
 #[test]
 fn mutated_corpus_never_panics_and_is_split_invariant() {
-    let files: Vec<Vec<u8>> = corpus_files().iter().map(|p| fs::read(p).unwrap()).collect();
-    // HERD_MUTATIONS raises the count for a longer local run; HERD_SEED varies the inputs.
-    let count = env_number("HERD_MUTATIONS").unwrap_or(3000);
-    let mut rng = Rng(env_number("HERD_SEED").map_or(0x9e37_79b9_7f4a_7c15, |s| s as u64 | 1));
-    for _ in 0..count {
-        let mut data = files[rng.below(files.len())].clone();
-        for _ in 0..=rng.below(4) {
-            mutate(&mut data, &files, &mut rng);
-        }
-        fuzz_response(&data);
-    }
+    let interesting = |d: &mut Vec<u8>, f: &[Vec<u8>], r: &mut Rng| rounds(d, f, r, INTERESTING);
+    corpus::mutations(&data_dir(), 3000, interesting, fuzz_response);
 }
 
 fn options(opt: Opt) -> Options {
@@ -114,90 +103,35 @@ fn options(opt: Opt) -> Options {
     }
 }
 
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name).ok()?.parse().ok()
-}
-
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 fn corpus_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(data_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    files
+    corpus::files(&data_dir())
 }
 
-/// Byte-level mutations biased towards HTTP framing characters, where the bugs live.
-fn mutate(data: &mut Vec<u8>, files: &[Vec<u8>], rng: &mut Rng) {
-    const INTERESTING: &[&[u8]] = &[
-        b"\r",
-        b"\n",
-        b"\r\n",
-        b"\r\n\r\n",
-        b"\n\n",
-        b" ",
-        b"\t",
-        b":",
-        b";",
-        b",",
-        b"0",
-        b"9",
-        b"f",
-        b"\0",
-        b"\xff",
-        b"HTTP/1.1 100 Continue\r\n\r\n",
-        b"Content-Length: 3\r\n",
-        b"Transfer-Encoding: chunked\r\n",
-        b"Connection: close\r\n",
-        b"ffffffffffffffff",
-        b"18446744073709551616",
-    ];
-    let at = rng.below(data.len() + 1);
-    match rng.below(6) {
-        0 if !data.is_empty() => {
-            let i = at.min(data.len() - 1);
-            data[i] ^= 1 << rng.below(8);
-        }
-        1 => {
-            let piece = INTERESTING[rng.below(INTERESTING.len())];
-            data.splice(at..at, piece.iter().copied());
-        }
-        2 => {
-            let end = (at + rng.below(16)).min(data.len());
-            data.drain(at..end);
-        }
-        3 => {
-            let end = (at + rng.below(64)).min(data.len());
-            let copy = data[at..end].to_vec();
-            let to = rng.below(data.len() + 1);
-            data.splice(to..to, copy);
-        }
-        4 => {
-            let other = &files[rng.below(files.len())];
-            let from = rng.below(other.len() + 1);
-            data.truncate(at);
-            data.extend_from_slice(&other[from..]);
-        }
-        _ => data.truncate(at),
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        if n == 0 {
-            0
-        } else {
-            (self.0 % n as u64) as usize
-        }
-    }
-}
+/// What the mutations insert: HTTP framing characters, where the bugs live.
+const INTERESTING: &[&[u8]] = &[
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\r\n\r\n",
+    b"\n\n",
+    b" ",
+    b"\t",
+    b":",
+    b";",
+    b",",
+    b"0",
+    b"9",
+    b"f",
+    b"\0",
+    b"\xff",
+    b"HTTP/1.1 100 Continue\r\n\r\n",
+    b"Content-Length: 3\r\n",
+    b"Transfer-Encoding: chunked\r\n",
+    b"Connection: close\r\n",
+    b"ffffffffffffffff",
+    b"18446744073709551616",
+];

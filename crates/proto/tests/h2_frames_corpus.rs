@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use herd_proto::fuzzing::Split;
 use herd_proto::h2::frame::fuzzing::{fuzz_frames, transcript, transcript_all_splits, Transcript};
 use herd_proto::h2::DEFAULT_MAX_FRAME_SIZE;
+use herd_testutil::corpus::{self, Rng};
 
 /// File name, expected transcript summary.
 const CASES: &[(&str, &str)] = &[
@@ -52,10 +53,7 @@ fn corpus_files_decode_as_expected_in_every_split() {
 
 #[test]
 fn every_corpus_file_has_an_expectation() {
-    let files = corpus_files();
-    assert!(files.len() >= 20, "the corpus went missing");
-    for path in files {
-        let name = path.file_name().unwrap().to_str().unwrap();
+    for name in corpus::names(&data_dir(), 20) {
         assert!(CASES.iter().any(|c| c.0 == name), "{name} has no expected result in CASES");
     }
 }
@@ -69,21 +67,16 @@ fn corpus_through_the_fuzz_entry_point() {
 
 #[test]
 fn mutated_corpus_never_panics_and_is_split_invariant() {
-    let files: Vec<Vec<u8>> = corpus_files().iter().map(|p| fs::read(p).unwrap()).collect();
-    // HERD_MUTATIONS raises the count for a longer local run; HERD_SEED varies the inputs.
-    let count = env_number("HERD_MUTATIONS").unwrap_or(3000);
-    let mut rng = Rng(env_number("HERD_SEED").map_or(0x9e37_79b9_7f4a_7c15, |s| s as u64 | 1));
-    for _ in 0..count {
-        let mut data = files[rng.below(files.len())].clone();
+    let mutant = |data: &mut Vec<u8>, files: &[Vec<u8>], rng: &mut Rng| {
         // The captures are long; most mutations look at their first frames.
         if data.len() > 2048 && rng.below(4) != 0 {
             data.truncate(rng.below(2048));
         }
         for _ in 0..=rng.below(4) {
-            mutate(&mut data, &files, &mut rng);
+            mutate(data, files, rng);
         }
-        fuzz_frames(&data);
-    }
+    };
+    corpus::mutations(&data_dir(), 3000, mutant, fuzz_frames);
 }
 
 /// Every split for small files; for the captures, whole, byte by byte, in seeded pieces and
@@ -104,22 +97,12 @@ fn all_splits(data: &[u8]) -> Transcript {
     whole
 }
 
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name).ok()?.parse().ok()
-}
-
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h2-frames")
 }
 
 fn corpus_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(data_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    files
+    corpus::files(&data_dir())
 }
 
 /// Byte-level mutations biased towards what frames are made of: lengths, types, flags,
@@ -176,20 +159,5 @@ fn mutate(data: &mut Vec<u8>, files: &[Vec<u8>], rng: &mut Rng) {
             data.splice(at..at, other[from..to].iter().copied());
         }
         _ => data.truncate(at),
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        if n == 0 {
-            0
-        } else {
-            (self.0 % n as u64) as usize
-        }
     }
 }

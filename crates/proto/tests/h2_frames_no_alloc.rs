@@ -6,18 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use herd_testutil::alloc::{allocations_in, Counting};
+use herd_testutil::alloc::allocations_in;
 
 use herd_proto::h2::{encode, ErrorCode, Frame, FrameDecoder, SettingId, DEFAULT_MAX_FRAME_SIZE};
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-#[test]
-fn the_counter_counts() {
-    let n = allocations_in(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(8))));
-    assert_eq!(n, 1);
-}
+herd_testutil::counting_allocator!();
 
 /// What a server sends for ten responses on streams 1, 3, ..., 19, with a PING and
 /// WINDOW_UPDATEs between them.

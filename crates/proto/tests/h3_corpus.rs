@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use herd_proto::h3::fuzzing::{fuzz_h3, response_all_splits, uni_all_splits};
 use herd_proto::h3::Limits;
+use herd_testutil::corpus::{self, rounds, Rng};
 
 /// File name, then what it reads to as a response stream (`finish()` or the first error)
 /// and as a unidirectional stream (what it was, then how it ended).
@@ -75,14 +76,15 @@ fn corpus_files_read_as_expected_in_every_split() {
 
 #[test]
 fn every_corpus_file_has_an_expectation_and_is_a_fuzz_seed() {
-    let files = corpus_files();
-    assert!(files.len() >= 12, "the corpus went missing");
     let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/h3");
-    for path in files {
-        let name = path.file_name().unwrap().to_str().unwrap();
+    for name in corpus::names(&data_dir(), 12) {
         assert!(CASES.iter().any(|c| c.0 == name), "{name} has no expected result in CASES");
-        let seed = fs::read(seeds.join(name)).expect("copied to fuzz/corpus/h3");
-        assert_eq!(seed, fs::read(&path).unwrap(), "fuzz/corpus/h3/{name} differs");
+        let seed = fs::read(seeds.join(&name)).expect("copied to fuzz/corpus/h3");
+        assert_eq!(
+            seed,
+            fs::read(data_dir().join(&name)).unwrap(),
+            "fuzz/corpus/h3/{name} differs"
+        );
     }
 }
 
@@ -92,20 +94,8 @@ fn mutated_corpus_never_panics_and_is_split_invariant() {
     for data in &files {
         fuzz_h3(data);
     }
-    // HERD_MUTATIONS raises the count for a longer local run; HERD_SEED varies the inputs.
-    let count = env_number("HERD_MUTATIONS").unwrap_or(3000);
-    let mut rng = Rng(env_number("HERD_SEED").map_or(0x9e37_79b9_7f4a_7c15, |s| s as u64 | 1));
-    for _ in 0..count {
-        let mut data = files[rng.below(files.len())].clone();
-        for _ in 0..=rng.below(4) {
-            mutate(&mut data, &files, &mut rng);
-        }
-        fuzz_h3(&data);
-    }
-}
-
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name).ok()?.parse().ok()
+    let interesting = |d: &mut Vec<u8>, f: &[Vec<u8>], r: &mut Rng| rounds(d, f, r, INTERESTING);
+    corpus::mutations(&data_dir(), 3000, interesting, fuzz_h3);
 }
 
 fn data_dir() -> PathBuf {
@@ -113,78 +103,27 @@ fn data_dir() -> PathBuf {
 }
 
 fn corpus_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(data_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    files
+    corpus::files(&data_dir())
 }
 
-/// Byte-level mutations biased towards what HTTP/3 framing is made of: varint length
-/// prefixes, frame types, QPACK's first bytes.
-fn mutate(data: &mut Vec<u8>, files: &[Vec<u8>], rng: &mut Rng) {
-    const INTERESTING: &[&[u8]] = &[
-        &[0x00],
-        &[0x01],
-        &[0x04],
-        &[0x07],
-        &[0x21],
-        &[0x3f],
-        &[0x40],
-        &[0x7f, 0xff],
-        &[0x80, 0x00, 0x00, 0x00],
-        &[0xc0, 0, 0, 0, 0, 0, 0, 0],
-        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
-        &[0xd9],
-        &[0x5f],
-        &[0x80],
-        &[0x10],
-        &[0x01, 0x03, 0x00, 0x00, 0xd9],
-        &[0x00, 0x01, b'x'],
-    ];
-    let at = rng.below(data.len() + 1);
-    match rng.below(6) {
-        0 if !data.is_empty() => {
-            let i = at.min(data.len() - 1);
-            data[i] ^= 1 << rng.below(8);
-        }
-        1 => {
-            let piece = INTERESTING[rng.below(INTERESTING.len())];
-            data.splice(at..at, piece.iter().copied());
-        }
-        2 => {
-            let end = (at + rng.below(16)).min(data.len());
-            data.drain(at..end);
-        }
-        3 => {
-            let end = (at + rng.below(64)).min(data.len());
-            let copy = data[at..end].to_vec();
-            let to = rng.below(data.len() + 1);
-            data.splice(to..to, copy);
-        }
-        4 => {
-            let other = &files[rng.below(files.len())];
-            let from = rng.below(other.len() + 1);
-            data.truncate(at);
-            data.extend_from_slice(&other[from..]);
-        }
-        _ => data.truncate(at),
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        if n == 0 {
-            0
-        } else {
-            (self.0 % n as u64) as usize
-        }
-    }
-}
+/// What the mutations insert: what HTTP/3 framing is made of (varint length prefixes, frame
+/// types, QPACK's first bytes).
+const INTERESTING: &[&[u8]] = &[
+    &[0x00],
+    &[0x01],
+    &[0x04],
+    &[0x07],
+    &[0x21],
+    &[0x3f],
+    &[0x40],
+    &[0x7f, 0xff],
+    &[0x80, 0x00, 0x00, 0x00],
+    &[0xc0, 0, 0, 0, 0, 0, 0, 0],
+    &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+    &[0xd9],
+    &[0x5f],
+    &[0x80],
+    &[0x10],
+    &[0x01, 0x03, 0x00, 0x00, 0xd9],
+    &[0x00, 0x01, b'x'],
+];

@@ -5,20 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use herd_testutil::alloc::{allocations_in, Counting};
+use herd_testutil::alloc::allocations_in;
 
 use herd_proto::h3::frame::{self, kind};
 use herd_proto::h3::qpack::encode_field_section;
 use herd_proto::h3::{Limits, Part, ResponseReader};
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-#[test]
-fn the_counter_counts() {
-    let n = allocations_in(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(8))));
-    assert_eq!(n, 1);
-}
+herd_testutil::counting_allocator!();
 
 fn response() -> Vec<u8> {
     let fields: [(&[u8], &[u8]); 5] = [

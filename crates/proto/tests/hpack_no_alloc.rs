@@ -6,18 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use herd_testutil::alloc::{allocations_in, Counting};
+use herd_testutil::alloc::allocations_in;
 
 use herd_proto::h2::hpack::{Decoder, Encoder};
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-#[test]
-fn the_counter_counts() {
-    let n = allocations_in(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(8))));
-    assert_eq!(n, 1);
-}
+herd_testutil::counting_allocator!();
 
 /// Response blocks as a server's encoder makes them: the first inserts, later ones index,
 /// and a `date` that changes every block is a new entry each time (so the table evicts and

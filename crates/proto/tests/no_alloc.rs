@@ -5,18 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use herd_testutil::alloc::{allocations_in, Counting};
+use herd_testutil::alloc::allocations_in;
 
 use herd_proto::{Feed, Limits, ResponseParser};
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-#[test]
-fn the_counter_counts() {
-    let n = allocations_in(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(8))));
-    assert_eq!(n, 1);
-}
+herd_testutil::counting_allocator!();
 
 #[test]
 fn steady_state_keep_alive_allocates_nothing() {

@@ -1,14 +1,9 @@
 //! A counting global allocator for the no-allocation tests: it counts the allocations (and
 //! reallocations) of the thread that asked, so the test harness running beside it does not
-//! disturb the count. A test binary installs it (one global allocator per binary):
-//!
-//! ```text
-//! #[global_allocator]
-//! static GLOBAL: herd_testutil::alloc::Counting = herd_testutil::alloc::Counting;
-//! ```
-//!
-//! and measures with [`allocations_in`]. Without it installed, every count is 0, which the
-//! tests' own `the_counter_counts` catches.
+//! disturb the count. A test binary installs it with `herd_testutil::counting_allocator!();`
+//! (one global allocator per binary; the macro also adds the test `the_counter_counts`,
+//! which fails if the counter is not installed and every count would read 0) and measures
+//! with [`allocations_in`].
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -57,4 +52,22 @@ pub fn allocations_in(f: impl FnOnce()) -> usize {
     f();
     COUNTING.with(|on| on.set(false));
     ALLOCATIONS.with(Cell::get)
+}
+
+/// Installs [`Counting`] as the test binary's global allocator, with a test that fails if it
+/// does not count (every "allocates nothing" would then pass for nothing).
+#[macro_export]
+macro_rules! counting_allocator {
+    () => {
+        #[global_allocator]
+        static GLOBAL: $crate::alloc::Counting = $crate::alloc::Counting;
+
+        #[test]
+        fn the_counter_counts() {
+            let n = $crate::alloc::allocations_in(|| {
+                drop(std::hint::black_box(Vec::<u8>::with_capacity(8)))
+            });
+            assert_eq!(n, 1);
+        }
+    };
 }

@@ -3,6 +3,8 @@
 //!
 //! - [`golden`]: compare rendered output with a file under `tests/golden/`, byte for byte;
 //!   `UPDATE_GOLDEN=1` rewrites the files instead (review the diff like code).
+//! - [`corpus`]: a corpus folder's files, and deterministic mutations of them through a
+//!   fuzz entry point.
 //! - [`causes`]: an error chain names each cause once, whether built in a unit test or read
 //!   from a command's stderr.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
@@ -10,5 +12,6 @@
 
 pub mod alloc;
 pub mod causes;
+pub mod corpus;
 pub mod golden;
 pub mod ports;
