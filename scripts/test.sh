@@ -48,6 +48,13 @@ command -v gcc >/dev/null || need_pkgs+=(gcc)
 # HTTP/3 servers herd-engine's quic.rs and herd run --h3's tests run against (and caddy,
 # above).
 [ -x /usr/sbin/gtlsserver ] || need_pkgs+=(ngtcp2-server)
+# NetBench (seed 004's file-serving half): Samba's smbd as the server, smbtorture's NBENCH
+# (samba-testsuite) replaying dbench's client.txt as the client, smbclient for the driver's
+# live test.
+[ -x /usr/sbin/smbd ] || need_pkgs+=(samba)
+command -v smbtorture >/dev/null || need_pkgs+=(samba-testsuite)
+command -v smbclient >/dev/null || need_pkgs+=(smbclient)
+[ -f /usr/share/dbench/client.txt ] || need_pkgs+=(dbench)
 # herd report --html is opened in headless Chromium by its test; a font for its screenshot.
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || need_pkgs+=(fonts-dejavu-core)
