@@ -29,8 +29,8 @@ pub(crate) struct ReportArgs {
     /// experiment's own ([report] baseline), else the first value of the first axis that varies.
     #[arg(long, value_name = "AXIS=VALUE")]
     baseline: Option<String>,
-    /// The figure the matrix shows: requests_per_second, seconds, kb_per_second or
-    /// connections_per_second (requests/s, named so for loads that open a connection per
+    /// The figure the matrix shows: requests_per_second, seconds, kb_per_second,
+    /// mbit_per_second or connections_per_second (requests/s, named so for loads that open a connection per
     /// request); default: the experiment's own ([report] measure), else requests_per_second.
     #[arg(long, value_name = "MEASURE", value_parser = herd_report::parse_measure)]
     measure: Option<herd_store::Measure>,

@@ -35,7 +35,7 @@ pub(crate) fn write(
 
 /// The columns after the axes; [`figures`] gives one field for each, in this order (the
 /// array types keep the two the same length).
-const COLUMNS: [&str; 23] = [
+const COLUMNS: [&str; 24] = [
     "step",
     "clients",
     "reps_ok",
@@ -50,6 +50,7 @@ const COLUMNS: [&str; 23] = [
     "requests_per_second",
     "seconds",
     "kb_per_second",
+    "mbit_per_second",
     "p50_ms",
     "p99_ms",
     "latency_from_client",
@@ -87,6 +88,7 @@ fn figures(
         number(row.median_rate()),
         number(stats::median(&row.durations)),
         number(stats::median(&row.kib_per_second)),
+        number(stats::median(&row.mbit_per_second)),
         number(row.latency.as_ref().map(|l| l.p50_us / 1000.0)),
         number(row.latency.as_ref().map(|l| l.p99_us / 1000.0)),
         row.latency.as_ref().map(|l| l.from_client.to_string()).unwrap_or_default(),

@@ -36,6 +36,8 @@ pub(crate) struct Row<'a> {
     pub(crate) durations: Vec<f64>,
     /// Bytes received per second / 1024, of each ok repetition.
     pub(crate) kib_per_second: Vec<f64>,
+    /// Mbit moved per second (NetBench's throughput), of each ok repetition.
+    pub(crate) mbit_per_second: Vec<f64>,
     pub(crate) latency: Option<Latency>,
     /// Failed requests over all repetitions.
     pub(crate) failed: u64,
@@ -155,6 +157,7 @@ impl<'a> Row<'a> {
             Measure::RequestsPerSecond | Measure::ConnectionsPerSecond => &self.rates,
             Measure::Seconds => &self.durations,
             Measure::KbPerSecond => &self.kib_per_second,
+            Measure::MbitPerSecond => &self.mbit_per_second,
             _ => &[],
         }
     }
@@ -253,6 +256,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         cell,
         durations: ok_measurements.iter().map(|m| m.duration_s).collect(),
         kib_per_second: ok_measurements.iter().filter_map(|m| m.kib_per_second()).collect(),
+        mbit_per_second: ok_measurements.iter().filter_map(|m| m.mbit_per_second()).collect(),
         step: label,
         concurrency: cell
             .repetitions

@@ -266,7 +266,9 @@ pub(crate) fn measure_name(m: Measure) -> &'static str {
         Measure::RequestsPerSecond => "requests/s",
         Measure::ConnectionsPerSecond => "connections/s",
         Measure::KbPerSecond => "KB/s",
+        Measure::MbitPerSecond => "Mbit/s",
         Measure::PeakRequestsPerSecond => "peak requests/s",
+        Measure::PeakMbitPerSecond => "peak Mbit/s",
         Measure::ClientsAtPeak => "clients at peak",
     }
 }

@@ -71,7 +71,8 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
         for m in &measures {
             let then = figures.iter().find_map(|f| f.value(*m));
             entries.push(then.map_or_else(String::new, |v| format_then(*m, v)));
-            entries.push(match now(*m, cell, rows, &published) {
+            let mbit_peak = figures.iter().any(|f| f.value(Measure::PeakMbitPerSecond).is_some());
+            entries.push(match now(*m, cell, rows, &published, mbit_peak) {
                 Some(Now { value, not_comparable, client_not_ok }) => format!(
                     "{}{}{}",
                     if not_comparable { "≠" } else { "" },
@@ -117,8 +118,15 @@ struct Now {
 }
 
 /// The measure computed from today's repetitions of `cell`: its one row's figures, or for a
-/// peak its best step's.
-fn now(m: Measure, cell: &StoredCell, rows: &[Row<'_>], published: &Published) -> Option<Now> {
+/// peak its best step's. The best step is the one with the most requests/s, or Mbit/s for
+/// a Mbit/s peak and for the clients at it when the article gave that peak (`mbit_peak`).
+fn now(
+    m: Measure,
+    cell: &StoredCell,
+    rows: &[Row<'_>],
+    published: &Published,
+    mbit_peak: bool,
+) -> Option<Now> {
     let cell_rows: Vec<&Row<'_>> = rows.iter().filter(|r| r.cell.key == cell.key).collect();
     let of = |row: &Row<'_>, value: f64| Now {
         value,
@@ -126,11 +134,19 @@ fn now(m: Measure, cell: &StoredCell, rows: &[Row<'_>], published: &Published) -
         client_not_ok: row.client_not_ok(),
     };
     if m.needs_steps() {
-        let (peak, rate) = cell_rows
+        let by_mbit = m == Measure::PeakMbitPerSecond || (m == Measure::ClientsAtPeak && mbit_peak);
+        let figure = |r: &Row<'_>| {
+            if by_mbit {
+                stats::median(r.samples(Measure::MbitPerSecond))
+            } else {
+                r.median_rate()
+            }
+        };
+        let (peak, best) = cell_rows
             .iter()
-            .filter_map(|r| Some((*r, r.median_rate()?)))
+            .filter_map(|r| Some((*r, figure(r)?)))
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
-        let value = if m == Measure::ClientsAtPeak { f64::from(peak.concurrency?) } else { rate };
+        let value = if m == Measure::ClientsAtPeak { f64::from(peak.concurrency?) } else { best };
         return Some(of(peak, value));
     }
     // A single figure compares with a cell measured once, not in steps.

@@ -636,7 +636,7 @@ fn options_choose_the_baseline_and_the_measure() {
     assert!(err.starts_with("experiment 1's [report] measure: `clients_at_peak` is not"), "{err}");
     assert_eq!(
         herd_report::parse_measure("fast").unwrap_err(),
-        "`fast` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `connections_per_second`"
+        "`fast` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `mbit_per_second`, `connections_per_second`"
     );
 }
 
@@ -661,6 +661,61 @@ fn published_steps() -> StoredExperiment {
         .unwrap(),
     );
     stepped_from(new)
+}
+
+/// A NetBench-like ramp against a published Mbit/s peak: samba's throughput peaks at c4
+/// (60 and 61 MB over 10 s: 48.0 and 48.8 Mbit/s) while its completed operations keep rising
+/// to c16, so the peak is read by Mbit/s and the clients at it are 4, not 16.
+fn published_mbit_steps() -> StoredExperiment {
+    let mut new = experiment("steps", &["server", "load"]);
+    new.published_json = Some(
+        Published {
+            source: "seed 004, Mindcraft, April 1999 (NetBench 5.01)".into(),
+            setup: None,
+            percent_of: None,
+            figures: vec![figure(
+                &[("server", "samba")],
+                Some("Samba 2.0.1, Linux 2.2.2"),
+                None,
+                &[(Measure::PeakMbitPerSecond, 114.6), (Measure::ClientsAtPeak, 32.0)],
+            )],
+        }
+        .to_json()
+        .unwrap(),
+    );
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new).unwrap();
+    for rep in 0..2u64 {
+        let steps = [
+            ("c1", 1, 1_000, 12_000_000),
+            ("c4", 4, 3_000, 60_000_000),
+            ("c16", 16, 5_000, 40_000_000),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, &(label, clients, ops, bytes))| Measurement {
+            concurrency: Some(clients),
+            bytes_total: bytes + rep * 1_000_000,
+            ..measurement(i as u32, label, ops, &[], 0, None)
+        })
+        .collect();
+        let axes = [("server", "samba"), ("load", "steps")];
+        let rec = repetition(&axes, rep as u32, "smbtorture", None, None, steps);
+        store.record_repetition(id, &rec).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:05:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn published_mbit_peak_is_read_by_mbit() {
+    let text = String::from_utf8(render(&published_mbit_steps())).unwrap();
+    let row = text.lines().find(|l| l.contains("Samba 2.0.1")).expect(&text);
+    // then 114.6 Mbit/s at 32 clients; now the c4 step: median of 48.0 and 48.8, at 4.
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(row.contains("114.6") && row.contains("48.4"), "{row}");
+    assert_eq!(cells.last(), Some(&"4"), "{row}");
+    check_golden("table_published_mbit_steps.txt", text.as_bytes());
 }
 
 #[test]

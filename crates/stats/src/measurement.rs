@@ -74,6 +74,12 @@ impl Measurement {
         (self.duration_s > 0.0).then(|| self.bytes_total as f64 / self.duration_s / 1024.0)
     }
 
+    /// Megabits (10^6 bits) moved per second, NetBench's unit: 8 × bytes / 10^6 / s of
+    /// `bytes_total`; `None` when it lasted no time.
+    pub fn mbit_per_second(&self) -> Option<f64> {
+        (self.duration_s > 0.0).then(|| self.bytes_total as f64 * 8.0 / 1e6 / self.duration_s)
+    }
+
     /// The histogram of that series, if the tool gave it.
     pub fn histogram(&self, series: LatencySeries) -> Option<&Histogram<u64>> {
         self.histograms.iter().find(|(s, _)| *s == series).map(|(_, h)| h)

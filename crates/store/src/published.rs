@@ -45,29 +45,37 @@ pub enum Measure {
     ConnectionsPerSecond,
     /// Bytes received per second / 1024, headers included (ab's "Transfer rate").
     KbPerSecond,
+    /// Megabits (10^6 bits) the client moved per second: NetBench's throughput, the bytes
+    /// the server delivered to and took from its clients (for HTTP, the bytes received).
+    MbitPerSecond,
     /// The best step's requests per second, of a stepped load.
     PeakRequestsPerSecond,
+    /// The best step's Mbit/s, of a stepped load (NetBench's peak).
+    PeakMbitPerSecond,
     /// The clients of the best step.
     ClientsAtPeak,
 }
 
 impl Measure {
-    pub const ALL: [Measure; 7] = [
+    pub const ALL: [Measure; 9] = [
         Measure::Seconds,
         Measure::Percent,
         Measure::RequestsPerSecond,
         Measure::ConnectionsPerSecond,
         Measure::KbPerSecond,
+        Measure::MbitPerSecond,
         Measure::PeakRequestsPerSecond,
+        Measure::PeakMbitPerSecond,
         Measure::ClientsAtPeak,
     ];
 
     /// The measures a result table can show per cell (`[report] measure`, `herd report
     /// --measure`): the others are published summaries of several cells or steps.
-    pub const TABULATED: [Measure; 4] = [
+    pub const TABULATED: [Measure; 5] = [
         Measure::RequestsPerSecond,
         Measure::Seconds,
         Measure::KbPerSecond,
+        Measure::MbitPerSecond,
         Measure::ConnectionsPerSecond,
     ];
 
@@ -93,14 +101,19 @@ impl Measure {
             Measure::RequestsPerSecond => "requests_per_second",
             Measure::ConnectionsPerSecond => "connections_per_second",
             Measure::KbPerSecond => "kb_per_second",
+            Measure::MbitPerSecond => "mbit_per_second",
             Measure::PeakRequestsPerSecond => "peak_requests_per_second",
+            Measure::PeakMbitPerSecond => "peak_mbit_per_second",
             Measure::ClientsAtPeak => "clients_at_peak",
         }
     }
 
     /// Compared with the best step of a stepped load, not with a single measurement.
     pub fn needs_steps(self) -> bool {
-        matches!(self, Measure::PeakRequestsPerSecond | Measure::ClientsAtPeak)
+        matches!(
+            self,
+            Measure::PeakRequestsPerSecond | Measure::PeakMbitPerSecond | Measure::ClientsAtPeak
+        )
     }
 }
 

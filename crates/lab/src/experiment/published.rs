@@ -104,7 +104,9 @@ fn figure(e: &Experiment, f: &RawFigure) -> Result<PublishedFigure, String> {
         (Measure::RequestsPerSecond, f.requests_per_second),
         (Measure::ConnectionsPerSecond, f.connections_per_second),
         (Measure::KbPerSecond, f.kb_per_second),
+        (Measure::MbitPerSecond, f.mbit_per_second),
         (Measure::PeakRequestsPerSecond, f.peak_requests_per_second),
+        (Measure::PeakMbitPerSecond, f.peak_mbit_per_second),
         (Measure::ClientsAtPeak, f.clients_at_peak),
     ];
     let mut values = Vec::new();

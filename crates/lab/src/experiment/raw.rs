@@ -228,7 +228,11 @@ pub(crate) struct RawFigure {
     #[serde(default)]
     pub kb_per_second: Option<f64>,
     #[serde(default)]
+    pub mbit_per_second: Option<f64>,
+    #[serde(default)]
     pub peak_requests_per_second: Option<f64>,
+    #[serde(default)]
+    pub peak_mbit_per_second: Option<f64>,
     #[serde(default)]
     pub clients_at_peak: Option<f64>,
 }

@@ -274,7 +274,7 @@ fn report_defaults_name_one_value_and_a_tabulated_measure() {
 
     let report = |body: &str| format!("{GOOD}\n[report]\n{body}\n");
     let cases = [
-        (report("measure = \"percent\""), "[report] measure = `percent` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `connections_per_second`"),
+        (report("measure = \"percent\""), "[report] measure = `percent` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `mbit_per_second`, `connections_per_second`"),
         (report("measure = \"fast\""), "[report] measure = `fast` is not a figure"),
         (report("baseline = { workload = \"sizes\" }"), "[report] baseline: workload = \"sizes\" names several values; name one of them"),
         (report("baseline = { server = \"herd\", load = \"ab\" }"), "[report] baseline names one axis value, e.g. baseline = { path = \"direct\" }"),
