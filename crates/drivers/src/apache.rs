@@ -199,6 +199,7 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             &["conf", "logs", "run"]
         }),
         user_dirs: Vec::new(),
+        shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
         tls: tls.map(|t| t.files),

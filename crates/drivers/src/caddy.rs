@@ -110,6 +110,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         files: vec![RenderedFile { path: conf, contents }],
         dirs: places.dirs(&dirs),
         user_dirs: Vec::new(),
+        shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
         tls: tls.map(|t| t.files),

@@ -74,6 +74,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             &["conf", "logs", "tmp"]
         }),
         user_dirs: places.dirs(&["tmp"]),
+        shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
         tls: tls.map(|t| t.files),

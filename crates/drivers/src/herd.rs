@@ -56,6 +56,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         files: Vec::new(),
         dirs: places.dirs(dirs),
         user_dirs: Vec::new(),
+        shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
         tls: tls.map(|t| t.files),

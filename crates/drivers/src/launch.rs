@@ -22,6 +22,9 @@ pub struct Launch {
     /// (lighttpd's and h2o's temporary files). When the spec's `user` is set, the lab makes
     /// them owned by that user and its group before starting; otherwise they need nothing.
     pub user_dirs: Vec<PathBuf>,
+    /// The directories of `dirs` that every user must be able to write: the lab makes them
+    /// mode 1777 (world-writable, sticky, like /tmp) before starting. Samba's share only.
+    pub shared_dirs: Vec<PathBuf>,
     /// Start in this order, each once the previous one is ready (php-fpm before nginx); stop
     /// in reverse.
     pub processes: Vec<ProcessSpec>,
@@ -85,8 +88,26 @@ pub struct ProcessSpec {
     pub log: PathBuf,
     /// The signal that stops it: SIGTERM for every server. (Apache's graceful stop is
     /// SIGWINCH, which waits for requests in flight; the lab stops between cells, when none
-    /// are.)
+    /// are.) The lab sends it to the process group it started the process in, so that
+    /// workers it forked (which stay in that group) stop with it, and SIGKILLs what is left
+    /// of that group after a grace period.
     pub stop_signal: i32,
+    /// Programs this process may start outside its process group, which stopping the group
+    /// therefore misses (samba-dcerpcd: smbd starts it and init adopts it). Empty for every
+    /// server but samba.
+    pub detached: Vec<Detached>,
+}
+
+/// A program a server starts that leaves the server's process group, known by the pid file
+/// it writes. After stopping the server, the lab stops the PID in `pid_file` (the same signal,
+/// then SIGKILL), but only if `/proc/PID/cmdline` still contains `marker`: a stale pid file
+/// may name a PID that belongs to someone else by then. Never found by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detached {
+    /// Under the run_dir.
+    pub pid_file: PathBuf,
+    /// A command-line argument only this instance's processes have (its config's path).
+    pub marker: OsString,
 }
 
 impl ProcessSpec {
@@ -108,4 +129,7 @@ pub enum Probe {
     Http { addr: SocketAddr, path: String, protocol: Protocol },
     /// A connection to this Unix socket is accepted.
     UnixSocket(PathBuf),
+    /// A TCP connection to this address is accepted: for a server that speaks no HTTP
+    /// (samba's smbd).
+    Tcp(SocketAddr),
 }

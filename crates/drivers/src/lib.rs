@@ -12,7 +12,9 @@
 //! [`RenderedFile`]s and directories to create, the [`ProcessSpec`]s to start in order (php-fpm
 //! before nginx), the [`Probe`] that says the front server is ready (`GET /`[`READY_FILE`]),
 //! with TLS the certificate made for it and the CA the client trusts ([`TlsFiles`]), the
-//! servers' own config checks, and a [`VersionProbe`] per program.
+//! servers' own config checks, and a [`VersionProbe`] per program. Samba's smbd is the one
+//! server without HTTP: it serves the share [`SAMBA_SHARE`] over SMB, is ready when its port
+//! accepts ([`Probe::Tcp`]), and refuses every HTTP protocol ([`ServerKind::speaks_http`]).
 //! Every server runs in the foreground as the lab's child and keeps everything (pid files,
 //! error logs, temporary files, sockets, mutexes) under its run_dir.
 //!
@@ -23,7 +25,7 @@
 //!
 //! - `spec`, `programs`, `launch`, `version`, `error`: the types above.
 //! - One driver per server: `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, `mini_httpd`,
-//!   `caddy`, plus `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache
+//!   `caddy`, `samba` (smbd: SMB file serving for netbench, no HTTP), plus `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache
 //!   and lighttpd run per request). Their configs are templates in `src/templates/`, filled by
 //!   `template`.
 //! - `run_dir`: the layout under a run_dir (conf/, logs/, run/, tmp/, tls/) and the checks that
@@ -52,6 +54,7 @@ mod php_fpm;
 mod programs;
 mod proxy;
 mod run_dir;
+mod samba;
 mod spec;
 mod template;
 #[cfg(test)]
@@ -62,12 +65,13 @@ mod version;
 pub use error::DriverError;
 /// herd's one protocol vocabulary, re-exported for the specs' `protocol`.
 pub use herd_stats::Protocol;
-pub use launch::{Launch, Probe, ProcessSpec, RenderedFile, TlsFiles};
+pub use launch::{Detached, Launch, Probe, ProcessSpec, RenderedFile, TlsFiles};
 pub use pages::{page_path, php_pages, Page};
 pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
 pub use programs::{APACHE2, CADDY, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
-pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SSLH, SSLH_SELECT};
+pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SMBD, SSLH, SSLH_SELECT, TESTPARM};
 pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
+pub use samba::SHARE as SAMBA_SHARE;
 pub use spec::{check_php, check_protocol, php_choices, Mpm, Php, ServerKind, ServerSpec};
 pub use version::VersionProbe;
 
@@ -80,9 +84,14 @@ pub const READY_FILE: &str = "herd-ready.txt";
 /// Fails for a PHP setup or a protocol the server does not have, a program missing from
 /// `spec.programs`, listen port 0, a worker count for mini_httpd, or a run_dir, docroot or user
 /// that cannot be written safely into a config file.
+/// A samba spec's `protocol` is not read: smbd speaks SMB, which herd's HTTP vocabulary has no
+/// word for, and [`check_protocol`] refuses every HTTP protocol for it (the lab asks before
+/// it gives samba a workload).
 pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
     check_php(spec.kind, spec.php)?;
-    check_protocol(spec.kind, spec.protocol)?;
+    if spec.kind != ServerKind::Samba {
+        check_protocol(spec.kind, spec.protocol)?;
+    }
     if spec.listen.port() == 0 {
         return Err(DriverError::PortZero { addr: spec.listen });
     }
@@ -95,6 +104,7 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
         ServerKind::H2o => h2o::render(spec, &places),
         ServerKind::MiniHttpd => mini_httpd::render(spec, &places),
         ServerKind::Caddy => caddy::render(spec, &places),
+        ServerKind::Samba => samba::render(spec, &places),
     }
 }
 
@@ -214,6 +224,28 @@ mod tests {
                 s.protocol = protocol;
                 check_launch(&s, &format!("{kind} over {protocol}"));
             }
+        }
+    }
+
+    /// samba has no HTTP protocol to walk, so it is checked once, with and without a user.
+    #[test]
+    fn samba_stays_under_its_run_dir() {
+        for user in [None, Some("www-data")] {
+            let mut s = spec(ServerKind::Samba, None);
+            s.user = user.map(str::to_owned);
+            let l = render(&s).unwrap();
+            let under = |p: &std::path::Path| p.starts_with(&s.run_dir);
+            assert!(l.files.iter().all(|f| under(&f.path)));
+            assert!(l.dirs.iter().all(|d| under(d)));
+            assert!(l.user_dirs.iter().all(|d| l.dirs.contains(d)));
+            assert!(l.shared_dirs.iter().all(|d| l.dirs.contains(d)));
+            let p = &l.processes[0];
+            assert!(under(&p.log) && p.stop_signal == libc::SIGTERM);
+            assert!(p.detached.iter().all(|d| under(&d.pid_file)));
+            assert!(l.tls.is_none());
+            assert_eq!(l.ready, Probe::Tcp(s.listen));
+            let programs: Vec<_> = l.versions.iter().map(|v| v.program.as_str()).collect();
+            assert_eq!(programs, ["smbd", "testparm"]);
         }
     }
 

@@ -109,6 +109,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             &["conf", "logs", "run", "tmp"]
         }),
         user_dirs: places.dirs(&["tmp"]),
+        shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
         tls: tls.map(|t| t.files),

@@ -64,6 +64,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             &["logs", "run"]
         }),
         user_dirs: Vec::new(),
+        shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
         tls: tls.map(|t| t.files),

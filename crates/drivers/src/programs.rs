@@ -49,6 +49,12 @@ pub static PHP_CGI: Program = Program {
 pub static LIGHTTPD_TLS_MODULE: (&str, &str) =
     ("/usr/lib/lighttpd/mod_openssl.so", "lighttpd-mod-openssl");
 
+/// Samba's file server, and its config checker (which `samba` depends on).
+pub static SMBD: Program =
+    Program { name: "smbd", candidates: &["/usr/sbin/smbd"], package: "samba" };
+pub static TESTPARM: Program =
+    Program { name: "testparm", candidates: &["/usr/bin/testparm"], package: "samba-common-bin" };
+
 /// The router's programs (crate::proxy).
 pub static HAPROXY: Program =
     Program { name: "haproxy", candidates: &["/usr/sbin/haproxy"], package: "haproxy" };
@@ -59,7 +65,7 @@ pub static SSLH_SELECT: Program =
     Program { name: "sslh-select", candidates: &["/usr/sbin/sslh-select"], package: "sslh" };
 
 /// Every program a driver may need, for a doctor's check list.
-pub static ALL_PROGRAMS: [&Program; 12] = [
+pub static ALL_PROGRAMS: [&Program; 14] = [
     &HERD,
     &NGINX,
     &APACHE2,
@@ -69,6 +75,8 @@ pub static ALL_PROGRAMS: [&Program; 12] = [
     &CADDY,
     &PHP_FPM,
     &PHP_CGI,
+    &SMBD,
+    &TESTPARM,
     &HAPROXY,
     &SSLH,
     &SSLH_SELECT,
@@ -85,6 +93,8 @@ pub fn programs_needed(kind: ServerKind, php: Option<Php>) -> Vec<&'static Progr
         ServerKind::H2o => &H2O,
         ServerKind::MiniHttpd => &MINI_HTTPD,
         ServerKind::Caddy => &CADDY,
+        // Its config check is another program's.
+        ServerKind::Samba => return vec![&SMBD, &TESTPARM],
     };
     let mut needed = vec![server];
     match php {
@@ -171,6 +181,7 @@ mod tests {
             ["apache2", "php-cgi"]
         );
         assert_eq!(names(ServerKind::Herd, None), ["herd"]);
+        assert_eq!(names(ServerKind::Samba, None), ["smbd", "testparm"]);
         // Unsupported: render says so; nothing extra is asked for.
         assert_eq!(names(ServerKind::MiniHttpd, Some(Php::Cgi)), ["mini_httpd"]);
     }

@@ -268,6 +268,7 @@ fn haproxy(
         }),
         tls: tls.map(|t| t.files),
         user_dirs: Vec::new(),
+        shared_dirs: Vec::new(),
         processes: vec![places
             .process(
                 "haproxy",
@@ -324,6 +325,7 @@ fn nginx(
         dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
         // Its workers write request bodies and proxied answers there after dropping privileges.
         user_dirs: if places.user.is_some() { places.dirs(&["tmp"]) } else { Vec::new() },
+        shared_dirs: Vec::new(),
         processes: vec![places
             .process("nginx-proxy", args(vec![exe.clone().into()]))
             .ready_when(ready.clone())],
@@ -362,6 +364,7 @@ fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch
         files: Vec::new(),
         dirs: places.dirs(&["logs", "run"]),
         user_dirs: Vec::new(),
+        shared_dirs: Vec::new(),
         processes: vec![places.process(spec.kind.name(), argv).ready_when(ready.clone())],
         ready,
         tls: None,

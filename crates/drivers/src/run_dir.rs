@@ -84,6 +84,7 @@ impl Places {
             ready: None,
             log: self.path(&format!("logs/{name}.out")),
             stop_signal: libc::SIGTERM,
+            detached: Vec::new(),
         }
     }
 }

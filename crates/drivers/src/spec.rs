@@ -27,6 +27,8 @@ pub enum ServerKind {
     MiniHttpd,
     /// Caddy 2: the one server in Debian 12 with HTTP/3.
     Caddy,
+    /// Samba's smbd: files over SMB for the netbench workloads, no HTTP at all.
+    Samba,
 }
 
 /// Apache's multi-processing module: how connections map to processes and threads.
@@ -99,9 +101,17 @@ pub fn php_choices(kind: ServerKind) -> &'static [Php] {
         ServerKind::Nginx => &[Php::Fpm],
         ServerKind::Apache(_) => &[Php::Fpm, Php::Cgi],
         ServerKind::Lighttpd => &[Php::Cgi],
-        ServerKind::Herd | ServerKind::H2o | ServerKind::MiniHttpd | ServerKind::Caddy => &[],
+        ServerKind::Herd
+        | ServerKind::H2o
+        | ServerKind::MiniHttpd
+        | ServerKind::Caddy
+        | ServerKind::Samba => &[],
     }
 }
+
+/// Why samba refuses every HTTP protocol, page and workload.
+pub(crate) const SAMBA_IS_NOT_HTTP: &str =
+    "samba serves files over SMB, not HTTP; it runs netbench workloads only";
 
 /// Every supported server + PHP pairing, in words, for error messages.
 pub(crate) const PHP_SETUPS: &str = "nginx + php-fpm, apache (any MPM) + php-fpm, \
@@ -129,7 +139,7 @@ pub fn check_protocol(kind: ServerKind, protocol: Protocol) -> Result<(), Driver
 
 impl ServerKind {
     /// A short name for file names, logs and reports: `herd`, `nginx`, `apache-event`,
-    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`.
+    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`, `samba`.
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Herd => "herd",
@@ -141,6 +151,7 @@ impl ServerKind {
             ServerKind::H2o => "h2o",
             ServerKind::MiniHttpd => "mini_httpd",
             ServerKind::Caddy => "caddy",
+            ServerKind::Samba => "samba",
         }
     }
 
@@ -149,6 +160,7 @@ impl ServerKind {
     pub fn supports(self, protocol: Protocol) -> Result<(), &'static str> {
         use Protocol::{H1Tls, H2c, H1, H2, H3};
         match (self, protocol) {
+            (ServerKind::Samba, _) => Err(SAMBA_IS_NOT_HTTP),
             (_, H1) => Ok(()),
             (ServerKind::Herd, H3) => Err("herd serve has no HTTP/3: use caddy"),
             (ServerKind::Herd, _) => Ok(()),
@@ -189,9 +201,15 @@ impl ServerKind {
         Protocol::ALL.iter().copied().filter(|&p| self.supports(p).is_ok()).collect()
     }
 
-    /// Whether a worker count can be set (mini_httpd forks one process per connection).
+    /// Whether a worker count can be set (mini_httpd and samba's smbd fork one process per
+    /// connection).
     pub fn takes_workers(self) -> bool {
-        self != ServerKind::MiniHttpd
+        !matches!(self, ServerKind::MiniHttpd | ServerKind::Samba)
+    }
+
+    /// Whether this server speaks HTTP at all (every one but samba, which serves SMB).
+    pub fn speaks_http(self) -> bool {
+        self != ServerKind::Samba
     }
 }
 
@@ -266,6 +284,7 @@ mod tests {
     fn names() {
         assert_eq!(ServerKind::Apache(Mpm::Prefork).to_string(), "apache-prefork");
         assert_eq!(ServerKind::MiniHttpd.name(), "mini_httpd");
+        assert_eq!(ServerKind::Samba.to_string(), "samba");
         assert_eq!(Php::Fpm.to_string(), "php-fpm");
     }
 }

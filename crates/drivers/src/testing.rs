@@ -27,6 +27,8 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
             ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
             ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
             ("caddy", PathBuf::from("/usr/bin/caddy")),
+            ("smbd", PathBuf::from("/usr/sbin/smbd")),
+            ("testparm", PathBuf::from("/usr/bin/testparm")),
         ]),
     }
 }

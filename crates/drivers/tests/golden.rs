@@ -110,6 +110,7 @@ fn describe(l: &Launch) -> String {
         Probe::Http { addr, path, protocol: Protocol::H1 } => format!("http {addr} GET {path}"),
         Probe::Http { addr, path, protocol } => format!("http {addr} GET {path} over {protocol}"),
         Probe::UnixSocket(path) => format!("unix socket {}", path.display()),
+        Probe::Tcp(addr) => format!("tcp {addr} accepts"),
     };
     writeln!(s, "files:").unwrap();
     for f in &l.files {
@@ -123,6 +124,12 @@ fn describe(l: &Launch) -> String {
     for d in &l.user_dirs {
         writeln!(s, "  {}", d.display()).unwrap();
     }
+    if !l.shared_dirs.is_empty() {
+        writeln!(s, "shared_dirs (1777):").unwrap();
+        for d in &l.shared_dirs {
+            writeln!(s, "  {}", d.display()).unwrap();
+        }
+    }
     writeln!(s, "processes (start in this order):").unwrap();
     for p in &l.processes {
         writeln!(s, "  {}:", p.name).unwrap();
@@ -133,6 +140,11 @@ fn describe(l: &Launch) -> String {
         writeln!(s, "    ready: {}", p.ready.as_ref().map_or("-".to_owned(), probe)).unwrap();
         writeln!(s, "    log: {}", p.log.display()).unwrap();
         writeln!(s, "    stop signal: {}", p.stop_signal).unwrap();
+        for d in &p.detached {
+            let marker = d.marker.to_string_lossy();
+            writeln!(s, "    detached: {} if its cmdline has {marker}", d.pid_file.display())
+                .unwrap();
+        }
     }
     writeln!(s, "ready: {}", probe(&l.ready)).unwrap();
     if let Some(tls) = &l.tls {
@@ -196,6 +208,11 @@ fn mini_httpd() {
 #[test]
 fn caddy() {
     check_variants(|k| k == ServerKind::Caddy);
+}
+
+#[test]
+fn samba() {
+    check_variants(|k| k == ServerKind::Samba);
 }
 
 /// The router programs of the proxy paths at fixed paths, as the lab gives them their

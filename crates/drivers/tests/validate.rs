@@ -2,7 +2,7 @@
 //! counts, IPv6, and every protocol each one speaks, with its certificate written as the lab
 //! writes it) is rendered into a temporary run_dir with this machine's programs, and each of
 //! its `Launch::validate` commands (`nginx -t`, `apache2 -t`, `lighttpd -tt`, `h2o -t`,
-//! `php-fpm8.2 -t`, `haproxy -c`, `caddy validate`) must exit 0, also while the listen address
+//! `php-fpm8.2 -t`, `haproxy -c`, `caddy validate`, `testparm -s`) must exit 0, also while the listen address
 //! is taken. Each version probe must read the real program's answer, and OpenSSL must accept
 //! each made certificate for its names. A missing program fails with the package to install;
 //! nothing is skipped.
@@ -77,7 +77,7 @@ fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
         let listen = taken.local_addr().unwrap().to_string();
         checks += validate(&spec(kind, php, &listen, None));
         checks += validate(&spec(kind, php, "[::1]:8080", None));
-        if kind != ServerKind::MiniHttpd {
+        if kind.takes_workers() {
             checks += validate(&spec(kind, php, "127.0.0.1:8080", Some(2)));
         }
         for protocol in kind.protocols().into_iter().filter(|&p| p != Protocol::H1) {
@@ -133,6 +133,49 @@ fn h2o() {
 fn caddy() {
     // 3 + h1-tls 2 + h2 2 + h2c 1 + h3 2.
     validate_all(|k| k == ServerKind::Caddy, 10);
+}
+
+/// smbd's config, over loopback (its port taken) and IPv6; samba has no worker count and no
+/// HTTP protocol, so that is all: 2 variants, each with `testparm -s`.
+#[test]
+fn samba() {
+    validate_all(|k| k == ServerKind::Samba, 2);
+}
+
+/// `testparm -s` exits 0 on a parameter it does not know (it only says "Ignoring unknown
+/// parameter"), so a misspelt setting in the template would pass the check: its words must
+/// all be known too, and none of its values ignored.
+#[test]
+fn samba_config_has_no_unknown_or_ignored_setting() {
+    let s = spec(ServerKind::Samba, None, "127.0.0.1:4450", None);
+    let launch = render(&s).unwrap();
+    prepare(&launch, s.user.as_deref());
+    let out = run(&launch.validate[0]);
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("Unknown parameter") && !text.contains("Ignoring"), "{text}");
+    // testparm prints the settings that differ from Samba's defaults: ours are there.
+    for line in ["server min protocol = NT1", "smb ports = 4450", "[bench]"] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    std::fs::remove_dir_all(s.run_dir.parent().unwrap()).unwrap();
+}
+
+/// A check that passes must be able to fail: testparm rejects the rendered config with one
+/// value it cannot take.
+#[test]
+fn samba_check_can_fail() {
+    let s = spec(ServerKind::Samba, None, "127.0.0.1:4450", None);
+    let launch = render(&s).unwrap();
+    prepare(&launch, s.user.as_deref());
+    let conf = &launch.files[0];
+    let broken = conf.contents.replace("server min protocol = NT1", "server min protocol = NT9");
+    assert_ne!(broken, conf.contents);
+    std::fs::write(&conf.path, broken).unwrap();
+    let out = run(&launch.validate[0]);
+    assert!(!out.status.success(), "testparm accepted NT9: {}", show(&launch.validate[0]));
+    std::fs::remove_dir_all(s.run_dir.parent().unwrap()).unwrap();
 }
 
 /// A network path's server listens on port 80 (and could on 443): caddy must accept https on
@@ -274,6 +317,7 @@ fn version_probes_parse_the_real_output() {
                 "php-fpm8.2" => version.starts_with("PHP 8.2.") && version.ends_with(" (fpm-fcgi)"),
                 "php-cgi" => version.starts_with("PHP 8.") && version.ends_with(" (cgi-fcgi)"),
                 "caddy" => version.starts_with("caddy 2."),
+                "smbd" | "testparm" => version.starts_with("Samba 4."),
                 other => panic!("unexpected program {other}"),
             };
             assert!(form, "{}: {version:?}", probe.program);
@@ -285,7 +329,18 @@ fn version_probes_parse_the_real_output() {
     seen.sort();
     assert_eq!(
         seen,
-        ["apache2", "caddy", "h2o", "lighttpd", "mini_httpd", "nginx", "php-cgi", "php-fpm8.2"]
+        [
+            "apache2",
+            "caddy",
+            "h2o",
+            "lighttpd",
+            "mini_httpd",
+            "nginx",
+            "php-cgi",
+            "php-fpm8.2",
+            "smbd",
+            "testparm"
+        ]
     );
 }
 

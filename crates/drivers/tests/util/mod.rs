@@ -33,6 +33,7 @@ pub fn setups() -> Vec<(ServerKind, Option<Php>)> {
         (ServerKind::H2o, None),
         (ServerKind::MiniHttpd, None),
         (ServerKind::Caddy, None),
+        (ServerKind::Samba, None),
     ]);
     out
 }
@@ -74,6 +75,8 @@ pub fn fixed_spec(
             ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
             ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
             ("caddy", PathBuf::from("/usr/bin/caddy")),
+            ("smbd", PathBuf::from("/usr/sbin/smbd")),
+            ("testparm", PathBuf::from("/usr/bin/testparm")),
         ]),
     }
 }
@@ -125,7 +128,7 @@ pub fn tempdir(tag: &str) -> PathBuf {
 }
 
 /// What the lab does before starting a launch: creates its directories, hands the user's
-/// directories to `user`, writes its files, and its TLS files readable by their owner only.
+/// directories to `user`, opens the shared ones to everyone (1777), writes its files, and its TLS files readable by their owner only.
 pub fn prepare(launch: &Launch, user: Option<&str>) {
     for dir in &launch.dirs {
         std::fs::create_dir_all(dir).unwrap();
@@ -136,6 +139,9 @@ pub fn prepare(launch: &Launch, user: Option<&str>) {
         for dir in &launch.user_dirs {
             std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
         }
+    }
+    for dir in &launch.shared_dirs {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
     }
     for file in &launch.files {
         std::fs::write(&file.path, &file.contents).unwrap();

@@ -1,5 +1,5 @@
 //! A driver's [`Launch`] put on disk before its processes start (directories, the ones its
-//! workers write given to their user, the rendered configs, a TLS listener's certificate
+//! workers write given to their user, the ones everyone writes opened (1777), the rendered configs, a TLS listener's certificate
 //! files, which are never recorded), the records of what it started
 //! (argv, configs, versions), and the versions asked once per experiment.
 //!
@@ -29,6 +29,12 @@ pub(super) fn write_launch(launch: &Launch, user: Option<&str>) -> Result<(), St
             std::os::unix::fs::chown(d, Some(uid), Some(gid))
                 .map_err(|e| format!("cannot give {} to {user}: {e}", d.display()))?;
         }
+    }
+    // Directories every user writes (samba's share, written as guests): 1777, as /tmp.
+    for d in &launch.shared_dirs {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| format!("cannot open {} to every user: {e}", d.display()))?;
     }
     for f in &launch.files {
         if let Some(parent) = f.path.parent() {

@@ -1,5 +1,5 @@
-//! Waiting until a process herd started answers its readiness probe (a unix socket to
-//! connect to, or `GET /READY_FILE` answering 200 in the protocol the driver says, over TLS
+//! Waiting until a process herd started answers its readiness probe (a unix socket or a TCP
+//! port to connect to, or `GET /READY_FILE` answering 200 in the protocol the driver says, over TLS
 //! trusting the run's CA), asked from a host's namespace. A process that exits while herd
 //! waits fails the run at once, with its log's end.
 
@@ -66,6 +66,9 @@ fn ask(probe: &Probe, ca_file: Option<&Path>) -> Result<(), String> {
         Probe::UnixSocket(path) => std::os::unix::net::UnixStream::connect(path)
             .map(drop)
             .map_err(|_| format!("no socket at {}", path.display())),
+        Probe::Tcp(addr) => std::net::TcpStream::connect_timeout(addr, PROBE_TIMEOUT)
+            .map(drop)
+            .map_err(|err| format!("connecting to {addr}: {err}")),
         Probe::Http { addr, path, protocol } => {
             let over = verify::Over { protocol: *protocol, ca_file };
             match verify::fetch_over(*addr, over, "GET", path, None, PROBE_TIMEOUT, 1 << 16) {
