@@ -1116,6 +1116,26 @@ fn samba() {
     assert!(std::fs::read(&back).unwrap() == bytes, "smbclient got other bytes back");
     assert!(std::fs::read(run_dir.join("share/x.bin")).unwrap() == bytes);
 
+    // What the lab runs against it: smbtorture's NBENCH, two clients replaying dbench's
+    // NetBench trace for 3 s (it makes \clients, then a directory per client in it).
+    let loadfile = "/usr/share/dbench/client.txt";
+    assert!(Path::new(loadfile).is_file(), "no {loadfile} (apt-get install dbench)");
+    // Bounded: coreutils' timeout signals the whole group (the clients are forked), and
+    // smbtorture's cleanup after its time limit has no bound of its own.
+    let out = Command::new("timeout")
+        .args(["-k", "5", "60", "smbtorture", &share, "-N", "-p", &port, "--num-progs=2"])
+        .args(["-t", "3", &format!("--loadfile={loadfile}"), "bench.nbench"])
+        .output()
+        .unwrap_or_else(|e| panic!("smbtorture (apt-get install samba-testsuite): {e}"));
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.contains("success: nbench"),
+        "smbtorture NBENCH: {text}\n{}",
+        logs()
+    );
+    assert!(text.contains("Throughput "), "{text}");
+
     // One connection held open: smbd forks a process for it at once.
     let held = TcpStream::connect(spec.listen).unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
