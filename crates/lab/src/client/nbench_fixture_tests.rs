@@ -55,7 +55,8 @@ fn capture(name: &str) -> Capture {
 
 /// The job each fixture was captured with (README.md): 2 clients, the server on
 /// 127.0.0.1:4453 (:4459 for the refused run, where nothing listened; :4454 for the server
-/// without SMB1), share `bench` (`nosuch` for bad-share).
+/// without SMB1), share `bench` (`nosuch` for bad-share), client.txt (a path that did not
+/// exist for no-loadfile).
 fn job_for(name: &str) -> NbenchJob<'static> {
     let port = match name {
         "smbtorture-refused" => 4459,
@@ -76,7 +77,11 @@ fn job_for(name: &str) -> NbenchJob<'static> {
         share: if name == "smbtorture-bad-share" { "nosuch" } else { "bench" },
         clients: 2,
         duration: Duration::from_secs(seconds),
-        loadfile: Path::new("/usr/share/dbench/client.txt"),
+        loadfile: Path::new(if name == "smbtorture-no-loadfile" {
+            "/tmp/nbcap/missing-client.txt"
+        } else {
+            "/usr/share/dbench/client.txt"
+        }),
     }
 }
 
@@ -199,8 +204,19 @@ fn success_needs_status_zero_and_the_success_line() {
     assert!(e.to_string().contains("started 2 clients where the job asked for 3"), "{e}");
     let other = NbenchJob { duration: Duration::from_secs(5), ..job };
     assert!(parse(&other, &c.stdout, &c.stderr, c.exit).is_err());
-    // Without its error lines, a failure is smbtorture's own report, verbatim.
+    // A missing file that is not the load file is not reported as the load file.
+    let n = capture("smbtorture-no-loadfile");
+    let e = parse(&job_for("smbtorture-success"), &n.stdout, &n.stderr, n.exit).unwrap_err();
+    assert!(matches!(e, NbenchError::Failed { status: 1, .. }), "{e:?}");
+    // A connection status not named otherwise is quoted.
     let r = capture("smbtorture-refused");
+    let other = r.stdout.replace("NT_STATUS_NO_MEMORY", "NT_STATUS_IO_TIMEOUT");
+    let e = parse(&job_for("smbtorture-refused"), &other, "", r.exit).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "smbtorture failed (exit status 1): Failed to open connection - NT_STATUS_IO_TIMEOUT"
+    );
+    // Without its error lines, a failure is smbtorture's own report, verbatim.
     let bare = r.stdout.replace("Failed to open connection - NT_STATUS_NO_MEMORY\n", "");
     let e = parse(&job_for("smbtorture-refused"), &bare, "", r.exit).unwrap_err();
     assert_eq!(

@@ -24,7 +24,7 @@
 //!
 //! Not here: the command line and the lab's measurement (`smbtorture.rs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -250,8 +250,9 @@ fn failure(job: &NbenchJob, stdout: &str, stderr: &str, exit: NbenchExit) -> Nbe
     }
     let server = job.server;
     // `/tmp/x/client.txt: No such file or directory`, once per client, on stderr.
-    if let Some(path) = lines(stderr).find_map(|l| l.strip_suffix(": No such file or directory")) {
-        return NbenchError::LoadfileMissing { path: PathBuf::from(path) };
+    let missing = lines(stderr).find_map(|l| l.strip_suffix(": No such file or directory"));
+    if missing.is_some_and(|path| Path::new(path) == job.loadfile) {
+        return NbenchError::LoadfileMissing { path: job.loadfile.to_path_buf() };
     }
     // `Failed to open connection - NT_STATUS_NO_MEMORY`, on stdout.
     let connect = lines(stdout)
@@ -278,14 +279,16 @@ fn failure(job: &NbenchJob, stdout: &str, stderr: &str, exit: NbenchExit) -> Nbe
         NbenchExit::Code(c) => c,
         _ => -1,
     };
-    if let Some(report) = error_report(stdout) {
-        return NbenchError::Failed { status, report };
-    }
+    // A status not named above: smbtorture's own line says more than its `error:` report,
+    // which read `Unknown error/failure` in every failure seen.
     if let Some(connect) = connect {
         return NbenchError::Failed {
             status,
             report: format!("Failed to open connection - {connect}"),
         };
+    }
+    if let Some(report) = error_report(stdout) {
+        return NbenchError::Failed { status, report };
     }
     if status == 0 {
         output(format!("exited 0 without 'success: nbench'; {}", excerpt(stdout, stderr)))
@@ -294,11 +297,14 @@ fn failure(job: &NbenchJob, stdout: &str, stderr: &str, exit: NbenchExit) -> Nbe
     }
 }
 
-/// `[3] Error: NTCreateX should have succeeded - NT_STATUS_ACCESS_DENIED`: the load-file
-/// line and what went wrong there.
+/// `[3] Error: NTCreateX should have succeeded - NT_STATUS_ACCESS_DENIED`, or `(3) ERROR:
+/// handle 10003 was not found` (nbio.c's other form): the load-file line and what went wrong
+/// there.
 fn client_error(line: &str) -> Option<NbenchError> {
-    let rest = line.strip_prefix('[')?;
-    let (n, what) = rest.split_once("] Error: ")?;
+    let (n, what) = match line.strip_prefix('[') {
+        Some(rest) => rest.split_once("] Error: ")?,
+        None => line.strip_prefix('(')?.split_once(") ERROR: ")?,
+    };
     Some(NbenchError::ClientStopped { line: n.parse().ok()?, what: what.trim().to_owned() })
 }
 
@@ -375,6 +381,24 @@ mod tests {
             "1 1 1.0 MB/sec execute -1 sec",
         ] {
             assert!(matches!(read_second(bad), Err(NbenchError::Output { .. })), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn client_errors_in_both_forms() {
+        let stopped = |line: u64, what: &str| {
+            Some(NbenchError::ClientStopped { line, what: what.to_owned() })
+        };
+        assert_eq!(
+            client_error("[3] Error: NTCreateX should have succeeded - NT_STATUS_ACCESS_DENIED"),
+            stopped(3, "NTCreateX should have succeeded - NT_STATUS_ACCESS_DENIED")
+        );
+        assert_eq!(
+            client_error("(612) ERROR: handle 10003 was not found"),
+            stopped(612, "handle 10003 was not found")
+        );
+        for other in ["[3] client 0 exiting with status 1", "[x] Error: y", "(3) error: y", ""] {
+            assert_eq!(client_error(other), None, "{other:?}");
         }
     }
 

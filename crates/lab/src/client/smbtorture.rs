@@ -12,7 +12,9 @@
 //! For whoever runs it: give it [`kill_timeout`] (the cleanup after its time limit has no
 //! bound), and stop it by its *process group*: smbtorture forks one process per client, and a
 //! SIGTERM to the parent alone leaves the clients running until their own time limit
-//! (seen here: both children of a `--num-progs=2` run outlived their parent).
+//! (seen here: both children of a `--num-progs=2` run outlived their parent). Run it in a
+//! directory of its own: it makes a `smbtortureXXXXXX` directory in its working directory,
+//! and leaves it there when it is killed.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
