@@ -13,6 +13,10 @@
 //! (`herd.rs`, `ab.rs` with `ab_tsv.rs` for its `-g` file, `wrk.rs` with `wrk_script.rs`
 //! for its Lua script, `h2load.rs` with `h2load_report.rs` for its report), `version.rs` for
 //! `--version`, `error.rs` for [`ClientError`].
+//!
+//! Apart from these, [`smbtorture`] is the client of a NetBench (SMB) cell: Samba's
+//! `smbtorture … bench.nbench`, with its own job, parser (`nbench_output.rs`) and errors
+//! (`nbench_error.rs`), since an SMB trace replay is not an HTTP load.
 
 mod ab;
 mod ab_tsv;
@@ -21,6 +25,9 @@ mod error;
 mod h2load;
 mod h2load_report;
 mod herd;
+mod nbench_error;
+mod nbench_output;
+pub mod smbtorture;
 mod version;
 mod wrk;
 mod wrk_script;
@@ -477,5 +484,7 @@ const MAX_MICROS: u64 = 3_600_000_000;
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod nbench_fixture_tests;
 #[cfg(test)]
 mod tests;

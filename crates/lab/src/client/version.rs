@@ -55,6 +55,26 @@ pub fn parse_version(tool: Tool, output: &str) -> Option<String> {
     }
 }
 
+/// The command line that prints smbtorture's version: `smbtorture --version`, which prints
+/// `Version 4.17.12-Debian` and exits 0. smbtorture is not a [`Tool`] (it runs NBENCH, not
+/// HTTP), so it has its own pair of functions.
+pub fn smbtorture_version_argv(program: &Path) -> Vec<OsString> {
+    vec![program.as_os_str().to_owned(), "--version".into()]
+}
+
+/// The version in smbtorture's output: `4.17.12-Debian` from `--version`'s `Version
+/// 4.17.12-Debian`, or from `smbtorture 4.17.12-Debian`, the first line of every run. None
+/// when the output is not smbtorture's.
+pub fn parse_smbtorture_version(output: &str) -> Option<String> {
+    output
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("Version ").or_else(|| l.strip_prefix("smbtorture ")))
+        .and_then(|rest| rest.split_whitespace().next())
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +104,22 @@ mod tests {
         assert_eq!(parse_version(Tool::H2load, h2load).as_deref(), Some("1.52.0"));
         for tool in Tool::ALL {
             assert_eq!(parse_version(tool, "command not found\n"), None, "{tool}");
+        }
+    }
+
+    #[test]
+    fn smbtorture_version() {
+        let p = Path::new("/usr/bin/smbtorture");
+        assert_eq!(smbtorture_version_argv(p), ["/usr/bin/smbtorture", "--version"]);
+        // Captured on Debian 12 (samba-testsuite 2:4.17.12): `--version`, and a run's first
+        // line.
+        let v = Some("4.17.12-Debian");
+        assert_eq!(parse_smbtorture_version("Version 4.17.12-Debian\n").as_deref(), v);
+        let run = "smbtorture 4.17.12-Debian\nUsing seed 1795791798\n";
+        assert_eq!(parse_smbtorture_version(run).as_deref(), v);
+        assert_eq!(parse_smbtorture_version("\r\nVersion 4.17.12-Debian\r\n").as_deref(), v);
+        for other in ["", "command not found\n", "Version \n", "smbtorture: unknown option\n"] {
+            assert_eq!(parse_smbtorture_version(other), None, "{other:?}");
         }
     }
 }
