@@ -90,6 +90,15 @@ pub enum DriverError {
         "user name {user:?} is not a plain user name (letters, digits, _ . -, not starting with -)"
     )]
     UnsafeUser { user: String },
+
+    /// A Unix socket the server makes under its run directory would have a path longer
+    /// than the kernel takes (107 bytes).
+    #[error(
+        "{server}'s socket {path} would be {len} bytes long, and a Unix socket's path is at \
+         most {max}: the run directory is too deep; set TMPDIR to a shorter directory (herd's \
+         run directories go there)"
+    )]
+    SocketPathTooLong { server: String, path: String, len: usize, max: usize },
 }
 
 /// ` (looked for /usr/sbin/nginx)`: where a known program was looked for.

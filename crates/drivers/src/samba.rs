@@ -39,6 +39,46 @@ const TEMPLATE: &str = include_str!("templates/smb.conf");
 /// The share's name, as clients write it: `//ADDR/bench`.
 pub const SHARE: &str = "bench";
 
+/// The guest account of an smbd that cannot switch users: `nobody` as root (whose smbd
+/// can), else the user herd (and so smbd) runs as.
+fn guest_without_switching() -> String {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return GUEST.to_owned();
+    }
+    current_user().unwrap_or_else(|| GUEST.to_owned())
+}
+
+/// The name of the user this process runs as (None if it has no entry in the user database
+/// or an unsafe name).
+fn current_user() -> Option<String> {
+    let mut buf = vec![0u8; 4096];
+    let mut pwd: libc::passwd = zeroed_passwd();
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes at most `buf.len()` bytes into `buf` and fills `pwd`, whose
+    // pointers then point into `buf`; both outlive their use below. geteuid cannot fail.
+    let rc = unsafe {
+        libc::getpwuid_r(libc::geteuid(), &mut pwd, buf.as_mut_ptr().cast(), buf.len(), &mut result)
+    };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: pw_name is a NUL-terminated string inside `buf` (checked non-null above).
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_str().ok()?.to_owned();
+    let plain = !name.starts_with('-')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    plain.then_some(name)
+}
+
+/// An all-zero `passwd` for getpwuid_r to fill.
+fn zeroed_passwd() -> libc::passwd {
+    // SAFETY: passwd is a C struct of pointers and integers, for which all-zero is valid.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The longest path a Unix socket can have (`sun_path` is 108 bytes with its NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
 /// Whom guests are, and whom connections run as when smbd starts as root.
 const GUEST: &str = "nobody";
 
@@ -66,6 +106,19 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             why: "smbd forks one process per client connection",
         });
     }
+    // smbd's messaging sockets are `lock directory/msg.sock/PID`: past the kernel's limit it
+    // exits at start ("messaging_dgm_ref failed: File name too long", seen here under a deep
+    // TMPDIR; a 90-byte lock directory worked, 95 did not). Refused here with the way out,
+    // rather than an smbd that will not start. PIDs have at most 7 digits (pid_max 4194304).
+    let socket = format!("{}/msg.sock/{}", places.path("samba/lock").display(), "9".repeat(7));
+    if socket.len() > MAX_SOCKET_PATH {
+        return Err(DriverError::SocketPathTooLong {
+            server: spec.kind.name().to_owned(),
+            len: socket.len(),
+            path: socket,
+            max: MAX_SOCKET_PATH,
+        });
+    }
     let exe = spec.programs.path(&SMBD, spec.kind)?;
     let testparm = spec.programs.path(&TESTPARM, spec.kind)?;
     let conf = places.path("conf/smb.conf");
@@ -73,9 +126,12 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     // not as the spec's user: with www-data as guest account and forced user, NBENCH's
     // NTCreateX in the directories it had made got NT_STATUS_ACCESS_DENIED (seen here); with
     // nobody, as in the probe (docs/netbench.md), it succeeds.
-    let force_user = match &places.user {
-        Some(_) => format!("force user = {GUEST}"),
-        None => String::new(),
+    // Not root: smbd cannot switch users, so guests are the user it runs as (as `nobody`, or
+    // anyone else: with guests as nobody, smbd running as www-data failed NBENCH's Unlink at
+    // line 652 with NT_STATUS_ACCESS_DENIED, seen here).
+    let (guest, force_user) = match &places.user {
+        Some(_) => (GUEST.to_owned(), format!("force user = {GUEST}")),
+        None => (guest_without_switching(), String::new()),
     };
     let contents = fill(
         "templates/smb.conf",
@@ -84,7 +140,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("RUN", places.run()),
             ("HOST", &spec.listen.ip().to_string()),
             ("PORT", &spec.listen.port().to_string()),
-            ("GUEST", GUEST),
+            ("GUEST", &guest),
             ("FORCE_USER", &force_user),
         ],
     )?;
@@ -92,6 +148,9 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         exe.into(),
         "-F".into(),
         "--no-process-group".into(),
+        // Its log on stdout too, which the lab keeps as the process's log: a failed start
+        // then shows smbd's own reason, not an empty stderr.
+        "--debug-stdout".into(),
         "-l".into(),
         places.path("logs").into(),
         "-s".into(),
@@ -150,7 +209,7 @@ mod tests {
     #[test]
     fn argv_probe_and_check() {
         let l = crate::render(&spec(ServerKind::Samba, None)).unwrap();
-        let want = "/usr/sbin/smbd -F --no-process-group -l /run-dir/samba/logs \
+        let want = "/usr/sbin/smbd -F --no-process-group --debug-stdout -l /run-dir/samba/logs \
                     -s /run-dir/samba/conf/smb.conf";
         assert_eq!(l.processes.len(), 1);
         assert_eq!(l.processes[0].argv, want.split(' ').collect::<Vec<_>>());
@@ -164,6 +223,19 @@ mod tests {
             std::path::Path::new("/run-dir/samba/run/samba-dcerpcd.pid")
         );
         assert_eq!(detached[0].marker, "/run-dir/samba/conf/smb.conf");
+    }
+
+    #[test]
+    fn a_run_dir_too_deep_for_its_sockets_is_refused_with_the_way_out() {
+        let mut s = spec(ServerKind::Samba, None);
+        s.run_dir = std::path::PathBuf::from(format!("/{}", "d".repeat(85)));
+        let e = crate::render(&s).unwrap_err().to_string();
+        assert!(e.starts_with("samba's socket /ddd"), "{e}");
+        assert!(e.contains("/samba/lock/msg.sock/9999999 would be 114 bytes long"), "{e}");
+        assert!(e.ends_with("set TMPDIR to a shorter directory (herd's run directories go there)"));
+        // 75 deep fits (104 bytes).
+        s.run_dir = std::path::PathBuf::from(format!("/{}", "d".repeat(75)));
+        assert!(crate::render(&s).is_ok());
     }
 
     #[test]
@@ -218,6 +290,18 @@ mod tests {
             assert!(c.contains(&format!("\t{line}\n")), "{line}: {c}");
         }
         assert!(c.contains("\n[bench]\n"), "{c}");
+    }
+
+    #[test]
+    fn without_root_guests_are_the_user_smbd_runs_as() {
+        let c = conf(&spec(ServerKind::Samba, None), CONF);
+        // SAFETY: geteuid has no preconditions.
+        let want = if unsafe { libc::geteuid() } == 0 {
+            "nobody".to_owned()
+        } else {
+            current_user().unwrap()
+        };
+        assert!(c.contains(&format!("\tguest account = {want}\n")), "{c}");
     }
 
     #[test]

@@ -332,10 +332,13 @@ impl Progress for Lines {
                 eprintln!("  {} rep {}: FAILED: {reason}", s.cell_key, s.repetition + 1)
             }
             None => eprintln!(
-                "  {} rep {}: {:.0} req/s, {} failed{} ({:.1} s)",
+                "  {} rep {}: {}, {} failed{} ({:.1} s)",
                 s.cell_key,
                 s.repetition + 1,
-                s.requests_per_second,
+                match s.mbit_per_second {
+                    Some(mbit) => format!("{mbit:.1} Mbit/s"),
+                    None => format!("{:.0} req/s", s.requests_per_second),
+                },
                 s.failed,
                 s.client_flag.as_ref().map(|f| format!(", client {f}")).unwrap_or_default(),
                 s.seconds

@@ -28,6 +28,7 @@ pub const BUNDLED: &[Bundled] = &[
     bundled!("seed003-dynamic"),
     bundled!("seed004-webbench-ramp"),
     bundled!("protocols"),
+    bundled!("netbench-quick"),
 ];
 
 /// The bundled experiment called `name`.

@@ -55,6 +55,8 @@ pub fn prepare<'a>(
     let mut out = Docroot { dir: dir.to_path_buf(), expected: BTreeMap::new() };
     for w in workloads {
         let e = match w.kind {
+            // Files over SMB, in the server's share: nothing to serve from the docroot.
+            WorkloadKind::Netbench => continue,
             WorkloadKind::Static { size } => {
                 sizes.push(size);
                 Expected {

@@ -64,13 +64,20 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
             ),
         )
     });
-    for tool in [Tool::Ab, Tool::Wrk, Tool::H2load] {
+    for tool in [Tool::Ab, Tool::Wrk, Tool::H2load, Tool::Smbtorture] {
         let name = format!("{} (client)", tool.name());
         out.push(match client::locate(tool, herd_exe) {
             Some(p) => ok(&name, &p.display().to_string()),
             None => missing(&name, &format!("not installed: apt-get install {}", tool.package())),
         });
     }
+    // NBENCH's load file, which smbtorture replays for the netbench workloads.
+    let loadfile = client::smbtorture::DBENCH_CLIENT_TXT;
+    out.push(if Path::new(loadfile).is_file() {
+        ok("NetBench trace (netbench)", loadfile)
+    } else {
+        missing("NetBench trace (netbench)", "not installed: apt-get install dbench")
+    });
     // What the network paths run: the bundled seed001, seed002 and seed000-100mbit need them,
     // so a missing one is missing, as preflight would refuse those experiments; ipvsadm
     // serves lvs-nat only, which no bundled experiment runs.

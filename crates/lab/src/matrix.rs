@@ -154,7 +154,8 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         };
         let key =
             combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
-        let refused = crate::refusal::refusal(server.kind, protocol, client, load, path);
+        let netbench = workload.is_netbench();
+        let refused = crate::refusal::refusal(server.kind, protocol, client, load, path, netbench);
         out.push(Cell {
             index: out.len(),
             key,

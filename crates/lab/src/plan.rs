@@ -43,11 +43,12 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     };
     let _ = writeln!(
         s,
-        "matrix: {} = {} cells{refused}; {} to {} repetitions each (more while the spread of req/s is over {}%), {} to {} runs",
+        "matrix: {} = {} cells{refused}; {} to {} repetitions each (more while the spread of {} is over {}%), {} to {} runs",
         axes.join(" x "),
         all.len(),
         reps.min,
         reps.max,
+        if all.iter().any(|c| c.workload.is_netbench()) { "req/s (Mbit/s for netbench)" } else { "req/s" },
         reps.max_spread_percent,
         runs * reps.min as usize,
         runs * reps.max as usize
@@ -144,6 +145,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 }
             },
         };
+        if c.workload.is_netbench() {
+            write_netbench(&mut s, c, &base_url, e, herd_exe);
+            continue;
+        }
         let Some(request) = c.request(Path::new(&format!("{RUN_PATH}/www")), None) else {
             continue;
         };
@@ -199,6 +204,66 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
     }
     s.replace(RUN_PATH, RUN)
+}
+
+/// A NetBench cell's client runs: one smbtorture per step (and its warm-up), each the
+/// command line the runner starts (in the run's client directory, through `env -C`).
+fn write_netbench(
+    s: &mut String,
+    c: &crate::matrix::Cell,
+    base_url: &str,
+    e: &Experiment,
+    herd_exe: &Path,
+) {
+    if c.path.is_some() {
+        let _ = writeln!(s, "      path check: a TCP connection to smbd through the path");
+    }
+    let (clients, step) = match client::smbtorture::steps(&c.load) {
+        Ok(steps) => steps,
+        Err(why) => {
+            let _ = writeln!(s, "      client: refused: {why}");
+            return;
+        }
+    };
+    let program = client::locate(c.client, herd_exe)
+        .unwrap_or_else(|| PathBuf::from(format!("/usr/bin/{}", c.client.name())));
+    // The address is the base URL's (loopback or the path's target).
+    let server = base_url
+        .strip_prefix("http://")
+        .and_then(|a| a.parse::<SocketAddr>().ok())
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
+    let loadfile = Path::new(client::smbtorture::DBENCH_CLIENT_TXT);
+    let mut runs: Vec<(String, u32, std::time::Duration)> = Vec::new();
+    if let crate::load::Warmup::Duration(d) = c.load.warmup {
+        runs.push(("warm-up (discarded)".into(), clients.iter().copied().max().unwrap_or(1), d));
+    }
+    for (i, &n) in clients.iter().enumerate() {
+        runs.push((format!("step {} of {}", i + 1, clients.len()), n, step));
+    }
+    for (what, n, limit) in runs {
+        let job = client::smbtorture::NbenchJob {
+            program: &program,
+            server,
+            share: herd_drivers::SAMBA_SHARE,
+            clients: n,
+            duration: limit,
+            loadfile,
+        };
+        match job.argv() {
+            Ok(argv) => {
+                let _ = writeln!(
+                    s,
+                    "      {what} on cpus {} (killed after {}s): {}",
+                    e.client_cpus,
+                    job.kill_timeout().as_secs(),
+                    join(&argv)
+                );
+            }
+            Err(err) => {
+                let _ = writeln!(s, "      {what}: refused: {err}");
+            }
+        }
+    }
 }
 
 /// The tag the listing names a path's namespaces with (the real one carries herd's PID and

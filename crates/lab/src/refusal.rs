@@ -16,13 +16,26 @@ use crate::load::{Load, Shape};
 
 /// Why a cell with these parts cannot run, or None when it can. The first reason found: the
 /// server's, then the client's (alone, then with this server and load), then the path's.
+/// A `netbench` workload (files over SMB) pairs only with samba and smbtorture, and an HTTP
+/// one never does.
 pub fn refusal(
     server: ServerKind,
     protocol: Protocol,
     tool: Tool,
     load: &Load,
     path: Option<NetPath>,
+    netbench: bool,
 ) -> Option<String> {
+    if netbench {
+        return netbench_refusal(server, protocol, tool, path);
+    }
+    if tool == Tool::Smbtorture {
+        return Some(
+            "client: smbtorture replays the NetBench trace over SMB1: it runs `netbench` \
+             workloads only; use herd, ab, wrk or h2load"
+                .to_owned(),
+        );
+    }
     if let Err(why) = server_speaks(server, protocol) {
         return Some(format!("server: {why}"));
     }
@@ -34,6 +47,42 @@ pub fn refusal(
     }
     match path.map(|p| path_carries(p, protocol)) {
         Some(Err(why)) => Some(format!("path: {why}")),
+        _ => None,
+    }
+}
+
+/// Why a NetBench cell cannot run: a server other than samba, a client other than
+/// smbtorture, an HTTP protocol asked of it, or a path whose router speaks HTTP.
+fn netbench_refusal(
+    server: ServerKind,
+    protocol: Protocol,
+    tool: Tool,
+    path: Option<NetPath>,
+) -> Option<String> {
+    if server != ServerKind::Samba {
+        return Some(format!(
+            "server: {server} serves HTTP; a `netbench` workload (files over SMB) needs server samba"
+        ));
+    }
+    if tool != Tool::Smbtorture {
+        return Some(format!(
+            "client: {tool} speaks HTTP; a `netbench` workload is replayed by smbtorture \
+             (client = [\"smbtorture\"])"
+        ));
+    }
+    if protocol != crate::experiment::DEFAULT_PROTOCOL {
+        return Some(format!(
+            "protocol: a `netbench` workload speaks SMB1, not {protocol}: leave it out of the \
+             protocol axis with [[exclude]] workload = …, protocol = \"{protocol}\""
+        ));
+    }
+    // SMB goes through what forwards packets or TCP streams; an HTTP proxy or sslh (which
+    // sorts connections by their first bytes) would not carry it.
+    match path.and_then(crate::matrix::proxy_of) {
+        Some(proxy) if proxy != ProxyKind::HaproxyTcp => Some(format!(
+            "path: {proxy} on the router speaks HTTP (or sorts by it); SMB goes over direct, \
+             routed, the NAT paths or haproxy-tcp"
+        )),
         _ => None,
     }
 }
@@ -125,55 +174,77 @@ mod tests {
     #[test]
     fn h1_runs_everywhere_it_ran_before() {
         for path in [None, Some(NetPath::Direct), Some(NetPath::NginxProxy)] {
-            assert_eq!(refusal(ServerKind::Nginx, Protocol::H1, Tool::Ab, &timed(), path), None);
+            assert_eq!(
+                refusal(ServerKind::Nginx, Protocol::H1, Tool::Ab, &timed(), path, false),
+                None
+            );
         }
     }
 
     #[test]
     fn h2load_against_nginx_only_while_its_connections_last() {
         for protocol in [Protocol::H2, Protocol::H2c] {
-            let why = refusal(ServerKind::Nginx, protocol, Tool::H2load, &timed(), None).unwrap();
+            let why =
+                refusal(ServerKind::Nginx, protocol, Tool::H2load, &timed(), None, false).unwrap();
             assert!(why.starts_with("client: h2load does not open a new connection"), "{why}");
             assert!(why.contains("nginx sends one when a connection has carried 1000"), "{why}");
             let fits = load(Shape::Requests { n_requests: 8000, concurrency: 8 });
-            assert_eq!(refusal(ServerKind::Nginx, protocol, Tool::H2load, &fits, None), None);
+            assert_eq!(
+                refusal(ServerKind::Nginx, protocol, Tool::H2load, &fits, None, false),
+                None
+            );
             let over = load(Shape::Requests { n_requests: 8001, concurrency: 8 });
-            assert!(refusal(ServerKind::Nginx, protocol, Tool::H2load, &over, None).is_some());
+            assert!(
+                refusal(ServerKind::Nginx, protocol, Tool::H2load, &over, None, false).is_some()
+            );
             // herd reconnects; the other servers set no such limit.
-            assert_eq!(refusal(ServerKind::Nginx, protocol, Tool::Herd, &timed(), None), None);
+            assert_eq!(
+                refusal(ServerKind::Nginx, protocol, Tool::Herd, &timed(), None, false),
+                None
+            );
             for server in
                 [ServerKind::H2o, ServerKind::Caddy, ServerKind::Lighttpd, ServerKind::Herd]
             {
-                assert_eq!(refusal(server, protocol, Tool::H2load, &timed(), None), None);
+                assert_eq!(refusal(server, protocol, Tool::H2load, &timed(), None, false), None);
             }
         }
         // HTTP/1 over h2load (--h1) is not concerned.
-        assert_eq!(refusal(ServerKind::Nginx, Protocol::H1, Tool::H2load, &timed(), None), None);
+        assert_eq!(
+            refusal(ServerKind::Nginx, Protocol::H1, Tool::H2load, &timed(), None, false),
+            None
+        );
     }
 
     #[test]
     fn the_first_reason_is_named() {
-        let why = refusal(ServerKind::Nginx, Protocol::H3, Tool::Ab, &timed(), None).unwrap();
+        let why =
+            refusal(ServerKind::Nginx, Protocol::H3, Tool::Ab, &timed(), None, false).unwrap();
         assert_eq!(
             why,
             "server: nginx 1.22 has no HTTP/3 (its http_v3_module came in 1.25): use caddy"
         );
-        let why = refusal(ServerKind::Nginx, Protocol::H2, Tool::Ab, &timed(), None).unwrap();
+        let why =
+            refusal(ServerKind::Nginx, Protocol::H2, Tool::Ab, &timed(), None, false).unwrap();
         assert!(why.starts_with("client: ab cannot speak h2"), "{why}");
-        let why = refusal(ServerKind::Caddy, Protocol::H3, Tool::H2load, &timed(), None).unwrap();
+        let why =
+            refusal(ServerKind::Caddy, Protocol::H3, Tool::H2load, &timed(), None, false).unwrap();
         assert_eq!(
             why,
             "client: h2load cannot speak h3: Debian's h2load 1.52 is built without ngtcp2 and \
              has no --h3; use the herd client"
         );
-        assert_eq!(refusal(ServerKind::Caddy, Protocol::H3, Tool::Herd, &timed(), None), None);
+        assert_eq!(
+            refusal(ServerKind::Caddy, Protocol::H3, Tool::Herd, &timed(), None, false),
+            None
+        );
         assert_eq!(
             refusal(
                 ServerKind::Apache(herd_drivers::Mpm::Event),
                 Protocol::H2,
                 Tool::H2load,
                 &timed(),
-                None
+                None,
+                false
             ),
             None
         );

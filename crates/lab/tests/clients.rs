@@ -62,6 +62,11 @@ fn tool_program(tool: Tool) -> PathBuf {
             assert!(p.exists(), "h2load is missing: apt-get install nghttp2-client");
             p
         }
+        Tool::Smbtorture => {
+            let p = PathBuf::from("/usr/bin/smbtorture");
+            assert!(p.exists(), "smbtorture is missing: apt-get install samba-testsuite");
+            p
+        }
     }
 }
 

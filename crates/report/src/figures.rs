@@ -15,7 +15,7 @@ use herd_stats::{
 };
 use herd_store::{Measure, StoredCell, StoredExperiment, StoredRepetition, FINDING_LINK_BOUND};
 
-use herd_stats::repetitions::{self as stats, Interval};
+use herd_stats::repetitions as stats;
 
 /// One row: a cell, or a cell's step.
 pub(crate) struct Row<'a> {
@@ -38,6 +38,9 @@ pub(crate) struct Row<'a> {
     pub(crate) kib_per_second: Vec<f64>,
     /// Mbit moved per second (NetBench's throughput), of each ok repetition.
     pub(crate) mbit_per_second: Vec<f64>,
+    /// The figures the client reported by name (`Measurement::reported`), of each ok
+    /// repetition that gave them.
+    pub(crate) reported: BTreeMap<String, Vec<f64>>,
     pub(crate) latency: Option<Latency>,
     /// Failed requests over all repetitions.
     pub(crate) failed: u64,
@@ -161,14 +164,6 @@ impl<'a> Row<'a> {
             _ => &[],
         }
     }
-
-    pub(crate) fn rate_interval(&self) -> Option<Interval> {
-        stats::confidence_interval_95(&self.rates)
-    }
-
-    pub(crate) fn rate_spread(&self) -> Option<f64> {
-        stats::relative_std_dev(&self.rates)
-    }
 }
 
 /// The axes whose value differs between cells (the others say nothing row by row); all of
@@ -257,6 +252,13 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         durations: ok_measurements.iter().map(|m| m.duration_s).collect(),
         kib_per_second: ok_measurements.iter().filter_map(|m| m.kib_per_second()).collect(),
         mbit_per_second: ok_measurements.iter().filter_map(|m| m.mbit_per_second()).collect(),
+        reported: {
+            let mut by_name: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for (name, v) in ok_measurements.iter().flat_map(|m| &m.reported) {
+                by_name.entry(name.clone()).or_default().push(*v);
+            }
+            by_name
+        },
         step: label,
         concurrency: cell
             .repetitions

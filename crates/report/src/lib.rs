@@ -38,6 +38,7 @@ mod html_disclosure;
 mod json_facts;
 mod markdown;
 mod matrix;
+mod netbench;
 mod spectrum;
 mod svg_chart;
 mod table;

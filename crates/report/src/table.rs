@@ -5,6 +5,7 @@
 //! Every number has a fixed format, so the same stored experiment always renders to the
 //! same bytes; the figures themselves come from `figures.rs`.
 
+use herd_stats::repetitions as stats;
 use herd_stats::ClientVerdict;
 use herd_store::{Measure, StoredExperiment, StoredRepetition};
 
@@ -32,8 +33,11 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     if stepped {
         table.column("step", Align::Left);
     }
+    // The rows lead with requests/s, or with Mbit/s when that is the figure asked for (a
+    // NetBench experiment's: its steps move bytes, they count no requests).
+    let lead = if measure == Measure::MbitPerSecond { measure } else { Measure::RequestsPerSecond };
     table.column("reps", Align::Right);
-    table.column("req/s", Align::Right);
+    table.column(if lead == Measure::MbitPerSecond { "Mbit/s" } else { "req/s" }, Align::Right);
     table.continuation("±95%", Align::Right);
     table.column("spread", Align::Right);
     table.column("p50 ms", Align::Right);
@@ -43,7 +47,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     table.column("srv cpu µs/req", Align::Right);
     table.column("client", Align::Left);
     for row in &rows {
-        table.row(entries(exp, row, stepped));
+        table.row(entries(exp, row, stepped, lead));
     }
     doc.push(Block::Heading("every row's figures, over its repetitions:".to_owned()));
     doc.push(Block::Table(table));
@@ -52,6 +56,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     }
 
     failures(&rows, &mut doc);
+    crate::netbench::add(&rows, &mut doc);
     coarse_clocks(&rows, &mut doc);
     crate::failed_runs::add(exp, &mut doc);
     verdicts(exp, &mut doc);
@@ -79,7 +84,7 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     fields
 }
 
-fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
+fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool, lead: Measure) -> Vec<Entry> {
     let mut entries: Vec<Entry> = exp
         .experiment
         .axes
@@ -96,7 +101,8 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
         }
         None => ("-".to_owned(), "-".to_owned()),
     };
-    let rate_entry = match row.median_rate() {
+    let samples = row.samples(lead);
+    let rate_entry = match stats::median(samples) {
         None => Entry::from("-"),
         Some(r) => Entry {
             text: format!(
@@ -110,7 +116,7 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
             figure: Some(Figure {
                 cell: row.cell.key.clone(),
                 step: row.step.clone(),
-                measure: Measure::RequestsPerSecond,
+                measure: lead,
                 value: r,
             }),
         },
@@ -119,10 +125,11 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool) -> Vec<Entry> {
     entries.push(rate_entry);
     entries.extend(
         [
-            row.rate_interval()
+            stats::confidence_interval_95(samples)
                 .and_then(|ci| ci.relative_half_width())
                 .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
-            row.rate_spread().map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0)),
+            stats::relative_std_dev(samples)
+                .map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0)),
             p50,
             p99,
             row.failed.to_string(),

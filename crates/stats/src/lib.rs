@@ -34,8 +34,10 @@ pub use health::{ClientHealth, CpuFacts, HealthFacts, ProcessCpu, SendLag};
 pub use latency::LatencyHistogram;
 pub use lengths::LengthTally;
 pub use measurement::{
-    Measurement, REPORTED_INTERRUPTED, REPORTED_LATENCY_P50_US, REPORTED_LATENCY_P99_US,
-    REPORTED_TIMER_RESOLUTION_S,
+    Measurement, REPORTED_CLIENT_CPU_S, REPORTED_INTERRUPTED, REPORTED_LATENCY_P50_US,
+    REPORTED_LATENCY_P99_US, REPORTED_LINES_PER_CLIENT, REPORTED_THROUGHPUT_MBIT_S,
+    REPORTED_THROUGHPUT_MB_S, REPORTED_TIMER_RESOLUTION_S, REPORTED_WARMUP_S,
+    REPORTED_WRITE_ONLY_OPENING,
 };
 pub use run_stats::RunStats;
 pub use status::StatusCounts;

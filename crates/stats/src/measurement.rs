@@ -61,6 +61,20 @@ pub const REPORTED_LATENCY_P99_US: &str = "latency_p99_us";
 pub const REPORTED_TIMER_RESOLUTION_S: &str = "timer_resolution_s";
 /// Present (1) when the run was stopped before its end (Ctrl-C): a partial result.
 pub const REPORTED_INTERRUPTED: &str = "interrupted";
+/// NetBench (smbtorture's NBENCH): throughput in MB/s, MB = 10^6 bytes, the ReadX and WriteX
+/// bytes of every client over the time limit (NetBench's "bytes delivered to and taken from
+/// clients per second").
+pub const REPORTED_THROUGHPUT_MB_S: &str = "throughput_mb_s";
+/// NetBench: the same throughput in Mbit/s (8 × MB/s), NetBench's published unit.
+pub const REPORTED_THROUGHPUT_MBIT_S: &str = "throughput_mbit_s";
+/// NetBench: load-file lines per client, how far into the trace the step got.
+pub const REPORTED_LINES_PER_CLIENT: &str = "lines_per_client";
+/// NetBench: 1 when the step never left the trace's write-only opening, else 0.
+pub const REPORTED_WRITE_ONLY_OPENING: &str = "write_only_opening";
+/// NetBench: smbtorture's warm-up before the measured time, seconds (its time limit / 20).
+pub const REPORTED_WARMUP_S: &str = "warmup_s";
+/// NetBench: CPU seconds the client's processes used over the step.
+pub const REPORTED_CLIENT_CPU_S: &str = "client_cpu_s";
 
 impl Measurement {
     /// Completed requests per second of the measured part; `None` when it lasted no time.

@@ -9,7 +9,7 @@ use super::Tool;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("unknown client `{name}`, expected one of herd, ab, wrk, h2load")]
+    #[error("unknown client `{name}`, expected one of herd, ab, wrk, h2load, smbtorture")]
     UnknownTool { name: String },
     /// The tool cannot run this load; `instead` says what can.
     #[error("{tool} cannot {what}: {why}; {instead}")]

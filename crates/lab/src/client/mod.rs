@@ -61,6 +61,11 @@ pub enum Tool {
     /// h2load (nghttp2 1.52, Debian's nghttp2-client): HTTP/2 with and without TLS, and
     /// HTTP/1.1.
     H2load,
+    /// Samba's smbtorture (Debian's samba-testsuite) running NBENCH: dbench's NetBench trace
+    /// over SMB1, the client of a `netbench` workload only. Its steps are run by the lab
+    /// itself (`runner/netbench.rs`, through [`smbtorture::NbenchJob`]), not through
+    /// [`command`] and [`parse`].
+    Smbtorture,
 }
 
 /// One client run to build a command line for, or to read the output of.
@@ -142,6 +147,7 @@ pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         Tool::Ab => ab::command(job),
         Tool::Wrk => wrk::command(job),
         Tool::H2load => h2load::command(job),
+        Tool::Smbtorture => Err(not_http(job.tool)),
     }
 }
 
@@ -190,6 +196,10 @@ pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
         })
     };
     match (tool, protocol) {
+        (Tool::Smbtorture, _) => refuse(
+            "it speaks SMB1, replaying the NetBench trace",
+            "give it a `netbench` workload, which has no HTTP protocol",
+        ),
         (_, Protocol::H1 | Protocol::H1Tls) => Ok(()),
         (Tool::Herd, Protocol::H2 | Protocol::H2c | Protocol::H3) => Ok(()),
         (Tool::Ab | Tool::Wrk, Protocol::H3) => {
@@ -203,6 +213,17 @@ pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
             "Debian's h2load 1.52 is built without ngtcp2 and has no --h3",
             "use the herd client",
         ),
+    }
+}
+
+/// smbtorture asked to run an HTTP load: the refusal (the matrix refuses such cells before,
+/// `crate::refusal`).
+fn not_http(tool: Tool) -> ClientError {
+    ClientError::Unsupported {
+        tool,
+        what: "run an HTTP load".to_owned(),
+        why: "it replays the NetBench trace over SMB1".to_owned(),
+        instead: "give it a `netbench` workload, or use herd, ab, wrk or h2load".to_owned(),
     }
 }
 
@@ -239,6 +260,7 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
         Tool::H2load => h2load::parse(job, stdout, stderr),
+        Tool::Smbtorture => Err(not_http(job.tool)),
     }
 }
 
@@ -251,6 +273,7 @@ pub fn locate(tool: Tool, herd_exe: &Path) -> Option<PathBuf> {
         Tool::Ab => &["/usr/bin/ab", "/usr/sbin/ab", "/usr/local/bin/ab"],
         Tool::Wrk => &["/usr/bin/wrk", "/usr/local/bin/wrk"],
         Tool::H2load => &["/usr/bin/h2load", "/usr/local/bin/h2load"],
+        Tool::Smbtorture => &["/usr/bin/smbtorture", "/usr/local/bin/smbtorture"],
     };
     candidates.iter().map(PathBuf::from).find(|p| p.is_file())
 }
@@ -262,12 +285,14 @@ pub fn external_threads(job: &ClientJob) -> Option<u32> {
         Tool::Ab => Some(1),
         Tool::Wrk => Some(wrk::threads(job, job.load.shape.max_connections())),
         Tool::H2load => Some(h2load::threads(job)),
-        Tool::Herd => None,
+        Tool::Herd | Tool::Smbtorture => None,
     }
 }
 
 impl Tool {
-    pub const ALL: [Tool; 4] = [Tool::Herd, Tool::Ab, Tool::Wrk, Tool::H2load];
+    pub const ALL: [Tool; 5] = [Tool::Herd, Tool::Ab, Tool::Wrk, Tool::H2load, Tool::Smbtorture];
+    /// The HTTP load generators: the tools [`command`] and [`parse`] serve.
+    pub const HTTP: [Tool; 4] = [Tool::Herd, Tool::Ab, Tool::Wrk, Tool::H2load];
 
     /// The Debian package that installs it.
     pub fn package(self) -> &'static str {
@@ -276,6 +301,7 @@ impl Tool {
             Tool::Ab => "apache2-utils",
             Tool::Wrk => "wrk",
             Tool::H2load => "nghttp2-client",
+            Tool::Smbtorture => "samba-testsuite",
         }
     }
 
@@ -285,6 +311,7 @@ impl Tool {
             Tool::Ab => "ab",
             Tool::Wrk => "wrk",
             Tool::H2load => "h2load",
+            Tool::Smbtorture => "smbtorture",
         }
     }
 }

@@ -31,6 +31,7 @@ pub use super::nbench_output::{
 pub use super::version::{
     parse_smbtorture_version as parse_version, smbtorture_version_argv as version_argv,
 };
+use crate::load::{Load, Shape, Warmup};
 
 /// Where Debian's `dbench` package puts the NetBench-derived load file: the one NBENCH
 /// replays.
@@ -61,20 +62,12 @@ pub struct NbenchJob<'a> {
 /// itself (15–20 s more under load). 60 s leaves room; there is no bound to rely on.
 pub const CLEANUP_ALLOWANCE: Duration = Duration::from_secs(60);
 
-/// Name of the throughput in [`Measurement::reported`]: MB/s with MB = 10^6 bytes, the ReadX
-/// and WriteX bytes of every client over the time limit (NetBench's "bytes delivered to and
-/// taken from clients per second").
-pub const REPORTED_THROUGHPUT_MB_S: &str = "throughput_mb_s";
-/// The same throughput in Mbit/s (8 × MB/s), NetBench's published unit.
-pub const REPORTED_THROUGHPUT_MBIT_S: &str = "throughput_mbit_s";
-/// Load-file lines per client ([`NbenchOutcome::lines_per_client`]): how far into the trace
-/// the step got.
-pub const REPORTED_LINES_PER_CLIENT: &str = "lines_per_client";
-/// 1 when the step never left the trace's write-only opening
-/// ([`NbenchOutcome::write_only_opening`]), else 0.
-pub const REPORTED_WRITE_ONLY_OPENING: &str = "write_only_opening";
-/// smbtorture's warm-up before the measured time, seconds (its time limit / 20).
-pub const REPORTED_WARMUP_S: &str = "warmup_s";
+/// The names of its figures in [`Measurement::reported`] (herd_stats', which the report
+/// reads too).
+pub use herd_stats::{
+    REPORTED_LINES_PER_CLIENT, REPORTED_THROUGHPUT_MBIT_S, REPORTED_THROUGHPUT_MB_S,
+    REPORTED_WARMUP_S, REPORTED_WRITE_ONLY_OPENING,
+};
 
 impl NbenchJob<'_> {
     /// `PROGRAM //ADDR/SHARE -N -p PORT --num-progs=N -t SECS --loadfile=LOADFILE
@@ -115,6 +108,48 @@ impl NbenchJob<'_> {
     pub fn kill_timeout(&self) -> Duration {
         kill_timeout(self.duration)
     }
+}
+
+/// The NBENCH runs a load makes, one smbtorture process each: the clients of every step, in
+/// order, and the time limit they share; Err says why smbtorture cannot run that load. A
+/// closed loop for a duration is one step of its `concurrency` clients; a ramp (`steps`) is
+/// one run per step. smbtorture stops after a time limit in whole seconds, has no request
+/// count and no open loop, and its warm-up can only be a time.
+pub fn steps(load: &Load) -> Result<(Vec<u32>, Duration), String> {
+    let (clients, limit) = match &load.shape {
+        Shape::Duration { duration, concurrency } => (vec![*concurrency], *duration),
+        Shape::Steps { clients, step } => (clients.clone(), *step),
+        Shape::Requests { .. } => {
+            return Err("smbtorture runs NBENCH for a time, not a request count: give `duration` \
+                 (one step of `concurrency` clients) or `steps` with `step`"
+                .to_owned())
+        }
+        Shape::Rate { .. } => {
+            return Err("smbtorture has no open loop (`rate`): each client replays the trace \
+                 as fast as the server answers; give `duration` or `steps`"
+                .to_owned())
+        }
+    };
+    let whole = |d: Duration| d.subsec_nanos() == 0 && d >= Duration::from_secs(1);
+    if !whole(limit) {
+        return Err(format!(
+            "smbtorture's time limit is whole seconds, at least 1: {limit:?} is not one"
+        ));
+    }
+    match load.warmup {
+        Warmup::Requests(_) => {
+            return Err("smbtorture's warm-up can only be a time: give `warmup = \"10s\"`, not \
+                 `warmup_requests`"
+                .to_owned())
+        }
+        Warmup::Duration(d) if !whole(d) => {
+            return Err(format!(
+                "smbtorture's warm-up is whole seconds, at least 1: {d:?} is not one"
+            ))
+        }
+        _ => {}
+    }
+    Ok((clients, limit))
 }
 
 /// How long a runner lets an NBENCH run of time limit `duration` go before killing it: the

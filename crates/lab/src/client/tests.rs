@@ -61,6 +61,7 @@ fn program(tool: Tool) -> &'static Path {
         Tool::Ab => "/usr/bin/ab",
         Tool::Wrk => "/usr/bin/wrk",
         Tool::H2load => "/usr/bin/h2load",
+        Tool::Smbtorture => "/usr/bin/smbtorture",
     })
 }
 
@@ -153,7 +154,7 @@ fn herd_requests_and_clients() {
 #[test]
 fn a_job_carries_no_warm_up_the_runner_runs_it() {
     let r = get("/page.html");
-    for tool in Tool::ALL {
+    for tool in Tool::HTTP {
         let mut l = if tool == Tool::Wrk { duration(10, 10) } else { requests(1000, 10) };
         l.warmup = Warmup::Requests(100);
         let e = command(&job(tool, &r, &l)).unwrap_err().to_string();
@@ -357,7 +358,7 @@ fn wrk_refusals() {
 fn only_allowed_addresses_with_the_protocols_scheme() {
     let r = get("/");
     let l = requests(10, 1);
-    for tool in Tool::ALL {
+    for tool in Tool::HTTP {
         for (url, reason) in [
             (
                 "http://10.0.0.1:80",
@@ -397,7 +398,7 @@ fn only_allowed_addresses_with_the_protocols_scheme() {
 #[test]
 fn nonsense_loads_are_refused_for_every_tool() {
     let r = get("/");
-    for tool in Tool::ALL {
+    for tool in Tool::HTTP {
         refused(
             &job(tool, &r, &requests(0, 1)),
             &format!("{tool}: the request count must be at least 1"),
@@ -428,7 +429,7 @@ fn tools_by_name() {
     }
     assert_eq!(
         "wrk2".parse::<Tool>().unwrap_err().to_string(),
-        "unknown client `wrk2`, expected one of herd, ab, wrk, h2load"
+        "unknown client `wrk2`, expected one of herd, ab, wrk, h2load, smbtorture"
     );
 }
 

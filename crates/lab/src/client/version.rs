@@ -16,6 +16,7 @@ pub fn version_argv(tool: Tool, program: &Path) -> Vec<OsString> {
         Tool::Ab => "-V",
         Tool::Wrk => "-v",
         Tool::H2load => "--version",
+        Tool::Smbtorture => return smbtorture_version_argv(program),
     };
     vec![program.as_os_str().to_owned(), flag.into()]
 }
@@ -52,11 +53,12 @@ pub fn parse_version(tool: Tool, output: &str) -> Option<String> {
             .find_map(|l| l.trim().strip_prefix("h2load nghttp2/"))
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_owned),
+        Tool::Smbtorture => parse_smbtorture_version(output),
     }
 }
 
 /// The command line that prints smbtorture's version: `smbtorture --version`, which prints
-/// `Version 4.17.12-Debian` and exits 0. smbtorture is not a [`Tool`] (it runs NBENCH, not
+/// `Version 4.17.12-Debian` and exits 0. ([`Tool::Smbtorture`] runs NBENCH, not
 /// HTTP), so it has its own pair of functions.
 pub fn smbtorture_version_argv(program: &Path) -> Vec<OsString> {
     vec![program.as_os_str().to_owned(), "--version".into()]

@@ -24,7 +24,8 @@ use crate::load::{Load, Shape, Warmup};
 /// Workloads that need no table.
 const BUILTIN_WORKLOADS: &[(&str, WorkloadKind)] =
     &[("9x9", WorkloadKind::NineByNine), ("include", WorkloadKind::Include)];
-const WORKLOAD_KINDS: &[&str] = &["static", "sweep", "specweb", "9x9", "include", "post"];
+const WORKLOAD_KINDS: &[&str] =
+    &["static", "sweep", "specweb", "9x9", "include", "post", "netbench"];
 /// Largest sweep: a typo must not ask for thousands of cells.
 const MAX_SWEEP_SIZES: usize = 40;
 /// Bounds that keep every cell finite and sane on one machine.
@@ -268,6 +269,13 @@ fn check_cells(
     e: &Experiment,
 ) -> Result<(), ExperimentError> {
     for cell in crate::matrix::runnable(e) {
+        if cell.workload.is_netbench() {
+            // smbtorture's steps, not an HTTP request: the load is all there is to check.
+            if let Err(reason) = crate::client::smbtorture::steps(&cell.load) {
+                return Err(errs.at(raw.matrix.load.span(), format!("cell {}: {reason}", cell.key)));
+            }
+            continue;
+        }
         if let Some(streams) = raw.loads.get(&cell.load_name).and_then(|l| l.streams.as_ref()) {
             if !cell.protocol.is_multiplexed() {
                 return Err(errs.at(
@@ -388,7 +396,7 @@ fn workload(
         "static" | "post" => &["size"],
         "sweep" => &["from", "to", "factor"],
         "specweb" => &["dirs"],
-        "9x9" | "include" => &[],
+        "9x9" | "include" | "netbench" => &[],
         other => {
             return Err(errs.at(
                 w.kind.span(),
@@ -431,6 +439,7 @@ fn workload(
         "post" => one(WorkloadKind::Post { size: need(&w.size, "size")? }),
         "9x9" => one(WorkloadKind::NineByNine),
         "include" => one(WorkloadKind::Include),
+        "netbench" => one(WorkloadKind::Netbench),
         "specweb" => {
             let dirs = match &w.dirs {
                 Some(d) => int_in(

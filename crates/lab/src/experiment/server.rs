@@ -30,11 +30,12 @@ pub const BUILTIN_SERVERS: &[(&str, ServerKind, Option<Php>)] = &[
     ("h2o", ServerKind::H2o, None),
     ("mini_httpd", ServerKind::MiniHttpd, None),
     ("caddy", ServerKind::Caddy, None),
+    ("samba", ServerKind::Samba, None),
 ];
 
 /// Driver names a `[servers.NAME]` table may give.
 pub(crate) const DRIVERS: &[&str] =
-    &["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd", "caddy"];
+    &["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd", "caddy", "samba"];
 
 /// The built-in server called `name`.
 pub(crate) fn builtin(name: &str) -> Option<ServerDef> {
@@ -55,6 +56,7 @@ pub(crate) fn kind(driver: &str, mpm: Option<&str>) -> Result<ServerKind, String
         "h2o" => ServerKind::H2o,
         "mini_httpd" => ServerKind::MiniHttpd,
         "caddy" => ServerKind::Caddy,
+        "samba" => ServerKind::Samba,
         "apache" => {
             let mpm = match mpm.unwrap_or("event") {
                 "event" => Mpm::Event,

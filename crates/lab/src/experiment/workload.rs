@@ -27,10 +27,19 @@ pub enum WorkloadKind {
     Include,
     /// `POST` of SIZE bytes, echoed back.
     Post { size: u64 },
+    /// Seed 004's file-serving half: dbench's NetBench trace replayed over SMB1 by
+    /// smbtorture against Samba, one client process per step's client.
+    Netbench,
 }
 
 impl WorkloadDef {
-    /// The path this workload requests on `server`, or None when that server cannot serve it.
+    /// Whether it is NetBench's file serving (SMB), not an HTTP request.
+    pub fn is_netbench(&self) -> bool {
+        self.kind == WorkloadKind::Netbench
+    }
+
+    /// The path this workload requests on `server`, or None when that server cannot serve it
+    /// (and for NetBench, which requests no URL).
     pub fn path_on(&self, server: &ServerDef) -> Option<String> {
         let page = |p| page_path(server.kind, server.php, p).map(str::to_string);
         match self.kind {
@@ -39,11 +48,19 @@ impl WorkloadDef {
             WorkloadKind::NineByNine => page(Page::NineByNine),
             WorkloadKind::Include => page(Page::Include),
             WorkloadKind::Post { .. } => page(Page::Echo),
+            WorkloadKind::Netbench => None,
         }
     }
 
     /// Why `server` cannot serve it, with what would.
     pub fn unsupported_reason(&self, server: &ServerDef) -> String {
+        if self.is_netbench() {
+            return format!(
+                "server `{}` cannot serve workload `{}` (NetBench's file serving over SMB): use \
+                 server samba",
+                server.name, self.name
+            );
+        }
         let what = match self.kind {
             WorkloadKind::NineByNine | WorkloadKind::Include => "a dynamic page",
             WorkloadKind::Post { .. } => "a POST that needs a page to echo it",
@@ -77,6 +94,9 @@ impl WorkloadDef {
             WorkloadKind::NineByNine => "9x9 multiplication table (dynamic)".to_string(),
             WorkloadKind::Include => "page including four text files (dynamic)".to_string(),
             WorkloadKind::Post { size } => format!("POST of {size} bytes, echoed"),
+            WorkloadKind::Netbench => {
+                "NetBench trace over SMB1 (dbench's client.txt, replayed by smbtorture)".to_string()
+            }
         }
     }
 }

@@ -110,7 +110,7 @@ impl CellRun<'_> {
     /// Each server process's CPU time over the measured run, and their total (known only if
     /// every part is). The records of started processes come first and in start order
     /// (`servers.rs`), as the readings do.
-    fn record_server_cpu(&mut self, before: &Usage, after: &Usage) {
+    pub(super) fn record_server_cpu(&mut self, before: &Usage, after: &Usage) {
         let mut total = Some(0.0);
         for (i, (b, a)) in before.servers.iter().zip(&after.servers).enumerate() {
             let cpu = used(*b, *a);
@@ -124,7 +124,7 @@ impl CellRun<'_> {
 }
 
 /// CPU seconds between two readings (never negative), if both were read.
-fn used(before: Option<f64>, after: Option<f64>) -> Option<f64> {
+pub(super) fn used(before: Option<f64>, after: Option<f64>) -> Option<f64> {
     before.zip(after).map(|(b, a)| (a - b).max(0.0))
 }
 

@@ -116,6 +116,9 @@ impl CellRun<'_> {
     /// run only; the warm-up is a run of its own, discarded (`Load::warmup_run`, the one
     /// warm-up of every tool).
     fn measure(mut self) -> Result<(), Stop> {
+        if self.cell.workload.is_netbench() {
+            return self.measure_netbench();
+        }
         let (servers, over) = self.start_servers()?;
         let router = self.start_router()?;
         let started = Started { servers, router, over };
@@ -219,6 +222,14 @@ fn summary(cell: &Cell, rec: &RepetitionRecord, took: Duration) -> RunSummary {
         repetition: rec.repetition,
         outcome: rec.outcome.clone(),
         requests_per_second: if secs > 0.0 { completed as f64 / secs } else { 0.0 },
+        mbit_per_second: cell.workload.is_netbench().then(|| {
+            let bytes: u64 = rec.measurements.iter().map(|m| m.bytes_total).sum();
+            if secs > 0.0 {
+                bytes as f64 * 8.0 / 1e6 / secs
+            } else {
+                0.0
+            }
+        }),
         failed,
         seconds: took.as_secs_f64(),
         client_flag: rec

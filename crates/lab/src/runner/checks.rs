@@ -30,10 +30,15 @@ impl CellRun<'_> {
         };
         // In what the server's own readiness was asked, through whatever the router speaks,
         // trusting what the client will trust.
-        let through = Probe::Http {
-            addr: self.place.target,
-            path: format!("/{}", herd_drivers::READY_FILE),
-            protocol: started.over,
+        let through = if self.cell.workload.is_netbench() {
+            // SMB: the path carries the connection, which is all smbd's readiness asks.
+            Probe::Tcp(self.place.target)
+        } else {
+            Probe::Http {
+                addr: self.place.target,
+                path: format!("/{}", herd_drivers::READY_FILE),
+                protocol: started.over,
+            }
         };
         let ca = self.ca_file.clone();
         self.wait_ready(&through, ca.as_deref(), Host::Client, watched).map_err(|stop| match stop {

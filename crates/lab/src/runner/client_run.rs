@@ -156,7 +156,7 @@ impl<'a> CellRun<'a> {
         client::base_url(self.cell.protocol, self.place.target)
     }
 
-    fn usage(&self, started: &Started) -> Usage {
+    pub(super) fn usage(&self, started: &Started) -> Usage {
         Usage {
             servers: started.servers.iter().map(|p| self.sup.cpu_seconds(p.pid)).collect(),
             router: started.router.as_ref().and_then(|r| self.sup.cpu_seconds(r.process.pid)),

@@ -19,6 +19,7 @@ mod client_run;
 mod failure;
 mod launch;
 mod log_tail;
+mod netbench;
 mod place;
 mod port;
 mod preflight;
@@ -257,7 +258,11 @@ fn run_in(
             r.store.record_repetition(exp_id, &record)?;
             done += 1;
             match summary.outcome.failure_kind() {
-                None => rates.entry(c.index).or_default().push(summary.requests_per_second),
+                // The run's figure: requests/s, or a NetBench run's Mbit/s.
+                None => rates
+                    .entry(c.index)
+                    .or_default()
+                    .push(summary.mbit_per_second.unwrap_or(summary.requests_per_second)),
                 Some(kind) => failures.push(kind),
             }
             r.progress.run_finished(&summary);

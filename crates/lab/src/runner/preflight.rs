@@ -64,6 +64,12 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
             )),
         }
     }
+    // NBENCH's load file: dbench's NetBench trace.
+    let loadfile = Path::new(client::smbtorture::DBENCH_CLIENT_TXT);
+    if cells.iter().any(|c| c.workload.is_netbench()) && !loadfile.is_file() {
+        missing
+            .push(format!("workload netbench: no {} (apt-get install dbench)", loadfile.display()));
+    }
     let mut proxies = BTreeMap::new();
     for kind in cells.iter().filter_map(|c| c.proxy()) {
         if proxies.contains_key(&kind) {

@@ -14,6 +14,9 @@ pub struct RunSummary {
     pub outcome: Outcome,
     /// Completed requests per second (all steps).
     pub requests_per_second: f64,
+    /// A NetBench run's figure, which counts no requests: megabits moved per second (all
+    /// steps). None for HTTP.
+    pub mbit_per_second: Option<f64>,
     /// Failed requests (all steps).
     pub failed: u64,
     pub seconds: f64,

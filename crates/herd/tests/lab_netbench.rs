@@ -1,0 +1,259 @@
+//! NetBench in the lab for real (seed 004's file-serving half): samba's smbd as the server,
+//! smbtorture's NBENCH replaying dbench's trace as the client, two clients for a few seconds.
+//! The bundled `netbench-quick` over loopback, then the same cell over a `routed` path of
+//! network namespaces (root; CI runs as root). Every run must store a throughput above
+//! zero with its load-file lines per client, the report must print it in Mbit/s, and
+//! nothing may be left: no smbd or smbtorture of the run, no namespace, no run directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use herd_stats::{REPORTED_LINES_PER_CLIENT, REPORTED_THROUGHPUT_MBIT_S};
+use herd_store::{Outcome, StoredExperiment};
+use util::{herd, tempdir};
+
+const ROUTED: &str = r#"
+name = "netbench-routed-ci"
+[matrix]
+server = ["samba"]
+workload = ["nb"]
+load = ["c2"]
+client = ["smbtorture"]
+path = ["routed"]
+[workloads.nb]
+kind = "netbench"
+[loads.c2]
+duration = "3s"
+concurrency = 2
+[repetitions]
+min = 3
+max = 3
+[runner]
+calibrate = false
+[report]
+measure = "mbit_per_second"
+"#;
+
+fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test runs smbd as root and builds network namespaces: run it as root (CI does)"
+    );
+}
+
+/// Runs `herd lab run WHAT --store DIR/r.db` with its run directories under DIR; returns the
+/// stored experiment, the report's text, and herd's PID.
+fn run(dir: &std::path::Path, what: &str) -> (StoredExperiment, String, u32) {
+    let child = herd()
+        .args(["lab", "run", what, "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .env("TMPDIR", dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let (report, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{report}\n{stderr}");
+    assert!(!stderr.contains("FAILED"), "{stderr}");
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
+    let id = store.experiments().unwrap()[0].id;
+    let exp = store.load_experiment(id).unwrap();
+    (exp, report.into_owned(), pid)
+}
+
+/// Every run: ok, smbtorture's argv, one step of 2 clients that moved bytes and got into
+/// the trace.
+fn check_runs(exp: &StoredExperiment) {
+    assert_eq!(exp.cells.len(), 1);
+    let cell = &exp.cells[0];
+    assert_eq!(cell.repetitions.len(), 3);
+    for rep in &cell.repetitions {
+        let r = &rep.record;
+        assert_eq!(r.outcome, Outcome::Ok);
+        assert_eq!(r.client.tool, "smbtorture");
+        assert!(r.client.argv.iter().any(|a| a == "bench.nbench"), "{:?}", r.client.argv);
+        assert!(r.client.argv.iter().any(|a| a == "--num-progs=2"), "{:?}", r.client.argv);
+        assert_eq!(r.measurements.len(), 1);
+        let m = &r.measurements[0];
+        assert_eq!(m.concurrency, Some(2));
+        assert!(m.bytes_total > 0, "{m:?}");
+        let mbit = m.reported(REPORTED_THROUGHPUT_MBIT_S).unwrap();
+        assert!(mbit > 0.0 && (m.mbit_per_second().unwrap() - mbit).abs() < mbit * 0.01, "{m:?}");
+        assert!(m.reported(REPORTED_LINES_PER_CLIENT).unwrap() > 0.0, "{m:?}");
+        assert!(r.server_cpu_seconds.is_some_and(|s| s > 0.0), "{:?}", r.server_cpu_seconds);
+        assert!(r.servers.iter().any(|s| s.program.ends_with("smbd")), "{:?}", r.servers);
+    }
+}
+
+/// The processes of runs under `dir`: smbd names its config there on its command line, and
+/// smbtorture (and its clients) run in a directory there.
+fn processes_under(dir: &std::path::Path) -> Vec<String> {
+    processes(dir, true)
+}
+
+/// smbtorture and its clients: the processes working in a directory under `dir`.
+fn clients_under(dir: &std::path::Path) -> Vec<String> {
+    processes(dir, false)
+}
+
+fn processes(dir: &std::path::Path, with_cmdline: bool) -> Vec<String> {
+    let marker = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()).is_none() {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
+        if (with_cmdline && cmdline.contains(&marker)) || cwd.starts_with(dir) {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// No process of this run is left.
+fn no_process_under(dir: &std::path::Path) {
+    let left = processes_under(dir);
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+/// Waits (at most `limit`) until `cond` holds.
+fn wait_for(what: &str, limit: std::time::Duration, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A long NetBench step, for stopping herd in the middle of it.
+const SLOW: &str = r#"
+name = "netbench-slow"
+[matrix]
+server = ["samba"]
+workload = ["nb"]
+load = ["c2-30s"]
+client = ["smbtorture"]
+[workloads.nb]
+kind = "netbench"
+[loads.c2-30s]
+duration = "30s"
+concurrency = 2
+[repetitions]
+min = 3
+max = 3
+"#;
+
+/// `herd lab run` of [`SLOW`] under `dir`, once smbd and smbtorture's clients run.
+fn mid_step(dir: &std::path::Path) -> std::process::Child {
+    let file = dir.join("slow.toml");
+    std::fs::write(&file, SLOW).unwrap();
+    let child = herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(&file)
+        .env("TMPDIR", dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // smbtorture and its two clients, replaying the trace.
+    wait_for("smbtorture's clients", std::time::Duration::from_secs(30), || {
+        clients_under(dir).len() >= 3
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    child
+}
+
+#[test]
+fn ctrl_c_mid_step_stops_smbd_and_smbtorture() {
+    require_root();
+    let dir = tempdir("nbi");
+    let mut child = mid_step(&dir);
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    no_process_under(&dir);
+    no_run_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn after_kill_9_lab_clean_stops_smbd_and_smbtorture() {
+    require_root();
+    let dir = tempdir("nbk");
+    let mut child = mid_step(&dir);
+    child.kill().unwrap(); // SIGKILL: herd cannot clean up
+    child.wait().unwrap();
+    assert!(clients_under(&dir).len() >= 3, "a kill -9 should leave smbtorture's clients");
+    let out = herd().args(["lab", "clean"]).env("TMPDIR", &dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_for("leftovers to stop", std::time::Duration::from_secs(10), || {
+        processes_under(&dir).is_empty()
+    });
+    no_run_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The run directories herd made under `dir` (its TMPDIR) are gone.
+fn no_run_dir(dir: &std::path::Path) {
+    let runs: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("herd-lab-"))
+        .collect();
+    assert!(runs.is_empty(), "{runs:?}");
+}
+
+#[test]
+fn netbench_quick_over_loopback_stores_mbit_per_second() {
+    require_root();
+    let dir = tempdir("nb");
+    let (exp, report, _) = run(&dir, "netbench-quick");
+    check_runs(&exp);
+    // The rows lead with Mbit/s, and the trace's progress is shown.
+    assert!(report.contains("Mbit/s"), "{report}");
+    assert!(report.contains("load-file lines per client"), "{report}");
+    let shown = herd().args(["report", "--csv"]).arg(dir.join("r.db")).output().unwrap();
+    let csv = String::from_utf8_lossy(&shown.stdout);
+    assert!(csv.lines().next().unwrap().contains("mbit_per_second"), "{csv}");
+    no_process_under(&dir);
+    no_run_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn netbench_over_a_routed_path() {
+    require_root();
+    let dir = tempdir("nbr");
+    let file = dir.join("e.toml");
+    std::fs::write(&file, ROUTED).unwrap();
+    let (exp, report, pid) = run(&dir, file.to_str().unwrap());
+    check_runs(&exp);
+    assert!(report.contains("Mbit/s"), "{report}");
+    // smbd listened in the server's namespace on the path's address.
+    let conf = &exp.cells[0].repetitions[0].record.servers[0].configs;
+    assert!(conf.iter().any(|(_, text)| text.contains("interfaces = 198.18.")), "{conf:?}");
+    let prefix = format!("herd-{pid}-");
+    let left: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    no_process_under(&dir);
+    no_run_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

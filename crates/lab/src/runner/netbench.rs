@@ -1,0 +1,178 @@
+//! A NetBench cell's phases (seed 004's file-serving half): start samba and the path's
+//! router, check that the path carries a TCP connection to smbd, warm up, then one
+//! smbtorture NBENCH run per step (its clients replaying dbench's NetBench trace for the
+//! step's time), and account: each step's throughput as a measurement, the servers' CPU time
+//! over all the steps. There is no HTTP request to verify: a share that cannot be written,
+//! or an SMB dialect refused, fails the first step with smbtorture's cause, named
+//! (`client::smbtorture::NbenchError`).
+//!
+//! Each run is herd's child in the client's namespace, on the client's CPUs, in a process
+//! group of its own (the Supervisor's): smbtorture forks a process per client, and stopping
+//! the group stops them all. It runs in its own directory, where it makes (and on a kill
+//! leaves) a `smbtortureXXXXXX` directory, removed with the run directory.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use herd_stats::{Measurement, REPORTED_CLIENT_CPU_S};
+use herd_store::ServerRecord;
+use herd_topo::net::Host;
+use herd_topo::Spawn;
+
+use super::cell::CellRun;
+use super::client_run::Usage;
+use super::failure::{Phase, RunFailure, Stop};
+use super::log_tail::last_lines_of;
+use super::watched::Started;
+use crate::client::smbtorture::{self, NbenchExit, NbenchJob, NbenchOutcome, DBENCH_CLIENT_TXT};
+use crate::client::Tool;
+use crate::error::with_causes;
+use crate::load::Warmup;
+
+/// Grace between SIGTERM and SIGKILL for an smbtorture past its time limit.
+const CLIENT_GRACE: Duration = Duration::from_secs(5);
+
+impl CellRun<'_> {
+    /// The phases of a NetBench cell, in order.
+    pub(super) fn measure_netbench(mut self) -> Result<(), Stop> {
+        let (servers, over) = self.start_servers()?;
+        let router = self.start_router()?;
+        let started = Started { servers, router, over };
+        self.check_path(&started)?;
+        let (clients, step) = smbtorture::steps(&self.cell.load).map_err(RunFailure::Setup)?;
+        if let Warmup::Duration(d) = self.cell.load.warmup {
+            let most = clients.iter().copied().max().unwrap_or(1);
+            self.nbench(Phase::Warmup, 0, most, d, &started)?;
+        }
+        let before = self.usage(&started);
+        let mut steps: Vec<Measurement> = Vec::new();
+        for (i, &n) in clients.iter().enumerate() {
+            let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            let (outcome, client_cpu) = self.nbench(Phase::Measure, number, n, step, &started)?;
+            let mut m = smbtorture::to_measurement(&outcome, number);
+            if let Some(cpu) = client_cpu {
+                m.reported.push((REPORTED_CLIENT_CPU_S.to_owned(), cpu));
+            }
+            steps.push(m);
+        }
+        let after = self.usage(&started);
+        self.account_netbench(&started, &before, &after, steps)
+    }
+
+    /// One smbtorture run of `clients` for `limit`: its outcome and the CPU seconds its
+    /// processes used, or the run's failure (a server or router that died meanwhile is named
+    /// as the cause instead).
+    fn nbench(
+        &mut self,
+        phase: Phase,
+        step: u32,
+        clients: u32,
+        limit: Duration,
+        started: &Started,
+    ) -> Result<(NbenchOutcome, Option<f64>), Stop> {
+        let e = self.ctx.experiment;
+        let dir = self.dir.join("client").join(format!("{}-{step}", phase.name()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
+        let program =
+            self.ctx.ready.clients.get(&Tool::Smbtorture).ok_or_else(|| {
+                RunFailure::Setup("the client smbtorture was not located".to_owned())
+            })?;
+        let job = NbenchJob {
+            program,
+            server: self.place.target,
+            share: herd_drivers::SAMBA_SHARE,
+            clients,
+            duration: limit,
+            loadfile: Path::new(DBENCH_CLIENT_TXT),
+        };
+        let argv = job.argv().map_err(|err| RunFailure::Setup(err.to_string()))?;
+        if phase == Phase::Measure && step == 1 {
+            self.rec.client.argv = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        }
+        // Started through `env -C`, which changes to the run's own directory and execs it (the
+        // PID herd records is smbtorture's): smbtorture writes its scratch directory there.
+        let mut chdir: Vec<OsString> = vec!["env".into(), "-C".into(), dir.clone().into()];
+        chdir.extend(argv);
+        let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
+        let client_ns = self.place.netns(Host::Client);
+        let spawn = Spawn {
+            name: match phase {
+                Phase::Warmup => "client-warmup",
+                Phase::Measure => "client",
+            },
+            argv: &chdir,
+            env: &[],
+            stdout: &stdout,
+            stderr: &stderr,
+            cpus: &e.client_cpus,
+            netns: client_ns.as_deref(),
+        };
+        let kill_after = job.kill_timeout();
+        let finished =
+            self.sup.run(&spawn, kill_after, CLIENT_GRACE, Some(self.ctx.cancel)).map_err(
+                |err| RunFailure::Setup(format!("cannot run smbtorture: {}", with_causes(&err))),
+            )?;
+        if finished.cancelled || self.cancelled() {
+            return Err(Stop::Cancelled { client: finished.cancelled });
+        }
+        if finished.timed_out {
+            let failed = RunFailure::ClientTimedOut {
+                tool: Tool::Smbtorture,
+                phase,
+                limit: kill_after,
+                stderr_tail: last_lines_of(&stderr),
+            };
+            return Err(started.exited(self.sup).unwrap_or(failed).into());
+        }
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let (out, err) = (read(&stdout), read(&stderr));
+        let parsed = smbtorture::parse(&job, &out, &err, NbenchExit::from(finished.status));
+        let outcome = parsed.map_err(|problem| {
+            // The error names smbtorture's cause (and quotes its line where that explains it).
+            let failed = RunFailure::ClientFailed {
+                tool: Tool::Smbtorture,
+                phase,
+                status: finished.status,
+                problem: Some(problem.to_string()),
+                stderr_tail: None,
+            };
+            Stop::from(started.exited(self.sup).unwrap_or(failed))
+        })?;
+        Ok((outcome, finished.cpu_seconds))
+    }
+
+    /// The record of the measured steps: their measurements, the servers' and router's CPU
+    /// time over them, what the path's hosts saw. A step that moved no bytes fails the run.
+    fn account_netbench(
+        &mut self,
+        started: &Started,
+        before: &Usage,
+        after: &Usage,
+        steps: Vec<Measurement>,
+    ) -> Result<(), Stop> {
+        self.record_server_cpu(before, after);
+        let router_cpu = super::account::used(before.router, after.router);
+        if let (Some(b), Some(a)) = (&before.network, &after.network) {
+            let bytes: u64 = steps.iter().map(|m| m.bytes_total).sum();
+            let secs: f64 = steps.iter().map(|m| m.duration_s).sum();
+            self.rec.network = self.place.facts(b, a, bytes, secs, router_cpu);
+        }
+        if let Some(r) = &started.router {
+            self.rec.servers.push(ServerRecord { cpu_seconds: router_cpu, ..r.record.clone() });
+        }
+        let idle = steps.iter().find(|m| m.bytes_total == 0).map(|m| m.label.clone());
+        self.rec.measurements = steps;
+        if let Some(exited) = started.exited(self.sup) {
+            return Err(exited.into());
+        }
+        if let Some(label) = idle {
+            return Err(RunFailure::Setup(format!(
+                "smbtorture reported no bytes moved at step {label}: nothing was measured"
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
