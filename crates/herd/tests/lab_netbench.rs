@@ -10,7 +10,7 @@ mod util;
 
 use herd_stats::{REPORTED_LINES_PER_CLIENT, REPORTED_THROUGHPUT_MBIT_S};
 use herd_store::{Outcome, StoredExperiment};
-use util::{herd, tempdir};
+use util::{herd, namespaces_of, tempdir};
 
 const ROUTED: &str = r#"
 name = "netbench-routed-ci"
@@ -243,15 +243,7 @@ fn netbench_over_a_routed_path() {
     // smbd listened in the server's namespace on the path's address.
     let conf = &exp.cells[0].repetitions[0].record.servers[0].configs;
     assert!(conf.iter().any(|(_, text)| text.contains("interfaces = 198.18.")), "{conf:?}");
-    let prefix = format!("herd-{pid}-");
-    let left: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default();
+    let left = namespaces_of(pid);
     assert!(left.is_empty(), "{left:?}");
     no_process_under(&dir);
     no_run_dir(&dir);

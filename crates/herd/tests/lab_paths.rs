@@ -13,7 +13,8 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use util::{
-    figure_ending_under, figure_under, herd, lab_run, rows_of, tempdir, word_starting_under,
+    figure_ending_under, figure_under, herd, lab_run, namespaces_of, rows_of, tempdir,
+    word_starting_under,
 };
 
 fn require_root() {
@@ -23,19 +24,6 @@ fn require_root() {
         0,
         "these tests build network namespaces and need root: run them as root (CI does)"
     );
-}
-
-/// The namespaces of lab run `pid` still in /run/netns.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("herd-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Everything lab run `pid` (started with TMPDIR `dir`) could have left: its namespaces, veth

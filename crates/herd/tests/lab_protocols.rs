@@ -12,7 +12,7 @@
 mod util;
 
 use herd_store::{Outcome, StoredExperiment};
-use util::{herd, lab_run, tempdir};
+use util::{herd, lab_run, namespaces_of, tempdir};
 
 const REQUESTS: u64 = 300;
 
@@ -110,15 +110,7 @@ fn nginx_over_every_protocol_it_serves_through_herd_and_h2load() {
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("protocol=h1-tls") && text.contains("protocol=h2c"), "{text}");
     // Nothing of the run is left: its namespaces are gone.
-    let prefix = format!("herd-{pid}-");
-    let left: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default();
+    let left = namespaces_of(pid);
     assert!(left.is_empty(), "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

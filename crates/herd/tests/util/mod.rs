@@ -80,6 +80,19 @@ pub fn real_ab() -> Command {
 
 pub use herd_testutil::ports::free_port;
 
+/// The namespaces of lab run `pid` still in /run/netns.
+pub fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("herd-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A new directory under the system temp dir, unique within this test process and
 /// across processes (pid), for tests that run in parallel.
 pub fn tempdir(tag: &str) -> PathBuf {
