@@ -16,6 +16,7 @@ mod account;
 mod cell;
 mod checks;
 mod client_run;
+mod disk;
 mod failure;
 mod launch;
 mod log_tail;

@@ -85,6 +85,9 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if !missing.is_empty() {
         return Err(LabError::Missing(missing));
     }
+    if let Some(needed) = super::disk::needed(cells) {
+        super::disk::check(needed, &std::env::temp_dir()).map_err(LabError::Setup)?;
+    }
     let mut paths: Vec<NetPath> = cells.iter().filter_map(|c| c.path).collect();
     paths.sort();
     paths.dedup();
