@@ -85,7 +85,7 @@ fn label(r: &StoredRepetition, m: Option<&Measurement>, stepped: bool) -> String
 
 /// The columns of a measurement (a run, or a step), after the repetition, its place in the
 /// order it ran and its outcome; [`measured`] gives one entry for each.
-const MEASURED: [(&str, Align); 12] = [
+const MEASURED: [(&str, Align); 13] = [
     ("clients", Align::Right),
     ("rate", Align::Right),
     ("seconds", Align::Right),
@@ -94,13 +94,15 @@ const MEASURED: [(&str, Align); 12] = [
     ("non-2xx", Align::Right),
     ("req/s", Align::Right),
     ("KiB/s", Align::Right),
+    // NetBench's unit (its runs count no requests), and for HTTP the bytes received.
+    ("Mbit/s", Align::Right),
     ("p50 ms", Align::Right),
     ("p99 ms", Align::Right),
     ("max ms", Align::Right),
     ("warm-up", Align::Right),
 ];
 
-fn measured(m: &Measurement) -> [String; 12] {
+fn measured(m: &Measurement) -> [String; 13] {
     let h = m.histogram(LatencySeries::Total);
     let quantile = |q: f64| h.map_or("-".into(), |h| ms(h.value_at_quantile(q) as f64));
     [
@@ -112,6 +114,7 @@ fn measured(m: &Measurement) -> [String; 12] {
         m.non_2xx.to_string(),
         m.requests_per_second().map_or("-".into(), rate),
         m.kib_per_second().map_or("-".into(), |k| format!("{k:.1}")),
+        m.mbit_per_second().map_or("-".into(), |b| format!("{b:.1}")),
         quantile(0.5),
         quantile(0.99),
         h.map_or("-".into(), |h| ms(h.max() as f64)),
