@@ -29,6 +29,7 @@ pub const BUNDLED: &[Bundled] = &[
     bundled!("seed004-webbench-ramp"),
     bundled!("protocols"),
     bundled!("netbench-quick"),
+    bundled!("seed004-netbench"),
 ];
 
 /// The bundled experiment called `name`.

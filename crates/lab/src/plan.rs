@@ -53,6 +53,16 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         runs * reps.min as usize,
         runs * reps.max as usize
     );
+    if let Some(secs) = netbench_seconds(&all, reps.min) {
+        let _ = writeln!(
+            s,
+            "netbench: the smbtorture runs alone take about {} min at {} repetitions (each \
+             step its time, smbtorture's warm-up of a twentieth of it, about {}s of cleanup)",
+            secs.div_ceil(60),
+            reps.min,
+            NBENCH_CLEANUP_S
+        );
+    }
     let seed = e.runner.seed.map_or("drawn at start".to_string(), |v| v.to_string());
     let bound = e
         .runner
@@ -204,6 +214,28 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
     }
     s.replace(RUN_PATH, RUN)
+}
+
+/// Seconds smbtorture's cleanup after a step's time limit takes, roughly (3-20 s in the
+/// probe behind docs/netbench.md): for the estimate only; the runner allows 60.
+const NBENCH_CLEANUP_S: u64 = 15;
+
+/// How long the smbtorture runs of the runnable NetBench cells take at `reps` repetitions,
+/// in seconds; None without any.
+fn netbench_seconds(cells: &[crate::matrix::Cell], reps: u32) -> Option<u64> {
+    let mut total = 0u64;
+    let mut any = false;
+    for c in cells.iter().filter(|c| c.refused.is_none() && c.workload.is_netbench()) {
+        let Ok((clients, step)) = client::smbtorture::steps(&c.load) else { continue };
+        any = true;
+        let run = |d: std::time::Duration| d.as_secs() + d.as_secs() / 20 + NBENCH_CLEANUP_S;
+        let mut cell = run(step) * clients.len() as u64;
+        if let crate::load::Warmup::Duration(d) = c.load.warmup {
+            cell += run(d);
+        }
+        total += cell * u64::from(reps);
+    }
+    any.then_some(total)
 }
 
 /// A NetBench cell's client runs: one smbtorture per step (and its warm-up), each the
@@ -469,4 +501,22 @@ fn join(argv: &[std::ffi::OsString]) -> String {
         .map(|a| herd_topo::net::shell_word(&a.to_string_lossy()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundled(name: &str) -> Experiment {
+        crate::experiment::parse(crate::bundled::find(name).unwrap().text, name).unwrap()
+    }
+
+    #[test]
+    fn netbench_time_is_every_step_with_its_warm_up_and_cleanup() {
+        // 4 cells x 12 steps x (60 s + 3 s of warm-up + 15 s of cleanup) x 3 repetitions.
+        assert_eq!(netbench_seconds(&cells(&bundled("seed004-netbench")), 3), Some(11_232));
+        // 5 s steps have no warm-up: 5 + 0 + 15.
+        assert_eq!(netbench_seconds(&cells(&bundled("netbench-quick")), 3), Some(60));
+        assert_eq!(netbench_seconds(&cells(&bundled("quickstart")), 3), None);
+    }
 }
