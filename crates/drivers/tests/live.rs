@@ -970,18 +970,7 @@ fn group_members(pgid: u32) -> Vec<u32> {
 /// The PIDs whose command line has `marker` as one of its arguments (this instance's config
 /// path: nothing else on the machine names it).
 fn pids_naming(marker: &Path) -> Vec<u32> {
-    let marker = marker.as_os_str().as_encoded_bytes();
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
-        if cmdline.split(|&b| b == 0).any(|arg| arg == marker) {
-            out.push(pid);
-        }
-    }
-    out
+    herd_testutil::procs::naming(marker.as_os_str())
 }
 
 /// Stops a samba instance as the lab does: its stop signal to the process group it leads,

@@ -102,20 +102,14 @@ fn clients_under(dir: &std::path::Path) -> Vec<String> {
 }
 
 fn processes(dir: &std::path::Path, with_cmdline: bool) -> Vec<String> {
-    let marker = dir.to_string_lossy().into_owned();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()).is_none() {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
-        if (with_cmdline && cmdline.contains(&marker)) || cwd.starts_with(dir) {
-            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
-        }
+    use herd_testutil::procs;
+    let mut pids = procs::working_under(dir);
+    if with_cmdline {
+        pids.extend(procs::naming(dir.as_os_str()));
     }
-    found
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter().map(|pid| format!("{pid}: {}", procs::cmdline(pid))).collect()
 }
 
 /// No process of this run is left.

@@ -155,18 +155,7 @@ fn stop_by_pid(mut child: Child, signal: libc::c_int, wait: Duration) {
 
 /// The PIDs whose command line contains `marker` (this smbd's config path).
 fn processes_with(marker: &Path) -> Vec<u32> {
-    let marker = marker.as_os_str().as_encoded_bytes();
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        if cmdline.windows(marker.len()).any(|w| w == marker) {
-            pids.push(pid);
-        }
-    }
-    pids
+    herd_testutil::procs::naming(marker.as_os_str())
 }
 
 /// netbench.md §3's config on loopback, plus `inherit permissions = yes`: without it every

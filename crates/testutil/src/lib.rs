@@ -7,6 +7,7 @@
 //!   fuzz entry point.
 //! - [`causes`]: an error chain names each cause once, whether built in a unit test or read
 //!   from a command's stderr.
+//! - [`procs`]: the processes a test started, found by a path they carry, to see them gone.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
 //! - [`alloc`]: a counting global allocator for the no-allocation tests.
 
@@ -15,3 +16,4 @@ pub mod causes;
 pub mod corpus;
 pub mod golden;
 pub mod ports;
+pub mod procs;
