@@ -10,7 +10,7 @@ mod util;
 
 use herd_stats::{REPORTED_LINES_PER_CLIENT, REPORTED_THROUGHPUT_MBIT_S};
 use herd_store::{Outcome, StoredExperiment};
-use util::{herd, namespaces_of, tempdir};
+use util::{herd, lab_run, namespaces_of, tempdir};
 
 const ROUTED: &str = r#"
 name = "netbench-routed-ci"
@@ -43,13 +43,10 @@ fn require_root() {
     );
 }
 
-/// Runs `herd lab run WHAT --store DIR/r.db` with its run directories under DIR; returns the
-/// stored experiment, the report's text, and herd's PID.
+/// Runs `herd lab run WHAT` (a bundled name or a file) with its store and run directories
+/// under DIR; returns the stored experiment, the report's text, and herd's PID.
 fn run(dir: &std::path::Path, what: &str) -> (StoredExperiment, String, u32) {
-    let child = herd()
-        .args(["lab", "run", what, "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .env("TMPDIR", dir)
+    let child = lab_run(dir, std::path::Path::new(what))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -149,11 +146,7 @@ max = 3
 fn mid_step(dir: &std::path::Path) -> std::process::Child {
     let file = dir.join("slow.toml");
     std::fs::write(&file, SLOW).unwrap();
-    let child = herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .arg(&file)
-        .env("TMPDIR", dir)
+    let child = lab_run(dir, &file)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

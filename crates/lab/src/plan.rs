@@ -136,8 +136,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             c.server_cpus,
             c.workload.describe()
         );
-        let base_url = match c.path {
-            None => client::base_url(c.protocol, SocketAddr::from(([127, 0, 0, 1], 8080))),
+        let target = match c.path {
+            None => SocketAddr::from(([127, 0, 0, 1], 8080)),
             Some(p) => match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
                 Ok(plan) => {
                     let _ = writeln!(
@@ -147,7 +147,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                         plan.netns(Host::Server),
                         plan.netns(Host::Client)
                     );
-                    client::base_url(c.protocol, SocketAddr::from((plan.target, PATH_PORT)))
+                    SocketAddr::from((plan.target, PATH_PORT))
                 }
                 Err(err) => {
                     let _ = writeln!(s, "      path {p}: cannot be built: {err}");
@@ -156,9 +156,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             },
         };
         if c.workload.is_netbench() {
-            write_netbench(&mut s, c, &base_url, e, herd_exe);
+            write_netbench(&mut s, c, target, e, herd_exe);
             continue;
         }
+        let base_url = client::base_url(c.protocol, target);
         let Some(request) = c.request(Path::new(&format!("{RUN_PATH}/www")), None) else {
             continue;
         };
@@ -243,7 +244,7 @@ fn netbench_seconds(cells: &[crate::matrix::Cell], reps: u32) -> Option<u64> {
 fn write_netbench(
     s: &mut String,
     c: &crate::matrix::Cell,
-    base_url: &str,
+    server: SocketAddr,
     e: &Experiment,
     herd_exe: &Path,
 ) {
@@ -259,11 +260,6 @@ fn write_netbench(
     };
     let program = client::locate(c.client, herd_exe)
         .unwrap_or_else(|| PathBuf::from(format!("/usr/bin/{}", c.client.name())));
-    // The address is the base URL's (loopback or the path's target).
-    let server = base_url
-        .strip_prefix("http://")
-        .and_then(|a| a.parse::<SocketAddr>().ok())
-        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
     let loadfile = Path::new(client::smbtorture::DBENCH_CLIENT_TXT);
     let mut runs: Vec<(String, u32, std::time::Duration)> = Vec::new();
     if let crate::load::Warmup::Duration(d) = c.load.warmup {

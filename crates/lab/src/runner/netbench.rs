@@ -162,16 +162,15 @@ impl CellRun<'_> {
         if let Some(r) = &started.router {
             self.rec.servers.push(ServerRecord { cpu_seconds: router_cpu, ..r.record.clone() });
         }
-        let idle = steps.iter().find(|m| m.bytes_total == 0).map(|m| m.label.clone());
+        let idle = steps.iter().any(|m| m.bytes_total == 0);
         self.rec.measurements = steps;
         if let Some(exited) = started.exited(self.sup) {
             return Err(exited.into());
         }
-        if let Some(label) = idle {
-            return Err(RunFailure::Setup(format!(
-                "smbtorture reported no bytes moved at step {label}: nothing was measured"
-            ))
-            .into());
+        if idle {
+            // Nothing moved: as a run in which no request got an answer.
+            let failures = Vec::new();
+            return Err(RunFailure::NoResponse { tool: Tool::Smbtorture, failures }.into());
         }
         Ok(())
     }
