@@ -71,7 +71,7 @@ pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
 pub use programs::{APACHE2, CADDY, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
 pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SMBD, SSLH, SSLH_SELECT, TESTPARM};
 pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
-pub use samba::SHARE as SAMBA_SHARE;
+pub use samba::{SHARE as SAMBA_SHARE, SHARES as SAMBA_SHARES};
 pub use spec::{check_php, check_protocol, php_choices, Mpm, Php, ServerKind, ServerSpec};
 pub use version::VersionProbe;
 

@@ -14,7 +14,9 @@
 //! state, cache, binddns, pid, ncalrpc) is under the run_dir, and so is the passdb
 //! (`tdbsam:`); nothing under /etc/samba is read.
 //!
-//! The one share, `bench`, is `share/` under the run_dir, mode 1777 ([`Launch::shared_dirs`]).
+//! The shares, `bench` (and `bench2` to `bench4`, one for each client host of a four-links
+//! path: [`SHARES`]), are `share/` (`share2/` …) under the run_dir, mode 1777
+//! ([`Launch::shared_dirs`]).
 //! Clients are guests (no password), mapped to `nobody`. With a user (the lab runs as root),
 //! connections run as `nobody` (`force user`; not the spec's user, see `render`); without one,
 //! smbd runs as the lab and cannot change user.
@@ -35,9 +37,25 @@ use crate::template::fill;
 use crate::version::{word_after, VersionProbe};
 
 const TEMPLATE: &str = include_str!("templates/smb.conf");
+const SHARE_TEMPLATE: &str = include_str!("templates/smb-share.conf");
 
-/// The share's name, as clients write it: `//ADDR/bench`.
-pub const SHARE: &str = "bench";
+/// The shares' names, as clients write them (`//ADDR/bench`): one a client host, the first
+/// for the only one of most paths. Each is its own directory: smbtorture NBENCH deletes and
+/// makes `\clients` at its start and names its clients from 1, so two runs side by side (one
+/// from each client host of a four-links path) need a share each.
+pub const SHARES: [&str; 4] = ["bench", "bench2", "bench3", "bench4"];
+
+/// The first share: the one client host's of a path with one.
+pub const SHARE: &str = SHARES[0];
+
+/// The directory of share `i` under the run_dir: `share`, `share2`, ….
+fn share_dir(i: usize) -> String {
+    if i == 0 {
+        "share".to_owned()
+    } else {
+        format!("share{}", i + 1)
+    }
+}
 
 /// The guest account of an smbd that cannot switch users: `nobody` as root (whose smbd
 /// can), else the user herd (and so smbd) runs as.
@@ -85,7 +103,7 @@ const GUEST: &str = "nobody";
 /// The run_dir's directories smbd uses, parents first. smbd makes some of its own (lock,
 /// cache, ncalrpc) but not `private dir`: without it, it cannot open secrets.tdb and exits
 /// (seen here), so every directory the config names is created for it.
-const DIRS: [&str; 10] = [
+const DIRS: [&str; 9] = [
     "conf",
     "logs",
     "run",
@@ -95,7 +113,6 @@ const DIRS: [&str; 10] = [
     "samba/lock",
     "samba/private",
     "samba/state",
-    "share",
 ];
 
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
@@ -133,15 +150,23 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         Some(_) => (GUEST.to_owned(), format!("force user = {GUEST}")),
         None => (guest_without_switching(), String::new()),
     };
+    let mut shares = String::new();
+    for (i, name) in SHARES.iter().enumerate() {
+        shares.push_str(&fill(
+            "templates/smb-share.conf",
+            SHARE_TEMPLATE,
+            &[("NAME", name), ("PATH", &places.text(&share_dir(i))), ("FORCE_USER", &force_user)],
+        )?);
+    }
     let contents = fill(
         "templates/smb.conf",
         TEMPLATE,
         &[
             ("RUN", places.run()),
-            ("HOST", &spec.listen.ip().to_string()),
+            ("BIND", &bind_lines(spec.listen.ip())),
             ("PORT", &spec.listen.port().to_string()),
             ("GUEST", &guest),
-            ("FORCE_USER", &force_user),
+            ("SHARES", &shares),
         ],
     )?;
     let argv: Vec<OsString> = vec![
@@ -164,14 +189,15 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         pid_file: places.path("run/samba-dcerpcd.pid"),
         marker: conf.clone().into(),
     });
+    let share_dirs: Vec<_> = (0..SHARES.len()).map(|i| places.path(&share_dir(i))).collect();
     Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
-        dirs: places.dirs(&DIRS),
+        dirs: places.dirs(&DIRS).into_iter().chain(share_dirs.iter().cloned()).collect(),
         user_dirs: Vec::new(),
         // Guests write the share as the forced user, yet Samba checks their access with an NT
         // token whose SID is not the Unix owner's, so only the "everyone" bits let them write
         // (seen here: a 0755 share owned by the forced user gave NT_STATUS_ACCESS_DENIED).
-        shared_dirs: vec![places.path("share")],
+        shared_dirs: share_dirs,
         processes: vec![process],
         ready,
         tls: None,
@@ -195,6 +221,17 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
 /// `Version 4.17.12-Debian`.
 fn parse_version(output: &str) -> Option<String> {
     word_after(output, "Version").map(|v| format!("Samba {v}"))
+}
+
+/// Where smbd binds: the listen address alone, or, for an unspecified one (0.0.0.0: the
+/// server host of a `four-links` path has an address a link), every address of its host,
+/// which in herd's namespace is only herd's.
+fn bind_lines(ip: std::net::IpAddr) -> String {
+    if ip.is_unspecified() {
+        "\tbind interfaces only = no".to_owned()
+    } else {
+        format!("\tinterfaces = {ip}\n\tbind interfaces only = yes")
+    }
 }
 
 #[cfg(test)]
@@ -290,6 +327,10 @@ mod tests {
             assert!(c.contains(&format!("\t{line}\n")), "{line}: {c}");
         }
         assert!(c.contains("\n[bench]\n"), "{c}");
+        // A server host with an address a link (four-links): every one of them.
+        s.listen = "0.0.0.0:445".parse().unwrap();
+        let c = conf(&s, CONF);
+        assert!(c.contains("\tbind interfaces only = no\n") && !c.contains("interfaces = "), "{c}");
     }
 
     #[test]
@@ -309,13 +350,15 @@ mod tests {
         let s = spec(ServerKind::Samba, None);
         let c = conf(&s, CONF);
         assert!(!c.contains("force user") && c.contains("\tguest account = nobody\n"), "{c}");
-        assert_eq!(crate::render(&s).unwrap().shared_dirs, [s.run_dir.join("share")]);
+        let shares = ["share", "share2", "share3", "share4"].map(|d| s.run_dir.join(d));
+        assert_eq!(crate::render(&s).unwrap().shared_dirs, shares);
         let s = ServerSpec { user: Some("www-data".into()), ..s };
         let c = conf(&s, CONF);
-        assert!(c.contains("\tforce user = nobody\n"), "{c}");
+        // Every share's connections.
+        assert_eq!(c.matches("\tforce user = nobody\n").count(), SHARES.len(), "{c}");
         assert!(c.contains("\tguest account = nobody\n") && !c.contains("www-data"), "{c}");
         let l = crate::render(&s).unwrap();
-        assert_eq!(l.shared_dirs, [s.run_dir.join("share")]);
+        assert_eq!(l.shared_dirs, shares);
         assert!(l.user_dirs.is_empty());
     }
 

@@ -1,7 +1,8 @@
 //! NetBench in the lab for real (seed 004's file-serving half): samba's smbd as the server,
 //! smbtorture's NBENCH replaying dbench's trace as the client, two clients for a few seconds.
 //! The bundled `netbench-quick` over loopback, then the same cell over a `routed` path of
-//! network namespaces (root; CI runs as root). Every run must store a throughput above
+//! network namespaces, and six clients spread over the four client hosts of `four-links`
+//! (root; CI runs as root). Every run must store a throughput above
 //! zero with its load-file lines per client, the report must print it in Mbit/s, and
 //! nothing may be left: no smbd or smbtorture of the run, no namespace, no run directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -25,6 +26,32 @@ kind = "netbench"
 [loads.c2]
 duration = "3s"
 concurrency = 2
+[repetitions]
+min = 3
+max = 3
+[runner]
+calibrate = false
+[report]
+measure = "mbit_per_second"
+"#;
+
+/// Six clients over four client hosts (2, 2, 1, 1), each host on its own 100 Mbit link and
+/// share: run side by side in one share, the four smbtorture runs delete each other's files
+/// and fail (seen before the shares were split).
+const FOUR_LINKS: &str = r#"
+name = "netbench-four-links-ci"
+[matrix]
+server = ["samba"]
+workload = ["nb"]
+load = ["c6"]
+client = ["smbtorture"]
+path = ["four-links"]
+link = ["100mbit"]
+[workloads.nb]
+kind = "netbench"
+[loads.c6]
+duration = "3s"
+concurrency = 6
 [repetitions]
 min = 3
 max = 3
@@ -66,6 +93,12 @@ fn run(dir: &std::path::Path, what: &str) -> (StoredExperiment, String, u32) {
 /// Every run: ok, smbtorture's argv, one step of 2 clients that moved bytes and got into
 /// the trace.
 fn check_runs(exp: &StoredExperiment) {
+    check_runs_of(exp, 2, 2);
+}
+
+/// Every run: ok, one step of `clients` that moved bytes and got into the trace, the first
+/// smbtorture's argv with `first` of them.
+fn check_runs_of(exp: &StoredExperiment, clients: u32, first: u32) {
     assert_eq!(exp.cells.len(), 1);
     let cell = &exp.cells[0];
     assert_eq!(cell.repetitions.len(), 3);
@@ -74,10 +107,11 @@ fn check_runs(exp: &StoredExperiment) {
         assert_eq!(r.outcome, Outcome::Ok);
         assert_eq!(r.client.tool, "smbtorture");
         assert!(r.client.argv.iter().any(|a| a == "bench.nbench"), "{:?}", r.client.argv);
-        assert!(r.client.argv.iter().any(|a| a == "--num-progs=2"), "{:?}", r.client.argv);
+        let progs = format!("--num-progs={first}");
+        assert!(r.client.argv.iter().any(|a| *a == progs), "{:?}", r.client.argv);
         assert_eq!(r.measurements.len(), 1);
         let m = &r.measurements[0];
-        assert_eq!(m.concurrency, Some(2));
+        assert_eq!(m.concurrency, Some(clients));
         assert!(m.bytes_total > 0, "{m:?}");
         let mbit = m.reported(REPORTED_THROUGHPUT_MBIT_S).unwrap();
         assert!(mbit > 0.0 && (m.mbit_per_second().unwrap() - mbit).abs() < mbit * 0.01, "{m:?}");
@@ -230,6 +264,28 @@ fn netbench_over_a_routed_path() {
     // smbd listened in the server's namespace on the path's address.
     let conf = &exp.cells[0].repetitions[0].record.servers[0].configs;
     assert!(conf.iter().any(|(_, text)| text.contains("interfaces = 198.18.")), "{conf:?}");
+    let left = namespaces_of(pid);
+    assert!(left.is_empty(), "{left:?}");
+    no_process_under(&dir);
+    no_run_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn netbench_spread_over_four_links() {
+    require_root();
+    let dir = tempdir("nb4");
+    let file = dir.join("e.toml");
+    std::fs::write(&file, FOUR_LINKS).unwrap();
+    let (exp, report, pid) = run(&dir, file.to_str().unwrap());
+    // The first client host's smbtorture had 2 of the 6.
+    check_runs_of(&exp, 6, 2);
+    assert!(report.contains("Mbit/s"), "{report}");
+    let record = &exp.cells[0].repetitions[0].record;
+    // smbd listened on every address of the server's host: one a link.
+    let conf = &record.servers[0].configs;
+    assert!(conf.iter().any(|(_, text)| text.contains("bind interfaces only = no")), "{conf:?}");
+    assert_eq!(record.network.as_ref().map(|n| n.server_links), Some(4));
     let left = namespaces_of(pid);
     assert!(left.is_empty(), "{left:?}");
     no_process_under(&dir);

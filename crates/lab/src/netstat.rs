@@ -122,13 +122,19 @@ pub fn judge(facts: &mut NetworkFacts) {
     let mut f = Vec::new();
     if let (Some(rate), Some(carried)) = (facts.link_bits_per_second, facts.carried_bits_per_second)
     {
-        if carried >= LINK_BOUND_SHARE * rate as f64 {
+        // Side by side links (four-links) carry their rates together.
+        let links = facts.server_links.max(1);
+        let capacity = rate as f64 * f64::from(links);
+        if carried >= LINK_BOUND_SHARE * capacity {
+            let on = match links {
+                1 => format!("a {:.0} Mbit/s link", rate as f64 / 1e6),
+                n => format!("{n} links of {:.0} Mbit/s", rate as f64 / 1e6),
+            };
             f.push(format!(
-                "{}: {:.1} Mbit/s carried on a {:.0} Mbit/s link ({:.0} %): the link, not the server, set this rate",
+                "{}: {:.1} Mbit/s carried on {on} ({:.0} %): the link, not the server, set this rate",
                 herd_store::FINDING_LINK_BOUND,
                 carried / 1e6,
-                rate as f64 / 1e6,
-                100.0 * carried / rate as f64
+                100.0 * carried / capacity
             ));
         }
     }
@@ -229,5 +235,19 @@ mod tests {
         };
         judge(&mut quiet);
         assert!(quiet.findings.is_empty(), "{:?}", quiet.findings);
+        // Four links side by side: 302.9 Mbit/s is 76 % of their 400, not 303 % of one.
+        let four = |carried| {
+            let mut f = NetworkFacts {
+                link_bits_per_second: Some(100_000_000),
+                carried_bits_per_second: Some(carried),
+                server_links: 4,
+                ..NetworkFacts::default()
+            };
+            judge(&mut f);
+            f.findings.join("\n")
+        };
+        assert_eq!(four(302.9e6), "");
+        let bound = four(360e6);
+        assert!(bound.contains("360.0 Mbit/s carried on 4 links of 100 Mbit/s (90 %)"), "{bound}");
     }
 }

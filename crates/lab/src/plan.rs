@@ -136,16 +136,25 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             c.server_cpus,
             c.workload.describe()
         );
+        let mut hosts: Vec<(String, SocketAddr)> = Vec::new();
         let target = match c.path {
             None => SocketAddr::from(([127, 0, 0, 1], 8080)),
             Some(p) => match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
                 Ok(plan) => {
+                    hosts = plan
+                        .clients
+                        .iter()
+                        .map(|&(h, a)| (plan.netns(h), SocketAddr::from((a, PATH_PORT))))
+                        .collect();
+                    let clients: Vec<String> =
+                        plan.clients.iter().map(|&(h, _)| plan.netns(h)).collect();
                     let _ = writeln!(
                         s,
-                        "      path {p}{}: fresh namespaces for every run; the server in {}, the client in {}",
+                        "      path {p}{}: fresh namespaces for every run; the server in {}, the client{} in {}",
                         c.link.as_ref().map(|l| format!(" at {l}")).unwrap_or_default(),
                         plan.netns(Host::Server),
-                        plan.netns(Host::Client)
+                        if clients.len() > 1 { "s" } else { "" },
+                        clients.join(", ")
                     );
                     SocketAddr::from((plan.target, PATH_PORT))
                 }
@@ -156,7 +165,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             },
         };
         if c.workload.is_netbench() {
-            write_netbench(&mut s, c, target, e, herd_exe);
+            if hosts.is_empty() {
+                hosts.push((String::new(), target));
+            }
+            write_netbench(&mut s, c, &hosts, e, herd_exe);
             continue;
         }
         let base_url = client::base_url(c.protocol, target);
@@ -239,17 +251,26 @@ fn netbench_seconds(cells: &[crate::matrix::Cell], reps: u32) -> Option<u64> {
     any.then_some(total)
 }
 
-/// A NetBench cell's client runs: one smbtorture per step (and its warm-up), each the
-/// command line the runner starts (in the run's client directory, through `env -C`).
+/// A NetBench cell's client runs: one smbtorture per step (and its warm-up) and client host,
+/// each the command line the runner starts (in the run's client directory, through `env
+/// -C`). `hosts`: each client host's namespace (empty over loopback) and the address it
+/// loads; a step's clients are spread over them as the runner spreads them.
 fn write_netbench(
     s: &mut String,
     c: &crate::matrix::Cell,
-    server: SocketAddr,
+    hosts: &[(String, SocketAddr)],
     e: &Experiment,
     herd_exe: &Path,
 ) {
     if c.path.is_some() {
         let _ = writeln!(s, "      path check: a TCP connection to smbd through the path");
+    }
+    if hosts.len() > 1 {
+        let _ = writeln!(
+            s,
+            "      each step's clients spread over {} client hosts, one smbtorture each, side by side",
+            hosts.len()
+        );
     }
     let (clients, step) = match client::smbtorture::steps(&c.load) {
         Ok(steps) => steps,
@@ -269,26 +290,34 @@ fn write_netbench(
         runs.push((format!("step {} of {}", i + 1, clients.len()), n, step));
     }
     for (what, n, limit) in runs {
-        let job = client::smbtorture::NbenchJob {
-            program: &program,
-            server,
-            share: herd_drivers::SAMBA_SHARE,
-            clients: n,
-            duration: limit,
-            loadfile,
-        };
-        match job.argv() {
-            Ok(argv) => {
-                let _ = writeln!(
-                    s,
-                    "      {what} on cpus {} (killed after {}s): {}",
-                    e.client_cpus,
-                    job.kill_timeout().as_secs(),
-                    join(&argv)
-                );
+        let spread = client::smbtorture::spread_clients(n, hosts.len());
+        let shares = herd_drivers::SAMBA_SHARES.iter();
+        for (((netns, server), n), share) in hosts.iter().zip(spread).zip(shares) {
+            if n == 0 {
+                continue;
             }
-            Err(err) => {
-                let _ = writeln!(s, "      {what}: refused: {err}");
+            let job = client::smbtorture::NbenchJob {
+                program: &program,
+                server: *server,
+                share,
+                clients: n,
+                duration: limit,
+                loadfile,
+            };
+            let place = if hosts.len() > 1 { format!(" in {netns}") } else { String::new() };
+            match job.argv() {
+                Ok(argv) => {
+                    let _ = writeln!(
+                        s,
+                        "      {what}{place} on cpus {} (killed after {}s): {}",
+                        e.client_cpus,
+                        job.kill_timeout().as_secs(),
+                        join(&argv)
+                    );
+                }
+                Err(err) => {
+                    let _ = writeln!(s, "      {what}{place}: refused: {err}");
+                }
             }
         }
     }

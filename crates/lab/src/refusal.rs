@@ -36,6 +36,13 @@ pub fn refusal(
                 .to_owned(),
         );
     }
+    if path == Some(NetPath::FourLinks) {
+        return Some(
+            "path: four-links spreads a NetBench ramp's clients over four client hosts; an \
+             HTTP client runs on one host: use direct (or routed) for HTTP workloads"
+                .to_owned(),
+        );
+    }
     if let Err(why) = server_speaks(server, protocol) {
         return Some(format!("server: {why}"));
     }
@@ -248,6 +255,15 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn four_links_is_for_netbench_ramps() {
+        let four = Some(NetPath::FourLinks);
+        let why = refusal(ServerKind::Nginx, Protocol::H1, Tool::Herd, &timed(), four, false);
+        assert!(why.is_some_and(|w| w.starts_with("path: four-links spreads")));
+        let smb = refusal(ServerKind::Samba, Protocol::H1, Tool::Smbtorture, &timed(), four, true);
+        assert_eq!(smb, None);
     }
 
     #[test]

@@ -11,6 +11,9 @@ pub struct NetworkFacts {
     pub path: String,
     /// The links' rate, bits per second, when shaped.
     pub link_bits_per_second: Option<u64>,
+    /// How many such links the load crossed side by side into the server: four on
+    /// `four-links`, one on every other path (0, in records from before it: one).
+    pub server_links: u32,
     /// Bytes the client received per second over the run, as bits (headers included).
     pub carried_bits_per_second: Option<f64>,
     pub client_syn_retransmits: i64,

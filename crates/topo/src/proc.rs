@@ -143,44 +143,91 @@ impl Supervisor {
         grace: Duration,
         cancel: Option<&AtomicBool>,
     ) -> Result<Finished, ProcError> {
+        let mut all = self.run_all(std::slice::from_ref(s), limit, grace, cancel)?;
+        all.pop().ok_or_else(|| ProcError::EmptyArgv { name: s.name.to_string() })
+    }
+
+    /// Runs several programs side by side, each to its end and at most `limit`: started
+    /// together (in order, each recorded in the registry), then waited for together;
+    /// raising `cancel` interrupts them all. Their ends in the order given. When one cannot
+    /// start, those started before it are killed and reaped before the error returns.
+    pub fn run_all(
+        &mut self,
+        spawns: &[Spawn<'_>],
+        limit: Duration,
+        grace: Duration,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Vec<Finished>, ProcError> {
         let started = Instant::now();
-        let mut child = spawn(s)?;
-        let pid = child.id();
-        if let Err(e) = self.record(pid, s.name) {
-            stop_child(&mut child, Duration::from_secs(1));
-            return Err(e);
+        let mut pids: Vec<u32> = Vec::with_capacity(spawns.len());
+        let kill_started = |pids: &[u32]| {
+            for &pid in pids {
+                signal_group(pid, libc::SIGKILL);
+                let _ = reap(pid, true);
+            }
+        };
+        for s in spawns {
+            let mut child = match spawn(s) {
+                Ok(child) => child,
+                Err(e) => {
+                    kill_started(&pids);
+                    return Err(e);
+                }
+            };
+            let pid = child.id();
+            if let Err(e) = self.record(pid, s.name) {
+                stop_child(&mut child, Duration::from_secs(1));
+                kill_started(&pids);
+                return Err(e);
+            }
+            // Reaped by `reap`, not by std: the Child handle is not needed past its PID.
+            drop(child);
+            pids.push(pid);
         }
-        // Reaped by `reap`, not by std: the Child handle is not needed past its PID.
-        drop(child);
-        let wait_err = |source| ProcError::Wait { name: s.name.to_string(), pid, source };
+        let mut ends: Vec<Option<Finished>> = spawns.iter().map(|_| None).collect();
         let mut timed_out = false;
         let mut cancelled = false;
         let mut signalled_at: Option<Instant> = None;
         loop {
-            if let Some((status, cpu_seconds)) = reap(pid, false).map_err(wait_err)? {
-                let elapsed = started.elapsed();
-                return Ok(Finished { status, timed_out, cancelled, elapsed, cpu_seconds });
-            }
-            match signalled_at {
-                None => {
-                    if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                        cancelled = true;
-                        signal_group(pid, libc::SIGINT);
-                        signalled_at = Some(Instant::now());
-                    } else if started.elapsed() > limit {
-                        timed_out = true;
-                        signal_group(pid, libc::SIGTERM);
-                        signalled_at = Some(Instant::now());
-                    }
+            for (i, &pid) in pids.iter().enumerate() {
+                if ends[i].is_some() {
+                    continue;
                 }
-                Some(at) if at.elapsed() > grace => {
+                let block = signalled_at.is_some_and(|at| at.elapsed() > grace);
+                if block {
                     signal_group(pid, libc::SIGKILL);
-                    if let Some((status, cpu_seconds)) = reap(pid, true).map_err(wait_err)? {
-                        let elapsed = started.elapsed();
-                        return Ok(Finished { status, timed_out, cancelled, elapsed, cpu_seconds });
-                    }
                 }
-                Some(_) => {}
+                let reaped = reap(pid, block).map_err(|source| ProcError::Wait {
+                    name: spawns[i].name.to_string(),
+                    pid,
+                    source,
+                })?;
+                if let Some((status, cpu_seconds)) = reaped {
+                    let elapsed = started.elapsed();
+                    ends[i] = Some(Finished { status, timed_out, cancelled, elapsed, cpu_seconds });
+                }
+            }
+            if ends.iter().all(Option::is_some) {
+                return Ok(ends.into_iter().flatten().collect());
+            }
+            if signalled_at.is_none() {
+                let signal = if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    cancelled = true;
+                    Some(libc::SIGINT)
+                } else if started.elapsed() > limit {
+                    timed_out = true;
+                    Some(libc::SIGTERM)
+                } else {
+                    None
+                };
+                if let Some(sig) = signal {
+                    for (i, &pid) in pids.iter().enumerate() {
+                        if ends[i].is_none() {
+                            signal_group(pid, sig);
+                        }
+                    }
+                    signalled_at = Some(Instant::now());
+                }
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -605,6 +652,50 @@ mod tests {
             )
             .unwrap();
         assert!(f.cancelled && f.elapsed < Duration::from_secs(5));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Side by side: each program's own end, in the order given; a time limit or a cancel
+    /// reaches every one still running; a program that cannot start is the error (and does
+    /// not wait out the 30 s of the one started before it).
+    #[test]
+    fn run_all_waits_for_each_and_stops_them_together() {
+        let dir = scratch("run-all");
+        let (o1, o2) = (dir.join("o1"), dir.join("o2"));
+        let mut sup = Supervisor::new(None);
+        let spawn = |a: &'static [&'static str], out: &Path| -> (Vec<OsString>, PathBuf) {
+            (argv(a), out.to_path_buf())
+        };
+        let run = |sup: &mut Supervisor, a: &[(Vec<OsString>, PathBuf)], limit, cancel| {
+            let spawns: Vec<Spawn> = a
+                .iter()
+                .map(|(argv, out)| Spawn {
+                    name: "t",
+                    argv,
+                    env: &[],
+                    stdout: out,
+                    stderr: out,
+                    cpus: &CpuSet::All,
+                    netns: None,
+                })
+                .collect();
+            sup.run_all(&spawns, limit, Duration::from_secs(1), cancel)
+        };
+        let both = [spawn(&["sh", "-c", "sleep 0.2; exit 3"], &o1), spawn(&["true"], &o2)];
+        let ends = run(&mut sup, &both, Duration::from_secs(10), None).unwrap();
+        assert_eq!(ends.iter().map(|f| f.status.code()).collect::<Vec<_>>(), [Some(3), Some(0)]);
+        assert!(ends[0].elapsed >= Duration::from_millis(200) && !ends[0].timed_out);
+        let long = [spawn(&["sleep", "30"], &o1), spawn(&["sleep", "30"], &o2)];
+        let ends = run(&mut sup, &long, Duration::from_millis(100), None).unwrap();
+        assert!(ends.iter().all(|f| f.timed_out && describe(&f.status) == "killed by signal 15"));
+        let cancel = AtomicBool::new(true);
+        let ends = run(&mut sup, &long, Duration::from_secs(30), Some(&cancel)).unwrap();
+        assert!(ends.iter().all(|f| f.cancelled && f.elapsed < Duration::from_secs(5)));
+        let one_missing = [spawn(&["sleep", "30"], &o1), spawn(&["/nonexistent/x"], &o2)];
+        let before = Instant::now();
+        let err = run(&mut sup, &one_missing, Duration::from_secs(30), None).unwrap_err();
+        assert!(matches!(err, ProcError::Spawn { .. }), "{err}");
+        assert!(before.elapsed() < Duration::from_secs(5));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -49,14 +49,19 @@ const PORT: u16 = 8080;
 /// reading the server's answer to EOF; returns the server-side local address of each (which
 /// of the server's addresses the path chose).
 fn carry(plan: &Plan, n: usize) -> Vec<Ipv4Addr> {
+    carry_from(plan, Host::Client, plan.target, n)
+}
+
+/// [`carry`] from client host `from` to `to`.
+fn carry_from(plan: &Plan, from: Host, to: Ipv4Addr, n: usize) -> Vec<Ipv4Addr> {
     let server_ns = plan.netns(Host::Server);
-    let client_ns = plan.netns(Host::Client);
+    let client_ns = plan.netns(from);
     let listener = netns::within(&server_ns, || {
         TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], PORT))).unwrap()
     })
     .unwrap();
     let body: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
-    let target = SocketAddr::from((plan.target, PORT));
+    let target = SocketAddr::from((to, PORT));
     std::thread::scope(|s| {
         let server = s.spawn(|| {
             let mut seen = Vec::new();
@@ -112,6 +117,42 @@ fn every_rule_path_carries_the_bytes_intact_and_leaves_nothing() {
         assert_eq!(topo.teardown(), Vec::<String>::new());
         assert_gone(&plan);
     }
+}
+
+/// Four client hosts, each on its own link to its own server address (and no way to another
+/// link's: the clients are spread, not sharing one wire), every link shaped, nothing left.
+#[test]
+fn four_links_give_each_client_host_its_own_link() {
+    require_root();
+    let dir = scratch();
+    let shaping = herd_topo::net::Shaping::parse("100mbit").unwrap();
+    let plan = Plan::for_path(&tag(), Path::FourLinks, PORT, Some(&shaping)).unwrap();
+    assert_eq!(plan.clients.len(), 4);
+    assert_eq!(plan.server_addrs, plan.clients.iter().map(|c| c.1).collect::<Vec<_>>());
+    let mut topo = apply(&plan, None, &dir).unwrap();
+    for &(host, addr) in &plan.clients {
+        assert_eq!(carry_from(&plan, host, addr, 2), [addr, addr], "{host:?}");
+        let other = plan.server_addrs.iter().copied().find(|&a| a != addr).unwrap();
+        let reached = netns::within(&plan.netns(host), || {
+            TcpStream::connect_timeout(&SocketAddr::from((other, PORT)), Duration::from_secs(1))
+        })
+        .unwrap();
+        assert!(reached.is_err(), "{host:?} reached {other}, another link's address");
+    }
+    let args: Vec<OsString> =
+        ["tc", "-n", &plan.netns(Host::Server), "qdisc", "show"].map(OsString::from).into();
+    let qdiscs = Supervisor::new(None)
+        .capture("tc", &args, &dir.join("tc.log"), Duration::from_secs(10))
+        .into_result()
+        .unwrap();
+    for dev in ["s-c1", "s-c2", "s-c3", "s-c4"] {
+        assert!(
+            qdiscs.lines().any(|l| l.contains("tbf") && l.contains(&format!("dev {dev} "))),
+            "{dev} is not shaped: {qdiscs}"
+        );
+    }
+    assert_eq!(topo.teardown(), Vec::<String>::new());
+    assert_gone(&plan);
 }
 
 #[test]

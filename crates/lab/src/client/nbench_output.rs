@@ -102,6 +102,58 @@ impl NbenchOutcome {
         self.throughput_mb_s * 8.0
     }
 
+    /// Runs of the same time limit made side by side (one per client host on `four-links`)
+    /// as one: their clients and throughputs summed (each is bytes over the same time
+    /// limit), lines per client averaged over all clients, each second's lines combined
+    /// where every run printed that second. None for no runs.
+    pub fn merged(parts: &[NbenchOutcome]) -> Option<NbenchOutcome> {
+        let (first, rest) = parts.split_first()?;
+        if rest.is_empty() {
+            return Some(first.clone());
+        }
+        let clients: u32 = parts.iter().map(|p| p.clients).sum();
+        // Weighted by clients: the average line over every client of every run.
+        let weighted = |f: &dyn Fn(&NbenchOutcome) -> Option<(u32, u64)>| -> Option<u64> {
+            let mut sum = 0u128;
+            let mut n = 0u128;
+            for p in parts {
+                let (c, lines) = f(p)?;
+                sum += u128::from(c) * u128::from(lines);
+                n += u128::from(c);
+            }
+            u64::try_from(sum.checked_div(n)?).ok()
+        };
+        let lines_per_client = weighted(&|p| Some((p.clients, p.lines_per_client)))?;
+        let seconds = first
+            .seconds
+            .iter()
+            .filter_map(|s| {
+                let same = |p: &NbenchOutcome| {
+                    p.seconds.iter().find(|o| o.phase == s.phase && o.second == s.second).copied()
+                };
+                let all: Vec<NbenchSecond> = parts.iter().map(same).collect::<Option<_>>()?;
+                Some(NbenchSecond {
+                    clients: all.iter().map(|o| o.clients).sum(),
+                    lines_per_client: weighted(&|p| {
+                        same(p).map(|o| (o.clients, o.lines_per_client))
+                    })?,
+                    mb_per_s: all.iter().map(|o| o.mb_per_s).sum(),
+                    phase: s.phase,
+                    second: s.second,
+                })
+            })
+            .collect();
+        Some(NbenchOutcome {
+            clients,
+            duration: first.duration,
+            warmup: first.warmup,
+            loadfile: first.loadfile.clone(),
+            throughput_mb_s: parts.iter().map(|p| p.throughput_mb_s).sum(),
+            seconds,
+            lines_per_client,
+        })
+    }
+
     /// True when the clients were still in the trace's write-only opening at the end
     /// (lines per client below [`FIRST_READX_LINE`]): the step measured a write-only
     /// preamble, too short (or too many clients) to say anything about the NetBench mix.

@@ -200,6 +200,14 @@ pub fn to_measurement(outcome: &NbenchOutcome, step: u32) -> Measurement {
     }
 }
 
+/// `clients` spread over `hosts` client hosts as evenly as they go, the first hosts taking
+/// the remainder (Mindcraft's clients were spread over four switches the same way): 6 over 4
+/// is 2, 2, 1, 1; 1 over 4 is 1, 0, 0, 0.
+pub fn spread_clients(clients: u32, hosts: usize) -> Vec<u32> {
+    let hosts = u32::try_from(hosts.max(1)).unwrap_or(u32::MAX);
+    (0..hosts).map(|i| clients / hosts + u32::from(i < clients % hosts)).collect()
+}
+
 /// smbtorture's warm-up for a time limit: `timelimit / 20` in whole seconds (Samba's
 /// `torture/nbench/nbench.c`), so none below 20 s.
 fn warmup(duration: Duration) -> Duration {
@@ -321,5 +329,51 @@ mod tests {
         assert_eq!(m.reported(REPORTED_WARMUP_S), Some(0.0));
         let short = NbenchOutcome { lines_per_client: 356, ..o };
         assert_eq!(to_measurement(&short, 1).reported(REPORTED_WRITE_ONLY_OPENING), Some(1.0));
+    }
+
+    /// Four client hosts' runs as one step: clients and MB/s summed, lines averaged over
+    /// every client (a host of 2 clients at line 1000 and one of 1 at 400: 800), seconds
+    /// combined where all printed them.
+    #[test]
+    fn runs_side_by_side_merge_into_one_step() {
+        let run = |clients, lines, mb, seconds: &[u32]| NbenchOutcome {
+            clients,
+            duration: Duration::from_secs(60),
+            warmup: Duration::from_secs(3),
+            loadfile: DBENCH_CLIENT_TXT.into(),
+            throughput_mb_s: mb,
+            seconds: seconds
+                .iter()
+                .map(|&at| NbenchSecond {
+                    clients,
+                    lines_per_client: lines,
+                    mb_per_s: mb,
+                    phase: Phase::Execute,
+                    second: at,
+                })
+                .collect(),
+            lines_per_client: lines,
+        };
+        let a = run(2, 1000, 10.5, &[1, 2]);
+        let b = run(1, 400, 4.0, &[1]);
+        let m = NbenchOutcome::merged(&[a.clone(), b]).unwrap();
+        assert_eq!((m.clients, m.lines_per_client, m.throughput_mb_s), (3, 800, 14.5));
+        assert_eq!((m.duration, m.warmup), (a.duration, a.warmup));
+        assert_eq!(m.seconds.len(), 1, "second 2 is one run's only");
+        assert_eq!((m.seconds[0].clients, m.seconds[0].lines_per_client), (3, 800));
+        assert_eq!(m.seconds[0].mb_per_s, 14.5);
+        assert_eq!(NbenchOutcome::merged(std::slice::from_ref(&a)), Some(a));
+        assert_eq!(NbenchOutcome::merged(&[]), None);
+    }
+
+    #[test]
+    fn clients_spread_evenly_over_the_hosts() {
+        assert_eq!(spread_clients(6, 4), [2, 2, 1, 1]);
+        assert_eq!(spread_clients(1, 4), [1, 0, 0, 0]);
+        assert_eq!(spread_clients(144, 4), [36, 36, 36, 36]);
+        assert_eq!(spread_clients(7, 1), [7]);
+        for n in 0..200 {
+            assert_eq!(spread_clients(n, 4).iter().sum::<u32>(), n);
+        }
     }
 }

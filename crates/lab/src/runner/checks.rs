@@ -28,29 +28,33 @@ impl CellRun<'_> {
                 RunFailure::Setup("no process was started to check the path to".into()).into()
             );
         };
-        // In what the server's own readiness was asked, through whatever the router speaks,
-        // trusting what the client will trust.
-        let through = if self.cell.workload.is_netbench() {
-            // SMB: the path carries the connection, which is all smbd's readiness asks.
-            Probe::Tcp(self.place.target)
-        } else {
-            Probe::Http {
-                addr: self.place.target,
-                path: format!("/{}", herd_drivers::READY_FILE),
-                protocol: started.over,
-            }
-        };
         let ca = self.ca_file.clone();
-        self.wait_ready(&through, ca.as_deref(), Host::Client, watched).map_err(|stop| match stop {
-            Stop::Failed(RunFailure::ServerNotReady { name, timeout, last, log_tail }) => {
-                RunFailure::PathUnreachable { path, name, timeout, last, log_tail }.into()
-            }
-            // It had answered on its own host already: it died after its start.
-            Stop::Failed(RunFailure::ServerExited { name, status, log_tail, .. }) => {
-                RunFailure::ServerExited { name, status, when: Stage::Running, log_tail }.into()
-            }
-            other => other,
-        })
+        // From every client host (four on `four-links`) to the address it will load.
+        for (host, target) in self.place.clients() {
+            // In what the server's own readiness was asked, through whatever the router
+            // speaks, trusting what the client will trust.
+            let through = if self.cell.workload.is_netbench() {
+                // SMB: the path carries the connection, which is all smbd's readiness asks.
+                Probe::Tcp(target)
+            } else {
+                Probe::Http {
+                    addr: target,
+                    path: format!("/{}", herd_drivers::READY_FILE),
+                    protocol: started.over,
+                }
+            };
+            self.wait_ready(&through, ca.as_deref(), host, watched).map_err(|stop| match stop {
+                Stop::Failed(RunFailure::ServerNotReady { name, timeout, last, log_tail }) => {
+                    RunFailure::PathUnreachable { path, name, timeout, last, log_tail }.into()
+                }
+                // It had answered on its own host already: it died after its start.
+                Stop::Failed(RunFailure::ServerExited { name, status, log_tail, .. }) => {
+                    RunFailure::ServerExited { name, status, when: Stage::Running, log_tail }.into()
+                }
+                other => other,
+            })?;
+        }
+        Ok(())
     }
 
     /// Sends the workload's request once, from the client's host, in the cell's protocol,

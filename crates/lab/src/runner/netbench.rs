@@ -12,12 +12,11 @@
 //! leaves) a `smbtortureXXXXXX` directory, removed with the run directory.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_stats::{Measurement, REPORTED_CLIENT_CPU_S};
 use herd_store::ServerRecord;
-use herd_topo::net::Host;
 use herd_topo::Spawn;
 
 use super::cell::CellRun;
@@ -32,6 +31,18 @@ use crate::load::Warmup;
 
 /// Grace between SIGTERM and SIGKILL for an smbtorture past its time limit.
 const CLIENT_GRACE: Duration = Duration::from_secs(5);
+
+/// One client host's smbtorture of a step.
+struct HostRun<'a> {
+    /// Its number among the client hosts, from 1.
+    number: usize,
+    job: NbenchJob<'a>,
+    /// `env -C DIR smbtorture …`.
+    argv: Vec<OsString>,
+    stdout: PathBuf,
+    stderr: PathBuf,
+    netns: Option<String>,
+}
 
 impl CellRun<'_> {
     /// The phases of a NetBench cell, in order.
@@ -60,9 +71,11 @@ impl CellRun<'_> {
         self.account_netbench(&started, &before, &after, steps)
     }
 
-    /// One smbtorture run of `clients` for `limit`: its outcome and the CPU seconds its
-    /// processes used, or the run's failure (a server or router that died meanwhile is named
-    /// as the cause instead).
+    /// One step's NBENCH: `clients` replaying the trace for `limit`, spread over the path's
+    /// client hosts (one smbtorture each, run side by side, each to the server address on
+    /// its link; one host but on `four-links`), and their outcomes merged with the CPU
+    /// seconds their processes used; or the first failure (a server or router that died
+    /// meanwhile is named as the cause instead).
     fn nbench(
         &mut self,
         phase: Phase,
@@ -72,75 +85,119 @@ impl CellRun<'_> {
         started: &Started,
     ) -> Result<(NbenchOutcome, Option<f64>), Stop> {
         let e = self.ctx.experiment;
+        let setup = |what: String| Stop::from(RunFailure::Setup(what));
+        let program = self
+            .ctx
+            .ready
+            .clients
+            .get(&Tool::Smbtorture)
+            .ok_or_else(|| setup("the client smbtorture was not located".to_owned()))?;
         let dir = self.dir.join("client").join(format!("{}-{step}", phase.name()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
-        let program =
-            self.ctx.ready.clients.get(&Tool::Smbtorture).ok_or_else(|| {
-                RunFailure::Setup("the client smbtorture was not located".to_owned())
-            })?;
-        let job = NbenchJob {
-            program,
-            server: self.place.target,
-            share: herd_drivers::SAMBA_SHARE,
-            clients,
-            duration: limit,
-            loadfile: Path::new(DBENCH_CLIENT_TXT),
-        };
-        let argv = job.argv().map_err(|err| RunFailure::Setup(err.to_string()))?;
-        if phase == Phase::Measure && step == 1 {
-            self.rec.client.argv = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let hosts = self.place.clients();
+        let spread = hosts.len() > 1;
+        let mut runs: Vec<HostRun> = Vec::new();
+        let spread_over = smbtorture::spread_clients(clients, hosts.len());
+        for (i, (&(host, server), n)) in hosts.iter().zip(spread_over).enumerate() {
+            if n == 0 {
+                continue;
+            }
+            // A share each: runs side by side in one share would delete each other's files.
+            let share = herd_drivers::SAMBA_SHARES
+                .get(i)
+                .ok_or_else(|| setup(format!("smbd has no share for client host {}", i + 1)))?;
+            let dir = if spread { dir.join(host.name()) } else { dir.clone() };
+            std::fs::create_dir_all(&dir)
+                .map_err(|err| setup(format!("cannot create {}: {err}", dir.display())))?;
+            let job = NbenchJob {
+                program,
+                server,
+                share,
+                clients: n,
+                duration: limit,
+                loadfile: Path::new(DBENCH_CLIENT_TXT),
+            };
+            let argv = job.argv().map_err(|err| setup(err.to_string()))?;
+            if phase == Phase::Measure && step == 1 && runs.is_empty() {
+                self.rec.client.argv =
+                    argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            }
+            // Started through `env -C`, which changes to the run's own directory and execs it
+            // (the PID herd records is smbtorture's): smbtorture writes its scratch directory
+            // there.
+            let mut chdir: Vec<OsString> = vec!["env".into(), "-C".into(), dir.clone().into()];
+            chdir.extend(argv);
+            runs.push(HostRun {
+                number: i + 1,
+                job,
+                argv: chdir,
+                stdout: dir.join("stdout"),
+                stderr: dir.join("stderr"),
+                netns: self.place.netns(host),
+            });
         }
-        // Started through `env -C`, which changes to the run's own directory and execs it (the
-        // PID herd records is smbtorture's): smbtorture writes its scratch directory there.
-        let mut chdir: Vec<OsString> = vec!["env".into(), "-C".into(), dir.clone().into()];
-        chdir.extend(argv);
-        let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
-        let client_ns = self.place.netns(Host::Client);
-        let spawn = Spawn {
-            name: match phase {
-                Phase::Warmup => "client-warmup",
-                Phase::Measure => "client",
-            },
-            argv: &chdir,
-            env: &[],
-            stdout: &stdout,
-            stderr: &stderr,
-            cpus: &e.client_cpus,
-            netns: client_ns.as_deref(),
+        let name = match phase {
+            Phase::Warmup => "client-warmup",
+            Phase::Measure => "client",
         };
-        let kill_after = job.kill_timeout();
-        let finished =
-            self.sup.run(&spawn, kill_after, CLIENT_GRACE, Some(self.ctx.cancel)).map_err(
-                |err| RunFailure::Setup(format!("cannot run smbtorture: {}", with_causes(&err))),
-            )?;
-        if finished.cancelled || self.cancelled() {
-            return Err(Stop::Cancelled { client: finished.cancelled });
+        let spawns: Vec<Spawn> = runs
+            .iter()
+            .map(|r| Spawn {
+                name,
+                argv: &r.argv,
+                env: &[],
+                stdout: &r.stdout,
+                stderr: &r.stderr,
+                cpus: &e.client_cpus,
+                netns: r.netns.as_deref(),
+            })
+            .collect();
+        let kill_after = smbtorture::kill_timeout(limit);
+        let cancel = Some(self.ctx.cancel);
+        let ends = self
+            .sup
+            .run_all(&spawns, kill_after, CLIENT_GRACE, cancel)
+            .map_err(|err| setup(format!("cannot run smbtorture: {}", with_causes(&err))))?;
+        let client_cancelled = ends.iter().any(|f| f.cancelled);
+        if client_cancelled || self.cancelled() {
+            return Err(Stop::Cancelled { client: client_cancelled });
         }
-        if finished.timed_out {
+        if let Some((r, _)) = runs.iter().zip(&ends).find(|(_, f)| f.timed_out) {
             let failed = RunFailure::ClientTimedOut {
                 tool: Tool::Smbtorture,
                 phase,
                 limit: kill_after,
-                stderr_tail: last_lines_of(&stderr),
+                stderr_tail: last_lines_of(&r.stderr),
             };
             return Err(started.exited(self.sup).unwrap_or(failed).into());
         }
-        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-        let (out, err) = (read(&stdout), read(&stderr));
-        let parsed = smbtorture::parse(&job, &out, &err, NbenchExit::from(finished.status));
-        let outcome = parsed.map_err(|problem| {
-            // The error names smbtorture's cause (and quotes its line where that explains it).
-            let failed = RunFailure::ClientFailed {
-                tool: Tool::Smbtorture,
-                phase,
-                status: finished.status,
-                problem: Some(problem.to_string()),
-                stderr_tail: None,
-            };
-            Stop::from(started.exited(self.sup).unwrap_or(failed))
-        })?;
-        Ok((outcome, finished.cpu_seconds))
+        let mut outcomes = Vec::with_capacity(runs.len());
+        for (r, f) in runs.iter().zip(&ends) {
+            let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+            let (out, err) = (read(&r.stdout), read(&r.stderr));
+            let parsed = smbtorture::parse(&r.job, &out, &err, NbenchExit::from(f.status));
+            let outcome = parsed.map_err(|problem| {
+                // The error names smbtorture's cause (and quotes its line where that
+                // explains it), and which client host's run it was when there are several.
+                let problem = if spread {
+                    format!("on client host {} of {}: {problem}", r.number, hosts.len())
+                } else {
+                    problem.to_string()
+                };
+                let failed = RunFailure::ClientFailed {
+                    tool: Tool::Smbtorture,
+                    phase,
+                    status: f.status,
+                    problem: Some(problem),
+                    stderr_tail: None,
+                };
+                Stop::from(started.exited(self.sup).unwrap_or(failed))
+            })?;
+            outcomes.push(outcome);
+        }
+        let merged = NbenchOutcome::merged(&outcomes)
+            .ok_or_else(|| setup("no smbtorture ran (a step of no clients)".to_owned()))?;
+        let cpu = ends.iter().map(|f| f.cpu_seconds).sum::<Option<f64>>();
+        Ok((merged, cpu))
     }
 
     /// The record of the measured steps: their measurements, the servers' and router's CPU

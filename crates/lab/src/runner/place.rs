@@ -92,6 +92,21 @@ impl Place {
         Ok(Place { listen, target, network: Some(Network { topology, link: link.cloned() }) })
     }
 
+    /// Every client host and where it connects: the client and the target, or on
+    /// `four-links` each of its four client hosts and the server's address on its link.
+    pub(super) fn clients(&self) -> Vec<(Host, SocketAddr)> {
+        match &self.network {
+            Some(n) => n
+                .topology
+                .plan()
+                .clients
+                .iter()
+                .map(|&(h, a)| (h, SocketAddr::from((a, self.target.port()))))
+                .collect(),
+            None => vec![(Host::Client, self.target)],
+        }
+    }
+
     /// The namespace of `host`, or None over loopback.
     pub(super) fn netns(&self, host: Host) -> Option<String> {
         self.network.as_ref().map(|n| n.topology.netns(host))
@@ -116,6 +131,7 @@ impl Place {
             Probe::Http { addr, path, protocol } if addr.ip().is_unspecified() => {
                 Probe::Http { addr: self.server_local(), path: path.clone(), protocol: *protocol }
             }
+            Probe::Tcp(addr) if addr.ip().is_unspecified() => Probe::Tcp(self.server_local()),
             other => other.clone(),
         }
     }
@@ -169,6 +185,7 @@ impl Place {
         let mut f = NetworkFacts {
             path: plan.path.to_string(),
             link_bits_per_second: n.link.as_ref().and_then(|l| l.rate_bits()),
+            server_links: u32::try_from(plan.clients.len()).unwrap_or(1),
             carried_bits_per_second: (seconds > 0.0).then(|| bytes as f64 * 8.0 / seconds),
             client_syn_retransmits: delta(&before.client, &after.client, "TcpExt.TCPSynRetrans"),
             client_failed_connects: delta(&before.client, &after.client, "Tcp.AttemptFails"),

@@ -10,6 +10,10 @@ use std::str::FromStr;
 pub enum Path {
     /// One veth link, no router: the article's "same switch".
     Direct,
+    /// Four client hosts, each on a veth link of its own to the server (which has four
+    /// addresses, one a link), no router: a server with four network cards and its clients
+    /// spread over four switches, as in Mindcraft's NetBench runs (seed 004).
+    FourLinks,
     /// Through the router, plain forwarding: no NAT, no conntrack.
     Routed,
     /// The router rewrites the destination with iptables (`-j DNAT`).
@@ -42,8 +46,9 @@ pub enum Need {
 }
 
 impl Path {
-    pub const ALL: [Path; 11] = [
+    pub const ALL: [Path; 12] = [
         Path::Direct,
+        Path::FourLinks,
         Path::Routed,
         Path::IptablesDnat,
         Path::NftDnat,
@@ -59,6 +64,7 @@ impl Path {
     pub fn name(self) -> &'static str {
         match self {
             Path::Direct => "direct",
+            Path::FourLinks => "four-links",
             Path::Routed => "routed",
             Path::IptablesDnat => "iptables-dnat",
             Path::NftDnat => "nft-dnat",
@@ -79,11 +85,21 @@ impl Path {
         matches!(self, Path::NftNumgen | Path::LvsNat | Path::HaproxyHttp | Path::HaproxyTcp)
     }
 
+    /// Its client hosts, each sending to a server address of its own
+    /// ([`Plan::clients`](super::Plan::clients)): four for `four-links`, one for the others.
+    pub fn client_hosts(self) -> &'static [super::Host] {
+        use super::Host;
+        match self {
+            Path::FourLinks => &[Host::Client, Host::Client2, Host::Client3, Host::Client4],
+            _ => &[Host::Client],
+        }
+    }
+
     /// What the path needs beyond `ip` and `tc` (a shaped link also needs `ethtool`:
     /// [`machine::missing_for`](super::machine::missing_for)).
     pub fn needs(self) -> Option<Need> {
         match self {
-            Path::Direct | Path::Routed => None,
+            Path::Direct | Path::FourLinks | Path::Routed => None,
             Path::IptablesDnat => Some(Need::Iptables),
             Path::NftDnat | Path::NftNumgen => Some(Need::Nft),
             Path::LvsNat => Some(Need::IpVs),
@@ -139,7 +155,10 @@ mod tests {
             assert_eq!(p.name().parse::<Path>(), Ok(p));
         }
         let err = "nat".parse::<Path>().unwrap_err();
-        assert!(err.starts_with("unknown path `nat`: expected one of direct, routed,"), "{err}");
+        assert!(
+            err.starts_with("unknown path `nat`: expected one of direct, four-links, routed,"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -15,7 +15,13 @@
 //! ```
 //!
 //! Only the links a path uses are made: `direct` is the client–server pair alone; the others
-//! go through the router. Every veth end is created inside its namespace, so nothing appears
+//! go through the router, except `four-links`: four client hosts, each on its own link to the
+//! server (a server with four network cards, as in seed 004):
+//!
+//! ```text
+//!  clientN (N = 1..4)                                             server
+//!  c-s 198.18.1N.1/24 <----------------- veth -----------------> s-cN 198.18.1N.2/24
+//! ``` Every veth end is created inside its namespace, so nothing appears
 //! in the host's.
 
 use std::fmt;
@@ -24,10 +30,14 @@ use std::net::Ipv4Addr;
 use super::path::Path;
 use super::shaping::Shaping;
 
-/// The three hosts a path can have.
+/// The hosts a path can have: a client (four on `four-links`, [`Host::Client`] the first),
+/// a router, a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Host {
     Client,
+    Client2,
+    Client3,
+    Client4,
     Router,
     Server,
 }
@@ -46,6 +56,9 @@ pub struct Plan {
     pub target: Ipv4Addr,
     /// Where the servers listen (every address of the server host).
     pub server_addrs: Vec<Ipv4Addr>,
+    /// Every client host and the address it sends to: the client and the target, or on
+    /// `four-links` each client host and the server's address on its link.
+    pub clients: Vec<(Host, Ipv4Addr)>,
 }
 
 /// Client side of the direct link, and the server's end of it.
@@ -68,6 +81,12 @@ pub const PATH_PORT: u16 = 80;
 /// widest range that keeps clear of well-known ports and of PATH_PORT.
 pub const EPHEMERAL_PORTS: (u16, u16) = (1024, 65000);
 
+/// On `four-links`, client host N (1–4) is `198.18.(10 + N).1` and the server's address on
+/// its link `198.18.(10 + N).2`.
+fn four_links_addrs(n: u8) -> (Ipv4Addr, Ipv4Addr) {
+    (Ipv4Addr::new(198, 18, 10 + n, 1), Ipv4Addr::new(198, 18, 10 + n, 2))
+}
+
 /// The nft table herd's rules live in (inside the router's own namespace).
 const NFT_TABLE: &str = "herd_nat";
 
@@ -75,6 +94,9 @@ impl Host {
     pub fn name(self) -> &'static str {
         match self {
             Host::Client => "client",
+            Host::Client2 => "client2",
+            Host::Client3 => "client3",
+            Host::Client4 => "client4",
             Host::Router => "router",
             Host::Server => "server",
         }
@@ -99,56 +121,71 @@ impl Plan {
             ));
         }
         let mut b = Builder { tag: tag.to_owned(), steps: Vec::new() };
-        let routed = path != Path::Direct;
-        let hosts = if routed {
-            vec![Host::Client, Host::Router, Host::Server]
-        } else {
-            vec![Host::Client, Host::Server]
-        };
+        let routed = !matches!(path, Path::Direct | Path::FourLinks);
+        let mut hosts = path.client_hosts().to_vec();
+        if routed {
+            hosts.push(Host::Router);
+        }
+        hosts.push(Host::Server);
         for &h in &hosts {
             b.ns(h, &["ip", "link", "set", "lo", "up"]);
         }
-        let mut links: Vec<(Host, &str, Host, &str)> = Vec::new();
-        if routed {
-            links.push((Host::Client, "c-r", Host::Router, "r-c"));
-            links.push((Host::Router, "r-s", Host::Server, "s-r"));
-        } else {
-            links.push((Host::Client, "c-s", Host::Server, "s-c"));
+        // Each link: one end's host and device, the other's, and their addresses.
+        let mut links: Vec<Link> = Vec::new();
+        let mut extra: Vec<(Host, &str, Ipv4Addr)> = Vec::new();
+        let mut server_addrs = Vec::new();
+        let mut clients = Vec::new();
+        match path {
+            Path::Direct => {
+                links.push(Link::new(
+                    (Host::Client, "c-s", DIRECT_CLIENT),
+                    (Host::Server, "s-c", DIRECT_SERVER),
+                ));
+                server_addrs.push(DIRECT_SERVER);
+                clients.push((Host::Client, DIRECT_SERVER));
+            }
+            Path::FourLinks => {
+                const SERVER_DEVS: [&str; 4] = ["s-c1", "s-c2", "s-c3", "s-c4"];
+                for (n, (&h, dev)) in (1u8..).zip(path.client_hosts().iter().zip(SERVER_DEVS)) {
+                    let (client, server) = four_links_addrs(n);
+                    links.push(Link::new((h, "c-s", client), (Host::Server, dev, server)));
+                    server_addrs.push(server);
+                    clients.push((h, server));
+                }
+            }
+            _ => {
+                links.extend([
+                    Link::new((Host::Client, "c-r", CLIENT), (Host::Router, "r-c", VIP)),
+                    Link::new((Host::Router, "r-s", ROUTER_INSIDE), (Host::Server, "s-r", SERVER)),
+                ]);
+                server_addrs.push(SERVER);
+                if path.balanced() {
+                    extra.push((Host::Server, "s-r", SERVER_2));
+                    server_addrs.push(SERVER_2);
+                }
+                let target = if path == Path::Routed { SERVER } else { VIP };
+                clients.push((Host::Client, target));
+            }
         }
-        for &(a, da, z, dz) in &links {
-            let (na, nz) = (b.netns(a), b.netns(z));
+        for l in &links {
+            let (na, nz) = (b.netns(l.a), b.netns(l.z));
             b.host(&[
-                "ip", "link", "add", da, "netns", &na, "type", "veth", "peer", "name", dz, "netns",
-                &nz,
+                "ip", "link", "add", l.a_dev, "netns", &na, "type", "veth", "peer", "name",
+                l.z_dev, "netns", &nz,
             ]);
         }
         let mut addrs: Vec<(Host, &str, Ipv4Addr)> = Vec::new();
-        let mut server_addrs = Vec::new();
-        if routed {
-            addrs.extend([
-                (Host::Client, "c-r", CLIENT),
-                (Host::Router, "r-c", VIP),
-                (Host::Router, "r-s", ROUTER_INSIDE),
-                (Host::Server, "s-r", SERVER),
-            ]);
-            server_addrs.push(SERVER);
-            if path.balanced() {
-                addrs.push((Host::Server, "s-r", SERVER_2));
-                server_addrs.push(SERVER_2);
-            }
-        } else {
-            addrs.extend([
-                (Host::Client, "c-s", DIRECT_CLIENT),
-                (Host::Server, "s-c", DIRECT_SERVER),
-            ]);
-            server_addrs.push(DIRECT_SERVER);
+        for l in &links {
+            addrs.push((l.a, l.a_dev, l.a_addr));
+            addrs.push((l.z, l.z_dev, l.z_addr));
         }
+        addrs.extend(extra);
         for &(h, dev, a) in &addrs {
             b.ns(h, &["ip", "addr", "add", &format!("{a}/24"), "dev", dev]);
         }
-        for &(a, da, z, dz) in &links {
-            b.ns(a, &["ip", "link", "set", da, "up"]);
-            b.ns(z, &["ip", "link", "set", dz, "up"]);
+        for l in &links {
+            b.ns(l.a, &["ip", "link", "set", l.a_dev, "up"]);
+            b.ns(l.z, &["ip", "link", "set", l.z_dev, "up"]);
         }
         if routed {
             b.ns(Host::Client, &["ip", "route", "add", "198.18.2.0/24", "via", &VIP.to_string()]);
@@ -172,19 +209,15 @@ impl Plan {
             }
             b.sysctl(h, &keys);
         }
-        let target = match path {
-            Path::Direct => DIRECT_SERVER,
-            Path::Routed => SERVER,
-            _ => VIP,
-        };
+        let target = clients[0].1;
         b.rules(path, port);
         if let Some(s) = shaping {
-            for &(a, da, z, dz) in &links {
-                b.shape(a, da, s);
-                b.shape(z, dz, s);
+            for l in &links {
+                b.shape(l.a, l.a_dev, s);
+                b.shape(l.z, l.z_dev, s);
             }
         }
-        Ok(Plan { tag: tag.to_owned(), path, hosts, steps: b.steps, target, server_addrs })
+        Ok(Plan { tag: tag.to_owned(), path, hosts, steps: b.steps, target, server_addrs, clients })
     }
 
     /// The namespace of `host` in this plan.
@@ -234,6 +267,25 @@ impl fmt::Display for Plan {
             writeln!(f, "{line}")?;
         }
         Ok(())
+    }
+}
+
+/// One veth pair: end `a` (its host, device and address) and end `z`.
+struct Link {
+    a: Host,
+    a_dev: &'static str,
+    a_addr: Ipv4Addr,
+    z: Host,
+    z_dev: &'static str,
+    z_addr: Ipv4Addr,
+}
+
+/// One end of a link: its host, device and address.
+type End = (Host, &'static str, Ipv4Addr);
+
+impl Link {
+    fn new((a, a_dev, a_addr): End, (z, z_dev, z_addr): End) -> Link {
+        Link { a, a_dev, a_addr, z, z_dev, z_addr }
     }
 }
 
