@@ -108,7 +108,7 @@ fn check_runs_of(exp: &StoredExperiment, clients: u32, first: u32) {
         assert_eq!(r.client.tool, "smbtorture");
         assert!(r.client.argv.iter().any(|a| a == "bench.nbench"), "{:?}", r.client.argv);
         let progs = format!("--num-progs={first}");
-        assert!(r.client.argv.iter().any(|a| *a == progs), "{:?}", r.client.argv);
+        assert!(r.client.argv.contains(&progs), "{:?}", r.client.argv);
         assert_eq!(r.measurements.len(), 1);
         let m = &r.measurements[0];
         assert_eq!(m.concurrency, Some(clients));
