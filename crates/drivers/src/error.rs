@@ -55,6 +55,10 @@ pub enum DriverError {
     #[error("{proxy} forwards to one server ({given} given): balance with haproxy-tcp or nft-numgen instead")]
     OneBackendOnly { proxy: &'static str, given: usize },
 
+    /// A server whose port is built in (tbench_srv's 7003) asked to listen on another.
+    #[error("{server} listens on port {port} of every address, built in; {addr} was asked: give it port {port} in a namespace of its own")]
+    FixedPort { server: String, port: u16, addr: SocketAddr },
+
     /// Port 0: the server would pick a port and nobody could tell which.
     #[error(
         "listen address {addr} has port 0: the lab must choose the port, since the server \

@@ -56,6 +56,7 @@ mod proxy;
 mod run_dir;
 mod samba;
 mod spec;
+mod tbench;
 mod template;
 #[cfg(test)]
 mod testing;
@@ -69,10 +70,11 @@ pub use launch::{Detached, Launch, Probe, ProcessSpec, RenderedFile, TlsFiles};
 pub use pages::{page_path, php_pages, Page};
 pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
 pub use programs::{APACHE2, CADDY, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
-pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SMBD, SSLH, SSLH_SELECT, TESTPARM};
+pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SMBD, SSLH, SSLH_SELECT, TBENCH_SRV, TESTPARM};
 pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
 pub use samba::{SHARE as SAMBA_SHARE, SHARES as SAMBA_SHARES};
 pub use spec::{check_php, check_protocol, php_choices, Mpm, Php, ServerKind, ServerSpec};
+pub use tbench::PORT as TBENCH_PORT;
 pub use version::VersionProbe;
 
 /// The file every server is probed for: the lab writes it into the docroot, and a server is
@@ -84,12 +86,12 @@ pub const READY_FILE: &str = "herd-ready.txt";
 /// Fails for a PHP setup or a protocol the server does not have, a program missing from
 /// `spec.programs`, listen port 0, a worker count for mini_httpd, or a run_dir, docroot or user
 /// that cannot be written safely into a config file.
-/// A samba spec's `protocol` is not read: smbd speaks SMB, which herd's HTTP vocabulary has no
+/// A samba or tbench spec's `protocol` is not read: smbd speaks SMB and tbench_srv plain TCP, which herd's HTTP vocabulary has no
 /// word for, and [`check_protocol`] refuses every HTTP protocol for it (the lab asks before
 /// it gives samba a workload).
 pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
     check_php(spec.kind, spec.php)?;
-    if spec.kind != ServerKind::Samba {
+    if spec.kind.speaks_http() {
         check_protocol(spec.kind, spec.protocol)?;
     }
     if spec.listen.port() == 0 {
@@ -105,6 +107,7 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
         ServerKind::MiniHttpd => mini_httpd::render(spec, &places),
         ServerKind::Caddy => caddy::render(spec, &places),
         ServerKind::Samba => samba::render(spec, &places),
+        ServerKind::Tbench => tbench::render(spec, &places),
     }
 }
 

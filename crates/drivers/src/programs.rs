@@ -55,6 +55,10 @@ pub static SMBD: Program =
 pub static TESTPARM: Program =
     Program { name: "testparm", candidates: &["/usr/bin/testparm"], package: "samba-common-bin" };
 
+/// dbench's tbench server (the `dbench` package, which also brings the `tbench` client).
+pub static TBENCH_SRV: Program =
+    Program { name: "tbench_srv", candidates: &["/usr/bin/tbench_srv"], package: "dbench" };
+
 /// The router's programs (crate::proxy).
 pub static HAPROXY: Program =
     Program { name: "haproxy", candidates: &["/usr/sbin/haproxy"], package: "haproxy" };
@@ -65,7 +69,7 @@ pub static SSLH_SELECT: Program =
     Program { name: "sslh-select", candidates: &["/usr/sbin/sslh-select"], package: "sslh" };
 
 /// Every program a driver may need, for a doctor's check list.
-pub static ALL_PROGRAMS: [&Program; 14] = [
+pub static ALL_PROGRAMS: [&Program; 15] = [
     &HERD,
     &NGINX,
     &APACHE2,
@@ -77,6 +81,7 @@ pub static ALL_PROGRAMS: [&Program; 14] = [
     &PHP_CGI,
     &SMBD,
     &TESTPARM,
+    &TBENCH_SRV,
     &HAPROXY,
     &SSLH,
     &SSLH_SELECT,
@@ -95,6 +100,7 @@ pub fn programs_needed(kind: ServerKind, php: Option<Php>) -> Vec<&'static Progr
         ServerKind::Caddy => &CADDY,
         // Its config check is another program's.
         ServerKind::Samba => return vec![&SMBD, &TESTPARM],
+        ServerKind::Tbench => &TBENCH_SRV,
     };
     let mut needed = vec![server];
     match php {

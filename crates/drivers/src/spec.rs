@@ -29,6 +29,10 @@ pub enum ServerKind {
     Caddy,
     /// Samba's smbd: files over SMB for the netbench workloads, no HTTP at all.
     Samba,
+    /// dbench's `tbench_srv`: the answers to the NetBench trace over plain TCP, no file
+    /// system and no SMB: the calibration of a netbench cell's path (the network-only
+    /// ceiling of the same trace). No HTTP either.
+    Tbench,
 }
 
 /// Apache's multi-processing module: how connections map to processes and threads.
@@ -105,13 +109,18 @@ pub fn php_choices(kind: ServerKind) -> &'static [Php] {
         | ServerKind::H2o
         | ServerKind::MiniHttpd
         | ServerKind::Caddy
-        | ServerKind::Samba => &[],
+        | ServerKind::Samba
+        | ServerKind::Tbench => &[],
     }
 }
 
 /// Why samba refuses every HTTP protocol, page and workload.
 pub(crate) const SAMBA_IS_NOT_HTTP: &str =
     "samba serves files over SMB, not HTTP; it runs netbench workloads only";
+
+/// Why tbench_srv refuses every HTTP protocol.
+pub(crate) const TBENCH_IS_NOT_HTTP: &str =
+    "tbench_srv answers the NetBench trace over plain TCP, not HTTP: the calibration of netbench cells";
 
 /// Every supported server + PHP pairing, in words, for error messages.
 pub(crate) const PHP_SETUPS: &str = "nginx + php-fpm, apache (any MPM) + php-fpm, \
@@ -139,7 +148,8 @@ pub fn check_protocol(kind: ServerKind, protocol: Protocol) -> Result<(), Driver
 
 impl ServerKind {
     /// A short name for file names, logs and reports: `herd`, `nginx`, `apache-event`,
-    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`, `samba`.
+    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`, `samba`,
+    /// `tbench`.
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Herd => "herd",
@@ -152,6 +162,7 @@ impl ServerKind {
             ServerKind::MiniHttpd => "mini_httpd",
             ServerKind::Caddy => "caddy",
             ServerKind::Samba => "samba",
+            ServerKind::Tbench => "tbench",
         }
     }
 
@@ -161,6 +172,7 @@ impl ServerKind {
         use Protocol::{H1Tls, H2c, H1, H2, H3};
         match (self, protocol) {
             (ServerKind::Samba, _) => Err(SAMBA_IS_NOT_HTTP),
+            (ServerKind::Tbench, _) => Err(TBENCH_IS_NOT_HTTP),
             (_, H1) => Ok(()),
             (ServerKind::Herd, H3) => Err("herd serve has no HTTP/3: use caddy"),
             (ServerKind::Herd, _) => Ok(()),
@@ -201,15 +213,25 @@ impl ServerKind {
         Protocol::ALL.iter().copied().filter(|&p| self.supports(p).is_ok()).collect()
     }
 
-    /// Whether a worker count can be set (mini_httpd and samba's smbd fork one process per
-    /// connection).
+    /// Whether a worker count can be set (mini_httpd, samba's smbd and tbench_srv fork one
+    /// process per connection).
     pub fn takes_workers(self) -> bool {
-        !matches!(self, ServerKind::MiniHttpd | ServerKind::Samba)
+        !matches!(self, ServerKind::MiniHttpd | ServerKind::Samba | ServerKind::Tbench)
     }
 
-    /// Whether this server speaks HTTP at all (every one but samba, which serves SMB).
+    /// Whether this server speaks HTTP at all (every one but samba, which serves SMB, and
+    /// tbench_srv, which answers the NetBench trace over plain TCP).
     pub fn speaks_http(self) -> bool {
-        self != ServerKind::Samba
+        !matches!(self, ServerKind::Samba | ServerKind::Tbench)
+    }
+
+    /// The port this server always listens on, where it cannot be told another: tbench_srv's
+    /// 7003 (dbench 4.0's `TCP_PORT`; tbench has no option for it either).
+    pub fn fixed_port(self) -> Option<u16> {
+        match self {
+            ServerKind::Tbench => Some(crate::tbench::PORT),
+            _ => None,
+        }
     }
 }
 

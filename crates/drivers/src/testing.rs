@@ -29,6 +29,7 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
             ("caddy", PathBuf::from("/usr/bin/caddy")),
             ("smbd", PathBuf::from("/usr/sbin/smbd")),
             ("testparm", PathBuf::from("/usr/bin/testparm")),
+            ("tbench_srv", PathBuf::from("/usr/bin/tbench_srv")),
         ]),
     }
 }

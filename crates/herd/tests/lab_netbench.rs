@@ -37,7 +37,8 @@ measure = "mbit_per_second"
 
 /// Six clients over four client hosts (2, 2, 1, 1), each host on its own 100 Mbit link and
 /// share: run side by side in one share, the four smbtorture runs delete each other's files
-/// and fail (seen before the shares were split).
+/// and fail (seen before the shares were split). With its calibration cell: tbench against
+/// tbench_srv over the same four links.
 const FOUR_LINKS: &str = r#"
 name = "netbench-four-links-ci"
 [matrix]
@@ -55,8 +56,6 @@ concurrency = 6
 [repetitions]
 min = 3
 max = 3
-[runner]
-calibrate = false
 [report]
 measure = "mbit_per_second"
 "#;
@@ -100,15 +99,25 @@ fn check_runs(exp: &StoredExperiment) {
 /// smbtorture's argv with `first` of them.
 fn check_runs_of(exp: &StoredExperiment, clients: u32, first: u32) {
     assert_eq!(exp.cells.len(), 1);
-    let cell = &exp.cells[0];
+    check_cell(&exp.cells[0], "smbtorture", clients, first);
+}
+
+/// [`check_runs_of`] for one cell run by `tool`.
+fn check_cell(cell: &herd_store::StoredCell, tool: &str, clients: u32, first: u32) {
     assert_eq!(cell.repetitions.len(), 3);
     for rep in &cell.repetitions {
         let r = &rep.record;
         assert_eq!(r.outcome, Outcome::Ok);
-        assert_eq!(r.client.tool, "smbtorture");
-        assert!(r.client.argv.iter().any(|a| a == "bench.nbench"), "{:?}", r.client.argv);
-        let progs = format!("--num-progs={first}");
-        assert!(r.client.argv.contains(&progs), "{:?}", r.client.argv);
+        assert_eq!(r.client.tool, tool);
+        if tool == "smbtorture" {
+            assert!(r.client.argv.iter().any(|a| a == "bench.nbench"), "{:?}", r.client.argv);
+            let progs = format!("--num-progs={first}");
+            assert!(r.client.argv.contains(&progs), "{:?}", r.client.argv);
+        } else {
+            // `tbench -t 3 -c client.txt N ADDR`: the first host's clients, then its address.
+            let n = r.client.argv.len();
+            assert_eq!(r.client.argv.get(n - 2).map(String::as_str), Some(&*first.to_string()));
+        }
         assert_eq!(r.measurements.len(), 1);
         let m = &r.measurements[0];
         assert_eq!(m.concurrency, Some(clients));
@@ -116,8 +125,14 @@ fn check_runs_of(exp: &StoredExperiment, clients: u32, first: u32) {
         let mbit = m.reported(REPORTED_THROUGHPUT_MBIT_S).unwrap();
         assert!(mbit > 0.0 && (m.mbit_per_second().unwrap() - mbit).abs() < mbit * 0.01, "{m:?}");
         assert!(m.reported(REPORTED_LINES_PER_CLIENT).unwrap() > 0.0, "{m:?}");
-        assert!(r.server_cpu_seconds.is_some_and(|s| s > 0.0), "{:?}", r.server_cpu_seconds);
-        assert!(r.servers.iter().any(|s| s.program.ends_with("smbd")), "{:?}", r.servers);
+        if tool == "smbtorture" {
+            assert!(r.server_cpu_seconds.is_some_and(|s| s > 0.0), "{:?}", r.server_cpu_seconds);
+            assert!(r.servers.iter().any(|s| s.program.ends_with("smbd")), "{:?}", r.servers);
+        } else {
+            // tbench_srv's per-connection processes cannot be accounted: unknown, not 0.
+            assert_eq!(r.server_cpu_seconds, None);
+            assert!(r.servers.iter().any(|s| s.program.ends_with("tbench_srv")), "{:?}", r.servers);
+        }
     }
 }
 
@@ -278,10 +293,15 @@ fn netbench_spread_over_four_links() {
     let file = dir.join("e.toml");
     std::fs::write(&file, FOUR_LINKS).unwrap();
     let (exp, report, pid) = run(&dir, file.to_str().unwrap());
-    // The first client host's smbtorture had 2 of the 6.
-    check_runs_of(&exp, 6, 2);
+    assert_eq!(exp.cells.len(), 2);
+    let (samba, calibration) = (&exp.cells[0], &exp.cells[1]);
+    assert_eq!(calibration.axis("server"), Some(herd_store::CALIBRATION_SERVER));
+    // The first client host's smbtorture (or tbench) had 2 of the 6.
+    check_cell(samba, "smbtorture", 6, 2);
+    check_cell(calibration, "tbench", 6, 2);
     assert!(report.contains("Mbit/s"), "{report}");
-    let record = &exp.cells[0].repetitions[0].record;
+    assert!(report.contains("what each path carries with tbench against tbench_srv"), "{report}");
+    let record = &samba.repetitions[0].record;
     // smbd listened on every address of the server's host: one a link.
     let conf = &record.servers[0].configs;
     assert!(conf.iter().any(|(_, text)| text.contains("bind interfaces only = no")), "{conf:?}");

@@ -4,8 +4,9 @@
 //! its server, client or path cannot carry stays in the matrix, refused with the reason
 //! (`crate::refusal`); [`runnable`] leaves those out.
 
-use herd_drivers::ProxyKind;
+use herd_drivers::{ProxyKind, ServerKind};
 use herd_stats::Protocol;
+use herd_store::CALIBRATION_SERVER;
 use herd_topo::net::{Path as NetPath, Shaping};
 use herd_topo::CpuSet;
 
@@ -127,7 +128,22 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         else {
             continue; // names were resolved by experiment::parse
         };
-        let client = get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
+        let netbench = workload.is_netbench();
+        // A NetBench cell's calibration is tbench_srv, the same trace over plain TCP, where
+        // an HTTP cell's is herd serve.
+        let tbench;
+        let server = if server.name == CALIBRATION_SERVER && netbench {
+            tbench = ServerDef { kind: ServerKind::Tbench, ..server.clone() };
+            &tbench
+        } else {
+            server
+        };
+        let mut client =
+            get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
+        if server.kind == ServerKind::Tbench {
+            // Its key keeps the axis' client; what runs is tbench (its record says so).
+            client = Tool::Tbench;
+        }
         // experiment::parse checked every protocol: one that does not parse leaves its cell
         // out rather than run it as another.
         let protocol = match get(AxisName::Protocol).map(str::parse::<Protocol>) {
@@ -154,7 +170,6 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         };
         let key =
             combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
-        let netbench = workload.is_netbench();
         let refused = crate::refusal::refusal(server.kind, protocol, client, load, path, netbench);
         out.push(Cell {
             index: out.len(),

@@ -56,9 +56,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     if let Some(secs) = netbench_seconds(&all, reps.min) {
         let _ = writeln!(
             s,
-            "netbench: the smbtorture runs alone take about {} min at {} repetitions (each \
-             step its time, smbtorture's warm-up of a twentieth of it, about {}s of cleanup)",
-            secs.div_ceil(60),
+            "netbench: the trace's runs alone take about {} at {} repetitions (each step its \
+             time, a warm-up of a twentieth of it for smbtorture, a fifth for tbench, about \
+             {}s of cleanup)",
+            hours_minutes(secs),
             reps.min,
             NBENCH_CLEANUP_S
         );
@@ -100,22 +101,27 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     }
 
     let _ = writeln!(s, "\nservers");
-    // Each server once per protocol its cells that run speak: the configs differ.
     let mut cas: BTreeMap<(String, Protocol), PathBuf> = BTreeMap::new();
-    for (name, def) in &e.servers {
-        let mut protocols: Vec<Protocol> = all
-            .iter()
-            .filter(|c| c.refused.is_none() && c.server.name == *name)
-            .map(|c| c.protocol)
-            .collect();
-        protocols.sort();
-        protocols.dedup();
-        if protocols.is_empty() {
+    for name in e.servers.keys() {
+        // The cells' own servers: the calibration server is herd serve in HTTP cells and
+        // tbench_srv in NetBench ones.
+        let running: Vec<&crate::matrix::Cell> =
+            all.iter().filter(|c| c.refused.is_none() && c.server.name == *name).collect();
+        if running.is_empty() {
             let _ = writeln!(s, "\n== server {name}: every cell of it is refused (see below)");
         }
-        for protocol in protocols {
-            if let Some(ca) = write_server(&mut s, name, def, protocol, herd_exe) {
-                cas.insert((name.clone(), protocol), ca);
+        // Each server once per protocol its cells speak (the configs differ), in protocol
+        // order.
+        let mut shown: Vec<&crate::matrix::Cell> = Vec::new();
+        for c in running {
+            if !shown.iter().any(|o| o.server.kind == c.server.kind && o.protocol == c.protocol) {
+                shown.push(c);
+            }
+        }
+        shown.sort_by_key(|c| c.protocol);
+        for c in shown {
+            if let Some(ca) = write_server(&mut s, name, &c.server, c.protocol, herd_exe) {
+                cas.insert((name.clone(), c.protocol), ca);
             }
         }
     }
@@ -129,13 +135,14 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             let _ = writeln!(s, "      refused, nothing runs: {why}");
             continue;
         }
-        let _ = writeln!(
-            s,
-            "      server {} on cpus {}: {}",
-            c.server.name,
-            c.server_cpus,
+        let what = if c.client == client::Tool::Tbench {
+            "the NetBench trace over plain TCP (tbench against tbench_srv): the path's ceiling \
+             for it, the calibration of the NetBench cells"
+                .to_owned()
+        } else {
             c.workload.describe()
-        );
+        };
+        let _ = writeln!(s, "      server {} on cpus {}: {what}", c.server.name, c.server_cpus);
         let mut hosts: Vec<(String, SocketAddr)> = Vec::new();
         let target = match c.path {
             None => SocketAddr::from(([127, 0, 0, 1], 8080)),
@@ -229,6 +236,15 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     s.replace(RUN_PATH, RUN)
 }
 
+/// `4 h 52 min`, `38 min`: a long run's length as a person plans with it.
+fn hours_minutes(secs: u64) -> String {
+    let minutes = secs.div_ceil(60);
+    match (minutes / 60, minutes % 60) {
+        (0, m) => format!("{m} min"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
 /// Seconds smbtorture's cleanup after a step's time limit takes, roughly (3-20 s in the
 /// probe behind docs/netbench.md): for the estimate only; the runner allows 60.
 const NBENCH_CLEANUP_S: u64 = 15;
@@ -241,7 +257,9 @@ fn netbench_seconds(cells: &[crate::matrix::Cell], reps: u32) -> Option<u64> {
     for c in cells.iter().filter(|c| c.refused.is_none() && c.workload.is_netbench()) {
         let Ok((clients, step)) = client::smbtorture::steps(&c.load) else { continue };
         any = true;
-        let run = |d: std::time::Duration| d.as_secs() + d.as_secs() / 20 + NBENCH_CLEANUP_S;
+        // smbtorture warms up for limit / 20, tbench (a calibration cell's) for limit / 5.
+        let warm = if c.client == client::Tool::Tbench { 5 } else { 20 };
+        let run = |d: std::time::Duration| d.as_secs() + d.as_secs() / warm + NBENCH_CLEANUP_S;
         let mut cell = run(step) * clients.len() as u64;
         if let crate::load::Warmup::Duration(d) = c.load.warmup {
             cell += run(d);
@@ -263,13 +281,14 @@ fn write_netbench(
     herd_exe: &Path,
 ) {
     if c.path.is_some() {
-        let _ = writeln!(s, "      path check: a TCP connection to smbd through the path");
+        let _ = writeln!(s, "      path check: a TCP connection to the server through the path");
     }
     if hosts.len() > 1 {
         let _ = writeln!(
             s,
-            "      each step's clients spread over {} client hosts, one smbtorture each, side by side",
-            hosts.len()
+            "      each step's clients spread over {} client hosts, one {} each, side by side",
+            hosts.len(),
+            c.client
         );
     }
     let (clients, step) = match client::smbtorture::steps(&c.load) {
@@ -296,22 +315,37 @@ fn write_netbench(
             if n == 0 {
                 continue;
             }
-            let job = client::smbtorture::NbenchJob {
-                program: &program,
-                server: *server,
-                share,
-                clients: n,
-                duration: limit,
-                loadfile,
+            // A calibration cell's client is tbench, against tbench_srv.
+            let built = if c.client == client::Tool::Tbench {
+                let job = client::tbench::TbenchJob {
+                    program: &program,
+                    server: server.ip(),
+                    clients: n,
+                    duration: limit,
+                    loadfile,
+                };
+                job.argv()
+                    .map(|a| (a, client::tbench::kill_timeout(limit)))
+                    .map_err(|e| e.to_string())
+            } else {
+                let job = client::smbtorture::NbenchJob {
+                    program: &program,
+                    server: *server,
+                    share,
+                    clients: n,
+                    duration: limit,
+                    loadfile,
+                };
+                job.argv().map(|a| (a, job.kill_timeout())).map_err(|e| e.to_string())
             };
             let place = if hosts.len() > 1 { format!(" in {netns}") } else { String::new() };
-            match job.argv() {
-                Ok(argv) => {
+            match built {
+                Ok((argv, kill)) => {
                     let _ = writeln!(
                         s,
                         "      {what}{place} on cpus {} (killed after {}s): {}",
                         e.client_cpus,
-                        job.kill_timeout().as_secs(),
+                        kill.as_secs(),
                         join(&argv)
                     );
                 }
@@ -341,7 +375,8 @@ fn write_server(
         kind: def.kind,
         php: def.php,
         protocol,
-        listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+        // A server with a built-in port (tbench_srv) has it here too.
+        listen: SocketAddr::from(([127, 0, 0, 1], def.kind.fixed_port().unwrap_or(8080))),
         docroot: PathBuf::from(format!("{RUN_PATH}/www")),
         run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
         workers: def.workers,
@@ -538,8 +573,13 @@ mod tests {
 
     #[test]
     fn netbench_time_is_every_step_with_its_warm_up_and_cleanup() {
-        // 4 cells x 12 steps x (60 s + 3 s of warm-up + 15 s of cleanup) x 3 repetitions.
-        assert_eq!(netbench_seconds(&cells(&bundled("seed004-netbench")), 3), Some(11_232));
+        // 4 samba cells x 12 steps x (60 s + 3 s of warm-up + 15 s of cleanup) x 3
+        // repetitions, and 2 tbench calibration cells x 12 x (60 + 12 + 15) x 3.
+        let seed004 = netbench_seconds(&cells(&bundled("seed004-netbench")), 3);
+        assert_eq!(seed004, Some(11_232 + 6_264));
+        assert_eq!(hours_minutes(17_496), "4 h 52 min");
+        assert_eq!(hours_minutes(60), "1 min");
+        assert_eq!(hours_minutes(61), "2 min");
         // 5 s steps have no warm-up: 5 + 0 + 15.
         assert_eq!(netbench_seconds(&cells(&bundled("netbench-quick")), 3), Some(60));
         assert_eq!(netbench_seconds(&cells(&bundled("quickstart")), 3), None);

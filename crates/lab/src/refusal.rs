@@ -66,12 +66,13 @@ fn netbench_refusal(
     tool: Tool,
     path: Option<NetPath>,
 ) -> Option<String> {
-    if server != ServerKind::Samba {
+    // tbench_srv: the calibration cells' (`matrix::cells`), never a file's.
+    if !matches!(server, ServerKind::Samba | ServerKind::Tbench) {
         return Some(format!(
             "server: {server} serves HTTP; a `netbench` workload (files over SMB) needs server samba"
         ));
     }
-    if tool != Tool::Smbtorture {
+    if tool != Tool::Smbtorture && !(server == ServerKind::Tbench && tool == Tool::Tbench) {
         return Some(format!(
             "client: {tool} speaks HTTP; a `netbench` workload is replayed by smbtorture \
              (client = [\"smbtorture\"])"

@@ -67,6 +67,11 @@ fn tool_program(tool: Tool) -> PathBuf {
             assert!(p.exists(), "smbtorture is missing: apt-get install samba-testsuite");
             p
         }
+        Tool::Tbench => {
+            let p = PathBuf::from("/usr/bin/tbench");
+            assert!(p.exists(), "tbench is missing: apt-get install dbench");
+            p
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! What herd serve, as a null server, reached through each network path (the lab's
 //! calibration cells, `herd_store::CALIBRATION_SERVER`): the path's own ceiling, as a
-//! share of direct's; over `direct` and an unshaped link, the client's ceiling. And the rows
-//! that came close to their path's ceiling, whose rate the path or the client may have set
-//! rather than the server.
+//! share of direct's; over `direct` and an unshaped link, the client's ceiling. A NetBench
+//! cell's calibration is tbench against tbench_srv (the same trace over plain TCP), in
+//! Mbit/s. And the rows that came close to their path's ceiling, whose figure the path or
+//! the client may have set rather than the server.
 
-use herd_store::{StoredExperiment, CALIBRATION_SERVER};
+use herd_store::{Measure, StoredExperiment, CALIBRATION_SERVER};
 
 use crate::doc::{Block, Doc};
 use crate::figures::Row;
@@ -23,7 +24,8 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     }
     let mut carried = Vec::new();
     for c in &calibration {
-        let what = match c.median_rate() {
+        let unit = unit(c);
+        let what = match figure(c) {
             None => "no rate (no ok repetition)".to_owned(),
             Some(r) if c.cell.axis("path") == Some("direct") => {
                 let shaped = c.cell.axis("link").is_some_and(|l| l != "unshaped");
@@ -32,34 +34,42 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
                 } else {
                     "the client's ceiling"
                 };
-                format!("{}{} req/s, {whose}", c.mark(), rate(r))
+                format!("{}{} {unit}, {whose}", c.mark(), rate(r))
             }
             Some(r) => match c.sibling(rows, "path", "direct").and_then(|d| share(c, d)) {
-                Some(p) => format!("{}{} req/s, {p:.1} % of direct", c.mark(), rate(r)),
-                None => format!("{}{} req/s", c.mark(), rate(r)),
+                Some(p) => format!("{}{} {unit}, {p:.1} % of direct", c.mark(), rate(r)),
+                None => format!("{}{} {unit}", c.mark(), rate(r)),
             },
         };
         carried.push(format!("{}: {what}", name(c, &varying)));
     }
-    doc.push(Block::Heading(
-        "what each path carries with herd serve as a null server (calibration; direct over an unshaped link: the client's ceiling):".to_owned(),
-    ));
+    let netbench = calibration.iter().any(|c| is_netbench(c));
+    let http = calibration.iter().any(|c| !is_netbench(c));
+    let with = match (http, netbench) {
+        (true, true) => "herd serve as a null server for HTTP cells and tbench against tbench_srv (the NetBench trace over plain TCP) for NetBench ones",
+        (false, true) => "tbench against tbench_srv, the NetBench trace over plain TCP",
+        _ => "herd serve as a null server",
+    };
+    doc.push(Block::Heading(format!(
+        "what each path carries with {with} (calibration; direct over an unshaped link: the client's ceiling):"
+    )));
     doc.push(Block::Items(carried));
 
     let mut near = Vec::new();
     for row in rows.iter().filter(|r| !is_calibration(r) && r.cell.axis("path").is_some()) {
         let Some(c) = row.sibling(rows, "server", CALIBRATION_SERVER) else { continue };
-        let (Some(r), Some(ceiling), Some(p)) = (row.median_rate(), c.median_rate(), share(row, c))
-        else {
+        let (Some(r), Some(ceiling), Some(p)) = (figure(row), figure(c), share(row, c)) else {
             continue;
         };
         if p >= NEAR_CEILING * 100.0 {
+            let whose = if is_netbench(c) { "tbench's" } else { "herd serve's" };
             near.push(format!(
-                "{}: {}{} req/s, {p:.1} % of herd serve's {} through the same path",
+                "{}: {}{} {unit}, {p:.1} % of {whose} {} through the same path",
                 name(row, &varying),
                 row.mark(),
                 rate(r),
-                rate(ceiling)
+                rate(ceiling),
+                unit = unit(row),
             ));
         }
     }
@@ -72,9 +82,37 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     }
 }
 
-/// `row`'s requests per second as a percentage of `of`'s.
+/// A NetBench row: one whose client replayed the trace (smbtorture, tbench), reporting its
+/// lines per client; its figure is Mbit/s, not requests.
+fn is_netbench(row: &Row<'_>) -> bool {
+    row.reported.contains_key(herd_stats::REPORTED_LINES_PER_CLIENT)
+}
+
+/// What a calibration compares: Mbit/s for NetBench rows, requests per second otherwise.
+fn measure_of(row: &Row<'_>) -> Measure {
+    if is_netbench(row) {
+        Measure::MbitPerSecond
+    } else {
+        Measure::RequestsPerSecond
+    }
+}
+
+fn unit(row: &Row<'_>) -> &'static str {
+    if is_netbench(row) {
+        "Mbit/s"
+    } else {
+        "req/s"
+    }
+}
+
+/// The row's median in its measure.
+fn figure(row: &Row<'_>) -> Option<f64> {
+    herd_stats::repetitions::median(row.samples(measure_of(row)))
+}
+
+/// `row`'s figure as a percentage of `of`'s.
 fn share(row: &Row<'_>, of: &Row<'_>) -> Option<f64> {
-    crate::matrix::percent(row, of, herd_store::Measure::RequestsPerSecond)
+    crate::matrix::percent(row, of, measure_of(row))
 }
 
 /// The row's cell by `path` and `link` always and the other axes that vary in the

@@ -26,8 +26,9 @@ pub struct Side<'a> {
     pub only: Vec<(String, String)>,
 }
 
-/// Environment entries that differ from run to run by nature, not by setup.
-const UNSTABLE: [&str; 2] = ["loadavg_at_start", "order_seed"];
+/// Environment entries that differ from run to run by nature, not by setup (`lab_process`:
+/// the herd process that ran it, for `herd lab run --resume`).
+const UNSTABLE: [&str; 3] = ["loadavg_at_start", "order_seed", "lab_process"];
 
 /// The comparison as a document; an error names what to give instead when the sides
 /// cannot be compared.

@@ -1188,3 +1188,36 @@ fn protocols_ramps_are_charted_per_workload_a_line_per_server_and_protocol() {
         }
     }
 }
+
+/// A NetBench experiment's calibration is tbench against tbench_srv: its figure is Mbit/s
+/// (the measure of the rows beside it), and a server close to it is named against tbench's.
+#[test]
+fn netbench_calibration_is_in_mbit_per_second() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("nb", &["server", "path"])).unwrap();
+    // Bytes in 10 s: 490 MB is 392 Mbit/s, 387.5 MB is 310.
+    let cells: [(&[(&str, &str)], u64); 3] = [
+        (&[("server", "calibration"), ("path", "four-links")], 490_000_000),
+        (&[("server", "samba"), ("path", "four-links")], 387_500_000),
+        (&[("server", "samba"), ("path", "direct")], 120_000_000),
+    ];
+    for rep in 0..3u32 {
+        for (axes, bytes) in &cells {
+            let mut m = measurement(0, "c=6", 0, &[], 0, None);
+            m.statuses.clear();
+            m.bytes_total = *bytes;
+            m.reported.push((herd_stats::REPORTED_LINES_PER_CLIENT.to_owned(), 5_000.0));
+            let tool = if axes[0].1 == "calibration" { "tbench" } else { "smbtorture" };
+            store
+                .record_repetition(id, &repetition(axes, rep, tool, ok("ok"), Some(1.0), vec![m]))
+                .unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let text = String::from_utf8(render(&store.load_experiment(id).unwrap())).unwrap();
+    assert!(
+        text.contains("what each path carries with tbench against tbench_srv, the NetBench trace over plain TCP (calibration;"),
+        "{text}"
+    );
+    assert!(text.contains("  path=four-links: 392.0 Mbit/s\n"), "{text}");
+}

@@ -28,6 +28,7 @@ mod herd;
 mod nbench_error;
 mod nbench_output;
 pub mod smbtorture;
+pub mod tbench;
 mod version;
 mod wrk;
 mod wrk_script;
@@ -66,6 +67,11 @@ pub enum Tool {
     /// itself (`runner/netbench.rs`, through [`smbtorture::NbenchJob`]), not through
     /// [`command`] and [`parse`].
     Smbtorture,
+    /// dbench's tbench (Debian's dbench): the same trace over plain TCP to tbench_srv, the
+    /// client of a NetBench cell's calibration only (`matrix::cells` puts it there; an
+    /// experiment file cannot name it, so it is not in [`Tool::ALL`]). Run by the lab like
+    /// smbtorture, through [`tbench::TbenchJob`].
+    Tbench,
 }
 
 /// One client run to build a command line for, or to read the output of.
@@ -147,7 +153,7 @@ pub fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
         Tool::Ab => ab::command(job),
         Tool::Wrk => wrk::command(job),
         Tool::H2load => h2load::command(job),
-        Tool::Smbtorture => Err(not_http(job.tool)),
+        Tool::Smbtorture | Tool::Tbench => Err(not_http(job.tool)),
     }
 }
 
@@ -196,8 +202,8 @@ pub fn speaks(tool: Tool, protocol: Protocol) -> Result<(), ClientError> {
         })
     };
     match (tool, protocol) {
-        (Tool::Smbtorture, _) => refuse(
-            "it speaks SMB1, replaying the NetBench trace",
+        (Tool::Smbtorture | Tool::Tbench, _) => refuse(
+            "it replays the NetBench trace (over SMB1, or plain TCP for tbench)",
             "give it a `netbench` workload, which has no HTTP protocol",
         ),
         (_, Protocol::H1 | Protocol::H1Tls) => Ok(()),
@@ -260,7 +266,7 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
         Tool::Ab => ab::parse(job, stdout, stderr),
         Tool::Wrk => wrk::parse(job, stdout, stderr),
         Tool::H2load => h2load::parse(job, stdout, stderr),
-        Tool::Smbtorture => Err(not_http(job.tool)),
+        Tool::Smbtorture | Tool::Tbench => Err(not_http(job.tool)),
     }
 }
 
@@ -274,6 +280,7 @@ pub fn locate(tool: Tool, herd_exe: &Path) -> Option<PathBuf> {
         Tool::Wrk => &["/usr/bin/wrk", "/usr/local/bin/wrk"],
         Tool::H2load => &["/usr/bin/h2load", "/usr/local/bin/h2load"],
         Tool::Smbtorture => &["/usr/bin/smbtorture", "/usr/local/bin/smbtorture"],
+        Tool::Tbench => return tbench::locate(),
     };
     candidates.iter().map(PathBuf::from).find(|p| p.is_file())
 }
@@ -285,7 +292,7 @@ pub fn external_threads(job: &ClientJob) -> Option<u32> {
         Tool::Ab => Some(1),
         Tool::Wrk => Some(wrk::threads(job, job.load.shape.max_connections())),
         Tool::H2load => Some(h2load::threads(job)),
-        Tool::Herd | Tool::Smbtorture => None,
+        Tool::Herd | Tool::Smbtorture | Tool::Tbench => None,
     }
 }
 
@@ -302,6 +309,7 @@ impl Tool {
             Tool::Wrk => "wrk",
             Tool::H2load => "nghttp2-client",
             Tool::Smbtorture => "samba-testsuite",
+            Tool::Tbench => "dbench",
         }
     }
 
@@ -312,6 +320,7 @@ impl Tool {
             Tool::Wrk => "wrk",
             Tool::H2load => "h2load",
             Tool::Smbtorture => "smbtorture",
+            Tool::Tbench => "tbench",
         }
     }
 }
@@ -513,5 +522,7 @@ const MAX_MICROS: u64 = 3_600_000_000;
 mod fixture_tests;
 #[cfg(test)]
 mod nbench_fixture_tests;
+#[cfg(test)]
+mod tbench_fixture_tests;
 #[cfg(test)]
 mod tests;

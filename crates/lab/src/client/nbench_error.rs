@@ -94,7 +94,7 @@ pub enum NbenchError {
 }
 
 /// The message for a missing load file, naming its path once.
-fn loadfile_missing(path: &Path) -> String {
+pub(super) fn loadfile_missing(path: &Path) -> String {
     if path == Path::new(DBENCH_CLIENT_TXT) {
         format!("the load file {DBENCH_CLIENT_TXT} does not exist: install the `dbench` package, which ships it")
     } else {

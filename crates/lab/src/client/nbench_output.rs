@@ -266,7 +266,7 @@ fn read_running(rest: &str) -> Option<(Duration, PathBuf, Duration)> {
 /// A per-second line (`^\s*(\d+)\s+(\d+)\s+([0-9.]+) MB/sec\s+(warmup|execute|cleanup)
 /// (\d+) sec`), None for any other line; an error for a line that has the shape (digits, then
 /// `MB/sec` as its fourth word) but numbers that do not fit.
-fn read_second(line: &str) -> Result<Option<NbenchSecond>, NbenchError> {
+pub(super) fn read_second(line: &str) -> Result<Option<NbenchSecond>, NbenchError> {
     let w: Vec<&str> = line.split_whitespace().take(7).collect();
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let [c, n, mb, "MB/sec", phase, at, "sec", ..] = w.as_slice() else { return Ok(None) };

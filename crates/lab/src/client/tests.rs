@@ -62,6 +62,7 @@ fn program(tool: Tool) -> &'static Path {
         Tool::Wrk => "/usr/bin/wrk",
         Tool::H2load => "/usr/bin/h2load",
         Tool::Smbtorture => "/usr/bin/smbtorture",
+        Tool::Tbench => "/usr/bin/tbench",
     })
 }
 

@@ -17,6 +17,8 @@ pub fn version_argv(tool: Tool, program: &Path) -> Vec<OsString> {
         Tool::Wrk => "-v",
         Tool::H2load => "--version",
         Tool::Smbtorture => return smbtorture_version_argv(program),
+        // It has no version flag; its help starts `dbench version 4.00 - …`.
+        Tool::Tbench => "--help",
     };
     vec![program.as_os_str().to_owned(), flag.into()]
 }
@@ -54,6 +56,11 @@ pub fn parse_version(tool: Tool, output: &str) -> Option<String> {
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_owned),
         Tool::Smbtorture => parse_smbtorture_version(output),
+        Tool::Tbench => output
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("dbench version "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(|v| format!("dbench {v}")),
     }
 }
 

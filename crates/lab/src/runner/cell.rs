@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use herd_store::{ClientRecord, Outcome, RepetitionRecord};
+use herd_topo::net::PATH_PORT;
 use herd_topo::Supervisor;
 
 use super::failure::{Phase, RunFailure, Stop};
@@ -206,8 +207,11 @@ fn new_record(
 fn build_place(cell: &Cell, dir: &Path, sup: &Supervisor) -> Result<Place, Stop> {
     let place = match cell.path {
         None => super::port::pick().map(Place::loopback),
-        Some(path) => super::launch::create_dir(dir)
-            .and_then(|()| Place::path(path, cell.link.as_ref(), sup.registry(), dir)),
+        Some(path) => super::launch::create_dir(dir).and_then(|()| {
+            // tbench_srv's port is built in; every other server takes the path's.
+            let port = cell.server.kind.fixed_port().unwrap_or(PATH_PORT);
+            Place::path(path, cell.link.as_ref(), port, sup.registry(), dir)
+        }),
     };
     place.map_err(|why| RunFailure::Setup(why).into())
 }

@@ -1,10 +1,13 @@
 //! A NetBench cell's phases (seed 004's file-serving half): start samba and the path's
 //! router, check that the path carries a TCP connection to smbd, warm up, then one
-//! smbtorture NBENCH run per step (its clients replaying dbench's NetBench trace for the
-//! step's time), and account: each step's throughput as a measurement, the servers' CPU time
+//! smbtorture NBENCH run per step and client host (its clients replaying dbench's NetBench
+//! trace for the step's time; on `four-links` four side by side), and account: each step's throughput as a measurement, the servers' CPU time
 //! over all the steps. There is no HTTP request to verify: a share that cannot be written,
 //! or an SMB dialect refused, fails the first step with smbtorture's cause, named
 //! (`client::smbtorture::NbenchError`).
+//!
+//! A calibration cell runs the same phases with tbench_srv as the server and tbench as the
+//! client: the trace over plain TCP, the path's ceiling for it.
 //!
 //! Each run is herd's child in the client's namespace, on the client's CPUs, in a process
 //! group of its own (the Supervisor's): smbtorture forks a process per client, and stopping
@@ -25,6 +28,7 @@ use super::failure::{Phase, RunFailure, Stop};
 use super::log_tail::last_lines_of;
 use super::watched::Started;
 use crate::client::smbtorture::{self, NbenchExit, NbenchJob, NbenchOutcome, DBENCH_CLIENT_TXT};
+use crate::client::tbench::{self, TbenchJob};
 use crate::client::Tool;
 use crate::error::with_causes;
 use crate::load::Warmup;
@@ -32,16 +36,60 @@ use crate::load::Warmup;
 /// Grace between SIGTERM and SIGKILL for an smbtorture past its time limit.
 const CLIENT_GRACE: Duration = Duration::from_secs(5);
 
-/// One client host's smbtorture of a step.
+/// One client host's trace client of a step.
 struct HostRun<'a> {
     /// Its number among the client hosts, from 1.
     number: usize,
-    job: NbenchJob<'a>,
-    /// `env -C DIR smbtorture …`.
+    job: TraceJob<'a>,
+    /// `env -C DIR PROGRAM …`.
     argv: Vec<OsString>,
     stdout: PathBuf,
     stderr: PathBuf,
     netns: Option<String>,
+}
+
+/// What replays the NetBench trace in a step: smbtorture's NBENCH over SMB against samba,
+/// or tbench over plain TCP against tbench_srv (a NetBench cell's calibration).
+enum TraceJob<'a> {
+    Nbench(NbenchJob<'a>),
+    Tbench(TbenchJob<'a>),
+}
+
+impl TraceJob<'_> {
+    fn argv(&self) -> Result<Vec<OsString>, String> {
+        match self {
+            TraceJob::Nbench(j) => j.argv().map_err(|e| e.to_string()),
+            TraceJob::Tbench(j) => j.argv().map_err(|e| e.to_string()),
+        }
+    }
+
+    fn kill_timeout(&self) -> Duration {
+        match self {
+            TraceJob::Nbench(j) => j.kill_timeout(),
+            TraceJob::Tbench(j) => tbench::kill_timeout(j.duration),
+        }
+    }
+
+    /// What the run measured, or its cause of failure in words.
+    fn parse(&self, out: &str, err: &str, exit: NbenchExit) -> Result<NbenchOutcome, String> {
+        match self {
+            TraceJob::Nbench(j) => smbtorture::parse(j, out, err, exit).map_err(|e| e.to_string()),
+            TraceJob::Tbench(j) => tbench::parse(j, out, err, exit).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Why a run that had to be stopped at its kill timeout never got going, when its output
+    /// says: tbench waits forever after a failed connect.
+    fn stuck_because(&self, out: &str, err: &str, after: Duration) -> Option<String> {
+        match self {
+            TraceJob::Nbench(_) => None,
+            TraceJob::Tbench(j) => match tbench::parse(j, out, err, NbenchExit::TimedOut { after })
+            {
+                Err(e @ tbench::TbenchError::NoServer { .. }) => Some(e.to_string()),
+                _ => None,
+            },
+        }
+    }
 }
 
 impl CellRun<'_> {
@@ -86,12 +134,13 @@ impl CellRun<'_> {
     ) -> Result<(NbenchOutcome, Option<f64>), Stop> {
         let e = self.ctx.experiment;
         let setup = |what: String| Stop::from(RunFailure::Setup(what));
+        let tool = self.cell.client;
         let program = self
             .ctx
             .ready
             .clients
-            .get(&Tool::Smbtorture)
-            .ok_or_else(|| setup("the client smbtorture was not located".to_owned()))?;
+            .get(&tool)
+            .ok_or_else(|| setup(format!("the client {tool} was not located")))?;
         let dir = self.dir.join("client").join(format!("{}-{step}", phase.name()));
         let hosts = self.place.clients();
         let spread = hosts.len() > 1;
@@ -101,28 +150,38 @@ impl CellRun<'_> {
             if n == 0 {
                 continue;
             }
-            // A share each: runs side by side in one share would delete each other's files.
-            let share = herd_drivers::SAMBA_SHARES
-                .get(i)
-                .ok_or_else(|| setup(format!("smbd has no share for client host {}", i + 1)))?;
             let dir = if spread { dir.join(host.name()) } else { dir.clone() };
             std::fs::create_dir_all(&dir)
                 .map_err(|err| setup(format!("cannot create {}: {err}", dir.display())))?;
-            let job = NbenchJob {
-                program,
-                server,
-                share,
-                clients: n,
-                duration: limit,
-                loadfile: Path::new(DBENCH_CLIENT_TXT),
+            let loadfile = Path::new(DBENCH_CLIENT_TXT);
+            let job = match tool {
+                Tool::Tbench => TraceJob::Tbench(TbenchJob {
+                    program,
+                    server: server.ip(),
+                    clients: n,
+                    duration: limit,
+                    loadfile,
+                }),
+                _ => TraceJob::Nbench(NbenchJob {
+                    program,
+                    server,
+                    // A share each: runs side by side in one share would delete each
+                    // other's files.
+                    share: herd_drivers::SAMBA_SHARES.get(i).ok_or_else(|| {
+                        setup(format!("smbd has no share for client host {}", i + 1))
+                    })?,
+                    clients: n,
+                    duration: limit,
+                    loadfile,
+                }),
             };
-            let argv = job.argv().map_err(|err| setup(err.to_string()))?;
+            let argv = job.argv().map_err(setup)?;
             if phase == Phase::Measure && step == 1 && runs.is_empty() {
                 self.rec.client.argv =
                     argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             }
             // Started through `env -C`, which changes to the run's own directory and execs it
-            // (the PID herd records is smbtorture's): smbtorture writes its scratch directory
+            // (the PID herd records is the client's): smbtorture writes its scratch directory
             // there.
             let mut chdir: Vec<OsString> = vec!["env".into(), "-C".into(), dir.clone().into()];
             chdir.extend(argv);
@@ -151,43 +210,56 @@ impl CellRun<'_> {
                 netns: r.netns.as_deref(),
             })
             .collect();
-        let kill_after = smbtorture::kill_timeout(limit);
+        let kill_after = runs.first().map_or(limit, |r| r.job.kill_timeout());
         let cancel = Some(self.ctx.cancel);
         let ends = self
             .sup
             .run_all(&spawns, kill_after, CLIENT_GRACE, cancel)
-            .map_err(|err| setup(format!("cannot run smbtorture: {}", with_causes(&err))))?;
+            .map_err(|err| setup(format!("cannot run {tool}: {}", with_causes(&err))))?;
         let client_cancelled = ends.iter().any(|f| f.cancelled);
         if client_cancelled || self.cancelled() {
             return Err(Stop::Cancelled { client: client_cancelled });
         }
-        if let Some((r, _)) = runs.iter().zip(&ends).find(|(_, f)| f.timed_out) {
-            let failed = RunFailure::ClientTimedOut {
-                tool: Tool::Smbtorture,
-                phase,
-                limit: kill_after,
-                stderr_tail: last_lines_of(&r.stderr),
+        // Which client host's run it was, when there are several.
+        let on_host = |r: &HostRun, problem: String| {
+            if spread {
+                format!("on client host {} of {}: {problem}", r.number, hosts.len())
+            } else {
+                problem
+            }
+        };
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        if let Some((r, f)) = runs.iter().zip(&ends).find(|(_, f)| f.timed_out) {
+            let (out, err) = (read(&r.stdout), read(&r.stderr));
+            let failed = match r.job.stuck_because(&out, &err, kill_after) {
+                Some(problem) => RunFailure::ClientFailed {
+                    tool,
+                    phase,
+                    status: f.status,
+                    problem: Some(on_host(r, problem)),
+                    stderr_tail: None,
+                },
+                None => RunFailure::ClientTimedOut {
+                    tool,
+                    phase,
+                    limit: kill_after,
+                    stderr_tail: last_lines_of(&r.stderr),
+                },
             };
             return Err(started.exited(self.sup).unwrap_or(failed).into());
         }
         let mut outcomes = Vec::with_capacity(runs.len());
         for (r, f) in runs.iter().zip(&ends) {
-            let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
             let (out, err) = (read(&r.stdout), read(&r.stderr));
-            let parsed = smbtorture::parse(&r.job, &out, &err, NbenchExit::from(f.status));
+            let parsed = r.job.parse(&out, &err, NbenchExit::from(f.status));
             let outcome = parsed.map_err(|problem| {
-                // The error names smbtorture's cause (and quotes its line where that
-                // explains it), and which client host's run it was when there are several.
-                let problem = if spread {
-                    format!("on client host {} of {}: {problem}", r.number, hosts.len())
-                } else {
-                    problem.to_string()
-                };
+                // The error names the client's cause (and quotes its line where that
+                // explains it).
                 let failed = RunFailure::ClientFailed {
-                    tool: Tool::Smbtorture,
+                    tool,
                     phase,
                     status: f.status,
-                    problem: Some(problem),
+                    problem: Some(on_host(r, problem)),
                     stderr_tail: None,
                 };
                 Stop::from(started.exited(self.sup).unwrap_or(failed))
@@ -195,7 +267,7 @@ impl CellRun<'_> {
             outcomes.push(outcome);
         }
         let merged = NbenchOutcome::merged(&outcomes)
-            .ok_or_else(|| setup("no smbtorture ran (a step of no clients)".to_owned()))?;
+            .ok_or_else(|| setup(format!("no {tool} ran (a step of no clients)")))?;
         let cpu = ends.iter().map(|f| f.cpu_seconds).sum::<Option<f64>>();
         Ok((merged, cpu))
     }
@@ -209,7 +281,11 @@ impl CellRun<'_> {
         after: &Usage,
         steps: Vec<Measurement>,
     ) -> Result<(), Stop> {
-        self.record_server_cpu(before, after);
+        // tbench_srv's per-connection processes end with their connections, reaped by
+        // nobody herd can ask (they read 0 s): its CPU is left unknown, not recorded as 0.
+        if self.cell.server.kind != herd_drivers::ServerKind::Tbench {
+            self.record_server_cpu(before, after);
+        }
         let router_cpu = super::account::used(before.router, after.router);
         if let (Some(b), Some(a)) = (&before.network, &after.network) {
             let bytes: u64 = steps.iter().map(|m| m.bytes_total).sum();
@@ -227,7 +303,7 @@ impl CellRun<'_> {
         if idle {
             // Nothing moved: as a run in which no request got an answer.
             let failures = Vec::new();
-            return Err(RunFailure::NoResponse { tool: Tool::Smbtorture, failures }.into());
+            return Err(RunFailure::NoResponse { tool: self.cell.client, failures }.into());
         }
         Ok(())
     }

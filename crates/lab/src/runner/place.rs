@@ -13,7 +13,7 @@ use herd_drivers::Probe;
 
 use crate::netstat::{self, Counters, HostSnapshot, NetworkFacts};
 use herd_topo::net::plan::EPHEMERAL_PORTS;
-use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, TopologyError, PATH_PORT};
+use herd_topo::net::{apply, netns, Host, Path, Plan, Shaping, Topology, TopologyError};
 use herd_topo::Registry;
 
 /// Where one run's programs are.
@@ -48,10 +48,12 @@ impl Place {
     }
 
     /// `path` (links shaped to `link`) built in fresh namespaces, recorded in `registry`
-    /// first; `scratch` takes the commands' output.
+    /// first, the server to listen on `port` (the lab's PATH_PORT, or a server's built-in
+    /// one); `scratch` takes the commands' output.
     pub(super) fn path(
         path: Path,
         link: Option<&Shaping>,
+        port: u16,
         registry: Option<&Registry>,
         scratch: &FsPath,
     ) -> Result<Place, String> {
@@ -66,7 +68,7 @@ impl Place {
         for _ in 0..100 {
             let n = RUNS.fetch_add(1, Ordering::Relaxed);
             let tag = format!("herd-{}-{n}", std::process::id());
-            let plan = Plan::for_path(&tag, path, PATH_PORT, link)?;
+            let plan = Plan::for_path(&tag, path, port, link)?;
             match apply(&plan, registry, scratch) {
                 Ok(topology) => {
                     built = Some((plan, topology));
@@ -85,10 +87,10 @@ impl Place {
         // One server process on every address of its host (two for a balanced path): the
         // namespace has no other address to expose it on.
         let listen = match plan.server_addrs.as_slice() {
-            [one] => SocketAddr::from((*one, PATH_PORT)),
-            _ => SocketAddr::from((Ipv4Addr::UNSPECIFIED, PATH_PORT)),
+            [one] => SocketAddr::from((*one, port)),
+            _ => SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)),
         };
-        let target = SocketAddr::from((plan.target, PATH_PORT));
+        let target = SocketAddr::from((plan.target, port));
         Ok(Place { listen, target, network: Some(Network { topology, link: link.cloned() }) })
     }
 

@@ -38,9 +38,19 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     let mut missing: Vec<String> = Vec::new();
     let mut programs = BTreeMap::new();
     // Only the servers of cells that run: a server whose every cell is refused starts never.
-    let used = |name: &String| cells.iter().any(|c| &c.server.name == name);
-    for (name, def) in e.servers.iter().filter(|(name, _)| used(name)) {
-        let needed = programs_needed(def.kind, def.php);
+    // By the cells' servers, not the file's: the calibration server is herd serve in HTTP
+    // cells and tbench_srv in NetBench ones (`matrix::cells`), so one name may need both.
+    let mut wanted: BTreeMap<&str, Vec<&'static herd_drivers::Program>> = BTreeMap::new();
+    for c in cells {
+        let needed = wanted.entry(c.server.name.as_str()).or_default();
+        for p in programs_needed(c.server.kind, c.server.php) {
+            if !needed.iter().any(|n| std::ptr::eq(*n, p)) {
+                needed.push(p);
+            }
+        }
+    }
+    for (name, needed) in wanted {
+        let name = name.to_owned();
         match Programs::locate(&needed, herd_exe) {
             Ok(p) => {
                 programs.insert(name.clone(), p);
