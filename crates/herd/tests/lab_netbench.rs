@@ -312,3 +312,26 @@ fn netbench_spread_over_four_links() {
     no_run_dir(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A share the guests cannot reach (the run directory under a TMPDIR whose parent is 0700,
+/// as under /root) is refused before anything starts, naming the directory; smbtorture
+/// alone would have said "Unknown error/failure" three times.
+#[test]
+fn a_share_guests_cannot_reach_is_refused_up_front() {
+    require_root();
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("nbclosed");
+    let closed = dir.join("closed");
+    let tmp = closed.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = lab_run(&tmp, std::path::Path::new("netbench-quick")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let named = format!("{} (mode 700) does not let other users through", closed.display());
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(stderr.contains("set TMPDIR to a directory every user can enter"), "{stderr}");
+    no_run_dir(&tmp);
+    no_process_under(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

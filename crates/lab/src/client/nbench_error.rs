@@ -64,6 +64,16 @@ pub enum NbenchError {
          guests in (`map to guest = Bad User`, and `guest ok = yes` on the share)"
     )]
     LogonFailure { server: SocketAddr },
+    /// `Unable to setup \clients - ERRSRV:ERRbaduid`: NBENCH's first step, deleting and
+    /// making `\clients` in the share, was refused: the guest cannot reach or write the
+    /// share's directory (seen with the share under a 0700 directory).
+    #[error(
+        "the SMB server at {server} would not let the guest make \\clients in share \
+         `{share}` ({status}): the share's directory must be reachable and writable by the \
+         user guests map to (every directory above it searchable by others: keep TMPDIR \
+         under /tmp), and the server's log says more"
+    )]
+    ShareUnusable { server: SocketAddr, share: String, status: String },
     /// A client stopped replaying the load file: an operation did not get the status the
     /// trace expects (`[3] Error: NTCreateX should have succeeded - NT_STATUS_ACCESS_DENIED`).
     #[error(
@@ -125,6 +135,11 @@ mod tests {
             NbenchError::NoSuchShare { server, share: "bench".into() },
             NbenchError::Smb1Refused { server },
             NbenchError::LogonFailure { server },
+            NbenchError::ShareUnusable {
+                server,
+                share: "bench".into(),
+                status: "ERRSRV:ERRbaduid".into(),
+            },
             NbenchError::ClientStopped { line: 3, what: "NTCreateX".into() },
             NbenchError::Killed { signal: 15 },
             NbenchError::TimedOut { after: Duration::from_secs(64) },

@@ -18,7 +18,7 @@ use super::smbtorture::{
 };
 
 /// Every smbtorture fixture, with the job that made it.
-const FIXTURES: [&str; 10] = [
+const FIXTURES: [&str; 11] = [
     "smbtorture-success",
     "smbtorture-one-second",
     "smbtorture-warmup",
@@ -29,6 +29,7 @@ const FIXTURES: [&str; 10] = [
     "smbtorture-no-loadfile",
     "smbtorture-access-denied",
     "smbtorture-killed",
+    "smbtorture-share-unreachable",
 ];
 
 fn dir(name: &str) -> PathBuf {
@@ -62,6 +63,7 @@ fn job_for(name: &str) -> NbenchJob<'static> {
         "smbtorture-refused" => 4459,
         "smbtorture-smb1-refused" => 4454,
         "smbtorture-access-denied" => 4451,
+        "smbtorture-share-unreachable" => 4470,
         _ => 4453,
     };
     let seconds = match name {
@@ -179,6 +181,14 @@ fn failures_name_the_real_cause() {
         }
     );
     assert_eq!(e("smbtorture-killed"), NbenchError::Killed { signal: 15 });
+    // smbtorture's own report says only "Unknown error/failure".
+    assert_eq!(
+        e("smbtorture-share-unreachable").to_string(),
+        "the SMB server at 127.0.0.1:4470 would not let the guest make \\clients in share \
+         `bench` (ERRSRV:ERRbaduid): the share's directory must be reachable and writable by \
+         the user guests map to (every directory above it searchable by others: keep TMPDIR \
+         under /tmp), and the server's log says more"
+    );
     for name in FIXTURES {
         if let Err(err) = parse_fixture(name) {
             herd_testutil::causes::assert_no_repeated_cause(&err.to_string());

@@ -323,6 +323,15 @@ fn failure(job: &NbenchJob, stdout: &str, stderr: &str, exit: NbenchExit) -> Nbe
         Some("NT_STATUS_LOGON_FAILURE") => return NbenchError::LogonFailure { server },
         _ => {}
     }
+    // `Unable to setup \clients - ERRSRV:ERRbaduid`: the share, before any client ran.
+    if let Some(status) = lines(stdout).find_map(|l| l.strip_prefix("Unable to setup \\clients - "))
+    {
+        return NbenchError::ShareUnusable {
+            server,
+            share: job.share.to_owned(),
+            status: status.to_owned(),
+        };
+    }
     // `[3] Error: NTCreateX should have succeeded - NT_STATUS_ACCESS_DENIED`
     if let Some(stopped) = lines(stdout).find_map(client_error) {
         return stopped;

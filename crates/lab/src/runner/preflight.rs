@@ -136,7 +136,34 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     } else {
         None
     };
+    if root && cells.iter().any(|c| c.server.kind == herd_drivers::ServerKind::Samba) {
+        guests_reach(&std::env::temp_dir()).map_err(LabError::Setup)?;
+    }
     Ok(Ready { programs, clients, user, proxies })
+}
+
+/// As root, smbd serves its guests as `nobody`, and its share is in the run directory under
+/// `tmp` (TMPDIR): every directory above must let other users through, or NBENCH fails with
+/// smbtorture's "Unknown error/failure" (`Unable to setup \clients - ERRSRV:ERRbaduid`,
+/// seen with TMPDIR under /root). Err names the directory that does not.
+fn guests_reach(tmp: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    for dir in tmp.ancestors() {
+        let Ok(meta) = std::fs::metadata(dir) else { continue };
+        let mode = meta.permissions().mode();
+        if mode & 0o001 == 0 {
+            return Err(format!(
+                "samba's share would be under {} (TMPDIR), and {} (mode {:o}) does not let \
+                 other users through: smbd serves guests as nobody, who could not reach the \
+                 share; set TMPDIR to a directory every user can enter (/tmp, or chmod o+x {})",
+                tmp.display(),
+                dir.display(),
+                mode & 0o7777,
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A link's rate needs tc tbf, a delay or loss tc netem: the kernel is asked (a probe on a
@@ -220,4 +247,24 @@ pub(super) fn run_capture(
 pub(super) fn unknown(output: &str) -> String {
     let first = output.lines().next().unwrap_or("no output").trim();
     format!("unknown ({first})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guests_reach;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_closed_directory_above_the_share_is_named() {
+        assert_eq!(guests_reach(std::path::Path::new("/tmp")), Ok(()));
+        let base = std::env::temp_dir().join(format!("herd-guests-{}", std::process::id()));
+        let inner = base.join("tmp");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let e = guests_reach(&inner).unwrap_err();
+        assert!(e.contains(&format!("{} (mode 700) does not let", base.display())), "{e}");
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(guests_reach(&inner), Ok(()));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }
