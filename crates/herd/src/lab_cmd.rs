@@ -15,12 +15,13 @@ use herd_lab::experiment::{self, Experiment, Placed};
 use herd_lab::runner::progress::{Progress, RunSummary};
 use herd_lab::runner::{self, LabRun};
 use herd_lab::{bundled, matrix, plan};
-use herd_store::{Migration, Store, SCHEMA_VERSION};
+use herd_store::{ExperimentId, Migration, Store, SCHEMA_VERSION};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum LabCommand {
-    /// Run an experiment: a file, or a bundled one by name (default: quickstart).
+    /// Run an experiment: a file, or a bundled one by name (default: quickstart); or, with
+    /// --resume, the rest of an unfinished one.
     Run(RunArgs),
     /// List the bundled experiments.
     List,
@@ -46,6 +47,19 @@ pub(crate) struct RunArgs {
     /// The results store (SQLite), created if missing.
     #[arg(long, value_name = "FILE", default_value = "herd-results.db")]
     store: PathBuf,
+    /// Run the rest of an unfinished experiment of the store: experiment ID, or the most
+    /// recent one stopped by Ctrl-C or left running by a herd that died. Its definition,
+    /// order seed and stored runs come from the store (so no EXPERIMENT); only the runs not
+    /// stored yet run. Refused where herd, a client, the client's CPUs or the machine
+    /// changed since it began.
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        value_parser = resume_id,
+        conflicts_with_all = ["experiment", "dry_run"]
+    )]
+    resume: Option<Option<ExperimentId>>,
     /// One line per run instead of a progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -91,8 +105,28 @@ fn load(name: &str) -> anyhow::Result<Experiment> {
     }
 }
 
+/// `--resume`'s value: an experiment's number.
+fn resume_id(text: &str) -> Result<ExperimentId, String> {
+    text.parse::<i64>().ok().filter(|&n| n > 0).map(ExperimentId).ok_or_else(|| {
+        format!(
+            "`{text}` is not an experiment's number: --resume reads the experiment from the store, \
+             so give the number `herd report STORE --list` shows, or nothing for the most recent \
+             unfinished one"
+        )
+    })
+}
+
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let mut e = load(&args.experiment)?;
+    // A resumed experiment is read from the store, as it ran, never from its file.
+    let (mut e, resume, store) = match args.resume {
+        Some(id) => {
+            let store =
+                Store::open_existing(&args.store).context("cannot open the results store")?;
+            let resume = runner::resume::find(&store, id)?;
+            (resume.experiment()?, Some(resume), Some(store))
+        }
+        None => (load(&args.experiment)?, None, None),
+    };
     match e.place(&herd_topo::cpuset::usable()) {
         Placed::AsWritten => {}
         Placed::Apart { servers, client } => {
@@ -120,7 +154,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Before the store is opened: a machine that cannot run the experiment leaves no file.
     let checked = runner::preflight(&e, &herd_exe)?;
-    let mut store = Store::open(&args.store).context("cannot open the results store")?;
+    let mut store = match store {
+        Some(store) => store,
+        None => Store::open(&args.store).context("cannot open the results store")?,
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let cancel = Arc::clone(&cancel);
@@ -162,6 +199,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             plan: plan_text,
             cancel: &cancel,
             progress: progress.as_mut(),
+            resume: resume.as_ref(),
         },
     )?;
     drop(progress);
@@ -172,18 +210,21 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let removed = if finished.run_dir_removed { "removed" } else { "could not remove" };
     if finished.interrupted {
         eprintln!(
-            "herd: interrupted after {} of {} runs; results kept in {} (experiment {}); stopped {} processes; {removed} {}",
+            "herd: interrupted after {} of {} runs; results kept in {} (experiment {}); stopped {} processes; {removed} {}; `herd lab run --store {} --resume {}` runs the rest",
             finished.runs_done,
             finished.runs_planned,
             args.store.display(),
             finished.experiment.0,
             finished.stopped,
-            finished.run_dir.display()
+            finished.run_dir.display(),
+            args.store.display(),
+            finished.experiment.0,
         );
         return Ok(ExitCode::from(INTERRUPTED));
     }
+    let resumed = finished.resumed.map(|n| format!(", resumed after {n}")).unwrap_or_default();
     eprintln!(
-        "herd lab: {} runs in {} (experiment {}, order seed {}); `herd report {}` shows them again, `herd report {} --html report.html` as a page with charts",
+        "herd lab: {} runs in {} (experiment {}{resumed}, order seed {}); `herd report {}` shows them again, `herd report {} --html report.html` as a page with charts",
         finished.runs_done,
         args.store.display(),
         finished.experiment.0,
@@ -277,8 +318,11 @@ struct Bar {
 }
 
 impl Progress for Bar {
-    fn begin(&mut self, planned: usize, _cells: usize) {
+    fn begin(&mut self, done: usize, planned: usize, _cells: usize) {
         let bar = ProgressBar::new(planned as u64);
+        // A resumed experiment starts where it stopped; the ETA counts this run's runs only.
+        bar.set_position(done as u64);
+        bar.reset_eta();
         let style = ProgressStyle::with_template(
             "{bar:30.cyan/blue} {pos}/{len} runs  {elapsed} elapsed, ETA {eta}  {wide_msg}",
         )
@@ -322,7 +366,7 @@ impl Progress for Bar {
 struct Lines;
 
 impl Progress for Lines {
-    fn begin(&mut self, planned: usize, cells: usize) {
+    fn begin(&mut self, _done: usize, planned: usize, cells: usize) {
         eprintln!("herd lab: {planned} runs planned over {cells} cells");
     }
     fn run_started(&mut self, _: usize, _: usize, _: &matrix::Cell, _: u32) {}

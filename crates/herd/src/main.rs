@@ -35,9 +35,10 @@ Exit codes:
   herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad
               usage, 3 a --fail-if condition did not hold, 4 no request got a response (the
               summary and --json are written, without a client verdict)
-  herd lab    0 done, 1 cannot start (bad experiment file, missing program), 2 bad usage,
-              3 done but some runs failed (kept with their reasons), 130 interrupted (finished
-              runs kept, everything herd started stopped)
+  herd lab    0 done, 1 cannot start (bad experiment file, missing program, nothing to
+              --resume), 2 bad usage, 3 done but some runs failed (kept with their reasons),
+              130 interrupted (finished runs kept, everything herd started stopped; `herd lab
+              run --resume` runs the rest)
   herd report 0 done, 1 no such store or experiment, or what was asked cannot be done
               (a --compare that pairs nothing, an --html path that cannot be written), 2 bad
               usage

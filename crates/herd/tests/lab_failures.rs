@@ -131,6 +131,7 @@ fn each_phase_that_fails_is_stored_with_its_kind_and_counted_by_the_report() {
             plan: String::new(),
             cancel: &cancel,
             progress: &mut Silent,
+            resume: None,
         },
     )
     .unwrap();

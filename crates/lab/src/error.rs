@@ -19,6 +19,9 @@ pub enum LabError {
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Store(#[from] herd_store::StoreError),
+    /// `herd lab run --resume` refused or stopped.
+    #[error(transparent)]
+    Resume(#[from] crate::runner::resume::ResumeError),
     #[error("the matrix has no cells: every combination is excluded")]
     NoCells,
     /// Every cell's protocol is one its server, client or path cannot carry.

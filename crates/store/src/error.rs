@@ -101,6 +101,12 @@ pub enum StoreError {
     #[error("no experiment {id} in results store {path}; `herd report {path} --list` shows the ones it holds")]
     UnknownExperiment { path: PathBuf, id: ExperimentId },
 
+    /// [`crate::Store::reopen_experiment`] on an experiment that is `done`.
+    #[error(
+        "experiment {id} in results store {path} is done: every run it planned is stored, so there is nothing to resume (`herd report {path} --experiment {id}` shows it)"
+    )]
+    AlreadyDone { path: PathBuf, id: ExperimentId },
+
     #[error(
         "experiment {experiment}: cell {cell_key:?}: repetition {repetition} is already recorded"
     )]

@@ -6,7 +6,8 @@
 //!   opens one for a report (never writes; refuses an older schema), [`Store::migrate_file`]
 //!   upgrades one after keeping a copy ([`Migration`]), [`Store::in_memory`] is for tests. The lab writes through [`Store::begin_experiment`],
 //!   [`Store::record_repetition`] (one transaction per repetition, so an interrupted run
-//!   leaves only whole repetitions) and [`Store::finish_experiment`]; reports read through
+//!   leaves only whole repetitions) and [`Store::finish_experiment`], and a resumed run
+//!   through [`Store::reopen_experiment`]; reports read through
 //!   [`Store::experiments`] and [`Store::load_experiment`].
 //! - What is written: [`NewExperiment`], [`RepetitionRecord`] with its [`ClientRecord`],
 //!   [`ServerRecord`]s and [`herd_stats::Measurement`]s (counters, failures by kind, statuses,

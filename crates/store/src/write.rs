@@ -134,6 +134,62 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Opens an unfinished experiment again to run the rest of it (`herd lab run --resume`):
+    /// its status goes back to `running`, its finishing time is cleared and its note becomes
+    /// `note`; each of `environment`'s entries replaces the entry of the same key, or is
+    /// added after the others. A `done` experiment is refused ([`StoreError::AlreadyDone`]),
+    /// and nothing is changed.
+    pub fn reopen_experiment(
+        &mut self,
+        exp: ExperimentId,
+        note: &str,
+        environment: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let path: &std::path::Path = &self.path;
+        let sqlite = |context: &'static str| move |err| StoreError::from_sqlite(path, context, err);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite("begin a transaction"))?;
+        let status: Option<String> = tx
+            .query_row("SELECT status FROM experiment WHERE id = ?1", [exp.0], |row| row.get(0))
+            .optional()
+            .map_err(sqlite("look up the experiment"))?;
+        match status.as_deref() {
+            None => {
+                return Err(StoreError::UnknownExperiment { path: path.to_path_buf(), id: exp })
+            }
+            Some(s) if s == ExperimentStatus::Done.as_str() => {
+                return Err(StoreError::AlreadyDone { path: path.to_path_buf(), id: exp })
+            }
+            Some(_) => {}
+        }
+        tx.execute(
+            "UPDATE experiment SET status = ?2, finished_at = NULL, note = ?3 WHERE id = ?1",
+            params![exp.0, ExperimentStatus::Running.as_str(), note],
+        )
+        .map_err(sqlite("reopen the experiment"))?;
+        for (key, value) in environment {
+            let replaced = tx
+                .execute(
+                    "UPDATE experiment_environment SET value = ?3
+                     WHERE experiment_id = ?1 AND key = ?2",
+                    params![exp.0, key, value],
+                )
+                .map_err(sqlite("update the environment"))?;
+            if replaced == 0 {
+                tx.execute(
+                    "INSERT INTO experiment_environment (experiment_id, position, key, value)
+                     SELECT ?1, coalesce(max(position) + 1, 0), ?2, ?3
+                     FROM experiment_environment WHERE experiment_id = ?1",
+                    params![exp.0, key, value],
+                )
+                .map_err(sqlite("add to the environment"))?;
+            }
+        }
+        tx.commit().map_err(sqlite("commit the reopened experiment"))
+    }
 }
 
 /// One repetition's rows, written inside the caller's transaction.

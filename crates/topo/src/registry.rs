@@ -33,8 +33,7 @@ impl Registry {
         let dir = parent.join(format!("{RUN_DIR_PREFIX}{pid}-{nanos:08x}"));
         fs::create_dir(&dir)?;
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))?;
-        let started = start_time(pid).unwrap_or(0);
-        fs::write(dir.join("owner"), format!("{pid} {started}\n"))?;
+        fs::write(dir.join("owner"), format!("{}\n", owner()))?;
         Ok(Registry { dir })
     }
 
@@ -59,6 +58,27 @@ impl Registry {
     pub fn remove(self) -> io::Result<()> {
         fs::remove_dir_all(&self.dir)
     }
+}
+
+/// This process as a run directory's `owner` file names its lab run: `PID START_TIME`. The
+/// lab also stores it with an experiment, so a later `herd lab run --resume` can tell a run
+/// that died from one that still goes ([`owner_alive`]).
+pub fn owner() -> String {
+    let pid = std::process::id();
+    format!("{pid} {}", start_time(pid).unwrap_or(0))
+}
+
+/// Whether the lab run an [`owner`] text names still runs: the same PID with the same start
+/// time, so a PID the kernel has since given to another process does not count. None: the
+/// text is not an owner's.
+pub fn owner_alive(owner: &str) -> Option<bool> {
+    let mut it = owner.split_whitespace();
+    let pid: u32 = it.next()?.parse().ok()?;
+    let started: u64 = it.next()?.parse().ok()?;
+    if it.next().is_some() {
+        return None;
+    }
+    Some(started != 0 && start_time(pid) == Some(started))
 }
 
 /// What `clean` found and did.
@@ -175,10 +195,8 @@ fn maker_alive(name: &str) -> bool {
 /// The owner's PID when the lab run that made `dir` is still alive.
 fn live_owner(dir: &Path) -> Option<u32> {
     let text = fs::read_to_string(dir.join("owner")).ok()?;
-    let mut it = text.split_whitespace();
-    let pid: u32 = it.next()?.parse().ok()?;
-    let started: u64 = it.next()?.parse().ok()?;
-    (pid != std::process::id() && start_time(pid) == Some(started)).then_some(pid)
+    let pid: u32 = text.split_whitespace().next()?.parse().ok()?;
+    (pid != std::process::id() && owner_alive(&text)?).then_some(pid)
 }
 
 /// Recorded processes that still run (same PID, same start time).
@@ -200,6 +218,20 @@ mod tests {
     use super::*;
     use crate::{CpuSet, Spawn, Supervisor};
     use std::ffi::OsString;
+
+    #[test]
+    fn an_owner_is_alive_while_its_process_with_its_start_time_runs() {
+        let me = owner();
+        assert_eq!(owner_alive(&me), Some(true), "{me}");
+        let pid = std::process::id();
+        let started = start_time(pid).unwrap();
+        // The same PID with another start time: a later process, not the lab run.
+        assert_eq!(owner_alive(&format!("{pid} {}", started + 1)), Some(false));
+        assert_eq!(owner_alive(&format!("{} 1", pid + 1_000_000)), Some(false));
+        for junk in ["", "12", "x 1", "1 y", "1 2 3"] {
+            assert_eq!(owner_alive(junk), None, "{junk:?}");
+        }
+    }
 
     #[test]
     fn clean_stops_recorded_processes_of_a_dead_owner_only() {

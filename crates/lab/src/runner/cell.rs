@@ -216,6 +216,14 @@ fn build_place(cell: &Cell, dir: &Path, sup: &Supervisor) -> Result<Place, Stop>
     place.map_err(|why| RunFailure::Setup(why).into())
 }
 
+/// The figure the spread rule judges a run by: its requests per second over all steps, or a
+/// NetBench run's Mbit/s. Computed from the record alone, so a run read back from the store
+/// (a resumed experiment's) gives the figure it gave when it ran.
+pub(super) fn figure(cell: &Cell, rec: &RepetitionRecord) -> f64 {
+    let s = summary(cell, rec, Duration::ZERO);
+    s.mbit_per_second.unwrap_or(s.requests_per_second)
+}
+
 /// The run in a few figures, for the progress line.
 fn summary(cell: &Cell, rec: &RepetitionRecord, took: Duration) -> RunSummary {
     let completed: u64 = rec.measurements.iter().map(|m| m.completed).sum();

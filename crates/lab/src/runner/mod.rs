@@ -1,16 +1,17 @@
 //! The runner: a checked experiment in, every repetition of every cell run and stored.
 //!
-//! Rounds: repetition r of every cell, in an order shuffled for that round; after the minimum,
-//! more rounds for the cells whose spread (relative standard deviation of requests per
-//! second) is still over the bound, up to the maximum. Each run of a cell is a sequence of
-//! phases (`cell.rs`, `CellRun::measure`): start the servers afresh in a directory of their
+//! Rounds (`rounds.rs`): repetition r of every cell, in an order shuffled for that round;
+//! after the minimum, more rounds for the cells whose spread (relative standard deviation of
+//! requests per second) is still over the bound, up to the maximum. Each run of a cell is a
+//! sequence of phases (`cell.rs`, `CellRun::measure`): start the servers afresh in a directory of their
 //! own (`servers.rs`), start a proxy path's router program (`router.rs`), check the path and
 //! verify the workload's answer (`checks.rs`), warm up and measure with the servers' CPU time
 //! around the client (`client_run.rs`), account (`account.rs`); then everything it started is
 //! stopped by PID and the result written in one transaction. A phase that fails ends the run
 //! with a typed `RunFailure` (`failure.rs`), stored as its kind and message. Ctrl-C (the
 //! `cancel` flag) stops between or inside a run: what finished is kept, the run in flight is
-//! dropped, and everything herd started is stopped.
+//! dropped, and everything herd started is stopped. `--resume` (`resume.rs`) runs an
+//! unfinished experiment to its end: the same rounds, without the runs already stored.
 
 mod account;
 mod cell;
@@ -26,17 +27,18 @@ mod port;
 mod preflight;
 pub mod progress;
 mod readiness;
+pub mod resume;
+mod rounds;
 mod router;
 mod servers;
 mod user;
 mod watched;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use herd_stats::repetitions::relative_std_dev;
 use herd_store::{ExperimentId, ExperimentStatus, NewExperiment, RunFailureKind, Store};
 use herd_topo::{Registry, Supervisor};
 
@@ -44,6 +46,8 @@ use crate::error::LabError;
 use crate::experiment::Experiment;
 use crate::matrix::{cells, Cell};
 use progress::Progress;
+use resume::Resume;
+use rounds::Rounds;
 
 /// Version of the method the runner applies (warm-up, verify, repetitions, drain): stored
 /// with every result so that results of different methods are never mixed unknowingly.
@@ -118,14 +122,21 @@ pub struct LabRun<'a> {
     pub plan: String,
     pub cancel: &'a AtomicBool,
     pub progress: &'a mut dyn Progress,
+    /// The unfinished experiment to run to its end (`--resume`; [`resume::find`]), whose
+    /// definition `experiment` is; None: a new experiment.
+    pub resume: Option<&'a Resume>,
 }
 
 /// How a lab run ended.
 #[derive(Debug)]
 pub struct Finished {
     pub experiment: ExperimentId,
+    /// Every run stored, a resumed experiment's earlier ones included.
     pub runs_done: usize,
-    /// The kind of every failed run, in the order they ran (as many as failed).
+    /// A resumed experiment's runs stored before this lab run.
+    pub resumed: Option<usize>,
+    /// The kind of every failed run (a resumed experiment's stored ones first), in the
+    /// order they ran (as many as failed).
     pub failures: Vec<RunFailureKind>,
     pub runs_planned: usize,
     pub interrupted: bool,
@@ -169,22 +180,172 @@ fn run_in(
         .map_err(|source| LabError::Io { path: docroot_dir.clone(), source })?;
     let mut versions = preflight::versions(ready, run_dir, sup);
 
-    let seed = e.runner.seed.unwrap_or_else(|| {
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    });
-    let mut environment = crate::environment::record(&r.herd_version);
+    let seed = match r.resume {
+        Some(resume) => resume.seed()?,
+        None => e.runner.seed.unwrap_or_else(|| {
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+        }),
+    };
+    let environment = environment(e, &r.herd_version, seed, &versions);
+    let mut rounds = Rounds::new(all.len(), &e.repetitions, seed);
+    let mut stored = HashSet::new();
+    let mut failures = Vec::new();
+    if let Some(resume) = r.resume {
+        resume.check_environment(&environment, METHODOLOGY_VERSION)?;
+        let runs = resume.runs(all)?;
+        for &(cell, rep, figure) in &runs.figures {
+            rounds.record(cell, rep, figure);
+        }
+        stored = runs.done;
+        failures = runs.failures;
+    }
+    let resumed = r.resume.map(|_| stored.len());
+    let (mut planned, mut counted) = rounds.planned(|cell, rep| stored.contains(&(cell, rep)));
+    let mut done = stored.len();
+    // The note a resumed experiment keeps: what it said before, and when it was resumed.
+    let mut history = None;
+    let exp_id = match r.resume {
+        Some(resume) => {
+            let note = resume.note(&now_rfc3339(), done, planned);
+            let owner = [(resume::LAB_PROCESS.to_owned(), herd_topo::registry::owner())];
+            r.store.reopen_experiment(resume.id(), &note, &owner)?;
+            history = Some(note);
+            resume.id()
+        }
+        None => r.store.begin_experiment(&new_experiment(r, environment)?)?,
+    };
+    let server_versions = r.resume.map(|resume| (resume, resume.server_versions()));
+
+    r.progress.begin(done, planned, all.len());
+    if let Some(id) = r.resume.map(|resume| resume.id()) {
+        r.progress.note(&format!(
+            "resuming experiment {id}: {done} of {planned} runs done, {} to run",
+            planned.saturating_sub(done)
+        ));
+    }
+    let mut interrupted = false;
+    let mut stopped_in_flight = 0;
+    let ctx = cell::Context { experiment: e, ready, docroot: &docroot, run_dir, cancel: r.cancel };
+    let mut rep = 0u32;
+    'rounds: loop {
+        let order = rounds.round(rep);
+        if order.is_empty() {
+            break;
+        }
+        if rep >= counted {
+            planned += order.len();
+            counted = rep + 1;
+            r.progress.replanned(
+                planned,
+                &format!(
+                    "{} cell(s) spread over {}% after {rep} repetitions: repetition {}",
+                    order.len(),
+                    e.repetitions.max_spread_percent,
+                    rep + 1
+                ),
+            );
+        }
+        for (position, &i) in order.iter().enumerate() {
+            if stored.contains(&(i, rep)) {
+                continue;
+            }
+            if cancelled() {
+                interrupted = true;
+                break 'rounds;
+            }
+            let c = &all[i];
+            r.progress.run_started(done + 1, planned, c, rep);
+            let outcome =
+                cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
+            let (record, summary) = match outcome {
+                cell::RunEnd::Recorded(record, summary) => (record, summary),
+                cell::RunEnd::Cancelled { stopped } => {
+                    stopped_in_flight = stopped;
+                    interrupted = true;
+                    break 'rounds;
+                }
+            };
+            // A server that answers with another version than before: this run is not
+            // stored, and the experiment stops where it was.
+            if let Some((resume, known)) = &server_versions {
+                let changes = known.changes(&record);
+                if !changes.is_empty() {
+                    let why = format!("stopped: a server changed ({})", changes.join(", "));
+                    let note = joined([history, Some(why)]);
+                    let (status, now) = (ExperimentStatus::Interrupted, now_rfc3339());
+                    r.store.finish_experiment(exp_id, status, &now, note.as_deref())?;
+                    r.progress.end();
+                    return Err(resume.server_changed(changes).into());
+                }
+            }
+            r.store.record_repetition(exp_id, &record)?;
+            done += 1;
+            match summary.outcome.failure_kind() {
+                None => rounds.record(i, rep, cell::figure(c, &record)),
+                Some(kind) => failures.push(kind),
+            }
+            r.progress.run_finished(&summary);
+        }
+        rep += 1;
+    }
+    let status = if interrupted { ExperimentStatus::Interrupted } else { ExperimentStatus::Done };
+    let stop = interrupted.then(|| format!("interrupted after {done} of {planned} runs"));
+    let note = joined([history, stop]);
+    r.store.finish_experiment(exp_id, status, &now_rfc3339(), note.as_deref())?;
+    r.progress.end();
+    Ok(Finished {
+        experiment: exp_id,
+        runs_done: done,
+        resumed,
+        failures,
+        runs_planned: planned,
+        interrupted,
+        stopped: stopped_in_flight,
+        run_dir: run_dir.to_path_buf(),
+        run_dir_removed: false,
+        seed,
+    })
+}
+
+/// An experiment's note from its parts, in order: `interrupted after 4 of 9 runs; resumed …`.
+fn joined<const N: usize>(parts: [Option<String>; N]) -> Option<String> {
+    let parts: Vec<String> = parts.into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What the store keeps about the run's machine and software: the machine
+/// (`environment::record`), the order seed, the client's CPUs, the herd process running it
+/// (for `--resume`, [`resume::LAB_PROCESS`]) and every client program's version. A resumed
+/// run compares its own with the stored one.
+fn environment(
+    e: &Experiment,
+    herd_version: &str,
+    seed: u64,
+    versions: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let mut environment = crate::environment::record(herd_version);
     environment.push(("order_seed".into(), seed.to_string()));
     environment.push(("client_cpus".into(), e.client_cpus.to_string()));
-    for (k, v) in &versions {
+    environment.push((resume::LAB_PROCESS.into(), herd_topo::registry::owner()));
+    for (k, v) in versions {
         environment.push((format!("version.{k}"), v.clone()));
     }
+    environment
+}
+
+/// The experiment as a new lab run begins it in the store.
+fn new_experiment(
+    r: &LabRun<'_>,
+    environment: Vec<(String, String)>,
+) -> Result<NewExperiment, LabError> {
+    let e = r.experiment;
     let published_json = e
         .published
         .as_ref()
         .map(herd_store::Published::to_json)
         .transpose()
         .map_err(LabError::Setup)?;
-    let exp_id = r.store.begin_experiment(&NewExperiment {
+    Ok(NewExperiment {
         name: e.name.clone(),
         title: e.title.clone(),
         source: e.source.clone(),
@@ -199,91 +360,6 @@ fn run_in(
         published_json,
         axis_values: e.axes.iter().map(|a| a.values.clone()).collect(),
         report: e.report.clone(),
-    })?;
-
-    let mut planned = all.len() * e.repetitions.min as usize;
-    r.progress.begin(planned, all.len());
-    let mut done = 0usize;
-    let mut failures = Vec::new();
-    let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    let mut interrupted = false;
-    let mut stopped_in_flight = 0;
-    let ctx = cell::Context { experiment: e, ready, docroot: &docroot, run_dir, cancel: r.cancel };
-    let mut rep = 0u32;
-    'rounds: while rep < e.repetitions.max {
-        let due: Vec<usize> = if rep < e.repetitions.min {
-            (0..all.len()).collect()
-        } else {
-            let over: Vec<usize> = (0..all.len())
-                .filter(|i| {
-                    // Fewer than two ok runs have no spread: nothing to extend on.
-                    rates
-                        .get(i)
-                        .and_then(|v| relative_std_dev(v))
-                        .is_some_and(|rsd| rsd * 100.0 > e.repetitions.max_spread_percent)
-                })
-                .collect();
-            if over.is_empty() {
-                break;
-            }
-            planned += over.len();
-            r.progress.replanned(
-                planned,
-                &format!(
-                    "{} cell(s) spread over {}% after {rep} repetitions: repetition {}",
-                    over.len(),
-                    e.repetitions.max_spread_percent,
-                    rep + 1
-                ),
-            );
-            over
-        };
-        let order = crate::order::shuffled(due.len(), seed, rep);
-        for (position, &k) in order.iter().enumerate() {
-            if cancelled() {
-                interrupted = true;
-                break 'rounds;
-            }
-            let c = &all[due[k]];
-            r.progress.run_started(done + 1, planned, c, rep);
-            let outcome =
-                cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
-            let (record, summary) = match outcome {
-                cell::RunEnd::Recorded(record, summary) => (record, summary),
-                cell::RunEnd::Cancelled { stopped } => {
-                    stopped_in_flight = stopped;
-                    interrupted = true;
-                    break 'rounds;
-                }
-            };
-            r.store.record_repetition(exp_id, &record)?;
-            done += 1;
-            match summary.outcome.failure_kind() {
-                // The run's figure: requests/s, or a NetBench run's Mbit/s.
-                None => rates
-                    .entry(c.index)
-                    .or_default()
-                    .push(summary.mbit_per_second.unwrap_or(summary.requests_per_second)),
-                Some(kind) => failures.push(kind),
-            }
-            r.progress.run_finished(&summary);
-        }
-        rep += 1;
-    }
-    let status = if interrupted { ExperimentStatus::Interrupted } else { ExperimentStatus::Done };
-    let note = interrupted.then(|| format!("interrupted after {done} of {planned} runs"));
-    r.store.finish_experiment(exp_id, status, &now_rfc3339(), note.as_deref())?;
-    r.progress.end();
-    Ok(Finished {
-        experiment: exp_id,
-        runs_done: done,
-        failures,
-        runs_planned: planned,
-        interrupted,
-        stopped: stopped_in_flight,
-        run_dir: run_dir.to_path_buf(),
-        run_dir_removed: false,
-        seed,
     })
 }
 

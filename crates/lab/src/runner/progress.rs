@@ -26,8 +26,9 @@ pub struct RunSummary {
 
 /// Receives the runner's news.
 pub trait Progress {
-    /// The run starts: `planned` runs over `cells` cells (more may be added for spread).
-    fn begin(&mut self, planned: usize, cells: usize);
+    /// The run starts: `planned` runs over `cells` cells (more may be added for spread), of
+    /// which `done` are stored already (a resumed experiment's; 0 for a new one).
+    fn begin(&mut self, done: usize, planned: usize, cells: usize);
     /// Run number `n` (from 1) of `planned` starts.
     fn run_started(&mut self, n: usize, planned: usize, cell: &Cell, repetition: u32);
     fn run_finished(&mut self, summary: &RunSummary);
@@ -43,7 +44,7 @@ pub trait Progress {
 pub struct Silent;
 
 impl Progress for Silent {
-    fn begin(&mut self, _: usize, _: usize) {}
+    fn begin(&mut self, _: usize, _: usize, _: usize) {}
     fn run_started(&mut self, _: usize, _: usize, _: &Cell, _: u32) {}
     fn run_finished(&mut self, _: &RunSummary) {}
     fn replanned(&mut self, _: usize, _: &str) {}

@@ -1,0 +1,187 @@
+//! Which runs a lab run makes, round by round: round r is repetition r of the cells due in
+//! it, in the order `order::shuffled` gives that round (its position is a run's place in
+//! it). Every cell is due in the first `min` rounds; after them only the cells whose spread
+//! (relative standard deviation of their ok runs' figures) is still over the bound, up to
+//! `max`. A round's cells depend only on the figures of the rounds before it, so a resumed
+//! run that is given the stored figures walks the very rounds, in the very order, that one
+//! run from start to end would have.
+
+use std::collections::BTreeMap;
+
+use herd_stats::repetitions::relative_std_dev;
+
+use crate::experiment::Repetitions;
+
+/// The rounds of one experiment, and the figures they are judged by.
+pub(super) struct Rounds<'a> {
+    repetitions: &'a Repetitions,
+    seed: u64,
+    /// By cell: the figure of every ok run (requests/s, a NetBench run's Mbit/s), by
+    /// repetition.
+    figures: Vec<BTreeMap<u32, f64>>,
+}
+
+impl<'a> Rounds<'a> {
+    pub(super) fn new(cells: usize, repetitions: &'a Repetitions, seed: u64) -> Rounds<'a> {
+        Rounds { repetitions, seed, figures: vec![BTreeMap::new(); cells] }
+    }
+
+    /// An ok run's figure. Failed runs have none: they neither widen nor narrow a spread.
+    pub(super) fn record(&mut self, cell: usize, rep: u32, figure: f64) {
+        if let Some(figures) = self.figures.get_mut(cell) {
+            figures.insert(rep, figure);
+        }
+    }
+
+    /// The cells of round `rep` in the order they run (a run's position is its index here);
+    /// empty when the run is over.
+    pub(super) fn round(&self, rep: u32) -> Vec<usize> {
+        let due = self.due(rep);
+        crate::order::shuffled(due.len(), self.seed, rep).into_iter().map(|k| due[k]).collect()
+    }
+
+    fn due(&self, rep: u32) -> Vec<usize> {
+        let r = self.repetitions;
+        if rep >= r.max {
+            return Vec::new();
+        }
+        if rep < r.min {
+            return (0..self.figures.len()).collect();
+        }
+        (0..self.figures.len())
+            .filter(|&cell| {
+                // Only the rounds before this one: a resumed run knows later ones too.
+                let before: Vec<f64> = self.figures[cell].range(..rep).map(|(_, f)| *f).collect();
+                // Fewer than two ok runs have no spread: nothing to extend on.
+                relative_std_dev(&before).is_some_and(|rsd| rsd * 100.0 > r.max_spread_percent)
+            })
+            .collect()
+    }
+
+    /// The runs planned before the first run of this lab run, and how many rounds that
+    /// counts: the first `min` rounds, then each later round whose every earlier round is
+    /// wholly `done` (stored by the run that was interrupted), since only those are known
+    /// before anything runs. A later round is added to the plan when it comes.
+    pub(super) fn planned(&self, done: impl Fn(usize, u32) -> bool) -> (usize, u32) {
+        let r = self.repetitions;
+        let mut planned = self.figures.len() * r.min as usize;
+        let mut counted = r.min;
+        let whole = |rep: u32| self.due(rep).into_iter().all(|cell| done(cell, rep));
+        while counted < r.max && (0..counted).all(whole) {
+            let due = self.due(counted).len();
+            if due == 0 {
+                break;
+            }
+            planned += due;
+            counted += 1;
+        }
+        (planned, counted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    const REPS: Repetitions = Repetitions { min: 3, max: 6, max_spread_percent: 5.0 };
+
+    /// A made-up figure of each run: cells 1 and 4 spread widely and run to the maximum,
+    /// cell 2 once more than the minimum; cell 3 fails its second run.
+    fn outcome(cell: usize, rep: u32) -> Option<f64> {
+        match (cell, rep) {
+            (3, 1) => None,
+            (1 | 4, _) => Some(if rep % 2 == 0 { 100.0 } else { 150.0 }),
+            // 5.6 % after three runs, 4.6 % after a fourth at their mean.
+            (2, 0..=2) => Some([100.0, 110.0, 100.0][rep as usize]),
+            (2, _) => Some(310.0 / 3.0),
+            _ => Some(1000.0 + f64::from(rep)),
+        }
+    }
+
+    /// Runs the rounds from `stored` (pairs run before, with their outcomes) to the end:
+    /// the (cell, repetition, position) of every run made, and the plan's size at the start
+    /// and at the end.
+    fn run(cells: usize, stored: &[(usize, u32)]) -> (Vec<(usize, u32, usize)>, usize, usize) {
+        let mut rounds = Rounds::new(cells, &REPS, 42);
+        for &(cell, rep) in stored {
+            if let Some(f) = outcome(cell, rep) {
+                rounds.record(cell, rep, f);
+            }
+        }
+        let done: BTreeSet<(usize, u32)> = stored.iter().copied().collect();
+        let (mut planned, mut counted) = rounds.planned(|c, r| done.contains(&(c, r)));
+        let at_start = planned;
+        let mut ran = Vec::new();
+        let mut rep = 0;
+        loop {
+            let order = rounds.round(rep);
+            if order.is_empty() {
+                break;
+            }
+            if rep >= counted {
+                planned += order.len();
+                counted = rep + 1;
+            }
+            for (position, &cell) in order.iter().enumerate() {
+                if done.contains(&(cell, rep)) {
+                    continue;
+                }
+                ran.push((cell, rep, position));
+                if let Some(f) = outcome(cell, rep) {
+                    rounds.record(cell, rep, f);
+                }
+            }
+            rep += 1;
+        }
+        (ran, at_start, planned)
+    }
+
+    #[test]
+    fn the_spread_rule_extends_the_cells_over_the_bound() {
+        let (full, at_start, planned) = run(6, &[]);
+        assert_eq!(at_start, 18);
+        let reps = |cell: usize| full.iter().filter(|r| r.0 == cell).count();
+        assert_eq!((0..6).map(reps).collect::<Vec<_>>(), [3, 6, 4, 3, 6, 3]);
+        assert_eq!(planned, full.len());
+        // Each round in its own shuffled order, positions counted over the cells due in it.
+        let round3: Vec<(usize, usize)> =
+            full.iter().filter(|r| r.1 == 3).map(|r| (r.0, r.2)).collect();
+        let mut cells: Vec<usize> = round3.iter().map(|r| r.0).collect();
+        cells.sort_unstable();
+        assert_eq!(cells, [1, 2, 4]);
+        assert_eq!(round3.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+
+    /// Interrupted after any number of runs and resumed with what was stored, the runs are
+    /// those a run from start to end makes, in its order and places, none twice; the plan
+    /// at the resumed start counts every stored run.
+    #[test]
+    fn a_resumed_run_makes_the_runs_the_full_run_had_left() {
+        let (full, _, planned_full) = run(6, &[]);
+        for cut in 0..=full.len() {
+            let stored: Vec<(usize, u32)> = full[..cut].iter().map(|r| (r.0, r.1)).collect();
+            let (rest, at_start, planned) = run(6, &stored);
+            assert_eq!(rest, full[cut..], "resumed after {cut} runs");
+            assert!(at_start >= cut, "after {cut}: {at_start} planned");
+            assert_eq!(planned, planned_full, "after {cut}");
+        }
+    }
+
+    #[test]
+    fn a_round_is_known_ahead_only_once_the_rounds_before_it_are_whole() {
+        let rounds = Rounds::new(2, &REPS, 1);
+        assert_eq!(rounds.planned(|_, _| false), (6, 3));
+        // Every run of the minimum done, none over the bound: nothing more to plan.
+        assert_eq!(rounds.planned(|_, rep| rep < 3), (6, 3));
+        let mut rounds = Rounds::new(2, &REPS, 1);
+        for rep in 0..3 {
+            rounds.record(0, rep, outcome(1, rep).unwrap());
+            rounds.record(1, rep, 10.0);
+        }
+        // Cell 0 is over the bound after three: its fourth run is known, a fifth is not yet.
+        assert_eq!(rounds.planned(|_, rep| rep < 3), (7, 4));
+        assert_eq!(rounds.planned(|_, rep| rep < 2), (6, 3));
+    }
+}
