@@ -35,6 +35,7 @@ pub fn run_spec(
         seed: 0,
         // ab speaks HTTP/1 only, and so does herd ab.
         wire: Wire::Http1,
+        slice: herd_engine::Slice::WHOLE,
     })
 }
 

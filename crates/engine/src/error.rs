@@ -45,6 +45,10 @@ pub enum SpecError {
     ReceiveRateHttp3,
     #[error("HTTP/3 runs over UDP to a host and port, not over a Unix socket")]
     UnixHttp3,
+    #[error("agent {index} of {count}: agents are numbered 0 to {}", count.saturating_sub(1))]
+    BadSlice { index: u32, count: u32 },
+    #[error("agent {index} of {count} has none of the run's {of} {what}: give at least as many {what} as agents, or fewer agents")]
+    EmptySlice { index: u32, count: u32, what: &'static str, of: u64 },
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
 pub use recorder::{Answer, Completed, Failed, Recorder, Timing};
 pub use spec::{
-    Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule,
+    Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule, Slice,
     SocketOptions, StopAt, Think, Wire,
 };
 pub use target::{check_allowed, Target, TargetError};

@@ -143,19 +143,103 @@ fn pacer(
     started: Instant,
     poll: &Poll,
 ) -> Result<Option<Pacer>, EngineError> {
-    let Schedule::Rate { rate, arrivals, .. } = spec.schedule else { return Ok(None) };
-    let rate = rate.per_second() / f64::from(n);
-    // Workers take turns: worker i starts i/n of an interval after worker 0.
-    let offset = Duration::from_secs_f64(f64::from(i) / f64::from(n) / rate);
-    // Each worker its own stream of gaps: independent arrivals, replayable.
-    let seed = match arrivals {
-        Arrivals::Uniform => None,
-        Arrivals::Poisson { seed } => Some(seed ^ u64::from(i).wrapping_mul(0x9e37)),
-    };
+    let Some((rate, offset, seed)) = stripe_clock(spec, i, n) else { return Ok(None) };
     let pacer = Pacer::new(rate, started + offset, seed).map_err(EngineError::Timer)?;
     let fd = pacer.raw_fd();
     poll.registry()
         .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)
         .map_err(EngineError::Poll)?;
     Ok(Some(pacer))
+}
+
+/// Worker `i` of `n`'s open-loop clock (None in a closed loop): its rate, when its first
+/// request is due after the run's start, and its Poisson seed.
+fn stripe_clock(spec: &RunSpec, i: u32, n: u32) -> Option<(f64, Duration, Option<u64>)> {
+    let Schedule::Rate { rate, arrivals, .. } = spec.schedule else { return None };
+    // The run's arrivals k = 0, 1, 2… are due at k / rate; this worker sends those of its
+    // stripe s of N (k ≡ s mod N; N = agents × workers, one stripe a worker): it starts s /
+    // rate after the run's start and sends one every N / rate. The agents' stripes together
+    // are every arrival of the one schedule, once.
+    let (stripe, stripes) = spec.slice.stripe(i, n);
+    let global = rate.per_second();
+    let rate = global / stripes as f64;
+    let offset = Duration::from_secs_f64(stripe as f64 / global);
+    // Each stripe its own stream of gaps: independent arrivals, replayable (in one process,
+    // stripe s is worker s, as before agents).
+    let seed = match arrivals {
+        Arrivals::Uniform => None,
+        Arrivals::Poisson { seed } => Some(seed ^ stripe.wrapping_mul(0x9e37)),
+    };
+    Some((rate, offset, seed))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::num::NonZeroU32;
+
+    use super::*;
+    use crate::{RequestRate, Reuse, Slice, Target};
+
+    fn open_loop(rate: f64, slice: Slice) -> RunSpec {
+        let target = Target::resolve("127.0.0.1", 1, None).unwrap();
+        RunSpec {
+            schedule: Schedule::Rate {
+                rate: RequestRate::new(rate).unwrap(),
+                arrivals: Arrivals::Uniform,
+                reuse: Reuse::KeepAlive { per_connection: None },
+            },
+            connections: NonZeroU32::new(64).unwrap(),
+            slice,
+            ..RunSpec::for_tests(target)
+        }
+    }
+
+    /// The first arrivals of every worker of every agent, as microseconds after the start,
+    /// give exactly one machine's schedule (k / rate for every k), each once, for any number
+    /// of agents and workers.
+    #[test]
+    fn agents_stripes_together_are_the_one_schedule() {
+        let rate = 1000.0;
+        for agents in 1..=5u32 {
+            for workers in 1..=4u32 {
+                let per_stripe = 50u64;
+                let mut seen = BTreeSet::new();
+                for a in 0..agents {
+                    let slice = Slice::new(a, NonZeroU32::new(agents).unwrap()).unwrap();
+                    let spec = open_loop(rate, slice);
+                    for w in 0..workers {
+                        let (r, offset, seed) = stripe_clock(&spec, w, workers).unwrap();
+                        assert_eq!(seed, None);
+                        for j in 0..per_stripe {
+                            // Due times in µs, rounded: j gaps of 1/r after the offset.
+                            let due = offset.as_secs_f64() + j as f64 / r;
+                            let us = (due * 1e6).round() as u64;
+                            assert!(
+                                seen.insert(us),
+                                "{us} µs twice ({agents} agents, {workers} workers)"
+                            );
+                        }
+                    }
+                }
+                let n = u64::from(agents * workers) * per_stripe;
+                let want: BTreeSet<u64> = (0..n).map(|k| k * 1000).collect();
+                assert_eq!(seen, want, "{agents} agents x {workers} workers");
+            }
+        }
+    }
+
+    /// One process is stripe i of n, as before agents: Poisson seeds unchanged.
+    #[test]
+    fn the_whole_run_keeps_its_seeds() {
+        let mut spec = open_loop(100.0, Slice::WHOLE);
+        spec.schedule = Schedule::Rate {
+            rate: RequestRate::new(100.0).unwrap(),
+            arrivals: Arrivals::Poisson { seed: 7 },
+            reuse: Reuse::Close,
+        };
+        let (_, offset, seed) = stripe_clock(&spec, 3, 4).unwrap();
+        assert_eq!(seed, Some(7 ^ 3u64.wrapping_mul(0x9e37)));
+        assert_eq!(offset, Duration::from_millis(30));
+    }
 }

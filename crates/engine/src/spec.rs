@@ -41,6 +41,62 @@ pub struct RunSpec {
     pub seed: u64,
     /// What the connections speak.
     pub wire: Wire,
+    /// This process's part of a run spread over several agents ([`Slice::WHOLE`]: all of
+    /// it). `connections`, the request count and the rate stay the whole run's.
+    pub slice: Slice,
+}
+
+/// Agent `index` of `count` running one run together: it opens the connections j ≡ index
+/// (mod count) of the run's, starts the requests k ≡ index (mod count) of a request count,
+/// and in an open loop sends exactly the arrivals k ≡ index (mod count) of the one global
+/// schedule (request k due at k / rate), so that the agents' requests together are the
+/// single machine's, each measured from its own intended send time. Derived from (index,
+/// count) alone: the agents never coordinate per request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    index: u32,
+    count: NonZeroU32,
+}
+
+impl Slice {
+    /// The whole run, in one process.
+    pub const WHOLE: Slice = Slice { index: 0, count: NonZeroU32::MIN };
+
+    /// Agent `index` (from 0) of `count`; Err when the index is not below the count.
+    pub fn new(index: u32, count: NonZeroU32) -> Result<Slice, SpecError> {
+        if index >= count.get() {
+            return Err(SpecError::BadSlice { index, count: count.get() });
+        }
+        Ok(Slice { index, count })
+    }
+
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    pub fn count(self) -> u32 {
+        self.count.get()
+    }
+
+    /// How many of `total` things numbered from 0 are this agent's: those k ≡ index (mod
+    /// count).
+    pub fn of(self, total: u64) -> u64 {
+        let c = u64::from(self.count.get());
+        total / c + u64::from(u64::from(self.index) < total % c)
+    }
+
+    /// Stripe `worker` of `workers` on this agent, among all the run's `count × workers`
+    /// stripes: the arrivals k ≡ stripe (mod count × workers) are its.
+    pub fn stripe(self, worker: u32, workers: u32) -> (u64, u64) {
+        let count = u64::from(self.count.get());
+        (u64::from(self.index) + count * u64::from(worker), count * u64::from(workers.max(1)))
+    }
+}
+
+impl Default for Slice {
+    fn default() -> Slice {
+        Slice::WHOLE
+    }
 }
 
 /// The protocol on each connection. TLS or not comes from the target ([`Target::tls`]) for
@@ -193,6 +249,7 @@ impl RunSpec {
             receive_rate: None,
             seed: 0,
             wire: Wire::Http1,
+            slice: Slice::WHOLE,
         }
     }
 
@@ -210,6 +267,23 @@ impl RunSpec {
     /// streams) and no think time (a pause belongs to a connection, and an HTTP/2 connection
     /// carries many users' requests at once); windows fit in 31 bits.
     pub fn check(&self) -> Result<(), SpecError> {
+        // An agent with no connection, or a request count with nothing left for it, has no
+        // part in the run: say so rather than run nothing.
+        let (index, count) = (self.slice.index(), self.slice.count());
+        if self.agent_connections() == 0 {
+            let connections = self.connections.get();
+            return Err(SpecError::EmptySlice {
+                index,
+                count,
+                what: "connections",
+                of: connections.into(),
+            });
+        }
+        if let Some(n) = self.stop.requests() {
+            if self.slice.of(n.get()) == 0 {
+                return Err(SpecError::EmptySlice { index, count, what: "requests", of: n.get() });
+            }
+        }
         if matches!(self.wire, Wire::Http1) {
             return Ok(());
         }
@@ -234,9 +308,20 @@ impl RunSpec {
         Ok(())
     }
 
-    /// Worker threads the run will use: never more than connections.
+    /// Worker threads the run will use: never more than this agent's connections.
     pub fn worker_count(&self) -> u32 {
-        self.threads.get().min(self.connections.get())
+        self.threads.get().min(self.agent_connections()).max(1)
+    }
+
+    /// The connections this agent opens ([`Slice`]): all of them without one.
+    pub fn agent_connections(&self) -> u32 {
+        let mine = self.slice.of(u64::from(self.connections.get()));
+        u32::try_from(mine).unwrap_or(u32::MAX)
+    }
+
+    /// The requests this agent starts of a request count ([`Slice`]).
+    pub fn agent_requests(&self) -> Option<u64> {
+        self.stop.requests().map(|n| self.slice.of(n.get()))
     }
 
     /// Whether connections carry more than one request.
@@ -247,12 +332,12 @@ impl RunSpec {
     /// How many connections and requests worker `i` of `n` gets: connections spread as
     /// evenly as possible, requests in proportion to connections, so that workers finish
     /// together without sharing a counter.
+    /// Both of this agent's part ([`RunSpec::agent_connections`], [`RunSpec::agent_requests`]).
     pub fn share(&self, i: u32, n: u32) -> (u32, Option<u64>) {
-        let connections = self.connections.get();
+        let connections = self.agent_connections();
         let conns = connections / n + u32::from(i < connections % n);
-        let reqs = self.stop.requests().map(|total| {
+        let reqs = self.agent_requests().map(|total| {
             // Requests per connection, then the remainder to the first connections overall.
-            let total = total.get();
             let c = u64::from(connections);
             let first_conn = u64::from(self.first_connection(i, n));
             let per = total / c;
@@ -263,9 +348,9 @@ impl RunSpec {
         (conns, reqs)
     }
 
-    /// The run-wide index of worker `i` of `n`'s first connection.
+    /// The index of worker `i` of `n`'s first connection among this agent's.
     pub fn first_connection(&self, i: u32, n: u32) -> u32 {
-        let connections = self.connections.get();
+        let connections = self.agent_connections();
         i * (connections / n) + i.min(connections % n)
     }
 }
@@ -371,6 +456,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Agents' parts, each split over its workers, add up to the run's connections and
+    /// requests: connections and requests striped j ≡ agent (mod agents).
+    #[test]
+    fn agents_shares_add_up_to_the_run() {
+        for c in 1..14u32 {
+            for agents in 1..=c.min(4) {
+                for total in [u64::from(c), 7, 1001] {
+                    if total < u64::from(agents) {
+                        continue;
+                    }
+                    let (mut cs, mut rs) = (0u64, 0u64);
+                    for a in 0..agents {
+                        let slice = Slice::new(a, NonZeroU32::new(agents).unwrap()).unwrap();
+                        let s = RunSpec { slice, ..spec(c, total) };
+                        s.check().unwrap();
+                        assert_eq!(u64::from(s.agent_connections()), slice.of(u64::from(c)));
+                        let n = s.worker_count();
+                        for i in 0..n {
+                            let (ci, ri) = s.share(i, n);
+                            cs += u64::from(ci);
+                            rs += ri.unwrap();
+                        }
+                    }
+                    assert_eq!((cs, rs), (u64::from(c), total), "c={c} agents={agents}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn slices_say_what_is_wrong() {
+        let three = NonZeroU32::new(3).unwrap();
+        let e = Slice::new(3, three).unwrap_err();
+        assert_eq!(e.to_string(), "agent 3 of 3: agents are numbered 0 to 2");
+        assert_eq!((Slice::new(2, three).unwrap().of(7), Slice::WHOLE.of(7)), (2, 7));
+        let s = RunSpec { slice: Slice::new(2, three).unwrap(), ..spec(2, 100) };
+        assert_eq!(
+            s.check().unwrap_err().to_string(),
+            "agent 2 of 3 has none of the run's 2 connections: give at least as many \
+             connections as agents, or fewer agents"
+        );
+        let s = RunSpec { slice: Slice::new(2, three).unwrap(), ..spec(3, 2) };
+        assert!(s.check().unwrap_err().to_string().contains("none of the run's 2 requests"));
     }
 
     #[test]

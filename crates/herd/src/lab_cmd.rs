@@ -123,6 +123,15 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             let store =
                 Store::open_existing(&args.store).context("cannot open the results store")?;
             let resume = runner::resume::find(&store, id)?;
+            // What the interrupted run left after a kill -9 (its smbd, namespaces, run
+            // directory) goes first, as `herd lab clean` would: only runs whose herd is gone.
+            let c = herd_topo::registry::clean(&std::env::temp_dir());
+            if !(c.stopped.is_empty() && c.dirs.is_empty() && c.namespaces.is_empty()) {
+                eprintln!("herd lab: before resuming, {}", cleaned(&c));
+            }
+            for (dir, err) in &c.errors {
+                eprintln!("herd lab: cannot remove {} left by a crashed run: {err}", dir.display());
+            }
             (resume.experiment()?, Some(resume), Some(store))
         }
         None => (load(&args.experiment)?, None, None),
@@ -267,10 +276,19 @@ fn clean() -> anyhow::Result<()> {
     for (dir, err) in &c.errors {
         eprintln!("herd lab clean: cannot remove {}: {err}", dir.display());
     }
+    println!("herd lab clean: {}", cleaned(&c));
+    if !c.errors.is_empty() {
+        anyhow::bail!("some run directories or namespaces could not be removed");
+    }
+    Ok(())
+}
+
+/// What a clean did: `stopped 1 processes: smbd (pid 7); removed 1 run directories and …`.
+fn cleaned(c: &herd_topo::registry::Cleaned) -> String {
     let stopped: Vec<String> =
         c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
-    println!(
-        "herd lab clean: stopped {} processes{}; removed {} run directories and {} network namespaces{}",
+    format!(
+        "stopped {} processes{}; removed {} run directories and {} network namespaces{}",
         c.stopped.len(),
         if stopped.is_empty() { String::new() } else { format!(": {}", stopped.join(", ")) },
         c.dirs.len(),
@@ -280,11 +298,7 @@ fn clean() -> anyhow::Result<()> {
         } else {
             format!(" ({})", c.namespaces.join(", "))
         }
-    );
-    if !c.errors.is_empty() {
-        anyhow::bail!("some run directories or namespaces could not be removed");
-    }
-    Ok(())
+    )
 }
 
 fn migrate(store: &Path) -> anyhow::Result<()> {

@@ -300,7 +300,6 @@ fn write_netbench(
     };
     let program = client::locate(c.client, herd_exe)
         .unwrap_or_else(|| PathBuf::from(format!("/usr/bin/{}", c.client.name())));
-    let loadfile = Path::new(client::smbtorture::DBENCH_CLIENT_TXT);
     let mut runs: Vec<(String, u32, std::time::Duration)> = Vec::new();
     if let crate::load::Warmup::Duration(d) = c.load.warmup {
         runs.push(("warm-up (discarded)".into(), clients.iter().copied().max().unwrap_or(1), d));
@@ -310,34 +309,14 @@ fn write_netbench(
     }
     for (what, n, limit) in runs {
         let spread = client::smbtorture::spread_clients(n, hosts.len());
-        let shares = herd_drivers::SAMBA_SHARES.iter();
-        for (((netns, server), n), share) in hosts.iter().zip(spread).zip(shares) {
+        let spread = hosts.iter().zip(spread).enumerate();
+        for (i, ((netns, server), n)) in spread {
             if n == 0 {
                 continue;
             }
             // A calibration cell's client is tbench, against tbench_srv.
-            let built = if c.client == client::Tool::Tbench {
-                let job = client::tbench::TbenchJob {
-                    program: &program,
-                    server: server.ip(),
-                    clients: n,
-                    duration: limit,
-                    loadfile,
-                };
-                job.argv()
-                    .map(|a| (a, client::tbench::kill_timeout(limit)))
-                    .map_err(|e| e.to_string())
-            } else {
-                let job = client::smbtorture::NbenchJob {
-                    program: &program,
-                    server: *server,
-                    share,
-                    clients: n,
-                    duration: limit,
-                    loadfile,
-                };
-                job.argv().map(|a| (a, job.kill_timeout())).map_err(|e| e.to_string())
-            };
+            let built = client::trace::TraceJob::new(c.client, &program, *server, i, n, limit)
+                .and_then(|job| Ok((job.argv()?, job.kill_timeout())));
             let place = if hosts.len() > 1 { format!(" in {netns}") } else { String::new() };
             match built {
                 Ok((argv, kill)) => {

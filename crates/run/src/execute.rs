@@ -134,6 +134,7 @@ impl Prepared {
             receive_rate: plan.bandwidth.and_then(|b| NonZeroU64::new(b.bytes_per_second())),
             seed: plan.seed,
             wire: self.wire(),
+            slice: engine::Slice::WHOLE,
         })
     }
 

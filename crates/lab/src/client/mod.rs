@@ -29,6 +29,7 @@ mod nbench_error;
 mod nbench_output;
 pub mod smbtorture;
 pub mod tbench;
+pub mod trace;
 mod version;
 mod wrk;
 mod wrk_script;

@@ -27,9 +27,8 @@ use super::client_run::Usage;
 use super::failure::{Phase, RunFailure, Stop};
 use super::log_tail::last_lines_of;
 use super::watched::Started;
-use crate::client::smbtorture::{self, NbenchExit, NbenchJob, NbenchOutcome, DBENCH_CLIENT_TXT};
-use crate::client::tbench::{self, TbenchJob};
-use crate::client::Tool;
+use crate::client::smbtorture::{self, NbenchExit, NbenchOutcome};
+use crate::client::trace::TraceJob;
 use crate::error::with_causes;
 use crate::load::Warmup;
 
@@ -46,50 +45,6 @@ struct HostRun<'a> {
     stdout: PathBuf,
     stderr: PathBuf,
     netns: Option<String>,
-}
-
-/// What replays the NetBench trace in a step: smbtorture's NBENCH over SMB against samba,
-/// or tbench over plain TCP against tbench_srv (a NetBench cell's calibration).
-enum TraceJob<'a> {
-    Nbench(NbenchJob<'a>),
-    Tbench(TbenchJob<'a>),
-}
-
-impl TraceJob<'_> {
-    fn argv(&self) -> Result<Vec<OsString>, String> {
-        match self {
-            TraceJob::Nbench(j) => j.argv().map_err(|e| e.to_string()),
-            TraceJob::Tbench(j) => j.argv().map_err(|e| e.to_string()),
-        }
-    }
-
-    fn kill_timeout(&self) -> Duration {
-        match self {
-            TraceJob::Nbench(j) => j.kill_timeout(),
-            TraceJob::Tbench(j) => tbench::kill_timeout(j.duration),
-        }
-    }
-
-    /// What the run measured, or its cause of failure in words.
-    fn parse(&self, out: &str, err: &str, exit: NbenchExit) -> Result<NbenchOutcome, String> {
-        match self {
-            TraceJob::Nbench(j) => smbtorture::parse(j, out, err, exit).map_err(|e| e.to_string()),
-            TraceJob::Tbench(j) => tbench::parse(j, out, err, exit).map_err(|e| e.to_string()),
-        }
-    }
-
-    /// Why a run that had to be stopped at its kill timeout never got going, when its output
-    /// says: tbench waits forever after a failed connect.
-    fn stuck_because(&self, out: &str, err: &str, after: Duration) -> Option<String> {
-        match self {
-            TraceJob::Nbench(_) => None,
-            TraceJob::Tbench(j) => match tbench::parse(j, out, err, NbenchExit::TimedOut { after })
-            {
-                Err(e @ tbench::TbenchError::NoServer { .. }) => Some(e.to_string()),
-                _ => None,
-            },
-        }
-    }
 }
 
 impl CellRun<'_> {
@@ -153,28 +108,7 @@ impl CellRun<'_> {
             let dir = if spread { dir.join(host.name()) } else { dir.clone() };
             std::fs::create_dir_all(&dir)
                 .map_err(|err| setup(format!("cannot create {}: {err}", dir.display())))?;
-            let loadfile = Path::new(DBENCH_CLIENT_TXT);
-            let job = match tool {
-                Tool::Tbench => TraceJob::Tbench(TbenchJob {
-                    program,
-                    server: server.ip(),
-                    clients: n,
-                    duration: limit,
-                    loadfile,
-                }),
-                _ => TraceJob::Nbench(NbenchJob {
-                    program,
-                    server,
-                    // A share each: runs side by side in one share would delete each
-                    // other's files.
-                    share: herd_drivers::SAMBA_SHARES.get(i).ok_or_else(|| {
-                        setup(format!("smbd has no share for client host {}", i + 1))
-                    })?,
-                    clients: n,
-                    duration: limit,
-                    loadfile,
-                }),
-            };
+            let job = TraceJob::new(tool, program, server, i, n, limit).map_err(setup)?;
             let argv = job.argv().map_err(setup)?;
             if phase == Phase::Measure && step == 1 && runs.is_empty() {
                 self.rec.client.argv =
