@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use util::{herd, tempdir};
+use util::{herd, tempdir, SLOW};
 
 /// Runs herd with TMPDIR set to `tmp`, so that run directories land where the test looks.
 fn herd_in(tmp: &Path) -> Command {
@@ -51,32 +51,6 @@ at = { workload = "page" }
 ran = "lighttpd 1.4.25"
 requests_per_second = 1018.85
 kb_per_second = 6673.70
-"#;
-
-/// Cells that each last about a second, for interrupting.
-const SLOW: &str = r#"
-name = "slow"
-[matrix]
-server = ["herd"]
-workload = ["page"]
-load = ["d1", "d1b"]
-[workloads.page]
-kind = "static"
-size = 100
-[loads.d1]
-duration = "1s"
-concurrency = 2
-keep_alive = true
-[loads.d1b]
-duration = "1s"
-concurrency = 3
-keep_alive = true
-[repetitions]
-min = 3
-max = 3
-# Other tests leave TIME_WAIT sockets behind; draining is not what these tests are about.
-[runner]
-time_wait_below = 1000000
 "#;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

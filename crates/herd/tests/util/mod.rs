@@ -485,3 +485,30 @@ impl Drop for Serve {
         let _ = self.child.wait();
     }
 }
+
+/// Two cells of about a second each, three repetitions: six runs to interrupt (the Ctrl-C
+/// and --resume tests).
+pub const SLOW: &str = r#"
+name = "slow"
+[matrix]
+server = ["herd"]
+workload = ["page"]
+load = ["d1", "d1b"]
+[workloads.page]
+kind = "static"
+size = 100
+[loads.d1]
+duration = "1s"
+concurrency = 2
+keep_alive = true
+[loads.d1b]
+duration = "1s"
+concurrency = 3
+keep_alive = true
+[repetitions]
+min = 3
+max = 3
+# Other tests leave TIME_WAIT sockets behind; draining is not what these tests are about.
+[runner]
+time_wait_below = 1000000
+"#;

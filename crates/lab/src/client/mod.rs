@@ -527,3 +527,5 @@ mod nbench_fixture_tests;
 mod tbench_fixture_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_captures;

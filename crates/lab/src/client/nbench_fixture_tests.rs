@@ -6,7 +6,7 @@
 //! Then the parser's robustness: every fixture cut at every byte, with CRLF endings, random
 //! bytes and mutations, and numbers out of range: an error, never a panic.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use herd_testutil::corpus::Rng;
@@ -32,27 +32,7 @@ const FIXTURES: [&str; 11] = [
     "smbtorture-share-unreachable",
 ];
 
-fn dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/clients").join(name)
-}
-
-/// A captured run: its output and how it ended.
-struct Capture {
-    stdout: String,
-    stderr: String,
-    exit: NbenchExit,
-}
-
-fn capture(name: &str) -> Capture {
-    let read = |f: &str| std::fs::read_to_string(dir(name).join(f)).unwrap();
-    let status = read("exit_status");
-    let status = status.trim();
-    let exit = match status.strip_prefix("signal ") {
-        Some(s) => NbenchExit::Signal(s.parse().unwrap()),
-        None => NbenchExit::Code(status.parse().unwrap()),
-    };
-    Capture { stdout: read("stdout"), stderr: read("stderr"), exit }
-}
+use super::trace_captures::{capture, Capture};
 
 /// The job each fixture was captured with (README.md): 2 clients, the server on
 /// 127.0.0.1:4453 (:4459 for the refused run, where nothing listened; :4454 for the server

@@ -212,7 +212,7 @@ fn read_success(stdout: &str, stderr: &str) -> Result<NbenchOutcome, NbenchError
         .find_map(|l| l.strip_prefix("Running for "))
         .ok_or_else(|| missing("'Running for' line"))?;
     let (duration, loadfile, warmup) =
-        read_running(running).ok_or_else(|| unreadable("Running for", running))?;
+        read_running(running, AND_WARMUP).ok_or_else(|| unreadable("Running for", running))?;
     let started = lines(stdout)
         .find(|l| l.ends_with(" clients started"))
         .ok_or_else(|| missing("'clients started' line"))?;
@@ -251,10 +251,17 @@ fn read_success(stdout: &str, stderr: &str) -> Result<NbenchOutcome, NbenchError
     })
 }
 
-/// `4 seconds with load '/usr/share/dbench/client.txt' and warmup 0 secs`.
-fn read_running(rest: &str) -> Option<(Duration, PathBuf, Duration)> {
+/// What comes between smbtorture's load file and its warm-up on its `Running for` line.
+const AND_WARMUP: &str = "' and warmup ";
+
+/// `4 seconds with load '/usr/share/dbench/client.txt' and warmup 0 secs` (smbtorture;
+/// tbench says `' and minimum warmup `, the `before_warmup` given).
+pub(super) fn read_running(
+    rest: &str,
+    before_warmup: &str,
+) -> Option<(Duration, PathBuf, Duration)> {
     let (secs, rest) = rest.split_once(" seconds with load '")?;
-    let (loadfile, rest) = rest.rsplit_once("' and warmup ")?;
+    let (loadfile, rest) = rest.rsplit_once(before_warmup)?;
     let warmup = rest.strip_suffix(" secs")?;
     Some((
         Duration::from_secs(secs.parse().ok()?),
@@ -392,7 +399,7 @@ const MAX_REPORT_LINES: usize = 8;
 
 /// The lines of `text`, each trimmed (smbtorture ends its per-second lines in a space; a
 /// capture may have CRLF endings).
-fn lines(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(str::trim)
 }
 
@@ -474,18 +481,21 @@ mod tests {
 
     #[test]
     fn the_running_line() {
-        let (d, f, w) =
-            read_running("20 seconds with load '/usr/share/dbench/client.txt' and warmup 1 secs")
-                .unwrap();
+        let (d, f, w) = read_running(
+            "20 seconds with load '/usr/share/dbench/client.txt' and warmup 1 secs",
+            AND_WARMUP,
+        )
+        .unwrap();
         assert_eq!(
             (d, f.to_str(), w),
             (Duration::from_secs(20), Some("/usr/share/dbench/client.txt"), Duration::from_secs(1))
         );
         // A quote in the path: the last `' and warmup` ends it.
         let (_, f, _) =
-            read_running("1 seconds with load '/a' and warmup 'b' and warmup 0 secs").unwrap();
+            read_running("1 seconds with load '/a' and warmup 'b' and warmup 0 secs", AND_WARMUP)
+                .unwrap();
         assert_eq!(f.to_str(), Some("/a' and warmup 'b"));
-        assert_eq!(read_running("-1 seconds with load 'x' and warmup 0 secs"), None);
+        assert_eq!(read_running("-1 seconds with load 'x' and warmup 0 secs", AND_WARMUP), None);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use super::argv;
 use super::error::excerpt;
-use super::nbench_output::{read_second, NbenchExit, NbenchOutcome, Phase};
+use super::nbench_output::{lines, read_running, read_second, NbenchExit, NbenchOutcome, Phase};
 use super::smbtorture::CLEANUP_ALLOWANCE;
 
 /// Where Debian's `dbench` package puts it.
@@ -179,8 +179,8 @@ fn read_success(stdout: &str, stderr: &str) -> Result<NbenchOutcome, TbenchError
     let running = lines(stdout)
         .find_map(|l| l.strip_prefix("Running for "))
         .ok_or_else(|| missing("'Running for' line"))?;
-    let (duration, loadfile, warmup) =
-        read_running(running).ok_or_else(|| unreadable("Running for", running))?;
+    let (duration, loadfile, warmup) = read_running(running, "' and minimum warmup ")
+        .ok_or_else(|| unreadable("Running for", running))?;
     // `Throughput 655.5 MB/sec  2 clients  2 procs  max_latency=7.032 ms`
     let throughput = lines(stdout)
         .find_map(|l| l.strip_prefix("Throughput "))
@@ -219,22 +219,6 @@ fn read_success(stdout: &str, stderr: &str) -> Result<NbenchOutcome, TbenchError
         lines_per_client: last.lines_per_client,
         seconds,
     })
-}
-
-/// `3 seconds with load '/usr/share/dbench/client.txt' and minimum warmup 0 secs`.
-fn read_running(rest: &str) -> Option<(Duration, PathBuf, Duration)> {
-    let (secs, rest) = rest.split_once(" seconds with load '")?;
-    let (loadfile, rest) = rest.rsplit_once("' and minimum warmup ")?;
-    let warmup = rest.strip_suffix(" secs")?;
-    Some((
-        Duration::from_secs(secs.parse().ok()?),
-        PathBuf::from(loadfile),
-        Duration::from_secs(warmup.parse().ok()?),
-    ))
-}
-
-fn lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().map(str::trim)
 }
 
 fn output(problem: String) -> TbenchError {

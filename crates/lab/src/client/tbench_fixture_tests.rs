@@ -3,7 +3,7 @@
 //! README.md gives each run's command line). Then every fixture cut at every byte, and
 //! mutated: an error, never a panic.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use herd_testutil::corpus::Rng;
@@ -21,26 +21,7 @@ const FIXTURES: [&str; 6] = [
     "tbench-refused",
 ];
 
-fn dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/clients").join(name)
-}
-
-struct Capture {
-    stdout: String,
-    stderr: String,
-    exit: NbenchExit,
-}
-
-fn capture(name: &str) -> Capture {
-    let read = |f: &str| std::fs::read_to_string(dir(name).join(f)).unwrap();
-    let status = read("exit_status");
-    let status = status.trim();
-    let exit = match status.strip_prefix("signal ") {
-        Some(s) => NbenchExit::Signal(s.parse().unwrap()),
-        None => NbenchExit::Code(status.parse().unwrap()),
-    };
-    Capture { stdout: read("stdout"), stderr: read("stderr"), exit }
-}
+use super::trace_captures::{capture, Capture};
 
 /// The job each fixture was captured with (README.md).
 fn job_for(name: &str) -> TbenchJob<'static> {

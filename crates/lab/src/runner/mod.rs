@@ -232,9 +232,7 @@ fn run_in(
         if order.is_empty() {
             break;
         }
-        if rep >= counted {
-            planned += order.len();
-            counted = rep + 1;
+        if rounds::count_round(rep, order.len(), &mut planned, &mut counted) {
             r.progress.replanned(
                 planned,
                 &format!(

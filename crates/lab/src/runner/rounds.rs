@@ -79,6 +79,17 @@ impl<'a> Rounds<'a> {
     }
 }
 
+/// Round `rep` of `due` runs has come: when [`Rounds::planned`] had not counted it, its runs
+/// join the plan (`planned`, `counted` rounds); true when they did.
+pub(super) fn count_round(rep: u32, due: usize, planned: &mut usize, counted: &mut u32) -> bool {
+    if rep < *counted {
+        return false;
+    }
+    *planned += due;
+    *counted = rep + 1;
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -120,10 +131,7 @@ mod tests {
             if order.is_empty() {
                 break;
             }
-            if rep >= counted {
-                planned += order.len();
-                counted = rep + 1;
-            }
+            count_round(rep, order.len(), &mut planned, &mut counted);
             for (position, &cell) in order.iter().enumerate() {
                 if done.contains(&(cell, rep)) {
                     continue;
