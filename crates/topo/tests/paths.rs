@@ -49,19 +49,18 @@ const PORT: u16 = 8080;
 /// reading the server's answer to EOF; returns the server-side local address of each (which
 /// of the server's addresses the path chose).
 fn carry(plan: &Plan, n: usize) -> Vec<Ipv4Addr> {
-    carry_from(plan, Host::Client, plan.target, n)
+    carry_from(plan, Host::Client, SocketAddr::from((plan.target, PORT)), n)
 }
 
-/// [`carry`] from client host `from` to `to`.
-fn carry_from(plan: &Plan, from: Host, to: Ipv4Addr, n: usize) -> Vec<Ipv4Addr> {
+/// [`carry`] from client host `from` to `target` (its port: where the server listens).
+fn carry_from(plan: &Plan, from: Host, target: SocketAddr, n: usize) -> Vec<Ipv4Addr> {
     let server_ns = plan.netns(Host::Server);
     let client_ns = plan.netns(from);
     let listener = netns::within(&server_ns, || {
-        TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], PORT))).unwrap()
+        TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], target.port()))).unwrap()
     })
     .unwrap();
     let body: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
-    let target = SocketAddr::from((to, PORT));
     std::thread::scope(|s| {
         let server = s.spawn(|| {
             let mut seen = Vec::new();
@@ -130,8 +129,11 @@ fn four_links_give_each_client_host_its_own_link() {
     assert_eq!(plan.clients.len(), 4);
     assert_eq!(plan.server_addrs, plan.clients.iter().map(|c| c.1).collect::<Vec<_>>());
     let mut topo = apply(&plan, None, &dir).unwrap();
-    for &(host, addr) in &plan.clients {
-        assert_eq!(carry_from(&plan, host, addr, 2), [addr, addr], "{host:?}");
+    // A port a host: each carry's closed connections stay in TIME_WAIT on the server's port
+    // (seen: the next listener's bind failed with EADDRINUSE in CI).
+    for (n, &(host, addr)) in (1u16..).zip(&plan.clients) {
+        let target = SocketAddr::from((addr, PORT + n));
+        assert_eq!(carry_from(&plan, host, target, 2), [addr, addr], "{host:?}");
         let other = plan.server_addrs.iter().copied().find(|&a| a != addr).unwrap();
         let reached = netns::within(&plan.netns(host), || {
             TcpStream::connect_timeout(&SocketAddr::from((other, PORT)), Duration::from_secs(1))
