@@ -62,7 +62,7 @@ pub use thread_usage::ThreadUsage;
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
 pub use workload::{Prepared, Workload, WorkloadError};
 
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// What a finished run returns: when it ran, and each worker's recorder.
 #[derive(Debug)]
@@ -71,6 +71,8 @@ pub struct Run<R> {
     pub started: Instant,
     /// The same moment on the wall clock (for reports that print dates).
     pub started_wall: SystemTime,
+    /// How long after [`RunSpec::start_at`] the workers were started (zero without one).
+    pub late: Duration,
     /// The last activity of any worker (a completed or failed request), or the deadline.
     pub ended: Instant,
     /// True when the run stopped early: [`Control::stop`], or a recorder's [`Answer::Abort`].

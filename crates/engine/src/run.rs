@@ -43,8 +43,8 @@ where
         let slot = control.register(waker);
         prepared.push((i, poll, slot));
     }
-    let started = Instant::now();
-    let started_wall = SystemTime::now();
+    let (started, started_wall) = start(spec.start_at);
+    let late = spec.start_at.map_or(Duration::ZERO, |at| at.elapsed());
     let deadline = spec.stop.deadline().map(|d| started + d);
     let mut pacers = Vec::with_capacity(n as usize);
     for (i, poll, _) in &prepared {
@@ -115,7 +115,28 @@ where
         q.datagrams_per_recv =
             if q.recv_calls > 0 { q.datagrams_received as f64 / q.recv_calls as f64 } else { 0.0 };
     }
-    Ok(Run { started, started_wall, ended, interrupted, recorders, workers, tls_info, quic })
+    Ok(Run { started, started_wall, late, ended, interrupted, recorders, workers, tls_info, quic })
+}
+
+/// The run's start and the same moment on the wall clock: now, or the shared start instant
+/// (slept until, when it is still ahead).
+fn start(at: Option<Instant>) -> (Instant, SystemTime) {
+    let now = Instant::now();
+    let wall = SystemTime::now();
+    let Some(at) = at else { return (now, wall) };
+    // Sleep to within half a millisecond, then spin: a sleep overshoots by tens of
+    // microseconds or more, and the agents' first sends are judged against this instant.
+    const SPIN: Duration = Duration::from_micros(500);
+    let ahead = at.saturating_duration_since(now);
+    if ahead > SPIN {
+        std::thread::sleep(ahead - SPIN);
+    }
+    while Instant::now() < at {
+        std::hint::spin_loop();
+    }
+    // A past instant is still the start: what is late is measured as lag, not hidden.
+    let wall = if at >= now { wall.checked_add(at - now) } else { wall.checked_sub(now - at) };
+    (at, wall.unwrap_or_else(SystemTime::now))
 }
 
 /// What one worker is given: its event loop, its part of the run, and its recorder.

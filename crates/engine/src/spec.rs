@@ -8,7 +8,7 @@
 
 use std::net::IpAddr;
 use std::num::{NonZeroU32, NonZeroU64};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use herd_proto::Limits;
 
@@ -44,6 +44,11 @@ pub struct RunSpec {
     /// This process's part of a run spread over several agents ([`Slice::WHOLE`]: all of
     /// it). `connections`, the request count and the rate stay the whole run's.
     pub slice: Slice,
+    /// Start at this moment rather than at once: the agents of a spread run share one
+    /// start instant, so that their seconds line up and an open loop's arrival k is due at
+    /// `start_at + k / rate` on every agent. The run's workers are made ready first; a
+    /// moment already past starts at once, still counting from it (late arrivals are lag).
+    pub start_at: Option<Instant>,
 }
 
 /// Agent `index` of `count` running one run together: it opens the connections j ≡ index
@@ -250,6 +255,7 @@ impl RunSpec {
             seed: 0,
             wire: Wire::Http1,
             slice: Slice::WHOLE,
+            start_at: None,
         }
     }
 

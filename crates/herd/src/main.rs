@@ -4,6 +4,7 @@
 //! errors (see ARCHITECTURE.md).
 
 mod ab_cmd;
+mod cluster_cmd;
 mod doctor_cmd;
 mod lab_cmd;
 mod live;
@@ -67,6 +68,14 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Checks this machine for the lab: limits, sysctls, servers, kernel features.
     Doctor,
+    /// One herd run spread over several agents started together, merged exactly.
+    Cluster {
+        #[command(subcommand)]
+        command: cluster_cmd::ClusterCommand,
+    },
+    /// One agent of a spread run (`herd cluster`): herd run's flags; who it is comes from
+    /// JOB_COMPLETION_INDEX, HERD_AGENTS and HERD_COORDINATOR.
+    Agent(Box<run_cmd::RunArgs>),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +93,23 @@ fn main() -> ExitCode {
             }
         },
         Command::Lab { command } => lab_cmd::main(command),
+        Command::Cluster { command } => match cluster_cmd::main(command) {
+            Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
+            Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
+            Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
+            Ok(run_cmd::Outcome::NoResponse) => ExitCode::from(4),
+            Err(e) => {
+                eprintln!("herd cluster run: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Agent(args) => match cluster_cmd::agent(*args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("herd agent: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Report(args) => match report_cmd::run(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -133,7 +133,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
 }
 
 /// What to say when a run (or a step) got no response at all: what failed, and where.
-fn no_response(report: &RunReport) -> String {
+pub(crate) fn no_response(report: &RunReport) -> String {
     let silent: Vec<&herd_run::StepReport> =
         report.steps().iter().filter(|s| s.no_response()).collect();
     let failures: Vec<String> = silent

@@ -7,7 +7,7 @@
 use std::ops::AddAssign;
 
 /// Counts of client-side failures by OS error.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ClientErrors {
     pub(crate) addr_not_avail: u64,
     pub(crate) addr_in_use: u64,

@@ -17,7 +17,7 @@ pub(crate) struct UsageProbe {
 }
 
 /// The client's usage over a run. Shares are of the worker threads' wall time, 0 to 1.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ClientUsage {
     pub(crate) workers: u32,
     /// Mean over the worker threads of CPU time / wall time.
@@ -74,5 +74,92 @@ impl UsageProbe {
             throttled_periods: throttling.map(|t| (t.throttled_periods, t.periods)),
             process,
         }
+    }
+}
+
+impl ClientUsage {
+    /// The usage of several agents' clients taken as one client: workers added, shares
+    /// averaged over all workers (every agent runs the same length), the busiest worker the
+    /// busiest of all, CPU time added; a figure one agent could not read is unknown for all.
+    pub(crate) fn combine(parts: &[ClientUsage]) -> ClientUsage {
+        if parts.is_empty() {
+            return ClientUsage::default();
+        }
+        let workers: u32 = parts.iter().map(|u| u.workers).sum();
+        let weighted = |f: &dyn Fn(&ClientUsage) -> Option<f64>| -> Option<f64> {
+            if workers == 0 {
+                return None;
+            }
+            parts
+                .iter()
+                .map(|u| f(u).map(|v| v * f64::from(u.workers)))
+                .sum::<Option<f64>>()
+                .map(|total| total / f64::from(workers))
+        };
+        ClientUsage {
+            workers,
+            busy: weighted(&|u| Some(u.busy)).unwrap_or(0.0),
+            busiest: parts.iter().map(|u| u.busiest).fold(0.0, f64::max),
+            run_queue_wait: weighted(&|u| u.run_queue_wait),
+            throttled: weighted(&|u| u.throttled),
+            throttled_periods: parts
+                .iter()
+                .try_fold((0, 0), |(t, p), u| u.throttled_periods.map(|(a, b)| (t + a, p + b))),
+            process: parts.iter().try_fold(ProcessCpu::default(), |a, u| {
+                u.process.map(|b| ProcessCpu {
+                    user: a.user + b.user,
+                    system: a.system + b.system,
+                    involuntary_switches: a.involuntary_switches + b.involuntary_switches,
+                })
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn agents_usage_combines_as_one_client() {
+        let cpu = |s| ProcessCpu {
+            user: Duration::from_secs(s),
+            system: Duration::from_secs(1),
+            involuntary_switches: 3,
+        };
+        let a = ClientUsage {
+            workers: 2,
+            busy: 0.5,
+            busiest: 0.6,
+            run_queue_wait: Some(0.1),
+            throttled: None,
+            throttled_periods: Some((1, 10)),
+            process: Some(cpu(2)),
+        };
+        let b = ClientUsage {
+            workers: 1,
+            busy: 0.8,
+            busiest: 0.8,
+            run_queue_wait: Some(0.4),
+            throttled: Some(0.2),
+            throttled_periods: Some((0, 10)),
+            process: Some(cpu(5)),
+        };
+        let c = ClientUsage::combine(&[a, b]);
+        assert_eq!(c.workers, 3);
+        assert!((c.busy - 0.6).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.busiest, 0.8);
+        assert!((c.run_queue_wait.unwrap() - 0.2).abs() < 1e-9);
+        assert_eq!(c.throttled, None, "unknown on one agent: unknown");
+        assert_eq!(c.throttled_periods, Some((1, 20)));
+        let want = ProcessCpu {
+            user: Duration::from_secs(7),
+            system: Duration::from_secs(2),
+            involuntary_switches: 6,
+        };
+        assert_eq!(c.process, Some(want));
+        assert_eq!(ClientUsage::combine(&[]), ClientUsage::default());
     }
 }

@@ -63,6 +63,18 @@ pub struct Prepared {
     protocol: Protocol,
     /// HTTP/3: the QUIC configuration every connection shares.
     quic: Option<QuicClient>,
+    /// This process's part of a run spread over agents, and their shared start.
+    spread: Option<Spread>,
+}
+
+/// This process as agent `slice` of a run spread over several (docs/cluster.md): it sends
+/// its stripe of the run's connections, requests and arrivals, and every step starts at a
+/// moment all agents share: the first at `start_at`, each next one a step's length (and the
+/// warm-up) later, so that the agents' seconds line up by index.
+#[derive(Debug, Clone, Copy)]
+pub struct Spread {
+    pub slice: engine::Slice,
+    pub start_at: Instant,
 }
 
 impl Prepared {
@@ -77,6 +89,28 @@ impl Prepared {
     /// What the run speaks.
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// Runs only this agent's part, from the shared start (`Spread`).
+    pub fn spread(&mut self, spread: Spread) {
+        self.spread = Some(spread);
+    }
+
+    /// When step `k` (from 0) starts in a spread run: the shared start, then one step's
+    /// length later for each step before it (the warm-up runs before the first).
+    fn step_start(&self, k: usize) -> Option<Instant> {
+        let spread = self.spread?;
+        if k == 0 {
+            return Some(spread.start_at);
+        }
+        let step = match &self.plan.load {
+            Load::Steps { step, .. } | Load::RateSteps { step, .. } => step.get(),
+            // A single run has one step.
+            Load::Single { .. } => Duration::ZERO,
+        };
+        let warmup = self.plan.warmup.map_or(Duration::ZERO, |w| w.get());
+        let k = u32::try_from(k).unwrap_or(u32::MAX);
+        Some(spread.start_at + warmup + step.saturating_mul(k))
     }
 
     /// The engine's description of one step: `connections` at `rate` (an open loop) or in
@@ -134,7 +168,8 @@ impl Prepared {
             receive_rate: plan.bandwidth.and_then(|b| NonZeroU64::new(b.bytes_per_second())),
             seed: plan.seed,
             wire: self.wire(),
-            slice: engine::Slice::WHOLE,
+            slice: self.spread.map_or(engine::Slice::WHOLE, |s| s.slice),
+            start_at: None,
         })
     }
 
@@ -212,8 +247,40 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
     };
     check_sources(&plan.bind, &target)?;
     let protocol = decide_protocol(plan, &target)?;
-    let steps = plan.steps();
-    let setup = RunSetup {
+    let setup = setup_of(plan, &built, Some(protocol));
+    // The recorders' view of the workload, the same for every step; per-connection rates are
+    // sized for the largest step.
+    let recorder_plan = Arc::new(RecorderPlan {
+        group_of: built.group_of.clone(),
+        n_groups: built.group_names.len(),
+        expected_bytes: built.expected_bytes.clone(),
+        conn_rates: setup.conforming.and(plan.steps().iter().map(|&(c, _)| c.get()).max()),
+    });
+    Ok(Prepared {
+        plan: plan.clone(),
+        target,
+        built,
+        setup,
+        recorder_plan,
+        protocol,
+        quic,
+        spread: None,
+    })
+}
+
+/// What a spread run's coordinator says of the run it merges: the plan checked and its
+/// requests built (to name its groups), but no target resolved and nothing sent; the
+/// protocol is the plan's, or (when the server decides) left for the agents to tell.
+pub(crate) fn spread_setup(plan: &RunPlan) -> Result<RunSetup, RunError> {
+    plan.check()?;
+    let built = build_workload(plan)?;
+    Ok(setup_of(plan, &built, plan.protocol()))
+}
+
+/// What was asked of the run, as the summary and the report say it.
+fn setup_of(plan: &RunPlan, built: &BuiltWorkload, protocol: Option<Protocol>) -> RunSetup {
+    let url = &plan.url;
+    RunSetup {
         url: url.text.clone(),
         description: built.description.clone(),
         group_names: built.group_names.clone(),
@@ -226,18 +293,9 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
             Reuse::KeepAlive | Reuse::PerRequest => None,
         },
         pipeline: plan.pipeline().map(|d| d.get()).filter(|&d| d > 1),
-        protocol: Some(protocol),
-        streams: protocol.is_multiplexed().then_some(plan.streams.get()),
-    };
-    // The recorders' view of the workload, the same for every step; per-connection rates are
-    // sized for the largest step.
-    let recorder_plan = Arc::new(RecorderPlan {
-        group_of: built.group_of.clone(),
-        n_groups: built.group_names.len(),
-        expected_bytes: built.expected_bytes.clone(),
-        conn_rates: setup.conforming.and(steps.iter().map(|&(c, _)| c.get()).max()),
-    });
-    Ok(Prepared { plan: plan.clone(), target, built, setup, recorder_plan, protocol, quic })
+        protocol,
+        streams: protocol.filter(|p| p.is_multiplexed()).map(|_| plan.streams.get()),
+    }
 }
 
 /// The protocol the run speaks. Over TLS, when HTTP/2 may be spoken, one handshake asks the
@@ -285,6 +343,17 @@ pub fn execute(
     outputs: Option<&Outputs>,
     mut on_step: impl FnMut(usize, &StepReport),
 ) -> Result<RunReport, RunError> {
+    execute_parts(p, control, outputs, |k, _, _, report| on_step(k, report))
+}
+
+/// [`execute`], `on_step` seeing each step's run facts and merged recorder beside its report
+/// (an agent of a spread run sends all three).
+pub(crate) fn execute_parts(
+    p: &Prepared,
+    control: &Control,
+    outputs: Option<&Outputs>,
+    mut on_step: impl FnMut(usize, &RunInfo, &RunRecorder, &StepReport),
+) -> Result<RunReport, RunError> {
     let plan = &p.plan;
     let stepped = plan.is_stepped();
     let warmup_all = plan.warmup.map_or(Duration::ZERO, |w| w.get());
@@ -299,13 +368,14 @@ pub fn execute(
             }
             Load::Single { stop: Stop::Requests(_), .. } => None,
         };
-        let spec = p.spec(connections, rate, duration)?;
+        let mut spec = p.spec(connections, rate, duration)?;
+        spec.start_at = p.step_start(k);
         let step = stepped.then_some(k + 1);
         let rate = rate.map(|r| r.per_second());
         let (info, recorder) =
             measure(&spec, control, rate, warmup, &p.recorder_plan, outputs.map(|o| (o, step)))?;
         let report = step_result::step_report(&p.setup, &info, &recorder);
-        on_step(k + 1, &report);
+        on_step(k + 1, &info, &recorder, &report);
         reports.push(report);
         if info.interrupted {
             break;
@@ -332,7 +402,11 @@ fn measure(
     plan: &Arc<RecorderPlan>,
     outputs: Option<(&Outputs, Option<usize>)>,
 ) -> Result<(RunInfo, RunRecorder), RunError> {
-    let (now, now_wall) = (Instant::now(), SystemTime::now());
+    // The engine starts now, or at the shared start of a spread run (it sleeps until then).
+    let (now, now_wall) = match spec.start_at {
+        Some(at) => (at, wall_at(at)),
+        None => (Instant::now(), SystemTime::now()),
+    };
     let measure_from = (!warmup.is_zero()).then(|| now + warmup);
     // Second 0 starts where the summary's figures start: the end of the warm-up, or (a few
     // microseconds before the engine's own start) now.
@@ -373,17 +447,27 @@ fn measure(
     }
     recorder.settle();
     let from = measure_from.map_or(done.started, |t| t.max(done.started));
+    // An agent's report is of its own part: its connections and its share of the rate.
+    let agents = spec.slice.count();
     let info = RunInfo {
-        connections: spec.connections.get(),
+        connections: spec.agent_connections(),
         threads: spec.worker_count(),
         keep_alive: spec.keep_alive(),
-        rate,
+        rate: rate.map(|r| r / f64::from(agents)),
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
         client,
         quic: done.quic,
+        late: done.late,
     };
     Ok((info, recorder))
+}
+
+/// `at` on the wall clock, read against the monotonic clock now.
+fn wall_at(at: Instant) -> SystemTime {
+    let (now, wall) = (Instant::now(), SystemTime::now());
+    let moved = if at >= now { wall.checked_add(at - now) } else { wall.checked_sub(now - at) };
+    moved.unwrap_or(wall)
 }
 
 /// Every `--bind` address must be one of this host's, of the target's family: checked by

@@ -29,6 +29,7 @@ mod recorder;
 pub mod report;
 mod request;
 pub mod series;
+pub mod spread;
 mod step_result;
 pub mod summary;
 pub mod threshold;
@@ -38,7 +39,7 @@ mod url_list;
 mod workload;
 
 pub use error::RunError;
-pub use execute::{execute, prepare, Prepared, RunSetup};
+pub use execute::{execute, prepare, Prepared, RunSetup, Spread};
 pub use interval::Interval;
 pub use merge::RunSecond;
 pub use outputs::{Outputs, SecondObserver};
@@ -51,8 +52,9 @@ use std::time::Duration;
 
 use client_usage::ClientUsage;
 
-/// What a run (or step) was besides the recorder's figures and the URL.
-#[derive(Debug, Clone, Copy)]
+/// What a run (or step) was besides the recorder's figures and the URL. An agent of a
+/// spread run sends it with its recorder (spread/wire.rs).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RunInfo {
     pub(crate) connections: u32,
     pub(crate) threads: u32,
@@ -62,6 +64,12 @@ pub(crate) struct RunInfo {
     pub(crate) interrupted: bool,
     /// What the client itself used: the health verdict's own figures.
     pub(crate) client: ClientUsage,
-    /// HTTP/3: what QUIC did.
+    /// HTTP/3: what QUIC did. Not sent by an agent: each agent's own report has its QUIC
+    /// figures, and the merged report has none.
+    #[serde(skip)]
     pub(crate) quic: Option<herd_engine::quic::QuicStats>,
+    /// How long after its planned start the engine started (a spread run's agents start at
+    /// one instant); zero when it started at once.
+    #[serde(default)]
+    pub(crate) late: Duration,
 }

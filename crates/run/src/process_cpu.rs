@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 /// CPU used by the process between two readings.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ProcessCpu {
     pub(crate) user: Duration,
     pub(crate) system: Duration,

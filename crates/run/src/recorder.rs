@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use herd_engine::{Answer, Completed, Failed, Recorder};
 use herd_stats::{LatencyHistogram, RunStats};
+use serde::{Deserialize, Serialize};
 
 use crate::client_errors::ClientErrors;
 use crate::interval::Seconds;
@@ -27,7 +28,7 @@ pub(crate) struct RecorderPlan {
 }
 
 /// Counts per group of requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct GroupStats {
     pub(crate) completed: u64,
     pub(crate) failed: u64,
@@ -38,7 +39,7 @@ pub(crate) struct GroupStats {
 
 /// What one connection (a simulated user, across reconnections) received, and how long its
 /// requests took from start to end (think time excluded).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ConnRate {
     pub(crate) bytes: u64,
     pub(crate) nanos: u64,
@@ -51,10 +52,15 @@ impl ConnRate {
     }
 }
 
-#[derive(Debug)]
+/// It travels as JSON from an agent of a spread run to the coordinator (spread/wire.rs):
+/// every count and histogram whole, so that the coordinator's sum is exact. What belongs to
+/// the agent's own run (its warm-up clock, its plan, its seconds) stays behind.
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct RunRecorder {
     /// Requests ending before this are warm-up.
+    #[serde(skip)]
     measure_from: Option<Instant>,
+    #[serde(skip)]
     plan: Arc<RecorderPlan>,
     /// What every recorder counts: responses, failures, statuses, bytes, connections, and
     /// the histograms of connect time and of latency from the intended start (`core.total`:
@@ -81,6 +87,7 @@ pub(crate) struct RunRecorder {
     /// The failures that were the client's own (no local port, no file descriptor).
     pub(crate) client_errors: ClientErrors,
     /// The run second by second, only for `--series`, `--hlog` and the live line.
+    #[serde(skip)]
     seconds: Option<Seconds>,
 }
 

@@ -162,6 +162,7 @@ pub(crate) mod tests {
             interrupted: false,
             client: ClientUsage { workers: 1, busy: 0.1, ..ClientUsage::default() },
             quic: None,
+            late: Duration::ZERO,
         };
         step_report(&setup, &info, r)
     }

@@ -87,6 +87,12 @@ impl Failures {
         self.counts[kind.index()] += 1;
     }
 
+    /// `n` failures of `kind` at once (counts received from another process).
+    pub fn add_n(&mut self, kind: FailureKind, n: u64) {
+        let c = &mut self.counts[kind.index()];
+        *c = c.saturating_add(n);
+    }
+
     pub fn get(&self, kind: FailureKind) -> u64 {
         self.counts[kind.index()]
     }

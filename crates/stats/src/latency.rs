@@ -8,7 +8,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 /// The highest value a histogram tracks; longer samples are clamped to it (and counted).
-const MAX_MICROS: u64 = 3_600_000_000;
+pub(crate) const MAX_MICROS: u64 = 3_600_000_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyHistogram {
@@ -127,6 +127,36 @@ impl LatencyHistogram {
     /// Samples that exceeded one hour and were recorded as one hour.
     pub fn clamped(&self) -> u64 {
         self.clamped
+    }
+
+    /// A histogram received from another process (transfer.rs): refused unless it is of
+    /// herd's configuration, so that adding it is exact. Fixed-range like
+    /// [`LatencyHistogram::new`] when it came as one, growing otherwise.
+    pub(crate) fn from_received(
+        h: &Histogram<u64>,
+        clamped: u64,
+    ) -> Result<LatencyHistogram, crate::transfer::OtherConfiguration> {
+        if h.low() != 1 || h.sigfig() != 3 {
+            return Err(crate::transfer::OtherConfiguration {
+                low: h.low(),
+                high: h.high(),
+                sigfig: h.sigfig(),
+            });
+        }
+        let mut out = if h.high() >= MAX_MICROS {
+            LatencyHistogram::new()
+        } else {
+            LatencyHistogram::growing()
+        };
+        // Same lowest value and digits: an exact addition, refused by the fixed range when
+        // a value lies beyond an hour (no herd histogram holds one).
+        out.hist.add(h).map_err(|_| crate::transfer::OtherConfiguration {
+            low: h.low(),
+            high: h.high(),
+            sigfig: h.sigfig(),
+        })?;
+        out.clamped = clamped;
+        Ok(out)
     }
 
     /// The underlying histogram, for serialization.

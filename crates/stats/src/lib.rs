@@ -26,6 +26,7 @@ mod measurement;
 pub mod repetitions;
 mod run_stats;
 mod status;
+pub mod transfer;
 pub mod units;
 mod vocabulary;
 

@@ -8,7 +8,8 @@ use std::ops::AddAssign;
 use crate::{FailureKind, Failures, LatencyHistogram, StatusCounts};
 
 /// One worker's counts of a run, or all workers' merged.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// It travels between processes as JSON (transfer.rs): the agents of a spread run send theirs.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunStats {
     /// Complete responses of any status.
     pub responses: u64,

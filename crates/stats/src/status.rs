@@ -25,6 +25,14 @@ impl StatusCounts {
         self.counts[usize::from(s - FIRST)] += 1;
     }
 
+    /// `n` responses of `status` at once (counts received from another process), clamped
+    /// as [`StatusCounts::add`] does.
+    pub fn add_n(&mut self, status: u16, n: u64) {
+        let s = status.clamp(FIRST, LAST);
+        let c = &mut self.counts[usize::from(s - FIRST)];
+        *c = c.saturating_add(n);
+    }
+
     pub fn get(&self, status: u16) -> u64 {
         if (FIRST..=LAST).contains(&status) {
             self.counts[usize::from(status - FIRST)]

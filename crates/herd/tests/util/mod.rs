@@ -146,8 +146,11 @@ impl Nginx {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join("f6397.html"), "x".repeat(6397)).unwrap();
         std::fs::write(root.join("small.html"), "hello, herd!\n").unwrap();
+        // Requests under /counted/ are logged, one line each: the server's own count.
+        std::fs::create_dir_all(root.join("counted")).unwrap();
+        std::fs::write(root.join("counted/small.html"), "hello, herd!\n").unwrap();
         // World-readable, for nginx's worker user.
-        for p in [&dir, &root] {
+        for p in [&dir, &root, &root.join("counted")] {
             let _ =
                 std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
         }
@@ -176,6 +179,7 @@ impl Nginx {
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
                      location = /herd-fixture {{ return 200 \"{dir}\"; }}\n\
+                     location /counted/ {{ access_log {dir}/counted.log; }}\n\
                    }}\n\
                    server {{\n\
                      listen 127.0.0.1:{h2c_port} http2;\n\
@@ -265,6 +269,11 @@ impl Nginx {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Requests nginx has answered under `/counted/`, by its own access log.
+    pub fn counted(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("counted.log")).map_or(0, |t| t.lines().count())
     }
 
     /// The self-signed certificate of its https listeners (to give as `--ca-file`).

@@ -1,0 +1,189 @@
+//! `herd cluster run --local N`: one run spread over N agent processes, against a real nginx.
+//! The merged count is nginx's own count; each agent ran its stripe; the merged `--hlog`
+//! equals the agents' own hlogs added up and the `--json` histogram; every agent started
+//! within a few ms of the one start instant. An agent killed mid-run fails the run and is
+//! named, with nothing left running; `herd agent` without its environment says what is
+//! missing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
+
+mod util;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use util::{herd, run, tempdir, text, Nginx};
+
+/// Every interval of an hlog, added up.
+fn hlog_sum(path: &Path) -> Histogram<u64> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut sum = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(i) = entry.unwrap() {
+            let raw =
+                base64::engine::general_purpose::STANDARD.decode(i.encoded_histogram()).unwrap();
+            let h: Histogram<u64> = Deserializer::new().deserialize(&mut &raw[..]).unwrap();
+            sum.add(&h).unwrap();
+        }
+    }
+    sum
+}
+
+fn json_hdr(v: &serde_json::Value) -> Histogram<u64> {
+    let text = v["latency_us"]["total"]["hdr"].as_str().expect("a histogram");
+    let raw = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+    Deserializer::new().deserialize(&mut &raw[..]).unwrap()
+}
+
+#[test]
+fn three_agents_merge_exactly_what_nginx_served() {
+    let nginx = Nginx::start();
+    let dir = tempdir("cluster");
+    let (json, hlog) = (dir.join("run.json"), dir.join("run.hlog"));
+    let out = run(herd()
+        .args(["cluster", "run", "--local", "3", "--"])
+        .arg(nginx.url("/counted/small.html"))
+        .args(["-n", "3000", "-c", "6", "-t", "1"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--hlog")
+        .arg(&hlog));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["format"], "herd.run.v1");
+    assert_eq!(v["requests"]["completed"], 3000, "{v}");
+    assert_eq!(v["connections"], 6);
+    assert_eq!(nginx.counted(), 3000, "nginx's own count");
+    let agents = v["agents"].as_array().expect("per-agent figures");
+    assert_eq!(agents.len(), 3);
+    for (i, a) in agents.iter().enumerate() {
+        assert_eq!(a["index"], i);
+        let own = &a["steps"][0];
+        // The request count and connections striped i mod 3: 1000 and 2 each.
+        assert_eq!(own["requests"]["completed"], 1000, "agent {i}: {a}");
+        assert_eq!(own["connections"], 2);
+        let late = a["start_late_us"].as_f64().unwrap();
+        // Started together: a few ms at most, even on a busy 2-core machine.
+        assert!((0.0..25_000.0).contains(&late), "agent {i} started {late} µs late");
+        assert!(stdout.contains(&format!("agent {i} ")), "{stdout}");
+    }
+    // The merged log, the agents' logs added up, and the result's histogram: one histogram.
+    let merged = hlog_sum(&hlog);
+    let mut agents_sum = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for i in 0..3 {
+        agents_sum.add(hlog_sum(&dir.join(format!("run.agent-{i}.hlog")))).unwrap();
+    }
+    assert_eq!(merged.len(), 3000);
+    assert_eq!(merged, agents_sum);
+    assert_eq!(merged, json_hdr(&v));
+    assert!(stdout.contains("3000 requests in"), "the merged summary: {stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The PIDs of `parent`'s children.
+fn children(parent: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else { return pids };
+    for t in tasks.flatten() {
+        let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        pids.extend(list.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+    }
+    pids
+}
+
+/// Agent `index`'s PID among `pids`, by its environment.
+fn agent_pid(pids: &[u32], index: u32) -> Option<u32> {
+    let want = format!("JOB_COMPLETION_INDEX={index}");
+    pids.iter().copied().find(|p| {
+        std::fs::read(format!("/proc/{p}/environ"))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == want.as_bytes()))
+    })
+}
+
+#[test]
+fn a_killed_agent_fails_the_run_and_is_named() {
+    let nginx = Nginx::start();
+    let mut child = herd()
+        .args(["cluster", "run", "--local", "3", "--"])
+        .arg(nginx.url("/small.html"))
+        .args(["-d", "30s", "-c", "3", "-t", "1", "--rate", "300"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait for the three agents, then let them run a moment.
+    let t = Instant::now();
+    let victim = loop {
+        let kids = children(pid);
+        if kids.len() == 3 {
+            if let Some(p) = agent_pid(&kids, 1) {
+                break p;
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no agents: {kids:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let agents = children(pid);
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the agent this test's herd started, found by its environment.
+    assert_eq!(unsafe { libc::kill(victim as i32, libc::SIGKILL) }, 0);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "herd cluster run went on without agent 1");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("agent 1 is gone mid-run"), "{stderr}");
+    assert!(stderr.contains("the run is void"), "{stderr}");
+    herd_testutil::causes::assert_no_repeated_cause(&stderr);
+    for p in agents {
+        assert!(!Path::new(&format!("/proc/{p}")).exists(), "agent {p} left running");
+    }
+}
+
+#[test]
+fn an_agent_without_its_environment_says_what_is_missing() {
+    let out = run(Command::new(env!("CARGO_BIN_EXE_herd"))
+        .args(["agent", "http://127.0.0.1:1/"])
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("HERD_AGENTS")
+        .env_remove("HERD_COORDINATOR"));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim(), "herd agent: JOB_COMPLETION_INDEX is not set");
+}
+
+#[test]
+fn bad_run_arguments_after_the_dashes_are_named() {
+    let out = run(herd().args([
+        "cluster",
+        "run",
+        "--local",
+        "2",
+        "--",
+        "http://127.0.0.1:1/",
+        "-c",
+        "zero",
+    ]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the herd run arguments after --"), "{stderr}");
+    assert!(stderr.contains("zero"), "{stderr}");
+    let out = run(herd().args(["cluster", "run", "--local", "2", "--", "http://203.0.113.9/"]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("203.0.113.9"), "refused before any agent starts: {stderr}");
+}

@@ -1,0 +1,388 @@
+//! One agent of a spread run: `herd agent`. Configured from its environment alone, as a pod
+//! of a Kubernetes Indexed Job sees it ([`AgentEnv`]); it tells the coordinator who it is and
+//! what it will run, measures the clock between them, prepares its part, says it is armed,
+//! starts at the one instant the coordinator gives, and streams its seconds and each step's
+//! whole recorder back. It writes no files: the coordinator does, from what the agents sent.
+
+use std::io::{BufReader, BufWriter};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs as _};
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use herd_engine::{Control, Slice};
+use serde::Serialize;
+
+use super::clock::{self, Exchange, Offset};
+use super::wire::{self, FromAgent, FromCoordinator, SecondFrame};
+use super::SpreadError;
+use crate::execute::execute_parts;
+use crate::merge::RunSecond;
+use crate::outputs::{Outputs, SecondObserver};
+use crate::recorder::RunRecorder;
+use crate::report::StepReport;
+use crate::{prepare, RunInfo, RunPlan, Spread};
+
+/// The environment variable with the agent's index: Kubernetes' Indexed Job sets it.
+pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+/// How many agents run together.
+pub const COUNT_VAR: &str = "HERD_AGENTS";
+/// Where the coordinator listens: `host:port`.
+pub const COORDINATOR_VAR: &str = "HERD_COORDINATOR";
+
+/// Who this agent is, and where its coordinator is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentEnv {
+    pub slice: Slice,
+    pub coordinator: String,
+}
+
+impl AgentEnv {
+    /// From [`INDEX_VAR`], [`COUNT_VAR`] and [`COORDINATOR_VAR`], through `var`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<AgentEnv, SpreadError> {
+        let get = |name: &'static str| {
+            var(name)
+                .filter(|v| !v.is_empty())
+                .ok_or(SpreadError::Env { name, problem: "is not set".into() })
+        };
+        let number = |name: &'static str| -> Result<u32, SpreadError> {
+            let text = get(name)?;
+            text.trim().parse::<u32>().map_err(|_| SpreadError::Env {
+                name,
+                problem: format!("is `{text}`, not a whole number"),
+            })
+        };
+        let index = number(INDEX_VAR)?;
+        let count = NonZeroU32::new(number(COUNT_VAR)?).ok_or(SpreadError::Env {
+            name: COUNT_VAR,
+            problem: "is 0; a run needs at least one agent".into(),
+        })?;
+        let slice = Slice::new(index, count).map_err(|_| SpreadError::Env {
+            name: INDEX_VAR,
+            problem: format!(
+                "is {index}, but there are only {count} agents (0 to {})",
+                count.get() - 1
+            ),
+        })?;
+        Ok(AgentEnv { slice, coordinator: get(COORDINATOR_VAR)? })
+    }
+
+    /// From the process's environment.
+    pub fn from_env() -> Result<AgentEnv, SpreadError> {
+        AgentEnv::from_vars(|name| std::env::var(name).ok())
+    }
+}
+
+/// How long an agent keeps trying to reach its coordinator: a pod may start before the one
+/// that coordinates, and a barrier that never forms is the coordinator's to time out.
+const CONNECT_FOR: Duration = Duration::from_secs(120);
+
+/// The agent's connection: frames out under a lock (the main thread sends steps, the writer
+/// thread seconds), frames in on one reader.
+struct Link {
+    out: Arc<Mutex<BufWriter<TcpStream>>>,
+    input: BufReader<TcpStream>,
+    line: Vec<u8>,
+}
+
+impl Link {
+    fn send<T: Serialize>(&self, frame: &T) -> Result<(), SpreadError> {
+        send_on(&self.out, frame)
+    }
+
+    fn receive(&mut self) -> Result<FromCoordinator, SpreadError> {
+        wire::receive(&mut self.input, &mut self.line).map_err(|e| SpreadError::Lost(e.to_string()))
+    }
+}
+
+/// Runs this agent's part of `plan` (outputs and thresholds are the coordinator's). Returns
+/// when the run is over, it was aborted, or the coordinator is gone; `control` stops it
+/// early too (Ctrl-C).
+pub fn run_agent(
+    plan: &RunPlan,
+    env: &AgentEnv,
+    control: &Arc<Control>,
+) -> Result<(), SpreadError> {
+    let mut link = connect(&env.coordinator, control)?;
+    link.send(&FromAgent::Hello {
+        protocol: wire::PROTOCOL,
+        herd: env!("CARGO_PKG_VERSION").to_owned(),
+        index: env.slice.index(),
+        count: env.slice.count(),
+        config: super::config_of(plan),
+        histogram: wire::HISTOGRAM.to_owned(),
+    })?;
+    match link.receive()? {
+        FromCoordinator::Welcome => {}
+        FromCoordinator::Refused { reason } | FromCoordinator::Abort { reason } => {
+            return Err(SpreadError::Refused(reason));
+        }
+        other => return Err(unexpected(&other)),
+    }
+    let offset = measure_clock(&mut link)?;
+    // Prepared after the clock: whatever fails here (a refused address, an unreadable body
+    // file) goes to the coordinator, which stops every agent and says which failed and why.
+    let mut prepared = match prepare(plan) {
+        Ok(p) => p,
+        Err(e) => {
+            let error = super::sentence(&e);
+            let _ = link.send(&FromAgent::Failed { error: error.clone() });
+            return Err(SpreadError::Run(error));
+        }
+    };
+    link.send(&FromAgent::Armed { offset_ns: offset.offset_ns, rtt_ns: offset.rtt_ns })?;
+    let at = match link.receive()? {
+        FromCoordinator::Start { at } => at,
+        FromCoordinator::Abort { reason } => return Err(SpreadError::Aborted(reason)),
+        other => return Err(unexpected(&other)),
+    };
+    prepared.spread(Spread { slice: env.slice, start_at: clock::local_instant(at, offset) });
+    // From here the coordinator only ever aborts: a listener stops the run when it does or
+    // when it is gone.
+    let aborted = Arc::new(Mutex::new(None));
+    listen_for_abort(link.input, control.clone(), aborted.clone());
+    let forward = Forward { out: link.out.clone(), held: None, step: None };
+    let outputs = Outputs::start(None, None, Some(Box::new(forward)))?;
+    let mut sent = Ok(());
+    let result =
+        execute_parts(&prepared, control, outputs.as_ref(), |k, info, recorder, report| {
+            if sent.is_ok() {
+                sent = send_step(&link.out, k, info, recorder, report);
+                if sent.is_err() {
+                    control.stop();
+                }
+            }
+        });
+    if let Some(o) = outputs {
+        o.finish()?;
+    }
+    // Read before `done`: once the coordinator has every agent's, it may close at once,
+    // which is no abort.
+    let abort = aborted.lock().ok().and_then(|mut a| a.take());
+    match result {
+        Ok(_) => {
+            sent?;
+            send_on(&link.out, &FromAgent::Done)?;
+        }
+        Err(e) => {
+            let error = super::sentence(&e);
+            let _ = send_on(&link.out, &FromAgent::Failed { error: error.clone() });
+            return Err(SpreadError::Run(error));
+        }
+    }
+    match abort {
+        Some(reason) => Err(SpreadError::Aborted(reason)),
+        None => Ok(()),
+    }
+}
+
+/// Sends one frame on the shared writer.
+fn send_on<T: Serialize>(out: &Mutex<BufWriter<TcpStream>>, frame: &T) -> Result<(), SpreadError> {
+    let mut out = out.lock().map_err(|_| SpreadError::Lost("a writer panicked".into()))?;
+    wire::send(&mut *out, frame).map_err(|e| SpreadError::Lost(e.to_string()))
+}
+
+/// Connects to the coordinator, trying again while it is not there yet.
+fn connect(address: &str, control: &Control) -> Result<Link, SpreadError> {
+    let deadline = Instant::now() + CONNECT_FOR;
+    let mut last = String::new();
+    while Instant::now() < deadline && !control.is_stopped() {
+        let addrs: Vec<SocketAddr> = match address.to_socket_addrs() {
+            Ok(a) => a.collect(),
+            Err(e) => {
+                // A Service name that does not resolve yet resolves later.
+                last = format!("cannot resolve it ({e})");
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
+        };
+        for addr in &addrs {
+            match TcpStream::connect_timeout(addr, Duration::from_secs(2)) {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    let reader =
+                        stream.try_clone().map_err(|e| SpreadError::Lost(e.to_string()))?;
+                    return Ok(Link {
+                        out: Arc::new(Mutex::new(BufWriter::new(stream))),
+                        input: BufReader::new(reader),
+                        line: Vec::new(),
+                    });
+                }
+                Err(e) => last = format!("{addr}: {e}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Err(SpreadError::Unreachable { address: address.to_owned(), last, waited: CONNECT_FOR })
+}
+
+/// [`clock::EXCHANGES`] pings; the estimate of the quickest.
+fn measure_clock(link: &mut Link) -> Result<Offset, SpreadError> {
+    let mut exchanges = Vec::with_capacity(clock::EXCHANGES);
+    for _ in 0..clock::EXCHANGES {
+        let t1 = clock::wall_ns();
+        link.send(&FromAgent::Ping { t1 })?;
+        match link.receive()? {
+            FromCoordinator::Pong { t1: back, t2, t3 } if back == t1 => {
+                exchanges.push(Exchange { t1, t2, t3, t4: clock::wall_ns() });
+            }
+            FromCoordinator::Abort { reason } => return Err(SpreadError::Aborted(reason)),
+            other => return Err(unexpected(&other)),
+        }
+    }
+    clock::best(&exchanges).ok_or_else(|| SpreadError::Lost("no clock exchange".into()))
+}
+
+/// Stops the run when the coordinator aborts it or goes away (keeping the reason).
+fn listen_for_abort(
+    mut input: BufReader<TcpStream>,
+    control: Arc<Control>,
+    aborted: Arc<Mutex<Option<String>>>,
+) {
+    let spawned = std::thread::Builder::new().name("herd-agent-listen".into()).spawn(move || {
+        let mut line = Vec::new();
+        let reason = match wire::receive::<FromCoordinator, _>(&mut input, &mut line) {
+            Ok(FromCoordinator::Abort { reason }) => reason,
+            Ok(other) => format!("the coordinator sent {other:?} mid-run"),
+            Err(e) => format!("the coordinator is gone ({e})"),
+        };
+        if let Ok(mut a) = aborted.lock() {
+            *a = Some(reason);
+        }
+        control.stop();
+    });
+    // Without the listener the run still ends on its own; only an abort would go unheard.
+    drop(spawned);
+}
+
+/// One step's end, as its frame (`FromAgent::Step` on the wire): borrowed, not copied (a
+/// recorder may hold a rate per connection of tens of thousands).
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum StepOutFrame<'a> {
+    Step(StepOut<'a>),
+}
+
+#[derive(Serialize)]
+struct StepOut<'a> {
+    step: usize,
+    recorder: &'a RunRecorder,
+    info: &'a RunInfo,
+    report: &'a StepReport,
+}
+
+fn send_step(
+    out: &Arc<Mutex<BufWriter<TcpStream>>>,
+    step: usize,
+    info: &RunInfo,
+    recorder: &RunRecorder,
+    report: &StepReport,
+) -> Result<(), SpreadError> {
+    send_on(out, &StepOutFrame::Step(StepOut { step, recorder, info, report }))
+}
+
+/// The agent's seconds, sent on as its run merges them. Each is held until the next comes
+/// (or the step ends), so that the step's last second goes out marked as such, with where
+/// the agent's step ended: what the coordinator's merge needs to end the step.
+struct Forward {
+    out: Arc<Mutex<BufWriter<TcpStream>>>,
+    held: Option<SecondFrame>,
+    step: Option<usize>,
+}
+
+impl Forward {
+    fn flush(&mut self, last: bool) {
+        let Some(mut frame) = self.held.take() else { return };
+        frame.last = last;
+        let sent = self
+            .out
+            .lock()
+            .ok()
+            .map(|mut out| wire::send(&mut *out, &FromAgent::Second(Box::new(frame))));
+        // A lost coordinator is noticed by the listener, which stops the run.
+        drop(sent);
+    }
+}
+
+impl SecondObserver for Forward {
+    fn second(&mut self, step: Option<usize>, s: &RunSecond) {
+        self.flush(false);
+        self.step = step;
+        let end = Duration::from_secs(s.second) + s.length;
+        self.held = Some(SecondFrame {
+            step,
+            second: s.second,
+            last: false,
+            end_ns: u64::try_from(end.as_nanos()).unwrap_or(u64::MAX),
+            completed: s.interval.completed,
+            failed: s.interval.failed,
+            bytes_read: s.interval.bytes_read,
+            latency: s.interval.latency.clone(),
+        });
+    }
+
+    fn end_step(&mut self) {
+        if self.held.is_none() {
+            // A step with no second at all (it ended at its start): the end still goes out.
+            self.held = Some(SecondFrame {
+                step: self.step,
+                second: 0,
+                last: true,
+                end_ns: 0,
+                completed: 0,
+                failed: 0,
+                bytes_read: 0,
+                latency: herd_stats::LatencyHistogram::growing(),
+            });
+        }
+        self.flush(true);
+    }
+}
+
+fn unexpected(frame: &FromCoordinator) -> SpreadError {
+    SpreadError::Lost(format!("the coordinator sent {frame:?} out of turn"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> Result<AgentEnv, SpreadError> {
+        let map: HashMap<String, String> =
+            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        AgentEnv::from_vars(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn the_environment_says_who_the_agent_is() {
+        let e = env(&[(INDEX_VAR, "2"), (COUNT_VAR, "3"), (COORDINATOR_VAR, "herd-0.herd:7070")])
+            .unwrap();
+        assert_eq!((e.slice.index(), e.slice.count()), (2, 3));
+        assert_eq!(e.coordinator, "herd-0.herd:7070");
+    }
+
+    #[test]
+    fn a_bad_environment_is_named() {
+        for (vars, want) in [
+            (vec![(COUNT_VAR, "3"), (COORDINATOR_VAR, "x:1")], "JOB_COMPLETION_INDEX is not set"),
+            (
+                vec![(INDEX_VAR, "two"), (COUNT_VAR, "3"), (COORDINATOR_VAR, "x:1")],
+                "JOB_COMPLETION_INDEX is `two`, not a whole number",
+            ),
+            (
+                vec![(INDEX_VAR, "3"), (COUNT_VAR, "3"), (COORDINATOR_VAR, "x:1")],
+                "JOB_COMPLETION_INDEX is 3, but there are only 3 agents (0 to 2)",
+            ),
+            (
+                vec![(INDEX_VAR, "0"), (COUNT_VAR, "0"), (COORDINATOR_VAR, "x:1")],
+                "HERD_AGENTS is 0; a run needs at least one agent",
+            ),
+            (vec![(INDEX_VAR, "0"), (COUNT_VAR, "1")], "HERD_COORDINATOR is not set"),
+        ] {
+            let e = env(&vars).unwrap_err().to_string();
+            assert!(e.contains(want), "{vars:?}: {e}");
+        }
+    }
+}

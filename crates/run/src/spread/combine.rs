@@ -1,0 +1,149 @@
+//! The agents' parts of one step added into the step one machine would have measured: their
+//! recorders summed (every count and histogram exact, spread/wire.rs), their run facts taken
+//! together, and the report (thresholds, client-health verdict) built once on that sum by the
+//! same code as a single run's.
+
+use std::sync::Arc;
+
+use crate::client_usage::ClientUsage;
+use crate::recorder::RunRecorder;
+use crate::report::StepReport;
+use crate::spread::wire::StepFrame;
+use crate::{step_result, RunInfo, RunSetup};
+
+/// The merged report of one step from every agent's part of it.
+pub(crate) fn combine(setup: &RunSetup, parts: &[&StepFrame]) -> StepReport {
+    let mut recorder = RunRecorder::new(None, Arc::default());
+    for p in parts {
+        recorder += &p.recorder;
+    }
+    // The agents sent theirs settled; settling again adds nothing but is what the report
+    // builder checks.
+    recorder.settle();
+    let mut setup = setup.clone();
+    if setup.protocol.is_none() {
+        // Decided by the server (ALPN): each agent learned it; they agree (one server).
+        setup.protocol = parts.iter().find_map(|p| p.report.protocol);
+        setup.streams = parts.iter().find_map(|p| p.report.streams);
+    }
+    step_result::step_report(&setup, &combine_info(parts), &recorder)
+}
+
+/// The run facts of the agents as one client's: connections and workers added, the rate
+/// their shares added (the whole run's), the longest elapsed time (all started together),
+/// interrupted if any was.
+fn combine_info(parts: &[&StepFrame]) -> RunInfo {
+    let infos: Vec<&RunInfo> = parts.iter().map(|p| &p.info).collect();
+    let usages: Vec<ClientUsage> = infos.iter().map(|i| i.client).collect();
+    RunInfo {
+        connections: infos.iter().map(|i| i.connections).sum(),
+        threads: infos.iter().map(|i| i.threads).sum(),
+        keep_alive: infos.iter().any(|i| i.keep_alive),
+        rate: infos.iter().map(|i| i.rate).sum(),
+        elapsed: infos.iter().map(|i| i.elapsed).max().unwrap_or_default(),
+        interrupted: infos.iter().any(|i| i.interrupted),
+        client: ClientUsage::combine(&usages),
+        quic: None,
+        late: infos.iter().map(|i| i.late).max().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use herd_engine::{Completed, Recorder as _, Timing};
+
+    use super::*;
+    use crate::recorder::RecorderPlan;
+    use crate::step_result::tests::report_of;
+
+    fn completed(r: &mut RunRecorder, us: u64, status: u16, conn: u32) {
+        let t0 = Instant::now();
+        let timing = Timing {
+            intended: t0,
+            ready: t0,
+            start: t0,
+            connected: Some(t0),
+            written: None,
+            first_byte: Some(t0 + Duration::from_micros(us / 2)),
+            end: t0 + Duration::from_micros(us),
+        };
+        r.completed(&Completed {
+            timing,
+            status,
+            reusable: true,
+            body_bytes: 100,
+            bytes_read: 180,
+            bytes_written: 40,
+            reused: us % 3 == 0,
+            server: None,
+            request: 0,
+            conn,
+        });
+    }
+
+    fn frame(r: RunRecorder, connections: u32) -> StepFrame {
+        let report = report_of(&r, Duration::from_secs(1));
+        StepFrame {
+            step: 1,
+            recorder: r,
+            info: RunInfo {
+                connections,
+                threads: 1,
+                keep_alive: true,
+                rate: Some(100.0),
+                elapsed: Duration::from_secs(1),
+                interrupted: false,
+                client: ClientUsage { workers: 1, busy: 0.2, busiest: 0.2, ..Default::default() },
+                quic: None,
+                late: Duration::from_micros(connections.into()),
+            },
+            report,
+        }
+    }
+
+    /// Three agents' recorders sent over the wire and combined report what one recorder of
+    /// every request reports: the same counts, the same histograms, the same quantiles.
+    #[test]
+    fn three_agents_combined_are_one_machine() {
+        let plan = Arc::new(RecorderPlan { conn_rates: Some(9), ..RecorderPlan::default() });
+        let mut one = RunRecorder::new(None, plan.clone());
+        let mut parts: Vec<RunRecorder> =
+            (0..3).map(|_| RunRecorder::new(None, plan.clone())).collect();
+        let mut x: u64 = 88_172_645_463_325_252;
+        for i in 0..9_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let us = 50 + x % 200_000;
+            let status = if x % 17 == 0 { 503 } else { 200 };
+            let conn = i % 9;
+            completed(&mut one, us, status, conn);
+            completed(&mut parts[(conn % 3) as usize], us, status, conn);
+        }
+        one.settle();
+        let frames: Vec<StepFrame> = parts
+            .into_iter()
+            .map(|mut r| {
+                r.settle();
+                // Over the wire and back, as the coordinator receives it.
+                let text = serde_json::to_string(&r).unwrap();
+                frame(serde_json::from_str(&text).unwrap(), 3)
+            })
+            .collect();
+        let refs: Vec<&StepFrame> = frames.iter().collect();
+        let setup = RunSetup { url: "http://127.0.0.1:1/".into(), ..RunSetup::default() };
+        let merged = combine(&setup, &refs);
+        let single = report_of(&one, Duration::from_secs(1));
+        assert_eq!(merged.requests, single.requests);
+        assert_eq!(merged.latency_us, single.latency_us);
+        assert_eq!(merged.statuses, single.statuses);
+        assert_eq!(merged.bytes, single.bytes);
+        assert_eq!(merged.connections, 9);
+        assert_eq!(merged.threads, 3);
+        assert_eq!(merged.schedule, crate::report::Schedule::Rate { requests_per_second: 300.0 });
+        assert_eq!(merged.client.worker_threads, 3);
+        assert!(merged.client.verdict.is_some());
+    }
+}

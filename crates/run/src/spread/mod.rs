@@ -1,0 +1,106 @@
+//! One run spread over several agents, merged exactly (docs/cluster.md): agent *i* of *N*
+//! sends its stripe of the one run (the engine's `Slice`), all agents start at one instant,
+//! and the coordinator adds their per-second histograms by interval index and their whole
+//! recorders per step, so the result is the one a single machine would have measured.
+//!
+//! - [`agent`]: `herd agent`, configured from its environment (a Kubernetes Indexed Job's);
+//! - [`coordinator`]: the barrier, the start instant, the merge, the per-agent figures;
+//! - `wire`: the frames between them; `clock`: the offset between their clocks;
+//! - `combine`: the agents' parts of a step as one report.
+//!
+//! Placement is not here: `herd cluster` starts the agents (processes on this machine, or a
+//! Kubernetes Job).
+
+pub mod agent;
+mod clock;
+mod combine;
+pub mod coordinator;
+mod wire;
+
+use std::io;
+use std::time::Duration;
+
+use crate::{RunError, RunPlan};
+
+pub use agent::{run_agent, AgentEnv};
+pub use coordinator::{AgentFigures, Coordinator, SpreadReport};
+
+/// Why a spread run, or one agent's part of it, could not be carried out. Each message names
+/// the agent and says what to do where there is something to do.
+#[derive(Debug, thiserror::Error)]
+pub enum SpreadError {
+    /// The agent's environment does not say who it is.
+    #[error("{name} {problem}")]
+    Env { name: &'static str, problem: String },
+    #[error(
+        "cannot reach the coordinator at {address} (tried for {} s; last: {last}); check \
+         HERD_COORDINATOR and that `herd cluster` is running",
+        waited.as_secs()
+    )]
+    Unreachable { address: String, last: String, waited: Duration },
+    #[error("the coordinator refused this agent: {0}")]
+    Refused(String),
+    #[error("lost the coordinator: {0}")]
+    Lost(String),
+    #[error("the coordinator stopped the run: {0}")]
+    Aborted(String),
+    /// The agent's own run could not be prepared or carried out (the sentence says why).
+    #[error("{0}")]
+    Run(String),
+    #[error(transparent)]
+    Output(#[from] RunError),
+    #[error("cannot listen for agents on {address}")]
+    Listen {
+        address: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("agent {index} failed: {error}")]
+    AgentFailed { index: u32, error: String },
+    #[error("agent {index} is gone mid-run ({why}): its share of the load is missing, so the run is void")]
+    AgentLost { index: u32, why: String },
+    #[error(
+        "not every agent was armed within {} s: {missing}; raise --arm-timeout if they are slow \
+         to start, or see why they did not come",
+        within.as_secs()
+    )]
+    Barrier { within: Duration, missing: String, agents: Vec<u32> },
+    #[error("an agent cannot join: {0}")]
+    Mismatch(String),
+}
+
+impl SpreadError {
+    /// The agents this error is about whose own words the coordinator never heard: one
+    /// that went away, those that never armed.
+    pub fn unheard_agents(&self) -> Vec<u32> {
+        match self {
+            SpreadError::AgentLost { index, .. } => vec![*index],
+            SpreadError::Barrier { agents, .. } => agents.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The run's settings as every agent hashes them: what `herd run` would be given, less what
+/// only the coordinator does (files written, thresholds judged on the merged result).
+pub(crate) fn config_of(plan: &RunPlan) -> String {
+    let mut plan = plan.clone();
+    plan.outputs = Default::default();
+    plan.fail_if.clear();
+    wire::config_hash(&plan.to_args())
+}
+
+/// An error and its causes as one sentence, for a frame (the other side prints it whole).
+pub(crate) fn sentence(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = c.source();
+    }
+    text
+}
