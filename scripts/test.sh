@@ -58,6 +58,9 @@ command -v smbclient >/dev/null || need_pkgs+=(smbclient)
 # herd report --html is opened in headless Chromium by its test; a font for its screenshot.
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || need_pkgs+=(fonts-dejavu-core)
+# herd cluster's Kubernetes objects are validated offline against the API's schemas by
+# kubernetes-validate (PyPI), in a venv of its own under target/ (below).
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_pkgs+=(python3-venv)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   step "apt-get install ${need_pkgs[*]}"
   if [ "$(id -u)" -ne 0 ]; then
@@ -82,6 +85,15 @@ if ! command -v cargo >/dev/null; then
   echo "error: no Rust toolchain: install one with rustup (https://rustup.rs), then re-run" >&2
   exit 1
 fi
+
+# Offline Kubernetes schema checks (herd-cluster's manifest tests): schemas of 1.25 to 1.37.
+kv=target/k8s-validate
+if [ ! -x "$kv/bin/kubernetes-validate" ]; then
+  step "pip install kubernetes-validate (venv $kv)"
+  python3 -m venv "$kv"
+  "$kv/bin/pip" install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
+fi
+export HERD_KUBERNETES_VALIDATE="$PWD/$kv/bin/kubernetes-validate"
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -23,7 +23,7 @@ use herd_engine::Control;
 use herd_run::hlog::Hlog;
 use herd_run::series::Series;
 use herd_run::spread::agent::{COORDINATOR_VAR, COUNT_VAR, INDEX_VAR};
-use herd_run::spread::{self, AgentEnv, Coordinator, SpreadReport};
+use herd_run::spread::{self, Address, AgentEnv, Coordinator, SpreadReport};
 use herd_run::{summary, Outputs, SecondObserver};
 use herd_stats::units::TimeSpan;
 use herd_topo::{CpuSet, Spawn, Supervisor};
@@ -36,17 +36,111 @@ use crate::run_cmd::{no_response, Outcome, RunArgs};
 pub(crate) enum ClusterCommand {
     /// One herd run spread over N agents started together, merged exactly
     Run(ClusterRunArgs),
+    /// Print the Kubernetes objects of a spread run (an Indexed Job and a headless Service),
+    /// for `kubectl apply -f -` or a GitOps repository
+    Manifest(ManifestArgs),
+}
+
+impl ClusterCommand {
+    /// How its errors begin.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            ClusterCommand::Run(_) => "herd cluster run",
+            ClusterCommand::Manifest(_) => "herd cluster manifest",
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ManifestArgs {
+    #[command(flatten)]
+    pub(crate) kube: KubeArgs,
+
+    /// herd run's arguments (after --): the URL and flags of the whole run
+    #[arg(last = true, required = true, value_name = "RUN ARGS")]
+    pub(crate) run: Vec<OsString>,
+}
+
+/// Where and how the agents run on Kubernetes (`herd cluster manifest`, and `herd cluster
+/// run` without --local).
+#[derive(Debug, clap::Args)]
+pub(crate) struct KubeArgs {
+    /// Agents on Kubernetes: the pods of an Indexed Job, one per node by default (1 to 1000)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) agents: Option<u32>,
+
+    /// The agent image: herd's static binary at /herd (deploy/agent.Containerfile), best
+    /// pinned by digest
+    #[arg(long, value_name = "IMAGE")]
+    pub(crate) image: Option<String>,
+
+    /// The run's name: every object's [default: herd-<time>]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+
+    /// The namespace [default: kubectl's]
+    #[arg(long, value_name = "NS")]
+    pub(crate) namespace: Option<String>,
+
+    /// Only on nodes with this label, KEY=VALUE (repeatable) [default: herd.dev/role=client]
+    #[arg(long = "node-label", value_name = "KEY=VALUE")]
+    pub(crate) node_labels: Vec<String>,
+
+    /// Let several agents share a node (by default each has a node of its own)
+    #[arg(long)]
+    pub(crate) share_nodes: bool,
+
+    /// The node's own network: no pod network between the agents and the server
+    #[arg(long)]
+    pub(crate) host_network: bool,
+
+    /// Whole CPUs per agent, requests equal to limits (the Guaranteed class, pinned by the
+    /// static CPU manager)
+    #[arg(long, value_name = "N", requires = "memory")]
+    pub(crate) cpus: Option<u32>,
+
+    /// Memory per agent with --cpus (512Mi, 2Gi)
+    #[arg(long, value_name = "QUANTITY", requires = "cpus")]
+    pub(crate) memory: Option<String>,
+}
+
+/// `herd agent`'s flags: its own, then herd run's.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AgentArgs {
+    /// When this is agent 0, also coordinate: listen on ADDR (HOST:PORT) for every agent and
+    /// print the merged result (herd.run.v1 with each agent's figures) on stdout; other
+    /// agents ignore it (what `herd cluster manifest` gives every pod)
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) coordinate: Option<String>,
+
+    /// With --coordinate: fail when not every agent is armed this long after agent 0
+    /// starts [default: 120s]
+    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
+    pub(crate) arm_timeout: Option<TimeSpan>,
+
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ClusterRunArgs {
     /// Run the N agents as processes of this machine (N from 1 to 64)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub(crate) local: u32,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64),
+          conflicts_with = "agents")]
+    pub(crate) local: Option<u32>,
+
+    /// Agent i runs in network namespace i of this list: herd's own (named herd-…, made by
+    /// `herd lab`), one per agent; needs root. The agents then reach the coordinator through a
+    /// Unix socket, whatever their network
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) netns: Vec<String>,
 
     /// Fail when not every agent is armed this long after the start [default: 120s]
     #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
     pub(crate) arm_timeout: Option<TimeSpan>,
+
+    #[command(flatten)]
+    pub(crate) kube: KubeArgs,
 
     /// herd run's arguments (after --): the URL and flags of the whole run, as for one machine
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
@@ -64,27 +158,26 @@ struct RunOnly {
 /// `herd cluster …`.
 pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
     match command {
-        ClusterCommand::Run(args) => run_local(&args),
+        ClusterCommand::Run(args) => match (args.local, args.kube.agents) {
+            (Some(_), _) => run_local(&args),
+            (None, Some(_)) => crate::cluster_k8s::run(&args),
+            (None, None) => bail!(
+                "say where the agents run: --local N (processes here) or --agents N --image \
+                 IMAGE (pods on the Kubernetes cluster kubectl reaches)"
+            ),
+        },
+        ClusterCommand::Manifest(args) => {
+            let yaml = manifest(&args)?;
+            let mut out = io::stdout().lock();
+            out.write_all(yaml.as_bytes()).and_then(|()| out.flush()).context("cannot write")?;
+            Ok(Outcome::Done)
+        }
     }
 }
 
-/// `herd agent`: this process is one agent; who it is comes from its environment.
-pub(crate) fn agent(args: RunArgs) -> anyhow::Result<()> {
-    let env = AgentEnv::from_env()?;
-    let plan = crate::run_args::plan(&args)?;
-    let _ = herd_engine::raise_nofile_limit();
-    let control = Arc::new(Control::new());
-    {
-        let control = control.clone();
-        let _ = ctrlc::set_handler(move || control.stop());
-    }
-    spread::run_agent(&plan, &env, &control)
-        .with_context(|| format!("agent {} of {}", env.slice.index(), env.slice.count()))
-}
-
-/// `herd cluster run --local N -- <run args>`.
-fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
-    let run_args = RunOnly::try_parse_from(&args.run)
+/// The run's herd run arguments (after `--`), parsed as `herd run` parses them.
+pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
+    let run_args = RunOnly::try_parse_from(args)
         .map_err(|e| {
             anyhow::anyhow!(
                 "the herd run arguments after --: {}",
@@ -92,18 +185,141 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
             )
         })?
         .args;
-    let plan = crate::run_args::plan(&run_args)?;
+    Ok(crate::run_args::plan(&run_args)?)
+}
+
+/// `herd cluster manifest`: the objects as YAML.
+fn manifest(args: &ManifestArgs) -> anyhow::Result<String> {
+    let plan = run_plan(&args.run)?;
+    Ok(manifest_of(&args.kube, &plan)?.to_yaml()?)
+}
+
+/// The objects of `plan` placed as `kube` says; refused where a pod cannot do what the plan
+/// asks (write files here) or the safety rule refuses the target.
+pub(crate) fn manifest_of(
+    kube: &KubeArgs,
+    plan: &herd_run::RunPlan,
+) -> anyhow::Result<herd_cluster::RunManifest> {
+    let agents = kube.agents.context("give --agents N: how many pods run the load")?;
+    let image = kube
+        .image
+        .clone()
+        .context("give --image IMAGE: the agent image (deploy/agent.Containerfile builds one)")?;
+    let o = &plan.outputs;
+    if o.json.is_some() || o.html.is_some() || o.series.is_some() || o.hlog.is_some() {
+        bail!(
+            "--json, --html, --series and --hlog would be written inside agent 0's pod: leave \
+             them out; agent 0 prints the merged result (herd.run.v1) on its log"
+        );
+    }
+    // The safety rule holds on a cluster too: the target must be one herd may load.
+    herd_engine::Target::resolve(&plan.url.host, plan.url.port, None)?;
+    let mut placement = herd_cluster::Placement {
+        one_per_node: !kube.share_nodes,
+        host_network: kube.host_network,
+        resources: kube.cpus.zip(kube.memory.clone()),
+        ..herd_cluster::Placement::default()
+    };
+    if !kube.node_labels.is_empty() {
+        placement.node_selector = kube
+            .node_labels
+            .iter()
+            .map(|l| herd_cluster::manifest::node_label(l))
+            .collect::<Result<_, _>>()?;
+    }
+    let name = kube.name.clone().unwrap_or_else(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!("herd-{t:x}")
+    });
+    let mut agent_plan = plan.clone();
+    agent_plan.fail_if.clear();
+    Ok(herd_cluster::RunManifest {
+        name,
+        namespace: kube.namespace.clone(),
+        agents: NonZeroU32::new(agents).context("--agents 0: give at least one")?,
+        image,
+        run_args: agent_plan.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        placement,
+        deadline_seconds: deadline_seconds(plan),
+    })
+}
+
+/// How long Kubernetes lets the Job run: the run's own length (warm-up and every step, or an
+/// hour for a request count), plus the agents' barrier and a margin.
+fn deadline_seconds(plan: &herd_run::RunPlan) -> u32 {
+    use herd_run::plan::{Load, Stop};
+    let warmup = plan.warmup.map_or(Duration::ZERO, |w| w.get());
+    let length = match &plan.load {
+        Load::Single { stop: Stop::After(d) | Stop::Either(d, _), .. } => d.get(),
+        Load::Single { stop: Stop::Requests(_), .. } => Duration::from_secs(3600),
+        Load::Steps { step, .. } | Load::RateSteps { step, .. } => {
+            step.get().saturating_mul(u32::try_from(plan.steps().len()).unwrap_or(u32::MAX))
+        }
+    };
+    let total =
+        warmup + length + spread::coordinator::DEFAULT_ARM_TIMEOUT + Duration::from_secs(60);
+    u32::try_from(total.as_secs()).unwrap_or(u32::MAX)
+}
+
+/// `herd agent`: this process is one agent; who it is comes from its environment. Agent 0
+/// with `--coordinate` also coordinates, and prints the merged result.
+pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
+    let env = AgentEnv::from_env()?;
+    let plan = crate::run_args::plan(&args.run)?;
+    let _ = herd_engine::raise_nofile_limit();
+    let control = Arc::new(Control::new());
+    {
+        let control = control.clone();
+        let _ = ctrlc::set_handler(move || control.stop());
+    }
+    let coordinator = match &args.coordinate {
+        Some(addr) if env.slice.index() == 0 => {
+            let count = NonZeroU32::new(env.slice.count()).unwrap_or(NonZeroU32::MIN);
+            let mut c = Coordinator::bind(&Address::Tcp(addr.clone()), count)?;
+            if let Some(t) = args.arm_timeout {
+                c = c.arm_timeout(t.get());
+            }
+            let (plan, control) = (plan.clone(), control.clone());
+            Some(std::thread::spawn(move || c.run(&plan, None, &control, |_, _, _| {})))
+        }
+        _ => None,
+    };
+    let mine = spread::run_agent(&plan, &env, &control);
+    if let Some(handle) = coordinator {
+        // The coordinator's verdict first: when it failed, this agent's own error is only
+        // its echo (told to stop), not worth saying twice.
+        let result = handle.join().map_err(|_| anyhow::anyhow!("the coordinator panicked"))?;
+        let report = result.context("coordinating")?;
+        let mut out = io::stdout().lock();
+        out.write_all(report.to_json_pretty().as_bytes())
+            .and_then(|()| out.flush())
+            .context("cannot print the result")?;
+    }
+    mine.with_context(|| format!("agent {} of {}", env.slice.index(), env.slice.count()))
+}
+
+/// `herd cluster run --local N -- <run args>`.
+fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
+    let plan = run_plan(&args.run)?;
     if plan.outputs.html.is_some() {
         bail!(
             "--html is not written by herd cluster run yet; write --json and make the page with \
              `herd run`'s single-machine runs or `herd report`"
         );
     }
-    let n = NonZeroU32::new(args.local).context("--local 0: give at least one agent")?;
-    // Everything an agent would refuse (an address outside the safety rule, a body file
-    // that cannot be read, a server that will not speak the protocol asked), refused once
-    // here, before any agent starts.
-    herd_run::prepare(&plan)?;
+    let n =
+        NonZeroU32::new(args.local.unwrap_or(0)).context("--local 0: give at least one agent")?;
+    check_netns(&args.netns, n)?;
+    if args.netns.is_empty() {
+        // Everything an agent would refuse (an address outside the safety rule, a body file
+        // that cannot be read, a server that will not speak the protocol asked), refused
+        // once here, before any agent starts. In namespaces of their own the agents see a
+        // network this process does not: each checks for itself, and the first refusal
+        // fails the run with its reason.
+        herd_run::prepare(&plan)?;
+    }
     let stepped = plan.is_stepped();
     // Opened before any agent starts: a path that cannot be written costs nothing.
     let series = plan.outputs.series.as_deref().map(|p| Series::create(p, stepped)).transpose()?;
@@ -118,11 +334,17 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         ),
         None => None,
     };
-    let mut coordinator = Coordinator::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), n)?;
+    let dir = RunDir::create()?;
+    let listen = if args.netns.is_empty() {
+        Address::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).to_string())
+    } else {
+        Address::Unix(dir.0.join("coordinator.sock"))
+    };
+    let mut coordinator = Coordinator::bind(&listen, n)?;
     if let Some(t) = args.arm_timeout {
         coordinator = coordinator.arm_timeout(t.get());
     }
-    let address = coordinator.local_addr().context("the coordinator has no address")?;
+    let address = coordinator.address().context("the coordinator has no address")?;
     let control = Arc::new(Control::new());
     {
         let control = control.clone();
@@ -132,7 +354,7 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let mut agent_plan = plan.clone();
     agent_plan.outputs = Default::default();
     agent_plan.fail_if.clear();
-    let mut agents = LocalAgents::start(n, address, &agent_plan.to_args())?;
+    let mut agents = LocalAgents::start(n, &address, &args.netns, &dir.0, &agent_plan.to_args())?;
     let writer = Outputs::start(series, hlog, live)?;
     let mut out = io::stdout().lock();
     let mut printed = Ok(());
@@ -178,21 +400,61 @@ struct LocalAgents {
     supervisor: Supervisor,
     /// Agent index and PID, in index order.
     pids: Vec<(u32, u32)>,
-    /// Each agent's output, for its last words.
+    /// Where each agent's output goes, for its last words.
     dir: PathBuf,
+}
+
+/// This run's directory (the agents' logs, the coordinator's socket), removed at the end.
+struct RunDir(PathBuf);
+
+impl RunDir {
+    fn create() -> anyhow::Result<RunDir> {
+        let dir = std::env::temp_dir().join(format!("herd-cluster-{}", std::process::id()));
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(RunDir(dir))
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `--netns`: one of herd's namespaces per agent, and root to enter them.
+fn check_netns(names: &[String], n: NonZeroU32) -> anyhow::Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    if names.len() != n.get() as usize {
+        bail!("--netns names {} namespaces for {n} agents: give one per agent", names.len());
+    }
+    if let Some(other) = names.iter().find(|name| !name.starts_with("herd-") || name.contains('/'))
+    {
+        bail!("--netns {other}: agents run only in herd's own namespaces (named herd-…, made by herd lab)");
+    }
+    // SAFETY: geteuid has no failure mode and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("--netns needs root (entering a network namespace); run as root, or leave it out");
+    }
+    Ok(())
 }
 
 impl LocalAgents {
     /// Starts agents 0 to n − 1: this binary's `herd agent`, told who it is as a pod is.
     fn start(
         n: NonZeroU32,
-        coordinator: SocketAddr,
+        coordinator: &Address,
+        netns: &[String],
+        dir: &std::path::Path,
         run_args: &[OsString],
     ) -> anyhow::Result<LocalAgents> {
         let exe = std::env::current_exe().context("cannot find the herd binary to start agents")?;
-        let dir = std::env::temp_dir().join(format!("herd-cluster-{}", std::process::id()));
-        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let mut agents = LocalAgents { supervisor: Supervisor::new(None), pids: Vec::new(), dir };
+        let mut agents = LocalAgents {
+            supervisor: Supervisor::new(None),
+            pids: Vec::new(),
+            dir: dir.to_owned(),
+        };
         let mut argv = vec![exe.into_os_string(), OsString::from("agent")];
         argv.extend(run_args.iter().cloned());
         for i in 0..n.get() {
@@ -209,7 +471,7 @@ impl LocalAgents {
                 stdout: &log,
                 stderr: &log,
                 cpus: &CpuSet::All,
-                netns: None,
+                netns: netns.get(i as usize).map(String::as_str),
             })?;
             agents.pids.push((i, pid));
         }
@@ -252,16 +514,15 @@ impl LocalAgents {
 }
 
 impl Drop for LocalAgents {
-    /// Whatever still runs is stopped; the agents' logs go.
+    /// Whatever still runs is stopped (the run directory goes after, with its `RunDir`).
     fn drop(&mut self) {
         self.supervisor.stop_all(Duration::from_secs(2));
-        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 
 /// The merged result as herd run prints it, each agent's line after it, thresholds judged
 /// on the merged result, `--json` written.
-fn report(
+pub(crate) fn report(
     out: &mut impl io::Write,
     plan: &herd_run::RunPlan,
     result: &SpreadReport,

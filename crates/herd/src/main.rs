@@ -5,6 +5,7 @@
 
 mod ab_cmd;
 mod cluster_cmd;
+mod cluster_k8s;
 mod doctor_cmd;
 mod lab_cmd;
 mod live;
@@ -75,7 +76,7 @@ enum Command {
     },
     /// One agent of a spread run (`herd cluster`): herd run's flags; who it is comes from
     /// JOB_COMPLETION_INDEX, HERD_AGENTS and HERD_COORDINATOR.
-    Agent(Box<run_cmd::RunArgs>),
+    Agent(Box<cluster_cmd::AgentArgs>),
 }
 
 fn main() -> ExitCode {
@@ -93,16 +94,19 @@ fn main() -> ExitCode {
             }
         },
         Command::Lab { command } => lab_cmd::main(command),
-        Command::Cluster { command } => match cluster_cmd::main(command) {
-            Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
-            Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
-            Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
-            Ok(run_cmd::Outcome::NoResponse) => ExitCode::from(4),
-            Err(e) => {
-                eprintln!("herd cluster run: {e:#}");
-                ExitCode::FAILURE
+        Command::Cluster { command } => {
+            let name = command.name();
+            match cluster_cmd::main(command) {
+                Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
+                Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
+                Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
+                Ok(run_cmd::Outcome::NoResponse) => ExitCode::from(4),
+                Err(e) => {
+                    eprintln!("{name}: {e:#}");
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
         Command::Agent(args) => match cluster_cmd::agent(*args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

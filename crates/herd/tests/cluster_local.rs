@@ -187,3 +187,90 @@ fn bad_run_arguments_after_the_dashes_are_named() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("203.0.113.9"), "refused before any agent starts: {stderr}");
 }
+
+#[test]
+fn the_kubernetes_objects_carry_the_run() {
+    let out = run(herd().args([
+        "cluster",
+        "manifest",
+        "--agents",
+        "3",
+        "--image",
+        "registry.example/herd@sha256:1d2e3f",
+        "--name",
+        "herd-t1",
+        "--",
+        "http://198.18.1.1/index.html",
+        "-c",
+        "600",
+        "-d",
+        "30s",
+    ]));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for want in [
+        "kind: Service",
+        "clusterIP: None",
+        "kind: Job",
+        "completionMode: Indexed",
+        "backoffLimitPerIndex: 0",
+        "value: herd-t1-0.herd-t1:7070",
+        "--coordinate=0.0.0.0:7070",
+        "--connections=600",
+        // 30 s of run, 120 s of barrier, a minute's margin.
+        "activeDeadlineSeconds: 210",
+    ] {
+        assert!(stdout.contains(want), "{want} missing in:\n{stdout}");
+    }
+}
+
+#[test]
+fn the_objects_refuse_a_target_herd_may_not_load_and_files_in_a_pod() {
+    let refused = |args: &[&str]| {
+        let out = run(herd()
+            .args(["cluster", "manifest", "--agents", "2", "--image", "herd:1", "--"])
+            .args(args));
+        assert_eq!(out.status.code(), Some(1));
+        text(&out.stderr)
+    };
+    let e = refused(&["http://203.0.113.9/"]);
+    assert!(e.starts_with("herd cluster manifest: "), "{e}");
+    assert!(e.contains("203.0.113.9"), "{e}");
+    let e = refused(&["http://198.18.1.1/", "--json", "/tmp/x.json"]);
+    assert!(e.contains("would be written inside agent 0's pod"), "{e}");
+}
+
+/// The pods' entrypoint, as processes: every agent is given `--coordinate`; agent 0 also
+/// coordinates and prints the merged result, the others only run their part.
+#[test]
+fn agent_zero_coordinates_as_in_a_pod() {
+    let nginx = Nginx::start();
+    let port = herd_testutil::ports::free_port();
+    let coordinator = format!("127.0.0.1:{port}");
+    let spawn = |i: u32| {
+        Command::new(env!("CARGO_BIN_EXE_herd"))
+            .args(["agent", &format!("--coordinate={coordinator}")])
+            .arg(nginx.url("/counted/small.html"))
+            .args(["-n", "400", "-c", "4", "-t", "1"])
+            .env("JOB_COMPLETION_INDEX", i.to_string())
+            .env("HERD_AGENTS", "2")
+            .env("HERD_COORDINATOR", &coordinator)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Agent 1 first: it waits for its coordinator to come.
+    let one = spawn(1);
+    std::thread::sleep(Duration::from_millis(300));
+    let zero = spawn(0);
+    let (zero, one) = (zero.wait_with_output().unwrap(), one.wait_with_output().unwrap());
+    assert_eq!(zero.status.code(), Some(0), "{}", text(&zero.stderr));
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    assert!(one.stdout.is_empty(), "only agent 0 prints the result");
+    let v: serde_json::Value = serde_json::from_slice(&zero.stdout).unwrap();
+    assert_eq!(v["requests"]["completed"], 400);
+    assert_eq!(v["agents"].as_array().unwrap().len(), 2);
+    assert_eq!(nginx.counted(), 400);
+}

@@ -126,7 +126,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
     }
 
-    let router_cas = write_paths(&mut s, &all, herd_exe);
+    let router_cas = write_paths(&mut s, &all, herd_exe, e.client_agents.unwrap_or(1));
 
     let _ = writeln!(s, "\ncells");
     for c in &all {
@@ -144,9 +144,10 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         };
         let _ = writeln!(s, "      server {} on cpus {}: {what}", c.server.name, c.server_cpus);
         let mut hosts: Vec<(String, SocketAddr)> = Vec::new();
+        let agents = e.client_agents.unwrap_or(1);
         let target = match c.path {
             None => SocketAddr::from(([127, 0, 0, 1], 8080)),
-            Some(p) => match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
+            Some(p) => match Plan::for_agents(TAG, p, PATH_PORT, c.link.as_ref(), agents) {
                 Ok(plan) => {
                     hosts = plan
                         .clients
@@ -200,6 +201,12 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         let client_dir = PathBuf::from(format!("{RUN_PATH}/cells/CELL/client"));
         let main = c.load.measured();
         let warm_dir = client_dir.join("warmup");
+        // With agents on a path: its client hosts, as the run names them.
+        let agent_netns: Vec<String> = if agents > 1 && c.path.is_some() {
+            hosts.iter().map(|(netns, _)| netns.clone()).collect()
+        } else {
+            Vec::new()
+        };
         let runs = [
             ("warm-up (discarded)", c.load.warmup_run(), &warm_dir),
             ("client", Some(main), &client_dir),
@@ -221,6 +228,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 load: &load,
                 threads: e.client_threads,
                 out_dir,
+                agents: e.client_agents.unwrap_or(1),
+                agent_netns: &agent_netns,
             };
             match client::command(&job) {
                 Ok(cmd) => {
@@ -413,6 +422,7 @@ fn write_paths(
     s: &mut String,
     cells: &[crate::matrix::Cell],
     herd_exe: &Path,
+    agents: u8,
 ) -> Vec<(PathKey, PathBuf)> {
     let mut seen = Vec::new();
     let mut cas = Vec::new();
@@ -429,7 +439,7 @@ fn write_paths(
             _ => String::new(),
         };
         let _ = writeln!(s, "\n== path {p}{link}{over}");
-        match Plan::for_path(TAG, p, PATH_PORT, c.link.as_ref()) {
+        match Plan::for_agents(TAG, p, PATH_PORT, c.link.as_ref(), agents) {
             Err(err) => {
                 let _ = writeln!(s, "   cannot be built: {err}");
             }

@@ -201,6 +201,8 @@ fn run(
         load: &measured,
         threads,
         out_dir: &out_dir,
+        agents: 1,
+        agent_netns: &[],
     };
     let cmd = client::command(&job).unwrap_or_else(|e| panic!("{e}"));
     cmd.write_files().unwrap();

@@ -3,14 +3,13 @@
 //! and an agent with other settings is refused at its hello, the run saying why.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use herd_engine::{Control, Slice};
 use herd_run::plan::{Load, Pace, Stop};
-use herd_run::spread::{run_agent, AgentEnv, Coordinator, SpreadError};
+use herd_run::spread::{run_agent, Address, AgentEnv, Coordinator, SpreadError};
 use herd_run::RunPlan;
 
 fn plan(requests: u64) -> RunPlan {
@@ -24,7 +23,7 @@ fn plan(requests: u64) -> RunPlan {
     )
 }
 
-fn env(index: u32, count: u32, coordinator: SocketAddr) -> AgentEnv {
+fn env(index: u32, count: u32, coordinator: Address) -> AgentEnv {
     AgentEnv {
         slice: Slice::new(index, NonZeroU32::new(count).unwrap()).unwrap(),
         coordinator: coordinator.to_string(),
@@ -34,10 +33,10 @@ fn env(index: u32, count: u32, coordinator: SocketAddr) -> AgentEnv {
 #[test]
 fn an_agent_that_never_comes_times_the_barrier_out() {
     let coordinator =
-        Coordinator::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), NonZeroU32::new(2).unwrap())
+        Coordinator::bind(&Address::Tcp("127.0.0.1:0".into()), NonZeroU32::new(2).unwrap())
             .unwrap()
             .arm_timeout(Duration::from_secs(2));
-    let address = coordinator.local_addr().unwrap();
+    let address = coordinator.address().unwrap();
     let p = plan(10);
     let agent = {
         let p = p.clone();
@@ -62,10 +61,10 @@ fn an_agent_that_never_comes_times_the_barrier_out() {
 #[test]
 fn an_agent_with_other_settings_is_refused() {
     let coordinator =
-        Coordinator::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), NonZeroU32::new(2).unwrap())
+        Coordinator::bind(&Address::Tcp("127.0.0.1:0".into()), NonZeroU32::new(2).unwrap())
             .unwrap()
             .arm_timeout(Duration::from_secs(20));
-    let address = coordinator.local_addr().unwrap();
+    let address = coordinator.address().unwrap();
     let agent = std::thread::spawn(move || {
         run_agent(&plan(11), &env(1, 2, address), &Arc::new(Control::new()))
     });
@@ -83,10 +82,10 @@ fn an_agent_with_other_settings_is_refused() {
 #[test]
 fn an_agent_one_too_many_is_refused() {
     let coordinator =
-        Coordinator::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), NonZeroU32::new(2).unwrap())
+        Coordinator::bind(&Address::Tcp("127.0.0.1:0".into()), NonZeroU32::new(2).unwrap())
             .unwrap()
             .arm_timeout(Duration::from_secs(20));
-    let address = coordinator.local_addr().unwrap();
+    let address = coordinator.address().unwrap();
     let agent = std::thread::spawn(move || {
         run_agent(&plan(10), &env(0, 3, address), &Arc::new(Control::new()))
     });

@@ -118,6 +118,26 @@ fn every_rule_path_carries_the_bytes_intact_and_leaves_nothing() {
     }
 }
 
+/// Three agents' client hosts on a bridge at the first hop: each reaches the one target from
+/// its own address, and nothing is left.
+#[test]
+fn agents_each_reach_the_target_from_a_host_of_their_own() {
+    require_root();
+    let dir = scratch();
+    for (k, path) in [Path::Direct, Path::Routed].into_iter().enumerate() {
+        let plan = Plan::for_agents(&tag(), path, PORT, None, 3).unwrap();
+        let mut topo = apply(&plan, None, &dir).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for (i, &(host, target)) in plan.clients.iter().enumerate() {
+            // A port per carry: the previous carry's connections may still hold theirs.
+            let port = PORT + 20 + (k * 4 + i) as u16;
+            let seen = carry_from(&plan, host, SocketAddr::from((target, port)), 2);
+            assert!(seen.iter().all(|&a| a == plan.server_addrs[0]), "{path} {host:?}: {seen:?}");
+        }
+        assert_eq!(topo.teardown(), Vec::<String>::new());
+        assert_gone(&plan);
+    }
+}
+
 /// Four client hosts, each on its own link to its own server address (and no way to another
 /// link's: the clients are spread, not sharing one wire), every link shaped, nothing left.
 #[test]

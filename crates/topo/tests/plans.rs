@@ -107,3 +107,30 @@ fn direct_has_no_router_and_balanced_paths_two_servers() {
     );
     assert!(routed.commands().iter().any(|l| l.ends_with("net.ipv4.ip_forward=1")));
 }
+
+/// Several agents of one spread run: a client host each, on a bridge at the first hop.
+#[test]
+fn agents_plans_have_their_goldens_and_limits() {
+    for (path, agents) in [(Path::Direct, 3), (Path::Routed, 3), (Path::NftDnat, 2)] {
+        let plan = Plan::for_agents("herd-t1", path, 8080, None, agents).unwrap();
+        check_golden(&format!("plan-{path}-{agents}-agents.txt"), &plan.to_string());
+        assert_eq!(plan.clients.len(), usize::from(agents));
+        assert!(plan.clients.iter().all(|&(_, to)| to == plan.target), "one target for all");
+        assert_eq!(plan.netns(Host::Client3), "herd-t1-client3");
+    }
+    // One agent is the one-client plan, command for command.
+    for path in Path::ALL {
+        assert_eq!(
+            Plan::for_agents("herd-t1", path, 8080, None, 1).unwrap(),
+            Plan::for_path("herd-t1", path, 8080, None).unwrap()
+        );
+    }
+    let refused = |path, shaping: Option<&Shaping>, agents| {
+        Plan::for_agents("herd-t1", path, 8080, shaping, agents).unwrap_err()
+    };
+    assert!(refused(Path::FourLinks, None, 2).contains("four-links has its four client hosts"));
+    let shaped = Shaping::parse("100mbit").unwrap();
+    assert!(refused(Path::Routed, Some(&shaped), 2).contains("a shaped link with 2 agents"));
+    assert!(refused(Path::Direct, None, 5).contains("5 agents: a path holds 1 to 4"));
+    assert!(refused(Path::Direct, None, 0).contains("0 agents"));
+}

@@ -57,6 +57,8 @@ fn parse_fixture(
         load,
         threads: Some(1),
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     parse(&job, &read("stdout"), &read("stderr"))
 }
@@ -161,6 +163,8 @@ fn herd_steps_keep_each_steps_verdict() {
         load: &l,
         threads: Some(1),
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     let o = parse(&job, "", "").unwrap();
     let suspect = ClientJudgement {
@@ -238,6 +242,8 @@ fn herd_output_problems_are_errors() {
         load: &l,
         threads: None,
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     let e =
         parse(&job, "", "herd run: refusing to send load to 10.0.0.1\n").unwrap_err().to_string();
@@ -379,6 +385,8 @@ fn ab_report_variants() {
         load: &l,
         threads: None,
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     let o = parse(&job, &edited, "").unwrap();
     let m = one(&o);
@@ -468,6 +476,8 @@ fn wrk_without_its_lines_is_an_error() {
         load: &l,
         threads: None,
         out_dir: &job_dir,
+        agents: 1,
+        agent_netns: &[],
     };
     let e = parse(&job, &stdout.replace("herd-wrk bytes 209542256", "herd-wrk bytes lots"), "")
         .unwrap_err()
@@ -494,6 +504,8 @@ fn wrk_timeouts_are_reported_not_failed() {
         load: &l,
         threads: None,
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     let o = parse(&job, &stdout, "").unwrap();
     let m = one(&o);
@@ -523,6 +535,8 @@ fn parse_h2load(name: &str, protocol: Protocol, load: &Load) -> Result<ClientOut
         load,
         threads: Some(1),
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     parse(&job, &read("stdout"), &read("stderr"))
 }
@@ -646,6 +660,8 @@ fn h2load_output_problems_are_errors() {
         load: &l,
         threads: Some(2),
         out_dir: &dir,
+        agents: 1,
+        agent_netns: &[],
     };
     // Refused before running (its stderr, no report).
     let stderr =

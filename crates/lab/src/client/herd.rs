@@ -23,7 +23,18 @@ pub(super) const JSON_FILE: &str = "run.json";
 
 pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     let plan = plan(job)?;
-    let mut main = vec![job.program.as_os_str().to_owned(), "run".into()];
+    let mut main = vec![job.program.as_os_str().to_owned()];
+    if job.agents > 1 {
+        // One run over N agents merged exactly, its JSON a herd.run.v1 as `herd run`'s.
+        main.extend(["cluster", "run", "--local"].map(Into::into));
+        main.push(job.agents.to_string().into());
+        if !job.agent_netns.is_empty() {
+            main.push(format!("--netns={}", job.agent_netns.join(",")).into());
+        }
+        main.push("--".into());
+    } else {
+        main.push("run".into());
+    }
     main.extend(plan.to_args());
     Ok(ClientCommand { main, files: Vec::new() })
 }

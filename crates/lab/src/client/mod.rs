@@ -103,6 +103,12 @@ pub struct ClientJob<'a> {
     /// An existing empty directory for the client's files: herd's `run.json`, ab's `-g`
     /// TSV, wrk's Lua script. [`parse`] reads them from here.
     pub out_dir: &'a Path,
+    /// herd only: the run spread over this many agents (`herd cluster run --local N`); 1 is
+    /// one `herd run`.
+    pub agents: u8,
+    /// With agents on a network path: each agent's client namespace, in agent order (empty:
+    /// the agents share the client's place).
+    pub agent_netns: &'a [String],
 }
 
 /// The command line of one job: a whole argv, the program then its arguments. A warm-up is
@@ -181,6 +187,8 @@ pub fn supports(
         load: &measured,
         threads,
         out_dir: Path::new("."),
+        agents: 1,
+        agent_netns: &[],
     };
     command(&job)?;
     if let Some(refusal) = warmup_refusal(&ClientJob { load, ..job }) {

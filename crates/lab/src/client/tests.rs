@@ -77,6 +77,8 @@ fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
         load,
         threads: None,
         out_dir: Path::new("/out"),
+        agents: 1,
+        agent_netns: &[],
     }
 }
 

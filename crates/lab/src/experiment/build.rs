@@ -179,6 +179,13 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         Some(t) => Some(int_in(&errs, t, "[client] threads", 1, 256)? as u32),
         None => None,
     };
+    let client_agents = match &raw.client.agents {
+        Some(a) => {
+            let max = i64::from(herd_topo::net::plan::MAX_AGENTS);
+            Some(int_in(&errs, a, "[client] agents", 1, max)? as u8).filter(|&n| n > 1)
+        }
+        None => None,
+    };
 
     let repetitions = repetitions(&errs, &raw)?;
     let runner = runner(&errs, &raw)?;
@@ -209,6 +216,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         client_cpus,
         server_cpus: CpuSet::All,
         client_threads,
+        client_agents,
         router_cpus,
         repetitions,
         runner,
@@ -260,6 +268,27 @@ fn calibration(
     Ok(names)
 }
 
+/// Why `cell` cannot spread its client over `n` agents, if it cannot.
+fn agents_refusal(cell: &crate::matrix::Cell, n: u8) -> Option<String> {
+    if cell.client != crate::client::Tool::Herd {
+        return Some(format!(
+            "only herd's own client spreads over agents; {} runs as one process: leave `agents` \
+             out, or make herd the client",
+            cell.client
+        ));
+    }
+    if cell.workload.is_netbench() {
+        return Some("NetBench's clients are smbtorture's, not herd's agents".into());
+    }
+    if cell.path.is_some() && cell.link.is_some() {
+        return Some(format!(
+            "{n} agents on a shaped link: each would have a link of its own, not the one link \
+             the cell names; leave `link` out of this experiment, or run one agent"
+        ));
+    }
+    None
+}
+
 /// Every cell that runs: its server can serve its workload, its load's `streams` go with
 /// its protocol, and its client can run its load. (A cell whose protocol its server, client
 /// or path cannot carry is refused on its own, not the file: `crate::refusal`.)
@@ -269,6 +298,13 @@ fn check_cells(
     e: &Experiment,
 ) -> Result<(), ExperimentError> {
     for cell in crate::matrix::runnable(e) {
+        if let (Some(n), Some(a)) = (e.client_agents, &raw.client.agents) {
+            if let Some(reason) = agents_refusal(&cell, n) {
+                return Err(
+                    errs.at(a.span(), format!("[client] agents: cell {}: {reason}", cell.key))
+                );
+            }
+        }
         if cell.workload.is_netbench() {
             // smbtorture's steps, not an HTTP request: the load is all there is to check.
             if let Err(reason) = crate::client::smbtorture::steps(&cell.load) {

@@ -51,6 +51,9 @@ pub struct Experiment {
     /// [`Experiment::place`] placed them.
     pub server_cpus: CpuSet,
     pub client_threads: Option<u32>,
+    /// herd's client spread over this many agents (`herd cluster run`), each on a client
+    /// host of its own on a network path; None: one process.
+    pub client_agents: Option<u8>,
     /// Where a path's router program (HAProxy, nginx, sslh) runs; the kernel's forwarding
     /// and NAT run wherever the packets are sent from, as on any Linux router.
     pub router_cpus: CpuSet,

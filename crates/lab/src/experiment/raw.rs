@@ -76,6 +76,8 @@ pub(crate) struct RawClient {
     pub cpus: Option<Spanned<String>>,
     #[serde(default)]
     pub threads: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub agents: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

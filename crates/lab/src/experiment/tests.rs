@@ -473,3 +473,36 @@ fn streams_go_with_multiplexed_protocols_only() {
     assert_eq!(e.loads["ab"].streams.map(|s| s.get()), Some(10));
     assert_eq!(e.loads["ramp"].streams, None);
 }
+
+#[test]
+fn agents_spread_herds_client_and_refuse_what_they_cannot_carry() {
+    let with = |extra: &str| format!("{GOOD}\n[client]\nagents = 3\n{extra}");
+    let e = parse(&with(""), "x.toml").unwrap();
+    assert_eq!(e.client_agents, Some(3));
+    // One agent is no spreading: the client runs as one process.
+    let one = format!("{GOOD}\n[client]\nagents = 1\n");
+    assert_eq!(parse(&one, "x.toml").unwrap().client_agents, None);
+    let with_path = |path: &str, link: &str| {
+        with("").replace(
+            "server_cpus = [\"0\", \"0-1\"]",
+            &format!("server_cpus = [\"0\"]\npath = [\"{path}\"]{link}"),
+        )
+    };
+    assert_eq!(parse(&with_path("routed", ""), "x.toml").unwrap().client_agents, Some(3));
+    let cases = [
+        (
+            format!("{GOOD}\n[client]\nagents = 5\n"),
+            "[client] agents = 5 is out of range: use 1 to 4",
+        ),
+        (
+            with("").replace("load = [\"ab\", \"ramp\"]", "load = [\"ab\"]\nclient = [\"ab\"]"),
+            "only herd's own client spreads over agents; ab runs as one process",
+        ),
+        (with_path("direct", "\nlink = [\"100mbit\"]"), "3 agents on a shaped link"),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+        assert!(e.contains("line "), "names its line: {e}");
+    }
+}

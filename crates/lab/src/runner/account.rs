@@ -37,7 +37,8 @@ impl CellRun<'_> {
         let err = read_output(&run.dir.join("stderr"))?;
         let base_url = self.base_url();
         let ca_file = self.ca_file.clone();
-        let job = self.job(load, request, &base_url, ca_file.as_deref(), &run.dir)?;
+        let netns = self.agent_netns();
+        let job = self.job(load, request, &base_url, ca_file.as_deref(), &run.dir, &netns)?;
         let parsed = match client::parse(&job, &out, &err) {
             Ok(parsed) => parsed,
             Err(problem) => {

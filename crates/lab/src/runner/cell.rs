@@ -83,7 +83,8 @@ pub(super) fn run(
     rec.time_wait_before = tw_before;
     rec.drain_seconds = drained.as_secs_f64();
     let mut place = None;
-    let result = build_place(cell, &dir, sup).and_then(|p| {
+    let agents = ctx.experiment.client_agents.unwrap_or(1);
+    let result = build_place(cell, agents, &dir, sup).and_then(|p| {
         let place = place.insert(p);
         CellRun { ctx, cell, place, dir: &dir, sup, versions, rec: &mut rec, ca_file: None }
             .measure()
@@ -203,14 +204,15 @@ fn new_record(
     }
 }
 
-/// The run's place: a fresh path for a cell with one, else a loopback port.
-fn build_place(cell: &Cell, dir: &Path, sup: &Supervisor) -> Result<Place, Stop> {
+/// The run's place: a fresh path for a cell with one (a client host for each of `agents`),
+/// else a loopback port.
+fn build_place(cell: &Cell, agents: u8, dir: &Path, sup: &Supervisor) -> Result<Place, Stop> {
     let place = match cell.path {
         None => super::port::pick().map(Place::loopback),
         Some(path) => super::launch::create_dir(dir).and_then(|()| {
             // tbench_srv's port is built in; every other server takes the path's.
             let port = cell.server.kind.fixed_port().unwrap_or(PATH_PORT);
-            Place::path(path, cell.link.as_ref(), port, sup.registry(), dir)
+            Place::path(path, cell.link.as_ref(), port, agents, sup.registry(), dir)
         }),
     };
     place.map_err(|why| RunFailure::Setup(why).into())

@@ -62,7 +62,8 @@ impl<'a> CellRun<'a> {
             .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
         let base_url = self.base_url();
         let ca_file = self.ca_file.clone();
-        let job = self.job(load, request, &base_url, ca_file.as_deref(), &dir)?;
+        let netns = self.agent_netns();
+        let job = self.job(load, request, &base_url, ca_file.as_deref(), &dir, &netns)?;
         let setup = |err: client::ClientError| RunFailure::Setup(with_causes(&err));
         let cmd = client::command(&job).map_err(setup)?;
         cmd.write_files().map_err(setup)?;
@@ -127,6 +128,7 @@ impl<'a> CellRun<'a> {
         base_url: &'j str,
         ca_file: Option<&'j Path>,
         out_dir: &'j Path,
+        agent_netns: &'j [String],
     ) -> Result<ClientJob<'j>, RunFailure>
     where
         'a: 'j,
@@ -147,7 +149,18 @@ impl<'a> CellRun<'a> {
             load,
             threads: ctx.experiment.client_threads,
             out_dir,
+            agents: ctx.experiment.client_agents.unwrap_or(1),
+            agent_netns,
         })
+    }
+
+    /// With agents on a network path, each agent's client namespace (the path made a client
+    /// host for each); empty otherwise.
+    pub(super) fn agent_netns(&self) -> Vec<String> {
+        if self.ctx.experiment.client_agents.unwrap_or(1) < 2 {
+            return Vec::new();
+        }
+        self.place.clients().iter().filter_map(|&(h, _)| self.place.netns(h)).collect()
     }
 
     /// Where every request goes: the path's target, or the server's loopback address, with

@@ -54,6 +54,7 @@ impl Place {
         path: Path,
         link: Option<&Shaping>,
         port: u16,
+        agents: u8,
         registry: Option<&Registry>,
         scratch: &FsPath,
     ) -> Result<Place, String> {
@@ -68,7 +69,7 @@ impl Place {
         for _ in 0..100 {
             let n = RUNS.fetch_add(1, Ordering::Relaxed);
             let tag = format!("herd-{}-{n}", std::process::id());
-            let plan = Plan::for_path(&tag, path, port, link)?;
+            let plan = Plan::for_agents(&tag, path, port, link, agents)?;
             match apply(&plan, registry, scratch) {
                 Ok(topology) => {
                     built = Some((plan, topology));

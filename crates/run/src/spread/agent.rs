@@ -5,7 +5,6 @@
 //! whole recorder back. It writes no files: the coordinator does, from what the agents sent.
 
 use std::io::{BufReader, BufWriter};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs as _};
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,6 +13,7 @@ use herd_engine::{Control, Slice};
 use serde::Serialize;
 
 use super::clock::{self, Exchange, Offset};
+use super::stream::{Address, Stream};
 use super::wire::{self, FromAgent, FromCoordinator, SecondFrame};
 use super::SpreadError;
 use crate::execute::execute_parts;
@@ -27,7 +27,7 @@ use crate::{prepare, RunInfo, RunPlan, Spread};
 pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 /// How many agents run together.
 pub const COUNT_VAR: &str = "HERD_AGENTS";
-/// Where the coordinator listens: `host:port`.
+/// Where the coordinator listens: `host:port`, or `unix:/path` on one machine.
 pub const COORDINATOR_VAR: &str = "HERD_COORDINATOR";
 
 /// Who this agent is, and where its coordinator is.
@@ -80,8 +80,8 @@ const CONNECT_FOR: Duration = Duration::from_secs(120);
 /// The agent's connection: frames out under a lock (the main thread sends steps, the writer
 /// thread seconds), frames in on one reader.
 struct Link {
-    out: Arc<Mutex<BufWriter<TcpStream>>>,
-    input: BufReader<TcpStream>,
+    out: Arc<Mutex<BufWriter<Stream>>>,
+    input: BufReader<Stream>,
     line: Vec<u8>,
 }
 
@@ -177,7 +177,7 @@ pub fn run_agent(
 }
 
 /// Sends one frame on the shared writer.
-fn send_on<T: Serialize>(out: &Mutex<BufWriter<TcpStream>>, frame: &T) -> Result<(), SpreadError> {
+fn send_on<T: Serialize>(out: &Mutex<BufWriter<Stream>>, frame: &T) -> Result<(), SpreadError> {
     let mut out = out.lock().map_err(|_| SpreadError::Lost("a writer panicked".into()))?;
     wire::send(&mut *out, frame).map_err(|e| SpreadError::Lost(e.to_string()))
 }
@@ -185,31 +185,21 @@ fn send_on<T: Serialize>(out: &Mutex<BufWriter<TcpStream>>, frame: &T) -> Result
 /// Connects to the coordinator, trying again while it is not there yet.
 fn connect(address: &str, control: &Control) -> Result<Link, SpreadError> {
     let deadline = Instant::now() + CONNECT_FOR;
+    let parsed = Address::parse(address);
     let mut last = String::new();
     while Instant::now() < deadline && !control.is_stopped() {
-        let addrs: Vec<SocketAddr> = match address.to_socket_addrs() {
-            Ok(a) => a.collect(),
-            Err(e) => {
-                // A Service name that does not resolve yet resolves later.
-                last = format!("cannot resolve it ({e})");
-                std::thread::sleep(Duration::from_millis(250));
-                continue;
+        match Stream::connect(&parsed) {
+            Ok(stream) => {
+                let reader = stream.try_clone().map_err(|e| SpreadError::Lost(e.to_string()))?;
+                return Ok(Link {
+                    out: Arc::new(Mutex::new(BufWriter::new(stream))),
+                    input: BufReader::new(reader),
+                    line: Vec::new(),
+                });
             }
-        };
-        for addr in &addrs {
-            match TcpStream::connect_timeout(addr, Duration::from_secs(2)) {
-                Ok(stream) => {
-                    let _ = stream.set_nodelay(true);
-                    let reader =
-                        stream.try_clone().map_err(|e| SpreadError::Lost(e.to_string()))?;
-                    return Ok(Link {
-                        out: Arc::new(Mutex::new(BufWriter::new(stream))),
-                        input: BufReader::new(reader),
-                        line: Vec::new(),
-                    });
-                }
-                Err(e) => last = format!("{addr}: {e}"),
-            }
+            // Not there yet (a pod starts before the coordinator's, a Service name resolves
+            // later): again in a moment.
+            Err(e) => last = e,
         }
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -235,7 +225,7 @@ fn measure_clock(link: &mut Link) -> Result<Offset, SpreadError> {
 
 /// Stops the run when the coordinator aborts it or goes away (keeping the reason).
 fn listen_for_abort(
-    mut input: BufReader<TcpStream>,
+    mut input: BufReader<Stream>,
     control: Arc<Control>,
     aborted: Arc<Mutex<Option<String>>>,
 ) {
@@ -272,7 +262,7 @@ struct StepOut<'a> {
 }
 
 fn send_step(
-    out: &Arc<Mutex<BufWriter<TcpStream>>>,
+    out: &Arc<Mutex<BufWriter<Stream>>>,
     step: usize,
     info: &RunInfo,
     recorder: &RunRecorder,
@@ -285,7 +275,7 @@ fn send_step(
 /// (or the step ends), so that the step's last second goes out marked as such, with where
 /// the agent's step ended: what the coordinator's merge needs to end the step.
 struct Forward {
-    out: Arc<Mutex<BufWriter<TcpStream>>>,
+    out: Arc<Mutex<BufWriter<Stream>>>,
     held: Option<SecondFrame>,
     step: Option<usize>,
 }

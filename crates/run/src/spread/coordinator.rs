@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufReader, BufWriter};
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +23,7 @@ use serde::Serialize;
 
 use super::clock::{self, Offset};
 use super::combine::combine;
+use super::stream::{Address, Listener, Stream};
 use super::wire::{self, FromAgent, FromCoordinator, SecondFrame, StepFrame};
 use super::SpreadError;
 use crate::hlog::Hlog;
@@ -47,13 +47,13 @@ const GRACE: Duration = Duration::from_secs(15);
 /// A listening coordinator, before the run.
 #[derive(Debug)]
 pub struct Coordinator {
-    listener: TcpListener,
+    listener: Listener,
     agents: NonZeroU32,
     arm_timeout: Duration,
 }
 
 /// What one agent did: its clock, its start, and its own report of each step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct AgentFigures {
     pub index: u32,
     /// Its wall clock's offset from the coordinator's (coordinator − agent), and the round
@@ -72,8 +72,6 @@ pub struct SpreadReport {
     /// What was asked of the run, as the summary says it.
     pub setup: RunSetup,
     pub agents: Vec<AgentFigures>,
-    /// The start instant, on the coordinator's wall clock.
-    pub start_wall: SystemTime,
 }
 
 impl SpreadReport {
@@ -88,12 +86,27 @@ impl SpreadReport {
         text.push('\n');
         text
     }
+
+    /// A result as [`SpreadReport::to_json_pretty`] wrote it (agent 0's log on Kubernetes),
+    /// with `setup` (`setup_for` of its plan) for the summary.
+    pub fn from_json(text: &str, setup: RunSetup) -> Result<SpreadReport, SpreadError> {
+        let report = RunReport::from_json(text)
+            .map_err(|e| SpreadError::Mismatch(format!("agent 0's result {e}")))?;
+        #[derive(serde::Deserialize)]
+        struct Agents {
+            agents: Vec<AgentFigures>,
+        }
+        let agents = serde_json::from_str::<Agents>(text)
+            .map_err(|e| SpreadError::Mismatch(format!("agent 0's result has bad `agents`: {e}")))?
+            .agents;
+        Ok(SpreadReport { report, setup, agents })
+    }
 }
 
 impl Coordinator {
-    /// Listens on `address` for `agents` agents.
-    pub fn bind(address: SocketAddr, agents: NonZeroU32) -> Result<Coordinator, SpreadError> {
-        let listener = TcpListener::bind(address)
+    /// Listens on `address` for `agents` agents (a TCP port 0 picks a free one).
+    pub fn bind(address: &Address, agents: NonZeroU32) -> Result<Coordinator, SpreadError> {
+        let listener = Listener::bind(address)
             .map_err(|source| SpreadError::Listen { address: address.to_string(), source })?;
         Ok(Coordinator { listener, agents, arm_timeout: DEFAULT_ARM_TIMEOUT })
     }
@@ -104,9 +117,9 @@ impl Coordinator {
         self
     }
 
-    /// Where agents reach it.
-    pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.listener.local_addr().ok()
+    /// Where agents reach it, as `HERD_COORDINATOR` says it.
+    pub fn address(&self) -> Option<Address> {
+        self.listener.address()
     }
 
     /// Runs `plan` over the agents: the merged seconds go to `outputs`, each agent's to its
@@ -123,8 +136,8 @@ impl Coordinator {
         let n = self.agents.get() as usize;
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        self.listener.set_nonblocking(true).map_err(|source| SpreadError::Listen {
-            address: format!("{:?}", self.listener.local_addr().ok()),
+        self.listener.set_nonblocking().map_err(|source| SpreadError::Listen {
+            address: self.listener.address().map_or_else(String::new, |a| a.to_string()),
             source,
         })?;
         let accept = spawn_accept(self.listener, tx, stop.clone());
@@ -149,7 +162,7 @@ enum Event {
     Gone { conn: usize, why: String },
 }
 
-type Writer = Arc<Mutex<BufWriter<TcpStream>>>;
+type Writer = Arc<Mutex<BufWriter<Stream>>>;
 
 fn send(writer: &Writer, frame: &FromCoordinator) -> bool {
     writer.lock().is_ok_and(|mut w| wire::send(&mut *w, frame).is_ok())
@@ -157,7 +170,7 @@ fn send(writer: &Writer, frame: &FromCoordinator) -> bool {
 
 /// Accepts agents until told to stop; a reader thread for each.
 fn spawn_accept(
-    listener: TcpListener,
+    listener: Listener,
     tx: Sender<Event>,
     stop: Arc<AtomicBool>,
 ) -> Option<std::thread::JoinHandle<()>> {
@@ -167,7 +180,7 @@ fn spawn_accept(
             let mut next = 0;
             while !stop.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok((stream, _)) => {
+                    Ok(stream) => {
                         let conn = next;
                         next += 1;
                         if !spawn_reader(conn, stream, tx.clone()) {
@@ -187,9 +200,7 @@ fn spawn_accept(
 }
 
 /// Reads one agent's frames; answers pings itself, at once.
-fn spawn_reader(conn: usize, stream: TcpStream, tx: Sender<Event>) -> bool {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_nodelay(true);
+fn spawn_reader(conn: usize, stream: Stream, tx: Sender<Event>) -> bool {
     let Ok(read_half) = stream.try_clone() else { return true };
     let writer: Writer = Arc::new(Mutex::new(BufWriter::new(stream)));
     if tx.send(Event::Joined { conn, writer: writer.clone() }).is_err() {
@@ -433,17 +444,29 @@ impl<'p> Board<'p> {
         outputs: Option<&Outputs>,
         on_step: &mut impl FnMut(usize, &RunSetup, &StepReport),
     ) -> Result<SpreadReport, SpreadError> {
-        let (_, wall) = self.start.ok_or_else(|| SpreadError::Mismatch("no start".into()))?;
-        let now = Instant::now();
+        let Some((start_at, _)) = self.start else {
+            return Err(SpreadError::Mismatch("no start".into()));
+        };
+        // Agents send nothing before the measured part begins (the warm-up's outcomes are in
+        // no second): silence counts from there.
+        let warmup = self.plan.warmup.map_or(Duration::ZERO, |w| w.get());
+        let quiet_until = (start_at + warmup).max(Instant::now());
         for a in self.agents.iter_mut().flatten() {
-            a.last_heard = now;
+            a.last_heard = quiet_until;
         }
         let mut steps = Vec::new();
         let mut step = self.begin(1, outputs);
         let mut abort_deadline: Option<Instant> = None;
         // Frames of a step that had not begun when they came, taken again once it has.
         let mut replay: VecDeque<(usize, FromAgent)> = VecDeque::new();
+        let mut checked = Instant::now();
         while !self.agents.iter().flatten().all(|a| a.done) {
+            // Once a second whatever else comes: a steady stream from the other agents
+            // must not hide one that fell silent.
+            if checked.elapsed() >= Duration::from_secs(1) && abort_deadline.is_none() {
+                self.check_silence()?;
+                checked = Instant::now();
+            }
             if control.is_stopped() && !self.aborted {
                 self.abort("the coordinator was interrupted (Ctrl-C)");
                 abort_deadline = Some(Instant::now() + GRACE);
@@ -455,26 +478,29 @@ impl<'p> Board<'p> {
                 Some((conn, frame)) => Event::Frame { conn, frame },
                 None => match rx.recv_timeout(Duration::from_millis(100)) {
                     Ok(e) => e,
-                    Err(RecvTimeoutError::Timeout) => {
-                        self.check_silence()?;
-                        continue;
-                    }
+                    Err(RecvTimeoutError::Timeout) => continue,
                     Err(RecvTimeoutError::Disconnected) => break,
                 },
             };
             let (conn, frame) = match event {
                 Event::Frame { conn, frame } => (conn, frame),
                 Event::Gone { conn, why } => {
-                    let index = self.index(conn)?;
-                    if self.agents[index as usize].as_ref().is_some_and(|a| a.done) {
+                    // A connection that never said hello was no agent: its going is nothing.
+                    let Some(&i) = self.index_of.get(&conn) else { continue };
+                    if self.agents[i].as_ref().is_some_and(|a| a.done) {
                         continue;
                     }
-                    return Err(SpreadError::AgentLost { index, why });
+                    return Err(SpreadError::AgentLost { index: i as u32, why });
                 }
-                // Something connecting now is no agent of this run.
-                Event::Joined { .. } => continue,
+                // Something connecting now is no agent of this run; it is not listened to.
+                Event::Joined { writer, .. } => {
+                    if let Ok(w) = writer.lock() {
+                        w.get_ref().shutdown();
+                    }
+                    continue;
+                }
             };
-            let i = self.index(conn)? as usize;
+            let Some(&i) = self.index_of.get(&conn) else { continue };
             if let Some(a) = self.agents[i].as_mut() {
                 a.last_heard = Instant::now();
             }
@@ -574,7 +600,7 @@ impl<'p> Board<'p> {
                 steps: a.steps.clone(),
             })
             .collect();
-        Ok(SpreadReport { report, setup: self.setup.clone(), agents, start_wall: wall })
+        Ok(SpreadReport { report, setup: self.setup.clone(), agents })
     }
 
     /// Step `k` begins: its seconds count from its shared start.
@@ -674,7 +700,7 @@ impl<'p> Board<'p> {
         let writers = self.agents.iter().flatten().map(|a| &a.writer).chain(self.joined.values());
         for w in writers {
             if let Ok(w) = w.lock() {
-                let _ = w.get_ref().shutdown(std::net::Shutdown::Both);
+                w.get_ref().shutdown();
             }
         }
     }

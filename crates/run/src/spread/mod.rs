@@ -15,6 +15,7 @@ pub mod agent;
 mod clock;
 mod combine;
 pub mod coordinator;
+mod stream;
 mod wire;
 
 use std::io;
@@ -24,6 +25,7 @@ use crate::{RunError, RunPlan};
 
 pub use agent::{run_agent, AgentEnv};
 pub use coordinator::{AgentFigures, Coordinator, SpreadReport};
+pub use stream::Address;
 
 /// Why a spread run, or one agent's part of it, could not be carried out. Each message names
 /// the agent and says what to do where there is something to do.
@@ -88,6 +90,12 @@ pub(crate) fn config_of(plan: &RunPlan) -> String {
     plan.outputs = Default::default();
     plan.fail_if.clear();
     wire::config_hash(&plan.to_args())
+}
+
+/// What the summary says of `plan`'s run, without preparing it (no target resolved): for a
+/// result read back from agent 0 of a run on Kubernetes.
+pub fn setup_for(plan: &RunPlan) -> Result<crate::RunSetup, RunError> {
+    crate::execute::spread_setup(plan)
 }
 
 /// An error and its causes as one sentence, for a frame (the other side prints it whole).

@@ -21,8 +21,16 @@
 //! ```text
 //!  clientN (N = 1..4)                                             server
 //!  c-s 198.18.1N.1/24 <----------------- veth -----------------> s-cN 198.18.1N.2/24
-//! ``` Every veth end is created inside its namespace, so nothing appears
-//! in the host's.
+//! ```
+//!
+//! A path for several agents of one spread run ([`Plan::for_agents`], 2 to 4) gives each
+//! agent a client host of its own (`client`, `client2`, …), each on its own veth link to the
+//! path's first hop (the server for `direct`, the router otherwise), where a bridge joins
+//! them and carries the hop's address: the first agent keeps the one-client address, the
+//! others get `.1N` of the same /24 (`198.18.3.11` is the second agent on `direct`). Every
+//! agent sends to the same target, so they all run the same settings.
+//!
+//! Every veth end is created inside its namespace, so nothing appears in the host's.
 
 use std::fmt;
 use std::net::Ipv4Addr;
@@ -87,6 +95,25 @@ fn four_links_addrs(n: u8) -> (Ipv4Addr, Ipv4Addr) {
     (Ipv4Addr::new(198, 18, 10 + n, 1), Ipv4Addr::new(198, 18, 10 + n, 2))
 }
 
+/// The most agents a path holds: one client host each, of [`Host`]'s four.
+pub const MAX_AGENTS: u8 = 4;
+
+/// The client hosts of a path's agents, in agent order.
+const AGENT_HOSTS: [Host; 4] = [Host::Client, Host::Client2, Host::Client3, Host::Client4];
+
+/// The bridge at the first hop that joins the agents' links.
+const AGENTS_BRIDGE: &str = "c-br";
+
+/// Agent `i`'s address on the first hop's /24: the one-client address for the first, `.1N`
+/// for the others.
+fn agent_addr(first: Ipv4Addr, i: usize) -> Ipv4Addr {
+    if i == 0 {
+        return first;
+    }
+    let o = first.octets();
+    Ipv4Addr::new(o[0], o[1], o[2], 10 + i as u8)
+}
+
 /// The nft table herd's rules live in (inside the router's own namespace).
 const NFT_TABLE: &str = "herd_nat";
 
@@ -114,6 +141,37 @@ impl Plan {
         port: u16,
         shaping: Option<&Shaping>,
     ) -> Result<Plan, String> {
+        Plan::for_agents(tag, path, port, shaping, 1)
+    }
+
+    /// As [`Plan::for_path`], with a client host for each of `agents` (1 to [`MAX_AGENTS`]):
+    /// module docs. Err for `four-links` (it has its four client hosts) and for a shaped
+    /// link with more than one agent (each would have a link of its own, not the one link
+    /// the experiment names).
+    pub fn for_agents(
+        tag: &str,
+        path: Path,
+        port: u16,
+        shaping: Option<&Shaping>,
+        agents: u8,
+    ) -> Result<Plan, String> {
+        if !(1..=MAX_AGENTS).contains(&agents) {
+            return Err(format!(
+                "{agents} agents: a path holds 1 to {MAX_AGENTS}, each on a client host of its own"
+            ));
+        }
+        let many = agents > 1;
+        if many && path == Path::FourLinks {
+            return Err("four-links has its four client hosts already: agents need another path \
+                        (direct, routed, …)"
+                .into());
+        }
+        if many && shaping.is_some() {
+            return Err(format!(
+                "a shaped link with {agents} agents: each agent would have a link of its own, not \
+                 the one link the experiment names; leave `link` out, or run one agent"
+            ));
+        }
         if !tag.starts_with(super::netns::PREFIX) || tag.contains(['/', ' ']) {
             return Err(format!(
                 "`{tag}` cannot name herd's namespaces: it must start with {} and have no / or space",
@@ -122,7 +180,12 @@ impl Plan {
         }
         let mut b = Builder { tag: tag.to_owned(), steps: Vec::new() };
         let routed = !matches!(path, Path::Direct | Path::FourLinks);
-        let mut hosts = path.client_hosts().to_vec();
+        let mut hosts = if many {
+            AGENT_HOSTS[..usize::from(agents)].to_vec()
+        } else {
+            path.client_hosts().to_vec()
+        };
+        let client_hosts = hosts.clone();
         if routed {
             hosts.push(Host::Router);
         }
@@ -133,9 +196,23 @@ impl Plan {
         // Each link: one end's host and device, the other's, and their addresses.
         let mut links: Vec<Link> = Vec::new();
         let mut extra: Vec<(Host, &str, Ipv4Addr)> = Vec::new();
+        // Agents' links: the first hop's end of each goes on the bridge there (which holds
+        // the hop's address).
+        let mut bridge: Option<(Host, Vec<&'static str>)> = None;
         let mut server_addrs = Vec::new();
         let mut clients = Vec::new();
         match path {
+            Path::Direct if many => {
+                const SERVER_DEVS: [&str; 4] = ["s-c1", "s-c2", "s-c3", "s-c4"];
+                for (i, &h) in client_hosts.iter().enumerate() {
+                    let a = (h, "c-s", agent_addr(DIRECT_CLIENT, i));
+                    links.push(Link::bridged(a, (Host::Server, SERVER_DEVS[i])));
+                    clients.push((h, DIRECT_SERVER));
+                }
+                bridge = Some((Host::Server, SERVER_DEVS[..client_hosts.len()].to_vec()));
+                extra.push((Host::Server, AGENTS_BRIDGE, DIRECT_SERVER));
+                server_addrs.push(DIRECT_SERVER);
+            }
             Path::Direct => {
                 links.push(Link::new(
                     (Host::Client, "c-s", DIRECT_CLIENT),
@@ -154,17 +231,29 @@ impl Plan {
                 }
             }
             _ => {
-                links.extend([
-                    Link::new((Host::Client, "c-r", CLIENT), (Host::Router, "r-c", VIP)),
-                    Link::new((Host::Router, "r-s", ROUTER_INSIDE), (Host::Server, "s-r", SERVER)),
-                ]);
+                const ROUTER_DEVS: [&str; 4] = ["r-c1", "r-c2", "r-c3", "r-c4"];
+                if many {
+                    for (i, &h) in client_hosts.iter().enumerate() {
+                        let a = (h, "c-r", agent_addr(CLIENT, i));
+                        links.push(Link::bridged(a, (Host::Router, ROUTER_DEVS[i])));
+                    }
+                    bridge = Some((Host::Router, ROUTER_DEVS[..client_hosts.len()].to_vec()));
+                    extra.push((Host::Router, AGENTS_BRIDGE, VIP));
+                } else {
+                    links
+                        .push(Link::new((Host::Client, "c-r", CLIENT), (Host::Router, "r-c", VIP)));
+                }
+                links.push(Link::new(
+                    (Host::Router, "r-s", ROUTER_INSIDE),
+                    (Host::Server, "s-r", SERVER),
+                ));
                 server_addrs.push(SERVER);
                 if path.balanced() {
                     extra.push((Host::Server, "s-r", SERVER_2));
                     server_addrs.push(SERVER_2);
                 }
                 let target = if path == Path::Routed { SERVER } else { VIP };
-                clients.push((Host::Client, target));
+                clients.extend(client_hosts.iter().map(|&h| (h, target)));
             }
         }
         for l in &links {
@@ -174,10 +263,18 @@ impl Plan {
                 l.z_dev, "netns", &nz,
             ]);
         }
+        if let Some((hop, ports)) = &bridge {
+            b.ns(*hop, &["ip", "link", "add", AGENTS_BRIDGE, "type", "bridge"]);
+            for dev in ports {
+                b.ns(*hop, &["ip", "link", "set", dev, "master", AGENTS_BRIDGE]);
+            }
+        }
         let mut addrs: Vec<(Host, &str, Ipv4Addr)> = Vec::new();
         for l in &links {
             addrs.push((l.a, l.a_dev, l.a_addr));
-            addrs.push((l.z, l.z_dev, l.z_addr));
+            if let Some(z_addr) = l.z_addr {
+                addrs.push((l.z, l.z_dev, z_addr));
+            }
         }
         addrs.extend(extra);
         for &(h, dev, a) in &addrs {
@@ -187,8 +284,13 @@ impl Plan {
             b.ns(l.a, &["ip", "link", "set", l.a_dev, "up"]);
             b.ns(l.z, &["ip", "link", "set", l.z_dev, "up"]);
         }
+        if let Some((hop, _)) = &bridge {
+            b.ns(*hop, &["ip", "link", "set", AGENTS_BRIDGE, "up"]);
+        }
         if routed {
-            b.ns(Host::Client, &["ip", "route", "add", "198.18.2.0/24", "via", &VIP.to_string()]);
+            for &h in &client_hosts {
+                b.ns(h, &["ip", "route", "add", "198.18.2.0/24", "via", &VIP.to_string()]);
+            }
             b.ns(
                 Host::Server,
                 &["ip", "route", "add", "default", "via", &ROUTER_INSIDE.to_string()],
@@ -270,14 +372,15 @@ impl fmt::Display for Plan {
     }
 }
 
-/// One veth pair: end `a` (its host, device and address) and end `z`.
+/// One veth pair: end `a` (its host, device and address) and end `z` (its address None
+/// when it is a bridge's port: the bridge holds the address).
 struct Link {
     a: Host,
     a_dev: &'static str,
     a_addr: Ipv4Addr,
     z: Host,
     z_dev: &'static str,
-    z_addr: Ipv4Addr,
+    z_addr: Option<Ipv4Addr>,
 }
 
 /// One end of a link: its host, device and address.
@@ -285,7 +388,12 @@ type End = (Host, &'static str, Ipv4Addr);
 
 impl Link {
     fn new((a, a_dev, a_addr): End, (z, z_dev, z_addr): End) -> Link {
-        Link { a, a_dev, a_addr, z, z_dev, z_addr }
+        Link { a, a_dev, a_addr, z, z_dev, z_addr: Some(z_addr) }
+    }
+
+    /// A link whose `z` end is a port of the first hop's bridge.
+    fn bridged((a, a_dev, a_addr): End, (z, z_dev): (Host, &'static str)) -> Link {
+        Link { a, a_dev, a_addr, z, z_dev, z_addr: None }
     }
 }
 

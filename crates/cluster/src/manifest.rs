@@ -1,0 +1,376 @@
+//! The Kubernetes objects of one spread run (docs/cluster.md), built from k8s-openapi's types
+//! so that a misspelled field does not compile: an Indexed Job of N agents (completion index
+//! = agent index, `JOB_COMPLETION_INDEX` set by the Job controller) and a headless Service
+//! that gives the coordinator, agent 0's pod, a stable name (`<run>-0.<run>`).
+//!
+//! One failed agent fails the run: `restartPolicy: Never`, no retry of an index
+//! (`backoffLimitPerIndex: 0`, `maxFailedIndexes: 0`), and a pod failure policy that fails
+//! the Job on any non-zero exit (a disruption — node drain, preemption — is not counted, and
+//! herd's own barrier or silence bound fails the run then). Agent 0 also coordinates; when
+//! it exits 0 the run is over (`successPolicy`). `activeDeadlineSeconds` is the hard stop.
+//! Placement: a node label (`herd.dev/role=client`), one agent per node (required
+//! anti-affinity on the hostname), optionally the host's network, and whole CPUs with
+//! requests equal to limits (the Guaranteed class the static CPU manager pins).
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+
+use k8s_openapi::api::batch::v1::{
+    Job, JobSpec, PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement,
+    PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule, SuccessPolicy, SuccessPolicyRule,
+};
+use k8s_openapi::api::core::v1::{
+    Affinity, Container, ContainerPort, EnvVar, PodAffinityTerm, PodAntiAffinity, PodSpec,
+    PodTemplateSpec, ResourceRequirements, Service, ServicePort, ServiceSpec,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+/// Where agent 0 listens for the others.
+pub const COORDINATOR_PORT: u16 = 7070;
+
+/// The label that ties a run's pods to its Service and to each other (anti-affinity).
+pub const RUN_LABEL: &str = "herd.dev/run";
+
+/// The container's name (the pod failure policy names it).
+const CONTAINER: &str = "agent";
+
+/// Longest run name: its pods are `<name>-<index>` and the Job controller's labels carry it,
+/// both limited to 63 characters.
+const MAX_NAME: usize = 50;
+
+/// Most agents in one run.
+pub const MAX_AGENTS: u32 = 1000;
+
+/// One spread run on Kubernetes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunManifest {
+    /// Every object's name: lowercase letters, digits and `-` (a DNS label).
+    pub name: String,
+    /// The namespace; None: the one `kubectl` uses.
+    pub namespace: Option<String>,
+    pub agents: NonZeroU32,
+    /// The agent image: herd's static binary at `/herd` on an empty base
+    /// (deploy/agent.Containerfile), best pinned by digest (`…@sha256:…`).
+    pub image: String,
+    /// `herd run`'s arguments, the same for every agent (the coordinator checks).
+    pub run_args: Vec<String>,
+    pub placement: Placement,
+    /// How long the Job may run in all before Kubernetes stops it.
+    pub deadline_seconds: u32,
+}
+
+/// Where agents run and with what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// Only on nodes with all these labels.
+    pub node_selector: BTreeMap<String, String>,
+    /// One agent per node (required anti-affinity on `kubernetes.io/hostname`).
+    pub one_per_node: bool,
+    /// The node's own network (no pod network in the measured path).
+    pub host_network: bool,
+    /// Whole CPUs per agent, and its memory, requests equal to limits (Guaranteed).
+    pub resources: Option<(u32, String)>,
+}
+
+impl Default for Placement {
+    fn default() -> Placement {
+        Placement {
+            node_selector: BTreeMap::from([("herd.dev/role".to_owned(), "client".to_owned())]),
+            one_per_node: true,
+            host_network: false,
+            resources: None,
+        }
+    }
+}
+
+/// Why a run cannot be rendered: the setting and what to give instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    #[error(
+        "run name `{0}`: use 1 to {MAX_NAME} lowercase letters, digits and `-`, starting and \
+         ending with a letter or digit"
+    )]
+    Name(String),
+    #[error("namespace `{0}`: use 1 to 63 lowercase letters, digits and `-`")]
+    Namespace(String),
+    #[error("{0} agents: a run has 1 to {MAX_AGENTS}")]
+    Agents(u32),
+    #[error("image `{0}`: give an image reference without spaces (best pinned by digest)")]
+    Image(String),
+    #[error("memory `{0}`: give a Kubernetes quantity such as 512Mi or 2Gi")]
+    Memory(String),
+    #[error("--cpus 0: give at least one whole CPU per agent, or leave it out")]
+    Cpus,
+    #[error("node label `{0}`: give KEY=VALUE")]
+    Label(String),
+    #[error("cannot write the objects as YAML: {0}")]
+    Yaml(String),
+}
+
+impl RunManifest {
+    /// The headless Service and the Indexed Job, checked.
+    pub fn objects(&self) -> Result<(Service, Job), ManifestError> {
+        self.check()?;
+        Ok((self.service(), self.job()))
+    }
+
+    /// Both objects as YAML, one document each, Service first (`kubectl apply -f -`).
+    pub fn to_yaml(&self) -> Result<String, ManifestError> {
+        let (service, job) = self.objects()?;
+        Ok(format!("---\n{}---\n{}", yaml(&service)?, yaml(&job)?))
+    }
+
+    fn check(&self) -> Result<(), ManifestError> {
+        if !dns_label(&self.name, MAX_NAME) {
+            return Err(ManifestError::Name(self.name.clone()));
+        }
+        if let Some(ns) = &self.namespace {
+            if !dns_label(ns, 63) {
+                return Err(ManifestError::Namespace(ns.clone()));
+            }
+        }
+        if self.agents.get() > MAX_AGENTS {
+            return Err(ManifestError::Agents(self.agents.get()));
+        }
+        if self.image.is_empty() || self.image.chars().any(char::is_whitespace) {
+            return Err(ManifestError::Image(self.image.clone()));
+        }
+        if let Some((cpus, memory)) = &self.placement.resources {
+            if *cpus == 0 {
+                return Err(ManifestError::Cpus);
+            }
+            if !quantity(memory) {
+                return Err(ManifestError::Memory(memory.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    fn meta(&self) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(self.name.clone()),
+            namespace: self.namespace.clone(),
+            labels: Some(self.labels()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("app.kubernetes.io/name".to_owned(), "herd".to_owned()),
+            ("app.kubernetes.io/component".to_owned(), "agent".to_owned()),
+            (RUN_LABEL.to_owned(), self.name.clone()),
+        ])
+    }
+
+    fn selector(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([(RUN_LABEL.to_owned(), self.name.clone())])
+    }
+
+    /// Headless, and publishing pods before they are ready: agents resolve agent 0 by name
+    /// while all are starting.
+    fn service(&self) -> Service {
+        Service {
+            metadata: self.meta(),
+            spec: Some(ServiceSpec {
+                cluster_ip: Some("None".to_owned()),
+                selector: Some(self.selector()),
+                publish_not_ready_addresses: Some(true),
+                ports: Some(vec![ServicePort {
+                    name: Some("coordinator".to_owned()),
+                    port: i32::from(COORDINATOR_PORT),
+                    target_port: Some(IntOrString::Int(i32::from(COORDINATOR_PORT))),
+                    protocol: Some("TCP".to_owned()),
+                    ..ServicePort::default()
+                }]),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
+        }
+    }
+
+    fn job(&self) -> Job {
+        let n = i32::try_from(self.agents.get()).unwrap_or(i32::MAX);
+        Job {
+            metadata: self.meta(),
+            spec: Some(JobSpec {
+                completion_mode: Some("Indexed".to_owned()),
+                completions: Some(n),
+                parallelism: Some(n),
+                backoff_limit_per_index: Some(0),
+                max_failed_indexes: Some(0),
+                pod_failure_policy: Some(PodFailurePolicy {
+                    rules: vec![
+                        // A pod evicted or preempted is no agent's failure; herd's own
+                        // bounds (barrier, silence) fail the run if it matters.
+                        PodFailurePolicyRule {
+                            action: "Ignore".to_owned(),
+                            on_pod_conditions: Some(vec![PodFailurePolicyOnPodConditionsPattern {
+                                type_: "DisruptionTarget".to_owned(),
+                                // The API server defaults it, but the published schema
+                                // requires it: offline validators refuse it left out.
+                                status: "True".to_owned(),
+                            }]),
+                            ..PodFailurePolicyRule::default()
+                        },
+                        PodFailurePolicyRule {
+                            action: "FailJob".to_owned(),
+                            on_exit_codes: Some(PodFailurePolicyOnExitCodesRequirement {
+                                container_name: Some(CONTAINER.to_owned()),
+                                operator: "NotIn".to_owned(),
+                                values: vec![0],
+                            }),
+                            ..PodFailurePolicyRule::default()
+                        },
+                    ],
+                }),
+                success_policy: Some(SuccessPolicy {
+                    rules: vec![SuccessPolicyRule {
+                        succeeded_indexes: Some("0".to_owned()),
+                        succeeded_count: Some(1),
+                    }],
+                }),
+                active_deadline_seconds: Some(i64::from(self.deadline_seconds)),
+                ttl_seconds_after_finished: Some(600),
+                template: PodTemplateSpec {
+                    metadata: Some(ObjectMeta {
+                        labels: Some(self.labels()),
+                        ..ObjectMeta::default()
+                    }),
+                    spec: Some(self.pod()),
+                },
+                ..JobSpec::default()
+            }),
+            ..Job::default()
+        }
+    }
+
+    fn pod(&self) -> PodSpec {
+        let p = &self.placement;
+        PodSpec {
+            restart_policy: Some("Never".to_owned()),
+            // `<name>-<index>.<name>`: agent 0's name through the headless Service.
+            subdomain: Some(self.name.clone()),
+            node_selector: (!p.node_selector.is_empty()).then(|| p.node_selector.clone()),
+            affinity: p.one_per_node.then(|| Affinity {
+                pod_anti_affinity: Some(PodAntiAffinity {
+                    required_during_scheduling_ignored_during_execution: Some(vec![
+                        PodAffinityTerm {
+                            label_selector: Some(LabelSelector {
+                                match_labels: Some(self.selector()),
+                                ..LabelSelector::default()
+                            }),
+                            topology_key: "kubernetes.io/hostname".to_owned(),
+                            ..PodAffinityTerm::default()
+                        },
+                    ]),
+                    ..PodAntiAffinity::default()
+                }),
+                ..Affinity::default()
+            }),
+            host_network: p.host_network.then_some(true),
+            // On the host's network a pod still needs the cluster's DNS for agent 0's name.
+            dns_policy: p.host_network.then(|| "ClusterFirstWithHostNet".to_owned()),
+            containers: vec![self.container()],
+            ..PodSpec::default()
+        }
+    }
+
+    fn container(&self) -> Container {
+        // `herd agent`'s own flag, then herd run's URL and flags (no `--`: after it, flags
+        // would be read as positional arguments).
+        let mut args = vec!["agent".to_owned(), format!("--coordinate=0.0.0.0:{COORDINATOR_PORT}")];
+        args.extend(self.run_args.iter().cloned());
+        let env = |name: &str, value: String| EnvVar {
+            name: name.to_owned(),
+            value: Some(value),
+            ..EnvVar::default()
+        };
+        Container {
+            name: CONTAINER.to_owned(),
+            image: Some(self.image.clone()),
+            command: Some(vec!["/herd".to_owned()]),
+            args: Some(args),
+            // JOB_COMPLETION_INDEX comes from the Job controller.
+            env: Some(vec![
+                env("HERD_AGENTS", self.agents.to_string()),
+                env("HERD_COORDINATOR", format!("{0}-0.{0}:{COORDINATOR_PORT}", self.name)),
+            ]),
+            ports: Some(vec![ContainerPort {
+                container_port: i32::from(COORDINATOR_PORT),
+                name: Some("coordinator".to_owned()),
+                protocol: Some("TCP".to_owned()),
+                ..ContainerPort::default()
+            }]),
+            resources: self.placement.resources.as_ref().map(|(cpus, memory)| {
+                let both = BTreeMap::from([
+                    ("cpu".to_owned(), Quantity(cpus.to_string())),
+                    ("memory".to_owned(), Quantity(memory.clone())),
+                ]);
+                ResourceRequirements {
+                    requests: Some(both.clone()),
+                    limits: Some(both),
+                    ..ResourceRequirements::default()
+                }
+            }),
+            ..Container::default()
+        }
+    }
+}
+
+/// A DNS label of at most `max` characters: lowercase alphanumerics and `-`, alphanumeric at
+/// both ends.
+fn dns_label(s: &str, max: usize) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !s.is_empty()
+        && s.len() <= max
+        && s.chars().all(|c| ok(c) || c == '-')
+        && s.starts_with(ok)
+        && s.ends_with(ok)
+}
+
+/// A memory quantity herd writes: digits and a binary or decimal suffix.
+fn quantity(s: &str) -> bool {
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &s[digits.len()..];
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && ["", "Ki", "Mi", "Gi", "Ti", "k", "M", "G", "T"].contains(&suffix)
+}
+
+fn yaml<T: serde::Serialize>(v: &T) -> Result<String, ManifestError> {
+    yaml_serde::to_string(v).map_err(|e| ManifestError::Yaml(e.to_string()))
+}
+
+/// A node label `KEY=VALUE`, as `--node-label` takes it.
+pub fn node_label(text: &str) -> Result<(String, String), ManifestError> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
+            Ok((k.to_owned(), v.to_owned()))
+        }
+        _ => Err(ManifestError::Label(text.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_quantities_are_checked() {
+        assert!(dns_label("herd-run-1", MAX_NAME));
+        for bad in ["", "Herd", "-x", "x-", "a_b", &"x".repeat(51)] {
+            assert!(!dns_label(bad, MAX_NAME), "{bad}");
+        }
+        for good in ["512Mi", "2Gi", "1000", "1G"] {
+            assert!(quantity(good), "{good}");
+        }
+        for bad in ["", "Mi", "1.5Gi", "2GB", "-1Gi"] {
+            assert!(!quantity(bad), "{bad}");
+        }
+        assert_eq!(node_label("herd.dev/role=client").unwrap().1, "client");
+        assert!(node_label("role").is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! The Kubernetes objects of a spread run: goldens from the typed structs (reviewed once,
+//! then byte for byte; `UPDATE_GOLDEN=1` rewrites them), each validated offline against the
+//! API's published schemas of every supported version (kubernetes-validate, strict: unknown
+//! fields refused), and a broken one refused by the same check, so the check is no
+//! formality. No cluster is contacted.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // runs the validator
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::process::Command;
+
+use herd_cluster::{Placement, RunManifest};
+use herd_testutil::golden::Goldens;
+
+/// The Kubernetes versions herd's objects are checked against (k8s-openapi's `earliest`
+/// is 1.33; kubernetes-validate 1.37.0 ships schemas up to 1.37).
+const VERSIONS: [&str; 5] = ["1.33.0", "1.34.0", "1.35.0", "1.36.0", "1.37.0"];
+
+fn three_agents() -> RunManifest {
+    RunManifest {
+        name: "herd-run-abc123".into(),
+        namespace: None,
+        agents: NonZeroU32::new(3).unwrap(),
+        image: "registry.example/herd@sha256:1d2e3f".into(),
+        run_args: ["http://198.18.1.1/index.html", "--connections=600", "--duration=30s"]
+            .map(String::from)
+            .into(),
+        placement: Placement::default(),
+        deadline_seconds: 330,
+    }
+}
+
+fn host_network() -> RunManifest {
+    RunManifest {
+        namespace: Some("bench".into()),
+        placement: Placement {
+            node_selector: BTreeMap::from([("herd.dev/role".into(), "client".into())]),
+            one_per_node: true,
+            host_network: true,
+            resources: Some((2, "1Gi".into())),
+        },
+        ..three_agents()
+    }
+}
+
+/// The validator: `HERD_KUBERNETES_VALIDATE` (scripts/test.sh installs it in a venv under
+/// target/), or `kubernetes-validate` on PATH. Missing, the test fails: it never skips.
+fn validator() -> PathBuf {
+    if let Some(p) = std::env::var_os("HERD_KUBERNETES_VALIDATE") {
+        return PathBuf::from(p);
+    }
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/k8s-validate/bin/kubernetes-validate");
+    if venv.exists() {
+        return venv;
+    }
+    PathBuf::from("kubernetes-validate")
+}
+
+/// kubernetes-validate's verdict on `yaml` for `version`: Ok, or its output.
+fn validate(yaml: &str, version: &str) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("herd-manifest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("m-{version}-{}.yaml", yaml.len()));
+    std::fs::write(&file, yaml).unwrap();
+    let out = Command::new(validator())
+        .args(["--strict", "-k", version])
+        .arg(&file)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "kubernetes-validate cannot run ({e}): ./scripts/test.sh installs it \
+                 (python3 -m venv target/k8s-validate && target/k8s-validate/bin/pip install \
+                 kubernetes-validate==1.37.0)"
+            )
+        });
+    let _ = std::fs::remove_file(&file);
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() && !text.contains("ERROR") {
+        Ok(())
+    } else {
+        Err(text)
+    }
+}
+
+#[test]
+fn the_objects_match_their_goldens_and_every_supported_api() {
+    let goldens = Goldens::of(env!("CARGO_MANIFEST_DIR"));
+    for (name, m) in [("three-agents.yaml", three_agents()), ("host-network.yaml", host_network())]
+    {
+        let yaml = m.to_yaml().unwrap();
+        goldens.check(name, &yaml);
+        for v in VERSIONS {
+            validate(&yaml, v).unwrap_or_else(|e| panic!("{name} on Kubernetes {v}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn the_validator_refuses_a_broken_job() {
+    let yaml = three_agents().to_yaml().unwrap();
+    assert!(yaml.contains("backoffLimitPerIndex: 0"), "{yaml}");
+    let broken = yaml.replace("backoffLimitPerIndex:", "backoffLimitPerIndx:");
+    let e = validate(&broken, VERSIONS[0]).unwrap_err();
+    assert!(e.contains("backoffLimitPerIndx"), "{e}");
+}
+
+#[test]
+fn what_the_job_promises() {
+    let (service, job) = three_agents().objects().unwrap();
+    let spec = job.spec.unwrap();
+    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+    assert_eq!((spec.completions, spec.parallelism), (Some(3), Some(3)));
+    assert_eq!((spec.backoff_limit_per_index, spec.max_failed_indexes), (Some(0), Some(0)));
+    let pod = spec.template.spec.unwrap();
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+    assert_eq!(pod.subdomain.as_deref(), Some("herd-run-abc123"));
+    let c = &pod.containers[0];
+    let env: BTreeMap<_, _> =
+        c.env.iter().flatten().map(|e| (e.name.as_str(), e.value.as_deref())).collect();
+    assert_eq!(env["HERD_COORDINATOR"], Some("herd-run-abc123-0.herd-run-abc123:7070"));
+    assert_eq!(env["HERD_AGENTS"], Some("3"));
+    let svc = service.spec.unwrap();
+    assert_eq!(svc.cluster_ip.as_deref(), Some("None"));
+    assert_eq!(svc.selector, pod_labels_subset(&job.metadata.labels));
+}
+
+fn pod_labels_subset(
+    labels: &Option<BTreeMap<String, String>>,
+) -> Option<BTreeMap<String, String>> {
+    labels.as_ref().map(|l| {
+        l.iter()
+            .filter(|(k, _)| *k == "herd.dev/run")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
+}
+
+#[test]
+fn bad_settings_are_refused_with_what_to_give() {
+    let e = RunManifest { name: "Herd_Run".into(), ..three_agents() }.to_yaml().unwrap_err();
+    assert!(e.to_string().starts_with("run name `Herd_Run`: use 1 to 50"), "{e}");
+    let e = RunManifest { image: "a b".into(), ..three_agents() }.to_yaml().unwrap_err();
+    assert!(e.to_string().contains("image `a b`"), "{e}");
+    let mut m = host_network();
+    m.placement.resources = Some((2, "1.5 Gi".into()));
+    assert!(m.to_yaml().unwrap_err().to_string().contains("memory `1.5 Gi`"));
+    m.placement.resources = Some((0, "1Gi".into()));
+    assert!(m.to_yaml().unwrap_err().to_string().contains("--cpus 0"));
+}

@@ -1,0 +1,211 @@
+//! `herd cluster run --agents N --image IMAGE -- <run args>`: the run's agents as pods of the
+//! Kubernetes cluster the user's own `kubectl` reaches (their kubeconfig, their auth plugins;
+//! herd talks to no API server itself). herd applies the objects `herd cluster manifest`
+//! prints, waits for the Job to end, reads agent 0's result from its log, and prints, judges
+//! and writes it as `herd run` does a single run's. What it created is deleted after
+//! success, after failure and after Ctrl-C alike.
+//!
+//! `HERD_KUBECTL` names another kubectl (a wrapper, a test's).
+
+use std::ffi::OsString;
+use std::io::{self, Write as _};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use herd_run::spread::{self, SpreadReport};
+use herd_topo::Supervisor;
+
+use crate::cluster_cmd::{manifest_of, report, run_plan, ClusterRunArgs};
+use crate::run_cmd::Outcome;
+
+/// How long one kubectl command may take.
+const KUBECTL_LIMIT: Duration = Duration::from_secs(60);
+
+/// How often the Job's state is asked.
+const POLL: Duration = Duration::from_secs(2);
+
+/// The user's kubectl, run to its end each time.
+struct Kubectl {
+    program: OsString,
+    namespace: Option<String>,
+    sup: Supervisor,
+    dir: PathBuf,
+}
+
+impl Kubectl {
+    /// `kubectl ARGS` (with `-n NS` when given): its output, or why it failed.
+    fn run(&mut self, args: &[&str]) -> Result<String, String> {
+        let mut argv = vec![self.program.clone()];
+        if let Some(ns) = &self.namespace {
+            argv.extend(["-n".into(), ns.into()]);
+        }
+        argv.extend(args.iter().map(OsString::from));
+        let log = self.dir.join("kubectl.out");
+        let c = self.sup.capture("kubectl", &argv, &log, KUBECTL_LIMIT);
+        match c.failure {
+            None => Ok(c.text),
+            Some(how) => {
+                Err(format!("`kubectl {}` failed ({how}): {}", args.join(" "), c.text.trim()))
+            }
+        }
+    }
+}
+
+/// The objects of one run, deleted when this goes: on every way out.
+struct Created<'k> {
+    kubectl: &'k mut Kubectl,
+    name: String,
+    deleted: bool,
+}
+
+impl Created<'_> {
+    fn delete(&mut self) -> Result<(), String> {
+        self.deleted = true;
+        let selector = format!("{}={}", herd_cluster::manifest::RUN_LABEL, self.name);
+        self.kubectl
+            .run(&["delete", "job,service", "-l", &selector, "--ignore-not-found", "--wait=false"])
+            .map(drop)
+    }
+}
+
+impl Drop for Created<'_> {
+    fn drop(&mut self) {
+        if !self.deleted {
+            if let Err(e) = self.delete() {
+                eprintln!("herd cluster run: could not delete the run's objects: {e}");
+            }
+        }
+    }
+}
+
+/// The run on Kubernetes.
+pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
+    let plan = run_plan(&args.run)?;
+    // Written here, from agent 0's result: the pod writes none.
+    let mut agent_args = plan.clone();
+    agent_args.outputs = Default::default();
+    let manifest = manifest_of(&args.kube, &agent_args)?;
+    let setup = spread::setup_for(&plan)?;
+    let json_file = match &plan.outputs.json {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot write --json {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let dir = std::env::temp_dir().join(format!("herd-cluster-k8s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let yaml_path = dir.join("objects.yaml");
+    std::fs::write(&yaml_path, manifest.to_yaml()?)
+        .with_context(|| format!("cannot write {}", yaml_path.display()))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
+    let mut kubectl = Kubectl {
+        program: std::env::var_os("HERD_KUBECTL").unwrap_or_else(|| "kubectl".into()),
+        namespace: manifest.namespace.clone(),
+        sup: Supervisor::new(None),
+        dir: dir.clone(),
+    };
+    let result = apply_and_wait(&mut kubectl, &manifest, &yaml_path, &cancel);
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = result?;
+    let result = SpreadReport::from_json(&text, setup)?;
+    let mut out = io::stdout().lock();
+    let outcome = report(&mut out, &plan, &result, json_file)?;
+    out.flush().ok();
+    Ok(outcome)
+}
+
+/// Applies the objects, waits for the Job, returns agent 0's result; deletes the objects
+/// whatever happens.
+fn apply_and_wait(
+    kubectl: &mut Kubectl,
+    manifest: &herd_cluster::RunManifest,
+    yaml: &std::path::Path,
+    cancel: &AtomicBool,
+) -> anyhow::Result<String> {
+    let yaml = yaml.to_string_lossy().into_owned();
+    kubectl
+        .run(&["apply", "-f", &yaml])
+        .map_err(anyhow::Error::msg)
+        .context("cannot create the run's objects")?;
+    let mut created = Created { kubectl, name: manifest.name.clone(), deleted: false };
+    let name = manifest.name.clone();
+    let job = format!("job/{name}");
+    let deadline = Instant::now()
+        + Duration::from_secs(u64::from(manifest.deadline_seconds))
+        + Duration::from_secs(60);
+    let state = loop {
+        if cancel.load(Ordering::Relaxed) {
+            created.delete().map_err(anyhow::Error::msg)?;
+            bail!("interrupted: the run's objects ({name}) are deleted, their pods stopped");
+        }
+        let conditions = created
+            .kubectl
+            .run(&[
+                "get",
+                &job,
+                "-o",
+                "jsonpath={range .status.conditions[?(@.status==\"True\")]}{.type}{\"\\n\"}{end}",
+            ])
+            .map_err(anyhow::Error::msg)?;
+        let types: Vec<&str> = conditions.lines().map(str::trim).collect();
+        if types.contains(&"Complete") {
+            break "Complete";
+        }
+        if types.contains(&"Failed") {
+            break "Failed";
+        }
+        if Instant::now() > deadline {
+            bail!("the Job {name} is still running past its deadline; its objects are deleted");
+        }
+        std::thread::sleep(POLL);
+    };
+    if state == "Failed" {
+        let why = created
+            .kubectl
+            .run(&[
+                "get",
+                &job,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Failed\")].message}",
+            ])
+            .unwrap_or_default();
+        let failed = created
+            .kubectl
+            .run(&["get", &job, "-o", "jsonpath={.status.failedIndexes}"])
+            .unwrap_or_default();
+        let agents = if failed.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" (agents {})", failed.trim())
+        };
+        bail!("the run failed{agents}: {}", why.trim());
+    }
+    let selector = format!(
+        "{}={name},batch.kubernetes.io/job-completion-index=0",
+        herd_cluster::manifest::RUN_LABEL
+    );
+    let pod = created
+        .kubectl
+        .run(&["get", "pods", "-l", &selector, "-o", "jsonpath={.items[0].metadata.name}"])
+        .map_err(anyhow::Error::msg)?;
+    let log = created
+        .kubectl
+        .run(&["logs", pod.trim(), "-c", "agent"])
+        .map_err(anyhow::Error::msg)
+        .context("cannot read agent 0's result")?;
+    created.delete().map_err(anyhow::Error::msg)?;
+    // The result is the JSON object agent 0 printed last; anything before it is not ours.
+    let start = log.find("\n{").map_or_else(|| log.find('{'), |i| Some(i + 1));
+    match start {
+        Some(i) => Ok(log[i..].to_owned()),
+        None => bail!("agent 0's log holds no result: {}", log.trim()),
+    }
+}
