@@ -142,9 +142,10 @@ start "$bin/kube-scheduler" --kubeconfig="$KUBECONFIG" --authentication-kubeconf
 # process did): the kubelet stand-in writes the real ending.
 kwok_src=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK/kustomize/stage
 {
-  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-           pod/fast/pod-ready.yaml pod/fast/pod-delete.yaml; do
-    echo '---'; cat "$kwok_src/$f"
+  for stage in node-initialize node-heartbeat-with-lease pod-ready pod-delete; do
+    f=$(find "$kwok_src" -name "$stage.yaml" | sort | head -1)
+    [ -n "$f" ] || { echo "error: kwok $KWOK has no stage $stage under $kwok_src" >&2; exit 1; }
+    echo '---'; cat "$f"
   done
   # `kubectl logs` of a kwok pod is served by kwok from a file: the stand-in writes agent 0's
   # output there (its result is what herd reads).

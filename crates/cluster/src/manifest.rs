@@ -59,6 +59,9 @@ pub struct RunManifest {
     pub placement: Placement,
     /// How long the Job may run in all before Kubernetes stops it.
     pub deadline_seconds: u32,
+    /// The target outside herd's safe ranges the user allowed the agents to load (the URL's
+    /// host), given to every agent as `HERD_ALLOW_TARGET`.
+    pub allow_target: Option<String>,
 }
 
 /// Where agents run and with what.
@@ -294,10 +297,19 @@ impl RunManifest {
             command: Some(vec!["/herd".to_owned()]),
             args: Some(args),
             // JOB_COMPLETION_INDEX comes from the Job controller.
-            env: Some(vec![
-                env("HERD_AGENTS", self.agents.to_string()),
-                env("HERD_COORDINATOR", format!("{0}-0.{0}:{COORDINATOR_PORT}", self.name)),
-            ]),
+            env: Some(
+                [
+                    Some(env("HERD_AGENTS", self.agents.to_string())),
+                    Some(env(
+                        "HERD_COORDINATOR",
+                        format!("{0}-0.{0}:{COORDINATOR_PORT}", self.name),
+                    )),
+                    self.allow_target.clone().map(|h| env("HERD_ALLOW_TARGET", h)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            ),
             ports: Some(vec![ContainerPort {
                 container_port: i32::from(COORDINATOR_PORT),
                 name: Some("coordinator".to_owned()),

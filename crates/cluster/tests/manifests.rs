@@ -29,6 +29,7 @@ fn three_agents() -> RunManifest {
             .into(),
         placement: Placement::default(),
         deadline_seconds: 330,
+        allow_target: None,
     }
 }
 

@@ -57,7 +57,7 @@ pub use spec::{
     Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule, Slice,
     SocketOptions, StopAt, Think, Wire,
 };
-pub use target::{check_allowed, Target, TargetError};
+pub use target::{check_allowed, OptIn, Target, TargetError};
 pub use thread_usage::ThreadUsage;
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
 pub use workload::{Prepared, Workload, WorkloadError};

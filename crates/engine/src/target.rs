@@ -2,7 +2,10 @@
 //!
 //! herd sends load only to loopback (127.0.0.0/8, ::1) and to the benchmarking range
 //! 198.18.0.0/15 that herd's lab gives to the hosts it builds in network namespaces. A
-//! [`Target`] cannot be built for any other address.
+//! [`Target`] cannot be built for any other address, with one exception made on purpose:
+//! the agents of a run on a real Kubernetes cluster, whose user names the one target they
+//! may load ([`OptIn`], `herd cluster run --allow-target HOST`); a target that is not the
+//! one named is refused all the same.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -36,11 +39,58 @@ pub enum TargetError {
         "refusing to send load to {addr}: herd only targets 127.0.0.0/8, ::1 and its lab hosts in 198.18.0.0/15"
     )]
     NotAllowed { addr: IpAddr },
+    #[error(
+        "the opt-in names {named:?}, but the run's target is {host:?}: --allow-target must name \
+         the URL's host exactly"
+    )]
+    OptInMismatch { named: String, host: String },
+    #[error("--allow-target {0:?}: name one host, as the URL writes it")]
+    BadOptIn(String),
+}
+
+/// The user's explicit opt-in to load one target outside the safety rule's ranges: a host
+/// named exactly as the run's URL writes it. Only agents on a real cluster take it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptIn {
+    host: String,
+}
+
+impl OptIn {
+    pub fn new(host: &str) -> Result<OptIn, TargetError> {
+        if host.is_empty() || host.contains(|c: char| c.is_whitespace() || c == '/' || c == ',') {
+            return Err(TargetError::BadOptIn(host.to_owned()));
+        }
+        Ok(OptIn { host: host.to_owned() })
+    }
+
+    /// The host it names.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
 }
 
 impl Target {
     /// Resolves `host:port` and checks every address against the safety rule.
     pub fn resolve(host: &str, port: u16, tls: Option<TlsClient>) -> Result<Target, TargetError> {
+        Target::resolve_opted_in(host, port, tls, None)
+    }
+
+    /// [`Target::resolve`], except that the host `opt_in` names (and only it) may be outside
+    /// the safety rule's ranges; a different host is refused, whatever its address.
+    pub fn resolve_opted_in(
+        host: &str,
+        port: u16,
+        tls: Option<TlsClient>,
+        opt_in: Option<&OptIn>,
+    ) -> Result<Target, TargetError> {
+        if let Some(o) = opt_in {
+            if o.host != host {
+                return Err(TargetError::OptInMismatch {
+                    named: o.host.clone(),
+                    host: host.to_owned(),
+                });
+            }
+        }
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
@@ -56,8 +106,10 @@ impl Target {
         if addrs.is_empty() {
             return Err(TargetError::NoAddress { host: host.to_string() });
         }
-        for a in &addrs {
-            check_allowed(a.ip())?;
+        if opt_in.is_none() {
+            for a in &addrs {
+                check_allowed(a.ip())?;
+            }
         }
         Ok(Target { host: host.to_string(), port, addrs, tls, unix: None })
     }
@@ -111,6 +163,26 @@ fn resolver_message(e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The opt-in admits the one host it names, and nothing else (no load is sent here:
+    /// building a Target connects to nothing).
+    #[test]
+    fn an_opt_in_admits_only_the_host_it_names() {
+        let outside = "203.0.113.9";
+        assert!(matches!(Target::resolve(outside, 80, None), Err(TargetError::NotAllowed { .. })));
+        let o = OptIn::new(outside).unwrap();
+        let t = Target::resolve_opted_in(outside, 80, None, Some(&o)).unwrap();
+        assert_eq!(t.addrs, [SocketAddr::from(([203, 0, 113, 9], 80))]);
+        let e = Target::resolve_opted_in("203.0.113.10", 80, None, Some(&o)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the opt-in names \"203.0.113.9\", but the run's target is \"203.0.113.10\": \
+             --allow-target must name the URL's host exactly"
+        );
+        for bad in ["", "a b", "x/y", "a,b"] {
+            assert!(matches!(OptIn::new(bad), Err(TargetError::BadOptIn(_))), "{bad:?}");
+        }
+    }
 
     #[test]
     fn allows_loopback_and_benchmark_range_only() {

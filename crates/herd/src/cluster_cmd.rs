@@ -102,6 +102,12 @@ pub(crate) struct KubeArgs {
     /// Memory per agent with --cpus (512Mi, 2Gi)
     #[arg(long, value_name = "QUANTITY", requires = "cpus")]
     pub(crate) memory: Option<String>,
+
+    /// Let the agents load this one target although it is outside 127.0.0.0/8, ::1 and
+    /// 198.18.0.0/15 (the server under test on your cluster): the URL's host, exactly. herd
+    /// refuses such targets otherwise
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allow_target: Option<String>,
 }
 
 /// `herd agent`'s flags: its own, then herd run's.
@@ -212,8 +218,10 @@ pub(crate) fn manifest_of(
              them out; agent 0 prints the merged result (herd.run.v1) on its log"
         );
     }
-    // The safety rule holds on a cluster too: the target must be one herd may load.
-    herd_engine::Target::resolve(&plan.url.host, plan.url.port, None)?;
+    // The safety rule holds on a cluster too: the target must be one herd may load, or the
+    // one the user named.
+    let opt_in = kube.allow_target.as_deref().map(herd_engine::OptIn::new).transpose()?;
+    herd_engine::Target::resolve_opted_in(&plan.url.host, plan.url.port, None, opt_in.as_ref())?;
     let mut placement = herd_cluster::Placement {
         one_per_node: !kube.share_nodes,
         host_network: kube.host_network,
@@ -243,6 +251,7 @@ pub(crate) fn manifest_of(
         run_args: agent_plan.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         placement,
         deadline_seconds: deadline_seconds(plan),
+        allow_target: opt_in.map(|o| o.host().to_owned()),
     })
 }
 
@@ -267,7 +276,16 @@ fn deadline_seconds(plan: &herd_run::RunPlan) -> u32 {
 /// with `--coordinate` also coordinates, and prints the merged result.
 pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
     let env = AgentEnv::from_env()?;
-    let plan = crate::run_args::plan(&args.run)?;
+    let mut plan = crate::run_args::plan(&args.run)?;
+    // The user's opt-in for a target outside the safe ranges (agents on a real cluster):
+    // checked against the URL now, before the coordinator is even looked for.
+    if let Some(host) =
+        std::env::var(spread::agent::ALLOW_TARGET_VAR).ok().filter(|h| !h.is_empty())
+    {
+        let opt_in = herd_engine::OptIn::new(&host)?;
+        herd_engine::Target::resolve_opted_in(&plan.url.host, plan.url.port, None, Some(&opt_in))?;
+        plan.opt_in = Some(opt_in);
+    }
     let _ = herd_engine::raise_nofile_limit();
     let control = Arc::new(Control::new());
     {
@@ -303,6 +321,12 @@ pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
 /// `herd cluster run --local N -- <run args>`.
 fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let plan = run_plan(&args.run)?;
+    if args.kube.allow_target.is_some() {
+        bail!(
+            "--allow-target is for agents on a Kubernetes cluster (--agents); on this machine \
+             herd loads only 127.0.0.0/8, ::1 and its own namespaces' 198.18.0.0/15"
+        );
+    }
     if plan.outputs.html.is_some() {
         bail!(
             "--html is not written by herd cluster run yet; write --json and make the page with \

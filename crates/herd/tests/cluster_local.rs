@@ -274,3 +274,54 @@ fn agent_zero_coordinates_as_in_a_pod() {
     assert_eq!(v["agents"].as_array().unwrap().len(), 2);
     assert_eq!(nginx.counted(), 400);
 }
+
+/// The opt-in for a target outside the safe ranges (agents on a real cluster) is rendered for
+/// the pods and refused everywhere else; no load goes anywhere in this test.
+#[test]
+fn the_opt_in_for_another_target_is_rendered_or_refused_never_used_here() {
+    let manifest = |allow: &str| {
+        run(herd().args([
+            "cluster",
+            "manifest",
+            "--agents",
+            "2",
+            "--image",
+            "herd:1",
+            "--allow-target",
+            allow,
+            "--",
+            "http://203.0.113.9/",
+        ]))
+    };
+    let out = manifest("203.0.113.9");
+    let yaml = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(yaml.contains("name: HERD_ALLOW_TARGET\n          value: 203.0.113.9"), "{yaml}");
+    let out = manifest("203.0.113.10");
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(r#"the opt-in names "203.0.113.10", but the run's target is "203.0.113.9""#),
+        "{e}"
+    );
+    // An agent given another host than its URL's stops at once, before looking for its
+    // coordinator.
+    let t = Instant::now();
+    let out = run(Command::new(env!("CARGO_BIN_EXE_herd"))
+        .args(["agent", "http://203.0.113.9/"])
+        .env("JOB_COMPLETION_INDEX", "0")
+        .env("HERD_AGENTS", "1")
+        .env("HERD_COORDINATOR", "127.0.0.1:1")
+        .env("HERD_ALLOW_TARGET", "203.0.113.10"));
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("the opt-in names"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10), "it waited for a coordinator");
+    // Without the opt-in the agent refuses the address as herd run does.
+    let out = run(Command::new(env!("CARGO_BIN_EXE_herd"))
+        .args(["cluster", "run", "--local", "2", "--allow-target", "203.0.113.9", "--"])
+        .arg("http://203.0.113.9/"));
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("--allow-target is for agents on a Kubernetes cluster"), "{e}");
+}

@@ -164,5 +164,14 @@ max = 3
         assert_eq!(word_starting_under(&header, row, "path"), "direct", "{report}");
         assert!(row.contains(" 3/3 "), "every repetition ok: {report}");
     }
+    // Beside the merged rows, each agent's own figures.
+    let section = report
+        .split("rows measured over agents")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no per-agent section: {report}"));
+    for i in 0..3 {
+        assert!(section.contains(&format!("agent {i} ")), "agent {i}: {report}");
+    }
+    assert!(section.contains("req/s, p99 ") && section.contains("ms late"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -25,6 +25,7 @@
 //! - The statistics over repetitions (median, Student t interval, spread) come from
 //!   `herd_stats::repetitions`, shared with the lab runner.
 
+mod agents;
 mod calibration;
 mod charts;
 mod compare;

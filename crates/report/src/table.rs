@@ -59,6 +59,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     crate::netbench::add(&rows, &mut doc);
     coarse_clocks(&rows, &mut doc);
     crate::failed_runs::add(exp, &mut doc);
+    crate::agents::add(&rows, &mut doc);
     verdicts(exp, &mut doc);
     path_findings(exp, &mut doc);
     crate::calibration::add(exp, &rows, &mut doc);

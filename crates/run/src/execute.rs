@@ -99,18 +99,7 @@ impl Prepared {
     /// When step `k` (from 0) starts in a spread run: the shared start, then one step's
     /// length later for each step before it (the warm-up runs before the first).
     fn step_start(&self, k: usize) -> Option<Instant> {
-        let spread = self.spread?;
-        if k == 0 {
-            return Some(spread.start_at);
-        }
-        let step = match &self.plan.load {
-            Load::Steps { step, .. } | Load::RateSteps { step, .. } => step.get(),
-            // A single run has one step.
-            Load::Single { .. } => Duration::ZERO,
-        };
-        let warmup = self.plan.warmup.map_or(Duration::ZERO, |w| w.get());
-        let k = u32::try_from(k).unwrap_or(u32::MAX);
-        Some(spread.start_at + warmup + step.saturating_mul(k))
+        Some(self.spread?.start_at + self.plan.step_offset(k))
     }
 
     /// The engine's description of one step: `connections` at `rate` (an open loop) or in
@@ -243,7 +232,7 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
             }
             Target::unix(path.clone(), &url.host, tls)
         }
-        None => Target::resolve(&url.host, url.port, tls)?,
+        None => Target::resolve_opted_in(&url.host, url.port, tls, plan.opt_in.as_ref())?,
     };
     check_sources(&plan.bind, &target)?;
     let protocol = decide_protocol(plan, &target)?;

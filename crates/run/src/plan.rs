@@ -56,6 +56,10 @@ pub struct RunPlan {
     /// `--fail-if` conditions.
     pub fail_if: Vec<Threshold>,
     pub outputs: Outputs,
+    /// The one target outside the safety rule's ranges this run may load: only an agent on
+    /// a real cluster whose user named it (`HERD_ALLOW_TARGET`, docs/cluster.md); never a
+    /// `herd run` flag, never in [`RunPlan::to_args`].
+    pub opt_in: Option<herd_engine::OptIn>,
 }
 
 /// How much load, and how it is paced.
@@ -210,7 +214,35 @@ impl RunPlan {
             conforming: None,
             fail_if: Vec::new(),
             outputs: Outputs::default(),
+            opt_in: None,
         }
+    }
+
+    /// How long each step lasts when steps follow one another on time (a stepped run's
+    /// `--step-time`); zero for a single run, which has one step.
+    fn step_length(&self) -> std::time::Duration {
+        match &self.load {
+            Load::Steps { step, .. } | Load::RateSteps { step, .. } => step.get(),
+            Load::Single { .. } => std::time::Duration::ZERO,
+        }
+    }
+
+    /// When step `k` (from 0) starts, after the run's start, in a run whose agents keep one
+    /// clock (a spread run): the first at once (with its warm-up), each next one where the
+    /// one before it ends.
+    pub(crate) fn step_offset(&self, k: usize) -> std::time::Duration {
+        if k == 0 {
+            return std::time::Duration::ZERO;
+        }
+        self.measured_offset(k)
+    }
+
+    /// When step `k`'s measured part (its second 0) begins, after the run's start: after the
+    /// warm-up, which only the first step has, then a step's length for each step before.
+    /// Every agent and the coordinator count seconds from here, so they line up by index.
+    pub(crate) fn measured_offset(&self, k: usize) -> std::time::Duration {
+        let warmup = self.warmup.map_or(std::time::Duration::ZERO, |w| w.get());
+        warmup + self.step_length().saturating_mul(u32::try_from(k).unwrap_or(u32::MAX))
     }
 
     /// Refuses what the types allow but a run cannot do.
@@ -611,4 +643,48 @@ pub fn think_text(t: Think) -> String {
 
 fn list<T: std::fmt::Display>(items: &[T]) -> String {
     items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Spread runs' intervals line up: every step's measured part begins where the one before
+    /// it ends, and the first after the warm-up; each step's engine starts there too, except
+    /// the first, which starts at the run's start with its warm-up.
+    #[test]
+    fn steps_follow_one_another_on_one_clock() {
+        let span = |s| TimeSpan::new(Duration::from_secs(s)).unwrap();
+        let url: RunUrl = "http://127.0.0.1:1/".parse().unwrap();
+        let mut p = RunPlan::new(
+            url,
+            Load::Steps {
+                clients: [1, 2, 4].map(|c| NonZeroU32::new(c).unwrap()).into(),
+                step: span(5),
+                pace: Pace::Closed { think: None },
+            },
+        );
+        p.warmup = Some(span(2));
+        let secs = |d: Duration| d.as_secs();
+        let measured: Vec<u64> = (0..3).map(|k| secs(p.measured_offset(k))).collect();
+        let starts: Vec<u64> = (0..3).map(|k| secs(p.step_offset(k))).collect();
+        assert_eq!(measured, [2, 7, 12]);
+        assert_eq!(starts, [0, 7, 12]);
+        for k in 0..2 {
+            assert_eq!(p.measured_offset(k) + Duration::from_secs(5), p.measured_offset(k + 1));
+        }
+        // A single run: one step, measured after its warm-up.
+        p.load = Load::Single {
+            connections: NonZeroU32::MIN,
+            stop: Stop::After(span(10)),
+            pace: Pace::Closed { think: None },
+        };
+        assert_eq!(
+            (p.step_offset(0), p.measured_offset(0)),
+            (Duration::ZERO, Duration::from_secs(2))
+        );
+    }
 }

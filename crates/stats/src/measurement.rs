@@ -76,6 +76,44 @@ pub const REPORTED_WARMUP_S: &str = "warmup_s";
 /// NetBench: CPU seconds the client's processes used over the step.
 pub const REPORTED_CLIENT_CPU_S: &str = "client_cpu_s";
 
+/// One agent's own figure of a run spread over agents (herd cluster run): stored among the
+/// reported figures as `agent.<index>.<figure>` beside the merged measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AgentFigure {
+    /// Its completed requests per second.
+    RequestsPerSecond,
+    /// Its 99th percentile of latency from the intended send, µs.
+    P99Us,
+    /// How late its engine started after the shared start instant, µs.
+    StartLateUs,
+}
+
+impl AgentFigure {
+    pub const ALL: [AgentFigure; 3] =
+        [AgentFigure::RequestsPerSecond, AgentFigure::P99Us, AgentFigure::StartLateUs];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            AgentFigure::RequestsPerSecond => "requests_per_second",
+            AgentFigure::P99Us => "p99_us",
+            AgentFigure::StartLateUs => "start_late_us",
+        }
+    }
+
+    /// Its name among the reported figures, for agent `index`.
+    pub fn name(self, index: u32) -> String {
+        format!("agent.{index}.{}", self.as_str())
+    }
+
+    /// The agent and figure a reported name is of, if it is one.
+    pub fn parse(name: &str) -> Option<(u32, AgentFigure)> {
+        let rest = name.strip_prefix("agent.")?;
+        let (index, what) = rest.split_once('.')?;
+        let figure = AgentFigure::ALL.into_iter().find(|f| f.as_str() == what)?;
+        Some((index.parse().ok()?, figure))
+    }
+}
+
 impl Measurement {
     /// Completed requests per second of the measured part; `None` when it lasted no time.
     pub fn requests_per_second(&self) -> Option<f64> {
@@ -118,6 +156,17 @@ impl Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_figures_name_and_parse_back() {
+        for f in AgentFigure::ALL {
+            assert_eq!(AgentFigure::parse(&f.name(12)), Some((12, f)));
+        }
+        assert_eq!(AgentFigure::RequestsPerSecond.name(0), "agent.0.requests_per_second");
+        for other in ["agent.x.p99_us", "agent.1.melted", "latency_p99_us", "agent.1"] {
+            assert_eq!(AgentFigure::parse(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn derived_figures() {

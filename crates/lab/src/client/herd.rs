@@ -133,9 +133,36 @@ pub(super) fn parse(
     let report = RunReport::from_json(&text).map_err(|e| {
         ClientError::output(Tool::Herd, format!("wrote {} that {e}", path.display()))
     })?;
-    Ok(ClientOutcome {
-        steps: report.measurements(),
-        judgement: report.judgement(),
-        health: Some(report.health()),
-    })
+    let mut steps = report.measurements();
+    add_agent_figures(&text, &mut steps).map_err(|e| {
+        ClientError::output(Tool::Herd, format!("wrote {} whose `agents` {e}", path.display()))
+    })?;
+    Ok(ClientOutcome { steps, judgement: report.judgement(), health: Some(report.health()) })
+}
+
+/// A run spread over agents (`herd cluster run`) carries each agent's own report beside the
+/// merged one: its requests per second, p99 and start lateness go with each step's
+/// measurement, for the report's per-agent breakdown.
+fn add_agent_figures(
+    text: &str,
+    steps: &mut [herd_stats::Measurement],
+) -> Result<(), serde_json::Error> {
+    use herd_stats::AgentFigure;
+    #[derive(serde::Deserialize)]
+    struct Spread {
+        #[serde(default)]
+        agents: Vec<herd_run::spread::AgentFigures>,
+    }
+    let spread: Spread = serde_json::from_str(text)?;
+    for a in &spread.agents {
+        for (m, own) in steps.iter_mut().zip(&a.steps) {
+            m.reported
+                .push((AgentFigure::RequestsPerSecond.name(a.index), own.requests.per_second));
+            if let Some(p99) = own.latency_us.total.quantile(0.99) {
+                m.reported.push((AgentFigure::P99Us.name(a.index), p99 as f64));
+            }
+            m.reported.push((AgentFigure::StartLateUs.name(a.index), a.start_late_us));
+        }
+    }
+    Ok(())
 }

@@ -95,9 +95,10 @@ pub(super) fn argv_record(p: &ProcessSpec) -> Vec<String> {
     p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect()
 }
 
-/// Whether `v` asks the program that `p` runs (the same executable).
+/// Whether `v` asks the program that `p` runs: the same executable, or a probe made for it
+/// by name through another one (tbench_srv prints no version; the tbench beside it does).
 pub(super) fn same_program(p: &ProcessSpec, v: &VersionProbe) -> bool {
-    !p.argv.is_empty() && p.argv.first() == v.argv.first()
+    (!p.argv.is_empty() && p.argv.first() == v.argv.first()) || p.name == v.program
 }
 
 /// The version `probe` finds, asked once per experiment (`versions` keeps the answers).

@@ -14,7 +14,7 @@
 //! experiment recorded when it began, and stopped when a server program answers with
 //! another version than it did then.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
 use herd_store::{
@@ -338,12 +338,15 @@ impl Resume {
         }
     }
 
-    /// The version every server program answered with before, by server and program.
+    /// The versions every server program answered with before, by server and program.
     pub(super) fn server_versions(&self) -> ServerVersions {
-        let mut known = BTreeMap::new();
+        let mut known: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
         for r in self.stored.cells.iter().flat_map(|c| &c.repetitions) {
             for s in &r.record.servers {
-                known.insert((s.name.clone(), s.program.clone()), s.version.clone());
+                known
+                    .entry((s.name.clone(), s.program.clone()))
+                    .or_default()
+                    .insert(s.version.clone());
             }
         }
         ServerVersions(known)
@@ -360,20 +363,30 @@ impl Resume {
     }
 }
 
-/// The servers' versions the stored runs recorded: (server, program) → version. Server
-/// programs are asked their version on their first run only, so a changed one is found by
-/// the first run of it after the resume.
-pub(super) struct ServerVersions(BTreeMap<(String, String), String>);
+/// The servers' versions the stored runs recorded: (server, program) → the versions its
+/// records carry. Usually one; a record of a program whose version could not be paired with
+/// its process says `n/a` beside the probe's own record (tbench_srv's before 2026-11-27), and
+/// either is what that program was. Server programs are asked their version on their first
+/// run only, so a changed one is found by the first run of it after the resume.
+pub(super) struct ServerVersions(BTreeMap<(String, String), BTreeSet<String>>);
 
 impl ServerVersions {
-    /// The servers of `rec` whose version differs from the stored runs', one line each.
+    /// The servers of `rec` whose version is none the stored runs recorded, one line each.
     pub(super) fn changes(&self, rec: &RepetitionRecord) -> Vec<String> {
         rec.servers
             .iter()
             .filter_map(|s| {
                 let before = self.0.get(&(s.name.clone(), s.program.clone()))?;
-                (before != &s.version)
-                    .then(|| format!("server {} ({}): {before} → {}", s.name, s.program, s.version))
+                (!before.contains(&s.version)).then(|| {
+                    let was: Vec<&str> = before.iter().map(String::as_str).collect();
+                    format!(
+                        "server {} ({}): {} → {}",
+                        s.name,
+                        s.program,
+                        was.join(" or "),
+                        s.version
+                    )
+                })
             })
             .collect()
     }
@@ -553,8 +566,16 @@ mod tests {
             configs: Vec::new(),
         };
         let known = ServerVersions(BTreeMap::from([
-            (("nginx-fpm".into(), "nginx".into()), "nginx/1.22.1".into()),
-            (("nginx-fpm".into(), "php-fpm8.2".into()), "PHP 8.2.36 (fpm-fcgi)".into()),
+            (("nginx-fpm".into(), "nginx".into()), BTreeSet::from(["nginx/1.22.1".into()])),
+            (
+                ("nginx-fpm".into(), "php-fpm8.2".into()),
+                BTreeSet::from(["PHP 8.2.36 (fpm-fcgi)".into()]),
+            ),
+            // Two records of one program (a process and its probe, unpaired): either counts.
+            (
+                ("calibration".into(), "tbench_srv".into()),
+                BTreeSet::from(["n/a".into(), "dbench 4.00".into()]),
+            ),
         ]));
         let mut rec = RepetitionRecord {
             cell_key: "server=nginx-fpm".into(),
@@ -577,6 +598,8 @@ mod tests {
                 server("nginx-fpm", "nginx", "nginx/1.22.1"),
                 // Not run before the resume: nothing to compare with.
                 server("apache", "apache2", "Apache/2.4.66"),
+                server("calibration", "tbench_srv", "dbench 4.00"),
+                server("calibration", "tbench_srv", "n/a"),
             ],
             server_cpu_seconds: None,
             time_wait_before: None,

@@ -27,6 +27,9 @@ use crate::{prepare, RunInfo, RunPlan, Spread};
 pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 /// How many agents run together.
 pub const COUNT_VAR: &str = "HERD_AGENTS";
+/// The one target outside the safety rule's ranges the user allowed agents on a real cluster
+/// to load (`herd cluster run --allow-target HOST`): the URL's host, exactly.
+pub const ALLOW_TARGET_VAR: &str = "HERD_ALLOW_TARGET";
 /// Where the coordinator listens: `host:port`, or `unix:/path` on one machine.
 pub const COORDINATOR_VAR: &str = "HERD_COORDINATOR";
 

@@ -30,7 +30,6 @@ use crate::hlog::Hlog;
 use crate::interval::Report;
 use crate::merge::RunSecond;
 use crate::outputs::{Feed, Outputs, StepStart};
-use crate::plan::Load;
 use crate::report::{RunReport, StepReport};
 use crate::{RunPlan, RunSetup};
 
@@ -606,19 +605,8 @@ impl<'p> Board<'p> {
     /// Step `k` begins: its seconds count from its shared start.
     fn begin(&mut self, k: usize, outputs: Option<&Outputs>) -> Step {
         let (start_at, start_wall) = self.start.unwrap_or((Instant::now(), SystemTime::now()));
-        let warmup = self.plan.warmup.map_or(Duration::ZERO, |w| w.get());
-        let step_len = match &self.plan.load {
-            Load::Steps { step, .. } | Load::RateSteps { step, .. } => step.get(),
-            Load::Single { .. } => Duration::ZERO,
-        };
-        // As the agents start it (execute.rs, `Prepared::step_start`): measured from the end
-        // of the warm-up, which only the first step has.
-        let before = if k == 1 {
-            Duration::ZERO
-        } else {
-            warmup + step_len.saturating_mul(u32::try_from(k - 1).unwrap_or(u32::MAX))
-        };
-        let origin_offset = before + if k == 1 { warmup } else { Duration::ZERO };
+        // Where every agent's second 0 of this step is (`RunPlan::measured_offset`).
+        let origin_offset = self.plan.measured_offset(k - 1);
         let origin = start_at + origin_offset;
         let origin_wall = start_wall + origin_offset;
         let stepped = self.plan.is_stepped().then_some(k);
