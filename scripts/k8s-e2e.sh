@@ -8,7 +8,7 @@
 # kube-scheduler (the real scheduler) built from the Go modules the proxy serves (the recipe of
 # shared/docs/scale-out.md §3.2), and kwok for three client nodes and no kubelet. Each node is
 # a network namespace (herd-e2e-c0..c2, on a bridge with herd serve in herd-e2e-srv), and
-# scripts/k8s-e2e/kubelet.py plays the kubelet: it runs each scheduled pod's command in its
+# scripts/k8s-e2e/kubelet.py plays the kubelet (kubectl-logs.sh serves its pods' logs): it runs each scheduled pod's command in its
 # node's namespace (the real `herd agent`, the image's /herd being this build's binary),
 # resolves what the pod would get (the index label, agent 0's name) and writes the real exit
 # code back to the pod's status. Then, with the user-facing command and the real kubectl:
@@ -147,9 +147,6 @@ kwok_src=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK/kustomize/stage
     [ -n "$f" ] || { echo "error: kwok $KWOK has no stage $stage under $kwok_src" >&2; exit 1; }
     echo '---'; cat "$f"
   done
-  # `kubectl logs` of a kwok pod is served by kwok from a file: the stand-in writes agent 0's
-  # output there (its result is what herd reads).
-  printf -- '---\napiVersion: kwok.x-k8s.io/v1alpha1\nkind: ClusterLogs\nmetadata: {name: herd-agents}\nspec:\n  selector: {matchNamespaces: [default]}\n  logs: [{containers: [agent], logsFile: %s, follow: false}]\n' "$run/agent0.log"
 } > "$run/kwok-stages.yaml"
 start "$bin/kwok" --kubeconfig="$KUBECONFIG" --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
   --config="$run/kwok-stages.yaml" --server-address=127.0.0.1:10247
@@ -170,9 +167,14 @@ done
 kubectl get nodes
 
 step "the kubelet stand-in"
-HERD_BIN=$HERD HERD_E2E_LOGS=$run/agent0.log python3 scripts/k8s-e2e/kubelet.py > "$run/kubelet.log" 2>&1 &
+mkdir -p "$run/pods"
+export HERD_E2E_LOGDIR=$run/pods
+HERD_BIN=$HERD python3 scripts/k8s-e2e/kubelet.py > "$run/kubelet.log" 2>&1 &
 pids+=($!)
 
+# herd drives kubectl as a user's would; only `kubectl logs` is answered from the stand-in's
+# files (no kubelet serves pod logs here).
+export HERD_KUBECTL=$PWD/scripts/k8s-e2e/kubectl-logs.sh
 fail() { echo "FAILED: $*" >&2; for f in "$run"/*.log; do echo "--- $f"; tail -20 "$f"; done >&2; exit 1; }
 
 step "1. a good run: three agents, the Job completes, the count is the server's"

@@ -95,9 +95,8 @@ def main():
             if run.endswith("-bad") and index == "1":
                 argv = ["sh", "-c", "exit 3"]
             print(f"placed {name} on {node}: {' '.join(argv)}", flush=True)
-            # Agent 0's output where kwok serves `kubectl logs` from; the others' beside it.
-            logs = os.environ["HERD_E2E_LOGS"]
-            out = logs if index == "0" else f"{logs}.{name}"
+            # Its output where kubectl-logs.sh serves `kubectl logs POD` from.
+            out = os.path.join(os.environ["HERD_E2E_LOGDIR"], f"{name}.log")
             proc = subprocess.Popen(["ip", "netns", "exec", node, *argv], env=env,
                                     stdout=open(out, "w"), stderr=subprocess.STDOUT)
             running[name] = (proc, now())
