@@ -35,6 +35,7 @@ pub mod quic;
 mod recorder;
 mod rng;
 mod run;
+pub use run::wall_clock_at;
 mod session;
 mod socket;
 mod spec;

@@ -121,9 +121,9 @@ where
 /// The run's start and the same moment on the wall clock: now, or the shared start instant
 /// (slept until, when it is still ahead).
 fn start(at: Option<Instant>) -> (Instant, SystemTime) {
+    let Some(at) = at else { return (Instant::now(), SystemTime::now()) };
+    let wall = wall_clock_at(at);
     let now = Instant::now();
-    let wall = SystemTime::now();
-    let Some(at) = at else { return (now, wall) };
     // Sleep to within half a millisecond, then spin: a sleep overshoots by tens of
     // microseconds or more, and the agents' first sends are judged against this instant.
     const SPIN: Duration = Duration::from_micros(500);
@@ -135,8 +135,14 @@ fn start(at: Option<Instant>) -> (Instant, SystemTime) {
         std::hint::spin_loop();
     }
     // A past instant is still the start: what is late is measured as lag, not hidden.
-    let wall = if at >= now { wall.checked_add(at - now) } else { wall.checked_sub(now - at) };
-    (at, wall.unwrap_or_else(SystemTime::now))
+    (at, wall)
+}
+
+/// `at` on the wall clock, read against the monotonic clock now (a moment ahead or past).
+pub fn wall_clock_at(at: Instant) -> SystemTime {
+    let (now, wall) = (Instant::now(), SystemTime::now());
+    let moved = if at >= now { wall.checked_add(at - now) } else { wall.checked_sub(now - at) };
+    moved.unwrap_or(wall)
 }
 
 /// What one worker is given: its event loop, its part of the run, and its recorder.

@@ -29,7 +29,7 @@ use herd_stats::units::TimeSpan;
 use herd_topo::{CpuSet, Spawn, Supervisor};
 
 use crate::live::Live;
-use crate::run_cmd::{no_response, Outcome, RunArgs};
+use crate::run_cmd::{judge, no_response, Outcome, RunArgs};
 
 /// `herd cluster` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -408,6 +408,10 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let failed_agents = agents.wait();
     printed.context("cannot write the summary")?;
     let outcome = report(&mut out, &plan, &result, json_file)?;
+    // As herd run does a full disk: the result is out, then the output that failed is said.
+    if let Some(e) = result.hlog_error {
+        return Err(e.into());
+    }
     // Every agent's part is in the result; one that then exited badly is worth a word
     // (after a Ctrl-C each was stopped, as the summary says).
     let told_to_stop = control.is_stopped();
@@ -453,8 +457,9 @@ fn check_netns(names: &[String], n: NonZeroU32) -> anyhow::Result<()> {
     if names.len() != n.get() as usize {
         bail!("--netns names {} namespaces for {n} agents: give one per agent", names.len());
     }
-    if let Some(other) = names.iter().find(|name| !name.starts_with("herd-") || name.contains('/'))
-    {
+    let ours =
+        |name: &&String| name.starts_with(herd_topo::net::netns::PREFIX) && !name.contains('/');
+    if let Some(other) = names.iter().find(|name| !ours(name)) {
         bail!("--netns {other}: agents run only in herd's own namespaces (named herd-…, made by herd lab)");
     }
     // SAFETY: geteuid has no failure mode and touches no memory.
@@ -571,15 +576,7 @@ pub(crate) fn report(
             a.clock_rtt_us / 1e3,
         )?;
     }
-    let mut outcome = if last.interrupted { Outcome::Interrupted } else { Outcome::Done };
-    for t in &plan.fail_if {
-        let (measured, holds) = t.check(last);
-        writeln!(out, "  fail-if     {t}: {measured} {}", if holds { "ok" } else { "FAILED" })?;
-        if !holds && outcome == Outcome::Done {
-            outcome = Outcome::ThresholdFailed;
-        }
-    }
-    out.flush().context("cannot write the summary")?;
+    let mut outcome = judge(out, plan, last)?;
     if let (Some(path), Some(mut file)) = (&plan.outputs.json, json_file) {
         file.write_all(result.to_json_pretty().as_bytes())
             .with_context(|| format!("cannot write --json {}", path.display()))?;

@@ -85,16 +85,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     if !stepped {
         summary::write(&mut out, &setup, last).context("cannot write the summary")?;
     }
-    let mut outcome = if last.interrupted { Outcome::Interrupted } else { Outcome::Done };
-    // Thresholds judge the whole of a single run, or the last step of a stepped one.
-    for t in &plan.fail_if {
-        let (measured, holds) = t.check(last);
-        writeln!(out, "  fail-if     {t}: {measured} {}", if holds { "ok" } else { "FAILED" })?;
-        if !holds && outcome == Outcome::Done {
-            outcome = Outcome::ThresholdFailed;
-        }
-    }
-    out.flush().context("cannot write the summary")?;
+    let mut outcome = judge(&mut out, &plan, last)?;
     if let (Some(path), Some(mut file)) = (&outputs.json, json_file) {
         file.write_all(report.to_json_pretty().as_bytes())
             .with_context(|| format!("cannot write --json {}", path.display()))?;
@@ -129,6 +120,26 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("herd run: {}", no_response(&report));
         outcome = Outcome::NoResponse;
     }
+    Ok(outcome)
+}
+
+/// How a run ended by its last result, `--fail-if` judged on it (each condition printed):
+/// the whole of a single run, or the last step of a stepped one. Shared with `herd cluster
+/// run`, which judges the merged result the same way.
+pub(crate) fn judge(
+    out: &mut impl io::Write,
+    plan: &herd_run::RunPlan,
+    last: &herd_run::StepReport,
+) -> anyhow::Result<Outcome> {
+    let mut outcome = if last.interrupted { Outcome::Interrupted } else { Outcome::Done };
+    for t in &plan.fail_if {
+        let (measured, holds) = t.check(last);
+        writeln!(out, "  fail-if     {t}: {measured} {}", if holds { "ok" } else { "FAILED" })?;
+        if !holds && outcome == Outcome::Done {
+            outcome = Outcome::ThresholdFailed;
+        }
+    }
+    out.flush().context("cannot write the summary")?;
     Ok(outcome)
 }
 

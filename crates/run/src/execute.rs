@@ -393,7 +393,7 @@ fn measure(
 ) -> Result<(RunInfo, RunRecorder), RunError> {
     // The engine starts now, or at the shared start of a spread run (it sleeps until then).
     let (now, now_wall) = match spec.start_at {
-        Some(at) => (at, wall_at(at)),
+        Some(at) => (at, engine::wall_clock_at(at)),
         None => (Instant::now(), SystemTime::now()),
     };
     let measure_from = (!warmup.is_zero()).then(|| now + warmup);
@@ -450,13 +450,6 @@ fn measure(
         late: done.late,
     };
     Ok((info, recorder))
-}
-
-/// `at` on the wall clock, read against the monotonic clock now.
-fn wall_at(at: Instant) -> SystemTime {
-    let (now, wall) = (Instant::now(), SystemTime::now());
-    let moved = if at >= now { wall.checked_add(at - now) } else { wall.checked_sub(now - at) };
-    moved.unwrap_or(wall)
 }
 
 /// Every `--bind` address must be one of this host's, of the target's family: checked by

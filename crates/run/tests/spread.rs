@@ -58,38 +58,37 @@ fn an_agent_that_never_comes_times_the_barrier_out() {
     assert!(agent_end.contains("the coordinator stopped the run"), "{agent_end}");
 }
 
-#[test]
-fn an_agent_with_other_settings_is_refused() {
-    let coordinator =
-        Coordinator::bind(&Address::Tcp("127.0.0.1:0".into()), NonZeroU32::new(2).unwrap())
-            .unwrap()
-            .arm_timeout(Duration::from_secs(20));
+/// One agent (`index` of `count`, running `agent_plan`) against a coordinator of two agents
+/// running `plan(10)`, over `address`: both ends' errors, as text.
+fn refused(agent_plan: RunPlan, index: u32, count: u32, address: Address) -> (String, String) {
+    let coordinator = Coordinator::bind(&address, NonZeroU32::new(2).unwrap())
+        .unwrap()
+        .arm_timeout(Duration::from_secs(20));
     let address = coordinator.address().unwrap();
     let agent = std::thread::spawn(move || {
-        run_agent(&plan(11), &env(1, 2, address), &Arc::new(Control::new()))
+        run_agent(&agent_plan, &env(index, count, address), &Arc::new(Control::new()))
     });
     let e = coordinator.run(&plan(10), None, &Control::new(), |_, _, _| {}).unwrap_err();
-    let text = e.to_string();
+    (e.to_string(), agent.join().unwrap().unwrap_err().to_string())
+}
+
+#[test]
+fn an_agent_with_other_settings_is_refused() {
+    let (text, agent_end) = refused(plan(11), 1, 2, Address::Tcp("127.0.0.1:0".into()));
     assert!(text.contains("agent 1: it runs other settings"), "{text}");
     assert!(text.contains("give every agent the same herd run arguments"), "{text}");
-    let agent_end = agent.join().unwrap().unwrap_err().to_string();
     assert!(
         agent_end.contains("the coordinator refused this agent: it runs other settings"),
         "{agent_end}"
     );
 }
 
+/// Over a Unix socket too (agents in network namespaces of their own use one).
 #[test]
 fn an_agent_one_too_many_is_refused() {
-    let coordinator =
-        Coordinator::bind(&Address::Tcp("127.0.0.1:0".into()), NonZeroU32::new(2).unwrap())
-            .unwrap()
-            .arm_timeout(Duration::from_secs(20));
-    let address = coordinator.address().unwrap();
-    let agent = std::thread::spawn(move || {
-        run_agent(&plan(10), &env(0, 3, address), &Arc::new(Control::new()))
-    });
-    let e = coordinator.run(&plan(10), None, &Control::new(), |_, _, _| {}).unwrap_err();
-    assert!(e.to_string().contains("it is one of 3 agents, the run has 2"), "{e}");
-    assert!(agent.join().unwrap().is_err());
+    let sock = std::env::temp_dir().join(format!("herd-spread-test-{}.sock", std::process::id()));
+    let (text, agent_end) = refused(plan(10), 0, 3, Address::Unix(sock.clone()));
+    assert!(text.contains("it is one of 3 agents, the run has 2"), "{text}");
+    assert!(agent_end.contains("the coordinator refused this agent"), "{agent_end}");
+    assert!(!sock.exists(), "the socket file goes with the coordinator");
 }

@@ -65,12 +65,16 @@ pub struct AgentFigures {
 }
 
 /// The merged result of a spread run, and each agent's figures.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SpreadReport {
     pub report: RunReport,
     /// What was asked of the run, as the summary says it.
     pub setup: RunSetup,
     pub agents: Vec<AgentFigures>,
+    /// An agent's own `--hlog` that could not be written (the first error; the run and the
+    /// merged outputs went on): the caller says it after the result, as `herd run` does a
+    /// full disk.
+    pub hlog_error: Option<crate::RunError>,
 }
 
 impl SpreadReport {
@@ -90,15 +94,15 @@ impl SpreadReport {
     /// with `setup` (`setup_for` of its plan) for the summary.
     pub fn from_json(text: &str, setup: RunSetup) -> Result<SpreadReport, SpreadError> {
         let report = RunReport::from_json(text)
-            .map_err(|e| SpreadError::Mismatch(format!("agent 0's result {e}")))?;
+            .map_err(|e| SpreadError::Result(format!("agent 0's result {e}")))?;
         #[derive(serde::Deserialize)]
         struct Agents {
             agents: Vec<AgentFigures>,
         }
         let agents = serde_json::from_str::<Agents>(text)
-            .map_err(|e| SpreadError::Mismatch(format!("agent 0's result has bad `agents`: {e}")))?
+            .map_err(|e| SpreadError::Result(format!("agent 0's result has bad `agents`: {e}")))?
             .agents;
-        Ok(SpreadReport { report, setup, agents })
+        Ok(SpreadReport { report, setup, agents, hlog_error: None })
     }
 }
 
@@ -148,7 +152,11 @@ impl Coordinator {
             board.abort(&e.to_string());
         }
         stop.store(true, Ordering::Relaxed);
-        drop(accept);
+        // Joined (it sees the flag within 20 ms): the listener goes with it, and a Unix
+        // socket's file with the listener, before this returns.
+        if let Some(accept) = accept {
+            let _ = accept.join();
+        }
         board.close();
         result
     }
@@ -260,6 +268,8 @@ struct Board<'p> {
     agents: Vec<Option<Agent>>,
     start: Option<(Instant, SystemTime)>,
     aborted: bool,
+    /// The first error writing an agent's own hlog.
+    hlog_error: Option<crate::RunError>,
 }
 
 /// The step being merged.
@@ -284,6 +294,7 @@ impl<'p> Board<'p> {
             agents: (0..n).map(|_| None).collect(),
             start: None,
             aborted: false,
+            hlog_error: None,
         }
     }
 
@@ -311,7 +322,7 @@ impl<'p> Board<'p> {
                 Ok(event) => self.before_start(event)?,
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(SpreadError::Mismatch("cannot accept agents any more".into()));
+                    return Err(SpreadError::Broken("cannot accept agents any more".into()));
                 }
             }
         }
@@ -379,7 +390,7 @@ impl<'p> Board<'p> {
             }
             Event::Frame { conn, frame } => {
                 let index = self.index(conn)?;
-                return Err(SpreadError::Mismatch(format!(
+                return Err(SpreadError::Broken(format!(
                     "agent {index} sent {} before the start",
                     frame_name(&frame)
                 )));
@@ -444,7 +455,7 @@ impl<'p> Board<'p> {
         on_step: &mut impl FnMut(usize, &RunSetup, &StepReport),
     ) -> Result<SpreadReport, SpreadError> {
         let Some((start_at, _)) = self.start else {
-            return Err(SpreadError::Mismatch("no start".into()));
+            return Err(SpreadError::Broken("no start".into()));
         };
         // Agents send nothing before the measured part begins (the warm-up's outcomes are in
         // no second): silence counts from there.
@@ -547,33 +558,36 @@ impl<'p> Board<'p> {
                     return Err(SpreadError::AgentFailed { index: i as u32, error });
                 }
                 other => {
-                    return Err(SpreadError::Mismatch(format!(
+                    return Err(SpreadError::Broken(format!(
                         "agent {i} sent {} mid-run",
                         frame_name(&other)
                     )));
                 }
             }
         }
-        let incomplete: Vec<String> = self
+        let incomplete: Vec<u32> = self
             .agents
             .iter()
             .enumerate()
             .filter(|(_, a)| a.as_ref().is_some_and(|a| !a.done))
-            .map(|(i, _)| i.to_string())
+            .map(|(i, _)| i as u32)
             .collect();
-        if !incomplete.is_empty() {
+        if let Some(&first) = incomplete.first() {
+            let list: Vec<String> = incomplete.iter().map(u32::to_string).collect();
             return Err(SpreadError::AgentLost {
-                index: incomplete[0].parse().unwrap_or(0),
+                index: first,
                 why: format!(
                     "agents {} sent no result within {} s of the abort",
-                    incomplete.join(", "),
+                    list.join(", "),
                     GRACE.as_secs()
                 ),
             });
         }
         for a in self.agents.iter_mut().flatten() {
             if let Some(h) = a.hlog.take() {
-                h.close()?;
+                if let Err(e) = h.close() {
+                    self.hlog_error.get_or_insert(e);
+                }
             }
         }
         let report = if self.plan.is_stepped() {
@@ -582,7 +596,7 @@ impl<'p> Board<'p> {
             match steps.pop() {
                 Some(s) => RunReport::Single(Box::new(s)),
                 None => {
-                    return Err(SpreadError::Mismatch("the agents sent no step".into()));
+                    return Err(SpreadError::Broken("the agents sent no step".into()));
                 }
             }
         };
@@ -599,7 +613,8 @@ impl<'p> Board<'p> {
                 steps: a.steps.clone(),
             })
             .collect();
-        Ok(SpreadReport { report, setup: self.setup.clone(), agents })
+        let hlog_error = self.hlog_error.take();
+        Ok(SpreadReport { report, setup: self.setup.clone(), agents, hlog_error })
     }
 
     /// Step `k` begins: its seconds count from its shared start.
@@ -613,8 +628,9 @@ impl<'p> Board<'p> {
         let start = StepStart { step: stepped, workers: self.n, origin, origin_wall };
         for a in self.agents.iter_mut().flatten() {
             if let Some(h) = &mut a.hlog {
-                if h.begin_step(&start).is_err() {
-                    // Reported at close; the merged log goes on.
+                if let Err(e) = h.begin_step(&start) {
+                    // Said after the result; the merged log and the run go on.
+                    self.hlog_error.get_or_insert(e);
                     a.hlog = None;
                 }
             }
@@ -637,7 +653,8 @@ impl<'p> Board<'p> {
         let run_second = RunSecond { second, length, interval: s.interval() };
         if let Some(a) = self.agents[i].as_mut() {
             if let Some(h) = &mut a.hlog {
-                if h.write(step.k_tag(self.plan), &run_second).is_err() {
+                if let Err(e) = h.write(step.k_tag(self.plan), &run_second) {
+                    self.hlog_error.get_or_insert(e);
                     a.hlog = None;
                 }
             }
@@ -710,15 +727,13 @@ impl<'p> Board<'p> {
 
     fn index(&self, conn: usize) -> Result<u32, SpreadError> {
         self.index_of.get(&conn).map(|&i| i as u32).ok_or_else(|| {
-            SpreadError::Mismatch(format!("connection {conn} sent frames before its hello"))
+            SpreadError::Broken(format!("connection {conn} sent frames before its hello"))
         })
     }
 
     fn agent_of(&mut self, conn: usize) -> Result<&mut Agent, SpreadError> {
         let i = self.index(conn)? as usize;
-        self.agents[i]
-            .as_mut()
-            .ok_or_else(|| SpreadError::Mismatch(format!("agent {i} is unknown")))
+        self.agents[i].as_mut().ok_or_else(|| SpreadError::Broken(format!("agent {i} is unknown")))
     }
 
     /// Agent `i`'s own hlog, beside the run's: `run.hlog` → `run.agent-1.hlog`.

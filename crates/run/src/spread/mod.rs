@@ -69,6 +69,13 @@ pub enum SpreadError {
     Barrier { within: Duration, missing: String, agents: Vec<u32> },
     #[error("an agent cannot join: {0}")]
     Mismatch(String),
+    /// An agent or the link broke the conversation's order (a bug, or not herd on the
+    /// other end): the sentence says what came when.
+    #[error("the agents' coordination broke: {0}")]
+    Broken(String),
+    /// A result read back (agent 0's log on Kubernetes) that is not one.
+    #[error("{0}")]
+    Result(String),
 }
 
 impl SpreadError {
