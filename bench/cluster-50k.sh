@@ -13,7 +13,8 @@
 # established connections is sampled to show it.
 #
 # Environment: HERD (binary), CONNS (50000), RATE (unset: closed loop; else req/s in all),
-# DURATION (30s), WARMUP (20s: every connection opened before the measured part), PORT
+# DURATION (30s), WARMUP (20s; the agents open every connection before the start, and the
+# warm-up lets nginx's accept queues and the first requests settle), PORT
 # (18090), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -123,8 +124,10 @@ print(f"merged: {r['connections']} connections, {r['requests']['completed']} com
       f"p50 {lat.get('p50')} us p99 {lat.get('p99')} us, client {r['client']['verdict']}")
 for a in r["agents"]:
     s = a["steps"][-1]
-    print(f"agent {a['index']}: {s['connections']} connections, {s['requests']['completed']} completed, "
-          f"started {a['start_late_us']:.0f} us late, clock {a['clock_offset_us']:+.1f} us")
+    print(f"agent {a['index']}: {s['connections']} connections ({a.get('opened_ahead', 0)} opened before "
+          f"the start in {a.get('opening_ms', 0):.0f} ms, {a.get('not_opened_ahead', 0)} not), "
+          f"{s['requests']['completed']} completed, started {a['start_late_us']:.0f} us late, "
+          f"clock {a['clock_offset_us']:+.1f} us")
 print("peak RSS by process (KiB):", dict(sorted(peak.items())))
 EOF
 echo "kept in $out"

@@ -36,7 +36,7 @@ pub fn run_spec(
         // ab speaks HTTP/1 only, and so does herd ab.
         wire: Wire::Http1,
         slice: herd_engine::Slice::WHOLE,
-        start_at: None,
+        start: herd_engine::Start::Now,
     })
 }
 

@@ -59,6 +59,9 @@ pub struct RunManifest {
     pub placement: Placement,
     /// How long the Job may run in all before Kubernetes stops it.
     pub deadline_seconds: u32,
+    /// Agent 0's barrier (`--arm-timeout`), when not herd's default: how long it waits for
+    /// every agent to be armed.
+    pub arm_timeout_seconds: Option<u32>,
     /// The target outside herd's safe ranges the user allowed the agents to load (the URL's
     /// host), given to every agent as `HERD_ALLOW_TARGET`.
     pub allow_target: Option<String>,
@@ -285,6 +288,9 @@ impl RunManifest {
         // `herd agent`'s own flag, then herd run's URL and flags (no `--`: after it, flags
         // would be read as positional arguments).
         let mut args = vec!["agent".to_owned(), format!("--coordinate=0.0.0.0:{COORDINATOR_PORT}")];
+        if let Some(s) = self.arm_timeout_seconds {
+            args.push(format!("--arm-timeout={s}s"));
+        }
         args.extend(self.run_args.iter().cloned());
         let env = |name: &str, value: String| EnvVar {
             name: name.to_owned(),

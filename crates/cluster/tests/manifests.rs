@@ -29,6 +29,7 @@ fn three_agents() -> RunManifest {
             .into(),
         placement: Placement::default(),
         deadline_seconds: 330,
+        arm_timeout_seconds: None,
         allow_target: None,
     }
 }
@@ -127,6 +128,20 @@ fn what_the_job_promises() {
     let svc = service.spec.unwrap();
     assert_eq!(svc.cluster_ip.as_deref(), Some("None"));
     assert_eq!(svc.selector, pod_labels_subset(&job.metadata.labels));
+}
+
+#[test]
+fn agent_zero_is_given_the_barrier_asked_for() {
+    let args = |m: RunManifest| {
+        let (_, job) = m.objects().unwrap();
+        job.spec.unwrap().template.spec.unwrap().containers[0].args.clone().unwrap()
+    };
+    let default = args(three_agents());
+    assert_eq!(&default[..2], ["agent", "--coordinate=0.0.0.0:7070"]);
+    assert!(!default.iter().any(|a| a.starts_with("--arm-timeout")), "{default:?}");
+    let asked = args(RunManifest { arm_timeout_seconds: Some(300), ..three_agents() });
+    // herd agent's own flags first: after the URL they would be herd run's.
+    assert_eq!(&asked[..3], ["agent", "--coordinate=0.0.0.0:7070", "--arm-timeout=300s"]);
 }
 
 fn pod_labels_subset(

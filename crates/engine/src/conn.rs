@@ -66,6 +66,9 @@ pub(crate) struct Conn {
     waiting_since: Instant,
     /// When the response completed ([`State::AwaitClose`]).
     completed_at: Option<Instant>,
+    /// Opened before the run's start (warm.rs): its first request is timed as one on a
+    /// kept-alive connection.
+    opened_ahead: bool,
 }
 
 impl Conn {
@@ -79,6 +82,7 @@ impl Conn {
             limit: u32::MAX,
             waiting_since: now,
             completed_at: None,
+            opened_ahead: false,
         }
     }
 
@@ -101,7 +105,7 @@ impl Conn {
     /// The connection carried a response before the current request.
     #[inline]
     pub(crate) fn reused(&self) -> bool {
-        self.responses > 0
+        self.responses > 0 || self.opened_ahead
     }
 
     #[inline]
@@ -150,6 +154,7 @@ impl Conn {
     pub(crate) fn drop_socket(&mut self) {
         self.transport = None;
         self.responses = 0;
+        self.opened_ahead = false;
         self.session.reset();
     }
 
@@ -159,6 +164,28 @@ impl Conn {
         self.close();
         self.limit = limit;
         self.throttle = throttle;
+    }
+
+    /// Takes `t`, opened before the run's start: open and idle, it may carry `limit`
+    /// requests, reading under `throttle`.
+    pub(crate) fn adopt(
+        &mut self,
+        t: Transport,
+        limit: u32,
+        throttle: Option<Throttle>,
+        now: Instant,
+    ) {
+        self.reopen(limit, throttle);
+        self.transport = Some(t);
+        self.session.on_connect();
+        self.opened_ahead = true;
+        self.idle(now);
+    }
+
+    /// Idle, its socket readable: whether it is still idle (a TLS 1.3 server's session
+    /// tickets read, nothing else); false when the server wrote or closed.
+    pub(crate) fn still_idle(&mut self, buf: &mut [u8]) -> bool {
+        matches!(self.transport, Some(Transport::Tls(_))) && matches!(self.read(buf), Io::Retry)
     }
 
     /// Hands request `ex` to the session: the next request, or one more of a batch.

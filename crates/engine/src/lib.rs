@@ -39,6 +39,7 @@ pub use run::wall_clock_at;
 mod session;
 mod socket;
 mod spec;
+mod start;
 mod target;
 mod thread_usage;
 mod throttle;
@@ -46,6 +47,7 @@ mod timers;
 mod tls;
 mod tls_key;
 mod transport;
+mod warm;
 mod worker;
 mod workload;
 
@@ -58,6 +60,7 @@ pub use spec::{
     Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule, Slice,
     SocketOptions, StopAt, Think, Wire,
 };
+pub use start::{Start, StartGate, Warmed};
 pub use target::{check_allowed, OptIn, Target, TargetError};
 pub use thread_usage::ThreadUsage;
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
@@ -68,11 +71,13 @@ use std::time::{Duration, Instant, SystemTime};
 /// What a finished run returns: when it ran, and each worker's recorder.
 #[derive(Debug)]
 pub struct Run<R> {
-    /// Just before the first connection was opened.
+    /// The run's start: just before the first request (or connection) of a run that starts
+    /// at once; the shared instant of one that starts later (connections may be open by
+    /// then).
     pub started: Instant,
     /// The same moment on the wall clock (for reports that print dates).
     pub started_wall: SystemTime,
-    /// How long after [`RunSpec::start_at`] the workers were started (zero without one).
+    /// How long after a later [`RunSpec::start`] the slowest worker began (zero at once).
     pub late: Duration,
     /// The last activity of any worker (a completed or failed request), or the deadline.
     pub ended: Instant,
@@ -89,11 +94,12 @@ pub struct Run<R> {
 }
 
 /// Runs the load described by `spec` until it is done, its deadline passes, a recorder
-/// aborts, or `control` is stopped. `make_recorder(i)` builds worker `i`'s recorder.
+/// aborts, or `control` is stopped. `make_recorder(i, start)` builds worker `i`'s recorder
+/// once the run's start is known (a gated start is known only when its gate opens).
 pub fn run<R, F>(spec: &RunSpec, control: &Control, make_recorder: F) -> Result<Run<R>, EngineError>
 where
     R: Recorder,
-    F: Fn(usize) -> R + Sync,
+    F: Fn(usize, Instant) -> R + Sync,
 {
     run::run_all(spec, control, &make_recorder)
 }

@@ -1,8 +1,11 @@
 //! A run from start to end: check what no type can (an empty address list), give each worker
-//! its event loop, share and clock, start the workers on their threads, and join them.
+//! its event loop, start the workers on their threads (which open their connections first
+//! when the run starts later: warm.rs), wait for the start (start.rs), give each worker its
+//! recorder, deadline and clock, and join them.
 //!
 //! Nothing here runs per request; the workers (worker.rs) do that, each on its own.
 
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -12,6 +15,8 @@ use crate::control::Slot;
 use crate::mux::{H2Request, MuxWorker};
 use crate::pacer::Pacer;
 use crate::rng::Rng;
+use crate::start::{self, Start};
+use crate::warm::{self, Warm};
 use crate::worker::{Worker, WorkerEnd, TIMER, WAKER};
 use crate::{Arrivals, Control, EngineError, Recorder, Run, RunSpec, Schedule, Wire};
 
@@ -22,7 +27,7 @@ pub(crate) fn run_all<R, F>(
 ) -> Result<Run<R>, EngineError>
 where
     R: Recorder,
-    F: Fn(usize) -> R + Sync,
+    F: Fn(usize, Instant) -> R + Sync,
 {
     if spec.target.addrs.is_empty() && spec.target.unix.is_none() {
         return Err(EngineError::NoAddress);
@@ -43,72 +48,66 @@ where
         let slot = control.register(waker);
         prepared.push((i, poll, slot));
     }
-    let (started, started_wall) = start(spec.start_at);
-    let late = spec.start_at.map_or(Duration::ZERO, |at| at.elapsed());
-    let deadline = spec.stop.deadline().map(|d| started + d);
-    let mut pacers = Vec::with_capacity(n as usize);
-    for (i, poll, _) in &prepared {
-        pacers.push(pacer(spec, *i, n, started, poll)?);
+    if let Start::Gate(gate) = &spec.start {
+        gate.expect(n);
     }
 
-    let results: Vec<Result<WorkerEnd<R>, EngineError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = prepared
-            .into_iter()
-            .zip(pacers)
-            .map(|((i, poll, slot), pacer)| {
-                let h2_requests = &h2_requests;
-                let (conns, quota) = spec.share(i, n);
-                let first_conn = spec.first_connection(i, n);
-                let recorder = make(i as usize);
-                std::thread::Builder::new()
-                    .name(format!("herd-worker-{i}"))
-                    .spawn_scoped(s, move || {
-                        let share = Share {
-                            poll,
-                            slot,
-                            recorder,
-                            n_conns: conns,
-                            first_conn,
-                            rng: Rng::new(spec.seed ^ u64::from(i).wrapping_mul(0x9e37_79b9)),
-                            quota,
-                            deadline,
-                            pacer,
-                        };
-                        match &h2_requests {
-                            Some(requests) => MuxWorker::new(spec, control, share, requests).run(),
-                            None => Worker::new(spec, control, share).run(),
-                        }
-                    })
-                    .map_err(EngineError::Thread)
-            })
-            .collect();
-        handles
+    type Ended<R> = Result<Option<WorkerEnd<R>>, EngineError>;
+    let (results, begun) = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n as usize);
+        let mut begins = Vec::with_capacity(n as usize);
+        for (i, poll, slot) in prepared {
+            // Each worker is told its start (and given its recorder) once the start is known.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Begin<R>>(1);
+            begins.push(tx);
+            let h2_requests = &h2_requests;
+            let spawned = std::thread::Builder::new()
+                .name(format!("herd-worker-{i}"))
+                .spawn_scoped(s, move || {
+                    worker(spec, control, (i, n), poll, slot, rx, h2_requests)
+                });
+            handles.push(spawned.map_err(EngineError::Thread));
+        }
+        if let (Start::Gate(gate), true) = (&spec.start, handles.iter().any(Result::is_err)) {
+            // A worker that never ran never reports: the caller must not wait for it.
+            gate.close();
+        }
+        let begun = begin(spec, control, n, make, begins);
+        let results: Vec<Ended<R>> = handles
             .into_iter()
             .map(|h| match h {
                 Ok(h) => h.join().unwrap_or(Err(EngineError::WorkerPanicked)),
                 Err(e) => Err(e),
             })
-            .collect()
+            .collect();
+        (results, begun)
     });
+    let Begun { started, started_wall, held } = begun;
 
     let mut recorders = Vec::with_capacity(results.len());
     let mut workers = Vec::with_capacity(results.len());
     let mut ended = started;
-    let mut interrupted = false;
+    let mut late = Duration::ZERO;
+    let mut interrupted = held.is_some();
     let mut tls_info = None;
     let mut quic: Option<crate::quic::QuicStats> = None;
     for r in results {
-        let end = r?;
+        let Some(end) = r? else { continue };
         if let Some(q) = &end.quic {
             crate::mux::add_quic(quic.get_or_insert_with(Default::default), q);
         }
         ended = ended.max(end.last_activity);
+        late = late.max(end.late);
         interrupted |= end.interrupted;
         if tls_info.is_none() {
             tls_info = end.tls_info;
         }
         recorders.push(end.recorder);
         workers.push(end.usage);
+    }
+    // A run that never started still hands back a recorder per worker, empty.
+    if let Some(held) = held {
+        recorders = held;
     }
     control.reset_workers();
     if let Some(q) = &mut quic {
@@ -118,24 +117,122 @@ where
     Ok(Run { started, started_wall, late, ended, interrupted, recorders, workers, tls_info, quic })
 }
 
-/// The run's start and the same moment on the wall clock: now, or the shared start instant
-/// (slept until, when it is still ahead).
-fn start(at: Option<Instant>) -> (Instant, SystemTime) {
-    let Some(at) = at else { return (Instant::now(), SystemTime::now()) };
-    let wall = wall_clock_at(at);
-    let now = Instant::now();
-    // Sleep to within half a millisecond, then spin: a sleep overshoots by tens of
-    // microseconds or more, and the agents' first sends are judged against this instant.
-    const SPIN: Duration = Duration::from_micros(500);
-    let ahead = at.saturating_duration_since(now);
-    if ahead > SPIN {
-        std::thread::sleep(ahead - SPIN);
+/// What a worker is told once the run's start is known.
+struct Begin<R> {
+    at: Instant,
+    deadline: Option<Instant>,
+    recorder: R,
+}
+
+/// The run's start as the caller sees it; `held`: the run never started (its gate closed,
+/// or it was stopped first), and these are its workers' recorders, empty.
+struct Begun<R> {
+    started: Instant,
+    started_wall: SystemTime,
+    held: Option<Vec<R>>,
+}
+
+/// Waits for the run's start (at once, at its instant, or when its gate opens), then makes
+/// each worker's recorder and tells every worker when to start. Dropping the senders
+/// without a word ends the workers before they send anything.
+fn begin<R, F>(
+    spec: &RunSpec,
+    control: &Control,
+    n: u32,
+    make: &F,
+    begins: Vec<SyncSender<Begin<R>>>,
+) -> Begun<R>
+where
+    F: Fn(usize, Instant) -> R,
+{
+    let at = match &spec.start {
+        Start::Now => Some(Instant::now()),
+        Start::At(at) => Some(*at),
+        Start::Gate(gate) => gate.wait_open(control),
+    };
+    let Some(at) = at else {
+        let now = Instant::now();
+        let held = (0..n as usize).map(|i| make(i, now)).collect();
+        return Begun { started: now, started_wall: SystemTime::now(), held: Some(held) };
+    };
+    let deadline = spec.stop.deadline().map(|d| at + d);
+    for (i, tx) in begins.into_iter().enumerate() {
+        // A worker that already ended (an error) has dropped its receiver: its error is
+        // the run's.
+        let _ = tx.send(Begin { at, deadline, recorder: make(i, at) });
     }
-    while Instant::now() < at {
-        std::hint::spin_loop();
+    Begun { started: at, started_wall: wall_clock_at(at), held: None }
+}
+
+/// One worker's thread: open its connections ahead when the run starts later, wait for the
+/// start, and run its loop.
+fn worker<R: Recorder>(
+    spec: &RunSpec,
+    control: &Control,
+    (i, n): (u32, u32),
+    mut poll: Poll,
+    slot: Arc<Slot>,
+    begin: Receiver<Begin<R>>,
+    h2_requests: &Option<Vec<H2Request>>,
+) -> Result<Option<WorkerEnd<R>>, EngineError> {
+    let (conns, quota) = spec.share(i, n);
+    let first_conn = spec.first_connection(i, n);
+    // Opened ahead until the start instant, or (a gate) for at most the request timeout: a
+    // connection that takes longer opens again with its first request, where a failure
+    // counts. Only those the quota will use.
+    let until = match (&spec.start, spec.opens_ahead()) {
+        (Start::At(at), true) => Some(*at),
+        (Start::Gate(_), true) => Some(Instant::now() + spec.timeout),
+        _ => None,
+    };
+    let warm = match until {
+        Some(until) => {
+            let n_open = quota.map_or(conns, |q| conns.min(u32::try_from(q).unwrap_or(u32::MAX)));
+            warm::open(&mut poll, spec, control, (conns, n_open, first_conn), until)
+        }
+        None => Warm::none(conns),
+    };
+    if let Start::Gate(gate) = &spec.start {
+        gate.report(&warm.warmed);
     }
-    // A past instant is still the start: what is late is measured as lag, not hidden.
-    (at, wall)
+    let Ok(Begin { at, deadline, recorder }) = begin.recv() else {
+        // No start: the run ended before it began (its recorders are made by the caller).
+        return Ok(None);
+    };
+    let pacer = pacer(spec, i, n, at, &poll)?;
+    let share = Share {
+        poll,
+        slot,
+        recorder,
+        n_conns: conns,
+        first_conn,
+        rng: Rng::new(spec.seed ^ u64::from(i).wrapping_mul(0x9e37_79b9)),
+        quota,
+        deadline,
+        pacer,
+    };
+    // Made before the start (17,000 connections' state is no instant's work), run from it.
+    let wait = || {
+        start::wait_until(at);
+        match spec.start {
+            Start::Now => Duration::ZERO,
+            Start::At(_) | Start::Gate(_) => at.elapsed(),
+        }
+    };
+    let (late, end) = match h2_requests {
+        Some(requests) => {
+            let w = MuxWorker::new(spec, control, share, requests);
+            (wait(), w.run())
+        }
+        None => {
+            let w = Worker::new(spec, control, share, warm);
+            (wait(), w.run())
+        }
+    };
+    end.map(|mut e| {
+        e.late = late;
+        Some(e)
+    })
 }
 
 /// `at` on the wall clock, read against the monotonic clock now (a moment ahead or past).

@@ -8,11 +8,11 @@
 
 use std::net::IpAddr;
 use std::num::{NonZeroU32, NonZeroU64};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herd_proto::Limits;
 
-use crate::{SpecError, Target, Workload};
+use crate::{SpecError, Start, Target, Workload};
 
 /// Everything a run needs. Built by the caller (herd ab through `herd_ab::run_spec`, herd
 /// run); the engine only reads it.
@@ -44,11 +44,11 @@ pub struct RunSpec {
     /// This process's part of a run spread over several agents ([`Slice::WHOLE`]: all of
     /// it). `connections`, the request count and the rate stay the whole run's.
     pub slice: Slice,
-    /// Start at this moment rather than at once: the agents of a spread run share one
-    /// start instant, so that their seconds line up and an open loop's arrival k is due at
-    /// `start_at + k / rate` on every agent. The run's workers are made ready first; a
-    /// moment already past starts at once, still counting from it (late arrivals are lag).
-    pub start_at: Option<Instant>,
+    /// When the run starts: at once, or (the agents of a spread run) at a shared instant
+    /// or when a [`crate::StartGate`] opens, so that the agents' seconds line up and an open
+    /// loop's arrival k is due at `start + k / rate` on every agent. A later start opens
+    /// the kept-alive HTTP/1 connections first ([`RunSpec::opens_ahead`]).
+    pub start: Start,
 }
 
 /// Agent `index` of `count` running one run together: it opens the connections j ≡ index
@@ -255,7 +255,7 @@ impl RunSpec {
             seed: 0,
             wire: Wire::Http1,
             slice: Slice::WHOLE,
-            start_at: None,
+            start: Start::Now,
         }
     }
 
@@ -333,6 +333,13 @@ impl RunSpec {
     /// Whether connections carry more than one request.
     pub fn keep_alive(&self) -> bool {
         self.schedule.reuse() != Reuse::Close
+    }
+
+    /// Whether the workers open their connections before a later start (warm.rs): when they
+    /// are kept alive and speak HTTP/1. A connection per request cannot be opened ahead
+    /// without hiding its connect; HTTP/2 and HTTP/3 connect at the start.
+    pub fn opens_ahead(&self) -> bool {
+        !matches!(self.start, Start::Now) && self.keep_alive() && matches!(self.wire, Wire::Http1)
     }
 
     /// How many connections and requests worker `i` of `n` gets: connections spread as

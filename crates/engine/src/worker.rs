@@ -43,6 +43,7 @@ use crate::session::{Exchange, Session};
 use crate::socket;
 use crate::thread_usage::{ThreadClock, ThreadUsage};
 use crate::throttle::Throttle;
+use crate::warm::Warm;
 use crate::{Control, EngineError, Recorder, RunSpec, Schedule, Think, TlsInfo};
 
 pub(crate) const WAKER: Token = Token(usize::MAX);
@@ -61,6 +62,8 @@ pub(crate) struct WorkerEnd<R> {
     pub(crate) usage: ThreadUsage,
     /// HTTP/3 runs: what QUIC did on this worker's connections.
     pub(crate) quic: Option<crate::quic::QuicStats>,
+    /// How long after the run's start instant this worker began (zero without one).
+    pub(crate) late: Duration,
 }
 
 pub(crate) struct Worker<'a, R> {
@@ -70,6 +73,8 @@ pub(crate) struct Worker<'a, R> {
     retry: Vec<usize>,
     /// Open loop: kept-alive connections waiting for the schedule.
     idle: Vec<usize>,
+    /// Closed loop: connections opened before the start, each to start its first request.
+    opened: Vec<usize>,
     /// The closed loop's think time.
     think: Option<Think>,
     /// Ask the parser for the Server header until one response has delivered it.
@@ -88,7 +93,13 @@ enum Start {
 }
 
 impl<'a, R: Recorder> Worker<'a, R> {
-    pub(crate) fn new(spec: &'a RunSpec, control: &'a Control, share: Share<R>) -> Self {
+    /// A worker for `share`, with the connections `warm` opened before the start (warm.rs).
+    pub(crate) fn new(
+        spec: &'a RunSpec,
+        control: &'a Control,
+        share: Share<R>,
+        warm: Warm,
+    ) -> Self {
         let (base, n_conns) = Base::new(spec, control, share);
         let now = base.last_activity;
         let (think, depth) = match spec.schedule {
@@ -97,13 +108,55 @@ impl<'a, R: Recorder> Worker<'a, R> {
             Schedule::Rate { .. } => (None, 1),
         };
         let conns = (0..n_conns).map(|_| Conn::new(Session::http1(spec.limits, depth, now), now));
-        Worker {
+        let mut w = Worker {
             base,
             conns: conns.collect(),
             retry: Vec::new(),
             idle: Vec::new(),
+            opened: Vec::new(),
             think,
             want_server: true,
+        };
+        w.adopt(warm, now);
+        w
+    }
+
+    /// Takes the connections opened before the start: open and idle, each waiting for its
+    /// first request (the schedule's, in an open loop; at once, in a closed one).
+    fn adopt(&mut self, warm: Warm, now: Instant) {
+        if let Some(addr) = warm.addr {
+            self.base.addr = addr;
+            self.base.any_connected = true;
+        }
+        let mut adopted = vec![false; self.conns.len()];
+        for (i, t) in warm.conns.into_iter().enumerate() {
+            let Some(t) = t else { continue };
+            if i >= self.conns.len() {
+                break;
+            }
+            if self.base.tls_info.is_none() {
+                self.base.tls_info = t.tls_info();
+            }
+            let limit = self.limit();
+            let throttle = self.base.spec.receive_rate.map(|r| Throttle::new(r, now));
+            self.conns[i].adopt(t, limit, throttle, now);
+            adopted[i] = true;
+            if self.base.pacer.is_some() {
+                self.idle.push(i);
+            } else {
+                self.opened.push(i);
+            }
+        }
+        let waiting = |i: &usize| !adopted.get(*i).copied().unwrap_or(false);
+        self.base.free.retain(waiting);
+        self.base.to_open.retain(waiting);
+    }
+
+    /// How many requests a newly opened connection may carry.
+    fn limit(&mut self) -> u32 {
+        match self.base.per_connection {
+            Some(range) => self.base.rng.between(range.lo().get(), range.hi().get()),
+            None => u32::MAX,
         }
     }
 
@@ -117,6 +170,18 @@ impl<'a, R: Recorder> Worker<'a, R> {
     }
 
     fn open_pending(&mut self) {
+        while let Some(i) = self.opened.pop() {
+            if self.base.stop {
+                return;
+            }
+            if self.conns[i].state() != State::Idle {
+                self.base.to_open.push(i);
+            } else if self.base.take_request() {
+                self.start_on_open(i, Instant::now(), None);
+            } else {
+                self.close(i);
+            }
+        }
         while let Some(i) = self.retry.pop() {
             if self.base.stop {
                 return;
@@ -276,10 +341,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
     fn open(&mut self, i: usize, start: Start) {
         let now = Instant::now();
         let spec = self.base.spec;
-        let limit = match self.base.per_connection {
-            Some(range) => self.base.rng.between(range.lo().get(), range.hi().get()),
-            None => u32::MAX,
-        };
+        let limit = self.limit();
         self.base.timers.cancel(i);
         self.conns[i].reopen(limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
         match start {
@@ -362,7 +424,7 @@ impl<'a, R: Recorder> Turns<'a, R> for Worker<'a, R> {
         !self.idle.is_empty() || !self.base.free.is_empty()
     }
     fn queued(&self) -> bool {
-        !self.base.to_open.is_empty() || !self.retry.is_empty()
+        !self.base.to_open.is_empty() || !self.retry.is_empty() || !self.opened.is_empty()
     }
     fn busy(&self) -> bool {
         self.queued() || self.conns.iter().any(Conn::is_busy)

@@ -256,7 +256,7 @@ fn stop_from_another_thread_ends_the_run() {
         c2.stop();
     });
     let t = Instant::now();
-    let r = herd_engine::run(&sp, &control, |_| Counts::default()).unwrap();
+    let r = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
     stopper.join().unwrap();
     assert!(r.interrupted);
     assert!(t.elapsed() < Duration::from_secs(2));
@@ -288,17 +288,6 @@ fn post_body_is_written_in_full() {
     assert_eq!(c.body_bytes, 2 << 20);
 }
 
-fn tls_settings() -> herd_engine::TlsSettings {
-    herd_engine::TlsSettings {
-        versions: herd_engine::TlsVersions::All,
-        cipher_suites: None,
-        client_cert: None,
-        ca_file: None,
-        sni: Some("localhost".into()),
-        alpn: vec![],
-    }
-}
-
 #[test]
 fn tls_server_that_closes_ends_each_request_at_once() {
     // Regression: the close_notify arrives with the response and sits inside rustls, where
@@ -306,7 +295,7 @@ fn tls_server_that_closes_ends_each_request_at_once() {
     let server = util::TlsServer::start_closing(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
     let mut sp = spec(server.port, 2, 10);
     sp.timeout = Duration::from_secs(3);
-    sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
+    sp.target.tls = Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
     let t = Instant::now();
     let c = run(&sp);
     assert_eq!(c.completed, 10, "{c:?}");
@@ -318,9 +307,9 @@ fn tls_handshake_is_counted_in_connect_time() {
     let server = util::TlsServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntls!");
     let mut sp = spec(server.port, 2, 20);
     sp.schedule = KEEP_ALIVE;
-    sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
+    sp.target.tls = Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
     let control = herd_engine::Control::new();
-    let r = herd_engine::run(&sp, &control, |_| Counts::default()).unwrap();
+    let r = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
     let mut c = Counts::default();
     for w in &r.recorders {
         c.merge(w);
@@ -368,7 +357,7 @@ fn a_target_without_addresses_is_an_error_not_a_panic() {
     let mut sp = spec(util::closed_port(), 1, 1);
     sp.target.addrs.clear();
     let control = herd_engine::Control::new();
-    let r = herd_engine::run(&sp, &control, |_| Counts::default());
+    let r = herd_engine::run(&sp, &control, |_, _| Counts::default());
     assert!(matches!(r, Err(herd_engine::EngineError::NoAddress)), "{r:?}");
 }
 
@@ -386,7 +375,7 @@ fn the_receive_cap_paces_plain_and_tls_reads_alike() {
     let response = response_of(200_000);
     let plain = TestServer::start(move |mut s| util::serve_keep_alive(&mut s, response));
     let tls = util::TlsServer::start(response);
-    let tls_client = herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap();
+    let tls_client = herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap();
     for (name, port, client) in [("plain", plain.port, None), ("tls", tls.port, Some(tls_client))] {
         let mut sp = spec(port, 1, 1);
         sp.receive_rate = std::num::NonZeroU64::new(400_000);
@@ -432,7 +421,7 @@ fn a_tls_request_larger_than_the_tls_buffer_is_written_in_full() {
     let mut sp = spec(server.port, 1, 3);
     sp.schedule = KEEP_ALIVE;
     sp.workload = herd_engine::Workload::single(herd_engine::Prepared::new(request, false));
-    sp.target.tls = Some(herd_engine::TlsClient::new(&tls_settings(), "localhost").unwrap());
+    sp.target.tls = Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
     let c = run(&sp);
     assert_eq!(c.completed, 3, "{c:?}");
     assert_eq!(c.body_bytes, 3 << 20);

@@ -172,7 +172,7 @@ fn allocations_of(port: u16, requests: u64, wire: herd_engine::Wire) -> u64 {
     };
     let control = Control::new();
     let before = ALLOCATIONS.load(Ordering::SeqCst);
-    let run = herd_engine::run(&spec, &control, |_| Count::default()).unwrap();
+    let run = herd_engine::run(&spec, &control, |_, _| Count::default()).unwrap();
     let after = ALLOCATIONS.load(Ordering::SeqCst);
     assert_eq!(run.recorders.iter().map(|c| c.0).sum::<u64>(), requests);
     after - before

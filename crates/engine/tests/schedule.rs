@@ -33,7 +33,7 @@ impl Recorder for Times {
 }
 
 fn run_times(sp: &herd_engine::RunSpec) -> (Vec<(Instant, Instant, Instant)>, u64, Duration) {
-    let run = herd_engine::run(sp, &Control::new(), |_| Times::default()).unwrap();
+    let run = herd_engine::run(sp, &Control::new(), |_, _| Times::default()).unwrap();
     let took = run.ended - run.started;
     let mut all = Vec::new();
     let mut failed = 0;

@@ -37,7 +37,7 @@ fn ticks_come_while_nothing_completes() {
     sp.threads = util::nz(2);
     // The default 30 s timeout: the checks that carry the ticks run every 100 ms.
     sp.timeout = Duration::from_secs(30);
-    let run = herd_engine::run(&sp, &Control::new(), |_| Ticks::default()).unwrap();
+    let run = herd_engine::run(&sp, &Control::new(), |_, _| Ticks::default()).unwrap();
     assert_eq!(run.recorders.len(), 2);
     for Ticks(ticks) in &run.recorders {
         assert!(ticks.len() >= 8, "{} ticks in 1.2 s", ticks.len());

@@ -114,7 +114,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
         std::thread::spawn(move || progress_lines(&control, heartbeat, &done_flag))
     });
 
-    let run = herd_engine::run(&spec, &control, |i| {
+    let run = herd_engine::run(&spec, &control, |i, _| {
         let (_, share) = spec.share(i as u32, workers);
         AbRecorder::new(acc.clone(), share.unwrap_or(0))
     });

@@ -56,6 +56,11 @@ pub(crate) struct ManifestArgs {
     #[command(flatten)]
     pub(crate) kube: KubeArgs,
 
+    /// Agent 0 fails the run when not every agent is armed this long after it starts
+    /// [default: 120s]
+    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
+    pub(crate) arm_timeout: Option<TimeSpan>,
+
     /// herd run's arguments (after --): the URL and flags of the whole run
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub(crate) run: Vec<OsString>,
@@ -197,13 +202,14 @@ pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
 /// `herd cluster manifest`: the objects as YAML.
 fn manifest(args: &ManifestArgs) -> anyhow::Result<String> {
     let plan = run_plan(&args.run)?;
-    Ok(manifest_of(&args.kube, &plan)?.to_yaml()?)
+    Ok(manifest_of(&args.kube, args.arm_timeout, &plan)?.to_yaml()?)
 }
 
 /// The objects of `plan` placed as `kube` says; refused where a pod cannot do what the plan
 /// asks (write files here) or the safety rule refuses the target.
 pub(crate) fn manifest_of(
     kube: &KubeArgs,
+    arm_timeout: Option<TimeSpan>,
     plan: &herd_run::RunPlan,
 ) -> anyhow::Result<herd_cluster::RunManifest> {
     let agents = kube.agents.context("give --agents N: how many pods run the load")?;
@@ -250,14 +256,16 @@ pub(crate) fn manifest_of(
         image,
         run_args: agent_plan.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         placement,
-        deadline_seconds: deadline_seconds(plan),
+        deadline_seconds: deadline_seconds(plan, arm_timeout),
+        arm_timeout_seconds: arm_timeout
+            .map(|t| u32::try_from(t.get().as_secs().max(1)).unwrap_or(u32::MAX)),
         allow_target: opt_in.map(|o| o.host().to_owned()),
     })
 }
 
 /// How long Kubernetes lets the Job run: the run's own length (warm-up and every step, or an
 /// hour for a request count), plus the agents' barrier and a margin.
-fn deadline_seconds(plan: &herd_run::RunPlan) -> u32 {
+fn deadline_seconds(plan: &herd_run::RunPlan, arm_timeout: Option<TimeSpan>) -> u32 {
     use herd_run::plan::{Load, Stop};
     let warmup = plan.warmup.map_or(Duration::ZERO, |w| w.get());
     let length = match &plan.load {
@@ -267,8 +275,8 @@ fn deadline_seconds(plan: &herd_run::RunPlan) -> u32 {
             step.get().saturating_mul(u32::try_from(plan.steps().len()).unwrap_or(u32::MAX))
         }
     };
-    let total =
-        warmup + length + spread::coordinator::DEFAULT_ARM_TIMEOUT + Duration::from_secs(60);
+    let barrier = arm_timeout.map_or(spread::coordinator::DEFAULT_ARM_TIMEOUT, |t| t.get());
+    let total = warmup + length + barrier + Duration::from_secs(60);
     u32::try_from(total.as_secs()).unwrap_or(u32::MAX)
 }
 
@@ -564,13 +572,20 @@ pub(crate) fn report(
     }
     for a in &result.agents {
         let Some(own) = a.steps.last() else { continue };
+        let not_opened = match a.not_opened_ahead {
+            0 => String::new(),
+            n => format!(", {n} not"),
+        };
         writeln!(
             out,
-            "  agent {:<5} {:>10.1} req/s  p99 {:>9.3} ms  started {:.3} ms late  clock \
-             {:+.3} ms (rtt {:.3} ms)",
+            "  agent {:<5} {:>10.1} req/s  p99 {:>9.3} ms  opened {} ahead in {:.0} ms{}  \
+             started {:.3} ms late  clock {:+.3} ms (rtt {:.3} ms)",
             a.index,
             own.requests.per_second,
             own.latency_us.total.quantile(0.99).unwrap_or(0) as f64 / 1e3,
+            a.opened_ahead,
+            a.opening_ms,
+            not_opened,
             a.start_late_us / 1e3,
             a.clock_offset_us / 1e3,
             a.clock_rtt_us / 1e3,

@@ -87,7 +87,7 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     // Written here, from agent 0's result: the pod writes none.
     let mut agent_args = plan.clone();
     agent_args.outputs = Default::default();
-    let manifest = manifest_of(&args.kube, &agent_args)?;
+    let manifest = manifest_of(&args.kube, args.arm_timeout, &agent_args)?;
     let setup = spread::setup_for(&plan)?;
     let json_file = match &plan.outputs.json {
         Some(path) => Some(

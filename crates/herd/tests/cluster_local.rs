@@ -1,7 +1,7 @@
 //! `herd cluster run --local N`: one run spread over N agent processes, against a real nginx.
 //! The merged count is nginx's own count; each agent ran its stripe; the merged `--hlog`
 //! equals the agents' own hlogs added up and the `--json` histogram; every agent started
-//! within a few ms of the one start instant. An agent killed mid-run fails the run and is
+//! within a few ms of the one start instant, its connections opened before it. An agent killed mid-run fails the run and is
 //! named, with nothing left running; `herd agent` without its environment says what is
 //! missing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -71,6 +71,9 @@ fn three_agents_merge_exactly_what_nginx_served() {
         let late = a["start_late_us"].as_f64().unwrap();
         // Started together: a few ms at most, even on a busy 2-core machine.
         assert!((0.0..25_000.0).contains(&late), "agent {i} started {late} µs late");
+        // Armed with its connections open: none opened in the run.
+        assert_eq!((&a["opened_ahead"], &a["not_opened_ahead"]), (&2.into(), &0.into()), "{a}");
+        assert_eq!(own["latency_us"]["connect"]["count"], 0, "a connect in agent {i}'s run");
         assert!(stdout.contains(&format!("agent {i} ")), "{stdout}");
     }
     // The merged log, the agents' logs added up, and the result's histogram: one histogram.

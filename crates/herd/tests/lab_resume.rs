@@ -1,7 +1,8 @@
 //! `herd lab run --resume` from the outside: an experiment stopped by Ctrl-C, or whose herd
 //! was killed, runs to its end from the store (its stored definition, not the file; its
 //! order seed), every cell with exactly its repetitions and none run twice; a done, running
-//! or unknown experiment, and one whose software or machine changed, are refused.
+//! or unknown experiment, and one whose software, machine or server program changed, are
+//! refused before anything runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod util;
@@ -199,6 +200,35 @@ fn an_interrupted_experiment_resumes_to_its_end() {
     assert!(said.contains("figures measured now would not be comparable with the ones stored; run it anew: `herd lab run "), "{said}");
     assert_eq!(said.matches(" req/s, ").count(), 0, "nothing ran: {said}");
     let untouched = load(&changed);
+    assert_eq!((untouched.status, &untouched.note), (before.status, &before.note));
+    assert_eq!(runs(&untouched), runs(&before));
+
+    // A copy whose server program changed since (an upgrade between sessions): refused
+    // before a run is spent finding it, and left as it was.
+    let upgraded = dir.join("upgraded.db");
+    {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.execute("VACUUM INTO ?1", [upgraded.to_str().unwrap()]).unwrap();
+    }
+    let server_was: String = {
+        let conn = rusqlite::Connection::open(&upgraded).unwrap();
+        let was = conn
+            .query_row("SELECT version FROM server WHERE name = 'herd' LIMIT 1", [], |r| r.get(0))
+            .unwrap();
+        let n = conn.execute("UPDATE server SET version = 'herd 0.0.1' WHERE name = 'herd'", []);
+        assert!(n.unwrap() > 0);
+        was
+    };
+    let out = resume(&dir, &upgraded, &[]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("herd lab: experiment 1 (slow) cannot be resumed here: what it ran on changed since it began:\n"), "{said}");
+    assert!(
+        said.contains(&format!("\n  server herd (herd): herd 0.0.1 → {server_was}\n")),
+        "{said}"
+    );
+    assert_eq!(said.matches(" req/s, ").count(), 0, "nothing ran: {said}");
+    let untouched = load(&upgraded);
     assert_eq!((untouched.status, &untouched.note), (before.status, &before.note));
     assert_eq!(runs(&untouched), runs(&before));
 

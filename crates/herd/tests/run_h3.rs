@@ -232,3 +232,30 @@ fn what_http3_cannot_do_is_refused_with_what_to_do() {
         refused(&["--h3", "-k", "--pipeline", "4", "https://127.0.0.1:1/"]).contains("--streams")
     );
 }
+
+/// Two agents over HTTP/3: the merged result carries QUIC's figures, the agents' added up;
+/// QUIC connections are not opened ahead (their handshake is in the run's connect figures).
+#[test]
+fn a_spread_http3_run_merges_quic_figures() {
+    let server = H3Server::ngtcp2();
+    let ca = server.ca();
+    let dir = tempdir("h3-spread");
+    let json = dir.join("run.json");
+    let out = run(herd()
+        .args(["cluster", "run", "--local", "2", "--", "--h3", "--ca-file", &ca])
+        .args(["-c", "2", "-m", "10", "-n", "600", &server.url("/small.html"), "--json"])
+        .arg(&json));
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(j["requests"]["completed"], 600, "{j}");
+    assert_eq!(j["protocol"], "h3", "{j}");
+    assert_eq!(j["latency_us"]["connect"]["count"], 2, "{j}");
+    let agents = j["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    for field in ["packets_sent", "datagrams_sent", "datagrams_received", "packets_lost"] {
+        let sum: u64 = agents.iter().map(|a| a["steps"][0]["quic"][field].as_u64().unwrap()).sum();
+        assert_eq!(j["quic"][field].as_u64(), Some(sum), "{field}: {j}");
+    }
+    assert!(agents.iter().all(|a| a["opened_ahead"] == 0), "QUIC is not opened ahead: {j}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

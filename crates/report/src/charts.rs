@@ -55,7 +55,7 @@ pub(crate) fn experiment_charts(
     // would be a lone point (the quick start's sizes beside its ramp).
     if rows.iter().any(|r| r.is_ramp_step() && r.concurrency.is_some()) {
         for panel in ramp_panels(rows) {
-            charts.extend(ramp_charts(exp, rows, &figures, panel));
+            charts.extend(ramp_charts(exp, rows, &figures, panel, measure));
         }
     }
     charts
@@ -79,14 +79,22 @@ fn ramp_panels<'r>(rows: &'r [Row<'_>]) -> Vec<Option<&'r str>> {
     }
 }
 
-/// Requests/s and failures against clients, of the stepped rows of `panel`'s workload (of
+/// Throughput and failures against clients, of the stepped rows of `panel`'s workload (of
 /// every stepped row: None); in a panel, the workload is in the title, not the series' names.
+/// Throughput is requests/s, or Mbit/s where the experiment measures that (NetBench's own
+/// chart: throughput in Mbit/s against clients), with the article's peaks in the same unit.
 fn ramp_charts(
     exp: &StoredExperiment,
     rows: &[Row<'_>],
     figures: &[PublishedFigure],
     panel: Option<&str>,
+    measure: Measure,
 ) -> [LineChart; 2] {
+    let (rate, peak) = match measure {
+        Measure::MbitPerSecond => (Measure::MbitPerSecond, Measure::PeakMbitPerSecond),
+        _ => (Measure::RequestsPerSecond, Measure::PeakRequestsPerSecond),
+    };
+    let what = crate::table::measure_name(rate);
     let in_panel =
         |r: &Row<'_>| r.is_ramp_step() && panel.is_none_or(|w| r.cell.axis(SWEEP_AXIS) == Some(w));
     let (named_by, title) = match panel {
@@ -96,7 +104,7 @@ fn ramp_charts(
     let clients = Axis { label: "clients".into(), scale: Scale::Log2, units: Units::Number };
     let mut throughput = by_series(exp, rows, named_by, false, |r| {
         in_panel(r).then_some(())?;
-        Some((f64::from(r.concurrency?), r.median_rate()?))
+        Some((f64::from(r.concurrency?), stats::median(r.samples(rate))?))
     });
     let at_panel = |f: &PublishedFigure| match panel {
         Some(w) => f.at.iter().all(|(a, v)| a != SWEEP_AXIS || herd_store::names_value(v, w)),
@@ -104,13 +112,13 @@ fn ramp_charts(
     };
     throughput.extend(published(exp, figures, named_by, |f| {
         at_panel(f).then_some(())?;
-        Some((f.value(Measure::ClientsAtPeak)?, f.value(Measure::PeakRequestsPerSecond)?))
+        Some((f.value(Measure::ClientsAtPeak)?, f.value(peak)?))
     }));
     [
         LineChart {
-            title: format!("requests/s against clients{title}"),
+            title: format!("{what} against clients{title}"),
             x: clients.clone(),
-            y: Axis { label: "requests/s".into(), scale: Scale::Linear, units: Units::Number },
+            y: Axis { label: what.into(), scale: Scale::Linear, units: Units::Number },
             series: throughput,
         },
         LineChart {

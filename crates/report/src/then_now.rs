@@ -4,7 +4,7 @@
 //! figures with a blank "then"; columns only for the measures the article gave.
 
 use herd_stats::repetitions as stats;
-use herd_store::{Measure, Published, StoredCell, StoredExperiment};
+use herd_store::{Measure, Published, PublishedFigure, StoredCell, StoredExperiment};
 
 use crate::doc::{Align, Block, Doc, Role, Table};
 use crate::figures::Row;
@@ -56,43 +56,47 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
         table.column("notes", Align::Left);
     }
     for cell in &exp.cells {
-        let figures: Vec<_> = published.figures.iter().filter(|f| f.matches(&cell.axes)).collect();
-        let mut entries: Vec<String> =
-            axes.iter().map(|a| cell.axis(a).unwrap_or("-").to_owned()).collect();
-        if with_ran {
-            let mut ran: Vec<&str> = Vec::new();
-            for r in figures.iter().filter_map(|f| f.ran.as_deref()) {
-                if !ran.contains(&r) {
-                    ran.push(r);
+        for figures in by_system(&published.figures, cell) {
+            let mut entries: Vec<String> =
+                axes.iter().map(|a| cell.axis(a).unwrap_or("-").to_owned()).collect();
+            if with_ran {
+                let mut ran: Vec<&str> = Vec::new();
+                for r in figures.iter().filter_map(|f| f.ran.as_deref()) {
+                    if !ran.contains(&r) {
+                        ran.push(r);
+                    }
                 }
+                entries.push(ran.join("; "));
             }
-            entries.push(ran.join("; "));
+            for m in &measures {
+                let then = figures.iter().find_map(|f| f.value(*m));
+                entries.push(then.map_or_else(String::new, |v| format_then(*m, v)));
+                let mbit_peak =
+                    figures.iter().any(|f| f.value(Measure::PeakMbitPerSecond).is_some());
+                entries.push(match now(*m, cell, rows, &published, mbit_peak) {
+                    Some(Now { value, not_comparable, client_not_ok }) => format!(
+                        "{}{}{}",
+                        if not_comparable { "≠" } else { "" },
+                        crate::table::format_measure(*m, value),
+                        if client_not_ok { "!" } else { "" }
+                    ),
+                    None => "-".to_owned(),
+                });
+            }
+            if !notes.is_empty() {
+                let mut marks: Vec<usize> = figures
+                    .iter()
+                    .filter_map(|f| {
+                        Some(notes.iter().position(|n| Some(*n) == f.note.as_deref())? + 1)
+                    })
+                    .collect();
+                marks.sort_unstable();
+                marks.dedup();
+                let marks: Vec<String> = marks.iter().map(|n| format!("[{n}]")).collect();
+                entries.push(marks.join(""));
+            }
+            table.text_row(entries);
         }
-        for m in &measures {
-            let then = figures.iter().find_map(|f| f.value(*m));
-            entries.push(then.map_or_else(String::new, |v| format_then(*m, v)));
-            let mbit_peak = figures.iter().any(|f| f.value(Measure::PeakMbitPerSecond).is_some());
-            entries.push(match now(*m, cell, rows, &published, mbit_peak) {
-                Some(Now { value, not_comparable, client_not_ok }) => format!(
-                    "{}{}{}",
-                    if not_comparable { "≠" } else { "" },
-                    crate::table::format_measure(*m, value),
-                    if client_not_ok { "!" } else { "" }
-                ),
-                None => "-".to_owned(),
-            });
-        }
-        if !notes.is_empty() {
-            let mut marks: Vec<usize> = figures
-                .iter()
-                .filter_map(|f| Some(notes.iter().position(|n| Some(*n) == f.note.as_deref())? + 1))
-                .collect();
-            marks.sort_unstable();
-            marks.dedup();
-            let marks: Vec<String> = marks.iter().map(|n| format!("[{n}]")).collect();
-            entries.push(marks.join(""));
-        }
-        table.text_row(entries);
     }
     doc.push(Block::Table(table));
 
@@ -105,6 +109,26 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     doc.push(Block::Text(vec![
         "(now: - where today's run gave no figure; ≠ where it was measured with failed requests; ! where the client's verdict was not ok: see the table above)".to_owned(),
     ]));
+}
+
+/// The published figures of `cell`, one group per system that ran then (an article's NT and
+/// its Samba, beside the same cell of today's), each its own row; one empty group (a row
+/// with a blank "then") for a cell the article did not measure.
+fn by_system<'p>(
+    figures: &'p [PublishedFigure],
+    cell: &StoredCell,
+) -> Vec<Vec<&'p PublishedFigure>> {
+    let mut groups: Vec<Vec<&PublishedFigure>> = Vec::new();
+    for f in figures.iter().filter(|f| f.matches(&cell.axes)) {
+        match groups.iter_mut().find(|g| g.first().is_some_and(|first| first.ran == f.ran)) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    if groups.is_empty() {
+        groups.push(Vec::new());
+    }
+    groups
 }
 
 /// Today's figure, and what the rows under it say about it.

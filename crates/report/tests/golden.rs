@@ -718,6 +718,67 @@ fn published_mbit_peak_is_read_by_mbit() {
     check_golden("table_published_mbit_steps.txt", text.as_bytes());
 }
 
+/// An article's two systems beside one cell of today's (seed 004: NT 4.0's own SMB server and
+/// Samba, both against today's Samba): a row each in then-and-now, today's figure in both.
+#[test]
+fn two_systems_that_ran_then_get_a_row_each() {
+    let mut exp = published_mbit_steps();
+    exp.experiment.published_json = Some(
+        Published {
+            source: "seed 004, Mindcraft, April 1999 (NetBench 5.01)".into(),
+            setup: None,
+            percent_of: None,
+            figures: vec![
+                figure(
+                    &[("server", "samba")],
+                    Some("Samba 2.0.1, Linux 2.2.2"),
+                    None,
+                    &[(Measure::PeakMbitPerSecond, 114.6), (Measure::ClientsAtPeak, 32.0)],
+                ),
+                figure(
+                    &[("server", "samba")],
+                    Some("Windows NT 4.0, its own SMB server"),
+                    None,
+                    &[(Measure::PeakMbitPerSecond, 286.7), (Measure::ClientsAtPeak, 112.0)],
+                ),
+            ],
+        }
+        .to_json()
+        .unwrap(),
+    );
+    let text = String::from_utf8(render(&exp)).unwrap();
+    let rows: Vec<&str> =
+        text.lines().filter(|l| l.contains("Samba 2.0.1") || l.contains("Windows NT")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows[0].contains("114.6") && rows[1].contains("286.7"), "{text}");
+    assert!(rows.iter().all(|r| r.contains("48.4")), "today's peak beside each: {text}");
+    // On the chart, each system is a series of its own.
+    let charts = herd_report::charts(&exp, Some(Measure::MbitPerSecond)).unwrap();
+    let svg = &charts[0].1;
+    assert!(svg.contains(r#"<g class="point" data-x="112" data-y="286.7">"#), "{svg}");
+    assert!(svg.contains("published: server=samba (Windows NT 4.0, its own SMB server)"), "{svg}");
+}
+
+/// NetBench's chart is throughput in Mbit/s against clients: a ramp measured in Mbit/s draws
+/// its medians and the article's peak in Mbit/s, not requests/s.
+#[test]
+fn a_ramp_measured_in_mbit_is_charted_in_mbit() {
+    let charts =
+        herd_report::charts(&published_mbit_steps(), Some(Measure::MbitPerSecond)).unwrap();
+    let (title, svg) = &charts[0];
+    assert_eq!(title, "Mbit/s against clients");
+    let y_at = |x: &str| -> f64 {
+        let key = format!(r#"data-x="{x}" data-y=""#);
+        let at = svg.find(&key).unwrap_or_else(|| panic!("no point at {x}: {svg}")) + key.len();
+        svg[at..at + svg[at..].find('"').unwrap()].parse().unwrap()
+    };
+    // c4: the median of 48.0 and 48.8 Mbit/s; c16: 32.0 and 32.8.
+    assert!((y_at("4") - 48.4).abs() < 1e-9, "{svg}");
+    assert!((y_at("16") - 32.4).abs() < 1e-9, "{svg}");
+    assert!(svg.contains(r#"<g class="point" data-x="32" data-y="114.6">"#), "the peak: {svg}");
+    assert!(svg.contains(">Mbit/s</text>"), "the axis says its unit: {svg}");
+}
+
 #[test]
 fn published_peak_table() {
     check_golden("table_published_steps.txt", &render(&published_steps()));

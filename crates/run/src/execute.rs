@@ -4,15 +4,15 @@
 
 use std::fs;
 use std::net::IpAddr;
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use std::num::{NonZeroU32, NonZeroU64};
 
 use herd_engine::quic::{QuicClient, QuicSettings};
 use herd_engine::{
-    self as engine, Control, H2Settings, H3Wire, PerConnection, RunSpec, SocketOptions, Target,
-    Think, TlsClient, TlsSettings, TlsVersions, Wire,
+    self as engine, Control, H2Settings, H3Wire, PerConnection, RunSpec, SocketOptions, StartGate,
+    Target, Think, TlsClient, TlsSettings, TlsVersions, Wire,
 };
 use herd_stats::units::{BitRate, RequestRate};
 use herd_stats::Protocol;
@@ -69,12 +69,13 @@ pub struct Prepared {
 
 /// This process as agent `slice` of a run spread over several (docs/cluster.md): it sends
 /// its stripe of the run's connections, requests and arrivals, and every step starts at a
-/// moment all agents share: the first at `start_at`, each next one a step's length (and the
-/// warm-up) later, so that the agents' seconds line up by index.
-#[derive(Debug, Clone, Copy)]
+/// moment all agents share: the first when `gate` opens (its connections opened first),
+/// each next one a step's length (and the warm-up) later, so that the agents' seconds line
+/// up by index.
+#[derive(Debug, Clone)]
 pub struct Spread {
     pub slice: engine::Slice,
-    pub start_at: Instant,
+    pub gate: Arc<StartGate>,
 }
 
 impl Prepared {
@@ -96,10 +97,18 @@ impl Prepared {
         self.spread = Some(spread);
     }
 
-    /// When step `k` (from 0) starts in a spread run: the shared start, then one step's
-    /// length later for each step before it (the warm-up runs before the first).
-    fn step_start(&self, k: usize) -> Option<Instant> {
-        Some(self.spread?.start_at + self.plan.step_offset(k))
+    /// When step `k` (from 0) starts: at once, or in a spread run when the gate opens, then
+    /// one step's length later for each step before it (the warm-up runs before the first).
+    fn step_start(&self, k: usize) -> engine::Start {
+        let Some(spread) = &self.spread else { return engine::Start::Now };
+        if k == 0 {
+            return engine::Start::Gate(spread.gate.clone());
+        }
+        match spread.gate.opened() {
+            Some(at) => engine::Start::At(at + self.plan.step_offset(k)),
+            // Unreachable: a later step runs only after the first, which opened the gate.
+            None => engine::Start::Now,
+        }
     }
 
     /// The engine's description of one step: `connections` at `rate` (an open loop) or in
@@ -157,8 +166,8 @@ impl Prepared {
             receive_rate: plan.bandwidth.and_then(|b| NonZeroU64::new(b.bytes_per_second())),
             seed: plan.seed,
             wire: self.wire(),
-            slice: self.spread.map_or(engine::Slice::WHOLE, |s| s.slice),
-            start_at: None,
+            slice: self.spread.as_ref().map_or(engine::Slice::WHOLE, |s| s.slice),
+            start: engine::Start::Now,
         })
     }
 
@@ -358,7 +367,7 @@ pub(crate) fn execute_parts(
             Load::Single { stop: Stop::Requests(_), .. } => None,
         };
         let mut spec = p.spec(connections, rate, duration)?;
-        spec.start_at = p.step_start(k);
+        spec.start = p.step_start(k);
         let step = stepped.then_some(k + 1);
         let rate = rate.map(|r| r.per_second());
         let (info, recorder) =
@@ -391,31 +400,33 @@ fn measure(
     plan: &Arc<RecorderPlan>,
     outputs: Option<(&Outputs, Option<usize>)>,
 ) -> Result<(RunInfo, RunRecorder), RunError> {
-    // The engine starts now, or at the shared start of a spread run (it sleeps until then).
-    let (now, now_wall) = match spec.start_at {
-        Some(at) => (at, engine::wall_clock_at(at)),
-        None => (Instant::now(), SystemTime::now()),
-    };
-    let measure_from = (!warmup.is_zero()).then(|| now + warmup);
-    // Second 0 starts where the summary's figures start: the end of the warm-up, or (a few
-    // microseconds before the engine's own start) now.
-    let origin = now + warmup;
     let workers = spec.worker_count();
-    let feed = outputs.map(|(o, step)| {
-        o.begin_step(StepStart {
-            step,
-            workers: workers as usize,
-            origin,
-            origin_wall: now_wall.checked_add(warmup).unwrap_or(now_wall),
+    // The step's outputs begin once the engine knows its start (a spread run's is known
+    // only when its gate opens): second 0 starts where the summary's figures start, the
+    // end of the warm-up.
+    let feed = OnceLock::new();
+    let begin = |start: Instant| {
+        feed.get_or_init(|| {
+            outputs.map(|(o, step)| {
+                let wall = engine::wall_clock_at(start);
+                o.begin_step(StepStart {
+                    step,
+                    workers: workers as usize,
+                    origin: start + warmup,
+                    origin_wall: wall.checked_add(warmup).unwrap_or(wall),
+                })
+            })
         })
-    });
+    };
+    let measure_from = |start: Instant| (!warmup.is_zero()).then(|| start + warmup);
     // The measured part's planned length: outcomes past it (the engine's last loop turn)
     // belong to its last second.
     let span = spec.stop.deadline().map(|d| d.saturating_sub(warmup));
     let probe = UsageProbe::start();
-    let mut done = herd_engine::run(spec, control, |i| {
-        let recorder = RunRecorder::new(measure_from, plan.clone());
-        match &feed {
+    let mut done = herd_engine::run(spec, control, |i, start| {
+        let origin = start + warmup;
+        let recorder = RunRecorder::new(measure_from(start), plan.clone());
+        match begin(start) {
             Some(feed) => {
                 let quota = u32::try_from(i).ok().and_then(|i| spec.share(i, workers).1);
                 recorder.with_seconds(Seconds::new(i, origin, span, quota, feed.clone()))
@@ -435,7 +446,7 @@ fn measure(
         recorder += r;
     }
     recorder.settle();
-    let from = measure_from.map_or(done.started, |t| t.max(done.started));
+    let from = measure_from(done.started).map_or(done.started, |t| t.max(done.started));
     // An agent's report is of its own part: its connections and its share of the rate.
     let agents = spec.slice.count();
     let info = RunInfo {

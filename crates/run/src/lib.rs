@@ -65,7 +65,7 @@ pub(crate) struct RunInfo {
     /// What the client itself used: the health verdict's own figures.
     pub(crate) client: ClientUsage,
     /// HTTP/3: what QUIC did. Not sent by an agent: each agent's own report has its QUIC
-    /// figures, and the merged report has none.
+    /// figures, and the merged report adds those up (spread/combine.rs).
     #[serde(skip)]
     pub(crate) quic: Option<herd_engine::quic::QuicStats>,
     /// How long after its planned start the engine started (a spread run's agents start at

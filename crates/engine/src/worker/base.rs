@@ -134,6 +134,7 @@ impl<'a, R: Recorder> Base<'a, R> {
             tls_info: self.tls_info,
             usage,
             quic,
+            late: Duration::ZERO,
         }
     }
 }

@@ -27,7 +27,8 @@ impl<R: Recorder> Worker<'_, R> {
         match self.conns[i].state() {
             State::Closed => {}
             State::Idle => {
-                if readable || read_closed || error {
+                let closed = read_closed || error;
+                if closed || (readable && !self.conns[i].still_idle(buf)) {
                     // A kept-alive connection the server closed (or wrote to) between requests.
                     self.close(i);
                     self.base.free.push(i);

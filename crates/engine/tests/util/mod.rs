@@ -135,7 +135,7 @@ pub fn nz(n: u32) -> NonZeroU32 {
 
 pub fn run(spec: &RunSpec) -> Counts {
     let control = Control::new();
-    let r = herd_engine::run(spec, &control, |_| Counts::default()).unwrap();
+    let r = herd_engine::run(spec, &control, |_, _| Counts::default()).unwrap();
     let mut c = Counts::default();
     for w in &r.recorders {
         c.merge(w);
@@ -193,6 +193,18 @@ impl Recorder for Counts {
     fn failed(&mut self, f: &Failed) -> Answer {
         *self.failures.entry(f.kind).or_default() += 1;
         Answer::Continue
+    }
+}
+
+/// The client's TLS for the test servers (no verification: a self-signed certificate).
+pub fn tls_settings() -> herd_engine::TlsSettings {
+    herd_engine::TlsSettings {
+        versions: herd_engine::TlsVersions::All,
+        cipher_suites: None,
+        client_cert: None,
+        ca_file: None,
+        sni: Some("localhost".into()),
+        alpn: vec![],
     }
 }
 

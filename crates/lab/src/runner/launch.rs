@@ -101,6 +101,31 @@ pub(super) fn same_program(p: &ProcessSpec, v: &VersionProbe) -> bool {
     (!p.argv.is_empty() && p.argv.first() == v.argv.first()) || p.name == v.program
 }
 
+/// The program of each process of `launch`, then of each version probe no process runs
+/// (php-cgi, started by the server itself), with its version: the order the run's records
+/// keep (`CellRun::record_programs`). A process whose program has no probe is `n/a`.
+pub(super) fn program_versions(
+    launch: &Launch,
+    sup: &mut Supervisor,
+    dir: &Path,
+    versions: &mut BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in &launch.processes {
+        let found = match launch.versions.iter().find(|v| same_program(p, v)) {
+            Some(v) => version(v, sup, dir, versions),
+            None => "n/a".to_string(),
+        };
+        out.push((p.name.clone(), found));
+    }
+    for v in &launch.versions {
+        if !launch.processes.iter().any(|p| same_program(p, v)) {
+            out.push((v.program.clone(), version(v, sup, dir, versions)));
+        }
+    }
+    out
+}
+
 /// The version `probe` finds, asked once per experiment (`versions` keeps the answers).
 pub(super) fn version(
     probe: &VersionProbe,

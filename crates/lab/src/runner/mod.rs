@@ -30,6 +30,7 @@ mod readiness;
 pub mod resume;
 mod rounds;
 mod router;
+mod server_check;
 mod servers;
 mod user;
 mod watched;
@@ -198,6 +199,18 @@ fn run_in(
         }
         stored = runs.done;
         failures = runs.failures;
+        // The servers of the runs left, asked now: one upgraded since refuses the resume
+        // before anything runs, as a changed machine does.
+        let left: Vec<&Cell> = (0..all.len())
+            .filter(|&i| (0..e.repetitions.max).any(|rep| !stored.contains(&(i, rep))))
+            .filter_map(|i| all.get(i))
+            .collect();
+        let known = resume.server_versions();
+        let dirs = (run_dir, docroot.dir.as_path());
+        let changes = server_check::changes(&left, ready, dirs, sup, &mut versions, &known);
+        if !changes.is_empty() {
+            return Err(resume.servers_changed(changes).into());
+        }
     }
     let resumed = r.resume.map(|_| stored.len());
     let (mut planned, mut counted) = rounds.planned(|cell, rep| stored.contains(&(cell, rep)));

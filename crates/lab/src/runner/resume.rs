@@ -352,6 +352,17 @@ impl Resume {
         ServerVersions(known)
     }
 
+    /// The error for server programs found changed before anything ran: the experiment is
+    /// left as it was, as one whose machine changed.
+    pub(super) fn servers_changed(&self, changes: Vec<String>) -> ResumeError {
+        ResumeError::Changed {
+            id: self.id(),
+            name: self.name().to_owned(),
+            changes,
+            rerun: self.rerun(),
+        }
+    }
+
     /// The error for server programs that changed (`ServerVersions::changes`).
     pub(super) fn server_changed(&self, changes: Vec<String>) -> ResumeError {
         ResumeError::ServerChanged {
@@ -366,26 +377,29 @@ impl Resume {
 /// The servers' versions the stored runs recorded: (server, program) → the versions its
 /// records carry. Usually one; a record of a program whose version could not be paired with
 /// its process says `n/a` beside the probe's own record (tbench_srv's before 2026-11-27), and
-/// either is what that program was. Server programs are asked their version on their first
-/// run only, so a changed one is found by the first run of it after the resume.
+/// either is what that program was. The servers of the runs left are asked before the first
+/// of them runs (`runner::server_changes`), and each run's record is compared again.
 pub(super) struct ServerVersions(BTreeMap<(String, String), BTreeSet<String>>);
 
 impl ServerVersions {
     /// The servers of `rec` whose version is none the stored runs recorded, one line each.
     pub(super) fn changes(&self, rec: &RepetitionRecord) -> Vec<String> {
-        rec.servers
-            .iter()
-            .filter_map(|s| {
-                let before = self.0.get(&(s.name.clone(), s.program.clone()))?;
-                (!before.contains(&s.version)).then(|| {
+        self.changes_of(rec.servers.iter().map(|s| (&s.name, &s.program, &s.version)))
+    }
+
+    /// Of `found` (server, program, version), those whose version is none the stored runs
+    /// recorded for that server's program, one line each.
+    pub(super) fn changes_of<'a>(
+        &self,
+        found: impl IntoIterator<Item = (&'a String, &'a String, &'a String)>,
+    ) -> Vec<String> {
+        found
+            .into_iter()
+            .filter_map(|(name, program, version)| {
+                let before = self.0.get(&(name.clone(), program.clone()))?;
+                (!before.contains(version)).then(|| {
                     let was: Vec<&str> = before.iter().map(String::as_str).collect();
-                    format!(
-                        "server {} ({}): {} → {}",
-                        s.name,
-                        s.program,
-                        was.join(" or "),
-                        s.version
-                    )
+                    format!("server {name} ({program}): {} → {version}", was.join(" or "))
                 })
             })
             .collect()

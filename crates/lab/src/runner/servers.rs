@@ -12,8 +12,7 @@ use herd_topo::Spawn;
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
 use super::launch::{
-    argv_record, config_records, create_dir, open_dir, same_program, version, write_launch,
-    write_tls,
+    argv_record, config_records, create_dir, open_dir, program_versions, write_launch, write_tls,
 };
 use super::watched::Watched;
 use crate::error::with_causes;
@@ -97,37 +96,21 @@ impl CellRun<'_> {
     fn record_programs(&mut self, launch: &herd_drivers::Launch) {
         let cell = self.cell;
         let cpus = Some(cell.server_cpus.to_string());
-        let name = &cell.server.name;
         let n = launch.processes.len();
-        for (i, p) in launch.processes.iter().enumerate() {
-            let version = match launch.versions.iter().find(|v| same_program(p, v)) {
-                Some(v) => version(v, self.sup, self.dir, self.versions),
-                None => "n/a".to_string(),
-            };
+        let found = program_versions(launch, self.sup, self.dir, self.versions);
+        for (i, (program, version)) in found.into_iter().enumerate() {
+            // The processes first, in start order, the front one's record with the configs.
+            let process = launch.processes.get(i);
             let configs =
                 if i + 1 == n { config_records(&launch.files, self.dir) } else { Vec::new() };
             self.rec.servers.push(ServerRecord {
-                name: name.clone(),
-                program: p.name.clone(),
+                name: cell.server.name.clone(),
+                program,
                 version,
-                argv: argv_record(p),
+                argv: process.map(argv_record).unwrap_or_default(),
                 cpus: cpus.clone(),
                 cpu_seconds: None,
                 configs,
-            });
-        }
-        for v in &launch.versions {
-            if launch.processes.iter().any(|p| same_program(p, v)) {
-                continue;
-            }
-            self.rec.servers.push(ServerRecord {
-                name: name.clone(),
-                program: v.program.clone(),
-                version: version(v, self.sup, self.dir, self.versions),
-                argv: Vec::new(),
-                cpus: cpus.clone(),
-                cpu_seconds: None,
-                configs: Vec::new(),
             });
         }
     }

@@ -9,7 +9,7 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use herd_engine::{Control, Slice};
+use herd_engine::{Control, Slice, StartGate};
 use serde::Serialize;
 
 use super::clock::{self, Exchange, Offset};
@@ -133,31 +133,56 @@ pub fn run_agent(
             return Err(SpreadError::Run(error));
         }
     };
-    link.send(&FromAgent::Armed { offset_ns: offset.offset_ns, rtt_ns: offset.rtt_ns })?;
-    let at = match link.receive()? {
-        FromCoordinator::Start { at } => at,
-        FromCoordinator::Abort { reason } => return Err(SpreadError::Aborted(reason)),
-        other => return Err(unexpected(&other)),
-    };
-    prepared.spread(Spread { slice: env.slice, start_at: clock::local_instant(at, offset) });
-    // From here the coordinator only ever aborts: a listener stops the run when it does or
-    // when it is gone.
-    let aborted = Arc::new(Mutex::new(None));
-    listen_for_abort(link.input, control.clone(), aborted.clone());
-    let forward = Forward { out: link.out.clone(), held: None, step: None };
+    // The engine opens this agent's connections and waits at the gate; this thread says
+    // armed (with what was opened), hears the start and opens the gate at that instant.
+    let gate = StartGate::new();
+    prepared.spread(Spread { slice: env.slice, gate: gate.clone() });
+    let out = link.out.clone();
+    let forward = Forward { out: out.clone(), held: None, step: None };
     let outputs = Outputs::start(None, None, Some(Box::new(forward)))?;
-    let mut sent = Ok(());
-    let result =
-        execute_parts(&prepared, control, outputs.as_ref(), |k, info, recorder, report| {
-            if sent.is_ok() {
-                sent = send_step(&link.out, k, info, recorder, report);
-                if sent.is_err() {
-                    control.stop();
-                }
-            }
+    let aborted = Arc::new(Mutex::new(None));
+    let (armed, result, sent) = std::thread::scope(|s| {
+        let runner = s.spawn(|| {
+            let mut sent = Ok(());
+            let result =
+                execute_parts(&prepared, control, outputs.as_ref(), |k, info, recorder, report| {
+                    if sent.is_ok() {
+                        sent = send_step(&out, k, info, recorder, report);
+                        if sent.is_err() {
+                            control.stop();
+                        }
+                    }
+                });
+            // A run that never reached its gate (an error first) must not keep the arming
+            // waiting.
+            gate.close();
+            (result, sent)
         });
+        let armed = arm(link, offset, &gate, control, &aborted);
+        if armed.is_err() {
+            // No start: the workers close their connections and the run ends unsent.
+            gate.close();
+            control.stop();
+        }
+        let (result, sent) = match runner.join() {
+            Ok(r) => r,
+            Err(_) => (Err(crate::RunError::Connect("the run's thread panicked".into())), Ok(())),
+        };
+        (armed, result, sent)
+    });
     if let Some(o) = outputs {
         o.finish()?;
+    }
+    if let Err(e) = armed {
+        // What stopped the run before its start: the run's own error, or the arming's (a
+        // coordinator that aborted or is gone needs no word).
+        let error = match (&result, e) {
+            (Err(run), _) => super::sentence(run),
+            (Ok(_), SpreadError::Run(why)) => why,
+            (Ok(_), e) => return Err(e),
+        };
+        let _ = send_on(&out, &FromAgent::Failed { error: error.clone() });
+        return Err(SpreadError::Run(error));
     }
     // Read before `done`: once the coordinator has every agent's, it may close at once,
     // which is no abort.
@@ -165,11 +190,11 @@ pub fn run_agent(
     match result {
         Ok(_) => {
             sent?;
-            send_on(&link.out, &FromAgent::Done)?;
+            send_on(&out, &FromAgent::Done)?;
         }
         Err(e) => {
             let error = super::sentence(&e);
-            let _ = send_on(&link.out, &FromAgent::Failed { error: error.clone() });
+            let _ = send_on(&out, &FromAgent::Failed { error: error.clone() });
             return Err(SpreadError::Run(error));
         }
     }
@@ -177,6 +202,40 @@ pub fn run_agent(
         Some(reason) => Err(SpreadError::Aborted(reason)),
         None => Ok(()),
     }
+}
+
+/// Waits for the engine to open this agent's connections, says armed with what it opened
+/// and the clock as measured, and opens `gate` at the start the coordinator gives. From then
+/// on the coordinator only ever aborts: a listener stops the run when it does or is gone.
+fn arm(
+    mut link: Link,
+    offset: Offset,
+    gate: &StartGate,
+    control: &Arc<Control>,
+    aborted: &Arc<Mutex<Option<String>>>,
+) -> Result<(), SpreadError> {
+    let Some(opened) = gate.wait_warm(control) else {
+        let why = if control.is_stopped() {
+            "interrupted before the start"
+        } else {
+            "the run ended before its start"
+        };
+        return Err(SpreadError::Run(why.into()));
+    };
+    link.send(&FromAgent::Armed {
+        offset_ns: offset.offset_ns,
+        rtt_ns: offset.rtt_ns,
+        opened: opened.connections,
+        not_opened: opened.failed,
+        opening_ns: u64::try_from(opened.took.as_nanos()).unwrap_or(u64::MAX),
+    })?;
+    match link.receive()? {
+        FromCoordinator::Start { at } => gate.open(clock::local_instant(at, offset)),
+        FromCoordinator::Abort { reason } => return Err(SpreadError::Aborted(reason)),
+        other => return Err(unexpected(&other)),
+    }
+    listen_for_abort(link.input, control.clone(), aborted.clone());
+    Ok(())
 }
 
 /// Sends one frame on the shared writer.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::client_usage::ClientUsage;
 use crate::recorder::RunRecorder;
-use crate::report::StepReport;
+use crate::report::{QuicReport, StepReport};
 use crate::spread::wire::StepFrame;
 use crate::{step_result, RunInfo, RunSetup};
 
@@ -26,7 +26,43 @@ pub(crate) fn combine(setup: &RunSetup, parts: &[&StepFrame]) -> StepReport {
         setup.protocol = parts.iter().find_map(|p| p.report.protocol);
         setup.streams = parts.iter().find_map(|p| p.report.streams);
     }
-    step_result::step_report(&setup, &combine_info(parts), &recorder)
+    let mut report = step_result::step_report(&setup, &combine_info(parts), &recorder);
+    report.quic = combine_quic(parts.iter().filter_map(|p| p.report.quic.as_ref()));
+    report
+}
+
+/// HTTP/3: what QUIC did over every agent's connections, from their own reports: counts
+/// added, the lowest RTT the lowest, the smoothed RTT the agents' mean, and datagrams per
+/// receive call over all of them (each agent's calls are its datagrams over its ratio).
+fn combine_quic<'a>(agents: impl Iterator<Item = &'a QuicReport>) -> Option<QuicReport> {
+    let mut total: Option<QuicReport> = None;
+    let (mut calls, mut smoothed, mut with_rtt) = (0.0f64, 0u64, 0u64);
+    for q in agents {
+        if q.datagrams_per_recv > 0.0 {
+            calls += q.datagrams_received as f64 / q.datagrams_per_recv;
+        }
+        if q.smoothed_rtt_us > 0 {
+            smoothed += q.smoothed_rtt_us;
+            with_rtt += 1;
+        }
+        let Some(t) = &mut total else {
+            total = Some(*q);
+            continue;
+        };
+        if t.min_rtt_us == 0 || (q.min_rtt_us != 0 && q.min_rtt_us < t.min_rtt_us) {
+            t.min_rtt_us = q.min_rtt_us;
+        }
+        t.packets_sent += q.packets_sent;
+        t.packets_lost += q.packets_lost;
+        t.datagrams_sent += q.datagrams_sent;
+        t.datagrams_received += q.datagrams_received;
+        t.gso |= q.gso;
+        t.gro |= q.gro;
+    }
+    let mut t = total?;
+    t.smoothed_rtt_us = smoothed.checked_div(with_rtt).unwrap_or(0);
+    t.datagrams_per_recv = if calls > 0.0 { t.datagrams_received as f64 / calls } else { 0.0 };
+    Some(t)
 }
 
 /// The run facts of the agents as one client's: connections and workers added, the rate
@@ -50,6 +86,30 @@ fn combine_info(parts: &[&StepFrame]) -> RunInfo {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn agents_quic_figures_add_up() {
+        let q = |rtt, smoothed, lost, received, per_recv| QuicReport {
+            min_rtt_us: rtt,
+            smoothed_rtt_us: smoothed,
+            packets_sent: 100,
+            packets_lost: lost,
+            datagrams_sent: 90,
+            datagrams_received: received,
+            datagrams_per_recv: per_recv,
+            gso: false,
+            gro: true,
+        };
+        let a = q(300, 500, 1, 100, 2.0); // 50 receive calls
+        let b = q(200, 700, 2, 300, 1.0); // 300 calls
+        let m = combine_quic([a, b].iter()).unwrap();
+        assert_eq!((m.min_rtt_us, m.smoothed_rtt_us), (200, 600));
+        assert_eq!((m.packets_sent, m.packets_lost, m.datagrams_sent), (200, 3, 180));
+        assert_eq!(m.datagrams_received, 400);
+        assert!((m.datagrams_per_recv - 400.0 / 350.0).abs() < 1e-9, "{m:?}");
+        assert!(m.gro && !m.gso);
+        assert_eq!(combine_quic(std::iter::empty()), None);
+    }
+
     use std::time::{Duration, Instant};
 
     use herd_engine::{Completed, Recorder as _, Timing};

@@ -61,6 +61,11 @@ pub struct AgentFigures {
     pub clock_rtt_us: f64,
     /// How long after the start instant its engine started.
     pub start_late_us: f64,
+    /// Its connections opened before the start (the kept-alive HTTP/1 ones), those that
+    /// could not be (each opened with its first request instead), and how long it took.
+    pub opened_ahead: u64,
+    pub not_opened_ahead: u64,
+    pub opening_ms: f64,
     pub steps: Vec<StepReport>,
 }
 
@@ -248,6 +253,8 @@ fn spawn_reader(conn: usize, stream: Stream, tx: Sender<Event>) -> bool {
 struct Agent {
     writer: Writer,
     offset: Option<Offset>,
+    /// What it opened before the start: (opened, not opened, how long).
+    opened: (u64, u64, Duration),
     armed: bool,
     done: bool,
     last_heard: Instant,
@@ -371,6 +378,7 @@ impl<'p> Board<'p> {
                 self.agents[i] = Some(Agent {
                     writer,
                     offset: None,
+                    opened: (0, 0, Duration::ZERO),
                     armed: false,
                     done: false,
                     last_heard: Instant::now(),
@@ -379,9 +387,13 @@ impl<'p> Board<'p> {
                     hlog: self.agent_hlog(i)?,
                 });
             }
-            Event::Frame { conn, frame: FromAgent::Armed { offset_ns, rtt_ns } } => {
+            Event::Frame {
+                conn,
+                frame: FromAgent::Armed { offset_ns, rtt_ns, opened, not_opened, opening_ns },
+            } => {
                 let a = self.agent_of(conn)?;
                 a.offset = Some(Offset { offset_ns, rtt_ns });
+                a.opened = (opened, not_opened, Duration::from_nanos(opening_ns));
                 a.armed = true;
             }
             Event::Frame { conn, frame: FromAgent::Failed { error } } => {
@@ -610,6 +622,9 @@ impl<'p> Board<'p> {
                 clock_offset_us: a.offset.map_or(0.0, |o| o.offset_ns as f64 / 1e3),
                 clock_rtt_us: a.offset.map_or(0.0, |o| o.rtt_ns as f64 / 1e3),
                 start_late_us: a.late.as_secs_f64() * 1e6,
+                opened_ahead: a.opened.0,
+                not_opened_ahead: a.opened.1,
+                opening_ms: a.opened.2.as_secs_f64() * 1e3,
                 steps: a.steps.clone(),
             })
             .collect();

@@ -22,7 +22,7 @@ use crate::RunInfo;
 
 /// The conversation's version: an agent and a coordinator of different versions refuse each
 /// other at `hello`.
-pub(crate) const PROTOCOL: u32 = 1;
+pub(crate) const PROTOCOL: u32 = 2;
 
 /// No frame is longer: a recorder with every histogram full and a per-connection rate for
 /// 50,000 connections is a few MiB. A longer line is a broken or hostile peer.
@@ -50,10 +50,16 @@ pub(crate) enum FromAgent {
     Ping {
         t1: i64,
     },
-    /// Ready: connections may be opened, the plan is prepared; the clock as measured.
+    /// Ready: the plan is prepared and the kept-alive connections open, waiting for the
+    /// start; the clock as measured.
     Armed {
         offset_ns: i64,
         rtt_ns: i64,
+        /// Connections open before the start, those that could not be (opened with their
+        /// first request instead), and how long opening took.
+        opened: u64,
+        not_opened: u64,
+        opening_ns: u64,
     },
     /// One second of one step, as the agent's own run merged it over its workers. The last
     /// second of a step says so (`last`) and where the agent's step ended (`end_ns` after

@@ -1,0 +1,176 @@
+//! A later start (`Start::At`, `Start::Gate`), as the agents of a spread run use it: the
+//! kept-alive connections are open before the start and no request leaves before it; the
+//! gate reports what was opened, and a closed gate ends the run with nothing sent. What
+//! could not be opened ahead opens with its first request, where its failure counts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use herd_engine::{Arrivals, Control, Reuse, Start, StartGate, StopAt, Warmed};
+use herd_stats::FailureKind;
+use util::{closed_port, rate, spec, spec_until, Counts, TestServer, TlsServer, KEEP_ALIVE};
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// A keep-alive server that counts the requests it reads.
+fn counting_server() -> (TestServer, Arc<AtomicU64>) {
+    let requests = Arc::new(AtomicU64::new(0));
+    let seen = requests.clone();
+    let server = TestServer::start(move |mut s| loop {
+        if util::read_head(&mut s).is_empty() {
+            return;
+        }
+        seen.fetch_add(1, Ordering::SeqCst);
+        if std::io::Write::write_all(&mut s, OK).is_err() {
+            return;
+        }
+    });
+    (server, requests)
+}
+
+fn merged(run: &herd_engine::Run<Counts>) -> Counts {
+    let mut c = Counts::default();
+    for r in &run.recorders {
+        c.merge(r);
+    }
+    c
+}
+
+#[test]
+fn a_gated_run_opens_every_connection_before_its_first_request() {
+    let (server, requests) = counting_server();
+    let gate = StartGate::new();
+    let mut sp = spec(server.port, 6, 60);
+    sp.schedule = KEEP_ALIVE;
+    sp.start = Start::Gate(gate.clone());
+    let control = Control::new();
+    std::thread::scope(|s| {
+        let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
+        let warmed = gate.wait_warm(&control).expect("the workers report");
+        assert_eq!((warmed.connections, warmed.failed), (6, 0), "{warmed:?}");
+        // Open and waiting: the server has every connection and not one request.
+        std::thread::sleep(Duration::from_millis(150));
+        assert_eq!(server.accepted(), 6);
+        assert_eq!(requests.load(Ordering::SeqCst), 0, "a request left before the start");
+        let at = Instant::now() + Duration::from_millis(50);
+        gate.open(at);
+        let run = engine.join().unwrap().unwrap();
+        assert_eq!(run.started, at);
+        assert!(!run.interrupted);
+        let c = merged(&run);
+        assert_eq!(c.completed, 60, "{c:?}");
+        assert_eq!(c.failures_total(), 0, "{c:?}");
+        // Opened before the start: no request of the run paid a connect.
+        assert_eq!((c.new_connections, c.reused), (0, 60), "{c:?}");
+        assert_eq!(server.accepted(), 6, "no connection opened twice");
+        assert_eq!(requests.load(Ordering::SeqCst), 60);
+    });
+}
+
+#[test]
+fn a_closed_gate_ends_the_run_with_nothing_sent() {
+    let (server, requests) = counting_server();
+    let gate = StartGate::new();
+    let mut sp = spec(server.port, 4, 40);
+    sp.schedule = KEEP_ALIVE;
+    sp.start = Start::Gate(gate.clone());
+    let control = Control::new();
+    std::thread::scope(|s| {
+        let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
+        assert_eq!(gate.wait_warm(&control).map(|w| w.connections), Some(4));
+        gate.close();
+        let run = engine.join().unwrap().unwrap();
+        assert!(run.interrupted, "a run that never started is no finished run");
+        assert_eq!(run.recorders.len(), 2, "a recorder per worker, empty");
+        assert_eq!(merged(&run).completed, 0);
+    });
+    assert_eq!(requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_stop_while_waiting_at_the_gate_ends_both_sides() {
+    let (server, _) = counting_server();
+    let gate = StartGate::new();
+    let mut sp = spec(server.port, 2, 10);
+    sp.schedule = KEEP_ALIVE;
+    sp.start = Start::Gate(gate.clone());
+    let control = Control::new();
+    std::thread::scope(|s| {
+        let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
+        assert!(gate.wait_warm(&control).is_some());
+        control.stop();
+        let run = engine.join().unwrap().unwrap();
+        assert!(run.interrupted);
+        assert_eq!(merged(&run).completed, 0);
+    });
+}
+
+#[test]
+fn what_cannot_be_opened_ahead_fails_with_its_first_request() {
+    let gate = StartGate::new();
+    let mut sp = spec(closed_port(), 3, 3);
+    sp.schedule = KEEP_ALIVE;
+    sp.start = Start::Gate(gate.clone());
+    let control = Control::new();
+    std::thread::scope(|s| {
+        let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
+        let warmed = gate.wait_warm(&control).unwrap();
+        assert_eq!((warmed.connections, warmed.failed), (0, 3), "{warmed:?}");
+        gate.open(Instant::now());
+        let c = merged(&engine.join().unwrap().unwrap());
+        // Not hidden by the opening: each request tried, and failed, in the run.
+        assert_eq!(c.failures.get(&FailureKind::Connect), Some(&3), "{c:?}");
+    });
+}
+
+#[test]
+fn a_run_at_an_instant_is_connected_by_then_and_starts_on_it() {
+    let (server, requests) = counting_server();
+    let mut sp = spec_until(server.port, 4, StopAt::Deadline(Duration::from_millis(300)));
+    sp.schedule = KEEP_ALIVE;
+    let at = Instant::now() + Duration::from_millis(400);
+    sp.start = Start::At(at);
+    let control = Control::new();
+    std::thread::scope(|s| {
+        let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
+        std::thread::sleep(Duration::from_millis(250));
+        assert_eq!(server.accepted(), 4, "open before the instant");
+        assert_eq!(requests.load(Ordering::SeqCst), 0);
+        let run = engine.join().unwrap().unwrap();
+        assert_eq!(run.started, at);
+        // Lateness is measured, not assumed (a loaded machine may be a few ms late).
+        assert!(run.late < Duration::from_millis(200), "{:?}", run.late);
+        let c = merged(&run);
+        assert!(c.completed > 0 && c.failures_total() == 0, "{c:?}");
+        assert_eq!(c.new_connections, 0, "{c:?}");
+    });
+}
+
+/// An open loop over TLS: a TLS 1.3 server's session tickets arrive on the idle, pre-opened
+/// connections; they are read, and the connections stay (none is reopened).
+#[test]
+fn pre_opened_tls_connections_stay_idle_through_session_tickets() {
+    let server = TlsServer::start(OK);
+    let gate = StartGate::new();
+    let mut sp = spec_until(server.port, 4, StopAt::Deadline(Duration::from_millis(500)));
+    sp.target.tls = Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
+    sp.schedule = rate(100.0, Arrivals::Uniform, Reuse::KeepAlive { per_connection: None });
+    sp.start = Start::Gate(gate.clone());
+    let control = Control::new();
+    std::thread::scope(|s| {
+        let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
+        let warmed = gate.wait_warm(&control).unwrap();
+        assert_eq!(warmed, Warmed { connections: 4, failed: 0, took: warmed.took });
+        // Long enough for the tickets to be waiting when the run begins.
+        std::thread::sleep(Duration::from_millis(100));
+        gate.open(Instant::now());
+        let c = merged(&engine.join().unwrap().unwrap());
+        assert!(c.completed >= 40, "{c:?}");
+        assert_eq!(c.failures_total(), 0, "{c:?}");
+        assert_eq!(c.new_connections, 0, "a pre-opened connection was dropped: {c:?}");
+    });
+}
