@@ -55,6 +55,9 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
     if !notes.is_empty() {
         table.column("notes", Align::Left);
     }
+    // An article that gave its peaks in Mbit/s (NetBench) has today's peak, and the clients
+    // at it, read by Mbit/s in every row, those of cells it did not measure too.
+    let mbit_peak = published.figures.iter().any(|f| f.value(Measure::PeakMbitPerSecond).is_some());
     for cell in &exp.cells {
         for figures in by_system(&published.figures, cell) {
             let mut entries: Vec<String> =
@@ -71,8 +74,6 @@ pub(crate) fn add(exp: &StoredExperiment, rows: &[Row<'_>], doc: &mut Doc) {
             for m in &measures {
                 let then = figures.iter().find_map(|f| f.value(*m));
                 entries.push(then.map_or_else(String::new, |v| format_then(*m, v)));
-                let mbit_peak =
-                    figures.iter().any(|f| f.value(Measure::PeakMbitPerSecond).is_some());
                 entries.push(match now(*m, cell, rows, &published, mbit_peak) {
                     Some(Now { value, not_comparable, client_not_ok }) => format!(
                         "{}{}{}",
