@@ -175,7 +175,7 @@ pids+=($!)
 # herd drives kubectl as a user's would; only `kubectl logs` is answered from the stand-in's
 # files (no kubelet serves pod logs here).
 export HERD_KUBECTL=$PWD/scripts/k8s-e2e/kubectl-logs.sh
-fail() { echo "FAILED: $*" >&2; for f in "$run"/*.log; do echo "--- $f"; tail -20 "$f"; done >&2; exit 1; }
+fail() { echo "FAILED: $*" >&2; for f in "$run"/*.log "$run"/pods/*.log; do echo "--- $f"; tail -20 "$f"; done >&2; exit 1; }
 
 step "1. a good run: three agents, the Job completes, the count is the server's"
 served() {
@@ -184,8 +184,8 @@ served() {
 }
 before=$(served)
 set +e
-"$HERD" cluster run --agents 3 --image herd:e2e --name herd-e2e-ok --json "$run/ok.json" \
-  -- http://198.18.3.100:8080/bytes/64 -n 3000 -c 6 -t 1 > "$run/ok.out" 2> "$run/ok.err"
+"$HERD" cluster run --agents 3 --image herd:e2e --name herd-e2e-ok \
+  -- http://198.18.3.100:8080/bytes/64 -n 3000 -c 6 -t 1 --json "$run/ok.json" > "$run/ok.out" 2> "$run/ok.err"
 code=$?
 set -e
 cat "$run/ok.out" "$run/ok.err"

@@ -87,7 +87,19 @@ def main():
             c = p["spec"]["containers"][0]
             env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "JOB_COMPLETION_INDEX": index}
             for e in c.get("env", []):
-                env[e["name"]] = e.get("value", "")
+                if "value" in e:
+                    env[e["name"]] = e["value"]
+                    continue
+                # The Job controller injects JOB_COMPLETION_INDEX as a fieldRef to the pod's
+                # index label or annotation: resolved as the kubelet's downward API would.
+                path = e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
+                for kind in ("labels", "annotations"):
+                    prefix = f"metadata.{kind}['"
+                    if path.startswith(prefix) and path.endswith("']"):
+                        key = path[len(prefix):-2]
+                        value = p["metadata"].get(kind, {}).get(key)
+                        if value is not None:
+                            env[e["name"]] = value
             if "HERD_COORDINATOR" in env:
                 port = env["HERD_COORDINATOR"].rsplit(":", 1)[1]
                 env["HERD_COORDINATOR"] = f"{node_ip(zero)}:{port}"

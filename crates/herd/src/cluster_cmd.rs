@@ -578,7 +578,7 @@ pub(crate) fn report(
         };
         writeln!(
             out,
-            "  agent {:<5} {:>10.1} req/s  p99 {:>9.3} ms  opened {} ahead in {:.0} ms{}  \
+            "  agent {:<5} {:>10.1} req/s  p99 {:>9.3} ms  opened {} ahead in {:.1} ms{}  \
              started {:.3} ms late  clock {:+.3} ms (rtt {:.3} ms)",
             a.index,
             own.requests.per_second,
