@@ -40,8 +40,9 @@ pub(super) fn build(
 
     // Refused cells never run: a figure compares with cells that do.
     let cells = matrix::runnable(e);
-    // (cell, measure) → line of the figure that gave it
-    let mut given: BTreeMap<(usize, Measure), usize> = BTreeMap::new();
+    // (cell, measure, what ran then) → line of the figure that gave it: one figure of a
+    // measure per cell and system (an article's NT and its Samba may both stand beside a cell).
+    let mut given: BTreeMap<(usize, Measure, Option<String>), usize> = BTreeMap::new();
     let mut figures = Vec::new();
     for f in &p.figures {
         let at_line =
@@ -64,9 +65,10 @@ pub(super) fn build(
         for cell in matched {
             for (measure, _) in &figure.values {
                 comparable(*measure, cell, percent_of.as_ref(), &cells).map_err(&at_line)?;
-                if let Some(before) = given.insert((cell.index, *measure), line) {
+                let key = (cell.index, *measure, figure.ran.clone());
+                if let Some(before) = given.insert(key, line) {
                     return Err(at_line(format!(
-                        "cell {} gets a second `{}` figure (the first is on line {before}): narrow one figure's `at`",
+                        "cell {} gets a second `{}` figure (the first is on line {before}): narrow one figure's `at`, or say what ran then (`ran`) where the article measured two systems",
                         cell.key,
                         measure.key()
                     )));

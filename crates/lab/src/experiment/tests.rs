@@ -203,6 +203,22 @@ fn published_figures_are_kept_in_axis_order_with_their_measures() {
     assert_eq!(parse(GOOD, "x.toml").unwrap().published, None);
 }
 
+/// Two systems an article measured may stand beside one cell (seed 004: NT's own SMB server
+/// and Samba): one figure of a measure per cell and `ran`.
+#[test]
+fn two_systems_may_give_one_cell_the_same_measure() {
+    let two = |ran2: &str| {
+        published(&format!(
+            "[[published.figures]]\nat = {{ server = \"herd\", load = \"ab\" }}\nran = \"NT 4.0\"\nseconds = 1\n\n[[published.figures]]\nat = {{ server = \"herd\", load = \"ab\" }}\n{ran2}seconds = 2\n"
+        ))
+    };
+    let e = parse(&two("ran = \"Linux 2.2\"\n"), "x.toml").unwrap();
+    assert_eq!(e.published.unwrap().figures.len(), 2);
+    // The same system twice is still ambiguous.
+    let err = parse(&two("ran = \"NT 4.0\"\n"), "x.toml").unwrap_err().to_string();
+    assert!(err.contains("gets a second `seconds` figure"), "{err}");
+}
+
 #[test]
 fn published_figures_that_compare_unlike_things_are_refused() {
     let fig = |body: &str| published(&format!("[[published.figures]]\n{body}\n"));
