@@ -182,10 +182,9 @@ impl Conn {
         self.idle(now);
     }
 
-    /// Idle, its socket readable: whether it is still idle (a TLS 1.3 server's session
-    /// tickets read, nothing else); false when the server wrote or closed.
+    /// Idle, its socket readable: whether it is still idle ([`Transport::still_idle`]).
     pub(crate) fn still_idle(&mut self, buf: &mut [u8]) -> bool {
-        matches!(self.transport, Some(Transport::Tls(_))) && matches!(self.read(buf), Io::Retry)
+        self.transport.as_mut().is_some_and(|t| t.still_idle(buf))
     }
 
     /// Hands request `ex` to the session: the next request, or one more of a batch.

@@ -93,14 +93,37 @@ impl Source for Socket {
     }
 }
 
+/// Starts connecting run-wide connection `conn` to the run's target: its Unix socket, or its
+/// resolved address `addr` (the last one past the end of the list), from the connection's
+/// source address (`--bind`, taken in turn). `true` while still in progress.
+pub(crate) fn connect(spec: &RunSpec, addr: usize, conn: usize) -> io::Result<(Socket, bool)> {
+    if let Some(path) = &spec.target.unix {
+        return connect_unix(path);
+    }
+    let addrs = &spec.target.addrs;
+    // run_all refused an empty address list.
+    let Some(&to) = addrs.get(addr).or(addrs.last()) else {
+        return Err(io::Error::from(io::ErrorKind::AddrNotAvailable));
+    };
+    connect_tcp(to, spec, bind_for(&spec.socket.bind, conn))
+}
+
+/// The source address of run-wide connection `k`.
+pub(crate) fn bind_for(bind: &[IpAddr], k: usize) -> Option<IpAddr> {
+    match bind.len() {
+        0 => None,
+        n => bind.get(k % n).copied(),
+    }
+}
+
 /// Starts connecting to the Unix socket at `path`; always reported as in progress, so the
 /// worker waits for the writable edge epoll raises at once when it is connected.
-pub(crate) fn connect_unix(path: &Path) -> io::Result<(Socket, bool)> {
+fn connect_unix(path: &Path) -> io::Result<(Socket, bool)> {
     Ok((Socket::Unix(UnixStream::connect(path)?), true))
 }
 
 /// Creates a non-blocking TCP socket and starts connecting; `true` when still in progress.
-pub(crate) fn connect_tcp(
+fn connect_tcp(
     addr: SocketAddr,
     spec: &RunSpec,
     bind: Option<IpAddr>,

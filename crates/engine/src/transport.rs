@@ -121,6 +121,13 @@ impl Transport {
         }
     }
 
+    /// Readable between requests: whether the connection is still idle — a TLS 1.3 server's
+    /// session tickets, sent after the handshake, read with no plaintext. Anything else (bytes
+    /// of a plain connection, a close, plaintext nobody asked for) and it is not.
+    pub(crate) fn still_idle(&mut self, buf: &mut [u8]) -> bool {
+        matches!(self, Transport::Tls(_)) && matches!(self.read(buf), Io::Retry)
+    }
+
     /// Reads into `buf`: response bytes (decrypted for TLS).
     #[inline(always)]
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> Io {

@@ -16,7 +16,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::socket;
 use crate::start::Warmed;
 use crate::transport::{Io, Transport};
-use crate::worker::{bind_for, WAKER};
+use crate::worker::WAKER;
 use crate::{Control, RunSpec};
 
 /// One connection on its way to being open.
@@ -87,6 +87,8 @@ pub(crate) fn open(
         match poll.poll(&mut events, Some(wait)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // Not hidden: the worker's own loop polls the same event loop next and fails
+            // the run with the error; what is open so far is handed over.
             Err(_) => break,
         }
         for ev in events.iter() {
@@ -113,15 +115,12 @@ pub(crate) fn open(
                 }
                 Opening::Handshaking(t, addr) => handshake(t, addr),
                 Opening::Open(mut t, addr) => {
-                    // A TLS 1.3 server sends its session tickets after the handshake: read
-                    // them. Anything else (bytes, a close) and the connection is not idle.
-                    // (A writable edge alone says nothing new.)
+                    // As an idle connection of the run (worker/events.rs); a writable edge
+                    // alone says nothing new.
                     let quiet = if ev.is_read_closed() || ev.is_error() {
                         false
-                    } else if ev.is_readable() {
-                        matches!(t, Transport::Tls(_)) && matches!(t.read(&mut scratch), Io::Retry)
                     } else {
-                        true
+                        !ev.is_readable() || t.still_idle(&mut scratch)
                     };
                     if quiet {
                         Opening::Open(t, addr)
@@ -160,14 +159,7 @@ pub(crate) fn open(
 
 /// Starts connection `i` to the target's address `addr`, registered under its run token.
 fn start(poll: &Poll, spec: &RunSpec, i: usize, first_conn: u32, addr: usize) -> Opening {
-    let connecting = match &spec.target.unix {
-        Some(path) => socket::connect_unix(path),
-        None => {
-            let Some(&to) = spec.target.addrs.get(addr) else { return Opening::Dropped };
-            let bind = bind_for(&spec.socket.bind, first_conn as usize + i);
-            socket::connect_tcp(to, spec, bind)
-        }
-    };
+    let connecting = socket::connect(spec, addr, first_conn as usize + i);
     let Ok((mut sock, in_progress)) = connecting else { return Opening::Dropped };
     let interest = Interest::READABLE | Interest::WRITABLE;
     if poll.registry().register(&mut sock, Token(i), interest).is_err() {

@@ -357,17 +357,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 c.submit(ex, &spec.workload, self.want_server);
             }
         }
-        let connecting = match &spec.target.unix {
-            Some(path) => socket::connect_unix(path),
-            None => {
-                // run_all refused an empty address list; `addr` never passes the last one.
-                let addrs = &spec.target.addrs;
-                let Some(&addr) = addrs.get(self.base.addr).or(addrs.last()) else { return };
-                let bind = bind_for(&spec.socket.bind, self.base.first_conn as usize + i);
-                socket::connect_tcp(addr, spec, bind)
-            }
-        };
-        match connecting {
+        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i) {
             Ok((mut sock, in_progress)) => {
                 let reg = self.base.poll.registry().register(
                     &mut sock,
@@ -439,13 +429,5 @@ impl<'a, R: Recorder> Turns<'a, R> for Worker<'a, R> {
     }
     fn expire(&mut self, now: Instant) {
         Worker::expire(self, now)
-    }
-}
-
-/// The source address of run-wide connection `k`.
-pub(crate) fn bind_for(bind: &[std::net::IpAddr], k: usize) -> Option<std::net::IpAddr> {
-    match bind.len() {
-        0 => None,
-        n => bind.get(k % n).copied(),
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herd_engine::{Arrivals, Control, Reuse, Start, StartGate, StopAt, Warmed};
+use herd_engine::{Arrivals, Control, Reuse, RunSpec, Start, StartGate, StopAt, Warmed};
 use herd_stats::FailureKind;
 use util::{closed_port, rate, spec, spec_until, Counts, TestServer, TlsServer, KEEP_ALIVE};
 
@@ -32,6 +32,16 @@ fn counting_server() -> (TestServer, Arc<AtomicU64>) {
     (server, requests)
 }
 
+/// `requests` over `conns` kept-alive connections to `port` (2 workers), started by the gate
+/// the test holds as the caller would.
+fn gated(port: u16, conns: u32, requests: u64) -> (RunSpec, Arc<StartGate>) {
+    let gate = StartGate::new();
+    let mut sp = spec(port, conns, requests);
+    sp.schedule = KEEP_ALIVE;
+    sp.start = Start::Gate(gate.clone());
+    (sp, gate)
+}
+
 fn merged(run: &herd_engine::Run<Counts>) -> Counts {
     let mut c = Counts::default();
     for r in &run.recorders {
@@ -43,10 +53,7 @@ fn merged(run: &herd_engine::Run<Counts>) -> Counts {
 #[test]
 fn a_gated_run_opens_every_connection_before_its_first_request() {
     let (server, requests) = counting_server();
-    let gate = StartGate::new();
-    let mut sp = spec(server.port, 6, 60);
-    sp.schedule = KEEP_ALIVE;
-    sp.start = Start::Gate(gate.clone());
+    let (sp, gate) = gated(server.port, 6, 60);
     let control = Control::new();
     std::thread::scope(|s| {
         let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
@@ -74,10 +81,7 @@ fn a_gated_run_opens_every_connection_before_its_first_request() {
 #[test]
 fn a_closed_gate_ends_the_run_with_nothing_sent() {
     let (server, requests) = counting_server();
-    let gate = StartGate::new();
-    let mut sp = spec(server.port, 4, 40);
-    sp.schedule = KEEP_ALIVE;
-    sp.start = Start::Gate(gate.clone());
+    let (sp, gate) = gated(server.port, 4, 40);
     let control = Control::new();
     std::thread::scope(|s| {
         let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
@@ -94,10 +98,7 @@ fn a_closed_gate_ends_the_run_with_nothing_sent() {
 #[test]
 fn a_stop_while_waiting_at_the_gate_ends_both_sides() {
     let (server, _) = counting_server();
-    let gate = StartGate::new();
-    let mut sp = spec(server.port, 2, 10);
-    sp.schedule = KEEP_ALIVE;
-    sp.start = Start::Gate(gate.clone());
+    let (sp, gate) = gated(server.port, 2, 10);
     let control = Control::new();
     std::thread::scope(|s| {
         let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
@@ -111,10 +112,7 @@ fn a_stop_while_waiting_at_the_gate_ends_both_sides() {
 
 #[test]
 fn what_cannot_be_opened_ahead_fails_with_its_first_request() {
-    let gate = StartGate::new();
-    let mut sp = spec(closed_port(), 3, 3);
-    sp.schedule = KEEP_ALIVE;
-    sp.start = Start::Gate(gate.clone());
+    let (sp, gate) = gated(closed_port(), 3, 3);
     let control = Control::new();
     std::thread::scope(|s| {
         let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));

@@ -640,25 +640,28 @@ fn options_choose_the_baseline_and_the_measure() {
     );
 }
 
+/// An article's figures as the store keeps them (no setup, no percentages).
+fn published_json(source: &str, figures: Vec<PublishedFigure>) -> Option<String> {
+    Some(
+        Published { source: source.into(), setup: None, percent_of: None, figures }
+            .to_json()
+            .unwrap(),
+    )
+}
+
 /// A stepped experiment against a published peak: nginx peaks at step c100 (61200 req/s,
 /// the median of its two repetitions), apache at c100 too (36000, from the one repetition
 /// that reached it).
 fn published_steps() -> StoredExperiment {
     let mut new = experiment("steps", &["server", "load"]);
-    new.published_json = Some(
-        Published {
-            source: "seed 004, Mindcraft, April 1999".into(),
-            setup: None,
-            percent_of: None,
-            figures: vec![figure(
-                &[("server", "apache")],
-                Some("Apache 1.3.4, Linux 2.2.2"),
-                None,
-                &[(Measure::PeakRequestsPerSecond, 1000.0), (Measure::ClientsAtPeak, 160.0)],
-            )],
-        }
-        .to_json()
-        .unwrap(),
+    new.published_json = published_json(
+        "seed 004, Mindcraft, April 1999",
+        vec![figure(
+            &[("server", "apache")],
+            Some("Apache 1.3.4, Linux 2.2.2"),
+            None,
+            &[(Measure::PeakRequestsPerSecond, 1000.0), (Measure::ClientsAtPeak, 160.0)],
+        )],
     );
     stepped_from(new)
 }
@@ -668,20 +671,14 @@ fn published_steps() -> StoredExperiment {
 /// to c16, so the peak is read by Mbit/s and the clients at it are 4, not 16.
 fn published_mbit_steps() -> StoredExperiment {
     let mut new = experiment("steps", &["server", "load"]);
-    new.published_json = Some(
-        Published {
-            source: "seed 004, Mindcraft, April 1999 (NetBench 5.01)".into(),
-            setup: None,
-            percent_of: None,
-            figures: vec![figure(
-                &[("server", "samba")],
-                Some("Samba 2.0.1, Linux 2.2.2"),
-                None,
-                &[(Measure::PeakMbitPerSecond, 114.6), (Measure::ClientsAtPeak, 32.0)],
-            )],
-        }
-        .to_json()
-        .unwrap(),
+    new.published_json = published_json(
+        "seed 004, Mindcraft, April 1999 (NetBench 5.01)",
+        vec![figure(
+            &[("server", "samba")],
+            Some("Samba 2.0.1, Linux 2.2.2"),
+            None,
+            &[(Measure::PeakMbitPerSecond, 114.6), (Measure::ClientsAtPeak, 32.0)],
+        )],
     );
     let mut store = Store::in_memory().unwrap();
     let id = store.begin_experiment(&new).unwrap();
@@ -723,28 +720,22 @@ fn published_mbit_peak_is_read_by_mbit() {
 #[test]
 fn two_systems_that_ran_then_get_a_row_each() {
     let mut exp = published_mbit_steps();
-    exp.experiment.published_json = Some(
-        Published {
-            source: "seed 004, Mindcraft, April 1999 (NetBench 5.01)".into(),
-            setup: None,
-            percent_of: None,
-            figures: vec![
-                figure(
-                    &[("server", "samba")],
-                    Some("Samba 2.0.1, Linux 2.2.2"),
-                    None,
-                    &[(Measure::PeakMbitPerSecond, 114.6), (Measure::ClientsAtPeak, 32.0)],
-                ),
-                figure(
-                    &[("server", "samba")],
-                    Some("Windows NT 4.0, its own SMB server"),
-                    None,
-                    &[(Measure::PeakMbitPerSecond, 286.7), (Measure::ClientsAtPeak, 112.0)],
-                ),
-            ],
-        }
-        .to_json()
-        .unwrap(),
+    exp.experiment.published_json = published_json(
+        "seed 004, Mindcraft, April 1999 (NetBench 5.01)",
+        vec![
+            figure(
+                &[("server", "samba")],
+                Some("Samba 2.0.1, Linux 2.2.2"),
+                None,
+                &[(Measure::PeakMbitPerSecond, 114.6), (Measure::ClientsAtPeak, 32.0)],
+            ),
+            figure(
+                &[("server", "samba")],
+                Some("Windows NT 4.0, its own SMB server"),
+                None,
+                &[(Measure::PeakMbitPerSecond, 286.7), (Measure::ClientsAtPeak, 112.0)],
+            ),
+        ],
     );
     let text = String::from_utf8(render(&exp)).unwrap();
     let rows: Vec<&str> =
@@ -875,20 +866,14 @@ fn sweep() -> StoredExperiment {
         vec!["direct".into(), "routed".into()],
     ];
     new.report.measure = Some(Measure::ConnectionsPerSecond);
-    new.published_json = Some(
-        Published {
-            source: "seed 002".into(),
-            setup: None,
-            percent_of: None,
-            figures: vec![figure(
-                &[("server", "apache-worker"), ("workload", "sizes:1024"), ("path", "routed")],
-                Some("Apache 2.0"),
-                None,
-                &[(Measure::ConnectionsPerSecond, 9500.0)],
-            )],
-        }
-        .to_json()
-        .unwrap(),
+    new.published_json = published_json(
+        "seed 002",
+        vec![figure(
+            &[("server", "apache-worker"), ("workload", "sizes:1024"), ("path", "routed")],
+            Some("Apache 2.0"),
+            None,
+            &[(Measure::ConnectionsPerSecond, 9500.0)],
+        )],
     );
     let mut store = Store::in_memory().unwrap();
     let id = store.begin_experiment(&new).unwrap();

@@ -33,7 +33,7 @@ use crate::throttle::Throttle;
 use crate::transport::{Fault, Io};
 use crate::worker::base::{self, Base, Turns};
 use crate::worker::outcome::CONNECT_BACKOFF;
-use crate::worker::{bind_for, WorkerEnd};
+use crate::worker::WorkerEnd;
 use crate::{Control, EngineError, H2Settings, Recorder, RunSpec, Wire};
 
 pub(crate) struct MuxWorker<'a, R> {
@@ -220,16 +220,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             self.open_h3(i, now);
             return;
         }
-        let connecting = match &spec.target.unix {
-            Some(path) => socket::connect_unix(path),
-            None => {
-                let addrs = &spec.target.addrs;
-                let Some(&addr) = addrs.get(self.base.addr).or(addrs.last()) else { return };
-                let bind = bind_for(&spec.socket.bind, self.base.first_conn as usize + i);
-                socket::connect_tcp(addr, spec, bind)
-            }
-        };
-        match connecting {
+        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i) {
             Ok((mut sock, in_progress)) => {
                 // Streams are written while earlier frames are unacknowledged: Nagle's
                 // algorithm would hold a small HEADERS or WINDOW_UPDATE for the server's

@@ -9,12 +9,13 @@ use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::path::Path;
 
-use herd_drivers::{render, ServerSpec};
+use herd_drivers::render;
 use herd_topo::Supervisor;
 
 use super::launch::program_versions;
 use super::preflight::Ready;
 use super::resume::ServerVersions;
+use super::servers::server_spec;
 use crate::matrix::Cell;
 
 /// What the servers of `cells` are now, against `known`: one line per program whose
@@ -34,20 +35,11 @@ pub(super) fn changes(
         if !asked.insert((server.name.clone(), server.kind, cell.protocol)) {
             continue;
         }
-        let Some(programs) = ready.programs.get(&server.name) else { continue };
         // Rendered as its cell would render it, to learn its programs and their probes;
         // nothing is written or started but the probes.
-        let spec = ServerSpec {
-            kind: server.kind,
-            php: server.php,
-            protocol: cell.protocol,
-            listen: SocketAddr::from(([127, 0, 0, 1], server.kind.fixed_port().unwrap_or(8080))),
-            docroot: docroot.to_path_buf(),
-            run_dir: run_dir.join("version-check").join(&server.name),
-            workers: server.workers,
-            user: ready.user.clone(),
-            programs: programs.clone(),
-        };
+        let listen = SocketAddr::from(([127, 0, 0, 1], server.kind.fixed_port().unwrap_or(8080)));
+        let dir = run_dir.join("version-check").join(&server.name);
+        let Some(spec) = server_spec(cell, ready, listen, docroot, dir) else { continue };
         // A server that cannot be configured says so when its cell runs.
         let Ok(launch) = render(&spec) else { continue };
         let found = program_versions(&launch, sup, run_dir, versions);

@@ -4,6 +4,9 @@
 //! (php-fpm before nginx), each ready before the next, on the server's CPUs and in the
 //! server's namespace; the phase ends when the front one answers the readiness file.
 
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
 use herd_drivers::{render, Probe, Protocol, ServerSpec};
 use herd_store::ServerRecord;
 use herd_topo::net::Host;
@@ -14,8 +17,33 @@ use super::failure::{RunFailure, Stop};
 use super::launch::{
     argv_record, config_records, create_dir, open_dir, program_versions, write_launch, write_tls,
 };
+use super::preflight::Ready;
 use super::watched::Watched;
 use crate::error::with_causes;
+use crate::matrix::Cell;
+
+/// `cell`'s server as its driver is asked to render it: listening on `listen`, serving
+/// `docroot`, its files under `run_dir`, with the programs preflight located (None: none
+/// were, for this server).
+pub(super) fn server_spec(
+    cell: &Cell,
+    ready: &Ready,
+    listen: SocketAddr,
+    docroot: &Path,
+    run_dir: PathBuf,
+) -> Option<ServerSpec> {
+    Some(ServerSpec {
+        kind: cell.server.kind,
+        php: cell.server.php,
+        protocol: cell.protocol,
+        listen,
+        docroot: docroot.to_path_buf(),
+        run_dir,
+        workers: cell.server.workers,
+        user: ready.user.clone(),
+        programs: ready.programs.get(&cell.server.name)?.clone(),
+    })
+}
 
 impl CellRun<'_> {
     /// Starts the server's processes in the cell's protocol (a TLS listener's certificate
@@ -27,20 +55,10 @@ impl CellRun<'_> {
         let server_dir = self.dir.join(name);
         create_dir(&server_dir).map_err(RunFailure::Setup)?;
         open_dir(self.dir);
-        let programs = ready.programs.get(name).cloned().ok_or_else(|| {
-            RunFailure::Setup(format!("no programs were located for server {name}"))
-        })?;
-        let spec = ServerSpec {
-            kind: cell.server.kind,
-            php: cell.server.php,
-            protocol: cell.protocol,
-            listen: place.listen,
-            docroot: self.ctx.docroot.dir.clone(),
-            run_dir: server_dir,
-            workers: cell.server.workers,
-            user: ready.user.clone(),
-            programs,
-        };
+        let spec = server_spec(cell, ready, place.listen, &self.ctx.docroot.dir, server_dir)
+            .ok_or_else(|| {
+                RunFailure::Setup(format!("no programs were located for server {name}"))
+            })?;
         let launch = render(&spec).map_err(|err| {
             RunFailure::Setup(format!("cannot configure {name}: {}", with_causes(&err)))
         })?;

@@ -18,7 +18,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use herd_engine::Control;
+use herd_engine::{Control, Warmed};
 use serde::Serialize;
 
 use super::clock::{self, Offset};
@@ -253,8 +253,8 @@ fn spawn_reader(conn: usize, stream: Stream, tx: Sender<Event>) -> bool {
 struct Agent {
     writer: Writer,
     offset: Option<Offset>,
-    /// What it opened before the start: (opened, not opened, how long).
-    opened: (u64, u64, Duration),
+    /// What it opened before the start.
+    opened: Warmed,
     armed: bool,
     done: bool,
     last_heard: Instant,
@@ -378,7 +378,7 @@ impl<'p> Board<'p> {
                 self.agents[i] = Some(Agent {
                     writer,
                     offset: None,
-                    opened: (0, 0, Duration::ZERO),
+                    opened: Warmed::default(),
                     armed: false,
                     done: false,
                     last_heard: Instant::now(),
@@ -393,7 +393,8 @@ impl<'p> Board<'p> {
             } => {
                 let a = self.agent_of(conn)?;
                 a.offset = Some(Offset { offset_ns, rtt_ns });
-                a.opened = (opened, not_opened, Duration::from_nanos(opening_ns));
+                let took = Duration::from_nanos(opening_ns);
+                a.opened = Warmed { connections: opened, failed: not_opened, took };
                 a.armed = true;
             }
             Event::Frame { conn, frame: FromAgent::Failed { error } } => {
@@ -622,9 +623,9 @@ impl<'p> Board<'p> {
                 clock_offset_us: a.offset.map_or(0.0, |o| o.offset_ns as f64 / 1e3),
                 clock_rtt_us: a.offset.map_or(0.0, |o| o.rtt_ns as f64 / 1e3),
                 start_late_us: a.late.as_secs_f64() * 1e6,
-                opened_ahead: a.opened.0,
-                not_opened_ahead: a.opened.1,
-                opening_ms: a.opened.2.as_secs_f64() * 1e3,
+                opened_ahead: a.opened.connections,
+                not_opened_ahead: a.opened.failed,
+                opening_ms: a.opened.took.as_secs_f64() * 1e3,
                 steps: a.steps.clone(),
             })
             .collect();
