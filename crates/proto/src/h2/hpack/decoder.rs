@@ -17,11 +17,12 @@
 //!   max_table_size)` bytes: a longer one can neither be handed out nor fit the table, so
 //!   only its length is counted.
 
+use super::block_memo::{BlockMemo, Insertions};
 use super::integer;
 use super::memo::HuffmanMemo;
 use super::static_table;
 use super::table::{DynamicTable, ENTRY_OVERHEAD};
-use super::HpackError;
+use super::{HpackError, ResponseHead};
 
 /// The dynamic table's size before any SETTINGS (RFC 9113 §6.5.2).
 pub(crate) const DEFAULT_TABLE_SIZE: u32 = 4096;
@@ -41,6 +42,13 @@ pub struct Decoder {
     value_scratch: Vec<u8>,
     /// Huffman strings seen lately, decoded (see memo.rs).
     memo: HuffmanMemo,
+    /// Response blocks seen lately, with their heads and insertions (see block_memo.rs).
+    blocks: BlockMemo,
+    /// While `decode_noted` runs: the block so far refers to no dynamic entry and sets no
+    /// table size, and `inserted` holds what it inserted.
+    noting: bool,
+    pure: bool,
+    inserted: Insertions,
 }
 
 impl Decoder {
@@ -62,6 +70,10 @@ impl Decoder {
             name_scratch: Vec::new(),
             value_scratch: Vec::new(),
             memo: HuffmanMemo::default(),
+            blocks: BlockMemo::default(),
+            noting: false,
+            pure: false,
+            inserted: Insertions::default(),
         }
     }
 
@@ -84,6 +96,7 @@ impl Decoder {
         while let Some(&first) = block.get(pos) {
             let rest = &block[pos..];
             if first & 0xe0 == 0x20 {
+                self.pure = false;
                 pos += self.size_update(rest, fields_seen)?;
                 continue;
             }
@@ -96,6 +109,9 @@ impl Decoder {
                 let (index, n) = integer::decode(rest, 7)?;
                 pos += n;
                 let (name, value) = self.lookup(index)?;
+                if let Str::Dynamic { .. } = name {
+                    self.pure = false;
+                }
                 Field { name, value, insert: false }
             } else {
                 // A literal (§6.2): with incremental indexing (01), or without indexing (0000)
@@ -108,7 +124,11 @@ impl Decoder {
                     read_string(block, &mut pos, &mut self.name_scratch, cap, &mut self.memo)?
                         .or_scratch(Str::NameScratch)
                 } else {
-                    match self.lookup(index)?.0 {
+                    let name = self.lookup(index)?.0;
+                    if let Str::Dynamic { .. } = name {
+                        self.pure = false;
+                    }
+                    match name {
                         Str::Dynamic { index: i, .. } if insert => {
                             // The insertion may evict the very entry the name is in: copy it.
                             self.name_scratch.clear();
@@ -213,10 +233,55 @@ impl Decoder {
             _ => None,
         };
         match (name, value) {
-            (Some(name), Some(value)) => self.table.insert(name, value),
+            (Some(name), Some(value)) => {
+                if self.noting && self.pure && !self.inserted.push(name, value) {
+                    self.pure = false;
+                }
+                self.table.insert(name, value)
+            }
             // Longer than the table's maximum: such an entry empties the table (§4.4).
-            _ => self.table.clear(),
+            _ => {
+                self.pure = false;
+                self.table.clear()
+            }
         }
+    }
+
+    /// A block decoded before that needs no decoding again (see block_memo.rs): its head, its
+    /// insertions replayed into the table.
+    #[inline]
+    pub(super) fn replayed(&mut self, block: &[u8]) -> Option<ResponseHead> {
+        if self.update_owed {
+            // The block must begin with a size update, and a kept one has none.
+            return None;
+        }
+        self.blocks.replay(block, &mut self.table)
+    }
+
+    /// [`Decoder::decode`], noting whether the block may be kept: true if it referred to no
+    /// dynamic entry and set no table size (its insertions are noted meanwhile).
+    pub(super) fn decode_noted(
+        &mut self,
+        block: &[u8],
+        on_field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<bool, HpackError> {
+        self.noting = true;
+        self.pure = true;
+        self.inserted.clear();
+        let decoded = self.decode(block, on_field);
+        self.noting = false;
+        decoded.map(|()| self.pure)
+    }
+
+    /// Keeps a block `decode_noted` found pure, with the head it gave.
+    pub(super) fn remember(&mut self, block: &[u8], head: ResponseHead) {
+        self.blocks.keep(block, head, &self.inserted);
+    }
+
+    /// Forgets the blocks kept (for the fuzz target and tests, which compare with a decoder
+    /// that decodes every block).
+    pub(super) fn forget_blocks(&mut self) {
+        self.blocks = BlockMemo::default();
     }
 
     /// The dynamic table's entries, newest first (for tests comparing tables).

@@ -7,12 +7,14 @@ use super::{Decoder, Encoder, HpackError};
 
 type Fields = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// Fuzz entry point. The first octet picks the limits (announced table size, list size); the
-/// rest is blocks, each behind a one-octet length (255: all that is left). Every block goes
-/// to two decoders in step, one through [`Decoder::decode`] and one through
-/// [`Decoder::decode_response`], and the following must hold:
+/// Fuzz entry point. The first octet picks the limits (announced table size, list size) and
+/// whether each block comes twice; the rest is blocks, each behind a one-octet length (255:
+/// all that is left). Every block goes to three decoders in step, one through
+/// [`Decoder::decode`] and two through [`Decoder::decode_response`], one of which forgets
+/// the blocks it kept before each (block_memo.rs), and the following must hold:
 /// - fields handed out stay within the list limit;
-/// - both decoders fail alike on an encoding error, and otherwise keep the same table;
+/// - the decoders fail alike on an encoding error, and otherwise keep the same table;
+/// - a kept block gives what decoding it gives;
 /// - a block that decodes is also a valid block cut short anywhere: a prefix of its fields,
 ///   or [`HpackError::Truncated`];
 /// - its fields, encoded by [`Encoder`] (with and without Huffman) and decoded again, are
@@ -21,12 +23,25 @@ pub fn fuzz_decode(data: &[u8]) {
     let Some((&config, mut rest)) = data.split_first() else { return };
     let max_table = [0, 256, 4096, 65536][usize::from(config & 3)];
     let max_list = [0, 100, 4096, 1 << 16][usize::from((config >> 2) & 3)];
+    let twice = config & 0x10 != 0;
     let mut plain = Decoder::new(max_table, max_list);
     let mut response = plain.clone();
-    while let Some((&len, tail)) = rest.split_first() {
-        let len = if len == 255 { tail.len() } else { usize::from(len).min(tail.len()) };
-        let (block, next) = tail.split_at(len);
-        rest = next;
+    let mut fresh = plain.clone();
+    let mut again = None;
+    loop {
+        let block = match again.take() {
+            Some(block) => block,
+            None => {
+                let Some((&len, tail)) = rest.split_first() else { break };
+                let len = if len == 255 { tail.len() } else { usize::from(len).min(tail.len()) };
+                let (block, next) = tail.split_at(len);
+                rest = next;
+                if twice {
+                    again = Some(block);
+                }
+                block
+            }
+        };
         let before = plain.clone();
         let mut fields = Fields::new();
         let mut list = 0usize;
@@ -36,6 +51,9 @@ pub fn fuzz_decode(data: &[u8]) {
         });
         assert!(list <= max_list as usize, "{list} bytes handed out past a limit of {max_list}");
         let head = response.decode_response(block);
+        fresh.forget_blocks();
+        assert_eq!(fresh.decode_response(block), head, "a kept block gave another head");
+        assert!(fresh.dynamic_table().eq(response.dynamic_table()), "a kept block's insertions");
         match (result, head) {
             (Err(e), other) if e.is_connection_error() => {
                 assert_eq!(other, Err(e), "decode_response disagrees with decode");

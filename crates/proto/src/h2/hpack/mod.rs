@@ -9,9 +9,11 @@
 //!   stream is lost.
 //!
 //! Inside: `integer` and `huffman` (with its code table, `huffman_codes`) are the primitive
-//! encodings of §5 (`memo` keeps the Huffman strings a peer repeats, decoded); `static_table` and `table` (the dynamic table) the two index spaces of
+//! encodings of §5 (`memo` keeps the Huffman strings a peer repeats, decoded; `block_memo` the response
+//! blocks it repeats, with their heads and insertions); `static_table` and `table` (the dynamic table) the two index spaces of
 //! §2.3; `decoder` and `encoder` the representations of §6; `response` the response checks.
 
+mod block_memo;
 mod decoder;
 mod encoder;
 mod error;

@@ -24,10 +24,20 @@ impl Decoder {
     /// once, three digits; pseudo-fields before regular ones; no other pseudo-field; names
     /// lowercase; content-length digits only (several equal values allowed). Malformed → a
     /// typed error.
+    ///
+    /// A block that repeats one seen lately, and referred to no dynamic entry, is not decoded
+    /// again: its head is the one it gave and its insertions are replayed (block_memo.rs).
     pub fn decode_response(&mut self, block: &[u8]) -> Result<ResponseHead, HpackError> {
+        if let Some(head) = self.replayed(block) {
+            return Ok(head);
+        }
         let mut check = Check::default();
-        self.decode(block, |name, value| check.field(name, value))?;
-        check.finish()
+        let pure = self.decode_noted(block, |name, value| check.field(name, value))?;
+        let head = check.finish()?;
+        if pure {
+            self.remember(block, head);
+        }
+        Ok(head)
     }
 }
 
