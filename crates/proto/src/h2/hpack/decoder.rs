@@ -88,6 +88,8 @@ impl Decoder {
         block: &[u8],
         mut on_field: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), HpackError> {
+        // Whatever this block does to the table, it is not a replay (see block_memo.rs).
+        self.blocks.interrupt();
         let list_limit = u64::from(self.max_list_size);
         let mut list_size = 0u64;
         let mut too_large = false;
