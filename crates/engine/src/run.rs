@@ -221,7 +221,7 @@ fn worker<R: Recorder>(
     };
     let (late, end) = match h2_requests {
         Some(requests) => {
-            let w = MuxWorker::new(spec, control, share, requests);
+            let w = MuxWorker::new(spec, control, share, requests, warm);
             (wait(), w.run())
         }
         None => {

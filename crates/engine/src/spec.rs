@@ -47,7 +47,7 @@ pub struct RunSpec {
     /// When the run starts: at once, or (the agents of a spread run) at a shared instant
     /// or when a [`crate::StartGate`] opens, so that the agents' seconds line up and an open
     /// loop's arrival k is due at `start + k / rate` on every agent. A later start opens
-    /// the kept-alive HTTP/1 connections first ([`RunSpec::opens_ahead`]).
+    /// the kept-alive HTTP/1 and HTTP/2 connections first ([`RunSpec::opens_ahead`]).
     pub start: Start,
 }
 
@@ -336,10 +336,13 @@ impl RunSpec {
     }
 
     /// Whether the workers open their connections before a later start (warm.rs): when they
-    /// are kept alive and speak HTTP/1. A connection per request cannot be opened ahead
-    /// without hiding its connect; HTTP/2 and HTTP/3 connect at the start.
+    /// are kept alive and speak HTTP/1 or HTTP/2 (TCP, and TLS with ALPN `h2`). A connection
+    /// per request cannot be opened ahead without hiding its connect; HTTP/3 connects at the
+    /// start.
     pub fn opens_ahead(&self) -> bool {
-        !matches!(self.start, Start::Now) && self.keep_alive() && matches!(self.wire, Wire::Http1)
+        !matches!(self.start, Start::Now)
+            && self.keep_alive()
+            && matches!(self.wire, Wire::Http1 | Wire::Http2(_))
     }
 
     /// How many connections and requests worker `i` of `n` gets: connections spread as

@@ -7,6 +7,11 @@
 //! connection's first request counts as one on a kept-alive connection (no connect time, and
 //! a server's close just before it is the keep-alive race, retried). What could not be opened
 //! in time is closed and opened again with its first request, where a failure counts.
+//!
+//! An HTTP/2 connection is open here once TCP is up and, over TLS, the server has chosen `h2`
+//! (ALPN; any other choice is not opened ahead, and fails at the start as the run's would).
+//! Its preface goes with its first requests: the session is the worker's. What the server
+//! sends meanwhile (its SETTINGS, TLS session tickets) is left unread for the session.
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -17,7 +22,7 @@ use crate::socket;
 use crate::start::Warmed;
 use crate::transport::{Io, Transport};
 use crate::worker::WAKER;
-use crate::{Control, RunSpec};
+use crate::{Control, RunSpec, Wire};
 
 /// One connection on its way to being open.
 enum Opening {
@@ -68,6 +73,7 @@ pub(crate) fn open(
         // requests, as a run that starts at once.
         return warm;
     }
+    let h2 = matches!(spec.wire, Wire::Http2(_));
     let mut opening: Vec<Opening> = Vec::with_capacity(n_open as usize);
     for i in 0..n_open as usize {
         opening.push(start(poll, spec, i, first_conn, 0));
@@ -113,14 +119,14 @@ pub(crate) fn open(
                 Opening::Connecting(t, addr) if ev.is_writable() || ev.is_readable() => {
                     connected(spec, t, addr)
                 }
-                Opening::Handshaking(t, addr) => handshake(t, addr),
+                Opening::Handshaking(t, addr) => handshake(spec, t, addr),
                 Opening::Open(mut t, addr) => {
                     // As an idle connection of the run (worker/events.rs); a writable edge
-                    // alone says nothing new.
+                    // alone says nothing new. HTTP/2's bytes are the session's: not read.
                     let quiet = if ev.is_read_closed() || ev.is_error() {
                         false
                     } else {
-                        !ev.is_readable() || t.still_idle(&mut scratch)
+                        h2 || !ev.is_readable() || t.still_idle(&mut scratch)
                     };
                     if quiet {
                         Opening::Open(t, addr)
@@ -161,6 +167,10 @@ pub(crate) fn open(
 fn start(poll: &Poll, spec: &RunSpec, i: usize, first_conn: u32, addr: usize) -> Opening {
     let connecting = socket::connect(spec, addr, first_conn as usize + i);
     let Ok((mut sock, in_progress)) = connecting else { return Opening::Dropped };
+    if matches!(spec.wire, Wire::Http2(_)) {
+        // As the multiplexed worker's own connections (mux/worker.rs `open`).
+        sock.set_nodelay();
+    }
     let interest = Interest::READABLE | Interest::WRITABLE;
     if poll.registry().register(&mut sock, Token(i), interest).is_err() {
         return Opening::Dropped;
@@ -182,14 +192,20 @@ fn connected(spec: &RunSpec, t: Transport, addr: usize) -> Opening {
     match &spec.target.tls {
         None => Opening::Open(t, addr),
         Some(tls) => match tls.connect() {
-            Ok(session) => handshake(t.start_tls(session), addr),
+            Ok(session) => handshake(spec, t.start_tls(session), addr),
             Err(_) => Opening::Dropped,
         },
     }
 }
 
-fn handshake(mut t: Transport, addr: usize) -> Opening {
+fn handshake(spec: &RunSpec, mut t: Transport, addr: usize) -> Opening {
     match t.handshake() {
+        // HTTP/2 over TLS only where the server chose it (the worker checks it again).
+        Io::Done(_)
+            if matches!(spec.wire, Wire::Http2(_)) && t.alpn() != Some(b"h2".as_slice()) =>
+        {
+            Opening::Dropped
+        }
         Io::Done(_) => Opening::Open(t, addr),
         Io::Retry => Opening::Handshaking(t, addr),
         Io::Eof | Io::Err(_) => Opening::Dropped,

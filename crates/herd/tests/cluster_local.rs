@@ -89,6 +89,34 @@ fn three_agents_merge_exactly_what_nginx_served() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// HTTP/2 as HTTP/1: each agent's connections are open before it arms (their prefaces go at
+/// the start), none is opened in the run, and the merged count is nginx's own.
+#[test]
+fn agents_open_their_http2_connections_before_the_start() {
+    let nginx = Nginx::start();
+    let url = format!("http://127.0.0.1:{}/counted/small.html", nginx.h2c_port);
+    let dir = tempdir("cluster-h2c");
+    let json = dir.join("run.json");
+    let out = run(herd()
+        .args(["cluster", "run", "--local", "2", "--", "--h2c", &url])
+        .args(["-n", "2000", "-c", "4", "-m", "8", "-t", "1", "--json"])
+        .arg(&json));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["protocol"], "h2c", "{v}");
+    assert_eq!(v["requests"]["completed"], 2000, "{v}");
+    assert_eq!(v["requests"]["failed"], 0, "{v}");
+    assert_eq!(nginx.counted(), 2000, "nginx's own count");
+    for (i, a) in v["agents"].as_array().expect("per-agent figures").iter().enumerate() {
+        assert_eq!((&a["opened_ahead"], &a["not_opened_ahead"]), (&2.into(), &0.into()), "{a}");
+        let own = &a["steps"][0];
+        assert_eq!(own["requests"]["completed"], 1000, "agent {i}: {a}");
+        assert_eq!(own["latency_us"]["connect"]["count"], 0, "a connect in agent {i}'s run");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The PIDs of `parent`'s children.
 fn children(parent: u32) -> Vec<u32> {
     let mut pids = Vec::new();

@@ -89,6 +89,10 @@ pub(crate) struct MuxConn {
     first: Option<Exchange>,
     /// Open loop: since when it has had room for a request.
     waiting_since: Instant,
+    /// Opened before the start (warm.rs) and nothing heard from the server on it yet: if it
+    /// ends now, the server closed an idle connection as the run began (its idle timeout),
+    /// before it could have taken a request: HTTP/1's keep-alive race, retried.
+    unheard: bool,
 }
 
 impl MuxConn {
@@ -100,6 +104,7 @@ impl MuxConn {
             limit: u32::MAX,
             first: None,
             waiting_since: now,
+            unheard: false,
         }
     }
 
@@ -165,9 +170,36 @@ impl MuxConn {
         self.first = Some(first);
     }
 
+    /// Opened before the start (warm.rs): open with no request yet, its preface queued to go
+    /// with its first requests. It may carry `limit` requests.
+    pub(crate) fn adopt(&mut self, t: Transport, limit: u32, throttle: Option<Throttle>) {
+        self.close();
+        self.limit = limit;
+        self.started = 0;
+        if let Link::H2 { transport, throttle: th, .. } = &mut self.link {
+            *transport = Some(t);
+            *th = throttle;
+        }
+        self.open();
+        self.unheard = true;
+    }
+
+    /// Opened before the start and nothing received on it yet ([`MuxConn::adopt`]).
+    #[inline]
+    pub(crate) fn unheard(&self) -> bool {
+        self.unheard
+    }
+
+    /// Bytes arrived from the server.
+    #[inline]
+    pub(crate) fn heard(&mut self) {
+        self.unheard = false;
+    }
+
     /// Drops the socket; the protocol starts afresh next time.
     pub(crate) fn close(&mut self) {
         self.state = State::Closed;
+        self.unheard = false;
         self.first = None;
         match &mut self.link {
             Link::H2 { transport, h2, .. } => {

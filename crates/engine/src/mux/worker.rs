@@ -31,6 +31,7 @@ use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io};
+use crate::warm::Warm;
 use crate::worker::base::{self, Base, Turns};
 use crate::worker::outcome::CONNECT_BACKOFF;
 use crate::worker::WorkerEnd;
@@ -49,6 +50,8 @@ pub(crate) struct MuxWorker<'a, R> {
     retry: Vec<Exchange>,
     /// Open loop: where the search for a connection with room starts.
     cursor: usize,
+    /// Closed loop: connections opened before the start, to fill at the first turn.
+    opened: Vec<usize>,
 }
 
 /// What an HTTP/3 run's worker holds besides its connections.
@@ -66,6 +69,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         control: &'a Control,
         share: Share<R>,
         requests: &'a [H2Request],
+        warm: Warm,
     ) -> Self {
         let (base, n_conns) = Base::new(spec, control, share);
         let now = base.last_activity;
@@ -98,7 +102,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 MuxConn::new(link, now)
             })
             .collect();
-        MuxWorker {
+        let mut w = MuxWorker {
             base,
             requests,
             many: requests.len() > 1,
@@ -106,7 +110,44 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             conns,
             retry: Vec::new(),
             cursor: 0,
+            opened: Vec::new(),
+        };
+        w.adopt(warm, now);
+        w
+    }
+
+    /// Takes the HTTP/2 connections opened before the start (warm.rs): open, with no request
+    /// yet; a closed loop fills them at its first turn, an open loop as requests fall due. No
+    /// request on them pays a connect, as on HTTP/1's.
+    fn adopt(&mut self, warm: Warm, now: Instant) {
+        if let Some(addr) = warm.addr {
+            self.base.addr = addr;
+            self.base.any_connected = true;
         }
+        let mut adopted = vec![false; self.conns.len()];
+        for (i, t) in warm.conns.into_iter().enumerate() {
+            let Some(t) = t else { continue };
+            if i >= self.conns.len() || self.h3.is_some() {
+                break;
+            }
+            if self.base.tls_info.is_none() {
+                self.base.tls_info = t.tls_info();
+            }
+            let limit = match self.base.per_connection {
+                Some(range) => self.base.rng.between(range.lo().get(), range.hi().get()),
+                None => u32::MAX,
+            };
+            let throttle = self.base.spec.receive_rate.map(|r| Throttle::new(r, now));
+            self.conns[i].adopt(t, limit, throttle);
+            self.conns[i].set_waiting_since(now);
+            adopted[i] = true;
+            if self.base.pacer.is_none() {
+                self.opened.push(i);
+            }
+        }
+        let waiting = |i: &usize| !adopted.get(*i).copied().unwrap_or(false);
+        self.base.free.retain(waiting);
+        self.base.to_open.retain(waiting);
     }
 
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
@@ -143,8 +184,16 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         Some(Exchange::new(req, false, now))
     }
 
-    /// Closed loop: opens the connections waiting for it, each with its first request.
+    /// Closed loop: fills the connections opened before the start, and opens the
+    /// connections waiting for it, each with its first request.
     fn open_pending(&mut self) {
+        while let Some(i) = self.opened.pop() {
+            if self.base.stop {
+                return;
+            }
+            self.fill(i, Instant::now());
+            self.write(i);
+        }
         for _ in 0..self.base.to_open.len() {
             let Some(i) = self.base.to_open.pop() else { break };
             if self.base.stop {
@@ -465,6 +514,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 Io::Err(Fault::Os(e)) => return self.conn_failed(i, FailureKind::Receive, Some(e)),
                 Io::Done(n) => {
                     let now = Instant::now();
+                    if n > 0 {
+                        self.conns[i].heard();
+                    }
                     let data = into.get(..n).unwrap_or_default();
                     let fed = self.conns[i].on_read(data, now, self.requests);
                     if let Err(e) = fed {
@@ -509,8 +561,13 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     fn on_eof(&mut self, i: usize) {
         let now = Instant::now();
+        let unheard = self.conns[i].unheard();
         if let Some(h2) = self.conns[i].h2() {
-            h2.on_eof();
+            if unheard {
+                h2.retry_all();
+            } else {
+                h2.on_eof();
+            }
         }
         self.drain_events(i, now);
         if self.conns[i].first().is_some() {
@@ -605,7 +662,13 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             self.base.last_activity = now;
             self.base.after_outcome(answer);
         }
+        // A connection opened before the start that the server closed before saying anything
+        // (its idle timeout): its requests go again, uncounted, as HTTP/1's keep-alive race.
+        let closed =
+            matches!(kind, FailureKind::Closed | FailureKind::Write | FailureKind::Receive);
+        let race = closed && self.conns[i].unheard();
         match &mut self.conns[i].link {
+            Link::H2 { h2, .. } if race => h2.retry_all(),
             Link::H2 { h2, .. } => h2.fail_all(kind, None),
             Link::H3(l) => l.fail_all(kind),
         }
@@ -704,7 +767,7 @@ impl<'a, R: Recorder> Turns<'a, R> for MuxWorker<'a, R> {
         !self.base.free.is_empty() || self.conns.iter().any(MuxConn::has_room)
     }
     fn queued(&self) -> bool {
-        !self.base.to_open.is_empty()
+        !self.base.to_open.is_empty() || !self.opened.is_empty()
     }
     fn busy(&self) -> bool {
         self.queued() || !self.retry.is_empty() || self.conns.iter().any(|c| c.in_flight() > 0)

@@ -142,7 +142,12 @@ impl Peer {
 
 /// A well-behaved server: SETTINGS, then `body` for every request until the client leaves.
 pub fn serve(s: TcpStream, settings: &[(SettingId, u32)], body: &[u8]) {
-    let Some(mut p) = Peer::accept(s) else { return };
+    let Some(p) = Peer::accept(s) else { return };
+    serve_accepted(p, settings, body);
+}
+
+/// [`serve`] once the client's preface has been read.
+pub fn serve_accepted(mut p: Peer, settings: &[(SettingId, u32)], body: &[u8]) {
     p.settings(settings);
     if !p.flush() {
         return;

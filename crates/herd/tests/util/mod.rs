@@ -185,6 +185,7 @@ impl Nginx {
                      listen 127.0.0.1:{h2c_port} http2;\n\
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
+                     location /counted/ {{ access_log {dir}/counted.log; }}\n\
                    }}\n\
                    server {{\n\
                      listen 127.0.0.1:{h2c_short_port} http2;\n\

@@ -61,7 +61,7 @@ pub struct AgentFigures {
     pub clock_rtt_us: f64,
     /// How long after the start instant its engine started.
     pub start_late_us: f64,
-    /// Its connections opened before the start (the kept-alive HTTP/1 ones), those that
+    /// Its connections opened before the start (the kept-alive HTTP/1 and HTTP/2 ones), those that
     /// could not be (each opened with its first request instead), and how long it took.
     pub opened_ahead: u64,
     pub not_opened_ahead: u64,

@@ -381,6 +381,17 @@ impl H2 {
         }
     }
 
+    /// The connection ended before the server sent anything on it (a connection opened
+    /// before the start, closed at its idle timeout): no stream was processed, every open one
+    /// may go again.
+    pub(crate) fn retry_all(&mut self) {
+        for slot in 0..self.streams.slots() {
+            if self.streams.open_mut(slot).is_some() {
+                self.retry(slot);
+            }
+        }
+    }
+
     /// The connection failed: every open stream fails with `kind`, and a GOAWAY with `code`
     /// is queued (the caller writes it, best effort, before closing).
     pub(crate) fn fail_all(&mut self, kind: FailureKind, code: Option<ErrorCode>) {
