@@ -13,6 +13,7 @@ use std::ffi::OsString;
 
 use herd_stats::Protocol;
 
+use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::{APACHE2, PHP_CGI};
@@ -166,6 +167,13 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
     };
     let tls = tls_for(spec, places, Layout::Apart)?;
     let (protocol_modules, protocol) = protocol_settings(spec, places, tls.as_ref())?;
+    let access_log = access_log::at_path(spec, places, LogFormat::Common);
+    let log_directive = match &access_log {
+        Some(_) => {
+            format!("CustomLog \"{}\" \"{}\"", places.text(access_log::PATH), access_log::COMMON)
+        }
+        None => String::new(),
+    };
     let contents = fill(
         "templates/apache2.conf",
         TEMPLATE,
@@ -181,6 +189,7 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             ("MPM_SETTINGS", &mpm_settings(mpm, mpm_name, spec.workers.map(|n| n.get()))?),
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
+            ("ACCESS_LOG", &log_directive),
         ],
     )?;
 
@@ -209,6 +218,7 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             argv: vec![OsString::from(exe), "-v".into()],
             parse: parse_version,
         }],
+        access_log,
     };
     match spec.php {
         Some(Php::Fpm) => php_fpm::add_pool(spec, places, &mut launch)?,

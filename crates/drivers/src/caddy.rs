@@ -14,6 +14,7 @@ use std::ffi::OsString;
 
 use herd_stats::Protocol;
 
+use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::CADDY;
@@ -47,6 +48,13 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         (false, 443) => "https_port 444",
         _ => "",
     };
+    let access_log = access_log::at_path(spec, places, LogFormat::CaddyJson);
+    let log_block = match &access_log {
+        Some(_) => {
+            format!("log {{\n\toutput file {}\n\tformat json\n}}", places.text(access_log::PATH))
+        }
+        None => String::new(),
+    };
     let contents = fill(
         "templates/Caddyfile",
         TEMPLATE,
@@ -58,6 +66,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("HOST", &spec.listen.ip().to_string()),
             ("TLS", &tls_line),
             ("DOCROOT", &places.docroot),
+            ("ACCESS_LOG", &log_block),
         ],
     )?;
 
@@ -120,6 +129,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(exe), "version".into()],
             parse: parse_version,
         }],
+        access_log,
     })
 }
 

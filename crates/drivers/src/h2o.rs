@@ -11,6 +11,7 @@
 
 use std::ffi::OsString;
 
+use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::H2O;
@@ -48,6 +49,16 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         Some(t) => fill("h2o.rs TLS", TLS, &[("CERT", &t.cert), ("KEY", &t.key)])?,
         None => String::new(),
     };
+    let access_log = access_log::at_path(spec, places, LogFormat::Common);
+    let log_block = match &access_log {
+        // h2o's `%s` is the final status (it has no `%>s`).
+        Some(_) => format!(
+            "access-log:\n  path: \"{}\"\n  format: \"{}\"",
+            places.text(access_log::PATH),
+            access_log::COMMON.replace("%>s", "%s")
+        ),
+        None => String::new(),
+    };
     let contents = fill(
         "templates/h2o.conf",
         TEMPLATE,
@@ -59,6 +70,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("TLS", &tls_block),
             ("RUN", places.run()),
             ("DOCROOT", &places.docroot),
+            ("ACCESS_LOG", &log_block),
         ],
     )?;
 
@@ -84,6 +96,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(exe), "-v".into()],
             parse: parse_version,
         }],
+        access_log,
     })
 }
 

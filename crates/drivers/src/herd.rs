@@ -1,8 +1,9 @@
 //! herd serve, the reference server: the lab's own executable as `herd serve --root DOCROOT
 //! --listen ADDR [--threads N]`. No config file and no config check. It serves the docroot's
 //! files and its computed pages (`/9x9`, `/include` from `DOCROOT/include/`, `/echo`), keeps
-//! alive without a request limit, writes no access log (its default), and uses sendfile above
-//! 16 KiB. It has no user switch: it runs as whoever the lab is, so `user` is not used.
+//! alive without a request limit, writes no access log (its default; `--access-log` when the
+//! spec asks for one: Common Log Format on its stdout, the process's log), and uses sendfile
+//! above 16 KiB. It has no user switch: it runs as whoever the lab is, so `user` is not used.
 //!
 //! Protocols: `h1` and `h2c` on its plain listener (HTTP/2 with prior knowledge beside
 //! HTTP/1.1: the connection's first bytes decide), `h1-tls` and `h2` over TLS with the
@@ -11,6 +12,7 @@
 
 use std::ffi::OsString;
 
+use crate::access_log::{AccessLog, LogFormat};
 use crate::error::DriverError;
 use crate::launch::Launch;
 use crate::programs::HERD;
@@ -49,8 +51,14 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv.extend(["--alpn".into(), "http/1.1".into()]);
         }
     }
+    if spec.access_log {
+        argv.push("--access-log".into());
+    }
     let ready = ready_probe(spec);
     let process = places.process("herd", argv).ready_when(ready.clone());
+    let access_log = spec
+        .access_log
+        .then(|| AccessLog { path: process.log.clone(), format: LogFormat::HerdServe });
     let dirs: &[&str] = if tls.is_some() { &["logs", tls::DIR] } else { &["logs"] };
     Ok(Launch {
         files: Vec::new(),
@@ -66,6 +74,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(exe), "--version".into()],
             parse: parse_version,
         }],
+        access_log,
     })
 }
 

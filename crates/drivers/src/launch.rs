@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use herd_stats::Protocol;
 
+use crate::access_log::AccessLog;
 use crate::version::VersionProbe;
 
 /// How to start one server (and its PHP pool), made by [`render`](crate::render).
@@ -40,6 +41,8 @@ pub struct Launch {
     pub validate: Vec<Vec<OsString>>,
     /// How to ask each program for its version.
     pub versions: Vec<VersionProbe>,
+    /// Where the front server logs each response, when the spec asked for it.
+    pub access_log: Option<AccessLog>,
 }
 
 /// The certificate of a TLS (or QUIC) listener, made afresh for one launch by a CA of its own

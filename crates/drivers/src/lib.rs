@@ -24,6 +24,7 @@
 //! # Module map
 //!
 //! - `spec`, `programs`, `launch`, `version`, `error`: the types above.
+//! - `access_log`: the optional access log's place and format, and its reader.
 //! - One driver per server: `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, `mini_httpd`,
 //!   `caddy`, `samba` (smbd: SMB file serving for netbench, no HTTP), plus `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache
 //!   and lighttpd run per request). Their configs are templates in `src/templates/`, filled by
@@ -35,10 +36,13 @@
 //! - `proxy`: the router's programs of a network path ([`ProxyKind`]: HAProxy http/tcp,
 //!   nginx as a reverse proxy, sslh fork/select), [`render_proxy`] from a [`ProxySpec`].
 //!
+//! An access log is written only when the spec asks for it (`access_log`: off in the lab,
+//! which measures servers, not their logging); [`parse_access_log`] reads it back.
+//!
 //! Not here: starting, stopping or waiting for processes (the lab), speaking TLS or HTTP/2
-//! (the servers do; the drivers only configure them), access logs (off everywhere: the lab
-//! measures servers, not their logging).
+//! (the servers do; the drivers only configure them).
 
+mod access_log;
 mod apache;
 mod caddy;
 mod error;
@@ -63,6 +67,7 @@ mod testing;
 mod tls;
 mod version;
 
+pub use access_log::{parse as parse_access_log, AccessLog, BadLine, LogFormat, Logged};
 pub use error::DriverError;
 /// herd's one protocol vocabulary, re-exported for the specs' `protocol`.
 pub use herd_stats::Protocol;

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 
 use herd_stats::Protocol;
 
+use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::{LIGHTTPD, PHP_CGI};
@@ -79,6 +80,18 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         ),
         None => ("", String::new()),
     };
+    let access_log = access_log::at_path(spec, places, LogFormat::Common);
+    let (log_module, log_block) = match &access_log {
+        Some(_) => (
+            "\"mod_accesslog\",",
+            format!(
+                "accesslog.filename = \"{}\"\naccesslog.format = \"{}\"",
+                places.text(access_log::PATH),
+                access_log::COMMON
+            ),
+        ),
+        None => ("", String::new()),
+    };
     let contents = fill(
         "templates/lighttpd.conf",
         TEMPLATE,
@@ -91,6 +104,8 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("WORKERS", &workers),
             ("PHP_MODULE", php_module),
             ("TLS_MODULE", tls_module),
+            ("LOG_MODULE", log_module),
+            ("ACCESS_LOG", &log_block),
             ("TLS", &tls_block),
             ("H2", h2),
             ("PHP", &php),
@@ -108,7 +123,8 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         } else {
             &["conf", "logs", "run", "tmp"]
         }),
-        user_dirs: places.dirs(&["tmp"]),
+        // mod_accesslog opens its file after lighttpd has dropped privileges, as the error log.
+        user_dirs: places.dirs(if access_log.is_some() { &["tmp", "logs"] } else { &["tmp"] }),
         shared_dirs: Vec::new(),
         processes: vec![process],
         ready,
@@ -119,6 +135,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(exe), "-v".into()],
             parse: parse_version,
         }],
+        access_log,
     };
     if spec.php == Some(Php::Cgi) {
         launch.versions.push(crate::php_cgi::version_probe(spec)?);

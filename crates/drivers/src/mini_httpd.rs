@@ -5,9 +5,10 @@
 //! mini_httpd -D -p PORT -h ADDR -d DOCROOT -i run/mini_httpd.pid [-u USER]
 //! ```
 //!
-//! `-D` keeps it in the foreground. No `-l`: that file is mini_httpd's access log, and the lab
-//! measures servers, not their logging (without it, nothing is logged per request; start-up
-//! messages go to stderr and syslog). No `-r`, so no chroot (mini_httpd only warns about that),
+//! `-D` keeps it in the foreground. No `-l` unless the spec asks for an access log: that file
+//! is mini_httpd's access log (Combined Log Format), and the lab measures servers, not their
+//! logging (without it, nothing is logged per request; start-up messages go to stderr and
+//! syslog). No `-r`, so no chroot (mini_httpd only warns about that),
 //! and no `-c`, so no CGI. Started as root, mini_httpd always switches user, to `nobody`
 //! unless `-u` says otherwise, so `-u` is passed whenever the spec has a user. No config check
 //! exists. A worker count is refused: there is nothing to set.
@@ -17,6 +18,7 @@
 
 use std::ffi::OsString;
 
+use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::Launch;
 use crate::programs::MINI_HTTPD;
@@ -50,6 +52,10 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     if let Some(user) = &places.user {
         argv.extend(["-u".into(), user.into()]);
     }
+    let access_log = access_log::at_path(spec, places, LogFormat::Common);
+    if let Some(log) = &access_log {
+        argv.extend(["-l".into(), log.path.clone().into()]);
+    }
     let tls = tls_for(spec, places, Layout::AlsoTogether)?;
     if let Some(t) = &tls {
         argv.extend(["-S".into(), "-E".into(), t.cert_and_key.clone().into()]);
@@ -74,6 +80,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(exe), "-V".into()],
             parse: parse_version,
         }],
+        access_log,
     })
 }
 

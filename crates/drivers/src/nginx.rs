@@ -13,6 +13,7 @@ use std::ffi::OsString;
 
 use herd_stats::Protocol;
 
+use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
 use crate::programs::NGINX;
@@ -71,6 +72,15 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         Some(t) => fill("nginx.rs TLS", TLS, &[("CERT", &t.cert), ("KEY", &t.key)])?,
         None => String::new(),
     };
+    let access_log = access_log::at_path(spec, places, LogFormat::Common);
+    let log_directive = match &access_log {
+        Some(_) => format!(
+            "log_format herd '$remote_addr - $remote_user [$time_local] \"$request\" $status \
+             $body_bytes_sent';\naccess_log {} herd;",
+            places.text(access_log::PATH)
+        ),
+        None => "access_log off;".to_owned(),
+    };
     let contents = fill(
         "templates/nginx.conf",
         TEMPLATE,
@@ -83,6 +93,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("TLS", &tls_block),
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
+            ("ACCESS_LOG", &log_directive),
         ],
     )?;
 
@@ -127,6 +138,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(exe), "-v".into()],
             parse: parse_version,
         }],
+        access_log,
     };
     if spec.php == Some(Php::Fpm) {
         php_fpm::add_pool(spec, places, &mut launch)?;

@@ -282,6 +282,7 @@ fn haproxy(
             argv: vec![exe.into(), "-v".into()],
             parse: parse_haproxy_version,
         }],
+        access_log: None,
     })
 }
 
@@ -337,6 +338,7 @@ fn nginx(
             argv: vec![exe.into(), "-v".into()],
             parse: crate::nginx::parse_version,
         }],
+        access_log: None,
     })
 }
 
@@ -375,6 +377,7 @@ fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch
             argv: vec![exe.into(), "-V".into()],
             parse: parse_sslh_version,
         }],
+        access_log: None,
     }
 }
 

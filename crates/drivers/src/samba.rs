@@ -214,6 +214,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
                 parse: parse_version,
             },
         ],
+        access_log: None,
     })
 }
 

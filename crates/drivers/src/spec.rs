@@ -97,6 +97,12 @@ pub struct ServerSpec {
     pub user: Option<String>,
     /// Absolute paths of the programs [`programs_needed`](crate::programs_needed) names.
     pub programs: Programs,
+    /// Whether the server writes an access log ([`Launch::access_log`]): false in the lab,
+    /// which measures servers, not their logging; true where a client's counts are checked
+    /// against the server's own.
+    ///
+    /// [`Launch::access_log`]: crate::Launch::access_log
+    pub access_log: bool,
 }
 
 /// The PHP setups `kind` supports, in the order a user would try them.

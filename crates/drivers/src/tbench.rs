@@ -64,6 +64,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             argv: vec![OsString::from(tbench), "--help".into()],
             parse: parse_version,
         }],
+        access_log: None,
     })
 }
 

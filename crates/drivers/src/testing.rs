@@ -31,6 +31,7 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
             ("testparm", PathBuf::from("/usr/bin/testparm")),
             ("tbench_srv", PathBuf::from("/usr/bin/tbench_srv")),
         ]),
+        access_log: false,
     }
 }
 

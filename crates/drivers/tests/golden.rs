@@ -1,7 +1,7 @@
 //! Golden files of everything the drivers render: for each variant (server × MPM × PHP ×
 //! user, some worker counts, each protocol a server speaks besides `h1` (static files, no
 //! user), and each proxy with and without a user, and over each protocol HAProxy http speaks
-//! itself) with fixed paths, `tests/golden/<variant>/` holds each rendered file at its place
+//! itself, and each HTTP server with an access log) with fixed paths, `tests/golden/<variant>/` holds each rendered file at its place
 //! under the run_dir and `launch.txt`, the rest of the [`Launch`] (directories, processes with
 //! argv and probes, the TLS files' places, config checks, version probes). The TLS files' contents are
 //! made afresh for every launch, so only their places are golden.
@@ -28,6 +28,7 @@ struct Variant {
     user: Option<&'static str>,
     workers: Option<u32>,
     protocol: Protocol,
+    access_log: bool,
 }
 
 fn variants() -> Vec<Variant> {
@@ -42,6 +43,7 @@ fn variants() -> Vec<Variant> {
             user: None,
             workers: None,
             protocol: h1,
+            access_log: false,
         });
         if kind != ServerKind::Herd {
             let name = format!("{name}-www-data");
@@ -52,12 +54,21 @@ fn variants() -> Vec<Variant> {
                 user: Some("www-data"),
                 workers: None,
                 protocol: h1,
+                access_log: false,
             });
         }
         if php.is_none() {
             for protocol in kind.protocols().into_iter().filter(|&p| p != h1) {
                 let name = with_protocol(&name, protocol);
-                out.push(Variant { name, kind, php, user: None, workers: None, protocol });
+                out.push(Variant {
+                    name,
+                    kind,
+                    php,
+                    user: None,
+                    workers: None,
+                    protocol,
+                    access_log: false,
+                });
             }
         }
     }
@@ -72,7 +83,22 @@ fn variants() -> Vec<Variant> {
         (ServerKind::Caddy, 2),
     ] {
         let name = format!("{}-workers-{n}", kind.name());
-        out.push(Variant { name, kind, php: None, user: None, workers: Some(n), protocol: h1 });
+        out.push(Variant {
+            name,
+            kind,
+            php: None,
+            user: None,
+            workers: Some(n),
+            protocol: h1,
+            access_log: false,
+        });
+    }
+    // With an access log, as the tests that hold a client's counts against the server's ask:
+    // each HTTP server, as root would run it.
+    for (kind, php) in setups().into_iter().filter(|(k, php)| k.speaks_http() && php.is_none()) {
+        let name = format!("{}-access-log", setup_name(kind, php));
+        let user = (kind != ServerKind::Herd).then_some("www-data");
+        out.push(Variant { name, kind, php, user, workers: None, protocol: h1, access_log: true });
     }
     out
 }
@@ -81,6 +107,7 @@ impl Variant {
     fn render(&self) -> (ServerSpec, Launch) {
         let spec = ServerSpec {
             protocol: self.protocol,
+            access_log: self.access_log,
             ..fixed_spec(self.kind, self.php, self.user, self.workers)
         };
         let launch = render(&spec).unwrap_or_else(|e| panic!("{}: {e}", self.name));
@@ -161,6 +188,9 @@ fn describe(l: &Launch) -> String {
     writeln!(s, "versions:").unwrap();
     for v in &l.versions {
         writeln!(s, "  {}: {}", v.program, show(&v.argv)).unwrap();
+    }
+    if let Some(log) = &l.access_log {
+        writeln!(s, "access log: {} ({:?})", log.path.display(), log.format).unwrap();
     }
     s
 }

@@ -31,13 +31,11 @@
 
 mod util;
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use herd_drivers::{
@@ -45,112 +43,34 @@ use herd_drivers::{
     ServerKind, ServerSpec, READY_FILE,
 };
 use herd_serve::{ServeConfig, Server, StopHandle};
+use herd_testutil::launch::{prepare, read_log, user_ids, Running};
 use util::{
-    lab_user, located, located_proxy, need_tls_modules, prepare, setup_name, show, tempdir,
-    with_protocol,
+    lab_user, located, located_proxy, need_tls_modules, setup_name, tempdir, with_protocol,
 };
 
-/// Processes started by one test, stopped (by PID, in reverse order) when dropped.
-struct Running {
-    children: Vec<(String, Child, i32)>,
+/// Starts `launch`'s processes in order, each once its probe answers.
+fn start(launch: &Launch) -> Running {
+    start_trusting(launch, launch.tls.as_ref().map(|t| t.ca.as_path()))
 }
 
-impl Running {
-    /// Starts `launch`'s processes in order, each once the previous one's probe answers.
-    fn start(launch: &Launch) -> Running {
-        Running::start_trusting(launch, launch.tls.as_ref().map(|t| t.ca.as_path()))
-    }
-
-    /// `start`, checking the certificate of a probe over TLS against `ca` (a proxy that
-    /// forwards TLS shows the server's).
-    fn start_trusting(launch: &Launch, ca: Option<&Path>) -> Running {
-        let mut running = Running { children: Vec::new() };
-        for p in &launch.processes {
-            let log = File::options().create(true).append(true).open(&p.log).unwrap();
-            // A process group of its own, as ProcessSpec asks: Apache prefork signals its whole
-            // group when it stops, which would otherwise include this test.
-            let child = Command::new(&p.argv[0])
-                .process_group(0)
-                .args(&p.argv[1..])
-                .envs(p.env.iter().map(|(k, v)| (k, v)))
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", show(&p.argv)));
-            running.children.push((p.name.clone(), child, p.stop_signal));
-            if let Some(probe) = &p.ready {
-                running.wait_ready(probe, &p.log, ca);
-            }
-        }
-        running
-    }
-
-    /// Waits for `probe`; `ca` checks the certificate of a probe over TLS.
-    fn wait_ready(&mut self, probe: &Probe, log: &Path, ca: Option<&Path>) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let ready = match probe {
-                Probe::Http { addr, path, protocol: Protocol::H1 } => {
-                    get(*addr, path).is_ok_and(|(status, _)| status == 200)
-                }
-                Probe::Http { addr, path, protocol } => {
-                    curl(*addr, path, *protocol, ca).is_ok_and(|got| got.status == 200)
-                }
-                Probe::UnixSocket(path) => UnixStream::connect(path).is_ok(),
-                Probe::Tcp(addr) => {
-                    TcpStream::connect_timeout(addr, Duration::from_secs(2)).is_ok()
-                }
-            };
-            if ready {
-                return;
-            }
-            let (name, child, _) = self.children.last_mut().unwrap();
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("{name} exited ({status}) before {probe:?}; its log:\n{}", read_log(log));
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{name}: {probe:?} not ready; its log:\n{}",
-                read_log(log)
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Stops every process with its stop signal, last started first; each must exit within
-    /// 10 s. Returns the names of those that did not (killed then).
-    fn stop(&mut self) -> Vec<String> {
-        let mut stuck = Vec::new();
-        while let Some((name, mut child, signal)) = self.children.pop() {
-            let pid = child.id() as libc::pid_t;
-            if child.try_wait().unwrap().is_none() {
-                // SAFETY: kill has no memory preconditions; pid is our own unreaped child.
-                unsafe { libc::kill(pid, signal) };
-            }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while child.try_wait().unwrap().is_none() {
-                if Instant::now() > deadline {
-                    stuck.push(name.clone());
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        stuck
-    }
+/// `start`, checking the certificate of a probe over TLS against `ca` (a proxy that forwards
+/// TLS shows the server's).
+fn start_trusting(launch: &Launch, ca: Option<&Path>) -> Running {
+    Running::start(launch, |probe| answers(probe, ca))
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop();
+/// Whether `probe` answers now; `ca` checks the certificate of a probe over TLS.
+fn answers(probe: &Probe, ca: Option<&Path>) -> bool {
+    match probe {
+        Probe::Http { addr, path, protocol: Protocol::H1 } => {
+            get(*addr, path).is_ok_and(|(status, _)| status == 200)
+        }
+        Probe::Http { addr, path, protocol } => {
+            curl(*addr, path, *protocol, ca).is_ok_and(|got| got.status == 200)
+        }
+        Probe::UnixSocket(path) => UnixStream::connect(path).is_ok(),
+        Probe::Tcp(addr) => TcpStream::connect_timeout(addr, Duration::from_secs(2)).is_ok(),
     }
-}
-
-fn read_log(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 use herd_testutil::ports::free_port;
@@ -235,10 +155,11 @@ fn check(kind: ServerKind, php: Option<Php>, workers: Option<u32>) {
         workers: workers.and_then(std::num::NonZeroU32::new),
         user: lab_user(),
         programs: located(kind, php),
+        access_log: false,
     };
     let launch = render(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
-    let mut running = Running::start(&launch);
+    let mut running = start(&launch);
     let addr = spec.listen;
     let logs = || {
         launch
@@ -276,7 +197,7 @@ fn check(kind: ServerKind, php: Option<Php>, workers: Option<u32>) {
     // With a user, each process (or the workers it forked) serves as that user; caddy has no
     // user switch and runs as the lab does.
     if let (Some(user), false) = (&spec.user, kind == ServerKind::Caddy) {
-        let (uid, _) = util::user_ids(user);
+        let (uid, _) = user_ids(user);
         for (pname, child, _) in &running.children {
             let uids = tree_uids(child.id());
             assert!(uids.contains(&uid), "{name}: {pname} and its children run as {uids:?}");
@@ -419,10 +340,11 @@ fn apache_refuses_direct_php_cgi_requests() {
         workers: None,
         user: lab_user(),
         programs: located(kind, Some(Php::Cgi)),
+        access_log: false,
     };
     let launch = render(&spec).unwrap();
     prepare(&launch, spec.user.as_deref());
-    let mut running = Running::start(&launch);
+    let mut running = start(&launch);
     let (status, _) = get(spec.listen, "/herd-php-cgi/9x9.php").unwrap();
     assert_eq!(status, 403);
     let (status, _) = get(spec.listen, "/9x9.php").unwrap();
@@ -504,7 +426,7 @@ fn check_proxy(kind: ProxyKind, workers: Option<u32>, n_backends: usize) {
     };
     let launch = render_proxy(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
-    let mut running = Running::start(&launch);
+    let mut running = start(&launch);
     let addr = spec.listen;
     let logs = || {
         let mut text: String = launch
@@ -559,7 +481,7 @@ fn check_proxy(kind: ProxyKind, workers: Option<u32>, n_backends: usize) {
 
     // With a user, HAProxy and sslh run as that user themselves, nginx's workers do.
     if let Some(user) = &spec.user {
-        let (uid, _) = util::user_ids(user);
+        let (uid, _) = user_ids(user);
         let (pname, child, _) = &running.children[0];
         if kind == ProxyKind::NginxProxy {
             let uids = tree_uids(child.id());
@@ -729,10 +651,11 @@ fn check_protocol(kind: ServerKind, protocol: Protocol) {
         workers: None,
         user: lab_user(),
         programs: located(kind, None),
+        access_log: false,
     };
     let launch = render(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
-    let mut running = Running::start(&launch);
+    let mut running = start(&launch);
     let addr = spec.listen;
     let ca = launch.tls.as_ref().map(|t| t.ca.clone());
     let logs = || {
@@ -883,10 +806,11 @@ fn check_proxy_protocol(kind: ProxyKind, protocol: Protocol) {
         workers: None,
         user: lab_user(),
         programs: located(ServerKind::Nginx, None),
+        access_log: false,
     };
     let server_launch = render(&server).unwrap();
     prepare(&server_launch, server.user.as_deref());
-    let _server_running = Running::start(&server_launch);
+    let _server_running = start(&server_launch);
 
     let run_dir = dir.join("proxy");
     std::fs::create_dir(&run_dir).unwrap();
@@ -906,7 +830,7 @@ fn check_proxy_protocol(kind: ProxyKind, protocol: Protocol) {
     let tls = launch.tls.as_ref().or(server_launch.tls.as_ref());
     let ca = tls.map(|t| t.ca.clone());
     assert_eq!(launch.tls.is_some(), kind == ProxyKind::HaproxyHttp && protocol.is_encrypted());
-    let mut running = Running::start_trusting(&launch, ca.as_deref());
+    let mut running = start_trusting(&launch, ca.as_deref());
     let logs = || {
         launch
             .processes
@@ -1072,12 +996,13 @@ fn samba() {
         workers: None,
         user: lab_user(),
         programs: located(kind, None),
+        access_log: false,
     };
     let launch = render(&spec).unwrap();
     prepare(&launch, spec.user.as_deref());
     let conf = launch.files[0].path.clone();
     let started = Instant::now();
-    let mut running = Running::start(&launch);
+    let mut running = start(&launch);
     let ready_after = started.elapsed();
     let smbd = running.children[0].1.id();
     let logs = || {

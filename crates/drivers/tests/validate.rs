@@ -16,9 +16,10 @@ use std::num::NonZeroU32;
 use herd_drivers::{
     render, render_proxy, Mpm, Php, Protocol, ProxyKind, ProxySpec, ServerKind, ServerSpec,
 };
+use herd_testutil::launch::prepare;
 use util::{
-    lab_user, located, located_proxy, need_tls_modules, prepare, run, setup_name, setups, show,
-    tempdir, with_protocol,
+    lab_user, located, located_proxy, need_tls_modules, run, setup_name, setups, show, tempdir,
+    with_protocol,
 };
 
 fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) -> ServerSpec {
@@ -37,6 +38,7 @@ fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) 
         workers: workers.and_then(NonZeroU32::new),
         user: lab_user(),
         programs: located(kind, php),
+        access_log: false,
     }
 }
 
@@ -66,7 +68,7 @@ fn all_pass(checks: &[Vec<std::ffi::OsString>], what: &str) {
 }
 
 /// Each setup of the servers `keep` takes: over h1 with the listen address taken, on IPv6, with
-/// two workers; then over every other protocol the server speaks, with the address taken, and
+/// two workers, with an access log; then over every other protocol the server speaks, with the address taken, and
 /// the TLS ones on IPv6 too. Returns how many checks ran.
 fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
     need_tls_modules();
@@ -80,6 +82,9 @@ fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
         if kind.takes_workers() {
             checks += validate(&spec(kind, php, "127.0.0.1:8080", Some(2)));
         }
+        if kind.speaks_http() {
+            checks += validate(&ServerSpec { access_log: true, ..spec(kind, php, &listen, None) });
+        }
         for protocol in kind.protocols().into_iter().filter(|&p| p != Protocol::H1) {
             checks += validate(&ServerSpec { protocol, ..spec(kind, php, &listen, None) });
             if protocol.is_encrypted() {
@@ -92,47 +97,47 @@ fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
     assert_eq!(checks, expected_checks);
 }
 
-// The counts: per setup, 3 variants over h1, then per other protocol 1 more, 2 with TLS; each
-// variant has one check per program (nginx or Apache with php-fpm: two).
+// The counts: per setup, 4 variants over h1 (3 without workers), then per other protocol 1
+// more, 2 with TLS; each variant has one check per program (nginx or Apache with php-fpm: two).
 
 #[test]
 fn nginx() {
-    // (3 + h1-tls 2 + h2 2 + h2c 1) variants: nginx 8 checks, nginx + php-fpm 16.
-    validate_all(|k| k == ServerKind::Nginx, 24);
+    // (4 + h1-tls 2 + h2 2 + h2c 1) variants: nginx 9 checks, nginx + php-fpm 18.
+    validate_all(|k| k == ServerKind::Nginx, 27);
 }
 
 #[test]
 fn apache_event() {
-    // 8 variants each: plain 8, php-fpm 16, php-cgi 8.
-    validate_all(|k| k == ServerKind::Apache(Mpm::Event), 32);
+    // 9 variants each: plain 9, php-fpm 18, php-cgi 9.
+    validate_all(|k| k == ServerKind::Apache(Mpm::Event), 36);
 }
 
 #[test]
 fn apache_worker() {
-    validate_all(|k| k == ServerKind::Apache(Mpm::Worker), 32);
+    validate_all(|k| k == ServerKind::Apache(Mpm::Worker), 36);
 }
 
 #[test]
 fn apache_prefork() {
-    // No HTTP/2 under prefork: 3 + h1-tls 2 variants each: plain 5, php-fpm 10, php-cgi 5.
-    validate_all(|k| k == ServerKind::Apache(Mpm::Prefork), 20);
+    // No HTTP/2 under prefork: 4 + h1-tls 2 variants each: plain 6, php-fpm 12, php-cgi 6.
+    validate_all(|k| k == ServerKind::Apache(Mpm::Prefork), 24);
 }
 
 #[test]
 fn lighttpd() {
-    // 8 variants each, plain and php-cgi.
-    validate_all(|k| k == ServerKind::Lighttpd, 16);
+    // 9 variants each, plain and php-cgi.
+    validate_all(|k| k == ServerKind::Lighttpd, 18);
 }
 
 #[test]
 fn h2o() {
-    validate_all(|k| k == ServerKind::H2o, 8);
+    validate_all(|k| k == ServerKind::H2o, 9);
 }
 
 #[test]
 fn caddy() {
-    // 3 + h1-tls 2 + h2 2 + h2c 1 + h3 2.
-    validate_all(|k| k == ServerKind::Caddy, 10);
+    // 4 + h1-tls 2 + h2 2 + h2c 1 + h3 2.
+    validate_all(|k| k == ServerKind::Caddy, 11);
 }
 
 /// smbd's config, over loopback (its port taken) and IPv6; samba has no worker count and no

@@ -120,8 +120,26 @@ fn alpn_falls_back_to_http1_only_when_asked() {
     let out = run(herd().args(["run", "--h2", "--ca-file", ca, "-n", "10", &url]));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let err = text(&out.stderr);
-    assert!(err.contains("does not speak HTTP/2 over TLS"), "{err}");
-    assert!(err.contains("--alpn h2,http/1.1"), "{err}");
+    assert!(
+        err.contains(
+            "localhost does not speak HTTP/2 over TLS (it chose no ALPN protocol); to fall back to \
+             HTTP/1.1 give --alpn h2,http/1.1, or drop --h2"
+        ),
+        "{err}"
+    );
+    // With streams, --alpn that lands on HTTP/1.1 says why it cannot go on.
+    let out = run(herd()
+        .args(["run", "--alpn", "h2,http/1.1", "-m", "4", "--ca-file", ca])
+        .args(["-n", "10", &url]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "localhost chose ALPN http/1.1: --streams 4 needs HTTP/2; drop --streams or http/1.1 \
+             from --alpn"
+        ),
+        "{err}"
+    );
     herd_testutil::causes::assert_no_repeated_cause(&err);
     // Where h2 is there, --alpn takes it.
     let url = format!("https://localhost:{}/small.html", nginx.h2_port.unwrap());

@@ -254,6 +254,7 @@ fn version_of(
         workers: None,
         user: None,
         programs,
+        access_log: false,
     };
     let launch = render(&spec).map_err(|e| e.to_string())?;
     let probe =

@@ -370,6 +370,7 @@ fn write_server(
         workers: def.workers,
         user: root_user(),
         programs,
+        access_log: false,
     };
     // HTTP/1.1 in the clear, the default, is not named: an experiment without a protocol
     // axis lists its servers as it always did.

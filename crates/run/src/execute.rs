@@ -319,14 +319,16 @@ fn decide_protocol(plan: &RunPlan, target: &Target) -> Result<Protocol, RunError
         Some(p) if chosen.as_ref().is_some_and(|id| offered.contains(id)) => {
             if !p.is_multiplexed() && plan.streams.get() > 1 {
                 return Err(RunError::Protocol(format!(
-                    "{} chose {chosen_text}: --streams {} needs HTTP/2; drop --streams or                      http/1.1 from --alpn",
+                    "{} chose {chosen_text}: --streams {} needs HTTP/2; drop --streams or \
+                     http/1.1 from --alpn",
                     plan.url.host, plan.streams
                 )));
             }
             Ok(p)
         }
         _ => Err(RunError::Protocol(format!(
-            "{} does not speak HTTP/2 over TLS (it chose {chosen_text}); to fall back to              HTTP/1.1 give --alpn h2,http/1.1, or drop --h2",
+            "{} does not speak HTTP/2 over TLS (it chose {chosen_text}); to fall back to \
+             HTTP/1.1 give --alpn h2,http/1.1, or drop --h2",
             plan.url.host
         ))),
     }

@@ -10,10 +10,14 @@
 //! - [`procs`]: the processes a test started, found by a path they carry, to see them gone.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
 //! - [`alloc`]: a counting global allocator for the no-allocation tests.
+//! - `launch` (feature `launch`): a rendered server prepared and started as the lab does,
+//!   stopped by PID.
 
 pub mod alloc;
 pub mod causes;
 pub mod corpus;
 pub mod golden;
+#[cfg(feature = "launch")]
+pub mod launch;
 pub mod ports;
 pub mod procs;

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use herd_drivers::{
-    programs_needed, proxy_programs_needed, Launch, Mpm, Php, Programs, Protocol, ProxyKind,
-    ServerKind, ServerSpec,
+    programs_needed, proxy_programs_needed, Mpm, Php, Programs, Protocol, ProxyKind, ServerKind,
+    ServerSpec,
 };
 
 /// Every server with every PHP setup it supports (Apache with each MPM).
@@ -78,6 +78,7 @@ pub fn fixed_spec(
             ("smbd", PathBuf::from("/usr/sbin/smbd")),
             ("testparm", PathBuf::from("/usr/bin/testparm")),
         ]),
+        access_log: false,
     }
 }
 
@@ -127,48 +128,12 @@ pub fn tempdir(tag: &str) -> PathBuf {
     dir
 }
 
-/// What the lab does before starting a launch: creates its directories, hands the user's
-/// directories to `user`, opens the shared ones to everyone (1777), writes its files, and its TLS files readable by their owner only.
-pub fn prepare(launch: &Launch, user: Option<&str>) {
-    for dir in &launch.dirs {
-        std::fs::create_dir_all(dir).unwrap();
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    if let Some(user) = user {
-        let (uid, gid) = user_ids(user);
-        for dir in &launch.user_dirs {
-            std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
-        }
-    }
-    for dir in &launch.shared_dirs {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    }
-    for file in &launch.files {
-        std::fs::write(&file.path, &file.contents).unwrap();
-    }
-    for file in launch.tls.iter().flat_map(|t| &t.files) {
-        std::fs::write(&file.path, &file.contents).unwrap();
-        std::fs::set_permissions(&file.path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-}
-
 /// `nginx`, `nginx-h2`, `caddy-h3`: a setup's name with its protocol where it is not `h1`.
 pub fn with_protocol(name: &str, protocol: Protocol) -> String {
     match protocol {
         Protocol::H1 => name.to_owned(),
         p => format!("{name}-{p}"),
     }
-}
-
-/// The uid and gid of `user`, from /etc/passwd.
-pub fn user_ids(user: &str) -> (u32, u32) {
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
-    passwd
-        .lines()
-        .map(|l| l.split(':').collect::<Vec<_>>())
-        .find(|f| f.len() > 3 && f[0] == user)
-        .map(|f| (f[2].parse().unwrap(), f[3].parse().unwrap()))
-        .unwrap_or_else(|| panic!("no user {user} in /etc/passwd"))
 }
 
 /// Runs `argv` to completion, with its output.

@@ -42,6 +42,7 @@ pub(super) fn server_spec(
         workers: cell.server.workers,
         user: ready.user.clone(),
         programs: ready.programs.get(&cell.server.name)?.clone(),
+        access_log: false,
     })
 }
 
