@@ -57,43 +57,6 @@ fn share_dir(i: usize) -> String {
     }
 }
 
-/// The guest account of an smbd that cannot switch users: `nobody` as root (whose smbd
-/// can), else the user herd (and so smbd) runs as.
-fn guest_without_switching() -> String {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return GUEST.to_owned();
-    }
-    current_user().unwrap_or_else(|| GUEST.to_owned())
-}
-
-/// The name of the user this process runs as (None if it has no entry in the user database
-/// or an unsafe name).
-fn current_user() -> Option<String> {
-    let mut buf = vec![0u8; 4096];
-    let mut pwd: libc::passwd = zeroed_passwd();
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: getpwuid_r writes at most `buf.len()` bytes into `buf` and fills `pwd`, whose
-    // pointers then point into `buf`; both outlive their use below. geteuid cannot fail.
-    let rc = unsafe {
-        libc::getpwuid_r(libc::geteuid(), &mut pwd, buf.as_mut_ptr().cast(), buf.len(), &mut result)
-    };
-    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-        return None;
-    }
-    // SAFETY: pw_name is a NUL-terminated string inside `buf` (checked non-null above).
-    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_str().ok()?.to_owned();
-    let plain = !name.starts_with('-')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-    plain.then_some(name)
-}
-
-/// An all-zero `passwd` for getpwuid_r to fill.
-fn zeroed_passwd() -> libc::passwd {
-    // SAFETY: passwd is a C struct of pointers and integers, for which all-zero is valid.
-    unsafe { std::mem::zeroed() }
-}
-
 /// The longest path a Unix socket can have (`sun_path` is 108 bytes with its NUL).
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -148,7 +111,8 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     // line 652 with NT_STATUS_ACCESS_DENIED, seen here).
     let (guest, force_user) = match &places.user {
         Some(_) => (GUEST.to_owned(), format!("force user = {GUEST}")),
-        None => (guest_without_switching(), String::new()),
+        // Not root: guests are the account smbd runs as (the lab's), the one it can be.
+        None => (spec.runs_as.clone().unwrap_or_else(|| GUEST.to_owned()), String::new()),
     };
     let mut shares = String::new();
     for (i, name) in SHARES.iter().enumerate() {
@@ -336,14 +300,19 @@ mod tests {
 
     #[test]
     fn without_root_guests_are_the_user_smbd_runs_as() {
-        let c = conf(&spec(ServerKind::Samba, None), CONF);
-        // SAFETY: geteuid has no preconditions.
-        let want = if unsafe { libc::geteuid() } == 0 {
-            "nobody".to_owned()
-        } else {
-            current_user().unwrap()
+        let s = ServerSpec { runs_as: Some("alice".into()), ..spec(ServerKind::Samba, None) };
+        let c = conf(&s, CONF);
+        assert!(c.contains("\tguest account = alice\n") && !c.contains("force user"), "{c}");
+        // With no name for that account, nobody (smbd then says it cannot become it).
+        let s = ServerSpec { runs_as: None, ..s };
+        assert!(conf(&s, CONF).contains("\tguest account = nobody\n"));
+        // As root (a user to drop to), never the lab's account.
+        let s = ServerSpec {
+            runs_as: Some("root".into()),
+            user: Some("www-data".into()),
+            ..spec(ServerKind::Samba, None)
         };
-        assert!(c.contains(&format!("\tguest account = {want}\n")), "{c}");
+        assert!(conf(&s, CONF).contains("\tguest account = nobody\n"));
     }
 
     #[test]

@@ -95,6 +95,10 @@ pub struct ServerSpec {
     /// with the group of the same name (Debian's convention, and nginx's rule). `None` when the
     /// lab is not root: no user directive is written, and the servers keep the lab's user.
     pub user: Option<String>,
+    /// The user the lab runs as, by name (None: it has none in the user database): whom every
+    /// server runs as that does not switch users. Read by samba alone: without `user`, its
+    /// guests must be that account (smbd cannot switch to another).
+    pub runs_as: Option<String>,
     /// Absolute paths of the programs [`programs_needed`](crate::programs_needed) names.
     pub programs: Programs,
     /// Whether the server writes an access log ([`Launch::access_log`]): false in the lab,

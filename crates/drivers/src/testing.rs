@@ -17,6 +17,7 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
         run_dir: PathBuf::from(format!("/run-dir/{}", kind.name())),
         workers: None,
         user: None,
+        runs_as: None,
         programs: Programs::from_paths([
             ("herd", PathBuf::from("/opt/herd/bin/herd")),
             ("nginx", PathBuf::from("/usr/sbin/nginx")),

@@ -45,7 +45,7 @@ use herd_drivers::{
 use herd_serve::{ServeConfig, Server, StopHandle};
 use herd_testutil::launch::{prepare, read_log, user_ids, Running};
 use util::{
-    lab_user, located, located_proxy, need_tls_modules, setup_name, tempdir, with_protocol,
+    lab_user, located, located_proxy, need_tls_modules, runs_as, setup_name, tempdir, with_protocol,
 };
 
 /// Starts `launch`'s processes in order, each once its probe answers.
@@ -154,6 +154,7 @@ fn check(kind: ServerKind, php: Option<Php>, workers: Option<u32>) {
         run_dir,
         workers: workers.and_then(std::num::NonZeroU32::new),
         user: lab_user(),
+        runs_as: runs_as(),
         programs: located(kind, php),
         access_log: false,
     };
@@ -339,6 +340,7 @@ fn apache_refuses_direct_php_cgi_requests() {
         run_dir,
         workers: None,
         user: lab_user(),
+        runs_as: runs_as(),
         programs: located(kind, Some(Php::Cgi)),
         access_log: false,
     };
@@ -650,6 +652,7 @@ fn check_protocol(kind: ServerKind, protocol: Protocol) {
         run_dir,
         workers: None,
         user: lab_user(),
+        runs_as: runs_as(),
         programs: located(kind, None),
         access_log: false,
     };
@@ -805,6 +808,7 @@ fn check_proxy_protocol(kind: ProxyKind, protocol: Protocol) {
         run_dir: server_dir,
         workers: None,
         user: lab_user(),
+        runs_as: runs_as(),
         programs: located(ServerKind::Nginx, None),
         access_log: false,
     };
@@ -995,6 +999,7 @@ fn samba() {
         run_dir: run_dir.clone(),
         workers: None,
         user: lab_user(),
+        runs_as: runs_as(),
         programs: located(kind, None),
         access_log: false,
     };

@@ -18,8 +18,8 @@ use herd_drivers::{
 };
 use herd_testutil::launch::prepare;
 use util::{
-    lab_user, located, located_proxy, need_tls_modules, run, setup_name, setups, show, tempdir,
-    with_protocol,
+    lab_user, located, located_proxy, need_tls_modules, run, runs_as, setup_name, setups, show,
+    tempdir, with_protocol,
 };
 
 fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) -> ServerSpec {
@@ -37,6 +37,7 @@ fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) 
         run_dir,
         workers: workers.and_then(NonZeroU32::new),
         user: lab_user(),
+        runs_as: runs_as(),
         programs: located(kind, php),
         access_log: false,
     }

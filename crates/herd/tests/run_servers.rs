@@ -103,6 +103,7 @@ impl Served {
             run_dir,
             workers: None,
             user: lab_user(),
+            runs_as: None,
             programs,
             access_log: true,
         };

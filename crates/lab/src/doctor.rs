@@ -253,6 +253,7 @@ fn version_of(
         run_dir: scratch.join("run"),
         workers: None,
         user: None,
+        runs_as: None,
         programs,
         access_log: false,
     };

@@ -116,7 +116,17 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         })
     };
     let mut out = Vec::new();
-    for combo in combos.into_iter().filter(|c| !excluded(c)) {
+    for mut combo in combos.into_iter().filter(|c| !excluded(c)) {
+        let netbench_calibration =
+            e.workloads.get(value_of(&combo, AxisName::Workload)).is_some_and(|w| w.is_netbench())
+                && value_of(&combo, AxisName::Server) == CALIBRATION_SERVER;
+        if netbench_calibration {
+            // A NetBench cell's calibration runs tbench, whatever the client axis says: its
+            // key and values say so too, as its record does.
+            if let Some((_, client)) = combo.iter_mut().find(|(a, _)| *a == AxisName::Client) {
+                *client = Tool::Tbench.name().to_owned();
+            }
+        }
         let get = |axis: AxisName| combo.iter().find(|(a, _)| *a == axis).map(|(_, v)| v.as_str());
         let (Some(server), Some(workload), Some(load_name)) =
             (get(AxisName::Server), get(AxisName::Workload), get(AxisName::Load))
@@ -138,12 +148,11 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         } else {
             server
         };
-        let mut client =
-            get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT);
-        if server.kind == ServerKind::Tbench {
-            // Its key keeps the axis' client; what runs is tbench (its record says so).
-            client = Tool::Tbench;
-        }
+        let client = if server.kind == ServerKind::Tbench {
+            Tool::Tbench
+        } else {
+            get(AxisName::Client).and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_CLIENT)
+        };
         // experiment::parse checked every protocol: one that does not parse leaves its cell
         // out rather than run it as another.
         let protocol = match get(AxisName::Protocol).map(str::parse::<Protocol>) {
@@ -190,6 +199,11 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
     out
 }
 
+/// The value `combo` gives `axis` ("" when it has none).
+fn value_of(combo: &[(AxisName, String)], axis: AxisName) -> &str {
+    combo.iter().find(|(a, _)| *a == axis).map_or("", |(_, v)| v.as_str())
+}
+
 /// The cells of `e` that run: [`cells`] without the refused ones.
 pub fn runnable(e: &Experiment) -> Vec<Cell> {
     cells(e).into_iter().filter(|c| c.refused.is_none()).collect()
@@ -198,6 +212,26 @@ pub fn runnable(e: &Experiment) -> Vec<Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_netbench_calibration_cell_says_it_runs_tbench() {
+        let b = crate::bundled::find("seed004-netbench").unwrap();
+        let e = crate::experiment::parse(b.text, b.name).unwrap();
+        let all = cells(&e);
+        let calibration: Vec<&Cell> =
+            all.iter().filter(|c| c.server.kind == ServerKind::Tbench).collect();
+        assert!(!calibration.is_empty());
+        for c in calibration {
+            assert_eq!(c.client, Tool::Tbench);
+            assert!(c.key.contains("client=tbench") && !c.key.contains("smbtorture"), "{}", c.key);
+            assert!(c.values.contains(&(AxisName::Client, "tbench".to_owned())), "{:?}", c.values);
+        }
+        // Samba's cells keep the axis' client.
+        assert!(all
+            .iter()
+            .filter(|c| c.server.kind == ServerKind::Samba)
+            .all(|c| c.key.contains("client=smbtorture")));
+    }
 
     #[test]
     fn every_proxy_has_its_path_and_both_agree_on_balancing() {

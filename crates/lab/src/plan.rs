@@ -369,6 +369,7 @@ fn write_server(
         run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
         workers: def.workers,
         user: root_user(),
+        runs_as: crate::runner::user::current_user(),
         programs,
         access_log: false,
     };

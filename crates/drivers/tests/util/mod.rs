@@ -65,6 +65,7 @@ pub fn fixed_spec(
         run_dir: PathBuf::from(format!("/run-dir/{}", kind.name())),
         workers: workers.and_then(NonZeroU32::new),
         user: user.map(str::to_owned),
+        runs_as: None,
         programs: Programs::from_paths([
             ("herd", PathBuf::from("/opt/herd/bin/herd")),
             ("nginx", PathBuf::from("/usr/sbin/nginx")),
@@ -114,6 +115,13 @@ pub fn lab_user() -> Option<String> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     root.then(|| "www-data".to_owned())
+}
+
+/// The name of the user the tests run as (the lab's `runs_as`), from `id -un`.
+pub fn runs_as() -> Option<String> {
+    let out = Command::new("id").arg("-un").output().ok()?;
+    let name = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !name.is_empty()).then_some(name)
 }
 
 /// A new directory under the system temp dir, unique across tests and processes, readable

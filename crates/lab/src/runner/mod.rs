@@ -32,7 +32,7 @@ mod rounds;
 mod router;
 mod server_check;
 mod servers;
-mod user;
+pub(crate) mod user;
 mod watched;
 
 use std::collections::{BTreeMap, HashSet};

@@ -30,6 +30,8 @@ pub(super) struct Ready {
     pub clients: BTreeMap<Tool, PathBuf>,
     /// Who unprivileged server workers run as (when herd runs as root).
     pub user: Option<String>,
+    /// Who herd runs as, by name: every server that does not switch users, too.
+    pub runs_as: Option<String>,
     /// The router programs of the proxy paths.
     pub proxies: BTreeMap<ProxyKind, Programs>,
 }
@@ -139,7 +141,8 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if root && cells.iter().any(|c| c.server.kind == herd_drivers::ServerKind::Samba) {
         guests_reach(&std::env::temp_dir()).map_err(LabError::Setup)?;
     }
-    Ok(Ready { programs, clients, user, proxies })
+    let runs_as = super::user::current_user();
+    Ok(Ready { programs, clients, user, runs_as, proxies })
 }
 
 /// As root, smbd serves its guests as `nobody`, and its share is in the run directory under

@@ -41,6 +41,7 @@ pub(super) fn server_spec(
         run_dir,
         workers: cell.server.workers,
         user: ready.user.clone(),
+        runs_as: ready.runs_as.clone(),
         programs: ready.programs.get(&cell.server.name)?.clone(),
         access_log: false,
     })

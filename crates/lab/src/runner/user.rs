@@ -1,6 +1,8 @@
 //! A user's ids from the system's user database (`getpwnam_r`: /etc/passwd, and LDAP, sssd
 //! or systemd-homed users where NSS is set up for them), for the directories a server writes
-//! after dropping to its user, and for preflight's "does www-data exist".
+//! after dropping to its user, and for preflight's "does www-data exist"; and the name of the
+//! user herd runs as (`getpwuid_r`), which every server that does not switch users runs as
+//! too (`ServerSpec::runs_as`: a Samba share's guests without root).
 
 use std::ffi::{CStr, CString};
 
@@ -13,21 +15,55 @@ pub(super) fn user_ids(name: &str) -> Option<(u32, u32)> {
 
 /// Asks `getpwnam_r` with a buffer of `size` bytes for the entry's strings, doubled while it
 /// says ERANGE.
-fn lookup(name: &CStr, mut size: usize) -> Option<(u32, u32)> {
+fn lookup(name: &CStr, size: usize) -> Option<(u32, u32)> {
+    // SAFETY: `name` is NUL-terminated; the other pointers are `entry`'s, valid for the call.
+    entry(
+        size,
+        |pwd, buf, len, found| unsafe { libc::getpwnam_r(name.as_ptr(), pwd, buf, len, found) },
+        |pwd| Some((pwd.pw_uid, pwd.pw_gid)),
+    )
+}
+
+/// The name of the user herd runs as; None when it has no entry in the user database, or a
+/// name no config could carry (not letters, digits, `_`, `.`, `-`, or starting with `-`).
+pub(crate) fn current_user() -> Option<String> {
+    // SAFETY: geteuid has no preconditions; the other pointers are `entry`'s, valid for the
+    // call.
+    let name = entry(
+        initial_buffer_size(),
+        |pwd, buf, len, found| unsafe { libc::getpwuid_r(libc::geteuid(), pwd, buf, len, found) },
+        |pwd| {
+            if pwd.pw_name.is_null() {
+                return None;
+            }
+            // SAFETY: pw_name is non-null and NUL-terminated, in the buffer that outlives this.
+            let name = unsafe { CStr::from_ptr(pwd.pw_name) };
+            name.to_str().ok().map(str::to_owned)
+        },
+    )?;
+    let plain = !name.is_empty()
+        && !name.starts_with('-')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    plain.then_some(name)
+}
+
+/// One `get*_r` call (`ask`, given the entry to fill, the buffer and its length, and where to
+/// say it was found) with a buffer of `size` bytes, doubled while it says ERANGE; `read` takes
+/// what it needs from the entry while the buffer its strings point into is alive.
+fn entry<T>(
+    mut size: usize,
+    ask: impl Fn(*mut libc::passwd, *mut libc::c_char, usize, *mut *mut libc::passwd) -> libc::c_int,
+    read: impl Fn(&libc::passwd) -> Option<T>,
+) -> Option<T> {
     loop {
         let mut buf = vec![0 as libc::c_char; size];
-        // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids); getpwnam_r fills it.
+        // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids); the call fills it.
         let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
         let mut found: *mut libc::passwd = std::ptr::null_mut();
-        // SAFETY: `name` is NUL-terminated; `pwd`, `buf` (of `buf.len()` bytes) and `found`
-        // are valid for writes and outlive the call. The strings it points `pwd` at live in
-        // `buf`; only the ids, copied out below, are read.
-        let rc = unsafe {
-            libc::getpwnam_r(name.as_ptr(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found)
-        };
+        let rc = ask(&mut pwd, buf.as_mut_ptr(), buf.len(), &mut found);
         match rc {
             0 if found.is_null() => return None,
-            0 => return Some((pwd.pw_uid, pwd.pw_gid)),
+            0 => return read(&pwd),
             libc::ERANGE if size < MAX_BUFFER => size = size.saturating_mul(2),
             _ => return None,
         }
@@ -55,6 +91,14 @@ mod tests {
         assert_eq!(user_ids("herd-no-such-user-7f3a"), None);
         assert_eq!(user_ids("nul\0inside"), None, "a name with NUL is no user");
         assert_eq!(user_ids(""), None);
+    }
+
+    #[test]
+    fn the_current_user_is_the_one_with_our_uid() {
+        let name = current_user().expect("this test's user has a name");
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        assert_eq!(user_ids(&name).map(|(u, _)| u), Some(uid), "{name}");
     }
 
     #[test]
