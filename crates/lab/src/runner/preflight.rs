@@ -60,6 +60,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
             Err(err) => missing.push(format!("server {name}: {err}")),
         }
     }
+    missing.extend(lighttpd_tls_missing(cells, Path::new(herd_drivers::LIGHTTPD_TLS_MODULE.0)));
     let mut clients = BTreeMap::new();
     for cell in cells {
         if clients.contains_key(&cell.client) {
@@ -252,9 +253,49 @@ pub(super) fn unknown(output: &str) -> String {
     format!("unknown ({first})")
 }
 
+/// lighttpd's TLS comes in a package of its own: where a cell runs lighttpd over TLS and
+/// `module` is not there, what to install (else lighttpd's own config check would stop the
+/// run, naming only the module).
+fn lighttpd_tls_missing(cells: &[Cell], module: &Path) -> Option<String> {
+    let over_tls = |c: &&Cell| {
+        c.server.kind == herd_drivers::ServerKind::Lighttpd && c.protocol.is_encrypted()
+    };
+    let cell = cells.iter().find(over_tls)?;
+    (!module.exists()).then(|| {
+        format!(
+            "server {} over {}: lighttpd's TLS module {} is not installed (apt-get install {})",
+            cell.server.name,
+            cell.protocol,
+            module.display(),
+            herd_drivers::LIGHTTPD_TLS_MODULE.1
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::guests_reach;
+    use super::{guests_reach, lighttpd_tls_missing};
+
+    #[test]
+    fn lighttpd_over_tls_without_its_module_says_what_to_install() {
+        let text = "name = \"l\"\n[matrix]\nserver = [\"lighttpd\"]\nprotocol = [\"h2c\", \"h2\"]\n\
+                    workload = [\"w\"]\nload = [\"n\"]\n[workloads.w]\nkind = \"static\"\nsize = 10\n\
+                    [loads.n]\nrequests = 10\nconcurrency = 1\n";
+        let e = crate::experiment::parse(text, "l.toml").unwrap();
+        let cells = crate::matrix::cells(&e);
+        let gone = std::path::Path::new("/nonexistent/mod_openssl.so");
+        assert_eq!(
+            lighttpd_tls_missing(&cells, gone).as_deref(),
+            Some(
+                "server lighttpd over h2: lighttpd's TLS module /nonexistent/mod_openssl.so is \
+                 not installed (apt-get install lighttpd-mod-openssl)"
+            )
+        );
+        // In the clear it needs none; installed, nothing is missing.
+        let clear: Vec<_> = cells.iter().filter(|c| !c.protocol.is_encrypted()).cloned().collect();
+        assert_eq!(lighttpd_tls_missing(&clear, gone), None);
+        assert_eq!(lighttpd_tls_missing(&cells, std::path::Path::new("/")), None);
+    }
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
