@@ -32,6 +32,40 @@ pub(crate) struct ClientUsage {
     /// Periods in which the quota ran out, out of all periods; None as above.
     pub(crate) throttled_periods: Option<(u64, u64)>,
     pub(crate) process: Option<ProcessCpu>,
+    /// The CPUs herd may run on (its affinity: taskset, the lab's placement, a container's
+    /// cpuset) of those online; None if unknown.
+    #[serde(default)]
+    pub(crate) cpus: Option<Cpus>,
+}
+
+/// How many CPUs herd may use, of how many are online.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Cpus {
+    pub(crate) allowed: u32,
+    pub(crate) online: u32,
+}
+
+impl Cpus {
+    /// This process's, now.
+    pub(crate) fn now() -> Option<Cpus> {
+        // SAFETY: all-zero is an empty cpu_set_t; sched_getaffinity fills at most its size.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is valid for writes of the size given; pid 0 is this thread.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        // SAFETY: sysconf has no preconditions.
+        let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        if rc != 0 || online <= 0 {
+            return None;
+        }
+        // SAFETY: `set` was filled by sched_getaffinity.
+        let allowed = unsafe { libc::CPU_COUNT(&set) };
+        Some(Cpus { allowed: u32::try_from(allowed).ok()?, online: u32::try_from(online).ok()? })
+    }
+
+    /// Held to fewer CPUs than the machine has: placed apart already.
+    pub(crate) fn pinned(self) -> bool {
+        self.allowed < self.online
+    }
 }
 
 impl UsageProbe {
@@ -73,6 +107,7 @@ impl UsageProbe {
             }),
             throttled_periods: throttling.map(|t| (t.throttled_periods, t.periods)),
             process,
+            cpus: Cpus::now(),
         }
     }
 }
@@ -112,6 +147,8 @@ impl ClientUsage {
                     involuntary_switches: a.involuntary_switches + b.involuntary_switches,
                 })
             }),
+            // Agents on machines of their own: known only where every one says the same.
+            cpus: parts[0].cpus.filter(|c| parts.iter().all(|u| u.cpus == Some(*c))),
         }
     }
 }
@@ -137,6 +174,7 @@ mod tests {
             throttled: None,
             throttled_periods: Some((1, 10)),
             process: Some(cpu(2)),
+            cpus: Some(Cpus { allowed: 1, online: 2 }),
         };
         let b = ClientUsage {
             workers: 1,
@@ -146,6 +184,7 @@ mod tests {
             throttled: Some(0.2),
             throttled_periods: Some((0, 10)),
             process: Some(cpu(5)),
+            cpus: Some(Cpus { allowed: 1, online: 2 }),
         };
         let c = ClientUsage::combine(&[a, b]);
         assert_eq!(c.workers, 3);
@@ -160,6 +199,9 @@ mod tests {
             involuntary_switches: 6,
         };
         assert_eq!(c.process, Some(want));
+        assert_eq!(c.cpus, Some(Cpus { allowed: 1, online: 2 }), "the same on both");
+        let other = ClientUsage { cpus: Some(Cpus { allowed: 4, online: 8 }), ..b };
+        assert_eq!(ClientUsage::combine(&[a, other]).cpus, None, "not the same: unknown");
         assert_eq!(ClientUsage::combine(&[]), ClientUsage::default());
     }
 }

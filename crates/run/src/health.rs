@@ -45,6 +45,7 @@ use herd_stats::ClientVerdict as Level;
 use herd_stats::{BUSY_BOUND as DEMAND_BOUND, BUSY_SUSPECT as DEMAND_SUSPECT};
 
 use crate::client_errors::ClientErrors;
+use crate::client_usage::Cpus;
 use crate::recorder::RunRecorder;
 use crate::summary::{micros, per_second};
 use crate::RunInfo;
@@ -86,6 +87,8 @@ pub(crate) struct Inputs {
     /// Requests that got a response (after the warm-up).
     pub(crate) completed: u64,
     pub(crate) errors: ClientErrors,
+    /// The CPUs herd may use, of those online; None if unknown.
+    pub(crate) cpus: Option<Cpus>,
 }
 
 /// An open loop's asked and achieved rates, requests per second.
@@ -102,7 +105,7 @@ pub(crate) enum Cause {
     Fds { failed: u64, errno: &'static str, what: &'static str, remedy: &'static str },
     Throttled { share: f64 },
     Behind { asked: f64, achieved: f64, by: Behind },
-    Cpu { workers: u32, busy: f64, wait: f64, kind: CpuKind },
+    Cpu { workers: u32, busy: f64, wait: f64, kind: CpuKind, cpus: Option<Cpus> },
     SendLag { p99_us: u64 },
 }
 
@@ -152,6 +155,7 @@ pub(crate) fn inputs(info: &RunInfo, r: &RunRecorder) -> Inputs {
         attempted,
         completed: r.core.responses,
         errors: r.client_errors,
+        cpus: info.client.cpus,
     }
 }
 
@@ -235,7 +239,8 @@ pub(crate) fn judge(i: &Inputs) -> Health {
         None
     };
     if let Some((level, kind)) = cpu {
-        findings.push((level, Cause::Cpu { workers: i.workers, busy: i.busy, wait, kind }));
+        let cause = Cause::Cpu { workers: i.workers, busy: i.busy, wait, kind, cpus: i.cpus };
+        findings.push((level, cause));
     }
     if let Some(p99_us) = i.send_lag_p99_us {
         if open_loop && p99_us >= SEND_LAG_SUSPECT_P99_US {
@@ -288,7 +293,7 @@ impl fmt::Display for Cause {
                 }
                 f.write_str(" — give herd more threads (-t) and cores, or ask a lower rate")
             }
-            Cause::Cpu { workers, busy, wait, kind } => {
+            Cause::Cpu { workers, busy, wait, kind, cpus } => {
                 if workers == 1 {
                     f.write_str("herd's worker thread was ")?;
                 } else {
@@ -304,20 +309,34 @@ impl fmt::Display for Cause {
                 } else {
                     write!(f, "busy {} of the run", percent(busy))?;
                 }
-                f.write_str(match kind {
-                    CpuKind::Saturated => {
+                // Already held to some CPUs (taskset, the lab's placement): the advice is
+                // about those, not about pinning it.
+                match (kind, cpus.filter(|c| c.pinned())) {
+                    (CpuKind::Saturated, None) => f.write_str(
                         "; the server may be faster than this shows — give herd more cores (-t) \
-                         or pin it apart from the server"
-                    }
-                    CpuKind::NoHeadroom => {
+                         or pin it apart from the server",
+                    ),
+                    (CpuKind::Saturated, Some(c)) => write!(
+                        f,
+                        "; the server may be faster than this shows — herd may use {} of the \
+                         {} CPUs: give it more, and threads (-t)",
+                        c.allowed, c.online
+                    ),
+                    (CpuKind::NoHeadroom, _) => f.write_str(
                         "; the rate held, with no headroom left — give herd more cores (-t) \
-                         before asking for more"
-                    }
-                    CpuKind::Starved | CpuKind::Contended => {
+                         before asking for more",
+                    ),
+                    (CpuKind::Starved | CpuKind::Contended, None) => f.write_str(
                         "; other processes had the CPUs — pin herd apart from the server and \
-                         other load"
-                    }
-                })
+                         other load",
+                    ),
+                    (CpuKind::Starved | CpuKind::Contended, Some(c)) => write!(
+                        f,
+                        "; other processes had its CPUs — keep other load off the {} of {} \
+                         CPUs herd is pinned to",
+                        c.allowed, c.online
+                    ),
+                }
             }
             Cause::SendLag { p99_us } => write!(
                 f,

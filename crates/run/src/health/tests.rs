@@ -15,6 +15,7 @@ fn healthy() -> Inputs {
         attempted: 50_000,
         completed: 50_000,
         errors: ClientErrors::default(),
+        cpus: None,
     }
 }
 
@@ -91,6 +92,33 @@ fn closed_loop_cpu_thresholds() {
     let one = Inputs { workers: 1, ..cpu(0.96, 0.0) };
     let sentence = judge(&one).cause.unwrap().to_string();
     assert!(sentence.starts_with("herd's worker thread was busy 96 % of the run"), "{sentence}");
+}
+
+#[test]
+fn a_client_held_to_some_cpus_is_not_told_to_pin_itself() {
+    let pinned = Some(Cpus { allowed: 1, online: 2 });
+    check(
+        Inputs { busy: 0.98, run_queue_wait: Some(0.0), cpus: pinned, ..closed() },
+        Level::ClientBound,
+        "herd's 2 worker threads were busy 98 % of the run; the server may be faster than this \
+         shows — herd may use 1 of the 2 CPUs: give it more, and threads (-t)",
+    );
+    check(
+        Inputs { busy: 0.02, run_queue_wait: Some(0.30), cpus: pinned, ..healthy() },
+        Level::Suspect,
+        "herd's 2 worker threads were on a CPU 2 % and waiting for one 30 % of the run; other \
+         processes had its CPUs — keep other load off the 1 of 2 CPUs herd is pinned to",
+    );
+    // Every CPU of the machine is not pinned: the advice to pin stands.
+    let all = Some(Cpus { allowed: 2, online: 2 });
+    let sentence = judge(&Inputs { busy: 0.98, cpus: all, ..closed() }).cause.unwrap().to_string();
+    assert!(sentence.ends_with("or pin it apart from the server"), "{sentence}");
+}
+
+#[test]
+fn this_process_knows_its_cpus() {
+    let c = Cpus::now().expect("sched_getaffinity and sysconf work here");
+    assert!(c.allowed >= 1 && c.allowed <= c.online, "{c:?}");
 }
 
 #[test]
