@@ -124,40 +124,16 @@ impl<'a, R: Recorder> Worker<'a, R> {
     /// Takes the connections opened before the start: open and idle, each waiting for its
     /// first request (the schedule's, in an open loop; at once, in a closed one).
     fn adopt(&mut self, warm: Warm, now: Instant) {
-        if let Some(addr) = warm.addr {
-            self.base.addr = addr;
-            self.base.any_connected = true;
-        }
-        let mut adopted = vec![false; self.conns.len()];
-        for (i, t) in warm.conns.into_iter().enumerate() {
-            let Some(t) = t else { continue };
-            if i >= self.conns.len() {
-                break;
-            }
-            if self.base.tls_info.is_none() {
-                self.base.tls_info = t.tls_info();
-            }
-            let limit = self.limit();
-            let throttle = self.base.spec.receive_rate.map(|r| Throttle::new(r, now));
-            self.conns[i].adopt(t, limit, throttle, now);
-            adopted[i] = true;
-            if self.base.pacer.is_some() {
-                self.idle.push(i);
+        let paced = self.base.pacer.is_some();
+        let (conns, idle, opened) = (&mut self.conns, &mut self.idle, &mut self.opened);
+        self.base.adopt(warm, conns.len(), now, |i, t, limit, throttle| {
+            conns[i].adopt(t, limit, throttle, now);
+            if paced {
+                idle.push(i);
             } else {
-                self.opened.push(i);
+                opened.push(i);
             }
-        }
-        let waiting = |i: &usize| !adopted.get(*i).copied().unwrap_or(false);
-        self.base.free.retain(waiting);
-        self.base.to_open.retain(waiting);
-    }
-
-    /// How many requests a newly opened connection may carry.
-    fn limit(&mut self) -> u32 {
-        match self.base.per_connection {
-            Some(range) => self.base.rng.between(range.lo().get(), range.hi().get()),
-            None => u32::MAX,
-        }
+        });
     }
 
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
@@ -341,7 +317,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
     fn open(&mut self, i: usize, start: Start) {
         let now = Instant::now();
         let spec = self.base.spec;
-        let limit = self.limit();
+        let limit = self.base.connection_limit();
         self.base.timers.cancel(i);
         self.conns[i].reopen(limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
         match start {

@@ -118,36 +118,20 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     /// Takes the HTTP/2 connections opened before the start (warm.rs): open, with no request
     /// yet; a closed loop fills them at its first turn, an open loop as requests fall due. No
-    /// request on them pays a connect, as on HTTP/1's.
+    /// request on them pays a connect, as on HTTP/1's. (HTTP/3 opens none ahead.)
     fn adopt(&mut self, warm: Warm, now: Instant) {
-        if let Some(addr) = warm.addr {
-            self.base.addr = addr;
-            self.base.any_connected = true;
+        if self.h3.is_some() {
+            return;
         }
-        let mut adopted = vec![false; self.conns.len()];
-        for (i, t) in warm.conns.into_iter().enumerate() {
-            let Some(t) = t else { continue };
-            if i >= self.conns.len() || self.h3.is_some() {
-                break;
+        let paced = self.base.pacer.is_some();
+        let (conns, opened) = (&mut self.conns, &mut self.opened);
+        self.base.adopt(warm, conns.len(), now, |i, t, limit, throttle| {
+            conns[i].adopt(t, limit, throttle);
+            conns[i].set_waiting_since(now);
+            if !paced {
+                opened.push(i);
             }
-            if self.base.tls_info.is_none() {
-                self.base.tls_info = t.tls_info();
-            }
-            let limit = match self.base.per_connection {
-                Some(range) => self.base.rng.between(range.lo().get(), range.hi().get()),
-                None => u32::MAX,
-            };
-            let throttle = self.base.spec.receive_rate.map(|r| Throttle::new(r, now));
-            self.conns[i].adopt(t, limit, throttle);
-            self.conns[i].set_waiting_since(now);
-            adopted[i] = true;
-            if self.base.pacer.is_none() {
-                self.opened.push(i);
-            }
-        }
-        let waiting = |i: &usize| !adopted.get(*i).copied().unwrap_or(false);
-        self.base.free.retain(waiting);
-        self.base.to_open.retain(waiting);
+        });
     }
 
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
@@ -258,11 +242,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     fn open(&mut self, i: usize, first: Exchange) {
         let now = Instant::now();
         let spec = self.base.spec;
-        let limit = match (self.base.keep_alive, self.base.per_connection) {
-            (false, _) => 1,
-            (true, Some(range)) => self.base.rng.between(range.lo().get(), range.hi().get()),
-            (true, None) => u32::MAX,
-        };
+        let limit = if self.base.keep_alive { self.base.connection_limit() } else { 1 };
         self.base.timers.cancel(i);
         self.conns[i].reopen(first, limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
         if self.h3.is_some() {

@@ -20,7 +20,10 @@ use crate::recorder::Answer;
 use crate::rng::Rng;
 use crate::run::Share;
 use crate::thread_usage::ThreadUsage;
+use crate::throttle::Throttle;
 use crate::timers::Timers;
+use crate::transport::Transport;
+use crate::warm::Warm;
 use crate::{Control, EngineError, PerConnection, Recorder, RunSpec, TlsInfo};
 
 /// How often progress is published for `Control::finished`.
@@ -109,6 +112,48 @@ impl<'a, R: Recorder> Base<'a, R> {
                 true
             }
         }
+    }
+
+    /// How many requests a newly opened kept-alive connection may carry: a draw from
+    /// `--requests-per-conn`'s range, or no limit.
+    pub(crate) fn connection_limit(&mut self) -> u32 {
+        match self.per_connection {
+            Some(range) => self.rng.between(range.lo().get(), range.hi().get()),
+            None => u32::MAX,
+        }
+    }
+
+    /// Hands each connection opened before the start (warm.rs) to `take(i, transport, limit,
+    /// receive cap)`, out of `n`: the target's address they reached becomes the worker's, the
+    /// first one's TLS details the run's, and the connections taken leave the lists of those
+    /// still to open or free.
+    pub(crate) fn adopt(
+        &mut self,
+        warm: Warm,
+        n: usize,
+        now: Instant,
+        mut take: impl FnMut(usize, Transport, u32, Option<Throttle>),
+    ) {
+        if let Some(addr) = warm.addr {
+            self.addr = addr;
+            self.any_connected = true;
+        }
+        let mut adopted = vec![false; n];
+        for (i, t) in warm.conns.into_iter().enumerate() {
+            let Some(t) = t else { continue };
+            if i >= n {
+                break;
+            }
+            if self.tls_info.is_none() {
+                self.tls_info = t.tls_info();
+            }
+            let limit = self.connection_limit();
+            take(i, t, limit, self.spec.receive_rate.map(|r| Throttle::new(r, now)));
+            adopted[i] = true;
+        }
+        let waiting = |i: &usize| !adopted.get(*i).copied().unwrap_or(false);
+        self.free.retain(waiting);
+        self.to_open.retain(waiting);
     }
 
     /// Counts a request's end, publishes progress now and then, and stops the run when the
