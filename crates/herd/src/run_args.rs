@@ -126,8 +126,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "LIST")]
     pub(crate) alpn: Option<String>,
 
-    /// HTTP/2: requests in flight at once on each connection (capped by the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS), as h2load's -m
+    /// HTTP/2 and HTTP/3: requests in flight at once on each connection, as streams (capped
+    /// by the server's SETTINGS_MAX_CONCURRENT_STREAMS, or QUIC's stream limit), as h2load's -m
     #[arg(short = 'm', long, value_name = "N", value_parser = parse_streams)]
     pub(crate) streams: Option<u32>,
 
