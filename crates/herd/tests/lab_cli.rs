@@ -223,6 +223,38 @@ fn a_small_experiment_runs_to_its_table_and_store() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A warm-up by time is a run of its own like one by count: the record says how many requests
+/// it made (it said 0), and none of them is in the measured figures.
+#[test]
+fn a_warm_up_by_time_stores_the_requests_it_made() {
+    let dir = tempdir("lab-warm");
+    let text = SMALL
+        .replace("workload = [\"page\", \"9x9\", \"sw\"]", "workload = [\"page\"]")
+        .replace("warmup_requests = 20", "warmup = \"300ms\"")
+        .replace("baseline = { workload = \"9x9\" }", "baseline = { workload = \"page\" }");
+    let file = write(&dir, "warm.toml", &text);
+    let store = dir.join("r.db");
+    let out = herd_in(&dir)
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = herd_store::Store::open_existing(&store).unwrap();
+    let id = store.experiments().unwrap()[0].id;
+    let exp = store.load_experiment(id).unwrap();
+    let reps = &exp.cells[0].repetitions;
+    assert_eq!(reps.len(), 3);
+    for rep in reps {
+        let m = &rep.record.measurements[0];
+        assert_eq!(m.completed, 200, "{m:?}");
+        // 300 ms against herd serve on loopback: hundreds of requests at least.
+        assert!(m.warmup_requests >= 100, "{}", m.warmup_requests);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_dry_run_shows_everything_and_touches_nothing() {
     let dir = tempdir("lab-dry");

@@ -17,55 +17,44 @@ use super::failure::{Phase, RunFailure, Stop};
 use super::log_tail::last_lines;
 use super::watched::Started;
 use crate::client;
-use crate::load::{Load, Request, Warmup};
+use crate::load::{Load, Request};
 
 impl CellRun<'_> {
-    /// Fills the record from the measured run `run` of `load` sending `request`.
+    /// How many requests the warm-up run `run` of `load` made (completed and failed), read
+    /// from its output as a measured run's are: the record says what warmed the server up,
+    /// a time or a count.
+    pub(super) fn warmed(
+        &mut self,
+        started: &Started,
+        load: &Load,
+        request: &Request,
+        run: &ClientRun,
+    ) -> Result<u64, Stop> {
+        let (parsed, _) = self.read_run(started, load, request, run, Phase::Warmup)?;
+        Ok(parsed.steps.iter().map(|m| m.completed.saturating_add(m.failed)).sum())
+    }
+
+    /// Fills the record from the measured run `run` of `load` sending `request`, after a
+    /// warm-up of `warmed` requests.
     pub(super) fn account(
         &mut self,
         started: &Started,
         load: &Load,
         request: &Request,
         run: ClientRun,
+        warmed: u64,
     ) -> Result<(), Stop> {
         let cell = self.cell;
         let router_cpu = run.usage.as_ref().and_then(|(b, a)| used(b.router, a.router));
         if let Some((before, after)) = &run.usage {
             self.record_server_cpu(before, after);
         }
-        let out = read_output(&run.dir.join("stdout"))?;
-        let err = read_output(&run.dir.join("stderr"))?;
-        let base_url = self.base_url();
-        let ca_file = self.ca_file.clone();
-        let netns = self.agent_netns();
-        let job = self.job(load, request, &base_url, ca_file.as_deref(), &run.dir, &netns)?;
-        let parsed = match client::parse(&job, &out, &err) {
-            Ok(parsed) => parsed,
-            Err(problem) => {
-                let problem = problem.to_string();
-                // The adapters quote the tool's output where it explains the problem; the
-                // end of stderr is added only where they did not, so it is said once.
-                let tail = last_lines(&err);
-                let quoted = err.lines().rev().find(|l| !l.trim().is_empty());
-                let stderr_tail = match quoted {
-                    Some(line) if problem.contains(line.trim()) => None,
-                    _ => Some(tail),
-                };
-                let failed = RunFailure::ClientFailed {
-                    tool: cell.client,
-                    phase: Phase::Measure,
-                    status: run.finished.status,
-                    problem: Some(problem),
-                    stderr_tail,
-                };
-                return Err(started.exited(self.sup).unwrap_or(failed).into());
-            }
-        };
+        let (parsed, threads) = self.read_run(started, load, request, &run, Phase::Measure)?;
         self.rec.client.health = parsed.health.clone();
         let mut verdict = parsed.judgement.clone();
         // ab and wrk do not judge themselves: judge them by the CPU time they used.
         if let (None, Some(cpu_seconds), Some(threads)) =
-            (&verdict, run.finished.cpu_seconds, client::external_threads(&job))
+            (&verdict, run.finished.cpu_seconds, threads)
         {
             let e = self.ctx.experiment;
             let cpu = client::ClientCpu {
@@ -93,10 +82,8 @@ impl CellRun<'_> {
             self.rec.servers.push(ServerRecord { cpu_seconds: router_cpu, ..r.record.clone() });
         }
         // The warm-up ran apart, before the first step: its requests are counted there.
-        if let (Warmup::Requests(k), Some(first)) =
-            (cell.load.warmup, self.rec.measurements.first_mut())
-        {
-            first.warmup_requests += k;
+        if let Some(first) = self.rec.measurements.first_mut() {
+            first.warmup_requests += warmed;
         }
         if let Some(exited) = started.exited(self.sup) {
             return Err(exited.into());
@@ -127,6 +114,50 @@ impl CellRun<'_> {
 /// CPU seconds between two readings (never negative), if both were read.
 pub(super) fn used(before: Option<f64>, after: Option<f64>) -> Option<f64> {
     before.zip(after).map(|(b, a)| (a - b).max(0.0))
+}
+
+impl CellRun<'_> {
+    /// The outcome of client run `run` (of `load` sending `request`, in `phase`) read from its
+    /// output, and the threads of a client herd judges by its CPU time; output the adapter
+    /// cannot read fails the run as the client's, with the adapter's reason and, where the
+    /// reason does not quote it, stderr's end.
+    fn read_run(
+        &mut self,
+        started: &Started,
+        load: &Load,
+        request: &Request,
+        run: &ClientRun,
+        phase: Phase,
+    ) -> Result<(client::ClientOutcome, Option<u32>), Stop> {
+        let out = read_output(&run.dir.join("stdout"))?;
+        let err = read_output(&run.dir.join("stderr"))?;
+        let base_url = self.base_url();
+        let ca_file = self.ca_file.clone();
+        let netns = self.agent_netns();
+        let job = self.job(load, request, &base_url, ca_file.as_deref(), &run.dir, &netns)?;
+        match client::parse(&job, &out, &err) {
+            Ok(parsed) => Ok((parsed, client::external_threads(&job))),
+            Err(problem) => {
+                let problem = problem.to_string();
+                // The adapters quote the tool's output where it explains the problem; the
+                // end of stderr is added only where they did not, so it is said once.
+                let tail = last_lines(&err);
+                let quoted = err.lines().rev().find(|l| !l.trim().is_empty());
+                let stderr_tail = match quoted {
+                    Some(line) if problem.contains(line.trim()) => None,
+                    _ => Some(tail),
+                };
+                let failed = RunFailure::ClientFailed {
+                    tool: self.cell.client,
+                    phase,
+                    status: run.finished.status,
+                    problem: Some(problem),
+                    stderr_tail,
+                };
+                Err(started.exited(self.sup).unwrap_or(failed).into())
+            }
+        }
+    }
 }
 
 fn read_output(path: &Path) -> Result<String, RunFailure> {

@@ -126,12 +126,16 @@ impl CellRun<'_> {
         let started = Started { servers, router, over };
         self.check_path(&started)?;
         let request = self.verify()?;
-        if let Some(warmup) = self.cell.load.warmup_run() {
-            self.run_client(Phase::Warmup, &warmup, &request, &started)?;
-        }
+        let warmed = match self.cell.load.warmup_run() {
+            Some(warmup) => {
+                let run = self.run_client(Phase::Warmup, &warmup, &request, &started)?;
+                self.warmed(&started, &warmup, &request, &run)?
+            }
+            None => 0,
+        };
         let load = self.cell.load.measured();
         let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
-        self.account(&started, &load, &request, measured)
+        self.account(&started, &load, &request, measured, warmed)
     }
 
     pub(super) fn cancelled(&self) -> bool {
