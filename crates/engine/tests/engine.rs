@@ -222,7 +222,7 @@ fn endless_body_is_bounded_by_the_timeout() {
 
 #[test]
 fn refused_connection_is_a_connect_failure() {
-    let port = util::closed_port();
+    let port = herd_testutil::ports::closed_port();
     let c = run(&spec(port, 2, 6));
     assert_eq!(c.failures[&FailureKind::Connect], 6, "{c:?}");
 }
@@ -354,7 +354,7 @@ fn ipv6_loopback_and_host_names() {
 
 #[test]
 fn a_target_without_addresses_is_an_error_not_a_panic() {
-    let mut sp = spec(util::closed_port(), 1, 1);
+    let mut sp = spec(herd_testutil::ports::closed_port(), 1, 1);
     sp.target.addrs.clear();
     let control = herd_engine::Control::new();
     let r = herd_engine::run(&sp, &control, |_, _| Counts::default());

@@ -118,7 +118,7 @@ fn a_silent_peer_ends_with_a_handshake_timeout_in_bounded_time() {
 
 #[test]
 fn a_closed_port_is_refused_at_once() {
-    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let port = std::net::SocketAddr::from(([127, 0, 0, 1], herd_testutil::ports::closed_port()));
     let out = run(port, &Plan::to(port, "/", None));
     assert_eq!(out.closed, Some(QuicFailure::Refused), "{out:?}");
     assert!(out.elapsed < Duration::from_secs(2), "{out:?}");

@@ -14,8 +14,9 @@ use herd_engine::{
     Arrivals, Control, H2Settings, Reuse, RunSpec, Start, StartGate, StopAt, Warmed, Wire,
 };
 use herd_stats::FailureKind;
+use herd_testutil::ports::closed_port;
 use util::h2_peer::{self, Peer};
-use util::{closed_port, nz, rate, spec, spec_until, Counts, TestServer, TlsServer, KEEP_ALIVE};
+use util::{nz, rate, spec, spec_until, Counts, TestServer, TlsServer, KEEP_ALIVE};
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 

@@ -30,6 +30,37 @@ pub fn free_tcp_udp_port() -> u16 {
     })
 }
 
+/// A port on 127.0.0.1 that nothing listens on, TCP or UDP, for tests of a refused
+/// connection. Below the kernel's ephemeral range (net.ipv4.ip_local_port_range), so that no
+/// socket of this or another test is given it by bind(0) or connect() meanwhile: a port freed
+/// from that range may come back as a client's own source port, and a client connected to its
+/// own port hears itself instead of being refused (a QUIC test once waited out its handshake
+/// timeout that way, on a busy machine).
+pub fn closed_port() -> u16 {
+    let low = ephemeral_low();
+    let mut next = low.saturating_sub(4000).max(1024);
+    pick(|| {
+        while next < low {
+            let port = next;
+            next += 1;
+            let free = TcpListener::bind(("127.0.0.1", port)).is_ok()
+                && UdpSocket::bind(("127.0.0.1", port)).is_ok();
+            if free {
+                return Some(port);
+            }
+        }
+        None
+    })
+}
+
+/// The first port of the kernel's ephemeral range (32768 if it cannot be read).
+fn ephemeral_low() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
+}
+
 fn pick(mut candidate: impl FnMut() -> Option<u16>) -> u16 {
     for _ in 0..100 {
         let Some(port) = candidate() else { continue };
@@ -44,6 +75,16 @@ fn pick(mut candidate: impl FnMut() -> Option<u16>) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_port_is_below_the_ephemeral_range_and_refuses() {
+        let low = ephemeral_low();
+        for _ in 0..3 {
+            let port = closed_port();
+            assert!(port < low, "{port} is in the ephemeral range from {low}");
+            assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "{port}");
+        }
+    }
 
     #[test]
     fn no_port_is_handed_out_twice() {

@@ -96,12 +96,6 @@ pub fn reset(s: TcpStream) {
     drop(sock);
 }
 
-/// A port on 127.0.0.1 with nothing listening.
-pub fn closed_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 /// `requests` requests over `connections` connections (2 threads, 5 s timeout, a closed loop
 /// without keep-alive, `GET / HTTP/1.0`).
 pub fn spec(port: u16, connections: u32, requests: u64) -> RunSpec {
