@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use util::{herd, tempdir, SLOW};
+use util::{herd, lab_run, tempdir, SLOW};
 
 /// Runs herd with TMPDIR set to `tmp`, so that run directories land where the test looks.
 fn herd_in(tmp: &Path) -> Command {
@@ -143,12 +143,7 @@ fn a_small_experiment_runs_to_its_table_and_store() {
     let dir = tempdir("lab-small");
     let file = write(&dir, "small.toml", SMALL);
     let store = dir.join("r.db");
-    let out = herd_in(&dir)
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -233,15 +228,9 @@ fn a_warm_up_by_time_stores_the_requests_it_made() {
         .replace("warmup_requests = 20", "warmup = \"300ms\"")
         .replace("baseline = { workload = \"9x9\" }", "baseline = { workload = \"page\" }");
     let file = write(&dir, "warm.toml", &text);
-    let store = dir.join("r.db");
-    let out = herd_in(&dir)
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let store = herd_store::Store::open_existing(&store).unwrap();
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
     let id = store.experiments().unwrap()[0].id;
     let exp = store.load_experiment(id).unwrap();
     let reps = &exp.cells[0].repetitions;
