@@ -298,11 +298,14 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
 
 /// `herd run ARGS --json FILE`, which must exit with `code`: the document and the output.
 pub fn run_json_exiting(args: &[&str], code: i32) -> (serde_json::Value, Output) {
-    let path = tempdir("run-json").join("out.json");
+    let dir = tempdir("run-json");
+    let path = dir.join("out.json");
     let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(code), "{args:?}: {stdout}\n{stderr}");
-    (serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap(), out)
+    let doc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (doc, out)
 }
 
 pub fn run(cmd: &mut Command) -> Output {
@@ -490,8 +493,19 @@ impl Serve {
 }
 
 impl Drop for Serve {
+    /// SIGTERM, as a user stops it, so that it removes what it made (its /include texts'
+    /// directory under TMPDIR); SIGKILL after 5 s.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SAFETY: kill has no memory preconditions; the PID is this test's own unreaped child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) {
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.wait();
     }
 }
