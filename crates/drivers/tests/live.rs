@@ -43,10 +43,8 @@ use herd_drivers::{
     ServerKind, ServerSpec, READY_FILE,
 };
 use herd_serve::{ServeConfig, Server, StopHandle};
-use herd_testutil::launch::{prepare, read_log, user_ids, Running};
-use util::{
-    lab_user, located, located_proxy, need_tls_modules, runs_as, setup_name, tempdir, with_protocol,
-};
+use herd_testutil::launch::{lab_user, prepare, read_log, user_ids, Running};
+use util::{located, located_proxy, need_tls_modules, runs_as, setup_name, tempdir, with_protocol};
 
 /// Starts `launch`'s processes in order, each once its probe answers.
 fn start(launch: &Launch) -> Running {

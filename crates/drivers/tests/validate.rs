@@ -16,10 +16,10 @@ use std::num::NonZeroU32;
 use herd_drivers::{
     render, render_proxy, Mpm, Php, Protocol, ProxyKind, ProxySpec, ServerKind, ServerSpec,
 };
-use herd_testutil::launch::prepare;
+use herd_testutil::launch::{lab_user, prepare};
 use util::{
-    lab_user, located, located_proxy, need_tls_modules, run, runs_as, setup_name, setups, show,
-    tempdir, with_protocol,
+    located, located_proxy, need_tls_modules, run, runs_as, setup_name, setups, show, tempdir,
+    with_protocol,
 };
 
 fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) -> ServerSpec {

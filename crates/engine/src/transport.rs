@@ -106,6 +106,11 @@ impl Transport {
     }
 
     /// The protocol ALPN agreed on (TLS only, once the handshake is done).
+    /// The TLS handshake chose HTTP/2 (ALPN `h2`).
+    pub(crate) fn chose_h2(&self) -> bool {
+        self.alpn() == Some(b"h2".as_slice())
+    }
+
     pub(crate) fn alpn(&self) -> Option<&[u8]> {
         match self {
             Transport::Plain(_) => None,

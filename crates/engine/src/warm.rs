@@ -76,7 +76,7 @@ pub(crate) fn open(
     let h2 = matches!(spec.wire, Wire::Http2(_));
     let mut opening: Vec<Opening> = Vec::with_capacity(n_open as usize);
     for i in 0..n_open as usize {
-        opening.push(start(poll, spec, i, first_conn, 0));
+        opening.push(start(poll, spec, h2, i, first_conn, 0));
     }
     // Counted as they change, not scanned: 17,000 connections a worker is no rare case.
     let mut pending = opening.iter().filter(|o| o.pending()).count();
@@ -111,15 +111,15 @@ pub(crate) fn open(
                     let untried = addr + 1 < spec.target.addrs.len();
                     if untried && !answered {
                         drop(t);
-                        start(poll, spec, i, first_conn, addr + 1)
+                        start(poll, spec, h2, i, first_conn, addr + 1)
                     } else {
                         Opening::Dropped
                     }
                 }
                 Opening::Connecting(t, addr) if ev.is_writable() || ev.is_readable() => {
-                    connected(spec, t, addr)
+                    connected(spec, h2, t, addr)
                 }
-                Opening::Handshaking(t, addr) => handshake(spec, t, addr),
+                Opening::Handshaking(t, addr) => handshake(h2, t, addr),
                 Opening::Open(mut t, addr) => {
                     // As an idle connection of the run (worker/events.rs); a writable edge
                     // alone says nothing new. HTTP/2's bytes are the session's: not read.
@@ -164,10 +164,12 @@ pub(crate) fn open(
 }
 
 /// Starts connection `i` to the target's address `addr`, registered under its run token.
-fn start(poll: &Poll, spec: &RunSpec, i: usize, first_conn: u32, addr: usize) -> Opening {
+/// `h2`: the run speaks HTTP/2 (a socket without Nagle; over TLS, open only where the
+/// server chose `h2`).
+fn start(poll: &Poll, spec: &RunSpec, h2: bool, i: usize, first_conn: u32, addr: usize) -> Opening {
     let connecting = socket::connect(spec, addr, first_conn as usize + i);
     let Ok((mut sock, in_progress)) = connecting else { return Opening::Dropped };
-    if matches!(spec.wire, Wire::Http2(_)) {
+    if h2 {
         // As the multiplexed worker's own connections (mux/worker.rs `open`).
         sock.set_nodelay();
     }
@@ -179,12 +181,12 @@ fn start(poll: &Poll, spec: &RunSpec, i: usize, first_conn: u32, addr: usize) ->
     if in_progress {
         Opening::Connecting(t, addr)
     } else {
-        connected(spec, t, addr)
+        connected(spec, h2, t, addr)
     }
 }
 
 /// TCP is up: open, or on to the TLS handshake.
-fn connected(spec: &RunSpec, t: Transport, addr: usize) -> Opening {
+fn connected(spec: &RunSpec, h2: bool, t: Transport, addr: usize) -> Opening {
     let failed = t.socket().take_error().ok().flatten().is_some();
     if failed {
         return Opening::Dropped;
@@ -192,20 +194,16 @@ fn connected(spec: &RunSpec, t: Transport, addr: usize) -> Opening {
     match &spec.target.tls {
         None => Opening::Open(t, addr),
         Some(tls) => match tls.connect() {
-            Ok(session) => handshake(spec, t.start_tls(session), addr),
+            Ok(session) => handshake(h2, t.start_tls(session), addr),
             Err(_) => Opening::Dropped,
         },
     }
 }
 
-fn handshake(spec: &RunSpec, mut t: Transport, addr: usize) -> Opening {
+fn handshake(h2: bool, mut t: Transport, addr: usize) -> Opening {
     match t.handshake() {
         // HTTP/2 over TLS only where the server chose it (the worker checks it again).
-        Io::Done(_)
-            if matches!(spec.wire, Wire::Http2(_)) && t.alpn() != Some(b"h2".as_slice()) =>
-        {
-            Opening::Dropped
-        }
+        Io::Done(_) if h2 && !t.chose_h2() => Opening::Dropped,
         Io::Done(_) => Opening::Open(t, addr),
         Io::Retry => Opening::Handshaking(t, addr),
         Io::Eof | Io::Err(_) => Opening::Dropped,

@@ -1,7 +1,8 @@
 //! A lab run whose phases fail on purpose, one way per cell, through the lab's own runner:
 //! herd's executable is replaced by a script that runs the real herd except where a cell asks
 //! it to fail (a server that never answers, one that exits at start, one that serves a wrong
-//! byte, a client that exits with an error, a client sent where nothing listens). Each failed
+//! byte, a client that exits with an error, a client sent where nothing listens, a warm-up
+//! whose output is no herd output). Each failed
 //! run must be stored with its kind and reason, and the report must count them by kind.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,15 +18,17 @@ use util::tempdir;
 
 /// Workloads by what the stand-in does to them: `ok` (101 bytes) runs through, `wrong`
 /// (102) is served with its first byte changed, `crash` (103) makes the client exit 2,
-/// `silent` (104) sends the client to 127.0.0.1:1, where nothing listens. Servers:
+/// `silent` (104) sends the client to 127.0.0.1:1, where nothing listens, `garbled` (105,
+/// with load `w50`, the one with a warm-up) makes the warm-up print what is no herd output
+/// and exit 0. Servers:
 /// `herd` runs, `sleepy` (`--threads 3`) never answers, `dying` (`--threads 4`) exits at
 /// start; they run only the `ok` workload ([`experiment`] adds the exclusions).
 const MATRIX: &str = r#"
 name = "failures"
 [matrix]
 server = ["herd", "sleepy", "dying"]
-workload = ["ok", "wrong", "crash", "silent"]
-load = ["n50"]
+workload = ["ok", "wrong", "crash", "silent", "garbled"]
+load = ["n50", "w50"]
 [servers.sleepy]
 driver = "herd"
 workers = 3
@@ -44,9 +47,16 @@ size = 103
 [workloads.silent]
 kind = "static"
 size = 104
+[workloads.garbled]
+kind = "static"
+size = 105
 [loads.n50]
 requests = 50
 concurrency = 2
+[loads.w50]
+requests = 50
+concurrency = 2
+warmup_requests = 10
 [repetitions]
 min = 3
 max = 3
@@ -58,12 +68,17 @@ ready_timeout = "5s"
 fn experiment() -> String {
     let mut text = MATRIX.to_owned();
     for server in ["sleepy", "dying"] {
-        for workload in ["wrong", "crash", "silent"] {
+        for workload in ["wrong", "crash", "silent", "garbled"] {
             text.push_str(&format!(
                 "[[exclude]]\nserver = \"{server}\"\nworkload = \"{workload}\"\n"
             ));
         }
     }
+    // The warm-up's load for `garbled` alone, and `garbled` with it alone.
+    for workload in ["ok", "wrong", "crash", "silent"] {
+        text.push_str(&format!("[[exclude]]\nworkload = \"{workload}\"\nload = \"w50\"\n"));
+    }
+    text.push_str("[[exclude]]\nworkload = \"garbled\"\nload = \"n50\"\n");
     text
 }
 
@@ -91,6 +106,8 @@ serve)
 run)
     case " $* " in
     *"/sizes/103.html"*) echo "stand-in: this client fails" >&2; exit 2 ;;
+    *"/sizes/105.html"*"/client/warm-up/"*|*"/client/warm-up/"*"/sizes/105.html"*)
+        echo "stand-in: no herd output"; exit 0 ;;
     esac
     for a do
         shift
@@ -135,7 +152,7 @@ fn each_phase_that_fails_is_stored_with_its_kind_and_counted_by_the_report() {
         },
     )
     .unwrap();
-    assert_eq!((finished.runs_done, finished.failures.len()), (18, 15));
+    assert_eq!((finished.runs_done, finished.failures.len()), (21, 18));
 
     let stored = store.load_experiment(finished.experiment).unwrap();
     // cell → the kind of each of its three runs (None: ok)
@@ -150,12 +167,13 @@ fn each_phase_that_fails_is_stored_with_its_kind_and_counted_by_the_report() {
     assert_eq!(kinds("workload=wrong "), three(Some(RunFailureKind::Verify)));
     assert_eq!(kinds("workload=crash "), three(Some(RunFailureKind::ClientFailed)));
     assert_eq!(kinds("workload=silent "), three(Some(RunFailureKind::NoResponse)));
+    assert_eq!(kinds("workload=garbled "), three(Some(RunFailureKind::ClientFailed)));
 
     let mut table = Vec::new();
     herd_report::experiment_table(&stored, &mut table).unwrap();
     let table = String::from_utf8(table).unwrap();
-    let summary = "\n15 of 18 runs failed: 3 server not ready, 3 server exited, 3 verify, \
-                   3 client failed, 3 no response\n";
+    let summary = "\n18 of 21 runs failed: 6 client failed, 3 server not ready, 3 server \
+                   exited, 3 verify, 3 no response\n";
     assert!(table.contains(summary), "{table}");
     let run = |cell: &str, kind: &str, reason: &str| {
         let line = format!("  {cell}, repetition 1 ({kind}): {reason}");
@@ -181,6 +199,18 @@ fn each_phase_that_fails_is_stored_with_its_kind_and_counted_by_the_report() {
         "server=herd workload=crash load=n50",
         "client failed",
         "the measured run of herd (exit status 2): herd ",
+    );
+    // A warm-up whose output cannot be read fails the run, named as the warm-up's; stdout and
+    // an empty stderr are each said once.
+    run(
+        "server=herd workload=garbled load=w50",
+        "client failed",
+        "the warm-up run of herd (exit status 0): herd wrote no readable ",
+    );
+    let garbled = table.lines().find(|l| l.contains("workload=garbled")).unwrap();
+    assert!(
+        garbled.ends_with("its stdout: \"stand-in: no herd output\"; its stderr: \"\""),
+        "{garbled}"
     );
     // The client's stderr is quoted once (by the adapter's message here).
     let crash = table.lines().find(|l| l.contains("(client failed)")).unwrap();

@@ -21,19 +21,13 @@ use herd_drivers::{
     parse_access_log, programs_needed, render, Launch, Logged, Mpm, Probe, Programs, Protocol,
     ServerKind, ServerSpec, READY_FILE,
 };
-use herd_testutil::launch::{prepare, read_log, Running};
+use herd_testutil::launch::{lab_user, prepare, read_log, Running};
 use herd_testutil::ports::free_tcp_udp_port;
 use util::{herd, run, run_json, tempdir, text};
 
 /// The file every run asks for: larger than one TLS record and one HTTP/2 frame.
 const SIZE: usize = 100_000;
 const REQUESTS: u64 = 300;
-
-/// `www-data` when the tests run as root (CI does), as the lab would run the servers.
-fn lab_user() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    (unsafe { libc::geteuid() } == 0).then(|| "www-data".to_owned())
-}
 
 /// A directory every user can enter (the servers' workers run as www-data).
 fn open_dir(path: &Path) {
@@ -61,7 +55,8 @@ fn url(protocol: Protocol, addr: SocketAddr, path: &str) -> String {
     format!("{scheme}://{addr}{path}")
 }
 
-/// A launch's readiness probe, asked with herd itself: one request that must answer 200.
+/// A launch's readiness probe, asked with herd itself: one request that must answer 200 (its
+/// summary's status line says so; a latency of 200 µs elsewhere in it must not).
 fn answers(probe: &Probe, ca: Option<&Path>) -> bool {
     let Probe::Http { addr, path, protocol } = probe else {
         panic!("an HTTP server with a {probe:?} probe");
@@ -72,7 +67,7 @@ fn answers(probe: &Probe, ca: Option<&Path>) -> bool {
         .args(protocol_flags(*protocol, ca))
         .args(["-n", "1", "--timeout", "2s"])
         .arg(url(*protocol, *addr, path)));
-    out.status.success() && text(&out.stdout).contains("200")
+    out.status.success() && text(&out.stdout).contains("\n  status      200: 1\n")
 }
 
 /// `kind` serving `protocol` from the lab's config, with its access log, in `dir`.

@@ -101,6 +101,8 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     }
 
     let _ = writeln!(s, "\nservers");
+    // Whom the servers that cannot switch users run as (a Samba share's guests): asked once.
+    let runs_as = crate::runner::user::current_user();
     let mut cas: BTreeMap<(String, Protocol), PathBuf> = BTreeMap::new();
     for name in e.servers.keys() {
         // The cells' own servers: the calibration server is herd serve in HTTP cells and
@@ -120,7 +122,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
         shown.sort_by_key(|c| c.protocol);
         for c in shown {
-            if let Some(ca) = write_server(&mut s, name, &c.server, c.protocol, herd_exe) {
+            if let Some(ca) =
+                write_server(&mut s, name, &c.server, c.protocol, herd_exe, runs_as.as_deref())
+            {
                 cas.insert((name.clone(), c.protocol), ca);
             }
         }
@@ -357,6 +361,7 @@ fn write_server(
     def: &ServerDef,
     protocol: Protocol,
     herd_exe: &Path,
+    runs_as: Option<&str>,
 ) -> Option<PathBuf> {
     let (programs, missing) = located_or_shown(&programs_needed(def.kind, def.php), herd_exe);
     let spec = ServerSpec {
@@ -369,7 +374,7 @@ fn write_server(
         run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
         workers: def.workers,
         user: root_user(),
-        runs_as: crate::runner::user::current_user(),
+        runs_as: runs_as.map(str::to_owned),
         programs,
         access_log: false,
     };

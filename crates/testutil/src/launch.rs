@@ -43,6 +43,14 @@ pub fn prepare(launch: &Launch, user: Option<&str>) {
     }
 }
 
+/// Whom the servers' workers run as, by the lab's rule: `www-data` when the tests run as
+/// root, nobody else otherwise.
+pub fn lab_user() -> Option<String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root.then(|| "www-data".to_owned())
+}
+
 /// The uid and gid of `user`, from /etc/passwd.
 pub fn user_ids(user: &str) -> (u32, u32) {
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap();

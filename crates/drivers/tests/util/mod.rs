@@ -109,14 +109,6 @@ pub fn need_tls_modules() {
     );
 }
 
-/// Whom the servers' workers run as, by the lab's rule: `www-data` when the tests run as
-/// root, nobody else otherwise.
-pub fn lab_user() -> Option<String> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    root.then(|| "www-data".to_owned())
-}
-
 /// The name of the user the tests run as (the lab's `runs_as`), from `id -un`.
 pub fn runs_as() -> Option<String> {
     let out = Command::new("id").arg("-un").output().ok()?;

@@ -30,7 +30,7 @@ use crate::session::Exchange;
 use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
-use crate::transport::{Fault, Io};
+use crate::transport::{Fault, Io, Transport};
 use crate::warm::Warm;
 use crate::worker::base::{self, Base, Turns};
 use crate::worker::outcome::CONNECT_BACKOFF;
@@ -379,8 +379,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 if self.base.tls_info.is_none() {
                     self.base.tls_info = self.conns[i].transport().and_then(|t| t.tls_info());
                 }
-                let alpn = self.conns[i].transport().and_then(|t| t.alpn());
-                if alpn != Some(b"h2".as_slice()) {
+                if !self.conns[i].transport().is_some_and(Transport::chose_h2) {
                     // The server would not speak HTTP/2 over TLS: nothing to send it.
                     self.conn_failed(i, FailureKind::Tls, None);
                     return;

@@ -140,12 +140,12 @@ impl CellRun<'_> {
             Err(problem) => {
                 let problem = problem.to_string();
                 // The adapters quote the tool's output where it explains the problem; the
-                // end of stderr is added only where they did not, so it is said once.
-                let tail = last_lines(&err);
-                let quoted = err.lines().rev().find(|l| !l.trim().is_empty());
-                let stderr_tail = match quoted {
-                    Some(line) if problem.contains(line.trim()) => None,
-                    _ => Some(tail),
+                // end of stderr is added only where they did not, so it is said once (and an
+                // empty stderr adds nothing).
+                let last = err.lines().rev().find(|l| !l.trim().is_empty());
+                let stderr_tail = match last {
+                    Some(line) if !problem.contains(line.trim()) => Some(last_lines(&err)),
+                    _ => None,
                 };
                 let failed = RunFailure::ClientFailed {
                     tool: self.cell.client,
