@@ -136,3 +136,19 @@ pub enum Probe {
     /// (samba's smbd).
     Tcp(SocketAddr),
 }
+
+impl std::fmt::Display for Probe {
+    /// The probe as a sentence's end, for the dry run: "`GET /herd-ready.txt` over h1 to
+    /// 127.0.0.1:8080 answers 200".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Probe::Http { addr, path, protocol } => {
+                write!(f, "GET {path} over {protocol} to {addr} answers 200")
+            }
+            Probe::UnixSocket(path) => {
+                write!(f, "a connection to the Unix socket {} is accepted", path.display())
+            }
+            Probe::Tcp(addr) => write!(f, "a TCP connection to {addr} is accepted"),
+        }
+    }
+}

@@ -55,6 +55,9 @@ pub fn negotiate_alpn(target: &Target, timeout: Duration) -> Result<Option<Vec<u
             let addr = first.to_string();
             let connect = |source| ProbeError::Connect { addr: addr.clone(), source };
             let mut sock = TcpStream::connect_timeout(first, timeout).map_err(connect)?;
+            // As every socket of a run (socket.rs): no Nagle wait between the handshake's
+            // flights.
+            sock.set_nodelay(true).map_err(connect)?;
             sock.set_read_timeout(Some(timeout)).map_err(connect)?;
             sock.set_write_timeout(Some(timeout)).map_err(connect)?;
             (addr.clone(), complete(&mut session, &mut sock))

@@ -30,15 +30,6 @@ impl Socket {
     }
 }
 
-impl Socket {
-    /// TCP_NODELAY on a TCP socket (best effort: without it, only Nagle's stalls).
-    pub(crate) fn set_nodelay(&self) {
-        if let Socket::Tcp(s) = self {
-            let _ = s.set_nodelay(true);
-        }
-    }
-}
-
 impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
@@ -62,6 +53,16 @@ impl Write for Socket {
         match self {
             Socket::Tcp(s) => s.write(buf),
             Socket::Unix(s) => s.write(buf),
+        }
+    }
+
+    /// One writev(2) for what rustls has queued: a handshake flight (ChangeCipherSpec and
+    /// Finished) or several records leave in one call, as OpenSSL's do. Without it, std's
+    /// default wrote the first buffer only, one system call and one small segment per record.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(s) => s.write_vectored(bufs),
+            Socket::Unix(s) => s.write_vectored(bufs),
         }
     }
 
@@ -133,6 +134,14 @@ fn connect_tcp(
         Type::STREAM.nonblocking().cloexec(),
         Some(Protocol::TCP),
     )?;
+    // Every connection, plain or TLS, HTTP/1 or HTTP/2: Nagle's algorithm holds a small write
+    // while an earlier one is unacknowledged, until the server's delayed ACK (40 ms on Linux).
+    // Over TLS that is every new connection: the request follows the handshake's Finished
+    // before the server has acknowledged it (44 ms per request against nginx before this was
+    // set here, where ab took 1.6 ms). HTTP/2 writes frames behind unacknowledged ones all the
+    // time. wrk and h2load set it too (docs/socket-options.md). A failure is an error like the
+    // socket's own: a run whose figures would silently carry the stall is not one to start.
+    sock.set_nodelay(true)?;
     if let Some(size) = spec.socket.buffer_size {
         sock.set_send_buffer_size(size as usize)?;
         sock.set_recv_buffer_size(size as usize)?;

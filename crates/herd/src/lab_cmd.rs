@@ -189,6 +189,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         e.repetitions.max,
         args.store.display()
     );
+    // How long, before anything runs; a resumed experiment's runs left take less.
+    if resume.is_none() {
+        eprintln!("herd lab: this takes {}", herd_lab::estimate::estimate(&e).sentence());
+    }
     if !checked.refused().is_empty() {
         eprintln!(
             "herd lab: {} of {} cells refused, before anything ran (`--dry-run` lists them):\n  {}",

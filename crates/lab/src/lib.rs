@@ -17,6 +17,7 @@ pub mod docroot;
 pub mod doctor;
 pub mod environment;
 pub mod error;
+pub mod estimate;
 pub mod experiment;
 pub mod load;
 pub mod matrix;

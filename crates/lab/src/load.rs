@@ -7,6 +7,8 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use herd_stats::units::TimeSpan;
+
 /// How hard and for how long a cell pushes its server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
@@ -60,6 +62,40 @@ impl Load {
     /// The measured run: this load without its warm-up, which ran before.
     pub fn measured(&self) -> Load {
         Load { warmup: Warmup::None, ..self.clone() }
+    }
+
+    /// The load in words, for the dry run: its shape, and how connections are used, said
+    /// plainly ("a new connection per request" for a load without keep-alive).
+    pub fn describe(&self) -> String {
+        let secs = |d: &Duration| TimeSpan::new(*d).map_or_else(|| "0s".into(), |t| t.to_string());
+        let shape = match &self.shape {
+            Shape::Requests { n_requests, concurrency } => {
+                format!("{n_requests} requests, {concurrency} at a time (closed loop)")
+            }
+            Shape::Duration { duration, concurrency } => {
+                format!("{}, {concurrency} connections (closed loop)", secs(duration))
+            }
+            Shape::Rate { per_second, duration, connections } => format!(
+                "{per_second} requests/s for {} over at most {connections} connections (open \
+                 loop, latency from each request's intended send)",
+                secs(duration)
+            ),
+            Shape::Steps { clients, step } => {
+                let list: Vec<String> = clients.iter().map(u32::to_string).collect();
+                format!("steps of {} clients, {} each (closed loop)", list.join(", "), secs(step))
+            }
+        };
+        let connections = match (self.keep_alive, self.streams) {
+            (false, _) => "a new connection per request (keep_alive = false)".to_owned(),
+            (true, Some(m)) => format!("connections kept alive, {m} streams at once on each"),
+            (true, None) => "connections kept alive".to_owned(),
+        };
+        let warmup = match self.warmup {
+            Warmup::None => String::new(),
+            Warmup::Duration(d) => format!("; a warm-up of {} before, discarded", secs(&d)),
+            Warmup::Requests(n) => format!("; a warm-up of {n} requests before, discarded"),
+        };
+        format!("{shape}; {connections}{warmup}")
     }
 }
 
@@ -116,6 +152,29 @@ mod tests {
 
     fn load(shape: Shape, warmup: Warmup) -> Load {
         Load { shape, keep_alive: false, warmup, timeout: Duration::from_secs(30), streams: None }
+    }
+
+    #[test]
+    fn a_load_says_in_words_whether_it_opens_a_connection_per_request() {
+        let ab = load(Shape::Requests { n_requests: 100, concurrency: 5 }, Warmup::Requests(10));
+        assert_eq!(
+            ab.describe(),
+            "100 requests, 5 at a time (closed loop); a new connection per request \
+             (keep_alive = false); a warm-up of 10 requests before, discarded"
+        );
+        let kept = Load {
+            keep_alive: true,
+            streams: NonZeroU32::new(10),
+            ..load(
+                Shape::Duration { duration: Duration::from_millis(1500), concurrency: 8 },
+                Warmup::Duration(Duration::from_secs(1)),
+            )
+        };
+        assert_eq!(
+            kept.describe(),
+            "1500ms, 8 connections (closed loop); connections kept alive, 10 streams at once \
+             on each; a warm-up of 1s before, discarded"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The dry run: every cell, every command line and every rendered config of an experiment,
 //! without running, writing or creating anything. Paths inside the run directory are shown
-//! as `$RUN` and the port a cell's server gets as 8080 (the real one is chosen per run), so
-//! that every server's configuration is printed once, not once per cell. The programs are
+//! as `$RUN` and the port a cell's server gets as `$PORT` (the real one is chosen per run:
+//! a free port no TIME_WAIT socket refers to), so that every server's configuration is
+//! printed once, not once per cell. The programs are
 //! shown where this machine has them (or says they are missing), and the worker user as
 //! root would set it: the listing is this machine's.
 
@@ -14,6 +15,7 @@ use herd_drivers::{
     programs_needed, proxy_programs_needed, render, render_proxy, Programs, ProxyKind, ProxySpec,
     ServerSpec,
 };
+use herd_stats::units::TimeSpan;
 use herd_stats::Protocol;
 use herd_topo::net::{Host, Plan, PATH_PORT};
 
@@ -24,6 +26,11 @@ use crate::matrix::cells;
 
 /// The run directory as the plan shows it.
 const RUN: &str = "$RUN";
+/// The port a cell's server gets, as the plan shows it.
+const PORT: &str = "$PORT";
+/// The stand-in port the drivers render with (they take a number); shown as `$PORT`. One no
+/// config or command line has for another reason.
+const PLAN_PORT: u16 = 64999;
 /// The absolute stand-in the drivers render with (they take absolute paths only); replaced
 /// by `$RUN` in the text.
 const RUN_PATH: &str = "/herd-lab-RUN";
@@ -61,8 +68,14 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
              {}s of cleanup)",
             hours_minutes(secs),
             reps.min,
-            NBENCH_CLEANUP_S
+            crate::estimate::NBENCH_CLEANUP_S
         );
+    }
+    let _ = writeln!(s, "time: {}", crate::estimate::estimate(e).sentence());
+    // Each load in words: above all, which open a new connection per request.
+    let _ = writeln!(s, "loads:");
+    for (name, load) in &e.loads {
+        let _ = writeln!(s, "  {name}: {}", load.describe());
     }
     let seed = e.runner.seed.map_or("drawn at start".to_string(), |v| v.to_string());
     let bound = e
@@ -71,8 +84,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         .map_or("half of net.ipv4.tcp_max_tw_buckets".to_string(), |n| n.to_string());
     let _ = writeln!(
         s,
-        "order: shuffled per repetition (seed {seed}); before each run: TIME_WAIT below {bound} (wait at most {:?}), the server on a port no TIME_WAIT socket refers to; servers restarted for every run, ready within {:?}",
-        e.runner.drain_timeout, e.runner.ready_timeout
+        "order: shuffled per repetition (seed {seed}); before each run: TIME_WAIT below {bound} (wait at most {}), the server on a port no TIME_WAIT socket refers to ($PORT below); servers restarted for every run, ready within {}",
+        span(e.runner.drain_timeout),
+        span(e.runner.ready_timeout)
     );
     let _ = writeln!(
         s,
@@ -150,7 +164,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         let mut hosts: Vec<(String, SocketAddr)> = Vec::new();
         let agents = e.client_agents.unwrap_or(1);
         let target = match c.path {
-            None => SocketAddr::from(([127, 0, 0, 1], 8080)),
+            None => SocketAddr::from(([127, 0, 0, 1], PLAN_PORT)),
             Some(p) => match Plan::for_agents(TAG, p, PATH_PORT, c.link.as_ref(), agents) {
                 Ok(plan) => {
                     hosts = plan
@@ -246,7 +260,31 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             }
         }
     }
-    s.replace(RUN_PATH, RUN)
+    placeholders(&s.replace(RUN_PATH, RUN))
+}
+
+/// `text` with the stand-in port, as a number of its own (not inside a longer one), shown as
+/// `$PORT`.
+fn placeholders(text: &str) -> String {
+    let port = PLAN_PORT.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(&port) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + port.len()..].chars().next();
+        let alone = !before.is_some_and(|c| c.is_ascii_digit())
+            && !after.is_some_and(|c| c.is_ascii_digit());
+        out.push_str(&rest[..at]);
+        out.push_str(if alone { PORT } else { &port });
+        rest = &rest[at + port.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A duration as the experiment file writes it (`90s`, `500ms`).
+fn span(d: std::time::Duration) -> String {
+    TimeSpan::new(d).map_or_else(|| "0s".to_owned(), |t| t.to_string())
 }
 
 /// `4 h 52 min`, `38 min`: a long run's length as a person plans with it.
@@ -258,28 +296,15 @@ fn hours_minutes(secs: u64) -> String {
     }
 }
 
-/// Seconds smbtorture's cleanup after a step's time limit takes, roughly (3-20 s in the
-/// probe behind docs/netbench.md): for the estimate only; the runner allows 60.
-const NBENCH_CLEANUP_S: u64 = 15;
-
 /// How long the smbtorture runs of the runnable NetBench cells take at `reps` repetitions,
 /// in seconds; None without any.
 fn netbench_seconds(cells: &[crate::matrix::Cell], reps: u32) -> Option<u64> {
-    let mut total = 0u64;
-    let mut any = false;
-    for c in cells.iter().filter(|c| c.refused.is_none() && c.workload.is_netbench()) {
-        let Ok((clients, step)) = client::smbtorture::steps(&c.load) else { continue };
-        any = true;
-        // smbtorture warms up for limit / 20, tbench (a calibration cell's) for limit / 5.
-        let warm = if c.client == client::Tool::Tbench { 5 } else { 20 };
-        let run = |d: std::time::Duration| d.as_secs() + d.as_secs() / warm + NBENCH_CLEANUP_S;
-        let mut cell = run(step) * clients.len() as u64;
-        if let crate::load::Warmup::Duration(d) = c.load.warmup {
-            cell += run(d);
-        }
-        total += cell * u64::from(reps);
-    }
-    any.then_some(total)
+    let netbench: Vec<u64> = cells
+        .iter()
+        .filter(|c| c.refused.is_none() && c.workload.is_netbench())
+        .map(crate::estimate::netbench_run_seconds)
+        .collect();
+    (!netbench.is_empty()).then(|| netbench.iter().sum::<u64>() * u64::from(reps))
 }
 
 /// A NetBench cell's client runs: one smbtorture per step (and its warm-up) and client host,
@@ -369,7 +394,7 @@ fn write_server(
         php: def.php,
         protocol,
         // A server with a built-in port (tbench_srv) has it here too.
-        listen: SocketAddr::from(([127, 0, 0, 1], def.kind.fixed_port().unwrap_or(8080))),
+        listen: SocketAddr::from(([127, 0, 0, 1], def.kind.fixed_port().unwrap_or(PLAN_PORT))),
         docroot: PathBuf::from(format!("{RUN_PATH}/www")),
         run_dir: PathBuf::from(format!("{RUN_PATH}/cells/CELL/{name}")),
         workers: def.workers,
@@ -395,7 +420,7 @@ fn write_server(
     for p in &launch.processes {
         let _ = writeln!(s, "   start {}: {}", p.name, join(&p.argv));
     }
-    let _ = writeln!(s, "   ready when: {:?}", launch.ready);
+    let _ = writeln!(s, "   ready when: {}", launch.ready);
     if let Some(tls) = &launch.tls {
         let _ = writeln!(
             s,

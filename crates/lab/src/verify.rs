@@ -103,6 +103,9 @@ pub fn fetch(
     let mut s = TcpStream::connect_timeout(&addr, timeout)
         .map_err(|err| VerifyError::Connect { addr, err })?;
     let send = |err| VerifyError::Send { addr, err };
+    // As the measured runs' sockets (herd-engine's socket.rs): a request written in two parts
+    // (a head, then a body) must not wait for the server's delayed ACK.
+    s.set_nodelay(true).map_err(send)?;
     s.set_read_timeout(Some(timeout)).map_err(send)?;
     s.set_write_timeout(Some(timeout)).map_err(send)?;
     exchange_h1(&mut s, addr, method, path, body, deadline, timeout, max_body)
@@ -158,6 +161,7 @@ pub fn fetch_over(
         let s = TcpStream::connect_timeout(&addr, timeout)
             .map_err(|err| VerifyError::Connect { addr, err })?;
         let send = |err| VerifyError::Send { addr, err };
+        s.set_nodelay(true).map_err(send)?;
         s.set_read_timeout(Some(timeout)).map_err(send)?;
         s.set_write_timeout(Some(timeout)).map_err(send)?;
         Ok(s)

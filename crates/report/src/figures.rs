@@ -62,6 +62,10 @@ pub(crate) struct Row<'a> {
     /// A host on the network path found that the link's rate, not the server, capped some
     /// ok repetition (herd_lab's `link-bound` finding).
     pub(crate) link_bound: bool,
+    /// The repetitions' spread (of req/s, or of Mbit/s where there are no requests) ended
+    /// above the experiment's `max_spread_percent`: the lab ran as many as it was allowed
+    /// and the figure is still less sure than the file asked.
+    pub(crate) unsettled: bool,
 }
 
 /// A run timed by a clock too coarse for its length (ab's milliseconds on a 3 ms run).
@@ -94,6 +98,7 @@ pub(crate) struct Latency {
 pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
     let steps: Vec<BTreeMap<u32, String>> = exp.cells.iter().map(steps_of).collect();
     let stepped = steps.iter().any(|s| s.len() > 1);
+    let limit = max_spread_percent(&exp.experiment.definition);
     let mut rows = Vec::new();
     for (cell, steps) in exp.cells.iter().zip(steps) {
         let n_steps = steps.len();
@@ -104,7 +109,28 @@ pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
             rows.push(row(cell, Some(step), stepped.then_some(label), n_steps));
         }
     }
+    for row in &mut rows {
+        let samples = if row.rates.is_empty() { &row.mbit_per_second } else { &row.rates };
+        row.unsettled = limit.is_some_and(|limit| {
+            stats::relative_std_dev(samples).is_some_and(|rsd| rsd * 100.0 > limit)
+        });
+    }
     (rows, stepped)
+}
+
+/// The lab's default `[repetitions] max_spread_percent` (herd_lab's experiment builder).
+const DEFAULT_MAX_SPREAD_PERCENT: f64 = 5.0;
+
+/// The experiment's `[repetitions] max_spread_percent`, read from its file as run (the lab's
+/// default where it gives none); None where the file cannot be read (a store's experiment
+/// written by hand, or by a test, with no definition).
+pub(crate) fn max_spread_percent(definition: &str) -> Option<f64> {
+    let doc: toml::Table = definition.parse().ok()?;
+    let given = doc.get("repetitions").and_then(|r| r.get("max_spread_percent"));
+    match given {
+        None => Some(DEFAULT_MAX_SPREAD_PERCENT),
+        Some(v) => v.as_float().or_else(|| v.as_integer().map(|i| i as f64)),
+    }
 }
 
 impl<'a> Row<'a> {
@@ -282,6 +308,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
                 .iter()
                 .any(|f| f.split(':').next() == Some(FINDING_LINK_BOUND))
         }),
+        unsettled: false,
     }
 }
 
@@ -321,4 +348,18 @@ pub(crate) fn merge(histograms: &[&Histogram<u64>]) -> Option<Histogram<u64>> {
         merged.add(*h).ok()?;
     }
     (!merged.is_empty()).then_some(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spread_bound_is_the_files_or_the_labs_default() {
+        assert_eq!(max_spread_percent("[repetitions]\nmax_spread_percent = 10.0\n"), Some(10.0));
+        assert_eq!(max_spread_percent("[repetitions]\nmax_spread_percent = 3\n"), Some(3.0));
+        assert_eq!(max_spread_percent("name = \"x\"\n"), Some(DEFAULT_MAX_SPREAD_PERCENT));
+        assert_eq!(max_spread_percent(""), Some(DEFAULT_MAX_SPREAD_PERCENT));
+        assert_eq!(max_spread_percent("not [ toml"), None);
+    }
 }

@@ -28,7 +28,9 @@
 mod agents;
 mod calibration;
 mod charts;
+mod client_agreement;
 mod compare;
+mod connections;
 mod csv;
 mod doc;
 mod failed_runs;

@@ -188,6 +188,9 @@ pub(crate) fn figure(
     {
         text.push_str(&format!(" ±{:.1}%", w * 100.0));
     }
+    if row.unsettled {
+        text.push('?');
+    }
     let percent = base.and_then(|b| percent(row, b, measure));
     if let Some(p) = percent {
         text.push_str(&format!(" ({p:.1} %)"));

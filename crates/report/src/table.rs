@@ -61,6 +61,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     crate::failed_runs::add(exp, &mut doc);
     crate::agents::add(&rows, &mut doc);
     verdicts(exp, &mut doc);
+    crate::client_agreement::add(exp, &rows, &mut doc);
     path_findings(exp, &mut doc);
     crate::calibration::add(exp, &rows, &mut doc);
     crate::then_now::add(exp, &rows, &mut doc);
@@ -79,6 +80,9 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
         ("started".to_owned(), e.started_at.clone()),
         ("finished".to_owned(), exp.finished_at.clone().unwrap_or_else(|| "-".to_owned())),
     ];
+    if let Some(connections) = crate::connections::header(exp) {
+        fields.push(("connections".to_owned(), connections));
+    }
     if let Some(note) = &exp.note {
         fields.push(("note".to_owned(), note.clone()));
     }
@@ -129,8 +133,10 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool, lead: Measure) 
             stats::confidence_interval_95(samples)
                 .and_then(|ci| ci.relative_half_width())
                 .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
-            stats::relative_std_dev(samples)
-                .map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0)),
+            stats::relative_std_dev(samples).map_or_else(
+                || "-".to_owned(),
+                |r| format!("{:.1}%{}", r * 100.0, if row.unsettled { "?" } else { "" }),
+            ),
             p50,
             p99,
             row.failed.to_string(),
@@ -236,10 +242,12 @@ fn path_findings(exp: &StoredExperiment, doc: &mut Doc) {
     doc.section("what the network path capped or disturbed:".to_owned(), lines);
 }
 
-const LEGEND: [&str; 16] = [
+const LEGEND: [&str; 18] = [
     "matrix    one figure per row: median of the ok repetitions, ±95 % interval of their mean;",
     "          (x %): its share of the baseline beside it (for seconds, the share of its",
     "          requests/s: its speed); ! client verdict not ok; ^ the link capped it;",
+    "          ? the repetitions' spread stayed above the file's max_spread_percent after",
+    "          the most repetitions it allows: less sure than asked;",
     "          n failed: failed requests and non-2xx answers, all repetitions",
     "reps      ok repetitions that measured the row, of all the cell's repetitions",
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",

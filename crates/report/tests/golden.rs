@@ -1267,3 +1267,59 @@ fn netbench_calibration_is_in_mbit_per_second() {
     );
     assert!(text.contains("  path=four-links: 392.0 Mbit/s\n"), "{text}");
 }
+
+/// herd and ab on the same cells: where they disagree beyond both intervals the report says
+/// so and names the lower one (herd 358 req/s where ab measured 2,078 on a TLS cell without
+/// keep-alive); where they agree it says nothing.
+#[test]
+fn clients_that_disagree_on_a_cell_are_named() {
+    let cells: [(&[(&str, &str)], u64); 4] = [
+        (&[("server", "nginx"), ("load", "close"), ("client", "herd")], 3_580),
+        (&[("server", "nginx"), ("load", "close"), ("client", "ab")], 20_780),
+        (&[("server", "nginx"), ("load", "keep"), ("client", "herd")], 90_000),
+        (&[("server", "nginx"), ("load", "keep"), ("client", "ab")], 90_000),
+    ];
+    let exp = three_repetitions_each("clients", &cells, 10);
+    let text = String::from_utf8(render(&exp)).unwrap();
+    let heading = "clients that disagree on the same cell (beyond both 95 % intervals: the lower \
+                   one measured something besides the server — its own limit or a stall; see \
+                   its verdict):";
+    let at = text.find(heading).unwrap_or_else(|| panic!("{text}"));
+    let lines: Vec<&str> = text[at + heading.len()..].lines().skip(1).take(2).collect();
+    assert_eq!(
+        lines[0].trim(),
+        "server=nginx load=close: ab 2,079 req/s ±0.1%, herd 359 req/s ±0.7%: herd measured 83 % \
+         less than ab",
+        "{text}"
+    );
+    assert!(!lines[1].contains("load=keep"), "{text}");
+}
+
+/// The header says which loads opened a new connection per request, read from what each run's
+/// client was told: herd's `--no-keep-alive`, ab without `-k`.
+#[test]
+fn the_header_says_which_loads_open_a_connection_per_request() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("conns", &["server", "load", "client"])).unwrap();
+    let runs: [(&str, &str, &[&str]); 4] = [
+        ("n100", "herd", &["herd", "run", "--no-keep-alive", "http://127.0.0.1:1/"]),
+        ("n100", "ab", &["ab", "-n", "100", "http://127.0.0.1:1/"]),
+        ("c8", "herd", &["herd", "run", "http://127.0.0.1:1/"]),
+        ("c8", "ab", &["ab", "-k", "-n", "100", "http://127.0.0.1:1/"]),
+    ];
+    for (load, tool, argv) in runs {
+        let axes = [("server", "nginx"), ("load", load), ("client", tool)];
+        let m = measurement(0, "n", 1000, &[], 0, Some(histogram(&[(200, 1_000)])));
+        let mut r = repetition(&axes, 0, tool, ok("ok"), Some(1.0), vec![m]);
+        r.client.argv = argv.iter().map(|a| a.to_string()).collect();
+        store.record_repetition(id, &r).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let exp = store.load_experiment(id).unwrap();
+    let text = String::from_utf8(render(&exp)).unwrap();
+    let line = text.lines().find(|l| l.starts_with("connections")).unwrap_or("");
+    assert_eq!(
+        line, "connections a new connection per request in n100; kept alive in c8",
+        "{text}"
+    );
+}

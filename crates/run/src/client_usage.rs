@@ -8,12 +8,16 @@ use herd_engine::ThreadUsage;
 
 use crate::cgroup_cpu::ThrottleProbe;
 use crate::process_cpu::ProcessCpu;
+use crate::steal::StealProbe;
+use crate::timer_probe::{self, TimerLateness};
 
 /// Readings taken just before a run starts.
 #[derive(Debug)]
 pub(crate) struct UsageProbe {
     process: Option<ProcessCpu>,
     throttle: Option<ThrottleProbe>,
+    steal: Option<StealProbe>,
+    timers: Option<TimerLateness>,
 }
 
 /// The client's usage over a run. Shares are of the worker threads' wall time, 0 to 1.
@@ -36,6 +40,14 @@ pub(crate) struct ClientUsage {
     /// cpuset) of those online; None if unknown.
     #[serde(default)]
     pub(crate) cpus: Option<Cpus>,
+    /// How late this machine's timers woke a thread, measured just before an open-loop run;
+    /// None for a closed loop.
+    #[serde(default)]
+    pub(crate) timers: Option<TimerLateness>,
+    /// The machine's steal time over the run, a share of all its CPUs' time; None where
+    /// /proc/stat has none.
+    #[serde(default)]
+    pub(crate) steal: Option<f64>,
 }
 
 /// How many CPUs herd may use, of how many are online.
@@ -69,8 +81,15 @@ impl Cpus {
 }
 
 impl UsageProbe {
-    pub(crate) fn start() -> UsageProbe {
-        UsageProbe { process: ProcessCpu::now(), throttle: ThrottleProbe::start() }
+    /// Readings now; for an open loop (`paced`), the timers' lateness is probed first.
+    pub(crate) fn start(paced: bool) -> UsageProbe {
+        let timers = paced.then(timer_probe::probe);
+        UsageProbe {
+            process: ProcessCpu::now(),
+            throttle: ThrottleProbe::start(),
+            steal: StealProbe::start(),
+            timers,
+        }
     }
 
     /// The usage since [`UsageProbe::start`], with the engine's per-worker figures.
@@ -108,6 +127,8 @@ impl UsageProbe {
             throttled_periods: throttling.map(|t| (t.throttled_periods, t.periods)),
             process,
             cpus: Cpus::now(),
+            timers: self.timers,
+            steal: self.steal.as_ref().and_then(StealProbe::finish),
         }
     }
 }
@@ -149,6 +170,9 @@ impl ClientUsage {
             }),
             // Agents on machines of their own: known only where every one says the same.
             cpus: parts[0].cpus.filter(|c| parts.iter().all(|u| u.cpus == Some(*c))),
+            // The latest timers and the most stolen machine: what held some agent back.
+            timers: parts.iter().filter_map(|u| u.timers).max_by_key(|t| t.p99_us),
+            steal: parts.iter().filter_map(|u| u.steal).reduce(f64::max),
         }
     }
 }
@@ -175,6 +199,8 @@ mod tests {
             throttled_periods: Some((1, 10)),
             process: Some(cpu(2)),
             cpus: Some(Cpus { allowed: 1, online: 2 }),
+            timers: Some(TimerLateness { p50_us: 60, p99_us: 90 }),
+            steal: Some(0.01),
         };
         let b = ClientUsage {
             workers: 1,
@@ -185,8 +211,12 @@ mod tests {
             throttled_periods: Some((0, 10)),
             process: Some(cpu(5)),
             cpus: Some(Cpus { allowed: 1, online: 2 }),
+            timers: Some(TimerLateness { p50_us: 55, p99_us: 400 }),
+            steal: None,
         };
         let c = ClientUsage::combine(&[a, b]);
+        assert_eq!(c.timers, Some(TimerLateness { p50_us: 55, p99_us: 400 }));
+        assert_eq!(c.steal, Some(0.01));
         assert_eq!(c.workers, 3);
         assert!((c.busy - 0.6).abs() < 1e-9, "{c:?}");
         assert_eq!(c.busiest, 0.8);

@@ -25,6 +25,7 @@ use crate::protocol::Speak;
 use crate::recorder::{RecorderPlan, RunRecorder};
 use crate::report::{RunReport, StepReport};
 use crate::request::RequestTemplate;
+use crate::server_usage::ServerProbe;
 use crate::workload::{self, BuiltWorkload};
 use crate::{step_result, PlanError, RunError, RunInfo};
 
@@ -424,7 +425,15 @@ fn measure(
     // The measured part's planned length: outcomes past it (the engine's last loop turn)
     // belong to its last second.
     let span = spec.stop.deadline().map(|d| d.saturating_sub(warmup));
-    let probe = UsageProbe::start();
+    let probe = UsageProbe::start(rate.is_some());
+    // The server's CPU, where it runs here and herd can read it; not for an agent of a spread
+    // run, whose fellow agents would each count the same server.
+    let server_probe = (spec.slice.count() == 1 && spec.target.unix.is_none())
+        .then(|| {
+            let udp = matches!(spec.wire, herd_engine::Wire::Http3(_));
+            ServerProbe::start(&spec.target.addrs, udp)
+        })
+        .flatten();
     let mut done = herd_engine::run(spec, control, |i, start| {
         let origin = start + warmup;
         let recorder = RunRecorder::new(measure_from(start), plan.clone());
@@ -437,6 +446,7 @@ fn measure(
         }
     })?;
     let client = probe.finish(&done.workers);
+    let server = server_probe.as_ref().and_then(ServerProbe::finish);
     if let Some((o, _)) = outputs {
         for r in &mut done.recorders {
             r.finish_seconds(done.ended);
@@ -459,6 +469,7 @@ fn measure(
         elapsed: done.ended.saturating_duration_since(from),
         interrupted: done.interrupted,
         client,
+        server,
         quic: done.quic,
         late: done.late,
     };

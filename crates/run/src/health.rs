@@ -44,10 +44,13 @@ use std::fmt;
 use herd_stats::ClientVerdict as Level;
 use herd_stats::{BUSY_BOUND as DEMAND_BOUND, BUSY_SUSPECT as DEMAND_SUSPECT};
 
+use herd_stats::waiting::{self, Waiting, WaitingFacts};
+
 use crate::client_errors::ClientErrors;
 use crate::client_usage::Cpus;
 use crate::recorder::RunRecorder;
 use crate::summary::{micros, per_second};
+use crate::timer_probe::TimerLateness;
 use crate::RunInfo;
 /// Run-queue wait from which herd was starved of CPU.
 const WAIT_BOUND: f64 = 0.50;
@@ -66,6 +69,10 @@ const BEHIND_LAG_P50_US: u64 = 1_000;
 const SEND_LAG_SUSPECT_P99_US: u64 = 1_000;
 /// Share of requests failing for want of ports or descriptors that makes the run the client's.
 const ERRORS_BOUND: f64 = 0.01;
+/// Demand under which herd's threads were mostly idle: late sends then came from elsewhere.
+const MOSTLY_IDLE: f64 = 0.5;
+/// Steal share from which the hypervisor is named as the cause of late sends.
+const STEAL_NAMED: f64 = 0.05;
 
 /// What the verdict is judged on: plain figures of one run (or step).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -89,6 +96,13 @@ pub(crate) struct Inputs {
     pub(crate) errors: ClientErrors,
     /// The CPUs herd may use, of those online; None if unknown.
     pub(crate) cpus: Option<Cpus>,
+    /// How late the machine's timers woke a thread (open loop: probed before the run).
+    pub(crate) timers: Option<TimerLateness>,
+    /// The machine's steal time over the run, a share of its CPUs' time.
+    pub(crate) steal: Option<f64>,
+    /// A closed loop whose time went to waiting (herd_stats::waiting), where herd could
+    /// read the server's CPU too.
+    pub(crate) waiting: Option<Waiting>,
 }
 
 /// An open loop's asked and achieved rates, requests per second.
@@ -106,14 +120,28 @@ pub(crate) enum Cause {
     Throttled { share: f64 },
     Behind { asked: f64, achieved: f64, by: Behind },
     Cpu { workers: u32, busy: f64, wait: f64, kind: CpuKind, cpus: Option<Cpus> },
-    SendLag { p99_us: u64 },
+    SendLag { p99_us: u64, why: Late },
+    Waiting(Waiting),
+}
+
+/// Why requests left late, as far as herd can tell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Late {
+    /// herd's threads wanted the CPU: the client itself (more cores, a lower rate).
+    Herd,
+    /// herd's threads were mostly idle while a hypervisor took this share of the CPUs.
+    Steal { share: f64, busy: f64 },
+    /// herd's threads were mostly idle, and the machine's timers wake this late.
+    Timers { lateness: TimerLateness, busy: f64 },
+    /// herd's threads were mostly idle; neither steal nor the timers explain it.
+    Elsewhere { busy: f64 },
 }
 
 /// What made an open loop fall behind.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Behind {
-    /// Due requests waited while connections were free (send lag p50).
-    SendLag,
+    /// Due requests waited while connections were free (send lag p50), for this reason.
+    SendLag(Late),
     /// The workers wanted a CPU this share of the run.
     Demand { workers: u32, share: f64 },
 }
@@ -142,6 +170,23 @@ pub(crate) struct Health {
 pub(crate) fn inputs(info: &RunInfo, r: &RunRecorder) -> Inputs {
     let attempted = r.core.attempts();
     let lag = |q| (!r.send_lag.is_empty()).then(|| r.send_lag.quantile_micros(q));
+    // A closed loop, where the server's CPU is known: its time went to work or to waiting.
+    // CPU time over the measured part, from the rates over the whole run.
+    let waiting =
+        info.server.filter(|_| info.rate.is_none() && !r.service.is_empty()).and_then(|server| {
+            let elapsed = info.elapsed.as_secs_f64();
+            let client_cpus = info.client.busy * f64::from(info.client.workers);
+            let connect = (!r.core.connect.is_empty()).then(|| r.core.connect.min_micros() as f64);
+            waiting::judge(&WaitingFacts {
+                completed: r.core.responses,
+                elapsed_s: elapsed,
+                latency_mean_us: r.service.mean_micros(),
+                client_cpu_s: client_cpus * elapsed,
+                server_cpu_s: server.cpus() * elapsed,
+                connect_min_us: connect,
+                new_connection_share: r.core.connections as f64 / r.core.responses.max(1) as f64,
+            })
+        });
     Inputs {
         workers: info.client.workers,
         busy: info.client.busy,
@@ -156,6 +201,9 @@ pub(crate) fn inputs(info: &RunInfo, r: &RunRecorder) -> Inputs {
         completed: r.core.responses,
         errors: r.client_errors,
         cpus: info.client.cpus,
+        timers: info.client.timers,
+        steal: info.client.steal,
+        waiting,
     }
 }
 
@@ -213,8 +261,8 @@ pub(crate) fn judge(i: &Inputs) -> Health {
     let demand = i.busy + wait;
     if let Some(r) = i.rate {
         if r.achieved < r.asked * RATE_KEPT {
-            let by = if i.send_lag_p50_us.is_some_and(|p| p >= BEHIND_LAG_P50_US) {
-                Some(Behind::SendLag)
+            let by = if let Some(p50) = i.send_lag_p50_us.filter(|&p| p >= BEHIND_LAG_P50_US) {
+                Some(Behind::SendLag(late(i, demand, p50)))
             } else {
                 (demand >= DEMAND_BOUND)
                     .then_some(Behind::Demand { workers: i.workers, share: demand })
@@ -244,12 +292,69 @@ pub(crate) fn judge(i: &Inputs) -> Health {
     }
     if let Some(p99_us) = i.send_lag_p99_us {
         if open_loop && p99_us >= SEND_LAG_SUSPECT_P99_US {
-            findings.push((Level::Suspect, Cause::SendLag { p99_us }));
+            findings
+                .push((Level::Suspect, Cause::SendLag { p99_us, why: late(i, demand, p99_us) }));
         }
+    }
+    if let Some(w) = i.waiting {
+        findings.push((Level::Suspect, Cause::Waiting(w)));
     }
     // The first of the worst keeps the priority order above.
     let worst = findings.iter().map(|(l, _)| *l).max().unwrap_or(Level::Ok);
     Health { level: worst, cause: findings.into_iter().find(|(l, _)| *l == worst).map(|(_, c)| c) }
+}
+
+/// Why requests left `lag_us` late: herd itself when its threads wanted the CPU; otherwise
+/// what the machine says (steal, then its timers), or somewhere outside herd.
+fn late(i: &Inputs, demand: f64, lag_us: u64) -> Late {
+    if demand >= MOSTLY_IDLE {
+        return Late::Herd;
+    }
+    let busy = i.busy;
+    if let Some(share) = i.steal.filter(|&s| s >= STEAL_NAMED) {
+        return Late::Steal { share, busy };
+    }
+    // Timers that alone oversleep half the lag explain it.
+    match i.timers.filter(|t| t.p99_us.saturating_mul(2) >= lag_us) {
+        Some(lateness) => Late::Timers { lateness, busy },
+        None => Late::Elsewhere { busy },
+    }
+}
+
+impl fmt::Display for Late {
+    /// The end of a late-send sentence: the cause, and what to do.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Late::Herd => {
+                f.write_str(" — give herd more threads (-t) and cores, or ask a lower rate")
+            }
+            Late::Steal { share, busy } => write!(
+                f,
+                ", while herd's threads were mostly idle (busy {}) and the hypervisor took {} of \
+                 the CPUs' time (steal, /proc/stat) — the machine, not herd, was late: run on \
+                 CPUs of its own (a dedicated host or instance)",
+                percent(busy),
+                percent(share)
+            ),
+            Late::Timers { lateness, busy } => write!(
+                f,
+                ", while herd's threads were mostly idle (busy {}): this machine's timers wake \
+                 late (a 0.5 ms sleep overslept by {} at p99, {} at p50, probed before the \
+                 run) — the machine, not herd, was late: a host with steadier timers (no \
+                 virtual machine, no deep CPU idle states), or a lower rate",
+                percent(busy),
+                micros(lateness.p99_us),
+                micros(lateness.p50_us)
+            ),
+            Late::Elsewhere { busy } => write!(
+                f,
+                ", while herd's threads were mostly idle (busy {}) — something outside herd \
+                 held them back (other processes, the timers now and then): a quieter machine, \
+                 or a lower rate",
+                percent(busy)
+            ),
+        }
+    }
 }
 
 impl fmt::Display for Cause {
@@ -283,15 +388,15 @@ impl fmt::Display for Cause {
                     percent(achieved / asked)
                 )?;
                 match by {
-                    Behind::SendLag => f.write_str("while connections were free")?,
+                    Behind::SendLag(late) => write!(f, "while connections were free{late}"),
                     Behind::Demand { workers, share } => write!(
                         f,
-                        "with herd's {} on a CPU or waiting for one {} of the run",
+                        "with herd's {} on a CPU or waiting for one {} of the run{}",
                         if workers == 1 { "worker thread" } else { "worker threads" },
-                        percent(share)
-                    )?,
+                        percent(share),
+                        Late::Herd
+                    ),
                 }
-                f.write_str(" — give herd more threads (-t) and cores, or ask a lower rate")
             }
             Cause::Cpu { workers, busy, wait, kind, cpus } => {
                 if workers == 1 {
@@ -338,12 +443,21 @@ impl fmt::Display for Cause {
                     ),
                 }
             }
-            Cause::SendLag { p99_us } => write!(
-                f,
-                "1 % of requests were sent {} or more late while connections were free, so \
-                 latencies include the client's own delay — give herd more cores or a lower rate",
-                micros(p99_us)
-            ),
+            Cause::SendLag { p99_us, why } => {
+                write!(
+                    f,
+                    "1 % of requests were sent {} or more late while connections were free, so \
+                     latencies include ",
+                    micros(p99_us)
+                )?;
+                match why {
+                    Late::Herd => {
+                        f.write_str("the client's own delay — give herd more cores or a lower rate")
+                    }
+                    other => write!(f, "that delay{other}"),
+                }
+            }
+            Cause::Waiting(w) => write!(f, "{w}"),
         }
     }
 }

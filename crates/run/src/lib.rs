@@ -29,10 +29,13 @@ mod recorder;
 pub mod report;
 mod request;
 pub mod series;
+mod server_usage;
 pub mod spread;
+mod steal;
 mod step_result;
 pub mod summary;
 pub mod threshold;
+mod timer_probe;
 pub mod units;
 pub mod url;
 mod url_list;
@@ -51,6 +54,7 @@ pub use url::RunUrl;
 use std::time::Duration;
 
 use client_usage::ClientUsage;
+use server_usage::ServerUsage;
 
 /// What a run (or step) was besides the recorder's figures and the URL. An agent of a
 /// spread run sends it with its recorder (spread/wire.rs).
@@ -64,6 +68,10 @@ pub(crate) struct RunInfo {
     pub(crate) interrupted: bool,
     /// What the client itself used: the health verdict's own figures.
     pub(crate) client: ClientUsage,
+    /// What the server used, where it runs here and herd can read its processes
+    /// (server_usage.rs); None for a remote server and for an agent of a spread run.
+    #[serde(default)]
+    pub(crate) server: Option<ServerUsage>,
     /// HTTP/3: what QUIC did. Not sent by an agent: each agent's own report has its QUIC
     /// figures, and the merged report adds those up (spread/combine.rs).
     #[serde(skip)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use herd_engine::Think;
-use herd_stats::{ClientHealth, Failure, ProcessCpu, SendLag};
+use herd_stats::{ClientHealth, Failure, ProcessCpu, SendLag, TimerLate};
 
 use crate::health::{self, Inputs};
 use crate::recorder::{ConnRate, RunRecorder};
@@ -106,6 +106,11 @@ fn client(i: &Inputs, info: &RunInfo) -> ClientHealth {
             .process
             .map(|p| ProcessCpu { user: p.user.as_secs_f64(), system: p.system.as_secs_f64() }),
         involuntary_switches: usage.process.map(|p| p.involuntary_switches),
+        // Over the measured part, at the rate read over the whole engine run (warm-up too).
+        server_cpu_s: info.server.map(|s| s.cpus() * info.elapsed.as_secs_f64()),
+        server_processes: info.server.map(|s| s.processes),
+        timer_late_us: usage.timers.map(|t| TimerLate { p50: t.p50_us, p99: t.p99_us }),
+        steal_share: usage.steal,
     }
 }
 
@@ -161,6 +166,7 @@ pub(crate) mod tests {
             elapsed,
             interrupted: false,
             client: ClientUsage { workers: 1, busy: 0.1, ..ClientUsage::default() },
+            server: None,
             quic: None,
             late: Duration::ZERO,
         };

@@ -184,6 +184,10 @@ fn client_line(r: &StepReport) -> String {
     if let (Some(_), Some(p99)) = (r.rate(), c.send_lag_us.p99) {
         figures.push(format!("send lag p99 {}", micros(p99)));
     }
+    // The server's CPU where herd could read it: the other half of "who set the pace".
+    if let Some(cpu) = c.server_cpu_s.filter(|_| r.elapsed_s > 0.0) {
+        figures.push(format!("server {} of a CPU", health::percent(cpu / r.elapsed_s)));
+    }
     format!("{verdict} ({})", figures.join(", "))
 }
 

@@ -75,8 +75,6 @@ pub(crate) struct Conn {
     peer_closed: bool,
     /// Last time a request was read or a response byte written; the idle timeout counts from it.
     last_progress: Instant,
-    /// TCP_NODELAY is set (see [`Conn::answer`]).
-    nodelay: bool,
     /// The socket may hold bytes not read yet. False after a read that returned less than it
     /// had room for (the socket was emptied); set again by the worker when epoll reports the
     /// socket readable. Edge-triggered epoll reports every arrival after that read, so waiting
@@ -140,7 +138,6 @@ impl Conn {
             phase: Phase::Open,
             peer_closed: false,
             last_progress: now,
-            nodelay: false,
             maybe_readable: true,
             fin_reported: false,
             may_be_h2: h2,
@@ -354,13 +351,6 @@ impl Conn {
                     BodyFraming::Length(n) => Some(RequestBody::with_length(n, sink)),
                     BodyFraming::Chunked => Some(RequestBody::chunked(sink)),
                 };
-                // Nagle's algorithm would hold back a response written while an earlier one is
-                // unacknowledged, up to the client's delayed-ACK timeout (40 ms on Linux): that
-                // happens on a kept-alive connection only. A closing one flushes on close, so
-                // connection-per-request traffic is spared the setsockopt, as in nginx.
-                if persist != Persist::Close && !self.nodelay {
-                    self.nodelay = self.io.tcp().set_nodelay(true).is_ok();
-                }
                 (route, reply, persist == Persist::Close)
             }
             Err(e) => {

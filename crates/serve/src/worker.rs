@@ -236,6 +236,12 @@ impl Worker<'_> {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, peer)) => {
+                    // Without Nagle's algorithm on every connection, as every socket herd's
+                    // client opens (docs/socket-options.md): a response's last small write
+                    // (a TLS record, an HTTP/2 frame, the next pipelined answer) would wait
+                    // behind an unacknowledged one for the client's delayed ACK, 40 ms.
+                    // Best effort: a socket refusing it still serves, with those stalls.
+                    let _ = stream.set_nodelay(true);
                     let slot = self.free.pop().unwrap_or_else(|| {
                         self.conns.push(None);
                         self.generations.push(0);

@@ -32,6 +32,27 @@ pub struct ClientHealth {
     pub fd_errors: u64,
     pub process_cpu_s: Option<ProcessCpu>,
     pub involuntary_switches: Option<u64>,
+    /// CPU seconds of the server's processes over the run (those holding the target's
+    /// listening socket, on this machine); None where herd cannot see them.
+    #[serde(default)]
+    pub server_cpu_s: Option<f64>,
+    /// How many processes that was.
+    #[serde(default)]
+    pub server_processes: Option<u32>,
+    /// How late the machine's timers woke a 0.5 ms sleep, µs (`p50`, `p99`), probed before
+    /// an open-loop run; None for a closed loop.
+    #[serde(default)]
+    pub timer_late_us: Option<TimerLate>,
+    /// The machine's steal time over the run, a share of its CPUs' time (/proc/stat).
+    #[serde(default)]
+    pub steal_share: Option<f64>,
+}
+
+/// Timer lateness quantiles, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TimerLate {
+    pub p50: u64,
+    pub p99: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -14,6 +14,8 @@
 //! - [`units`]: durations, bit rates, byte sizes and request rates as typed, written once.
 //! - [`repetitions`] summarises a handful of per-repetition values (median, relative
 //!   standard deviation, Student t interval): the lab's runner and its reports share it.
+//! - [`waiting`] judges whether a closed loop's time went to waiting (neither client nor
+//!   server busy): the lab and `herd run` ask it with what each measured.
 //!
 //! This crate does no I/O and never panics on values that come from a server.
 
@@ -29,9 +31,10 @@ mod status;
 pub mod transfer;
 pub mod units;
 mod vocabulary;
+pub mod waiting;
 
 pub use failure::{FailureKind, Failures};
-pub use health::{ClientHealth, CpuFacts, HealthFacts, ProcessCpu, SendLag};
+pub use health::{ClientHealth, CpuFacts, HealthFacts, ProcessCpu, SendLag, TimerLate};
 pub use latency::LatencyHistogram;
 pub use lengths::LengthTally;
 pub use measurement::{

@@ -251,10 +251,6 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
         match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i) {
             Ok((mut sock, in_progress)) => {
-                // Streams are written while earlier frames are unacknowledged: Nagle's
-                // algorithm would hold a small HEADERS or WINDOW_UPDATE for the server's
-                // delayed ACK (40 ms). h2load turns it off too.
-                sock.set_nodelay();
                 let reg = self.base.poll.registry().register(
                     &mut sock,
                     Token(i),

@@ -668,7 +668,10 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
         }
         None => None,
     };
-    Ok(Load { shape, keep_alive: l.keep_alive.unwrap_or(false), warmup, timeout, streams })
+    // Connections are kept alive unless the file says otherwise, as every browser and modern
+    // client does; a new connection per request (ab without -k) is asked for in so many words,
+    // `keep_alive = false`, so that no HTTP/2 or HTTP/3 cell opens one per request by default.
+    Ok(Load { shape, keep_alive: l.keep_alive.unwrap_or(true), warmup, timeout, streams })
 }
 
 fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, ExperimentError> {

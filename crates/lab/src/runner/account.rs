@@ -8,7 +8,10 @@ use std::path::Path;
 
 use std::collections::BTreeMap;
 
-use herd_stats::{Failure, HealthFacts, Measurement};
+use herd_stats::waiting::{self, WaitingFacts};
+use herd_stats::{
+    ClientJudgement, ClientVerdict, Failure, HealthFacts, LatencySeries, Measurement,
+};
 use herd_store::ServerRecord;
 
 use super::cell::CellRun;
@@ -17,7 +20,7 @@ use super::failure::{Phase, RunFailure, Stop};
 use super::log_tail::last_lines;
 use super::watched::Started;
 use crate::client;
-use crate::load::{Load, Request};
+use crate::load::{Load, Request, Shape};
 
 impl CellRun<'_> {
     /// How many requests the warm-up run `run` of `load` made (completed and failed), read
@@ -71,13 +74,33 @@ impl CellRun<'_> {
                 self.rec.client.health = Some(HealthFacts::ByCpu(cpu.facts()));
             }
         }
-        self.rec.client.judgement = verdict;
         self.rec.measurements = parsed.steps;
         if let Some((Usage { network: Some(b), .. }, Usage { network: Some(a), .. })) = &run.usage {
             let bytes: u64 = self.rec.measurements.iter().map(|m| m.bytes_total).sum();
             let secs: f64 = self.rec.measurements.iter().map(|m| m.duration_s).sum();
             self.rec.network = self.place.facts(b, a, bytes, secs, router_cpu);
         }
+        // A verdict of ok (or none) must not vouch for a run whose time went to waiting.
+        let vouched = verdict.as_ref().is_none_or(|j| j.verdict == ClientVerdict::Ok);
+        let shaped = self.rec.network.as_ref().is_some_and(|n| n.link_bits_per_second.is_some());
+        if vouched && !shaped {
+            let client_cpu = run.finished.cpu_seconds;
+            let run_s = run.finished.elapsed.as_secs_f64();
+            let facts = waiting_facts(
+                load,
+                &self.rec.measurements,
+                run_s,
+                client_cpu,
+                self.rec.server_cpu_seconds,
+            );
+            if let Some(waiting) = facts.as_ref().and_then(waiting::judge) {
+                verdict = Some(ClientJudgement {
+                    verdict: ClientVerdict::Suspect,
+                    reason: Some(waiting.to_string()),
+                });
+            }
+        }
+        self.rec.client.judgement = verdict;
         if let Some(r) = &started.router {
             self.rec.servers.push(ServerRecord { cpu_seconds: router_cpu, ..r.record.clone() });
         }
@@ -109,6 +132,38 @@ impl CellRun<'_> {
         }
         self.rec.server_cpu_seconds = total;
     }
+}
+
+/// The facts of a measured run for the waiting judgement (herd_stats::waiting): a closed loop
+/// of one measurement whose latency from the send is known, with the client's and the
+/// servers' CPU seconds over the client's whole run of `run_s` seconds (the servers are read
+/// just before it starts and just after it ends). None where any is missing.
+fn waiting_facts(
+    load: &Load,
+    steps: &[Measurement],
+    run_s: f64,
+    client_cpu_s: Option<f64>,
+    server_cpu_s: Option<f64>,
+) -> Option<WaitingFacts> {
+    let closed = matches!(load.shape, Shape::Requests { .. } | Shape::Duration { .. });
+    let [m] = steps else { return None };
+    if !closed {
+        return None;
+    }
+    let latency = m
+        .histogram(LatencySeries::TotalFromSend)
+        .or_else(|| m.histogram(LatencySeries::Total))
+        .filter(|h| !h.is_empty())?;
+    let connect = m.histogram(LatencySeries::Connect).filter(|h| !h.is_empty());
+    Some(WaitingFacts {
+        completed: m.completed,
+        elapsed_s: run_s,
+        latency_mean_us: latency.mean(),
+        client_cpu_s: client_cpu_s?,
+        server_cpu_s: server_cpu_s?,
+        connect_min_us: connect.map(|h| h.min() as f64),
+        new_connection_share: connect.map_or(0.0, |h| h.len() as f64 / m.completed.max(1) as f64),
+    })
 }
 
 /// CPU seconds between two readings (never negative), if both were read.
@@ -174,4 +229,72 @@ fn failures_by_kind(steps: &[Measurement]) -> Vec<(Failure, u64)> {
         *total = total.saturating_add(n);
     }
     kinds.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use hdrhistogram::Histogram;
+    use herd_stats::{LatencySeries, Measurement};
+
+    use super::*;
+    use crate::load::{Load, Shape, Warmup};
+
+    fn load(shape: Shape) -> Load {
+        Load {
+            shape,
+            keep_alive: false,
+            warmup: Warmup::None,
+            timeout: Duration::from_secs(30),
+            streams: None,
+        }
+    }
+
+    fn histogram(us: u64, n: u64) -> Histogram<u64> {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        h.record_n(us, n).unwrap();
+        h
+    }
+
+    /// The lab's h1-tls cell of nginx before TCP_NODELAY, as herd measured it: 100 requests
+    /// on one connection at a time, 44 ms each, a new TLS connection each (connect 0.9 ms),
+    /// the client 0.15 s of CPU over its 4.5 s run (start-up included), nginx 0.05 s.
+    fn stalled() -> Measurement {
+        Measurement {
+            completed: 100,
+            duration_s: 4.4,
+            histograms: vec![
+                (LatencySeries::TotalFromSend, histogram(44_000, 100)),
+                (LatencySeries::Connect, histogram(900, 100)),
+            ],
+            ..Measurement::default()
+        }
+    }
+
+    #[test]
+    fn the_stalled_tls_cell_waited() {
+        let closed = load(Shape::Requests { n_requests: 100, concurrency: 1 });
+        let facts = waiting_facts(&closed, &[stalled()], 4.5, Some(0.15), Some(0.05)).unwrap();
+        assert_eq!(facts.new_connection_share, 1.0);
+        let w = waiting::judge(&facts).unwrap();
+        assert!(w.latency_mean_us > 40_000.0 && w.explained_us < 10_000.0, "{w:?}");
+    }
+
+    #[test]
+    fn only_closed_loops_of_one_measurement_with_both_cpus_are_judged() {
+        let closed = load(Shape::Requests { n_requests: 100, concurrency: 1 });
+        let rate = load(Shape::Rate {
+            per_second: 10.0,
+            duration: Duration::from_secs(10),
+            connections: 1,
+        });
+        let steps = load(Shape::Steps { clients: vec![1, 2], step: Duration::from_secs(1) });
+        assert!(waiting_facts(&rate, &[stalled()], 4.5, Some(0.5), Some(0.2)).is_none());
+        assert!(waiting_facts(&steps, &[stalled(), stalled()], 4.5, Some(0.5), Some(0.2)).is_none());
+        assert!(waiting_facts(&closed, &[stalled()], 4.5, None, Some(0.2)).is_none());
+        assert!(waiting_facts(&closed, &[stalled()], 4.5, Some(0.5), None).is_none());
+        let no_latency = Measurement { histograms: Vec::new(), ..stalled() };
+        assert!(waiting_facts(&closed, &[no_latency], 4.5, Some(0.5), Some(0.2)).is_none());
+    }
 }

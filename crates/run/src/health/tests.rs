@@ -1,6 +1,7 @@
 //! The verdict's thresholds, one edge at a time, and its sentences word for word.
 
 use super::*;
+use crate::timer_probe::TimerLateness;
 
 /// A healthy open-loop run: 2 workers 20 % busy, small send lag, rate kept.
 fn healthy() -> Inputs {
@@ -16,6 +17,9 @@ fn healthy() -> Inputs {
         completed: 50_000,
         errors: ClientErrors::default(),
         cpus: None,
+        timers: None,
+        steal: None,
+        waiting: None,
     }
 }
 
@@ -178,10 +182,12 @@ fn throttling_thresholds() {
 
 #[test]
 fn schedule_falls_behind_only_by_the_clients_doing() {
+    // herd's threads wanted the CPU 62 % of the run: the lag is herd's own.
     let behind = |achieved, p50| Inputs {
         rate: Some(RateKept { asked: 50_000.0, achieved }),
         send_lag_p50_us: Some(p50),
         send_lag_p99_us: Some(p50 * 3),
+        busy: 0.60,
         ..healthy()
     };
     check(
@@ -226,7 +232,7 @@ fn a_saturated_client_falls_behind_without_send_lag() {
 
 #[test]
 fn send_lag_alone_is_suspect_in_an_open_loop_only() {
-    let lag = |p99| Inputs { send_lag_p99_us: Some(p99), ..healthy() };
+    let lag = |p99| Inputs { send_lag_p99_us: Some(p99), busy: 0.60, ..healthy() };
     check(lag(999), Level::Ok, "");
     check(
         lag(2300),
@@ -307,4 +313,84 @@ fn nothing_to_judge_says_what_ended() {
         nothing_to_judge(&refused),
         "no request got a response (12,000 failed): nothing to judge the client on"
     );
+}
+
+/// Late sends while herd's threads were mostly idle are not herd's: the machine's steal time
+/// or its timers are named with their figures, or "outside herd" where neither explains them;
+/// never "give herd more cores".
+#[test]
+fn late_sends_of_an_idle_herd_are_blamed_on_the_machine() {
+    let idle = |p99| Inputs { send_lag_p99_us: Some(p99), busy: 0.05, ..healthy() };
+    check(
+        Inputs { steal: Some(0.12), ..idle(2300) },
+        Level::Suspect,
+        "1 % of requests were sent 2.300ms or more late while connections were free, so \
+         latencies include that delay, while herd's threads were mostly idle (busy 5 %) and the \
+         hypervisor took 12 % of the CPUs' time (steal, /proc/stat) — the machine, not herd, was \
+         late: run on CPUs of its own (a dedicated host or instance)",
+    );
+    let timers = TimerLateness { p50_us: 300, p99_us: 1_400 };
+    check(
+        Inputs { timers: Some(timers), steal: Some(0.0), ..idle(2300) },
+        Level::Suspect,
+        "1 % of requests were sent 2.300ms or more late while connections were free, so \
+         latencies include that delay, while herd's threads were mostly idle (busy 5 %): this \
+         machine's timers wake late (a 0.5 ms sleep overslept by 1.400ms at p99, 300µs at p50, \
+         probed before the run) — the machine, not herd, was late: a host with steadier timers \
+         (no virtual machine, no deep CPU idle states), or a lower rate",
+    );
+    // Timers that explain under half of the lag are not named.
+    let prompt = TimerLateness { p50_us: 50, p99_us: 1_000 };
+    check(
+        Inputs { timers: Some(prompt), ..idle(2300) },
+        Level::Suspect,
+        "1 % of requests were sent 2.300ms or more late while connections were free, so \
+         latencies include that delay, while herd's threads were mostly idle (busy 5 %) — \
+         something outside herd held them back (other processes, the timers now and then): a \
+         quieter machine, or a lower rate",
+    );
+    // The edges: steal from 5 %, timers from half the lag, herd from half a CPU's demand.
+    let why = |i: Inputs| match judge(&i).cause {
+        Some(Cause::SendLag { why, .. }) => why,
+        other => panic!("{other:?}"),
+    };
+    assert!(matches!(why(Inputs { steal: Some(0.05), ..idle(2300) }), Late::Steal { .. }));
+    assert!(matches!(why(Inputs { steal: Some(0.049), ..idle(2300) }), Late::Elsewhere { .. }));
+    let half = TimerLateness { p50_us: 10, p99_us: 1_150 };
+    assert!(matches!(why(Inputs { timers: Some(half), ..idle(2300) }), Late::Timers { .. }));
+    let under = TimerLateness { p50_us: 10, p99_us: 1_149 };
+    assert!(matches!(why(Inputs { timers: Some(under), ..idle(2300) }), Late::Elsewhere { .. }));
+    let demand = Inputs { busy: 0.45, run_queue_wait: Some(0.05), steal: Some(0.5), ..idle(2300) };
+    assert_eq!(why(demand), Late::Herd);
+    // A schedule that fell behind by send lag, herd idle, the hypervisor stealing.
+    let behind = Inputs {
+        rate: Some(RateKept { asked: 50_000.0, achieved: 41_200.0 }),
+        send_lag_p50_us: Some(5_000),
+        steal: Some(0.3),
+        ..idle(9_000)
+    };
+    check(
+        behind,
+        Level::ClientBound,
+        "the schedule fell behind: asked 50,000 req/s, achieved 41,200 (82 %) while connections \
+         were free, while herd's threads were mostly idle (busy 5 %) and the hypervisor took 30 % \
+         of the CPUs' time (steal, /proc/stat) — the machine, not herd, was late: run on CPUs of \
+         its own (a dedicated host or instance)",
+    );
+}
+
+/// A closed loop whose time went to waiting is not vouched for: suspect, with the waiting
+/// judgement's sentence; any other finding of the same level comes first.
+#[test]
+fn a_closed_loop_that_waited_is_suspect() {
+    let w = herd_stats::waiting::Waiting {
+        latency_mean_us: 44_000.0,
+        explained_us: 3_147.0,
+        client_cpus: 0.11,
+        server_cpus: 0.05,
+    };
+    let waited = Inputs { waiting: Some(w), ..closed() };
+    check(waited, Level::Suspect, &w.to_string());
+    let contended = Inputs { run_queue_wait: Some(0.3), ..waited };
+    assert!(matches!(judge(&contended).cause, Some(Cause::Cpu { .. })));
 }

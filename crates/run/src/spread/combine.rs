@@ -79,6 +79,8 @@ fn combine_info(parts: &[&StepFrame]) -> RunInfo {
         elapsed: infos.iter().map(|i| i.elapsed).max().unwrap_or_default(),
         interrupted: infos.iter().any(|i| i.interrupted),
         client: ClientUsage::combine(&usages),
+        // Agents do not read the server (each would count the same one).
+        server: None,
         quic: None,
         late: infos.iter().map(|i| i.late).max().unwrap_or_default(),
     }
@@ -156,6 +158,7 @@ mod tests {
                 elapsed: Duration::from_secs(1),
                 interrupted: false,
                 client: ClientUsage { workers: 1, busy: 0.2, busiest: 0.2, ..Default::default() },
+                server: None,
                 quic: None,
                 late: Duration::from_micros(connections.into()),
             },

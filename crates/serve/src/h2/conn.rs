@@ -175,13 +175,6 @@ impl H2Conn {
         limits: Limits,
         now: Instant,
     ) -> H2Conn {
-        // Nagle's algorithm would hold a small write (a response's last TLS record, a
-        // WINDOW_UPDATE) while an earlier one is unacknowledged, up to the client's
-        // delayed-ACK timeout: 40 ms stalls on large bodies over TLS. An HTTP/2 connection
-        // always carries more than one exchange, so it writes without delay (as nginx's
-        // tcp_nodelay does for kept-alive connections). Best effort: a failure only costs
-        // those stalls.
-        let _ = io.tcp().set_nodelay(true);
         let mut buf = vec![0; INPUT_BYTES.max(read.len())];
         buf[..read.len()].copy_from_slice(read);
         let mut conn = H2Conn {
@@ -466,24 +459,4 @@ impl H2Conn {
 /// Sizes from the configuration, which are far below 4 GiB.
 pub(super) fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Without TCP_NODELAY, a 1 MiB response over TLS stalled 40 ms at a time (its last
-    /// small record waited for the client's delayed ACK): 62 requests/s where nginx made 807.
-    #[test]
-    fn an_http2_connection_writes_without_nagle() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (server, peer) = listener.accept().unwrap();
-        server.set_nonblocking(true).unwrap();
-        let io = Transport::Plain(mio::net::TcpStream::from_std(server));
-        assert!(!io.tcp().nodelay().unwrap());
-        let limits = Limits { max_request_line: 8192, max_head: 65536 };
-        let conn = H2Conn::new(io, peer, &[], limits, Instant::now());
-        assert!(conn.io.tcp().nodelay().unwrap());
-    }
 }

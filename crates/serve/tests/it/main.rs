@@ -17,6 +17,7 @@ mod lifecycle;
 mod limits;
 mod pages;
 mod protocol;
+mod socket_options;
 mod static_files;
 mod tls;
 mod tools;

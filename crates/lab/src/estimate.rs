@@ -1,0 +1,175 @@
+//! How long an experiment will take, said before it starts (`herd lab run`) and in its dry
+//! run: its runs at the fewest repetitions and at the most, each the time its load asks (its
+//! warm-up included) plus what a run costs besides (servers started and verified, stopped;
+//! namespaces built for a path), and NetBench's runs as smbtorture takes them. A load given as
+//! a request count takes what the server makes of it: those are named, not guessed.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::client::{self, Tool};
+use crate::experiment::Experiment;
+use crate::load::{Shape, Warmup};
+use crate::matrix::{cells, Cell};
+
+/// What a run costs besides its load, seconds: servers started, ready, verified and stopped,
+/// the client started (the quick start: 30 runs of 1.2 s of load took 49 s here).
+const RUN_OVERHEAD_S: f64 = 0.5;
+/// More for a run on a network path: its namespaces, links and rules built and removed (seed
+/// 001's re-run: 84 runs in 1 min 41 s).
+const PATH_OVERHEAD_S: f64 = 0.7;
+/// Seconds smbtorture's cleanup after a step's time limit takes, roughly (3-20 s in the
+/// probe behind docs/netbench.md): for the estimate only; the runner allows 60.
+pub(crate) const NBENCH_CLEANUP_S: u64 = 15;
+
+/// The estimate of an experiment's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// At the fewest repetitions, and at the most.
+    pub least: Duration,
+    pub most: Duration,
+    pub min_repetitions: u32,
+    pub max_repetitions: u32,
+    /// Loads given as a request count (and warm-ups given so), whose time is the server's.
+    pub by_count: Vec<String>,
+}
+
+/// The estimate for `e`'s cells that run.
+pub fn estimate(e: &Experiment) -> Estimate {
+    let all = cells(e);
+    let mut per_repetition = 0.0;
+    let mut by_count = BTreeSet::new();
+    for c in all.iter().filter(|c| c.refused.is_none()) {
+        per_repetition += run_seconds(c, &mut by_count);
+    }
+    let reps = &e.repetitions;
+    let at = |n: u32| Duration::from_secs_f64(per_repetition * f64::from(n));
+    Estimate {
+        least: at(reps.min),
+        most: at(reps.max),
+        min_repetitions: reps.min,
+        max_repetitions: reps.max,
+        by_count: by_count.into_iter().collect(),
+    }
+}
+
+/// One run of cell `c`, seconds; a load (or warm-up) given as a count adds its name to
+/// `by_count` and nothing to the time.
+fn run_seconds(c: &Cell, by_count: &mut BTreeSet<String>) -> f64 {
+    let overhead = RUN_OVERHEAD_S + if c.path.is_some() { PATH_OVERHEAD_S } else { 0.0 };
+    if c.workload.is_netbench() {
+        return netbench_run_seconds(c) as f64 + overhead;
+    }
+    let load = match &c.load.shape {
+        Shape::Requests { .. } => {
+            by_count.insert(c.load_name.clone());
+            0.0
+        }
+        Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => duration.as_secs_f64(),
+        Shape::Steps { clients, step } => step.as_secs_f64() * clients.len() as f64,
+    };
+    let warmup = match c.load.warmup {
+        Warmup::None => 0.0,
+        Warmup::Duration(d) => d.as_secs_f64() + RUN_OVERHEAD_S / 2.0,
+        Warmup::Requests(_) => {
+            by_count.insert(c.load_name.clone());
+            0.0
+        }
+    };
+    load + warmup + overhead
+}
+
+/// One NetBench run of cell `c` (all its steps and its warm-up), seconds.
+pub(crate) fn netbench_run_seconds(c: &Cell) -> u64 {
+    let Ok((clients, step)) = client::smbtorture::steps(&c.load) else { return 0 };
+    // smbtorture warms up for limit / 20, tbench (a calibration cell's) for limit / 5.
+    let warm = if c.client == Tool::Tbench { 5 } else { 20 };
+    let run = |d: Duration| d.as_secs() + d.as_secs() / warm + NBENCH_CLEANUP_S;
+    let mut total = run(step) * clients.len() as u64;
+    if let Warmup::Duration(d) = c.load.warmup {
+        total += run(d);
+    }
+    total
+}
+
+impl Estimate {
+    /// One sentence: "about 1 min 40 s at 3 repetitions each (3 min 20 s at most, at 6), plus
+    /// the loads given as a request count (n100-c5), whose time is the server's".
+    pub fn sentence(&self) -> String {
+        let mut s =
+            format!("about {} at {} repetitions each", human(self.least), self.min_repetitions);
+        if self.max_repetitions > self.min_repetitions {
+            s.push_str(&format!(
+                " ({} at most, at {} for every cell)",
+                human(self.most),
+                self.max_repetitions
+            ));
+        }
+        if !self.by_count.is_empty() {
+            s.push_str(&format!(
+                ", plus what the loads given as a request count take ({}): the server's speed \
+                 decides",
+                self.by_count.join(", ")
+            ));
+        }
+        s
+    }
+}
+
+/// `45 s`, `3 min 20 s`, `4 h 52 min`: a length as a person plans with it.
+pub fn human(d: Duration) -> String {
+    let secs = d.as_secs_f64().ceil() as u64;
+    match (secs / 3600, (secs % 3600) / 60, secs % 60) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_read_as_a_person_plans() {
+        assert_eq!(human(Duration::from_millis(44_200)), "45 s");
+        assert_eq!(human(Duration::from_secs(120)), "2 min");
+        assert_eq!(human(Duration::from_secs(200)), "3 min 20 s");
+        assert_eq!(human(Duration::from_secs(17_520)), "4 h 52 min");
+    }
+
+    fn bundled(name: &str) -> Experiment {
+        crate::experiment::parse(crate::bundled::find(name).unwrap().text, name).unwrap()
+    }
+
+    #[test]
+    fn the_quickstart_is_timed_by_its_loads() {
+        let e = bundled("quickstart");
+        let est = estimate(&e);
+        // 6 sizes + 2 pages at c8 (1 s + 0.2 s warm-up), a ramp of 4 × 0.5 s (+ 0.2 s):
+        // 8 × (1 + 0.2 + 0.25 + 0.5) + (2 + 0.2 + 0.25 + 0.5) = 18.55 s a repetition.
+        assert_eq!(est.least, Duration::from_secs_f64(18.55 * 3.0));
+        assert!(est.by_count.is_empty());
+        assert!(
+            est.sentence().starts_with("about 56 s at 3 repetitions each"),
+            "{}",
+            est.sentence()
+        );
+    }
+
+    #[test]
+    fn request_counts_are_named_not_guessed() {
+        let e = bundled("seed000-lighttpd");
+        let est = estimate(&e);
+        assert_eq!(est.by_count, vec!["n100-c5".to_owned(), "n10000-c100".to_owned()]);
+        assert!(
+            est.sentence().ends_with(
+                ", plus what the loads given as a request count take (n100-c5, n10000-c100): \
+                 the server's speed decides"
+            ),
+            "{}",
+            est.sentence()
+        );
+    }
+}
