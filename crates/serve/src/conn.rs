@@ -325,7 +325,8 @@ impl Conn {
         self.last_progress = ctx.now;
         let head = self.rbuf.head(len);
         let (route, reply, close) = match request::parse_head(head) {
-            Ok(req) => {
+            Ok(mut req) => {
+                req.tls = self.io.is_tls();
                 let persist = if !req.keep_alive {
                     Persist::Close
                 } else if req.minor_version == 0 {

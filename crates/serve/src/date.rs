@@ -1,11 +1,9 @@
-//! HTTP dates: formatting `Date` and `Last-Modified` values and the access log's timestamp,
-//! parsing `If-Modified-Since`/`If-Range`, and a per-worker cache so that the `Date` header is
-//! formatted once per second rather than once per response.
+//! HTTP dates: formatting `Date` and `Last-Modified` values (IMF-fixdate, the one form a
+//! sender may use) and the access log's timestamp, and a per-worker cache so that the `Date`
+//! header is formatted once per second rather than once per response. Reading the dates of
+//! request headers, in all three forms, is http_date.rs's job.
 //!
-//! Only the IMF-fixdate form (`Sun, 06 Nov 1994 08:49:37 GMT`) is parsed. The obsolete RFC 850
-//! and asctime forms are treated as invalid, which makes the condition be ignored, as RFC 9110
-//! §13.1.3 asks for dates a server cannot parse. Times before 1970 or after 9999 are clamped;
-//! there are no time zones other than GMT.
+//! Times before 1970 or after 9999 are clamped; there are no time zones other than GMT.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -46,6 +44,11 @@ impl DateCache {
     pub(crate) fn clf(&self) -> &[u8; CLF_DATE_LEN] {
         &self.clf
     }
+
+    /// The current second, since the epoch: "now" for the dates of request headers.
+    pub(crate) fn secs(&self) -> u64 {
+        self.secs
+    }
 }
 
 /// Seconds since the Unix epoch; 0 for earlier times.
@@ -78,33 +81,6 @@ pub(crate) fn format_clf_date(secs: u64) -> [u8; CLF_DATE_LEN] {
     put2(&mut out[15..17], t.minute);
     put2(&mut out[18..20], t.second);
     out
-}
-
-/// Parses an IMF-fixdate into seconds since the epoch. `None` for anything else, including
-/// dates before 1970 (a condition with such a date is ignored rather than guessed at).
-pub(crate) fn parse_http_date(s: &[u8]) -> Option<u64> {
-    let s: &[u8; HTTP_DATE_LEN] = s.trim_ascii().try_into().ok()?;
-    if !WEEKDAYS.iter().any(|d| d[..] == s[0..3])
-        || &s[3..5] != b", "
-        || s[7] != b' '
-        || s[11] != b' '
-        || s[16] != b' '
-        || s[19] != b':'
-        || s[22] != b':'
-        || &s[25..] != b" GMT"
-    {
-        return None;
-    }
-    let day = digits(&s[5..7])?;
-    let month = MONTHS.iter().position(|m| m[..] == s[8..11])? as u64 + 1;
-    let year = digits(&s[12..16])?;
-    let (hour, minute, second) = (digits(&s[17..19])?, digits(&s[20..22])?, digits(&s[23..25])?);
-    if year < 1970 || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    // A leap second (60) is read as the next second's start, like most parsers do.
-    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 /// 1970-01-01 was a Thursday.
@@ -160,21 +136,6 @@ fn civil_from_days(days: u64) -> (u64, u8, u8) {
     (year, month, day)
 }
 
-/// The inverse of [`civil_from_days`], for years from 1970.
-fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let mp = if month > 2 { month - 3 } else { month + 9 };
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    (era * 146_097 + doe).saturating_sub(719_468)
-}
-
-fn digits(s: &[u8]) -> Option<u64> {
-    s.iter().try_fold(0u64, |n, &b| b.is_ascii_digit().then(|| n * 10 + u64::from(b - b'0')))
-}
-
 fn put2(out: &mut [u8], v: u8) {
     out[0] = b'0' + v / 10;
     out[1] = b'0' + v % 10;
@@ -194,7 +155,8 @@ mod tests {
     fn check(secs: u64, http: &str, clf: &str) {
         assert_eq!(std::str::from_utf8(&format_http_date(secs)).unwrap(), http);
         assert_eq!(std::str::from_utf8(&format_clf_date(secs)).unwrap(), clf);
-        assert_eq!(parse_http_date(http.as_bytes()), Some(secs), "{http}");
+        let parsed = crate::http_date::parse(http.as_bytes(), secs);
+        assert_eq!(parsed, i64::try_from(secs).ok(), "{http}");
     }
 
     #[test]
@@ -224,31 +186,6 @@ mod tests {
     }
 
     #[test]
-    fn every_day_of_a_few_years_round_trips() {
-        for day in (0..40 * 366).step_by(7) {
-            let secs = day * 86_400 + 12_345;
-            assert_eq!(parse_http_date(&format_http_date(secs)), Some(secs));
-        }
-    }
-
-    #[test]
-    fn other_forms_and_garbage_are_rejected() {
-        for bad in [
-            "Sunday, 06-Nov-94 08:49:37 GMT",
-            "Sun Nov  6 08:49:37 1994",
-            "Sun, 06 Nov 1994 08:49:37 UTC",
-            "Sun, 32 Nov 1994 08:49:37 GMT",
-            "Sun, 06 Nov 1994 24:49:37 GMT",
-            "Sun, 06 Nox 1994 08:49:37 GMT",
-            "Sun, 06 Nov 1969 08:49:37 GMT",
-            "Sun, 0x Nov 1994 08:49:37 GMT",
-            "",
-        ] {
-            assert_eq!(parse_http_date(bad.as_bytes()), None, "{bad}");
-        }
-    }
-
-    #[test]
     fn cache_reformats_only_when_the_second_changes() {
         let t = UNIX_EPOCH + std::time::Duration::from_secs(784_111_777);
         let mut cache = DateCache::new(t);
@@ -256,6 +193,7 @@ mod tests {
         assert_eq!(cache.http(), b"Sun, 06 Nov 1994 08:49:37 GMT");
         cache.refresh(t + std::time::Duration::from_secs(1));
         assert_eq!(cache.http(), b"Sun, 06 Nov 1994 08:49:38 GMT");
+        assert_eq!(cache.secs(), 784_111_778);
         assert_eq!(cache.clf(), b"06/Nov/1994:08:49:38 +0000");
     }
 }

@@ -23,7 +23,7 @@ use crate::route::Route;
 use crate::server::Server;
 use crate::transport::Transport;
 use crate::worker::Ctx;
-use crate::{date, path, range, request, router};
+use crate::{http_date, path, range, redirect, request, router};
 
 /// Feeds `data` as a client's byte stream: finds each head with the server's limits, parses
 /// it, runs its target, query, conditional and range headers through their parsers, and reads
@@ -142,7 +142,9 @@ fn fuzz_server() -> Option<&'static (Server, TcpListener)> {
 fn exercise(head: &[u8]) -> Option<RequestBody> {
     let req = request::parse_head(head).ok()?;
     if let Some((p, query)) = router::split_target(req.target) {
-        let _ = path::sanitize(p);
+        if let Ok(safe) = path::sanitize(p) {
+            let _ = redirect::location(&safe, query, &req);
+        }
         let _ = Route::of(p);
         for name in [&b"n"[..], b"ms", b"every"] {
             let _ = query::number(query, name, 0, u64::MAX);
@@ -153,8 +155,11 @@ fn exercise(head: &[u8]) -> Option<RequestBody> {
             let _ = range::resolve(r, size);
         }
     }
-    for value in [req.if_modified_since, req.if_range].into_iter().flatten() {
-        let _ = date::parse_http_date(value);
+    let dates = [req.if_modified_since, req.if_unmodified_since, req.if_range];
+    for value in dates.into_iter().flatten() {
+        for now in [0, 1_780_272_000, u64::MAX] {
+            let _ = http_date::parse(value, now);
+        }
     }
     match req.body {
         BodyFraming::None => None,
@@ -180,6 +185,9 @@ mod tests {
             b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.0\r\n\r\n",
             b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /cpu?n=1&n=2 HTTP/1.0\r\n\r\n",
             b"GET /\x00 HTTP/1.0\n\n",
+            b"GET http://[::1:80/a%2520b?q=\xff HTTP/1.1\r\nHost: [\r\nIf-Match: W/\"\r\n\
+              If-Unmodified-Since: Sunday, 29-Feb-99 23:59:60 GMT\r\n\r\n",
+            b"GET //.%252f/ HTTP/1.1\r\nHost: A:99999\r\nIf-Range: Sun Feb 29 99:99:99 0000\r\n\r\n",
         ];
         for input in corpus {
             for split in 0..input.len() {

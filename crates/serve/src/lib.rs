@@ -13,7 +13,7 @@
 //! returned.
 //!
 //! What it serves: static files under `root` (GET and HEAD, conditional requests, one byte range,
-//! `index.html` for directories), `/bytes/N` (N deterministic bytes, see [`GENERATED_PATTERN`]),
+//! `index.html` for directories, a directory asked without its slash redirected to it), `/bytes/N` (N deterministic bytes, see [`GENERATED_PATTERN`]),
 //! the computed pages of the seeds (`/9x9`, `/include`) and of the tests (`/cpu`, `/sleep`,
 //! `/stall`, `/status/N`, `/echo`), and `/herd/stats` (the counters as JSON). docs/serve.md is
 //! the user's reference for every endpoint.
@@ -29,11 +29,14 @@
 //! - `read_buf` finds request heads and enforces size limits; `request` parses them;
 //!   `request_body` reads bodies (Content-Length or chunked; skipped or echoed); `route` names
 //!   the routes and `router` picks the handler; `static_files`, `generated`, `pages/` and
-//!   `stats` answer; `response` writes heads and error pages; `write_queue` sends them (`send`,
+//!   `stats` answer (`static_files` with `preconditions` for the conditional headers and
+//!   `redirect` for directories asked without their slash); `response` writes heads and error
+//!   pages; `write_queue` sends them (`send`,
 //!   `sendfile`) and holds back a delayed response until the worker's timer releases it.
 //! - `path` (target → safe relative path), `root` (opening files that cannot escape the root),
 //!   `file_cache` (a worker's open files, revalidated by one `statat` per request),
-//!   `range`, `date`, `mime`, `access_log`, `sys` (raw system calls).
+//!   `range`, `date` (formatting dates), `http_date` (reading them, in all three forms),
+//!   `mime`, `access_log`, `sys` (raw system calls).
 //! - `fileset` (public): file sets for `herd serve --generate` and the SPECweb99 access mix.
 //!
 //! Not here: HTTP/2 server push, HTTP/3, directory listings, compression, multiple ranges.
@@ -50,12 +53,15 @@ pub mod fileset;
 pub mod fuzzing;
 mod generated;
 mod h2;
+mod http_date;
 mod listener;
 mod mime;
 mod pages;
 mod path;
+mod preconditions;
 mod range;
 mod read_buf;
+mod redirect;
 mod request;
 mod request_body;
 mod response;

@@ -1,9 +1,12 @@
 //! Turns the path of a request target into a path relative to the root that cannot climb out of
-//! it. Refused, before any filesystem access: a path not starting with `/`, `..` segments however
-//! written (`..`, `%2e%2e`, `.%2E`), escapes that decode to another escape (`%252e`, which a
-//! second decoding layer would turn into `.`), encoded `/` (`%2f`), `\` raw or encoded, NUL and
-//! other control bytes, and malformed escapes. Empty and `.` segments are dropped, so `//etc`
-//! becomes `etc` under the root, never an absolute path.
+//! it. The path is split at its `/`s and each segment percent-decoded exactly once, as nginx and
+//! Apache do: `/a%2520b.txt` names the file `a%20b.txt`. Refused, before any filesystem access:
+//! a path not starting with `/`, `..` segments however written (`..`, `%2e%2e`, `.%2E`), encoded
+//! `/` (`%2f`, which would hide a separator inside a segment), `\` raw or encoded, NUL and other
+//! control bytes, malformed escapes, and a decoded segment that further decodings would turn
+//! into any of those (`%252e%252e` → `%2e%2e` → `..`), so that no layer behind that decodes
+//! again can be led out of the root. Empty and `.` segments are dropped, so `//etc` becomes
+//! `etc` under the root, never an absolute path.
 //!
 //! This file does not touch the filesystem. Symlinks are handled where files are opened
 //! (root.rs), which refuses any resolution that leaves the root.
@@ -28,7 +31,9 @@ pub(crate) enum PathError {
     BadEscape,
     /// A `..` segment, written plainly or percent-encoded.
     DotDot,
-    /// An escape whose decoded text is itself an escape (`%252e` → `%2e`).
+    /// A decoded segment that decoding again would make `..`, a separator, NUL or a control
+    /// byte (`%252e%252e` → `%2e%2e` → `..`). Other escapes left after the one decoding are
+    /// part of the name (`%2520` → `%20`).
     DoubleEncoded,
     /// `%2f`: a `/` inside a segment would slip past the segment checks.
     EncodedSlash,
@@ -50,6 +55,11 @@ impl SafePath {
     pub(crate) fn trailing_slash(&self) -> bool {
         self.trailing_slash
     }
+
+    /// The decoded segments, in order (none for `/`).
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
+        self.rel.iter().map(OsStrExt::as_bytes)
+    }
 }
 
 /// Decodes and checks `raw`, the path part of a request target (no query string).
@@ -62,7 +72,7 @@ pub(crate) fn sanitize(raw: &[u8]) -> Result<SafePath, PathError> {
         match segment.as_slice() {
             b"" | b"." => {}
             b".." => return Err(PathError::DotDot),
-            seg if contains_escape(seg) => return Err(PathError::DoubleEncoded),
+            seg if decodes_to_danger(seg) => return Err(PathError::DoubleEncoded),
             seg => rel.push(OsStr::from_bytes(seg)),
         }
     }
@@ -92,6 +102,45 @@ fn decode_segment(raw: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
         }
     }
     Ok(())
+}
+
+/// Whether decoding `seg` again, and again while escapes remain, ever yields `..` or a byte
+/// [`decode_segment`] refuses. Each round removes at least one escape, so it ends. Allocates
+/// only for a segment still holding an escape after its decoding, which is rare.
+fn decodes_to_danger(seg: &[u8]) -> bool {
+    if !contains_escape(seg) {
+        return false;
+    }
+    let mut text = seg.to_vec();
+    while contains_escape(&text) {
+        text = decode_leniently(&text);
+        let refused = |&b: &u8| matches!(b, b'/' | b'\\' | 0x00..=0x1f | 0x7f);
+        if text == b".." || text.iter().any(refused) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Decodes every valid escape of `text` and keeps everything else as it is, as a careless
+/// second decoder would.
+fn decode_leniently(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let escape = text.get(i + 1..i + 3).filter(|_| text[i] == b'%');
+        match escape.and_then(|e| Some(hex(e[0])? << 4 | hex(e[1])?)) {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(text[i]);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn contains_escape(seg: &[u8]) -> bool {
@@ -159,7 +208,27 @@ mod tests {
         check("/%252e%252e/etc/passwd", Err(PathError::DoubleEncoded));
         check("/%25%32%65%25%32%65/x", Err(PathError::DoubleEncoded));
         check("/%25252e%25252e/x", Err(PathError::DoubleEncoded));
+        check("/a%252fb", Err(PathError::DoubleEncoded));
+        check("/a%25255cb", Err(PathError::DoubleEncoded));
+        check("/a%2500b", Err(PathError::DoubleEncoded));
+        check("/a%250ab", Err(PathError::DoubleEncoded));
+        check("/..%252f..", Err(PathError::DoubleEncoded));
         check("/100%25", Ok("100%"));
+    }
+
+    #[test]
+    fn decoded_exactly_once() {
+        // See: issue 31. An escape left after the one decoding is part of the name.
+        check("/a%2520b.txt", Ok("a%20b.txt"));
+        check("/a%252520b.txt", Ok("a%2520b.txt"));
+        check("/%2541/%25%25", Ok("%41/%%"));
+        check("/%252e", Ok("%2e"));
+        check("/%252e%252e%252e", Ok("%2e%2e%2e"));
+        check("/x%252e%252e", Ok("x%2e%2e"));
+        let p = sanitize(b"/a%2520b/%7e/c%20d").unwrap();
+        let segments: Vec<&[u8]> = p.segments().collect();
+        assert_eq!(segments, [&b"a%20b"[..], b"~", b"c d"]);
+        assert_eq!(sanitize(b"/").unwrap().segments().count(), 0);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Parses one complete request head into the few facts the server acts on: method, target,
-//! version, persistence, body framing and the conditional and range headers. Built on httparse,
+//! version, Host, persistence, body framing and the conditional and range headers. Built on httparse,
 //! which does the syntax; this file adds HTTP/1.1's semantic checks (Host, Content-Length,
 //! Transfer-Encoding). It does not find where a head ends or enforce size limits (read_buf.rs)
 //! and does not decide the answer (router.rs). Everything it returns borrows from the head bytes.
@@ -39,6 +39,14 @@ pub(crate) struct RequestHead<'b> {
     /// HTTP/1.0 only with `Connection: keep-alive`.
     pub(crate) keep_alive: bool,
     pub(crate) body: BodyFraming,
+    /// The authority the client addressed: Host in HTTP/1, `:authority` (else `host`) in
+    /// HTTP/2. A redirect's Location names it.
+    pub(crate) host: Option<&'b [u8]>,
+    /// The request came over TLS: the scheme a redirect's Location names is `https`. Set by
+    /// the connection, which knows; a parser cannot.
+    pub(crate) tls: bool,
+    pub(crate) if_match: Option<&'b [u8]>,
+    pub(crate) if_unmodified_since: Option<&'b [u8]>,
     pub(crate) if_none_match: Option<&'b [u8]>,
     pub(crate) if_modified_since: Option<&'b [u8]>,
     pub(crate) if_range: Option<&'b [u8]>,
@@ -94,6 +102,10 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
         minor_version,
         keep_alive: false,
         body: BodyFraming::None,
+        host: None,
+        tls: false,
+        if_match: None,
+        if_unmodified_since: None,
         if_none_match: None,
         if_modified_since: None,
         if_range: None,
@@ -109,6 +121,7 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
         let value = h.value.trim_ascii();
         if name.eq_ignore_ascii_case(b"host") {
             n_host += 1;
+            out.host.get_or_insert(value);
         } else if name.eq_ignore_ascii_case(b"connection") {
             for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
                 close |= token.eq_ignore_ascii_case(b"close");
@@ -123,6 +136,10 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             let last = value.rsplit(|&b| b == b',').next().unwrap_or_default().trim_ascii();
             transfer_encoding = Some(last.eq_ignore_ascii_case(b"chunked"));
+        } else if name.eq_ignore_ascii_case(b"if-match") {
+            out.if_match.get_or_insert(value);
+        } else if name.eq_ignore_ascii_case(b"if-unmodified-since") {
+            out.if_unmodified_since.get_or_insert(value);
         } else if name.eq_ignore_ascii_case(b"if-none-match") {
             out.if_none_match.get_or_insert(value);
         } else if name.eq_ignore_ascii_case(b"if-modified-since") {
@@ -203,9 +220,13 @@ mod tests {
         let r = parse(
             "GET / HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\"\r\nIf-None-Match: \"b\"\r\n\
              If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\nRange:  bytes=0-1 \r\n\
-             If-Range: \"a\"\r\n\r\n",
+             If-Range: \"a\"\r\nIf-Match: \"m\"\r\nIf-Match: \"n\"\r\n\
+             If-Unmodified-Since: Sunday, 06-Nov-94 08:49:37 GMT\r\n\r\n",
         )
         .unwrap();
+        assert_eq!(r.if_match, Some(&b"\"m\""[..]));
+        assert_eq!(r.if_unmodified_since, Some(&b"Sunday, 06-Nov-94 08:49:37 GMT"[..]));
+        assert_eq!((r.host, r.tls), (Some(&b"x"[..]), false));
         assert_eq!(r.if_none_match, Some(&b"\"a\""[..]));
         assert_eq!(r.if_modified_since, Some(&b"Sun, 06 Nov 1994 08:49:37 GMT"[..]));
         assert_eq!(r.range, Some(&b"bytes=0-1"[..]));

@@ -22,11 +22,13 @@ use crate::write_queue::WriteQueue;
 pub(crate) enum Status {
     Ok,
     PartialContent,
+    MovedPermanently,
     NotModified,
     BadRequest,
     Forbidden,
     NotFound,
     MethodNotAllowed,
+    PreconditionFailed,
     UriTooLong,
     RangeNotSatisfiable,
     HeaderFieldsTooLarge,
@@ -42,11 +44,13 @@ impl Status {
         match self {
             Status::Ok => 200,
             Status::PartialContent => 206,
+            Status::MovedPermanently => 301,
             Status::NotModified => 304,
             Status::BadRequest => 400,
             Status::Forbidden => 403,
             Status::NotFound => 404,
             Status::MethodNotAllowed => 405,
+            Status::PreconditionFailed => 412,
             Status::UriTooLong => 414,
             Status::RangeNotSatisfiable => 416,
             Status::HeaderFieldsTooLarge => 431,
@@ -62,11 +66,13 @@ impl Status {
         [
             Status::Ok,
             Status::PartialContent,
+            Status::MovedPermanently,
             Status::NotModified,
             Status::BadRequest,
             Status::Forbidden,
             Status::NotFound,
             Status::MethodNotAllowed,
+            Status::PreconditionFailed,
             Status::UriTooLong,
             Status::RangeNotSatisfiable,
             Status::HeaderFieldsTooLarge,
@@ -97,11 +103,13 @@ impl Status {
         Some(match self {
             Status::Ok => b"HTTP/1.1 200 OK\r\n",
             Status::PartialContent => b"HTTP/1.1 206 Partial Content\r\n",
+            Status::MovedPermanently => b"HTTP/1.1 301 Moved Permanently\r\n",
             Status::NotModified => b"HTTP/1.1 304 Not Modified\r\n",
             Status::BadRequest => b"HTTP/1.1 400 Bad Request\r\n",
             Status::Forbidden => b"HTTP/1.1 403 Forbidden\r\n",
             Status::NotFound => b"HTTP/1.1 404 Not Found\r\n",
             Status::MethodNotAllowed => b"HTTP/1.1 405 Method Not Allowed\r\n",
+            Status::PreconditionFailed => b"HTTP/1.1 412 Precondition Failed\r\n",
             Status::UriTooLong => b"HTTP/1.1 414 URI Too Long\r\n",
             Status::RangeNotSatisfiable => b"HTTP/1.1 416 Range Not Satisfiable\r\n",
             Status::HeaderFieldsTooLarge => b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
@@ -129,11 +137,13 @@ impl Status {
         match self {
             Status::Ok => page!("200 OK"),
             Status::PartialContent => page!("206 Partial Content"),
+            Status::MovedPermanently => page!("301 Moved Permanently"),
             Status::NotModified => page!("304 Not Modified"),
             Status::BadRequest => page!("400 Bad Request"),
             Status::Forbidden => page!("403 Forbidden"),
             Status::NotFound => page!("404 Not Found"),
             Status::MethodNotAllowed => page!("405 Method Not Allowed"),
+            Status::PreconditionFailed => page!("412 Precondition Failed"),
             Status::UriTooLong => page!("414 URI Too Long"),
             Status::RangeNotSatisfiable => page!("416 Range Not Satisfiable"),
             Status::HeaderFieldsTooLarge => page!("431 Request Header Fields Too Large"),
@@ -464,6 +474,12 @@ mod tests {
         Status::from_code(404).write_line(&mut buf);
         assert_eq!(buf, b"HTTP/1.1 418 \r\nHTTP/1.1 201 Created\r\nHTTP/1.1 404 Not Found\r\n");
         assert_eq!(Status::from_code(404), Status::NotFound);
+        assert_eq!(Status::from_code(301), Status::MovedPermanently);
+        assert_eq!(Status::from_code(412), Status::PreconditionFailed);
+        let mut buf = Vec::new();
+        Status::MovedPermanently.write_line(&mut buf);
+        Status::PreconditionFailed.write_line(&mut buf);
+        assert_eq!(buf, b"HTTP/1.1 301 Moved Permanently\r\nHTTP/1.1 412 Precondition Failed\r\n");
     }
 
     #[test]

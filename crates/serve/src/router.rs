@@ -45,7 +45,7 @@ pub(crate) fn respond(
         Route::Status => status::serve(&path[b"/status/".len()..], r),
         Route::Static => match &shared.root {
             None => r.error(Status::NotFound, &[]),
-            Some(root) => static_files::serve(root, cache, path, req, r),
+            Some(root) => static_files::serve(root, cache, (path, query), req, r),
         },
         Route::Unrouted => r.error(Status::BadRequest, &[]),
     };

@@ -1,11 +1,12 @@
-//! Serves a file under the root: `index.html` for directories, validators (Last-Modified, an
-//! ETag of mtime and size), conditional requests (If-None-Match, If-Modified-Since → 304), one
-//! byte range (→ 206/416, guarded by If-Range), and the body copied from memory (files up to
+//! Serves a file under the root: `index.html` for directories asked with their trailing slash
+//! (without it, a redirect to it: redirect.rs), validators (Last-Modified, an ETag of mtime and
+//! size), conditional requests (preconditions.rs decides: 412, 304, or whether If-Range lets a
+//! range apply), one byte range (→ 206/416), and the body copied from memory (files up to
 //! [`COPY_BODY_MAX`](crate::write_queue::COPY_BODY_MAX)) or sent with `sendfile`. Files are
 //! opened once per worker and kept in its open-file cache (file_cache.rs), which proves on every
 //! request that the file is unchanged.
-//! Does not list directories, redirect `/dir` to `/dir/`, or negotiate encodings. Opening is
-//! root.rs's job, safe paths path.rs's.
+//! Does not list directories or negotiate encodings. Opening is root.rs's job, safe paths
+//! path.rs's.
 //!
 //! Statuses for files that cannot be served: missing, outside the root (symlinks), not a regular
 //! file, a directory without `index.html`, or a file named with a trailing slash → 404; not
@@ -18,22 +19,24 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::date::{format_http_date, parse_http_date};
+use crate::date::format_http_date;
 use crate::file_cache::{Entry, FileCache, FileInfo};
 use crate::mime;
 use crate::path::{self, SafePath};
+use crate::preconditions::{self, Verdict};
 use crate::range::{self, RangeSpec};
+use crate::redirect;
 use crate::request::{Method, RequestHead};
 use crate::response::{Reply, Responder, Status};
 use crate::root::{OpenError, Root};
 use crate::write_queue::Body;
 
-/// Answers a GET or HEAD for the request path `path` (as sent, before decoding) under `root`,
-/// through the worker's open-file cache.
+/// Answers a GET or HEAD for the request path `path` (as sent, before decoding; `query` is
+/// the target's query) under `root`, through the worker's open-file cache.
 pub(crate) fn serve(
     root: &Root,
     cache: &mut FileCache,
-    path: &[u8],
+    (path, query): (&[u8], &[u8]),
     req: &RequestHead<'_>,
     r: &mut Responder<'_>,
 ) -> Reply {
@@ -42,7 +45,9 @@ pub(crate) fn serve(
             return r.error(Status::BadRequest, &[]);
         };
         let entry = match open(root, &safe) {
-            Ok(entry) => entry,
+            Ok(Some(entry)) => entry,
+            // Not cached: a redirect costs the open of the directory each time, and is rare.
+            Ok(None) => return redirect::to_directory(&safe, query, req, r),
             Err(status) => return r.error(status, &[]),
         };
         cache.insert(path, entry);
@@ -54,19 +59,23 @@ pub(crate) fn serve(
     }
 }
 
-/// Answers from a cache entry: 304, 206/416 or 200.
+/// Answers from a cache entry: 412, 304, 206/416 or 200.
 fn answer(entry: &Entry, req: &RequestHead<'_>, r: &mut Responder<'_>) -> Reply {
     let info = &entry.info;
-    if not_modified(req, info) {
-        let mut head = r.head(Status::NotModified);
-        head.header("Last-Modified", &info.last_modified).header("ETag", info.etag());
-        head.finish();
-        return Reply { status: Status::NotModified, body_bytes: 0 };
-    }
+    let range_applies = match preconditions::evaluate(req, info, r.date.secs()) {
+        Verdict::Failed => return r.error(Status::PreconditionFailed, &[]),
+        Verdict::NotModified => {
+            let mut head = r.head(Status::NotModified);
+            head.header("Last-Modified", &info.last_modified).header("ETag", info.etag());
+            head.finish();
+            return Reply { status: Status::NotModified, body_bytes: 0 };
+        }
+        Verdict::Send { range } => range,
+    };
 
     // RFC 9110 §14.2: Range is ignored for methods other than GET (HEAD included).
     let range = match req.range {
-        Some(header) if req.method == Method::Get && if_range_holds(req.if_range, info) => {
+        Some(header) if req.method == Method::Get && range_applies => {
             range::resolve(header, info.size)
         }
         _ => RangeSpec::Whole,
@@ -105,13 +114,16 @@ fn file_info(meta: &Metadata, type_from: &Path) -> FileInfo {
 }
 
 /// Opens the file for `path` (the file itself, or a directory's `index.html`) into a cache
-/// entry.
-fn open(root: &Root, path: &SafePath) -> Result<Entry, Status> {
-    let (file, meta, opened) = open_file(root, path)?;
+/// entry; `None` for a directory asked without its trailing slash, to be redirected.
+fn open(root: &Root, path: &SafePath) -> Result<Option<Entry>, Status> {
+    let Some((file, meta, opened)) = open_file(root, path)? else {
+        return Ok(None);
+    };
     let info = file_info(&meta, &opened);
     // Sanitized paths contain no NUL.
     let stat_path = CString::new(stat_path(&opened)).map_err(|_| Status::BadRequest)?;
-    Entry::new(file, &meta, stat_path, info).map_err(|_| Status::InternalServerError)
+    let entry = Entry::new(file, &meta, stat_path, info);
+    entry.map(Some).map_err(|_| Status::InternalServerError)
 }
 
 /// The path `statat` checks: `.` for the root itself.
@@ -124,18 +136,22 @@ fn stat_path(opened: &Path) -> Vec<u8> {
 }
 
 /// Opens the file for `path`. Returns the file, its metadata and its path under the root, whose
-/// extension also gives the Content-Type.
-fn open_file(root: &Root, path: &SafePath) -> Result<(File, Metadata, PathBuf), Status> {
+/// extension also gives the Content-Type; `None` for a directory asked without its slash,
+/// which is redirected whether it has an `index.html` or not, as nginx does.
+fn open_file(root: &Root, path: &SafePath) -> Result<Option<(File, Metadata, PathBuf)>, Status> {
     let file = root.open_file(path.rel()).map_err(status_for)?;
     let meta = file.metadata().map_err(|_| Status::InternalServerError)?;
     if meta.is_file() {
         if path.trailing_slash() {
             return Err(Status::NotFound);
         }
-        return Ok((file, meta, path.rel().to_owned()));
+        return Ok(Some((file, meta, path.rel().to_owned())));
     }
     if !meta.is_dir() {
         return Err(Status::NotFound);
+    }
+    if !path.trailing_slash() {
+        return Ok(None);
     }
     let index = path.rel().join("index.html");
     let file = root.open_file(&index).map_err(status_for)?;
@@ -143,7 +159,7 @@ fn open_file(root: &Root, path: &SafePath) -> Result<(File, Metadata, PathBuf), 
     if !meta.is_file() {
         return Err(Status::NotFound);
     }
-    Ok((file, meta, index))
+    Ok(Some((file, meta, index)))
 }
 
 fn status_for(e: OpenError) -> Status {
@@ -152,36 +168,6 @@ fn status_for(e: OpenError) -> Status {
         OpenError::Denied => Status::Forbidden,
         OpenError::Exhausted => Status::ServiceUnavailable,
         OpenError::Other => Status::InternalServerError,
-    }
-}
-
-/// RFC 9110 §13.2.2: If-None-Match decides when present; otherwise If-Modified-Since.
-fn not_modified(req: &RequestHead<'_>, v: &FileInfo) -> bool {
-    if let Some(list) = req.if_none_match {
-        return etag_list_matches(list, v.etag());
-    }
-    match req.if_modified_since.and_then(parse_http_date) {
-        Some(since) => v.mtime <= since,
-        None => false,
-    }
-}
-
-/// Weak comparison against a list like `"a", W/"b"` or `*`.
-fn etag_list_matches(list: &[u8], etag: &[u8]) -> bool {
-    list.split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .any(|tag| tag == b"*" || tag.strip_prefix(b"W/").unwrap_or(tag) == etag)
-}
-
-/// If-Range: the range applies only if the validator still matches, strongly for an ETag and
-/// exactly for a date. Absent, it holds.
-fn if_range_holds(if_range: Option<&[u8]>, v: &FileInfo) -> bool {
-    match if_range {
-        None => true,
-        Some(value) if value.starts_with(b"\"") => value == v.etag(),
-        // A weak ETag never matches for ranges.
-        Some(value) if value.starts_with(b"W/") => false,
-        Some(value) => parse_http_date(value) == Some(v.mtime),
     }
 }
 
@@ -219,19 +205,6 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn validators() -> FileInfo {
-        let mut etag = [0u8; 40];
-        etag[..15].copy_from_slice(b"\"5f3c1a2b-18f9\"");
-        FileInfo {
-            size: 0x18f9,
-            mtime: 0x5f3c1a2b,
-            content_type: b"text/html",
-            etag,
-            etag_len: 15,
-            last_modified: format_http_date(0x5f3c1a2b),
-        }
-    }
-
     #[test]
     fn etag_format() {
         let dir = std::env::temp_dir().join(format!("herd-etag-{}", std::process::id()));
@@ -242,30 +215,6 @@ mod tests {
         assert_eq!(info.etag(), expect.as_bytes());
         assert_eq!(info.content_type, b"text/plain");
         std::fs::remove_file(&dir).unwrap();
-    }
-
-    #[test]
-    fn etag_lists() {
-        let tag = b"\"5f3c1a2b-18f9\"";
-        assert!(etag_list_matches(b"\"5f3c1a2b-18f9\"", tag));
-        assert!(etag_list_matches(b"W/\"5f3c1a2b-18f9\"", tag));
-        assert!(etag_list_matches(b"\"x\", \"5f3c1a2b-18f9\"", tag));
-        assert!(etag_list_matches(b"*", tag));
-        assert!(!etag_list_matches(b"\"x\"", tag));
-        assert!(!etag_list_matches(b"5f3c1a2b-18f9", tag));
-        assert!(!etag_list_matches(b"", tag));
-    }
-
-    #[test]
-    fn if_range() {
-        let v = validators();
-        assert!(if_range_holds(None, &v));
-        assert!(if_range_holds(Some(b"\"5f3c1a2b-18f9\""), &v));
-        assert!(!if_range_holds(Some(b"W/\"5f3c1a2b-18f9\""), &v));
-        assert!(!if_range_holds(Some(b"\"other\""), &v));
-        assert!(if_range_holds(Some(&v.last_modified), &v));
-        assert!(!if_range_holds(Some(b"Thu, 01 Jan 1970 00:00:00 GMT"), &v));
-        assert!(!if_range_holds(Some(b"garbage"), &v));
     }
 
     #[test]

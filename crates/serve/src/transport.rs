@@ -36,6 +36,11 @@ impl Transport {
         }
     }
 
+    /// Whether the connection is TLS: its requests' scheme is `https`.
+    pub(crate) fn is_tls(&self) -> bool {
+        matches!(self, Transport::Tls(_))
+    }
+
     /// Whether a read that returned less than it had room for proves the socket empty. True
     /// for TCP; a TLS read returns one record's plaintext at most, so more may be waiting.
     pub(crate) fn short_read_drains(&self) -> bool {

@@ -19,7 +19,8 @@ pub(super) fn head(
     let mut method: Option<&[u8]> = None;
     let mut path: Option<&[u8]> = None;
     let mut scheme = false;
-    let mut authority = false;
+    let mut authority: Option<&[u8]> = None;
+    let mut host: Option<&[u8]> = None;
     let mut regular_seen = false;
     let mut content_length: Option<u64> = None;
     let mut head = RequestHead {
@@ -28,6 +29,10 @@ pub(super) fn head(
         minor_version: 1,
         keep_alive: true,
         body: BodyFraming::None,
+        host: None,
+        tls: false,
+        if_match: None,
+        if_unmodified_since: None,
         if_none_match: None,
         if_modified_since: None,
         if_range: None,
@@ -53,8 +58,8 @@ pub(super) fn head(
                     scheme = true;
                     continue;
                 }
-                b"authority" if !authority => {
-                    authority = true;
+                b"authority" if authority.is_none() => {
+                    authority = Some(value);
                     continue;
                 }
                 b"scheme" | b"authority" => return Err(Malformed("a repeated pseudo-header")),
@@ -82,6 +87,9 @@ pub(super) fn head(
                 }
                 content_length = Some(n);
             }
+            b"host" => drop(host.get_or_insert(value)),
+            b"if-match" => drop(head.if_match.get_or_insert(value)),
+            b"if-unmodified-since" => drop(head.if_unmodified_since.get_or_insert(value)),
             b"if-none-match" => drop(head.if_none_match.get_or_insert(value)),
             b"if-modified-since" => drop(head.if_modified_since.get_or_insert(value)),
             b"if-range" => drop(head.if_range.get_or_insert(value)),
@@ -104,6 +112,8 @@ pub(super) fn head(
         _ => Method::Other,
     };
     head.target = path;
+    // RFC 9113 §8.3.1: `:authority`, or failing it the host field, names the target's host.
+    head.host = authority.or(host);
     head.body = match (end_stream, content_length) {
         (true, Some(n)) if n > 0 => {
             return Err(Malformed("content-length above 0 on a request without a body"))
@@ -135,10 +145,17 @@ mod tests {
     fn a_get_and_its_conditional_fields() {
         let mut list = GET.to_vec();
         list.extend([("if-none-match", "\"x\""), ("range", "bytes=0-1"), ("te", "trailers")]);
+        list.extend([("if-match", "\"m\""), ("if-unmodified-since", "d"), ("host", "other")]);
         let f = fields(&list);
         let (head, len) = head(&f, true).unwrap();
         assert_eq!((head.method, head.target, len), (Method::Get, &b"/a?b"[..], None));
         assert_eq!(head.if_none_match, Some(&b"\"x\""[..]));
+        assert_eq!(head.if_match, Some(&b"\"m\""[..]));
+        assert_eq!(head.if_unmodified_since, Some(&b"d"[..]));
+        // :authority wins over host; without it, host names the authority.
+        assert_eq!(head.host, Some(&b"h"[..]));
+        let f = fields(&[(":method", "GET"), (":scheme", "http"), (":path", "/"), ("host", "o")]);
+        assert_eq!(super::head(&f, true).unwrap().0.host, Some(&b"o"[..]));
         assert_eq!(head.range, Some(&b"bytes=0-1"[..]));
         assert_eq!(head.body, BodyFraming::None);
     }

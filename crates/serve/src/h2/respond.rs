@@ -12,7 +12,7 @@ use super::conn::{H2Conn, Phase};
 use super::request;
 use super::stream::{Recv, Send};
 use super::{FieldList, INITIAL_WINDOW_SIZE, MAX_CONCURRENT_STREAMS};
-use crate::request::Method;
+use crate::request::{Method, RequestHead};
 use crate::request_body::Sink;
 use crate::response::{Reply, Responder, Status};
 use crate::route::Route;
@@ -38,7 +38,13 @@ impl H2Conn {
             return;
         }
         self.last_progress = ctx.now;
-        let parsed = if fits { request::head(request, end_stream).map(Some) } else { Ok(None) };
+        let tls = self.io.is_tls();
+        let parsed = if fits {
+            let with_tls = |(head, len)| Some((RequestHead { tls, ..head }, len));
+            request::head(request, end_stream).map(with_tls)
+        } else {
+            Ok(None)
+        };
         let Ok(parsed) = parsed else {
             // RFC 9113 §8.1.1: a malformed request is a stream error.
             self.reset(id, ErrorCode::PROTOCOL_ERROR);

@@ -188,7 +188,9 @@ fn directories_serve_index_html_or_404() {
     assert_eq!((home.status, home.text().as_str()), (200, "<h1>home</h1>\n"));
     assert_eq!(home.header("Content-Type"), Some("text/html"));
     assert_eq!(server.get("/docs/").text(), "docs index");
-    assert_eq!(server.get("/docs").text(), "docs index");
+    // Without its slash, a directory is redirected to it (redirects.rs).
+    let moved = server.get("/docs");
+    assert_eq!((moved.status, moved.header("Location")), (301, Some("http://t/docs/")));
     assert_eq!(server.get("/sub/").status, 404);
     assert_eq!(server.get("/sub/page.html").text(), "page");
     // A file named as a directory does not exist.
@@ -277,4 +279,19 @@ fn more_files_than_the_cache_holds_are_all_served() {
             assert_eq!(c.response(false).body, format!("file {i}").as_bytes(), "round {round}");
         }
     }
+}
+
+#[test]
+fn a_name_with_a_percent_escape_in_it_is_served() {
+    // See: issue 31. The path is decoded once: `/a%2520b.txt` names `a%20b.txt`, as in nginx
+    // and Apache, and `/a%20b.txt` names `a b.txt`.
+    let dir = TempDir::new();
+    dir.write("a%20b.txt", b"percent");
+    dir.write("a b.txt", b"space");
+    dir.write("100%/x%41.txt", b"nested");
+    let server = TestServer::start(Some(dir.path()));
+    assert_eq!(server.get("/a%2520b.txt").text(), "percent");
+    assert_eq!(server.get("/a%20b.txt").text(), "space");
+    assert_eq!(server.get("/100%25/x%2541.txt").text(), "nested");
+    assert_eq!(server.get("/a%2520c.txt").status, 404);
 }
