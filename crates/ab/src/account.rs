@@ -44,6 +44,8 @@ pub struct AbAccounting {
     pub keepalive: bool,
     pub variable_length: bool,
     pub receive_errors_ok: bool,
+    /// An https:// target: ab finds a refused connection through SSL_read, not recv().
+    pub tls: bool,
     /// Instant and wall-clock time taken together before the run, to date samples for `-g`.
     pub base: Instant,
     pub base_wall: SystemTime,
@@ -63,6 +65,7 @@ impl AbAccounting {
             keepalive: cfg.keepalive,
             variable_length: cfg.variable_length,
             receive_errors_ok: cfg.receive_errors_ok,
+            tls: cfg.url.tls,
             base: Instant::now(),
             base_wall,
             base_epoch_us: epoch_micros(base_wall),
@@ -109,6 +112,9 @@ pub struct AbRecorder {
     err_conn: u64,
     err_recv: u64,
     err_except: u64,
+    /// Connections refused and counted as ab counts them ([`AbRecorder::refused`]); ab's
+    /// counters for them are [`merge`]'s to derive, from all workers' refusals at once.
+    refused: u64,
     /// Length failures known without the document length (truncated or overlong bodies).
     err_length_direct: u64,
     epipe: u64,
@@ -132,6 +138,7 @@ impl AbRecorder {
             err_conn: 0,
             err_recv: 0,
             err_except: 0,
+            refused: 0,
             err_length_direct: 0,
             epipe: 0,
             err_response: 0,
@@ -155,6 +162,27 @@ impl AbRecorder {
 
     fn bad(&self) -> u64 {
         self.acc.bad.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// A connection refused where ab goes on: with `-r`, or over TLS (ab's SSL_read path
+    /// never looks at `-r`). ab learns of the refusal by reading the connecting socket and
+    /// closes it as a finished request: a "Complete" request with no bytes (`done++`), a
+    /// Receive failure over plain TCP (`err_recv++`, `bad++`). Then, still handling the same
+    /// poll event, it sees its error flags, reopens, and reads the new connection, which on
+    /// loopback has already been refused too: an Exception (`err_except++`, `bad++`) and a
+    /// second refused request like the first, counted even past `-n`. So every *pair* of
+    /// refusals costs one Exception, and an odd last one is paired with a refusal ab makes
+    /// but does not count as complete (docs/ab-compat.md, "Accounting"). The pairs are
+    /// [`merge`]'s to count, over every worker; here the sample, and ab's `bad` as it grows.
+    fn refused(&mut self, f: &Failed) {
+        self.refused += 1;
+        self.sample(&f.timing, &Durations::of(&f.timing));
+        if !self.acc.tls {
+            self.bad();
+        }
+        if self.refused % 2 == 1 {
+            self.bad();
+        }
     }
 }
 
@@ -183,6 +211,12 @@ impl Recorder for AbRecorder {
     fn failed(&mut self, f: &Failed) -> Answer {
         record_stats_failed(&mut self.stats, f);
         match f.kind {
+            FailureKind::Connect
+                if f.os_error == Some(ECONNREFUSED)
+                    && (self.acc.receive_errors_ok || self.acc.tls) =>
+            {
+                self.refused(f);
+            }
             FailureKind::Connect | FailureKind::Tls => {
                 // ab discovers a refused connection through recv() on the connecting
                 // socket, which is fatal without -r: "apr_socket_recv: Connection
@@ -253,6 +287,10 @@ pub struct Merged {
     pub results: AbResults,
     pub stats: AbStats,
     pub fatal: Option<AbFatal>,
+    /// ab's "SSL read failed (5) - closing connection" lines, one per refused https://
+    /// connection it counted (see [`AbRecorder::refused`]): ab prints them on stderr as they
+    /// happen, herd ab after the run.
+    pub ssl_read_failed: u64,
 }
 
 /// Folds the workers' recorders into ab's results.
@@ -305,6 +343,7 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         html: cfg.html.clone(),
     };
     let mut bad_unlisted = 0;
+    let mut refused = 0;
     for mut r in recorders {
         stats += &r.stats;
         if let Some(f) = r.first {
@@ -329,8 +368,18 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         r_all.epipe += r.epipe;
         r_all.err_response += r.err_response;
         bad_unlisted += r.bad_unlisted;
+        refused += r.refused;
         samples.append(&mut r.samples);
     }
+    // ab counts refusals in pairs, one poll event each (AbRecorder::refused).
+    let pairs = refused.div_ceil(2);
+    r_all.err_except += pairs;
+    let ssl_read_failed = if cfg.url.tls {
+        2 * pairs
+    } else {
+        r_all.err_recv += 2 * pairs;
+        0
+    };
     if let Some((_, len)) = first {
         r_all.doclen = len;
         if !cfg.variable_length {
@@ -361,7 +410,7 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         temp_key: t.temp_key,
         sni: cfg.tls.server_name.clone(),
     });
-    Merged { results: r_all, stats, fatal }
+    Merged { results: r_all, stats, fatal, ssl_read_failed }
 }
 
 /// The three durations ab reports for a request.

@@ -68,7 +68,9 @@ pub enum ArgsError {
     TooManyArguments(Vec<String>),
     #[error("invalid URL \"{url}\": {reason}; expected http[s]://host[:port]/path")]
     InvalidUrl { url: String, reason: String },
-    #[error("-n {0} is not a valid number of requests: use a positive whole number")]
+    /// ab's own words, printed as ab prints them ([`ArgsError::is_abs_own`]): scripts that
+    /// drive ab look for them. The value as given is kept for callers that want it.
+    #[error("Invalid number of requests")]
     InvalidRequests(String),
     #[error("-c {0} is not a valid concurrency: use 1 to {MAX_CONCURRENCY}")]
     InvalidConcurrency(String),
@@ -136,6 +138,14 @@ impl ArgsError {
             | ArgsError::CipherSuites { .. }
             | ArgsError::ClientCert { .. } => 1,
         }
+    }
+
+    /// The message is ab's own, to be printed as ab's `err()` prints it: alone on stderr, a
+    /// blank line after it (ab's message ends in "\n" and `err()` adds one), no "herd ab:"
+    /// before it and no usage text. ab says nothing more for `-n 0`, and herd ab says what ab
+    /// says (docs/ab-compat.md, "Exit codes").
+    pub fn is_abs_own(&self) -> bool {
+        matches!(self, ArgsError::InvalidRequests(_))
     }
 }
 

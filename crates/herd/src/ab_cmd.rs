@@ -32,6 +32,11 @@ pub(crate) fn main(raw: &[OsString]) -> ExitCode {
             eprint!("{}", args::usage());
             return exit(args::HELP_EXIT_CODE);
         }
+        Err(e) if e.is_abs_own() => {
+            // ab's err(): fprintf(stderr, "%s\n", "Invalid number of requests\n"); exit(1).
+            eprint!("{e}\n\n");
+            return exit(e.exit_code());
+        }
         Err(e) => {
             let code = e.exit_code();
             // With its cause (an unreadable -p file's OS error), which is not in the message.
@@ -128,6 +133,14 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     if let Some(f) = &merged.fatal {
         no_page(cfg);
         return Ok(fatal(&mut out, f, done));
+    }
+    {
+        // ab prints these as each refusal happens; herd ab's workers do not print, so they
+        // come together here, before the last progress lines (docs/ab-compat.md).
+        let mut err = io::stderr().lock();
+        for _ in 0..merged.ssl_read_failed {
+            writeln!(err, "SSL read failed (5) - closing connection")?;
+        }
     }
     if !interrupted {
         if heartbeat > 0 {

@@ -5,13 +5,21 @@
 
 mod util;
 
+use std::process::Output;
+
+use herd_testutil::ports::closed_port;
 use util::{assert_same_report, file, herd, real_ab, run, tempdir, text, Nginx};
 
 /// Runs ab and herd ab with `args` (the URL last) and compares their reports.
 fn compare(nginx: &Nginx, case: &str, args: &[&str], path: &str) -> (String, String) {
-    let url = nginx.url(path);
+    let (ab, h) = compare_at(case, args, &nginx.url(path));
+    (text(&ab.stdout), text(&h.stdout))
+}
+
+/// Runs ab and herd ab with `args` and then `url`: same exit code, ab's a success, same report.
+fn compare_at(case: &str, args: &[&str], url: &str) -> (Output, Output) {
     let mut all: Vec<&str> = args.to_vec();
-    all.push(&url);
+    all.push(url);
     let ab = run(real_ab().args(&all));
     let h = run(herd().arg("ab").args(&all));
     let (ab_out, h_out) = (text(&ab.stdout), text(&h.stdout));
@@ -24,7 +32,7 @@ fn compare(nginx: &Nginx, case: &str, args: &[&str], path: &str) -> (String, Str
     );
     assert!(ab.status.success(), "{case}: ab failed: {}", text(&ab.stderr));
     assert_same_report(&ab_out, &h_out, case);
-    (ab_out, h_out)
+    (ab, h)
 }
 
 #[test]
@@ -258,5 +266,66 @@ fn version_and_help() {
     };
     for f in flags(&text(&ab.stderr)) {
         assert!(flags(&text(&h.stderr)).contains(&f), "herd ab -h lacks -{f}");
+    }
+}
+
+/// `-r` against a port where nothing listens. ab finds each refusal through recv() and, with
+/// `-r`, counts it as a Receive failure *and* a complete request, then checks the connection
+/// it has just reopened (refused as well) under Exceptions: "Complete requests: 20, Failed
+/// requests: 30 (Connect: 0, Receive: 20, ..., Exceptions: 10)", exit 0, the whole report.
+/// herd ab must say the same, whatever -n, -c and -k (ab only ever opens one connection until
+/// a response arrives), progress lines included.
+#[test]
+fn r_against_a_refused_port_reports_as_ab() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let cases: &[&[&str]] = &[
+        &["-r", "-n", "20"],
+        &["-r", "-n", "1"],
+        &["-r", "-n", "5", "-c", "2"],
+        &["-r", "-k", "-n", "30", "-c", "5"],
+        &["-r", "-n", "300", "-c", "3"],
+    ];
+    for args in cases {
+        let case = args.join(" ");
+        let (ab, h) = compare_at(&case, args, &url);
+        assert_eq!(text(&ab.stderr), text(&h.stderr), "{case}: stderr differs");
+        let n: u64 = args[args.iter().position(|a| *a == "-n").unwrap() + 1].parse().unwrap();
+        let pairs = n.div_ceil(2);
+        let out = text(&h.stdout);
+        assert!(out.contains(&format!("Complete requests:      {n}\n")), "{case}: {out}");
+        let breakdown =
+            format!("(Connect: 0, Receive: {}, Length: 0, Exceptions: {pairs})", 2 * pairs);
+        assert!(out.contains(&breakdown), "{case}: {out}");
+    }
+}
+
+/// An https:// port where nothing listens. ab's TLS read path never looks at `-r`: each
+/// refusal is "SSL read failed (5) - closing connection" on stderr and a complete request,
+/// the reopened connection's check an Exception; exit 0 with the report, with or without -r.
+#[test]
+fn https_against_a_refused_port_reports_as_ab() {
+    let url = format!("https://127.0.0.1:{}/", closed_port());
+    let cases: &[&[&str]] = &[&["-n", "3"], &["-r", "-n", "20", "-c", "4"]];
+    for args in cases {
+        let case = args.join(" ");
+        let (ab, h) = compare_at(&case, args, &url);
+        assert_eq!(text(&ab.stderr), text(&h.stderr), "{case}: stderr differs");
+        assert!(text(&h.stderr).starts_with("SSL read failed (5) - closing connection\n"));
+    }
+}
+
+/// `-n` that atoi reads as 0 or less: ab's err() prints "Invalid number of requests" and a
+/// blank line on stderr, nothing on stdout, no usage text, and exits 1. herd ab too.
+#[test]
+fn invalid_number_of_requests_as_ab() {
+    for n in ["0", "-5", "abc", "99999999999999999999"] {
+        let args = ["-n", n, "http://127.0.0.1:1/"];
+        let ab = run(real_ab().args(args));
+        let h = run(herd().arg("ab").args(args));
+        assert_eq!(text(&ab.stderr), "Invalid number of requests\n\n", "-n {n}");
+        assert_eq!(text(&h.stderr), text(&ab.stderr), "-n {n}");
+        assert_eq!(text(&h.stdout), text(&ab.stdout), "-n {n}");
+        assert_eq!(h.status.code(), ab.status.code(), "-n {n}");
+        assert_eq!(h.status.code(), Some(1), "-n {n}");
     }
 }
