@@ -1,6 +1,7 @@
 //! The contract of `herd run --json` (herd.run.v1): real output of every shape (closed loop,
 //! open loop at `--rate`, `--steps`, a URL mix with every client option, pipelining, HTTP/2, and a run
-//! where every request fails, whose histograms are empty) validates against docs/run-json.schema.json, and documents broken on purpose
+//! where every request fails, whose histograms are empty; a spread run's, `agents` and all,
+//! single and stepped) validates against docs/run-json.schema.json, and documents broken on purpose
 //! do not, so that this test fails when the output and the schema drift apart. Every non-empty
 //! histogram's `hdr` decodes (base64, then HdrHistogram's deserializer) to a histogram of the
 //! same count, min and max.
@@ -195,6 +196,85 @@ fn every_shape_of_real_output_validates() {
     let mut doc = steps.clone();
     doc["steps"] = json!([]);
     broken.push((doc, "no steps"));
+    for (doc, what) in &broken {
+        assert_invalid(&v, doc, what);
+    }
+}
+
+/// `herd cluster run --local 2 -- ARGS --json FILE`: the document `herd cluster run` writes
+/// (and agent 0 of a Kubernetes run prints), exit 0.
+fn cluster_json(args: &[&str]) -> Value {
+    let dir = tempdir("run-json-cluster");
+    let path = dir.join("out.json");
+    let out = util::run(
+        util::herd()
+            .args(["cluster", "run", "--local", "2", "--"])
+            .args(args)
+            .arg("--json")
+            .arg(&path),
+    );
+    let (stdout, stderr) = (util::text(&out.stdout), util::text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}\n{stderr}");
+    let doc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    doc
+}
+
+/// A spread run's result is herd.run.v1 with `agents` beside it (docs/run-json.md): a single
+/// run and a stepped one, real output of two agents against herd serve, validate; the same
+/// documents broken in one place (in `agents`, or `agents` where only the top level has it) do
+/// not.
+#[test]
+fn a_spread_runs_output_validates() {
+    let v = validator();
+    let serve = Serve::start(&["--threads", "1"]);
+    let single = cluster_json(&["-c", "4", "-n", "400", &serve.url("/bytes/100")]);
+    let agents = single["agents"].as_array().expect("agents");
+    assert_eq!(agents.len(), 2, "{single}");
+    assert_eq!(agents[1]["steps"][0]["requests"]["completed"], 200, "{single}");
+    assert_valid(&v, &single, "spread run");
+
+    let stepped = cluster_json(&[
+        "--steps",
+        "2,4",
+        "--step-time",
+        "300ms",
+        "-t",
+        "1",
+        &serve.url("/bytes/10"),
+    ]);
+    assert_eq!(stepped["steps"].as_array().map(Vec::len), Some(2), "{stepped}");
+    assert_eq!(stepped["agents"][0]["steps"].as_array().map(Vec::len), Some(2), "{stepped}");
+    assert_valid(&v, &stepped, "stepped spread run");
+
+    let mut broken = Vec::new();
+    let mut doc = single.clone();
+    doc["agents"][0]["surprise"] = json!(1);
+    broken.push((doc, "an undocumented field in an agent"));
+    let mut doc = single.clone();
+    doc["agents"][1].as_object_mut().unwrap().remove("index");
+    broken.push((doc, "an agent without its index"));
+    let mut doc = single.clone();
+    doc["agents"][0]["opened_ahead"] = json!(-1);
+    broken.push((doc, "a negative count of connections"));
+    let mut doc = single.clone();
+    doc["agents"][0]["start_late_us"] = json!("3");
+    broken.push((doc, "a string where a number belongs"));
+    let mut doc = single.clone();
+    doc["agents"][0]["steps"][0].as_object_mut().unwrap().remove("requests");
+    broken.push((doc, "an agent's step without its requests"));
+    let mut doc = single.clone();
+    doc["agents"][0]["steps"] = json!([]);
+    broken.push((doc, "an agent without steps"));
+    let mut doc = single.clone();
+    doc["agents"] = json!([]);
+    broken.push((doc, "no agents"));
+    let mut doc = stepped.clone();
+    doc["steps"][0]["agents"] = single["agents"].clone();
+    broken.push((doc, "agents inside a step"));
+    let mut doc = single.clone();
+    doc["agents"][0]["steps"][0]["agents"] = single["agents"].clone();
+    broken.push((doc, "agents inside an agent's step"));
     for (doc, what) in &broken {
         assert_invalid(&v, doc, what);
     }
