@@ -600,5 +600,8 @@ pub(crate) fn report(
         eprintln!("herd cluster run: {}", no_response(report));
         outcome = Outcome::NoResponse;
     }
+    if outcome == Outcome::Interrupted {
+        eprintln!("herd cluster run: {}", crate::run_cmd::interrupted(&plan.outputs));
+    }
     Ok(outcome)
 }

@@ -67,7 +67,6 @@ pub(crate) struct RunArgs {
 
 /// Exit code when some runs failed (their reasons are stored and printed).
 const SOME_RUNS_FAILED: u8 = 3;
-const INTERRUPTED: u8 = 130;
 
 pub(crate) fn main(cmd: LabCommand) -> ExitCode {
     let result = match cmd {
@@ -233,7 +232,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.store.display(),
             finished.experiment.0,
         );
-        return Ok(ExitCode::from(INTERRUPTED));
+        return Ok(ExitCode::from(crate::INTERRUPTED));
     }
     let resumed = finished.resumed.map(|n| format!(", resumed after {n}")).unwrap_or_default();
     eprintln!(

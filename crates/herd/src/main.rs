@@ -34,9 +34,10 @@ const EXIT_CODES: &str = "\
 Exit codes:
   herd ab     ab's own: 0 done, 1 interrupted or bad input, 22 bad usage, or the OS error
               number of a fatal network error modulo 256 (111 connection refused, ...)
-  herd run    0 done, 1 cannot start or interrupted (the partial summary is printed), 2 bad
-              usage, 3 a --fail-if condition did not hold, 4 no request got a response (the
-              summary and --json are written, without a client verdict)
+  herd run    0 done, 1 cannot start, 2 bad usage, 3 a --fail-if condition did not hold,
+              4 no request got a response (the summary and --json are written, without a
+              client verdict), 130 interrupted by Ctrl-C (the summary of what was measured is
+              printed, --json and the other outputs written); herd cluster run the same
   herd lab    0 done, 1 cannot start (bad experiment file, missing program, nothing to
               --resume), 2 bad usage, 3 done but some runs failed (kept with their reasons),
               130 interrupted (finished runs kept, everything herd started stopped; `herd lab
@@ -47,6 +48,10 @@ Exit codes:
   herd doctor 0 nothing missing, 1 something the lab needs is missing (one line says what)
   herd serve  0 after a clean stop (Ctrl-C or SIGTERM) or a finished --generate, 1 when it
               cannot start or generate, 2 bad usage";
+
+/// The exit code of a run or a lab stopped by Ctrl-C (SIGINT), as shells report a process
+/// killed by it (128 + 2), although herd stopped cleanly and kept what it measured.
+const INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -84,10 +89,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Ab { args } => ab_cmd::main(&args),
         Command::Run(args) => match run_cmd::run(*args) {
-            Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
-            Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
-            Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
-            Ok(run_cmd::Outcome::NoResponse) => ExitCode::from(4),
+            Ok(outcome) => run_exit(outcome),
             Err(e) => {
                 eprintln!("herd run: {e:#}");
                 ExitCode::FAILURE
@@ -97,10 +99,7 @@ fn main() -> ExitCode {
         Command::Cluster { command } => {
             let name = command.name();
             match cluster_cmd::main(command) {
-                Ok(run_cmd::Outcome::Done) => ExitCode::SUCCESS,
-                Ok(run_cmd::Outcome::Interrupted) => ExitCode::FAILURE,
-                Ok(run_cmd::Outcome::ThresholdFailed) => ExitCode::from(3),
-                Ok(run_cmd::Outcome::NoResponse) => ExitCode::from(4),
+                Ok(outcome) => run_exit(outcome),
                 Err(e) => {
                     eprintln!("{name}: {e:#}");
                     ExitCode::FAILURE
@@ -129,5 +128,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// How `herd run` and `herd cluster run` exit after a run that produced a result.
+fn run_exit(outcome: run_cmd::Outcome) -> ExitCode {
+    match outcome {
+        run_cmd::Outcome::Done => ExitCode::SUCCESS,
+        run_cmd::Outcome::Interrupted => ExitCode::from(INTERRUPTED),
+        run_cmd::Outcome::ThresholdFailed => ExitCode::from(3),
+        run_cmd::Outcome::NoResponse => ExitCode::from(4),
     }
 }

@@ -29,11 +29,12 @@ pub(crate) struct RunArgs {
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) threads: Option<u32>,
 
-    /// How long to run (10s, 500ms, 2m) [default: 10s unless -n is given]
+    /// How long to run (10s, 500ms, 2m); with -n, whichever comes first [default: 10s unless
+    /// -n is given]
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
     pub(crate) duration: Option<TimeSpan>,
 
-    /// Stop after this many requests (warm-up included)
+    /// Stop after this many requests (warm-up included); with -d, whichever comes first
     #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) requests: Option<u64>,
 

@@ -4,10 +4,11 @@
 //! exit code. The run itself, its report and its text are herd_run's (docs/run.md).
 //!
 //! Exit codes: 0 when the run completed; 1 when it could not start (bad URL, refused address,
-//! TLS settings) or was interrupted (the partial summary is still printed); 2 for bad usage
-//! (clap); 3 when a `--fail-if` condition did not hold; 4 when no request got a response
-//! (nothing listens there, every connection was refused or timed out: the summary and
-//! `--json` are still written, with no client verdict).
+//! TLS settings); 2 for bad usage (clap); 3 when a `--fail-if` condition did not hold; 4 when
+//! no request got a response (nothing listens there, every connection was refused or timed
+//! out: the summary and `--json` are still written, with no client verdict); 130 when Ctrl-C
+//! stopped it, as `herd lab` (the summary of what was measured is still printed, the outputs
+//! written: an interrupted run is a result, not a failure to start).
 
 use std::fs;
 use std::io::{self, IsTerminal as _, Write as _};
@@ -120,7 +121,31 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("herd run: {}", no_response(&report));
         outcome = Outcome::NoResponse;
     }
+    if outcome == Outcome::Interrupted {
+        eprintln!("herd run: {}", interrupted(outputs));
+    }
     Ok(outcome)
+}
+
+/// What to say after a run Ctrl-C stopped: that its result stands for the time it ran, and
+/// which files hold it.
+pub(crate) fn interrupted(outputs: &herd_run::plan::Outputs) -> String {
+    let files = [
+        ("--json", &outputs.json),
+        ("--html", &outputs.html),
+        ("--series", &outputs.series),
+        ("--hlog", &outputs.hlog),
+    ];
+    let written: Vec<String> = files
+        .iter()
+        .filter_map(|(flag, path)| path.as_ref().map(|p| format!("{flag} {}", p.display())))
+        .collect();
+    let written = if written.is_empty() {
+        String::new()
+    } else {
+        format!("; written: {}", written.join(", "))
+    };
+    format!("interrupted: the summary covers what was measured until then{written}")
 }
 
 /// How a run ended by its last result, `--fail-if` judged on it (each condition printed):

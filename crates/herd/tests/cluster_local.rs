@@ -185,6 +185,52 @@ fn a_killed_agent_fails_the_run_and_is_named() {
     }
 }
 
+/// Ctrl-C (SIGINT) to `herd cluster run`: every agent stops its step, the merged result of
+/// what they measured is printed (marked interrupted) and written, no agent is left, and the
+/// exit code is herd run's for an interrupted run, 130.
+#[test]
+fn ctrl_c_merges_what_the_agents_measured_and_exits_130() {
+    let nginx = Nginx::start();
+    let dir = tempdir("cluster-sigint");
+    let json = dir.join("run.json");
+    let child = herd()
+        .args(["cluster", "run", "--local", "2", "--"])
+        .arg(nginx.url("/small.html"))
+        .args(["-d", "60s", "-c", "2", "-t", "1", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t = Instant::now();
+    while children(pid).len() < 2 {
+        assert!(t.elapsed() < Duration::from_secs(20), "no agents");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let agents = children(pid);
+    // Armed, started and measuring.
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the herd this test started.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(15), "did not stop promptly");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains(" s (interrupted): "), "no interrupted summary: {stdout}");
+    assert!(stdout.contains("agent 1 "), "{stdout}");
+    assert!(stderr.contains("herd cluster run: interrupted: the summary covers"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true, "{v}");
+    assert!(v["requests"]["completed"].as_u64().unwrap() > 0, "{v}");
+    for p in agents {
+        assert!(!Path::new(&format!("/proc/{p}")).exists(), "agent {p} left running");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn an_agent_without_its_environment_says_what_is_missing() {
     let out = run(Command::new(env!("CARGO_BIN_EXE_herd"))

@@ -7,8 +7,10 @@ mod util;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
-use util::{herd, run, run_json, text, Serve};
+use util::{herd, run, run_json, tempdir, text, Serve};
 
 /// Latencies (ms) of `n` requests due every `interval_ms` on one connection whose every
 /// `every`-th request takes `stall_ms` and the others nothing: (from due time, from send).
@@ -285,4 +287,78 @@ fn poisson_arrivals_from_the_command_line() {
     let n = j["requests"]["completed"].as_u64().unwrap();
     // 800 expected, Poisson standard deviation about 28: 4 sd either way.
     assert!((688..=912).contains(&n), "{n}");
+}
+
+/// Ctrl-C (SIGINT) ends a run with a result, not a failure to start: the summary of what was
+/// measured (marked interrupted), the --json document written, a line saying so, and exit
+/// 130, as `herd lab` exits when interrupted (1 is "cannot start").
+#[test]
+fn ctrl_c_keeps_the_result_and_exits_130() {
+    let serve = Serve::start(&["--threads", "1"]);
+    let dir = tempdir("run-sigint");
+    let json = dir.join("run.json");
+    let mut child = herd()
+        .args(["run", "-c", "2", "-d", "60s", &serve.url("/bytes/100"), "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The --json file is created after the Ctrl-C handler is set and before any load: once it
+    // is there, let the run measure a moment.
+    let t = Instant::now();
+    while !json.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "herd run never started");
+        assert!(child.try_wait().unwrap().is_none(), "herd run ended before the signal");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: kill(2) on the PID of the child this test just spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(10), "did not stop promptly");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains(" s (interrupted): "), "no interrupted summary: {stdout}");
+    let expect = format!(
+        "herd run: interrupted: the summary covers what was measured until then; written: \
+         --json {}\n",
+        json.display()
+    );
+    assert_eq!(stderr, expect);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert!(doc["requests"]["completed"].as_u64().unwrap() > 0, "{doc}");
+    let elapsed = doc["elapsed_s"].as_f64().unwrap();
+    assert!((0.3..10.0).contains(&elapsed), "elapsed {elapsed}: not cut short by the signal");
+    let _ = std::fs::remove_dir_all(&dir);
+    let help = text(&run(herd().arg("--help")).stdout);
+    assert!(help.contains("130 interrupted by Ctrl-C (the summary"), "{help}");
+}
+
+/// `-n` and `-d` together: the run ends at whichever comes first (as ab's -n with -t), and
+/// `--help` says so on both flags.
+#[test]
+fn requests_and_duration_end_at_whichever_comes_first() {
+    let serve = Serve::start(&["--threads", "1"]);
+    // The count first: 300 requests, long before 30 s.
+    let t = Instant::now();
+    let j = run_json(&["-c", "2", "-n", "300", "-d", "30s", &serve.url("/9x9")]);
+    assert!(t.elapsed() < Duration::from_secs(15), "waited for -d after -n was reached");
+    assert_eq!(j["requests"]["completed"], 300, "{j}");
+    assert_eq!(serve.stats()["routes"]["/9x9"], 300, "the server's own count");
+    // The time first: a count no run reaches in 1 s.
+    let j = run_json(&["-c", "2", "-n", "1000000000", "-d", "1s", &serve.url("/bytes/10")]);
+    let elapsed = j["elapsed_s"].as_f64().unwrap();
+    assert!((0.9..1.5).contains(&elapsed), "elapsed {elapsed}: -d did not end the run");
+    let done = j["requests"]["completed"].as_u64().unwrap();
+    assert!(done > 0 && done < 1_000_000_000, "{j}");
+
+    let help = text(&run(herd().args(["run", "--help"])).stdout);
+    for flag in ["-d, --duration", "-n, --requests"] {
+        let line = help.lines().find(|l| l.trim_start().starts_with(flag)).unwrap();
+        assert!(line.contains("whichever comes first"), "{flag}: {line}");
+    }
 }
