@@ -156,6 +156,12 @@ fn a_small_experiment_runs_to_its_table_and_store() {
         assert!(row.contains(" 3/3 "), "{row}");
     }
     assert_eq!(stderr.matches(" req/s, 0 failed").count(), 9, "{stderr}");
+    // Before it starts, how long it will take.
+    assert!(
+        stderr.contains("herd lab: this takes about ")
+            && stderr.contains("plus what the loads given as a request count take (n200)"),
+        "{stderr}"
+    );
     // Then and now: the published figure beside today's, for the page only; a KB/s figure
     // today for every cell.
     let then_now = &stdout[stdout.find("then and now").unwrap_or_else(|| panic!("{stdout}"))..];
@@ -260,13 +266,24 @@ fn the_dry_run_shows_everything_and_touches_nothing() {
     for want in [
         "matrix: server (1) x workload (3) x load (1) = 3 cells; 3 to 3 repetitions",
         "start herd: /",
-        "serve --root $RUN/www --listen 127.0.0.1:8080",
+        "serve --root $RUN/www --listen 127.0.0.1:$PORT",
+        "   ready when: GET /herd-ready.txt over h1 to 127.0.0.1:$PORT answers 200\n",
         "1. server=herd workload=page load=n200",
         "verify: GET /sizes/6397.html must answer 200",
         "verify: GET /9x9 must answer 200",
-        " run http://127.0.0.1:8080/9x9 ",
+        " run http://127.0.0.1:$PORT/9x9 ",
+        // Each load in words (a load that says nothing keeps connections alive), and the time.
+        "loads:\n  n200: 200 requests, 4 at a time (closed loop); connections kept alive; a \
+         warm-up of 20 requests before, discarded\n",
+        "time: about ",
+        " at 3 repetitions each, plus what the loads given as a request count take (n200): the \
+         server's speed decides\n",
     ] {
         assert!(plan.contains(want), "{want:?} not in:\n{plan}");
+    }
+    // Sentences, not Rust's debug structures; no port a run would not use.
+    for unwanted in ["Http {", "Some(", "8080"] {
+        assert!(!plan.contains(unwanted), "{unwanted:?} in:\n{plan}");
     }
     assert!(!store.exists(), "the dry run created the store");
     assert!(run_dirs(&dir).is_empty(), "the dry run made a run directory");

@@ -65,9 +65,22 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
     }
     let expect_p99 = quantile(uncorrected, 0.99);
     assert_eq!(expect_p99, 0.0, "the simulation: under 1 % of requests stall");
+    // Uncorrected, only the stalled requests themselves are slow: with exactly 1 % of them
+    // stalled, p99 is the slowest of the others, so one hiccup of a busy machine (a 42 ms
+    // wake-up, seen beside a compiling suite) would move it. Counted from the histogram
+    // instead: past 20 ms, the 4 stalls and at most 2 such hiccups (0.5 %), while the
+    // corrected latencies (checked above) carry the stalls' shadow over 10 % of requests.
+    let from_send =
+        herd_stats::hdr::from_base64(lat["total_from_send"]["hdr"].as_str().unwrap()).unwrap();
+    let slow: u64 = from_send
+        .iter_recorded()
+        .filter(|v| v.value_iterated_to() >= 20_000)
+        .map(|v| v.count_at_value())
+        .sum();
+    let stalls = u64::from(n / every);
     assert!(
-        ms(&lat["total_from_send"]["p99"]) < 20.0,
-        "uncorrected p99 stays near the service time: {lat}"
+        (stalls..=stalls + 2).contains(&slow),
+        "uncorrected: {slow} requests over 20 ms, {stalls} stalled: {lat}"
     );
     assert!(ms(&lat["total_from_send"]["max"]) >= stall, "{lat}");
     // Both see the stalls themselves as their maximum.

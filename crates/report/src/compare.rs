@@ -14,6 +14,7 @@ use herd_store::{Measure, StoredExperiment};
 use crate::doc::{Align, Block, Doc, Entry, Role, Table};
 use crate::figures::{self, Row};
 use crate::matrix::{self, Then};
+use crate::run_definition::{Definition, Differences};
 use crate::table::measure_name;
 
 /// One side of a comparison: an experiment, and the cells of it that take part.
@@ -118,8 +119,22 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     table.column("B/A (means)", Align::Right);
     table.column("95 % interval", Align::Right);
     table.column("change", Align::Right);
+    // The axes the comparison is about: those its sides were chosen by, with other values.
+    let compared: Vec<&str> = a
+        .only
+        .iter()
+        .filter(|(axis, value)| b.only.iter().any(|(o, v)| o == axis && v != value))
+        .map(|(axis, _)| axis.as_str())
+        .collect();
     let mut significant = 0usize;
+    let mut differing: Vec<String> = Vec::new();
     for (ra, rb) in &pairs {
+        let definitions = definition(ra).zip(definition(rb));
+        let d = definitions.map(|(da, db)| Differences::between(&da, &db)).unwrap_or_default();
+        let beyond = d.beyond(&compared);
+        if !beyond.is_empty() {
+            differing.push(format!("{}{}: {}", ra.cell.key, ra.step_suffix(), beyond.join("; ")));
+        }
         let mut entries: Vec<Entry> =
             shown.iter().map(|axis| Entry::from(ra.cell.axis(axis).unwrap_or("-"))).collect();
         if stepped {
@@ -133,7 +148,10 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
         entries.push(matrix::figure(rb, None, measure, &Then::NONE));
         match stats::ratio_of_means_95(ra.samples(measure), rb.samples(measure)) {
             Some(r) => {
-                significant += usize::from(r.significant());
+                // A change between cells defined otherwise than by the compared axis is as
+                // much the definition's: no significance mark, `‡` instead.
+                let marked = r.significant() && beyond.is_empty();
+                significant += usize::from(marked);
                 // Coloured as the matrix is, by speed: for seconds, a ratio above 1 is slower.
                 let speed = if measure == Measure::Seconds { 1.0 / r.ratio } else { r.ratio };
                 entries.push(Entry {
@@ -146,7 +164,13 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
                 entries.push(Entry::from(format!(
                     "{:+.1} %{}",
                     (r.ratio - 1.0) * 100.0,
-                    if r.significant() { " *" } else { "" }
+                    if !beyond.is_empty() {
+                        " ‡"
+                    } else if marked {
+                        " *"
+                    } else {
+                        ""
+                    }
                 )));
             }
             None => {
@@ -175,6 +199,20 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     doc.section("only in A (no row of B to compare with):".to_owned(), paired(&rows_a, &rows_b));
     doc.section("only in B:".to_owned(), paired(&rows_b, &rows_a));
     doc.section(
+        format!(
+            "‡ pairs whose cells are defined otherwise{} (no significance mark: the change may \
+             be the definition's, not {}):",
+            if compared.is_empty() {
+                String::new()
+            } else {
+                format!(" beyond {}", compared.join(", "))
+            },
+            if compared.is_empty() { "the run's".to_owned() } else { compared.join(", ") }
+        ),
+        differing,
+    );
+    // Versions and the machine: listed, never a difference of definition.
+    doc.section(
         "what differs between the two setups (a cause of change as likely as the one you made):"
             .to_owned(),
         setup_differences(a.exp, b.exp),
@@ -183,7 +221,14 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     Ok(doc)
 }
 
-const LEGEND: [&str; 8] = [
+/// The definition of `row`'s cell, from its first ok repetition (or its first).
+fn definition(row: &Row<'_>) -> Option<Definition> {
+    let cell = row.cell;
+    let rep = cell.ok_repetitions().next().or_else(|| cell.repetitions.first())?;
+    Some(Definition::of(&rep.record))
+}
+
+const LEGEND: [&str; 10] = [
     "A, B      median of the ok repetitions, ±95 % interval of their mean, marked as in the",
     "          matrix: ≠ failures (n failed: all repetitions), ~ coarse clock, ! client verdict",
     "          not ok, ^ the link capped it",
@@ -191,7 +236,9 @@ const LEGEND: [&str; 8] = [
     "95 %      the ratio's confidence interval: delta method on its logarithm, Welch's",
     "          degrees of freedom",
     "change    B/A − 1; * where the interval leaves out 1: a change the repetitions' spread",
-    "          cannot explain (each row is its own test: among 20 unchanged rows, expect one *)",
+    "          cannot explain (each row is its own test: among 20 unchanged rows, expect one *);",
+    "          ‡ instead where the two cells are defined otherwise than by what is compared",
+    "          (load, keep-alive, protocol, server settings: listed above): never significant",
 ];
 
 fn describe(side: &Side<'_>) -> String {

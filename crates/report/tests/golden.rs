@@ -1323,3 +1323,36 @@ fn the_header_says_which_loads_open_a_connection_per_request() {
         "{text}"
     );
 }
+
+/// Two runs whose cells were defined otherwise (B's nginx c100 opened a connection per
+/// request): what differs is listed pair by pair, and the pair's change, however large, gets
+/// no significance mark (‡ instead); a pair defined alike keeps its *.
+#[test]
+fn a_pair_defined_otherwise_is_listed_and_not_marked_significant() {
+    let a = matrix();
+    let mut b = matrix();
+    b.id = herd_store::ExperimentId(2);
+    for cell in &mut b.cells {
+        let nginx_c100 = cell.key == "server=nginx load=c100";
+        for rep in &mut cell.repetitions {
+            for m in &mut rep.record.measurements {
+                m.completed /= 2;
+            }
+            if nginx_c100 {
+                rep.record.client.argv.push("--no-keep-alive".into());
+            }
+        }
+    }
+    let text = compare(&side("a.db", &a, &[]), &side("b.db:2", &b, &[]), CompareFormat::Text);
+    let row = |key: &str| text.lines().find(|l| l.starts_with(key)).unwrap_or("").to_owned();
+    assert!(row("nginx       c100 ").ends_with("-50.0 % ‡"), "{text}");
+    assert!(row("herd-serve  c100 ").ends_with("-50.0 % *"), "{text}");
+    assert!(
+        text.contains(
+            "‡ pairs whose cells are defined otherwise (no significance mark: the change may be \
+             the definition's, not the run's):\n  server=nginx load=c100: client command line: A \
+             has nothing of its own, B has `--no-keep-alive`\n"
+        ),
+        "{text}"
+    );
+}

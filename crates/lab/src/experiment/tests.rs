@@ -297,7 +297,7 @@ fn report_defaults_name_one_value_and_a_tabulated_measure() {
         (report("baseline = { path = \"direct\" }"), "[report] baseline: `path` is not an axis of [matrix]"),
         (report("baseline = { server = \"lighttpd\" }"), "server = \"lighttpd\" is not a value of that axis"),
         (report("colour = \"red\""), "unknown field `colour`"),
-        (report("measure = \"connections_per_second\""), "[report] measure: connections_per_second needs a load that opens a connection per request; cell server=herd workload=page load=ramp server_cpus=0's load `ramp` keeps connections alive"),
+        (report("measure = \"connections_per_second\""), "[report] measure: connections_per_second needs a load that opens a connection per request; cell server=herd workload=page load=ab server_cpus=0's load `ab` keeps connections alive"),
         (report("measure = \"seconds\""), "[report] measure: seconds needs a load of a fixed number of requests (its length is the result); cell server=herd workload=page load=ramp server_cpus=0's load `ramp` runs for a set time"),
     ];
     for (text, want) in cases {
@@ -520,5 +520,40 @@ fn agents_spread_herds_client_and_refuse_what_they_cannot_carry() {
         let e = err(&text);
         assert!(e.contains(want), "want {want:?} in:\n{e}");
         assert!(e.contains("line "), "names its line: {e}");
+    }
+}
+
+/// Loads keep connections alive unless the file says `keep_alive = false` in so many words, as
+/// every browser and modern client does: a load that says nothing opened a connection per
+/// request before, so every HTTP/2 and HTTP/3 cell of it did too.
+#[test]
+fn loads_keep_connections_alive_unless_told_otherwise() {
+    let e = parse(GOOD, "demo.toml").unwrap();
+    assert!(e.loads["ab"].keep_alive, "no keep_alive key: kept alive");
+    let told = parse(
+        &edit("warmup_requests = 100\n", "warmup_requests = 100\nkeep_alive = false\n"),
+        "demo.toml",
+    )
+    .unwrap();
+    assert!(!told.loads["ab"].keep_alive);
+    // The bundled seeds that re-run ab without -k say so, load by load.
+    for name in [
+        "seed000-lighttpd",
+        "seed000-100mbit",
+        "seed001-router-overhead",
+        "seed002-size-sweep",
+        "seed003-dynamic",
+    ] {
+        let b = crate::bundled::find(name).unwrap();
+        let e = parse(b.text, name).unwrap();
+        assert!(
+            e.loads.values().all(|l| !l.keep_alive),
+            "{name}: every load a connection per request"
+        );
+    }
+    for name in ["quickstart", "protocols", "seed004-webbench-ramp"] {
+        let b = crate::bundled::find(name).unwrap();
+        let e = parse(b.text, name).unwrap();
+        assert!(e.loads.values().all(|l| l.keep_alive), "{name}: kept alive");
     }
 }
