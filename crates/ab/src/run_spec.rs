@@ -37,6 +37,9 @@ pub fn run_spec(
         wire: Wire::Http1,
         slice: herd_engine::Slice::WHOLE,
         start: herd_engine::Start::Now,
+        // ab tries every request it was asked for (and stops at the first failed connect
+        // unless -r: herd_ab's recorder decides that).
+        unreachable: herd_engine::Unreachable::KeepTrying,
     })
 }
 

@@ -32,6 +32,7 @@ mod nofile;
 mod pacer;
 mod pipeline;
 pub mod quic;
+mod reach;
 mod recorder;
 mod rng;
 mod run;
@@ -55,10 +56,11 @@ pub use alpn_probe::{negotiate_alpn, ProbeError};
 pub use control::Control;
 pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
+pub use reach::Reach;
 pub use recorder::{Answer, Completed, Failed, Recorder, Timing};
 pub use spec::{
     Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule, Slice,
-    SocketOptions, StopAt, Think, Wire,
+    SocketOptions, StopAt, Think, Unreachable, Wire,
 };
 pub use start::{Start, StartGate, Warmed};
 pub use target::{check_allowed, OptIn, Target, TargetError};
@@ -82,7 +84,10 @@ pub struct Run<R> {
     /// The last activity of any worker (a completed or failed request), or the deadline.
     pub ended: Instant,
     /// True when the run stopped early: [`Control::stop`], or a recorder's [`Answer::Abort`].
+    /// A run that gave up on an unreachable target ([`Reach::GaveUp`]) was not interrupted.
     pub interrupted: bool,
+    /// Whether any connection connected, and if none did, whether the run gave up.
+    pub reach: Reach,
     pub recorders: Vec<R>,
     /// Each worker thread's CPU time and run-queue wait over its loop, in worker order (the
     /// client's own cost, for telling a slow server from a starved client).

@@ -14,6 +14,7 @@ use mio::{Interest, Poll, Waker};
 use crate::control::Slot;
 use crate::mux::{H2Request, MuxWorker};
 use crate::pacer::Pacer;
+use crate::reach::ReachWatch;
 use crate::rng::Rng;
 use crate::start::{self, Start};
 use crate::warm::{self, Warm};
@@ -41,6 +42,7 @@ where
     };
     let n = spec.worker_count();
     control.reset_workers();
+    let reach = Arc::new(ReachWatch::new(spec.first_attempts()));
     let mut prepared = Vec::with_capacity(n as usize);
     for i in 0..n {
         let poll = Poll::new().map_err(EngineError::Poll)?;
@@ -61,10 +63,11 @@ where
             let (tx, rx) = std::sync::mpsc::sync_channel::<Begin<R>>(1);
             begins.push(tx);
             let h2_requests = &h2_requests;
+            let reach = reach.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("herd-worker-{i}"))
                 .spawn_scoped(s, move || {
-                    worker(spec, control, (i, n), poll, slot, rx, h2_requests)
+                    worker(spec, control, (i, n), (poll, slot, reach), rx, h2_requests)
                 });
             handles.push(spawned.map_err(EngineError::Thread));
         }
@@ -114,7 +117,18 @@ where
         q.datagrams_per_recv =
             if q.recv_calls > 0 { q.datagrams_received as f64 / q.recv_calls as f64 } else { 0.0 };
     }
-    Ok(Run { started, started_wall, late, ended, interrupted, recorders, workers, tls_info, quic })
+    Ok(Run {
+        started,
+        started_wall,
+        late,
+        ended,
+        interrupted,
+        reach: reach.reach(),
+        recorders,
+        workers,
+        tls_info,
+        quic,
+    })
 }
 
 /// What a worker is told once the run's start is known.
@@ -170,8 +184,7 @@ fn worker<R: Recorder>(
     spec: &RunSpec,
     control: &Control,
     (i, n): (u32, u32),
-    mut poll: Poll,
-    slot: Arc<Slot>,
+    (mut poll, slot, reach): (Poll, Arc<Slot>, Arc<ReachWatch>),
     begin: Receiver<Begin<R>>,
     h2_requests: &Option<Vec<H2Request>>,
 ) -> Result<Option<WorkerEnd<R>>, EngineError> {
@@ -203,6 +216,7 @@ fn worker<R: Recorder>(
     let share = Share {
         poll,
         slot,
+        reach,
         recorder,
         n_conns: conns,
         first_conn,
@@ -246,6 +260,8 @@ pub fn wall_clock_at(at: Instant) -> SystemTime {
 pub(crate) struct Share<R> {
     pub(crate) poll: Poll,
     pub(crate) slot: Arc<Slot>,
+    /// Whether the run has reached its target, shared by its workers.
+    pub(crate) reach: Arc<ReachWatch>,
     pub(crate) recorder: R,
     pub(crate) n_conns: u32,
     /// The run-wide index of this worker's first connection.

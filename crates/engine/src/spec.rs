@@ -49,6 +49,36 @@ pub struct RunSpec {
     /// loop's arrival k is due at `start + k / rate` on every agent. A later start opens
     /// the kept-alive HTTP/1 and HTTP/2 connections first ([`RunSpec::opens_ahead`]).
     pub start: Start,
+    /// What the run does while none of its connections has ever connected.
+    pub unreachable: Unreachable,
+}
+
+/// What a run does while none of its connections has connected (TCP's handshake, or
+/// QUIC's): a server that is not there refuses every attempt, and trying for the whole
+/// duration measures nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unreachable {
+    /// Try to the run's end, each failed connect counted (herd ab: ab's `-r` counts every
+    /// one).
+    #[default]
+    KeepTrying,
+    /// Stop once the run's first attempts have all failed to connect ([`Run::reach`] says
+    /// so): as many failed connects as this process has connections (in a closed loop they
+    /// all open at the start, so each of them has failed once), in an open loop at most
+    /// [`Unreachable::OPEN_LOOP_ATTEMPTS`] (its connections open one due request at a time,
+    /// at the rate: at 1 request a second, 100 connections would take 100 s). A run whose
+    /// bound comes first ends as it would have. A server that comes up after the run gave
+    /// up is not waited for: the run has ended; one that comes up before has been reached
+    /// and the run goes on to its end, counting failures as any run does.
+    ///
+    /// [`Run::reach`]: crate::Run::reach
+    GiveUp,
+}
+
+impl Unreachable {
+    /// An open loop's first attempts: one refusal could be a server in the middle of a
+    /// restart, three in a row are the server's answer.
+    pub const OPEN_LOOP_ATTEMPTS: u32 = 3;
 }
 
 /// Agent `index` of `count` running one run together: it opens the connections j ≡ index
@@ -256,6 +286,7 @@ impl RunSpec {
             wire: Wire::Http1,
             slice: Slice::WHOLE,
             start: Start::Now,
+            unreachable: Unreachable::KeepTrying,
         }
     }
 
@@ -333,6 +364,19 @@ impl RunSpec {
     /// Whether connections carry more than one request.
     pub fn keep_alive(&self) -> bool {
         self.schedule.reuse() != Reuse::Close
+    }
+
+    /// With [`Unreachable::GiveUp`], the failed connects (none having connected) after which
+    /// the run stops; None when it keeps trying.
+    pub(crate) fn first_attempts(&self) -> Option<u64> {
+        if self.unreachable == Unreachable::KeepTrying {
+            return None;
+        }
+        let connections = self.agent_connections().max(1);
+        Some(u64::from(match self.schedule {
+            Schedule::Rate { .. } => connections.min(Unreachable::OPEN_LOOP_ATTEMPTS),
+            Schedule::Closed { .. } | Schedule::Pipelined { .. } => connections,
+        }))
     }
 
     /// Whether the workers open their connections before a later start (warm.rs): when they

@@ -169,30 +169,70 @@ fn bad_input_gets_one_clear_line() {
 fn a_run_without_any_response_says_so_and_exits_4() {
     // Nothing listening: every request fails with a connect error. The run ends, its
     // figures are kept (summary, --json), it gives no client verdict it cannot support, and
-    // it says once what failed, with exit code 4 (documented in `herd --help`).
+    // it says once what failed, with exit code 4 (documented in `herd --help`). It ends once
+    // each of its connections was refused (issue 31): 2 of the 20 requests asked for were
+    // tried (one worker, so that no other counts one more before it sees the run gave up).
     let port = util::free_port();
     let url = format!("http://127.0.0.1:{port}/");
-    let (j, out) = util::run_json_exiting(&["-c", "2", "-n", "20", "--timeout", "1s", &url], 4);
+    let (j, out) =
+        util::run_json_exiting(&["-c", "2", "-t", "1", "-n", "20", "--timeout", "1s", &url], 4);
     assert_eq!(j["requests"]["completed"], 0);
-    assert_eq!(j["failures"]["connect"], 20, "{j}");
+    assert_eq!(j["failures"]["connect"], 2, "{j}");
     assert_eq!(j["client"]["verdict"], serde_json::Value::Null, "{j}");
     assert_eq!(
         j["client"]["reason"],
-        "no request got a response (20 failed): nothing to judge the client on"
+        "no request got a response (2 failed): nothing to judge the client on"
     );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert!(stdout.contains("failures    connect: 20"), "{stdout}");
+    assert!(stdout.contains("failures    connect: 2\n"), "{stdout}");
     assert!(stdout.contains("client      no verdict: no request got a response"), "{stdout}");
     assert!(!stdout.contains("client-bound") && !stdout.contains("suspect"), "{stdout}");
     assert_eq!(
         stderr,
         format!(
-            "herd run: no request got a response: 20 failed (connect 20); is the server \
+            "herd run: no request got a response: 2 failed (connect 2); is the server \
              running at {url} and does it accept connections from here?\n"
         )
     );
     let help = text(&run(herd().arg("--help")).stdout);
     assert!(help.contains("4 no request got a response"), "{help}");
+}
+
+/// Issue 31: against a port where nothing listens, a run by time tried for all of it (784
+/// failed connects in 2 s, and over h2c every refusal counted as a failed write). It ends
+/// once its first attempts were all refused — each connection once in a closed loop, the
+/// first three in an open loop, the first step of a stepped run — well inside its 10 s,
+/// with the message and exit code of any run that got no response.
+#[test]
+fn a_run_to_a_closed_port_stops_after_its_first_attempts() {
+    let port = herd_testutil::ports::closed_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let said = |n: u64, step: &str| {
+        format!(
+            "herd run: no request got a response{step}: {n} failed (connect {n}); is the \
+             server running at {url} and does it accept connections from here?\n"
+        )
+    };
+    // One worker: the count is exact (with two, the other may count one more before it sees
+    // that the run gave up).
+    let cases: [(&[&str], u64, &str); 4] = [
+        (&["-c", "4", "-t", "1", "-d", "10s"], 4, ""),
+        (&["--h2c", "-c", "4", "-t", "1", "-d", "10s"], 4, ""),
+        (&["-c", "50", "-t", "1", "--rate", "20", "-d", "10s"], 3, ""),
+        (&["-t", "1", "--steps", "4,8", "--step-time", "10s"], 4, " in step 1"),
+    ];
+    for (args, n, step) in cases {
+        let t = std::time::Instant::now();
+        let (j, out) = util::run_json_exiting(&[args, &[url.as_str()]].concat(), 4);
+        let took = t.elapsed();
+        // 10 s asked; giving up takes milliseconds (an open loop's three at 20/s: 0.1 s).
+        assert!(took < std::time::Duration::from_secs(3), "{args:?}: {took:?}");
+        let steps = j["steps"].as_array().map_or(1, Vec::len);
+        assert_eq!(steps, 1, "{args:?}: no step after the one that gave up: {j}");
+        let failures = if step.is_empty() { &j["failures"] } else { &j["steps"][0]["failures"] };
+        assert_eq!(failures, &serde_json::json!({ "connect": n }), "{args:?}: {j}");
+        assert_eq!(text(&out.stderr), said(n, step), "{args:?}");
+    }
 }
 
 /// A server that is fast with up to `n` open connections and slows down sharply beyond:

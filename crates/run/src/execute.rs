@@ -11,8 +11,8 @@ use std::num::{NonZeroU32, NonZeroU64};
 
 use herd_engine::quic::{QuicClient, QuicSettings};
 use herd_engine::{
-    self as engine, Control, H2Settings, H3Wire, PerConnection, RunSpec, SocketOptions, StartGate,
-    Target, Think, TlsClient, TlsSettings, TlsVersions, Wire,
+    self as engine, Control, H2Settings, H3Wire, PerConnection, Reach, RunSpec, SocketOptions,
+    StartGate, Target, Think, TlsClient, TlsSettings, TlsVersions, Unreachable, Wire,
 };
 use herd_stats::units::{BitRate, RequestRate};
 use herd_stats::Protocol;
@@ -50,6 +50,9 @@ pub struct RunSetup {
     pub protocol: Option<Protocol>,
     /// Requests at once per connection, for a multiplexed protocol.
     pub streams: Option<u32>,
+    /// A stepped run's planned length of each step (a step that ended early, such as one
+    /// whose server was not there, measured less).
+    pub step: Option<herd_stats::units::TimeSpan>,
 }
 
 /// A plan made ready: its requests built, its target resolved and checked.
@@ -169,6 +172,9 @@ impl Prepared {
             wire: self.wire(),
             slice: self.spread.as_ref().map_or(engine::Slice::WHOLE, |s| s.slice),
             start: engine::Start::Now,
+            // A server that is not there refuses every attempt: trying for the whole run
+            // measures nothing (execute_parts keeps trying once a step has reached it).
+            unreachable: Unreachable::GiveUp,
         })
     }
 
@@ -294,6 +300,10 @@ fn setup_of(plan: &RunPlan, built: &BuiltWorkload, protocol: Option<Protocol>) -
         pipeline: plan.pipeline().map(|d| d.get()).filter(|&d| d > 1),
         protocol,
         streams: protocol.filter(|p| p.is_multiplexed()).map(|_| plan.streams.get()),
+        step: match &plan.load {
+            Load::Steps { step, .. } | Load::RateSteps { step, .. } => Some(*step),
+            Load::Single { .. } => None,
+        },
     }
 }
 
@@ -359,6 +369,9 @@ pub(crate) fn execute_parts(
     let stepped = plan.is_stepped();
     let warmup_all = plan.warmup.map_or(Duration::ZERO, |w| w.get());
     let mut reports = Vec::new();
+    // Whether a step has reached the target: from then on a step whose server stops
+    // answering counts its failures to the end, as any run whose server fails mid-run.
+    let mut reached = false;
     for (k, (connections, rate)) in plan.steps().into_iter().enumerate() {
         // The warm-up runs once, before the first step.
         let warmup = if k == 0 { warmup_all } else { Duration::ZERO };
@@ -371,14 +384,24 @@ pub(crate) fn execute_parts(
         };
         let mut spec = p.spec(connections, rate, duration)?;
         spec.start = p.step_start(k);
+        if reached {
+            spec.unreachable = Unreachable::KeepTrying;
+        }
         let step = stepped.then_some(k + 1);
         let rate = rate.map(|r| r.per_second());
-        let (info, recorder) =
+        let (info, recorder, reach) =
             measure(&spec, control, rate, warmup, &p.recorder_plan, outputs.map(|o| (o, step)))?;
+        reached |= reach == Reach::Connected;
         let report = step_result::step_report(&p.setup, &info, &recorder);
         on_step(k + 1, &info, &recorder, &report);
         reports.push(report);
         if info.interrupted {
+            break;
+        }
+        // Nothing answered the step's first attempts: the next steps would only try again.
+        // A spread run's agents keep step with their coordinator instead, each of them
+        // giving every step up as quickly.
+        if reach == Reach::GaveUp && p.spread.is_none() {
             break;
         }
     }
@@ -393,8 +416,8 @@ pub(crate) fn execute_parts(
     })
 }
 
-/// One engine run, its warm-up kept apart; with `outputs`, its seconds go there as it runs
-/// (`step`: the step's number in a stepped run).
+/// One engine run, its warm-up kept apart, and whether it reached the target; with
+/// `outputs`, its seconds go there as it runs (`step`: the step's number in a stepped run).
 fn measure(
     spec: &RunSpec,
     control: &Control,
@@ -402,7 +425,7 @@ fn measure(
     warmup: Duration,
     plan: &Arc<RecorderPlan>,
     outputs: Option<(&Outputs, Option<usize>)>,
-) -> Result<(RunInfo, RunRecorder), RunError> {
+) -> Result<(RunInfo, RunRecorder, Reach), RunError> {
     let workers = spec.worker_count();
     // The step's outputs begin once the engine knows its start (a spread run's is known
     // only when its gate opens): second 0 starts where the summary's figures start, the
@@ -473,7 +496,7 @@ fn measure(
         quic: done.quic,
         late: done.late,
     };
-    Ok((info, recorder))
+    Ok((info, recorder, done.reach))
 }
 
 /// Every `--bind` address must be one of this host's, of the target's family: checked by

@@ -44,11 +44,17 @@ pub fn write(out: &mut dyn Write, setup: &RunSetup, r: &StepReport) -> io::Resul
         }
     }
     if let Some(q) = &r.quic {
+        // A round-trip time only when one was measured: before the server's first ACK,
+        // QUIC's figure is a guess (quinn's 333 ms), not the network's.
+        let rtt = match (q.min_rtt_us, q.smoothed_rtt_us) {
+            (Some(min), Some(smoothed)) => {
+                format!("rtt min {} smoothed {}", micros(min), micros(smoothed))
+            }
+            _ => "rtt not measured".to_owned(),
+        };
         writeln!(
             out,
-            "  quic        rtt min {} smoothed {}, {} of {} packets lost, {} datagrams in ({:.1} per receive call{})",
-            micros(q.min_rtt_us),
-            micros(q.smoothed_rtt_us),
+            "  quic        {rtt}, {} of {} packets lost, {} datagrams in ({:.1} per receive call{})",
             q.packets_lost,
             q.packets_sent,
             q.datagrams_received,
@@ -288,10 +294,15 @@ pub fn write_step(
 ) -> io::Result<()> {
     let url = &setup.url;
     if step == 1 {
+        // The planned length: the first step's measured one is shorter when it ended early,
+        // and rounding it to seconds said `steps of 0s` of a 300 ms step.
+        let length = match setup.step {
+            Some(step) => step.to_string(),
+            None => format!("{}s", r.elapsed_s.round()),
+        };
         writeln!(
             out,
-            "herd run {url}: steps of {}s, {}",
-            r.elapsed_s.round(),
+            "herd run {url}: steps of {length}, {}",
             if r.keep_alive { "keep-alive" } else { "a connection per request" }
         )?;
         writeln!(
@@ -366,5 +377,58 @@ mod tests {
         assert_eq!(micros(2_500_000), "2.500s");
         assert_eq!(bit_rate(400_000.0), "400.0 kbit/s");
         assert_eq!(bit_rate(1_500_000.0), "1.50 Mbit/s");
+    }
+
+    use std::time::Duration;
+
+    use crate::recorder::RunRecorder;
+    use crate::report::QuicReport;
+    use crate::step_result::tests::report_of;
+
+    fn quic(rtt: Option<(u64, u64)>) -> QuicReport {
+        QuicReport {
+            min_rtt_us: rtt.map(|r| r.0),
+            smoothed_rtt_us: rtt.map(|r| r.1),
+            packets_sent: 15,
+            packets_lost: 0,
+            datagrams_sent: 15,
+            datagrams_received: 0,
+            datagrams_per_recv: 0.0,
+            gso: false,
+            gro: false,
+        }
+    }
+
+    fn summary_of(r: &StepReport) -> String {
+        let mut out = Vec::new();
+        write(&mut out, &RunSetup::default(), r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Issue 31: against a port without a QUIC listener the summary said `rtt min 333.000ms`,
+    /// quinn's initial guess, of a run that never heard the server.
+    #[test]
+    fn a_round_trip_time_is_printed_only_when_measured() {
+        let mut r = report_of(&RunRecorder::new(None, Default::default()), Duration::from_secs(1));
+        r.quic = Some(quic(None));
+        let text = summary_of(&r);
+        assert!(text.contains("  quic        rtt not measured, 0 of 15 packets lost"), "{text}");
+        assert!(!text.contains("rtt min"), "{text}");
+        r.quic = Some(quic(Some((55, 1234))));
+        let text = summary_of(&r);
+        assert!(text.contains("  quic        rtt min 55µs smoothed 1.234ms, 0 of 15"), "{text}");
+    }
+
+    /// The header of a stepped run gives the planned step length, not the first step's
+    /// measured one rounded to seconds (`steps of 0s` of 300 ms steps, or of a step that
+    /// ended at once).
+    #[test]
+    fn a_stepped_run_says_its_planned_step_length() {
+        let r = report_of(&RunRecorder::new(None, Default::default()), Duration::from_millis(3));
+        let setup = RunSetup { step: Some("300ms".parse().unwrap()), ..RunSetup::default() };
+        let mut out = Vec::new();
+        write_step(&mut out, 1, &setup, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("herd run : steps of 300ms, keep-alive\n"), "{text}");
     }
 }

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use herd_stats::FailureKind;
 
 use super::h2::Event;
-use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicStats};
+use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, QuicStats};
 use crate::session::Exchange;
 
 /// What the driver said, kept until it can be applied.
@@ -325,14 +325,14 @@ fn note(notes: &mut Vec<Note>, ev: H3Event<'_>) {
     notes.push(n);
 }
 
-/// Sums connection figures: counts add up; RTTs keep the lowest minimum and the latest
-/// smoothed estimate.
+/// Sums connection figures: counts add up; RTTs, from the connections that measured one,
+/// keep the lowest minimum and the latest smoothed estimate.
 pub(crate) fn add(total: &mut QuicStats, s: &QuicStats) {
-    if total.min_rtt.is_zero() || (!s.min_rtt.is_zero() && s.min_rtt < total.min_rtt) {
-        total.min_rtt = s.min_rtt;
-    }
-    if !s.smoothed_rtt.is_zero() {
-        total.smoothed_rtt = s.smoothed_rtt;
+    if let Some(r) = s.rtt {
+        total.rtt = Some(match total.rtt {
+            Some(t) => QuicRtt { min: t.min.min(r.min), smoothed: r.smoothed },
+            None => r,
+        });
     }
     total.packets_sent += s.packets_sent;
     total.packets_lost += s.packets_lost;

@@ -292,9 +292,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             self.conn_failed(i, FailureKind::Connect, Some(e));
             return;
         }
-        // Until QUIC's handshake is done the connection is connecting: it has no TCP stage.
+        // Until QUIC's handshake is done the connection is connecting: it has no TCP stage
+        // (and the run has not reached its target: after_h3 says when it has).
         self.conns[i].set_state(State::Connecting);
-        self.base.any_connected = true;
         self.write(i);
     }
 
@@ -335,7 +335,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         match self.conns[i].state() {
             State::Closed => {}
             State::Connecting => {
-                if hangup && !writable {
+                // A refused connect reports EPOLLERR and EPOLLHUP with EPOLLOUT: an error
+                // is a failed connect whatever else is set (as HTTP/1's worker reads it), or
+                // every refusal would pass for a connection and fail as a write.
+                if ev.is_error() || (ev.is_read_closed() && !writable) {
                     let err = self.conns[i].socket().and_then(|s| s.take_error().ok().flatten());
                     let e = err.unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into());
                     self.connect_failed(i, e);
@@ -356,7 +359,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     fn on_connected(&mut self, i: usize) {
-        self.base.any_connected = true;
+        self.base.connected();
         match &self.base.spec.target.tls {
             Some(tls) => match tls.connect() {
                 Ok(session) => {
@@ -585,6 +588,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             None => return,
         };
         if connected && self.conns[i].state() != State::Open {
+            self.base.connected();
             self.conns[i].set_state(State::Open);
             if let Some(mut first) = self.conns[i].take_first() {
                 first.connected_at(now);
@@ -650,6 +654,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         self.drain_events(i, now);
         self.conns[i].close();
         self.base.timers.cancel(i);
+        if kind == FailureKind::Connect {
+            self.base.connect_failed();
+        }
         if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
             // As HTTP/1: a duration-bound closed loop pauses before reconnecting.
             self.base.timers.set(i, now + CONNECT_BACKOFF);

@@ -16,7 +16,7 @@ use quinn_proto::{Connection, ConnectionHandle, DatagramEvent, Endpoint, Event, 
 use super::buffers::IoBuffers;
 use super::config::QuicClient;
 use super::failure::QuicFailure;
-use super::stats::{IoCounters, QuicStats};
+use super::stats::{IoCounters, QuicRtt, QuicStats};
 use super::udp::{Sent, UdpSocket, MAX_GSO_SEGMENTS};
 use super::udp_sys::MAX_BATCH;
 
@@ -300,9 +300,14 @@ impl QuicConn {
     pub fn stats(&self) -> QuicStats {
         let s = self.conn.stats();
         let recv_calls = self.io.recv_calls;
+        // quinn keeps no count of its RTT samples: it takes one from an ACK that newly
+        // acknowledges the largest packet, and the first ACK frame received acknowledges the
+        // client's first Initial (ack-eliciting, never acknowledged before). Without one,
+        // its path figures are the initial guess (333 ms), not a measurement.
+        let rtt =
+            (s.frame_rx.acks > 0).then_some(QuicRtt { min: s.path.min_rtt, smoothed: s.path.rtt });
         QuicStats {
-            min_rtt: s.path.min_rtt,
-            smoothed_rtt: s.path.rtt,
+            rtt,
             packets_sent: s.path.sent_packets,
             packets_lost: s.path.lost_packets,
             datagrams_sent: s.udp_tx.datagrams,

@@ -38,5 +38,5 @@ pub use config::{QuicClient, QuicConfigError, QuicSettings};
 pub use conn::QuicConn;
 pub use failure::QuicFailure;
 pub use h3::{H3Conn, H3Event, Refused};
-pub use stats::QuicStats;
+pub use stats::{QuicRtt, QuicStats};
 pub use udp::Offload;

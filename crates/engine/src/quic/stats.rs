@@ -6,10 +6,9 @@ use std::time::Duration;
 /// One connection's QUIC figures, as [`super::QuicConn::stats`] reads them.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct QuicStats {
-    /// The lowest RTT seen (ACK delay left out).
-    pub min_rtt: Duration,
-    /// The smoothed RTT estimate.
-    pub smoothed_rtt: Duration,
+    /// The round-trip times measured; None before the first ACK from the server (no sample:
+    /// quinn's figures are then its initial guess, 333 ms, which herd never reports).
+    pub rtt: Option<QuicRtt>,
     pub packets_sent: u64,
     pub packets_lost: u64,
     /// UDP datagrams and their payload bytes (quinn counts a datagram once, whatever
@@ -36,6 +35,15 @@ pub struct QuicStats {
     pub mtu: u16,
     /// From the connection's start to the handshake's end, when it ended.
     pub handshake: Option<Duration>,
+}
+
+/// A connection's measured round-trip times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuicRtt {
+    /// The lowest RTT seen (ACK delay left out).
+    pub min: Duration,
+    /// The smoothed RTT estimate.
+    pub smoothed: Duration,
 }
 
 /// The driver's own I/O counters (quinn does not see system calls).

@@ -16,6 +16,7 @@ use super::{WorkerEnd, READ_BUFFER, TIMER, WAKER};
 use crate::control::Slot;
 use crate::pacer::Pacer;
 use crate::quic::QuicStats;
+use crate::reach::ReachWatch;
 use crate::recorder::Answer;
 use crate::rng::Rng;
 use crate::run::Share;
@@ -35,6 +36,8 @@ pub(crate) struct Base<'a, R> {
     pub(crate) control: &'a Control,
     pub(crate) poll: Poll,
     pub(crate) slot: Arc<Slot>,
+    /// Whether any connection of the run has connected, and whether the run gave up.
+    pub(crate) reach: Arc<ReachWatch>,
     /// Connections waiting to be (re)opened (closed loop).
     pub(crate) to_open: Vec<usize>,
     /// Open loop: the schedule, and the closed connections waiting for it.
@@ -57,18 +60,21 @@ pub(crate) struct Base<'a, R> {
     pub(crate) deadline: Option<Instant>,
     /// Index into the target's addresses; moves on while no connection has succeeded.
     pub(crate) addr: usize,
+    /// Whether one of this worker's connections has connected ([`Base::connected`]).
     pub(crate) any_connected: bool,
     pub(crate) tls_info: Option<TlsInfo>,
     pub(crate) last_activity: Instant,
     pub(crate) stop: bool,
     pub(crate) interrupted: bool,
+    /// The run gave up on its target (reach.rs): the worker stopped, not interrupted.
+    pub(crate) gave_up: bool,
 }
 
 impl<'a, R: Recorder> Base<'a, R> {
     /// The base of a worker given `share`, and its number of connections. A closed loop
     /// opens every connection at once; an open loop keeps them free for the schedule.
     pub(crate) fn new(spec: &'a RunSpec, control: &'a Control, share: Share<R>) -> (Self, u32) {
-        let Share { poll, slot, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
+        let Share { poll, slot, reach, recorder, n_conns, first_conn, rng, quota, deadline, pacer } =
             share;
         let all: Vec<usize> = (0..n_conns as usize).collect();
         let (to_open, free) = if pacer.is_some() { (Vec::new(), all) } else { (all, Vec::new()) };
@@ -77,6 +83,7 @@ impl<'a, R: Recorder> Base<'a, R> {
             control,
             poll,
             slot,
+            reach,
             to_open,
             pacer,
             free,
@@ -96,6 +103,7 @@ impl<'a, R: Recorder> Base<'a, R> {
             last_activity: Instant::now(),
             stop: false,
             interrupted: false,
+            gave_up: false,
         };
         (base, n_conns)
     }
@@ -136,7 +144,7 @@ impl<'a, R: Recorder> Base<'a, R> {
     ) {
         if let Some(addr) = warm.addr {
             self.addr = addr;
-            self.any_connected = true;
+            self.connected();
         }
         let mut adopted = vec![false; n];
         for (i, t) in warm.conns.into_iter().enumerate() {
@@ -169,13 +177,37 @@ impl<'a, R: Recorder> Base<'a, R> {
         }
     }
 
+    /// One of this worker's connections has connected (TCP's handshake, or QUIC's): the
+    /// worker keeps to the address that answered, and the run will not give up.
+    pub(crate) fn connected(&mut self) {
+        if !self.any_connected {
+            self.any_connected = true;
+            self.reach.connected();
+        }
+    }
+
+    /// A failed connect has been recorded: while no connection of the run has connected, it
+    /// counts towards the run's first attempts, and the last of them stops the worker.
+    pub(crate) fn connect_failed(&mut self) {
+        if !self.any_connected && self.reach.connect_failed() {
+            self.give_up();
+        }
+    }
+
+    /// Stops this worker because the run gave up on its target.
+    fn give_up(&mut self) {
+        self.stop = true;
+        self.gave_up = true;
+    }
+
     /// What the worker hands back, its connections closed.
     pub(crate) fn end(self, usage: ThreadUsage, quic: Option<QuicStats>) -> WorkerEnd<R> {
         self.slot.finished.store(self.finished, Ordering::Relaxed);
         WorkerEnd {
             recorder: self.recorder,
             last_activity: self.last_activity,
-            interrupted: self.interrupted || self.stop,
+            // A recorder's abort stops the run as Ctrl-C does; giving up does not.
+            interrupted: self.interrupted || (self.stop && !self.gave_up),
             tls_info: self.tls_info,
             usage,
             quic,
@@ -283,6 +315,12 @@ pub(crate) fn run<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) -> Result<(), Eng
         let now = Instant::now();
         w.fire_timers(now, &mut buf);
         if now >= next_check {
+            // Another worker gave the run up: this one stops too (and its requests in flight,
+            // still connecting to nothing, are abandoned uncounted, as at a deadline).
+            if w.base().reach.gave_up() {
+                w.base().give_up();
+                break;
+            }
             w.expire(now);
             // The recorder's clock (Recorder::tick): once per check, off the request path.
             w.base().recorder.tick(now);

@@ -74,7 +74,7 @@ impl<R: Recorder> Worker<'_, R> {
 
     /// TCP is connected: start TLS, or write the request.
     pub(super) fn on_connected(&mut self, i: usize) {
-        self.base.any_connected = true;
+        self.base.connected();
         match &self.base.spec.target.tls {
             Some(tls) => match tls.connect() {
                 Ok(session) => {

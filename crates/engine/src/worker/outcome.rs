@@ -145,6 +145,9 @@ impl<R: Recorder> Worker<'_, R> {
         // Pipelined requests written behind it fail with it: none will be answered.
         self.fail_queued(i, &failed);
         self.close(i);
+        if kind == FailureKind::Connect {
+            self.base.connect_failed();
+        }
         if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
             // A duration-bound closed loop would otherwise reconnect as fast as the CPU allows
             // against a server that refuses, or with no local port left: each connection

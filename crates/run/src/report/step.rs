@@ -54,10 +54,11 @@ pub struct StepReport {
 /// What QUIC did over an HTTP/3 run's connections (h2load's QUIC rows and herd's own).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct QuicReport {
-    /// The lowest round-trip time seen (ACK delay left out), µs.
-    pub min_rtt_us: u64,
-    /// The last smoothed round-trip time estimate, µs.
-    pub smoothed_rtt_us: u64,
+    /// The lowest round-trip time seen (ACK delay left out), µs; None (null) when no
+    /// connection measured one (the server never acknowledged a packet).
+    pub min_rtt_us: Option<u64>,
+    /// The last smoothed round-trip time estimate, µs; None (null) as `min_rtt_us`.
+    pub smoothed_rtt_us: Option<u64>,
     pub packets_sent: u64,
     pub packets_lost: u64,
     pub datagrams_sent: u64,
@@ -73,8 +74,8 @@ impl From<&herd_engine::quic::QuicStats> for QuicReport {
     fn from(q: &herd_engine::quic::QuicStats) -> QuicReport {
         let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         QuicReport {
-            min_rtt_us: us(q.min_rtt),
-            smoothed_rtt_us: us(q.smoothed_rtt),
+            min_rtt_us: q.rtt.map(|r| us(r.min)),
+            smoothed_rtt_us: q.rtt.map(|r| us(r.smoothed)),
             packets_sent: q.packets_sent,
             packets_lost: q.packets_lost,
             datagrams_sent: q.datagrams_sent,

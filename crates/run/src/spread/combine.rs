@@ -32,8 +32,9 @@ pub(crate) fn combine(setup: &RunSetup, parts: &[&StepFrame]) -> StepReport {
 }
 
 /// HTTP/3: what QUIC did over every agent's connections, from their own reports: counts
-/// added, the lowest RTT the lowest, the smoothed RTT the agents' mean, and datagrams per
-/// receive call over all of them (each agent's calls are its datagrams over its ratio).
+/// added, the lowest RTT the lowest, the smoothed RTT the mean of the agents that measured
+/// one (none: none), and datagrams per receive call over all of them (each agent's calls are
+/// its datagrams over its ratio).
 fn combine_quic<'a>(agents: impl Iterator<Item = &'a QuicReport>) -> Option<QuicReport> {
     let mut total: Option<QuicReport> = None;
     let (mut calls, mut smoothed, mut with_rtt) = (0.0f64, 0u64, 0u64);
@@ -41,17 +42,18 @@ fn combine_quic<'a>(agents: impl Iterator<Item = &'a QuicReport>) -> Option<Quic
         if q.datagrams_per_recv > 0.0 {
             calls += q.datagrams_received as f64 / q.datagrams_per_recv;
         }
-        if q.smoothed_rtt_us > 0 {
-            smoothed += q.smoothed_rtt_us;
+        if let Some(s) = q.smoothed_rtt_us {
+            smoothed += s;
             with_rtt += 1;
         }
         let Some(t) = &mut total else {
             total = Some(*q);
             continue;
         };
-        if t.min_rtt_us == 0 || (q.min_rtt_us != 0 && q.min_rtt_us < t.min_rtt_us) {
-            t.min_rtt_us = q.min_rtt_us;
-        }
+        t.min_rtt_us = match (t.min_rtt_us, q.min_rtt_us) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         t.packets_sent += q.packets_sent;
         t.packets_lost += q.packets_lost;
         t.datagrams_sent += q.datagrams_sent;
@@ -60,7 +62,7 @@ fn combine_quic<'a>(agents: impl Iterator<Item = &'a QuicReport>) -> Option<Quic
         t.gro |= q.gro;
     }
     let mut t = total?;
-    t.smoothed_rtt_us = smoothed.checked_div(with_rtt).unwrap_or(0);
+    t.smoothed_rtt_us = smoothed.checked_div(with_rtt);
     t.datagrams_per_recv = if calls > 0.0 { t.datagrams_received as f64 / calls } else { 0.0 };
     Some(t)
 }
@@ -91,8 +93,8 @@ mod tests {
     #[test]
     fn agents_quic_figures_add_up() {
         let q = |rtt, smoothed, lost, received, per_recv| QuicReport {
-            min_rtt_us: rtt,
-            smoothed_rtt_us: smoothed,
+            min_rtt_us: Some(rtt),
+            smoothed_rtt_us: Some(smoothed),
             packets_sent: 100,
             packets_lost: lost,
             datagrams_sent: 90,
@@ -104,12 +106,19 @@ mod tests {
         let a = q(300, 500, 1, 100, 2.0); // 50 receive calls
         let b = q(200, 700, 2, 300, 1.0); // 300 calls
         let m = combine_quic([a, b].iter()).unwrap();
-        assert_eq!((m.min_rtt_us, m.smoothed_rtt_us), (200, 600));
+        assert_eq!((m.min_rtt_us, m.smoothed_rtt_us), (Some(200), Some(600)));
         assert_eq!((m.packets_sent, m.packets_lost, m.datagrams_sent), (200, 3, 180));
         assert_eq!(m.datagrams_received, 400);
         assert!((m.datagrams_per_recv - 400.0 / 350.0).abs() < 1e-9, "{m:?}");
         assert!(m.gro && !m.gso);
         assert_eq!(combine_quic(std::iter::empty()), None);
+        // An agent whose connections measured no round trip adds none to the others' (its
+        // null is not a zero), and agents that all measured none say none.
+        let none = QuicReport { min_rtt_us: None, smoothed_rtt_us: None, ..a };
+        let m = combine_quic([none, b].iter()).unwrap();
+        assert_eq!((m.min_rtt_us, m.smoothed_rtt_us), (Some(200), Some(700)));
+        let m = combine_quic([none, none].iter()).unwrap();
+        assert_eq!((m.min_rtt_us, m.smoothed_rtt_us), (None, None));
     }
 
     use std::time::{Duration, Instant};
