@@ -162,7 +162,7 @@ fn a_small_experiment_runs_to_its_table_and_store() {
             && stderr.contains("plus what the loads given as a request count take (n200)"),
         "{stderr}"
     );
-    // Then and now: the published figure beside today's, for the page only; a KB/s figure
+    // Then and now: the published figure beside today's, for the page only; a KiB/s figure
     // today for every cell.
     let then_now = &stdout[stdout.find("then and now").unwrap_or_else(|| panic!("{stdout}"))..];
     assert!(then_now.contains("  published  seed 000, 2010\n"), "{then_now}");
@@ -203,9 +203,9 @@ fn a_small_experiment_runs_to_its_table_and_store() {
         report(&["--md", "--baseline", "workload=page", "--measure", "kb_per_second"]);
     assert_eq!(code, Some(0));
     assert!(md.starts_with("## experiment 1 small\n"), "{md}");
-    // The article's KB/s for the page stands beside today's, marked as published.
-    assert!(md.contains("### KB/s by workload: median ±95 % confidence interval; in parentheses: percentage of workload=page's; then …: the article's published figure, not measured\n"), "{md}");
-    assert!(md.contains("\n| workload | KB/s |\n| --- | --: |\n| page | "), "{md}");
+    // The article's KiB/s for the page stands beside today's, marked as published.
+    assert!(md.contains("### KiB/s by workload: median ±95 % confidence interval; in parentheses: percentage of workload=page's; then …: the article's published figure, not measured\n"), "{md}");
+    assert!(md.contains("\n| workload | KiB/s |\n| --- | --: |\n| page | "), "{md}");
     let page_row = md.lines().find(|l| l.starts_with("| page | ")).unwrap_or_default();
     assert!(page_row.ends_with(r" \| then 6673.7 |"), "{page_row}");
     let (code, csv, _) = report(&["--csv"]);

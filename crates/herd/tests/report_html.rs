@@ -165,6 +165,11 @@ fn the_html_page_opens_in_chromium_and_shows_the_stored_figures() {
     let shot = browser::artifact("report-html.png");
     browser::screenshot(&page, &shot, 2400, &dir);
     eprintln!("screenshot kept at {}", shot.display());
+    // Issue 31: printed, long entries (the servers' command lines, the rows' many columns)
+    // were cut off: their tables scroll on screen, and paper cannot. Laid out by its print
+    // rules as Chromium prints on A4, nothing ends past the page or is clipped.
+    let past = browser::past_the_edge_in_print(&page, browser::A4_PRINT_LAYOUT, &dir);
+    assert!(past.is_empty(), "cut off in print: {past:#?}");
 
     refusals(&dir);
     comparisons(&dir);
@@ -262,7 +267,7 @@ fn check_charts(dom: &Html, exps: &[StoredExperiment]) {
         .collect();
     for want in [
         "requests/s against file size",
-        "KB/s against file size",
+        "KiB/s against file size",
         "requests/s against clients",
         "latency by percentile: server=herd workload=sizes:1 load=n200-c1",
         "latency by percentile: server=herd workload=page load=ramp",
@@ -405,5 +410,16 @@ fn check_cells(dom: &Html, exps: &[StoredExperiment]) {
         for want in ["kernel", "sysctl.net.core.somaxconn", "the experiment file", "herd serve"] {
             assert!(text.contains(want), "the disclosure lacks {want}");
         }
+        // Issue 31: one row per distinct server command line, not one per repetition (each
+        // listened on a port of its own): herd serve's, run by every repetition, once.
+        let servers: Vec<Vec<String>> = section
+            .select(&sel("table.programs tbody tr"))
+            .map(|tr| tr.select(&sel("td")).map(|td| td.text().collect()).collect())
+            .filter(|row: &Vec<String>| row[0].starts_with("server"))
+            .collect();
+        let reps: usize = exp.cells.iter().map(|c| c.repetitions.len()).sum();
+        assert_eq!(servers.len(), 1, "{servers:?}");
+        assert_eq!(servers[0][4], reps.to_string(), "{servers:?}");
+        assert!(servers[0][5].ends_with(" --listen 127.0.0.1:<port>"), "{servers:?}");
     }
 }

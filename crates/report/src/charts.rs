@@ -1,5 +1,5 @@
 //! Which charts an experiment gets, as the seeds drew theirs: against file size on a log
-//! axis where a workload sweeps sizes (seed 002: connections/s and KB/s, one line per path
+//! axis where a workload sweeps sizes (seed 002: connections/s and KiB/s, one line per path
 //! or server), against clients where loads are stepped (seed 004: throughput and failed
 //! requests per step; one pair of charts per workload where the ramps run on several, each
 //! with a line per server, protocol, … as the other axes vary). The figures are the rows' medians (`figures.rs`), the same the

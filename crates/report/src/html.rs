@@ -124,7 +124,11 @@ fn section(page: &mut String, s: &Section<'_>) {
     if !s.charts.is_empty() {
         page.push_str("<h3>charts</h3>\n");
         for chart in &s.charts {
-            figure(page, chart, CHART_CAPTION);
+            // The diamonds are explained where there are some: a caption naming what a
+            // chart does not draw sends the reader looking for it.
+            let caption =
+                if chart.draws_published() { CHART_CAPTION_PUBLISHED } else { CHART_CAPTION };
+            figure(page, chart, caption);
         }
     }
     blocks(page, after);
@@ -135,7 +139,10 @@ fn section(page: &mut String, s: &Section<'_>) {
     page.push_str("</section>\n");
 }
 
-const CHART_CAPTION: &str = "Lines: today's figures, the medians of the ok repetitions (as in the tables). Hollow diamonds: the article's published figures.";
+const CHART_CAPTION: &str =
+    "Lines: today's figures, the medians of the ok repetitions (as in the tables).";
+/// [`CHART_CAPTION`] for a chart that draws published figures too.
+const CHART_CAPTION_PUBLISHED: &str = "Lines: today's figures, the medians of the ok repetitions (as in the tables). Hollow diamonds: the article's published figures.";
 
 /// A chart with its caption.
 pub(crate) fn figure(page: &mut String, chart: &LineChart, caption: &str) {
@@ -205,7 +212,7 @@ pub(crate) fn table(page: &mut String, t: &Table) {
         }
     }
     for c in &t.columns {
-        let _ = write!(page, "<th{}>{}</th>", align(c.align), escape(&c.header));
+        let _ = write!(page, "<th{}>{}</th>", align(c.align), header(&c.header));
     }
     page.push_str("</tr></thead>\n<tbody>\n");
     for row in &t.rows {
@@ -216,6 +223,13 @@ pub(crate) fn table(page: &mut String, t: &Table) {
         page.push_str("</tr>\n");
     }
     page.push_str("</tbody></table></div>\n");
+}
+
+/// A column's heading, escaped, with a break opportunity after each `_`: the health
+/// table's field names (`involuntary_switches`) would otherwise be words too long for a
+/// printed page's columns.
+fn header(text: &str) -> String {
+    escape(text).replace('_', "_<wbr>")
 }
 
 fn align(a: Align) -> &'static str {
@@ -290,7 +304,11 @@ fn colours() -> String {
 }
 
 /// The page's style: plain, printable, readable without colour (every share is also
-/// written as a number).
+/// written as a number). On screen wide tables scroll and entries keep to one line; paper
+/// cannot scroll, so in print tables are set smaller, entries and preformatted text wrap
+/// (text anywhere it must, a long command line too; a number and a heading never inside a
+/// word, a heading's words break after `_`: `header`), and folded details print open:
+/// nothing is cut off at the page's edge.
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1a1a1a;margin:0 auto;max-width:1200px;padding:0 24px 48px}
 h1{font-size:24px;margin:24px 0 4px}h2{font-size:20px;margin:36px 0 8px;border-bottom:2px solid #333;padding-bottom:4px}
@@ -313,7 +331,10 @@ figcaption{color:#555;font-size:12px}
 details{margin:4px 0}details>summary{cursor:pointer}details.cell{border:1px solid #ddd;padding:4px 10px}
 details.cell[open]{padding-bottom:10px}code{font-size:12px}
 footer{margin-top:36px;border-top:1px solid #ccc;color:#444;font-size:13px}
-@media print{details{display:block}details>summary{display:none}}
+@media print{details{display:block}details>summary{display:none}details::details-content{content-visibility:visible;display:block}
+body{max-width:none;padding:0}.scroll{overflow:visible}table{font-size:10px}
+th,td{white-space:normal;padding:2px 3px}td{overflow-wrap:anywhere}th,td.num{overflow-wrap:normal}
+pre{white-space:pre-wrap;overflow-wrap:anywhere}}
 ";
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use herd_store::{Outcome, StoredCell, StoredExperiment, StoredRepetition};
 
 use crate::doc::{Align, Role, Table};
 use crate::html::{figure, list, table};
+use crate::placeholders::Own;
 use crate::svg_chart::escape;
 use crate::table::{ms, rate};
 
@@ -23,12 +24,20 @@ pub(crate) fn write(page: &mut String, exp: &StoredExperiment) {
     page.push_str("<h3>every cell, repetition by repetition</h3>\n");
     // One cell alone (a single run's page) is shown open: it is the whole story.
     let open = exp.cells.len() == 1;
+    let owns = crate::placeholders::of_experiment(exp);
     for (i, cell) in exp.cells.iter().enumerate() {
-        details(page, exp, i, cell, open);
+        let own = owns.get(i).map_or(&[][..], Vec::as_slice);
+        details(page, exp, (i, cell, own), open);
     }
 }
 
-fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &StoredCell, open: bool) {
+fn details(
+    page: &mut String,
+    exp: &StoredExperiment,
+    cell: (usize, &StoredCell, &[Own]),
+    open: bool,
+) {
+    let (index, cell, owns) = cell;
     let ok = cell.ok_repetitions().count();
     let failed = measurements(cell)
         .fold(0u64, |n, (_, m)| n.saturating_add(m.failed).saturating_add(m.non_2xx));
@@ -64,7 +73,7 @@ fn details(page: &mut String, exp: &StoredExperiment, index: usize, cell: &Store
     health(page, cell);
     servers(page, cell);
     network(page, cell);
-    command_lines(page, cell);
+    command_lines(page, cell, owns);
     page.push_str("</details>\n");
 }
 
@@ -318,13 +327,17 @@ fn network(page: &mut String, cell: &StoredCell) {
     }
 }
 
-fn command_lines(page: &mut String, cell: &StoredCell) {
+/// Each repetition's command lines as they ran, and what the disclosure's placeholders
+/// stand for in it (the disclosure shows each server command line and file once).
+fn command_lines(page: &mut String, cell: &StoredCell, owns: &[Own]) {
     let mut text = String::new();
-    for r in &cell.repetitions {
+    for (j, r) in cell.repetitions.iter().enumerate() {
+        let values = owns.get(j).and_then(Own::describe).map(|d| format!(" ({d})"));
         let _ = writeln!(
             text,
-            "# repetition {}\nclient ({}{}): {}",
+            "# repetition {}{}\nclient ({}{}): {}",
             r.record.repetition.saturating_add(1),
+            values.unwrap_or_default(),
             r.record.client.tool,
             r.record.client.cpus.as_deref().map(|c| format!(", cpus {c}")).unwrap_or_default(),
             shell_words(&r.record.client.argv)

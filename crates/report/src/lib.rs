@@ -42,6 +42,7 @@ mod json_facts;
 mod markdown;
 mod matrix;
 mod netbench;
+mod placeholders;
 mod run_definition;
 mod spectrum;
 mod svg_chart;

@@ -188,15 +188,17 @@ pub(crate) fn port_of(argv: &[String]) -> Option<u16> {
     })
 }
 
-/// `text` with the run's own choices in words: the run directory (`…/herd-lab-<pid>-<n>`) as
-/// `$RUN`, a cell's directory in it as `cells/CELL`, `port` (where it stands as a number of
-/// its own) as `$PORT`, and herd's namespaces `herd-<pid>-<n>` as `herd-PID-N`.
+/// `text` with the run's own choices in words, as the dry run writes them: the run directory
+/// (`…/herd-lab-<pid>-<n>`) as `$RUN`, a cell's directory in it as `cells/CELL`, `port` (where
+/// the text gives it as a port) as `$PORT`, and herd's namespaces `herd-<pid>-<n>` as
+/// `herd-PID-N`. Unlike the disclosure's placeholders (placeholders.rs, one experiment's
+/// repetitions told apart), these hold across experiments: two stores' runs compare.
 pub(crate) fn normalize(text: &str, port: Option<u16>) -> String {
     let mut out = run_dirs(text);
     out = cell_dirs(&out);
     out = namespaces(&out);
     if let Some(port) = port {
-        out = number(&out, &port.to_string(), "$PORT");
+        out = crate::placeholders::replace_port(&out, port, "$PORT");
     }
     out
 }
@@ -262,23 +264,6 @@ fn namespaces(text: &str) -> String {
                 rest = &rest[pid + 1 + n..];
             }
         }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `text` with `number` replaced by `with` where it stands alone (no digit beside it).
-fn number(text: &str, number: &str, with: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(number) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + number.len()..].chars().next();
-        let alone = !before.is_some_and(|c| c.is_ascii_digit())
-            && !after.is_some_and(|c| c.is_ascii_digit());
-        out.push_str(&rest[..at]);
-        out.push_str(if alone { with } else { number });
-        rest = &rest[at + number.len()..];
     }
     out.push_str(rest);
     out

@@ -119,6 +119,15 @@ const LEGEND_LINE: f64 = 18.0;
 const LEGEND_CHARS: usize = 38;
 
 impl LineChart {
+    /// Whether the chart draws an article's published figure: a hollow diamond at a point
+    /// its axes can show.
+    pub(crate) fn draws_published(&self) -> bool {
+        self.series
+            .iter()
+            .filter(|s| s.style == Style::Published)
+            .any(|s| s.points.iter().any(|&(x, y)| fits(self.x.scale, x) && fits(self.y.scale, y)))
+    }
+
     /// The chart as an `<svg>` element, the same bytes for the same chart.
     pub(crate) fn to_svg(&self) -> String {
         let legend: Vec<Vec<String>> = self.series.iter().map(|s| legend_lines(&s.name)).collect();

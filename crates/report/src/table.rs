@@ -281,7 +281,9 @@ pub(crate) fn measure_name(m: Measure) -> &'static str {
         Measure::Percent => "percent",
         Measure::RequestsPerSecond => "requests/s",
         Measure::ConnectionsPerSecond => "connections/s",
-        Measure::KbPerSecond => "KB/s",
+        // Bytes / 1024 a second (ab's "Transfer rate" in "Kbytes/sec"): KiB/s, as the
+        // cells' details say it.
+        Measure::KbPerSecond => "KiB/s",
         Measure::MbitPerSecond => "Mbit/s",
         Measure::PeakRequestsPerSecond => "peak requests/s",
         Measure::PeakMbitPerSecond => "peak Mbit/s",

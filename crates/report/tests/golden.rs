@@ -478,8 +478,8 @@ fn figure(
 }
 
 /// The path experiment re-running a seed-001-like article: seconds and percent of direct.
-/// Today: direct 30000 req/s (10 s per run, 6600 bytes a response: 193359 KB/s),
-/// nft-dnat 20000 (12.5 s, 66.7 %, 128906 KB/s), sslh-select 25000 (8 s, 83.3 %, ≠: one ok
+/// Today: direct 30000 req/s (10 s per run, 6600 bytes a response: 193359 KiB/s),
+/// nft-dnat 20000 (12.5 s, 66.7 %, 128906 KiB/s), sslh-select 25000 (8 s, 83.3 %, ≠: one ok
 /// repetition failed requests).
 ///
 /// Like seed 001's file, it asks for seconds with percentages of direct, and declares its
@@ -606,7 +606,7 @@ fn options_choose_the_baseline_and_the_measure() {
     );
     assert!(by_load.contains("≠100000! ±5.0% (108.7 %) 10 failed"), "{by_load}");
     let kb = text(&Options { baseline: None, measure: Some(Measure::KbPerSecond) });
-    assert!(kb.contains("KB/s by server and load:"), "{kb}");
+    assert!(kb.contains("KiB/s by server and load:"), "{kb}");
 
     let refused = |baseline: &str, want: &str| {
         let options = Options { baseline: Some(baseline.into()), measure: None };
@@ -910,9 +910,14 @@ fn charts_against_size_and_clients() {
     let svgs = |exp: &StoredExperiment| herd_report::charts(exp, None).unwrap();
     let sweep = svgs(&sweep());
     let titles: Vec<&str> = sweep.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(titles, ["connections/s against file size", "KB/s against file size"]);
+    assert_eq!(titles, ["connections/s against file size", "KiB/s against file size"]);
     check_golden("chart_sweep_rate.svg", sweep[0].1.as_bytes());
     check_golden("chart_sweep_kbps.svg", sweep[1].1.as_bytes());
+    // Issue 31: the axis said KB/s of figures in KiB/s (bytes / 1024 a second, as ab's
+    // "Kbytes/sec" and the cells' tables' KiB/s).
+    let kib = &sweep[1].1;
+    assert!(kib.contains(r#"class="axis-label""#) && kib.contains(">KiB/s</text>"), "{kib}");
+    assert!(!kib.contains("KB/s"), "{kib}");
     let (_, rate) = &sweep[0];
     // One line per server and path, three points each, on a log axis of sizes.
     for name in ["server=apache-worker path=direct", "server=mini_httpd path=routed"] {
@@ -987,6 +992,104 @@ fn html_page() {
     for banned in ["<script", " src=", "href=\"http", "url(", "@import", "<link"] {
         assert!(!html.contains(banned), "{banned}");
     }
+    // Issue 31: every chart's caption spoke of hollow diamonds. Only a chart that draws a
+    // published figure says so: the sweep's rate chart and the steps' throughput, not the
+    // KiB/s, failures or latency charts.
+    let figures: Vec<&str> = html.split("<figure class=\"chart\">").skip(1).collect();
+    let mut with_diamonds = 0;
+    for f in &figures {
+        let figure = &f[..f.find("</figure>").unwrap()];
+        let draws = figure.contains("<g class=\"series published\"")
+            && figure.contains("<g class=\"point\"");
+        assert_eq!(figure.contains("Hollow diamonds"), draws, "{figure}");
+        with_diamonds += usize::from(draws);
+    }
+    assert_eq!(with_diamonds, 2);
+}
+
+/// Two cells of nginx, three repetitions each, as the lab stores them: each repetition in a
+/// directory of its own (its command line, its pid file, its client's output) on a port of
+/// its own; cell 2's third repetition ran with a setting of its own.
+fn disclosed() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("disclosed", &["server", "load"])).unwrap();
+    for (c, load) in ["c1", "c4"].into_iter().enumerate() {
+        for rep in 0..3u32 {
+            let dir = format!("/tmp/herd-lab-1/cells/{c:03}-r{rep}");
+            let port = 20_000 + 10 * c as u32 + rep;
+            let connections = if (c, rep) == (1, 2) { 8192 } else { 4096 };
+            let axes = [("server", "nginx"), ("load", load)];
+            let m = measurement(0, "", 1000, &[], 0, None);
+            let mut r = repetition(&axes, rep, "herd", ok("ok"), None, vec![m]);
+            r.client.argv = ["herd", "run", &format!("http://127.0.0.1:{port}/x")]
+                .into_iter()
+                .map(str::to_owned)
+                .chain([format!("--json={dir}/client/run.json")])
+                .collect();
+            r.servers[0].argv =
+                vec!["/usr/sbin/nginx".into(), "-c".into(), format!("{dir}/nginx/conf/nginx.conf")];
+            r.servers[0].configs = vec![(
+                "nginx/conf/nginx.conf".into(),
+                format!(
+                    "pid {dir}/nginx/run/nginx.pid;\nevents {{ worker_connections {connections}; }}\n\
+                     http {{ server {{ listen 127.0.0.1:{port}; root /tmp/herd-lab-1/www; }} }}\n"
+                ),
+            )];
+            store.record_repetition(id, &r).unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+/// Issue 31: the disclosure listed the same nginx.conf once per repetition, and each server
+/// command line too, where they differed only in the repetition's directory and port. Each
+/// distinct configuration and command line is shown once, those two as placeholders, with
+/// the cells and repetitions that used it; one that differs in a setting is shown apart.
+/// Each repetition's values stay in its cell's command lines.
+#[test]
+fn the_disclosure_shows_each_configuration_once() {
+    let exp = disclosed();
+    let mut out = Vec::new();
+    herd_report::write_html(std::slice::from_ref(&exp), &Options::default(), "fixed.db", &mut out)
+        .unwrap();
+    let html = String::from_utf8(out).unwrap();
+    let disclosure = &html[html.find("<h3>disclosure").unwrap()..];
+    let configs: Vec<&str> = disclosure.split("<details class=\"config\">").skip(1).collect();
+    assert_eq!(configs.len(), 2, "{disclosure}");
+    let shared =
+        "<summary><code>nginx/conf/nginx.conf</code>: nginx (nginx 1), 5 repetitions</summary>\
+        <p class=\"used\">Used by <a href=\"#experiment-1-cell-0\">server=nginx load=c1</a> \
+        (repetitions 1, 2, 3); <a href=\"#experiment-1-cell-1\">server=nginx load=c4</a> \
+        (repetitions 1, 2).</p><pre>pid &lt;run-dir&gt;/nginx/run/nginx.pid;\n\
+        events { worker_connections 4096; }\n\
+        http { server { listen 127.0.0.1:&lt;port&gt;; root /tmp/herd-lab-1/www; } }\n</pre>";
+    assert!(configs[0].starts_with(shared), "{}", configs[0]);
+    assert!(configs[1].contains(", 1 repetition</summary>"), "{}", configs[1]);
+    assert!(configs[1].contains("server=nginx load=c4</a> (repetition 3).</p>"), "{}", configs[1]);
+    assert!(configs[1].contains("worker_connections 8192;"), "{}", configs[1]);
+    // One server command line, run by all six repetitions.
+    let programs = &disclosure[disclosure.find("<table class=\"programs\">").unwrap()..];
+    let programs = &programs[..programs.find("</table>").unwrap()];
+    assert_eq!(programs.matches("<td>server nginx</td>").count(), 1, "{programs}");
+    assert!(
+        programs.contains(
+            "<td class=\"num\">6</td><td>/usr/sbin/nginx -c &lt;run-dir&gt;/nginx/conf/nginx.conf</td>"
+        ),
+        "{programs}"
+    );
+    assert!(disclosure.contains("<p class=\"placeholders\">"), "{disclosure}");
+    assert!(!disclosure.contains("/tmp/herd-lab-1/cells/"), "{disclosure}");
+    // Each repetition's own values, and its command lines as they ran, in its cell.
+    let details = &html[..html.find("<h3>disclosure").unwrap()];
+    assert!(
+        details.contains(
+            "# repetition 3 (&lt;run-dir&gt; = /tmp/herd-lab-1/cells/001-r2, &lt;port&gt; = 20012)\n\
+             client (herd): herd run http://127.0.0.1:20012/x --json=/tmp/herd-lab-1/cells/001-r2/client/run.json\n\
+             nginx (nginx): /usr/sbin/nginx -c /tmp/herd-lab-1/cells/001-r2/nginx/conf/nginx.conf"
+        ),
+        "{details}"
+    );
 }
 
 /// How many cells have a latency histogram, so a spectrum.
@@ -1117,7 +1220,7 @@ fn a_sweep_beside_a_ramp_charts_each_where_it_belongs() {
     let titles: Vec<&str> = charts.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(
         titles[..3],
-        ["requests/s against file size", "KB/s against file size", "requests/s against clients"]
+        ["requests/s against file size", "KiB/s against file size", "requests/s against clients"]
     );
     assert!(charts[0].1.contains(r#"data-series="load=c8""#), "{}", charts[0].1);
     let clients = &charts[2].1;

@@ -122,6 +122,59 @@ pub fn screenshot(page: &Path, png: &Path, height: u32, work: &Path) {
     assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "not a real screenshot");
 }
 
+/// The width Chromium lays a printed A4 page out at, in CSS pixels: the printable width (210
+/// mm at 96 px an inch, less its default margins of 0.4 in on each side: 718 px) times Blink's
+/// minimum shrink factor for print, 4/3. What is wider is shrunk further to fit, down to half
+/// size; what a box clips is lost whatever the size.
+pub const A4_PRINT_LAYOUT: u32 = 957;
+
+/// What of `page`, laid out by its print rules at `width` pixels, ends past the right edge
+/// or is clipped by a box that scrolls (the first 20: tag, class, where it ends): on paper,
+/// that is cut off or shrunk past the normal print scale. Chromium's headless
+/// command line prints only to PDF, so a copy of the page applies its print rules to the
+/// screen (`@media print` as `@media all`) and measures itself with a script, which the
+/// copy may run (the page itself has none, and a policy that forbids one).
+pub fn past_the_edge_in_print(page: &Path, width: u32, work: &Path) -> Vec<String> {
+    let html = std::fs::read_to_string(page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+    assert_eq!(html.matches("@media print{").count(), 1, "the page has no print rules to apply");
+    let measure = "<script>\
+        const edge = document.documentElement.clientWidth + 1, past = [];\
+        for (const e of document.querySelectorAll('body *')) {\
+          const r = e.getBoundingClientRect(), what = e.tagName.toLowerCase() + '.' + e.getAttribute('class');\
+          if (r.width > 0 && r.right > edge) {\
+            past.push(what + ' ends at ' + Math.round(r.right));\
+          }\
+          if (getComputedStyle(e).overflowX != 'visible' && e.scrollWidth > e.clientWidth + 1) {\
+            past.push(what + ' clips ' + (e.scrollWidth - e.clientWidth) + ' px');\
+          }\
+        }\
+        document.body.setAttribute('data-past-edge', JSON.stringify(past.slice(0, 20)));\
+        </script></body>";
+    let copy = html
+        .replace(POLICY, "")
+        .replace("@media print{", "@media all{")
+        .replace("</body>", measure);
+    let printed = work.join("printed.html");
+    std::fs::write(&printed, copy).unwrap_or_else(|e| panic!("{}: {e}", printed.display()));
+    let profile = work.join("chromium-profile-print");
+    let _ = std::fs::remove_dir_all(&profile);
+    let out = chromium(&profile)
+        .arg(format!("--window-size={width},1200"))
+        .arg("--dump-dom")
+        .arg(url(&printed))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {CHROMIUM}: {e}"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = scraper::Html::parse_document(&String::from_utf8_lossy(&out.stdout));
+    let body = scraper::Selector::parse("body").unwrap_or_else(|e| panic!("{e}"));
+    let past = dom
+        .select(&body)
+        .next()
+        .and_then(|b| b.value().attr("data-past-edge").map(str::to_owned))
+        .unwrap_or_else(|| panic!("the page did not measure itself"));
+    serde_json::from_str(&past).unwrap_or_else(|e| panic!("{past}: {e}"))
+}
+
 /// Where screenshots are kept after the tests: under target/, for CI to keep as artifacts.
 pub fn artifact(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("artifacts");
