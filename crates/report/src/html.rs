@@ -307,8 +307,9 @@ fn colours() -> String {
 /// written as a number). On screen wide tables scroll and entries keep to one line; paper
 /// cannot scroll, so in print tables are set smaller, entries and preformatted text wrap
 /// (text anywhere it must, a long command line too; a number and a heading never inside a
-/// word, a heading's words break after `_`: `header`), and folded details print open:
-/// nothing is cut off at the page's edge.
+/// word, a heading's words break after `_`: `header`; but the client health table's
+/// headings, one per fact the client recorded and more with every fact added, break anywhere),
+/// and folded details print open: nothing is cut off at the page's edge.
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1a1a1a;margin:0 auto;max-width:1200px;padding:0 24px 48px}
 h1{font-size:24px;margin:24px 0 4px}h2{font-size:20px;margin:36px 0 8px;border-bottom:2px solid #333;padding-bottom:4px}
@@ -334,6 +335,7 @@ footer{margin-top:36px;border-top:1px solid #ccc;color:#444;font-size:13px}
 @media print{details{display:block}details>summary{display:none}details::details-content{content-visibility:visible;display:block}
 body{max-width:none;padding:0}.scroll{overflow:visible}table{font-size:10px}
 th,td{white-space:normal;padding:2px 3px}td{overflow-wrap:anywhere}th,td.num{overflow-wrap:normal}
+table.health th{overflow-wrap:anywhere}
 pre{white-space:pre-wrap;overflow-wrap:anywhere}}
 ";
 
