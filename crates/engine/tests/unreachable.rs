@@ -119,3 +119,18 @@ fn a_run_that_connected_does_not_give_up() {
     // Refused every 10 ms for about 0.6 s; the first attempts alone would be 1.
     assert!(c.failures_total() >= 5, "{c:?}");
 }
+
+/// A connect that fails on herd's own side (here: a source address this host does not have,
+/// EADDRNOTAVAIL) says nothing of the target: it is counted, and the run does not give up on
+/// a server it never tried to reach, with a hint that would send the user looking there.
+#[test]
+fn a_failure_of_herds_own_side_does_not_give_the_target_up() {
+    let mut sp = to_nothing(2);
+    sp.stop = StopAt::Deadline(Duration::from_millis(600));
+    // Not an address of this host: bind() refuses it before any packet leaves.
+    sp.socket.bind = vec!["198.51.100.7".parse().unwrap()];
+    let (c, r, took) = run(&sp);
+    assert_eq!(r.reach, Reach::Never, "{c:?}");
+    assert!(took >= Duration::from_millis(500), "ran to its end: {took:?}");
+    assert!(c.failures.get(&FailureKind::Connect).copied().unwrap_or(0) > 2, "{c:?}");
+}

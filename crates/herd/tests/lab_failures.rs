@@ -219,8 +219,14 @@ fn each_phase_that_fails_is_stored_with_its_kind_and_counted_by_the_report() {
         "server=herd workload=silent load=n50",
         "no response",
         "no request of the measured run got a response: the server could not be reached \
-         (herd counted connect 50)",
+         (herd counted connect ",
     );
+    // herd gives a target that refuses every first attempt up (issue 31): each of the 2
+    // connections once, and one more from a worker that had not yet seen it, not all 50.
+    let silent =
+        table.lines().find(|l| l.contains("workload=silent load=n50, repetition 1")).unwrap();
+    let counted = silent.rsplit("connect ").next().unwrap().trim_end_matches(')');
+    assert!(["2", "3"].contains(&counted), "{silent}");
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -181,6 +181,8 @@ fn the_html_page_opens_in_chromium_and_shows_the_stored_figures() {
     check_charts(&dom, &exps);
     check_figures(&dom, &exps);
     check_cells(&dom, &exps);
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// What cannot be done is said, and nothing is left behind: a page nowhere to write, a

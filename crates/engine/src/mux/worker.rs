@@ -655,7 +655,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         self.conns[i].close();
         self.base.timers.cancel(i);
         if kind == FailureKind::Connect {
-            self.base.connect_failed();
+            self.base.connect_failed(os_error);
         }
         if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
             // As HTTP/1: a duration-bound closed loop pauses before reconnecting.

@@ -186,9 +186,23 @@ impl<'a, R: Recorder> Base<'a, R> {
         }
     }
 
-    /// A failed connect has been recorded: while no connection of the run has connected, it
-    /// counts towards the run's first attempts, and the last of them stops the worker.
-    pub(crate) fn connect_failed(&mut self) {
+    /// A failed connect has been recorded (with its OS error, if any): while no connection of
+    /// the run has connected, it counts towards the run's first attempts, and the last of them
+    /// stops the worker. A failure of herd's own side (no descriptor, no local port, no
+    /// memory) says nothing of the target and is not counted: the run goes on, counting it,
+    /// and the client verdict names it.
+    pub(crate) fn connect_failed(&mut self, os_error: Option<i32>) {
+        const LOCAL: [i32; 6] = [
+            libc::EMFILE,
+            libc::ENFILE,
+            libc::EADDRNOTAVAIL,
+            libc::EADDRINUSE,
+            libc::ENOBUFS,
+            libc::ENOMEM,
+        ];
+        if os_error.is_some_and(|e| LOCAL.contains(&e)) {
+            return;
+        }
         if !self.any_connected && self.reach.connect_failed() {
             self.give_up();
         }

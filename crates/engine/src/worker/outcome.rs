@@ -146,7 +146,7 @@ impl<R: Recorder> Worker<'_, R> {
         self.fail_queued(i, &failed);
         self.close(i);
         if kind == FailureKind::Connect {
-            self.base.connect_failed();
+            self.base.connect_failed(failed.os_error);
         }
         if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
             // A duration-bound closed loop would otherwise reconnect as fast as the CPU allows
