@@ -245,6 +245,8 @@ fn resolve(cfg: &AbConfig) -> Result<Target, Resolution> {
             // of a server name: it is dropped.
             sni: cfg.tls.server_name.as_deref().map(strip_port),
             alpn: Vec::new(),
+            // ab makes a full handshake on every connection (it keeps no session).
+            resume: false,
         };
         Some(
             TlsClient::new(&settings, &cfg.url.hostname)

@@ -173,6 +173,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) cert: Option<PathBuf>,
 
+    /// https: resume TLS sessions on new connections (TLS 1.3 tickets), as a browser does.
+    /// Without it every connection makes a full handshake, as ab's do
+    #[arg(long)]
+    pub(crate) tls_resume: bool,
+
     /// Connect to the server's Unix-domain socket at PATH instead of the URL's host and port
     /// (the URL still gives the Host header and the path)
     #[arg(long, value_name = "PATH")]
@@ -344,6 +349,7 @@ pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
         ca_file: args.ca_file.clone(),
         insecure: args.insecure,
         cert: args.cert.clone(),
+        resume: args.tls_resume,
     };
     p.unix_socket = args.unix_socket.clone();
     p.bind = args.bind.clone().map(|b| b.0).unwrap_or_default();
@@ -486,6 +492,7 @@ mod tests {
             ],
             timeout in span(),
             insecure in any::<bool>(),
+            resume in any::<bool>(),
             cert in opt_path(),
             unix_socket in opt_path(),
             bind in prop::collection::vec(any::<std::net::Ipv4Addr>().prop_map(IpAddr::V4), 0..3),
@@ -508,12 +515,13 @@ mod tests {
             p.reuse = reuse;
             p.requests = plan::Requests { method, headers, body, http10, source };
             p.timeout = timeout;
-            p.tls = TlsOptions { ca_file: None, insecure, cert: None };
+            p.tls = TlsOptions { ca_file: None, insecure, cert: None, resume: false };
             if https && !insecure {
                 p.tls.ca_file = Some(PathBuf::from("ca.pem"));
             }
             if https {
                 p.tls.cert = cert;
+                p.tls.resume = resume;
             }
             if bind.is_empty() {
                 p.unix_socket = unix_socket;

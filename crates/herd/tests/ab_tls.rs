@@ -126,3 +126,31 @@ fn a_new_tls_connection_per_request_does_not_wait_for_a_delayed_ack() {
     let p50_ms = j["latency_us"]["total"]["p50"].as_f64().unwrap() / 1000.0;
     assert!(p50_ms < BOUND_MS, "herd run: median {p50_ms} ms (ab: {real_ms} ms)");
 }
+
+/// A new connection makes a full TLS handshake, as ab's do, unless `herd run --tls-resume`
+/// asks for a browser's resumed sessions: nginx's own log says which were resumed. herd
+/// resumed every connection after the first before (rustls keeps sessions by default), so
+/// herd and ab measured different handshakes on the same cell: 1.5 times the server's CPU per
+/// request for ab's full ones, and the lab's two clients 38-61 % apart.
+#[test]
+fn a_new_connection_makes_a_full_handshake_unless_asked_to_resume() {
+    let nginx = Nginx::start_tls();
+    let url = nginx.https_url("127.0.0.1", "/counted/small.html");
+    let mut seen = (0, 0);
+    let mut resumed_by = |what: &str, out: std::process::Output| {
+        assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+        let (r, all) = nginx.tls_resumed();
+        let this = (r - seen.0, all - seen.1);
+        seen = (r, all);
+        assert_eq!(this.1, 5, "{what}: 5 requests logged");
+        this.0
+    };
+    let n = ["-n", "5", "-c", "1"];
+    assert_eq!(resumed_by("ab", run(real_ab().args(n).arg(&url))), 0);
+    assert_eq!(resumed_by("herd ab", run(herd().arg("ab").args(n).arg(&url))), 0);
+    let herd_run = |extra: &[&str]| {
+        run(herd().arg("run").args(n).args(["--no-keep-alive", "-k"]).args(extra).arg(&url))
+    };
+    assert_eq!(resumed_by("herd run", herd_run(&[])), 0);
+    assert_eq!(resumed_by("herd run --tls-resume", herd_run(&["--tls-resume"])), 4);
+}

@@ -70,7 +70,7 @@ fn disagreement(others: &[String], step: Option<&str>, a: &Row<'_>, b: &Row<'_>)
             .map_or_else(String::new, |w| format!(" ±{:.1}%", w * 100.0));
         format!("{} {} req/s{ci}", name(row), thousands(median))
     };
-    let step = step.map(|s| format!(" {s}")).unwrap_or_default();
+    let step = step.filter(|s| !s.is_empty()).map(|s| format!(" {s}")).unwrap_or_default();
     Some(format!(
         "{}{step}: {}, {}: {} measured {:.0} % less than {}",
         others.join(" "),

@@ -103,7 +103,9 @@ pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
     for (cell, steps) in exp.cells.iter().zip(steps) {
         let n_steps = steps.len();
         if steps.is_empty() {
-            rows.push(row(cell, None, None, 0));
+            // A cell with no measurement (every repetition failed) sits in the table as its
+            // siblings do: in a stepped experiment with an empty step label, not apart.
+            rows.push(row(cell, None, stepped.then(String::new), 0));
         }
         for (step, label) in steps {
             rows.push(row(cell, Some(step), stepped.then_some(label), n_steps));

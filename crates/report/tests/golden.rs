@@ -1459,3 +1459,56 @@ fn a_pair_defined_otherwise_is_listed_and_not_marked_significant() {
         "{text}"
     );
 }
+
+/// In an experiment where some cell ramps, a cell whose every repetition failed (no
+/// measurement) sits in the matrix's row of its load, as `-`, not in a row of its own.
+#[test]
+fn a_cell_that_never_measured_sits_with_its_siblings() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("mixed", &["server", "load"])).unwrap();
+    let ramp =
+        |label: &str, i: u32, n| measurement(i, label, n, &[], 0, Some(histogram(&[(100, 1_000)])));
+    for rep in 0..2u32 {
+        let r = |server, load, ms| {
+            repetition(&[("server", server), ("load", load)], rep, "herd", ok("ok"), None, ms)
+        };
+        store
+            .record_repetition(
+                id,
+                &r(
+                    "nginx",
+                    "ramp",
+                    vec![ramp("c=1", 1, 1000 + u64::from(rep)), ramp("c=4", 2, 3000)],
+                ),
+            )
+            .unwrap();
+        store
+            .record_repetition(
+                id,
+                &r("nginx", "close", vec![measurement(1, "", 500 + u64::from(rep), &[], 0, None)]),
+            )
+            .unwrap();
+        store
+            .record_repetition(
+                id,
+                &r(
+                    "h2o",
+                    "ramp",
+                    vec![ramp("c=1", 1, 1100 + u64::from(rep)), ramp("c=4", 2, 3300)],
+                ),
+            )
+            .unwrap();
+        let mut failed = r("h2o", "close", Vec::new());
+        failed.outcome =
+            Outcome::Failed { kind: RunFailureKind::ClientTimedOut, reason: "ran past 80s".into() };
+        store.record_repetition(id, &failed).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let text = String::from_utf8(render(&store.load_experiment(id).unwrap())).unwrap();
+    let matrix = &text[..text.find("every row's figures").unwrap()];
+    let header = matrix.lines().find(|l| l.starts_with("server ")).unwrap_or("");
+    let columns: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(columns, ["server", "close", "ramp c=1", "ramp c=4"], "{matrix}");
+    let h2o = matrix.lines().find(|l| l.starts_with("h2o ")).unwrap_or("");
+    assert!(h2o.split_whitespace().nth(1) == Some("-"), "h2o's failed cell as -: {matrix}");
+}

@@ -212,6 +212,7 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         ca_file: plan.tls.ca_file.clone(),
         sni: url.host.parse::<IpAddr>().is_err().then(|| url.host.clone()),
         alpn: plan.speak.alpn_ids(true),
+        resume: plan.tls.resume,
     });
     // HTTP/3 has its own TLS (QUIC's, 1.3 with ALPN h3) and no TCP one.
     let quic = match (&tls_settings, h3) {

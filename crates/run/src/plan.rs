@@ -160,6 +160,8 @@ pub struct TlsOptions {
     pub insecure: bool,
     /// Present this client certificate (PEM chain and key).
     pub cert: Option<PathBuf>,
+    /// Resume TLS sessions on new connections (`--tls-resume`); false: a full handshake each.
+    pub resume: bool,
 }
 
 /// Files the run writes.
@@ -553,6 +555,9 @@ impl RunPlan {
         }
         if let Some(p) = &self.tls.cert {
             a.path("--cert", p);
+        }
+        if self.tls.resume {
+            a.push("--tls-resume");
         }
         if let Some(p) = &self.unix_socket {
             a.path("--unix-socket", p);

@@ -138,6 +138,7 @@ mod tests {
             ca_file: None,
             sni: None,
             alpn: vec![b"http/1.1".to_vec()],
+            resume: false,
         }
     }
 

@@ -257,6 +257,7 @@ impl Plan {
             ca_file: ca,
             sni: Some("localhost".into()),
             alpn: Vec::new(),
+            resume: false,
         };
         Plan {
             requests: 1,

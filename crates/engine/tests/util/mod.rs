@@ -199,6 +199,7 @@ pub fn tls_settings() -> herd_engine::TlsSettings {
         ca_file: None,
         sni: Some("localhost".into()),
         alpn: vec![],
+        resume: false,
     }
 }
 

@@ -166,6 +166,7 @@ impl Nginx {
                  events {{ worker_connections 4096; }}\n\
                  http {{\n\
                    access_log off;\n\
+                   log_format tls '$ssl_session_reused';\n\
                    sendfile on;\n\
                    keepalive_requests 100000;\n\
                    client_body_temp_path {dir}/body;\n\
@@ -270,6 +271,13 @@ impl Nginx {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Of the requests nginx answered over TLS under `/counted/` (on `tls_port`), how many
+    /// came on a resumed TLS session (nginx's `$ssl_session_reused`), and how many in all.
+    pub fn tls_resumed(&self) -> (usize, usize) {
+        let log = std::fs::read_to_string(self.dir.join("tls.log")).unwrap_or_default();
+        (log.lines().filter(|l| l.trim() == "r").count(), log.lines().count())
     }
 
     /// Requests nginx has answered under `/counted/`, by its own access log.
@@ -428,6 +436,7 @@ fn tls_files(dir: &Path) -> (String, Option<PathBuf>) {
            ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;\n\
            ssl_client_certificate {d}/client-ca.pem; ssl_verify_client optional;\n\
            location = /private.html {{ if ($ssl_client_verify != SUCCESS) {{ return 403; }} }}\n\
+           location /counted/ {{ access_log {d}/tls.log tls; }}\n\
          }}\n\
          server {{ listen 127.0.0.1:H2_PORT ssl http2; root {root};\n\
            ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;\n\

@@ -37,6 +37,7 @@ pub(super) fn exchange(
         ca_file: Some(ca_file.to_path_buf()),
         sni: None,
         alpn: Vec::new(),
+        resume: false,
     };
     let mut settings = QuicSettings::new(tls);
     settings.handshake_timeout = timeout;
