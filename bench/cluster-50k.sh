@@ -3,7 +3,7 @@
 # herd agents (`herd cluster run --local 3`) of ~16,700 connections each, over three source
 # addresses (a local port range each), against nginx with five workers of 12,000 connections
 # (issue 21; issue 4's check that one process could not make). Prints and keeps the merged
-# figures, each agent's peak RSS, its start lateness, and the merge's own cost.
+# figures, each agent's peak RSS, its start lateness, and the merge's own cost (figures.txt).
 #
 #   cargo build --release -p herd && bench/cluster-50k.sh
 #
@@ -18,12 +18,15 @@
 # (18090), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+port=${PORT:-18090}   # read before lib.sh, which empties PORT
+# shellcheck source=bench/lib.sh
+source bench/lib.sh   # herd_versions
 HERD=${HERD:-target/release/herd}
 CONNS=${CONNS:-50000}
 RATE=${RATE:-}
 DURATION=${DURATION:-30s}
 WARMUP=${WARMUP:-20s}
-PORT=${PORT:-18090}
+PORT=$port
 out=${OUT:-bench/results/$(date -u +%Y-%m-%d-%H%M%S)-cluster-50k}
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$HERD" ] || { echo "error: no $HERD: cargo build --release -p herd" >&2; exit 1; }
@@ -65,7 +68,7 @@ done
 
 {
   echo "date: $(date -u +%FT%TZ)"
-  echo "herd: $("$HERD" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+  herd_versions "herd=$HERD"
   echo "nginx: $("$nginx" -v 2>&1)"
   echo "kernel: $(uname -r); cpus: $(nproc); open files (hard): $(ulimit -Hn)"
   echo "command: $HERD cluster run --local 3 -- http://127.0.0.1:$PORT/ -c $CONNS -t 1 ${RATE:+--rate $RATE} -d $DURATION --warmup $WARMUP --bind 127.0.0.2-127.0.0.4 --json $out/run.json --hlog $out/run.hlog"
@@ -85,7 +88,9 @@ sample() {
     echo "established $(ss -Htn state established "( sport = :$PORT )" | wc -l)"
   done
 }
-/usr/bin/time -f '%e s elapsed, %U s user, %S s system (coordinator and agents), %M KiB max RSS of the coordinator' \
+# %M is wait4's ru_maxrss, which counts the processes the coordinator reaped: the largest of the
+# coordinator and its agents, not the coordinator alone (its own VmHWM is sampled in rss.txt).
+/usr/bin/time -f '%e s elapsed, %U s user, %S s system (coordinator and agents), %M KiB max RSS of the largest process (coordinator or an agent)' \
   "$HERD" cluster run --local 3 -- "http://127.0.0.1:$PORT/" -c "$CONNS" -t 1 ${RATE:+--rate "$RATE"} \
   -d "$DURATION" --warmup "$WARMUP" --bind 127.0.0.2-127.0.0.4 \
   --json "$out/run.json" --hlog "$out/run.hlog" > "$out/summary.txt" 2> "$out/time.txt" &
@@ -98,9 +103,10 @@ wait "$herd_pid"
 kill "$sampler_pid" 2>/dev/null || true
 cat "$out/summary.txt" "$out/time.txt"
 
-python3 - "$out" <<'EOF'
+python3 - "$out" "$cluster_pid" <<'EOF' | tee "$out/figures.txt"
 import json, sys, collections, pathlib
 out = pathlib.Path(sys.argv[1])
+coordinator = sys.argv[2]
 r = json.loads((out / "run.json").read_text())
 peak = collections.defaultdict(int)
 established = 0
@@ -128,6 +134,9 @@ for a in r["agents"]:
           f"the start in {a.get('opening_ms', 0):.0f} ms, {a.get('not_opened_ahead', 0)} not), "
           f"{s['requests']['completed']} completed, started {a['start_late_us']:.0f} us late, "
           f"clock {a['clock_offset_us']:+.1f} us")
-print("peak RSS by process (KiB):", dict(sorted(peak.items())))
+# VmHWM is in KiB (1 MiB = 1,024 KiB); the last half second of each process is not sampled.
+for pid, kib in sorted(peak.items()):
+    who = "coordinator" if pid == coordinator else "agent"
+    print(f"peak RSS (VmHWM, sampled) of {who} {pid}: {kib:,} KiB = {kib / 1024:.1f} MiB")
 EOF
 echo "kept in $out"

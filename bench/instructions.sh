@@ -43,9 +43,8 @@ detect_tools
     echo "valgrind: $(valgrind --version)"
     echo "nginx: $(nginx -v 2>&1)"
     echo "gcc: $(gcc --version | head -1)"
-    echo "herd: $HERD, sha256 $(sha256sum "$HERD" | cut -c1-16)"
-    [[ -n ${HERD_BASE:-} ]] && echo "herd-base: $HERD_BASE, sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)"
-    echo "herd git: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)$(git -C "$ROOT" diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes in crates/')"
+    herd_versions "herd=$HERD" ${HERD_BASE:+"herd-base=$HERD_BASE"}
+    echo "command: TOOLS=\"$TOOLS\" SCENARIOS=\"$SCENARIOS\" REPEAT=$REPEAT N_KA=$N_KA N_CLOSE=$N_CLOSE bench/instructions.sh${1:+ $1}"
 } >"$RES/versions.txt"
 
 csv=$RES/instructions.csv

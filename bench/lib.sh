@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034  # a library: its variables are used by the scripts that source it
-# Shared set-up for bench/run.sh and bench/profile.sh (sourced, not run).
-# Provides: bench_setup [PORT], bench_cleanup, cg_setup, cg_cleanup, cg_usage_ns, cg_throttled, nginx_status,
-# nginx_worker_ns, caddy_setup (HTTP/3),
+# Shared set-up for the scripts of bench/ (sourced, not run).
+# Provides: herd_versions (which herd was measured: every script's versions file), bench_setup [PORT],
+# bench_cleanup, cg_setup, cg_cleanup, cg_usage_ns, cg_throttled, nginx_status, nginx_worker_ns, caddy_setup (HTTP/3),
 # and the variables BENCH, PORT, H2C_PORT, H2_PORT, H3_PORT, NGINX_PID, NGINX_WORKER, CADDY_PID, CG_MODE, CG_CPU,
 # CG_ACCT, FLOOR, OHA.
 # Everything started here is stopped by its own PID; nothing else is touched.
@@ -24,6 +24,37 @@ CG_ACCT=       # group directory with a precise CPU usage counter (may equal CG_
 CG_CREATED=()
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# herd_versions [NAME=BINARY ...]: which herd a run measured, as lines for its versions file (every script
+# of bench/ writes them; BENCHMARKS.md cites them). First the commit of the tree the script runs from
+# ($ROOT, `git rev-parse --short HEAD`), with " + uncommitted changes" when crates/, Cargo.toml or
+# Cargo.lock differ from it (or crates/ holds files git does not track); then, for each binary given,
+# its path, `--version`, sha256 and modification time. A binary outside this tree's target/ (a frozen
+# copy in /tmp, another worktree's build) need not come from that commit: its sha256 is what names it.
+herd_versions() {
+    local commit spec name bin where
+    if commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
+        if ! git -C "$ROOT" diff --quiet HEAD -- crates Cargo.toml Cargo.lock ||
+           [[ -n $(git -C "$ROOT" ls-files --others --exclude-standard -- crates) ]]; then
+            commit+=" + uncommitted changes"
+        fi
+    else
+        commit="unknown ($ROOT is not a git work tree)"
+    fi
+    echo "herd commit: $commit"
+    for spec in "$@"; do
+        name=${spec%%=*} bin=${spec#*=}
+        [[ -n $bin ]] || continue
+        if [[ ! -f $bin ]]; then
+            echo "$name binary: $bin (missing)"
+            continue
+        fi
+        where="in this tree's target/"
+        [[ $(realpath "$bin") == "$ROOT"/target/* ]] || where="outside this tree's target/: not necessarily built from the commit above"
+        echo "$name binary: $bin ($("$bin" --version 2>&1 | head -1)), sha256 $(sha256sum "$bin" | cut -d' ' -f1)," \
+            "modified $(date -u -r "$bin" '+%F %T UTC') ($where)"
+    done
+}
 
 port_is_free() {
     python3 - "$1" <<'EOF'

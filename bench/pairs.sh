@@ -45,12 +45,17 @@ want=2
     echo "kernel: $(uname -srvm)"
     echo "nginx: $(nginx -v 2>&1)"
     [[ -n $CADDY_PID ]] && echo "caddy: $(caddy version 2>&1 | head -1)"
+    # the binaries of the herd tools asked for: herd, herd-run, herd-h2c, ... run $HERD; herd-base, herd-run-base
+    # and herd-h2c-base run $HERD_BASE
+    bins=()
     for t in $TOOLS; do
         case $t in
-            herd) echo "herd: $HERD, $("$HERD" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD" | cut -c1-16)" ;;
-            herd-base) echo "herd-base: $HERD_BASE, $("$HERD_BASE" --version 2>&1 | head -1), sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)" ;;
+            herd*-base) if [[ " ${bins[*]} " != *" herd-base="* ]]; then bins+=("herd-base=${HERD_BASE:-}"); fi ;;
+            herd*) if [[ " ${bins[*]} " != *" herd="* ]]; then bins+=("herd=$HERD"); fi ;;
         esac
     done
+    herd_versions "${bins[@]}"
+    echo "command: QUOTA_PCT=$QUOTA_PCT PAIRS=$PAIRS A=$A B=$B${C:+ C=$C} SCENARIO=$SCENARIO bench/pairs.sh${1:+ $1}"
     echo "cgroup: $CG_MODE $CG_CPU quota $QUOTA_PCT %"
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/versions.txt"

@@ -35,8 +35,8 @@ detect_tools
     echo "kernel: $(uname -srvm)"
     echo "nginx: $(nginx -v 2>&1)"
     echo "perf: $(perf --version)"
-    echo "herd: $HERD, sha256 $(sha256sum "$HERD" | cut -c1-16)"
-    echo "herd-base: $HERD_BASE, sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)"
+    herd_versions "herd=$HERD" "herd-base=$HERD_BASE"
+    echo "command: ROUNDS=$ROUNDS SCENARIO=$SCENARIO bench/perfstat-pairs.sh${1:+ $1}"
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/versions.txt"
 

@@ -7,7 +7,7 @@
 # usage: bench/profile-mux.sh [PORT]
 # env:   TOOLS="herd-h2c h2load-h2c herd-h2 h2load-h2"  SCENARIO=mux-6397-c10-m10  SCALE_DIV=1
 #        HERD=target/release/herd  (herd-h3 / oha-h3 start caddy, as run.sh does)
-# Output: bench/results/<date>-profile-mux-<scenario>/profile.md (+ raw/).
+# Output: bench/results/<date>-profile-mux-<scenario>/profile.md, versions.txt (+ raw/).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -28,11 +28,19 @@ trap 'exit 130' INT TERM
 bench_setup "${1:-}"
 if [[ " $TOOLS " == *-h3\ * ]]; then caddy_setup; fi
 detect_tools
+{
+    echo "date: $(date -Is)"
+    echo "kernel: $(uname -srvm)"
+    echo "perf: $(perf --version)"
+    herd_versions "herd=$HERD"
+    echo "command: TOOLS=\"$TOOLS\" SCENARIO=$SCENARIO SCALE_DIV=$SCALE_DIV bench/profile-mux.sh${1:+ $1}"
+    echo "loadavg at start: $(cat /proc/loadavg)"
+} >"$RES/versions.txt"
 
 {
     echo "## Profile of $SCENARIO (client pinned to CPU 1, no quota), $(date -Is)"
     echo
-    echo "herd: $HERD ($(git -C "$ROOT" rev-parse --short HEAD)), loadavg at start: $(cat /proc/loadavg)"
+    grep -E '^(herd|loadavg)' "$RES/versions.txt" | sed 's/$/  /'
     echo
     echo "### perf stat, per request"
     echo

@@ -12,7 +12,7 @@
 #        MEMSCALE=0 (skip the peak-RSS-against-run-length section: herd ab -k at -n 100k/1M/2M, ~1 min)
 #        PERFSTAT=0 (skip the perf stat section)  PERFREC=0 (skip the perf record section: where the floor's
 #        and herd's CPU goes, by shared object and by symbol, sampled with the cpu-clock software event)
-# Output: bench/results/<date>-profile/profile.md (+ raw/).
+# Output: bench/results/<date>-profile/profile.md, versions.txt (+ raw/).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -40,6 +40,15 @@ ulimit -n "$(ulimit -Hn)"
 bench_setup "${1:-}"
 detect_tools
 log "profiling: ${active[*]}; scenarios: $SCENARIOS"
+{
+    echo "date: $(date -Is)"
+    echo "kernel: $(uname -srvm)"
+    echo "nginx: $(nginx -v 2>&1)"
+    echo "perf: $(perf --version)"
+    herd_versions "herd=$HERD"
+    echo "command: TOOLS=\"$TOOLS\" SCENARIOS=\"$SCENARIOS\" SCALE_DIV=$SCALE_DIV REPEAT=$REPEAT STRACE=$STRACE MEMSCALE=$MEMSCALE PERFSTAT=$PERFSTAT PERFREC=$PERFREC bench/profile.sh${1:+ $1}"
+    echo "loadavg at start: $(cat /proc/loadavg)"
+} >"$RES/versions.txt"
 
 out_md=$RES/profile.md
 : >"$out_md"

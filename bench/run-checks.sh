@@ -9,7 +9,8 @@
 #        ROUNDS=N    rounds of the latency comparison (default 5)
 #        SKIP="..."  any of: latency memory ports rate
 # Needs root (net.core.somaxconn raised for the big runs and restored at exit; a network
-# namespace herd-bench-ports, removed at exit; a cgroup for the quota). Output: bench/results/<date>-checks/{summary.md,raw/}.
+# namespace herd-bench-ports, removed at exit; a cgroup for the quota).
+# Output: bench/results/<date>-checks/{summary.md,versions.txt,raw/}.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -45,10 +46,18 @@ NGINX_RLIMIT=$(ulimit -Hn) NGINX_WCONN=$(($(ulimit -Hn) - 100)) NGINX_BACKLOG=65
 URL=http://127.0.0.1:$PORT
 
 {
+    echo "date: $(date -Is)"
+    herd_versions "herd=$HERD"
+    echo "wrk: $(wrk -v 2>&1 | head -1 || true)"
+    echo "nginx: $(nginx -v 2>&1)"
+    echo "kernel: $(uname -r); nproc: $(nproc)"
+    echo "command: ROUNDS=$ROUNDS SKIP=\"$SKIP\" bench/run-checks.sh${1:+ $1}"
+    echo "loadavg at start: $(cat /proc/loadavg)"
+} >"$RES/versions.txt"
+{
     echo "# herd run checks ($(date -Is))"
     echo
-    echo "herd: $("$HERD" --version 2>&1 | head -1), git $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes')"
-    echo "wrk: $(wrk -v 2>&1 | head -1 || true); nginx: $(nginx -v 2>&1); kernel: $(uname -r); nproc: $(nproc)"
+    grep -E '^(herd|wrk|nginx|kernel)' "$RES/versions.txt" | sed 's/$/  /'
     echo "nginx: 1 worker on CPU 0; clients on CPU 1 unless said otherwise"
     echo
 } >"$SUMMARY"

@@ -84,9 +84,9 @@ log "tools: ${active[*]}; scenarios: $SCENARIOS; rounds: $ROUNDS; quota: ${QUOTA
     echo "caddy: $(caddy version 2>&1 | head -1 || true)"
     echo "oha: $([[ -x $OHA ]] && "$OHA" --version 2>&1 | head -1 || echo "n/a ($OHA)")"
     echo "openssl: $(openssl version 2>&1)"
-    echo "herd: $([[ $herd_ok == 1 ]] && "$HERD" --version 2>&1 | head -1 || echo n/a)"
-    echo "herd binary: $HERD ($([[ -f $HERD ]] && { stat -c '%y' "$HERD"; sha256sum "$HERD" | cut -c1-16; } | paste -sd' ' || echo missing))"
-    echo "herd git: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)$(git -C "$ROOT" diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes in crates/')"
+    herd_versions "herd=$HERD" ${HERD_BASE:+"herd-base=$HERD_BASE"}
+    [[ $herd_ok == 1 ]] || echo "herd: does not work here; its tools were skipped"
+    echo "command: QUICK=$QUICK ROUNDS=$ROUNDS QUOTA_PCT=$QUOTA_PCT MEMCHECK=$MEMCHECK TOOLS=\"$TOOLS\" SCENARIOS=\"$SCENARIOS\" bench/run.sh${1:+ $1}"
     echo "gcc: $(gcc --version | head -1)"
     echo "GNU time: $(/usr/bin/time --version 2>&1 | head -1)"
     echo "cgroup: $CG_MODE $CG_CPU quota ${QUOTA_US}/${PERIOD_US}"

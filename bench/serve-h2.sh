@@ -21,15 +21,16 @@
 # Everything started here is stopped by its own PID on exit, Ctrl-C or error.
 set -euo pipefail
 
+# Read before lib.sh, which declares FILE as its scenarios' array (and so drops the environment's FILE).
+SERVE_FILE=${FILE:-f6397.html}
 # shellcheck source=bench/lib.sh
-source "$(dirname "$0")/lib.sh"   # log, pick_port, port_is_free, nginx_stop (NGINX_PID, NGINX_WORKER)
+source "$(dirname "$0")/lib.sh"   # log, pick_port, port_is_free, nginx_stop (NGINX_PID, NGINX_WORKER), herd_versions
 
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-200000}
 DURATION=${DURATION:-5}
 HERD=${HERD:-$ROOT/target/release/herd}
 HERD_BEFORE=${HERD_BEFORE:-}
-FILE=${FILE:-f6397.html}
 
 die() { log "error: $*"; exit 1; }
 for tool in h2load wrk nginx curl taskset python3; do
@@ -46,7 +47,7 @@ chmod 755 "$WORK" "$WORK/www"
 python3 -c 'import sys; sys.stdout.write(("0123456789abcdef" * 400)[:6397])' >"$WORK/www/f6397.html"
 python3 -c 'import sys; sys.stdout.write(("0123456789abcdef" * 10)[:100])' >"$WORK/www/f100.html"
 chmod 644 "$WORK/www/"*
-SIZE=$(stat -c %s "$WORK/www/$FILE")
+SIZE=$(stat -c %s "$WORK/www/$SERVE_FILE")
 
 HERD_PID= ; BEFORE_PID=
 cleanup() {
@@ -112,15 +113,15 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%.0f\n"
 
 # name → "pid protocol url"
 declare -A RUN
-RUN[herd-h2c]="$HERD_PID h2c http://127.0.0.1:$P_HERD/$FILE"
-RUN[nginx-h2c]="$NGINX_WORKER h2c http://127.0.0.1:$P_NGINX/$FILE"
-RUN[herd-h1]="$HERD_PID h1 http://127.0.0.1:$P_HERD/$FILE"
-RUN[nginx-h1]="$NGINX_WORKER h1 http://127.0.0.1:$P_NGINX_H1/$FILE"
+RUN[herd-h2c]="$HERD_PID h2c http://127.0.0.1:$P_HERD/$SERVE_FILE"
+RUN[nginx-h2c]="$NGINX_WORKER h2c http://127.0.0.1:$P_NGINX/$SERVE_FILE"
+RUN[herd-h1]="$HERD_PID h1 http://127.0.0.1:$P_HERD/$SERVE_FILE"
+RUN[nginx-h1]="$NGINX_WORKER h1 http://127.0.0.1:$P_NGINX_H1/$SERVE_FILE"
 NAMES=(herd-h2c nginx-h2c herd-h1 nginx-h1)
 if [[ -n $HERD_BEFORE ]]; then
-    RUN[herd-before-h1]="$BEFORE_PID h1 http://127.0.0.1:$P_BEFORE/$FILE"
-    RUN[herd-h1-close]="$HERD_PID h1-close http://127.0.0.1:$P_HERD/$FILE"
-    RUN[herd-before-h1-close]="$BEFORE_PID h1-close http://127.0.0.1:$P_BEFORE/$FILE"
+    RUN[herd-before-h1]="$BEFORE_PID h1 http://127.0.0.1:$P_BEFORE/$SERVE_FILE"
+    RUN[herd-h1-close]="$HERD_PID h1-close http://127.0.0.1:$P_HERD/$SERVE_FILE"
+    RUN[herd-before-h1-close]="$BEFORE_PID h1-close http://127.0.0.1:$P_BEFORE/$SERVE_FILE"
     NAMES+=(herd-before-h1 herd-h1-close herd-before-h1-close)
 fi
 
@@ -140,12 +141,12 @@ done
 {
     echo "date: $(date -Is)"
     echo "kernel: $(uname -srvm)"
-    echo "herd: $HERD ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet || echo -dirty))"
-    [[ -n $HERD_BEFORE ]] && echo "herd before: $HERD_BEFORE"
+    herd_versions "herd=$HERD" ${HERD_BEFORE:+"herd-before=$HERD_BEFORE"}
+    echo "command: ROUNDS=$ROUNDS REQUESTS=$REQUESTS DURATION=$DURATION FILE=$SERVE_FILE bench/serve-h2.sh"
     echo "nginx: $(nginx -v 2>&1)"
     echo "h2load: $(h2load --version | head -1)"
     echo "wrk: $(wrk --version 2>&1 | head -1)"
-    echo "file: $FILE ($SIZE bytes); h2load -t1 -c4 -m10 -n $REQUESTS; wrk -t1 -c50 -d${DURATION}s"
+    echo "file: $SERVE_FILE ($SIZE bytes); h2load -t1 -c4 -m10 -n $REQUESTS; wrk -t1 -c50 -d${DURATION}s"
     echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/versions.txt"
 

@@ -13,6 +13,8 @@
 # Output: bench/results/<date>-serve-instructions/ (serve-instructions.md, .csv, versions.txt).
 set -euo pipefail
 
+# Read before lib.sh, which declares FILE as its scenarios' array (and so drops the environment's FILE).
+SERVE_FILE=${FILE:-f6397.html}
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -21,7 +23,6 @@ HERD_BASE=${HERD_BASE:-}
 N_KA=${N_KA:-20000}
 N_CLOSE=${N_CLOSE:-4000}
 N_H2=${N_H2:-20000}
-FILE=${FILE:-f6397.html}
 for tool in valgrind ab h2load gcc python3; do
     command -v "$tool" >/dev/null || { echo "$tool is missing (valgrind, apache2-utils, nghttp2-client, gcc)" >&2; exit 1; }
 done
@@ -48,10 +49,10 @@ trap 'exit 130' INT TERM
     echo "date: $(date -Is)"
     echo "kernel: $(uname -srvm)"
     echo "valgrind: $(valgrind --version)"
-    echo "herd: $HERD, sha256 $(sha256sum "$HERD" | cut -c1-16), git $(git -C "$ROOT" rev-parse --short HEAD)"
-    [[ -n $HERD_BASE ]] && echo "herd-base: $HERD_BASE, sha256 $(sha256sum "$HERD_BASE" | cut -c1-16)"
+    herd_versions "herd=$HERD" ${HERD_BASE:+"herd-base=$HERD_BASE"}
+    echo "command: N_KA=$N_KA N_CLOSE=$N_CLOSE N_H2=$N_H2 FILE=$SERVE_FILE bench/serve-instructions.sh"
     echo "ab: $(ab -V | head -1); h2load: $(h2load --version | head -1)"
-    echo "file: $FILE"
+    echo "file: $SERVE_FILE"
 } >"$RES/versions.txt"
 
 # Instructions of one server run answering $3 requests of scenario $2, binary $1.
@@ -68,7 +69,7 @@ count() {
         sleep 0.1
     done
     [[ $line == listening* ]] || { echo "herd serve did not start: $(cat "$WORK/serve.err")" >&2; exit 1; }
-    url=http://127.0.0.1:$port/$FILE
+    url=http://127.0.0.1:$port/$SERVE_FILE
     case $scen in
         ka) ab -q -k -c 10 -n "$n" "$url" >"$out.client" ;;
         close) ab -q -c 10 -n "$n" "$url" >"$out.client" ;;

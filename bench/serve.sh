@@ -15,7 +15,7 @@
 #                         context switches per request) -> serve-profile.md; needs perf (linux-perf)
 #        PERF_RECORD=1    with PROFILE=1: one more run per server (not PHP) under perf record -g
 #
-# Set-up (see ../BENCHMARKS.md, "herd serve vs nginx, lighttpd and PHP"): every server runs pinned to
+# Set-up (see bench/results/2026-11-21-serve-against-nginx-lighttpd-php.md): every server runs pinned to
 # CPU 0 (taskset -c 0), one process or worker each; wrk runs pinned to CPU 1 (taskset -c 1 wrk -t1).
 # The servers: herd serve --threads 1; nginx (bench/serve/nginx.conf, 1 worker; a second port of the
 # same worker has open_file_cache on); lighttpd (bench/serve/lighttpd.conf); php-fpm
@@ -330,8 +330,7 @@ log "php-fpm: $opcache"
     echo "kernel: $(uname -srvm)"
     echo "debian: $(cat /etc/debian_version)"
     echo "nproc: $(nproc); cpu: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-    echo "herd --version: $("$HERD" --version 2>&1 | head -1)"
-    echo "herd binary: $HERD ($(stat -c '%y' "$HERD"), sha256 $(sha256sum "$HERD" | cut -c1-16))"
+    herd_versions "herd=$HERD"
     echo "nginx -v: $(nginx -v 2>&1) ($(dpkg-query -W -f '${Package} ${Version}' nginx-light 2>/dev/null || true))"
     echo "lighttpd -v: $(lighttpd -v 2>&1 | head -1)"
     echo "php-fpm -v: $("$FPM_BIN" -v 2>&1 | head -1)"
@@ -343,6 +342,7 @@ log "php-fpm: $opcache"
     echo "pinning: servers taskset -c 0, wrk taskset -c 1 (wrk -t1 -c$CONNECTIONS -d${DURATION}s)"
     echo "php-fpm children: $FPM_CHILDREN (pm = static)"
     echo "rounds: $ROUNDS; scenarios: $SCENARIOS"
+    echo "command: QUICK=$QUICK ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS APACHE=$APACHE SCENARIOS=\"$SCENARIOS\" PROFILE=${PROFILE:-0} PERF_RECORD=${PERF_RECORD:-0} bench/serve.sh"
     echo "tcp_tw_reuse: $(cat /proc/sys/net/ipv4/tcp_tw_reuse); ip_local_port_range: $(tr '\t' '-' </proc/sys/net/ipv4/ip_local_port_range); somaxconn: $(cat /proc/sys/net/core/somaxconn)"
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/serve-versions.txt"

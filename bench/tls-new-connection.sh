@@ -27,8 +27,8 @@ URL="https://127.0.0.1:$H2_PORT/f6397.html"
 
 {
     echo "date: $(date -u +%FT%TZ)"
-    echo "herd: $("$HERD" --version 2>&1) at $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- crates || echo ' + uncommitted changes in crates/')"
-    [[ -n $HERD_BEFORE ]] && echo "herd-before: $HERD_BEFORE ($("$HERD_BEFORE" --version 2>&1))"
+    herd_versions "herd=$HERD" ${HERD_BEFORE:+"herd-before=$HERD_BEFORE"}
+    echo "command: ROUNDS=$ROUNDS N=$N${HERD_BEFORE:+ HERD_BEFORE=$HERD_BEFORE} bench/tls-new-connection.sh${1:+ $1}"
     echo "ab: $(ab -V | head -1)"
     echo "nginx: $(nginx -v 2>&1)"
     echo "kernel: $(uname -r); cpus: $(nproc)"
@@ -58,6 +58,7 @@ run_tool() {
 echo "round,tool,requests_per_second,median_ms" >"$RES/runs.csv"
 for round in $(seq "$ROUNDS"); do
     # A different order each round, so no tool always runs first.
+    # shellcheck disable=SC2086  # $tools: one word per tool
     order=$(printf '%s\n' $tools | shuf --random-source=<(yes "$round"))
     for tool in $order; do
         read -r rps med < <(run_tool "$tool" "$RES/raw/$tool-$round.txt")
