@@ -2,26 +2,36 @@
 //!
 //! Brief overview:
 //! - [`RunSpec`] says what to send, to which [`Target`], over how many connections and
-//!   threads, on what [`Schedule`], and when to stop ([`StopAt`]). Its types cannot express
-//!   a run the engine would refuse or a setting it would ignore.
-//! - [`run`] starts the workers, and returns each worker's [`Recorder`] after they all
-//!   stop; the caller merges them. Nothing is shared between workers on the hot path: no
-//!   lock, no shared atomic, no heap allocation per request; the request bytes are built
-//!   once by the caller.
+//!   threads, on what [`Schedule`] and [`Wire`], and when to stop ([`StopAt`]). Its types
+//!   rule out what types can (a run without a bound, no connection, think time outside a
+//!   closed loop, pipelining on a connection that closes); what they cannot say,
+//!   [`RunSpec::check`] refuses with a [`SpecError`] (an agent's slice with no connection or
+//!   no request, pipelining or think time over HTTP/2 and HTTP/3, a receive-rate cap or a
+//!   Unix socket with HTTP/3, an HTTP/2 window out of range). [`run()`] calls it, and also
+//!   refuses an empty address list and a request HTTP/2 or HTTP/3 cannot carry
+//!   ([`EngineError`]).
+//! - [`run()`] starts the workers, and returns each worker's [`Recorder`] after they all
+//!   stop; the caller merges them. Nothing is shared between workers per request: no lock,
+//!   no shared atomic written per request, no heap allocation per request; the request bytes
+//!   are built once by the caller.
 //! - A [`Recorder`] sees every request's outcome ([`Completed`] or [`Failed`]) with its
 //!   [`Timing`] from the monotonic clock, and may ask the run to stop ([`Answer`]).
 //! - [`Control`] lets another thread stop a run (Ctrl-C) and read progress.
 //! - [`ThreadUsage`] is what each worker thread cost: CPU time and run-queue wait.
 //!
-//! The engine knows HTTP/1.x framing through herd-proto and nothing about reports.
+//! The engine speaks HTTP/1.x, HTTP/2 and HTTP/3 on herd-proto's codecs (QUIC through
+//! quinn-proto, driven by hand in [`quic`]) and knows nothing about reports.
 //!
-//! Inside, in layers (ARCHITECTURE.md draws them): `run` starts and joins the workers;
-//! `worker` is one thread's event loop and decides who starts the next request (closed loop,
-//! pacer, think time); `conn` is one connection and owns its transitions; under it,
-//! `session` is the protocol seam (HTTP/1 in `session/http1`, with `pipeline`), and
-//! `transport` is one read/write/flush interface for plain and TLS sockets. `timers`,
-//! `throttle` (the receive-rate cap) and `pacer` (the open loop's clock) are each their own
-//! small piece.
+//! Inside, in layers (ARCHITECTURE.md names the seams): `run` starts and joins the workers;
+//! `worker` is HTTP/1's event loop and decides who starts the next request (closed loop,
+//! pacer, think time), `mux` the one of HTTP/2 and HTTP/3 (`mux::worker`), both turning the
+//! same loop (`worker::base`); `conn` is one HTTP/1 connection and owns its transitions, over
+//! `session` (HTTP/1's protocol, in `session/http1`, with `pipeline`); a multiplexed
+//! connection (`mux::conn`) holds its protocol as a link, HTTP/2 (`mux::h2`) or HTTP/3
+//! (`mux::h3link`). `transport` is one read/write/flush interface for plain and TLS TCP
+//! sockets, which `socket` opens (HTTP/3's UDP sockets are `quic::udp`'s). `timers`,
+//! `throttle` (the receive-rate cap), `pacer` (the open loop's clock) and `reach` (giving up
+//! on a target nothing connects to) are each their own small piece.
 
 mod alpn_probe;
 mod conn;

@@ -1,4 +1,5 @@
-//! A run from start to end: check what no type can (an empty address list), give each worker
+//! A run from start to end: refuse what no type can (an empty address list, the spec's own
+//! checks in `RunSpec::check`, a request HTTP/2 or HTTP/3 cannot carry), give each worker
 //! its event loop, start the workers on their threads (which open their connections first
 //! when the run starts later: warm.rs), wait for the start (start.rs), give each worker its
 //! recorder, deadline and clock, and join them.

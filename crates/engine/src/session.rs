@@ -1,5 +1,5 @@
-//! The protocol seam: what a connection speaks, modelled on h2load's `Session`
-//! (nghttp2's src/h2load_session.h).
+//! HTTP/1's protocol seam: what an HTTP/1 connection speaks, modelled on h2load's `Session`
+//! (nghttp2's src/h2load_session.h). HTTP/2 and HTTP/3 have their own (mux/, below).
 //!
 //! A [`Session`] turns requests into bytes to write, and response bytes into complete or
 //! failed requests, each an [`Exchange`] with its own timing. It knows nothing of sockets,

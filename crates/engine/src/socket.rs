@@ -2,6 +2,13 @@
 //! (`--unix-socket`), and how one is opened. Both are read and written with raw
 //! read(2)/write(2) through their fd (transport.rs), registered with epoll the same way, and
 //! fed to rustls as `Read + Write`.
+//!
+//! `connect` is the one way a run's TCP and Unix connections open, for HTTP/1's worker, the
+//! multiplexed worker's HTTP/2 connections and the connections opened ahead (warm.rs):
+//! connection k gets the target's address and, with `--bind`, the source addresses taken
+//! round robin (k mod their count; `IP_BIND_ADDRESS_NO_PORT`). Every TCP socket sets
+//! `TCP_NODELAY`, so that no write waits for Nagle's algorithm (docs/socket-options.md).
+//! HTTP/3's UDP sockets are not opened here but by the QUIC driver (quic/udp.rs).
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};

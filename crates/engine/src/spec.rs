@@ -1,10 +1,14 @@
 //! The description of a run: what to send, where, how many at once, and when to stop.
 //!
-//! The types are built so that a run the engine would refuse, or a setting it would silently
-//! ignore, cannot be written: a run has a stop condition ([`StopAt`]) and at least one
-//! connection; think time exists only in a closed loop and pipelining only as its own schedule
-//! on kept-alive connections ([`Schedule`]); a rate is positive and finite ([`RequestRate`]).
-//! What no type can say (an address list that is empty) is checked when the run starts.
+//! The types rule out what types can: a run has a stop condition ([`StopAt`]) and at least
+//! one connection and thread; think time exists only in a closed loop and pipelining only as
+//! its own schedule on kept-alive connections ([`Schedule`]); a rate is positive and finite
+//! ([`RequestRate`]). What they cannot say is refused when the run starts: [`RunSpec::check`]
+//! refuses an agent's [`Slice`] with no connection or no request, pipelining or think time
+//! over HTTP/2 and HTTP/3, a receive-rate cap or a Unix socket with HTTP/3, and an HTTP/2
+//! window of 0 or past 2^31 − 1 (each a [`SpecError`]); `run.rs` adds an empty address list
+//! and a request HTTP/2 or HTTP/3 cannot carry. The fields are public: a caller that sets
+//! them directly gets the same checks.
 
 use std::net::IpAddr;
 use std::num::{NonZeroU32, NonZeroU64};

@@ -3,7 +3,12 @@
 //! environment as a Kubernetes Indexed Job's pod is; `herd cluster run --local N` runs the
 //! coordinator here and N agents as processes of this machine, and prints, judges and writes
 //! the merged result as `herd run` does a single one (`--json` with each agent's figures
-//! beside it, `--hlog` merged and one per agent).
+//! beside it, `--hlog` merged and one per agent). The local agents are started through
+//! herd-topo's `Supervisor` (each in its own process group, its log kept in the run's
+//! directory); the target is checked once, here, before any agent starts. With `--netns` each
+//! agent runs in one of herd's own network namespaces and reaches the coordinator through a
+//! Unix socket in the run's directory instead of 127.0.0.1. `herd cluster manifest` prints
+//! herd-cluster's objects for a run on Kubernetes (cluster_k8s.rs runs them).
 //!
 //! Exit codes as `herd run`'s; an agent that fails, goes away or never arms fails the run
 //! (1), and the message says which.

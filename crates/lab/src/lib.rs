@@ -5,8 +5,9 @@
 //!   [`matrix::cells`] expands it into [`matrix::Cell`]s.
 //! - [`load::Load`] is how hard and how long a cell pushes (ab-style `-n`/`-c`, a duration,
 //!   a fixed rate, client steps); [`load::Request`] is what each request is.
-//! - [`client`] turns a cell's load into a client command line (herd run, the real ab or
-//!   wrk) and that client's output back into measurements.
+//! - [`client`] turns a cell's load into a client command line (herd run, the real ab, wrk
+//!   or h2load; smbtorture or tbench for NetBench cells) and that client's output back into
+//!   measurements.
 //! - [`runner::run`] runs the matrix against real servers and writes every run to the store;
 //!   [`plan::plan`] is the dry run. [`docroot`] writes what the servers serve and what each
 //!   answer must be; [`verify`] checks an answer before a cell is measured.

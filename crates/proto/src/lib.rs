@@ -1,5 +1,6 @@
 //! HTTP on the client side, without I/O: HTTP/1.x at the crate's root (encode requests, parse
-//! responses incrementally), HTTP/2 in [`h2`] (the frame codec and HPACK).
+//! responses incrementally), HTTP/2 in [`h2`] (the frame codec and HPACK), HTTP/3 in [`h3`]
+//! (frames, the response reader, QPACK with the static table; QUIC itself is the engine's).
 //!
 //! Brief overview of HTTP/1.x:
 //! - [`ResponseParser`] consumes response bytes as they arrive, in pieces of any size, and

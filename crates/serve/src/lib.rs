@@ -1,5 +1,5 @@
-//! herd's built-in reference HTTP/1.x server, the target behind `herd serve`, the quick start and
-//! the tests.
+//! herd's built-in reference HTTP/1.x and HTTP/2 server, the target behind `herd serve`, the
+//! quick start and the tests.
 //!
 //! # Brief overview
 //!

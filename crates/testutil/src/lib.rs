@@ -1,5 +1,5 @@
-//! Helpers shared by herd's tests, and only by tests (every crate takes it as a
-//! dev-dependency; nothing shipped links it).
+//! Helpers shared by herd's tests, and only by tests (every other crate but herd-run and
+//! herd-stats takes it as a dev-dependency; nothing shipped links it).
 //!
 //! - [`golden`]: compare rendered output with a file under `tests/golden/`, byte for byte;
 //!   `UPDATE_GOLDEN=1` rewrites the files instead (review the diff like code).

@@ -8,8 +8,8 @@
 //! - [`registry`] is the on-disk record of what a lab run started, so that `herd lab clean`
 //!   can stop what a crashed run left behind, and only that.
 //!
-//! - [`net`] is the network path between client and server as a plan of namespaces and
-//!   commands (issue 6; applying it comes next).
+//! - [`net`] is the network path between client and server: a plan of namespaces and
+//!   commands, pure, and the plan applied and torn down again (`net::topology`).
 
 pub mod cpuset;
 pub mod net;

@@ -3,6 +3,8 @@
 //! reaches herd alone, and herd stops things in its own order), its CPU set, its log file, and
 //! a line in the run's [`Registry`]. Stopping goes by the PID herd was given: SIGTERM to that
 //! process group, a grace period, then SIGKILL. Nothing is ever found or stopped by name.
+//! A start that cannot be written to the registry is stopped and refused
+//! ([`ProcError::Registry`]), so that `herd lab clean` can always finish the job after a crash.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};

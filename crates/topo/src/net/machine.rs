@@ -1,6 +1,8 @@
 //! What this machine offers the paths: the programs a plan's commands name (`ip`, `tc`, `nft`,
 //! `iptables`, `ipvsadm`, `ethtool`, `sysctl`) and the kernel's IP_VS. Checked before a lab
 //! run starts, so that a missing piece is one clear refusal, not a cell failing half-way.
+//! And the qdiscs shaped links use ([`Qdisc`]: tbf, netem), probed on a veth link in a
+//! scratch namespace (`herd-<pid>-probe`), for the lab's preflight and `herd doctor`.
 
 use std::path::{Path as FsPath, PathBuf};
 
