@@ -5,7 +5,34 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the one before it took, and the run ends with every step's time:
+# the test command's budget (docs: ≤ 8 minutes on a fresh clone, 2 cores) is watched step by
+# step.
+STEP_NAME=""
+STEP_START=$SECONDS
+RUN_START=$SECONDS
+STEP_TIMES=()
+step_done() {
+  if [ -n "$STEP_NAME" ]; then
+    local took=$((SECONDS - STEP_START))
+    STEP_TIMES+=("$(printf '%4d:%02d  %s' $((took / 60)) $((took % 60)) "$STEP_NAME")")
+  fi
+}
+step() {
+  step_done
+  STEP_NAME="$*"
+  STEP_START=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
+step_times() {
+  step_done
+  STEP_NAME=""
+  local all=$((SECONDS - RUN_START))
+  echo
+  echo "time by step (min:s):"
+  printf '  %s\n' "${STEP_TIMES[@]}"
+  printf '  %4d:%02d  in all\n' $((all / 60)) $((all % 60))
+}
 
 # Real peers and real servers the tests run against.
 need_pkgs=()
@@ -111,5 +138,6 @@ step "bench/floor.c compiles without warnings"
 if [ -f bench/floor.c ]; then
   gcc -O2 -Wall -Wextra -Werror -o "${TMPDIR:-/tmp}/herd-floor-check" bench/floor.c
 fi
+step_times
 echo
 echo "all checks passed"
