@@ -27,6 +27,7 @@ step() {
 step_times() {
   step_done
   STEP_NAME=""
+  [ ${#STEP_TIMES[@]} -gt 0 ] || return 0
   local all=$((SECONDS - RUN_START))
   echo
   echo "time by step (min:s):"
@@ -108,6 +109,9 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ -n "$made_policy" ]; then rm -f "$policy"; fi
 fi
 
+# A failing step still shows how long each step took, up to it.
+trap 'step_times' EXIT
+
 if ! command -v cargo >/dev/null; then
   echo "error: no Rust toolchain: install one with rustup (https://rustup.rs), then re-run" >&2
   exit 1
@@ -138,6 +142,7 @@ step "bench/floor.c compiles without warnings"
 if [ -f bench/floor.c ]; then
   gcc -O2 -Wall -Wextra -Werror -o "${TMPDIR:-/tmp}/herd-floor-check" bench/floor.c
 fi
+trap - EXIT
 step_times
 echo
 echo "all checks passed"

@@ -45,6 +45,7 @@ fn three_agents_merge_exactly_what_nginx_served() {
     let nginx = Nginx::start();
     let dir = tempdir("cluster");
     let (json, hlog) = (dir.join("run.json"), dir.join("run.hlog"));
+    let hiccups = herd_testutil::hiccups::Hiccups::watch();
     let out = run(herd()
         .args(["cluster", "run", "--local", "3", "--"])
         .arg(nginx.url("/counted/small.html"))
@@ -53,6 +54,9 @@ fn three_agents_merge_exactly_what_nginx_served() {
         .arg(&json)
         .arg("--hlog")
         .arg(&hlog));
+    // Started together: a few ms at most, plus what the machine itself delayed a waking
+    // thread during the run (a busy 2-core machine held one agent 25.6 ms once).
+    let bound_us = 25_000.0 + hiccups.stop().as_secs_f64() * 1e6;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -69,8 +73,10 @@ fn three_agents_merge_exactly_what_nginx_served() {
         assert_eq!(own["requests"]["completed"], 1000, "agent {i}: {a}");
         assert_eq!(own["connections"], 2);
         let late = a["start_late_us"].as_f64().unwrap();
-        // Started together: a few ms at most, even on a busy 2-core machine.
-        assert!((0.0..25_000.0).contains(&late), "agent {i} started {late} µs late");
+        assert!(
+            (0.0..bound_us).contains(&late),
+            "agent {i} started {late} µs late ({bound_us} µs allowed)"
+        );
         // Armed with its connections open: none opened in the run.
         assert_eq!((&a["opened_ahead"], &a["not_opened_ahead"]), (&2.into(), &0.into()), "{a}");
         assert_eq!(own["latency_us"]["connect"]["count"], 0, "a connect in agent {i}'s run");

@@ -88,6 +88,7 @@ fn three_agents_in_namespaces_of_their_own_are_counted_by_nginx() {
     }
     let names: Vec<String> = plan.clients.iter().map(|&(h, _)| plan.netns(h)).collect();
     let json = dir.join("run.json");
+    let hiccups = herd_testutil::hiccups::Hiccups::watch();
     let out = run(herd()
         .args(["cluster", "run", "--local", "3"])
         .arg(format!("--netns={}", names.join(",")))
@@ -95,6 +96,8 @@ fn three_agents_in_namespaces_of_their_own_are_counted_by_nginx() {
         .arg(format!("http://{}:80/small.html", plan.target))
         .args(["-n", "3000", "-c", "6", "-t", "1", "--json"])
         .arg(&json));
+    // Together: a few ms, plus what the machine delayed a waking thread meanwhile.
+    let bound_us = 25_000.0 + hiccups.stop().as_secs_f64() * 1e6;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -109,7 +112,7 @@ fn three_agents_in_namespaces_of_their_own_are_counted_by_nginx() {
     assert!(by_addr.values().all(|&n| n == 1000), "{by_addr:?}");
     for a in v["agents"].as_array().unwrap() {
         let late = a["start_late_us"].as_f64().unwrap();
-        assert!((0.0..25_000.0).contains(&late), "{a}");
+        assert!((0.0..bound_us).contains(&late), "{bound_us} µs allowed: {a}");
     }
     sup.stop_all(Duration::from_secs(2));
     assert_eq!(topo.teardown(), Vec::<String>::new());

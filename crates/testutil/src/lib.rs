@@ -10,6 +10,8 @@
 //! - [`procs`]: the processes a test started, found by a path they carry, to see them gone.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
 //! - [`alloc`]: a counting global allocator for the no-allocation tests.
+//! - [`hiccups`]: how late the machine wakes a sleeping thread while a test runs, for time
+//!   bounds judged against what the machine showed.
 //! - `launch` (feature `launch`): a rendered server prepared and started as the lab does,
 //!   stopped by PID.
 
@@ -17,6 +19,7 @@ pub mod alloc;
 pub mod causes;
 pub mod corpus;
 pub mod golden;
+pub mod hiccups;
 #[cfg(feature = "launch")]
 pub mod launch;
 pub mod ports;
