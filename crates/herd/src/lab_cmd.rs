@@ -192,6 +192,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if resume.is_none() {
         eprintln!("herd lab: this takes {}", herd_lab::estimate::estimate(&e).sentence());
     }
+    if let Some(smoke) = e.repetitions.smoke() {
+        eprintln!("herd lab: {smoke}");
+    }
     if !checked.refused().is_empty() {
         eprintln!(
             "herd lab: {} of {} cells refused, before anything ran (`--dry-run` lists them):\n  {}",

@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
+#[path = "it/util/mod.rs"]
 mod util;
 
 use std::fs::{self, File};

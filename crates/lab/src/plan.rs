@@ -72,6 +72,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         );
     }
     let _ = writeln!(s, "time: {}", crate::estimate::estimate(e).sentence());
+    if let Some(smoke) = reps.smoke() {
+        let _ = writeln!(s, "smoke run: {smoke}");
+    }
     // Each load in words: above all, which open a new connection per request.
     let _ = writeln!(s, "loads:");
     for (name, load) in &e.loads {

@@ -8,6 +8,8 @@
 //! - [`causes`]: an error chain names each cause once, whether built in a unit test or read
 //!   from a command's stderr.
 //! - [`procs`]: the processes a test started, found by a path they carry, to see them gone.
+//! - [`not_run`]: what a test could not run on this kernel, listed at the end of the test
+//!   command.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
 //! - [`alloc`]: a counting global allocator for the no-allocation tests.
 //! - [`hiccups`]: how late the machine wakes a sleeping thread while a test runs, for time
@@ -22,5 +24,6 @@ pub mod golden;
 pub mod hiccups;
 #[cfg(feature = "launch")]
 pub mod launch;
+pub mod not_run;
 pub mod ports;
 pub mod procs;

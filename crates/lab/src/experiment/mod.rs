@@ -115,12 +115,25 @@ impl AxisName {
 /// How many times each cell runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Repetitions {
-    /// Every cell runs at least this often (3 or more: fewer give no spread).
+    /// Every cell runs at least this often: 3 or more for results; fewer give no spread to
+    /// judge a figure by, which the lab says before it starts ([`Repetitions::smoke`]).
     pub min: u32,
     /// Cells whose spread stays above the bound get more repetitions, up to this many.
     pub max: u32,
     /// The bound: relative standard deviation of requests per second across repetitions.
     pub max_spread_percent: f64,
+}
+
+/// What the lab says of an experiment run with fewer than three repetitions of each cell.
+pub const SMOKE_RUN: &str = "fewer than 3 repetitions of each cell ([repetitions] min): no \
+     spread and no interval to judge a figure by, a smoke run of the file rather than a \
+     result; give min = 3 or more to measure";
+
+impl Repetitions {
+    /// The sentence to say before the run, when it is a smoke run.
+    pub fn smoke(&self) -> Option<String> {
+        (self.min < 3).then(|| SMOKE_RUN.to_owned())
+    }
 }
 
 /// How the runner behaves between and around cells.

@@ -124,8 +124,8 @@ fn bad_values_name_the_line() {
             "line 26: [loads.ab] `requests` and `duration` together",
         ),
         (
-            format!("{GOOD}\n[repetitions]\nmin = 2\n"),
-            "line 35: [repetitions] min must be at least 3",
+            format!("{GOOD}\n[repetitions]\nmin = 0\n"),
+            "line 35: [repetitions] min = 0 is out of range: use 1 to 100",
         ),
         (
             edit("server = \"apache-prefork\"\nworkload = \"9x9\"", "server = \"h2o\""),
@@ -526,6 +526,15 @@ fn agents_spread_herds_client_and_refuse_what_they_cannot_carry() {
 /// Loads keep connections alive unless the file says `keep_alive = false` in so many words, as
 /// every browser and modern client does: a load that says nothing opened a connection per
 /// request before, so every HTTP/2 and HTTP/3 cell of it did too.
+/// One repetition is a smoke run of the file, allowed (the lab says what it is worth).
+#[test]
+fn a_single_repetition_is_a_smoke_run() {
+    let e = parse(&format!("{GOOD}\n[repetitions]\nmin = 1\nmax = 1\n"), "x.toml").unwrap();
+    assert_eq!((e.repetitions.min, e.repetitions.max), (1, 1));
+    assert_eq!(e.repetitions.smoke(), Some(crate::experiment::SMOKE_RUN.to_owned()));
+    assert_eq!(parse(GOOD, "x.toml").unwrap().repetitions.smoke(), None);
+}
+
 #[test]
 fn loads_keep_connections_alive_unless_told_otherwise() {
     let e = parse(GOOD, "demo.toml").unwrap();

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
-mod util;
+use crate::util;
 
 use std::process::Command;
 

@@ -5,7 +5,7 @@
 //! refused before anything runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! connection count, think time, the receive-rate cap, and source addresses seen by the server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::io::{BufRead, Read, Write};
 use std::net::{TcpListener, TcpStream};

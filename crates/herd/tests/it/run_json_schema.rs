@@ -7,7 +7,7 @@
 //! same count, min and max.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use serde_json::{json, Value};
 use util::Serve;

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
-mod util;
+use crate::util;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -15,8 +15,8 @@ use std::process::Command;
 use herd_store::SCHEMA_VERSION;
 use util::{herd, run, tempdir, text};
 
-const MIGRATION_0001: &str = include_str!("../../store/migrations/0001_init.sql");
-const V1_DATA: &str = include_str!("../../store/tests/data/store_v1.sql");
+const MIGRATION_0001: &str = include_str!("../../../store/migrations/0001_init.sql");
+const V1_DATA: &str = include_str!("../../../store/tests/data/store_v1.sql");
 
 /// A store as herd 0.1.0 left it: schema version 1, one experiment (`lighttpd-2009`).
 fn build_v1(path: &Path) {

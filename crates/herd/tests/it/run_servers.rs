@@ -12,7 +12,7 @@
 //! package to install (scripts/test.sh installs them all).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! rate accuracy, the closed loop's counts against the server's own, JSON output, and bad input.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

@@ -4,7 +4,7 @@
 //! cannot be a directory), each with a one-line error. Writes only under the temp dir.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::fs;
 use std::path::Path;

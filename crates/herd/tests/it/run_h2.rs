@@ -6,7 +6,7 @@
 //! limit.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use util::{herd, run, run_json, text, Nginx};
 

@@ -1,7 +1,7 @@
 //! Ctrl-C in the middle of a herd ab run: ab prints the results so far and exits 1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! shape (docs/ab-json.md), and its numbers against the text report of the same run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use serde_json::Value;
 use util::{herd, run, tempdir, text, Nginx};

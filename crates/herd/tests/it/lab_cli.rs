@@ -4,7 +4,7 @@
 //! what was left, by PID. Every process check reads the PIDs from the run's own registry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

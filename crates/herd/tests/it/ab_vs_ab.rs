@@ -3,7 +3,7 @@
 //! of the same shape. One case per flag that changes what is sent or printed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::process::Output;
 

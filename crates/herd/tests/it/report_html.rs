@@ -6,7 +6,7 @@
 //! target/tmp/artifacts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use std::collections::BTreeMap;
 
@@ -35,8 +35,8 @@ requests = 200
 concurrency = 4
 warmup_requests = 20
 [repetitions]
-min = 3
-max = 3
+min = 2
+max = 2
 [runner]
 time_wait_below = 1000000
 [report]
@@ -64,8 +64,8 @@ steps = [1, 4]
 step = "400ms"
 keep_alive = true
 [repetitions]
-min = 3
-max = 3
+min = 2
+max = 2
 [runner]
 time_wait_below = 1000000
 "#;

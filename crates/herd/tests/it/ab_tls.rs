@@ -2,7 +2,7 @@
 //! `-f`, `-Z`, `-E` (client certificate) and `-I` (no SNI).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use util::{assert_same_report, herd, real_ab, run, run_json, text, Nginx};
 

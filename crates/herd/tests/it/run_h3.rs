@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers they check, and stop them by PID
 
-mod util;
+use crate::util;
 
 use std::net::{TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};

@@ -531,11 +531,11 @@ load = ["d1", "d1b"]
 kind = "static"
 size = 100
 [loads.d1]
-duration = "1s"
+duration = "400ms"
 concurrency = 2
 keep_alive = true
 [loads.d1b]
-duration = "1s"
+duration = "400ms"
 concurrency = 3
 keep_alive = true
 [repetitions]

@@ -4,7 +4,7 @@
 //! page that could not be written is refused before any load is sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod util;
+use crate::util;
 
 use scraper::{Html, Selector};
 use util::{browser, herd, tempdir, Serve};

@@ -1,0 +1,37 @@
+//! The herd binary's integration tests, in one test binary (one link instead of thirty): each
+//! module is one area, run against the built `herd` and, where named, real servers and tools
+//! (nginx, ab, h2load, curl, caddy, Samba, Chromium…). Modules run side by side, two at a
+//! time on two cores, as their files did; `run_health.rs`, whose verdicts measure the machine,
+//! is a binary of its own so that nothing else runs beside it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod ab_interrupt;
+mod ab_json;
+mod ab_tls;
+mod ab_vs_ab;
+mod causes_once;
+mod cluster_kubectl;
+mod cluster_local;
+mod cluster_netns;
+mod hostile;
+mod lab_cli;
+mod lab_failures;
+mod lab_netbench;
+mod lab_paths;
+mod lab_protocols;
+mod lab_resume;
+mod lab_servers;
+mod report_html;
+mod report_read_only;
+mod run_cli;
+mod run_h2;
+mod run_h3;
+mod run_html;
+mod run_json_schema;
+mod run_outputs;
+mod run_servers;
+mod run_workloads;
+mod serve_cli;
+mod serve_generate;
+mod tidy;
+mod util;
