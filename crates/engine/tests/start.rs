@@ -14,6 +14,7 @@ use herd_engine::{
     Arrivals, Control, H2Settings, Reuse, RunSpec, Start, StartGate, StopAt, Warmed, Wire,
 };
 use herd_stats::FailureKind;
+use herd_testutil::hiccups::Hiccups;
 use herd_testutil::ports::closed_port;
 use util::h2_peer::{self, Peer};
 use util::{nz, rate, spec, spec_until, Counts, TestServer, TlsServer, KEEP_ALIVE};
@@ -137,6 +138,7 @@ fn a_run_at_an_instant_is_connected_by_then_and_starts_on_it() {
     let at = Instant::now() + Duration::from_millis(400);
     sp.start = Start::At(at);
     let control = Control::new();
+    let hiccups = Hiccups::watch();
     std::thread::scope(|s| {
         let engine = s.spawn(|| herd_engine::run(&sp, &control, |_, _| Counts::default()));
         std::thread::sleep(Duration::from_millis(250));
@@ -144,8 +146,11 @@ fn a_run_at_an_instant_is_connected_by_then_and_starts_on_it() {
         assert_eq!(requests.load(Ordering::SeqCst), 0);
         let run = engine.join().unwrap().unwrap();
         assert_eq!(run.started, at);
-        // Lateness is measured, not assumed (a loaded machine may be a few ms late).
-        assert!(run.late < Duration::from_millis(200), "{:?}", run.late);
+        // Lateness is measured, not assumed: a loaded machine may wake the start late by
+        // as much as it woke a sleeping thread meanwhile.
+        let seen = hiccups.stop();
+        let bound = Duration::from_millis(200) + seen.worst;
+        assert!(run.late < bound, "{:?} late, the machine's worst wake-up {seen:?}", run.late);
         let c = merged(&run);
         assert!(c.completed > 0 && c.failures_total() == 0, "{c:?}");
         assert_eq!(c.new_connections, 0, "{c:?}");

@@ -10,6 +10,7 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use herd_testutil::hiccups::Hiccups;
 use util::{herd, run, run_json, tempdir, text, Serve};
 
 /// Latencies (ms) of `n` requests due every `interval_ms` on one connection whose every
@@ -39,6 +40,7 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
 fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
     let serve = Serve::start(&["--threads", "1"]);
     let (n, rate, every, stall) = (400u32, 200.0, 100u32, 200.0);
+    let hiccups = Hiccups::watch();
     let j = run_json(&[
         "-c",
         "1",
@@ -50,6 +52,7 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
         &rate.to_string(),
         &serve.url(&format!("/stall?every={every}&ms={stall}")),
     ]);
+    let seen = hiccups.stop();
     let (corrected, uncorrected) = simulate(n, 1000.0 / rate, every, stall);
     let ms = |v: &serde_json::Value| v.as_f64().unwrap() / 1000.0;
     let lat = &j["latency_us"];
@@ -57,10 +60,12 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
     for (name, q) in [("p90", 0.90), ("p99", 0.99)] {
         let expect = quantile(corrected.clone(), q);
         let got = ms(&lat["total"][name]);
-        // The expected value is a stall-free ideal; allow 10 % and 5 ms for the real machine.
+        // The expected value is a stall-free ideal; allow 10 % and 5 ms for the real machine,
+        // and the worst a busy one held a sleeping thread meanwhile.
+        let worst_ms = seen.worst.as_secs_f64() * 1000.0;
         assert!(
-            (got - expect).abs() <= expect * 0.10 + 5.0,
-            "corrected {name}: {got} ms, expected {expect} ms"
+            (got - expect).abs() <= expect * 0.10 + 5.0 + worst_ms,
+            "corrected {name}: {got} ms, expected {expect} ms; {seen:?}"
         );
     }
     let expect_p99 = quantile(uncorrected, 0.99);
@@ -133,12 +138,17 @@ fn closed_loop_counts_agree_with_the_server() {
 #[test]
 fn warmup_is_kept_apart() {
     let serve = Serve::start(&["--threads", "1"]);
+    let hiccups = Hiccups::watch();
     let j = run_json(&["-c", "2", "-d", "1s", "--warmup", "500ms", &serve.url("/bytes/1")]);
+    let seen = hiccups.stop();
     let warm = j["warmup_requests"].as_u64().unwrap();
     let counted = j["requests"]["completed"].as_u64().unwrap();
     assert!(warm > 0 && counted > 0, "{j}");
+    // The measured second, give or take 100 ms and what a busy machine held a sleeping
+    // thread meanwhile (the deadline is noticed by a worker that was woken late).
     let elapsed = j["elapsed_s"].as_f64().unwrap();
-    assert!((elapsed - 1.0).abs() < 0.1, "elapsed {elapsed}");
+    let slack = 0.1 + seen.worst.as_secs_f64();
+    assert!((elapsed - 1.0).abs() < slack, "elapsed {elapsed}; {seen:?}");
     // The server answered every request the client counted, warm-up included, plus at most
     // one per connection that was in flight at the deadline (abandoned, not counted).
     let s = serve.stats();
