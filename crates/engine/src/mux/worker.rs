@@ -25,16 +25,14 @@ use super::request::H2Request;
 use crate::pacer::Pacer;
 use crate::quic::{IoBuffers, QuicClient, QuicStats};
 use crate::recorder::Failed;
-use crate::run::Share;
 use crate::session::Exchange;
 use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
 use crate::warm::Warm;
-use crate::worker::base::{self, Base, Turns};
+use crate::worker::base::{self, Base, Share, Turns, WorkerEnd};
 use crate::worker::outcome::CONNECT_BACKOFF;
-use crate::worker::WorkerEnd;
 use crate::{Control, EngineError, H2Settings, Recorder, RunSpec, Wire};
 
 pub(crate) struct MuxWorker<'a, R> {
