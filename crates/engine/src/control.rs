@@ -8,6 +8,13 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use mio::Token;
+
+/// The token of a worker's waker ([`Control::stop`] wakes it) in the worker's event loop:
+/// the highest, above every connection's `Token(i)` (the pacer's timer is next below it,
+/// pacer.rs's `TIMER`).
+pub(crate) const WAKER: Token = Token(usize::MAX);
+
 /// One worker's published progress, padded so that workers never share a cache line.
 #[repr(align(128))]
 #[derive(Debug, Default)]

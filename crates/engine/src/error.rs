@@ -54,17 +54,7 @@ pub enum SpecError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every cause in the chain of `e`, outermost first.
-    fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
-        let mut out = vec![e.to_string()];
-        let mut next = e.source();
-        while let Some(cause) = next {
-            out.push(cause.to_string());
-            next = cause.source();
-        }
-        out
-    }
+    use herd_stats::{causes, with_causes};
 
     #[test]
     fn each_cause_is_printed_once() {
@@ -72,9 +62,10 @@ mod tests {
         for e in
             [EngineError::Poll(cause()), EngineError::Timer(cause()), EngineError::Thread(cause())]
         {
-            let links = chain(&e);
+            let links: Vec<String> = causes(&e).map(|c| c.to_string()).collect();
             assert_eq!(links.len(), 2, "{links:?}");
-            let printed = links.join(": ");
+            let printed = with_causes(&e);
+            assert_eq!(printed, links.join(": "));
             assert_eq!(printed.matches("the kernel said no").count(), 1, "{printed}");
             // The way the binary prints it: `herd: {err:#}`.
             let shown = format!("{:#}", anyhow::Error::from(e));

@@ -15,10 +15,15 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use crate::rng::Rng;
+use mio::Token;
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
     Timespec,
 };
+
+/// The token of the pacer's timer in its worker's event loop (open loop only): just below
+/// the waker's (control.rs's `WAKER`), above every connection's `Token(i)`.
+pub(crate) const TIMER: Token = Token(usize::MAX - 1);
 
 pub(crate) struct Pacer {
     first: Instant,

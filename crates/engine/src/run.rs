@@ -12,14 +12,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mio::{Interest, Poll, Waker};
 
-use crate::control::Slot;
+use crate::control::{Slot, WAKER};
 use crate::mux::{H2Request, MuxWorker};
-use crate::pacer::Pacer;
+use crate::pacer::{Pacer, TIMER};
 use crate::reach::ReachWatch;
 use crate::rng::Rng;
 use crate::start::{self, Start};
 use crate::warm::{self, Warm};
-use crate::worker::{Worker, WorkerEnd, TIMER, WAKER};
+use crate::worker::base::{Share, WorkerEnd};
+use crate::worker::Worker;
 use crate::{Arrivals, Control, EngineError, Recorder, Run, RunSpec, Schedule, Wire};
 
 pub(crate) fn run_all<R, F>(
@@ -255,24 +256,6 @@ pub fn wall_clock_at(at: Instant) -> SystemTime {
     let (now, wall) = (Instant::now(), SystemTime::now());
     let moved = if at >= now { wall.checked_add(at - now) } else { wall.checked_sub(now - at) };
     moved.unwrap_or(wall)
-}
-
-/// What one worker is given: its event loop, its part of the run, and its recorder.
-pub(crate) struct Share<R> {
-    pub(crate) poll: Poll,
-    pub(crate) slot: Arc<Slot>,
-    /// Whether the run has reached its target, shared by its workers.
-    pub(crate) reach: Arc<ReachWatch>,
-    pub(crate) recorder: R,
-    pub(crate) n_conns: u32,
-    /// The run-wide index of this worker's first connection.
-    pub(crate) first_conn: u32,
-    pub(crate) rng: Rng,
-    /// Requests this worker may start; None: until the deadline.
-    pub(crate) quota: Option<u64>,
-    pub(crate) deadline: Option<Instant>,
-    /// Open loop only.
-    pub(crate) pacer: Option<Pacer>,
 }
 
 /// Worker `i` of `n`'s open-loop clock, registered with its event loop (None in a closed

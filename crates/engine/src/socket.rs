@@ -8,7 +8,9 @@
 //! connection k gets the target's address and, with `--bind`, the source addresses taken
 //! round robin (k mod their count; `IP_BIND_ADDRESS_NO_PORT`). Every TCP socket sets
 //! `TCP_NODELAY`, so that no write waits for Nagle's algorithm (docs/socket-options.md).
-//! HTTP/3's UDP sockets are not opened here but by the QUIC driver (quic/udp.rs).
+//! HTTP/3's UDP sockets are opened by the QUIC driver (quic/udp.rs), but to and from the
+//! addresses [`route`] chooses here for TCP as well: a choice made in one place cannot drift
+//! (before, HTTP/3 chose its own address and bound the wildcard, ignoring `--bind`).
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
@@ -108,12 +110,24 @@ pub(crate) fn connect(spec: &RunSpec, addr: usize, conn: usize) -> io::Result<(S
     if let Some(path) = &spec.target.unix {
         return connect_unix(path);
     }
-    let addrs = &spec.target.addrs;
     // run_all refused an empty address list.
-    let Some(&to) = addrs.get(addr).or(addrs.last()) else {
+    let Some((to, from)) = route(spec, addr, conn) else {
         return Err(io::Error::from(io::ErrorKind::AddrNotAvailable));
     };
-    connect_tcp(to, spec, bind_for(&spec.socket.bind, conn))
+    connect_tcp(to, spec, from)
+}
+
+/// Where run-wide connection `conn` goes, and from where: the target's resolved address
+/// `addr` (the last one past the end of the list) and its source address (`--bind`, taken in
+/// turn; None: the kernel chooses). None when the target has no address. TCP's and QUIC's.
+pub(crate) fn route(
+    spec: &RunSpec,
+    addr: usize,
+    conn: usize,
+) -> Option<(SocketAddr, Option<IpAddr>)> {
+    let addrs = &spec.target.addrs;
+    let to = addrs.get(addr).or(addrs.last())?;
+    Some((*to, bind_for(&spec.socket.bind, conn)))
 }
 
 /// The source address of run-wide connection `k`.

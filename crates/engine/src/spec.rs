@@ -263,7 +263,8 @@ pub struct SocketOptions {
     /// Local addresses to connect from (ab's `-B` gives one): connection `k` of the run
     /// binds `bind[k % len]`, with IP_BIND_ADDRESS_NO_PORT so that the port is chosen at
     /// connect() per destination, not reserved per address: each source address brings its
-    /// own ephemeral port range. Empty: the kernel chooses.
+    /// own ephemeral port range. HTTP/3's connections bind theirs the same way (their UDP
+    /// socket's port chosen at bind). Empty: the kernel chooses.
     pub bind: Vec<IpAddr>,
     /// SO_SNDBUF and SO_RCVBUF (ab's `-b`).
     pub buffer_size: Option<u32>,

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
+use crate::control::WAKER;
 use crate::socket;
 use crate::start::Warmed;
 use crate::transport::{Io, Transport};
-use crate::worker::WAKER;
 use crate::{Control, RunSpec, Wire};
 
 /// One connection on its way to being open.

@@ -35,36 +35,15 @@ use herd_stats::FailureKind;
 use mio::event::Event;
 use mio::{Interest, Token};
 
-use self::base::{Base, Turns};
+use self::base::{Base, Share, Turns, WorkerEnd};
 use crate::conn::{Conn, State};
 use crate::pacer::Pacer;
-use crate::run::Share;
 use crate::session::{Exchange, Session};
 use crate::socket;
-use crate::thread_usage::{ThreadClock, ThreadUsage};
+use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::warm::Warm;
-use crate::{Control, EngineError, Recorder, RunSpec, Schedule, Think, TlsInfo};
-
-pub(crate) const WAKER: Token = Token(usize::MAX);
-/// The pacer's timer (open loop only).
-pub(crate) const TIMER: Token = Token(usize::MAX - 1);
-/// Large reads: on 1 MiB bodies the read size decides the client's cost (baseline.md:
-/// ab's 8 KiB reads cost it x2.6 the floor).
-pub(crate) const READ_BUFFER: usize = 256 * 1024;
-
-/// What a worker hands back when its loop ends.
-pub(crate) struct WorkerEnd<R> {
-    pub(crate) recorder: R,
-    pub(crate) last_activity: Instant,
-    pub(crate) interrupted: bool,
-    pub(crate) tls_info: Option<TlsInfo>,
-    pub(crate) usage: ThreadUsage,
-    /// HTTP/3 runs: what QUIC did on this worker's connections.
-    pub(crate) quic: Option<crate::quic::QuicStats>,
-    /// How long after the run's start instant this worker began (zero without one).
-    pub(crate) late: Duration,
-}
+use crate::{Control, EngineError, Recorder, RunSpec, Schedule, Think};
 
 pub(crate) struct Worker<'a, R> {
     base: Base<'a, R>,

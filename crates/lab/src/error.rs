@@ -29,7 +29,7 @@ pub enum LabError {
     AllRefused(Vec<String>),
 }
 
-pub(crate) use herd_topo::proc::with_causes;
+pub(crate) use herd_stats::with_causes;
 
 #[cfg(test)]
 mod tests {

@@ -16,9 +16,12 @@
 //!   standard deviation, Student t interval): the lab's runner and its reports share it.
 //! - [`waiting`] judges whether a closed loop's time went to waiting (neither client nor
 //!   server busy): the lab and `herd run` ask it with what each measured.
+//! - [`with_causes`]: an error and its causes as one line of text, as the binary prints them,
+//!   for the crates that keep an error as text (topo, run, the lab).
 //!
 //! This crate does no I/O and never panics on values that come from a server.
 
+mod error_chain;
 mod failure;
 pub mod hdr;
 mod health;
@@ -33,6 +36,7 @@ pub mod units;
 mod vocabulary;
 pub mod waiting;
 
+pub use error_chain::{causes, with_causes};
 pub use failure::{FailureKind, Failures};
 pub use health::{ClientHealth, CpuFacts, HealthFacts, ProcessCpu, SendLag, TimerLate};
 pub use latency::LatencyHistogram;

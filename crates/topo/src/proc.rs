@@ -274,7 +274,7 @@ impl Supervisor {
             Ok(f) if f.timed_out => Some(format!("ran past {limit:?}")),
             Ok(f) if !f.status.success() => Some(describe(&f.status)),
             Ok(_) => None,
-            Err(e) => Some(with_causes(&e)),
+            Err(e) => Some(herd_stats::with_causes(&e)),
         };
         Captured { text, failure }
     }
@@ -534,20 +534,6 @@ pub fn describe(status: &ExitStatus) -> String {
         (None, Some(s)) => format!("killed by signal {s}"),
         _ => "ended".to_string(),
     }
-}
-
-/// `err` and its causes in one line, joined by ": " as the binary prints a chain: for the
-/// places that keep an error as text ([`Captured::failure`], a lab cell's failure reason),
-/// since typed errors leave their cause to `source()` rather than repeat it in their message.
-pub fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut next = err.source();
-    while let Some(cause) = next {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        next = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! callback only notes it ([`Note`], owned, small, in a reused buffer), and the notes are
 //! applied afterwards, when the link is free to change.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -77,16 +77,18 @@ impl H3Link {
         }
     }
 
-    /// Starts a connection to `peer` (its first flight leaves at the next flush).
+    /// Starts a connection to `peer` from `source` (None: the kernel chooses), its first
+    /// flight leaving at the next flush.
     pub(crate) fn connect(
         &mut self,
         client: &QuicClient,
-        peer: SocketAddr,
+        (peer, source): (SocketAddr, Option<IpAddr>),
         streams: u32,
         now: Instant,
     ) -> Result<(), QuicFailure> {
         self.close();
-        self.conn = Some(Box::new(H3Conn::connect(client, peer, streams as usize, now)?));
+        let conn = H3Conn::connect_from(client, peer, source, streams as usize, now)?;
+        self.conn = Some(Box::new(conn));
         Ok(())
     }
 

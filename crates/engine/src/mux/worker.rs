@@ -25,16 +25,14 @@ use super::request::H2Request;
 use crate::pacer::Pacer;
 use crate::quic::{IoBuffers, QuicClient, QuicStats};
 use crate::recorder::Failed;
-use crate::run::Share;
 use crate::session::Exchange;
 use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
 use crate::warm::Warm;
-use crate::worker::base::{self, Base, Turns};
+use crate::worker::base::{self, Base, Share, Turns, WorkerEnd};
 use crate::worker::outcome::CONNECT_BACKOFF;
-use crate::worker::WorkerEnd;
 use crate::{Control, EngineError, H2Settings, Recorder, RunSpec, Wire};
 
 pub(crate) struct MuxWorker<'a, R> {
@@ -269,14 +267,17 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         }
     }
 
-    /// HTTP/3: a QUIC connection, its socket in the worker's poll, its first flight out.
+    /// HTTP/3: a QUIC connection, its socket in the worker's poll, its first flight out. Its
+    /// address and source address are chosen as TCP's are (socket.rs): `--bind` holds.
     fn open_h3(&mut self, i: usize, now: Instant) {
-        let addrs = &self.base.spec.target.addrs;
-        let Some(&peer) = addrs.get(self.base.addr).or(addrs.last()) else { return };
+        let conn = self.base.first_conn as usize + i;
+        let Some((peer, source)) = socket::route(self.base.spec, self.base.addr, conn) else {
+            return;
+        };
         let Some(h3) = &self.h3 else { return };
         let (client, streams) = (h3.client, h3.streams);
         let Some(link) = self.conns[i].h3() else { return };
-        if let Err(f) = link.connect(client, peer, streams, now) {
+        if let Err(f) = link.connect(client, (peer, source), streams, now) {
             self.conn_failed(i, f.kind(), None);
             return;
         }

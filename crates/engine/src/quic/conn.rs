@@ -8,7 +8,7 @@
 //! One endpoint per connection costs a little memory and spares a map from connection IDs
 //! to connections: the connected socket only ever carries this connection's datagrams.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use quinn_proto::{Connection, ConnectionHandle, DatagramEvent, Endpoint, Event, VarInt};
@@ -40,14 +40,15 @@ pub struct QuicConn {
 }
 
 impl QuicConn {
-    /// Opens the socket and starts the handshake (its first flight leaves at the first
-    /// [`QuicConn::flush`]).
+    /// Opens the socket, from `source` when given (else the kernel chooses), and starts the
+    /// handshake (its first flight leaves at the first [`QuicConn::flush`]).
     pub fn connect(
         client: &QuicClient,
         peer: SocketAddr,
+        source: Option<IpAddr>,
         now: Instant,
     ) -> Result<QuicConn, QuicFailure> {
-        let socket = UdpSocket::connect(peer, client.offload, client.buffer_size)
+        let socket = UdpSocket::connect(peer, source, client.offload, client.buffer_size)
             .map_err(|e| QuicFailure::socket("open", &e))?;
         // quinn would seed its generator itself and panic if the system's failed.
         let mut seed = [0u8; 32];

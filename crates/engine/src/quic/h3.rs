@@ -10,7 +10,7 @@
 //! body pieces, its end (a [`Response`] or a [`QuicFailure`]), when more requests may start,
 //! and the connection's end, after which every request still in flight has failed.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -80,16 +80,28 @@ pub struct H3Conn {
 }
 
 impl H3Conn {
-    /// Opens a connection to `peer` that will carry up to `max_streams` requests at once.
+    /// Opens a connection to `peer` that will carry up to `max_streams` requests at once,
+    /// from the source address the kernel chooses.
     pub fn connect(
         client: &QuicClient,
         peer: SocketAddr,
         max_streams: usize,
         now: Instant,
     ) -> Result<H3Conn, QuicFailure> {
+        H3Conn::connect_from(client, peer, None, max_streams, now)
+    }
+
+    /// As [`H3Conn::connect`], from `source` when given (a run's `--bind`).
+    pub fn connect_from(
+        client: &QuicClient,
+        peer: SocketAddr,
+        source: Option<IpAddr>,
+        max_streams: usize,
+        now: Instant,
+    ) -> Result<H3Conn, QuicFailure> {
         let limits = Limits::default();
         Ok(H3Conn {
-            quic: QuicConn::connect(client, peer, now)?,
+            quic: QuicConn::connect(client, peer, source, now)?,
             control: Bytes::from(client_control_stream(limits.max_field_section_size)),
             server: ServerStreams::new(limits),
             limits,

@@ -67,10 +67,12 @@ pub(crate) enum Sent {
 }
 
 impl UdpSocket {
-    /// A non-blocking UDP socket connected to `peer`, bound to the wildcard address of its
-    /// family, with `buffer_size` for SO_SNDBUF/SO_RCVBUF when given.
+    /// A non-blocking UDP socket connected to `peer`, bound to `source` (a run's `--bind`,
+    /// chosen in socket.rs as for TCP) or else to the wildcard address of the peer's family,
+    /// with `buffer_size` for SO_SNDBUF/SO_RCVBUF when given.
     pub(crate) fn connect(
         peer: SocketAddr,
+        source: Option<IpAddr>,
         offload: Offload,
         buffer_size: Option<u32>,
     ) -> io::Result<UdpSocket> {
@@ -86,7 +88,10 @@ impl UdpSocket {
             SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
             SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
         };
-        socket.bind(&SocketAddr::new(any, 0).into())?;
+        // Port 0: the kernel picks one at bind, as it did for the wildcard. A source of the
+        // other family than the peer's fails here, as TCP's bind does: the connection fails
+        // to open, and nothing leaves from another address instead.
+        socket.bind(&SocketAddr::new(source.unwrap_or(any), 0).into())?;
         socket.connect(&peer.into())?;
         let fd = socket.as_raw_fd();
         // Don't fragment, and don't let the kernel's path MTU cache cap the datagrams:
@@ -224,7 +229,7 @@ mod tests {
         for offload in [Offload { gso: false, gro: false }, Offload::default()] {
             let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
             let mut client =
-                UdpSocket::connect(server.local_addr().unwrap(), offload, None).unwrap();
+                UdpSocket::connect(server.local_addr().unwrap(), None, offload, None).unwrap();
             server.connect(client.local_addr().unwrap()).unwrap();
             // 10 datagrams of 1200 bytes and a last one of 7, in one send.
             let mut buf = Vec::new();
@@ -263,7 +268,8 @@ mod tests {
     fn gso_batches_arrive_as_one_gro_message() {
         let receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut sender =
-            UdpSocket::connect(receiver.local_addr().unwrap(), Offload::default(), None).unwrap();
+            UdpSocket::connect(receiver.local_addr().unwrap(), None, Offload::default(), None)
+                .unwrap();
         receiver.connect(sender.local_addr().unwrap()).unwrap();
         let fd = receiver.as_raw_fd();
         udp_sys::set_int(fd, libc::SOL_UDP, UDP_GRO, 1).unwrap();
@@ -290,10 +296,12 @@ mod tests {
         // works (the test above), but its figures would not be comparable: say so.
         let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let client =
-            UdpSocket::connect(server.local_addr().unwrap(), Offload::default(), None).unwrap();
+            UdpSocket::connect(server.local_addr().unwrap(), None, Offload::default(), None)
+                .unwrap();
         assert!(client.gso() && client.gro(), "UDP GSO/GRO missing on this kernel");
         let off = UdpSocket::connect(
             server.local_addr().unwrap(),
+            None,
             Offload { gso: false, gro: false },
             None,
         )

@@ -1,8 +1,14 @@
-//! What both workers keep and do alike, whatever their connections speak: the share's
-//! bookkeeping (quota, deadline, progress, stop) and the turn of the event loop. HTTP/1's
-//! worker (worker.rs) and the multiplexed one (mux/worker.rs) differ in their connections
-//! only, which they bring to the loop through [`Turns`]; the loop is generic over them
-//! (static dispatch: each worker's calls inline as before).
+//! What both workers keep and do alike, whatever their connections speak: what a worker is
+//! given ([`Share`], made by run.rs) and hands back ([`WorkerEnd`]), the share's bookkeeping
+//! (quota, deadline, progress, stop) and the turn of the event loop. HTTP/1's worker
+//! (worker.rs) and the multiplexed one (mux/worker.rs) differ in their connections only,
+//! which they bring to the loop through [`Turns`]; the loop is generic over them (static
+//! dispatch: each worker's calls inline as before).
+//!
+//! The loop's tokens: connection i is `Token(i)`; the two highest are the run's waker
+//! (`control::WAKER`) and the open loop's timer (`pacer::TIMER`), each defined beside what it
+//! names, so that this file, run.rs (which registers them) and warm.rs (which turns the same
+//! event loop before the start) take them from below and none of them imports another's.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -12,14 +18,12 @@ use std::time::{Duration, Instant};
 use mio::event::Event;
 use mio::{Events, Poll};
 
-use super::{WorkerEnd, READ_BUFFER, TIMER, WAKER};
-use crate::control::Slot;
-use crate::pacer::Pacer;
+use crate::control::{Slot, WAKER};
+use crate::pacer::{Pacer, TIMER};
 use crate::quic::QuicStats;
 use crate::reach::ReachWatch;
 use crate::recorder::Answer;
 use crate::rng::Rng;
-use crate::run::Share;
 use crate::thread_usage::ThreadUsage;
 use crate::throttle::Throttle;
 use crate::timers::Timers;
@@ -29,6 +33,41 @@ use crate::{Control, EngineError, PerConnection, Recorder, RunSpec, TlsInfo};
 
 /// How often progress is published for `Control::finished`.
 const PUBLISH_EVERY: u64 = 16;
+
+/// Large reads: on 1 MiB bodies the read size decides the client's cost (baseline.md:
+/// ab's 8 KiB reads cost it x2.6 the floor).
+pub(crate) const READ_BUFFER: usize = 256 * 1024;
+
+/// What one worker is given: its event loop, its part of the run, and its recorder.
+pub(crate) struct Share<R> {
+    pub(crate) poll: Poll,
+    pub(crate) slot: Arc<Slot>,
+    /// Whether the run has reached its target, shared by its workers.
+    pub(crate) reach: Arc<ReachWatch>,
+    pub(crate) recorder: R,
+    pub(crate) n_conns: u32,
+    /// The run-wide index of this worker's first connection.
+    pub(crate) first_conn: u32,
+    pub(crate) rng: Rng,
+    /// Requests this worker may start; None: until the deadline.
+    pub(crate) quota: Option<u64>,
+    pub(crate) deadline: Option<Instant>,
+    /// Open loop only.
+    pub(crate) pacer: Option<Pacer>,
+}
+
+/// What a worker hands back when its loop ends.
+pub(crate) struct WorkerEnd<R> {
+    pub(crate) recorder: R,
+    pub(crate) last_activity: Instant,
+    pub(crate) interrupted: bool,
+    pub(crate) tls_info: Option<TlsInfo>,
+    pub(crate) usage: ThreadUsage,
+    /// HTTP/3 runs: what QUIC did on this worker's connections.
+    pub(crate) quic: Option<QuicStats>,
+    /// How long after the run's start instant this worker began (zero without one).
+    pub(crate) late: Duration,
+}
 
 /// A worker's share of the run and where it stands, apart from its connections.
 pub(crate) struct Base<'a, R> {

@@ -220,6 +220,63 @@ fn a_silent_peer_ends_in_bounded_time_as_a_connect_failure() {
     drop(silent);
 }
 
+/// `--bind` holds over HTTP/3 as over TCP. Before, it was checked and then ignored: QUIC's
+/// UDP sockets bound the wildcard address, and `herd run --h3 --bind 127.0.0.2` sent from
+/// 127.0.0.1. A UDP socket that never answers records where the datagrams came from; then a
+/// real server's answers find their way back to the bound address.
+#[test]
+fn http3_sends_from_the_bind_address() {
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let url = format!("https://127.0.0.1:{port}/");
+    let args = ["--h3", "-k", "--bind", "127.0.0.2", "-c", "1", "-n", "20", "--timeout", "1s"];
+    let (j, _) = run_json_exiting(&[&args[..], &[url.as_str()]].concat(), 4);
+    assert_eq!(j["failures"]["connect"], 1, "{j}");
+    // The run has ended: on loopback every datagram it sent is already queued here.
+    silent.set_nonblocking(true).unwrap();
+    let mut sources = std::collections::BTreeSet::new();
+    let mut buf = [0u8; 2048];
+    while let Ok((_, from)) = silent.recv_from(&mut buf) {
+        sources.insert(from.ip().to_string());
+    }
+    assert_eq!(sources, ["127.0.0.2".to_owned()].into(), "where herd's datagrams came from");
+
+    let server = H3Server::ngtcp2();
+    let ca = server.ca();
+    let j = run_json(&[
+        "--h3",
+        "--ca-file",
+        &ca,
+        "--bind",
+        "127.0.0.2",
+        "-n",
+        "20",
+        &server.url("/small.html"),
+    ]);
+    assert_eq!(j["requests"]["completed"], 20, "{j}");
+    assert_eq!(j["requests"]["failed"], 0, "{j}");
+}
+
+/// A `--bind` address of the other family than the target's is refused before the run, with
+/// what to do, over HTTP/3 as over TCP (the same check, the same words).
+#[test]
+fn a_bind_address_of_the_other_family_is_refused_as_over_tcp() {
+    let url = format!("https://127.0.0.1:{}/", herd_testutil::ports::closed_port());
+    let want = "--bind ::1: 127.0.0.1 resolves to no IPv6 address; give source addresses of its \
+                family";
+    for h3 in [true, false] {
+        let mut cmd = herd();
+        cmd.arg("run");
+        if h3 {
+            cmd.arg("--h3");
+        }
+        let out = run(cmd.args(["-k", "--bind", "::1", "-n", "1", &url]));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "h3 {h3}: {stderr}");
+        assert!(stderr.contains(want), "h3 {h3}: {stderr}");
+    }
+}
+
 /// Issue 31: against a UDP port without a QUIC listener, the summary printed `rtt min
 /// 333.000ms` of a run that never heard the server: quinn's initial guess, not a
 /// measurement. No ACK came back, so no round-trip time is reported, in the summary or the

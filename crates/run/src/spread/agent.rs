@@ -128,7 +128,7 @@ pub fn run_agent(
     let mut prepared = match prepare(plan) {
         Ok(p) => p,
         Err(e) => {
-            let error = super::sentence(&e);
+            let error = herd_stats::with_causes(&e);
             let _ = link.send(&FromAgent::Failed { error: error.clone() });
             return Err(SpreadError::Run(error));
         }
@@ -177,7 +177,7 @@ pub fn run_agent(
         // What stopped the run before its start: the run's own error, or the arming's (a
         // coordinator that aborted or is gone needs no word).
         let error = match (&result, e) {
-            (Err(run), _) => super::sentence(run),
+            (Err(run), _) => herd_stats::with_causes(run),
             (Ok(_), SpreadError::Run(why)) => why,
             (Ok(_), e) => return Err(e),
         };
@@ -193,7 +193,7 @@ pub fn run_agent(
             send_on(&out, &FromAgent::Done)?;
         }
         Err(e) => {
-            let error = super::sentence(&e);
+            let error = herd_stats::with_causes(&e);
             let _ = send_on(&out, &FromAgent::Failed { error: error.clone() });
             return Err(SpreadError::Run(error));
         }

@@ -104,18 +104,3 @@ pub(crate) fn config_of(plan: &RunPlan) -> String {
 pub fn setup_for(plan: &RunPlan) -> Result<crate::RunSetup, RunError> {
     crate::execute::spread_setup(plan)
 }
-
-/// An error and its causes as one sentence, for a frame (the other side prints it whole).
-pub(crate) fn sentence(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let part = c.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        cause = c.source();
-    }
-    text
-}
