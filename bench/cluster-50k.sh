@@ -5,7 +5,7 @@
 # (issue 21; issue 4's check that one process could not make). Prints and keeps the merged
 # figures, each agent's peak RSS, its start lateness, and the merge's own cost (figures.txt).
 #
-#   cargo build --release -p herd && bench/cluster-50k.sh
+#   cargo build --profile dist -p herd && bench/cluster-50k.sh
 #
 # A closed loop: every connection has a request in flight all the time, so all 50,000 are
 # open at once (an open loop at a moderate rate would reuse a few idle ones: herd opens a
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 port=${PORT:-18090}   # read before lib.sh, which empties PORT
 # shellcheck source=bench/lib.sh
 source bench/lib.sh   # herd_versions
-HERD=${HERD:-target/release/herd}
+HERD=${HERD:-target/dist/herd}
 CONNS=${CONNS:-50000}
 RATE=${RATE:-}
 DURATION=${DURATION:-30s}
@@ -29,7 +29,7 @@ WARMUP=${WARMUP:-20s}
 PORT=$port
 out=${OUT:-bench/results/$(date -u +%Y-%m-%d-%H%M%S)-cluster-50k}
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$HERD" ] || { echo "error: no $HERD: cargo build --release -p herd" >&2; exit 1; }
+[ -x "$HERD" ] || { echo "error: no $HERD: cargo build --profile dist -p herd" >&2; exit 1; }
 [ -x "$nginx" ] || { echo "error: nginx is missing: apt-get install nginx-light" >&2; exit 1; }
 mkdir -p "$out"
 work=$(mktemp -d)

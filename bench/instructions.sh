@@ -9,14 +9,14 @@
 #
 # usage: bench/instructions.sh [PORT]
 # env:   TOOLS="floor herd-base herd" (or herd-run-base herd-run: the same through herd run)  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
-#        REPEAT=2  HERD=target/release/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
+#        REPEAT=2  HERD=target/dist/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
 # Output: bench/results/<date>-instructions/instructions.md and .csv (+ raw/).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 TOOLS=${TOOLS:-floor herd-base herd}
 SCENARIOS=${SCENARIOS:-ka-6397-c100 close-6397-c100}
 N_KA=${N_KA:-20000}

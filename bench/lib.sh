@@ -381,7 +381,7 @@ print(sum(st.values()), sum(v for k, v in st.items() if not 200 <= k < 300) + er
 herd_works() {
     local bin=$1 out
     if [[ ! -x $bin ]]; then
-        log "WARNING: no herd binary at $bin (build it: cargo build --release -p herd)"
+        log "WARNING: no herd binary at $bin (build it: cargo build --profile dist -p herd)"
         return 1
     fi
     if out=$(timeout 20 "$bin" ab -q -n 20 -c 2 -k "http://127.0.0.1:$PORT/f1.html" 2>&1) &&

@@ -8,7 +8,7 @@
 # too. Before/after a change: C=herd B=herd-base HERD_BASE=/tmp/herd-before/herd (a frozen build).
 #
 # usage: bench/pairs.sh [PORT]
-# env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/release/herd
+# env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/dist/herd
 #        (HTTP/2 and HTTP/3, issue 19: e.g. A=h2load-h2c B=herd-h2c SCENARIO=mux-6397-c10-m10; A=oha-h3 B=herd-h3)
 #        HERD_BASE= (the binary of tool herd-base)
 # Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
@@ -23,7 +23,7 @@ B=${B:-herd}
 C=${C:-}
 SCENARIO=${SCENARIO:-ka-6397-c100}
 QUOTA_PCT=${QUOTA_PCT:-25}
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 SCALE_DIV=1 WRK_S=${WRK_S:-4}
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
 TOOLS="$A $B${C:+ $C}"

@@ -7,7 +7,7 @@
 # which goes first.
 #
 # usage: bench/perfstat-pairs.sh [PORT]
-# env:   ROUNDS=12  SCENARIO=ka-6397-c100  HERD=target/release/herd  HERD_BASE= (the "before" binary)
+# env:   ROUNDS=12  SCENARIO=ka-6397-c100  HERD=target/dist/herd  HERD_BASE= (the "before" binary)
 # Output: bench/results/<date>-perfstat-<scenario>/perfstat.md and perfstat.csv (+ raw/).
 set -euo pipefail
 
@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 
 ROUNDS=${ROUNDS:-12}
 SCENARIO=${SCENARIO:-ka-6397-c100}
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 SCALE_DIV=1
 TOOLS="herd-base herd"
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}

@@ -6,7 +6,7 @@
 #
 # usage: bench/profile-mux.sh [PORT]
 # env:   TOOLS="herd-h2c h2load-h2c herd-h2 h2load-h2"  SCENARIO=mux-6397-c10-m10  SCALE_DIV=1
-#        HERD=target/release/herd  (herd-h3 / oha-h3 start caddy, as run.sh does)
+#        HERD=target/dist/herd  (herd-h3 / oha-h3 start caddy, as run.sh does)
 # Output: bench/results/<date>-profile-mux-<scenario>/profile.md, versions.txt (+ raw/).
 set -euo pipefail
 
@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 TOOLS=${TOOLS:-herd-h2c h2load-h2c herd-h2 h2load-h2}
 SCENARIO=${SCENARIO:-mux-6397-c10-m10}
 SCALE_DIV=${SCALE_DIV:-1}
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
 command -v perf >/dev/null || { echo "perf is not installed (package linux-perf)" >&2; exit 1; }
 

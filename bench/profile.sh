@@ -18,7 +18,7 @@ set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 TOOLS=${TOOLS:-floor herd herd-default wrk ab h2load}
 SCENARIOS=${SCENARIOS:-ka-6397-c100 ka-1MiB-c100 close-6397-c100}
 SCALE_DIV=${SCALE_DIV:-1}

@@ -5,7 +5,7 @@
 # loop's ceiling against the closed loop's under the client-bound quota of bench/run.sh.
 #
 # usage: bench/run-checks.sh [PORT]
-# env:   HERD=path   the herd binary (default: target/release/herd)
+# env:   HERD=path   the herd binary (default: target/dist/herd)
 #        ROUNDS=N    rounds of the latency comparison (default 5)
 #        SKIP="..."  any of: latency memory ports rate
 # Needs root (net.core.somaxconn raised for the big runs and restored at exit; a network
@@ -15,7 +15,7 @@ set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 ROUNDS=${ROUNDS:-5}
 SKIP=${SKIP:-}
 RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-checks

@@ -11,7 +11,7 @@
 #        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"   (multiplexed: mux-6397-c10-m10, mux-1B-c100-m1, ...)
 #        H3_DIV=3         HTTP/3 tools run the scenario's requests / H3_DIV
 #        OHA=path         oha built with --features http3 (default /tmp/oha/bin/oha)
-#        HERD=path        the herd binary (default: target/release/herd)
+#        HERD=path        the herd binary (default: target/dist/herd)
 #        MEMCHECK=0       skip the herd memory check (1 000 000 requests, -c 1000, -k)
 #
 # Set-up (see ../BENCHMARKS.md and /work/shared/docs/baseline.md section 3): nginx, 1 worker pinned to CPU 0
@@ -33,7 +33,7 @@ fi
 QUOTA_PCT=${QUOTA_PCT:-25}
 PERIOD_US=100000
 QUOTA_US=$((PERIOD_US * QUOTA_PCT / 100))
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 TOOLS=${TOOLS:-floor wrk ab herd herd-default h2load}
 SCENARIOS=${SCENARIOS:-ka-6397-c100 ka-1MiB-c100 close-6397-c100}
 MEMCHECK=${MEMCHECK:-1}

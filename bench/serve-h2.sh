@@ -5,7 +5,7 @@
 # env:   ROUNDS=3          rounds; every run of a round goes once per round, the order rotated
 #        REQUESTS=200000   h2load requests per run (-n)
 #        DURATION=5        seconds per wrk run (the HTTP/1 part)
-#        HERD=path         the herd binary measured (default: target/release/herd)
+#        HERD=path         the herd binary measured (default: target/dist/herd)
 #        HERD_BEFORE=path  a herd binary from before the change, for the HTTP/1 rows (optional)
 #        FILE=f6397.html   the file fetched (www/f6397.html, 6397 bytes, or www/f100.html)
 #
@@ -29,14 +29,14 @@ source "$(dirname "$0")/lib.sh"   # log, pick_port, port_is_free, nginx_stop (NG
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-200000}
 DURATION=${DURATION:-5}
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 HERD_BEFORE=${HERD_BEFORE:-}
 
 die() { log "error: $*"; exit 1; }
 for tool in h2load wrk nginx curl taskset python3; do
     command -v "$tool" >/dev/null || die "$tool is missing (h2load: apt-get install nghttp2-client)"
 done
-[[ -x $HERD ]] || die "no herd binary at $HERD (cargo build --release -p herd)"
+[[ -x $HERD ]] || die "no herd binary at $HERD (cargo build --profile dist -p herd)"
 
 STAMP=$(date -u +%Y-%m-%d-%H%M%S)
 OUT=$ROOT/bench/results/$STAMP-serve-h2

@@ -6,7 +6,7 @@
 # out. Under valgrind the server is slow, so the counts say nothing about time, only about work.
 #
 # usage: bench/serve-instructions.sh
-# env:   HERD=target/release/herd  HERD_BASE=  (a frozen "before" binary; its rows are skipped without)
+# env:   HERD=target/dist/herd  HERD_BASE=  (a frozen "before" binary; its rows are skipped without)
 #        N_KA=20000  N_CLOSE=4000  N_H2=20000  FILE=f6397.html
 # Scenarios: ka (ab -k -c10: HTTP/1.0 keep-alive), close (ab -c10: a connection per request),
 # h2c (h2load -c4 -m10, for HERD only: the base has no HTTP/2).
@@ -18,7 +18,7 @@ SERVE_FILE=${FILE:-f6397.html}
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 HERD_BASE=${HERD_BASE:-}
 N_KA=${N_KA:-20000}
 N_CLOSE=${N_CLOSE:-4000}

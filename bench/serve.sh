@@ -6,7 +6,7 @@
 #        ROUNDS=N         rounds (default 5; QUICK: 1)
 #        DURATION=S       seconds per wrk run (default 5; QUICK: 2)
 #        CONNECTIONS=50   wrk connections (wrk -t1 -cCONNECTIONS)
-#        HERD=path        the herd binary (default: target/release/herd)
+#        HERD=path        the herd binary (default: target/dist/herd)
 #        FPM_CHILDREN=4   php-fpm children (pm = static), all on CPU 0
 #        APACHE=auto      1: PHP behind Apache too (needs apache2), 0: skip, auto: if apache2 is installed
 #        SCENARIOS="ka-6397 close-6397 9x9"
@@ -51,7 +51,7 @@ else
     ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-5}
 fi
 CONNECTIONS=${CONNECTIONS:-50}
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 FPM_CHILDREN=${FPM_CHILDREN:-4}
 APACHE=${APACHE:-auto}
 SCENARIOS=${SCENARIOS:-ka-6397 close-6397 9x9}
@@ -69,7 +69,7 @@ for tool in wrk nginx lighttpd curl python3 taskset timeout; do
 done
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install -y time)"
 [[ -n $FPM_BIN ]] || die "php-fpm is not installed (apt-get install -y php-fpm)"
-[[ -x $HERD ]] || die "no herd binary at $HERD (cargo build --release -p herd, or HERD=path)"
+[[ -x $HERD ]] || die "no herd binary at $HERD (cargo build --profile dist -p herd, or HERD=path)"
 [[ -f $GOLDEN && $(stat -c %s "$GOLDEN") == 1692 ]] || die "$GOLDEN missing or not 1692 bytes"
 [[ $(nproc) -ge 2 ]] || die "needs 2 CPUs (server on CPU 0, wrk on CPU 1)"
 

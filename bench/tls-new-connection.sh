@@ -5,7 +5,7 @@
 # after a change in one run). Each tool's req/s and median ms come from its own output.
 #
 # usage: bench/tls-new-connection.sh [PORT]
-# env:   ROUNDS=5  N=400  HERD=target/release/herd  HERD_BEFORE=  (a frozen build to compare)
+# env:   ROUNDS=5  N=400  HERD=target/dist/herd  HERD_BEFORE=  (a frozen build to compare)
 # Output: bench/results/<date>-tls-new-connection/runs.csv, versions.txt, raw/.
 set -euo pipefail
 
@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 
 ROUNDS=${ROUNDS:-5}
 N=${N:-400}
-HERD=${HERD:-$ROOT/target/release/herd}
+HERD=${HERD:-$ROOT/target/dist/herd}
 HERD_BEFORE=${HERD_BEFORE:-}
 
 RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-tls-new-connection

@@ -9,8 +9,8 @@ tag=${1:?usage: scripts/build-agent-image.sh REGISTRY/herd:TAG}
 target=x86_64-unknown-linux-musl
 command -v musl-gcc >/dev/null || { echo "error: musl-gcc is missing: apt-get install musl-tools" >&2; exit 1; }
 rustup target list --installed | grep -qx "$target" || rustup target add "$target"
-cargo build --release --locked -p herd --target "$target"
-bin=target/$target/release/herd
+cargo build --profile dist --locked -p herd --target "$target"
+bin=target/$target/dist/herd
 if ldd "$bin" >/dev/null 2>&1; then
   echo "error: $bin is dynamically linked; the image has no libc" >&2
   exit 1
