@@ -151,7 +151,7 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --workspace --locked --no-run 2>&1
 
 step "cargo test"
-cargo test --workspace --locked 2>&1
+cargo test --workspace --locked --no-fail-fast 2>&1
 
 step "the fuzz targets build (cargo check, without compiling libFuzzer; fuzzing: fuzz/README.md)"
 unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
