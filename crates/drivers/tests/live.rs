@@ -119,7 +119,7 @@ fn docroot(dir: &Path, static_bytes: &[u8]) -> PathBuf {
     for (name, source) in php_pages::FILES {
         std::fs::write(root.join(name), source).unwrap();
     }
-    herd_serve::fileset::write_include_texts(&root).unwrap();
+    herd_fileset::write_include_texts(&root).unwrap();
     root
 }
 

@@ -5,7 +5,7 @@
 //! - `/9x9`: herd serve's own golden, crates/serve/tests/golden/9x9.html (1692 bytes).
 //! - `/include`: herd serve's page renderer is private, so tests/golden/herd-serve-include.html
 //!   was produced from herd serve once, by hand, and is checked here against the texts
-//!   `herd_serve::fileset::write_include_texts` writes (so a change to them shows):
+//!   `herd_fileset::write_include_texts` writes (so a change to them shows):
 //!
 //!   ```text
 //!   herd serve --generate DIR --sizes 1        # writes DIR/include/1.txt … 4.txt
@@ -36,7 +36,7 @@ fn docroot() -> PathBuf {
     for (name, source) in php_pages::FILES {
         std::fs::write(dir.join(name), source).unwrap();
     }
-    herd_serve::fileset::write_include_texts(&dir).unwrap();
+    herd_fileset::write_include_texts(&dir).unwrap();
     dir
 }
 

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{anyhow, Context as _};
-use herd_serve::fileset::{SizeList, MAX_SPECWEB_DIRS};
+use herd_fileset::{SizeList, MAX_SPECWEB_DIRS};
 use herd_serve::{
     AppProtocol, ServeConfig, ServeError, Server, StopHandle, TlsConfig, TlsIdentity,
 };

@@ -1,4 +1,4 @@
-//! `herd serve --generate DIR`: writes benchmark file sets with `herd_serve::fileset` and exits.
+//! `herd serve --generate DIR`: writes benchmark file sets with `herd_fileset` and exits.
 //! Turns the flags into `FileSet`s, shows progress on stderr every few seconds of a long run
 //! (never per file), prints one summary line per set on stdout, and leaves the wording of errors
 //! to the library, adding only what failed. It writes no file itself.
@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use herd_fileset::{self as fileset, FileSet, Phase, Progress, SetSummary, SizeList};
 use herd_run::summary::binary_units;
-use herd_serve::fileset::{self, FileSet, Phase, Progress, SetSummary, SizeList};
 
 /// How often a progress line may appear. The first one waits as long, so short runs show none.
 const PROGRESS_EVERY: Duration = Duration::from_secs(3);

@@ -10,8 +10,8 @@ use std::num::NonZeroU32;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use herd_serve::expected;
-use herd_serve::fileset::{self, FileSet, SizeList};
+use herd_fileset::expected;
+use herd_fileset::{self as fileset, FileSet, SizeList};
 use sha2::{Digest, Sha256};
 
 use crate::experiment::{WorkloadDef, WorkloadKind};

@@ -9,7 +9,7 @@ use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 use herd_engine::{Prepared, Workload};
-use herd_serve::fileset::{SpecwebManifest, MANIFEST_FILE, N_CLASSES};
+use herd_fileset::{SpecwebManifest, MANIFEST_FILE, N_CLASSES};
 
 use crate::request::{check_method, RequestTemplate};
 use crate::url::RunUrl;

@@ -1,42 +1,15 @@
 //! Generated content, no disk needed: `/bytes/N` answers N deterministic bytes, the repeating
-//! 64-byte [`GENERATED_PATTERN`], streamed from one static block so that no request allocates N
-//! bytes. Dynamic pages (`/9x9`, `/cpu`, …) are a later slice and will live in their own files.
+//! 64-byte [`GENERATED_PATTERN`](herd_fileset::GENERATED_PATTERN), streamed from one static
+//! block so that no request allocates N bytes. The pattern and its block are herd-fileset's
+//! ([`herd_fileset::pattern`]), which writes the file sets from the same block; the dynamic
+//! pages (`/9x9`, `/cpu`, …) are in pages/.
 
 use crate::response::{Reply, Responder, Status};
 use crate::write_queue::{Body, COPY_BODY_MAX};
 
-/// The bytes of `/bytes/N`: byte `i` of the body is `GENERATED_PATTERN[i % 64]`. Printable, so a
-/// body is readable in a terminal, and ending in a newline.
-pub const GENERATED_PATTERN: &[u8; 64] =
-    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-\n";
-
 /// Largest N for `/bytes/N` (1 GiB); larger is answered 400, so that a typo cannot start a
 /// transfer of exabytes.
 pub const MAX_GENERATED_BYTES: u64 = 1 << 30;
-
-/// The pattern repeated over 64 KiB: one `send` (or a file set's `write`) takes up to this much.
-pub(crate) const BLOCK_LEN: usize = 64 * 1024;
-static BLOCK: [u8; BLOCK_LEN] = block();
-
-const fn block() -> [u8; BLOCK_LEN] {
-    let mut block = [0; BLOCK_LEN];
-    let mut i = 0;
-    while i < BLOCK_LEN {
-        block[i] = GENERATED_PATTERN[i % GENERATED_PATTERN.len()];
-        i += 1;
-    }
-    block
-}
-
-/// The longest run of the body starting at position `pos`, at most `len` bytes (and at least one
-/// if `len > 0`).
-pub(crate) fn slice(pos: u64, len: u64) -> &'static [u8] {
-    // BLOCK_LEN is a multiple of the pattern length, so the block read from `pos % 64` continues
-    // the body correctly to its end.
-    let start = (pos % GENERATED_PATTERN.len() as u64) as usize;
-    let n = usize::try_from(len).unwrap_or(usize::MAX).min(BLOCK_LEN - start);
-    &BLOCK[start..start + n]
-}
 
 /// Answers `/bytes/<rest>`.
 pub(crate) fn serve_bytes(rest: &[u8], r: &mut Responder<'_>) -> Reply {
@@ -69,20 +42,6 @@ fn parse_count(s: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn slices_continue_the_pattern() {
-        let mut body = Vec::new();
-        let mut pos = 0;
-        while pos < 200_000 {
-            let s = slice(pos, 200_000 - pos);
-            assert!(!s.is_empty());
-            body.extend_from_slice(s);
-            pos += s.len() as u64;
-        }
-        assert!(body.iter().enumerate().all(|(i, &b)| b == GENERATED_PATTERN[i % 64]));
-        assert_eq!(slice(65, 3), b"123");
-    }
 
     #[test]
     fn counts() {

@@ -13,10 +13,11 @@
 //! returned.
 //!
 //! What it serves: static files under `root` (GET and HEAD, conditional requests, one byte range,
-//! `index.html` for directories, a directory asked without its slash redirected to it), `/bytes/N` (N deterministic bytes, see [`GENERATED_PATTERN`]),
-//! the computed pages of the seeds (`/9x9`, `/include`) and of the tests (`/cpu`, `/sleep`,
-//! `/stall`, `/status/N`, `/echo`), and `/herd/stats` (the counters as JSON). docs/serve.md is
-//! the user's reference for every endpoint.
+//! `index.html` for directories, a directory asked without its slash redirected to it),
+//! `/bytes/N` (N deterministic bytes, see [`herd_fileset::GENERATED_PATTERN`]), the computed
+//! pages of the seeds (`/9x9`, `/include`) and of the tests (`/cpu`, `/sleep`, `/stall`,
+//! `/status/N`, `/echo`), and `/herd/stats` (the counters as JSON). docs/serve.md is the user's
+//! reference for every endpoint.
 //!
 //! # Module map
 //!
@@ -37,9 +38,11 @@
 //!   `file_cache` (a worker's open files, revalidated by one `statat` per request),
 //!   `range`, `date` (formatting dates), `http_date` (reading them, in all three forms),
 //!   `mime`, `access_log`, `sys` (raw system calls).
-//! - `fileset` (public): file sets for `herd serve --generate` and the SPECweb99 access mix.
 //!
-//! Not here: HTTP/2 server push, HTTP/3, directory listings, compression, multiple ranges.
+//! Not here: HTTP/2 server push, HTTP/3, directory listings, compression, multiple ranges. Nor
+//! the file sets of `herd serve --generate`, the bytes of `/bytes/N`, `/9x9` and `/include`, or
+//! those pages' expected bodies: they are herd-fileset's, which the server sends from, so that
+//! the client and the lab can use them without linking the server.
 
 mod access_log;
 mod config;
@@ -47,9 +50,7 @@ mod conn;
 mod connection;
 mod date;
 mod error;
-pub mod expected;
 mod file_cache;
-pub mod fileset;
 pub mod fuzzing;
 mod generated;
 mod h2;
@@ -80,7 +81,7 @@ mod write_queue;
 
 pub use config::{AppProtocol, ServeConfig, TlsConfig, TlsIdentity, UnknownAppProtocol};
 pub use error::ServeError;
-pub use generated::{GENERATED_PATTERN, MAX_GENERATED_BYTES};
+pub use generated::MAX_GENERATED_BYTES;
 pub use server::Server;
 pub use stats::ServeStats;
 pub use stop::StopHandle;

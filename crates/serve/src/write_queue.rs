@@ -15,7 +15,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use crate::generated;
+use herd_fileset::pattern;
+
 use crate::sys;
 use crate::transport::{TlsStream, Transport};
 
@@ -161,7 +162,7 @@ impl WriteQueue {
     pub(crate) fn append_generated(&mut self, mut pos: u64, len: u64) {
         let end = pos + len;
         while pos < end {
-            let chunk = generated::slice(pos, end - pos);
+            let chunk = pattern::slice(pos, end - pos);
             self.buf.extend_from_slice(chunk);
             pos += chunk.len() as u64;
         }
@@ -232,7 +233,7 @@ impl WriteQueue {
                     }
                 }
                 Body::Generated { pos, remaining } => {
-                    let chunk = generated::slice(*pos, (*remaining).min(*budget));
+                    let chunk = pattern::slice(*pos, (*remaining).min(*budget));
                     match sys::send(socket, chunk, false) {
                         Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                         Ok(n) => {
@@ -314,8 +315,7 @@ impl WriteQueue {
                         n
                     }
                     Body::Generated { pos, remaining } => {
-                        let n =
-                            tls.write_plain(generated::slice(*pos, (*remaining).min(*budget)))?;
+                        let n = tls.write_plain(pattern::slice(*pos, (*remaining).min(*budget)))?;
                         *pos += n as u64;
                         *remaining -= n as u64;
                         n

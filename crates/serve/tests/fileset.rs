@@ -1,4 +1,4 @@
-//! File sets end to end: `herd_serve::fileset::generate` writes a size sweep and a 2-directory
+//! File sets end to end: `herd_fileset::generate` writes a size sweep and a 2-directory
 //! SPECweb99-like set into a temporary directory, every file is checked on disk (size and the
 //! `/bytes/N` pattern), then a real server on 127.0.0.1 serves the directory and a few files
 //! are fetched over a socket and compared byte for byte. A test binary of its own, apart from
@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use herd_serve::fileset::{
-    self, FileSet, SizeList, SpecwebFile, SpecwebManifest, BYTES_PER_DIR, DEFAULT_SIZES,
-    FILES_PER_CLASS, N_CLASSES,
+use herd_fileset::{
+    self as fileset, FileSet, SizeList, SpecwebFile, SpecwebManifest, BYTES_PER_DIR, DEFAULT_SIZES,
+    FILES_PER_CLASS, GENERATED_PATTERN, N_CLASSES,
 };
-use herd_serve::{ServeConfig, ServeError, ServeStats, Server, StopHandle, GENERATED_PATTERN};
+use herd_serve::{ServeConfig, ServeError, ServeStats, Server, StopHandle};
 
 type TestResult = Result<(), Box<dyn Error>>;
 

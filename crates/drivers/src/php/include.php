@@ -1,8 +1,8 @@
 <?php
 /* herd's /include in PHP, written by the lab as include.php: seed 003's include test, PHP's
    include of four text files on every request. The texts are the docroot's include/1.txt to
-   4.txt (herd_serve::fileset::write_include_texts writes them), joined exactly as herd serve's
-   /include joins them (crates/serve/src/pages/include.rs), so both pages carry the same bytes;
+   4.txt (herd_fileset::write_include_texts writes them), joined exactly as herd serve's
+   /include joins them (crates/fileset/src/pages/include.rs), so both pages carry the same bytes;
    tests/php_pages.rs checks it. The texts contain no PHP open tag, so include copies them
    through unchanged. */
 $texts = __DIR__ . '/include/';

@@ -483,7 +483,7 @@ fn workload(
                     d,
                     &format!("{ctx} dirs"),
                     1,
-                    herd_serve::fileset::MAX_SPECWEB_DIRS as i64,
+                    herd_fileset::MAX_SPECWEB_DIRS as i64,
                 )? as u32,
                 None => {
                     return Err(errs.at(
@@ -928,7 +928,7 @@ fn size(errs: &Errors<'_>, v: &Spanned<toml::Value>, what: &str) -> Result<u64, 
             ))
         }
     };
-    if bytes > herd_serve::fileset::MAX_FILE_BYTES {
+    if bytes > herd_fileset::MAX_FILE_BYTES {
         return Err(errs.at(v.span(), format!("{what}: {bytes} bytes is more than 64 GiB")));
     }
     Ok(bytes)

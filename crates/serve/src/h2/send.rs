@@ -10,12 +10,12 @@
 
 use std::os::unix::fs::FileExt;
 
+use herd_fileset::pattern;
 use herd_proto::h2::{encode, ErrorCode, FRAME_HEADER_LEN};
 
 use super::conn::{to_u32, H2Conn, Phase, HIGH_WATER};
 use super::stream::{Recv, Send};
 use super::{CONNECTION_WINDOW, INITIAL_WINDOW_SIZE};
-use crate::generated;
 use crate::request_body::Sink;
 use crate::worker::Ctx;
 use crate::write_queue::Body;
@@ -89,7 +89,7 @@ impl H2Conn {
             match &mut s.streamed {
                 Some(Body::Generated { pos, remaining }) => {
                     while left > 0 {
-                        let chunk = generated::slice(*pos, left);
+                        let chunk = pattern::slice(*pos, left);
                         self.out.extend_from_slice(chunk);
                         *pos += chunk.len() as u64;
                         *remaining -= chunk.len() as u64;

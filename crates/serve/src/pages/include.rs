@@ -2,37 +2,22 @@
 //! 003's include test (PHP's `include`, ASP's `#include`): open, stat, read and close each of
 //! `1.txt` … `4.txt` in the include directory (`<root>/include/` if the root has one, otherwise
 //! herd's own texts, include_texts.rs), then answer HTML with the four texts between `<hr>`
-//! separators. The files are stat'ed before the head is written, so the length is known and
+//! separators (the frame is herd-fileset's `pages::include`, which the lab's check of the answer
+//! uses too). The files are stat'ed before the head is written, so the length is known and
 //! sent as Content-Length. Does not cache anything between requests: the disk path is the point.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::pages::include_texts::NAMES;
+use herd_fileset::pages::include::{BOTTOM, SEPARATOR, TOP};
+use herd_fileset::pages::include_texts::NAMES;
+
 use crate::response::{Reply, Responder, Status};
 use crate::root::{OpenError, Root};
 
-const TOP: &[u8] = b"<html>\n<head>\n<title>herd include</title>\n</head>\n<body>\n";
-const SEPARATOR: &[u8] = b"<p><hr><p>\n";
-const BOTTOM: &[u8] = b"</body>\n</html>\n";
-
 /// Largest text file joined, so a stray large file cannot make one response hold it in memory.
 const MAX_PART_BYTES: u64 = 1 << 20;
-
-/// The page for these four texts, as `serve` sends it.
-pub(crate) fn join(texts: [&[u8]; 4]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(TOP);
-    for (i, t) in texts.iter().enumerate() {
-        if i > 0 {
-            out.extend_from_slice(SEPARATOR);
-        }
-        out.extend_from_slice(t);
-    }
-    out.extend_from_slice(BOTTOM);
-    out
-}
 
 /// Answers `/include`, reading from `dir`.
 pub(crate) fn serve(dir: &Root, r: &mut Responder<'_>) -> Reply {

@@ -1,6 +1,7 @@
 //! `/bytes/N`: lengths, content, HEAD, the maximum, and refused counts.
 
-use herd_serve::{GENERATED_PATTERN, MAX_GENERATED_BYTES};
+use herd_fileset::GENERATED_PATTERN;
+use herd_serve::MAX_GENERATED_BYTES;
 
 use crate::harness::TestServer;
 

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use herd_fileset::expected;
 use herd_proto::h2::frame::kind;
 use herd_proto::h2::{encode, ErrorCode, SettingId};
-use herd_serve::expected;
 
 use crate::h2_client::{Got, H2Client, BIG_WINDOWS};
 use crate::harness::{numbered_bytes, TempDir, TestServer};

@@ -3,8 +3,9 @@
 //! the exact bytes; a raw client sees the frames, and a broken preface after ALPN h2 ends in
 //! GOAWAY.
 
+use herd_fileset::expected;
 use herd_proto::h2::{ErrorCode, SettingId};
-use herd_serve::{expected, AppProtocol};
+use herd_serve::AppProtocol;
 
 use crate::h2_client::{Got, H2Client, BIG_WINDOWS};
 use crate::harness::{numbered_bytes, TempDir};

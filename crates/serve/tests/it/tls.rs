@@ -100,7 +100,7 @@ fn http11_over_tls_answers_as_over_tcp() {
     assert_eq!((r.status, r.body.len()), (200, 100));
     assert_eq!(&r.body[..10], b"0123456789");
     let streamed = get(&mut c, "/bytes/1000000");
-    let pattern = herd_serve::GENERATED_PATTERN;
+    let pattern = herd_fileset::GENERATED_PATTERN;
     assert!(streamed.body.iter().enumerate().all(|(i, &b)| b == pattern[i % 64]));
     assert_eq!(streamed.body.len(), 1_000_000);
     assert_eq!(get(&mut c, "/small.bin").body, small);
@@ -250,7 +250,7 @@ fn curl_verifies_the_self_signed_certificate() {
         server.ca.to_str().unwrap(),
         &format!("https://127.0.0.1:{}/bytes/64", server.addr().port()),
     ]);
-    assert_eq!(out, herd_serve::GENERATED_PATTERN);
+    assert_eq!(out, herd_fileset::GENERATED_PATTERN);
     let out = curl(&[
         "--cacert",
         server.ca.to_str().unwrap(),

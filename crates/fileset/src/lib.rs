@@ -1,5 +1,9 @@
 //! Benchmark file sets on disk, written by `herd serve --generate DIR` for `herd serve --root
-//! DIR` (or any other server) to serve.
+//! DIR` (or any other server) to serve, and the exact bytes herd serve answers with.
+//!
+//! A crate of its own, below herd-serve, so that the client (herd-run, which reads a set's
+//! manifest for `--specweb`) and the lab (which writes document roots and checks answers) know
+//! what a server should send without linking the server.
 //!
 //! # Brief overview
 //!
@@ -15,9 +19,13 @@
 //!
 //! [`write_include_texts`] adds `DIR/include/1.txt` … `4.txt`, the texts `/include` joins.
 //!
-//! Byte `i` of every file is [`GENERATED_PATTERN`](crate::GENERATED_PATTERN)`[i % 64]`, the
-//! body of `/bytes/N`, so a client can check any response against it. docs/fileset.md describes
-//! the layout, the mix and its sources, and the manifest format.
+//! Byte `i` of every file is [`GENERATED_PATTERN`]`[i % 64]`, the body of `/bytes/N`, so a
+//! client can check any response against it. docs/fileset.md describes the layout, the mix and
+//! its sources, and the manifest format.
+//!
+//! The bytes of the server's answers: [`pattern`] (`/bytes/N` and every file, from one static
+//! block the server streams from too), [`pages`] (the computed pages `/9x9` and `/include`, which
+//! the server sends from there) and [`expected`] (those pages whole, for a checker).
 //!
 //! # Guarantees
 //!
@@ -31,16 +39,19 @@
 //!   one) at a set's directory, stops the run before anything is written; links are never
 //!   followed at a file's own name.
 //!
-//! Not done here: serving (that is [`Server`](crate::Server) with `root` set to the directory),
+//! Not done here: serving (that is herd-serve's `Server` with `root` set to the directory),
 //! printing (the caller shows progress and summaries), randomness (the caller's generator feeds
 //! [`SpecwebMix::sample`]), SPECweb99's dynamic requests (POST, CGI, cookies) and its own
 //! scaling rule for the number of directories, and `fsync`: a crash shortly after a run can
 //! leave files short, which the next run notices by their size and rewrites.
 
 mod error;
+pub mod expected;
 mod generate;
 mod include;
 mod manifest;
+pub mod pages;
+pub mod pattern;
 mod sizes;
 mod space;
 mod specweb;
@@ -54,6 +65,7 @@ pub use generate::generate;
 pub use include::write_include_texts;
 pub use manifest::{ManifestClass, ManifestError, ManifestFile, SpecwebManifest};
 pub use manifest::{MANIFEST_FILE, MANIFEST_FORMAT};
+pub use pattern::GENERATED_PATTERN;
 pub use sizes::{SizeList, SizeListError, DEFAULT_SIZES, MAX_FILE_BYTES};
 pub use specweb::{file_bytes, file_weight, SpecwebFile, SpecwebMix, SpecwebMixError};
 pub use specweb::{BYTES_PER_DIR, CLASS_WEIGHTS, FILES_PER_CLASS, FILES_PER_DIR, N_CLASSES};

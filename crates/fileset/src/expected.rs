@@ -1,6 +1,7 @@
 //! The exact bytes of herd serve's pages, for checkers outside the server: the lab verifies
 //! each cell's response (from herd serve, or from the same page in PHP) against these before
-//! it measures anything. Built by the code that serves the pages, so they cannot drift.
+//! it measures anything. Built from the same code ([`crate::pages`], [`crate::pattern`]) that
+//! the server sends the pages with, so they cannot drift.
 
 use crate::pages;
 

@@ -296,9 +296,8 @@ fn inspect_error(path: PathBuf, source: io::Error) -> FileSetError {
 mod tests {
     use std::num::NonZeroU32;
 
-    use super::super::{SizeList, BYTES_PER_DIR, MANIFEST_FORMAT};
     use super::*;
-    use crate::GENERATED_PATTERN;
+    use crate::{SizeList, BYTES_PER_DIR, GENERATED_PATTERN, MANIFEST_FORMAT};
 
     /// A fresh directory under the system temp dir, removed on drop.
     struct Tmp(PathBuf);
@@ -438,7 +437,7 @@ mod tests {
         let tmp = Tmp::new("big");
         // 100,000 directories of 4.88 MiB is 488 GiB; a test machine with that much free space
         // would defeat this test, so ask for files of the maximum size instead: 2,000 × 64 GiB.
-        let list: Vec<u64> = (0..2000).map(|i| super::super::MAX_FILE_BYTES - i).collect();
+        let list: Vec<u64> = (0..2000).map(|i| crate::MAX_FILE_BYTES - i).collect();
         let err = run(&tmp.0, &[FileSet::Sizes(SizeList::new(list).unwrap())]).unwrap_err();
         let FileSetError::NoSpace { needed, available, .. } = err else {
             panic!("expected NoSpace, got {err:?}");

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
-use crate::generated;
+use crate::pattern;
 
 /// What is at a file's place before writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub(crate) fn write_pattern(
     while written < bytes {
         // The same static block `/bytes/N` streams from: up to 64 KiB per write, continuing the
         // pattern at `written`.
-        let mut chunk = generated::slice(written, bytes - written);
+        let mut chunk = pattern::slice(written, bytes - written);
         while !chunk.is_empty() {
             match out.write(chunk) {
                 Ok(0) => {
@@ -95,8 +95,7 @@ pub(crate) fn write_pattern(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generated::BLOCK_LEN;
-    use crate::GENERATED_PATTERN;
+    use crate::pattern::{BLOCK_LEN, GENERATED_PATTERN};
 
     /// A writer that accepts `room` bytes, at most `per_call` per call, then fails like a full
     /// disk.
