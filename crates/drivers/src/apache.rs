@@ -126,11 +126,7 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
     let exe = spec.programs.path(&APACHE2, spec.kind)?;
     let conf = places.path("conf/apache2.conf");
 
-    let mpm_name = match mpm {
-        Mpm::Event => "event",
-        Mpm::Worker => "worker",
-        Mpm::Prefork => "prefork",
-    };
+    let mpm_name = mpm.name();
     let user = match &places.user {
         Some(u) => format!("User {u}\nGroup {u}"),
         None => String::new(),
