@@ -9,8 +9,6 @@
 //! HTTP/1.1 beside it). HTTP/2 needs a threaded MPM: under prefork Apache turns it off, so
 //! [`ServerKind::supports`](crate::ServerKind::supports) refuses it there. No `h3`.
 
-use std::ffi::OsString;
-
 use herd_stats::Protocol;
 
 use crate::access_log::{self, LogFormat};
@@ -126,11 +124,7 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
     let exe = spec.programs.path(&APACHE2, spec.kind)?;
     let conf = places.path("conf/apache2.conf");
 
-    let mpm_name = match mpm {
-        Mpm::Event => "event",
-        Mpm::Worker => "worker",
-        Mpm::Prefork => "prefork",
-    };
+    let mpm_name = mpm.name();
     let user = match &places.user {
         Some(u) => format!("User {u}\nGroup {u}"),
         None => String::new(),
@@ -194,12 +188,10 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
     )?;
 
     let ready = ready_probe(spec);
-    let process = places
-        .process(
-            "apache2",
-            vec![exe.into(), "-f".into(), conf.clone().into(), "-DFOREGROUND".into()],
-        )
-        .ready_when(ready.clone());
+    let process = places.process(
+        "apache2",
+        vec![exe.into(), "-f".into(), conf.clone().into(), "-DFOREGROUND".into()],
+    );
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(if tls.is_some() {
@@ -207,18 +199,11 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
         } else {
             &["conf", "logs", "run"]
         }),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
         validate: vec![vec![exe.into(), "-t".into(), "-f".into(), conf.into()]],
-        versions: vec![VersionProbe {
-            program: APACHE2.name.to_owned(),
-            argv: vec![OsString::from(exe), "-v".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(APACHE2.name, exe, "-v", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     };
     match spec.php {
         Some(Php::Fpm) => php_fpm::add_pool(spec, places, &mut launch)?,

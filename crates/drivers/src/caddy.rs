@@ -81,19 +81,17 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     .map(|(k, v)| (k.into(), v.into()))
     .collect();
     let ready = ready_probe(spec);
-    let mut process = places
-        .process(
-            "caddy",
-            vec![
-                exe.into(),
-                "run".into(),
-                "--config".into(),
-                conf.clone().into(),
-                "--adapter".into(),
-                "caddyfile".into(),
-            ],
-        )
-        .ready_when(ready.clone());
+    let mut process = places.process(
+        "caddy",
+        vec![
+            exe.into(),
+            "run".into(),
+            "--config".into(),
+            conf.clone().into(),
+            "--adapter".into(),
+            "caddyfile".into(),
+        ],
+    );
     process.env = env.clone();
     // `caddy validate` makes home/.step as `run` does: the same environment, through env(1).
     let mut validate: Vec<OsString> = vec!["/usr/bin/env".into()];
@@ -118,18 +116,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     Ok(Launch {
         files: vec![RenderedFile { path: conf, contents }],
         dirs: places.dirs(&dirs),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
         validate: vec![validate],
-        versions: vec![VersionProbe {
-            program: CADDY.name.to_owned(),
-            argv: vec![OsString::from(exe), "version".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(CADDY.name, exe, "version", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     })
 }
 

@@ -9,8 +9,6 @@
 //! `h1-tls` and `h2` (TLS, ALPN `h2` and `http/1.1` either way: h2o 2.2 has no setting that
 //! leaves h2 out, so an `h1-tls` client, which offers `http/1.1` only, gets that). No `h3`.
 
-use std::ffi::OsString;
-
 use crate::access_log::{self, LogFormat};
 use crate::error::DriverError;
 use crate::launch::{Launch, RenderedFile};
@@ -75,9 +73,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     )?;
 
     let ready = ready_probe(spec);
-    let process = places
-        .process("h2o", vec![exe.into(), "-c".into(), conf.clone().into()])
-        .ready_when(ready.clone());
+    let process = places.process("h2o", vec![exe.into(), "-c".into(), conf.clone().into()]);
     Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(if tls.is_some() {
@@ -86,17 +82,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             &["conf", "logs", "tmp"]
         }),
         user_dirs: places.dirs(&["tmp"]),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
         validate: vec![vec![exe.into(), "-t".into(), "-c".into(), conf.into()]],
-        versions: vec![VersionProbe {
-            program: H2O.name.to_owned(),
-            argv: vec![OsString::from(exe), "-v".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(H2O.name, exe, "-v", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     })
 }
 

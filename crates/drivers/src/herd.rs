@@ -55,26 +55,17 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         argv.push("--access-log".into());
     }
     let ready = ready_probe(spec);
-    let process = places.process("herd", argv).ready_when(ready.clone());
+    let process = places.process("herd", argv);
     let access_log = spec
         .access_log
         .then(|| AccessLog { path: process.log.clone(), format: LogFormat::HerdServe });
     let dirs: &[&str] = if tls.is_some() { &["logs", tls::DIR] } else { &["logs"] };
     Ok(Launch {
-        files: Vec::new(),
         dirs: places.dirs(dirs),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
-        validate: Vec::new(),
-        versions: vec![VersionProbe {
-            program: HERD.name.to_owned(),
-            argv: vec![OsString::from(exe), "--version".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(HERD.name, exe, "--version", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     })
 }
 

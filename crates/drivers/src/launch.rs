@@ -45,6 +45,27 @@ pub struct Launch {
     pub access_log: Option<AccessLog>,
 }
 
+impl Launch {
+    /// The launch of one front server, `front`, ready when `ready` answers (the process's
+    /// readiness and the launch's are one probe), with nothing else yet: each driver adds its
+    /// files, directories, checks and version probes by struct update, and what it leaves out
+    /// stays empty.
+    pub(crate) fn new(front: ProcessSpec, ready: Probe) -> Launch {
+        Launch {
+            files: Vec::new(),
+            dirs: Vec::new(),
+            user_dirs: Vec::new(),
+            shared_dirs: Vec::new(),
+            processes: vec![front.ready_when(ready.clone())],
+            ready,
+            tls: None,
+            validate: Vec::new(),
+            versions: Vec::new(),
+            access_log: None,
+        }
+    }
+}
+
 /// The certificate of a TLS (or QUIC) listener, made afresh for one launch by a CA of its own
 /// whose private key is dropped once it has signed: nothing else is ever trusted through it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +170,52 @@ impl std::fmt::Display for Probe {
                 write!(f, "a connection to the Unix socket {} is accepted", path.display())
             }
             Probe::Tcp(addr) => write!(f, "a TCP connection to {addr} is accepted"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::testing::spec;
+    use crate::{php_choices, ServerKind};
+
+    #[test]
+    fn a_new_launch_is_its_front_process_and_nothing_else() {
+        let front = ProcessSpec {
+            name: "front".into(),
+            argv: vec!["/bin/front".into()],
+            env: Vec::new(),
+            ready: None,
+            log: PathBuf::from("/run-dir/logs/front.out"),
+            stop_signal: libc::SIGTERM,
+            detached: Vec::new(),
+        };
+        let ready = Probe::Tcp("127.0.0.1:8080".parse().unwrap());
+        let l = Launch::new(front.clone(), ready.clone());
+        assert_eq!(l.processes, [ProcessSpec { ready: Some(ready.clone()), ..front }]);
+        assert_eq!(l.ready, ready);
+        assert!(l.files.is_empty() && l.dirs.is_empty() && l.user_dirs.is_empty());
+        assert!(l.shared_dirs.is_empty() && l.validate.is_empty() && l.versions.is_empty());
+        assert!(l.tls.is_none() && l.access_log.is_none());
+    }
+
+    /// What the lab waits for before it measures is the front server's own readiness, for
+    /// every server and PHP setup (php-fpm, started first, has a probe of its own).
+    #[test]
+    fn every_front_server_is_ready_when_its_launch_is() {
+        for kind in ServerKind::ALL {
+            for php in std::iter::once(None).chain(php_choices(kind).iter().copied().map(Some)) {
+                let mut s = spec(kind, php);
+                if let Some(port) = kind.fixed_port() {
+                    s.listen.set_port(port);
+                }
+                let l = crate::render(&s).unwrap();
+                let front = l.processes.last().unwrap();
+                assert_eq!(front.ready.as_ref(), Some(&l.ready), "{kind} {php:?}");
+            }
         }
     }
 }

@@ -9,7 +9,6 @@
 //! `http/1.1` only); `h2` (ALPN `h2` and `http/1.1`); `h2c` (prior knowledge or Upgrade, and
 //! HTTP/1.1). HTTP/2 is in lighttpd 1.4.69's core: there is no mod_h2 to load. No `h3`.
 
-use std::ffi::OsString;
 use std::net::SocketAddr;
 
 use herd_stats::Protocol;
@@ -113,9 +112,8 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     )?;
 
     let ready = ready_probe(spec);
-    let process = places
-        .process("lighttpd", vec![exe.into(), "-D".into(), "-f".into(), conf.clone().into()])
-        .ready_when(ready.clone());
+    let process =
+        places.process("lighttpd", vec![exe.into(), "-D".into(), "-f".into(), conf.clone().into()]);
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(if tls.is_some() {
@@ -125,17 +123,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         }),
         // mod_accesslog opens its file after lighttpd has dropped privileges, as the error log.
         user_dirs: places.dirs(if access_log.is_some() { &["tmp", "logs"] } else { &["tmp"] }),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
         validate: vec![vec![exe.into(), "-tt".into(), "-f".into(), conf.into()]],
-        versions: vec![VersionProbe {
-            program: LIGHTTPD.name.to_owned(),
-            argv: vec![OsString::from(exe), "-v".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(LIGHTTPD.name, exe, "-v", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     };
     if spec.php == Some(Php::Cgi) {
         launch.versions.push(crate::php_cgi::version_probe(spec)?);

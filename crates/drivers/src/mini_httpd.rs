@@ -61,26 +61,17 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         argv.extend(["-S".into(), "-E".into(), t.cert_and_key.clone().into()]);
     }
     let ready = ready_probe(spec);
-    let process = places.process("mini_httpd", argv).ready_when(ready.clone());
+    let process = places.process("mini_httpd", argv);
     Ok(Launch {
-        files: Vec::new(),
         dirs: places.dirs(if tls.is_some() {
             &["logs", "run", tls::DIR]
         } else {
             &["logs", "run"]
         }),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
-        validate: Vec::new(),
-        versions: vec![VersionProbe {
-            program: MINI_HTTPD.name.to_owned(),
-            argv: vec![OsString::from(exe), "-V".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(MINI_HTTPD.name, exe, "-V", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     })
 }
 

@@ -9,8 +9,6 @@
 //! no Upgrade; the `http2 on` that serves both came in 1.25.1), so its readiness probe is
 //! over h2c. No `h3`.
 
-use std::ffi::OsString;
-
 use herd_stats::Protocol;
 
 use crate::access_log::{self, LogFormat};
@@ -105,25 +103,13 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     if tls.is_some() {
         dirs.push(tls::DIR);
     }
-    let process = places
-        .process(
-            "nginx",
-            vec![
-                exe.into(),
-                "-e".into(),
-                error_log.clone().into(),
-                "-c".into(),
-                conf.clone().into(),
-            ],
-        )
-        .ready_when(ready.clone());
+    let process = places.process(
+        "nginx",
+        vec![exe.into(), "-e".into(), error_log.clone().into(), "-c".into(), conf.clone().into()],
+    );
     let mut launch = Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&dirs),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
         tls: tls.map(|t| t.files),
         validate: vec![vec![
             exe.into(),
@@ -133,12 +119,9 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             "-c".into(),
             conf.into(),
         ]],
-        versions: vec![VersionProbe {
-            program: NGINX.name.to_owned(),
-            argv: vec![OsString::from(exe), "-v".into()],
-            parse: parse_version,
-        }],
+        versions: vec![VersionProbe::new(NGINX.name, exe, "-v", parse_version)],
         access_log,
+        ..Launch::new(process, ready)
     };
     if spec.php == Some(Php::Fpm) {
         php_fpm::add_pool(spec, places, &mut launch)?;

@@ -4,8 +4,6 @@
 //! CGI, and its `cgi.force_redirect` makes it refuse requests that were not handed over by the
 //! server (apache.rs and lighttpd.rs satisfy it).
 
-use std::ffi::OsString;
-
 use crate::error::DriverError;
 use crate::php_fpm::parse_php_version;
 use crate::programs::PHP_CGI;
@@ -15,11 +13,7 @@ use crate::version::VersionProbe;
 /// `php-cgi -v`, read as `PHP 8.2.36 (cgi-fcgi)`.
 pub(crate) fn version_probe(spec: &ServerSpec) -> Result<VersionProbe, DriverError> {
     let exe = spec.programs.path(&PHP_CGI, spec.kind)?;
-    Ok(VersionProbe {
-        program: PHP_CGI.name.to_owned(),
-        argv: vec![OsString::from(exe), "-v".into()],
-        parse: parse_php_version,
-    })
+    Ok(VersionProbe::new(PHP_CGI.name, exe, "-v", parse_php_version))
 }
 
 #[cfg(test)]

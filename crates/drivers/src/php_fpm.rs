@@ -4,8 +4,6 @@
 //! check and its version probe. Not a server on its own: nginx.rs and apache.rs add it to their
 //! [`Launch`].
 
-use std::ffi::OsString;
-
 use crate::error::DriverError;
 use crate::launch::{Launch, Probe, RenderedFile};
 use crate::programs::PHP_FPM;
@@ -54,11 +52,7 @@ pub(crate) fn add_pool(
         .ready_when(Probe::UnixSocket(places.path(SOCKET)));
     launch.processes.insert(0, process);
     launch.validate.push(vec![exe.into(), "-t".into(), "-y".into(), conf.into()]);
-    launch.versions.push(VersionProbe {
-        program: PHP_FPM.name.to_owned(),
-        argv: vec![OsString::from(exe), "-v".into()],
-        parse: parse_php_version,
-    });
+    launch.versions.push(VersionProbe::new(PHP_FPM.name, exe, "-v", parse_php_version));
     Ok(())
 }
 

@@ -259,6 +259,8 @@ fn haproxy(
         ],
     )?;
     let conf_arg: OsString = conf.clone().into();
+    let process = places
+        .process("haproxy", vec![exe.clone().into(), "-db".into(), "-f".into(), conf_arg.clone()]);
     Ok(Launch {
         files: vec![RenderedFile { path: conf, contents }],
         dirs: places.dirs(if tls.is_some() {
@@ -267,22 +269,9 @@ fn haproxy(
             &["conf", "logs"]
         }),
         tls: tls.map(|t| t.files),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![places
-            .process(
-                "haproxy",
-                vec![exe.clone().into(), "-db".into(), "-f".into(), conf_arg.clone()],
-            )
-            .ready_when(ready.clone())],
-        ready,
         validate: vec![vec![exe.clone().into(), "-c".into(), "-q".into(), "-f".into(), conf_arg]],
-        versions: vec![VersionProbe {
-            program: HAPROXY.name.to_owned(),
-            argv: vec![exe.into(), "-v".into()],
-            parse: parse_haproxy_version,
-        }],
-        access_log: None,
+        versions: vec![VersionProbe::new(HAPROXY.name, exe, "-v", parse_haproxy_version)],
+        ..Launch::new(process, ready)
     })
 }
 
@@ -321,24 +310,15 @@ fn nginx(
         v.extend(["-e".into(), error_log.clone().into(), "-c".into(), conf.clone().into()]);
         v
     };
+    let process = places.process("nginx-proxy", args(vec![exe.clone().into()]));
     Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&["conf", "logs", "run", "tmp"]),
         // Its workers write request bodies and proxied answers there after dropping privileges.
         user_dirs: if places.user.is_some() { places.dirs(&["tmp"]) } else { Vec::new() },
-        shared_dirs: Vec::new(),
-        processes: vec![places
-            .process("nginx-proxy", args(vec![exe.clone().into()]))
-            .ready_when(ready.clone())],
-        ready,
-        tls: None,
         validate: vec![args(vec![exe.clone().into(), "-t".into()])],
-        versions: vec![VersionProbe {
-            program: NGINX.name.to_owned(),
-            argv: vec![exe.into(), "-v".into()],
-            parse: crate::nginx::parse_version,
-        }],
-        access_log: None,
+        versions: vec![VersionProbe::new(NGINX.name, exe, "-v", crate::nginx::parse_version)],
+        ..Launch::new(process, ready)
     })
 }
 
@@ -362,22 +342,11 @@ fn sslh(spec: &ProxySpec, places: &Places, exe: PathBuf, ready: Probe) -> Launch
     if let Some(user) = &places.user {
         argv.extend(["-u".into(), user.into()]);
     }
+    // sslh 1.20 has no config check: the readiness probe through it is the check.
     Launch {
-        files: Vec::new(),
         dirs: places.dirs(&["logs", "run"]),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![places.process(spec.kind.name(), argv).ready_when(ready.clone())],
-        ready,
-        tls: None,
-        // sslh 1.20 has no config check: the readiness probe through it is the check.
-        validate: Vec::new(),
-        versions: vec![VersionProbe {
-            program: program.name.to_owned(),
-            argv: vec![exe.into(), "-V".into()],
-            parse: parse_sslh_version,
-        }],
-        access_log: None,
+        versions: vec![VersionProbe::new(program.name, exe, "-V", parse_sslh_version)],
+        ..Launch::new(places.process(spec.kind.name(), argv), ready)
     }
 }
 

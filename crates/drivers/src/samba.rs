@@ -146,7 +146,7 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         conf.clone().into(),
     ];
     let ready = Probe::Tcp(spec.listen);
-    let mut process = places.process("smbd", argv).ready_when(ready.clone());
+    let mut process = places.process("smbd", argv);
     // samba-dcerpcd is off in the config (`rpc start on demand helpers = no`); should a
     // future config turn it on, it leaves the group, so its pid file is named for the stop.
     process.detached.push(crate::launch::Detached {
@@ -157,28 +157,16 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     Ok(Launch {
         files: vec![RenderedFile { path: conf.clone(), contents }],
         dirs: places.dirs(&DIRS).into_iter().chain(share_dirs.iter().cloned()).collect(),
-        user_dirs: Vec::new(),
         // Guests write the share as the forced user, yet Samba checks their access with an NT
         // token whose SID is not the Unix owner's, so only the "everyone" bits let them write
         // (seen here: a 0755 share owned by the forced user gave NT_STATUS_ACCESS_DENIED).
         shared_dirs: share_dirs,
-        processes: vec![process],
-        ready,
-        tls: None,
         validate: vec![vec![testparm.into(), "-s".into(), conf.into()]],
         versions: vec![
-            VersionProbe {
-                program: SMBD.name.to_owned(),
-                argv: vec![exe.into(), "--version".into()],
-                parse: parse_version,
-            },
-            VersionProbe {
-                program: TESTPARM.name.to_owned(),
-                argv: vec![testparm.into(), "--version".into()],
-                parse: parse_version,
-            },
+            VersionProbe::new(SMBD.name, exe, "--version", parse_version),
+            VersionProbe::new(TESTPARM.name, testparm, "--version", parse_version),
         ],
-        access_log: None,
+        ..Launch::new(process, ready)
     })
 }
 

@@ -157,6 +157,37 @@ pub fn check_protocol(kind: ServerKind, protocol: Protocol) -> Result<(), Driver
 }
 
 impl ServerKind {
+    /// Every server, Apache once per MPM, in the order lists of them are shown. The one list:
+    /// names are read back through it ([`ServerKind::from_name`]), and the lab derives the
+    /// servers an experiment may name from it.
+    pub const ALL: [ServerKind; 11] = [
+        ServerKind::Herd,
+        ServerKind::Nginx,
+        ServerKind::Apache(Mpm::Event),
+        ServerKind::Apache(Mpm::Worker),
+        ServerKind::Apache(Mpm::Prefork),
+        ServerKind::Lighttpd,
+        ServerKind::H2o,
+        ServerKind::MiniHttpd,
+        ServerKind::Caddy,
+        ServerKind::Samba,
+        ServerKind::Tbench,
+    ];
+
+    /// The server whose [`name`](ServerKind::name) is `name`.
+    pub fn from_name(name: &str) -> Option<ServerKind> {
+        ServerKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The driver that renders it: its name, but `apache` for every MPM (which a driver's
+    /// settings choose).
+    pub fn driver(self) -> &'static str {
+        match self {
+            ServerKind::Apache(_) => "apache",
+            other => other.name(),
+        }
+    }
+
     /// A short name for file names, logs and reports: `herd`, `nginx`, `apache-event`,
     /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`, `samba`,
     /// `tbench`.
@@ -251,7 +282,32 @@ impl fmt::Display for ServerKind {
     }
 }
 
+impl Mpm {
+    /// Every MPM, Debian's default first.
+    pub const ALL: [Mpm; 3] = [Mpm::Event, Mpm::Worker, Mpm::Prefork];
+
+    /// Debian's: what Apache runs when no MPM is chosen.
+    pub const DEFAULT: Mpm = Mpm::Event;
+
+    /// The module's own name: `event`, `worker`, `prefork` (Apache's `mpm_<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mpm::Event => "event",
+            Mpm::Worker => "worker",
+            Mpm::Prefork => "prefork",
+        }
+    }
+
+    /// The MPM whose [`name`](Mpm::name) is `name`.
+    pub fn from_name(name: &str) -> Option<Mpm> {
+        Mpm::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
 impl Php {
+    /// Every way to run PHP.
+    pub const ALL: [Php; 2] = [Php::Fpm, Php::Cgi];
+
     /// `php-fpm` or `php-cgi`.
     pub fn name(self) -> &'static str {
         match self {
@@ -310,6 +366,36 @@ mod tests {
             assert!(msg.starts_with(&format!("{kind} + {php} ")), "{msg}");
             assert!(msg.contains("nginx + php-fpm") && msg.contains("lighttpd + php-cgi"), "{msg}");
         }
+    }
+
+    #[test]
+    fn every_server_is_read_back_from_its_name() {
+        for kind in ServerKind::ALL {
+            assert_eq!(ServerKind::from_name(kind.name()), Some(kind), "{kind}");
+        }
+        // Names are unique: a second server of the same name would read back as the first.
+        assert_eq!(ServerKind::from_name("apache"), None, "a driver, not a server");
+        assert_eq!(ServerKind::from_name("Nginx"), None);
+        assert_eq!(ServerKind::from_name(""), None);
+    }
+
+    #[test]
+    fn drivers_are_names_less_the_mpm() {
+        assert_eq!(ServerKind::Apache(Mpm::Prefork).driver(), "apache");
+        assert_eq!(ServerKind::MiniHttpd.driver(), "mini_httpd");
+        for kind in ServerKind::ALL.into_iter().filter(|k| !matches!(k, ServerKind::Apache(_))) {
+            assert_eq!(kind.driver(), kind.name());
+        }
+    }
+
+    #[test]
+    fn every_mpm_is_read_back_from_its_name() {
+        for mpm in Mpm::ALL {
+            assert_eq!(Mpm::from_name(mpm.name()), Some(mpm));
+            assert_eq!(ServerKind::Apache(mpm).name(), format!("apache-{}", mpm.name()));
+        }
+        assert_eq!(Mpm::DEFAULT, Mpm::Event);
+        assert_eq!(Mpm::from_name("apache-event"), None);
     }
 
     #[test]

@@ -15,7 +15,6 @@
 //! namespace of its own (a network path), where every address is herd's and the port free.
 //! Ready when that port accepts a TCP connection ([`Probe::Tcp`]).
 
-use std::ffi::OsString;
 use std::net::SocketAddr;
 
 use crate::error::DriverError;
@@ -49,22 +48,11 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
     let tbench = exe.with_file_name("tbench");
     // Asked on every address it listens on: the first of the host's, given by the lab.
     let ready = Probe::Tcp(SocketAddr::new(spec.listen.ip(), PORT));
-    let process = places.process("tbench_srv", vec![exe.into()]).ready_when(ready.clone());
+    let process = places.process("tbench_srv", vec![exe.into()]);
     Ok(Launch {
-        files: Vec::new(),
         dirs: places.dirs(&["logs"]),
-        user_dirs: Vec::new(),
-        shared_dirs: Vec::new(),
-        processes: vec![process],
-        ready,
-        tls: None,
-        validate: Vec::new(),
-        versions: vec![VersionProbe {
-            program: TBENCH_SRV.name.to_owned(),
-            argv: vec![OsString::from(tbench), "--help".into()],
-            parse: parse_version,
-        }],
-        access_log: None,
+        versions: vec![VersionProbe::new(TBENCH_SRV.name, tbench, "--help", parse_version)],
+        ..Launch::new(process, ready)
     })
 }
 
@@ -75,6 +63,8 @@ fn parse_version(output: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+
     use super::*;
     use crate::testing::spec;
     use crate::ServerKind;

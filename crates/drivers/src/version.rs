@@ -16,6 +16,20 @@ pub struct VersionProbe {
     pub parse: fn(&str) -> Option<String>,
 }
 
+impl VersionProbe {
+    /// The program named `program` ([`Program::name`](crate::Program::name)), found at `exe`,
+    /// asked with the one argument `flag` (`-v`, `--version`). By name, not by `Program`, so
+    /// that this file stays below the program table (programs.rs and the specs it reads).
+    pub(crate) fn new(
+        program: &str,
+        exe: impl Into<OsString>,
+        flag: &str,
+        parse: fn(&str) -> Option<String>,
+    ) -> VersionProbe {
+        VersionProbe { program: program.to_owned(), argv: vec![exe.into(), flag.into()], parse }
+    }
+}
+
 /// The first whitespace-separated word that starts with `prefix` and has a digit right after
 /// it: `word_with_prefix("nginx version: nginx/1.22.1", "nginx/")` is `nginx/1.22.1`.
 pub(crate) fn word_with_prefix<'a>(output: &'a str, prefix: &str) -> Option<&'a str> {
@@ -34,6 +48,13 @@ pub(crate) fn word_after<'a>(output: &'a str, marker: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probe_asks_the_program_with_one_flag() {
+        let p = VersionProbe::new(crate::NGINX.name, "/usr/sbin/nginx", "-v", |_| None);
+        assert_eq!(p.program, "nginx");
+        assert_eq!(p.argv, ["/usr/sbin/nginx", "-v"]);
+    }
 
     #[test]
     fn helpers() {

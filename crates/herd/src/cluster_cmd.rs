@@ -7,169 +7,30 @@
 //! herd-topo's `Supervisor` (each in its own process group, its log kept in the run's
 //! directory); the target is checked once, here, before any agent starts. With `--netns` each
 //! agent runs in one of herd's own network namespaces and reaches the coordinator through a
-//! Unix socket in the run's directory instead of 127.0.0.1. `herd cluster manifest` prints
-//! herd-cluster's objects for a run on Kubernetes (cluster_k8s.rs runs them).
+//! Unix socket in the run's directory instead of 127.0.0.1. `herd cluster manifest` and
+//! `herd cluster run --agents N` are cluster_k8s.rs's; the flags are cluster_args.rs's, and
+//! the merged result is said by cluster_report.rs for both ways of running.
 //!
 //! Exit codes as `herd run`'s; an agent that fails, goes away or never arms fails the run
 //! (1), and the message says which.
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, IsTerminal as _, Write as _};
+use std::io::{self, Write as _};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use clap::Parser as _;
-use herd_engine::Control;
-use herd_run::hlog::Hlog;
-use herd_run::series::Series;
 use herd_run::spread::agent::{COORDINATOR_VAR, COUNT_VAR, INDEX_VAR};
-use herd_run::spread::{self, Address, AgentEnv, Coordinator, SpreadReport};
-use herd_run::{summary, Outputs, SecondObserver};
-use herd_stats::units::TimeSpan;
+use herd_run::spread::{self, Address, AgentEnv, Coordinator};
 use herd_topo::{CpuSet, Spawn, Supervisor};
 
-use crate::live::Live;
-use crate::run_cmd::{judge, no_response, Outcome, RunArgs};
-
-/// `herd cluster` subcommands.
-#[derive(Debug, clap::Subcommand)]
-pub(crate) enum ClusterCommand {
-    /// One herd run spread over N agents started together, merged exactly
-    Run(ClusterRunArgs),
-    /// Print the Kubernetes objects of a spread run (an Indexed Job and a headless Service),
-    /// for `kubectl apply -f -` or a GitOps repository
-    Manifest(ManifestArgs),
-}
-
-impl ClusterCommand {
-    /// How its errors begin.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            ClusterCommand::Run(_) => "herd cluster run",
-            ClusterCommand::Manifest(_) => "herd cluster manifest",
-        }
-    }
-}
-
-#[derive(Debug, clap::Args)]
-pub(crate) struct ManifestArgs {
-    #[command(flatten)]
-    pub(crate) kube: KubeArgs,
-
-    /// Agent 0 fails the run when not every agent is armed this long after it starts
-    /// [default: 120s]
-    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
-    pub(crate) arm_timeout: Option<TimeSpan>,
-
-    /// herd run's arguments (after --): the URL and flags of the whole run
-    #[arg(last = true, required = true, value_name = "RUN ARGS")]
-    pub(crate) run: Vec<OsString>,
-}
-
-/// Where and how the agents run on Kubernetes (`herd cluster manifest`, and `herd cluster
-/// run` without --local).
-#[derive(Debug, clap::Args)]
-pub(crate) struct KubeArgs {
-    /// Agents on Kubernetes: the pods of an Indexed Job, one per node by default (1 to 1000)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub(crate) agents: Option<u32>,
-
-    /// The agent image: herd's static binary at /herd (deploy/agent.Containerfile), best
-    /// pinned by digest
-    #[arg(long, value_name = "IMAGE")]
-    pub(crate) image: Option<String>,
-
-    /// The run's name: every object's [default: herd-<time>]
-    #[arg(long, value_name = "NAME")]
-    pub(crate) name: Option<String>,
-
-    /// The namespace [default: kubectl's]
-    #[arg(long, value_name = "NS")]
-    pub(crate) namespace: Option<String>,
-
-    /// Only on nodes with this label, KEY=VALUE (repeatable) [default: herd.dev/role=client]
-    #[arg(long = "node-label", value_name = "KEY=VALUE")]
-    pub(crate) node_labels: Vec<String>,
-
-    /// Let several agents share a node (by default each has a node of its own)
-    #[arg(long)]
-    pub(crate) share_nodes: bool,
-
-    /// The node's own network: no pod network between the agents and the server
-    #[arg(long)]
-    pub(crate) host_network: bool,
-
-    /// Whole CPUs per agent, requests equal to limits (the Guaranteed class, pinned by the
-    /// static CPU manager)
-    #[arg(long, value_name = "N", requires = "memory")]
-    pub(crate) cpus: Option<u32>,
-
-    /// Memory per agent with --cpus (512Mi, 2Gi)
-    #[arg(long, value_name = "QUANTITY", requires = "cpus")]
-    pub(crate) memory: Option<String>,
-
-    /// Let the agents load this one target although it is outside 127.0.0.0/8, ::1 and
-    /// 198.18.0.0/15 (the server under test on your cluster): the URL's host, exactly. herd
-    /// refuses such targets otherwise
-    #[arg(long, value_name = "HOST")]
-    pub(crate) allow_target: Option<String>,
-}
-
-/// `herd agent`'s flags: its own, then herd run's.
-#[derive(Debug, clap::Args)]
-pub(crate) struct AgentArgs {
-    /// When this is agent 0, also coordinate: listen on ADDR (HOST:PORT) for every agent and
-    /// print the merged result (herd.run.v1 with each agent's figures) on stdout; other
-    /// agents ignore it (what `herd cluster manifest` gives every pod)
-    #[arg(long, value_name = "ADDR")]
-    pub(crate) coordinate: Option<String>,
-
-    /// With --coordinate: fail when not every agent is armed this long after agent 0
-    /// starts [default: 120s]
-    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
-    pub(crate) arm_timeout: Option<TimeSpan>,
-
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
-}
-
-#[derive(Debug, clap::Args)]
-pub(crate) struct ClusterRunArgs {
-    /// Run the N agents as processes of this machine (N from 1 to 64)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64),
-          conflicts_with = "agents")]
-    pub(crate) local: Option<u32>,
-
-    /// Agent i runs in network namespace i of this list: herd's own (named herd-…, made by
-    /// `herd lab`), one per agent; needs root. The agents then reach the coordinator through a
-    /// Unix socket, whatever their network
-    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
-    pub(crate) netns: Vec<String>,
-
-    /// Fail when not every agent is armed this long after the start [default: 120s]
-    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
-    pub(crate) arm_timeout: Option<TimeSpan>,
-
-    #[command(flatten)]
-    pub(crate) kube: KubeArgs,
-
-    /// herd run's arguments (after --): the URL and flags of the whole run, as for one machine
-    #[arg(last = true, required = true, value_name = "RUN ARGS")]
-    pub(crate) run: Vec<OsString>,
-}
-
-/// `herd run`'s flags on their own, for the arguments after `--`.
-#[derive(Debug, clap::Parser)]
-#[command(name = "herd run", no_binary_name = true)]
-struct RunOnly {
-    #[command(flatten)]
-    args: RunArgs,
-}
+use crate::cluster_args::{run_plan, AgentArgs, ClusterCommand, ClusterRunArgs};
+use crate::cluster_report::report;
+use crate::run_cmd::{stop_on_ctrl_c, Outcome};
+use crate::run_outputs::{RunOutputs, StepLines};
 
 /// `herd cluster …`.
 pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
@@ -183,106 +44,12 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
             ),
         },
         ClusterCommand::Manifest(args) => {
-            let yaml = manifest(&args)?;
+            let yaml = crate::cluster_k8s::manifest(&args)?;
             let mut out = io::stdout().lock();
             out.write_all(yaml.as_bytes()).and_then(|()| out.flush()).context("cannot write")?;
             Ok(Outcome::Done)
         }
     }
-}
-
-/// The run's herd run arguments (after `--`), parsed as `herd run` parses them.
-pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
-    let run_args = RunOnly::try_parse_from(args)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "the herd run arguments after --: {}",
-                e.render().to_string().trim_end()
-            )
-        })?
-        .args;
-    Ok(crate::run_args::plan(&run_args)?)
-}
-
-/// `herd cluster manifest`: the objects as YAML.
-fn manifest(args: &ManifestArgs) -> anyhow::Result<String> {
-    let plan = run_plan(&args.run)?;
-    Ok(manifest_of(&args.kube, args.arm_timeout, &plan)?.to_yaml()?)
-}
-
-/// The objects of `plan` placed as `kube` says; refused where a pod cannot do what the plan
-/// asks (write files here) or the safety rule refuses the target.
-pub(crate) fn manifest_of(
-    kube: &KubeArgs,
-    arm_timeout: Option<TimeSpan>,
-    plan: &herd_run::RunPlan,
-) -> anyhow::Result<herd_cluster::RunManifest> {
-    let agents = kube.agents.context("give --agents N: how many pods run the load")?;
-    let image = kube
-        .image
-        .clone()
-        .context("give --image IMAGE: the agent image (deploy/agent.Containerfile builds one)")?;
-    let o = &plan.outputs;
-    if o.json.is_some() || o.html.is_some() || o.series.is_some() || o.hlog.is_some() {
-        bail!(
-            "--json, --html, --series and --hlog would be written inside agent 0's pod: leave \
-             them out; agent 0 prints the merged result (herd.run.v1) on its log"
-        );
-    }
-    // The safety rule holds on a cluster too: the target must be one herd may load, or the
-    // one the user named.
-    let opt_in = kube.allow_target.as_deref().map(herd_engine::OptIn::new).transpose()?;
-    herd_engine::Target::resolve_opted_in(&plan.url.host, plan.url.port, None, opt_in.as_ref())?;
-    let mut placement = herd_cluster::Placement {
-        one_per_node: !kube.share_nodes,
-        host_network: kube.host_network,
-        resources: kube.cpus.zip(kube.memory.clone()),
-        ..herd_cluster::Placement::default()
-    };
-    if !kube.node_labels.is_empty() {
-        placement.node_selector = kube
-            .node_labels
-            .iter()
-            .map(|l| herd_cluster::manifest::node_label(l))
-            .collect::<Result<_, _>>()?;
-    }
-    let name = kube.name.clone().unwrap_or_else(|| {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        format!("herd-{t:x}")
-    });
-    let mut agent_plan = plan.clone();
-    agent_plan.fail_if.clear();
-    Ok(herd_cluster::RunManifest {
-        name,
-        namespace: kube.namespace.clone(),
-        agents: NonZeroU32::new(agents).context("--agents 0: give at least one")?,
-        image,
-        run_args: agent_plan.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect(),
-        placement,
-        deadline_seconds: deadline_seconds(plan, arm_timeout),
-        arm_timeout_seconds: arm_timeout
-            .map(|t| u32::try_from(t.get().as_secs().max(1)).unwrap_or(u32::MAX)),
-        allow_target: opt_in.map(|o| o.host().to_owned()),
-    })
-}
-
-/// How long Kubernetes lets the Job run: the run's own length (warm-up and every step, or an
-/// hour for a request count), plus the agents' barrier and a margin.
-fn deadline_seconds(plan: &herd_run::RunPlan, arm_timeout: Option<TimeSpan>) -> u32 {
-    use herd_run::plan::{Load, Stop};
-    let warmup = plan.warmup.map_or(Duration::ZERO, |w| w.get());
-    let length = match &plan.load {
-        Load::Single { stop: Stop::After(d) | Stop::Either(d, _), .. } => d.get(),
-        Load::Single { stop: Stop::Requests(_), .. } => Duration::from_secs(3600),
-        Load::Steps { step, .. } | Load::RateSteps { step, .. } => {
-            step.get().saturating_mul(u32::try_from(plan.steps().len()).unwrap_or(u32::MAX))
-        }
-    };
-    let barrier = arm_timeout.map_or(spread::coordinator::DEFAULT_ARM_TIMEOUT, |t| t.get());
-    let total = warmup + length + barrier + Duration::from_secs(60);
-    u32::try_from(total.as_secs()).unwrap_or(u32::MAX)
 }
 
 /// `herd agent`: this process is one agent; who it is comes from its environment. Agent 0
@@ -300,11 +67,7 @@ pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
         plan.opt_in = Some(opt_in);
     }
     let _ = herd_engine::raise_nofile_limit();
-    let control = Arc::new(Control::new());
-    {
-        let control = control.clone();
-        let _ = ctrlc::set_handler(move || control.stop());
-    }
+    let control = stop_on_ctrl_c();
     let coordinator = match &args.coordinate {
         Some(addr) if env.slice.index() == 0 => {
             let count = NonZeroU32::new(env.slice.count()).unwrap_or(NonZeroU32::MIN);
@@ -357,20 +120,8 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         // fails the run with its reason.
         herd_run::prepare(&plan)?;
     }
-    let stepped = plan.is_stepped();
     // Opened before any agent starts: a path that cannot be written costs nothing.
-    let series = plan.outputs.series.as_deref().map(|p| Series::create(p, stepped)).transpose()?;
-    let hlog = plan.outputs.hlog.as_deref().map(|p| Hlog::create(p, &plan.url.text)).transpose()?;
-    let live = io::stderr().is_terminal().then(|| {
-        Box::new(Live::new(stepped.then(|| plan.steps().len()))) as Box<dyn SecondObserver>
-    });
-    let json_file = match &plan.outputs.json {
-        Some(path) => Some(
-            fs::File::create(path)
-                .with_context(|| format!("cannot write --json {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let RunOutputs { writer, json } = RunOutputs::open(&plan)?;
     let dir = RunDir::create()?;
     let listen = if args.netns.is_empty() {
         Address::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).to_string())
@@ -382,23 +133,13 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         coordinator = coordinator.arm_timeout(t.get());
     }
     let address = coordinator.address().context("the coordinator has no address")?;
-    let control = Arc::new(Control::new());
-    {
-        let control = control.clone();
-        let _ = ctrlc::set_handler(move || control.stop());
-    }
-    // Every agent runs the same settings, less what only the coordinator does.
-    let mut agent_plan = plan.clone();
-    agent_plan.outputs = Default::default();
-    agent_plan.fail_if.clear();
-    let mut agents = LocalAgents::start(n, &address, &args.netns, &dir.0, &agent_plan.to_args())?;
-    let writer = Outputs::start(series, hlog, live)?;
+    let control = stop_on_ctrl_c();
+    let agent_args = plan.for_agents().to_args();
+    let mut agents = LocalAgents::start(n, &address, &args.netns, &dir.0, &agent_args)?;
     let mut out = io::stdout().lock();
-    let mut printed = Ok(());
+    let mut lines = StepLines::new(&plan);
     let result = coordinator.run(&plan, writer.as_ref(), &control, |k, setup, step| {
-        if stepped && printed.is_ok() {
-            printed = summary::write_step(&mut out, k, setup, step).and_then(|()| out.flush());
-        }
+        lines.print(&mut out, k, setup, step)
     });
     if let Some(o) = writer {
         o.finish()?;
@@ -419,8 +160,8 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         }
     };
     let failed_agents = agents.wait();
-    printed.context("cannot write the summary")?;
-    let outcome = report(&mut out, &plan, &result, json_file)?;
+    lines.finish()?;
+    let outcome = report(&mut out, &plan, &result, json)?;
     // As herd run does a full disk: the result is out, then the output that failed is said.
     if let Some(e) = result.hlog_error {
         return Err(e.into());
@@ -560,53 +301,4 @@ impl Drop for LocalAgents {
     fn drop(&mut self) {
         self.supervisor.stop_all(Duration::from_secs(2));
     }
-}
-
-/// The merged result as herd run prints it, each agent's line after it, thresholds judged
-/// on the merged result, `--json` written.
-pub(crate) fn report(
-    out: &mut impl io::Write,
-    plan: &herd_run::RunPlan,
-    result: &SpreadReport,
-    json_file: Option<fs::File>,
-) -> anyhow::Result<Outcome> {
-    let report = &result.report;
-    let last = report.last().context("no step was run")?;
-    if !report.is_stepped() {
-        summary::write(out, &result.setup, last).context("cannot write the summary")?;
-    }
-    for a in &result.agents {
-        let Some(own) = a.steps.last() else { continue };
-        let not_opened = match a.not_opened_ahead {
-            0 => String::new(),
-            n => format!(", {n} not"),
-        };
-        writeln!(
-            out,
-            "  agent {:<5} {:>10.1} req/s  p99 {:>9.3} ms  opened {} ahead in {:.1} ms{}  \
-             started {:.3} ms late  clock {:+.3} ms (rtt {:.3} ms)",
-            a.index,
-            own.requests.per_second,
-            own.latency_us.total.quantile(0.99).unwrap_or(0) as f64 / 1e3,
-            a.opened_ahead,
-            a.opening_ms,
-            not_opened,
-            a.start_late_us / 1e3,
-            a.clock_offset_us / 1e3,
-            a.clock_rtt_us / 1e3,
-        )?;
-    }
-    let mut outcome = judge(out, plan, last)?;
-    if let (Some(path), Some(mut file)) = (&plan.outputs.json, json_file) {
-        file.write_all(result.to_json_pretty().as_bytes())
-            .with_context(|| format!("cannot write --json {}", path.display()))?;
-    }
-    if outcome == Outcome::Done && report.steps().iter().any(|s| s.no_response()) {
-        eprintln!("herd cluster run: {}", no_response(report));
-        outcome = Outcome::NoResponse;
-    }
-    if outcome == Outcome::Interrupted {
-        eprintln!("herd cluster run: {}", crate::run_cmd::interrupted(&plan.outputs));
-    }
-    Ok(outcome)
 }

@@ -5,10 +5,13 @@
 //! and writes it as `herd run` does a single run's. What it created is deleted after
 //! success, after failure and after Ctrl-C alike.
 //!
+//! `herd cluster manifest` prints the same objects for the user to apply.
+//!
 //! `HERD_KUBECTL` names another kubectl (a wrapper, a test's).
 
 use std::ffi::OsString;
 use std::io::{self, Write as _};
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,10 +19,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use herd_run::spread::{self, SpreadReport};
+use herd_run::RunPlan;
+use herd_stats::units::TimeSpan;
 use herd_topo::Supervisor;
 
-use crate::cluster_cmd::{manifest_of, report, run_plan, ClusterRunArgs};
+use crate::cluster_args::{run_plan, ClusterRunArgs, KubeArgs, ManifestArgs};
+use crate::cluster_report::report;
 use crate::run_cmd::Outcome;
+use crate::run_outputs::JsonFile;
 
 /// How long one kubectl command may take.
 const KUBECTL_LIMIT: Duration = Duration::from_secs(60);
@@ -85,17 +92,9 @@ impl Drop for Created<'_> {
 pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let plan = run_plan(&args.run)?;
     // Written here, from agent 0's result: the pod writes none.
-    let mut agent_args = plan.clone();
-    agent_args.outputs = Default::default();
-    let manifest = manifest_of(&args.kube, args.arm_timeout, &agent_args)?;
+    let manifest = manifest_of(&args.kube, args.arm_timeout, &plan.for_agents())?;
     let setup = spread::setup_for(&plan)?;
-    let json_file = match &plan.outputs.json {
-        Some(path) => Some(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot write --json {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let json = JsonFile::create(&plan.outputs.json)?;
     let dir = std::env::temp_dir().join(format!("herd-cluster-k8s-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let yaml_path = dir.join("objects.yaml");
@@ -117,9 +116,93 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let text = result?;
     let result = SpreadReport::from_json(&text, setup)?;
     let mut out = io::stdout().lock();
-    let outcome = report(&mut out, &plan, &result, json_file)?;
+    let outcome = report(&mut out, &plan, &result, json)?;
     out.flush().ok();
     Ok(outcome)
+}
+
+/// `herd cluster manifest`: the objects as YAML.
+pub(crate) fn manifest(args: &ManifestArgs) -> anyhow::Result<String> {
+    let plan = run_plan(&args.run)?;
+    Ok(manifest_of(&args.kube, args.arm_timeout, &plan)?.to_yaml()?)
+}
+
+/// The objects of `plan` placed as `kube` says; refused where a pod cannot do what the plan
+/// asks (write files here) or the safety rule refuses the target.
+fn manifest_of(
+    kube: &KubeArgs,
+    arm_timeout: Option<TimeSpan>,
+    plan: &RunPlan,
+) -> anyhow::Result<herd_cluster::RunManifest> {
+    let agents = kube.agents.context("give --agents N: how many pods run the load")?;
+    let image = kube
+        .image
+        .clone()
+        .context("give --image IMAGE: the agent image (deploy/agent.Containerfile builds one)")?;
+    let o = &plan.outputs;
+    if o.json.is_some() || o.html.is_some() || o.series.is_some() || o.hlog.is_some() {
+        bail!(
+            "--json, --html, --series and --hlog would be written inside agent 0's pod: leave \
+             them out; agent 0 prints the merged result (herd.run.v1) on its log"
+        );
+    }
+    // The safety rule holds on a cluster too: the target must be one herd may load, or the
+    // one the user named.
+    let opt_in = kube.allow_target.as_deref().map(herd_engine::OptIn::new).transpose()?;
+    herd_engine::Target::resolve_opted_in(&plan.url.host, plan.url.port, None, opt_in.as_ref())?;
+    let mut placement = herd_cluster::Placement {
+        one_per_node: !kube.share_nodes,
+        host_network: kube.host_network,
+        resources: kube.cpus.zip(kube.memory.clone()),
+        ..herd_cluster::Placement::default()
+    };
+    if !kube.node_labels.is_empty() {
+        placement.node_selector = kube
+            .node_labels
+            .iter()
+            .map(|l| herd_cluster::manifest::node_label(l))
+            .collect::<Result<_, _>>()?;
+    }
+    let name = kube.name.clone().unwrap_or_else(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!("herd-{t:x}")
+    });
+    Ok(herd_cluster::RunManifest {
+        name,
+        namespace: kube.namespace.clone(),
+        agents: NonZeroU32::new(agents).context("--agents 0: give at least one")?,
+        image,
+        run_args: plan
+            .for_agents()
+            .to_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        placement,
+        deadline_seconds: deadline_seconds(plan, arm_timeout),
+        arm_timeout_seconds: arm_timeout
+            .map(|t| u32::try_from(t.get().as_secs().max(1)).unwrap_or(u32::MAX)),
+        allow_target: opt_in.map(|o| o.host().to_owned()),
+    })
+}
+
+/// How long Kubernetes lets the Job run: the run's own length (warm-up and every step, or an
+/// hour for a request count), plus the agents' barrier and a margin.
+fn deadline_seconds(plan: &RunPlan, arm_timeout: Option<TimeSpan>) -> u32 {
+    use herd_run::plan::{Load, Stop};
+    let warmup = plan.warmup.map_or(Duration::ZERO, |w| w.get());
+    let length = match &plan.load {
+        Load::Single { stop: Stop::After(d) | Stop::Either(d, _), .. } => d.get(),
+        Load::Single { stop: Stop::Requests(_), .. } => Duration::from_secs(3600),
+        Load::Steps { step, .. } | Load::RateSteps { step, .. } => {
+            step.get().saturating_mul(u32::try_from(plan.steps().len()).unwrap_or(u32::MAX))
+        }
+    };
+    let barrier = arm_timeout.map_or(spread::coordinator::DEFAULT_ARM_TIMEOUT, |t| t.get());
+    let total = warmup + length + barrier + Duration::from_secs(60);
+    u32::try_from(total.as_secs()).unwrap_or(u32::MAX)
 }
 
 /// Applies the objects, waits for the Job, returns agent 0's result; deletes the objects

@@ -4,8 +4,10 @@
 //! errors (see ARCHITECTURE.md).
 
 mod ab_cmd;
+mod cluster_args;
 mod cluster_cmd;
 mod cluster_k8s;
+mod cluster_report;
 mod doctor_cmd;
 mod lab_cmd;
 mod live;
@@ -13,6 +15,7 @@ mod report_cmd;
 mod report_compare;
 mod run_args;
 mod run_cmd;
+mod run_outputs;
 mod serve_cmd;
 mod serve_generate;
 mod single_run;
@@ -77,58 +80,43 @@ enum Command {
     /// One herd run spread over several agents started together, merged exactly.
     Cluster {
         #[command(subcommand)]
-        command: cluster_cmd::ClusterCommand,
+        command: cluster_args::ClusterCommand,
     },
     /// One agent of a spread run (`herd cluster`): herd run's flags; who it is comes from
     /// JOB_COMPLETION_INDEX, HERD_AGENTS and HERD_COORDINATOR.
-    Agent(Box<cluster_cmd::AgentArgs>),
+    Agent(Box<cluster_args::AgentArgs>),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Ab { args } => ab_cmd::main(&args),
-        Command::Run(args) => match run_cmd::run(*args) {
-            Ok(outcome) => run_exit(outcome),
-            Err(e) => {
-                eprintln!("herd run: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Run(args) => exit_code("herd run", run_cmd::run(*args).map(run_exit)),
         Command::Lab { command } => lab_cmd::main(command),
         Command::Cluster { command } => {
             let name = command.name();
-            match cluster_cmd::main(command) {
-                Ok(outcome) => run_exit(outcome),
-                Err(e) => {
-                    eprintln!("{name}: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+            exit_code(name, cluster_cmd::main(command).map(run_exit))
         }
-        Command::Agent(args) => match cluster_cmd::agent(*args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("herd agent: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
-        Command::Report(args) => match report_cmd::run(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("herd report: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Agent(args) => {
+            exit_code("herd agent", cluster_cmd::agent(*args).map(|()| ExitCode::SUCCESS))
+        }
+        Command::Report(args) => {
+            exit_code("herd report", report_cmd::run(args).map(|()| ExitCode::SUCCESS))
+        }
         Command::Doctor => doctor_cmd::main(),
-        Command::Serve(args) => match serve_cmd::run(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("herd serve: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Serve(args) => {
+            exit_code("herd serve", serve_cmd::run(args).map(|()| ExitCode::SUCCESS))
+        }
     }
+}
+
+/// The exit code of a command that ended as `result` says: its own when it ended, and 1
+/// after its error, said on stderr behind the command's name (`herd run: …`).
+fn exit_code(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
+    result.unwrap_or_else(|e| {
+        eprintln!("{command}: {e:#}");
+        ExitCode::FAILURE
+    })
 }
 
 /// How `herd run` and `herd cluster run` exit after a run that produced a result.

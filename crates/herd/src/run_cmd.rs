@@ -10,18 +10,15 @@
 //! stopped it, as `herd lab` (the summary of what was measured is still printed, the outputs
 //! written: an interrupted run is a result, not a failure to start).
 
-use std::fs;
-use std::io::{self, IsTerminal as _, Write as _};
+use std::io;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use herd_engine::Control;
-use herd_run::hlog::Hlog;
-use herd_run::series::Series;
-use herd_run::{summary, Outputs, RunReport, SecondObserver};
+use herd_run::{summary, RunReport};
 
-use crate::live::Live;
 pub(crate) use crate::run_args::RunArgs;
+use crate::run_outputs::{RunOutputs, StepLines};
 use crate::single_run::SingleRun;
 
 /// How a `herd run` ended, for the exit code.
@@ -41,12 +38,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let prepared = herd_run::prepare(&plan)?;
     // Best effort: without it, large -c runs report fd errors plainly.
     let _ = herd_engine::raise_nofile_limit();
-    let control = Arc::new(Control::new());
-    {
-        let control = control.clone();
-        // Only fails if a handler is already installed, which happens only in tests.
-        let _ = ctrlc::set_handler(move || control.stop());
-    }
+    let control = stop_on_ctrl_c();
     let stepped = plan.is_stepped();
     let outputs = &plan.outputs;
     // Before anything is written or sent: a page that could not be written must cost
@@ -57,40 +49,21 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let started_at = herd_lab::runner::now_rfc3339();
     let environment =
         outputs.html.as_ref().map(|_| herd_lab::environment::record(env!("CARGO_PKG_VERSION")));
-    // Opened before any load is sent: a path that cannot be written stops the run here. The
-    // live line only on a terminal, so that logs and pipes never see it.
-    let series = outputs.series.as_deref().map(|p| Series::create(p, stepped)).transpose()?;
-    let hlog = outputs.hlog.as_deref().map(|p| Hlog::create(p, &plan.url.text)).transpose()?;
-    let live = io::stderr().is_terminal().then(|| {
-        Box::new(Live::new(stepped.then(|| plan.steps().len()))) as Box<dyn SecondObserver>
-    });
-    let writer = Outputs::start(series, hlog, live)?;
-    // Created before the run too, so that a bad --json path never costs a whole run.
-    let json_file = match &outputs.json {
-        Some(path) => Some(
-            fs::File::create(path)
-                .with_context(|| format!("cannot write --json {}", path.display()))?,
-        ),
-        None => None,
-    };
+    // Opened before any load is sent: a path that cannot be written stops the run here.
+    let RunOutputs { writer, json } = RunOutputs::open(&plan)?;
     let setup = prepared.setup().clone();
     let mut out = io::stdout().lock();
-    let mut printed = Ok(());
+    let mut lines = StepLines::new(&plan);
     let report = herd_run::execute(&prepared, &control, writer.as_ref(), |k, step| {
-        if stepped && printed.is_ok() {
-            printed = summary::write_step(&mut out, k, &setup, step).and_then(|()| out.flush());
-        }
+        lines.print(&mut out, k, &setup, step)
     })?;
-    printed.context("cannot write the summary")?;
+    lines.finish()?;
     let last = report.last().context("no step was run")?;
     if !stepped {
         summary::write(&mut out, &setup, last).context("cannot write the summary")?;
     }
     let mut outcome = judge(&mut out, &plan, last)?;
-    if let (Some(path), Some(mut file)) = (&outputs.json, json_file) {
-        file.write_all(report.to_json_pretty().as_bytes())
-            .with_context(|| format!("cannot write --json {}", path.display()))?;
-    }
+    json.write(&report.to_json_pretty())?;
     if let Some(path) = &outputs.html {
         let run = SingleRun {
             tool: "herd run",
@@ -125,6 +98,16 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("herd run: {}", interrupted(outputs));
     }
     Ok(outcome)
+}
+
+/// The run's stop switch, thrown by Ctrl-C: the run ends early and keeps what it measured.
+/// Shared with `herd cluster run` and `herd agent`.
+pub(crate) fn stop_on_ctrl_c() -> Arc<Control> {
+    let control = Arc::new(Control::new());
+    let handler = control.clone();
+    // Only fails if a handler is already installed, which happens only in tests.
+    let _ = ctrlc::set_handler(move || handler.stop());
+    control
 }
 
 /// What to say after a run Ctrl-C stopped: that its result stands for the time it ran, and

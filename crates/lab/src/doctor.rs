@@ -16,7 +16,7 @@ use herd_topo::{Captured, Supervisor};
 
 use crate::client::{self, Tool};
 use crate::environment::{nofile_limits, sysctl};
-use crate::experiment::BUILTIN_SERVERS;
+use crate::experiment::{builtin_servers, ServerDef};
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +190,7 @@ fn tw_reuse() -> Check {
 fn servers(herd_exe: &Path, scratch: &Path, sup: &mut Supervisor) -> Vec<Check> {
     let mut out = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for &(name, kind, php) in BUILTIN_SERVERS {
+    for ServerDef { name, kind, php, .. } in builtin_servers() {
         for program in programs_needed(kind, php) {
             if seen.iter().any(|s| s == program.name) {
                 continue;

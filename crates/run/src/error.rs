@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use herd_engine::quic::QuicConfigError;
 use herd_engine::{EngineError, ProbeError, TargetError, TlsConfigError};
 
-use crate::PlanError;
+use crate::plan::PlanError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

@@ -18,16 +18,19 @@ use herd_stats::units::{BitRate, RequestRate};
 use herd_stats::Protocol;
 
 use crate::client_usage::UsageProbe;
+use crate::error::RunError;
 use crate::interval::Seconds;
 use crate::outputs::{Outputs, StepStart};
+use crate::plan::PlanError;
 use crate::plan::{Arrivals, Body, Load, Reuse, RunPlan, Source, Stop};
 use crate::protocol::Speak;
 use crate::recorder::{RecorderPlan, RunRecorder};
 use crate::report::{RunReport, StepReport};
 use crate::request::RequestTemplate;
+use crate::run_info::RunInfo;
 use crate::server_usage::ServerProbe;
+use crate::step_result;
 use crate::workload::{self, BuiltWorkload};
-use crate::{step_result, PlanError, RunError, RunInfo};
 
 /// What was asked of the whole run (every step alike), as the summary and the report say it.
 #[derive(Debug, Clone, Default)]

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use herd_stats::hdr::StoredV2;
 
+use crate::error::RunError;
 use crate::merge::RunSecond;
 use crate::outputs::StepStart;
-use crate::RunError;
 
 /// An open `--hlog` file (or any writer).
 pub struct Hlog {

@@ -28,6 +28,7 @@ pub mod protocol;
 mod recorder;
 pub mod report;
 mod request;
+mod run_info;
 pub mod series;
 mod server_usage;
 pub mod spread;
@@ -50,34 +51,3 @@ pub use plan::{PlanError, RunPlan};
 pub use report::{RunReport, StepReport};
 pub use threshold::Threshold;
 pub use url::RunUrl;
-
-use std::time::Duration;
-
-use client_usage::ClientUsage;
-use server_usage::ServerUsage;
-
-/// What a run (or step) was besides the recorder's figures and the URL. An agent of a
-/// spread run sends it with its recorder (spread/wire.rs).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-pub(crate) struct RunInfo {
-    pub(crate) connections: u32,
-    pub(crate) threads: u32,
-    pub(crate) keep_alive: bool,
-    pub(crate) rate: Option<f64>,
-    pub(crate) elapsed: Duration,
-    pub(crate) interrupted: bool,
-    /// What the client itself used: the health verdict's own figures.
-    pub(crate) client: ClientUsage,
-    /// What the server used, where it runs here and herd can read its processes
-    /// (server_usage.rs); None for a remote server and for an agent of a spread run.
-    #[serde(default)]
-    pub(crate) server: Option<ServerUsage>,
-    /// HTTP/3: what QUIC did. Not sent by an agent: each agent's own report has its QUIC
-    /// figures, and the merged report adds those up (spread/combine.rs).
-    #[serde(skip)]
-    pub(crate) quic: Option<herd_engine::quic::QuicStats>,
-    /// How long after its planned start the engine started (a spread run's agents start at
-    /// one instant); zero when it started at once.
-    #[serde(default)]
-    pub(crate) late: Duration,
-}

@@ -14,11 +14,11 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Instant, SystemTime};
 
+use crate::error::RunError;
 use crate::hlog::Hlog;
 use crate::interval::Report;
 use crate::merge::{Merge, RunSecond};
 use crate::series::Series;
-use crate::RunError;
 
 /// Something that watches the run second by second (the binary's live line). Called on the
 /// writer thread, never on a worker's.

@@ -7,8 +7,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::error::RunError;
 use crate::merge::RunSecond;
-use crate::RunError;
 
 /// The series' columns after `step`: the CSV header, and the NDJSON keys in this order.
 const COLUMNS: [&str; 10] = [

@@ -11,9 +11,9 @@ use std::time::Duration;
 use herd_engine::Think;
 use herd_stats::ClientVerdict;
 
+use crate::execute::RunSetup;
 use crate::health;
 use crate::report::{Conforming, GroupRow, LatencySummary, StepReport, QUANTILES};
-use crate::RunSetup;
 
 /// Most groups the per-URL table lists; the rest are summed on one line.
 const MAX_GROUP_ROWS: usize = 20;

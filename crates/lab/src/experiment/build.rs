@@ -67,7 +67,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         |n| servers.contains_key(n),
         || {
             let mut known: Vec<String> =
-                super::BUILTIN_SERVERS.iter().map(|s| s.0.to_string()).collect();
+                super::builtin_servers().into_iter().map(|s| s.name).collect();
             known.extend(raw.servers.keys().cloned());
             known
         },
@@ -359,10 +359,8 @@ fn servers(
     raw: &RawExperiment,
 ) -> Result<BTreeMap<String, ServerDef>, ExperimentError> {
     let mut out: BTreeMap<String, ServerDef> = BTreeMap::new();
-    for (name, _, _) in super::BUILTIN_SERVERS {
-        if let Some(def) = server::builtin(name) {
-            out.insert(name.to_string(), def);
-        }
+    for def in super::builtin_servers() {
+        out.insert(def.name.clone(), def);
     }
     for (name, s) in &raw.servers {
         let kind = server::kind(s.driver.get_ref(), s.mpm.as_ref().map(|m| m.get_ref().as_str()))

@@ -22,7 +22,7 @@ use crate::load::Load;
 
 pub use error::ExperimentError;
 pub use placement::{Placed, Placement};
-pub use server::{ServerDef, BUILTIN_SERVERS};
+pub use server::{builtin_servers, ServerDef};
 pub use workload::{specweb_path, static_path, WorkloadDef, WorkloadKind};
 
 /// A checked experiment: what to run, not yet how (see `matrix` and `plan`).

@@ -15,78 +15,77 @@ pub struct ServerDef {
     pub workers: Option<NonZeroU32>,
 }
 
-/// The servers an experiment may name without defining them.
-pub const BUILTIN_SERVERS: &[(&str, ServerKind, Option<Php>)] = &[
-    ("herd", ServerKind::Herd, None),
-    ("nginx", ServerKind::Nginx, None),
-    ("nginx-fpm", ServerKind::Nginx, Some(Php::Fpm)),
-    ("apache-event", ServerKind::Apache(Mpm::Event), None),
-    ("apache-worker", ServerKind::Apache(Mpm::Worker), None),
-    ("apache-prefork", ServerKind::Apache(Mpm::Prefork), None),
-    ("apache-fpm", ServerKind::Apache(Mpm::Event), Some(Php::Fpm)),
-    ("apache-cgi", ServerKind::Apache(Mpm::Event), Some(Php::Cgi)),
-    ("lighttpd", ServerKind::Lighttpd, None),
-    ("lighttpd-cgi", ServerKind::Lighttpd, Some(Php::Cgi)),
-    ("h2o", ServerKind::H2o, None),
-    ("mini_httpd", ServerKind::MiniHttpd, None),
-    ("caddy", ServerKind::Caddy, None),
-    ("samba", ServerKind::Samba, None),
-];
+/// The servers an experiment may name: every one the drivers know ([`ServerKind::ALL`]) but
+/// tbench_srv, which the lab adds itself as the calibration of NetBench cells (matrix.rs).
+fn nameable() -> impl Iterator<Item = ServerKind> {
+    ServerKind::ALL.into_iter().filter(|&k| k != ServerKind::Tbench)
+}
 
-/// Driver names a `[servers.NAME]` table may give.
-pub(crate) const DRIVERS: &[&str] =
-    &["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd", "caddy", "samba"];
+/// The servers an experiment may name without defining them, in [`ServerKind::ALL`]'s order:
+/// each by its own name (`nginx`, `apache-event`), and after a driver's servers, its default
+/// one with each PHP setup it takes (`nginx-fpm`, `apache-fpm`, `apache-cgi`, `lighttpd-cgi`).
+pub fn builtin_servers() -> Vec<ServerDef> {
+    let def = |name: String, kind, php| ServerDef { name, kind, php, workers: None };
+    let mut out = Vec::new();
+    let mut kinds = nameable().peekable();
+    while let Some(kind) = kinds.next() {
+        out.push(def(kind.name().to_owned(), kind, None));
+        let last_of_its_driver = kinds.peek().is_none_or(|next| next.driver() != kind.driver());
+        if last_of_its_driver {
+            let default = default_kind(kind.driver()).unwrap_or(kind);
+            for &php in herd_drivers::php_choices(default) {
+                out.push(def(format!("{}-{}", kind.driver(), php_word(php)), default, Some(php)));
+            }
+        }
+    }
+    out
+}
 
-/// The built-in server called `name`.
-pub(crate) fn builtin(name: &str) -> Option<ServerDef> {
-    BUILTIN_SERVERS.iter().find(|(n, _, _)| *n == name).map(|&(n, kind, php)| ServerDef {
-        name: n.to_string(),
-        kind,
-        php,
-        workers: None,
-    })
+/// Driver names a `[servers.NAME]` table may give, in [`ServerKind::ALL`]'s order.
+fn drivers() -> Vec<&'static str> {
+    let mut drivers: Vec<&str> = nameable().map(ServerKind::driver).collect();
+    drivers.dedup();
+    drivers
+}
+
+/// The server a driver runs when its table chooses nothing: Apache with Debian's MPM; None
+/// for a driver that is one server.
+fn default_kind(driver: &str) -> Option<ServerKind> {
+    let apache = ServerKind::Apache(Mpm::DEFAULT);
+    (driver == apache.driver()).then_some(apache)
 }
 
 /// The kind for a driver name and an optional MPM; Err names the accepted values.
 pub(crate) fn kind(driver: &str, mpm: Option<&str>) -> Result<ServerKind, String> {
-    let kind = match driver {
-        "herd" => ServerKind::Herd,
-        "nginx" => ServerKind::Nginx,
-        "lighttpd" => ServerKind::Lighttpd,
-        "h2o" => ServerKind::H2o,
-        "mini_httpd" => ServerKind::MiniHttpd,
-        "caddy" => ServerKind::Caddy,
-        "samba" => ServerKind::Samba,
-        "apache" => {
-            let mpm = match mpm.unwrap_or("event") {
-                "event" => Mpm::Event,
-                "worker" => Mpm::Worker,
-                "prefork" => Mpm::Prefork,
-                other => {
-                    return Err(format!(
-                        "unknown mpm `{other}`: use {}",
-                        super::error::choices(&["event", "worker", "prefork"])
-                    ))
-                }
-            };
-            return Ok(ServerKind::Apache(mpm));
-        }
-        other => {
-            return Err(format!("unknown driver `{other}`: use {}", super::error::choices(DRIVERS)))
-        }
-    };
+    if default_kind(driver).is_some() {
+        let name = mpm.unwrap_or(Mpm::DEFAULT.name());
+        return Mpm::from_name(name).map(ServerKind::Apache).ok_or_else(|| {
+            format!("unknown mpm `{name}`: use {}", super::error::choices(&Mpm::ALL.map(Mpm::name)))
+        });
+    }
+    let kind = nameable().find(|k| k.driver() == driver).ok_or_else(|| {
+        format!("unknown driver `{driver}`: use {}", super::error::choices(&drivers()))
+    })?;
     match mpm {
         Some(_) => Err(format!("`mpm` is for the apache driver only, not {driver}")),
         None => Ok(kind),
     }
 }
 
+/// How an experiment file spells a PHP setup: `php = "fpm"`, and the built-in servers'
+/// `-fpm`, `-cgi`.
+fn php_word(php: Php) -> &'static str {
+    match php {
+        Php::Fpm => "fpm",
+        Php::Cgi => "cgi",
+    }
+}
+
 /// The PHP setting; which servers take which is checked against the driver.
 pub(crate) fn php(kind: ServerKind, text: &str) -> Result<Php, String> {
-    let php = match text {
-        "fpm" => Php::Fpm,
-        "cgi" => Php::Cgi,
-        other => return Err(format!("unknown php `{other}`: use `fpm` or `cgi`")),
+    let Some(php) = Php::ALL.into_iter().find(|&p| php_word(p) == text) else {
+        let words = Php::ALL.map(php_word);
+        return Err(format!("unknown php `{text}`: use {}", super::error::choices(&words)));
     };
     if herd_drivers::php_choices(kind).contains(&php) {
         Ok(php)
@@ -95,5 +94,85 @@ pub(crate) fn php(kind: ServerKind, text: &str) -> Result<Php, String> {
             "php = \"{text}\" does not go with this driver: PHP runs through php-fpm behind nginx or \
              apache, and as CGI under apache or lighttpd (herd serves its own 9x9 and include pages)"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names experiments have always been able to use, each with its server, in the
+    /// order error messages list them.
+    #[test]
+    fn the_built_in_servers_are_the_names_experiments_use() {
+        let want = [
+            ("herd", ServerKind::Herd, None),
+            ("nginx", ServerKind::Nginx, None),
+            ("nginx-fpm", ServerKind::Nginx, Some(Php::Fpm)),
+            ("apache-event", ServerKind::Apache(Mpm::Event), None),
+            ("apache-worker", ServerKind::Apache(Mpm::Worker), None),
+            ("apache-prefork", ServerKind::Apache(Mpm::Prefork), None),
+            ("apache-fpm", ServerKind::Apache(Mpm::Event), Some(Php::Fpm)),
+            ("apache-cgi", ServerKind::Apache(Mpm::Event), Some(Php::Cgi)),
+            ("lighttpd", ServerKind::Lighttpd, None),
+            ("lighttpd-cgi", ServerKind::Lighttpd, Some(Php::Cgi)),
+            ("h2o", ServerKind::H2o, None),
+            ("mini_httpd", ServerKind::MiniHttpd, None),
+            ("caddy", ServerKind::Caddy, None),
+            ("samba", ServerKind::Samba, None),
+        ];
+        let got: Vec<_> =
+            builtin_servers().into_iter().map(|s| (s.name, s.kind, s.php, s.workers)).collect();
+        let want: Vec<_> = want.map(|(n, k, p)| (n.to_owned(), k, p, None)).into();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_drivers_are_the_names_tables_use() {
+        assert_eq!(
+            drivers(),
+            ["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd", "caddy", "samba"]
+        );
+    }
+
+    #[test]
+    fn every_server_is_found_by_its_driver_and_mpm() {
+        for server in nameable() {
+            let mpm = match server {
+                ServerKind::Apache(m) => Some(m.name()),
+                _ => None,
+            };
+            assert_eq!(kind(server.driver(), mpm), Ok(server), "{server}");
+        }
+        assert_eq!(kind("apache", None), Ok(ServerKind::Apache(Mpm::Event)));
+    }
+
+    #[test]
+    fn unknown_drivers_and_mpms_name_the_choices() {
+        assert_eq!(
+            kind("tbench", None),
+            Err("unknown driver `tbench`: use `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, \
+                 `mini_httpd`, `caddy` or `samba`"
+                .to_owned())
+        );
+        assert_eq!(
+            kind("apache", Some("threads")),
+            Err("unknown mpm `threads`: use `event`, `worker` or `prefork`".to_owned())
+        );
+        assert_eq!(
+            kind("nginx", Some("event")),
+            Err("`mpm` is for the apache driver only, not nginx".to_owned())
+        );
+    }
+
+    #[test]
+    fn php_words() {
+        assert_eq!(php(ServerKind::Nginx, "fpm"), Ok(Php::Fpm));
+        assert_eq!(php(ServerKind::Lighttpd, "cgi"), Ok(Php::Cgi));
+        assert_eq!(
+            php(ServerKind::Nginx, "mod_php"),
+            Err("unknown php `mod_php`: use `fpm` or `cgi`".to_owned())
+        );
+        assert!(php(ServerKind::Nginx, "cgi").is_err_and(|e| e.contains("does not go with")));
     }
 }

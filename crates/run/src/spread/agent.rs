@@ -16,12 +16,14 @@ use super::clock::{self, Exchange, Offset};
 use super::stream::{Address, Stream};
 use super::wire::{self, FromAgent, FromCoordinator, SecondFrame};
 use super::SpreadError;
-use crate::execute::execute_parts;
+use crate::error::RunError;
+use crate::execute::{execute_parts, prepare, Spread};
 use crate::merge::RunSecond;
 use crate::outputs::{Outputs, SecondObserver};
+use crate::plan::RunPlan;
 use crate::recorder::RunRecorder;
 use crate::report::StepReport;
-use crate::{prepare, RunInfo, RunPlan, Spread};
+use crate::run_info::RunInfo;
 
 /// The environment variable with the agent's index: Kubernetes' Indexed Job sets it.
 pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
@@ -166,7 +168,7 @@ pub fn run_agent(
         }
         let (result, sent) = match runner.join() {
             Ok(r) => r,
-            Err(_) => (Err(crate::RunError::Connect("the run's thread panicked".into())), Ok(())),
+            Err(_) => (Err(RunError::Connect("the run's thread panicked".into())), Ok(())),
         };
         (armed, result, sent)
     });

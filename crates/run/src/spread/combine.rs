@@ -6,10 +6,12 @@
 use std::sync::Arc;
 
 use crate::client_usage::ClientUsage;
+use crate::execute::RunSetup;
 use crate::recorder::RunRecorder;
 use crate::report::{QuicReport, StepReport};
+use crate::run_info::RunInfo;
 use crate::spread::wire::StepFrame;
-use crate::{step_result, RunInfo, RunSetup};
+use crate::step_result;
 
 /// The merged report of one step from every agent's part of it.
 pub(crate) fn combine(setup: &RunSetup, parts: &[&StepFrame]) -> StepReport {

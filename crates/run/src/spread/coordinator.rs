@@ -26,12 +26,14 @@ use super::combine::combine;
 use super::stream::{Address, Listener, Stream};
 use super::wire::{self, FromAgent, FromCoordinator, SecondFrame, StepFrame};
 use super::SpreadError;
+use crate::error::RunError;
+use crate::execute::RunSetup;
 use crate::hlog::Hlog;
 use crate::interval::Report;
 use crate::merge::RunSecond;
 use crate::outputs::{Feed, Outputs, StepStart};
+use crate::plan::RunPlan;
 use crate::report::{RunReport, StepReport};
-use crate::{RunPlan, RunSetup};
 
 /// How long the coordinator waits for every agent to be armed, unless told otherwise.
 pub const DEFAULT_ARM_TIMEOUT: Duration = Duration::from_secs(120);
@@ -79,7 +81,7 @@ pub struct SpreadReport {
     /// An agent's own `--hlog` that could not be written (the first error; the run and the
     /// merged outputs went on): the caller says it after the result, as `herd run` does a
     /// full disk.
-    pub hlog_error: Option<crate::RunError>,
+    pub hlog_error: Option<RunError>,
 }
 
 impl SpreadReport {
@@ -276,7 +278,7 @@ struct Board<'p> {
     start: Option<(Instant, SystemTime)>,
     aborted: bool,
     /// The first error writing an agent's own hlog.
-    hlog_error: Option<crate::RunError>,
+    hlog_error: Option<RunError>,
 }
 
 /// The step being merged.

@@ -21,7 +21,9 @@ mod wire;
 use std::io;
 use std::time::Duration;
 
-use crate::{RunError, RunPlan};
+use crate::error::RunError;
+use crate::execute::RunSetup;
+use crate::plan::RunPlan;
 
 pub use agent::{run_agent, AgentEnv};
 pub use coordinator::{AgentFigures, Coordinator, SpreadReport};
@@ -90,17 +92,68 @@ impl SpreadError {
     }
 }
 
-/// The run's settings as every agent hashes them: what `herd run` would be given, less what
-/// only the coordinator does (files written, thresholds judged on the merged result).
+impl RunPlan {
+    /// What each agent of a spread run is given: this plan less what only the coordinator
+    /// does, on the merged result (the files written, the thresholds judged). Every place that
+    /// starts agents or checks that they agree derives it here, so that they cannot drift.
+    pub fn for_agents(&self) -> RunPlan {
+        let mut plan = self.clone();
+        plan.outputs = Default::default();
+        plan.fail_if.clear();
+        plan
+    }
+}
+
+/// The run's settings as every agent hashes them: `herd run`'s arguments of its plan for the
+/// agents.
 pub(crate) fn config_of(plan: &RunPlan) -> String {
-    let mut plan = plan.clone();
-    plan.outputs = Default::default();
-    plan.fail_if.clear();
-    wire::config_hash(&plan.to_args())
+    wire::config_hash(&plan.for_agents().to_args())
 }
 
 /// What the summary says of `plan`'s run, without preparing it (no target resolved): for a
 /// result read back from agent 0 of a run on Kubernetes.
-pub fn setup_for(plan: &RunPlan) -> Result<crate::RunSetup, RunError> {
+pub fn setup_for(plan: &RunPlan) -> Result<RunSetup, RunError> {
     crate::execute::spread_setup(plan)
+}
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::plan::{Load, Pace, Stop, DEFAULT_DURATION};
+
+    fn plan() -> RunPlan {
+        let url = "http://127.0.0.1:1/".parse().expect("a URL");
+        let connections = NonZeroU32::new(8).expect("not zero");
+        let stop = Stop::After(DEFAULT_DURATION);
+        RunPlan::new(url, Load::Single { connections, stop, pace: Pace::Closed { think: None } })
+    }
+
+    #[test]
+    fn agents_get_the_run_without_its_outputs_or_thresholds() {
+        let mut whole = plan();
+        whole.seed = 7;
+        whole.fail_if.push("p99<5ms".parse().expect("a threshold"));
+        whole.outputs.json = Some(PathBuf::from("/tmp/run.json"));
+        whole.outputs.hlog = Some(PathBuf::from("/tmp/run.hlog"));
+        let agents = whole.for_agents();
+        assert!(agents.fail_if.is_empty());
+        assert_eq!(agents.outputs, Default::default());
+        // Everything else is the run's own.
+        assert_eq!(
+            RunPlan { fail_if: whole.fail_if.clone(), outputs: whole.outputs.clone(), ..agents },
+            whole
+        );
+    }
+
+    #[test]
+    fn the_agents_hash_does_not_see_what_only_the_coordinator_does() {
+        let mut whole = plan();
+        whole.fail_if.push("p99<5ms".parse().expect("a threshold"));
+        whole.outputs.series = Some(PathBuf::from("/tmp/run.csv"));
+        assert_eq!(config_of(&whole), config_of(&plan()));
+        whole.seed += 1;
+        assert_ne!(config_of(&whole), config_of(&plan()));
+    }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::interval::Interval;
 use crate::recorder::RunRecorder;
 use crate::report::StepReport;
-use crate::RunInfo;
+use crate::run_info::RunInfo;
 
 /// The conversation's version: an agent and a coordinator of different versions refuse each
 /// other at `hello`.

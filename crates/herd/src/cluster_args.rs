@@ -1,0 +1,158 @@
+//! What `herd cluster` and `herd agent` are asked: their clap definitions, and the `herd run`
+//! arguments after `--` parsed into the run's plan. Shared by the local run (cluster_cmd.rs)
+//! and the run on Kubernetes (cluster_k8s.rs), which both read it and neither owns it.
+
+use std::ffi::OsString;
+
+use clap::Parser as _;
+use herd_stats::units::TimeSpan;
+
+use crate::run_args::RunArgs;
+
+/// `herd cluster` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum ClusterCommand {
+    /// One herd run spread over N agents started together, merged exactly
+    Run(ClusterRunArgs),
+    /// Print the Kubernetes objects of a spread run (an Indexed Job and a headless Service),
+    /// for `kubectl apply -f -` or a GitOps repository
+    Manifest(ManifestArgs),
+}
+
+impl ClusterCommand {
+    /// How its errors begin.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            ClusterCommand::Run(_) => "herd cluster run",
+            ClusterCommand::Manifest(_) => "herd cluster manifest",
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ManifestArgs {
+    #[command(flatten)]
+    pub(crate) kube: KubeArgs,
+
+    /// Agent 0 fails the run when not every agent is armed this long after it starts
+    /// [default: 120s]
+    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
+    pub(crate) arm_timeout: Option<TimeSpan>,
+
+    /// herd run's arguments (after --): the URL and flags of the whole run
+    #[arg(last = true, required = true, value_name = "RUN ARGS")]
+    pub(crate) run: Vec<OsString>,
+}
+
+/// Where and how the agents run on Kubernetes (`herd cluster manifest`, and `herd cluster
+/// run` without --local).
+#[derive(Debug, clap::Args)]
+pub(crate) struct KubeArgs {
+    /// Agents on Kubernetes: the pods of an Indexed Job, one per node by default (1 to 1000)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) agents: Option<u32>,
+
+    /// The agent image: herd's static binary at /herd (deploy/agent.Containerfile), best
+    /// pinned by digest
+    #[arg(long, value_name = "IMAGE")]
+    pub(crate) image: Option<String>,
+
+    /// The run's name: every object's [default: herd-<time>]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+
+    /// The namespace [default: kubectl's]
+    #[arg(long, value_name = "NS")]
+    pub(crate) namespace: Option<String>,
+
+    /// Only on nodes with this label, KEY=VALUE (repeatable) [default: herd.dev/role=client]
+    #[arg(long = "node-label", value_name = "KEY=VALUE")]
+    pub(crate) node_labels: Vec<String>,
+
+    /// Let several agents share a node (by default each has a node of its own)
+    #[arg(long)]
+    pub(crate) share_nodes: bool,
+
+    /// The node's own network: no pod network between the agents and the server
+    #[arg(long)]
+    pub(crate) host_network: bool,
+
+    /// Whole CPUs per agent, requests equal to limits (the Guaranteed class, pinned by the
+    /// static CPU manager)
+    #[arg(long, value_name = "N", requires = "memory")]
+    pub(crate) cpus: Option<u32>,
+
+    /// Memory per agent with --cpus (512Mi, 2Gi)
+    #[arg(long, value_name = "QUANTITY", requires = "cpus")]
+    pub(crate) memory: Option<String>,
+
+    /// Let the agents load this one target although it is outside 127.0.0.0/8, ::1 and
+    /// 198.18.0.0/15 (the server under test on your cluster): the URL's host, exactly. herd
+    /// refuses such targets otherwise
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allow_target: Option<String>,
+}
+
+/// `herd agent`'s flags: its own, then herd run's.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AgentArgs {
+    /// When this is agent 0, also coordinate: listen on ADDR (HOST:PORT) for every agent and
+    /// print the merged result (herd.run.v1 with each agent's figures) on stdout; other
+    /// agents ignore it (what `herd cluster manifest` gives every pod)
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) coordinate: Option<String>,
+
+    /// With --coordinate: fail when not every agent is armed this long after agent 0
+    /// starts [default: 120s]
+    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
+    pub(crate) arm_timeout: Option<TimeSpan>,
+
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ClusterRunArgs {
+    /// Run the N agents as processes of this machine (N from 1 to 64)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64),
+          conflicts_with = "agents")]
+    pub(crate) local: Option<u32>,
+
+    /// Agent i runs in network namespace i of this list: herd's own (named herd-…, made by
+    /// `herd lab`), one per agent; needs root. The agents then reach the coordinator through a
+    /// Unix socket, whatever their network
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) netns: Vec<String>,
+
+    /// Fail when not every agent is armed this long after the start [default: 120s]
+    #[arg(long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
+    pub(crate) arm_timeout: Option<TimeSpan>,
+
+    #[command(flatten)]
+    pub(crate) kube: KubeArgs,
+
+    /// herd run's arguments (after --): the URL and flags of the whole run, as for one machine
+    #[arg(last = true, required = true, value_name = "RUN ARGS")]
+    pub(crate) run: Vec<OsString>,
+}
+
+/// `herd run`'s flags on their own, for the arguments after `--`.
+#[derive(Debug, clap::Parser)]
+#[command(name = "herd run", no_binary_name = true)]
+struct RunOnly {
+    #[command(flatten)]
+    args: RunArgs,
+}
+
+/// The run's herd run arguments (after `--`), parsed as `herd run` parses them.
+pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
+    let run_args = RunOnly::try_parse_from(args)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "the herd run arguments after --: {}",
+                e.render().to_string().trim_end()
+            )
+        })?
+        .args;
+    Ok(crate::run_args::plan(&run_args)?)
+}
