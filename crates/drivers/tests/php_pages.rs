@@ -3,9 +3,10 @@
 //! herd serve's page byte for byte. No server is started.
 //!
 //! - `/9x9`: herd serve's own golden, crates/serve/tests/golden/9x9.html (1692 bytes).
-//! - `/include`: herd serve's page renderer is private, so tests/golden/herd-serve-include.html
-//!   was produced from herd serve once, by hand, and is checked here against the texts
-//!   `herd_fileset::write_include_texts` writes (so a change to them shows):
+//! - `/include`: tests/golden/herd-serve-include.html, produced from herd serve once, by hand,
+//!   and checked here against the texts `herd_fileset::write_include_texts` writes and against
+//!   the bytes of the renderer herd serve answers with (`herd_fileset::expected::include`), so
+//!   a change to either shows:
 //!
 //!   ```text
 //!   herd serve --generate DIR --sizes 1        # writes DIR/include/1.txt … 4.txt
@@ -105,6 +106,10 @@ fn include_is_herd_serves_page() {
         texts += text.len();
     }
     assert_eq!(want.len() - texts, 106);
+    // And it is what herd serve's renderer makes of those texts today.
+    let written = herd_fileset::expected::include_texts();
+    let rendered = herd_fileset::expected::include(written.each_ref().map(Vec::as_slice));
+    assert!(rendered == want, "the golden is no longer herd serve's /include");
 
     let got = run_quiet(&dir.join("include.php"));
     assert!(got == want, "include.php:\n{}", String::from_utf8_lossy(&got));
