@@ -137,13 +137,7 @@ fn check_server(server: &H3Server) {
     assert_eq!(j["latency_us"]["connect"]["count"], 2, "one QUIC handshake per connection: {j}");
     assert_eq!(j["latency_us"]["first_byte"]["count"], 600, "{j}");
     // herd.run.v1's contract holds for HTTP/3's document too (its `quic` object).
-    let schema = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/run-json.schema.json"
-    ))
-    .unwrap();
-    let validator = jsonschema::draft202012::new(&serde_json::from_str(&schema).unwrap()).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();
+    let errors = util::json_schema::RunJsonSchema::start().errors(&j);
     assert!(errors.is_empty(), "{errors:?}");
     let q = &j["quic"];
     assert!(q["packets_sent"].as_u64().unwrap() > 0, "{q}");
@@ -295,13 +289,7 @@ fn a_closed_port_reports_no_round_trip_time() {
     let q = &j["quic"];
     assert_eq!((&q["min_rtt_us"], &q["smoothed_rtt_us"]), (&json_null(), &json_null()), "{q}");
     assert_eq!(q["datagrams_received"], 0, "{q}");
-    let schema = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/run-json.schema.json"
-    ))
-    .unwrap();
-    let validator = jsonschema::draft202012::new(&serde_json::from_str(&schema).unwrap()).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();
+    let errors = util::json_schema::RunJsonSchema::start().errors(&j);
     assert!(errors.is_empty(), "{errors:?}");
 }
 

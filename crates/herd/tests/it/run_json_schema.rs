@@ -10,25 +10,17 @@
 use crate::util;
 
 use serde_json::{json, Value};
+use util::json_schema::RunJsonSchema;
 use util::Serve;
 use util::{run_json, tempdir};
 
-fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/run-json.schema.json");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+fn validator() -> RunJsonSchema {
+    // The schema itself must be a valid draft 2020-12 schema: start() checks it.
+    RunJsonSchema::start()
 }
 
-fn validator() -> jsonschema::Validator {
-    let schema = schema();
-    // The schema itself must be a valid draft 2020-12 schema.
-    jsonschema::meta::validate(&schema).unwrap_or_else(|e| panic!("the schema is not valid: {e}"));
-    jsonschema::draft202012::new(&schema).unwrap()
-}
-
-fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
-    let errors: Vec<String> =
-        v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+fn assert_valid(v: &mut RunJsonSchema, doc: &Value, what: &str) {
+    let errors = v.errors(doc);
     assert!(errors.is_empty(), "{what}: {errors:#?}\n{doc:#}");
 }
 
@@ -63,26 +55,26 @@ fn assert_hdr_decodes(doc: &Value, what: &str) -> usize {
     checked
 }
 
-fn assert_invalid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+fn assert_invalid(v: &mut RunJsonSchema, doc: &Value, what: &str) {
     assert!(!v.is_valid(doc), "{what}: the schema accepts a broken document\n{doc:#}");
 }
 
 #[test]
 fn every_shape_of_real_output_validates() {
-    let v = validator();
+    let mut v = validator();
     let serve = Serve::start(&["--threads", "1"]);
     let closed = run_json(&["-c", "2", "-n", "300", &serve.url("/bytes/100")]);
     assert_eq!(closed["schedule"], json!({"kind": "closed"}));
-    assert_valid(&v, &closed, "closed loop");
+    assert_valid(&mut v, &closed, "closed loop");
 
     let rate = run_json(&["-c", "2", "-d", "1s", "--rate", "200", &serve.url("/bytes/100")]);
     assert_eq!(rate["schedule"]["kind"], "rate");
-    assert_valid(&v, &rate, "open loop");
+    assert_valid(&mut v, &rate, "open loop");
 
     let steps =
         run_json(&["--steps", "1,2", "--step-time", "500ms", "-t", "1", &serve.url("/bytes/10")]);
     assert_eq!(steps["steps"].as_array().map(Vec::len), Some(2));
-    assert_valid(&v, &steps, "steps");
+    assert_valid(&mut v, &steps, "steps");
 
     // Every workload and client option at once: groups, conforming, clients.
     let dir = tempdir("run-json-schema-urls");
@@ -106,10 +98,10 @@ fn every_shape_of_real_output_validates() {
     assert_eq!(mix["groups"]["rows"].as_array().map(Vec::len), Some(2));
     assert_eq!(mix["conforming"]["threshold_bps"], 320_000);
     assert!(mix["conforming"]["median_bps"].as_f64().is_some(), "{mix}");
-    assert_valid(&v, &mix, "workload and clients");
+    assert_valid(&mut v, &mix, "workload and clients");
     let piped = run_json(&["-c", "2", "-n", "40", "--pipeline", "4", &serve.url("/bytes/10")]);
     assert_eq!(piped["clients"]["pipeline"], 4);
-    assert_valid(&v, &piped, "pipelined");
+    assert_valid(&mut v, &piped, "pipelined");
 
     // HTTP/2 (h2c against nginx): the protocol and the streams per connection.
     let nginx = util::Nginx::start();
@@ -126,7 +118,7 @@ fn every_shape_of_real_output_validates() {
     assert_eq!((&h2["protocol"], &h2["streams"]), (&json!("h2c"), &json!(5)));
     assert_eq!(closed["protocol"], "h1");
     assert_eq!(closed["streams"], Value::Null);
-    assert_valid(&v, &h2, "h2c");
+    assert_valid(&mut v, &h2, "h2c");
 
     // Nothing listens: every request fails, every latency histogram is empty, no verdict
     // (exit code 4). The run stops once each connection was refused (issue 31); one worker,
@@ -137,7 +129,7 @@ fn every_shape_of_real_output_validates() {
     assert_eq!(failed["latency_us"]["total"], json!({"count": 0}));
     assert_eq!(failed["failures"], json!({"connect": 2}));
     assert_eq!(failed["client"]["verdict"], Value::Null);
-    assert_valid(&v, &failed, "all failed");
+    assert_valid(&mut v, &failed, "all failed");
 
     // Closed: total, total_from_send, connect, first_byte and queued (0 µs each); the open
     // loop too. Each step of a stepped run has its own.
@@ -198,7 +190,7 @@ fn every_shape_of_real_output_validates() {
     doc["steps"] = json!([]);
     broken.push((doc, "no steps"));
     for (doc, what) in &broken {
-        assert_invalid(&v, doc, what);
+        assert_invalid(&mut v, doc, what);
     }
 }
 
@@ -227,13 +219,13 @@ fn cluster_json(args: &[&str]) -> Value {
 /// not.
 #[test]
 fn a_spread_runs_output_validates() {
-    let v = validator();
+    let mut v = validator();
     let serve = Serve::start(&["--threads", "1"]);
     let single = cluster_json(&["-c", "4", "-n", "400", &serve.url("/bytes/100")]);
     let agents = single["agents"].as_array().expect("agents");
     assert_eq!(agents.len(), 2, "{single}");
     assert_eq!(agents[1]["steps"][0]["requests"]["completed"], 200, "{single}");
-    assert_valid(&v, &single, "spread run");
+    assert_valid(&mut v, &single, "spread run");
 
     let stepped = cluster_json(&[
         "--steps",
@@ -246,7 +238,7 @@ fn a_spread_runs_output_validates() {
     ]);
     assert_eq!(stepped["steps"].as_array().map(Vec::len), Some(2), "{stepped}");
     assert_eq!(stepped["agents"][0]["steps"].as_array().map(Vec::len), Some(2), "{stepped}");
-    assert_valid(&v, &stepped, "stepped spread run");
+    assert_valid(&mut v, &stepped, "stepped spread run");
 
     let mut broken = Vec::new();
     let mut doc = single.clone();
@@ -277,6 +269,6 @@ fn a_spread_runs_output_validates() {
     doc["agents"][0]["steps"][0]["agents"] = single["agents"].clone();
     broken.push((doc, "agents inside an agent's step"));
     for (doc, what) in &broken {
-        assert_invalid(&v, doc, what);
+        assert_invalid(&mut v, doc, what);
     }
 }

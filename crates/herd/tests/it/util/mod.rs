@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 pub mod browser;
+pub mod json_schema;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
