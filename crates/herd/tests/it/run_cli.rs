@@ -306,10 +306,14 @@ fn steps_give_one_result_each_and_show_a_collapse() {
     assert_eq!(conns, [1, 2, 4, 8], "one result per step, in order");
     let rps: Vec<f64> =
         steps.iter().map(|s| s["requests"]["per_second"].as_f64().unwrap()).collect();
-    // Up to 2 connections it holds up; past them every response waits, and throughput falls.
-    assert!(rps[1] > rps[0] / 2.0, "{rps:?}");
+    // Up to 2 connections it holds up: no response waits the server's 20 ms (judged by the
+    // median response, not by 2 connections' rate against 1's, which other work on a busy
+    // machine moves: 26,412 and 11,233 req/s were seen beside the suite's other tests).
+    // Past them every response waits, and throughput falls.
+    let p50 = |i: usize| steps[i]["latency_us"]["total"]["p50"].as_u64().unwrap();
+    assert!(p50(0) < 10_000 && p50(1) < 10_000, "p50 {} and {} µs", p50(0), p50(1));
     assert!(rps[2] < rps[1] / 4.0 && rps[3] < rps[2], "{rps:?}");
-    let p50_8 = steps[3]["latency_us"]["total"]["p50"].as_u64().unwrap();
+    let p50_8 = p50(3);
     assert!(p50_8 >= 100_000, "8 connections: 6 over, 120 ms each: {p50_8} µs");
 }
 
