@@ -1,5 +1,5 @@
-//! The Kubernetes objects of one spread run (docs/cluster.md), built from k8s-openapi's types
-//! so that a misspelled field does not compile: an Indexed Job of N agents (completion index
+//! The Kubernetes objects of one spread run (docs/cluster.md), built from the API's types
+//! (objects.rs): an Indexed Job of N agents (completion index
 //! = agent index, `JOB_COMPLETION_INDEX` set by the Job controller) and a headless Service
 //! that gives the coordinator, agent 0's pod, a stable name (`<run>-0.<run>`).
 //!
@@ -15,17 +15,12 @@
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
-use k8s_openapi::api::batch::v1::{
-    Job, JobSpec, PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement,
-    PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule, SuccessPolicy, SuccessPolicyRule,
+use crate::objects::{
+    Affinity, Container, ContainerPort, EnvVar, Job, JobSpec, LabelSelector, ObjectMeta,
+    OnExitCodes, OnPodCondition, PodAffinityTerm, PodAntiAffinity, PodFailurePolicy,
+    PodFailurePolicyRule, PodSpec, PodTemplateSpec, ResourceRequirements, Service, ServicePort,
+    ServiceSpec, SuccessPolicy, SuccessPolicyRule,
 };
-use k8s_openapi::api::core::v1::{
-    Affinity, Container, ContainerPort, EnvVar, PodAffinityTerm, PodAntiAffinity, PodSpec,
-    PodTemplateSpec, ResourceRequirements, Service, ServicePort, ServiceSpec,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 /// Where agent 0 listens for the others.
 pub const COORDINATOR_PORT: u16 = 7070;
@@ -156,10 +151,9 @@ impl RunManifest {
 
     fn meta(&self) -> ObjectMeta {
         ObjectMeta {
+            labels: self.labels(),
             name: Some(self.name.clone()),
             namespace: self.namespace.clone(),
-            labels: Some(self.labels()),
-            ..ObjectMeta::default()
         }
     }
 
@@ -178,109 +172,90 @@ impl RunManifest {
     /// Headless, and publishing pods before they are ready: agents resolve agent 0 by name
     /// while all are starting.
     fn service(&self) -> Service {
-        Service {
-            metadata: self.meta(),
-            spec: Some(ServiceSpec {
-                cluster_ip: Some("None".to_owned()),
-                selector: Some(self.selector()),
-                publish_not_ready_addresses: Some(true),
-                ports: Some(vec![ServicePort {
-                    name: Some("coordinator".to_owned()),
+        Service::new(
+            self.meta(),
+            ServiceSpec {
+                cluster_ip: "None".to_owned(),
+                selector: self.selector(),
+                publish_not_ready_addresses: true,
+                ports: vec![ServicePort {
+                    name: "coordinator".to_owned(),
                     port: i32::from(COORDINATOR_PORT),
-                    target_port: Some(IntOrString::Int(i32::from(COORDINATOR_PORT))),
-                    protocol: Some("TCP".to_owned()),
-                    ..ServicePort::default()
-                }]),
-                ..ServiceSpec::default()
-            }),
-            ..Service::default()
-        }
+                    target_port: i32::from(COORDINATOR_PORT),
+                    protocol: "TCP".to_owned(),
+                }],
+            },
+        )
     }
 
     fn job(&self) -> Job {
         let n = i32::try_from(self.agents.get()).unwrap_or(i32::MAX);
-        Job {
-            metadata: self.meta(),
-            spec: Some(JobSpec {
-                completion_mode: Some("Indexed".to_owned()),
-                completions: Some(n),
-                parallelism: Some(n),
-                backoff_limit_per_index: Some(0),
-                max_failed_indexes: Some(0),
-                pod_failure_policy: Some(PodFailurePolicy {
-                    rules: vec![
-                        // A pod evicted or preempted is no agent's failure; herd's own
-                        // bounds (barrier, silence) fail the run if it matters.
-                        PodFailurePolicyRule {
-                            action: "Ignore".to_owned(),
-                            on_pod_conditions: Some(vec![PodFailurePolicyOnPodConditionsPattern {
-                                type_: "DisruptionTarget".to_owned(),
-                                // The API server defaults it, but the published schema
-                                // requires it: offline validators refuse it left out.
-                                status: "True".to_owned(),
-                            }]),
-                            ..PodFailurePolicyRule::default()
-                        },
-                        PodFailurePolicyRule {
-                            action: "FailJob".to_owned(),
-                            on_exit_codes: Some(PodFailurePolicyOnExitCodesRequirement {
-                                container_name: Some(CONTAINER.to_owned()),
-                                operator: "NotIn".to_owned(),
-                                values: vec![0],
-                            }),
-                            ..PodFailurePolicyRule::default()
-                        },
-                    ],
-                }),
-                success_policy: Some(SuccessPolicy {
-                    rules: vec![SuccessPolicyRule {
-                        succeeded_indexes: Some("0".to_owned()),
-                        succeeded_count: Some(1),
-                    }],
-                }),
-                active_deadline_seconds: Some(i64::from(self.deadline_seconds)),
-                ttl_seconds_after_finished: Some(600),
-                template: PodTemplateSpec {
-                    metadata: Some(ObjectMeta {
-                        labels: Some(self.labels()),
-                        ..ObjectMeta::default()
-                    }),
-                    spec: Some(self.pod()),
-                },
-                ..JobSpec::default()
-            }),
-            ..Job::default()
-        }
+        let spec = JobSpec {
+            completion_mode: "Indexed".to_owned(),
+            completions: n,
+            parallelism: n,
+            backoff_limit_per_index: 0,
+            max_failed_indexes: 0,
+            pod_failure_policy: PodFailurePolicy {
+                rules: vec![
+                    // A pod evicted or preempted is no agent's failure; herd's own bounds
+                    // (barrier, silence) fail the run if it matters.
+                    PodFailurePolicyRule {
+                        action: "Ignore".to_owned(),
+                        on_pod_conditions: Some(vec![OnPodCondition {
+                            type_: "DisruptionTarget".to_owned(),
+                            // The API server defaults it, but the published schema requires
+                            // it: offline validators refuse it left out.
+                            status: "True".to_owned(),
+                        }]),
+                        on_exit_codes: None,
+                    },
+                    PodFailurePolicyRule {
+                        action: "FailJob".to_owned(),
+                        on_exit_codes: Some(OnExitCodes {
+                            container_name: CONTAINER.to_owned(),
+                            operator: "NotIn".to_owned(),
+                            values: vec![0],
+                        }),
+                        on_pod_conditions: None,
+                    },
+                ],
+            },
+            success_policy: SuccessPolicy {
+                rules: vec![SuccessPolicyRule {
+                    succeeded_indexes: "0".to_owned(),
+                    succeeded_count: 1,
+                }],
+            },
+            active_deadline_seconds: i64::from(self.deadline_seconds),
+            ttl_seconds_after_finished: 600,
+            template: PodTemplateSpec {
+                metadata: ObjectMeta { labels: self.labels(), name: None, namespace: None },
+                spec: self.pod(),
+            },
+        };
+        Job::new(self.meta(), spec)
     }
 
     fn pod(&self) -> PodSpec {
         let p = &self.placement;
         PodSpec {
-            restart_policy: Some("Never".to_owned()),
+            restart_policy: "Never".to_owned(),
             // `<name>-<index>.<name>`: agent 0's name through the headless Service.
-            subdomain: Some(self.name.clone()),
+            subdomain: self.name.clone(),
             node_selector: (!p.node_selector.is_empty()).then(|| p.node_selector.clone()),
             affinity: p.one_per_node.then(|| Affinity {
-                pod_anti_affinity: Some(PodAntiAffinity {
-                    required_during_scheduling_ignored_during_execution: Some(vec![
-                        PodAffinityTerm {
-                            label_selector: Some(LabelSelector {
-                                match_labels: Some(self.selector()),
-                                ..LabelSelector::default()
-                            }),
-                            topology_key: "kubernetes.io/hostname".to_owned(),
-                            ..PodAffinityTerm::default()
-                        },
-                    ]),
-                    ..PodAntiAffinity::default()
-                }),
-                ..Affinity::default()
+                pod_anti_affinity: PodAntiAffinity {
+                    required_during_scheduling_ignored_during_execution: vec![PodAffinityTerm {
+                        label_selector: LabelSelector { match_labels: self.selector() },
+                        topology_key: "kubernetes.io/hostname".to_owned(),
+                    }],
+                },
             }),
             host_network: p.host_network.then_some(true),
             // On the host's network a pod still needs the cluster's DNS for agent 0's name.
             dns_policy: p.host_network.then(|| "ClusterFirstWithHostNet".to_owned()),
             containers: vec![self.container()],
-            ..PodSpec::default()
         }
     }
 
@@ -292,48 +267,33 @@ impl RunManifest {
             args.push(format!("--arm-timeout={s}s"));
         }
         args.extend(self.run_args.iter().cloned());
-        let env = |name: &str, value: String| EnvVar {
-            name: name.to_owned(),
-            value: Some(value),
-            ..EnvVar::default()
-        };
+        let env = |name: &str, value: String| EnvVar { name: name.to_owned(), value };
         Container {
             name: CONTAINER.to_owned(),
-            image: Some(self.image.clone()),
-            command: Some(vec!["/herd".to_owned()]),
-            args: Some(args),
+            image: self.image.clone(),
+            command: vec!["/herd".to_owned()],
+            args,
             // JOB_COMPLETION_INDEX comes from the Job controller.
-            env: Some(
-                [
-                    Some(env("HERD_AGENTS", self.agents.to_string())),
-                    Some(env(
-                        "HERD_COORDINATOR",
-                        format!("{0}-0.{0}:{COORDINATOR_PORT}", self.name),
-                    )),
-                    self.allow_target.clone().map(|h| env("HERD_ALLOW_TARGET", h)),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-            ),
-            ports: Some(vec![ContainerPort {
+            env: [
+                Some(env("HERD_AGENTS", self.agents.to_string())),
+                Some(env("HERD_COORDINATOR", format!("{0}-0.{0}:{COORDINATOR_PORT}", self.name))),
+                self.allow_target.clone().map(|h| env("HERD_ALLOW_TARGET", h)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            ports: vec![ContainerPort {
                 container_port: i32::from(COORDINATOR_PORT),
-                name: Some("coordinator".to_owned()),
-                protocol: Some("TCP".to_owned()),
-                ..ContainerPort::default()
-            }]),
+                name: "coordinator".to_owned(),
+                protocol: "TCP".to_owned(),
+            }],
             resources: self.placement.resources.as_ref().map(|(cpus, memory)| {
                 let both = BTreeMap::from([
-                    ("cpu".to_owned(), Quantity(cpus.to_string())),
-                    ("memory".to_owned(), Quantity(memory.clone())),
+                    ("cpu".to_owned(), cpus.to_string()),
+                    ("memory".to_owned(), memory.clone()),
                 ]);
-                ResourceRequirements {
-                    requests: Some(both.clone()),
-                    limits: Some(both),
-                    ..ResourceRequirements::default()
-                }
+                ResourceRequirements { requests: both.clone(), limits: both }
             }),
-            ..Container::default()
         }
     }
 }

@@ -14,8 +14,8 @@ use std::process::Command;
 use herd_cluster::{Placement, RunManifest};
 use herd_testutil::golden::Goldens;
 
-/// The Kubernetes versions herd's objects are checked against (k8s-openapi's `earliest`
-/// is 1.33; kubernetes-validate 1.37.0 ships schemas up to 1.37).
+/// The Kubernetes versions herd's objects are checked against (1.33 is the first with every
+/// Job field herd sets, `successPolicy`; kubernetes-validate 1.37.0 ships schemas up to 1.37).
 const VERSIONS: [&str; 5] = ["1.33.0", "1.34.0", "1.35.0", "1.36.0", "1.37.0"];
 
 fn three_agents() -> RunManifest {
@@ -124,20 +124,19 @@ fn the_validator_refuses_a_broken_job() {
 #[test]
 fn what_the_job_promises() {
     let (service, job) = three_agents().objects().unwrap();
-    let spec = job.spec.unwrap();
-    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
-    assert_eq!((spec.completions, spec.parallelism), (Some(3), Some(3)));
-    assert_eq!((spec.backoff_limit_per_index, spec.max_failed_indexes), (Some(0), Some(0)));
-    let pod = spec.template.spec.unwrap();
-    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
-    assert_eq!(pod.subdomain.as_deref(), Some("herd-run-abc123"));
+    let spec = job.spec;
+    assert_eq!(spec.completion_mode, "Indexed");
+    assert_eq!((spec.completions, spec.parallelism), (3, 3));
+    assert_eq!((spec.backoff_limit_per_index, spec.max_failed_indexes), (0, 0));
+    let pod = spec.template.spec;
+    assert_eq!(pod.restart_policy, "Never");
+    assert_eq!(pod.subdomain, "herd-run-abc123");
     let c = &pod.containers[0];
-    let env: BTreeMap<_, _> =
-        c.env.iter().flatten().map(|e| (e.name.as_str(), e.value.as_deref())).collect();
-    assert_eq!(env["HERD_COORDINATOR"], Some("herd-run-abc123-0.herd-run-abc123:7070"));
-    assert_eq!(env["HERD_AGENTS"], Some("3"));
-    let svc = service.spec.unwrap();
-    assert_eq!(svc.cluster_ip.as_deref(), Some("None"));
+    let env: BTreeMap<_, _> = c.env.iter().map(|e| (e.name.as_str(), e.value.as_str())).collect();
+    assert_eq!(env["HERD_COORDINATOR"], "herd-run-abc123-0.herd-run-abc123:7070");
+    assert_eq!(env["HERD_AGENTS"], "3");
+    let svc = service.spec;
+    assert_eq!(svc.cluster_ip, "None");
     assert_eq!(svc.selector, pod_labels_subset(&job.metadata.labels));
 }
 
@@ -145,7 +144,7 @@ fn what_the_job_promises() {
 fn agent_zero_is_given_the_barrier_asked_for() {
     let args = |m: RunManifest| {
         let (_, job) = m.objects().unwrap();
-        job.spec.unwrap().template.spec.unwrap().containers[0].args.clone().unwrap()
+        job.spec.template.spec.containers[0].args.clone()
     };
     let default = args(three_agents());
     assert_eq!(&default[..2], ["agent", "--coordinate=0.0.0.0:7070"]);
@@ -155,15 +154,12 @@ fn agent_zero_is_given_the_barrier_asked_for() {
     assert_eq!(&asked[..3], ["agent", "--coordinate=0.0.0.0:7070", "--arm-timeout=300s"]);
 }
 
-fn pod_labels_subset(
-    labels: &Option<BTreeMap<String, String>>,
-) -> Option<BTreeMap<String, String>> {
-    labels.as_ref().map(|l| {
-        l.iter()
-            .filter(|(k, _)| *k == "herd.dev/run")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    })
+fn pod_labels_subset(labels: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    labels
+        .iter()
+        .filter(|(k, _)| *k == "herd.dev/run")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 #[test]

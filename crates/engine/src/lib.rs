@@ -67,6 +67,7 @@ pub use control::Control;
 pub use error::{EngineError, SpecError};
 pub use nofile::raise_nofile_limit;
 pub use reach::Reach;
+use recorder::AnyRecorder;
 pub use recorder::{Answer, Completed, Failed, Recorder, Timing};
 pub use spec::{
     Arrivals, H2Settings, H3Wire, PerConnection, RequestRate, Reuse, RunSpec, Schedule, Slice,
@@ -113,8 +114,49 @@ pub struct Run<R> {
 /// once the run's start is known (a gated start is known only when its gate opens).
 pub fn run<R, F>(spec: &RunSpec, control: &Control, make_recorder: F) -> Result<Run<R>, EngineError>
 where
-    R: Recorder,
+    R: Recorder + 'static,
     F: Fn(usize, Instant) -> R + Sync,
 {
-    run::run_all(spec, control, &make_recorder)
+    let make = |i, start| -> AnyRecorder { Box::new(make_recorder(i, start)) };
+    let Run {
+        started,
+        started_wall,
+        late,
+        ended,
+        interrupted,
+        reach,
+        recorders,
+        workers,
+        tls_info,
+        quic,
+    } = run_erased(spec, control, &make)?;
+    let recorders = recorders
+        .into_iter()
+        .map(|r| match r.into_any().downcast::<R>() {
+            Ok(r) => *r,
+            // Each box was made from an `R` by `make` above.
+            Err(_) => unreachable!("a worker's recorder is of the type its maker returns"),
+        })
+        .collect();
+    Ok(Run {
+        started,
+        started_wall,
+        late,
+        ended,
+        interrupted,
+        reach,
+        recorders,
+        workers,
+        tls_info,
+        quic,
+    })
+}
+
+/// [`run()`]'s one instantiation of the workers (see [`AnyRecorder`]).
+fn run_erased(
+    spec: &RunSpec,
+    control: &Control,
+    make: &(dyn Fn(usize, Instant) -> AnyRecorder + Sync),
+) -> Result<Run<AnyRecorder>, EngineError> {
+    run::run_all(spec, control, &make)
 }

@@ -19,18 +19,18 @@ use herd_stats::Protocol;
 
 use crate::client_usage::UsageProbe;
 use crate::error::RunError;
-use crate::interval::Seconds;
 use crate::outputs::{Outputs, StepStart};
 use crate::plan::PlanError;
 use crate::plan::{Arrivals, Body, Load, Reuse, RunPlan, Source, Stop};
 use crate::protocol::Speak;
-use crate::recorder::{RecorderPlan, RunRecorder};
 use crate::report::{RunReport, StepReport};
 use crate::request::RequestTemplate;
 use crate::run_info::RunInfo;
 use crate::server_usage::ServerProbe;
 use crate::step_result;
 use crate::workload::{self, BuiltWorkload};
+use herd_record::Seconds;
+use herd_record::{RecorderPlan, RunRecorder};
 
 /// What was asked of the whole run (every step alike), as the summary and the report say it.
 #[derive(Debug, Clone, Default)]
@@ -467,7 +467,7 @@ fn measure(
         match begin(start) {
             Some(feed) => {
                 let quota = u32::try_from(i).ok().and_then(|i| spec.share(i, workers).1);
-                recorder.with_seconds(Seconds::new(i, origin, span, quota, feed.clone()))
+                recorder.with_seconds(Seconds::new(i, origin, span, quota, feed.clone().into_out()))
             }
             None => recorder,
         }

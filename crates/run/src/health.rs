@@ -46,12 +46,12 @@ use herd_stats::{BUSY_BOUND as DEMAND_BOUND, BUSY_SUSPECT as DEMAND_SUSPECT};
 
 use herd_stats::waiting::{self, Waiting, WaitingFacts};
 
-use crate::client_errors::ClientErrors;
 use crate::client_usage::Cpus;
-use crate::recorder::RunRecorder;
 use crate::run_info::RunInfo;
 use crate::summary::{micros, per_second};
 use crate::timer_probe::TimerLateness;
+use herd_record::ClientErrors;
+use herd_record::RunRecorder;
 /// Run-queue wait from which herd was starved of CPU.
 const WAIT_BOUND: f64 = 0.50;
 /// Run-queue wait from which other work delayed herd noticeably.

@@ -135,7 +135,7 @@ mod tests {
     use hdrhistogram::Histogram;
 
     use super::*;
-    use crate::interval::Interval;
+    use herd_record::Interval;
 
     #[test]
     fn reads_back_with_the_crates_reader() {

@@ -1,7 +1,7 @@
 //! `herd run` as a library: a validated [`RunPlan`], [`prepare`] and [`execute`] it, and the
 //! typed result, [`RunReport`] (*is* `herd.run.v1`). Beside them, what a run keeps and says
-//! about itself: the per-worker recorder and its per-second cut, the merge of the workers'
-//! seconds, the `--series` and `--hlog` writers, the client health judge, `--fail-if`
+//! about itself (the per-worker recorder and its per-second cut are herd-record's): the merge
+//! of the workers' seconds, the `--series` and `--hlog` writers, the client health judge, `--fail-if`
 //! thresholds, and the text summary. The binary keeps the flags (clap), the live line,
 //! Ctrl-C and exit codes; the lab runs `herd run` as a process (namespaces, pinning, its own
 //! CPU time) with arguments from [`RunPlan::to_args`] and reads its `--json` back as a
@@ -13,19 +13,16 @@
 //! While it runs, each worker's seconds go to [`Outputs`] (one writer thread).
 
 mod cgroup_cpu;
-mod client_errors;
 mod client_usage;
 mod error;
 mod execute;
 mod health;
 pub mod hlog;
-mod interval;
 mod merge;
 mod outputs;
 pub mod plan;
 mod process_cpu;
 pub mod protocol;
-mod recorder;
 pub mod report;
 mod request;
 mod run_info;
@@ -44,7 +41,7 @@ mod workload;
 
 pub use error::RunError;
 pub use execute::{execute, prepare, Prepared, RunSetup, Spread};
-pub use interval::Interval;
+pub use herd_record::Interval;
 pub use merge::RunSecond;
 pub use outputs::{Outputs, SecondObserver};
 pub use plan::{PlanError, RunPlan};

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::interval::{Interval, Report};
+use herd_record::{Interval, Report};
 
 const SECOND: Duration = Duration::from_secs(1);
 

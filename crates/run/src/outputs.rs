@@ -16,9 +16,9 @@ use std::time::{Instant, SystemTime};
 
 use crate::error::RunError;
 use crate::hlog::Hlog;
-use crate::interval::Report;
 use crate::merge::{Merge, RunSecond};
 use crate::series::Series;
+use herd_record::{Report, SecondsOut};
 
 /// Something that watches the run second by second (the binary's live line). Called on the
 /// writer thread, never on a worker's.
@@ -72,6 +72,11 @@ impl Feed {
         // The writer only goes away after the run, or after a panic that `finish` reports;
         // either way the worker has nothing better to do than go on.
         let _ = self.0.send(Msg::Report(r));
+    }
+
+    /// As a recorder's [`Seconds`](herd_record::Seconds) sends them.
+    pub(crate) fn into_out(self) -> SecondsOut {
+        Box::new(move |r| self.send(r))
     }
 }
 
@@ -223,11 +228,4 @@ fn write(rx: Receiver<Msg>, mut sinks: Sinks) -> Result<(), RunError> {
         }
     }
     sinks.close()
-}
-
-/// A feed whose reports the test reads itself.
-#[cfg(test)]
-pub(crate) fn test_feed() -> (Feed, Receiver<Msg>) {
-    let (tx, rx) = mpsc::channel();
-    (Feed(tx), rx)
 }

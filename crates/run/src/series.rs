@@ -147,7 +147,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::interval::Interval;
+    use herd_record::Interval;
 
     fn second(second: u64, length_ms: u64, latencies: &[u64], failed: u64) -> RunSecond {
         let mut interval = Interval { failed, bytes_read: 100, ..Interval::default() };

@@ -9,13 +9,13 @@ use herd_stats::{ClientHealth, Failure, ProcessCpu, SendLag, TimerLate};
 
 use crate::execute::RunSetup;
 use crate::health::{self, Inputs};
-use crate::recorder::{ConnRate, RunRecorder};
 use crate::report::{
     Bytes, Clients, Conforming, FormatV1, GroupRow, Groups, Latencies, LatencySummary,
     PerConnection, QuicReport, Requests, Schedule, StepReport, ThinkKind, ThinkReport,
 };
 use crate::run_info::RunInfo;
 use crate::summary::per_second;
+use herd_record::{ConnRate, RunRecorder};
 
 /// The report of one run (or step).
 pub(crate) fn step_report(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> StepReport {

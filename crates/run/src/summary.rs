@@ -381,9 +381,9 @@ mod tests {
 
     use std::time::Duration;
 
-    use crate::recorder::RunRecorder;
     use crate::report::QuicReport;
     use crate::step_result::tests::report_of;
+    use herd_record::RunRecorder;
 
     fn quic(rtt: Option<(u64, u64)>) -> QuicReport {
         QuicReport {

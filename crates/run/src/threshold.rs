@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn checks() {
-        let mut r = crate::recorder::RunRecorder::new(None, Default::default());
+        let mut r = herd_record::RunRecorder::new(None, Default::default());
         for us in [100, 200, 300] {
             r.core.count_response(200, 0, 0, 0, false);
             r.core.total.record_micros(us);

@@ -5,8 +5,8 @@ use std::time::Duration;
 use herd_stats::{ClientVerdict, Failure, FailureKind, LatencySeries};
 
 use super::*;
-use crate::recorder::RunRecorder;
 use crate::step_result::tests::report_of;
+use herd_record::RunRecorder;
 
 fn recorded() -> StepReport {
     let mut r = RunRecorder::new(None, Default::default());

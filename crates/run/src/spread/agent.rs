@@ -21,9 +21,9 @@ use crate::execute::{execute_parts, prepare, Spread};
 use crate::merge::RunSecond;
 use crate::outputs::{Outputs, SecondObserver};
 use crate::plan::RunPlan;
-use crate::recorder::RunRecorder;
 use crate::report::StepReport;
 use crate::run_info::RunInfo;
+use herd_record::RunRecorder;
 
 /// The environment variable with the agent's index: Kubernetes' Indexed Job sets it.
 pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use crate::client_usage::ClientUsage;
 use crate::execute::RunSetup;
-use crate::recorder::RunRecorder;
 use crate::report::{QuicReport, StepReport};
 use crate::run_info::RunInfo;
 use crate::spread::wire::StepFrame;
 use crate::step_result;
+use herd_record::RunRecorder;
 
 /// The merged report of one step from every agent's part of it.
 pub(crate) fn combine(setup: &RunSetup, parts: &[&StepFrame]) -> StepReport {
@@ -128,8 +128,8 @@ mod tests {
     use herd_engine::{Completed, Recorder as _, Timing};
 
     use super::*;
-    use crate::recorder::RecorderPlan;
     use crate::step_result::tests::report_of;
+    use herd_record::RecorderPlan;
 
     fn completed(r: &mut RunRecorder, us: u64, status: u16, conn: u32) {
         let t0 = Instant::now();

@@ -29,11 +29,11 @@ use super::SpreadError;
 use crate::error::RunError;
 use crate::execute::RunSetup;
 use crate::hlog::Hlog;
-use crate::interval::Report;
 use crate::merge::RunSecond;
 use crate::outputs::{Feed, Outputs, StepStart};
 use crate::plan::RunPlan;
 use crate::report::{RunReport, StepReport};
+use herd_record::Report;
 
 /// How long the coordinator waits for every agent to be armed, unless told otherwise.
 pub const DEFAULT_ARM_TIMEOUT: Duration = Duration::from_secs(120);

@@ -15,10 +15,10 @@ use std::io::{self, BufRead, Read, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::interval::Interval;
-use crate::recorder::RunRecorder;
 use crate::report::StepReport;
 use crate::run_info::RunInfo;
+use herd_record::Interval;
+use herd_record::RunRecorder;
 
 /// The conversation's version: an agent and a coordinator of different versions refuse each
 /// other at `hello`.

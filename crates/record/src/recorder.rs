@@ -13,41 +13,41 @@ use herd_stats::{LatencyHistogram, RunStats};
 use serde::{Deserialize, Serialize};
 
 use crate::client_errors::ClientErrors;
-use crate::interval::Seconds;
+use crate::seconds::Seconds;
 
 /// What the recorder needs to know of the workload, shared by every worker's recorder.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RecorderPlan {
+pub struct RecorderPlan {
     /// Group of each workload entry (its URL, or its SPECweb99 class); empty: one group.
-    pub(crate) group_of: Vec<usize>,
-    pub(crate) n_groups: usize,
+    pub group_of: Vec<usize>,
+    pub n_groups: usize,
     /// Body length each entry's response must have, when known.
-    pub(crate) expected_bytes: Vec<Option<u64>>,
+    pub expected_bytes: Vec<Option<u64>>,
     /// Keep each connection's receive rate (the run has that many connections).
-    pub(crate) conn_rates: Option<u32>,
+    pub conn_rates: Option<u32>,
 }
 
 /// Counts per group of requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct GroupStats {
-    pub(crate) completed: u64,
-    pub(crate) failed: u64,
-    pub(crate) body_bytes: u64,
+pub struct GroupStats {
+    pub completed: u64,
+    pub failed: u64,
+    pub body_bytes: u64,
     /// Sum of latencies from the intended start, for the mean.
-    pub(crate) latency_us: u64,
+    pub latency_us: u64,
 }
 
 /// What one connection (a simulated user, across reconnections) received, and how long its
 /// requests took from start to end (think time excluded).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ConnRate {
-    pub(crate) bytes: u64,
-    pub(crate) nanos: u64,
+pub struct ConnRate {
+    pub bytes: u64,
+    pub nanos: u64,
 }
 
 impl ConnRate {
     /// Bits per second; None before any request ended.
-    pub(crate) fn bits_per_second(&self) -> Option<f64> {
+    pub fn bits_per_second(&self) -> Option<f64> {
         (self.nanos > 0).then(|| self.bytes as f64 * 8e9 / self.nanos as f64)
     }
 }
@@ -56,7 +56,7 @@ impl ConnRate {
 /// every count and histogram whole, so that the coordinator's sum is exact. What belongs to
 /// the agent's own run (its warm-up clock, its plan, its seconds) stays behind.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct RunRecorder {
+pub struct RunRecorder {
     /// Requests ending before this are warm-up.
     #[serde(skip)]
     measure_from: Option<Instant>,
@@ -65,34 +65,34 @@ pub(crate) struct RunRecorder {
     /// What every recorder counts: responses, failures, statuses, bytes, connections, and
     /// the histograms of connect time and of latency from the intended start (`core.total`:
     /// end − intended start, the latency a user waiting for that request saw).
-    pub(crate) core: RunStats,
-    pub(crate) groups: Vec<GroupStats>,
+    pub core: RunStats,
+    pub groups: Vec<GroupStats>,
     /// Responses whose body length differs from what the workload expects.
-    pub(crate) wrong_length: u64,
+    pub wrong_length: u64,
     /// Per connection, when the plan asks for it.
-    pub(crate) conn_rates: Vec<ConnRate>,
-    pub(crate) warmup_requests: u64,
+    pub conn_rates: Vec<ConnRate>,
+    pub warmup_requests: u64,
     /// end − actual send start: what a closed-loop tool reports.
-    pub(crate) service: LatencyHistogram,
-    pub(crate) first_byte: LatencyHistogram,
+    pub service: LatencyHistogram,
+    pub first_byte: LatencyHistogram,
     /// actual start − intended start: how long a due request waited for a free connection
     /// (or for the client itself, when it falls behind).
-    pub(crate) lag: LatencyHistogram,
+    pub lag: LatencyHistogram,
     /// actual start − ready (due with a connection free): the client's own lag, the part of
     /// `lag` that the server did not cause.
-    pub(crate) send_lag: LatencyHistogram,
+    pub send_lag: LatencyHistogram,
     /// Requests with no lag (no send lag), not yet in `lag` (`send_lag`): [`RunRecorder::settle`].
     zero_lag: u64,
     zero_send_lag: u64,
     /// The failures that were the client's own (no local port, no file descriptor).
-    pub(crate) client_errors: ClientErrors,
+    pub client_errors: ClientErrors,
     /// The run second by second, only for `--series`, `--hlog` and the live line.
     #[serde(skip)]
     seconds: Option<Seconds>,
 }
 
 impl RunRecorder {
-    pub(crate) fn new(measure_from: Option<Instant>, plan: Arc<RecorderPlan>) -> RunRecorder {
+    pub fn new(measure_from: Option<Instant>, plan: Arc<RecorderPlan>) -> RunRecorder {
         RunRecorder {
             measure_from,
             core: RunStats::new(),
@@ -113,14 +113,14 @@ impl RunRecorder {
     }
 
     /// Also cuts the run into seconds and sends them on.
-    pub(crate) fn with_seconds(mut self, seconds: Seconds) -> RunRecorder {
+    pub fn with_seconds(mut self, seconds: Seconds) -> RunRecorder {
         self.seconds = Some(seconds);
         self
     }
 
     /// The run ended at `end` (the engine's `Run::ended`): sends the last second, and lets
     /// go of the clock (and its histogram) before the recorders are merged.
-    pub(crate) fn finish_seconds(&mut self, end: Instant) {
+    pub fn finish_seconds(&mut self, end: Instant) {
         if let Some(mut s) = self.seconds.take() {
             s.finish(end);
         }
@@ -128,13 +128,13 @@ impl RunRecorder {
 
     /// Records the zero lags counted by `completed` into `lag` and `send_lag`; call it before
     /// reading them (after the workers' recorders are merged).
-    pub(crate) fn settle(&mut self) {
+    pub fn settle(&mut self) {
         self.lag.record_n_micros(0, std::mem::take(&mut self.zero_lag));
         self.send_lag.record_n_micros(0, std::mem::take(&mut self.zero_send_lag));
     }
 
     /// Whether every counted zero is in the histograms.
-    pub(crate) fn is_settled(&self) -> bool {
+    pub fn is_settled(&self) -> bool {
         self.zero_lag == 0 && self.zero_send_lag == 0
     }
 
@@ -220,11 +220,10 @@ impl AddAssign<&ConnRate> for ConnRate {
 }
 
 impl Recorder for RunRecorder {
-    // Inlined into the worker's loop, as it was when the recorder lived in the binary: a call
-    // per request measured 1 % more instructions per keep-alive request (bench/instructions.sh).
-    // `always` since HTTP/2's worker calls it too: with two callers `#[inline]` was no longer
-    // enough, and HTTP/1 paid 60 instructions per request for the call (callgrind).
-    #[inline(always)]
+    // Called through the engine's one copy of the workers (herd_engine's `AnyRecorder`), not
+    // inlined into a copy of them: about 60 instructions a keep-alive request (1.5 %,
+    // bench/instructions.sh), for a build that no longer compiles the workers again here
+    // (herd-run: 55 s → 20 s at opt-level 3 on 2 cores).
     fn completed(&mut self, c: &Completed<'_>) -> Answer {
         let t = &c.timing;
         if self.warming_up(t.end) {

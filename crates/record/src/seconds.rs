@@ -1,18 +1,19 @@
 //! One worker's run cut into whole seconds, for the outputs that show a run over time
 //! (`--series`, `--hlog`, the live line). A worker keeps only the second it is in: each
-//! finished second, empty or not, goes at once to the writer thread (outputs.rs), so memory
+//! finished second, empty or not, goes at once to the writer thread (herd-run's outputs.rs), so memory
 //! does not grow with the run's length. A recorder has a [`Seconds`] only when one of those
 //! outputs is on; otherwise there is no channel and no per-request cost.
 //!
 //! Seconds count from the measurement start (the end of the warm-up), the origin of every
 //! figure in the summary; warm-up outcomes never land in a second. This file cuts and sends;
-//! merging the workers' seconds is merge.rs's job.
+//! merging the workers' seconds is herd-run's merge.rs's job.
 
 use std::time::{Duration, Instant};
 
 use herd_stats::LatencyHistogram;
 
-use crate::outputs::Feed;
+/// Where a worker's finished seconds go, in order: `herd run`'s writer thread.
+pub type SecondsOut = Box<dyn FnMut(Report) + Send>;
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -53,7 +54,7 @@ impl Interval {
         self.completed + self.failed > 0
     }
 
-    pub(crate) fn merge(&mut self, o: &Interval) {
+    pub fn merge(&mut self, o: &Interval) {
         self.completed += o.completed;
         self.failed += o.failed;
         self.bytes_read += o.bytes_read;
@@ -63,7 +64,7 @@ impl Interval {
 
 /// What a worker tells the writer thread, in order.
 #[derive(Debug)]
-pub(crate) enum Report {
+pub enum Report {
     /// Worker `worker`'s clock has passed the end of second `second`. A worker sends its
     /// seconds in order, each once, from 0, with no gaps (a second without outcomes is sent
     /// empty).
@@ -76,8 +77,7 @@ pub(crate) enum Report {
 }
 
 /// One worker's clock: the second it is in, and what happened in it so far.
-#[derive(Debug)]
-pub(crate) struct Seconds {
+pub struct Seconds {
     worker: usize,
     origin: Instant,
     /// The step's planned length from `origin` (`-d`, `--step-time`), when it has one.
@@ -97,17 +97,29 @@ pub(crate) struct Seconds {
     /// instead of holding them until the whole run is over.
     left: Option<u64>,
     ended: bool,
-    feed: Feed,
+    out: SecondsOut,
+}
+
+impl std::fmt::Debug for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Seconds")
+            .field("worker", &self.worker)
+            .field("second", &self.second)
+            .field("current", &self.current)
+            .field("left", &self.left)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Seconds {
     /// `quota`: this worker's share of `-n` (`RunSpec::share`), when the run has one.
-    pub(crate) fn new(
+    pub fn new(
         worker: usize,
         origin: Instant,
         span: Option<Duration>,
         quota: Option<u64>,
-        feed: Feed,
+        out: SecondsOut,
     ) -> Seconds {
         let last = span.map(|d| {
             // The second that `d` ends in: 2.0 s ends in second 1, 2.5 s in second 2.
@@ -127,7 +139,7 @@ impl Seconds {
             current: Interval::default(),
             left: quota,
             ended: false,
-            feed,
+            out,
         };
         if quota == Some(0) {
             // A worker with no request to send (-n below the worker count) is done already.
@@ -137,7 +149,7 @@ impl Seconds {
     }
 
     /// A request completed at `end` after `latency` (from its intended start).
-    pub(crate) fn completed(&mut self, end: Instant, latency: Duration, bytes_read: u64) {
+    pub fn completed(&mut self, end: Instant, latency: Duration, bytes_read: u64) {
         if self.ended {
             return;
         }
@@ -148,7 +160,7 @@ impl Seconds {
         self.count_down(end);
     }
 
-    pub(crate) fn failed(&mut self, end: Instant, bytes_read: u64) {
+    pub fn failed(&mut self, end: Instant, bytes_read: u64) {
         if self.ended {
             return;
         }
@@ -159,7 +171,7 @@ impl Seconds {
     }
 
     /// A warm-up outcome: in no second, but part of the worker's share.
-    pub(crate) fn warmup(&mut self, end: Instant) {
+    pub fn warmup(&mut self, end: Instant) {
         if !self.ended {
             self.count_down(end);
         }
@@ -167,14 +179,14 @@ impl Seconds {
 
     /// The worker's loop is turning at `now`: close the seconds that have ended, so that a
     /// second without outcomes is reported as such, when it ends.
-    pub(crate) fn tick(&mut self, now: Instant) {
+    pub fn tick(&mut self, now: Instant) {
         if !self.ended {
             self.reach(now);
         }
     }
 
     /// The run is over, at `end` (the engine's `Run::ended`): send what is left.
-    pub(crate) fn finish(&mut self, end: Instant) {
+    pub fn finish(&mut self, end: Instant) {
         if !self.ended {
             self.end(end);
         }
@@ -219,30 +231,40 @@ impl Seconds {
             at = at.min(span);
         }
         let interval = Box::new(std::mem::take(&mut self.current));
-        self.feed.send(Report::Ended { worker: self.worker, second: self.second, interval, at });
+        (self.out)(Report::Ended { worker: self.worker, second: self.second, interval, at });
     }
 
     fn send_current(&mut self) {
         let next = self.current.empty_like();
         let interval = Box::new(std::mem::replace(&mut self.current, next));
-        self.feed.send(Report::Second { worker: self.worker, second: self.second, interval });
+        (self.out)(Report::Second { worker: self.worker, second: self.second, interval });
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outputs::{test_feed, Msg};
+    use std::sync::mpsc::{self, Receiver};
+
+    /// A channel to read the seconds back from.
+    fn test_feed() -> (SecondsOut, Receiver<Report>) {
+        let (tx, rx) = mpsc::channel();
+        (
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+            rx,
+        )
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
     }
 
     /// (second, completed, failed) of every Second report, and the Ended time.
-    fn collect(rx: &std::sync::mpsc::Receiver<Msg>) -> (Vec<(u64, u64, u64)>, Option<Duration>) {
+    fn collect(rx: &Receiver<Report>) -> (Vec<(u64, u64, u64)>, Option<Duration>) {
         let (mut seconds, mut ended) = (Vec::new(), None);
-        while let Ok(m) = rx.try_recv() {
-            let Msg::Report(r) = m else { panic!("not a report: {m:?}") };
+        while let Ok(r) = rx.try_recv() {
             match r {
                 Report::Second { second, interval, .. } => {
                     assert!(ended.is_none(), "a second after the end");

@@ -8,17 +8,17 @@ use std::ops::AddAssign;
 
 /// Counts of client-side failures by OS error.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct ClientErrors {
-    pub(crate) addr_not_avail: u64,
-    pub(crate) addr_in_use: u64,
-    pub(crate) process_fds: u64,
-    pub(crate) system_fds: u64,
+pub struct ClientErrors {
+    pub addr_not_avail: u64,
+    pub addr_in_use: u64,
+    pub process_fds: u64,
+    pub system_fds: u64,
 }
 
 impl ClientErrors {
     /// Counts a failure's OS error if it is one of ours; other errors are the server's or the
     /// network's and are ignored here.
-    pub(crate) fn add(&mut self, os_error: Option<i32>) {
+    pub fn add(&mut self, os_error: Option<i32>) {
         match os_error {
             Some(libc::EADDRNOTAVAIL) => self.addr_not_avail += 1,
             Some(libc::EADDRINUSE) => self.addr_in_use += 1,
@@ -29,12 +29,12 @@ impl ClientErrors {
     }
 
     /// Failures for want of a local port.
-    pub(crate) fn ports(&self) -> u64 {
+    pub fn ports(&self) -> u64 {
         self.addr_not_avail + self.addr_in_use
     }
 
     /// Failures for want of a file descriptor.
-    pub(crate) fn fds(&self) -> u64 {
+    pub fn fds(&self) -> u64 {
         self.process_fds + self.system_fds
     }
 }
