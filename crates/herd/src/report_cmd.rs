@@ -31,7 +31,9 @@ pub(crate) struct ReportArgs {
     baseline: Option<String>,
     /// The figure the matrix shows: requests_per_second, seconds, kb_per_second,
     /// mbit_per_second or connections_per_second (requests/s, named so for loads that open a connection per
-    /// request); default: the experiment's own ([report] measure), else requests_per_second.
+    /// request); p50, p99 or p99.9 (latency from the intended send, each repetition's own,
+    /// in ms); cpu_per_request (the server's CPU µs per request). Default: the experiment's
+    /// own ([report] measure), else requests_per_second.
     #[arg(long, value_name = "MEASURE", value_parser = herd_report::parse_measure)]
     measure: Option<herd_store::Measure>,
     /// The same tables as Markdown.

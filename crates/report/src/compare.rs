@@ -152,8 +152,9 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
                 // much the definition's: no significance mark, `‡` instead.
                 let marked = r.significant() && beyond.is_empty();
                 significant += usize::from(marked);
-                // Coloured as the matrix is, by speed: for seconds, a ratio above 1 is slower.
-                let speed = if measure == Measure::Seconds { 1.0 / r.ratio } else { r.ratio };
+                // Coloured as the matrix is, by how much better: for seconds, a latency or a
+                // cost, a ratio above 1 is worse.
+                let speed = if measure.lower_is_better() { 1.0 / r.ratio } else { r.ratio };
                 entries.push(Entry {
                     text: format!("{:.3}", r.ratio),
                     percent: Some(speed * 100.0),
@@ -228,11 +229,12 @@ fn definition(row: &Row<'_>) -> Option<Definition> {
     Some(Definition::of(&rep.record))
 }
 
-const LEGEND: [&str; 10] = [
+const LEGEND: [&str; 11] = [
     "A, B      median of the ok repetitions, ±95 % interval of their mean, marked as in the",
     "          matrix: ≠ failures (n failed: all repetitions), ~ coarse clock, ! client verdict",
     "          not ok, ^ the link capped it",
-    "B/A       the mean of B's ok repetitions over A's; for seconds, above 1 is slower",
+    "B/A       the mean of B's ok repetitions over A's; for seconds, a latency or a cost,",
+    "          above 1 is worse",
     "95 %      the ratio's confidence interval: delta method on its logarithm, Welch's",
     "          degrees of freedom",
     "change    B/A − 1; * where the interval leaves out 1: a change the repetitions' spread",

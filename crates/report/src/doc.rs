@@ -40,8 +40,9 @@ pub(crate) struct Column {
     pub(crate) continues: bool,
 }
 
-/// One table entry: its text; where it is a share of a baseline, that share in percent
-/// (the HTML page colours the entry by it; the text formats print it in the text); and
+/// One table entry: its text; where it is a share of a baseline, how good it is as a
+/// percentage of the baseline (its share; for a time, a latency or a cost, the baseline's
+/// over its: the HTML page colours the entry by it, the text prints the share itself); and
 /// where it shows a stored row's figure, which one, unrounded (the HTML page carries it,
 /// so a reader or a test can check the page against the store).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -41,13 +41,22 @@ pub(crate) struct Row<'a> {
     /// The figures the client reported by name (`Measurement::reported`), of each ok
     /// repetition that gave them.
     pub(crate) reported: BTreeMap<String, Vec<f64>>,
+    /// Latency percentiles from the intended send (µs) of each ok repetition that has them:
+    /// each repetition's own, from its histogram, else from the client's own figures.
+    pub(crate) p50_us: Vec<f64>,
+    pub(crate) p99_us: Vec<f64>,
+    /// From histograms only (no client reports it).
+    pub(crate) p999_us: Vec<f64>,
     pub(crate) latency: Option<Latency>,
     /// Failed requests over all repetitions.
     pub(crate) failed: u64,
     /// Failed requests by kind over all repetitions, in [`Failure`]'s order.
     pub(crate) failures: Vec<(Failure, u64)>,
     pub(crate) non_2xx: u64,
-    /// Median over ok repetitions of server CPU time per completed request, µs.
+    /// Server CPU time per completed request (µs) of each ok repetition that measured it
+    /// and ran every step.
+    pub(crate) cpu_us: Vec<f64>,
+    /// Their median.
     pub(crate) cpu_us_per_request: Option<f64>,
     /// The worst client verdict of all repetitions (`None`: no tool gave one); for a step,
     /// the step's own verdict where it has one.
@@ -85,7 +94,7 @@ impl CoarseClock {
 /// Clock error, as a share of a run's rate, above which the table flags the rate.
 pub(crate) const COARSE_CLOCK: f64 = 0.01;
 
-/// Latency percentiles in µs.
+/// Latency percentiles in µs: the median over the ok repetitions of each one's own.
 pub(crate) struct Latency {
     pub(crate) p50_us: f64,
     pub(crate) p99_us: f64,
@@ -189,6 +198,10 @@ impl<'a> Row<'a> {
             Measure::Seconds => &self.durations,
             Measure::KbPerSecond => &self.kib_per_second,
             Measure::MbitPerSecond => &self.mbit_per_second,
+            Measure::LatencyP50 => &self.p50_us,
+            Measure::LatencyP99 => &self.p99_us,
+            Measure::LatencyP999 => &self.p999_us,
+            Measure::CpuPerRequest => &self.cpu_us,
             _ => &[],
         }
     }
@@ -266,6 +279,17 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         })
         .max();
 
+    let percentiles = ok_measurements.iter().map(|m| percentiles(m)).collect::<Vec<_>>();
+    let p50_us: Vec<f64> = percentiles.iter().filter_map(|p| p.p50_us).collect();
+    let p99_us: Vec<f64> = percentiles.iter().filter_map(|p| p.p99_us).collect();
+    let p999_us: Vec<f64> = percentiles.iter().filter_map(|p| p.p999_us).collect();
+    let latency = match (stats::median(&p50_us), stats::median(&p99_us)) {
+        (Some(p50_us), Some(p99_us)) => {
+            Some(Latency { p50_us, p99_us, from_client: percentiles.iter().any(|p| p.from_client) })
+        }
+        _ => None,
+    };
+
     let coarse_clock = ok_measurements
         .iter()
         .filter_map(|m| {
@@ -296,11 +320,15 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         n_ok: ok_measurements.len(),
         n_total: cell.repetitions.len(),
         rates,
-        latency: latency(&ok_measurements),
+        p50_us,
+        p99_us,
+        p999_us,
+        latency,
         failed,
         failures: failures.into_iter().collect(),
         non_2xx,
         cpu_us_per_request: stats::median(&cpu),
+        cpu_us: cpu,
         verdict,
         coarse_clock,
         not_comparable: ok_measurements.iter().any(|m| m.failed > 0 || m.non_2xx > 0),
@@ -320,24 +348,36 @@ fn measurement_at(rep: &StoredRepetition, step: Option<u32>) -> Option<&Measurem
     rep.record.measurements.iter().find(|m| m.step == step)
 }
 
-/// p50 and p99 of the `total` histograms merged over the measurements; without any, the
-/// median over measurements of the clients' own figures.
-fn latency(measurements: &[&Measurement]) -> Option<Latency> {
-    let histograms: Vec<&Histogram<u64>> =
-        measurements.iter().filter_map(|m| m.histogram(LatencySeries::Total)).collect();
-    if let Some(merged) = merge(&histograms) {
-        return Some(Latency {
-            p50_us: merged.value_at_quantile(0.5) as f64,
-            p99_us: merged.value_at_quantile(0.99) as f64,
-            from_client: false,
-        });
+/// One measurement's latency percentiles (µs).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Percentiles {
+    p50_us: Option<f64>,
+    p99_us: Option<f64>,
+    p999_us: Option<f64>,
+    /// Read from the client's own figures: it gave no histogram.
+    from_client: bool,
+}
+
+/// The measurement's percentiles from its `total` histogram (latency from the intended
+/// send); without one, the client's own p50 and p99.
+fn percentiles(m: &Measurement) -> Percentiles {
+    match m.histogram(LatencySeries::Total).filter(|h| !h.is_empty()) {
+        Some(h) => {
+            let at = |q| Some(h.value_at_quantile(q) as f64);
+            Percentiles {
+                p50_us: at(0.5),
+                p99_us: at(0.99),
+                p999_us: at(0.999),
+                from_client: false,
+            }
+        }
+        None => {
+            let (p50_us, p99_us) =
+                (m.reported(REPORTED_LATENCY_P50_US), m.reported(REPORTED_LATENCY_P99_US));
+            let from_client = p50_us.is_some() || p99_us.is_some();
+            Percentiles { p50_us, p99_us, p999_us: None, from_client }
+        }
     }
-    let reported = |name| measurements.iter().filter_map(|m| m.reported(name)).collect::<Vec<_>>();
-    Some(Latency {
-        p50_us: stats::median(&reported(REPORTED_LATENCY_P50_US))?,
-        p99_us: stats::median(&reported(REPORTED_LATENCY_P99_US))?,
-        from_client: true,
-    })
 }
 
 /// All the histograms' values in one; `None` when there are no values at all.

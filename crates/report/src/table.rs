@@ -242,10 +242,11 @@ fn path_findings(exp: &StoredExperiment, doc: &mut Doc) {
     doc.section("what the network path capped or disturbed:".to_owned(), lines);
 }
 
-const LEGEND: [&str; 18] = [
+const LEGEND: [&str; 19] = [
     "matrix    one figure per row: median of the ok repetitions, ±95 % interval of their mean;",
     "          (x %): its share of the baseline beside it (for seconds, the share of its",
-    "          requests/s: its speed); ! client verdict not ok; ^ the link capped it;",
+    "          requests/s: its speed; for a latency or a cost, lower is better);",
+    "          ! client verdict not ok; ^ the link capped it;",
     "          ? the repetitions' spread stayed above the file's max_spread_percent after",
     "          the most repetitions it allows: less sure than asked;",
     "          n failed: failed requests and non-2xx answers, all repetitions",
@@ -254,8 +255,8 @@ const LEGEND: [&str; 18] = [
     "          (Student t), blank with fewer than 2; spread: relative standard deviation;",
     "          ~: runs too short for the client's clock (see above the legend);",
     "          ≠: failed requests or non-2xx answers in the measured runs: not comparable",
-    "p50, p99  latency from the intended send time, all ok repetitions' requests together;",
-    "          *: the client's own figure (it gives no histogram), median of the repetitions",
+    "p50, p99  latency from the intended send time: each ok repetition's own percentile,",
+    "          median of the repetitions; *: the client's own figure (it gives no histogram)",
     "failed    failed requests and non-2xx responses, summed over all repetitions, failed ones too",
     "srv cpu   server CPU time per completed request, median of the ok repetitions",
     "          (a stepped load's: over all its steps, from repetitions that ran them all)",
@@ -270,7 +271,19 @@ pub(crate) fn format_measure(m: Measure, v: f64) -> String {
         Measure::Seconds => format!("{v:.3}"),
         Measure::Percent => format!("{v:.1}"),
         Measure::ClientsAtPeak => format!("{v:.0}"),
+        // Held in µs, printed in ms as the latency columns are.
+        Measure::LatencyP50 | Measure::LatencyP99 | Measure::LatencyP999 => ms(v),
+        Measure::CpuPerRequest => cpu_us(v),
         _ => rate(v),
+    }
+}
+
+/// Server CPU µs per request: two decimals below 100, whole above.
+pub(crate) fn cpu_us(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
     }
 }
 
@@ -288,6 +301,10 @@ pub(crate) fn measure_name(m: Measure) -> &'static str {
         Measure::PeakRequestsPerSecond => "peak requests/s",
         Measure::PeakMbitPerSecond => "peak Mbit/s",
         Measure::ClientsAtPeak => "clients at peak",
+        Measure::LatencyP50 => "p50 latency (ms)",
+        Measure::LatencyP99 => "p99 latency (ms)",
+        Measure::LatencyP999 => "p99.9 latency (ms)",
+        Measure::CpuPerRequest => "server CPU per request (µs)",
     }
 }
 

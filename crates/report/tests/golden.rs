@@ -140,8 +140,8 @@ fn ok(v: &str) -> Option<(&str, &str)> {
 ///   histograms (p50 82 µs, p99 150 µs); one suspect repetition; 2 + 3 connect/receive
 ///   failures, 5 non-2xx; server CPU 1.0, 1.02, 0.98 s → 1.0 µs per request each;
 /// - nginx c1000: one repetition failed (no measurement), two ok: 90 000 and 94 000
-///   (median 92000, ±95% = 12.7062·2828.4/√2 = ±27.6%); p50 8800 µs, shown as 8.807 ms,
-///   the top of its HdrHistogram bucket at 3 significant digits;
+///   (median 92000, ±95% = 12.7062·2828.4/√2 = ±27.6%); p50 and p99 9.007 and 8.807 ms
+///   (the tops of their HdrHistogram buckets at 3 significant digits): median 8.907 ms each;
 /// - herd-serve c100: three ok, one of them client-bound; no CPU figure;
 /// - lighttpd c100 measured by wrk: no histograms, its own percentiles.
 fn matrix() -> StoredExperiment {
@@ -636,8 +636,68 @@ fn options_choose_the_baseline_and_the_measure() {
     assert!(err.starts_with("experiment 1's [report] measure: `clients_at_peak` is not"), "{err}");
     assert_eq!(
         herd_report::parse_measure("fast").unwrap_err(),
-        "`fast` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `mbit_per_second`, `connections_per_second`"
+        "`fast` is not a figure the tables show: use `requests_per_second`, `seconds`, `kb_per_second`, `mbit_per_second`, `connections_per_second`, `p50`, `p99`, `p99.9`, `cpu_per_request`"
     );
+    assert_eq!(herd_report::parse_measure("cpu-per-request"), Ok(Measure::CpuPerRequest));
+    assert_eq!(herd_report::parse_measure("p99.9"), Ok(Measure::LatencyP999));
+}
+
+/// Two servers at a pinned rate, three repetitions each, whose p99s differ widely:
+/// - a: p99s of 82, 15.6 and 2.6 ms (each 9,800 requests at 1 ms, 200 at the p99: the p99 is
+///   the 9,900th of 10,000; HdrHistogram's buckets at 3 digits make them 82.05, 15.61 and
+///   2.601 ms); pooled, their requests would give one p99 and no interval; each
+///   repetition's own: median 15.61 ms, and ±95 % = 4.3027·s/√3 over their mean: ±316.8 %. p50 1 ms each. Server CPU 0.2, 0.21, 0.19 s over
+///   10,000 requests: 20, 21, 19 µs (median 20, ±95 % = 4.3027·1/√3 = ±12.4 %).
+/// - b: p99s of 3.0, 3.1, 2.9 ms (median 3.0 ms, ±95 % = 4.3027·0.1/√3 = ±8.3 %; 19.2 % of
+///   a's), p50 0.5 ms; CPU 0.1 s each: 10 µs (50 % of a's).
+fn pinned_rate() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("pinned", &["server", "load"])).unwrap();
+    let p99s: [(&str, [u64; 3], u64, [f64; 3]); 2] = [
+        ("a", [82_000, 15_600, 2_600], 1_000, [0.2, 0.21, 0.19]),
+        ("b", [3_000, 3_100, 2_900], 500, [0.1, 0.1, 0.1]),
+    ];
+    for rep in 0..3 {
+        for (server, p99, p50, cpu) in &p99s {
+            let axes = [("server", *server), ("load", "r1000")];
+            let h = histogram(&[(*p50, 9_800), (p99[rep as usize], 200)]);
+            let m = measurement(0, "r1000", 10_000, &[], 0, Some(h));
+            let r = repetition(&axes, rep, "herd", ok("ok"), Some(cpu[rep as usize]), vec![m]);
+            store.record_repetition(id, &r).unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn latency_is_each_repetitions_own_and_can_lead_the_table() {
+    let exp = pinned_rate();
+    let text = |measure| {
+        let options = Options { baseline: Some("server=a".into()), measure: Some(measure) };
+        String::from_utf8(render_as(&exp, &options, Format::Text)).unwrap()
+    };
+    let p99 = text(Measure::LatencyP99);
+    check_golden("table_p99.txt", p99.as_bytes());
+    assert!(p99.contains("p99 latency (ms) by server:"), "{p99}");
+    assert!(p99.contains("percentage (lower is better) of server=a's"), "{p99}");
+    // a's median of its repetitions' own p99s, with the interval their spread gives.
+    assert!(p99.contains("15.61 ±316.8%"), "{p99}");
+    assert!(p99.contains("3.001 ±8.3% (19.2 %)"), "{p99}");
+    let cpu = text(Measure::CpuPerRequest);
+    assert!(cpu.contains("server CPU per request (µs) by server:"), "{cpu}");
+    assert!(cpu.contains("20.00 ±12.4%"), "{cpu}");
+    assert!(cpu.contains("10.00 ±0.0% (50.0 %)"), "{cpu}");
+    // The page colours a lower latency as the better one: b's share is a's over b's.
+    let mut page = Vec::new();
+    let options = Options { baseline: Some("server=a".into()), measure: Some(Measure::LatencyP99) };
+    herd_report::write_html(std::slice::from_ref(&exp), &options, "fixed.db", &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let b = page.find("data-cell=\"server=b load=r1000\"").expect("b's entry on the page");
+    let tag = &page[page[..b].rfind('<').unwrap()..b];
+    let share: f64 =
+        tag.split("data-percent=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    assert!(share > 400.0, "b's p99 is about a fifth of a's: {tag}");
 }
 
 /// An article's figures as the store keeps them (no setup, no percentages).

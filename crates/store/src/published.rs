@@ -54,10 +54,20 @@ pub enum Measure {
     PeakMbitPerSecond,
     /// The clients of the best step.
     ClientsAtPeak,
+    /// Latency percentiles from the intended send, µs: each repetition's own, summarised
+    /// over repetitions like any other figure (never pooled across them).
+    #[serde(rename = "p50")]
+    LatencyP50,
+    #[serde(rename = "p99")]
+    LatencyP99,
+    #[serde(rename = "p99.9")]
+    LatencyP999,
+    /// The server's CPU time per completed request, µs.
+    CpuPerRequest,
 }
 
 impl Measure {
-    pub const ALL: [Measure; 9] = [
+    pub const ALL: [Measure; 13] = [
         Measure::Seconds,
         Measure::Percent,
         Measure::RequestsPerSecond,
@@ -67,16 +77,24 @@ impl Measure {
         Measure::PeakRequestsPerSecond,
         Measure::PeakMbitPerSecond,
         Measure::ClientsAtPeak,
+        Measure::LatencyP50,
+        Measure::LatencyP99,
+        Measure::LatencyP999,
+        Measure::CpuPerRequest,
     ];
 
     /// The measures a result table can show per cell (`[report] measure`, `herd report
     /// --measure`): the others are published summaries of several cells or steps.
-    pub const TABULATED: [Measure; 5] = [
+    pub const TABULATED: [Measure; 9] = [
         Measure::RequestsPerSecond,
         Measure::Seconds,
         Measure::KbPerSecond,
         Measure::MbitPerSecond,
         Measure::ConnectionsPerSecond,
+        Measure::LatencyP50,
+        Measure::LatencyP99,
+        Measure::LatencyP999,
+        Measure::CpuPerRequest,
     ];
 
     /// The measure with that key if a table can show it; Err says which keys can.
@@ -88,8 +106,10 @@ impl Measure {
         })
     }
 
-    /// The measure with that key ([`Measure::key`]).
+    /// The measure with that key ([`Measure::key`]); `-` may stand for `_`
+    /// (`cpu-per-request`).
     pub fn from_key(key: &str) -> Option<Measure> {
+        let key = key.replace('-', "_");
         Measure::ALL.into_iter().find(|m| m.key() == key)
     }
 
@@ -105,7 +125,24 @@ impl Measure {
             Measure::PeakRequestsPerSecond => "peak_requests_per_second",
             Measure::PeakMbitPerSecond => "peak_mbit_per_second",
             Measure::ClientsAtPeak => "clients_at_peak",
+            Measure::LatencyP50 => "p50",
+            Measure::LatencyP99 => "p99",
+            Measure::LatencyP999 => "p99.9",
+            Measure::CpuPerRequest => "cpu_per_request",
         }
+    }
+
+    /// Whether a smaller figure is the better one (a time, a latency, a cost), so that a
+    /// ratio above 1 is a slowdown.
+    pub fn lower_is_better(self) -> bool {
+        matches!(
+            self,
+            Measure::Seconds
+                | Measure::LatencyP50
+                | Measure::LatencyP99
+                | Measure::LatencyP999
+                | Measure::CpuPerRequest
+        )
     }
 
     /// Compared with the best step of a stepped load, not with a single measurement.
