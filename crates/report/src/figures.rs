@@ -71,6 +71,9 @@ pub(crate) struct Row<'a> {
     /// A host on the network path found that the link's rate, not the server, capped some
     /// ok repetition (herd_lab's `link-bound` finding).
     pub(crate) link_bound: bool,
+    /// Ok repetitions of an open loop that did not hold the offered rate ([`RateHold`]), with
+    /// what fell short: left out of every figure of the row.
+    pub(crate) not_held: Vec<(u32, RateHold)>,
     /// The repetitions' spread (of req/s, or of Mbit/s where there are no requests) ended
     /// above the experiment's `max_spread_percent`: the lab ran as many as it was allowed
     /// and the figure is still less sure than the file asked.
@@ -93,6 +96,57 @@ impl CoarseClock {
 
 /// Clock error, as a share of a run's rate, above which the table flags the rate.
 pub(crate) const COARSE_CLOCK: f64 = 0.01;
+
+/// Whether an open loop held the rate it offered: the share of it achieved and the worst
+/// schedule lag (from a request's intended send to its actual send: a due request waiting
+/// for a free connection, or for the client). A figure measured at a rate the run did not
+/// hold is of another load than the cell's, so the repetition is left out of the row's
+/// figures, as zrk's `rate_ratio` and peak lag gate HttpArena's results.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RateHold {
+    pub(crate) offered: f64,
+    pub(crate) achieved: f64,
+    /// The largest schedule lag, µs; None where the client gives no lag histogram.
+    pub(crate) worst_lag_us: Option<f64>,
+}
+
+impl RateHold {
+    /// The share of the offered rate a run must achieve.
+    pub(crate) const MIN_SHARE: f64 = 0.99;
+    /// The longest any request may wait past its intended send.
+    pub(crate) const MAX_LAG_US: f64 = 10_000.0;
+
+    /// The measurement's, when it is of an open loop (it has an offered rate).
+    pub(crate) fn of(m: &Measurement) -> Option<RateHold> {
+        let offered = m.rate.filter(|r| *r > 0.0)?;
+        Some(RateHold {
+            offered,
+            achieved: m.requests_per_second()?,
+            worst_lag_us: m.histogram(LatencySeries::Queued).map(|h| h.max() as f64),
+        })
+    }
+
+    pub(crate) fn held(&self) -> bool {
+        self.achieved >= Self::MIN_SHARE * self.offered
+            && self.worst_lag_us.is_none_or(|lag| lag <= Self::MAX_LAG_US)
+    }
+
+    /// What fell short, in words: `achieved 93.1 % of 5000 req/s; worst schedule lag 45.20 ms`.
+    pub(crate) fn shortfall(&self) -> String {
+        let mut said = Vec::new();
+        if self.achieved < Self::MIN_SHARE * self.offered {
+            said.push(format!(
+                "achieved {:.1} % of {} req/s",
+                self.achieved / self.offered * 100.0,
+                crate::table::rate(self.offered)
+            ));
+        }
+        if let Some(lag) = self.worst_lag_us.filter(|lag| *lag > Self::MAX_LAG_US) {
+            said.push(format!("worst schedule lag {} ms", crate::table::ms(lag)));
+        }
+        said.join("; ")
+    }
+}
 
 /// Latency percentiles in µs: the median over the ok repetitions of each one's own.
 pub(crate) struct Latency {
@@ -245,7 +299,19 @@ fn steps_of(cell: &StoredCell) -> BTreeMap<u32, String> {
 
 /// The row of `cell` at `step` (None: the cell measured nothing), of the cell's `n_steps`.
 fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usize) -> Row<'_> {
-    let ok: Vec<_> = cell.ok_repetitions().collect();
+    // An open loop's repetition that did not hold its rate measured another load: it counts
+    // as a repetition that gave no figure.
+    let mut not_held = Vec::new();
+    let ok: Vec<_> = cell
+        .ok_repetitions()
+        .filter(|r| match measurement_at(r, step).and_then(RateHold::of).filter(|h| !h.held()) {
+            Some(h) => {
+                not_held.push((r.record.repetition, h));
+                false
+            }
+            None => true,
+        })
+        .collect();
 
     let rates = ok.iter().filter_map(|r| measurement_at(r, step)?.requests_per_second()).collect();
     let ok_measurements: Vec<&Measurement> =
@@ -338,6 +404,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
                 .iter()
                 .any(|f| f.split(':').next() == Some(FINDING_LINK_BOUND))
         }),
+        not_held,
         unsettled: false,
     }
 }

@@ -174,7 +174,8 @@ pub(crate) fn figure(
 ) -> Entry {
     let samples = row.samples(measure);
     let Some(median) = stats::median(samples) else {
-        return Entry::from(failed_suffix("-".to_owned(), row));
+        let none = if row.not_held.is_empty() { "-" } else { "-⊘" };
+        return Entry::from(failed_suffix(none.to_owned(), row));
     };
     let mut text = format!(
         "{}{}{}{}{}",
@@ -184,6 +185,9 @@ pub(crate) fn figure(
         if row.client_not_ok() { "!" } else { "" },
         if row.link_bound { "^" } else { "" },
     );
+    if !row.not_held.is_empty() {
+        text.push('⊘');
+    }
     if let Some(w) = stats::confidence_interval_95(samples).and_then(|ci| ci.relative_half_width())
     {
         text.push_str(&format!(" ±{:.1}%", w * 100.0));

@@ -58,6 +58,7 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     failures(&rows, &mut doc);
     crate::netbench::add(&rows, &mut doc);
     coarse_clocks(&rows, &mut doc);
+    rates_not_held(&rows, &mut doc);
     crate::failed_runs::add(exp, &mut doc);
     crate::agents::add(&rows, &mut doc);
     verdicts(exp, &mut doc);
@@ -187,6 +188,33 @@ fn coarse_clocks(rows: &[Row<'_>], doc: &mut Doc) {
     doc.section("rates the client's clock cannot resolve (~):".to_owned(), items);
 }
 
+/// The open loops that did not hold their rate (⊘), a line per repetition: what fell short.
+fn rates_not_held(rows: &[Row<'_>], doc: &mut Doc) {
+    let lines = rows
+        .iter()
+        .flat_map(|row| {
+            row.not_held.iter().map(move |(rep, hold)| {
+                format!(
+                    "{}{}, repetition {}: {}",
+                    row.cell.key,
+                    row.step_suffix(),
+                    rep + 1,
+                    hold.shortfall()
+                )
+            })
+        })
+        .collect();
+    doc.section(
+        format!(
+            "rates not held (⊘; below {:.0} % of the offered rate, or a request {} ms or more \
+             behind its schedule): left out of every figure of the row:",
+            figures::RateHold::MIN_SHARE * 100.0,
+            figures::RateHold::MAX_LAG_US / 1000.0
+        ),
+        lines,
+    );
+}
+
 fn verdicts(exp: &StoredExperiment, doc: &mut Doc) {
     // One line per cell: how many repetitions were not ok, and the worst one's reason (the
     // store keeps every repetition's own).
@@ -242,15 +270,17 @@ fn path_findings(exp: &StoredExperiment, doc: &mut Doc) {
     doc.section("what the network path capped or disturbed:".to_owned(), lines);
 }
 
-const LEGEND: [&str; 19] = [
+const LEGEND: [&str; 21] = [
     "matrix    one figure per row: median of the ok repetitions, ±95 % interval of their mean;",
     "          (x %): its share of the baseline beside it (for seconds, the share of its",
     "          requests/s: its speed; for a latency or a cost, lower is better);",
-    "          ! client verdict not ok; ^ the link capped it;",
+    "          ! client verdict not ok; ^ the link capped it; ⊘ some repetition did not",
+    "          hold its offered rate and is left out (listed above the legend);",
     "          ? the repetitions' spread stayed above the file's max_spread_percent after",
     "          the most repetitions it allows: less sure than asked;",
     "          n failed: failed requests and non-2xx answers, all repetitions",
-    "reps      ok repetitions that measured the row, of all the cell's repetitions",
+    "reps      ok repetitions that measured the row (an open loop's: at the rate it offered),",
+    "          of all the cell's repetitions",
     "req/s     median of the ok repetitions; ±95%: the 95 % confidence interval of their mean",
     "          (Student t), blank with fewer than 2; spread: relative standard deviation;",
     "          ~: runs too short for the client's clock (see above the legend);",
