@@ -50,6 +50,8 @@ command -v wrk >/dev/null || need_pkgs+=(wrk)
 # HTTP/2 clients herd serve's h2 tests run (h2load, nghttp); curl speaks h2 too.
 command -v h2load >/dev/null || need_pkgs+=(nghttp2-client)
 command -v curl >/dev/null || need_pkgs+=(curl)
+# The lab's server profiles (`[runner] profile = "perf"`, tests/it/lab_profile.rs).
+command -v perf >/dev/null || need_pkgs+=(linux-perf)
 # The servers herd-drivers renders configs for (its validate, live and php_pages tests), at
 # the paths its Programs::locate looks at.
 [ -x /usr/sbin/apache2 ] || need_pkgs+=(apache2)

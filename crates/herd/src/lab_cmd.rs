@@ -63,6 +63,11 @@ pub(crate) struct RunArgs {
     /// One line per run instead of a progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Profile the servers with `perf record -g`, as `[runner] profile = "perf"` does: one
+    /// extra run of each cell, kept apart from its repetitions, whose flame graph the HTML
+    /// report shows.
+    #[arg(long)]
+    profile: bool,
 }
 
 /// Exit code when some runs failed (their reasons are stored and printed).
@@ -135,6 +140,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         None => (load(&args.experiment)?, None, None),
     };
+    if args.profile {
+        e.profile_with(experiment::Profiler::Perf).map_err(anyhow::Error::msg)?;
+    }
     match e.place(&herd_topo::cpuset::usable()) {
         Placed::AsWritten => {}
         Placed::Apart { servers, client } => {

@@ -59,6 +59,21 @@ pub(crate) struct ReportArgs {
         conflicts_with_all = ["experiment", "all", "list", "baseline", "csv"]
     )]
     compare: Vec<String>,
+    /// Draw a differential flame graph of two profiled cells of one experiment (the latest,
+    /// or --experiment ID): B's servers' stacks, red where B spent more CPU time than A,
+    /// blue where less. Each cell is named by its key or by AXIS=VALUE pairs joined by
+    /// commas (`server=nginx`). Needs a run with `[runner] profile = "perf"`.
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["CELL_A", "CELL_B"],
+        action = clap::ArgAction::Set,
+        conflicts_with_all = ["all", "list", "baseline", "measure", "md", "csv", "html", "compare"]
+    )]
+    diff_profile: Vec<String>,
+    /// With --diff-profile: write the SVG to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE", requires = "diff_profile")]
+    output: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -96,6 +111,23 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
         return print(&out);
     }
     let ids = chosen(&store, &args)?;
+    if let [a, b] = args.diff_profile.as_slice() {
+        let [id] = ids.as_slice() else {
+            anyhow::bail!(
+                "--diff-profile compares two cells of one experiment: give one --experiment ID"
+            );
+        };
+        let exp = store.load_experiment(*id)?;
+        herd_report::write_diff_profile(&exp, a, b, &mut out)?;
+        return match &args.output {
+            Some(path) => {
+                write_page(path, &out)?;
+                eprintln!("herd report: wrote {} (the differential flame graph)", path.display());
+                Ok(())
+            }
+            None => print(&out),
+        };
+    }
     let mut experiments = Vec::with_capacity(ids.len());
     for id in ids {
         experiments.push(store.load_experiment(id)?);

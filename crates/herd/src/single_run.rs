@@ -109,6 +109,7 @@ fn experiment(run: SingleRun) -> StoredExperiment {
             key,
             axes,
             repetitions: vec![StoredRepetition { id: RepetitionId(1), record }],
+            profile: None,
         }],
     }
 }

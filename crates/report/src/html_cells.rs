@@ -64,6 +64,7 @@ fn details(
             );
         }
     }
+    crate::flame::figure(page, cell);
     counts(page, cell, "status codes", |m| {
         m.statuses.iter().map(|(code, n)| (code.to_string(), *n)).collect()
     });

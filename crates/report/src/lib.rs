@@ -35,6 +35,7 @@ mod csv;
 mod doc;
 mod failed_runs;
 mod figures;
+mod flame;
 mod html;
 mod html_cells;
 mod html_disclosure;
@@ -56,6 +57,7 @@ use herd_store::{Measure, StoredExperiment, CALIBRATION_SERVER};
 
 pub use compare::Side;
 pub use failed_runs::failed_runs_summary;
+pub use flame::write_diff as write_diff_profile;
 use matrix::Baseline;
 
 /// How a report is shown; by default, as the experiment itself asks (`[report]`).

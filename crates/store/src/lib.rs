@@ -33,6 +33,7 @@ mod migrate;
 mod natural_order;
 mod network;
 mod open;
+mod profile;
 mod published;
 mod read;
 mod record;
@@ -46,6 +47,7 @@ pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use network::{Conntrack, NetworkFacts};
 pub use open::{Migration, APPLICATION_ID};
+pub use profile::ProfileRecord;
 pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
     ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,

@@ -41,6 +41,7 @@ const MIGRATIONS: &[Migration] = &[
         name: "0007_failure_kind",
         sql: include_str!("../migrations/0007_failure_kind.sql"),
     },
+    Migration { name: "0008_profile", sql: include_str!("../migrations/0008_profile.sql") },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

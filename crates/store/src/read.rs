@@ -15,6 +15,7 @@ use herd_stats::{
 
 use crate::error::StoreError;
 use crate::natural_order;
+use crate::profile::ProfileRecord;
 use crate::record::{
     ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
     RepetitionRecord, ReportDefaults, ServerRecord,
@@ -186,7 +187,7 @@ impl Reader<'_> {
             })?;
         let mut cells = Vec::with_capacity(cell_rows.len());
         for (cell_id, key) in cell_rows {
-            cells.push(self.cell(cell_id, key, &experiment.axes)?);
+            cells.push(self.cell(id, cell_id, key, &experiment.axes)?);
         }
         // Axis by axis: the value's place among those the experiment declared (one it did
         // not declare after them), then natural order, the only order of stores older than
@@ -227,7 +228,13 @@ impl Reader<'_> {
         })
     }
 
-    fn cell(&self, cell_id: i64, key: String, axes: &[String]) -> Result<StoredCell, StoreError> {
+    fn cell(
+        &self,
+        exp: ExperimentId,
+        cell_id: i64,
+        key: String,
+        axes: &[String],
+    ) -> Result<StoredCell, StoreError> {
         let values: Vec<String> = self.list(
             "SELECT value FROM cell_axis WHERE cell_id = ?1 ORDER BY position",
             [cell_id],
@@ -254,7 +261,8 @@ impl Reader<'_> {
         for row in rows {
             repetitions.push(self.repetition(row, &key, &axes)?);
         }
-        Ok(StoredCell { key, axes, repetitions })
+        let profile = self.profile(exp, &key)?;
+        Ok(StoredCell { key, axes, repetitions, profile })
     }
 
     fn repetition(
@@ -429,6 +437,41 @@ impl Reader<'_> {
         let verdict: ClientVerdict =
             verdict.parse().map_err(|e| self.corrupt(format!("{what}: {e}")))?;
         Ok(Some(ClientJudgement { verdict, reason }))
+    }
+
+    /// The cell's profiled run, if it has one.
+    fn profile(&self, exp: ExperimentId, key: &str) -> Result<Option<ProfileRecord>, StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT tool, recorded_at, weight, requests_per_second, folded
+                 FROM profile WHERE experiment_id = ?1 AND cell_key = ?2",
+                rusqlite::params![exp.0, key],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, Option<f64>>(3)?,
+                        r.get::<_, String>(4)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((tool, recorded_at, weight, requests_per_second, folded)) = row else {
+            return Ok(None);
+        };
+        let weight = u64::try_from(weight)
+            .map_err(|_| self.corrupt(format!("profile of cell {key:?}: weight {weight}")))?;
+        Ok(Some(ProfileRecord {
+            cell_key: key.to_string(),
+            tool,
+            recorded_at,
+            weight,
+            requests_per_second,
+            folded,
+        }))
     }
 
     /// All rows of a query.

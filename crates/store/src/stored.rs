@@ -3,6 +3,7 @@
 //! [`StoredRepetition`] holds the [`RepetitionRecord`] as written), so nothing is lost
 //! between the lab and a report.
 
+use crate::profile::ProfileRecord;
 use crate::record::{
     ExperimentId, ExperimentStatus, NewExperiment, RepetitionId, RepetitionRecord,
 };
@@ -46,6 +47,8 @@ pub struct StoredCell {
     pub axes: Vec<(String, String)>,
     /// By repetition index.
     pub repetitions: Vec<StoredRepetition>,
+    /// The cell's profiled run, kept apart from its repetitions (`[runner] profile`).
+    pub profile: Option<ProfileRecord>,
 }
 
 /// One repetition as it was recorded; its measurements are in step order.

@@ -18,6 +18,7 @@ mod lab_cli;
 mod lab_failures;
 mod lab_netbench;
 mod lab_paths;
+mod lab_profile;
 mod lab_protocols;
 mod lab_resume;
 mod lab_servers;

@@ -17,7 +17,9 @@ use super::error::{choices, Errors};
 use super::raw::{RawExclude, RawExperiment, RawLoad, RawWorkload};
 use super::server::{self, ServerDef};
 use super::workload::{WorkloadDef, WorkloadKind};
-use super::{Axis, AxisName, Experiment, ExperimentError, Placement, Repetitions, RunnerSettings};
+use super::{
+    Axis, AxisName, Experiment, ExperimentError, Placement, Profiler, Repetitions, RunnerSettings,
+};
 use crate::client::Tool;
 use crate::load::{Load, Shape, Warmup};
 
@@ -733,7 +735,28 @@ fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, Expe
         drain_timeout: dur(&r.drain_timeout, "drain_timeout", 90)?,
         ready_timeout: dur(&r.ready_timeout, "ready_timeout", 15)?,
         placement: placement(errs, raw)?,
+        profile: profile(errs, raw)?,
     })
+}
+
+/// `[runner] profile`: only `perf` is known. NetBench's servers (Samba, tbench) are not
+/// HTTP servers the profiled run knows how to load, so an experiment with a NetBench
+/// workload is refused here, once, rather than cell by cell.
+fn profile(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Option<Profiler>, ExperimentError> {
+    let Some(p) = &raw.runner.profile else { return Ok(None) };
+    if p.get_ref() != "perf" {
+        return Err(errs.at(
+            p.span(),
+            format!("[runner] profile `{}`: expected \"perf\" (perf record -g on the servers' processes)", p.get_ref()),
+        ));
+    }
+    if let Some((name, _)) = raw.workloads.iter().find(|(_, w)| w.kind.get_ref() == "netbench") {
+        return Err(errs.at(
+            p.span(),
+            format!("[runner] profile = \"perf\" cannot follow NetBench's servers (workload `{name}`): profile HTTP servers only"),
+        ));
+    }
+    Ok(Some(Profiler::Perf))
 }
 
 /// `[runner] placement`: `apart` chooses the servers' and the client's CPUs itself, so it

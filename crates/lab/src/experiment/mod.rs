@@ -150,6 +150,29 @@ pub struct RunnerSettings {
     pub ready_timeout: Duration,
     /// `placement`: where servers and client run when the experiment names no CPUs.
     pub placement: Placement,
+    /// `profile`: record the servers' stacks in one extra, profiled run of each cell.
+    pub profile: Option<Profiler>,
+}
+
+/// How a cell's servers are profiled (`[runner] profile`, `herd lab run --profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profiler {
+    /// Debian's `perf record -g`, attached to the servers' processes by PID.
+    Perf,
+}
+
+impl Experiment {
+    /// `herd lab run --profile`: profile the servers as `[runner] profile` would, refused
+    /// (as that is) for an experiment with a NetBench workload.
+    pub fn profile_with(&mut self, p: Profiler) -> Result<(), String> {
+        if let Some(name) = self.workloads.iter().find(|(_, w)| w.is_netbench()).map(|(n, _)| n) {
+            return Err(format!(
+                "--profile cannot follow NetBench's servers (workload `{name}`): profile HTTP servers only"
+            ));
+        }
+        self.runner.profile = Some(p);
+        Ok(())
+    }
 }
 
 /// The `link` value of a link left as the kernel makes it.

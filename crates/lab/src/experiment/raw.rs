@@ -106,6 +106,8 @@ pub(crate) struct RawRunner {
     pub calibrate: Option<Spanned<bool>>,
     #[serde(default)]
     pub placement: Option<Spanned<String>>,
+    #[serde(default)]
+    pub profile: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -566,3 +566,19 @@ fn loads_keep_connections_alive_unless_told_otherwise() {
         assert!(e.loads.values().all(|l| l.keep_alive), "{name}: kept alive");
     }
 }
+
+#[test]
+fn profile_perf_is_the_one_profiler_and_follows_no_netbench_server() {
+    let perf = format!("{GOOD}\n[runner]\nprofile = \"perf\"\n");
+    assert_eq!(parse(&perf, "x.toml").unwrap().runner.profile, Some(Profiler::Perf));
+    assert_eq!(parse(GOOD, "x.toml").unwrap().runner.profile, None);
+    let e = err(&format!("{GOOD}\n[runner]\nprofile = \"ebpf\"\n"));
+    assert!(e.contains("[runner] profile `ebpf`: expected \"perf\""), "{e}");
+    let netbench = GOOD.replace("kind = \"static\"\nsize = 6397", "kind = \"netbench\"");
+    let e = err(&format!("{netbench}\n[runner]\nprofile = \"perf\"\n"));
+    assert!(e.contains("cannot follow NetBench's servers (workload `page`)"), "{e}");
+    // `herd lab run --profile` says the same of the same file.
+    let mut plain = parse(GOOD, "x.toml").unwrap();
+    plain.profile_with(Profiler::Perf).unwrap();
+    assert_eq!(plain.runner.profile, Some(Profiler::Perf));
+}

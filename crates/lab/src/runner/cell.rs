@@ -19,6 +19,7 @@ use super::failure::{Phase, RunFailure, Stop};
 use super::now_rfc3339;
 use super::place::Place;
 use super::preflight::Ready;
+use super::profile::{self, Folded};
 use super::progress::{Progress, RunSummary};
 use super::watched::Started;
 use crate::docroot::Docroot;
@@ -37,8 +38,8 @@ pub(super) struct Context<'a> {
 
 /// How one run ended.
 pub(super) enum RunEnd {
-    /// Finished (ok or failed): the record to store.
-    Recorded(Box<RepetitionRecord>, RunSummary),
+    /// Finished (ok or failed): the record to store, and for a profiled run its stacks.
+    Recorded(Box<RepetitionRecord>, RunSummary, Option<Folded>),
     /// Ctrl-C: nothing to keep; `stopped` processes of this run (servers, and the client
     /// when it was running) were stopped.
     Cancelled { stopped: usize },
@@ -58,20 +59,22 @@ pub(super) struct CellRun<'a> {
     /// For a protocol over TLS, the CA the client and the verification trust: the one made
     /// with the server's launch, or the router's where a proxy ends TLS itself.
     pub(super) ca_file: Option<PathBuf>,
+    /// A profiled run (`[runner] profile`): perf, and where the folded stacks go.
+    pub(super) profile: Option<(&'a Path, &'a mut Option<Folded>)>,
 }
 
 /// Grace between SIGTERM and SIGKILL for servers.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Runs `cell` once.
+/// Runs `cell` once: repetition `rep`, at `position` in its round; with `perf`, profiled.
 pub(super) fn run(
     ctx: &Context<'_>,
     cell: &Cell,
-    rep: u32,
-    position: u32,
+    (rep, position): (u32, u32),
     sup: &mut Supervisor,
     versions: &mut BTreeMap<String, String>,
     progress: &mut dyn Progress,
+    perf: Option<&Path>,
 ) -> RunEnd {
     let started_at = now_rfc3339();
     let clock = Instant::now();
@@ -84,9 +87,12 @@ pub(super) fn run(
     rec.drain_seconds = drained.as_secs_f64();
     let mut place = None;
     let agents = ctx.experiment.client_agents.unwrap_or(1);
+    let mut folded = None;
     let result = build_place(cell, agents, &dir, sup).and_then(|p| {
         let place = place.insert(p);
-        CellRun { ctx, cell, place, dir: &dir, sup, versions, rec: &mut rec, ca_file: None }
+        let profile = perf.map(|perf| (perf, &mut folded));
+        let rec = &mut rec;
+        CellRun { ctx, cell, place, dir: &dir, sup, versions, rec, ca_file: None, profile }
             .measure()
     });
     // Stop this run's servers (and anything else still running) whatever happened, then
@@ -110,7 +116,7 @@ pub(super) fn run(
     }
     rec.finished_at = now_rfc3339();
     let summary = summary(cell, &rec, clock.elapsed());
-    RunEnd::Recorded(Box::new(rec), summary)
+    RunEnd::Recorded(Box::new(rec), summary, folded)
 }
 
 impl CellRun<'_> {
@@ -134,7 +140,14 @@ impl CellRun<'_> {
             None => 0,
         };
         let load = self.cell.load.measured();
+        let Some((perf, folded)) = self.profile.take() else {
+            let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
+            return self.account(&started, &load, &request, measured, warmed);
+        };
+        // A profiled run: perf records the servers for the length of the measured run.
+        let recording = profile::start(self.sup, perf, &started, &self.dir.join("profile"))?;
         let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
+        *folded = Some(profile::finish(self.sup, perf, recording)?);
         self.account(&started, &load, &request, measured, warmed)
     }
 

@@ -25,6 +25,7 @@ mod netbench;
 mod place;
 mod port;
 mod preflight;
+mod profile;
 pub mod progress;
 mod readiness;
 pub mod resume;
@@ -266,10 +267,17 @@ fn run_in(
             }
             let c = &all[i];
             r.progress.run_started(done + 1, planned, c, rep);
-            let outcome =
-                cell::run(&ctx, c, rep, position as u32, sup, &mut versions, &mut *r.progress);
+            let outcome = cell::run(
+                &ctx,
+                c,
+                (rep, position as u32),
+                sup,
+                &mut versions,
+                &mut *r.progress,
+                None,
+            );
             let (record, summary) = match outcome {
-                cell::RunEnd::Recorded(record, summary) => (record, summary),
+                cell::RunEnd::Recorded(record, summary, _) => (record, summary),
                 cell::RunEnd::Cancelled { stopped } => {
                     stopped_in_flight = stopped;
                     interrupted = true;
@@ -299,6 +307,12 @@ fn run_in(
         }
         rep += 1;
     }
+    if !interrupted {
+        if let Some(perf) = ready.perf.as_deref() {
+            let round = (rep, sup, &mut versions);
+            interrupted = profile_cells(r, &ctx, all, exp_id, perf, round, &mut stopped_in_flight)?;
+        }
+    }
     let status = if interrupted { ExperimentStatus::Interrupted } else { ExperimentStatus::Done };
     let stop = interrupted.then(|| format!("interrupted after {done} of {planned} runs"));
     let note = joined([history, stop]);
@@ -316,6 +330,61 @@ fn run_in(
         run_dir_removed: false,
         seed,
     })
+}
+
+/// The profiled run of every cell without a profile yet (a resumed experiment's profiled
+/// cells are not run again), after every repetition: one extra run each, its stacks stored
+/// apart from the repetitions (`profile.rs`). A profiled run that fails is said and leaves
+/// its cell without a profile; the repetitions stand. True: interrupted by Ctrl-C.
+fn profile_cells(
+    r: &mut LabRun<'_>,
+    ctx: &cell::Context<'_>,
+    all: &[Cell],
+    exp_id: ExperimentId,
+    perf: &Path,
+    (rep, sup, versions): (u32, &mut Supervisor, &mut BTreeMap<String, String>),
+    stopped_in_flight: &mut usize,
+) -> Result<bool, LabError> {
+    for c in all.iter().filter(|c| !c.workload.is_netbench()) {
+        if r.store.has_profile(exp_id, &c.key)? {
+            continue;
+        }
+        if r.cancel.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        r.progress.note(&format!(
+            "profiling {} with perf: one more run, kept apart from the repetitions",
+            c.key
+        ));
+        let outcome = cell::run(ctx, c, (rep, 0), sup, versions, &mut *r.progress, Some(perf));
+        let (record, summary, folded) = match outcome {
+            cell::RunEnd::Recorded(record, summary, folded) => (record, summary, folded),
+            cell::RunEnd::Cancelled { stopped } => {
+                *stopped_in_flight = stopped;
+                return Ok(true);
+            }
+        };
+        let (herd_store::Outcome::Ok, Some(folded)) = (&record.outcome, folded) else {
+            let why = match &record.outcome {
+                herd_store::Outcome::Failed { reason, .. } => reason.clone(),
+                herd_store::Outcome::Ok => "perf gave no stacks".into(),
+            };
+            r.progress.note(&format!("the profiled run of {} failed, no profile: {why}", c.key));
+            continue;
+        };
+        r.store.record_profile(
+            exp_id,
+            &herd_store::ProfileRecord {
+                cell_key: c.key.clone(),
+                tool: "perf".into(),
+                recorded_at: now_rfc3339(),
+                weight: folded.weight,
+                requests_per_second: Some(summary.requests_per_second).filter(|v| v.is_finite()),
+                folded: folded.text,
+            },
+        )?;
+    }
+    Ok(false)
 }
 
 /// An experiment's note from its parts, in order: `interrupted after 4 of 9 runs; resumed …`.

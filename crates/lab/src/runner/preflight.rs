@@ -34,6 +34,8 @@ pub(super) struct Ready {
     pub runs_as: Option<String>,
     /// The router programs of the proxy paths.
     pub proxies: BTreeMap<ProxyKind, Programs>,
+    /// perf, when the experiment profiles its servers (`[runner] profile`).
+    pub perf: Option<PathBuf>,
 }
 
 pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<Ready, LabError> {
@@ -98,6 +100,12 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if !missing.is_empty() {
         return Err(LabError::Missing(missing));
     }
+    let perf = match e.runner.profile {
+        Some(crate::experiment::Profiler::Perf) => {
+            Some(super::profile::check_machine().map_err(|why| LabError::Unsupported(vec![why]))?)
+        }
+        None => None,
+    };
     if let Some(needed) = super::disk::needed(cells) {
         super::disk::check(needed, &std::env::temp_dir()).map_err(LabError::Setup)?;
     }
@@ -143,7 +151,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         guests_reach(&std::env::temp_dir()).map_err(LabError::Setup)?;
     }
     let runs_as = super::user::current_user();
-    Ok(Ready { programs, clients, user, runs_as, proxies })
+    Ok(Ready { programs, clients, user, runs_as, proxies, perf })
 }
 
 /// As root, smbd serves its guests as `nobody`, and its share is in the run directory under

@@ -393,3 +393,33 @@ fn every_failure_kind_round_trips() {
         .collect();
     assert_eq!(outcomes, want);
 }
+
+/// A cell's profile comes back with the cell, apart from its repetitions; a second one for
+/// the same cell is refused; a cell without one has none.
+#[test]
+fn a_profile_round_trips_apart_from_the_repetitions() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("p")).unwrap();
+    let r = repetition("nginx", "c100", 0);
+    store.record_repetition(id, &r).unwrap();
+    store.record_repetition(id, &repetition("nginx", "c10", 0)).unwrap();
+    assert!(!store.has_profile(id, &r.cell_key).unwrap());
+    let profile = herd_store::ProfileRecord {
+        cell_key: r.cell_key.clone(),
+        tool: "perf".into(),
+        recorded_at: "2026-03-01T10:31:00Z".into(),
+        weight: 12,
+        requests_per_second: Some(4321.5),
+        folded: "herd;herd_serve::worker::run;write 9\nherd;main 3\n".into(),
+    };
+    store.record_profile(id, &profile).unwrap();
+    assert!(store.has_profile(id, &r.cell_key).unwrap());
+    assert!(store.record_profile(id, &profile).is_err());
+
+    let got = store.load_experiment(id).unwrap();
+    let cell = got.cell(&r.cell_key).unwrap();
+    assert_eq!(cell.profile.as_ref(), Some(&profile));
+    assert_eq!(cell.repetitions.len(), 1, "the profiled run is no repetition");
+    let other = got.cells.iter().find(|c| c.key != r.cell_key).unwrap();
+    assert_eq!(other.profile, None);
+}
