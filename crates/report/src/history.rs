@@ -54,7 +54,7 @@ pub(crate) fn doc(
             format!("{}: each run's median over its ok repetitions", measure_name(measure)),
         ),
         (
-            "change points".to_owned(),
+            "method".to_owned(),
             format!(
                 "E-Divisive means with Student's t-test (Hunter, as Apache Otava): p < {}{}",
                 settings.max_p_value,

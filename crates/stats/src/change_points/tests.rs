@@ -179,11 +179,14 @@ proptest! {
     }
 }
 
+/// Index, mean before, std before, mean after, std after, p-value.
+type OtavaPoint = (usize, f64, f64, f64, f64, f64);
+
 /// Apache Otava 0.8.0's answers, from `compute_change_points(series, window_len=50,
 /// max_pvalue=0.001, min_magnitude=0.0)` in `otava.analysis` (pip install apache-otava;
 /// the series are sums of twelve draws of a 64-bit LCG, rounded to 0.1, written out here):
 /// (series, [(index, mean before, std before, mean after, std after, p-value)]).
-fn otava_answers() -> Vec<(Vec<f64>, Vec<(usize, f64, f64, f64, f64, f64)>)> {
+fn otava_answers() -> Vec<(Vec<f64>, Vec<OtavaPoint>)> {
     vec![
         (
             vec![
