@@ -100,9 +100,7 @@ fn main() -> ExitCode {
         Command::Agent(args) => {
             exit_code("herd agent", cluster_cmd::agent(*args).map(|()| ExitCode::SUCCESS))
         }
-        Command::Report(args) => {
-            exit_code("herd report", report_cmd::run(args).map(|()| ExitCode::SUCCESS))
-        }
+        Command::Report(args) => exit_code("herd report", report_cmd::run(args).map(report_exit)),
         Command::Doctor => doctor_cmd::main(),
         Command::Serve(args) => {
             exit_code("herd serve", serve_cmd::run(args).map(|()| ExitCode::SUCCESS))
@@ -117,6 +115,14 @@ fn exit_code(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
         eprintln!("{command}: {e:#}");
         ExitCode::FAILURE
     })
+}
+
+/// How `herd report` exits: 3 when `--history … --fail-on-change` found a change point.
+fn report_exit(outcome: report_cmd::Outcome) -> ExitCode {
+    match outcome {
+        report_cmd::Outcome::Shown => ExitCode::SUCCESS,
+        report_cmd::Outcome::ChangeFound => ExitCode::from(3),
+    }
 }
 
 /// How `herd run` and `herd cluster run` exit after a run that produced a result.

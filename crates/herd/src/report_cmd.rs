@@ -1,6 +1,8 @@
 //! `herd report`: the tables of stored experiments (the latest by default) as terminal
-//! text, Markdown or CSV, or one self-contained HTML page with charts; read from the store
-//! only: nothing is measured again.
+//! text, Markdown or CSV, or one self-contained HTML page with charts; a comparison
+//! (`--compare`, `report_compare.rs`); or a history's change points (`--history NAME`, exit 3
+//! with `--fail-on-change` when there is one). Read from the store only: nothing is measured
+//! again.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -74,9 +76,93 @@ pub(crate) struct ReportArgs {
     /// With --diff-profile: write the SVG to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE", requires = "diff_profile")]
     output: Option<PathBuf>,
+    /// The experiments stored under NAME, oldest first, as a history: each cell's series of
+    /// the measure (each run's median) with its change points (E-Divisive means with
+    /// Student's t-test, as Apache Otava) and what differed at each.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["experiment", "all", "list", "baseline", "csv", "html", "compare", "diff_profile"]
+    )]
+    history: Option<String>,
+    /// With --history: exit 3 when any change point is found (for CI gates).
+    #[arg(long, requires = "history")]
+    fail_on_change: bool,
+    /// With --history: the largest p-value a change point may have [default: 0.001]
+    #[arg(long, value_name = "P", requires = "history", value_parser = p_value)]
+    max_p_value: Option<f64>,
+    /// With --history: count only changes larger than PERCENT (e.g. 5) [default: 0, any]
+    #[arg(long, value_name = "PERCENT", requires = "history", value_parser = percent)]
+    min_change: Option<f64>,
 }
 
-pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
+/// How a report ended, for the exit code.
+pub(crate) enum Outcome {
+    Shown,
+    /// `--history … --fail-on-change` found a change point (exit 3).
+    ChangeFound,
+}
+
+fn p_value(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err(format!(
+            "`{text}` is not a p-value: give a number above 0 and at most 1, e.g. 0.001"
+        )),
+    }
+}
+
+fn percent(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').trim().parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p),
+        _ => Err(format!("`{text}` is not a percentage: give a number from 0, e.g. 5")),
+    }
+}
+
+pub(crate) fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
+    if let Some(name) = &args.history {
+        return history(&args, name);
+    }
+    show(args).map(|()| Outcome::Shown)
+}
+
+/// `--history NAME`: the experiments of that name, oldest first, judged for change points.
+fn history(args: &ReportArgs, name: &str) -> anyhow::Result<Outcome> {
+    let store = Store::open_read_only(&args.store).context("cannot read the results store")?;
+    let all = store.experiments()?;
+    let ids: Vec<ExperimentId> = all.iter().filter(|e| e.name == name).map(|e| e.id).collect();
+    if ids.is_empty() {
+        let names: std::collections::BTreeSet<&str> = all.iter().map(|e| e.name.as_str()).collect();
+        if names.is_empty() {
+            anyhow::bail!(
+                "{} holds no experiment yet: run `herd lab run` first",
+                args.store.display()
+            );
+        }
+        anyhow::bail!(
+            "--history {name}: no experiment in {} is named so; its experiments are named {}",
+            args.store.display(),
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    // Ids grow with each experiment begun: their order is the order they were run in.
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in ids {
+        runs.push(store.load_experiment(id)?);
+    }
+    let settings = herd_stats::change_points::Settings {
+        max_p_value: args.max_p_value.unwrap_or(0.001),
+        min_magnitude: args.min_change.unwrap_or(0.0) / 100.0,
+        ..herd_stats::change_points::Settings::default()
+    };
+    let mut out = Vec::new();
+    let found = herd_report::write_history(name, &runs, args.measure, &settings, args.md, &mut out)
+        .with_context(|| format!("--history {name}"))?;
+    print(&out)?;
+    Ok(if found > 0 && args.fail_on_change { Outcome::ChangeFound } else { Outcome::Shown })
+}
+
+fn show(args: ReportArgs) -> anyhow::Result<()> {
     if let [a, b] = args.compare.as_slice() {
         let format = if args.md {
             CompareFormat::Markdown

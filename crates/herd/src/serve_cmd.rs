@@ -15,6 +15,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{anyhow, Context as _};
 use herd_fileset::{SizeList, MAX_SPECWEB_DIRS};
@@ -43,6 +44,13 @@ pub(crate) struct ServeArgs {
     /// Print one Common Log Format line per request on stdout
     #[arg(long)]
     pub(crate) access_log: bool,
+
+    /// A test knob: spend N µs of CPU (a busy wait on the worker's thread) on every request
+    /// before answering it, to make the server slower on purpose. Without it, the
+    /// HERD_SERVE_SPEND_US environment variable gives N (so a lab run can slow the herd serve
+    /// it starts) [default: 0]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub(crate) spend_us: Option<u32>,
 
     /// Serve TLS with this certificate chain (PEM, leaf first), and its private key unless
     /// --tls-key names another file
@@ -97,6 +105,30 @@ pub(crate) struct ServeArgs {
     pub(crate) specweb_dirs: Option<u32>,
 }
 
+/// The environment variable that gives `--spend-us` when the flag is not given.
+const SPEND_US_ENV: &str = "HERD_SERVE_SPEND_US";
+
+/// `--spend-us`, else HERD_SERVE_SPEND_US, else 0.
+fn spend_us(flag: Option<u32>) -> anyhow::Result<u32> {
+    if let Some(n) = flag {
+        return Ok(n);
+    }
+    match std::env::var(SPEND_US_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(0),
+        Ok(text) => parse_spend_us(&text),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            anyhow::bail!("{SPEND_US_ENV}: not a number of µs from 0 to 1000000")
+        }
+    }
+}
+
+fn parse_spend_us(text: &str) -> anyhow::Result<u32> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n <= 1_000_000 => Ok(n),
+        _ => anyhow::bail!("{SPEND_US_ENV}={text:?}: not a number of µs from 0 to 1000000"),
+    }
+}
+
 /// Runs `herd serve` until Ctrl-C or SIGTERM, or writes file sets with `--generate`.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.generate {
@@ -114,6 +146,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             args.tls_write_ca,
             args.alpn,
         ),
+        spend_per_request: Duration::from_micros(u64::from(spend_us(args.spend_us)?)),
         ..ServeConfig::default()
     };
     let scheme = if config.tls.is_some() { "https" } else { "http" };
@@ -191,5 +224,21 @@ fn start_error(err: ServeError) -> anyhow::Error {
             anyhow!("{err}: --tls-cert FILE takes the certificate chain, leaf first")
         }
         _ => anyhow::Error::new(err).context("cannot start herd serve"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spend_us_from_the_environment_is_checked() {
+        assert_eq!(parse_spend_us("250").unwrap(), 250);
+        assert_eq!(parse_spend_us(" 0 ").unwrap(), 0);
+        for bad in ["", "-1", "1.5", "1000001", "many"] {
+            let err = parse_spend_us(bad).unwrap_err().to_string();
+            assert!(err.contains("HERD_SERVE_SPEND_US"), "{bad}: {err}");
+        }
+        assert_eq!(spend_us(Some(7)).unwrap(), 7);
     }
 }

@@ -317,7 +317,7 @@ fn single_valued_elsewhere(
 
 /// The setup facts that differ: environment entries (kernel, CPUs, sysctls …), herd's
 /// version, and the versions of the programs each side ran.
-fn setup_differences(a: &StoredExperiment, b: &StoredExperiment) -> Vec<String> {
+pub(crate) fn setup_differences(a: &StoredExperiment, b: &StoredExperiment) -> Vec<String> {
     let mut lines = Vec::new();
     let (ea, eb) = (&a.experiment, &b.experiment);
     if ea.herd_version != eb.herd_version || ea.methodology_version != eb.methodology_version {

@@ -22,6 +22,9 @@
 //!   carries on its own and which rows came close to it (`calibration.rs`).
 //! - Where the experiment re-runs a published comparison, a "then and now" section sets
 //!   the article's figures (`herd_store::Published`) beside today's, cell by cell.
+//! - A history (`history.rs`, [`write_history`]): the experiments stored under one name as
+//!   a series per cell, with the change points `herd_stats::change_points` finds and what
+//!   differed at each (versions, machine, kernel, config hash).
 //! - The statistics over repetitions (median, Student t interval, spread) come from
 //!   `herd_stats::repetitions`, shared with the lab runner.
 
@@ -36,6 +39,7 @@ mod doc;
 mod failed_runs;
 mod figures;
 mod flame;
+mod history;
 mod html;
 mod html_cells;
 mod html_disclosure;
@@ -58,6 +62,7 @@ use herd_store::{Measure, StoredExperiment, CALIBRATION_SERVER};
 pub use compare::Side;
 pub use failed_runs::failed_runs_summary;
 pub use flame::write_diff as write_diff_profile;
+pub use history::MIN_RUNS as HISTORY_MIN_RUNS;
 use matrix::Baseline;
 
 /// How a report is shown; by default, as the experiment itself asks (`[report]`).
@@ -181,6 +186,31 @@ pub fn write_compare(
         }
     }
     Ok(())
+}
+
+/// Writes a history (`herd report --history NAME`): `runs` are the experiments stored under
+/// `name`, oldest first; each cell's series of `measure` (the given one, else the latest
+/// run's own, else requests per second) with its change points and what differed at each.
+/// Returns how many change points were found, for `--fail-on-change`.
+pub fn write_history(
+    name: &str,
+    runs: &[StoredExperiment],
+    measure: Option<Measure>,
+    settings: &herd_stats::change_points::Settings,
+    markdown: bool,
+    out: &mut dyn Write,
+) -> Result<usize, ReportError> {
+    let measure = match runs.last() {
+        Some(latest) => self::measure(latest, measure)?,
+        None => measure.unwrap_or(Measure::RequestsPerSecond),
+    };
+    let (doc, found) = history::doc(name, runs, measure, settings).map_err(ReportError::Options)?;
+    if markdown {
+        markdown::write(&doc, out)?;
+    } else {
+        text::write(&doc, out)?;
+    }
+    Ok(found)
 }
 
 /// The formats of a comparison.

@@ -36,6 +36,10 @@ pub struct ServeConfig {
     pub access_log: bool,
     /// Serve TLS on the listener instead of plain TCP.
     pub tls: Option<TlsConfig>,
+    /// CPU time spent on every request before it is answered (a busy wait on the worker's
+    /// thread), to make the server slower on purpose: `herd serve --spend-us N`, a test knob
+    /// for regressions a history should find. Zero (the default) spends nothing.
+    pub spend_per_request: Duration,
 }
 
 /// TLS on the listening socket (rustls, ring provider; TLS 1.2 and 1.3).
@@ -131,6 +135,7 @@ impl Default for ServeConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             access_log: false,
             tls: None,
+            spend_per_request: Duration::ZERO,
         }
     }
 }

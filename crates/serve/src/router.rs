@@ -2,7 +2,10 @@
 //! and dynamic pages (pages/, generated.rs, `/herd/stats`) first, then a file under the root;
 //! 405 for a method the route does not take, 400 for targets that are not a path, 404 when there
 //! is no root. The pages are matched before the root, so a file named `bytes/10` under the root
-//! is never served. Does not parse, read or write sockets.
+//! is never served. Every request first spends the configured `spend_per_request` (`--spend-us`,
+//! a test knob; nothing by default). Does not parse, read or write sockets.
+
+use std::time::{Duration, Instant};
 
 use memchr::memchr;
 
@@ -26,6 +29,7 @@ pub(crate) fn respond(
     let Some((path, query)) = split_target(req.target) else {
         return (Route::Unrouted, r.error(Status::BadRequest, &[]));
     };
+    spend(shared.config.spend_per_request);
     let route = Route::of(path);
     if !route.accepts(req.method) {
         return (route, r.error(Status::MethodNotAllowed, &[("Allow", route.allow())]));
@@ -50,6 +54,18 @@ pub(crate) fn respond(
         Route::Unrouted => r.error(Status::BadRequest, &[]),
     };
     (route, reply)
+}
+
+/// Busies the worker's thread for `d` (`--spend-us`): a slower server, as a regression makes
+/// one. The clock is read between spins, so the time is spent whatever the CPU's speed.
+fn spend(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
 }
 
 /// The path and the query of a request target: origin-form `/p?q`, or absolute-form
@@ -106,5 +122,15 @@ mod tests {
         assert_eq!(split_target(b"/a?b=1&c"), Some((&b"/a"[..], &b"b=1&c"[..])));
         assert_eq!(split_target(b"/a"), Some((&b"/a"[..], &b""[..])));
         assert_eq!(split_target(b"http://h/cpu?n=1"), Some((&b"/cpu"[..], &b"n=1"[..])));
+    }
+
+    #[test]
+    fn spend_takes_at_least_the_time_asked_and_nothing_by_default() {
+        let start = Instant::now();
+        spend(Duration::from_micros(300));
+        assert!(start.elapsed() >= Duration::from_micros(300));
+        let start = Instant::now();
+        spend(Duration::ZERO);
+        assert!(start.elapsed() < Duration::from_millis(50));
     }
 }

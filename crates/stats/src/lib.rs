@@ -14,6 +14,9 @@
 //! - [`units`]: durations, bit rates, byte sizes and request rates as typed, written once.
 //! - [`repetitions`] summarises a handful of per-repetition values (median, relative
 //!   standard deviation, Student t interval): the lab's runner and its reports share it.
+//! - [`change_points`] finds where a history of figures (one per run, in time order)
+//!   shifted: Hunter's deterministic E-Divisive (`e_divisive.rs`) with Student's t-test
+//!   (`student_t.rs`), for `herd report --history`.
 //! - [`waiting`] judges whether a closed loop's time went to waiting (neither client nor
 //!   server busy): the lab and `herd run` ask it with what each measured.
 //! - [`with_causes`]: an error and its causes as one line of text, as the binary prints them,
@@ -21,6 +24,8 @@
 //!
 //! This crate does no I/O and never panics on values that come from a server.
 
+pub mod change_points;
+mod e_divisive;
 mod error_chain;
 mod failure;
 pub mod hdr;
@@ -31,6 +36,7 @@ mod measurement;
 pub mod repetitions;
 mod run_stats;
 mod status;
+mod student_t;
 pub mod transfer;
 pub mod units;
 mod vocabulary;

@@ -22,6 +22,7 @@ mod lab_profile;
 mod lab_protocols;
 mod lab_resume;
 mod lab_servers;
+mod report_history;
 mod report_html;
 mod report_read_only;
 mod run_cli;

@@ -1,0 +1,88 @@
+//! `herd report --history` on a real history: a tiny experiment against herd serve run
+//! repeatedly into one store, herd serve slowed half way (`HERD_SERVE_SPEND_US`, which the
+//! lab's herd serve inherits; the experiment file stays the same). The change is found at the
+//! first slowed run and `--fail-on-change` exits 3; the runs before it alone exit 0. Also the
+//! refusals: a name no experiment has, too short a history.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the programs they check
+
+use std::path::Path;
+
+use crate::util::{herd, run, tempdir, text};
+
+/// One cell, one short repetition: a history run takes about a second.
+const TINY: &str = r#"
+name = "tiny"
+[matrix]
+server = ["herd"]
+workload = ["page"]
+load = ["c4"]
+[workloads.page]
+kind = "static"
+size = 1692
+[loads.c4]
+duration = "300ms"
+concurrency = 4
+keep_alive = true
+warmup = "50ms"
+[repetitions]
+min = 1
+max = 1
+[runner]
+time_wait_below = 1000000   # other tests leave TIME_WAIT behind; not what this test is about
+"#;
+
+fn lab_run(dir: &Path, file: &Path, spend_us: u32) {
+    let out = run(herd()
+        .env("TMPDIR", dir)
+        .env("HERD_SERVE_SPEND_US", spend_us.to_string())
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(file));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+fn history(dir: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = run(herd().arg("report").arg(dir.join("r.db")).args(extra));
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_slowdown_half_way_is_found_where_it_began() {
+    let dir = tempdir("history");
+    let file = dir.join("tiny.toml");
+    std::fs::write(&file, TINY).unwrap();
+    lab_run(&dir, &file, 0);
+
+    let (code, _, stderr) = history(&dir, &["--history", "nope"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("no experiment in") && stderr.contains("named tiny"), "{stderr}");
+    let (code, _, stderr) = history(&dir, &["--history", "tiny"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("has 1 run: it takes at least 4"), "{stderr}");
+
+    for _ in 1..5 {
+        lab_run(&dir, &file, 0);
+    }
+    // A shared machine's noise can be a few percent: a gate there asks for more than that.
+    let gate = ["--history", "tiny", "--fail-on-change", "--min-change", "20"];
+    let (code, stdout, stderr) = history(&dir, &gate);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("no change point"), "{stdout}");
+
+    // 1 ms per request: several times slower than herd serve's own time on a page.
+    for _ in 0..4 {
+        lab_run(&dir, &file, 1000);
+    }
+    let (code, stdout, stderr) = history(&dir, &gate);
+    eprintln!("{stdout}");
+    assert_eq!(code, Some(3), "{stdout}{stderr}");
+    let changes: Vec<&str> = stdout.lines().filter(|l| l.contains("change at run")).collect();
+    assert_eq!(changes.len(), 1, "{stdout}");
+    assert!(changes[0].contains("change at run 6 "), "{stdout}");
+    // The knob is not recorded: nothing recorded differs, and the report says so.
+    assert!(changes[0].contains("nothing recorded differs between run 5 and run 6"), "{stdout}");
+    // Without the gate, the same report exits 0.
+    let (code, _, _) = history(&dir, &["--history", "tiny"]);
+    assert_eq!(code, Some(0));
+}
