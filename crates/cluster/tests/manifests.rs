@@ -65,7 +65,11 @@ fn validator() -> PathBuf {
 /// call (a call loads the version's schemas: one per version keeps the test short): Ok, or
 /// its output, which names the file.
 fn validate(docs: &[(&str, &str)], version: &str) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("herd-manifest-{}-{version}", std::process::id()));
+    // A directory per call: the tests run at once, and two may check the same version.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("herd-manifest-{}-{call}-{version}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let files: Vec<PathBuf> = docs
         .iter()
