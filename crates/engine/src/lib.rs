@@ -118,38 +118,30 @@ where
     F: Fn(usize, Instant) -> R + Sync,
 {
     let make = |i, start| -> AnyRecorder { Box::new(make_recorder(i, start)) };
-    let Run {
-        started,
-        started_wall,
-        late,
-        ended,
-        interrupted,
-        reach,
-        recorders,
-        workers,
-        tls_info,
-        quic,
-    } = run_erased(spec, control, &make)?;
-    let recorders = recorders
-        .into_iter()
-        .map(|r| match r.into_any().downcast::<R>() {
-            Ok(r) => *r,
-            // Each box was made from an `R` by `make` above.
-            Err(_) => unreachable!("a worker's recorder is of the type its maker returns"),
-        })
-        .collect();
-    Ok(Run {
-        started,
-        started_wall,
-        late,
-        ended,
-        interrupted,
-        reach,
-        recorders,
-        workers,
-        tls_info,
-        quic,
-    })
+    let run = run_erased(spec, control, &make)?;
+    Ok(run.map_recorders(|r| match r.into_any().downcast::<R>() {
+        Ok(r) => *r,
+        // Each box was made from an `R` by `make` above.
+        Err(_) => unreachable!("a worker's recorder is of the type its maker returns"),
+    }))
+}
+
+impl<R> Run<R> {
+    /// The same run with each worker's recorder turned into another.
+    fn map_recorders<S>(self, f: impl FnMut(R) -> S) -> Run<S> {
+        Run {
+            recorders: self.recorders.into_iter().map(f).collect(),
+            started: self.started,
+            started_wall: self.started_wall,
+            late: self.late,
+            ended: self.ended,
+            interrupted: self.interrupted,
+            reach: self.reach,
+            workers: self.workers,
+            tls_info: self.tls_info,
+            quic: self.quic,
+        }
+    }
 }
 
 /// [`run()`]'s one instantiation of the workers (see [`AnyRecorder`]).
