@@ -81,6 +81,11 @@ command -v ethtool >/dev/null || [ -x /usr/sbin/ethtool ] || need_pkgs+=(ethtool
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || need_pkgs+=(iproute2)
 [ -x /usr/sbin/sysctl ] || need_pkgs+=(procps)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
+# thttpd (seed 002's server) is not in Debian 12: scripts/build-thttpd.sh builds sthttpd 2.27
+# (below) with autotools.
+command -v make >/dev/null || need_pkgs+=(make)
+command -v autoconf >/dev/null || need_pkgs+=(autoconf)
+command -v automake >/dev/null || need_pkgs+=(automake)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
 # HTTP/3 servers herd-engine's quic.rs and herd run --h3's tests run against (and caddy,
 # above).
@@ -127,6 +132,12 @@ if ! command -v cargo >/dev/null; then
   echo "error: no Rust toolchain: install one with rustup (https://rustup.rs), then re-run" >&2
   exit 1
 fi
+
+# thttpd for herd-drivers' live and validate tests, herd run's and the lab's server tests and
+# seed002: sthttpd 2.27 from ../shared/vendor (or GitHub), into the cargo target directory's
+# peers/bin, where herd looks beside its own executable. Seconds; nothing once built.
+step "scripts/build-thttpd.sh (thttpd as sthttpd 2.27, into the target directory's peers/bin)"
+scripts/build-thttpd.sh
 
 # Offline Kubernetes schema checks (herd-cluster's manifest tests: schemas of 1.33 to 1.37)
 # and herd.run.v1's JSON Schema (Python's jsonschema, which kubernetes-validate brings), in a

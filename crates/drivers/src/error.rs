@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use herd_stats::Protocol;
 
-use crate::programs::ALL_PROGRAMS;
+use crate::programs::Install;
 use crate::spec::{Php, ServerKind, PHP_SETUPS};
 
 /// Why a driver could not render a server.
@@ -30,11 +30,8 @@ pub enum DriverError {
     Certificate { server: String, why: String },
 
     /// None of a program's candidate paths is an executable file.
-    #[error(
-        "{program} is not installed{looked}: install it with `apt-get install {package}`",
-        looked = looked_for(program)
-    )]
-    ProgramMissing { program: &'static str, package: &'static str },
+    #[error("{program} is not installed (looked for {looked}): {install}", looked = paths(looked))]
+    ProgramMissing { program: &'static str, looked: Vec<PathBuf>, install: Install },
 
     /// The spec's [`Programs`](crate::Programs) lack a program this server or proxy needs.
     #[error(
@@ -105,10 +102,7 @@ pub enum DriverError {
     SocketPathTooLong { server: String, path: String, len: usize, max: usize },
 }
 
-/// ` (looked for /usr/sbin/nginx)`: where a known program was looked for.
-fn looked_for(program: &str) -> String {
-    match ALL_PROGRAMS.iter().find(|p| p.name == program) {
-        Some(p) if !p.candidates.is_empty() => format!(" (looked for {})", p.candidates.join(", ")),
-        _ => String::new(),
-    }
+/// `/usr/bin/h2o, /usr/sbin/h2o`: where a program was looked for.
+fn paths(looked: &[PathBuf]) -> String {
+    looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }

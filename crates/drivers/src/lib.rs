@@ -26,7 +26,8 @@
 //! - `spec`, `programs`, `launch`, `version`, `error`: the types above.
 //! - `access_log`: the optional access log's place and format, and its reader.
 //! - One driver per server: `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, `mini_httpd`,
-//!   `caddy`, `samba` (smbd: SMB file serving for netbench, no HTTP), plus `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache
+//!   `thttpd` (sthttpd, built by `scripts/build-thttpd.sh`), `caddy`, `samba` (smbd: SMB file
+//!   serving for netbench, no HTTP), plus `php_fpm` (the pool nginx and Apache use) and `php_cgi` (the program Apache
 //!   and lighttpd run per request). Their configs are templates in `src/templates/`, filled by
 //!   `template`.
 //! - `run_dir`: the layout under a run_dir (conf/, logs/, run/, tmp/, tls/) and the checks that
@@ -64,6 +65,7 @@ mod tbench;
 mod template;
 #[cfg(test)]
 mod testing;
+mod thttpd;
 mod tls;
 mod version;
 
@@ -73,7 +75,8 @@ pub use error::DriverError;
 pub use herd_stats::Protocol;
 pub use launch::{Detached, Launch, Probe, ProcessSpec, RenderedFile, TlsFiles};
 pub use pages::{page_path, php_pages, Page};
-pub use programs::{programs_needed, Program, Programs, ALL_PROGRAMS};
+pub use programs::THTTPD;
+pub use programs::{programs_needed, Install, Program, Programs, ALL_PROGRAMS};
 pub use programs::{APACHE2, CADDY, H2O, HERD, LIGHTTPD, MINI_HTTPD, NGINX, PHP_CGI, PHP_FPM};
 pub use programs::{HAPROXY, LIGHTTPD_TLS_MODULE, SMBD, SSLH, SSLH_SELECT, TBENCH_SRV, TESTPARM};
 pub use proxy::{proxy_programs_needed, render_proxy, ProxyKind, ProxySpec};
@@ -89,7 +92,7 @@ pub const READY_FILE: &str = "herd-ready.txt";
 /// Renders `spec` into what the lab writes and starts.
 ///
 /// Fails for a PHP setup or a protocol the server does not have, a program missing from
-/// `spec.programs`, listen port 0, a worker count for mini_httpd, or a run_dir, docroot or user
+/// `spec.programs`, listen port 0, a worker count for mini_httpd or thttpd, or a run_dir, docroot or user
 /// that cannot be written safely into a config file.
 /// A samba or tbench spec's `protocol` is not read: smbd speaks SMB and tbench_srv plain TCP, which herd's HTTP vocabulary has no
 /// word for, and [`check_protocol`] refuses every HTTP protocol for it (the lab asks before
@@ -110,6 +113,7 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
         ServerKind::Lighttpd => lighttpd::render(spec, &places),
         ServerKind::H2o => h2o::render(spec, &places),
         ServerKind::MiniHttpd => mini_httpd::render(spec, &places),
+        ServerKind::Thttpd => thttpd::render(spec, &places),
         ServerKind::Caddy => caddy::render(spec, &places),
         ServerKind::Samba => samba::render(spec, &places),
         ServerKind::Tbench => tbench::render(spec, &places),
@@ -223,6 +227,7 @@ mod tests {
             (ServerKind::Lighttpd, Some(Php::Cgi)),
             (ServerKind::H2o, None),
             (ServerKind::MiniHttpd, None),
+            (ServerKind::Thttpd, None),
             (ServerKind::Caddy, None),
         ];
         for (kind, php) in kinds {
@@ -304,6 +309,8 @@ mod tests {
             (ServerKind::Herd, Protocol::H3, "herd serve has no HTTP/3"),
             (ServerKind::Apache(Mpm::Prefork), Protocol::H2c, "prefork"),
             (ServerKind::MiniHttpd, Protocol::H2, "HTTP/1.1 only"),
+            (ServerKind::Thttpd, Protocol::H1Tls, "no TLS and no HTTP/2"),
+            (ServerKind::Thttpd, Protocol::H2c, "sthttpd 2.27"),
             (ServerKind::H2o, Protocol::H3, "h2o 2.2 has no HTTP/3"),
             (ServerKind::Lighttpd, Protocol::H3, "lighttpd 1.4.69 has no HTTP/3"),
             (ServerKind::Apache(Mpm::Event), Protocol::H3, "Apache httpd has no HTTP/3"),
@@ -338,6 +345,7 @@ mod tests {
         }
         assert_eq!(ServerKind::Apache(Mpm::Prefork).protocols(), [H1, H1Tls]);
         assert_eq!(ServerKind::MiniHttpd.protocols(), [H1, H1Tls]);
+        assert_eq!(ServerKind::Thttpd.protocols(), [H1]);
         assert_eq!(ServerKind::Herd.protocols(), [H1, H1Tls, H2, H2c]);
     }
 

@@ -25,6 +25,9 @@ pub enum ServerKind {
     Lighttpd,
     H2o,
     MiniHttpd,
+    /// thttpd, as sthttpd 2.27 (its maintained fork), built by `scripts/build-thttpd.sh`:
+    /// seed 002's server, one process with one thread.
+    Thttpd,
     /// Caddy 2: the one server in Debian 12 with HTTP/3.
     Caddy,
     /// Samba's smbd: files over SMB for the netbench workloads, no HTTP at all.
@@ -86,14 +89,16 @@ pub struct ServerSpec {
     /// per CPU), Debian's MPM settings for Apache, one lighttpd process, one h2o thread per CPU,
     /// one `herd serve` thread per core, Go's one running thread per CPU for caddy (`n` is its
     /// `GOMAXPROCS`). For Apache, `n` is the number of child processes (of Debian's 25 threads
-    /// each for event and worker). mini_httpd forks per connection and refuses a count.
+    /// each for event and worker). mini_httpd forks per connection and thttpd is one process:
+    /// both refuse a count.
     /// php-fpm keeps Debian's pool either way.
     pub workers: Option<NonZeroU32>,
     /// `Some("www-data")` when the lab runs as root: whom the unprivileged workers run as
     /// (nginx `user`, Apache `User`/`Group`, lighttpd `server.username`, h2o `user`, php-fpm's
-    /// pool, mini_httpd `-u`; herd serve and caddy have no user switch and run as the lab),
-    /// with the group of the same name (Debian's convention, and nginx's rule). `None` when the
-    /// lab is not root: no user directive is written, and the servers keep the lab's user.
+    /// pool, mini_httpd's and thttpd's `-u`; herd serve and caddy have no user switch and run
+    /// as the lab), with the group of the same name (Debian's convention, and nginx's rule).
+    /// `None` when the lab is not root: no user directive is written, and the servers keep
+    /// the lab's user.
     pub user: Option<String>,
     /// The user the lab runs as, by name (None: it has none in the user database): whom every
     /// server runs as that does not switch users. Read by samba alone: without `user`, its
@@ -118,6 +123,7 @@ pub fn php_choices(kind: ServerKind) -> &'static [Php] {
         ServerKind::Herd
         | ServerKind::H2o
         | ServerKind::MiniHttpd
+        | ServerKind::Thttpd
         | ServerKind::Caddy
         | ServerKind::Samba
         | ServerKind::Tbench => &[],
@@ -160,7 +166,7 @@ impl ServerKind {
     /// Every server, Apache once per MPM, in the order lists of them are shown. The one list:
     /// names are read back through it ([`ServerKind::from_name`]), and the lab derives the
     /// servers an experiment may name from it.
-    pub const ALL: [ServerKind; 11] = [
+    pub const ALL: [ServerKind; 12] = [
         ServerKind::Herd,
         ServerKind::Nginx,
         ServerKind::Apache(Mpm::Event),
@@ -169,6 +175,7 @@ impl ServerKind {
         ServerKind::Lighttpd,
         ServerKind::H2o,
         ServerKind::MiniHttpd,
+        ServerKind::Thttpd,
         ServerKind::Caddy,
         ServerKind::Samba,
         ServerKind::Tbench,
@@ -189,8 +196,8 @@ impl ServerKind {
     }
 
     /// A short name for file names, logs and reports: `herd`, `nginx`, `apache-event`,
-    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `caddy`, `samba`,
-    /// `tbench`.
+    /// `apache-worker`, `apache-prefork`, `lighttpd`, `h2o`, `mini_httpd`, `thttpd`, `caddy`,
+    /// `samba`, `tbench`.
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Herd => "herd",
@@ -201,6 +208,7 @@ impl ServerKind {
             ServerKind::Lighttpd => "lighttpd",
             ServerKind::H2o => "h2o",
             ServerKind::MiniHttpd => "mini_httpd",
+            ServerKind::Thttpd => "thttpd",
             ServerKind::Caddy => "caddy",
             ServerKind::Samba => "samba",
             ServerKind::Tbench => "tbench",
@@ -219,6 +227,9 @@ impl ServerKind {
             (ServerKind::Herd, _) => Ok(()),
             (ServerKind::MiniHttpd, H1Tls) => Ok(()),
             (ServerKind::MiniHttpd, _) => Err("mini_httpd speaks HTTP/1.1 only"),
+            (ServerKind::Thttpd, _) => {
+                Err("thttpd (sthttpd 2.27) speaks HTTP/1.1 in the clear: no TLS and no HTTP/2")
+            }
             (ServerKind::Apache(Mpm::Prefork), H2 | H2c) => {
                 Err("mod_http2 does not run under the prefork MPM (Apache turns HTTP/2 off there, \
                  AH10034): use the event or worker MPM")
@@ -255,9 +266,12 @@ impl ServerKind {
     }
 
     /// Whether a worker count can be set (mini_httpd, samba's smbd and tbench_srv fork one
-    /// process per connection).
+    /// process per connection; thttpd is one process with one thread).
     pub fn takes_workers(self) -> bool {
-        !matches!(self, ServerKind::MiniHttpd | ServerKind::Samba | ServerKind::Tbench)
+        !matches!(
+            self,
+            ServerKind::MiniHttpd | ServerKind::Thttpd | ServerKind::Samba | ServerKind::Tbench
+        )
     }
 
     /// Whether this server speaks HTTP at all (every one but samba, which serves SMB, and

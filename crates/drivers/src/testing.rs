@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::{render, Php, Programs, Protocol, ServerKind, ServerSpec};
 
 /// `kind` with `php` over `h1` at 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<name>`,
-/// programs at their Debian paths, no user, default workers.
+/// programs at their Debian paths (thttpd at make install's), no user, default workers.
 pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
     ServerSpec {
         kind,
@@ -25,6 +25,7 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
             ("lighttpd", PathBuf::from("/usr/sbin/lighttpd")),
             ("h2o", PathBuf::from("/usr/bin/h2o")),
             ("mini_httpd", PathBuf::from("/usr/sbin/mini_httpd")),
+            ("thttpd", PathBuf::from("/usr/local/sbin/thttpd")),
             ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
             ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
             ("caddy", PathBuf::from("/usr/bin/caddy")),

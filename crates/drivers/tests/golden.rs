@@ -236,6 +236,11 @@ fn mini_httpd() {
 }
 
 #[test]
+fn thttpd() {
+    check_variants(|k| k == ServerKind::Thttpd);
+}
+
+#[test]
 fn caddy() {
     check_variants(|k| k == ServerKind::Caddy);
 }

@@ -306,6 +306,79 @@ fn caddy() {
     check(ServerKind::Caddy, None, None);
 }
 
+/// The real thttpd (sthttpd 2.27, built by scripts/build-thttpd.sh, which scripts/test.sh
+/// runs; missing, this fails saying so), as `check` starts every server.
+#[test]
+fn thttpd() {
+    check(ServerKind::Thttpd, None, None);
+}
+
+/// thttpd with its access log, as herd's client-against-server counts read it: every file
+/// fetched comes back whole, and once thttpd has gone idle and stopped (by PID, on SIGTERM,
+/// which flushes its buffered log), the log holds one 200 line per fetch with the file's
+/// bytes, the 404's, the readiness probes', and nothing else.
+#[test]
+fn thttpd_access_log_counts_every_response() {
+    let kind = ServerKind::Thttpd;
+    let dir = tempdir("live-thttpd-log");
+    let static_bytes = pattern(300_000, 7);
+    let run_dir = dir.join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let spec = ServerSpec {
+        kind,
+        php: None,
+        protocol: Protocol::H1,
+        listen: SocketAddr::from(([127, 0, 0, 1], free_port())),
+        docroot: docroot(&dir, &static_bytes),
+        run_dir,
+        workers: None,
+        user: lab_user(),
+        runs_as: runs_as(),
+        programs: located(kind, None),
+        access_log: true,
+    };
+    let launch = render(&spec).unwrap();
+    prepare(&launch, spec.user.as_deref());
+    let mut running = start(&launch);
+    let log = launch.access_log.clone().unwrap();
+    let logs = || format!("{}\n{}", read_log(&launch.processes[0].log), read_log(&log.path));
+    const FETCHES: usize = 25;
+    for i in 0..FETCHES {
+        let (status, body) = get(spec.listen, "/static.bin")
+            .unwrap_or_else(|e| panic!("fetch {i}: {e}\n{}", logs()));
+        assert_eq!(status, 200, "fetch {i}\n{}", logs());
+        assert!(
+            body == static_bytes,
+            "fetch {i}: {} bytes, not the file's {}",
+            body.len(),
+            300_000
+        );
+    }
+    let (status, _) = get(spec.listen, "/no-such-file").unwrap();
+    assert_eq!(status, 404);
+    let pid = running.children[0].1.id();
+    // Idle first: thttpd stopped while it finishes a connection logs that one twice.
+    assert!(herd_testutil::procs::wait_sleeping(pid, Duration::from_secs(10)), "thttpd busy");
+    let stuck = running.stop();
+    assert!(stuck.is_empty(), "thttpd (pid {pid}) did not stop on SIGTERM\n{}", logs());
+
+    let logged = herd_drivers::parse_access_log(log.format, &read_log(&log.path))
+        .unwrap_or_else(|e| panic!("{e}\n{}", logs()));
+    let file: Vec<_> = logged.iter().filter(|l| l.target == "/static.bin").collect();
+    assert_eq!(file.len(), FETCHES, "thttpd's own count\n{}", logs());
+    for l in &file {
+        assert_eq!((l.method.as_str(), l.status, l.version.as_str()), ("GET", 200, "HTTP/1.0"));
+        assert_eq!(l.body_bytes, 300_000, "{l:?}");
+    }
+    let missing: Vec<_> = logged.iter().filter(|l| l.target == "/no-such-file").collect();
+    assert_eq!(missing.len(), 1, "{logged:?}");
+    assert_eq!(missing[0].status, 404);
+    let probes = logged.iter().filter(|l| l.target == "/herd-ready.txt").count();
+    assert_eq!(logged.len(), FETCHES + 1 + probes, "{logged:?}");
+    assert!(probes >= 1, "{logged:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The worker counts the spec can set, running.
 #[test]
 fn with_two_workers() {

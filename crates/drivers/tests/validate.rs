@@ -286,10 +286,12 @@ fn certificates_verify_for_their_names() {
     }
 }
 
-/// mini_httpd has no config check; herd serve neither (and its binary is another crate's).
+/// mini_httpd and thttpd have no config check; herd serve neither (and its binary is another
+/// crate's).
 #[test]
-fn no_check_for_mini_httpd_and_herd() {
+fn no_check_for_mini_httpd_thttpd_and_herd() {
     validate_all(|k| k == ServerKind::MiniHttpd, 0);
+    validate_all(|k| k == ServerKind::Thttpd, 0);
     let launch = render(&util::fixed_spec(ServerKind::Herd, None, None, None)).unwrap();
     assert!(launch.validate.is_empty());
 }
@@ -320,6 +322,7 @@ fn version_probes_parse_the_real_output() {
                 "lighttpd" => version.starts_with("lighttpd/1.4."),
                 "h2o" => version.starts_with("h2o 2."),
                 "mini_httpd" => version.starts_with("mini_httpd/1."),
+                "thttpd" => version == "sthttpd/2.27.0",
                 "php-fpm8.2" => version.starts_with("PHP 8.2.") && version.ends_with(" (fpm-fcgi)"),
                 "php-cgi" => version.starts_with("PHP 8.") && version.ends_with(" (cgi-fcgi)"),
                 "caddy" => version.starts_with("caddy 2."),
@@ -345,7 +348,8 @@ fn version_probes_parse_the_real_output() {
             "php-cgi",
             "php-fpm8.2",
             "smbd",
-            "testparm"
+            "testparm",
+            "thttpd"
         ]
     );
 }

@@ -32,6 +32,7 @@ pub fn setups() -> Vec<(ServerKind, Option<Php>)> {
         (ServerKind::Lighttpd, Some(Php::Cgi)),
         (ServerKind::H2o, None),
         (ServerKind::MiniHttpd, None),
+        (ServerKind::Thttpd, None),
         (ServerKind::Caddy, None),
         (ServerKind::Samba, None),
     ]);
@@ -49,7 +50,8 @@ pub fn setup_name(kind: ServerKind, php: Option<Php>) -> String {
 }
 
 /// The spec the goldens use: `h1` on 127.0.0.1:8080, docroot `/docroot`, run_dir `/run-dir/<server>`,
-/// programs at fixed Debian paths (nothing is looked up on this machine).
+/// programs at fixed Debian paths, thttpd at make install's (nothing is looked up on this
+/// machine).
 pub fn fixed_spec(
     kind: ServerKind,
     php: Option<Php>,
@@ -73,6 +75,7 @@ pub fn fixed_spec(
             ("lighttpd", PathBuf::from("/usr/sbin/lighttpd")),
             ("h2o", PathBuf::from("/usr/bin/h2o")),
             ("mini_httpd", PathBuf::from("/usr/sbin/mini_httpd")),
+            ("thttpd", PathBuf::from("/usr/local/sbin/thttpd")),
             ("php-fpm8.2", PathBuf::from("/usr/sbin/php-fpm8.2")),
             ("php-cgi", PathBuf::from("/usr/bin/php-cgi")),
             ("caddy", PathBuf::from("/usr/bin/caddy")),
@@ -84,17 +87,26 @@ pub fn fixed_spec(
 }
 
 /// The programs of `kind` with `php` on this machine. A missing one fails the test with the
-/// package to install (never a skip).
+/// package to install, or for thttpd the script that builds it (never a skip).
 pub fn located(kind: ServerKind, php: Option<Php>) -> Programs {
-    // herd itself is never started by these tests (its binary is another crate's).
-    Programs::locate(&programs_needed(kind, php), Path::new("/nonexistent/herd"))
+    Programs::locate(&programs_needed(kind, php), &herd_exe())
         .unwrap_or_else(|e| panic!("{}: {e}", setup_name(kind, php)))
+}
+
+/// Where herd's executable is built beside this test (target/debug/herd for
+/// target/debug/deps/live-…): what thttpd is looked for beside (target/peers/bin/thttpd,
+/// where scripts/build-thttpd.sh puts it). herd itself is never started by these tests (its
+/// binary is another crate's), so it need not be there.
+pub fn herd_exe() -> PathBuf {
+    let exe = std::env::current_exe().expect("this test's own executable");
+    let profile = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+    profile.join("herd")
 }
 
 /// The program of proxy `kind` on this machine. A missing one fails the test with the package
 /// to install (never a skip).
 pub fn located_proxy(kind: ProxyKind) -> Programs {
-    Programs::locate(&proxy_programs_needed(kind), Path::new("/nonexistent/herd"))
+    Programs::locate(&proxy_programs_needed(kind), &herd_exe())
         .unwrap_or_else(|e| panic!("{kind}: {e}"))
 }
 

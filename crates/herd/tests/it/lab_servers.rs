@@ -82,6 +82,7 @@ fn every_server_serves_a_static_page_through_the_lab() {
         "lighttpd",
         "h2o",
         "mini_httpd",
+        "thttpd",
         "nginx-fpm",
         "apache-fpm",
         "apache-cgi",

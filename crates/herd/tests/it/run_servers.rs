@@ -1,6 +1,6 @@
 //! `herd run` against every real server of the lab, over every protocol each one speaks
-//! (nginx, Apache event with mod_http2, lighttpd, h2o, caddy with HTTP/3, mini_httpd, herd
-//! serve), each started from the lab's own configuration (herd-drivers) with its access log
+//! (nginx, Apache event with mod_http2, lighttpd, h2o, caddy with HTTP/3, mini_httpd, thttpd,
+//! herd serve), each started from the lab's own configuration (herd-drivers) with its access log
 //! on. What herd counts is held against what the server logged: as many responses to the
 //! file as herd completed, each 200, each in the protocol herd said it spoke (the log's
 //! `HTTP/2.0`, `HTTP/3.0`), and the body bytes summed to herd's; where the server logs
@@ -9,7 +9,8 @@
 //!
 //! Only 127.0.0.1 is used; each server is stopped by its PID (and must stop on its signal)
 //! before its log is read, so that buffered lines are in it. A missing server fails with the
-//! package to install (scripts/test.sh installs them all).
+//! package to install, or for thttpd the script that builds it (scripts/test.sh installs and
+//! builds them all).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::util;
@@ -150,6 +151,12 @@ fn check(kind: ServerKind, protocol: Protocol) {
     assert_eq!(j["bytes"]["body"], REQUESTS * SIZE as u64, "{name}: {j}");
     assert_eq!(j["protocol"], protocol.as_str(), "{name}: {j}");
 
+    if kind == ServerKind::Thttpd {
+        // Idle first: thttpd stopped while it finishes a connection logs that one twice.
+        let pid = served.running.children[0].1.id();
+        let idle = herd_testutil::procs::wait_sleeping(pid, std::time::Duration::from_secs(10));
+        assert!(idle, "{name}: thttpd still busy 10 s after the run\n{}", served.logs());
+    }
     let stuck = served.running.stop();
     assert!(stuck.is_empty(), "{name}: {stuck:?} did not stop on its signal\n{}", served.logs());
     let log = served.launch.access_log.clone().expect("an access log was asked for");
@@ -221,6 +228,12 @@ fn caddy_with_http3() {
 #[test]
 fn mini_httpd() {
     check_all(ServerKind::MiniHttpd);
+}
+
+/// sthttpd 2.27, built by scripts/build-thttpd.sh into target/peers/bin, beside herd.
+#[test]
+fn thttpd() {
+    check_all(ServerKind::Thttpd);
 }
 
 #[test]

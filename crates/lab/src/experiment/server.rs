@@ -118,6 +118,7 @@ mod tests {
             ("lighttpd-cgi", ServerKind::Lighttpd, Some(Php::Cgi)),
             ("h2o", ServerKind::H2o, None),
             ("mini_httpd", ServerKind::MiniHttpd, None),
+            ("thttpd", ServerKind::Thttpd, None),
             ("caddy", ServerKind::Caddy, None),
             ("samba", ServerKind::Samba, None),
         ];
@@ -131,7 +132,17 @@ mod tests {
     fn the_drivers_are_the_names_tables_use() {
         assert_eq!(
             drivers(),
-            ["herd", "nginx", "apache", "lighttpd", "h2o", "mini_httpd", "caddy", "samba"]
+            [
+                "herd",
+                "nginx",
+                "apache",
+                "lighttpd",
+                "h2o",
+                "mini_httpd",
+                "thttpd",
+                "caddy",
+                "samba"
+            ]
         );
     }
 
@@ -152,7 +163,7 @@ mod tests {
         assert_eq!(
             kind("tbench", None),
             Err("unknown driver `tbench`: use `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, \
-                 `mini_httpd`, `caddy` or `samba`"
+                 `mini_httpd`, `thttpd`, `caddy` or `samba`"
                 .to_owned())
         );
         assert_eq!(
