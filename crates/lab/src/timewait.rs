@@ -180,9 +180,16 @@ mod tests {
     fn sees_a_real_time_wait_socket() {
         use std::io::Read;
         use std::net::{TcpListener, TcpStream};
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let server = listener.local_addr().unwrap();
-        assert!(!Table::read().unwrap().refers_to(server));
+        // A port no TIME_WAIT socket refers to yet: the kernel may hand a listener a port
+        // that other tests' closed connections still refer to (SO_REUSEADDR).
+        let (listener, server) = (0..100)
+            .map(|_| {
+                let l = TcpListener::bind("127.0.0.1:0").unwrap();
+                let a = l.local_addr().unwrap();
+                (l, a)
+            })
+            .find(|(_, a)| !Table::read().unwrap().refers_to(*a))
+            .expect("a port without TIME_WAIT sockets in 100 tries");
         let client = TcpStream::connect(server).unwrap();
         let client_addr = client.local_addr().unwrap();
         let (mut accepted, _) = listener.accept().unwrap();
