@@ -2,7 +2,7 @@
 //! and from the actual send), connect time, time to first byte and schedule lag; statuses;
 //! failures by kind; bytes. One per worker, merged after the run; requests that end before the
 //! warm-up is over are counted apart and kept out of every figure. When an output shows the
-//! run over time, the recorder also cuts it into seconds (interval.rs) and sends them on.
+//! run over time, the recorder also cuts it into seconds (seconds.rs) and sends them on.
 
 use std::ops::AddAssign;
 use std::sync::Arc;

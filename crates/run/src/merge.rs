@@ -1,4 +1,4 @@
-//! The workers' seconds (interval.rs) merged into the run's seconds, in order. Second s of the
+//! The workers' seconds (herd-record's seconds.rs) merged into the run's seconds, in order. Second s of the
 //! run is complete when every worker has sent its second s or has ended; it goes out then,
 //! while the run goes on. Only seconds still waiting for a slower worker are held (workers
 //! roll over within ~100 ms of each other, so one or two), never the run's history.
@@ -117,7 +117,7 @@ impl Merge {
     }
 
     /// Adds one worker's second to the run's. A worker sends each second once, in order,
-    /// and nothing after its end; a report that breaks this (a bug in interval.rs) is
+    /// and nothing after its end; a report that breaks this (a bug in herd-record's seconds.rs) is
     /// dropped rather than merged into a second that is already out.
     fn take(&mut self, worker: usize, second: u64, interval: Box<Interval>) -> bool {
         let fresh = self.ended.get(worker).is_some_and(Option::is_none)
