@@ -1,5 +1,6 @@
 //! The writer thread behind `--series`, `--hlog` and the live line: one thread for the whole
-//! of `herd run` (every step), fed through one channel by the workers' seconds (herd-record's seconds.rs).
+//! of `herd run` (every step), fed through one channel by the workers' seconds (herd-record's
+//! seconds.rs).
 //! It merges them (merge.rs) and hands each of the run's seconds, as soon as it is complete,
 //! to the series and hlog writers and to an observer (the binary's live line), so nothing of
 //! the run's history stays in memory. The caller creates the writers before any load is sent,
