@@ -1,7 +1,8 @@
 //! The workers' seconds (herd-record's seconds.rs) merged into the run's seconds, in order.
 //! Second s of the run is complete when every worker has sent its second s or has ended; it
-//! goes out then, while the run goes on. Only seconds still waiting for a slower worker are held (workers
-//! roll over within ~100 ms of each other, so one or two), never the run's history.
+//! goes out then, while the run goes on. Only seconds still waiting for a slower worker are
+//! held (workers roll over within ~100 ms of each other, so one or two), never the run's
+//! history.
 //!
 //! Pure bookkeeping: no I/O, no clock. The writer thread (outputs.rs) feeds it reports and
 //! writes what comes out.
