@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use herd_store::{ClientRecord, Outcome, RepetitionRecord};
+use herd_stats::LatencySeries;
+use herd_store::{ClientRecord, Measure, Outcome, RepetitionRecord};
 use herd_topo::net::PATH_PORT;
 use herd_topo::Supervisor;
 
@@ -235,12 +236,38 @@ fn build_place(cell: &Cell, agents: u8, dir: &Path, sup: &Supervisor) -> Result<
     place.map_err(|why| RunFailure::Setup(why).into())
 }
 
-/// The figure the spread rule judges a run by: its requests per second over all steps, or a
-/// NetBench run's Mbit/s. Computed from the record alone, so a run read back from the store
-/// (a resumed experiment's) gives the figure it gave when it ran.
-pub(super) fn figure(cell: &Cell, rec: &RepetitionRecord) -> f64 {
+/// The figure the spread rule judges a run by: the one the experiment's tables show
+/// (`[report] measure`) where a run of one step gives it (the server's CPU per request, a
+/// latency percentile from the intended send), else its requests per second over all steps,
+/// or a NetBench run's Mbit/s. At a pinned rate requests/s barely moves, so judging it would
+/// never add the repetitions a spread cost or latency needs. Computed from the record alone,
+/// so a run read back from the store (a resumed experiment's) gives the figure it gave when
+/// it ran.
+pub(super) fn figure(cell: &Cell, rec: &RepetitionRecord, measure: Option<Measure>) -> f64 {
+    if let Some(f) = measure.and_then(|m| measured(rec, m)) {
+        return f;
+    }
     let s = summary(cell, rec, Duration::ZERO);
     s.mbit_per_second.unwrap_or(s.requests_per_second)
+}
+
+/// `measure` of a run of one step, when it is a cost or a latency and the run has it.
+fn measured(rec: &RepetitionRecord, measure: Measure) -> Option<f64> {
+    let [m] = rec.measurements.as_slice() else { return None };
+    let quantile = |q: f64| {
+        let h = m.histogram(LatencySeries::Total).filter(|h| !h.is_empty())?;
+        Some(h.value_at_quantile(q) as f64)
+    };
+    match measure {
+        Measure::CpuPerRequest => {
+            let cpu = rec.server_cpu_seconds?;
+            (m.completed > 0).then(|| cpu * 1e6 / m.completed as f64)
+        }
+        Measure::LatencyP50 => quantile(0.5),
+        Measure::LatencyP99 => quantile(0.99),
+        Measure::LatencyP999 => quantile(0.999),
+        _ => None,
+    }
 }
 
 /// The run in a few figures, for the progress line.
@@ -269,5 +296,74 @@ fn summary(cell: &Cell, rec: &RepetitionRecord, took: Duration) -> RunSummary {
             .as_ref()
             .map(|j| j.verdict)
             .filter(|&v| v != herd_stats::ClientVerdict::Ok),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hdrhistogram::Histogram;
+    use herd_stats::Measurement;
+
+    use super::*;
+
+    /// A run of one step: 4,000 requests, 0.2 s of server CPU, latencies 1..=100 ms.
+    fn run() -> RepetitionRecord {
+        let mut total = Histogram::<u64>::new(3).unwrap();
+        for ms in 1..=100u64 {
+            total.record(ms * 1000).unwrap();
+        }
+        let m = Measurement {
+            completed: 4000,
+            duration_s: 1.0,
+            rate: Some(4000.0),
+            histograms: vec![(LatencySeries::Total, total)],
+            ..Measurement::default()
+        };
+        RepetitionRecord {
+            cell_key: "load=r4000".into(),
+            axes: Vec::new(),
+            repetition: 0,
+            position: 0,
+            started_at: String::new(),
+            finished_at: String::new(),
+            outcome: Outcome::Ok,
+            client: ClientRecord {
+                tool: "herd".into(),
+                version: String::new(),
+                argv: Vec::new(),
+                cpus: None,
+                judgement: None,
+                health: None,
+            },
+            servers: Vec::new(),
+            server_cpu_seconds: Some(0.2),
+            time_wait_before: None,
+            drain_seconds: 0.0,
+            network: None,
+            measurements: vec![m],
+        }
+    }
+
+    #[test]
+    fn the_spread_rule_judges_the_measure_the_tables_show() {
+        let rec = run();
+        let near = |got: Option<f64>, want: f64| {
+            let got = got.unwrap();
+            assert!((got - want).abs() <= want * 0.002, "{got} against {want}");
+        };
+        near(measured(&rec, Measure::CpuPerRequest), 50.0);
+        near(measured(&rec, Measure::LatencyP50), 50_000.0);
+        near(measured(&rec, Measure::LatencyP99), 99_000.0);
+        near(measured(&rec, Measure::LatencyP999), 100_000.0);
+        // Throughput measures fall back to requests/s (the caller's), as does a run without
+        // what the measure needs.
+        assert_eq!(measured(&rec, Measure::RequestsPerSecond), None);
+        let mut no_cpu = run();
+        no_cpu.server_cpu_seconds = None;
+        assert_eq!(measured(&no_cpu, Measure::CpuPerRequest), None);
+        // A stepped run has no one figure of a cost or latency.
+        let mut stepped = run();
+        stepped.measurements.push(stepped.measurements[0].clone());
+        assert_eq!(measured(&stepped, Measure::LatencyP99), None);
     }
 }

@@ -194,7 +194,7 @@ fn run_in(
     let mut failures = Vec::new();
     if let Some(resume) = r.resume {
         resume.check_environment(&environment, METHODOLOGY_VERSION)?;
-        let runs = resume.runs(all)?;
+        let runs = resume.runs(all, e.report.measure)?;
         for &(cell, rep, figure) in &runs.figures {
             rounds.record(cell, rep, figure);
         }
@@ -300,7 +300,7 @@ fn run_in(
             r.store.record_repetition(exp_id, &record)?;
             done += 1;
             match summary.outcome.failure_kind() {
-                None => rounds.record(i, rep, cell::figure(c, &record)),
+                None => rounds.record(i, rep, cell::figure(c, &record, e.report.measure)),
                 Some(kind) => failures.push(kind),
             }
             r.progress.run_finished(&summary);

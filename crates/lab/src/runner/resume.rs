@@ -298,9 +298,14 @@ impl Resume {
         })
     }
 
-    /// The runs stored, each cell found by its key among `cells` (those that run now); a
-    /// stored cell the matrix no longer has refuses the resume.
-    pub(super) fn runs(&self, cells: &[Cell]) -> Result<StoredRuns, ResumeError> {
+    /// The runs stored, each cell found by its key among `cells` (those that run now), each
+    /// ok run's figure the spread rule judges by `measure`; a stored cell the matrix no longer
+    /// has refuses the resume.
+    pub(super) fn runs(
+        &self,
+        cells: &[Cell],
+        measure: Option<herd_store::Measure>,
+    ) -> Result<StoredRuns, ResumeError> {
         let index: HashMap<&str, usize> =
             cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
         let mut runs =
@@ -318,9 +323,11 @@ impl Resume {
                 let rec = &r.record;
                 runs.done.insert((i, rec.repetition));
                 match rec.outcome.failure_kind() {
-                    None => {
-                        runs.figures.push((i, rec.repetition, super::cell::figure(&cells[i], rec)))
-                    }
+                    None => runs.figures.push((
+                        i,
+                        rec.repetition,
+                        super::cell::figure(&cells[i], rec, measure),
+                    )),
                     Some(kind) => runs.failures.push(kind),
                 }
             }

@@ -16,7 +16,7 @@ use crate::experiment::Repetitions;
 pub(super) struct Rounds<'a> {
     repetitions: &'a Repetitions,
     seed: u64,
-    /// By cell: the figure of every ok run (requests/s, a NetBench run's Mbit/s), by
+    /// By cell: the figure of every ok run (`cell::figure`: the tables' measure), by
     /// repetition.
     figures: Vec<BTreeMap<u32, f64>>,
 }
