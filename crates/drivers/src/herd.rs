@@ -70,9 +70,16 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
 }
 
 /// `herd/0.1.0` from `herd --version`, which prints `herd 0.1.0` (clap's format).
+/// `herd 0.1.0 (commit 1a2b3c4d5e6f)` → `herd/0.1.0 (commit 1a2b3c4d5e6f)`: the commit is part
+/// of the version, so a rebuilt herd serve counts as a changed server.
 fn parse_version(output: &str) -> Option<String> {
     let line = output.lines().find(|l| l.starts_with("herd "))?;
-    word_after(line, "herd ").map(|v| format!("herd/{v}"))
+    let version = word_after(line, "herd ")?;
+    let commit = line.split_once(" (commit ").map(|(_, c)| c.trim_end_matches(')').trim());
+    Some(match commit.filter(|c| !c.is_empty()) {
+        Some(c) => format!("herd/{version} (commit {c})"),
+        None => format!("herd/{version}"),
+    })
 }
 
 #[cfg(test)]
@@ -121,6 +128,10 @@ mod tests {
     fn version() {
         let own = format!("herd {}\n", env!("CARGO_PKG_VERSION"));
         assert_eq!(parse_version(&own), Some(format!("herd/{}", env!("CARGO_PKG_VERSION"))));
+        assert_eq!(
+            parse_version("herd 0.2.0 (commit 1a2b3c4d5e6f)\n").as_deref(),
+            Some("herd/0.2.0 (commit 1a2b3c4d5e6f)")
+        );
         assert_eq!(parse_version("herdsman 1.0"), None);
     }
 }

@@ -70,7 +70,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     let started_at = herd_lab::runner::now_rfc3339();
     // Recorded before the load, as the lab does: the load average of the machine at rest.
     let environment =
-        cfg.html_page.as_ref().map(|_| herd_lab::environment::record(env!("CARGO_PKG_VERSION")));
+        cfg.html_page.as_ref().map(|_| herd_lab::environment::record(env!("HERD_VERSION")));
     let html = cfg.html.is_some();
     let mut out = io::stdout().lock();
     report::write_banner(&mut out, html)?;

@@ -217,7 +217,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             experiment: &e,
             store: &mut store,
             herd_exe,
-            herd_version: env!("CARGO_PKG_VERSION").to_string(),
+            herd_version: env!("HERD_VERSION").to_string(),
             tmp: std::env::temp_dir(),
             plan: plan_text,
             cancel: &cancel,

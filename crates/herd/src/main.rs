@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 
 /// herd: the web-server benchmark lab.
 #[derive(Debug, Parser)]
-#[command(name = "herd", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "herd", version = env!("HERD_VERSION"), about, long_about = None, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -48,7 +48,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     let started_at = herd_lab::runner::now_rfc3339();
     let environment =
-        outputs.html.as_ref().map(|_| herd_lab::environment::record(env!("CARGO_PKG_VERSION")));
+        outputs.html.as_ref().map(|_| herd_lab::environment::record(env!("HERD_VERSION")));
     // Opened before any load is sent: a path that cannot be written stops the run here.
     let RunOutputs { writer, json } = RunOutputs::open(&plan)?;
     let setup = prepared.setup().clone();

@@ -47,7 +47,7 @@ pub(crate) fn write(path: &Path, run: SingleRun) -> anyhow::Result<()> {
 
 /// The run as an experiment of one cell (`url=…`) and one repetition.
 fn experiment(run: SingleRun) -> StoredExperiment {
-    let version = env!("CARGO_PKG_VERSION");
+    let version = env!("HERD_VERSION");
     // Arguments need not be UTF-8 (paths, ab's raw bytes): shown as near as can be.
     let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let mut axes = vec![("url".to_owned(), run.url.clone())];

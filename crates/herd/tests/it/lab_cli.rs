@@ -443,3 +443,24 @@ fn doctor_checks_the_machine_one_line_each() {
     let missing = text.lines().filter(|l| l.starts_with("MISS")).count();
     assert_eq!(out.status.code(), Some(if missing > 0 { 1 } else { 0 }), "{text}");
 }
+
+/// `herd --version` names the commit herd was built from (what a history's change point is
+/// attributed to), the commit this checkout is at: the build script builds again when HEAD
+/// moves.
+#[test]
+fn the_version_names_the_commit_built() {
+    let out = herd().arg("--version").output().unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    assert_eq!(
+        said.trim(),
+        format!("herd {} (commit {})", env!("CARGO_PKG_VERSION"), head.trim()),
+        "a checkout's build names its commit"
+    );
+}
