@@ -448,6 +448,7 @@ fn doctor_checks_the_machine_one_line_each() {
 /// attributed to), the commit this checkout is at: the build script builds again when HEAD
 /// moves.
 #[test]
+#[allow(clippy::disallowed_methods)] // git rev-parse, which ends by itself
 fn the_version_names_the_commit_built() {
     let out = herd().arg("--version").output().unwrap();
     let said = String::from_utf8(out.stdout).unwrap();
