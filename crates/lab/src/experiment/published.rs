@@ -10,6 +10,7 @@ use herd_store::{Measure, Published, PublishedFigure};
 use super::error::{choices, Errors};
 use super::raw::{RawExperiment, RawFigure};
 use super::{Experiment, ExperimentError};
+use crate::client::Tool;
 use crate::load::Shape;
 use crate::matrix::{self, Cell};
 
@@ -171,6 +172,13 @@ pub(super) fn measurable(measure: Measure, cell: &Cell) -> Result<(), String> {
             cell.key, cell.load_name
         ));
     }
+    if let Some(why) = latency_unknown(measure, cell.client) {
+        return Err(format!(
+            "{key} is a latency percentile, and {why}: cell {} would show none; use p50 or \
+             p99 where the client gives them, or herd as the client",
+            cell.key
+        ));
+    }
     if measure == Measure::Seconds && !matches!(cell.load.shape, Shape::Requests { .. }) {
         return Err(format!(
             "{key} needs a load of a fixed number of requests (its length is the result); cell {}'s load `{}` runs for a set time: use requests_per_second",
@@ -178,6 +186,23 @@ pub(super) fn measurable(measure: Measure, cell: &Cell) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Why `client` cannot give the latency percentile `measure`, if it is one the client lacks:
+/// herd and ab record every request (ab to the millisecond, in its `-g` file); wrk prints its
+/// own p50 and p99 but no histogram; h2load prints no percentile, smbtorture and tbench no
+/// latency at all.
+fn latency_unknown(measure: Measure, client: Tool) -> Option<&'static str> {
+    let latency =
+        matches!(measure, Measure::LatencyP50 | Measure::LatencyP99 | Measure::LatencyP999);
+    match client {
+        _ if !latency => None,
+        Tool::Herd | Tool::Ab => None,
+        Tool::Wrk if measure != Measure::LatencyP999 => None,
+        Tool::Wrk => Some("wrk prints its own p50 and p99 but no histogram to read p99.9 from"),
+        Tool::H2load => Some("h2load prints no latency percentile"),
+        Tool::Smbtorture | Tool::Tbench => Some("NetBench's clients measure no request latency"),
+    }
 }
 
 /// `{ server = "nginx", path = "direct" }`, as the file writes it.

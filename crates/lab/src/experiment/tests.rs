@@ -582,3 +582,32 @@ fn profile_perf_is_the_one_profiler_and_follows_no_netbench_server() {
     plain.profile_with(Profiler::Perf).unwrap();
     assert_eq!(plain.runner.profile, Some(Profiler::Perf));
 }
+
+#[test]
+fn a_latency_measure_its_client_cannot_give_is_refused_with_the_reason() {
+    let text = |client: &str, measure: &str| {
+        format!(
+            "name = \"l\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"page\"]\nload = [\"d\"]\n\
+             client = [\"{client}\"]\n[workloads.page]\nkind = \"static\"\nsize = 100\n\
+             [loads.d]\nduration = \"1s\"\nconcurrency = 2\nkeep_alive = true\n\
+             [report]\nmeasure = \"{measure}\"\n"
+        )
+    };
+    // wrk gives p50 and p99 of its own, herd and ab every percentile.
+    for (client, measure) in [("wrk", "p99"), ("wrk", "p50"), ("herd", "p99.9")] {
+        let e = parse(&text(client, measure), "x.toml");
+        assert!(e.is_ok(), "{client} {measure}: {:?}", e.err().map(|e| e.to_string()));
+    }
+    let e = err(&text("wrk", "p99.9"));
+    assert!(
+        e.contains(
+            "[report] measure: p99.9 is a latency percentile, and wrk prints its own p50 \
+                    and p99 but no histogram to read p99.9 from: cell"
+        ) && e.contains("use p50 or p99 where the client gives them, or herd as the client"),
+        "{e}"
+    );
+    let e = err(&text("h2load", "p50"));
+    assert!(e.contains("h2load prints no latency percentile"), "{e}");
+    // The server's cost needs no latency from the client.
+    assert!(parse(&text("h2load", "cpu_per_request"), "x.toml").is_ok());
+}
