@@ -43,11 +43,19 @@ pub enum Shape {
 
 impl Load {
     /// The separate, discarded warm-up run: the warm-up's time or count, closed loop, on as
-    /// many connections as the load opens at most (a stepped load's largest step, a rate's
-    /// connections; no more than the warm-up's requests, which ab would refuse). None
-    /// without a warm-up.
+    /// many connections as the load opens at most (a stepped load's largest step; no more
+    /// than the warm-up's requests, which ab would refuse). A pinned rate warms up for its
+    /// time at its own rate, so that the server settles in the state it is measured in (a
+    /// closed loop would run both sides flat out just before). None without a warm-up.
     pub fn warmup_run(&self) -> Option<Load> {
         let concurrency = self.shape.max_connections();
+        if let (Shape::Rate { per_second, connections, .. }, Warmup::Duration(d)) =
+            (&self.shape, self.warmup)
+        {
+            let shape =
+                Shape::Rate { per_second: *per_second, duration: d, connections: *connections };
+            return Some(Load { shape, warmup: Warmup::None, ..self.clone() });
+        }
         let shape = match self.warmup {
             Warmup::Requests(n) => Shape::Requests {
                 n_requests: n,
@@ -192,5 +200,21 @@ mod tests {
         assert!(load(Shape::Requests { n_requests: 1, concurrency: 1 }, Warmup::None)
             .warmup_run()
             .is_none());
+    }
+
+    #[test]
+    fn a_pinned_rate_warms_up_at_its_rate() {
+        let rate =
+            Shape::Rate { per_second: 10_000.0, duration: Duration::from_secs(1), connections: 64 };
+        let w = load(rate.clone(), Warmup::Duration(Duration::from_millis(200))).warmup_run();
+        let want = Shape::Rate {
+            per_second: 10_000.0,
+            duration: Duration::from_millis(200),
+            connections: 64,
+        };
+        assert_eq!(w.map(|w| (w.shape, w.warmup)), Some((want, Warmup::None)));
+        // A count of requests has no time to run at a rate: closed loop, as before.
+        let w = load(rate, Warmup::Requests(100)).warmup_run().unwrap();
+        assert_eq!(w.shape, Shape::Requests { n_requests: 100, concurrency: 64 });
     }
 }
