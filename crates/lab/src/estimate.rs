@@ -67,6 +67,7 @@ fn run_seconds(c: &Cell, by_count: &mut BTreeSet<String>) -> f64 {
         }
         Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => duration.as_secs_f64(),
         Shape::Steps { clients, step } => step.as_secs_f64() * clients.len() as f64,
+        Shape::RateSteps { rates, step, .. } => step.as_secs_f64() * rates.len() as f64,
     };
     let warmup = match c.load.warmup {
         Warmup::None => 0.0,

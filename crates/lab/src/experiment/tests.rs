@@ -368,6 +368,45 @@ fn units_are_read_as_every_flag_reads_them() {
 }
 
 #[test]
+fn offered_rates_in_steps_are_a_load() {
+    let ramp = "steps = [1, 2, 4]\nstep = \"500ms\"";
+    let e = parse(&edit(ramp, "rate_steps = [1000, 2500.5]\nstep = \"300ms\""), "x.toml").unwrap();
+    let Some(l) = e.loads.get("ramp") else { panic!("{:?}", e.loads) };
+    assert_eq!(
+        l.shape,
+        Shape::RateSteps {
+            rates: vec![1000.0, 2500.5],
+            step: std::time::Duration::from_millis(300),
+            connections: 64
+        }
+    );
+    let with = edit(ramp, "rate_steps = [200]\nstep = \"1s\"\nconnections = 8");
+    let e = parse(&with, "x.toml").unwrap();
+    assert_eq!(e.loads["ramp"].shape.max_connections(), 8);
+    for (to, want) in [
+        ("rate_steps = []\nstep = \"1s\"", "rate_steps is empty: list the offered rates"),
+        ("rate_steps = [1000, 0]\nstep = \"1s\"", "rate_steps: 0 is not a rate"),
+        ("rate_steps = [-5]\nstep = \"1s\"", "rate_steps: -5 is not a rate"),
+        ("rate_steps = [1000]", "`rate_steps` needs `step`"),
+        ("rate_steps = [1000]\nduration = \"2s\"", "runs each rate for `step`, not `duration`"),
+        (
+            "rate_steps = [1000]\nstep = \"1s\"\nconcurrency = 4",
+            "`rate_steps` is an open loop: give its `connections`",
+        ),
+        (
+            "rate_steps = [1000]\nsteps = [1, 2]\nstep = \"1s\"",
+            "give one of `requests`, `rate`, `steps` or `rate_steps`, not several",
+        ),
+        ("rate_steps = [1000]\nrate = 5.0\nstep = \"1s\"", "not several"),
+        ("rate_steps = [\"fast\"]\nstep = \"1s\"", "invalid type: string \"fast\", expected f64"),
+    ] {
+        let e = err(&edit(ramp, to));
+        assert!(e.contains(want), "{to}: want {want:?} in:\n{e}");
+        assert!(e.contains("line "), "{to}: the line is named:\n{e}");
+    }
+}
+
+#[test]
 fn placement_apart_cannot_stand_beside_cpus_chosen_by_hand() {
     let apart = "\n[runner]\nplacement = \"apart\"\n";
     let no_axis = GOOD.replace("server_cpus = [\"0\", \"0-1\"]\n", "");
