@@ -58,10 +58,15 @@ impl Chart {
 const CHART_CAPTION: &str =
     "Lines: today's figures, the medians of the ok repetitions (as in the tables).";
 /// [`CHART_CAPTION`] for a chart that draws published figures too.
-const CHART_CAPTION_PUBLISHED: &str = "Lines: today's figures, the medians of the ok repetitions (as in the tables). Hollow diamonds: the article's published figures.";
+const CHART_CAPTION_PUBLISHED: &str = "Lines: today's figures, the medians of the ok \
+    repetitions (as in the tables). Hollow diamonds: the article's published figures.";
 /// [`CHART_CAPTION`] for a chart that marks rates not held.
-const CHART_CAPTION_MARKS: &str = "Lines: today's figures, the medians of the ok repetitions (as in the tables). Dashed ⊘: an offered rate some repetition did not hold (achieved under 99 % of it, or a request sent 10 ms or more late), left out of that step's latency.";
-const DOTS_CAPTION: &str = "Dots: the medians of the ok repetitions; whiskers: the 95 % confidence interval of their mean (as in the tables). ⊘: a rate not held, left out; - with no dot: no figure.";
+const CHART_CAPTION_MARKS: &str = "Lines: today's figures, the medians of the ok repetitions \
+    (as in the tables). Dashed ⊘: an offered rate some repetition did not hold (achieved under \
+    99 % of it, or a request sent 10 ms or more late), left out of that step's latency.";
+const DOTS_CAPTION: &str = "Dots: the medians of the ok repetitions; whiskers: the 95 % \
+    confidence interval of their mean (as in the tables). ⊘: a rate not held, left out; - with \
+    no dot: no figure.";
 
 /// The axis a size sweep varies (the lab's sweeps are workloads).
 const SWEEP_AXIS: &str = "workload";
@@ -218,15 +223,24 @@ fn rate_step_charts(exp: &StoredExperiment, rows: &[Row<'_>]) -> Vec<LineChart> 
     if stepped.is_empty() {
         return Vec::new();
     }
-    // The lines are named by the axes that vary but the load, where every ramp is one load.
-    let mut loads = stepped.iter().filter_map(|r| r.cell.axis("load"));
-    let first_load = loads.next();
-    let named_by = if loads.all(|l| Some(l) == first_load) { "load" } else { "" };
+    // The lines are named by the axes that vary between the cells of rate steps (none for
+    // one cell: the percentile alone names its lines).
+    let axes: Vec<String> = exp
+        .experiment
+        .axes
+        .iter()
+        .filter(|a| {
+            let mut values = stepped.iter().map(|r| r.cell.axis(a));
+            let first = values.next().flatten();
+            values.any(|v| v != first)
+        })
+        .cloned()
+        .collect();
     let offered =
         Axis { label: "offered requests/s".into(), scale: Scale::Linear, units: Units::Number };
     let mut latency = Vec::new();
     for (name, samples) in [("p50", Measure::LatencyP50), ("p99", Measure::LatencyP99)] {
-        let series = by_series(exp, rows, named_by, false, |r| {
+        let series = named_series(&axes, rows, false, |r| {
             r.is_rate_step().then_some(())?;
             Some((r.offered?, stats::median(r.samples(samples))? / 1000.0))
         });
@@ -236,7 +250,7 @@ fn rate_step_charts(exp: &StoredExperiment, rows: &[Row<'_>]) -> Vec<LineChart> 
             s
         }));
     }
-    let mut achieved = by_series(exp, rows, named_by, false, |r| {
+    let mut achieved = named_series(&axes, rows, false, |r| {
         r.is_rate_step().then_some(())?;
         Some((r.offered?, stats::median(&r.achieved())?))
     });
@@ -352,6 +366,17 @@ fn by_series(
 ) -> Vec<Series> {
     let axes: Vec<String> =
         crate::figures::varying_axes(exp).into_iter().filter(|a| a != x_axis).collect();
+    named_series(&axes, rows, with_step, point)
+}
+
+/// One series per combination of `axes` (and of the step, with `with_step`), as
+/// [`by_series`]; `measured` where no axis names them.
+fn named_series(
+    axes: &[String],
+    rows: &[Row<'_>],
+    with_step: bool,
+    point: impl Fn(&Row<'_>) -> Option<(f64, f64)>,
+) -> Vec<Series> {
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
         let Some(p) = point(r) else { continue };

@@ -634,7 +634,8 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
         Shape::Duration { duration: dur(d, "duration")?, concurrency }
     } else {
         return Err(errs.file(format!(
-            "{ctx} says neither how many requests nor how long: give `requests` (ab's -n), `duration`, `rate` + `duration`, `steps` + `step`, or `rate_steps` + `step`"
+            "{ctx} says neither how many requests nor how long: give `requests` (ab's -n), \
+             `duration`, `rate` + `duration`, `steps` + `step`, or `rate_steps` + `step`"
         )));
     };
     if l.connections.is_some() && !matches!(shape, Shape::Rate { .. } | Shape::RateSteps { .. }) {
