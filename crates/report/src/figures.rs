@@ -245,9 +245,14 @@ impl<'a> Row<'a> {
         self.verdict > Some(ClientVerdict::Ok)
     }
 
-    /// ` step c100` for a step's row, nothing for a cell's.
+    /// ` step c100` for a step's row, nothing for a cell's (also in an experiment where other
+    /// cells ran in steps, where its step label is empty).
     pub(crate) fn step_suffix(&self) -> String {
-        self.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default()
+        self.step
+            .as_ref()
+            .filter(|s| !s.is_empty())
+            .map(|s| format!(" step {s}"))
+            .unwrap_or_default()
     }
 
     /// The row of the same step whose cell is this one's with `axis` at `value` (the
@@ -459,11 +464,16 @@ pub(crate) fn efficiency_rows(exp: &StoredExperiment) -> Vec<Row<'_>> {
             .ok_repetitions()
             .filter_map(|rep| Some((rep.record.repetition, shortfall(rep)?)))
             .collect();
-        r.cpu_us = cell
+        let counted: Vec<&StoredRepetition> = cell
             .ok_repetitions()
             .filter(|rep| rep.record.measurements.len() == n_steps && shortfall(rep).is_none())
-            .filter_map(|rep| rep.record.server_cpu_us_per_request())
             .collect();
+        r.cpu_us =
+            counted.iter().filter_map(|rep| rep.record.server_cpu_us_per_request()).collect();
+        r.not_comparable = counted
+            .iter()
+            .flat_map(|rep| &rep.record.measurements)
+            .any(|m| m.failed > 0 || m.non_2xx > 0);
         r.cpu_us_per_request = stats::median(&r.cpu_us);
         let all = cell.repetitions.iter().flat_map(|rep| &rep.record.measurements);
         (r.failed, r.non_2xx) = all.fold((0u64, 0u64), |(f, n), m| {

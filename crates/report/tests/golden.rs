@@ -1721,6 +1721,22 @@ fn pinned_rates_get_an_efficiency_matrix() {
     let cpu = Options { baseline: None, measure: Some(Measure::CpuPerRequest) };
     let cpu = String::from_utf8(render_as(&exp, &cpu, Format::Text)).unwrap();
     assert!(!cpu.contains("efficiency at pinned rates"), "{cpu}");
+    // a's first repetition at r2000 achieving 1,500 req/s: said without a step (the cell is
+    // not stepped, though others are), and out of a's efficiency (21 and 19 µs: median 20).
+    let mut short = rate_steps();
+    for cell in short.cells.iter_mut().filter(|c| c.key == "server=a load=r2000") {
+        for rep in cell.repetitions.iter_mut().filter(|r| r.record.repetition == 0) {
+            rep.record.measurements[0].completed = 15_000;
+        }
+    }
+    let text = String::from_utf8(render(&short)).unwrap();
+    assert!(
+        text.contains("  server=a load=r2000, repetition 1: achieved 75.0 % of 2000 req/s\n"),
+        "{text}"
+    );
+    let eff = &text[text.find("efficiency at pinned rates").unwrap()..];
+    let a = eff.lines().find(|l| l.starts_with("a ")).unwrap();
+    assert!(a.contains("20.00⊘ ±"), "{a}");
     // Without pinned rates (closed loops), no efficiency matrix.
     let closed = String::from_utf8(render(&matrix())).unwrap();
     assert!(!closed.contains("efficiency"), "{closed}");
