@@ -89,7 +89,9 @@ fn rate_steps_are_stored_per_step_and_drawn_against_the_offered_load() {
     let page = dir.join("report.html");
     let out = herd().arg("report").arg(dir.join("r.db")).arg("--html").arg(&page).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let dom = Html::parse_document(&std::fs::read_to_string(&page).unwrap());
+    let html = std::fs::read_to_string(&page).unwrap();
+    util::browser::assert_self_contained(&html);
+    let dom = Html::parse_document(&html);
     let chart = |title: &str| {
         dom.select(&sel("figure.chart svg.chart"))
             .find(|c| c.select(&sel("text.title")).any(|t| t.text().collect::<String>() == title))

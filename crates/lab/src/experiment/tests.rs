@@ -237,6 +237,12 @@ fn published_figures_that_compare_unlike_things_are_refused() {
             "peak_requests_per_second compares with the best step of a stepped load",
         ),
         (
+            fig("at = { server = \"herd\", load = \"ramp\" }\nseconds = 1")
+                .replace("steps = [1, 2, 4]", "rate_steps = [100, 200]"),
+            "seconds has nothing to compare with in cell server=herd workload=page load=ramp \
+             server_cpus=0: its load `ramp` is offered rates in steps (`rate_steps`)",
+        ),
+        (
             fig("at = { server = \"apache-prefork\", workload = \"9x9\", load = \"ab\" }\nseconds = 1"),
             "matches no cell of the matrix that runs (left out by [[exclude]], or refused?)",
         ),
