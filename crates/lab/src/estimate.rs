@@ -67,6 +67,7 @@ fn run_seconds(c: &Cell, by_count: &mut BTreeSet<String>) -> f64 {
         }
         Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => duration.as_secs_f64(),
         Shape::Steps { clients, step } => step.as_secs_f64() * clients.len() as f64,
+        Shape::RateSteps { rates, step, .. } => step.as_secs_f64() * rates.len() as f64,
     };
     let warmup = match c.load.warmup {
         Warmup::None => 0.0,
@@ -156,6 +157,23 @@ mod tests {
             "{}",
             est.sentence()
         );
+    }
+
+    #[test]
+    fn offered_rates_in_steps_take_each_step_in_turn() {
+        let file = |load: &str| {
+            format!(
+                "name = \"x\"\ntitle = \"x\"\n[matrix]\nserver = [\"herd\"]\nworkload = \
+                 [\"page\"]\nload = [\"l\"]\n[workloads.page]\nkind = \"static\"\nsize = 100\n\
+                 [loads.l]\n{load}\n"
+            )
+        };
+        let parse = |load: &str| crate::experiment::parse(&file(load), "x.toml").unwrap();
+        let steps = estimate(&parse("rate_steps = [200, 400, 800]\nstep = \"2s\""));
+        // Three steps of 2 s take what one closed loop of 6 s does.
+        assert_eq!(steps.least, estimate(&parse("duration = \"6s\"")).least);
+        assert_ne!(steps.least, estimate(&parse("duration = \"2s\"")).least);
+        assert!(steps.by_count.is_empty());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! How a cell loads its server: the load shapes of the seeds (ab's fixed request count, a
-//! duration, a fixed rate, WebBench's client steps) and the request each cell sends.
+//! duration, a fixed rate, WebBench's client steps), offered rates in steps (latency against
+//! offered load), and the request each cell sends.
 //!
 //! Values only: the client module turns them into a command line.
 
@@ -39,6 +40,10 @@ pub enum Shape {
     /// WebBench's ramp: `clients` in turn (1, 2, 4 … 512), each for `step` in a closed loop;
     /// one measurement per step.
     Steps { clients: Vec<u32>, step: Duration },
+    /// Offered rates in turn (`rate_steps`), each an open loop of `rate_per_second` for `step`
+    /// over at most `connections` connections: latency against offered load, one measurement
+    /// per step, each step judged for whether it held its rate as a `Rate` cell is.
+    RateSteps { rates: Vec<f64>, step: Duration, connections: u32 },
 }
 
 impl Load {
@@ -92,6 +97,15 @@ impl Load {
                 let list: Vec<String> = clients.iter().map(u32::to_string).collect();
                 format!("steps of {} clients, {} each (closed loop)", list.join(", "), secs(step))
             }
+            Shape::RateSteps { rates, step, connections } => {
+                let list: Vec<String> = rates.iter().map(f64::to_string).collect();
+                format!(
+                    "steps of {} requests/s, {} each, over at most {connections} connections \
+                     (open loop, latency from each request's intended send)",
+                    list.join(", "),
+                    secs(step)
+                )
+            }
         };
         let connections = match (self.keep_alive, self.streams) {
             (false, _) => "a new connection per request (keep_alive = false)".to_owned(),
@@ -114,7 +128,7 @@ impl Shape {
             Shape::Requests { concurrency, .. } | Shape::Duration { concurrency, .. } => {
                 *concurrency
             }
-            Shape::Rate { connections, .. } => *connections,
+            Shape::Rate { connections, .. } | Shape::RateSteps { connections, .. } => *connections,
             Shape::Steps { clients, .. } => clients.iter().copied().max().unwrap_or(1),
         }
     }
@@ -183,6 +197,17 @@ mod tests {
             "1500ms, 8 connections (closed loop); connections kept alive, 10 streams at once \
              on each; a warm-up of 1s before, discarded"
         );
+        let rates = Shape::RateSteps {
+            rates: vec![1000.0, 2500.5],
+            step: Duration::from_millis(300),
+            connections: 8,
+        };
+        assert_eq!(
+            load(rates, Warmup::None).describe(),
+            "steps of 1000, 2500.5 requests/s, 300ms each, over at most 8 connections (open \
+             loop, latency from each request's intended send); a new connection per request \
+             (keep_alive = false)"
+        );
     }
 
     #[test]
@@ -197,6 +222,13 @@ mod tests {
         assert_eq!(w.shape, Shape::Requests { n_requests: 50, concurrency: 50 });
         assert_eq!(ab.measured().warmup, Warmup::None);
         assert_eq!(ab.measured().shape, ab.shape);
+        let rates = Shape::RateSteps {
+            rates: vec![1000.0, 2000.0],
+            step: Duration::from_secs(1),
+            connections: 16,
+        };
+        let w = load(rates, Warmup::Duration(Duration::from_secs(1))).warmup_run().unwrap();
+        assert_eq!(w.shape, Shape::Duration { duration: Duration::from_secs(1), concurrency: 16 });
         assert!(load(Shape::Requests { n_requests: 1, concurrency: 1 }, Warmup::None)
             .warmup_run()
             .is_none());

@@ -5,12 +5,68 @@
 //! with a line per server, protocol, … as the other axes vary). The figures are the rows' medians (`figures.rs`), the same the
 //! tables print; an article's figures that have a place on a chart are drawn beside them as
 //! published points, one series per cell they name.
+//!
+//! Offered rates in steps (`rate_steps`) are drawn against the offered rate: p50 and p99 (on
+//! a log axis, as latency near saturation spans decades), and the achieved rate against the
+//! offered, with a dashed `⊘` line at each rate some repetition did not hold. Every other
+//! matrix, a plain comparison of servers and protocols included, gets a dot chart of the
+//! table's measure with its 95 % intervals (`svg_dots.rs`), and the efficiency matrix one of
+//! its own (`efficiency.rs`).
 
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, PublishedFigure, StoredExperiment};
 
 use crate::figures::Row;
-use crate::svg_chart::{Axis, LineChart, Scale, Series, Style, Units};
+use crate::svg_chart::{Axis, LineChart, Mark, Scale, Series, Style, Units};
+use crate::svg_dots::{Dot, DotChart};
+
+/// A chart of the page: lines against an x, or dots side by side.
+#[derive(Debug, Clone)]
+pub(crate) enum Chart {
+    Lines(LineChart),
+    Dots(DotChart),
+}
+
+impl Chart {
+    pub(crate) fn title(&self) -> &str {
+        match self {
+            Chart::Lines(c) => &c.title,
+            Chart::Dots(c) => &c.title,
+        }
+    }
+
+    pub(crate) fn to_svg(&self) -> String {
+        match self {
+            Chart::Lines(c) => c.to_svg(),
+            Chart::Dots(c) => c.to_svg(),
+        }
+    }
+
+    /// What the figure's caption says of it: the diamonds are explained where there are
+    /// some (a caption naming what a chart does not draw sends the reader looking for it),
+    /// and the `⊘` lines where there are some.
+    pub(crate) fn caption(&self) -> &'static str {
+        match self {
+            Chart::Lines(c) if c.draws_published() => CHART_CAPTION_PUBLISHED,
+            Chart::Lines(c) if !c.marks.is_empty() => CHART_CAPTION_MARKS,
+            Chart::Lines(_) => CHART_CAPTION,
+            Chart::Dots(_) => DOTS_CAPTION,
+        }
+    }
+}
+
+const CHART_CAPTION: &str =
+    "Lines: today's figures, the medians of the ok repetitions (as in the tables).";
+/// [`CHART_CAPTION`] for a chart that draws published figures too.
+const CHART_CAPTION_PUBLISHED: &str = "Lines: today's figures, the medians of the ok \
+    repetitions (as in the tables). Hollow diamonds: the article's published figures.";
+/// [`CHART_CAPTION`] for a chart that marks rates not held.
+const CHART_CAPTION_MARKS: &str = "Lines: today's figures, the medians of the ok repetitions \
+    (as in the tables). Dashed ⊘: an offered rate some repetition did not hold (achieved under \
+    99 % of it, or a request sent 10 ms or more late), left out of that step's latency.";
+const DOTS_CAPTION: &str = "Dots: the medians of the ok repetitions; whiskers: the 95 % \
+    confidence interval of their mean (as in the tables). ⊘: a rate not held, left out; - with \
+    no dot: no figure.";
 
 /// The axis a size sweep varies (the lab's sweeps are workloads).
 const SWEEP_AXIS: &str = "workload";
@@ -20,7 +76,27 @@ pub(crate) fn experiment_charts(
     exp: &StoredExperiment,
     rows: &[Row<'_>],
     measure: Measure,
-) -> Vec<LineChart> {
+) -> Vec<Chart> {
+    let mut charts: Vec<Chart> =
+        line_charts(exp, rows, measure).into_iter().map(Chart::Lines).collect();
+    charts.extend(rate_step_charts(exp, rows).into_iter().map(Chart::Lines));
+    // The rows no line chart draws: a plain comparison (none swept, none stepped) gets a dot
+    // chart of the table's figure, as its matrix shows it.
+    let plain: Vec<&Row<'_>> = rows.iter().filter(|r| !r.is_ramp_step()).collect();
+    if !swept(rows) && plain.len() >= 2 {
+        let title = format!(
+            "{} by {}",
+            crate::table::measure_name(measure),
+            crate::figures::varying_axes(exp).join(", ")
+        );
+        charts.push(Chart::Dots(dot_chart(exp, &plain, measure, title)));
+    }
+    charts.extend(crate::efficiency::chart(exp, measure).map(Chart::Dots));
+    charts
+}
+
+/// The charts against file size and against clients.
+fn line_charts(exp: &StoredExperiment, rows: &[Row<'_>], measure: Measure) -> Vec<LineChart> {
     // Published figures that cannot be read are said in the then-and-now section; the
     // charts then show today's alone.
     let figures: Vec<PublishedFigure> =
@@ -48,12 +124,13 @@ pub(crate) fn experiment_charts(
                 x: Axis { label: "file size".into(), scale: Scale::Log2, units: Units::Bytes },
                 y: Axis { label: what.into(), scale: y_scale, units: Units::Number },
                 series,
+                marks: Vec::new(),
             });
         }
     }
     // Only cells measured in steps draw against clients: a cell of one load beside a ramp
     // would be a lone point (the quick start's sizes beside its ramp).
-    if rows.iter().any(|r| r.is_ramp_step() && r.concurrency.is_some()) {
+    if rows.iter().any(|r| r.is_client_step() && r.concurrency.is_some()) {
         for panel in ramp_panels(rows) {
             charts.extend(ramp_charts(exp, rows, &figures, panel, measure));
         }
@@ -67,7 +144,7 @@ pub(crate) fn experiment_charts(
 /// page), else one panel of every row (None).
 fn ramp_panels<'r>(rows: &'r [Row<'_>]) -> Vec<Option<&'r str>> {
     let mut workloads: Vec<&str> = Vec::new();
-    for w in rows.iter().filter(|r| r.is_ramp_step()).filter_map(|r| r.cell.axis(SWEEP_AXIS)) {
+    for w in rows.iter().filter(|r| r.is_client_step()).filter_map(|r| r.cell.axis(SWEEP_AXIS)) {
         if !workloads.contains(&w) {
             workloads.push(w);
         }
@@ -95,8 +172,9 @@ fn ramp_charts(
         _ => (Measure::RequestsPerSecond, Measure::PeakRequestsPerSecond),
     };
     let what = crate::table::measure_name(rate);
-    let in_panel =
-        |r: &Row<'_>| r.is_ramp_step() && panel.is_none_or(|w| r.cell.axis(SWEEP_AXIS) == Some(w));
+    let in_panel = |r: &Row<'_>| {
+        r.is_client_step() && panel.is_none_or(|w| r.cell.axis(SWEEP_AXIS) == Some(w))
+    };
     let (named_by, title) = match panel {
         Some(w) => (SWEEP_AXIS, format!(", {SWEEP_AXIS}={w}")),
         None => ("", String::new()),
@@ -120,6 +198,7 @@ fn ramp_charts(
             x: clients.clone(),
             y: Axis { label: what.into(), scale: Scale::Linear, units: Units::Number },
             series: throughput,
+            marks: Vec::new(),
         },
         LineChart {
             title: format!(
@@ -131,8 +210,142 @@ fn ramp_charts(
                 in_panel(r).then_some(())?;
                 Some((f64::from(r.concurrency?), r.failed.saturating_add(r.non_2xx) as f64))
             }),
+            marks: Vec::new(),
         },
     ]
+}
+
+/// Latency (p50 and p99) and the achieved rate against the offered rate, of the rows of
+/// offered rates in steps; none without such rows. One line per cell and percentile; each
+/// offered rate some repetition did not hold is marked on both charts.
+fn rate_step_charts(exp: &StoredExperiment, rows: &[Row<'_>]) -> Vec<LineChart> {
+    let stepped: Vec<&Row<'_>> = rows.iter().filter(|r| r.is_rate_step()).collect();
+    if stepped.is_empty() {
+        return Vec::new();
+    }
+    // The lines are named by the axes that vary between the cells of rate steps (none for
+    // one cell: the percentile alone names its lines).
+    let axes: Vec<String> = exp
+        .experiment
+        .axes
+        .iter()
+        .filter(|a| {
+            let mut values = stepped.iter().map(|r| r.cell.axis(a));
+            let first = values.next().flatten();
+            values.any(|v| v != first)
+        })
+        .cloned()
+        .collect();
+    let offered =
+        Axis { label: "offered requests/s".into(), scale: Scale::Linear, units: Units::Number };
+    let mut latency = Vec::new();
+    for (name, samples) in [("p50", Measure::LatencyP50), ("p99", Measure::LatencyP99)] {
+        let series = named_series(&axes, rows, false, |r| {
+            r.is_rate_step().then_some(())?;
+            Some((r.offered?, stats::median(r.samples(samples))? / 1000.0))
+        });
+        latency.extend(series.into_iter().map(|mut s| {
+            s.name =
+                if s.name == "measured" { name.to_owned() } else { format!("{name} {}", s.name) };
+            s
+        }));
+    }
+    let mut achieved = named_series(&axes, rows, false, |r| {
+        r.is_rate_step().then_some(())?;
+        Some((r.offered?, stats::median(&r.achieved())?))
+    });
+    let mut diagonal: Vec<(f64, f64)> =
+        stepped.iter().filter_map(|r| r.offered).map(|o| (o, o)).collect();
+    diagonal.sort_by(|a, b| a.0.total_cmp(&b.0));
+    diagonal.dedup();
+    achieved.push(Series {
+        name: "offered (a rate held is on this line)".into(),
+        style: Style::Reference,
+        twin: None,
+        points: diagonal,
+    });
+    let mut marks: Vec<Mark> = Vec::new();
+    for r in stepped.iter().filter(|r| !r.not_held.is_empty()) {
+        let Some(x) = r.offered else { continue };
+        let why: Vec<String> = r
+            .not_held
+            .iter()
+            .map(|(rep, h)| format!("{} repetition {}: {}", r.cell.key, rep + 1, h.shortfall()))
+            .collect();
+        match marks.iter_mut().find(|m| m.x == x) {
+            Some(m) => {
+                m.why.push_str("; ");
+                m.why.push_str(&why.join("; "));
+            }
+            None => marks.push(Mark { x, label: "⊘".into(), why: why.join("; ") }),
+        }
+    }
+    marks.sort_by(|a, b| a.x.total_cmp(&b.x));
+    vec![
+        LineChart {
+            title: "latency against offered load (p50, p99)".into(),
+            x: offered.clone(),
+            y: Axis { label: "latency (ms)".into(), scale: Scale::Log10, units: Units::Number },
+            series: latency,
+            marks: marks.clone(),
+        },
+        LineChart {
+            title: "achieved against offered load".into(),
+            x: offered,
+            y: Axis {
+                label: "achieved requests/s".into(),
+                scale: Scale::Linear,
+                units: Units::Number,
+            },
+            series: achieved,
+            marks,
+        },
+    ]
+}
+
+/// A dot chart of `rows`' `measure`, each row named by the axes that vary (and its step):
+/// the median and the 95 % interval of the mean the matrix prints, in the table's unit.
+pub(crate) fn dot_chart(
+    exp: &StoredExperiment,
+    rows: &[&Row<'_>],
+    measure: Measure,
+    title: String,
+) -> DotChart {
+    let axes = crate::figures::varying_axes(exp);
+    // Latency is held in µs and printed in ms.
+    let unit = match measure {
+        Measure::LatencyP50 | Measure::LatencyP99 | Measure::LatencyP999 => 1000.0,
+        _ => 1.0,
+    };
+    let dots = rows
+        .iter()
+        .map(|r| {
+            let mut label: Vec<String> =
+                axes.iter().filter_map(|a| Some(format!("{a}={}", r.cell.axis(a)?))).collect();
+            label.extend(r.step.as_ref().filter(|s| !s.is_empty()).map(|s| format!("step {s}")));
+            let samples = r.samples(measure);
+            let interval = stats::confidence_interval_95(samples)
+                .map(|ci| ((ci.mean - ci.half_width) / unit, (ci.mean + ci.half_width) / unit));
+            let held = if r.not_held.is_empty() { "" } else { " ⊘" };
+            Dot {
+                label: label.join(" "),
+                value: stats::median(samples).map(|v| v / unit),
+                interval,
+                marks: format!("{}{held}", if r.mark().is_empty() { "" } else { " ≠" }),
+                missing: if r.not_held.is_empty() {
+                    "-".into()
+                } else {
+                    "⊘ rate not held".into()
+                },
+            }
+        })
+        .collect();
+    DotChart {
+        title,
+        axis: crate::table::measure_name(measure).to_owned(),
+        lower_is_better: measure.lower_is_better(),
+        dots,
+    }
 }
 
 /// Whether the rows sweep file sizes: at least two sizes on the sweep axis.
@@ -153,6 +366,17 @@ fn by_series(
 ) -> Vec<Series> {
     let axes: Vec<String> =
         crate::figures::varying_axes(exp).into_iter().filter(|a| a != x_axis).collect();
+    named_series(&axes, rows, with_step, point)
+}
+
+/// One series per combination of `axes` (and of the step, with `with_step`), as
+/// [`by_series`]; `measured` where no axis names them.
+fn named_series(
+    axes: &[String],
+    rows: &[Row<'_>],
+    with_step: bool,
+    point: impl Fn(&Row<'_>) -> Option<(f64, f64)>,
+) -> Vec<Series> {
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
         let Some(p) = point(r) else { continue };

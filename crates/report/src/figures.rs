@@ -25,6 +25,8 @@ pub(crate) struct Row<'a> {
     pub(crate) step: Option<String>,
     /// The clients (connections) of the row's measurements, as the first one recorded.
     pub(crate) concurrency: Option<u32>,
+    /// The offered rate of an open loop's row (req/s), as the first measurement recorded.
+    pub(crate) offered: Option<f64>,
     /// Ok repetitions that measured this row (a repetition interrupted or failed part-way
     /// through a stepped load may lack later steps).
     pub(crate) n_ok: usize,
@@ -210,6 +212,24 @@ impl<'a> Row<'a> {
         self.step.is_some() && measured_in_steps(self.cell)
     }
 
+    /// Whether the row is a step of clients (a ramp: `steps`), drawn against clients.
+    pub(crate) fn is_client_step(&self) -> bool {
+        self.is_ramp_step() && self.offered.is_none()
+    }
+
+    /// Whether the row is a step of offered rates (`rate_steps`), drawn against the rate.
+    pub(crate) fn is_rate_step(&self) -> bool {
+        self.is_ramp_step() && self.offered.is_some()
+    }
+
+    /// The achieved req/s of every ok repetition, those that did not hold the rate included
+    /// (the chart of achieved against offered shows how far they fell short).
+    pub(crate) fn achieved(&self) -> Vec<f64> {
+        let mut all = self.rates.clone();
+        all.extend(self.not_held.iter().map(|(_, h)| h.achieved));
+        all
+    }
+
     /// `≠` when the rate was measured with failures, else nothing: how every figure derived
     /// from it is marked.
     pub(crate) fn mark(&self) -> &'static str {
@@ -225,9 +245,14 @@ impl<'a> Row<'a> {
         self.verdict > Some(ClientVerdict::Ok)
     }
 
-    /// ` step c100` for a step's row, nothing for a cell's.
+    /// ` step c100` for a step's row, nothing for a cell's (also in an experiment where other
+    /// cells ran in steps, where its step label is empty).
     pub(crate) fn step_suffix(&self) -> String {
-        self.step.as_ref().map(|s| format!(" step {s}")).unwrap_or_default()
+        self.step
+            .as_ref()
+            .filter(|s| !s.is_empty())
+            .map(|s| format!(" step {s}"))
+            .unwrap_or_default()
     }
 
     /// The row of the same step whose cell is this one's with `axis` at `value` (the
@@ -383,6 +408,11 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
             .iter()
             .filter_map(|r| measurement_at(r, step))
             .find_map(|m| m.concurrency),
+        offered: cell
+            .repetitions
+            .iter()
+            .filter_map(|r| measurement_at(r, step))
+            .find_map(|m| m.rate.filter(|r| *r > 0.0)),
         n_ok: ok_measurements.len(),
         n_total: cell.repetitions.len(),
         rates,
@@ -407,6 +437,55 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         not_held,
         unsettled: false,
     }
+}
+
+/// The rows of the efficiency matrix: one per cell loaded at a pinned rate (`rate`, or every
+/// step of `rate_steps`) with server CPU known. The server's CPU time is measured over a whole
+/// repetition, every step of it, so a repetition counts only where each of its steps held its
+/// rate; one that did not is listed in `not_held` (its first step that fell short) and left
+/// out, as the main table leaves out a rate not held.
+pub(crate) fn efficiency_rows(exp: &StoredExperiment) -> Vec<Row<'_>> {
+    let mut rows = Vec::new();
+    for cell in &exp.cells {
+        let steps = steps_of(cell);
+        let pinned = !steps.is_empty()
+            && cell
+                .repetitions
+                .iter()
+                .flat_map(|r| &r.record.measurements)
+                .all(|m| m.rate.is_some_and(|r| r > 0.0));
+        let Some(&first) = steps.keys().next().filter(|_| pinned) else { continue };
+        let n_steps = steps.len();
+        let mut r = row(cell, Some(first), None, n_steps);
+        let shortfall = |rep: &StoredRepetition| {
+            rep.record.measurements.iter().filter_map(RateHold::of).find(|h| !h.held())
+        };
+        r.not_held = cell
+            .ok_repetitions()
+            .filter_map(|rep| Some((rep.record.repetition, shortfall(rep)?)))
+            .collect();
+        let counted: Vec<&StoredRepetition> = cell
+            .ok_repetitions()
+            .filter(|rep| rep.record.measurements.len() == n_steps && shortfall(rep).is_none())
+            .collect();
+        r.cpu_us =
+            counted.iter().filter_map(|rep| rep.record.server_cpu_us_per_request()).collect();
+        r.not_comparable = counted
+            .iter()
+            .flat_map(|rep| &rep.record.measurements)
+            .any(|m| m.failed > 0 || m.non_2xx > 0);
+        r.cpu_us_per_request = stats::median(&r.cpu_us);
+        let all = cell.repetitions.iter().flat_map(|rep| &rep.record.measurements);
+        (r.failed, r.non_2xx) = all.fold((0u64, 0u64), |(f, n), m| {
+            (f.saturating_add(m.failed), n.saturating_add(m.non_2xx))
+        });
+        if r.cpu_us.is_empty() && r.not_held.is_empty() {
+            // No server CPU measured at all: nothing to say of its efficiency.
+            continue;
+        }
+        rows.push(r);
+    }
+    rows
 }
 
 /// The repetition's measurement of that step, if it has one.

@@ -17,6 +17,7 @@ use std::io::{self, Write};
 
 use herd_store::StoredExperiment;
 
+use crate::charts::Chart;
 use crate::doc::{Align, Block, Doc, Entry, Role, Table};
 use crate::svg_chart::{escape, LineChart};
 
@@ -31,12 +32,12 @@ pub(crate) struct Section<'a> {
     /// The experiment reported, whose cells and setup follow the document.
     pub(crate) exp: Option<&'a StoredExperiment>,
     pub(crate) doc: Doc,
-    pub(crate) charts: Vec<LineChart>,
+    pub(crate) charts: Vec<Chart>,
 }
 
 impl<'a> Section<'a> {
     /// An experiment's report.
-    pub(crate) fn experiment(exp: &'a StoredExperiment, doc: Doc, charts: Vec<LineChart>) -> Self {
+    pub(crate) fn experiment(exp: &'a StoredExperiment, doc: Doc, charts: Vec<Chart>) -> Self {
         Section {
             anchor: format!("experiment-{}", exp.id.0),
             heading: format!("{} {}: {}", exp.id.0, exp.name(), exp.experiment.title),
@@ -124,11 +125,7 @@ fn section(page: &mut String, s: &Section<'_>) {
     if !s.charts.is_empty() {
         page.push_str("<h3>charts</h3>\n");
         for chart in &s.charts {
-            // The diamonds are explained where there are some: a caption naming what a
-            // chart does not draw sends the reader looking for it.
-            let caption =
-                if chart.draws_published() { CHART_CAPTION_PUBLISHED } else { CHART_CAPTION };
-            figure(page, chart, caption);
+            figure_svg(page, &chart.to_svg(), chart.caption());
         }
     }
     blocks(page, after);
@@ -139,17 +136,16 @@ fn section(page: &mut String, s: &Section<'_>) {
     page.push_str("</section>\n");
 }
 
-const CHART_CAPTION: &str =
-    "Lines: today's figures, the medians of the ok repetitions (as in the tables).";
-/// [`CHART_CAPTION`] for a chart that draws published figures too.
-const CHART_CAPTION_PUBLISHED: &str = "Lines: today's figures, the medians of the ok repetitions (as in the tables). Hollow diamonds: the article's published figures.";
-
 /// A chart with its caption.
 pub(crate) fn figure(page: &mut String, chart: &LineChart, caption: &str) {
+    figure_svg(page, &chart.to_svg(), caption);
+}
+
+/// A chart's SVG with its caption.
+fn figure_svg(page: &mut String, svg: &str, caption: &str) {
     let _ = writeln!(
         page,
-        "<figure class=\"chart\">{}<figcaption>{}</figcaption></figure>",
-        chart.to_svg(),
+        "<figure class=\"chart\">{svg}<figcaption>{}</figcaption></figure>",
         escape(caption)
     );
 }

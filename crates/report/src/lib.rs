@@ -7,12 +7,15 @@
 //! - A report is built once as a document (`doc.rs`: headings, tables, lists) and rendered
 //!   as terminal text, Markdown ([`Format`]) or HTML ([`write_html`]); CSV gives the same
 //!   rows' figures as data.
-//! - The HTML page (`html.rs`) adds the charts (`charts.rs`, drawn by `svg_chart.rs`),
+//! - The HTML page (`html.rs`) adds the charts (`charts.rs`, drawn by `svg_chart.rs` and
+//!   `svg_dots.rs`),
 //!   every cell's details (`html_cells.rs`: each repetition, the latency spectrum of
 //!   `spectrum.rs`, status codes, failures, client health, servers, command lines) and a
 //!   disclosure (`html_disclosure.rs`: machine, versions, configs, the experiment file).
 //! - The matrix (`matrix.rs`), in the seeds' shape: one figure per cell with its 95 %
 //!   confidence interval and, in parentheses, its percentage of the baseline beside it.
+//! - Where cells ran at a pinned rate, the efficiency matrix (`efficiency.rs`): the server's
+//!   CPU µs per request over the repetitions that held their rate.
 //! - Every row's figures (`table.rs`): requests per second (median and interval), spread,
 //!   latency percentiles, failures, server CPU per request and the client's verdict, then
 //!   what the rows cannot show: failed runs by kind (`failed_runs.rs`: "3 of 40 runs
@@ -36,6 +39,7 @@ mod compare;
 mod connections;
 mod csv;
 mod doc;
+mod efficiency;
 mod failed_runs;
 mod figures;
 mod flame;
@@ -51,6 +55,7 @@ mod placeholders;
 mod run_definition;
 mod spectrum;
 mod svg_chart;
+mod svg_dots;
 mod table;
 mod text;
 mod then_now;
@@ -222,7 +227,9 @@ pub enum CompareFormat {
 }
 
 /// The experiment's charts as SVG documents (title, `<svg>` text), in a fixed order: against
-/// file size where a workload sweeps sizes, against clients where loads are stepped.
+/// file size where a workload sweeps sizes, against clients where loads are stepped, against
+/// the offered rate where rates are stepped, the other rows' figures as dots, and the
+/// efficiency matrix's.
 pub fn charts(
     exp: &StoredExperiment,
     measure: Option<Measure>,
@@ -231,7 +238,7 @@ pub fn charts(
     let (rows, _) = figures::rows(exp);
     Ok(charts::experiment_charts(exp, &rows, measure)
         .into_iter()
-        .map(|c| (c.title.clone(), c.to_svg()))
+        .map(|c| (c.title().to_owned(), c.to_svg()))
         .collect())
 }
 

@@ -69,6 +69,7 @@ pub(crate) fn chart(cell: &StoredCell) -> Option<LineChart> {
         x: Axis { label: "percentile".into(), scale: Scale::Log10, units: Units::Percentile },
         y: Axis { label: "latency (ms)".into(), scale: Scale::Log10, units: Units::Number },
         series,
+        marks: Vec::new(),
     })
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Every element a reader (or a test) may look for has a class: `chart`, `axis x`/`axis y`,
 //! `tick`, `axis-label`, `title`, `series` (with `data-series`), `point`, `published`,
-//! `legend`.
+//! `reference`, `legend`, `mark` (with `data-x`: an x the chart marks, such as a rate not held).
 
 use std::fmt::Write as _;
 
@@ -51,6 +51,9 @@ pub(crate) enum Style {
     Measured,
     /// An article's figures: markers only, marked as published.
     Published,
+    /// A line to read the others against (the offered rate, where achieved equals offered):
+    /// thin, grey, no markers.
+    Reference,
 }
 
 #[derive(Debug, Clone)]
@@ -70,6 +73,17 @@ pub(crate) struct LineChart {
     pub(crate) x: Axis,
     pub(crate) y: Axis,
     pub(crate) series: Vec<Series>,
+    /// Places on the x axis the chart marks with a dashed vertical line and a label (`⊘`: an
+    /// offered rate some repetition did not hold).
+    pub(crate) marks: Vec<Mark>,
+}
+
+/// A marked x: a dashed line across the plot, its label at the top, its `why` as tooltip.
+#[derive(Debug, Clone)]
+pub(crate) struct Mark {
+    pub(crate) x: f64,
+    pub(crate) label: String,
+    pub(crate) why: String,
 }
 
 const WIDTH: f64 = 820.0;
@@ -81,7 +95,7 @@ const BOTTOM: f64 = 52.0;
 
 /// Colour-blind-safe (Okabe and Ito), in series order; their yellow last and darkened, as
 /// the pure one barely shows on white.
-const PALETTE: [&str; 8] =
+pub(crate) const PALETTE: [&str; 8] =
     ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#c8b400"];
 
 /// Line patterns, one per round of the palette, so a ninth series is not the first again.
@@ -224,6 +238,13 @@ impl LineChart {
                 Style::Published => {
                     let _ = write!(svg, "{}", diamond(lx + 9.0, ly, colour));
                 }
+                Style::Reference => {
+                    let _ = write!(
+                        svg,
+                        r##"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="#888" stroke-width="1" stroke-dasharray="4 3"/>"##,
+                        lx + 18.0
+                    );
+                }
             }
             let _ = write!(
                 svg,
@@ -289,7 +310,29 @@ impl LineChart {
                     }
                     let _ = write!(svg, "</g>");
                 }
+                Style::Reference => {
+                    let coords: Vec<String> =
+                        points.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+                    let _ = write!(
+                        svg,
+                        r##"<g class="series reference" data-series="{}"><polyline points="{}" fill="none" stroke="#888" stroke-width="1" stroke-dasharray="4 3"/></g>"##,
+                        escape(&s.name),
+                        coords.join(" ")
+                    );
+                }
             }
+        }
+        for m in self.marks.iter().filter(|m| fits(self.x.scale, m.x) && !xs.is_empty()) {
+            let x = px(m.x);
+            let _ = write!(
+                svg,
+                r##"<g class="mark" data-x="{}"><title>{}</title><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#d55e00" stroke-width="1" stroke-dasharray="3 3"/><text x="{x:.1}" y="{:.1}" font-size="12" text-anchor="middle" fill="#d55e00">{}</text></g>"##,
+                m.x,
+                escape(&m.why),
+                TOP + plot_h,
+                TOP - 4.0,
+                escape(&m.label)
+            );
         }
         if xs.is_empty() {
             let _ = write!(
@@ -350,7 +393,7 @@ fn diamond(x: f64, y: f64, colour: &str) -> String {
 
 /// An axis's shown range and its tick step, in the scale's own terms (exponents for log
 /// axes), both ends on a tick.
-struct Range {
+pub(crate) struct Range {
     scale: Scale,
     lo: f64,
     hi: f64,
@@ -358,7 +401,7 @@ struct Range {
 }
 
 impl Range {
-    fn of(scale: Scale, units: Units, values: &[f64]) -> Range {
+    pub(crate) fn of(scale: Scale, units: Units, values: &[f64]) -> Range {
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !min.is_finite() {
@@ -384,7 +427,7 @@ impl Range {
         Range { scale, lo, hi, step }
     }
 
-    fn fraction(&self, v: f64) -> f64 {
+    pub(crate) fn fraction(&self, v: f64) -> f64 {
         let v = match self.scale {
             Scale::Linear => v,
             Scale::Log10 => v.log10(),
@@ -393,7 +436,7 @@ impl Range {
         (v - self.lo) / (self.hi - self.lo)
     }
 
-    fn ticks(&self) -> Vec<f64> {
+    pub(crate) fn ticks(&self) -> Vec<f64> {
         let n = ((self.hi - self.lo) / self.step).round() as i32;
         let at = |i: i32| self.lo + f64::from(i) * self.step;
         match self.scale {
@@ -422,7 +465,7 @@ fn nice_ceiling(v: f64) -> f64 {
     [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|c| *c >= v).unwrap_or(v)
 }
 
-fn tick_label(units: Units, v: f64) -> String {
+pub(crate) fn tick_label(units: Units, v: f64) -> String {
     match units {
         Units::Number => si(v),
         Units::Bytes => bytes(v),
@@ -568,6 +611,7 @@ mod tests {
                 twin: None,
                 points: vec![(0.0, 5.0), (1.0, 10.0), (16.0, 20.0)],
             }],
+            marks: Vec::new(),
         };
         let svg = chart.to_svg();
         assert!(svg.contains("a &lt;b&gt; &amp; &quot;c&quot;"), "{svg}");

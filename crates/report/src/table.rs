@@ -25,6 +25,9 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
         for block in matrix::blocks(exp, &rows, baseline, measure) {
             doc.push(block);
         }
+        for block in crate::efficiency::blocks(exp, baseline, measure) {
+            doc.push(block);
+        }
     }
     let mut table = Table::with_role(Role::Rows);
     for axis in &exp.experiment.axes {

@@ -1013,8 +1013,11 @@ fn charts_against_size_and_clients() {
     // No failures: an axis of 0 to 1, every point on 0.
     check_golden("chart_steps_failed.svg", steps[1].1.as_bytes());
     assert!(steps[1].1.contains(">0</text>") && steps[1].1.contains(">1</text>"), "{}", steps[1].1);
-    // No sweep and no steps: no chart.
-    assert!(svgs(&matrix()).is_empty());
+    // No sweep and no steps: no line chart, the matrix's dots alone (issue 33: every matrix
+    // is charted; a_plain_matrix_is_charted_with_its_intervals).
+    let plain = svgs(&matrix());
+    assert_eq!(plain.len(), 1);
+    assert!(plain[0].1.starts_with("<svg class=\"chart dots\""), "{}", plain[0].1);
 }
 
 #[test]
@@ -1043,8 +1046,10 @@ fn html_page() {
         html.contains(r#"<td class="num share s60" data-percent="66.66666666666666" data-cell="server=nginx path=nft-dnat" data-measure="requests_per_second" data-value="20000">20000^ ±0.0% (66.7 %)</td>"#),
         "{html}"
     );
-    // The charts come before the table of every row; the sweep's two and the steps' two.
-    assert_eq!(html.matches("<figure class=\"chart\"><svg").count(), 4 + spectra(&exps));
+    // The charts come before the table of every row; the sweep's two, the steps' two and
+    // the paths' matrix as dots.
+    assert_eq!(html.matches("<figure class=\"chart\"><svg").count(), 5 + spectra(&exps));
+    assert_eq!(html.matches("<figure class=\"chart\"><svg class=\"chart dots\"").count(), 1);
     let sweep = &html[html.find("id=\"experiment-2\"").unwrap()..];
     let charts_at = sweep.find("<h3>charts</h3>").unwrap();
     assert!(charts_at < sweep.find("<h3>every row").unwrap(), "charts after the rows");
@@ -1613,4 +1618,227 @@ fn a_rate_not_held_is_said_and_left_out() {
     let row = text.lines().find(|l| l.starts_with("a ") && l.contains("r5000")).unwrap();
     assert!(row.contains(" 2/4 "), "{row}");
     assert!(row.contains("4.1"), "{row}");
+}
+
+/// A measurement of an open loop at `offered` req/s over 10 s: `completed` requests, p50 and
+/// p99 of `p50_us` and `p99_us` (98 and 2 in each 100 requests), a worst schedule lag of
+/// `lag_us`.
+fn open_loop(
+    step: u32,
+    label: &str,
+    offered: f64,
+    completed: u64,
+    (p50_us, p99_us): (u64, u64),
+    lag_us: u64,
+) -> Measurement {
+    let h = histogram(&[(p50_us, completed / 100 * 98), (p99_us, completed / 100 * 2)]);
+    let mut m = measurement(step, label, completed, &[], 0, Some(h));
+    m.rate = Some(offered);
+    m.concurrency = Some(64);
+    m.histograms.push((LatencySeries::Queued, histogram(&[(10, completed - 1), (lag_us, 1)])));
+    m
+}
+
+/// Two servers, each at a pinned 2,000 req/s (`r2000`) and at offered rates in steps of
+/// 1,000, 2,000 and 4,000 req/s (`ramp`), three repetitions each:
+/// - a at r2000: server CPU 0.40, 0.42, 0.38 s over 20,000 requests: 20, 21, 19 µs (median
+///   20, ±95 % = 4.3027·1/√3 = ±12.4 %); p99 1 ms.
+/// - b at r2000: CPU 0.2 s each: 10 µs (50.0 % of a's); p99 0.5 ms.
+/// - a's ramp holds every step; p50 0.2, 0.3, 0.6 ms and p99 1, 2, 8 ms by step; CPU 0.7 s
+///   over 70,000 requests: 10 µs each repetition.
+/// - b's ramp: repetitions 1 and 2 hold (CPU 0.35 s: 5 µs); repetition 3 achieves 3,000 of
+///   4,000 req/s at its third step (75 %): that step is ⊘ and left out, and the repetition
+///   out of b's efficiency (its CPU, 0.9 s over 60,000: 15 µs, counts nowhere).
+fn rate_steps() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("offered", &["server", "load"])).unwrap();
+    let steps = [(1, "r=1000", 1_000.0), (2, "r=2000", 2_000.0), (3, "r=4000", 4_000.0)];
+    for rep in 0..3u32 {
+        for (server, cpu, p99) in [("a", [0.40, 0.42, 0.38], 1_000), ("b", [0.2, 0.2, 0.2], 500)] {
+            let m = open_loop(0, "", 2_000.0, 20_000, (100, p99), 500);
+            let axes = [("server", server), ("load", "r2000")];
+            let r = repetition(&axes, rep, "herd", ok("ok"), Some(cpu[rep as usize]), vec![m]);
+            store.record_repetition(id, &r).unwrap();
+        }
+        let a: Vec<Measurement> = steps
+            .iter()
+            .zip([(200, 1_000), (300, 2_000), (600, 8_000)])
+            .map(|(&(k, label, rate), lat)| open_loop(k, label, rate, rate as u64 * 10, lat, 900))
+            .collect();
+        let r =
+            repetition(&[("server", "a"), ("load", "ramp")], rep, "herd", ok("ok"), Some(0.7), a);
+        store.record_repetition(id, &r).unwrap();
+        let short = rep == 2;
+        let b: Vec<Measurement> = steps
+            .iter()
+            .zip([(100, 500), (150, 700), (400, 20_000)])
+            .map(|(&(k, label, rate), lat)| {
+                let completed = if short && k == 3 { 30_000 } else { rate as u64 * 10 };
+                open_loop(k, label, rate, completed, lat, 900)
+            })
+            .collect();
+        let cpu = if short { 0.9 } else { 0.35 };
+        let r =
+            repetition(&[("server", "b"), ("load", "ramp")], rep, "herd", ok("ok"), Some(cpu), b);
+        store.record_repetition(id, &r).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+#[test]
+fn pinned_rates_get_an_efficiency_matrix() {
+    let exp = rate_steps();
+    let text = String::from_utf8(render(&exp)).unwrap();
+    check_golden("table_efficiency.txt", text.as_bytes());
+    assert!(
+        text.contains(
+            "efficiency at pinned rates, lower is better: server CPU per request (µs) by server \
+             and load"
+        ),
+        "{text}"
+    );
+    let line = |start: &str| -> &str {
+        let eff = &text[text.find("efficiency at pinned rates").unwrap()..];
+        eff.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("{start}: {text}"))
+    };
+    // a: 20 µs at r2000 (±12.4 %), 10 µs over its ramp; b: 10 µs (50 %), 5 µs ⊘ (50 %).
+    let a = line("a ");
+    assert!(a.contains("20.00 ±12.4%") && a.contains("10.00 ±0.0%"), "{a}");
+    let b = line("b ");
+    assert!(b.contains("10.00 ±0.0% (50.0 %)"), "{b}");
+    assert!(b.contains("5.00⊘ ±0.0% (50.0 %)"), "{b}");
+    // The not-held step of b's ramp is said, and out of its step's figures.
+    assert!(
+        text.contains(
+            "server=b load=ramp step r=4000, repetition 3: achieved 75.0 % of 4000 req/s"
+        ),
+        "{text}"
+    );
+    // Markdown carries the same matrix; asked for CPU per request, the main matrix is it.
+    let md = String::from_utf8(render_as(&exp, &Options::default(), Format::Markdown)).unwrap();
+    assert!(md.contains("efficiency at pinned rates"), "{md}");
+    let cpu = Options { baseline: None, measure: Some(Measure::CpuPerRequest) };
+    let cpu = String::from_utf8(render_as(&exp, &cpu, Format::Text)).unwrap();
+    assert!(!cpu.contains("efficiency at pinned rates"), "{cpu}");
+    // a's first repetition at r2000 achieving 1,500 req/s: said without a step (the cell is
+    // not stepped, though others are), and out of a's efficiency (21 and 19 µs: median 20).
+    let mut short = rate_steps();
+    for cell in short.cells.iter_mut().filter(|c| c.key == "server=a load=r2000") {
+        for rep in cell.repetitions.iter_mut().filter(|r| r.record.repetition == 0) {
+            rep.record.measurements[0].completed = 15_000;
+        }
+    }
+    let text = String::from_utf8(render(&short)).unwrap();
+    assert!(
+        text.contains("  server=a load=r2000, repetition 1: achieved 75.0 % of 2000 req/s\n"),
+        "{text}"
+    );
+    let eff = &text[text.find("efficiency at pinned rates").unwrap()..];
+    let a = eff.lines().find(|l| l.starts_with("a ")).unwrap();
+    assert!(a.contains("20.00⊘ ±"), "{a}");
+    // Without pinned rates (closed loops), no efficiency matrix.
+    let closed = String::from_utf8(render(&matrix())).unwrap();
+    assert!(!closed.contains("efficiency"), "{closed}");
+}
+
+#[test]
+fn rate_steps_are_drawn_against_the_offered_load() {
+    let exp = rate_steps();
+    let charts = herd_report::charts(&exp, None).unwrap();
+    let titles: Vec<&str> = charts.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "latency against offered load (p50, p99)",
+            "achieved against offered load",
+            "requests/s by server, load",
+            "efficiency at pinned rates: server CPU µs per request",
+        ]
+    );
+    let (_, latency) = &charts[0];
+    check_golden("chart_rate_steps.svg", latency.as_bytes());
+    // One line per server and percentile, a point per offered rate, from the figures: a's
+    // p99 at 4,000 req/s is 8 ms (8.003, the top of its HdrHistogram bucket).
+    for name in ["p50 server=a", "p99 server=a", "p50 server=b", "p99 server=b"] {
+        let at =
+            latency.find(&format!("data-series=\"{name}\"")).unwrap_or_else(|| panic!("{name}"));
+        let group = &latency[at..at + latency[at..].find("</g>").unwrap()];
+        let points = group.matches("<circle class=\"point\"").count();
+        // b's p99 and p50 at 4,000: from the two repetitions that held it.
+        assert_eq!(points, 3, "{name}: {group}");
+    }
+    assert!(latency.contains(r#"data-x="4000" data-y="8.003""#), "{latency}");
+    assert!(latency.contains(r#"<g class="mark" data-x="4000">"#), "the ⊘ at 4000: {latency}");
+    assert!(latency.contains("achieved 75.0 % of 4000 req/s"), "{latency}");
+    assert!(!latency.contains(r#"<g class="mark" data-x="2000">"#), "{latency}");
+    let (_, achieved) = &charts[1];
+    // b at 4,000: 4,000, 4,000 and 3,000 achieved: median 4,000; a reference line.
+    assert!(achieved.contains(r#"data-x="4000" data-y="4000""#), "{achieved}");
+    assert!(achieved.contains(r#"class="series reference""#), "{achieved}");
+    let (_, efficiency) = &charts[3];
+    check_golden("chart_efficiency.svg", efficiency.as_bytes());
+    assert!(efficiency.contains("(lower is better)"), "{efficiency}");
+    assert!(
+        efficiency.contains(r#"data-row="server=a load=r2000" data-value="20""#),
+        "{efficiency}"
+    );
+    assert!(efficiency.contains(r#"data-row="server=b load=ramp" data-value="5""#), "{efficiency}");
+    assert!(efficiency.contains("server=b load=ramp ⊘"), "{efficiency}");
+
+    // The charts come from the data: a slower a at 4,000 req/s moves its point.
+    let mut slower = rate_steps();
+    for cell in slower.cells.iter_mut().filter(|c| c.key == "server=a load=ramp") {
+        for rep in &mut cell.repetitions {
+            let m = &mut rep.record.measurements[2];
+            m.histograms[0].1 = histogram(&[(600, 39_200), (50_000, 800)]);
+        }
+    }
+    let again = herd_report::charts(&slower, None).unwrap();
+    assert!(again[0].1.contains(r#"data-x="4000" data-y="50.015""#), "{}", again[0].1);
+    assert!(!again[0].1.contains(r#"data-x="4000" data-y="8.003""#), "{}", again[0].1);
+
+    // The page shows them all.
+    let mut page = Vec::new();
+    herd_report::write_html(std::slice::from_ref(&exp), &Options::default(), "fixed.db", &mut page)
+        .unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("latency against offered load (p50, p99)"), "{page}");
+    assert!(page.contains("<svg class=\"chart dots\""), "{page}");
+    assert!(page.contains("efficiency at pinned rates, lower is better"), "{page}");
+}
+
+#[test]
+fn a_plain_matrix_is_charted_with_its_intervals() {
+    let exp = matrix();
+    let charts = herd_report::charts(&exp, None).unwrap();
+    let titles: Vec<&str> = charts.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles, ["requests/s by server, load"]);
+    let svg = &charts[0].1;
+    check_golden("chart_matrix.svg", svg.as_bytes());
+    assert!(svg.contains("requests/s (higher is better)"), "{svg}");
+    // nginx c100: median 100,000 req/s, ±4,968.4 about the mean of 100,000.
+    assert!(
+        svg.contains(r#"data-row="server=nginx load=c100" data-value="100000" data-low="95031"#),
+        "{svg}"
+    );
+    // The failed repetition's cell still has its row; the measure is the table's.
+    let p99 = herd_report::charts(&exp, Some(Measure::LatencyP99)).unwrap();
+    assert!(p99[0].1.contains("p99 latency (ms) (lower is better)"), "{}", p99[0].1);
+    assert!(
+        p99[0].1.contains(r#"data-row="server=nginx load=c1000" data-value="8.907""#),
+        "{}",
+        p99[0].1
+    );
+    // A change in the store is a change in the chart.
+    let mut faster = matrix();
+    for cell in faster.cells.iter_mut().filter(|c| c.key == "server=nginx load=c100") {
+        for rep in &mut cell.repetitions {
+            for m in &mut rep.record.measurements {
+                m.completed *= 2;
+            }
+        }
+    }
+    let again = herd_report::charts(&faster, None).unwrap();
+    assert!(again[0].1.contains(r#"data-row="server=nginx load=c100" data-value="200000""#));
 }

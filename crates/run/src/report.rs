@@ -83,7 +83,7 @@ impl RunReport {
             .iter()
             .zip(1u32..)
             .filter_map(|(s, k)| {
-                let label = format!("c={}", s.connections);
+                let label = s.step_label();
                 s.judgement(stepped.then_some(&label), k)
             })
             .reduce(|worst, j| if j.verdict > worst.verdict { j } else { worst })

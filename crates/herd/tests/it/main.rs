@@ -20,6 +20,7 @@ mod lab_netbench;
 mod lab_paths;
 mod lab_profile;
 mod lab_protocols;
+mod lab_rate_steps;
 mod lab_resume;
 mod lab_servers;
 mod report_history;

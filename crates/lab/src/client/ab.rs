@@ -56,6 +56,13 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
                 "one ab run has one concurrency",
                 "make one load per step with `requests` and `concurrency`, or use the herd client",
             )),
+            Shape::RateSteps { .. } => {
+                return Err(job.unsupported(
+                    "send offered rates in steps",
+                    "it has no open loop: each connection sends when its last response ends",
+                    "use the herd client (a `rate_steps` load)",
+                ))
+            }
         };
     if concurrency > MAX_CONCURRENCY {
         return Err(job.unsupported(

@@ -63,6 +63,13 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
                 "make one load per step with `requests` or `duration` and `concurrency`, or use \
                  the herd client",
             )),
+            Shape::RateSteps { .. } => {
+                return Err(job.unsupported(
+                    "send offered rates in steps",
+                    "its -r is a rate of new connections and its --rps a pace per connection",
+                    "use the herd client (a `rate_steps` load)",
+                ))
+            }
         };
     if !load.keep_alive {
         return Err(job.unsupported(

@@ -80,6 +80,19 @@ pub(super) fn plan(job: &ClientJob) -> Result<RunPlan, ClientError> {
             step: span("the step time", *step)?,
             pace: Pace::Closed { think: None },
         },
+        Shape::RateSteps { rates, step, connections } => RunLoad::RateSteps {
+            connections: count("the connections", *connections)?,
+            rates: rates
+                .iter()
+                .map(|&r| {
+                    RequestRate::new(r).ok_or_else(|| {
+                        job.invalid(format!("the rate {r} is not one herd can send"))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            arrivals: Arrivals::Uniform,
+            step: span("the step time", *step)?,
+        },
     };
     let url = job.url().parse().map_err(|e: String| job.invalid(e))?;
     let mut plan = RunPlan::new(url, load);

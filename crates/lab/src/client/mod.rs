@@ -436,6 +436,16 @@ fn check_job(job: &ClientJob) -> Result<(), ClientError> {
             }
             positive("the step time", *step)?;
         }
+        Shape::RateSteps { rates, step, connections } => {
+            if rates.is_empty() {
+                return Err(job.invalid("a stepped load needs at least one step".to_owned()));
+            }
+            if let Some(r) = rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+                return Err(job.invalid(format!("the rate {r} must be a number more than zero")));
+            }
+            positive("the step time", *step)?;
+            at_least_one(job, "the connections", u64::from(*connections))?;
+        }
     }
     if job.threads == Some(0) {
         return Err(job.invalid("the threads must be at least 1".to_owned()));

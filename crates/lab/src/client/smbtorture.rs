@@ -124,11 +124,11 @@ pub fn steps(load: &Load) -> Result<(Vec<u32>, Duration), String> {
                  (one step of `concurrency` clients) or `steps` with `step`"
                 .to_owned())
         }
-        Shape::Rate { .. } => {
-            return Err("smbtorture has no open loop (`rate`): each client replays the trace \
+        Shape::Rate { .. } | Shape::RateSteps { .. } => return Err(
+            "smbtorture has no open loop (`rate`, `rate_steps`): each client replays the trace \
                  as fast as the server answers; give `duration` or `steps`"
-                .to_owned())
-        }
+                .to_owned(),
+        ),
     };
     let whole = |d: Duration| d.subsec_nanos() == 0 && d >= Duration::from_secs(1);
     if !whole(limit) {

@@ -55,6 +55,14 @@ fn steps() -> Load {
     load(Shape::Steps { clients: vec![1, 2, 4], step: Duration::from_millis(2500) })
 }
 
+fn rate_steps() -> Load {
+    load(Shape::RateSteps {
+        rates: vec![1000.0, 2000.0, 4000.0],
+        step: Duration::from_millis(1500),
+        connections: 32,
+    })
+}
+
 fn program(tool: Tool) -> &'static Path {
     Path::new(match tool {
         Tool::Herd => "/opt/herd",
@@ -125,6 +133,44 @@ fn herd_every_shape() {
         "/opt/herd run http://127.0.0.1:8080/page.html --steps=1,2,4 --step-time=2500ms \
          --json=/out/run.json",
     );
+    check(
+        &job(Tool::Herd, &r, &rate_steps()),
+        "/opt/herd run http://127.0.0.1:8080/page.html --connections=32 \
+         --rate-steps=1000,2000,4000 --step-time=1500ms --json=/out/run.json",
+    );
+}
+
+#[test]
+fn only_herd_sends_offered_rates_in_steps() {
+    let r = get("/page.html");
+    let l = rate_steps();
+    for (tool, protocol, why) in [
+        (
+            Tool::Ab,
+            Protocol::H1,
+            "it has no open loop: each connection sends when its last response ends",
+        ),
+        (Tool::Wrk, Protocol::H1, "it has no open loop (wrk2's -R has)"),
+        (
+            Tool::H2load,
+            Protocol::H2c,
+            "its -r is a rate of new connections and its --rps a pace per connection",
+        ),
+    ] {
+        let e = supports(tool, protocol, &l, &r, None).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{} cannot send offered rates in steps: {why}; use the herd client (a \
+                 `rate_steps` load)",
+                tool.name()
+            )
+        );
+    }
+    assert!(supports(Tool::Herd, Protocol::H1, &l, &r, None).is_ok());
+    let empty = load(Shape::RateSteps { rates: vec![], step: SECS(1), connections: 1 });
+    let e = supports(Tool::Herd, Protocol::H1, &empty, &r, None).unwrap_err().to_string();
+    assert!(e.contains("at least one step"), "{e}");
 }
 
 #[test]

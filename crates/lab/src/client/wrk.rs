@@ -57,6 +57,13 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
                 "one wrk run has one connection count",
                 "make one load per step with `duration` and `concurrency`, or use the herd client",
             )),
+            Shape::RateSteps { .. } => {
+                return Err(job.unsupported(
+                    "send offered rates in steps",
+                    "it has no open loop (wrk2's -R has)",
+                    "use the herd client (a `rate_steps` load)",
+                ))
+            }
         };
     if job.request.specweb_dir.is_some() {
         return Err(job.unsupported(

@@ -551,22 +551,27 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
         }
         Ok(v)
     };
+    let concurrency_given = l.concurrency.as_ref().map(|c| c.span());
     let concurrency = match &l.concurrency {
         Some(c) => int_in(errs, c, &format!("{ctx} concurrency"), 1, MAX_CONCURRENCY)? as u32,
         None => 1,
     };
-    let shapes = [l.requests.is_some(), l.rate.is_some(), l.steps.is_some()];
+    let shapes =
+        [l.requests.is_some(), l.rate.is_some(), l.steps.is_some(), l.rate_steps.is_some()];
     let anchor = l
         .requests
         .as_ref()
         .map(|r| r.span())
         .or(l.rate.as_ref().map(|r| r.span()))
         .or(l.steps.as_ref().map(|r| r.span()))
+        .or(l.rate_steps.as_ref().map(|r| r.span()))
         .or(l.duration.as_ref().map(|r| r.span()))
         .unwrap_or(0..0);
     if shapes.iter().filter(|&&b| b).count() > 1 {
-        return Err(errs
-            .at(anchor, format!("{ctx} give one of `requests`, `rate` or `steps`, not several")));
+        return Err(errs.at(
+            anchor,
+            format!("{ctx} give one of `requests`, `rate`, `steps` or `rate_steps`, not several"),
+        ));
     }
     let shape = if let Some(n) = &l.requests {
         if let Some(d) = &l.duration {
@@ -623,23 +628,29 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
             ));
         };
         Shape::Steps { clients, step: dur(step, "step")? }
+    } else if let Some(rates) = &l.rate_steps {
+        rate_steps(errs, &ctx, l, rates, concurrency_given)?
     } else if let Some(d) = &l.duration {
         Shape::Duration { duration: dur(d, "duration")?, concurrency }
     } else {
         return Err(errs.file(format!(
-            "{ctx} says neither how many requests nor how long: give `requests` (ab's -n), `duration`, `rate` + `duration`, or `steps` + `step`"
+            "{ctx} says neither how many requests nor how long: give `requests` (ab's -n), \
+             `duration`, `rate` + `duration`, `steps` + `step`, or `rate_steps` + `step`"
         )));
     };
-    if l.connections.is_some() && !matches!(shape, Shape::Rate { .. }) {
+    if l.connections.is_some() && !matches!(shape, Shape::Rate { .. } | Shape::RateSteps { .. }) {
         let span = l.connections.as_ref().map_or(0..0, |c| c.span());
         return Err(errs.at(
             span,
-            format!("{ctx} `connections` is for `rate` loads; closed loops use `concurrency`"),
+            format!(
+                "{ctx} `connections` is for `rate` and `rate_steps` loads; closed loops use \
+                 `concurrency`"
+            ),
         ));
     }
-    if l.step.is_some() && !matches!(shape, Shape::Steps { .. }) {
+    if l.step.is_some() && !matches!(shape, Shape::Steps { .. } | Shape::RateSteps { .. }) {
         let span = l.step.as_ref().map_or(0..0, |c| c.span());
-        return Err(errs.at(span, format!("{ctx} `step` goes with `steps`")));
+        return Err(errs.at(span, format!("{ctx} `step` goes with `steps` or `rate_steps`")));
     }
     let warmup = match (&l.warmup, &l.warmup_requests) {
         (Some(w), Some(_)) => {
@@ -672,6 +683,80 @@ fn load(errs: &Errors<'_>, name: &str, l: &RawLoad) -> Result<Load, ExperimentEr
     // client does; a new connection per request (ab without -k) is asked for in so many words,
     // `keep_alive = false`, so that no HTTP/2 or HTTP/3 cell opens one per request by default.
     Ok(Load { shape, keep_alive: l.keep_alive.unwrap_or(true), warmup, timeout, streams })
+}
+
+/// `rate_steps = [1000, 2000, 4000]` with `step`: an open loop at each offered rate in turn,
+/// over `connections` (as a `rate` load's, 64 by default). A closed loop's `concurrency` and
+/// a total `duration` would say something else of the same load, so both are refused.
+fn rate_steps(
+    errs: &Errors<'_>,
+    ctx: &str,
+    l: &RawLoad,
+    rates: &Spanned<Vec<f64>>,
+    concurrency_given: Option<std::ops::Range<usize>>,
+) -> Result<Shape, ExperimentError> {
+    if let Some(span) = concurrency_given {
+        return Err(errs.at(
+            span,
+            format!(
+                "{ctx} `rate_steps` is an open loop: give its `connections`, not a closed \
+                 loop's `concurrency`"
+            ),
+        ));
+    }
+    if let Some(d) = &l.duration {
+        return Err(errs.at(
+            d.span(),
+            format!(
+                "{ctx} `rate_steps` runs each rate for `step`, not `duration`: write step = \
+                 \"{}\"",
+                d.get_ref()
+            ),
+        ));
+    }
+    let mut per_second = Vec::new();
+    for &r in rates.get_ref() {
+        // The one rule for a request rate (herd_stats::units), as `herd run --rate-steps`.
+        let Some(rate) = herd_stats::units::RequestRate::new(r) else {
+            return Err(errs.at(
+                rates.span(),
+                format!(
+                    "{ctx} rate_steps: {r} is not a rate: each must be more than 0 and at most \
+                     10000000 requests per second"
+                ),
+            ));
+        };
+        per_second.push(rate.per_second());
+    }
+    if per_second.is_empty() {
+        return Err(errs.at(
+            rates.span(),
+            format!(
+                "{ctx} rate_steps is empty: list the offered rates in requests/s, e.g. \
+                 [1000, 2000, 4000]"
+            ),
+        ));
+    }
+    let Some(step) = &l.step else {
+        return Err(errs.at(
+            rates.span(),
+            format!("{ctx} `rate_steps` needs `step`, the time per rate, e.g. step = \"5s\""),
+        ));
+    };
+    let step = match parse_duration(step.get_ref()) {
+        Ok(d) if d <= MAX_LOAD_TIME => d,
+        Ok(_) => {
+            return Err(
+                errs.at(step.span(), format!("{ctx} step is over an hour: split the experiment"))
+            )
+        }
+        Err(e) => return Err(errs.at(step.span(), format!("{ctx} step {e}"))),
+    };
+    let connections = match &l.connections {
+        Some(c) => int_in(errs, c, &format!("{ctx} connections"), 1, MAX_CONCURRENCY)? as u32,
+        None => 64,
+    };
+    Ok(Shape::RateSteps { rates: per_second, step, connections })
 }
 
 fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, ExperimentError> {

@@ -136,6 +136,14 @@ fn comparable(
 ) -> Result<(), String> {
     let stepped = matches!(cell.load.shape, Shape::Steps { .. });
     let key = measure.key();
+    if matches!(cell.load.shape, Shape::RateSteps { .. }) {
+        // Neither one measurement nor a ramp of clients with a peak: nothing published is.
+        return Err(format!(
+            "{key} has nothing to compare with in cell {}: its load `{}` is offered rates in \
+             steps (`rate_steps`), a measurement per rate",
+            cell.key, cell.load_name
+        ));
+    }
     if measure.needs_steps() && !stepped {
         return Err(format!(
             "{key} compares with the best step of a stepped load; cell {}'s load `{}` is not stepped",

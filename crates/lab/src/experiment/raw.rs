@@ -153,6 +153,9 @@ pub(crate) struct RawLoad {
     pub connections: Option<Spanned<i64>>,
     #[serde(default)]
     pub steps: Option<Spanned<Vec<i64>>>,
+    /// Offered rates in turn, requests per second, each for `step` (an open loop per step).
+    #[serde(default)]
+    pub rate_steps: Option<Spanned<Vec<f64>>>,
     #[serde(default)]
     pub step: Option<Spanned<String>>,
     #[serde(default)]

@@ -237,6 +237,12 @@ fn published_figures_that_compare_unlike_things_are_refused() {
             "peak_requests_per_second compares with the best step of a stepped load",
         ),
         (
+            fig("at = { server = \"herd\", load = \"ramp\" }\nseconds = 1")
+                .replace("steps = [1, 2, 4]", "rate_steps = [100, 200]"),
+            "seconds has nothing to compare with in cell server=herd workload=page load=ramp \
+             server_cpus=0: its load `ramp` is offered rates in steps (`rate_steps`)",
+        ),
+        (
             fig("at = { server = \"apache-prefork\", workload = \"9x9\", load = \"ab\" }\nseconds = 1"),
             "matches no cell of the matrix that runs (left out by [[exclude]], or refused?)",
         ),
@@ -365,6 +371,45 @@ fn units_are_read_as_every_flag_reads_them() {
     assert!(err(&edit("size = 6397", "size = \"1.5Mi\"")).contains("`1.5Mi` is not a size"));
     let rate = edit("requests = 1000", "rate = 0.0\nduration = \"1s\"");
     assert!(err(&rate).contains("rate must be more than 0"), "{}", err(&rate));
+}
+
+#[test]
+fn offered_rates_in_steps_are_a_load() {
+    let ramp = "steps = [1, 2, 4]\nstep = \"500ms\"";
+    let e = parse(&edit(ramp, "rate_steps = [1000, 2500.5]\nstep = \"300ms\""), "x.toml").unwrap();
+    let Some(l) = e.loads.get("ramp") else { panic!("{:?}", e.loads) };
+    assert_eq!(
+        l.shape,
+        Shape::RateSteps {
+            rates: vec![1000.0, 2500.5],
+            step: std::time::Duration::from_millis(300),
+            connections: 64
+        }
+    );
+    let with = edit(ramp, "rate_steps = [200]\nstep = \"1s\"\nconnections = 8");
+    let e = parse(&with, "x.toml").unwrap();
+    assert_eq!(e.loads["ramp"].shape.max_connections(), 8);
+    for (to, want) in [
+        ("rate_steps = []\nstep = \"1s\"", "rate_steps is empty: list the offered rates"),
+        ("rate_steps = [1000, 0]\nstep = \"1s\"", "rate_steps: 0 is not a rate"),
+        ("rate_steps = [-5]\nstep = \"1s\"", "rate_steps: -5 is not a rate"),
+        ("rate_steps = [1000]", "`rate_steps` needs `step`"),
+        ("rate_steps = [1000]\nduration = \"2s\"", "runs each rate for `step`, not `duration`"),
+        (
+            "rate_steps = [1000]\nstep = \"1s\"\nconcurrency = 4",
+            "`rate_steps` is an open loop: give its `connections`",
+        ),
+        (
+            "rate_steps = [1000]\nsteps = [1, 2]\nstep = \"1s\"",
+            "give one of `requests`, `rate`, `steps` or `rate_steps`, not several",
+        ),
+        ("rate_steps = [1000]\nrate = 5.0\nstep = \"1s\"", "not several"),
+        ("rate_steps = [\"fast\"]\nstep = \"1s\"", "invalid type: string \"fast\", expected f64"),
+    ] {
+        let e = err(&edit(ramp, to));
+        assert!(e.contains(want), "{to}: want {want:?} in:\n{e}");
+        assert!(e.contains("line "), "{to}: the line is named:\n{e}");
+    }
 }
 
 #[test]

@@ -185,6 +185,7 @@ fn time_limit(load: &Load) -> Duration {
     match &load.shape {
         Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => *duration + margin,
         Shape::Steps { clients, step } => *step * clients.len() as u32 + margin,
+        Shape::RateSteps { rates, step, .. } => *step * rates.len() as u32 + margin,
         Shape::Requests { n_requests, .. } => {
             let per = Duration::from_millis(10)
                 .saturating_mul(u32::try_from(*n_requests).unwrap_or(u32::MAX));

@@ -197,6 +197,16 @@ impl StepReport {
         }
     }
 
+    /// The step's name in a stepped run: `c=16` for a step of 16 connections, `r=2000` for a
+    /// step of `--rate-steps` (whose steps share one count of connections, so only the rate
+    /// tells them apart).
+    pub fn step_label(&self) -> String {
+        match self.rate() {
+            Some(rate) => format!("r={rate}"),
+            None => format!("c={}", self.connections),
+        }
+    }
+
     /// No request got a response: nothing was measured of the server but its absence.
     pub fn no_response(&self) -> bool {
         self.requests.completed == 0
@@ -247,7 +257,7 @@ impl StepReport {
         }
         Measurement {
             step,
-            label: if stepped { format!("c={}", self.connections) } else { String::new() },
+            label: if stepped { self.step_label() } else { String::new() },
             concurrency: Some(self.connections),
             rate: self.rate(),
             duration_s: self.elapsed_s,

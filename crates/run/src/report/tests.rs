@@ -75,6 +75,25 @@ fn a_stepped_run_reads_back_with_each_steps_verdict() {
 }
 
 #[test]
+fn steps_of_offered_rates_are_named_by_their_rate() {
+    // --rate-steps' steps share one count of connections: only the rate tells them apart.
+    let at = |rate: f64| StepReport {
+        schedule: Schedule::Rate { requests_per_second: rate },
+        ..recorded()
+    };
+    let mut slow = at(2_000.0);
+    slow.client.verdict = Some(ClientVerdict::Suspect);
+    slow.client.reason = Some("busy".into());
+    let report =
+        RunReport::Stepped { url: "http://127.0.0.1:1/".into(), steps: vec![at(1_000.0), slow] };
+    let m = report.measurements();
+    let labels: Vec<(&str, Option<f64>)> = m.iter().map(|m| (m.label.as_str(), m.rate)).collect();
+    assert_eq!(labels, [("r=1000", Some(1_000.0)), ("r=2000", Some(2_000.0))]);
+    let judged = report.judgement().unwrap();
+    assert_eq!(judged.reason.as_deref(), Some("step 2 (r=2000): busy"));
+}
+
+#[test]
 fn a_wrong_length_is_a_failure_of_the_measurement() {
     let mut step = recorded();
     step.wrong_length = 2;
