@@ -81,9 +81,12 @@ pub(crate) fn experiment_charts(
         line_charts(exp, rows, measure).into_iter().map(Chart::Lines).collect();
     charts.extend(rate_step_charts(exp, rows).into_iter().map(Chart::Lines));
     // The rows no line chart draws: a plain comparison (none swept, none stepped) gets a dot
-    // chart of the table's figure, as its matrix shows it.
-    let plain: Vec<&Row<'_>> = rows.iter().filter(|r| !r.is_ramp_step()).collect();
-    if !swept(rows) && plain.len() >= 2 {
+    // chart of the table's figure, as its matrix shows it; beside a sweep, the rows of
+    // other workloads (the quick start's pages beside its sizes) get one of their own.
+    let sweep = swept(rows);
+    let plain: Vec<&Row<'_>> =
+        rows.iter().filter(|r| !r.is_ramp_step() && !(sweep && in_sweep(r))).collect();
+    if plain.len() >= 2 {
         let title = format!(
             "{} by {}",
             crate::table::measure_name(measure),
@@ -109,8 +112,15 @@ fn line_charts(exp: &StoredExperiment, rows: &[Row<'_>], measure: Measure) -> Ve
         } else {
             Measure::RequestsPerSecond
         };
+        // A cost or a latency is drawn as the table shows it: at a pinned rate, requests/s
+        // against size is a flat line at the rate, and the cost is what varies.
+        let drawn = if measure.lower_is_better() && measure != Measure::Seconds {
+            vec![(measure, Scale::Linear)]
+        } else {
+            vec![(rate, Scale::Linear), (Measure::KbPerSecond, Scale::Log10)]
+        };
         let size = |r: &Row<'_>| Some(herd_store::sweep_size(r.cell.axis(SWEEP_AXIS)?)? as f64);
-        for (m, y_scale) in [(rate, Scale::Linear), (Measure::KbPerSecond, Scale::Log10)] {
+        for (m, y_scale) in drawn {
             let what = crate::table::measure_name(m);
             let mut series = by_series(exp, rows, SWEEP_AXIS, stepped, |r| {
                 Some((size(r)?, stats::median(r.samples(m))?))
@@ -349,6 +359,11 @@ pub(crate) fn dot_chart(
 }
 
 /// Whether the rows sweep file sizes: at least two sizes on the sweep axis.
+/// Whether the row is one size of a sweep.
+fn in_sweep(row: &Row<'_>) -> bool {
+    row.cell.axis(SWEEP_AXIS).and_then(herd_store::sweep_size).is_some()
+}
+
 fn swept(rows: &[Row<'_>]) -> bool {
     let mut sizes = rows.iter().filter_map(|r| herd_store::sweep_size(r.cell.axis(SWEEP_AXIS)?));
     sizes.next().is_some_and(|first| sizes.any(|s| s != first))

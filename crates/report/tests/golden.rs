@@ -1293,6 +1293,49 @@ fn a_sweep_beside_a_ramp_charts_each_where_it_belongs() {
     assert!(clients.contains(r#"data-series="workload=page load=ramp""#), "{clients}");
 }
 
+/// The quick start's mix at pinned rates: a size sweep beside two pages, by the server's CPU
+/// per request. The sweep is drawn as that cost against size (requests/s would be a flat line
+/// at the rate), and the pages get a dot chart of their own.
+#[test]
+fn a_pinned_sweep_is_charted_by_its_cost_and_the_pages_beside_it_as_dots() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("mix", &["server", "workload", "load"])).unwrap();
+    let pinned = |completed: u64| Measurement {
+        rate: Some(10_000.0),
+        duration_s: 1.0,
+        ..measurement(1, "", completed, &[], 0, Some(histogram(&[(100, 10)])))
+    };
+    // 10,000 requests each; 0.3, 0.35 and 0.6 s of server CPU: 30, 35 and 60 µs a request.
+    for (workload, cpu) in [("sizes:16", 0.3), ("sizes:16384", 0.6), ("page", 0.35), ("9x9", 0.5)] {
+        let axes = [("server", "herd"), ("workload", workload), ("load", "r10k")];
+        for rep in 0..3 {
+            let rec = repetition(&axes, rep, "herd", ok("ok"), Some(cpu), vec![pinned(10_000)]);
+            store.record_repetition(id, &rec).unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let exp = store.load_experiment(id).unwrap();
+    let charts = herd_report::charts(&exp, Some(Measure::CpuPerRequest)).unwrap();
+    let titles: Vec<&str> = charts.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "server CPU per request (µs) against file size",
+            "server CPU per request (µs) by workload"
+        ]
+    );
+    let (sweep, dots) = (&charts[0].1, &charts[1].1);
+    // 30 µs at 16 B, 60 µs at 16 KiB: the cost, not the pinned 10,000 req/s.
+    assert!(sweep.contains(r#"data-x="16" data-y="30""#), "{sweep}");
+    assert!(sweep.contains(r#"data-x="16384" data-y="60""#), "{sweep}");
+    // The pages, not the sizes, are the dots.
+    assert!(dots.contains("9x9") && dots.contains("page"), "{dots}");
+    assert!(!dots.contains("sizes:16"), "{dots}");
+    // Without a measure the sweep is still drawn as requests/s and KiB/s.
+    let default = herd_report::charts(&exp, None).unwrap();
+    assert_eq!(default[0].0, "requests/s against file size");
+}
+
 /// The failed run of `matrix()` in every format that lists runs: the count by kind, then the
 /// run with its kind and reason; on the page, the cell's repetitions too.
 #[test]
