@@ -85,7 +85,7 @@ pub(crate) fn experiment_charts(
     // other workloads (the quick start's pages beside its sizes) get one of their own.
     let sweep = swept(rows);
     let plain: Vec<&Row<'_>> =
-        rows.iter().filter(|r| !r.is_ramp_step() && !(sweep && in_sweep(r))).collect();
+        rows.iter().filter(|r| !(r.is_ramp_step() || sweep && in_sweep(r))).collect();
     if plain.len() >= 2 {
         let title = format!(
             "{} by {}",
