@@ -91,6 +91,26 @@ impl Drop for Created<'_> {
 /// The run on Kubernetes.
 pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let plan = run_plan(&args.run)?;
+    // The Job gives back agent 0's merged result, not the seconds the files are made of:
+    // refused before anything is created, rather than a run whose files never appear.
+    let o = &plan.outputs;
+    let unwritten: Vec<&str> = [
+        (o.series.is_some(), "--series"),
+        (o.hlog.is_some(), "--hlog"),
+        (o.html.is_some(), "--html"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if !unwritten.is_empty() {
+        bail!(
+            "{} cannot be written from a Kubernetes run (--agents N): its Job returns agent 0's \
+             merged result, not the per-second figures those files are made of; leave {} out \
+             and keep --json, or run the agents here with --local N, which writes them",
+            unwritten.join(" and "),
+            if unwritten.len() == 1 { "it" } else { "them" }
+        );
+    }
     // Written here, from agent 0's result: the pod writes none.
     let manifest = manifest_of(&args.kube, args.arm_timeout, &plan.for_agents())?;
     let setup = spread::setup_for(&plan)?;

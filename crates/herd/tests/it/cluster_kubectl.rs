@@ -166,3 +166,34 @@ fn a_missing_kubectl_is_named() {
     assert!(stderr.contains("no-such-kubectl"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Files the Job cannot give back are refused before anything is created, each named.
+#[test]
+fn files_a_kubernetes_run_cannot_write_are_refused_before_it_starts() {
+    let dir = tempdir("kubectl-files");
+    let fake = dir.join("kubectl-never-called");
+    let out = run(herd().env("HERD_KUBECTL", &fake).args([
+        "cluster",
+        "run",
+        "--agents",
+        "2",
+        "--image",
+        "herd:t",
+        "--",
+        "http://127.0.0.1:1/",
+        "--series",
+        "s.csv",
+        "--html",
+        "p.html",
+    ]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--series and --html cannot be written from a Kubernetes run"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--local N"), "{stderr}");
+    assert!(!stderr.contains("kubectl-never-called"), "nothing was created: {stderr}");
+    assert!(!dir.join("s.csv").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
