@@ -297,12 +297,14 @@ fn clean() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What a clean did: `stopped 1 processes: smbd (pid 7); removed 1 run directories and …`.
+/// What a clean did: `stopped 1 processes: smbd (pid 7); removed 1 run directories, …`.
 fn cleaned(c: &herd_topo::registry::Cleaned) -> String {
     let stopped: Vec<String> =
         c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
+    let cgroups: Vec<String> = c.cgroups.iter().map(|d| d.display().to_string()).collect();
     format!(
-        "stopped {} processes{}; removed {} run directories and {} network namespaces{}",
+        "stopped {} processes{}; removed {} run directories, {} network namespaces{} and {} \
+         cgroups{}",
         c.stopped.len(),
         if stopped.is_empty() { String::new() } else { format!(": {}", stopped.join(", ")) },
         c.dirs.len(),
@@ -311,7 +313,9 @@ fn cleaned(c: &herd_topo::registry::Cleaned) -> String {
             String::new()
         } else {
             format!(" ({})", c.namespaces.join(", "))
-        }
+        },
+        cgroups.len(),
+        if cgroups.is_empty() { String::new() } else { format!(" ({})", cgroups.join(", ")) }
     )
 }
 
