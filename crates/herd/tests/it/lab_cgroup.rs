@@ -101,9 +101,15 @@ fn left_by(pid: u32) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The method a lab run here picks on its own: a cgroup where herd can make one.
+/// The method a lab run here picks when `wanted` asks: with `Auto`, a cgroup where herd can
+/// make one.
+fn picked(wanted: Wanted) -> CpuAccounting {
+    Cgroups::detect(wanted).unwrap().map_or(CpuAccounting::PerProcess, |c| c.accounting())
+}
+
+/// The method the other tests' lab runs pick (they pass `HERD_SERVER_CPU` on, if set).
 pub(crate) fn expected() -> CpuAccounting {
-    Cgroups::detect(Wanted::Auto).unwrap().map_or(CpuAccounting::PerProcess, |c| c.accounting())
+    picked(Wanted::from_env().unwrap())
 }
 
 fn said(text: &str) -> &str {
@@ -122,7 +128,7 @@ fn plausible(cpu_us: f64) -> bool {
 
 #[test]
 fn a_pinned_rate_reads_the_servers_cpu_from_their_cgroups() {
-    let method = expected();
+    let method = picked(Wanted::Auto);
     let Ran { text, stored, cpu_us, pid } = run("lab-cgroup", None);
     assert_eq!(stored, method.to_string());
     assert_eq!(said(&text), stored, "{text}");
