@@ -16,6 +16,7 @@ use herd_lab::runner::progress::{Progress, RunSummary};
 use herd_lab::runner::{self, LabRun};
 use herd_lab::{bundled, matrix, plan};
 use herd_store::{ExperimentId, Migration, Store, SCHEMA_VERSION};
+use herd_topo::cgroup::Wanted;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Subcommand)]
@@ -203,6 +204,14 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(smoke) = e.repetitions.smoke() {
         eprintln!("herd lab: {smoke}");
     }
+    let accounting = checked.cpu_accounting();
+    let asked = Wanted::from_env().ok();
+    let why = match accounting {
+        _ if accounting.is_cgroup() => "",
+        _ if asked == Some(Wanted::Only(accounting)) => " (as HERD_SERVER_CPU asks)",
+        _ => " (herd cannot make a cgroup here; as root it reads each server's own)",
+    };
+    eprintln!("herd lab: the servers' CPU time: {accounting}{why}");
     if !checked.refused().is_empty() {
         eprintln!(
             "herd lab: {} of {} cells refused, before anything ran (`--dry-run` lists them):\n  {}",

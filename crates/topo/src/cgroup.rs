@@ -79,7 +79,7 @@ impl fmt::Display for CpuAccounting {
             }
             CpuAccounting::PerProcess => {
                 "per process: schedstat of the process group's live threads + the children \
-                 they reaped (herd could not make a cgroup)"
+                 they reaped"
             }
         })
     }

@@ -66,12 +66,19 @@ pub struct Checked {
     cells: Vec<Cell>,
     /// The cells refused before anything runs, each with its reason (`Cell::refused`).
     refused: Vec<Cell>,
+    /// Where the servers' cgroups go; None: their CPU time is read per process.
+    cgroups: Option<Cgroups>,
 }
 
 impl Checked {
     /// The cells that will not run, each with its reason, in matrix order.
     pub fn refused(&self) -> &[Cell] {
         &self.refused
+    }
+
+    /// How the servers' CPU time will be read.
+    pub fn cpu_accounting(&self) -> CpuAccounting {
+        self.cgroups.as_ref().map_or(CpuAccounting::PerProcess, Cgroups::accounting)
     }
 
     /// How many cells run.
@@ -95,7 +102,12 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
         return Err(LabError::AllRefused(refused_reasons(&refused)));
     }
     let ready = preflight::check(e, &cells, herd_exe)?;
-    Ok(Checked { ready, cells, refused })
+    // How the servers' CPU time is read: from a cgroup made for each, where herd can make one
+    // (`HERD_SERVER_CPU` may ask otherwise; a cgroup it asks for and cannot have refuses).
+    let cgroups = Wanted::from_env()
+        .and_then(Cgroups::detect)
+        .map_err(|err| LabError::Setup(with_causes(&err)))?;
+    Ok(Checked { ready, cells, refused, cgroups })
 }
 
 /// The reasons of refused cells, each once with how many cells it refused, in the order
@@ -155,11 +167,7 @@ pub struct Finished {
 
 /// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
 pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all, refused: _ } = checked;
-    // How the servers' CPU time is read: from a cgroup made for each, where herd can make one.
-    let cgroups = Wanted::from_env()
-        .and_then(Cgroups::detect)
-        .map_err(|err| LabError::Setup(with_causes(&err)))?;
+    let Checked { ready, cells: all, refused: _, cgroups } = checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
