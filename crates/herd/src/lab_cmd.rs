@@ -301,7 +301,7 @@ fn clean() -> anyhow::Result<()> {
     }
     println!("herd lab clean: {}", cleaned(&c));
     if !c.errors.is_empty() {
-        anyhow::bail!("some run directories or namespaces could not be removed");
+        anyhow::bail!("some run directories, namespaces or cgroups could not be removed");
     }
     Ok(())
 }
