@@ -839,6 +839,11 @@ mod tests {
             ProcError::Netns { name: name.clone(), netns: "herd-1-0-server".into(), source: os() },
             ProcError::Wait { name: name.clone(), pid, source: os() },
             ProcError::Registry { name: name.clone(), pid, dir: "/run/herd".into(), source: os() },
+            ProcError::Cgroup {
+                name: name.clone(),
+                dir: "/sys/fs/cgroup/herd-1-0".into(),
+                source: os(),
+            },
         ] {
             herd_testutil::causes::assert_cause_once(&err, &cause);
         }
