@@ -35,7 +35,10 @@ fn usable(test: &str) -> Vec<Cgroups> {
         match Cgroups::detect(Wanted::Only(a)) {
             Ok(Some(c)) => out.push(c),
             Ok(None) => unreachable!("a cgroup method asked for is a cgroup or an error"),
-            Err(e) => not_run(&format!("topo cgroup: {test} ({})", a.name()), &e.to_string()),
+            Err(e) => not_run(
+                &format!("topo cgroup: {test} ({})", a.name()),
+                &herd_stats::with_causes(&e),
+            ),
         }
     }
     if out.is_empty() {
