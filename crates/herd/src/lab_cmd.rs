@@ -16,6 +16,7 @@ use herd_lab::runner::progress::{Progress, RunSummary};
 use herd_lab::runner::{self, LabRun};
 use herd_lab::{bundled, matrix, plan};
 use herd_store::{ExperimentId, Migration, Store, SCHEMA_VERSION};
+use herd_topo::cgroup::Wanted;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Subcommand)]
@@ -203,6 +204,14 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(smoke) = e.repetitions.smoke() {
         eprintln!("herd lab: {smoke}");
     }
+    let accounting = checked.cpu_accounting();
+    let asked = Wanted::from_env().ok();
+    let why = match accounting {
+        _ if accounting.is_cgroup() => "",
+        _ if asked == Some(Wanted::Only(accounting)) => " (as HERD_SERVER_CPU asks)",
+        _ => " (herd cannot make a cgroup here; as root it reads each server's own)",
+    };
+    eprintln!("herd lab: the servers' CPU time: {accounting}{why}");
     if !checked.refused().is_empty() {
         eprintln!(
             "herd lab: {} of {} cells refused, before anything ran (`--dry-run` lists them):\n  {}",
@@ -292,17 +301,19 @@ fn clean() -> anyhow::Result<()> {
     }
     println!("herd lab clean: {}", cleaned(&c));
     if !c.errors.is_empty() {
-        anyhow::bail!("some run directories or namespaces could not be removed");
+        anyhow::bail!("some run directories, namespaces or cgroups could not be removed");
     }
     Ok(())
 }
 
-/// What a clean did: `stopped 1 processes: smbd (pid 7); removed 1 run directories and …`.
+/// What a clean did: `stopped 1 processes: smbd (pid 7); removed 1 run directories, …`.
 fn cleaned(c: &herd_topo::registry::Cleaned) -> String {
     let stopped: Vec<String> =
         c.stopped.iter().map(|(pid, name)| format!("{name} (pid {pid})")).collect();
+    let cgroups: Vec<String> = c.cgroups.iter().map(|d| d.display().to_string()).collect();
     format!(
-        "stopped {} processes{}; removed {} run directories and {} network namespaces{}",
+        "stopped {} processes{}; removed {} run directories, {} network namespaces{} and {} \
+         cgroups{}",
         c.stopped.len(),
         if stopped.is_empty() { String::new() } else { format!(": {}", stopped.join(", ")) },
         c.dirs.len(),
@@ -311,7 +322,9 @@ fn cleaned(c: &herd_topo::registry::Cleaned) -> String {
             String::new()
         } else {
             format!(" ({})", c.namespaces.join(", "))
-        }
+        },
+        cgroups.len(),
+        if cgroups.is_empty() { String::new() } else { format!(" ({})", cgroups.join(", ")) }
     )
 }
 

@@ -87,6 +87,10 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     if let Some(connections) = crate::connections::header(exp) {
         fields.push(("connections".to_owned(), connections));
     }
+    // How the servers' CPU time was read (the lab stores it since cgroup accounting came).
+    if let Some((_, method)) = e.environment.iter().find(|(k, _)| k == "server_cpu_accounting") {
+        fields.push(("server cpu".to_owned(), method.clone()));
+    }
     if let Some(note) = &exp.note {
         fields.push(("note".to_owned(), note.clone()));
     }

@@ -642,6 +642,10 @@ fn options_choose_the_baseline_and_the_measure() {
     assert_eq!(herd_report::parse_measure("p99.9"), Ok(Measure::LatencyP999));
 }
 
+/// The servers' CPU method as a lab run with cgroups stores it (`CpuAccounting`'s words).
+const CGROUP_V1: &str = "cgroup v1: cpuacct.usage of a cgroup made for each server process \
+                         (every process it forks, ended ones included)";
+
 /// Two servers at a pinned rate, three repetitions each, whose p99s differ widely:
 /// - a: p99s of 82, 15.6 and 2.6 ms (each 9,800 requests at 1 ms, 200 at the p99: the p99 is
 ///   the 9,900th of 10,000; HdrHistogram's buckets at 3 digits make them 82.05, 15.61 and
@@ -650,9 +654,13 @@ fn options_choose_the_baseline_and_the_measure() {
 ///   10,000 requests: 20, 21, 19 µs (median 20, ±95 % = 4.3027·1/√3 = ±12.4 %).
 /// - b: p99s of 3.0, 3.1, 2.9 ms (median 3.0 ms, ±95 % = 4.3027·0.1/√3 = ±8.3 %; 19.2 % of
 ///   a's), p50 0.5 ms; CPU 0.1 s each: 10 µs (50 % of a's).
+///
+/// Its servers' CPU was read from cgroups: the header says so.
 fn pinned_rate() -> StoredExperiment {
     let mut store = Store::in_memory().unwrap();
-    let id = store.begin_experiment(&experiment("pinned", &["server", "load"])).unwrap();
+    let mut new = experiment("pinned", &["server", "load"]);
+    new.environment = vec![("server_cpu_accounting".into(), CGROUP_V1.into())];
+    let id = store.begin_experiment(&new).unwrap();
     let p99s: [(&str, [u64; 3], u64, [f64; 3]); 2] = [
         ("a", [82_000, 15_600, 2_600], 1_000, [0.2, 0.21, 0.19]),
         ("b", [3_000, 3_100, 2_900], 500, [0.1, 0.1, 0.1]),
@@ -684,6 +692,10 @@ fn latency_is_each_repetitions_own_and_can_lead_the_table() {
     // a's median of its repetitions' own p99s, with the interval their spread gives.
     assert!(p99.contains("15.61 ±316.8%"), "{p99}");
     assert!(p99.contains("3.001 ±8.3% (19.2 %)"), "{p99}");
+    // How the servers' CPU was read, in the header of every format.
+    assert!(p99.contains(&format!("\nserver cpu  {CGROUP_V1}\n")), "{p99}");
+    let md = String::from_utf8(render_as(&exp, &Options::default(), Format::Markdown)).unwrap();
+    assert!(md.contains(CGROUP_V1), "{md}");
     let cpu = text(Measure::CpuPerRequest);
     assert!(cpu.contains("server CPU per request (µs) by server:"), "{cpu}");
     assert!(cpu.contains("20.00 ±12.4%"), "{cpu}");
@@ -693,6 +705,10 @@ fn latency_is_each_repetitions_own_and_can_lead_the_table() {
     let options = Options { baseline: Some("server=a".into()), measure: Some(Measure::LatencyP99) };
     herd_report::write_html(std::slice::from_ref(&exp), &options, "fixed.db", &mut page).unwrap();
     let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains(&format!("<td>server_cpu_accounting</td><td>{CGROUP_V1}</td>")),
+        "{page}"
+    );
     let b = page.find("data-cell=\"server=b load=r1000\"").expect("b's entry on the page");
     let tag = &page[page[..b].rfind('<').unwrap()..b];
     let share: f64 =

@@ -5,6 +5,9 @@
 //! process group, a grace period, then SIGKILL. Nothing is ever found or stopped by name.
 //! A start that cannot be written to the registry is stopped and refused
 //! ([`ProcError::Registry`]), so that `herd lab clean` can always finish the job after a crash.
+//! A supervisor given [`Cgroups`] puts each lasting program it starts into a cgroup of its
+//! own between fork and exec, reads its CPU time there and removes it when the program stops
+//! (`cgroup.rs` says why).
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -15,6 +18,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::cgroup::{Cgroup, Cgroups, CpuAccounting};
 use crate::cpuset::CpuSet;
 use crate::registry::Registry;
 
@@ -45,6 +49,8 @@ pub struct Running {
     pub stderr: PathBuf,
     pub cpus: CpuSet,
     child: Child,
+    /// The cgroup it was started in, when its supervisor makes them.
+    cgroup: Option<Cgroup>,
 }
 
 /// How a program that herd waited for ended.
@@ -97,6 +103,8 @@ pub enum ProcError {
     Wait { name: String, pid: u32, source: io::Error },
     #[error("cannot record {name} (pid {pid}) in the run's registry {dir}, so `herd lab clean` could not stop it after a crash (it was stopped)")]
     Registry { name: String, pid: u32, dir: PathBuf, source: io::Error },
+    #[error("cannot make or record the cgroup {dir} that counts {name}'s CPU time")]
+    Cgroup { name: String, dir: PathBuf, source: io::Error },
 }
 
 /// Starts programs and stops exactly those, by PID. Dropping it stops whatever still runs.
@@ -104,12 +112,28 @@ pub enum ProcError {
 pub struct Supervisor {
     registry: Option<Registry>,
     running: Vec<Running>,
+    cgroups: Option<Cgroups>,
 }
+
+/// How long a stopped program's cgroup may take to empty before herd gives up removing it.
+const CGROUP_GRACE: Duration = Duration::from_secs(2);
 
 impl Supervisor {
     /// A supervisor that records every start in `registry` (when given).
     pub fn new(registry: Option<Registry>) -> Supervisor {
-        Supervisor { registry, running: Vec::new() }
+        Supervisor { registry, running: Vec::new(), cgroups: None }
+    }
+
+    /// From now on, each program [`Supervisor::start`] starts goes into a cgroup of its own
+    /// made under `cgroups` (None: none), and its CPU time is read there.
+    pub fn with_cgroups(mut self, cgroups: Option<Cgroups>) -> Supervisor {
+        self.cgroups = cgroups;
+        self
+    }
+
+    /// How [`Supervisor::cpu_seconds`] reads a started program's CPU time.
+    pub fn cpu_accounting(&self) -> CpuAccounting {
+        self.cgroups.as_ref().map_or(CpuAccounting::PerProcess, Cgroups::accounting)
     }
 
     /// The run's registry, when starts are recorded (namespaces are recorded there too).
@@ -119,10 +143,31 @@ impl Supervisor {
 
     /// Starts a program in the background; returns its PID.
     pub fn start(&mut self, s: &Spawn<'_>) -> Result<u32, ProcError> {
-        let mut child = spawn(s)?;
+        let cgroup = self.make_cgroup(s.name)?;
+        let procs = match &cgroup {
+            Some(g) => match g.procs_file() {
+                Ok(f) => Some(f),
+                Err(source) => {
+                    let dir = g.dir().to_path_buf();
+                    drop_cgroup(cgroup);
+                    return Err(ProcError::Cgroup { name: s.name.to_string(), dir, source });
+                }
+            },
+            None => None,
+        };
+        let spawned = spawn(s, procs.as_ref());
+        drop(procs);
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                drop_cgroup(cgroup);
+                return Err(e);
+            }
+        };
         let pid = child.id();
         if let Err(e) = self.record(pid, s.name) {
             stop_child(&mut child, Duration::from_secs(1));
+            drop_cgroup(cgroup);
             return Err(e);
         }
         self.running.push(Running {
@@ -132,8 +177,21 @@ impl Supervisor {
             stderr: s.stderr.to_path_buf(),
             cpus: s.cpus.clone(),
             child,
+            cgroup,
         });
         Ok(pid)
+    }
+
+    /// A fresh cgroup for the program `name`, recorded in the registry before it is made.
+    fn make_cgroup(&self, name: &str) -> Result<Option<Cgroup>, ProcError> {
+        let Some(cgroups) = &self.cgroups else { return Ok(None) };
+        let dir = cgroups.next_dir();
+        let made = match &self.registry {
+            Some(r) => r.record_cgroup(&dir),
+            None => Ok(()),
+        }
+        .and_then(|()| Cgroup::create(dir.clone(), cgroups.accounting()));
+        made.map(Some).map_err(|source| ProcError::Cgroup { name: name.to_string(), dir, source })
     }
 
     /// Runs a program to its end, at most `limit`; raising `cancel` interrupts it (SIGINT to
@@ -169,7 +227,7 @@ impl Supervisor {
             }
         };
         for s in spawns {
-            let mut child = match spawn(s) {
+            let mut child = match spawn(s, None) {
                 Ok(child) => child,
                 Err(e) => {
                     kill_started(&pids);
@@ -290,10 +348,14 @@ impl Supervisor {
         r.child.try_wait().ok().flatten()
     }
 
-    /// CPU seconds (user + system, children reaped included) of `pid`'s process group: the
-    /// program and every worker it forked.
+    /// CPU seconds (user + system) of `pid`, a program this supervisor started, and every
+    /// process it forked: from its cgroup when it has one ([`Supervisor::cpu_accounting`]),
+    /// else its process group's live threads and the children they reaped.
     pub fn cpu_seconds(&self, pid: u32) -> Option<f64> {
-        group_cpu_seconds(pid)
+        match self.running.iter().find(|r| r.pid == pid).and_then(|r| r.cgroup.as_ref()) {
+            Some(g) => g.cpu_seconds(),
+            None => group_cpu_seconds(pid),
+        }
     }
 
     /// Stops `pid` (SIGTERM to its group, SIGKILL after `grace`). Returns false when herd did
@@ -304,6 +366,7 @@ impl Supervisor {
         };
         let mut r = self.running.remove(i);
         stop_child(&mut r.child, grace);
+        drop_cgroup(r.cgroup);
         true
     }
 
@@ -312,8 +375,18 @@ impl Supervisor {
         let n = self.running.len();
         while let Some(mut r) = self.running.pop() {
             stop_child(&mut r.child, grace);
+            drop_cgroup(r.cgroup);
         }
         n
+    }
+}
+
+/// Removes the cgroup of a program that stopped (or never started). One that will not go
+/// stays recorded in the run's registry until the lab removes it, and `herd lab clean` finds
+/// it by its name after that.
+fn drop_cgroup(cgroup: Option<Cgroup>) {
+    if let Some(g) = cgroup {
+        let _ = g.remove(CGROUP_GRACE);
     }
 }
 
@@ -323,8 +396,9 @@ impl Drop for Supervisor {
     }
 }
 
-/// Starts `s` in a process group of its own, with its CPU set and output files.
-fn spawn(s: &Spawn<'_>) -> Result<Child, ProcError> {
+/// Starts `s` in a process group of its own, with its CPU set and output files, and in the
+/// cgroup whose `cgroup.procs` is `cgroup_procs` when given.
+fn spawn(s: &Spawn<'_>, cgroup_procs: Option<&File>) -> Result<Child, ProcError> {
     let (program, args) =
         s.argv.split_first().ok_or_else(|| ProcError::EmptyArgv { name: s.name.to_string() })?;
     let open = |path: &Path| {
@@ -362,11 +436,19 @@ fn spawn(s: &Spawn<'_>) -> Result<Child, ProcError> {
         };
     let netns_fd = netns.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
     let mask = s.cpus.mask();
-    if mask.is_some() || netns_fd.is_some() {
+    let procs_fd = cgroup_procs.map(std::os::fd::AsRawFd::as_raw_fd);
+    if mask.is_some() || netns_fd.is_some() || procs_fd.is_some() {
         // SAFETY: the closure runs in the child between fork and exec and only makes system
         // calls on values built before the fork (no allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
+                // First: every CPU second from here on, and every process it forks, is
+                // counted in the cgroup ("0" moves the writer itself).
+                if let Some(fd) = procs_fd {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
                 if let Some(fd) = netns_fd {
                     if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
                         return Err(io::Error::last_os_error());
@@ -757,6 +839,11 @@ mod tests {
             ProcError::Netns { name: name.clone(), netns: "herd-1-0-server".into(), source: os() },
             ProcError::Wait { name: name.clone(), pid, source: os() },
             ProcError::Registry { name: name.clone(), pid, dir: "/run/herd".into(), source: os() },
+            ProcError::Cgroup {
+                name: name.clone(),
+                dir: "/sys/fs/cgroup/herd-1-0".into(),
+                source: os(),
+            },
         ] {
             herd_testutil::causes::assert_cause_once(&err, &cause);
         }

@@ -1,10 +1,11 @@
 //! What a lab run started, on disk: its run directory (`$TMPDIR/herd-lab-<pid>-<n>`) holds an
 //! `owner` file (the lab's PID and start time), a `pids` file (one line per program: PID,
-//! start time, name) and a `netns` file (one network namespace per line). After a crash or a
-//! kill -9, `herd lab clean` reads them back, stops exactly those processes, checking each
-//! start time so that a PID the kernel has since given to someone else is never touched,
-//! deletes those namespaces, then removes the directory. Namespaces with herd's prefix that no
-//! live run recorded and whose maker (the PID in their name) is gone are deleted too.
+//! start time, name), a `netns` file (one network namespace per line) and a `cgroups` file (one
+//! cgroup directory per line, `cgroup.rs`). After a crash or a kill -9, `herd lab clean` reads
+//! them back, stops exactly those processes, checking each start time so that a PID the kernel
+//! has since given to someone else is never touched, deletes those namespaces and cgroups, then
+//! removes the directory. Namespaces and cgroups with herd's prefix that no live run recorded
+//! and whose maker (the PID in their name) is gone are deleted too.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -12,6 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::cgroup;
 use crate::net::netns;
 use crate::proc::{signal_group, start_time};
 
@@ -54,6 +56,12 @@ impl Registry {
         writeln!(f, "{name}")
     }
 
+    /// Notes that the cgroup `dir` is about to be made for this run.
+    pub fn record_cgroup(&self, dir: &Path) -> io::Result<()> {
+        let mut f = OpenOptions::new().create(true).append(true).open(self.dir.join("cgroups"))?;
+        writeln!(f, "{}", dir.display())
+    }
+
     /// Removes the run directory and everything in it.
     pub fn remove(self) -> io::Result<()> {
         fs::remove_dir_all(&self.dir)
@@ -90,6 +98,8 @@ pub struct Cleaned {
     pub stopped: Vec<(u32, String)>,
     /// Network namespaces deleted.
     pub namespaces: Vec<String>,
+    /// herd's cgroups removed.
+    pub cgroups: Vec<PathBuf>,
     /// Run directories left alone because the lab run that owns them is still going.
     pub in_use: Vec<(PathBuf, u32)>,
     /// Directories that could not be removed, with the reason.
@@ -109,6 +119,10 @@ pub fn clean(parent: &Path) -> Cleaned {
             continue;
         }
         remove_netns(&name, &mut out);
+    }
+    // Likewise cgroups beside this process's own whose maker is gone.
+    for dir in cgroup::orphans() {
+        remove_cgroup(&dir, &mut out);
     }
     out
 }
@@ -146,6 +160,11 @@ fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
                 remove_netns(&name, out);
             }
         }
+        for cg in recorded_cgroups(&dir) {
+            if cg.exists() && cgroup::maker_gone(&cg) {
+                remove_cgroup(&cg, out);
+            }
+        }
         match fs::remove_dir_all(&dir) {
             Ok(()) => out.dirs.push(dir),
             Err(e) => out.errors.push((dir, e.to_string())),
@@ -164,6 +183,26 @@ fn remove_netns(name: &str, out: &mut Cleaned) {
         }
         Err(e) => out.errors.push((netns::path(name), e.to_string())),
     }
+}
+
+/// Kills what is left in herd's cgroup `dir` and removes it ([`cgroup::remove_dir`]).
+fn remove_cgroup(dir: &Path, out: &mut Cleaned) {
+    match cgroup::remove_dir(dir, Duration::from_secs(3)) {
+        Ok(killed) => {
+            for pid in killed {
+                out.stopped.push((pid, format!("a process in {}", dir.display())));
+            }
+            out.cgroups.push(dir.to_path_buf());
+        }
+        Err(e) => out.errors.push((dir.to_path_buf(), e.to_string())),
+    }
+}
+
+/// The cgroups a run directory recorded: absolute paths with herd's names only.
+fn recorded_cgroups(dir: &Path) -> Vec<PathBuf> {
+    fs::read_to_string(dir.join("cgroups"))
+        .map(|t| t.lines().map(|l| PathBuf::from(l.trim())).filter(|p| p.is_absolute()).collect())
+        .unwrap_or_default()
 }
 
 /// The namespaces a run directory recorded, in the order they were made.

@@ -1,7 +1,8 @@
 //! `herd lab` from the outside: a small experiment on herd serve runs to its table and store;
 //! the dry run has no side effects; broken files, stores and names get clear errors; Ctrl-C
-//! keeps finished runs and leaves no process behind; after a kill -9, `herd lab clean` stops
-//! what was left, by PID. Every process check reads the PIDs from the run's own registry.
+//! keeps finished runs and leaves no process (and no cgroup) behind; after a kill -9, `herd lab
+//! clean` stops what was left, by PID, and removes the cgroups. Every process and cgroup check
+//! reads the PIDs and directories from the run's own registry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::util;
@@ -114,6 +115,8 @@ struct MidRun {
     log: PathBuf,
     child: Child,
     pids: Vec<(u32, u64)>,
+    /// The cgroups made so far, where herd can make them (`lab_cgroup::expected`).
+    cgroups: Vec<PathBuf>,
 }
 
 fn mid_run(tag: &str, finished: usize) -> MidRun {
@@ -127,7 +130,10 @@ fn mid_run(tag: &str, finished: usize) -> MidRun {
         recorded(&dir).iter().any(|&(p, s)| alive(p, s))
     });
     let pids = recorded(&dir);
-    MidRun { dir, store, log, child, pids }
+    let cgroups = crate::lab_cgroup::recorded_cgroups(&dir);
+    let made = cgroups.iter().any(|d| d.exists());
+    assert_eq!(made, crate::lab_cgroup::expected().is_cgroup(), "{cgroups:?}");
+    MidRun { dir, store, log, child, pids, cgroups }
 }
 
 fn runs_logged(stderr: &Path) -> usize {
@@ -340,7 +346,7 @@ fn broken_files_names_and_stores_get_clear_errors() {
 
 #[test]
 fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
-    let MidRun { dir, store, log, mut child, pids } = mid_run("lab-int", 2);
+    let MidRun { dir, store, log, mut child, pids, cgroups } = mid_run("lab-int", 2);
     // SAFETY: signalling the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -354,6 +360,9 @@ fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
     assert!(stopped >= 1, "{err}");
     for (pid, started) in &pids {
         assert!(!alive(*pid, *started), "pid {pid} survived Ctrl-C");
+    }
+    for cg in &cgroups {
+        assert!(!cg.exists(), "cgroup {} survived Ctrl-C", cg.display());
     }
     assert!(run_dirs(&dir).is_empty(), "run directory left behind");
     let kept = runs_logged(&log);
@@ -380,7 +389,7 @@ fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
 
 #[test]
 fn after_kill_9_lab_clean_stops_what_was_left() {
-    let MidRun { dir, store, mut child, .. } = mid_run("lab-kill", 1);
+    let MidRun { dir, store, mut child, cgroups, .. } = mid_run("lab-kill", 1);
     child.kill().unwrap(); // SIGKILL: no cleanup possible
     child.wait().unwrap();
     // Everything it started, up to its death.
@@ -394,6 +403,12 @@ fn after_kill_9_lab_clean_stops_what_was_left() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("removed 1 run directories"), "{said}");
+    let live: Vec<&PathBuf> =
+        cgroups.iter().filter(|d| said.contains(&*d.to_string_lossy())).collect();
+    assert!(cgroups.is_empty() || !live.is_empty(), "no recorded cgroup removed: {said}");
+    for cg in &cgroups {
+        assert!(!cg.exists(), "cgroup {} left after herd lab clean", cg.display());
+    }
     wait_for("leftovers to stop", Duration::from_secs(5), || {
         pids.iter().all(|&(p, s)| !alive(p, s))
     });

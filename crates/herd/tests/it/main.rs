@@ -14,6 +14,7 @@ mod cluster_kubectl;
 mod cluster_local;
 mod cluster_netns;
 mod hostile;
+mod lab_cgroup;
 mod lab_cli;
 mod lab_failures;
 mod lab_netbench;

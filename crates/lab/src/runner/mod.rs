@@ -6,8 +6,10 @@
 //! sequence of phases (`cell.rs`, `CellRun::measure`): start the servers afresh in a directory of their
 //! own (`servers.rs`), start a proxy path's router program (`router.rs`), check the path and
 //! verify the workload's answer (`checks.rs`), warm up and measure with the servers' CPU time
-//! around the client (`client_run.rs`), account (`account.rs`); then everything it started is
-//! stopped by PID and the result written in one transaction. A phase that fails ends the run
+//! around the client (`client_run.rs`: from a cgroup made for each server process where herd
+//! can make one, `herd_topo::cgroup`, the method stored in the environment), account
+//! (`account.rs`); then everything it started is stopped by PID (its cgroups removed) and the
+//! result written in one transaction. A phase that fails ends the run
 //! with a typed `RunFailure` (`failure.rs`), stored as its kind and message. Ctrl-C (the
 //! `cancel` flag) stops between or inside a run: what finished is kept, the run in flight is
 //! dropped, and everything herd started is stopped. `--resume` (`resume.rs`) runs an
@@ -42,9 +44,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use herd_store::{ExperimentId, ExperimentStatus, NewExperiment, RunFailureKind, Store};
-use herd_topo::{Registry, Supervisor};
+use herd_topo::cgroup::Wanted;
+use herd_topo::{Cgroups, CpuAccounting, Registry, Supervisor};
 
-use crate::error::LabError;
+use crate::error::{with_causes, LabError};
 use crate::experiment::Experiment;
 use crate::matrix::{cells, Cell};
 use progress::Progress;
@@ -63,12 +66,19 @@ pub struct Checked {
     cells: Vec<Cell>,
     /// The cells refused before anything runs, each with its reason (`Cell::refused`).
     refused: Vec<Cell>,
+    /// Where the servers' cgroups go; None: their CPU time is read per process.
+    cgroups: Option<Cgroups>,
 }
 
 impl Checked {
     /// The cells that will not run, each with its reason, in matrix order.
     pub fn refused(&self) -> &[Cell] {
         &self.refused
+    }
+
+    /// How the servers' CPU time will be read.
+    pub fn cpu_accounting(&self) -> CpuAccounting {
+        self.cgroups.as_ref().map_or(CpuAccounting::PerProcess, Cgroups::accounting)
     }
 
     /// How many cells run.
@@ -92,7 +102,12 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
         return Err(LabError::AllRefused(refused_reasons(&refused)));
     }
     let ready = preflight::check(e, &cells, herd_exe)?;
-    Ok(Checked { ready, cells, refused })
+    // How the servers' CPU time is read: from a cgroup made for each, where herd can make one
+    // (`HERD_SERVER_CPU` may ask otherwise; a cgroup it asks for and cannot have refuses).
+    let cgroups = Wanted::from_env()
+        .and_then(Cgroups::detect)
+        .map_err(|err| LabError::Setup(with_causes(&err)))?;
+    Ok(Checked { ready, cells, refused, cgroups })
 }
 
 /// The reasons of refused cells, each once with how many cells it refused, in the order
@@ -152,11 +167,11 @@ pub struct Finished {
 
 /// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
 pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all, refused: _ } = checked;
+    let Checked { ready, cells: all, refused: _, cgroups } = checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
-    let mut sup = Supervisor::new(Some(registry.clone()));
+    let mut sup = Supervisor::new(Some(registry.clone())).with_cgroups(cgroups);
     let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup);
     let stopped = sup.stop_all(Duration::from_secs(5));
     drop(sup);
@@ -188,7 +203,7 @@ fn run_in(
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
         }),
     };
-    let environment = environment(e, &r.herd_version, seed, &versions);
+    let environment = environment(e, &r.herd_version, seed, &versions, sup.cpu_accounting());
     let mut rounds = Rounds::new(all.len(), &e.repetitions, seed);
     let mut stored = HashSet::new();
     let mut failures = Vec::new();
@@ -393,19 +408,26 @@ fn joined<const N: usize>(parts: [Option<String>; N]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The environment entry saying how the servers' CPU time was read (the disclosure's words,
+/// `CpuAccounting`'s Display).
+pub const SERVER_CPU: &str = "server_cpu_accounting";
+
 /// What the store keeps about the run's machine and software: the machine
-/// (`environment::record`), the order seed, the client's CPUs, the herd process running it
-/// (for `--resume`, [`resume::LAB_PROCESS`]) and every client program's version. A resumed
-/// run compares its own with the stored one.
+/// (`environment::record`), the order seed, the client's CPUs, how the servers' CPU time is
+/// read ([`SERVER_CPU`]), the herd process running it (for `--resume`,
+/// [`resume::LAB_PROCESS`]) and every client program's version. A resumed run compares its
+/// own with the stored one.
 fn environment(
     e: &Experiment,
     herd_version: &str,
     seed: u64,
     versions: &BTreeMap<String, String>,
+    server_cpu: CpuAccounting,
 ) -> Vec<(String, String)> {
     let mut environment = crate::environment::record(herd_version);
     environment.push(("order_seed".into(), seed.to_string()));
     environment.push(("client_cpus".into(), e.client_cpus.to_string()));
+    environment.push((SERVER_CPU.into(), server_cpu.to_string()));
     environment.push((resume::LAB_PROCESS.into(), herd_topo::registry::owner()));
     for (k, v) in versions {
         environment.push((format!("version.{k}"), v.clone()));

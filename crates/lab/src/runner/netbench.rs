@@ -216,8 +216,10 @@ impl CellRun<'_> {
         steps: Vec<Measurement>,
     ) -> Result<(), Stop> {
         // tbench_srv's per-connection processes end with their connections, reaped by
-        // nobody herd can ask (they read 0 s): its CPU is left unknown, not recorded as 0.
-        if self.cell.server.kind != herd_drivers::ServerKind::Tbench {
+        // nobody herd can ask (they read 0 s per process): its CPU is left unknown, not
+        // recorded as 0, unless its cgroup counted them.
+        let tbench = self.cell.server.kind == herd_drivers::ServerKind::Tbench;
+        if !tbench || self.sup.cpu_accounting().is_cgroup() {
             self.record_server_cpu(before, after);
         }
         let router_cpu = super::account::used(before.router, after.router);
