@@ -97,6 +97,7 @@ fn repetition(
     RepetitionRecord {
         cell_key: axes.iter().map(|(a, v)| format!("{a}={v}")).collect::<Vec<_>>().join(" "),
         axes: axes.iter().map(|(a, v)| (a.to_string(), v.to_string())).collect(),
+        control_of: None,
         repetition: rep,
         position: rep,
         started_at: "2026-03-01T10:01:00Z".into(),

@@ -196,6 +196,7 @@ fn new_record(
     RepetitionRecord {
         cell_key: cell.key.clone(),
         axes: cell.values.iter().map(|(a, v)| (a.as_str().to_string(), v.clone())).collect(),
+        control_of: cell.control_of.clone(),
         repetition: rep,
         position,
         started_at,
