@@ -64,9 +64,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         let n = c.runs as usize;
         let _ = writeln!(
             s,
-            "A/A control: {} runs {n} more times as its own twin ({}), shuffled into rounds 1 to {n} \
-             beside the others: the report's noise floor and smallest detectable difference; {} \
-             to {} runs with it",
+            "A/A control: {} runs {n} more times as its own twin ({}), shuffled into rounds 1 \
+             to {n} beside the others: the report's noise floor and smallest detectable \
+             difference; {} to {} runs with it",
             c.of,
             twin.key,
             runs * reps.min as usize + n,
@@ -630,7 +630,8 @@ mod tests {
         let p = plan(&e, Path::new("/usr/bin/herd"));
         let runs = cells(&e).iter().filter(|c| c.refused.is_none()).count();
         let (min, max) = (e.repetitions.min as usize, e.repetitions.max as usize);
-        let line = p.lines().find(|l| l.starts_with("A/A control: ")).unwrap_or_else(|| panic!("{p}"));
+        let line =
+            p.lines().find(|l| l.starts_with("A/A control: ")).unwrap_or_else(|| panic!("{p}"));
         let of = &e.runner.controls.as_ref().unwrap().of;
         assert!(line.contains(&format!("{of} runs 5 more times")), "{line}");
         assert!(line.contains(&format!("({of} control=twin)")), "{line}");

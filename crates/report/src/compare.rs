@@ -38,7 +38,7 @@ pub struct Side<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct Noise {
     sd_log: f64,
-    /// Whose it is: `A (a.db experiment 3): server=herd load=c8`.
+    /// Whose it is: `experiment 3 (quickstart): server=herd load=c8`.
     from: String,
 }
 
@@ -49,14 +49,14 @@ impl Noise {
         b: &Side<'_>,
         floor_b: Option<&NoiseFloor>,
     ) -> Option<Noise> {
-        let side = |name: &str, side: &Side<'_>, floor: Option<&NoiseFloor>| {
+        let side = |side: &Side<'_>, floor: Option<&NoiseFloor>| {
             let floor = floor?;
             Some(Noise {
                 sd_log: floor.sd_log()?,
-                from: format!("{name} ({}): {}", side.label, floor.of),
+                from: format!("experiment {} ({}): {}", side.exp.id.0, side.exp.name(), floor.of),
             })
         };
-        match (side("A", a, floor_a), side("B", b, floor_b)) {
+        match (side(a, floor_a), side(b, floor_b)) {
             (Some(x), Some(y)) => Some(if y.sd_log > x.sd_log { y } else { x }),
             (x, y) => x.or(y),
         }
@@ -246,7 +246,11 @@ pub(crate) fn doc(
         table.row(entries);
     }
     let noisy = if noise.is_some() {
-        format!("; within noise where under the A/A control's smallest detectable difference ({within} of {} rows)", pairs.len())
+        format!(
+            "; within noise where under the A/A control's smallest detectable difference \
+             ({within} of {} rows)",
+            pairs.len()
+        )
     } else {
         String::new()
     };

@@ -56,7 +56,9 @@ pub(crate) fn split(
     let pairs: Vec<(&figures::Row<'_>, &figures::Row<'_>)> = rows
         .iter()
         .filter(|r| r.cell.key == of)
-        .filter_map(|a| Some((a, rows.iter().find(|b| b.cell.key == twin.key && b.step == a.step)?)))
+        .filter_map(|a| {
+            Some((a, rows.iter().find(|b| b.cell.key == twin.key && b.step == a.step)?))
+        })
         .collect();
     let (sa, sb): (&[f64], &[f64]) =
         pairs.first().map_or((&[], &[]), |(a, b)| (a.samples(measure), b.samples(measure)));

@@ -1694,7 +1694,9 @@ fn a_comparison_tells_noise_from_a_difference() {
     let row = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
     assert!(row.ends_with("+8.0 % within noise"), "{row}");
     assert!(text.contains("(0 of 1 rows); within noise where"), "{text}");
-    assert!(text.contains("runs vary by 4.3 % (A/A control of A (1:server=herd): server=herd)"));
+    assert!(
+        text.contains("runs vary by 4.3 % (A/A control of experiment 1 (controlled): server=herd)")
+    );
     // Without the control, the same pair is significant: the interval alone leaves out 1.
     let mut plain = exp.clone();
     plain.cells.retain(|c| c.control_of.is_none());

@@ -48,7 +48,7 @@ pub(crate) fn p_value_from_stats(
 /// `t.ppf(p, df)`), for 0.5 ≤ p < 1: the t whose two-sided tail is 2·(1 − p), found by
 /// bisection on [`two_sided_p`]. None outside that range or for `df` ≤ 0.
 pub(crate) fn quantile(p: f64, df: f64) -> Option<f64> {
-    if !(0.5..1.0).contains(&p) || !(df > 0.0 && df.is_finite()) {
+    if !((0.5..1.0).contains(&p) && df > 0.0 && df.is_finite()) {
         return None;
     }
     let tail = 2.0 * (1.0 - p);

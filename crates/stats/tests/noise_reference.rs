@@ -17,10 +17,7 @@ fn list(s: &str) -> Vec<f64> {
 }
 
 fn close(what: &str, got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-8 * want.abs().max(1e-6),
-        "{what}: herd {got}, scipy {want}"
-    );
+    assert!((got - want).abs() <= 1e-8 * want.abs().max(1e-6), "{what}: herd {got}, scipy {want}");
 }
 
 fn lines(kind: &str) -> Vec<Vec<&'static str>> {

@@ -330,7 +330,8 @@ impl RepetitionWriter<'_> {
                 .map_err(|e| self.sqlite(e, "read the cell's control"))?;
             if control_of != r.control_of {
                 return Err(self.invalid(format!(
-                    "the cell was recorded as the control of {control_of:?}, this record as that of {:?}",
+                    "the cell was recorded as the control of {control_of:?}, this record as \
+                     that of {:?}",
                     r.control_of
                 )));
             }

@@ -15,6 +15,7 @@ mod cluster_local;
 mod cluster_netns;
 mod hostile;
 mod lab_cli;
+mod lab_control;
 mod lab_failures;
 mod lab_netbench;
 mod lab_paths;
