@@ -103,6 +103,9 @@ command -v smbclient >/dev/null || need_pkgs+=(smbclient)
 # herd cluster's Kubernetes objects are validated offline against the API's schemas by
 # kubernetes-validate (PyPI), in a venv of its own under target/ (below).
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_pkgs+=(python3-venv)
+# herd-stats' noise floor is checked against scipy (crates/stats/tests/reference/noise.py),
+# with Debian's own python3, whatever python3 comes first on the PATH.
+/usr/bin/python3 -c 'import scipy' 2>/dev/null || need_pkgs+=(python3-scipy)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   step "apt-get install ${need_pkgs[*]}"
   if [ "$(id -u)" -ne 0 ]; then
@@ -156,6 +159,9 @@ if [ ! -x "$kv/bin/kubernetes-validate" ]; then
 fi
 export HERD_KUBERNETES_VALIDATE="$PWD/$kv/bin/kubernetes-validate"
 export HERD_JSONSCHEMA_PYTHON="$PWD/$kv/bin/python3"
+
+step "noise.py --check (herd-stats' noise-floor reference figures are scipy's)"
+/usr/bin/python3 crates/stats/tests/reference/noise.py --check
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -197,6 +197,13 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         e.repetitions.max,
         args.store.display()
     );
+    if let (Some(twin), Some(c)) = (checked.control_twin(), &e.runner.controls) {
+        eprintln!(
+            "herd lab: A/A control: {} runs {} more times as its own twin ({}), interleaved with \
+             the others: the report states the noise floor it measures",
+            c.of, c.runs, twin.key
+        );
+    }
     // How long, before anything runs; a resumed experiment's runs left take less.
     if resume.is_none() {
         eprintln!("herd lab: this takes {}", herd_lab::estimate::estimate(&e).sentence());

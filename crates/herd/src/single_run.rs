@@ -57,6 +57,7 @@ fn experiment(run: SingleRun) -> StoredExperiment {
     let record = RepetitionRecord {
         cell_key: key.clone(),
         axes: axes.clone(),
+        control_of: None,
         repetition: 0,
         position: 0,
         started_at: run.started_at.clone(),
@@ -108,6 +109,7 @@ fn experiment(run: SingleRun) -> StoredExperiment {
         cells: vec![StoredCell {
             key,
             axes,
+            control_of: None,
             repetitions: vec![StoredRepetition { id: RepetitionId(1), record }],
             profile: None,
         }],

@@ -2,7 +2,8 @@
 //! run: its runs at the fewest repetitions and at the most, each the time its load asks (its
 //! warm-up included) plus what a run costs besides (servers started and verified, stopped;
 //! namespaces built for a path), and NetBench's runs as smbtorture takes them. A load given as
-//! a request count takes what the server makes of it: those are named, not guessed.
+//! a request count takes what the server makes of it: those are named, not guessed. An A/A
+//! control's twin adds its own runs, as many at the fewest repetitions as at the most.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use crate::client::{self, Tool};
 use crate::experiment::Experiment;
 use crate::load::{Shape, Warmup};
-use crate::matrix::{cells, Cell};
+use crate::matrix::{cells, control_twin, Cell};
 
 /// What a run costs besides its load, seconds: servers started, ready, verified and stopped,
 /// the client started (the quick start: 30 runs of 1.2 s of load took 49 s here).
@@ -25,7 +26,7 @@ pub(crate) const NBENCH_CLEANUP_S: u64 = 15;
 /// The estimate of an experiment's runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
-    /// At the fewest repetitions, and at the most.
+    /// At the fewest repetitions, and at the most (an A/A control's twin's runs in both).
     pub least: Duration,
     pub most: Duration,
     pub min_repetitions: u32,
@@ -42,8 +43,12 @@ pub fn estimate(e: &Experiment) -> Estimate {
     for c in all.iter().filter(|c| c.refused.is_none()) {
         per_repetition += run_seconds(c, &mut by_count);
     }
+    let twin = match (control_twin(e, &all), &e.runner.controls) {
+        (Some(twin), Some(c)) => run_seconds(&twin, &mut by_count) * f64::from(c.runs),
+        _ => 0.0,
+    };
     let reps = &e.repetitions;
-    let at = |n: u32| Duration::from_secs_f64(per_repetition * f64::from(n));
+    let at = |n: u32| Duration::from_secs_f64(per_repetition * f64::from(n) + twin);
     Estimate {
         least: at(reps.min),
         most: at(reps.max),
@@ -189,5 +194,19 @@ mod tests {
             "{}",
             est.sentence()
         );
+    }
+
+    #[test]
+    fn the_twin_adds_its_runs() {
+        let plain = bundled("quickstart");
+        assert!(plain.text.contains("[runner]\n"));
+        let text = plain.text.replacen("[runner]\n", "[runner]\ncontrols = 4\n", 1);
+        let e = crate::experiment::parse(&text, "x.toml").unwrap();
+        let twin = control_twin(&e, &cells(&e)).unwrap();
+        let one = run_seconds(&twin, &mut BTreeSet::new());
+        let (a, b) = (estimate(&plain), estimate(&e));
+        assert!(one > 0.5, "{one}");
+        assert!((b.least.as_secs_f64() - a.least.as_secs_f64() - 4.0 * one).abs() < 1e-6);
+        assert!((b.most.as_secs_f64() - a.most.as_secs_f64() - 4.0 * one).abs() < 1e-6);
     }
 }

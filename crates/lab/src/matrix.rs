@@ -2,7 +2,9 @@
 //! with a stable key. The key (`server=nginx workload=page load=c100`) names a cell in the
 //! store across repetitions and across runs of the same experiment. A cell whose protocol
 //! its server, client or path cannot carry stays in the matrix, refused with the reason
-//! (`crate::refusal`); [`runnable`] leaves those out.
+//! (`crate::refusal`); [`runnable`] leaves those out. An experiment with an A/A control
+//! (`[runner] controls`) adds one cell after them, [`control_twin`]: its control cell again,
+//! under a key of its own, so that the store and the report keep its runs apart.
 
 use herd_drivers::{ProxyKind, ServerKind};
 use herd_stats::Protocol;
@@ -44,6 +46,9 @@ pub struct Cell {
     /// Why this cell cannot run at all (its protocol is one its server, client or path
     /// cannot carry: [`crate::refusal`]); None: it runs. A refused cell starts nothing.
     pub refused: Option<String>,
+    /// The key of the cell this one is the A/A twin of ([`control_twin`]); None for the
+    /// matrix's own cells.
+    pub control_of: Option<String>,
 }
 
 impl Cell {
@@ -194,9 +199,28 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
             path,
             link,
             refused,
+            control_of: None,
         });
     }
     out
+}
+
+/// What an A/A twin's key adds to its cell's: `server=herd load=c8 control=twin`.
+pub const TWIN_KEY: &str = "control=twin";
+
+/// The A/A twin of `e`'s control cell (`[runner] controls`, resolved by experiment::parse to
+/// one of `cells`): that cell again, keyed `<its key> control=twin`, with an index after
+/// every one of `cells` (its run directories are its own). None without controls, or when
+/// the control cell is not among `cells`.
+pub fn control_twin(e: &Experiment, cells: &[Cell]) -> Option<Cell> {
+    let of = &e.runner.controls.as_ref()?.of;
+    let cell = cells.iter().find(|c| c.key == *of)?;
+    Some(Cell {
+        index: cells.iter().map(|c| c.index + 1).max().unwrap_or(0),
+        key: format!("{} {TWIN_KEY}", cell.key),
+        control_of: Some(cell.key.clone()),
+        ..cell.clone()
+    })
 }
 
 /// The value `combo` gives `axis` ("" when it has none).

@@ -60,6 +60,19 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         runs * reps.min as usize,
         runs * reps.max as usize
     );
+    if let (Some(c), Some(twin)) = (&e.runner.controls, crate::matrix::control_twin(e, &all)) {
+        let n = c.runs as usize;
+        let _ = writeln!(
+            s,
+            "A/A control: {} runs {n} more times as its own twin ({}), shuffled into rounds 1 \
+             to {n} beside the others: the report's noise floor and smallest detectable \
+             difference; {} to {} runs with it",
+            c.of,
+            twin.key,
+            runs * reps.min as usize + n,
+            runs * reps.max as usize + n
+        );
+    }
     if let Some(secs) = netbench_seconds(&all, reps.min) {
         let _ = writeln!(
             s,
@@ -607,5 +620,22 @@ mod tests {
         // 5 s steps have no warm-up: 5 + 0 + 15.
         assert_eq!(netbench_seconds(&cells(&bundled("netbench-quick")), 3), Some(60));
         assert_eq!(netbench_seconds(&cells(&bundled("quickstart")), 3), None);
+    }
+
+    #[test]
+    fn the_plan_counts_the_twins_runs() {
+        let plain = bundled("quickstart");
+        let text = plain.text.replacen("[runner]\n", "[runner]\ncontrols = 5\n", 1);
+        let e = crate::experiment::parse(&text, "x.toml").unwrap();
+        let p = plan(&e, Path::new("/usr/bin/herd"));
+        let runs = cells(&e).iter().filter(|c| c.refused.is_none()).count();
+        let (min, max) = (e.repetitions.min as usize, e.repetitions.max as usize);
+        let line =
+            p.lines().find(|l| l.starts_with("A/A control: ")).unwrap_or_else(|| panic!("{p}"));
+        let of = &e.runner.controls.as_ref().unwrap().of;
+        assert!(line.contains(&format!("{of} runs 5 more times")), "{line}");
+        assert!(line.contains(&format!("({of} control=twin)")), "{line}");
+        assert!(line.ends_with(&format!("{} to {} runs with it", runs * min + 5, runs * max + 5)));
+        assert!(!plan(&plain, Path::new("/usr/bin/herd")).contains("A/A control"));
     }
 }

@@ -4,16 +4,22 @@
 //! sides were chosen by; each pair gives B's figure over A's with the 95 % confidence
 //! interval of that ratio, and a change is called significant only where the interval
 //! leaves out 1. What cannot be paired is listed, and so is what differs between the two
-//! setups (kernel, sysctls, versions), since a change there may be the cause.
+//! setups (kernel, sysctls, versions), since a change there may be the cause. Where either
+//! side's experiment has an A/A control (`noise_floor.rs`), a change smaller than the
+//! smallest difference its noise floor lets a pair of that many runs tell is "within noise",
+//! never significant, whatever the interval says: the interval knows only the runs' own
+//! spread, the control also what moves between identical sets of runs.
 
 use std::collections::BTreeSet;
 
+use herd_stats::noise;
 use herd_stats::repetitions as stats;
 use herd_store::{Measure, StoredExperiment};
 
 use crate::doc::{Align, Block, Doc, Entry, Role, Table};
 use crate::figures::{self, Row};
 use crate::matrix::{self, Then};
+use crate::noise_floor::NoiseFloor;
 use crate::run_definition::{Definition, Differences};
 use crate::table::measure_name;
 
@@ -27,13 +33,48 @@ pub struct Side<'a> {
     pub only: Vec<(String, String)>,
 }
 
+/// The noise floor a comparison is judged by: the wider of the two sides' (the one whose
+/// runs vary more), where either measured one.
+#[derive(Debug, Clone)]
+pub(crate) struct Noise {
+    sd_log: f64,
+    /// Whose it is: `experiment 3 (quickstart): server=herd load=c8`.
+    from: String,
+}
+
+impl Noise {
+    pub(crate) fn of(
+        a: &Side<'_>,
+        floor_a: Option<&NoiseFloor>,
+        b: &Side<'_>,
+        floor_b: Option<&NoiseFloor>,
+    ) -> Option<Noise> {
+        let side = |side: &Side<'_>, floor: Option<&NoiseFloor>| {
+            let floor = floor?;
+            Some(Noise {
+                sd_log: floor.sd_log()?,
+                from: format!("experiment {} ({}): {}", side.exp.id.0, side.exp.name(), floor.of),
+            })
+        };
+        match (side(a, floor_a), side(b, floor_b)) {
+            (Some(x), Some(y)) => Some(if y.sd_log > x.sd_log { y } else { x }),
+            (x, y) => x.or(y),
+        }
+    }
+}
+
 /// Environment entries that differ from run to run by nature, not by setup (`lab_process`:
 /// the herd process that ran it, for `herd lab run --resume`).
 const UNSTABLE: [&str; 3] = ["loadavg_at_start", "order_seed", "lab_process"];
 
 /// The comparison as a document; an error names what to give instead when the sides
 /// cannot be compared.
-pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, String> {
+pub(crate) fn doc(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    measure: Measure,
+    noise: Option<&Noise>,
+) -> Result<Doc, String> {
     check_selection(a)?;
     check_selection(b)?;
     let chosen: BTreeSet<&str> =
@@ -99,11 +140,23 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
     let shown: Vec<&String> = if varying.is_empty() { shared.iter().collect() } else { varying };
 
     let mut doc = Doc::default();
-    doc.push(Block::Fields(vec![
+    let mut fields = vec![
         ("compare".to_owned(), format!("B against A, {}", measure_name(measure))),
         ("A".to_owned(), describe(a)),
         ("B".to_owned(), describe(b)),
-    ]));
+    ];
+    if let Some(noise) = noise {
+        fields.push((
+            "noise floor".to_owned(),
+            format!(
+                "runs vary by {:.1} % (A/A control of {}): a change under the smallest \
+                 difference that tells at 95 % (80 % power) for the pair's runs is within noise",
+                noise.sd_log * 100.0,
+                noise.from
+            ),
+        ));
+    }
+    doc.push(Block::Fields(fields));
     let mut table = Table::with_role(Role::Compare);
     for axis in &shown {
         table.column(axis, Align::Left);
@@ -127,6 +180,7 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
         .map(|(axis, _)| axis.as_str())
         .collect();
     let mut significant = 0usize;
+    let mut within = 0usize;
     let mut differing: Vec<String> = Vec::new();
     for (ra, rb) in &pairs {
         let definitions = definition(ra).zip(definition(rb));
@@ -149,8 +203,13 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
         match stats::ratio_of_means_95(ra.samples(measure), rb.samples(measure)) {
             Some(r) => {
                 // A change between cells defined otherwise than by the compared axis is as
-                // much the definition's: no significance mark, `‡` instead.
-                let marked = r.significant() && beyond.is_empty();
+                // much the definition's: no significance mark, `‡` instead. One the A/A
+                // control cannot tell from noise is within noise, never significant.
+                let (n, m) = (ra.samples(measure).len(), rb.samples(measure).len());
+                let noisy = noise.and_then(|x| noise::within_noise(r.ratio, x.sd_log, n, m));
+                let noisy = noisy == Some(true) && beyond.is_empty();
+                within += usize::from(noisy);
+                let marked = r.significant() && beyond.is_empty() && !noisy;
                 significant += usize::from(marked);
                 // Coloured as the matrix is, by how much better: for seconds, a latency or a
                 // cost, a ratio above 1 is worse.
@@ -167,6 +226,8 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
                     (r.ratio - 1.0) * 100.0,
                     if !beyond.is_empty() {
                         " ‡"
+                    } else if noisy {
+                        " within noise"
                     } else if marked {
                         " *"
                     } else {
@@ -184,8 +245,17 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
         }
         table.row(entries);
     }
+    let noisy = if noise.is_some() {
+        format!(
+            "; within noise where under the A/A control's smallest detectable difference \
+             ({within} of {} rows)",
+            pairs.len()
+        )
+    } else {
+        String::new()
+    };
     doc.push(Block::Heading(format!(
-        "{} of B over A: the ratio of the means of the ok repetitions with its 95 % confidence interval; * where the interval leaves out 1 ({significant} of {} rows):",
+        "{} of B over A: the ratio of the means of the ok repetitions with its 95 % confidence interval; * where the interval leaves out 1 ({significant} of {} rows){noisy}:",
         measure_name(measure),
         pairs.len()
     )));
@@ -218,7 +288,11 @@ pub(crate) fn doc(a: &Side<'_>, b: &Side<'_>, measure: Measure) -> Result<Doc, S
             .to_owned(),
         setup_differences(a.exp, b.exp),
     );
-    doc.push(Block::Legend(LEGEND.iter().map(|l| (*l).to_owned()).collect()));
+    let mut legend: Vec<String> = LEGEND.iter().map(|l| (*l).to_owned()).collect();
+    if noise.is_some() {
+        legend.extend(NOISE_LEGEND.iter().map(|l| (*l).to_owned()));
+    }
+    doc.push(Block::Legend(legend));
     Ok(doc)
 }
 
@@ -241,6 +315,13 @@ const LEGEND: [&str; 11] = [
     "          cannot explain (each row is its own test: among 20 unchanged rows, expect one *);",
     "          ‡ instead where the two cells are defined otherwise than by what is compared",
     "          (load, keep-alive, protocol, server settings: listed above): never significant",
+];
+
+const NOISE_LEGEND: [&str; 4] = [
+    "within    |ln B/A| under (t₀.₉₇₅ + t₀.₈₀)·s·√(1/n + 1/m): s the run-to-run variation",
+    "noise     the A/A control measured (sd of ln figures), n and m the pair's ok runs, t on",
+    "          n + m − 2 degrees of freedom; a change this small cannot be told from noise at",
+    "          95 % with 80 % power, so it gets no *",
 ];
 
 fn describe(side: &Side<'_>) -> String {

@@ -28,6 +28,10 @@
 //! - A history (`history.rs`, [`write_history`]): the experiments stored under one name as
 //!   a series per cell, with the change points `herd_stats::change_points` finds and what
 //!   differed at each (versions, machine, kernel, config hash).
+//! - Where the experiment has an A/A control (`[runner] controls`), its noise floor
+//!   (`noise_floor.rs`): the twin is taken out of the experiment before any table sees it,
+//!   and every report says what it measured; `--compare` calls a change under its smallest
+//!   detectable difference "within noise".
 //! - The statistics over repetitions (median, Student t interval, spread) come from
 //!   `herd_stats::repetitions`, shared with the lab runner.
 
@@ -51,6 +55,7 @@ mod json_facts;
 mod markdown;
 mod matrix;
 mod netbench;
+mod noise_floor;
 mod placeholders;
 mod run_definition;
 mod spectrum;
@@ -108,11 +113,14 @@ pub fn write(
     format: Format,
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
-    let baseline = baseline(exp, options.baseline.as_deref())?;
     let measure = measure(exp, options.measure)?;
+    let (exp, noise) = noise_floor::split(exp, measure);
+    let exp = exp.as_ref();
+    let baseline = baseline(exp, options.baseline.as_deref())?;
+    let doc = || table::doc(exp, baseline.as_ref(), measure, noise.as_ref());
     match format {
-        Format::Text => text::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
-        Format::Markdown => markdown::write(&table::doc(exp, baseline.as_ref(), measure), out)?,
+        Format::Text => text::write(&doc(), out)?,
+        Format::Markdown => markdown::write(&doc(), out)?,
         Format::Csv => csv::write(exp, baseline.as_ref(), measure, out)?,
     }
     Ok(())
@@ -128,13 +136,20 @@ pub fn write_html(
     source: &str,
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
-    let mut sections = Vec::new();
+    // Each without its A/A twins, first: the page's sections borrow them.
+    let mut split = Vec::new();
     for exp in exps {
-        let baseline = baseline(exp, options.baseline.as_deref())?;
         let measure = measure(exp, options.measure)?;
+        let (exp, noise) = noise_floor::split(exp, measure);
+        split.push((exp, noise, measure));
+    }
+    let mut sections = Vec::new();
+    for (exp, noise, measure) in &split {
+        let (exp, measure) = (exp.as_ref(), *measure);
+        let baseline = baseline(exp, options.baseline.as_deref())?;
         let (rows, _) = figures::rows(exp);
         let charts = charts::experiment_charts(exp, &rows, measure);
-        let doc = table::doc(exp, baseline.as_ref(), measure);
+        let doc = table::doc(exp, baseline.as_ref(), measure, noise.as_ref());
         sections.push(html::Section::experiment(exp, doc, charts));
     }
     let intro = format!(
@@ -153,7 +168,7 @@ pub fn write_run_html(exp: &StoredExperiment, out: &mut dyn Write) -> Result<(),
     let measure = measure(exp, None)?;
     let (rows, _) = figures::rows(exp);
     let charts = charts::experiment_charts(exp, &rows, measure);
-    let doc = table::doc(exp, None, measure);
+    let doc = table::doc(exp, None, measure, None);
     let intro = format!("One run of {}, as measured; nothing was stored.", exp.name());
     html::write(&intro, &[html::Section::experiment(exp, doc, charts)], out)?;
     Ok(())
@@ -170,7 +185,13 @@ pub fn write_compare(
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
     let measure = self::measure(a.exp, measure)?;
-    let doc = compare::doc(a, b, measure).map_err(ReportError::Options)?;
+    // Each side without its A/A twins; the noise floor either measured judges the changes.
+    let (exp_a, noise_a) = noise_floor::split(a.exp, measure);
+    let (exp_b, noise_b) = noise_floor::split(b.exp, measure);
+    let a = Side { exp: exp_a.as_ref(), ..a.clone() };
+    let b = Side { exp: exp_b.as_ref(), ..b.clone() };
+    let noise = compare::Noise::of(&a, noise_a.as_ref(), &b, noise_b.as_ref());
+    let doc = compare::doc(&a, &b, measure, noise.as_ref()).map_err(ReportError::Options)?;
     match format {
         CompareFormat::Text => text::write(&doc, out)?,
         CompareFormat::Markdown => markdown::write(&doc, out)?,
@@ -209,6 +230,14 @@ pub fn write_history(
         Some(latest) => self::measure(latest, measure)?,
         None => measure.unwrap_or(Measure::RequestsPerSecond),
     };
+    // A history follows the matrix's cells: A/A twins left out.
+    let without: Vec<StoredExperiment>;
+    let runs = if runs.iter().any(|r| r.cells.iter().any(|c| c.control_of.is_some())) {
+        without = runs.iter().map(|r| noise_floor::split(r, measure).0.into_owned()).collect();
+        &without[..]
+    } else {
+        runs
+    };
     let (doc, found) = history::doc(name, runs, measure, settings).map_err(ReportError::Options)?;
     if markdown {
         markdown::write(&doc, out)?;
@@ -235,8 +264,9 @@ pub fn charts(
     measure: Option<Measure>,
 ) -> Result<Vec<(String, String)>, ReportError> {
     let measure = self::measure(exp, measure)?;
-    let (rows, _) = figures::rows(exp);
-    Ok(charts::experiment_charts(exp, &rows, measure)
+    let (exp, _) = noise_floor::split(exp, measure);
+    let (rows, _) = figures::rows(&exp);
+    Ok(charts::experiment_charts(&exp, &rows, measure)
         .into_iter()
         .map(|c| (c.title().to_owned(), c.to_svg()))
         .collect())

@@ -16,7 +16,12 @@ use crate::matrix::{self, Baseline};
 /// The whole report of an experiment as a document: its header, the matrix (with
 /// percentages of `baseline`, when there is one), every row's figures, what the rows cannot
 /// show, and the legend.
-pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: Measure) -> Doc {
+pub(crate) fn doc(
+    exp: &StoredExperiment,
+    baseline: Option<&Baseline>,
+    measure: Measure,
+    noise: Option<&crate::noise_floor::NoiseFloor>,
+) -> Doc {
     let mut doc = Doc::default();
     doc.push(Block::Fields(header(exp)));
 
@@ -56,6 +61,9 @@ pub(crate) fn doc(exp: &StoredExperiment, baseline: Option<&Baseline>, measure: 
     doc.push(Block::Table(table));
     if rows.is_empty() {
         doc.push(Block::Text(vec!["(no repetitions recorded)".to_owned()]));
+    }
+    if let Some(noise) = noise {
+        crate::noise_floor::add(noise, &mut doc);
     }
 
     failures(&rows, &mut doc);

@@ -97,6 +97,7 @@ fn repetition(
     RepetitionRecord {
         cell_key: axes.iter().map(|(a, v)| format!("{a}={v}")).collect::<Vec<_>>().join(" "),
         axes: axes.iter().map(|(a, v)| (a.to_string(), v.to_string())).collect(),
+        control_of: None,
         repetition: rep,
         position: rep,
         started_at: "2026-03-01T10:01:00Z".into(),
@@ -1900,4 +1901,101 @@ fn a_plain_matrix_is_charted_with_its_intervals() {
     }
     let again = herd_report::charts(&faster, None).unwrap();
     assert!(again[0].1.contains(r#"data-row="server=nginx load=c100" data-value="200000""#));
+}
+
+/// An experiment with an A/A control (`[runner] controls = 3`), requests/s by repetition:
+/// - herd 100 000, 100 500, 99 500, and its twin (`server=herd control=twin`) 94 000,
+///   106 000, 100 000: the twin comes out −0.1 % (geometric means), runs vary by 4.3 %
+///   (pooled sd of ln figures), so between cells of 3 runs the smallest difference that
+///   tells is (2.776 + 0.941)·0.0427·√(2/3) = 0.1295 on logs: ±13.8 %;
+/// - nginx 108 000, 108 500, 107 500: +8 %, significant by its interval, within noise;
+/// - apache 80 000, 80 400, 79 600: −20 %, beyond it.
+fn controlled() -> StoredExperiment {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("controlled", &["server"])).unwrap();
+    let h = || Some(histogram(&[(200, 1_000)]));
+    let cells: [(&str, bool, [u64; 3]); 4] = [
+        ("herd", false, [100_000, 100_500, 99_500]),
+        ("herd", true, [94_000, 106_000, 100_000]),
+        ("nginx", false, [108_000, 108_500, 107_500]),
+        ("apache", false, [80_000, 80_400, 79_600]),
+    ];
+    for rep in 0..3u32 {
+        for (server, twin, rates) in &cells {
+            let m = measurement(0, "n", rates[rep as usize] * 10, &[], 0, h());
+            let axes = [("server", *server)];
+            let mut r = repetition(&axes, rep, "herd", ok("ok"), Some(1.0), vec![m]);
+            if *twin {
+                r.control_of = Some(r.cell_key.clone());
+                r.cell_key = format!("{} control=twin", r.cell_key);
+            }
+            store.record_repetition(id, &r).unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    store.load_experiment(id).unwrap()
+}
+
+/// Every report of it states the noise floor; the twin is no row, no baseline, no cell of
+/// the page.
+#[test]
+fn an_aa_control_gives_every_report_its_noise_floor() {
+    let exp = controlled();
+    assert_eq!(exp.cells.len(), 4);
+    let text = String::from_utf8(render(&exp)).unwrap();
+    check_golden("table_control.txt", text.as_bytes());
+    assert!(!text.contains("control=twin"), "{text}");
+    assert!(text.contains("\nnoise floor (A/A control):\n"), "{text}");
+    assert!(text.contains("server=herd was measured 3 more times as its own twin"), "{text}");
+    assert!(text.contains("The twin came out -0.1 % in requests/s"), "{text}");
+    assert!(text.contains("runs vary by 4.3 % from run to run"), "{text}");
+    assert!(text.contains("between two cells of 3 runs: ±13.8 %"), "{text}");
+    // One row of herd in the matrix and one in the figures, not two.
+    let herd = text.lines().filter(|l| l.starts_with("herd ") && l.contains(" 100000 ")).count();
+    assert_eq!(herd, 2, "{text}");
+    let md = String::from_utf8(render_as(&exp, &Options::default(), Format::Markdown)).unwrap();
+    assert!(md.contains("noise floor (A/A control)") && md.contains("±13.8 %"), "{md}");
+    let csv = String::from_utf8(render_as(&exp, &Options::default(), Format::Csv)).unwrap();
+    assert!(!csv.contains("control=twin") && csv.lines().count() == 4, "{csv}");
+    let mut html = Vec::new();
+    herd_report::write_html(std::slice::from_ref(&exp), &Options::default(), "x.db", &mut html)
+        .unwrap();
+    let html = String::from_utf8(html).unwrap();
+    assert!(html.contains("noise floor (A/A control)") && html.contains("±13.8 %"));
+    assert!(!html.contains("control=twin"));
+    // Without the twin, no such section.
+    let mut plain = exp.clone();
+    plain.cells.retain(|c| c.control_of.is_none());
+    assert!(!String::from_utf8(render(&plain)).unwrap().contains("noise floor"));
+}
+
+/// `--compare` calls a change under the control's smallest detectable difference within
+/// noise, even where its interval leaves out 1, and keeps its mark for a larger one.
+#[test]
+fn a_comparison_tells_noise_from_a_difference() {
+    let exp = controlled();
+    let herd = side("1:server=herd", &exp, &[("server", "herd")]);
+    let nginx = side("1:server=nginx", &exp, &[("server", "nginx")]);
+    let text = compare(&herd, &nginx, CompareFormat::Text);
+    check_golden("compare_control.txt", text.as_bytes());
+    let row = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.ends_with("+8.0 % within noise"), "{row}");
+    assert!(text.contains("(0 of 1 rows); within noise where"), "{text}");
+    assert!(
+        text.contains("runs vary by 4.3 % (A/A control of experiment 1 (controlled): server=herd)")
+    );
+    // Without the control, the same pair is significant: the interval alone leaves out 1.
+    let mut plain = exp.clone();
+    plain.cells.retain(|c| c.control_of.is_none());
+    let herd_p = side("a", &plain, &[("server", "herd")]);
+    let nginx_p = side("b", &plain, &[("server", "nginx")]);
+    let text = compare(&herd_p, &nginx_p, CompareFormat::Text);
+    let row = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.ends_with("+8.0 % *"), "{row}");
+    // A difference beyond the noise floor keeps its mark.
+    let apache = side("1:server=apache", &exp, &[("server", "apache")]);
+    let text = compare(&herd, &apache, CompareFormat::Text);
+    let row = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.ends_with("-20.0 % *"), "{row}");
+    assert!(text.contains("(1 of 1 rows); within noise where"), "{text}");
 }

@@ -14,6 +14,8 @@
 //! - [`units`]: durations, bit rates, byte sizes and request rates as typed, written once.
 //! - [`repetitions`] summarises a handful of per-repetition values (median, relative
 //!   standard deviation, Student t interval): the lab's runner and its reports share it.
+//! - [`noise`] is the noise floor an A/A control measures (a cell run again as its own
+//!   twin) and the minimum detectable effect it gives a ratio, on the runs' logarithms.
 //! - [`change_points`] finds where a history of figures (one per run, in time order)
 //!   shifted: Hunter's deterministic E-Divisive (`e_divisive.rs`) with Student's t-test
 //!   (`student_t.rs`), for `herd report --history`.
@@ -33,6 +35,7 @@ mod health;
 mod latency;
 mod lengths;
 mod measurement;
+pub mod noise;
 pub mod repetitions;
 mod run_stats;
 mod status;

@@ -1,7 +1,10 @@
 //! Student's t distribution's two-sided tail, and the two-sample t-test (equal variances)
 //! that judges a change point (`change_points.rs`). Pure arithmetic: the regularized
 //! incomplete beta function by its continued fraction (Lentz's method) over a Lanczos
-//! log-gamma, good to about 1e-12 relative, far below what a p-value threshold needs.
+//! log-gamma, good to about 1e-12 relative, far below what a p-value threshold needs. Its
+//! quantiles (`quantile`, for the noise floor's `noise.rs`) invert that tail by bisection,
+//! so they are exactly as good as it, for any degrees of freedom (the table of
+//! `repetitions::t_critical_95` has four decimals and interpolates beyond 30).
 
 /// The probability that |T| ≥ |t| for T Student-distributed with `df` degrees of freedom:
 /// the two-sided p-value of a t statistic. 0 for an infinite t, 1 for t = 0; NaN for
@@ -39,6 +42,36 @@ pub(crate) fn p_value_from_stats(
     }
     let p = two_sided_p((mean1 - mean2) / se, df);
     Some(if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) })
+}
+
+/// The `p` quantile of Student's t distribution with `df` degrees of freedom (scipy's
+/// `t.ppf(p, df)`), for 0.5 ≤ p < 1: the t whose two-sided tail is 2·(1 − p), found by
+/// bisection on [`two_sided_p`]. None outside that range or for `df` ≤ 0.
+pub(crate) fn quantile(p: f64, df: f64) -> Option<f64> {
+    if !((0.5..1.0).contains(&p) && df > 0.0 && df.is_finite()) {
+        return None;
+    }
+    let tail = 2.0 * (1.0 - p);
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    // The tail falls as t grows: widen until it is below the one wanted.
+    while two_sided_p(hi, df) > tail {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return None;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if two_sided_p(mid, df) > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+    }
+    Some(0.5 * (lo + hi))
 }
 
 /// I_x(a, b), the regularized incomplete beta function, for a, b > 0 and x in [0, 1].
@@ -151,6 +184,32 @@ mod tests {
             let p = two_sided_p(t, f64::from(df));
             assert!(close(p, 0.05, 2e-3), "df={df}: {p}");
         }
+    }
+
+    #[test]
+    fn quantiles_invert_the_tail_and_agree_with_the_table() {
+        // scipy.stats.t.ppf: (p, df, t).
+        let known = [
+            (0.975, 1.0, 12.706_204_736_432_095),
+            (0.975, 4.0, 2.776_445_105_197_798_7),
+            (0.8, 4.0, 0.940_964_577_197_53),
+            (0.8, 30.0, 0.853_767_259_839_686),
+            (0.5, 3.0, 0.0),
+        ];
+        for (p, df, t) in known {
+            let got = quantile(p, df).unwrap();
+            // The tail is good to about 1e-9 here (0.8 at 30: 2e-9 off), the bisection to 1e-13.
+            assert!((got - t).abs() <= 1e-8 * t.max(1.0), "p={p} df={df}: {got} vs {t}");
+        }
+        for df in 1..=200u32 {
+            let (table, exact) = (t_critical_95(df).unwrap(), quantile(0.975, f64::from(df)));
+            let exact = exact.unwrap();
+            let tolerance = if df <= 30 { 5.1e-5 } else { 1e-3 };
+            assert!((table - exact).abs() <= tolerance, "df={df}: {table} vs {exact}");
+        }
+        assert_eq!(quantile(0.4, 3.0), None);
+        assert_eq!(quantile(1.0, 3.0), None);
+        assert_eq!(quantile(0.9, 0.0), None);
     }
 
     #[test]

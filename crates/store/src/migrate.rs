@@ -42,6 +42,7 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0007_failure_kind.sql"),
     },
     Migration { name: "0008_profile", sql: include_str!("../migrations/0008_profile.sql") },
+    Migration { name: "0009_control", sql: include_str!("../migrations/0009_control.sql") },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

@@ -181,13 +181,14 @@ impl Reader<'_> {
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
 
-        let cell_rows: Vec<(i64, String)> =
-            self.list("SELECT id, key FROM cell WHERE experiment_id = ?1", [id.0], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })?;
+        let cell_rows: Vec<(i64, String, Option<String>)> = self.list(
+            "SELECT id, key, control_of FROM cell WHERE experiment_id = ?1",
+            [id.0],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )?;
         let mut cells = Vec::with_capacity(cell_rows.len());
-        for (cell_id, key) in cell_rows {
-            cells.push(self.cell(id, cell_id, key, &experiment.axes)?);
+        for (cell_id, key, control_of) in cell_rows {
+            cells.push(self.cell(id, cell_id, (key, control_of), &experiment.axes)?);
         }
         // Axis by axis: the value's place among those the experiment declared (one it did
         // not declare after them), then natural order, the only order of stores older than
@@ -232,7 +233,7 @@ impl Reader<'_> {
         &self,
         exp: ExperimentId,
         cell_id: i64,
-        key: String,
+        (key, control_of): (String, Option<String>),
         axes: &[String],
     ) -> Result<StoredCell, StoreError> {
         let values: Vec<String> = self.list(
@@ -259,16 +260,16 @@ impl Reader<'_> {
         )?;
         let mut repetitions = Vec::with_capacity(rows.len());
         for row in rows {
-            repetitions.push(self.repetition(row, &key, &axes)?);
+            repetitions.push(self.repetition(row, (&key, control_of.as_deref()), &axes)?);
         }
         let profile = self.profile(exp, &key)?;
-        Ok(StoredCell { key, axes, repetitions, profile })
+        Ok(StoredCell { key, axes, control_of, repetitions, profile })
     }
 
     fn repetition(
         &self,
         row: RepetitionRow,
-        cell_key: &str,
+        (cell_key, control_of): (&str, Option<&str>),
         axes: &[(String, String)],
     ) -> Result<StoredRepetition, StoreError> {
         let outcome = match (row.outcome.as_str(), row.failure_kind, row.failure_reason) {
@@ -362,6 +363,7 @@ impl Reader<'_> {
         let record = RepetitionRecord {
             cell_key: cell_key.to_owned(),
             axes: axes.to_vec(),
+            control_of: control_of.map(str::to_owned),
             repetition: row.repetition,
             position: row.position,
             started_at: row.started_at,

@@ -89,6 +89,9 @@ pub struct RepetitionRecord {
     pub cell_key: String,
     /// Axis name → value label, in the experiment's axis order.
     pub axes: Vec<(String, String)>,
+    /// The key of the cell this one is the A/A twin of (`[runner] controls`), with the same
+    /// axis values; None for the matrix's own cells. Fixed with the cell's first record.
+    pub control_of: Option<String>,
     /// Repetition index, 0-based; unique within the cell.
     pub repetition: u32,
     /// Place in that round's shuffled order.

@@ -45,6 +45,9 @@ pub struct StoredCell {
     pub key: String,
     /// Axis name → value label, in the experiment's axis order.
     pub axes: Vec<(String, String)>,
+    /// The key of the cell this one is the A/A twin of ([`RepetitionRecord::control_of`]);
+    /// None for the matrix's own cells. A twin is never a row of a table nor a baseline.
+    pub control_of: Option<String>,
     /// By repetition index.
     pub repetitions: Vec<StoredRepetition>,
     /// The cell's profiled run, kept apart from its repetitions (`[runner] profile`).
@@ -61,6 +64,11 @@ pub struct StoredRepetition {
 impl StoredExperiment {
     pub fn name(&self) -> &str {
         &self.experiment.name
+    }
+
+    /// The cells of the matrix itself: without the A/A twins ([`StoredCell::control_of`]).
+    pub fn matrix_cells(&self) -> impl Iterator<Item = &StoredCell> {
+        self.cells.iter().filter(|c| c.control_of.is_none())
     }
 
     /// The cell with that key.

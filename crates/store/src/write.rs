@@ -324,12 +324,23 @@ impl RepetitionWriter<'_> {
                     "the cell was recorded with axis values {stored:?}, this record has {values:?}"
                 )));
             }
+            let control_of: Option<String> = self
+                .tx
+                .query_row("SELECT control_of FROM cell WHERE id = ?1", [cell_id], |row| row.get(0))
+                .map_err(|e| self.sqlite(e, "read the cell's control"))?;
+            if control_of != r.control_of {
+                return Err(self.invalid(format!(
+                    "the cell was recorded as the control of {control_of:?}, this record as \
+                     that of {:?}",
+                    r.control_of
+                )));
+            }
             return Ok(cell_id);
         }
         self.tx
             .execute(
-                "INSERT INTO cell (experiment_id, key) VALUES (?1, ?2)",
-                params![self.exp.0, r.cell_key],
+                "INSERT INTO cell (experiment_id, key, control_of) VALUES (?1, ?2, ?3)",
+                params![self.exp.0, r.cell_key, r.control_of],
             )
             .map_err(|e| self.sqlite(e, "insert the cell"))?;
         let cell_id = self.tx.last_insert_rowid();

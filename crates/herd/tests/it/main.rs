@@ -16,6 +16,7 @@ mod cluster_netns;
 mod hostile;
 mod lab_cgroup;
 mod lab_cli;
+mod lab_control;
 mod lab_failures;
 mod lab_netbench;
 mod lab_paths;

@@ -227,6 +227,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     check_cells(&errs, &raw, &experiment)?;
     experiment.published = super::published::build(&errs, &raw, &experiment)?;
     experiment.report = super::report::build(&errs, &raw, &experiment)?;
+    experiment.runner.controls = super::control::build(&errs, &raw, &experiment)?;
     Ok(experiment)
 }
 
@@ -821,6 +822,8 @@ fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, Expe
         ready_timeout: dur(&r.ready_timeout, "ready_timeout", 15)?,
         placement: placement(errs, raw)?,
         profile: profile(errs, raw)?,
+        // Resolved against the matrix once it is built (`control.rs`).
+        controls: None,
     })
 }
 

@@ -3,6 +3,7 @@
 //! every value is in range, or one [`ExperimentError`] naming the line and the choices.
 
 mod build;
+mod control;
 mod error;
 mod placement;
 mod published;
@@ -152,6 +153,17 @@ pub struct RunnerSettings {
     pub placement: Placement,
     /// `profile`: record the servers' stacks in one extra, profiled run of each cell.
     pub profile: Option<Profiler>,
+    /// `controls`: one cell run again as its own A/A twin, for the noise floor.
+    pub controls: Option<Controls>,
+}
+
+/// `[runner] controls = N` (and `control = {…}`): the A/A control of an experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Controls {
+    /// How often the twin runs: in rounds 0 to N − 1, beside the matrix's cells.
+    pub runs: u32,
+    /// The key of the cell it twins (`crate::matrix::Cell::key`), one that runs.
+    pub of: String,
 }
 
 /// How a cell's servers are profiled (`[runner] profile`, `herd lab run --profile`).

@@ -108,6 +108,12 @@ pub(crate) struct RawRunner {
     pub placement: Option<Spanned<String>>,
     #[serde(default)]
     pub profile: Option<Spanned<String>>,
+    /// `controls = N`: one cell measured N more times as its own A/A twin.
+    #[serde(default)]
+    pub controls: Option<Spanned<i64>>,
+    /// `control = { server = "herd", load = "c8" }`: which cell (axis values that name one).
+    #[serde(default)]
+    pub control: Option<Spanned<BTreeMap<String, String>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -656,3 +656,74 @@ fn a_latency_measure_its_client_cannot_give_is_refused_with_the_reason() {
     // The server's cost needs no latency from the client.
     assert!(parse(&text("h2load", "cpu_per_request"), "x.toml").is_ok());
 }
+
+/// GOOD with a `[runner]` section of `lines`.
+fn with_runner(lines: &str) -> String {
+    format!("{GOOD}\n[runner]\n{lines}\n")
+}
+
+#[test]
+fn the_control_is_the_cell_named_else_the_baselines_else_the_first() {
+    let e = parse(&with_runner("controls = 3"), "x.toml").unwrap();
+    let first = cells(&e).into_iter().find(|c| c.refused.is_none()).unwrap();
+    assert_eq!(e.runner.controls, Some(Controls { runs: 3, of: first.key }));
+
+    let named = r#"controls = 2
+control = { server = "nginx-fpm", workload = "page", load = "ab", server_cpus = "0-1" }"#;
+    let e = parse(&with_runner(named), "x.toml").unwrap();
+    let c = e.runner.controls.unwrap();
+    assert_eq!(c.runs, 2);
+    assert_eq!(c.of, "server=nginx-fpm workload=page load=ab server_cpus=0-1");
+
+    // A baseline that names one cell is the control's cell; one that names several is not.
+    let small = |baseline: &str| {
+        format!(
+            r#"name = "b"
+[matrix]
+server = ["herd", "nginx-fpm"]
+workload = ["page"]
+load = ["ab"]
+[workloads.page]
+kind = "static"
+size = 100
+[loads.ab]
+requests = 100
+concurrency = 2
+[report]
+baseline = {baseline}
+[runner]
+controls = 4
+"#
+        )
+    };
+    let e = parse(&small(r#"{ server = "nginx-fpm" }"#), "x.toml").unwrap();
+    assert_eq!(e.runner.controls.unwrap().of, "server=nginx-fpm workload=page load=ab");
+    let e = parse(&small(r#"{ load = "ab" }"#), "x.toml").unwrap();
+    assert_eq!(e.runner.controls.unwrap().of, "server=herd workload=page load=ab");
+    assert_eq!(parse(GOOD, "x.toml").unwrap().runner.controls, None);
+}
+
+#[test]
+fn a_bad_control_is_refused_with_what_to_write() {
+    for n in ["1", "0", "21", "-3"] {
+        let e = err(&with_runner(&format!("controls = {n}")));
+        assert!(e.contains(&format!("[runner] controls = {n}")), "{e}");
+        assert!(e.contains("2 to 20") && e.contains("controls = 3"), "{e}");
+    }
+    let e = err(&with_runner(r#"control = { server = "herd" }"#));
+    assert!(e.contains("add [runner] controls = N"), "{e}");
+    let e = err(&with_runner("controls = 3\ncontrol = { server = \"herd\" }"));
+    assert!(e.contains("[runner] control names 32 cells"), "{e}");
+    assert!(e.contains("e.g. control = { server = \"herd\", workload = "), "{e}");
+    let e = err(&with_runner("controls = 3\ncontrol = { tenant = \"a\" }"));
+    assert!(e.contains("`tenant` is not an axis of [matrix]"), "{e}");
+    let e = err(&with_runner("controls = 3\ncontrol = { server = \"caddy\" }"));
+    assert!(e.contains("server = \"caddy\" is not a value of that axis"), "{e}");
+    // apache-prefork with 9x9 is excluded from the matrix.
+    let gone = "controls = 3\ncontrol = { server = \"apache-prefork\", workload = \"9x9\" }";
+    let e = err(&with_runner(gone));
+    assert!(e.contains("names no cell that runs"), "{e}");
+    let e = err(&with_runner("controls = 3\ncontrol = {}"));
+    assert!(e.contains("[runner] control is empty"), "{e}");
+    assert!(e.contains("x.toml: line "), "names its line: {e}");
+}

@@ -197,6 +197,7 @@ fn new_record(
     RepetitionRecord {
         cell_key: cell.key.clone(),
         axes: cell.values.iter().map(|(a, v)| (a.as_str().to_string(), v.clone())).collect(),
+        control_of: cell.control_of.clone(),
         repetition: rep,
         position,
         started_at,
@@ -322,6 +323,7 @@ mod tests {
         RepetitionRecord {
             cell_key: "load=r4000".into(),
             axes: Vec::new(),
+            control_of: None,
             repetition: 0,
             position: 0,
             started_at: String::new(),

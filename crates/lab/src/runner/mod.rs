@@ -13,7 +13,9 @@
 //! with a typed `RunFailure` (`failure.rs`), stored as its kind and message. Ctrl-C (the
 //! `cancel` flag) stops between or inside a run: what finished is kept, the run in flight is
 //! dropped, and everything herd started is stopped. `--resume` (`resume.rs`) runs an
-//! unfinished experiment to its end: the same rounds, without the runs already stored.
+//! unfinished experiment to its end: the same rounds, without the runs already stored. An
+//! A/A control's twin (`[runner] controls`) is one more cell, last, that `Rounds` keeps to
+//! its own number of runs.
 
 mod account;
 mod cell;
@@ -62,7 +64,7 @@ pub const METHODOLOGY_VERSION: u32 = 1;
 #[derive(Debug)]
 pub struct Checked {
     ready: preflight::Ready,
-    /// The cells that run.
+    /// The cells that run, an A/A control's twin last.
     cells: Vec<Cell>,
     /// The cells refused before anything runs, each with its reason (`Cell::refused`).
     refused: Vec<Cell>,
@@ -81,9 +83,14 @@ impl Checked {
         self.cgroups.as_ref().map_or(CpuAccounting::PerProcess, Cgroups::accounting)
     }
 
-    /// How many cells run.
+    /// How many cells of the matrix run (an A/A control's twin apart).
     pub fn runnable(&self) -> usize {
-        self.cells.len()
+        self.cells.iter().filter(|c| c.control_of.is_none()).count()
+    }
+
+    /// The A/A control's twin (`[runner] controls`), if the experiment has one.
+    pub fn control_twin(&self) -> Option<&Cell> {
+        self.cells.iter().find(|c| c.control_of.is_some())
     }
 }
 
@@ -96,11 +103,14 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
     if all.is_empty() {
         return Err(LabError::NoCells);
     }
-    let (cells, refused): (Vec<Cell>, Vec<Cell>) =
+    let twin = crate::matrix::control_twin(e, &all);
+    let (mut cells, refused): (Vec<Cell>, Vec<Cell>) =
         all.into_iter().partition(|c| c.refused.is_none());
     if cells.is_empty() {
         return Err(LabError::AllRefused(refused_reasons(&refused)));
     }
+    // The A/A twin runs last in matrix order, which `Rounds` knows it by.
+    cells.extend(twin);
     let ready = preflight::check(e, &cells, herd_exe)?;
     // How the servers' CPU time is read: from a cgroup made for each, where herd can make one
     // (`HERD_SERVER_CPU` may ask otherwise; a cgroup it asks for and cannot have refuses).
@@ -205,6 +215,11 @@ fn run_in(
     };
     let environment = environment(e, &r.herd_version, seed, &versions, sup.cpu_accounting());
     let mut rounds = Rounds::new(all.len(), &e.repetitions, seed);
+    if let (Some(twin), Some(c)) =
+        (all.iter().position(|c| c.control_of.is_some()), &e.runner.controls)
+    {
+        rounds = rounds.with_twin(twin, c.runs);
+    }
     let mut stored = HashSet::new();
     let mut failures = Vec::new();
     if let Some(resume) = r.resume {
@@ -218,7 +233,7 @@ fn run_in(
         // The servers of the runs left, asked now: one upgraded since refuses the resume
         // before anything runs, as a changed machine does.
         let left: Vec<&Cell> = (0..all.len())
-            .filter(|&i| (0..e.repetitions.max).any(|rep| !stored.contains(&(i, rep))))
+            .filter(|&i| (0..rounds.most(i)).any(|rep| !stored.contains(&(i, rep))))
             .filter_map(|i| all.get(i))
             .collect();
         let known = resume.server_versions();
@@ -261,12 +276,12 @@ fn run_in(
         if order.is_empty() {
             break;
         }
-        if rounds::count_round(rep, order.len(), &mut planned, &mut counted) {
+        let extended = rounds.extended(rep);
+        if rounds::count_round(rep, extended, &mut planned, &mut counted) {
             r.progress.replanned(
                 planned,
                 &format!(
-                    "{} cell(s) spread over {}% after {rep} repetitions: repetition {}",
-                    order.len(),
+                    "{extended} cell(s) spread over {}% after {rep} repetitions: repetition {}",
                     e.repetitions.max_spread_percent,
                     rep + 1
                 ),
@@ -360,7 +375,8 @@ fn profile_cells(
     (rep, sup, versions): (u32, &mut Supervisor, &mut BTreeMap<String, String>),
     stopped_in_flight: &mut usize,
 ) -> Result<bool, LabError> {
-    for c in all.iter().filter(|c| !c.workload.is_netbench()) {
+    // The twin is its cell again: one profile of that configuration is enough.
+    for c in all.iter().filter(|c| !c.workload.is_netbench() && c.control_of.is_none()) {
         if r.store.has_profile(exp_id, &c.key)? {
             continue;
         }

@@ -601,6 +601,7 @@ mod tests {
         let mut rec = RepetitionRecord {
             cell_key: "server=nginx-fpm".into(),
             axes: vec![("server".into(), "nginx-fpm".into())],
+            control_of: None,
             repetition: 1,
             position: 0,
             started_at: String::new(),

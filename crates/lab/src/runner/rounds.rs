@@ -5,6 +5,12 @@
 //! `max`. A round's cells depend only on the figures of the rounds before it, so a resumed
 //! run that is given the stored figures walks the very rounds, in the very order, that one
 //! run from start to end would have.
+//!
+//! An A/A control's twin (`[runner] controls = N`) is due in rounds 0 to N − 1 whatever the
+//! spread, shuffled among the others like any cell (it is there to meet what they meet);
+//! where N is more than the rounds the others make, the last rounds hold it alone. Its
+//! runs are all known before the first, so they are planned from the start, and its
+//! figures never extend another cell.
 
 use std::collections::BTreeMap;
 
@@ -19,11 +25,29 @@ pub(super) struct Rounds<'a> {
     /// By cell: the figure of every ok run (`cell::figure`: the tables' measure), by
     /// repetition.
     figures: Vec<BTreeMap<u32, f64>>,
+    /// The A/A twin: its index among the cells, and how many runs it makes.
+    twin: Option<(usize, u32)>,
 }
 
 impl<'a> Rounds<'a> {
     pub(super) fn new(cells: usize, repetitions: &'a Repetitions, seed: u64) -> Rounds<'a> {
-        Rounds { repetitions, seed, figures: vec![BTreeMap::new(); cells] }
+        Rounds { repetitions, seed, figures: vec![BTreeMap::new(); cells], twin: None }
+    }
+
+    /// Cell `twin` is an A/A control's twin that runs `runs` times (rounds 0 to runs − 1).
+    pub(super) fn with_twin(mut self, twin: usize, runs: u32) -> Rounds<'a> {
+        if twin < self.figures.len() {
+            self.twin = Some((twin, runs));
+        }
+        self
+    }
+
+    /// How many runs cell `cell` may make at most.
+    pub(super) fn most(&self, cell: usize) -> u32 {
+        match self.twin {
+            Some((twin, runs)) if twin == cell => runs,
+            _ => self.repetitions.max,
+        }
     }
 
     /// An ok run's figure. Failed runs have none: they neither widen nor narrow a spread.
@@ -41,14 +65,28 @@ impl<'a> Rounds<'a> {
     }
 
     fn due(&self, rep: u32) -> Vec<usize> {
+        let mut due = self.spread_due(rep);
+        if let Some((twin, runs)) = self.twin {
+            if rep < runs {
+                due.push(twin);
+                due.sort_unstable();
+            }
+        }
+        due
+    }
+
+    /// The cells of the matrix due in round `rep` (the twin apart), by the spread rule.
+    fn spread_due(&self, rep: u32) -> Vec<usize> {
         let r = self.repetitions;
+        let twin = self.twin.map(|(twin, _)| twin);
+        let cells = (0..self.figures.len()).filter(|&cell| Some(cell) != twin);
         if rep >= r.max {
             return Vec::new();
         }
         if rep < r.min {
-            return (0..self.figures.len()).collect();
+            return cells.collect();
         }
-        (0..self.figures.len())
+        cells
             .filter(|&cell| {
                 // Only the rounds before this one: a resumed run knows later ones too.
                 let before: Vec<f64> = self.figures[cell].range(..rep).map(|(_, f)| *f).collect();
@@ -61,14 +99,19 @@ impl<'a> Rounds<'a> {
     /// The runs planned before the first run of this lab run, and how many rounds that
     /// counts: the first `min` rounds, then each later round whose every earlier round is
     /// wholly `done` (stored by the run that was interrupted), since only those are known
-    /// before anything runs. A later round is added to the plan when it comes.
+    /// before anything runs. A later round is added to the plan when it comes. The twin's
+    /// runs are all planned from the start.
     pub(super) fn planned(&self, done: impl Fn(usize, u32) -> bool) -> (usize, u32) {
         let r = self.repetitions;
-        let mut planned = self.figures.len() * r.min as usize;
+        let (cells, twin_runs) = match self.twin {
+            Some((_, runs)) => (self.figures.len() - 1, runs as usize),
+            None => (self.figures.len(), 0),
+        };
+        let mut planned = cells * r.min as usize + twin_runs;
         let mut counted = r.min;
         let whole = |rep: u32| self.due(rep).into_iter().all(|cell| done(cell, rep));
         while counted < r.max && (0..counted).all(whole) {
-            let due = self.due(counted).len();
+            let due = self.spread_due(counted).len();
             if due == 0 {
                 break;
             }
@@ -77,12 +120,19 @@ impl<'a> Rounds<'a> {
         }
         (planned, counted)
     }
+
+    /// How many runs of round `rep` the spread rule adds (the twin's were planned from the
+    /// start): what [`count_round`] counts when the round comes.
+    pub(super) fn extended(&self, rep: u32) -> usize {
+        self.spread_due(rep).len()
+    }
 }
 
-/// Round `rep` of `due` runs has come: when [`Rounds::planned`] had not counted it, its runs
-/// join the plan (`planned`, `counted` rounds); true when they did.
+/// Round `rep` with `due` runs the spread rule added has come: when [`Rounds::planned`] had
+/// not counted it, they join the plan (`planned`, `counted` rounds); true when they did.
+/// A round with none (the twin's alone) adds nothing.
 pub(super) fn count_round(rep: u32, due: usize, planned: &mut usize, counted: &mut u32) -> bool {
-    if rep < *counted {
+    if rep < *counted || due == 0 {
         return false;
     }
     *planned += due;
@@ -115,7 +165,19 @@ mod tests {
     /// the (cell, repetition, position) of every run made, and the plan's size at the start
     /// and at the end.
     fn run(cells: usize, stored: &[(usize, u32)]) -> (Vec<(usize, u32, usize)>, usize, usize) {
+        run_with(cells, None, stored)
+    }
+
+    /// [`run`], with cell `twin.0` an A/A twin that runs `twin.1` times.
+    fn run_with(
+        cells: usize,
+        twin: Option<(usize, u32)>,
+        stored: &[(usize, u32)],
+    ) -> (Vec<(usize, u32, usize)>, usize, usize) {
         let mut rounds = Rounds::new(cells, &REPS, 42);
+        if let Some((cell, runs)) = twin {
+            rounds = rounds.with_twin(cell, runs);
+        }
         for &(cell, rep) in stored {
             if let Some(f) = outcome(cell, rep) {
                 rounds.record(cell, rep, f);
@@ -131,7 +193,7 @@ mod tests {
             if order.is_empty() {
                 break;
             }
-            count_round(rep, order.len(), &mut planned, &mut counted);
+            count_round(rep, rounds.extended(rep), &mut planned, &mut counted);
             for (position, &cell) in order.iter().enumerate() {
                 if done.contains(&(cell, rep)) {
                     continue;
@@ -191,5 +253,44 @@ mod tests {
         // Cell 0 is over the bound after three: its fourth run is known, a fifth is not yet.
         assert_eq!(rounds.planned(|_, rep| rep < 3), (7, 4));
         assert_eq!(rounds.planned(|_, rep| rep < 2), (6, 3));
+    }
+
+    /// The twin (cell 6, here with the outcome of a wide-spread cell, which must not extend
+    /// it) runs exactly its own number of times, shuffled among the others in each round,
+    /// alone in the rounds past theirs; the plan knows all its runs from the start; the
+    /// other cells run as they do without it; and a resumed run makes what was left.
+    #[test]
+    fn the_twin_runs_its_own_times_interleaved_and_resumes() {
+        let (plain, _, _) = run(6, &[]);
+        for runs in [2, 4, 8] {
+            let (full, at_start, planned) = run_with(7, Some((6, runs)), &[]);
+            let reps = |cell: usize| full.iter().filter(|r| r.0 == cell).count();
+            assert_eq!((0..7).map(reps).collect::<Vec<_>>(), [3, 6, 4, 3, 6, 3, runs as usize]);
+            assert_eq!(at_start, 18 + runs as usize, "{runs}");
+            assert_eq!(planned, full.len(), "{runs}");
+            let twin: Vec<(u32, usize)> =
+                full.iter().filter(|r| r.0 == 6).map(|r| (r.1, r.2)).collect();
+            assert_eq!(twin.iter().map(|t| t.0).collect::<Vec<_>>(), (0..runs).collect::<Vec<_>>());
+            // Interleaved: shuffled among all seven in the three full rounds, not at one place
+            // (with 2 runs, its 2 places may meet by chance: 1 in 7).
+            let places: BTreeSet<usize> = twin.iter().take(3).map(|t| t.1).collect();
+            assert!(runs == 2 || places.len() > 1, "{runs}: always at {places:?}");
+            // The rounds past the others' hold the twin alone.
+            for r in full.iter().filter(|r| r.1 >= 6) {
+                assert_eq!((r.0, r.2), (6, 0), "{runs}: {r:?}");
+            }
+            // The others make the same runs as without a twin, round by round.
+            let others = |runs: &[(usize, u32, usize)]| -> BTreeSet<(usize, u32)> {
+                runs.iter().filter(|r| r.0 != 6).map(|r| (r.0, r.1)).collect()
+            };
+            assert_eq!(others(&full), others(&plain));
+            for cut in 0..=full.len() {
+                let stored: Vec<(usize, u32)> = full[..cut].iter().map(|r| (r.0, r.1)).collect();
+                let (rest, at_start, planned_now) = run_with(7, Some((6, runs)), &stored);
+                assert_eq!(rest, full[cut..], "{runs}: resumed after {cut} runs");
+                assert!(at_start >= cut, "{runs}: after {cut}: {at_start} planned");
+                assert_eq!(planned_now, planned, "{runs}: after {cut}");
+            }
+        }
     }
 }

@@ -423,3 +423,31 @@ fn a_profile_round_trips_apart_from_the_repetitions() {
     let other = got.cells.iter().find(|c| c.key != r.cell_key).unwrap();
     assert_eq!(other.profile, None);
 }
+
+/// An A/A twin (`[runner] controls`) comes back as the control of its cell, right after it,
+/// and is told apart from the matrix's cells; a record that says otherwise of a known cell
+/// is refused.
+#[test]
+fn a_control_twin_round_trips_beside_its_cell() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&new_experiment("aa")).unwrap();
+    let original = repetition("nginx", "c100", 0);
+    let mut twin = repetition("nginx", "c100", 0);
+    twin.cell_key = format!("{} control=twin", original.cell_key);
+    twin.control_of = Some(original.cell_key.clone());
+    store.record_repetition(id, &twin).unwrap();
+    store.record_repetition(id, &original).unwrap();
+    let got = store.load_experiment(id).unwrap();
+    let keys: Vec<&str> = got.cells.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(keys, [original.cell_key.as_str(), twin.cell_key.as_str()]);
+    assert_eq!(got.cells[1].control_of.as_deref(), Some(original.cell_key.as_str()));
+    assert_eq!(got.cells[1].repetitions[0].record, twin);
+    assert_eq!(got.cells[0].control_of, None);
+    let matrix: Vec<&str> = got.matrix_cells().map(|c| c.key.as_str()).collect();
+    assert_eq!(matrix, [original.cell_key.as_str()]);
+
+    let mut turned = repetition("nginx", "c100", 1);
+    turned.cell_key = twin.cell_key.clone();
+    let err = store.record_repetition(id, &turned).unwrap_err().to_string();
+    assert!(err.contains("control of"), "{err}");
+}

@@ -77,6 +77,7 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
             ("workload".into(), "page-6397".into()),
             ("load".into(), load.into()),
         ],
+        control_of: None,
         repetition: rep,
         position: 2 - rep.min(2),
         started_at: format!("2026-03-01T10:0{rep}:00Z"),
