@@ -63,7 +63,7 @@ const CHART_CAPTION_PUBLISHED: &str = "Lines: today's figures, the medians of th
 /// [`CHART_CAPTION`] for a chart that marks rates not held.
 const CHART_CAPTION_MARKS: &str = "Lines: today's figures, the medians of the ok repetitions \
     (as in the tables). Dashed ⊘: an offered rate some repetition did not hold (achieved under \
-    99 % of it, or a request sent 10 ms or more late), left out of that step's latency.";
+    99 % of it, or 1 % of requests sent 10 ms or more late), left out of that step's latency.";
 const DOTS_CAPTION: &str = "Dots: the medians of the ok repetitions; whiskers: the 95 % \
     confidence interval of their mean (as in the tables). ⊘: a rate not held, left out; - with \
     no dot: no figure.";

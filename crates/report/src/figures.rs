@@ -99,41 +99,55 @@ impl CoarseClock {
 /// Clock error, as a share of a run's rate, above which the table flags the rate.
 pub(crate) const COARSE_CLOCK: f64 = 0.01;
 
-/// Whether an open loop held the rate it offered: the share of it achieved and the worst
-/// schedule lag (from a request's intended send to its actual send: a due request waiting
-/// for a free connection, or for the client). A figure measured at a rate the run did not
-/// hold is of another load than the cell's, so the repetition is left out of the row's
-/// figures, as zrk's `rate_ratio` and peak lag gate HttpArena's results.
+/// Whether an open loop held the rate it offered: the share of it achieved, and how far
+/// behind its schedule the run fell (the schedule lag, from a request's intended send to its
+/// actual send: a due request waiting for a free connection, or for the client). A figure
+/// measured at a rate the run did not hold is of another load than the cell's, so the
+/// repetition is left out of the row's figures, as zrk's `rate_ratio` and peak lag gate
+/// HttpArena's results.
+///
+/// The lag that counts is the 99th percentile's: a run whose server could not keep up falls
+/// behind for good and sends many requests late, while a machine's lone stall (a virtual
+/// machine's vCPU held back 11-30 ms, then the requests due meanwhile sent at once) leaves the
+/// load as offered for 99 % of its requests and its cost where the held runs put it
+/// (quick start, 2-vCPU VM: 24.4-25.4 µs a request for runs with such a stall, 23.0-25.3
+/// without). The worst lag is still said where it passed the bound.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct RateHold {
     pub(crate) offered: f64,
     pub(crate) achieved: f64,
-    /// The largest schedule lag, µs; None where the client gives no lag histogram.
+    /// The 99th percentile of the schedule lag, µs; None where the client gives no lag
+    /// histogram.
+    pub(crate) lag_p99_us: Option<f64>,
+    /// The largest schedule lag, µs.
     pub(crate) worst_lag_us: Option<f64>,
 }
 
 impl RateHold {
     /// The share of the offered rate a run must achieve.
     pub(crate) const MIN_SHARE: f64 = 0.99;
-    /// The longest any request may wait past its intended send.
+    /// How late the 99th percentile of requests may be sent past their intended send.
     pub(crate) const MAX_LAG_US: f64 = 10_000.0;
 
     /// The measurement's, when it is of an open loop (it has an offered rate).
     pub(crate) fn of(m: &Measurement) -> Option<RateHold> {
         let offered = m.rate.filter(|r| *r > 0.0)?;
+        let lag = m.histogram(LatencySeries::Queued).filter(|h| !h.is_empty());
         Some(RateHold {
             offered,
             achieved: m.requests_per_second()?,
-            worst_lag_us: m.histogram(LatencySeries::Queued).map(|h| h.max() as f64),
+            lag_p99_us: lag.map(|h| h.value_at_quantile(0.99) as f64),
+            worst_lag_us: lag.map(|h| h.max() as f64),
         })
     }
 
     pub(crate) fn held(&self) -> bool {
         self.achieved >= Self::MIN_SHARE * self.offered
-            && self.worst_lag_us.is_none_or(|lag| lag <= Self::MAX_LAG_US)
+            && self.lag_p99_us.is_none_or(|lag| lag <= Self::MAX_LAG_US)
     }
 
-    /// What fell short, in words: `achieved 93.1 % of 5000 req/s; worst schedule lag 45.20 ms`.
+    /// What fell short, in words: `achieved 93.1 % of 5000 req/s; 1 % of requests sent
+    /// 12.30 ms or more behind their schedule (the worst 45.20 ms)`.
     pub(crate) fn shortfall(&self) -> String {
         let mut said = Vec::new();
         if self.achieved < Self::MIN_SHARE * self.offered {
@@ -143,8 +157,13 @@ impl RateHold {
                 crate::table::rate(self.offered)
             ));
         }
-        if let Some(lag) = self.worst_lag_us.filter(|lag| *lag > Self::MAX_LAG_US) {
-            said.push(format!("worst schedule lag {} ms", crate::table::ms(lag)));
+        if let Some(lag) = self.lag_p99_us.filter(|lag| *lag > Self::MAX_LAG_US) {
+            let worst = self.worst_lag_us.unwrap_or(lag);
+            said.push(format!(
+                "1 % of requests sent {} ms or more behind their schedule (the worst {} ms)",
+                crate::table::ms(lag),
+                crate::table::ms(worst)
+            ));
         }
         said.join("; ")
     }

@@ -221,8 +221,8 @@ fn rates_not_held(rows: &[Row<'_>], doc: &mut Doc) {
         .collect();
     doc.section(
         format!(
-            "rates not held (⊘; below {:.0} % of the offered rate, or a request {} ms or more \
-             behind its schedule): left out of every figure of the row:",
+            "rates not held (⊘; below {:.0} % of the offered rate, or 1 % of requests {} ms or \
+             more behind their schedule): left out of every figure of the row:",
             figures::RateHold::MIN_SHARE * 100.0,
             figures::RateHold::MAX_LAG_US / 1000.0
         ),
