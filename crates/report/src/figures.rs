@@ -60,8 +60,8 @@ pub(crate) struct Row<'a> {
     pub(crate) cpu_us: Vec<f64>,
     /// Their median.
     pub(crate) cpu_us_per_request: Option<f64>,
-    /// The worst client verdict of all repetitions (`None`: no tool gave one); for a step,
-    /// the step's own verdict where it has one.
+    /// The worst client verdict of all repetitions but those that did not hold their rate
+    /// (`None`: no tool gave one); for a step, the step's own verdict where it has one.
     pub(crate) verdict: Option<ClientVerdict>,
     /// Where a coarse client clock alone makes an ok run's rate uncertain by more than
     /// [`COARSE_CLOCK`]: the worst such run.
@@ -378,11 +378,14 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         .filter_map(|r| r.record.server_cpu_us_per_request())
         .collect();
     // A step judged on its own has its own verdict; otherwise the repetition's applies. A
-    // repetition that never reached this step says nothing about it.
+    // repetition that never reached this step says nothing about it, nor does one that did not
+    // hold its rate: it is left out of the figures the verdict qualifies (and listed under
+    // ⊘ with what fell short).
     let verdict = cell
         .repetitions
         .iter()
         .filter(|r| step.is_none() || measurement_at(r, step).is_some())
+        .filter(|r| !not_held.iter().any(|(rep, _)| *rep == r.record.repetition))
         .filter_map(|r| {
             let own = measurement_at(r, step).and_then(|m| m.judgement.as_ref());
             own.or(r.record.client.judgement.as_ref()).map(|j| j.verdict)

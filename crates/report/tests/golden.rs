@@ -1661,13 +1661,18 @@ fn a_rate_not_held_is_said_and_left_out() {
         m.rate = Some(5_000.0);
         let queued = histogram(&[(10, completed - late), (lag_us, late)]);
         m.histograms.push((LatencySeries::Queued, queued));
-        let r = repetition(&axes, rep, "herd", ok("ok"), Some(cpu), vec![m]);
+        // The run that fell behind judged its client suspect: it is out of the figures, and
+        // so is its verdict.
+        let verdict = if rep == 3 { Some(("suspect", "sent late")) } else { ok("ok") };
+        let r = repetition(&axes, rep, "herd", verdict, Some(cpu), vec![m]);
         store.record_repetition(id, &r).unwrap();
     }
     store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
     let exp = store.load_experiment(id).unwrap();
     let options = Options { baseline: None, measure: Some(Measure::CpuPerRequest) };
     let text = String::from_utf8(render_as(&exp, &options, Format::Text)).unwrap();
+    let matrix = &text[..text.find("every row's figures").unwrap()];
+    assert!(!matrix.contains('!'), "the suspect run is not among the figures: {matrix}");
     assert!(text.contains("rates not held (⊘; below 99 % of the offered rate, or 1 % of requests 10 ms or more behind their schedule): left out of every figure of the row:"), "{text}");
     assert!(
         text.contains("server=a load=r5000, repetition 2: achieved 90.0 % of 5000 req/s\n"),
@@ -1685,6 +1690,7 @@ fn a_rate_not_held_is_said_and_left_out() {
     let row = text.lines().find(|l| l.starts_with("a ") && l.contains("r5000")).unwrap();
     assert!(row.contains(" 3/5 "), "{row}");
     assert!(row.contains(" 4.0 "), "{row}");
+    assert!(row.trim_end().ends_with(" ok"), "{row}");
 }
 
 /// A measurement of an open loop at `offered` req/s over 10 s: `completed` requests, p50 and
