@@ -35,6 +35,21 @@ const PLAN_PORT: u16 = 64999;
 /// by `$RUN` in the text.
 const RUN_PATH: &str = "/herd-lab-RUN";
 
+/// The figure whose spread earns a cell more repetitions (`runner::cell::figure`): the
+/// tables' measure where a run gives it, else req/s (Mbit/s for NetBench).
+fn spread_of(e: &Experiment, all: &[crate::matrix::Cell]) -> &'static str {
+    match e.report.measure {
+        Some(m) if m.lower_is_better() && m != herd_store::Measure::Seconds => match m {
+            herd_store::Measure::CpuPerRequest => "the server's CPU per request",
+            herd_store::Measure::LatencyP50 => "p50",
+            herd_store::Measure::LatencyP99 => "p99",
+            _ => "p99.9",
+        },
+        _ if all.iter().any(|c| c.workload.is_netbench()) => "req/s (Mbit/s for netbench)",
+        _ => "req/s",
+    }
+}
+
 /// The plan of `e` as text.
 pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let mut s = String::new();
@@ -55,7 +70,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         all.len(),
         reps.min,
         reps.max,
-        if all.iter().any(|c| c.workload.is_netbench()) { "req/s (Mbit/s for netbench)" } else { "req/s" },
+        spread_of(e, &all),
         reps.max_spread_percent,
         runs * reps.min as usize,
         runs * reps.max as usize
@@ -620,6 +635,14 @@ mod tests {
         // 5 s steps have no warm-up: 5 + 0 + 15.
         assert_eq!(netbench_seconds(&cells(&bundled("netbench-quick")), 3), Some(60));
         assert_eq!(netbench_seconds(&cells(&bundled("quickstart")), 3), None);
+    }
+
+    #[test]
+    fn the_plan_names_the_figure_whose_spread_adds_repetitions() {
+        let p = plan(&bundled("quickstart"), Path::new("/usr/bin/herd"));
+        assert!(p.contains("(more while the spread of the server's CPU per request is over 3%)"));
+        let p = plan(&bundled("seed000-lighttpd"), Path::new("/usr/bin/herd"));
+        assert!(p.contains("(more while the spread of req/s is over"), "{p}");
     }
 
     #[test]
