@@ -178,28 +178,8 @@ impl LineChart {
             escape(&self.title)
         );
         // Frame and grid.
-        let _ = write!(
-            svg,
-            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>"##
-        );
-        let _ = write!(svg, r#"<g class="axis x">"#);
-        for t in xr.ticks() {
-            let x = px(t);
-            let _ = write!(
-                svg,
-                r##"<line class="tick" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
-                TOP + plot_h,
-                TOP + plot_h + 16.0,
-                escape(&tick_label(self.x.units, t))
-            );
-        }
-        let _ = write!(
-            svg,
-            r#"<text class="axis-label" x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text></g>"#,
-            LEFT + plot_w / 2.0,
-            HEIGHT - 12.0,
-            escape(&self.x.label)
-        );
+        let plot = Plot { left: LEFT, top: TOP, width: plot_w, height: plot_h };
+        plot.frame_and_x_axis(&mut svg, (&xr, self.x.units), px, HEIGHT - 12.0, &self.x.label);
         let _ = write!(svg, r#"<g class="axis y">"#);
         for t in yr.ticks() {
             let y = py(t);
@@ -523,6 +503,51 @@ pub(crate) fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// The plot area of a chart, in the SVG's units.
+pub(crate) struct Plot {
+    pub(crate) left: f64,
+    pub(crate) top: f64,
+    pub(crate) width: f64,
+    pub(crate) height: f64,
+}
+
+impl Plot {
+    /// The frame, and the x axis below it: a grid line and a label (in `units`) at each of
+    /// `range`'s ticks (at `px` of the tick), and the axis's `label` centred at `label_y`. Both kinds of chart
+    /// draw them alike.
+    pub(crate) fn frame_and_x_axis(
+        &self,
+        svg: &mut String,
+        (range, units): (&Range, Units),
+        px: impl Fn(f64) -> f64,
+        label_y: f64,
+        label: &str,
+    ) {
+        let Plot { left, top, width, height } = *self;
+        let _ = write!(
+            svg,
+            r##"<rect x="{left}" y="{top}" width="{width}" height="{height}" fill="none" stroke="#999"/>"##
+        );
+        let _ = write!(svg, r#"<g class="axis x">"#);
+        for t in range.ticks() {
+            let x = px(t);
+            let _ = write!(
+                svg,
+                r##"<line class="tick" x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+                top + height,
+                top + height + 16.0,
+                escape(&tick_label(units, t))
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text class="axis-label" x="{:.1}" y="{label_y:.1}" font-size="12" text-anchor="middle">{}</text></g>"#,
+            left + width / 2.0,
+            escape(label)
+        );
+    }
 }
 
 #[cfg(test)]

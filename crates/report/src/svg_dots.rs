@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use crate::svg_chart::{escape, tick_label, Range, Scale, Units, PALETTE};
+use crate::svg_chart::{escape, Plot, Range, Scale, Units, PALETTE};
 
 /// One row: its name, and its figure with the interval, if it has one.
 #[derive(Debug, Clone)]
@@ -85,27 +85,13 @@ impl DotChart {
             r#"<text class="title" x="12" y="20" font-size="14" font-weight="bold">{}</text>"#,
             escape(&self.title)
         );
-        let _ = write!(
-            svg,
-            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>"##
-        );
-        let _ = write!(svg, r#"<g class="axis x">"#);
-        for t in range.ticks() {
-            let x = px(t);
-            let _ = write!(
-                svg,
-                r##"<line class="tick" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
-                TOP + plot_h,
-                TOP + plot_h + 16.0,
-                escape(&tick_label(Units::Number, t))
-            );
-        }
-        let _ = write!(
-            svg,
-            r#"<text class="axis-label" x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text></g>"#,
-            LEFT + plot_w / 2.0,
+        let plot = Plot { left: LEFT, top: TOP, width: plot_w, height: plot_h };
+        plot.frame_and_x_axis(
+            &mut svg,
+            (&range, Units::Number),
+            px,
             height - 10.0,
-            escape(&self.axis_label())
+            &self.axis_label(),
         );
         let colour = PALETTE[0];
         for (i, d) in self.dots.iter().enumerate() {

@@ -147,19 +147,14 @@ fn ctrl_c_while_the_job_runs_deletes_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two pods against a port nothing listens on: for runs that must stop before any load.
+const TWO_PODS: [&str; 8] =
+    ["cluster", "run", "--agents", "2", "--image", "herd:t", "--", "http://127.0.0.1:1/"];
+
 #[test]
 fn a_missing_kubectl_is_named() {
     let dir = tempdir("kubectl-missing");
-    let out = run(herd().env("HERD_KUBECTL", dir.join("no-such-kubectl")).args([
-        "cluster",
-        "run",
-        "--agents",
-        "2",
-        "--image",
-        "herd:t",
-        "--",
-        "http://127.0.0.1:1/",
-    ]));
+    let out = run(herd().env("HERD_KUBECTL", dir.join("no-such-kubectl")).args(TWO_PODS));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot create the run's objects"), "{stderr}");
@@ -172,20 +167,10 @@ fn a_missing_kubectl_is_named() {
 fn files_a_kubernetes_run_cannot_write_are_refused_before_it_starts() {
     let dir = tempdir("kubectl-files");
     let fake = dir.join("kubectl-never-called");
-    let out = run(herd().env("HERD_KUBECTL", &fake).args([
-        "cluster",
-        "run",
-        "--agents",
-        "2",
-        "--image",
-        "herd:t",
-        "--",
-        "http://127.0.0.1:1/",
-        "--series",
-        "s.csv",
-        "--html",
-        "p.html",
-    ]));
+    let out = run(herd()
+        .env("HERD_KUBECTL", &fake)
+        .args(TWO_PODS)
+        .args(["--series", "s.csv", "--html", "p.html"]));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
