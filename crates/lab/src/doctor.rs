@@ -47,6 +47,7 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
     } else {
         warn("root", "no: the quick start and loopback experiments work; network paths (namespaces, NAT, shaping) need root")
     });
+    out.push(server_cpu());
     out.push(nofile());
     out.push(sysctl_min("net.core.somaxconn", 4096, "listen backlogs are capped by it; with fewer, connections queue or drop at high concurrency: sysctl -w net.core.somaxconn=4096"));
     out.push(port_range());
@@ -141,6 +142,25 @@ fn warn(what: &str, detail: &str) -> Check {
 }
 fn missing(what: &str, detail: &str) -> Check {
     Check { status: Status::Missing, what: what.into(), detail: detail.into() }
+}
+
+/// How the lab will read the servers' CPU time here: exactly from cgroups it makes, or per
+/// process (which misses processes a server's children fork and hand to init).
+fn server_cpu() -> Check {
+    use herd_topo::cgroup::{Cgroups, Wanted, ENV};
+    const WHAT: &str = "server CPU accounting";
+    match Wanted::from_env().and_then(Cgroups::detect) {
+        Ok(Some(c)) => ok(WHAT, &c.accounting().to_string()),
+        Ok(None) => warn(
+            WHAT,
+            &format!(
+                "{}: herd cannot make a cgroup here (root, or a delegated cgroup v2 \
+                 sub-tree, reads every process of a server exactly; {ENV} picks one)",
+                herd_topo::cgroup::CpuAccounting::PerProcess
+            ),
+        ),
+        Err(e) => missing(WHAT, &herd_stats::with_causes(&e)),
+    }
 }
 
 fn nofile() -> Check {

@@ -426,6 +426,7 @@ fn doctor_checks_the_machine_one_line_each() {
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
+        "server CPU accounting: ",
         "open files limit: ",
         "net.core.somaxconn: ",
         "net.ipv4.ip_local_port_range: ",
