@@ -260,7 +260,8 @@ fn run_in(
     };
     let server_versions = r.resume.map(|resume| (resume, resume.server_versions()));
 
-    r.progress.begin(done, planned, all.len());
+    // An A/A twin is a run of its cell again, not a cell of the matrix: not counted as one.
+    r.progress.begin(done, planned, all.iter().filter(|c| c.control_of.is_none()).count());
     if let Some(id) = r.resume.map(|resume| resume.id()) {
         r.progress.note(&format!(
             "resuming experiment {id}: {done} of {planned} runs done, {} to run",

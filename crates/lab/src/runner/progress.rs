@@ -26,7 +26,8 @@ pub struct RunSummary {
 
 /// Receives the runner's news.
 pub trait Progress {
-    /// The run starts: `planned` runs over `cells` cells (more may be added for spread), of
+    /// The run starts: `planned` runs over the matrix's `cells` cells (an A/A twin's runs
+    /// among the runs, not the cells; more may be added for spread), of
     /// which `done` are stored already (a resumed experiment's; 0 for a new one).
     fn begin(&mut self, done: usize, planned: usize, cells: usize);
     /// Run number `n` (from 1) of `planned` starts.
