@@ -35,11 +35,13 @@ pub(crate) fn write(
 
 /// The columns after the axes; [`figures`] gives one field for each, in this order (the
 /// array types keep the two the same length).
-const COLUMNS: [&str; 24] = [
+const COLUMNS: [&str; 26] = [
     "step",
     "clients",
+    "offered_rate",
     "reps_ok",
     "reps",
+    "reps_not_held",
     "measure",
     "median",
     "ci95_low",
@@ -76,8 +78,10 @@ fn figures(
     [
         row.step.clone().unwrap_or_default(),
         row.concurrency.map(|c| c.to_string()).unwrap_or_default(),
+        number(row.offered),
         row.n_ok.to_string(),
         row.n_total.to_string(),
+        row.not_held.len().to_string(),
         measure.key().to_owned(),
         number(stats::median(samples)),
         number(ci.map(|ci| ci.mean - ci.half_width)),

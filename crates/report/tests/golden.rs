@@ -578,21 +578,22 @@ fn markdown_and_csv_show_the_text_reports_figures() {
     let csv = String::from_utf8(render_as(&exp, &Options::default(), Format::Csv)).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 4, "{csv}");
-    assert!(
-        lines[0].starts_with("experiment,server,path,step,clients,reps_ok,reps,measure,median,")
-    );
+    assert!(lines[0].starts_with(
+        "experiment,server,path,step,clients,offered_rate,reps_ok,reps,reps_not_held,measure,\
+             median,"
+    ));
     // Declared order: direct, sslh-select, nft-dnat.
     assert!(
-        lines[1].starts_with("1,nginx,direct,,100,3,3,seconds,10,10,10,0,path=direct,,30000,"),
+        lines[1].starts_with("1,nginx,direct,,100,,3,3,0,seconds,10,10,10,0,path=direct,,30000,"),
         "{csv}"
     );
     assert!(
         lines[2].starts_with(
-            "1,nginx,sslh-select,,100,3,3,seconds,8,8,8,0,path=direct,83.33333333333334,25000,"
+            "1,nginx,sslh-select,,100,,3,3,0,seconds,8,8,8,0,path=direct,83.33333333333334,25000,"
         ),
         "{csv}"
     );
-    assert!(lines[3].starts_with("1,nginx,nft-dnat,,100,3,3,seconds,12.5,12.5,12.5,0,path=direct,66.66666666666666,20000,"), "{csv}");
+    assert!(lines[3].starts_with("1,nginx,nft-dnat,,100,,3,3,0,seconds,12.5,12.5,12.5,0,path=direct,66.66666666666666,20000,"), "{csv}");
 }
 
 #[test]
@@ -1691,6 +1692,9 @@ fn a_rate_not_held_is_said_and_left_out() {
     assert!(row.contains(" 3/5 "), "{row}");
     assert!(row.contains(" 4.0 "), "{row}");
     assert!(row.trim_end().ends_with(" ok"), "{row}");
+    // The CSV says the rate offered and how many repetitions did not hold it.
+    let csv = String::from_utf8(render_as(&exp, &options, Format::Csv)).unwrap();
+    assert!(csv.lines().nth(1).unwrap().starts_with("1,a,r5000,,100,5000,3,5,2,"), "{csv}");
 }
 
 /// A measurement of an open loop at `offered` req/s over 10 s: `completed` requests, p50 and

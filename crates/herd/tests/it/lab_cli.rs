@@ -219,7 +219,7 @@ fn a_small_experiment_runs_to_its_table_and_store() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 4, "{csv}");
     for (line, workload) in lines[1..].iter().zip(["page", "9x9", "sw"]) {
-        assert!(line.starts_with(&format!("1,herd,{workload},n200,,4,3,3,seconds,")), "{csv}");
+        assert!(line.starts_with(&format!("1,herd,{workload},n200,,4,,3,3,0,seconds,")), "{csv}");
     }
     let (code, _, err) = report(&["--baseline", "path=direct"]);
     assert_eq!(code, Some(1));
