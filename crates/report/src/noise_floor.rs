@@ -27,9 +27,11 @@ pub(crate) struct NoiseFloor {
     pub(crate) step: Option<String>,
     /// The twin's runs, failed ones included.
     pub(crate) twin_runs: usize,
-    /// Ok runs of the cell, and of its twin.
+    /// Figures in the measure of the cell's ok runs, and of its twin's.
     pub(crate) n: usize,
     pub(crate) m: usize,
+    /// Ok runs of the cell and of its twin, whatever the measure gives them.
+    pub(crate) ok_runs: usize,
     pub(crate) measure: Measure,
     /// None: too few ok runs (one a side at least, three in all) or no positive figures.
     pub(crate) pair: Option<AaPair>,
@@ -68,6 +70,7 @@ pub(crate) fn split(
         twin_runs: twin.repetitions.len(),
         n: sa.len(),
         m: sb.len(),
+        ok_runs: pairs.first().map_or(0, |(a, b)| a.n_ok + b.n_ok),
         measure,
         pair: aa_pair(sa, sb),
     };
@@ -116,6 +119,13 @@ pub(crate) fn add(floor: &NoiseFloor, doc: &mut Doc) {
                 ),
             });
         }
+        // Ok runs, but none with a figure in this measure (server CPU not read): another
+        // measure shows the floor.
+        None if floor.n + floor.m == 0 && floor.ok_runs > 0 => lines.push(format!(
+            "{} has no figure for these runs, so the noise floor cannot be measured in it: \
+             `herd report --measure requests_per_second` shows it.",
+            measure_name(floor.measure)
+        )),
         None => lines.push(
             "Too few ok runs for a noise floor: it needs one of the cell and one of its twin at \
              least, three in all, with figures above 0."

@@ -1953,6 +1953,27 @@ fn controlled() -> StoredExperiment {
     store.load_experiment(id).unwrap()
 }
 
+/// A measure the runs have no figure in (server CPU not read) says so, not "too few runs".
+#[test]
+fn a_noise_floor_in_a_measure_without_figures_says_which_to_use() {
+    let mut exp = controlled();
+    for cell in &mut exp.cells {
+        for r in &mut cell.repetitions {
+            r.record.server_cpu_seconds = None;
+        }
+    }
+    let options = Options { baseline: None, measure: Some(Measure::CpuPerRequest) };
+    let text = String::from_utf8(render_as(&exp, &options, Format::Text)).unwrap();
+    assert!(
+        text.contains(
+            "server CPU per request (µs) has no figure for these runs, so the noise floor \
+             cannot be measured in it: `herd report --measure requests_per_second` shows it."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("Too few ok runs"), "{text}");
+}
+
 /// Every report of it states the noise floor; the twin is no row, no baseline, no cell of
 /// the page.
 #[test]
