@@ -1,6 +1,6 @@
-//! The machine a lab run ran on, as recorded with every result: kernel, CPU, memory, the
-//! sysctls that change web benchmarks (backlog, port range, TIME_WAIT reuse …), limits, root
-//! or not, load at the start. Read from /proc and /sys; a value that cannot be read is
+//! The machine a lab run ran on, as recorded with every result: its name, kernel, CPU,
+//! memory, the sysctls that change web benchmarks (backlog, port range, TIME_WAIT reuse …),
+//! limits, root or not, load at the start. Read from /proc and /sys; a value that cannot be read is
 //! recorded as `unknown`, never guessed.
 
 use std::fs;
@@ -26,6 +26,9 @@ pub fn record(herd_version: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut put = |k: &str, v: String| out.push((k.to_string(), v));
     put("herd_version", herd_version.to_string());
+    // Which machine, by name: a history's change point can then say the machine changed
+    // even when two hosts have the same CPU, memory and kernel.
+    put("hostname", read("/proc/sys/kernel/hostname"));
     put("kernel", read("/proc/sys/kernel/osrelease"));
     put("os", os_release());
     put("cpu_model", cpuinfo_field("model name"));
@@ -107,6 +110,8 @@ mod tests {
         let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
         assert_eq!(get("herd_version").as_deref(), Some("0.1.0"));
         assert!(get("kernel").is_some_and(|k| k != "unknown"));
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_eq!(get("hostname").as_deref(), Some(host.trim()));
         assert!(get("sysctl.net.core.somaxconn").is_some_and(|v| v.parse::<u64>().is_ok()));
         assert_eq!(
             env.iter().filter(|(k, _)| k.starts_with("sysctl.")).count(),

@@ -3,9 +3,10 @@
 //! ok repetitions), with the change points herd_stats finds in it (Hunter's E-Divisive with
 //! Student's t-test, `herd_stats::change_points`) and, for each, what differed between the
 //! last run before it and the first after it: herd's version, the machine and kernel (the
-//! experiment's environment), the programs' versions, and the cell's definition (its config
-//! hash, command lines). What the store does not record (the host's name, an environment
-//! variable given to a server) cannot be named; the report says when nothing recorded differs.
+//! experiment's environment, the host's name included), the programs' versions, and the
+//! cell's definition (its config hash, command lines). What the store does not record (an
+//! environment variable given to a server) cannot be named; the report says when nothing
+//! recorded differs.
 
 use std::collections::BTreeSet;
 
@@ -134,13 +135,14 @@ pub(crate) fn doc(
     Ok((doc, found))
 }
 
-const LEGEND: [&str; 6] = [
+const LEGEND: [&str; 7] = [
     "run       the experiment's place in the history (stored under the same name), oldest first",
     "config    a hash of the cell's server config files as run (FNV-1a, paths and ports as",
     "          placeholders), so that a change of setup shows; - where no run was ok",
     "◆ change  the first run after a change point: the two sides' means, the relative change and",
     "          Student's t-test p-value between them, then what differed between the last run",
-    "          before and the first after (not recorded: the host's name, a server's environment)",
+    "          before and the first after (the host's name among them; not recorded: a server's",
+    "          environment)",
 ];
 
 fn describe(cp: &ChangePoint, s: &Series, runs: &[StoredExperiment], measure: Measure) -> String {
