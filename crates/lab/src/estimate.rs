@@ -3,7 +3,8 @@
 //! warm-up included) plus what a run costs besides (servers started and verified, stopped;
 //! namespaces built for a path), and NetBench's runs as smbtorture takes them. A load given as
 //! a request count takes what the server makes of it: those are named, not guessed. An A/A
-//! control's twin adds its own runs, as many at the fewest repetitions as at the most.
+//! control's twin adds its own runs, as many at the fewest repetitions as at the most, and a
+//! profiled experiment one more run of each cell, under perf.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -19,6 +20,9 @@ const RUN_OVERHEAD_S: f64 = 0.5;
 /// More for a run on a network path: its namespaces, links and rules built and removed (seed
 /// 001's re-run: 84 runs in 1 min 41 s).
 const PATH_OVERHEAD_S: f64 = 0.7;
+/// What a profiled run costs besides the run: perf started and stopped, its stacks folded
+/// (a 1 s cell of herd serve took 1.14 s to run, 3.6 s to run and profile).
+const PROFILE_OVERHEAD_S: f64 = 1.3;
 /// Seconds smbtorture's cleanup after a step's time limit takes, roughly (3-20 s in the
 /// probe behind docs/netbench.md): for the estimate only; the runner allows 60.
 pub(crate) const NBENCH_CLEANUP_S: u64 = 15;
@@ -47,8 +51,17 @@ pub fn estimate(e: &Experiment) -> Estimate {
         (Some(twin), Some(c)) => run_seconds(&twin, &mut by_count) * f64::from(c.runs),
         _ => 0.0,
     };
+    // `[runner] profile`: one more run of every HTTP cell, under perf (runner::profile_cells).
+    let profiled: f64 = match e.runner.profile {
+        Some(_) => all
+            .iter()
+            .filter(|c| c.refused.is_none() && !c.workload.is_netbench())
+            .map(|c| run_seconds(c, &mut by_count) + PROFILE_OVERHEAD_S)
+            .sum(),
+        None => 0.0,
+    };
     let reps = &e.repetitions;
-    let at = |n: u32| Duration::from_secs_f64(per_repetition * f64::from(n) + twin);
+    let at = |n: u32| Duration::from_secs_f64(per_repetition * f64::from(n) + twin + profiled);
     Estimate {
         least: at(reps.min),
         most: at(reps.max),
@@ -162,6 +175,18 @@ mod tests {
             "{}",
             est.sentence()
         );
+    }
+
+    #[test]
+    fn a_profiled_experiment_counts_one_more_run_of_each_cell() {
+        let mut e = bundled("quickstart");
+        let plain = estimate(&e);
+        e.runner.profile = Some(crate::experiment::Profiler::Perf);
+        let profiled = estimate(&e);
+        // Six cells of 1.85 s each, and perf's 1.3 s on each.
+        let more = profiled.least.as_secs_f64() - plain.least.as_secs_f64();
+        assert!((more - 6.0 * (1.85 + 1.3)).abs() < 1e-6, "{more}");
+        assert_eq!(profiled.most - plain.most, profiled.least - plain.least);
     }
 
     #[test]

@@ -88,6 +88,14 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             runs * reps.max as usize + n
         );
     }
+    if e.runner.profile.is_some() {
+        let n = all.iter().filter(|c| c.refused.is_none() && !c.workload.is_netbench()).count();
+        let _ = writeln!(
+            s,
+            "profile: after the repetitions, {n} more run(s), one a cell, under perf record -g \
+             (kept apart: no figure includes them; a flame graph each on the page)"
+        );
+    }
     if let Some(secs) = netbench_seconds(&all, reps.min) {
         let _ = writeln!(
             s,
@@ -643,6 +651,15 @@ mod tests {
         assert!(p.contains("(more while the spread of the server's CPU per request is over 3%)"));
         let p = plan(&bundled("seed000-lighttpd"), Path::new("/usr/bin/herd"));
         assert!(p.contains("(more while the spread of req/s is over"), "{p}");
+    }
+
+    #[test]
+    fn the_plan_says_the_profiled_runs() {
+        let mut e = bundled("quickstart");
+        assert!(!plan(&e, Path::new("/usr/bin/herd")).contains("profile:"));
+        e.runner.profile = Some(crate::experiment::Profiler::Perf);
+        let p = plan(&e, Path::new("/usr/bin/herd"));
+        assert!(p.contains("profile: after the repetitions, 6 more run(s), one a cell"), "{p}");
     }
 
     #[test]
