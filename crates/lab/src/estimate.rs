@@ -15,8 +15,12 @@ use crate::load::{Shape, Warmup};
 use crate::matrix::{cells, control_twin, Cell};
 
 /// What a run costs besides its load, seconds: servers started, ready, verified and stopped,
-/// the client started (the quick start: 30 runs of 1.2 s of load took 49 s here).
+/// the client started (30 runs of 1.2 s of load against nginx, lighttpd and herd serve took
+/// 49 s here).
 const RUN_OVERHEAD_S: f64 = 0.5;
+/// The same for herd serve alone, which starts in milliseconds (the quick start: 40-42 runs
+/// of 1.1 s of load took 53-57 s, warm-ups' client starts included).
+const HERD_RUN_OVERHEAD_S: f64 = 0.16;
 /// More for a run on a network path: its namespaces, links and rules built and removed (seed
 /// 001's re-run: 84 runs in 1 min 41 s).
 const PATH_OVERHEAD_S: f64 = 0.7;
@@ -74,7 +78,12 @@ pub fn estimate(e: &Experiment) -> Estimate {
 /// One run of cell `c`, seconds; a load (or warm-up) given as a count adds its name to
 /// `by_count` and nothing to the time.
 fn run_seconds(c: &Cell, by_count: &mut BTreeSet<String>) -> f64 {
-    let overhead = RUN_OVERHEAD_S + if c.path.is_some() { PATH_OVERHEAD_S } else { 0.0 };
+    let base = if c.server.kind == herd_drivers::ServerKind::Herd {
+        HERD_RUN_OVERHEAD_S
+    } else {
+        RUN_OVERHEAD_S
+    };
+    let overhead = base + if c.path.is_some() { PATH_OVERHEAD_S } else { 0.0 };
     if c.workload.is_netbench() {
         return netbench_run_seconds(c) as f64 + overhead;
     }
@@ -89,7 +98,7 @@ fn run_seconds(c: &Cell, by_count: &mut BTreeSet<String>) -> f64 {
     };
     let warmup = match c.load.warmup {
         Warmup::None => 0.0,
-        Warmup::Duration(d) => d.as_secs_f64() + RUN_OVERHEAD_S / 2.0,
+        Warmup::Duration(d) => d.as_secs_f64() + base / 2.0,
         Warmup::Requests(_) => {
             by_count.insert(c.load_name.clone());
             0.0
@@ -166,12 +175,13 @@ mod tests {
     fn the_quickstart_is_timed_by_its_loads() {
         let e = bundled("quickstart");
         let est = estimate(&e);
-        // 6 cells of 1 s (+ 0.1 s warm-up): 6 × (1 + 0.1 + 0.25 + 0.5) = 11.1 s a repetition.
-        assert!((est.least.as_secs_f64() - 11.1 * 6.0).abs() < 1e-6, "{:?}", est.least);
-        assert!((est.most.as_secs_f64() - 11.1 * 7.0).abs() < 1e-6, "{:?}", est.most);
+        // 6 cells of herd serve, 1 s (+ 0.1 s warm-up): 6 × (1 + 0.1 + 0.08 + 0.16) = 8.04 s
+        // a repetition (measured: 40-42 runs in 53-57 s).
+        assert!((est.least.as_secs_f64() - 8.04 * 6.0).abs() < 1e-6, "{:?}", est.least);
+        assert!((est.most.as_secs_f64() - 8.04 * 7.0).abs() < 1e-6, "{:?}", est.most);
         assert!(est.by_count.is_empty());
         assert!(
-            est.sentence().starts_with("about 1 min 7 s at 6 repetitions each"),
+            est.sentence().starts_with("about 49 s at 6 repetitions each"),
             "{}",
             est.sentence()
         );
@@ -183,9 +193,9 @@ mod tests {
         let plain = estimate(&e);
         e.runner.profile = Some(crate::experiment::Profiler::Perf);
         let profiled = estimate(&e);
-        // Six cells of 1.85 s each, and perf's 1.3 s on each.
+        // Six cells of 1.34 s each, and perf's 1.3 s on each.
         let more = profiled.least.as_secs_f64() - plain.least.as_secs_f64();
-        assert!((more - 6.0 * (1.85 + 1.3)).abs() < 1e-6, "{more}");
+        assert!((more - 6.0 * (1.34 + 1.3)).abs() < 1e-6, "{more}");
         assert_eq!(profiled.most - plain.most, profiled.least - plain.least);
     }
 
