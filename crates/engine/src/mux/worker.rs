@@ -278,7 +278,13 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         let (client, streams) = (h3.client, h3.streams);
         let Some(link) = self.conns[i].h3() else { return };
         if let Err(f) = link.connect(client, (peer, source), streams, now) {
-            self.conn_failed(i, f.kind(), None);
+            // A socket that cannot be opened toward this address (no route, no such source
+            // address) is TCP's failed connect: the next resolved address is tried, and the
+            // OS's error is counted with the failure either way.
+            match f.os_error() {
+                Some(e) if f.is_open_failure() => self.connect_failed(i, e),
+                os => self.conn_failed(i, f.kind(), os),
+            }
             return;
         }
         let registered = match link.socket() {

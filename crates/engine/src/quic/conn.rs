@@ -53,7 +53,7 @@ impl QuicConn {
         // quinn would seed its generator itself and panic if the system's failed.
         let mut seed = [0u8; 32];
         rustls::crypto::ring::default_provider().secure_random.fill(&mut seed).map_err(|_| {
-            QuicFailure::Socket { op: "seed", message: "no system randomness".into() }
+            QuicFailure::Socket { op: "seed", message: "no system randomness".into(), errno: None }
         })?;
         let mut endpoint = Endpoint::new(client.endpoint.clone(), None, socket.mtud(), Some(seed));
         let (handle, conn) = endpoint

@@ -12,8 +12,9 @@ use quinn_proto::ConnectionError;
 /// Why a QUIC connection or a request on it failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QuicFailure {
-    /// The socket could not be opened or used (the operation and the OS's words).
-    Socket { op: &'static str, message: String },
+    /// The socket could not be opened or used (the operation, the OS's words and its error
+    /// number, where the OS gave one).
+    Socket { op: &'static str, message: String, errno: Option<i32> },
     /// The server's port is closed (ICMP port unreachable): nothing listens on UDP there.
     Refused,
     /// No handshake within the time allowed: a server that does not answer (a silent
@@ -74,7 +75,22 @@ impl QuicFailure {
         if e.raw_os_error() == Some(libc::ECONNREFUSED) {
             return QuicFailure::Refused;
         }
-        QuicFailure::Socket { op, message: e.to_string() }
+        QuicFailure::Socket { op, message: e.to_string(), errno: e.raw_os_error() }
+    }
+
+    /// The OS's error behind a socket failure, for the run's failure counts (which name it).
+    pub(crate) fn os_error(&self) -> Option<std::io::Error> {
+        match self {
+            QuicFailure::Socket { errno: Some(n), .. } => {
+                Some(std::io::Error::from_raw_os_error(*n))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the socket could not even be opened (so another address may do better).
+    pub(crate) fn is_open_failure(&self) -> bool {
+        matches!(self, QuicFailure::Socket { op: "open", errno: Some(_), .. })
     }
 
     /// What quinn's reason for losing the connection means here.
@@ -128,7 +144,7 @@ fn reason_suffix(reason: &[u8]) -> String {
 impl fmt::Display for QuicFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            QuicFailure::Socket { op, message } => write!(f, "UDP socket: {op}: {message}"),
+            QuicFailure::Socket { op, message, .. } => write!(f, "UDP socket: {op}: {message}"),
             QuicFailure::Refused => f.write_str(
                 "connection refused: nothing listens on that UDP port (ICMP unreachable)",
             ),
@@ -167,6 +183,25 @@ impl std::error::Error for QuicFailure {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_socket_that_cannot_open_keeps_the_os_error_and_may_try_another_address() {
+        let unreachable = std::io::Error::from_raw_os_error(libc::ENETUNREACH);
+        let open = QuicFailure::socket("open", &unreachable);
+        assert!(open.is_open_failure());
+        assert_eq!(open.os_error().and_then(|e| e.raw_os_error()), Some(libc::ENETUNREACH));
+        assert_eq!(open.kind(), FailureKind::Connect);
+        // A failure once the socket is open is the connection's, not the address's.
+        let send = QuicFailure::socket("send", &unreachable);
+        assert!(!send.is_open_failure());
+        assert!(send.os_error().is_some());
+        // Without an OS error (no randomness to seed with) there is nothing to count it by.
+        let seed = QuicFailure::Socket { op: "open", message: "x".into(), errno: None };
+        assert!(!seed.is_open_failure() && seed.os_error().is_none());
+        // A refused port is its own failure, as before.
+        let refused = std::io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(QuicFailure::socket("open", &refused), QuicFailure::Refused);
+    }
 
     #[test]
     fn each_failure_counts_as_its_kind() {
