@@ -67,6 +67,13 @@ fn argv(a: &[&str]) -> Vec<OsString> {
     a.iter().map(OsString::from).collect()
 }
 
+/// Starts `argv` as `name` under `sup`, its output to `log`, on any CPU: its PID.
+fn start(sup: &mut Supervisor, name: &str, argv: &[OsString], log: &Path) -> u32 {
+    let spawn =
+        Spawn { name, argv, env: &[], stdout: log, stderr: log, cpus: &CpuSet::All, netns: None };
+    sup.start(&spawn).unwrap()
+}
+
 fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let t = Instant::now();
     while !cond() {
@@ -102,17 +109,7 @@ fn a_double_forked_child_is_counted_in_the_cgroup_only() {
         let a_argv = argv(&["/bin/sh", "-c", &script]);
         let mut sup = Supervisor::new(None).with_cgroups(Some(cgroups.clone()));
         assert_eq!(sup.cpu_accounting(), a);
-        let pid = sup
-            .start(&Spawn {
-                name: "burner",
-                argv: &a_argv,
-                env: &[],
-                stdout: &log,
-                stderr: &log,
-                cpus: &CpuSet::All,
-                netns: None,
-            })
-            .unwrap();
+        let pid = start(&mut sup, "burner", &a_argv, &log);
         let made: Vec<PathBuf> = std::fs::read_dir(cgroups.parent())
             .unwrap()
             .flatten()
@@ -146,17 +143,7 @@ fn stopping_removes_the_cgroup_and_what_left_the_group() {
         );
         let a_argv = argv(&["/bin/sh", "-c", &script]);
         let mut sup = Supervisor::new(None).with_cgroups(Some(cgroups.clone()));
-        let pid = sup
-            .start(&Spawn {
-                name: "escaper",
-                argv: &a_argv,
-                env: &[],
-                stdout: &log,
-                stderr: &log,
-                cpus: &CpuSet::All,
-                netns: None,
-            })
-            .unwrap();
+        let pid = start(&mut sup, "escaper", &a_argv, &log);
         wait_for("the escaped pid", Duration::from_secs(10), || {
             std::fs::read_to_string(&pidfile).is_ok_and(|t| t.trim().parse::<u32>().is_ok())
         });
@@ -194,17 +181,7 @@ fn clean_removes_a_crashed_runs_cgroup() {
         let log = parent.join("log");
         let sleep = argv(&["sleep", "30"]);
         let mut sup = Supervisor::new(None);
-        let pid = sup
-            .start(&Spawn {
-                name: "left",
-                argv: &sleep,
-                env: &[],
-                stdout: &log,
-                stderr: &log,
-                cpus: &CpuSet::All,
-                netns: None,
-            })
-            .unwrap();
+        let pid = start(&mut sup, "left", &sleep, &log);
         std::fs::write(dir.join("cgroup.procs"), pid.to_string()).unwrap();
         let c = herd_topo::registry::clean(&parent);
         assert!(c.cgroups.contains(&dir), "{a:?}: {c:?}");
