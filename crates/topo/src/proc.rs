@@ -40,6 +40,14 @@ pub struct Spawn<'a> {
     pub netns: Option<&'a str>,
 }
 
+impl<'a> Spawn<'a> {
+    /// `argv` as `name` with no extra environment, on any CPU, in herd's own network
+    /// namespace, its standard output and error both to `log`: how most helpers run.
+    pub fn logged(name: &'a str, argv: &'a [OsString], log: &'a Path) -> Spawn<'a> {
+        Spawn { name, argv, env: &[], stdout: log, stderr: log, cpus: &CpuSet::All, netns: None }
+    }
+}
+
 /// A program herd started and has not stopped yet.
 #[derive(Debug)]
 pub struct Running {
@@ -640,17 +648,7 @@ mod tests {
         let mut sup = Supervisor::new(None);
         // A shell that forks a child: both must go when the group is stopped.
         let a = argv(&["/bin/sh", "-c", "sleep 30 & sleep 30"]);
-        let pid = sup
-            .start(&Spawn {
-                name: "sleeper",
-                argv: &a,
-                env: &[],
-                stdout: &log,
-                stderr: &log,
-                cpus: &CpuSet::All,
-                netns: None,
-            })
-            .unwrap();
+        let pid = sup.start(&Spawn::logged("sleeper", &a, &log)).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         assert!(sup.cpu_seconds(pid).is_some());
         assert!(sup.stop(pid, Duration::from_secs(2)));
@@ -688,15 +686,7 @@ mod tests {
         let a = argv(&["sleep", "30"]);
         let f = sup
             .run(
-                &Spawn {
-                    name: "t",
-                    argv: &a,
-                    env: &[],
-                    stdout: &out,
-                    stderr: &out,
-                    cpus: &CpuSet::All,
-                    netns: None,
-                },
+                &Spawn::logged("t", &a, &out),
                 Duration::from_millis(100),
                 Duration::from_secs(1),
                 None,
@@ -707,15 +697,7 @@ mod tests {
         let cancel = AtomicBool::new(true);
         let f = sup
             .run(
-                &Spawn {
-                    name: "t",
-                    argv: &a,
-                    env: &[],
-                    stdout: &out,
-                    stderr: &out,
-                    cpus: &CpuSet::All,
-                    netns: None,
-                },
+                &Spawn::logged("t", &a, &out),
                 Duration::from_secs(30),
                 Duration::from_secs(1),
                 Some(&cancel),
@@ -776,15 +758,7 @@ mod tests {
         let mut sup = Supervisor::new(None);
         let run = |sup: &mut Supervisor, script: &str| {
             let a = argv(&["/bin/sh", "-c", script]);
-            let s = Spawn {
-                name: "t",
-                argv: &a,
-                env: &[],
-                stdout: &out,
-                stderr: &out,
-                cpus: &CpuSet::All,
-                netns: None,
-            };
+            let s = Spawn::logged("t", &a, &out);
             sup.run(&s, Duration::from_secs(30), Duration::from_secs(1), None).unwrap()
         };
         // A busy loop of a fixed amount of work (~0.5 s of CPU with dash here, more with
@@ -805,17 +779,7 @@ mod tests {
     fn a_missing_program_is_a_clear_error() {
         let log = std::env::temp_dir().join(format!("herd-topo-missing-{}", std::process::id()));
         let a = argv(&["/nonexistent/nginx"]);
-        let err = Supervisor::new(None)
-            .start(&Spawn {
-                name: "nginx",
-                argv: &a,
-                env: &[],
-                stdout: &log,
-                stderr: &log,
-                cpus: &CpuSet::All,
-                netns: None,
-            })
-            .unwrap_err();
+        let err = Supervisor::new(None).start(&Spawn::logged("nginx", &a, &log)).unwrap_err();
         let enoent = io::Error::from_raw_os_error(libc::ENOENT).to_string();
         let printed = herd_testutil::causes::assert_cause_once(&err, &enoent);
         assert_eq!(printed, format!("cannot start nginx (/nonexistent/nginx): {enoent}"));

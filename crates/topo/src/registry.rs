@@ -255,7 +255,7 @@ fn live_processes(dir: &Path) -> Vec<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CpuSet, Spawn, Supervisor};
+    use crate::{Spawn, Supervisor};
     use std::ffi::OsString;
 
     #[test]
@@ -281,17 +281,7 @@ mod tests {
         let log = dir.join("log");
         let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
         let mut sup = Supervisor::new(Some(reg));
-        let pid = sup
-            .start(&Spawn {
-                name: "sleeper",
-                argv: &argv,
-                env: &[],
-                stdout: &log,
-                stderr: &log,
-                cpus: &CpuSet::All,
-                netns: None,
-            })
-            .unwrap();
+        let pid = sup.start(&Spawn::logged("sleeper", &argv, &log)).unwrap();
         // This process is the owner: the directory is in use.
         fs::write(dir.join("owner"), format!("{} {}\n", 1, start_time(1).unwrap_or(1))).unwrap();
         let c = clean(&parent);
@@ -315,7 +305,6 @@ mod unrecorded {
 
     use super::*;
     use crate::proc::{group_members, ProcError, Spawn, Supervisor};
-    use crate::CpuSet;
 
     #[test]
     fn a_start_that_cannot_be_recorded_is_stopped_and_refused() {
@@ -326,15 +315,7 @@ mod unrecorded {
         fs::create_dir_all(reg.dir().join("pids")).unwrap();
         let log = parent.join("log");
         let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
-        let spawn = Spawn {
-            name: "sleeper",
-            argv: &argv,
-            env: &[],
-            stdout: &log,
-            stderr: &log,
-            cpus: &CpuSet::All,
-            netns: None,
-        };
+        let spawn = Spawn::logged("sleeper", &argv, &log);
         let mut sup = Supervisor::new(Some(reg));
         let err = sup.start(&spawn).unwrap_err();
         let ProcError::Registry { pid, .. } = err else { panic!("{err}") };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use herd_testutil::not_run::not_run;
 use herd_topo::cgroup::{self, Cgroups, CpuAccounting, Wanted};
 use herd_topo::proc::group_cpu_seconds;
-use herd_topo::{CpuSet, Registry, Spawn, Supervisor};
+use herd_topo::{Registry, Spawn, Supervisor};
 
 fn root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -69,9 +69,7 @@ fn argv(a: &[&str]) -> Vec<OsString> {
 
 /// Starts `argv` as `name` under `sup`, its output to `log`, on any CPU: its PID.
 fn start(sup: &mut Supervisor, name: &str, argv: &[OsString], log: &Path) -> u32 {
-    let spawn =
-        Spawn { name, argv, env: &[], stdout: log, stderr: log, cpus: &CpuSet::All, netns: None };
-    sup.start(&spawn).unwrap()
+    sup.start(&Spawn::logged(name, argv, log)).unwrap()
 }
 
 fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {

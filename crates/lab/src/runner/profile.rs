@@ -128,15 +128,7 @@ pub(super) fn start(
         data.clone().into(),
     ];
     let log = dir.join("perf-record.log");
-    let spawn = Spawn {
-        name: "perf-record",
-        argv: &argv,
-        env: &[],
-        stdout: &log,
-        stderr: &log,
-        cpus: &CpuSet::All,
-        netns: None,
-    };
+    let spawn = Spawn::logged("perf-record", &argv, &log);
     let pid = sup.start(&spawn).map_err(|err| {
         RunFailure::Setup(format!("cannot start perf record: {}", crate::error::with_causes(&err)))
     })?;
