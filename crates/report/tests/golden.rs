@@ -1692,6 +1692,9 @@ fn a_rate_not_held_is_said_and_left_out() {
     assert!(row.contains(" 3/5 "), "{row}");
     assert!(row.contains(" 4.0 "), "{row}");
     assert!(row.trim_end().ends_with(" ok"), "{row}");
+    // One cell at a pinned rate is no comparison: no efficiency matrix beside requests/s.
+    let plain = String::from_utf8(render_as(&exp, &Options::default(), Format::Text)).unwrap();
+    assert!(!plain.contains("efficiency at pinned rates"), "{plain}");
     // The CSV says the rate offered and how many repetitions did not hold it.
     let csv = String::from_utf8(render_as(&exp, &options, Format::Csv)).unwrap();
     assert!(csv.lines().nth(1).unwrap().starts_with("1,a,r5000,,100,5000,3,5,2,"), "{csv}");
