@@ -19,9 +19,6 @@ pub(crate) fn blocks(exp: &StoredExperiment, baseline: &Baseline, measure: Measu
         return Vec::new();
     }
     let rows = crate::figures::efficiency_rows(exp);
-    if rows.len() < 2 {
-        return Vec::new();
-    }
     let mut blocks = crate::matrix::blocks(exp, &rows, baseline, Measure::CpuPerRequest);
     for block in &mut blocks {
         if let Block::Heading(h) = block {

@@ -1692,12 +1692,29 @@ fn a_rate_not_held_is_said_and_left_out() {
     assert!(row.contains(" 3/5 "), "{row}");
     assert!(row.contains(" 4.0 "), "{row}");
     assert!(row.trim_end().ends_with(" ok"), "{row}");
-    // One cell at a pinned rate is no comparison: no efficiency matrix beside requests/s.
-    let plain = String::from_utf8(render_as(&exp, &Options::default(), Format::Text)).unwrap();
-    assert!(!plain.contains("efficiency at pinned rates"), "{plain}");
     // The CSV says the rate offered and how many repetitions did not hold it.
     let csv = String::from_utf8(render_as(&exp, &options, Format::Csv)).unwrap();
     assert!(csv.lines().nth(1).unwrap().starts_with("1,a,r5000,,100,5000,3,5,2,"), "{csv}");
+}
+
+/// One cell at a pinned rate beside a closed loop is no comparison of costs: no efficiency
+/// matrix of one row.
+#[test]
+fn one_pinned_cell_gets_no_efficiency_matrix() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("one", &["server", "load"])).unwrap();
+    for (load, rate) in [("r5000", Some(5_000.0)), ("c8", None)] {
+        let mut m = measurement(0, "", 50_000, &[], 0, Some(histogram(&[(500, 50_000)])));
+        m.rate = rate;
+        let r =
+            repetition(&[("server", "a"), ("load", load)], 0, "herd", ok("ok"), Some(0.2), vec![m]);
+        store.record_repetition(id, &r).unwrap();
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let exp = store.load_experiment(id).unwrap();
+    let text = String::from_utf8(render_as(&exp, &Options::default(), Format::Text)).unwrap();
+    assert!(text.contains("requests/s by load"), "{text}");
+    assert!(!text.contains("efficiency at pinned rates"), "{text}");
 }
 
 /// A measurement of an open loop at `offered` req/s over 10 s: `completed` requests, p50 and
