@@ -121,7 +121,8 @@ pub struct Repetitions {
     pub min: u32,
     /// Cells whose spread stays above the bound get more repetitions, up to this many.
     pub max: u32,
-    /// The bound: relative standard deviation of requests per second across repetitions.
+    /// The bound: relative standard deviation across repetitions of the figure the tables
+    /// show (`runner::cell::figure`: `[report] measure` where a run gives it, else req/s).
     pub max_spread_percent: f64,
 }
 

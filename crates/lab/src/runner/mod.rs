@@ -2,7 +2,7 @@
 //!
 //! Rounds (`rounds.rs`): repetition r of every cell, in an order shuffled for that round;
 //! after the minimum, more rounds for the cells whose spread (relative standard deviation of
-//! requests per second) is still over the bound, up to the maximum. Each run of a cell is a
+//! the tables' figure, `cell::figure`) is still over the bound, up to the maximum. Each run of a cell is a
 //! sequence of phases (`cell.rs`, `CellRun::measure`): start the servers afresh in a directory of their
 //! own (`servers.rs`), start a proxy path's router program (`router.rs`), check the path and
 //! verify the workload's answer (`checks.rs`), warm up and measure with the servers' CPU time
