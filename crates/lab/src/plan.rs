@@ -65,13 +65,12 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     };
     let _ = writeln!(
         s,
-        "matrix: {} = {} cells{refused}; {} to {} repetitions each (more while the spread of {} is over {}%), {} to {} runs",
+        "matrix: {} = {} cells{refused}; {} to {} repetitions each (more while {}, or to stand in for a repetition that did not hold its rate), {} to {} runs",
         axes.join(" x "),
         all.len(),
         reps.min,
         reps.max,
-        spread_of(e, &all),
-        reps.max_spread_percent,
+        reps.bounds.words(spread_of(e, &all)),
         runs * reps.min as usize,
         runs * reps.max as usize
     );
@@ -648,7 +647,13 @@ mod tests {
     #[test]
     fn the_plan_names_the_figure_whose_spread_adds_repetitions() {
         let p = plan(&bundled("quickstart"), Path::new("/usr/bin/herd"));
-        assert!(p.contains("(more while the spread of the server's CPU per request is over 3%)"));
+        assert!(
+            p.contains(
+                "(more while the 95 % interval of the server's CPU per request is wider than \
+                 ±4.5%, or to stand in for a repetition that did not hold its rate)"
+            ),
+            "{p}"
+        );
         let p = plan(&bundled("seed000-lighttpd"), Path::new("/usr/bin/herd"));
         assert!(p.contains("(more while the spread of req/s is over"), "{p}");
     }

@@ -93,11 +93,17 @@ pub fn default_bound() -> u64 {
 }
 
 /// Waits until fewer than `below` sockets are in TIME_WAIT, at most `limit`, checking
-/// `cancelled` between looks. Returns the count at the start (None: the table cannot be
-/// read, and nothing was waited for) and the time waited.
-pub fn drain(below: u64, limit: Duration, cancelled: &dyn Fn() -> bool) -> (Option<u64>, Duration) {
+/// `cancelled` between looks; `first` is the count just read ([`count`]: the tables are
+/// long to read with thousands of sockets, and the caller has said what it found). Returns
+/// that count (None: the table cannot be read, and nothing was waited for) and the time
+/// waited.
+pub fn drain(
+    first: Option<u64>,
+    below: u64,
+    limit: Duration,
+    cancelled: &dyn Fn() -> bool,
+) -> (Option<u64>, Duration) {
     let started = Instant::now();
-    let first = count();
     let mut now = first;
     while now.is_some_and(|n| n >= below) && started.elapsed() < limit && !cancelled() {
         std::thread::sleep(Duration::from_millis(250));

@@ -280,7 +280,9 @@ fn rate_step_charts(exp: &StoredExperiment, rows: &[Row<'_>]) -> Vec<LineChart> 
         let why: Vec<String> = r
             .not_held
             .iter()
-            .map(|(rep, h)| format!("{} repetition {}: {}", r.cell.key, rep + 1, h.shortfall()))
+            .map(|(rep, h)| {
+                format!("{} repetition {}: {}", r.cell.key, rep + 1, crate::figures::shortfall(h))
+            })
             .collect();
         match marks.iter_mut().find(|m| m.x == x) {
             Some(m) => {

@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use herd_stats::{
-    ClientVerdict, Failure, LatencySeries, Measurement, REPORTED_LATENCY_P50_US,
+    ClientVerdict, Failure, LatencySeries, Measurement, RateHold, REPORTED_LATENCY_P50_US,
     REPORTED_LATENCY_P99_US, REPORTED_TIMER_RESOLUTION_S,
 };
 use herd_store::{Measure, StoredCell, StoredExperiment, StoredRepetition, FINDING_LINK_BOUND};
 
-use herd_stats::repetitions as stats;
+use herd_stats::repetitions::{self as stats, Bounds};
 
 /// One row: a cell, or a cell's step.
 pub(crate) struct Row<'a> {
@@ -76,9 +76,11 @@ pub(crate) struct Row<'a> {
     /// Ok repetitions of an open loop that did not hold the offered rate ([`RateHold`]), with
     /// what fell short: left out of every figure of the row.
     pub(crate) not_held: Vec<(u32, RateHold)>,
-    /// The repetitions' spread (of req/s, or of Mbit/s where there are no requests) ended
-    /// above the experiment's `max_spread_percent`: the lab ran as many as it was allowed
-    /// and the figure is still less sure than the file asked.
+    /// The figure the lab judged its repetitions by (the file's `[report] measure` where the
+    /// row has it, else req/s, or Mbit/s where there are no requests) ended beyond the
+    /// experiment's `[repetitions]` bounds (its spread, the width of its 95 % interval): the
+    /// lab ran as many as it was allowed and the figure is still less sure than the file
+    /// asked.
     pub(crate) unsettled: bool,
 }
 
@@ -99,74 +101,31 @@ impl CoarseClock {
 /// Clock error, as a share of a run's rate, above which the table flags the rate.
 pub(crate) const COARSE_CLOCK: f64 = 0.01;
 
-/// Whether an open loop held the rate it offered: the share of it achieved, and how far
-/// behind its schedule the run fell (the schedule lag, from a request's intended send to its
-/// actual send: a due request waiting for a free connection, or for the client). A figure
-/// measured at a rate the run did not hold is of another load than the cell's, so the
-/// repetition is left out of the row's figures, as zrk's `rate_ratio` and peak lag gate
-/// HttpArena's results.
-///
-/// The lag that counts is the 99th percentile's: a run whose server could not keep up falls
-/// behind for good and sends many requests late, while a machine's lone stall (a virtual
-/// machine's vCPU held back 11-30 ms, then the requests due meanwhile sent at once) leaves the
-/// load as offered for 99 % of its requests and its cost where the held runs put it
-/// (quick start, 2-vCPU VM: 24.4-25.4 µs a request for runs with such a stall, 23.0-25.3
-/// without). The worst lag is still said where it passed the bound.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct RateHold {
-    pub(crate) offered: f64,
-    pub(crate) achieved: f64,
-    /// The 99th percentile of the schedule lag, µs; None where the client gives no lag
-    /// histogram.
-    pub(crate) lag_p99_us: Option<f64>,
-    /// The largest schedule lag, µs.
-    pub(crate) worst_lag_us: Option<f64>,
-}
-
-impl RateHold {
-    /// The share of the offered rate a run must achieve.
-    pub(crate) const MIN_SHARE: f64 = 0.99;
-    /// How late the 99th percentile of requests may be sent past their intended send.
-    pub(crate) const MAX_LAG_US: f64 = 10_000.0;
-
-    /// The measurement's, when it is of an open loop (it has an offered rate).
-    pub(crate) fn of(m: &Measurement) -> Option<RateHold> {
-        let offered = m.rate.filter(|r| *r > 0.0)?;
-        let lag = m.histogram(LatencySeries::Queued).filter(|h| !h.is_empty());
-        Some(RateHold {
-            offered,
-            achieved: m.requests_per_second()?,
-            lag_p99_us: lag.map(|h| h.value_at_quantile(0.99) as f64),
-            worst_lag_us: lag.map(|h| h.max() as f64),
-        })
+/// What fell short of holding an open loop's load ([`RateHold`]), in words: `achieved
+/// 93.1 % of 5000 req/s; 1 % of requests sent 12.30 ms or more behind their schedule (the
+/// worst 45.20 ms)`, or the client's verdict on its own schedule and its reason.
+pub(crate) fn shortfall(h: &RateHold) -> String {
+    let mut said = Vec::new();
+    if h.achieved < RateHold::MIN_SHARE * h.offered {
+        said.push(format!(
+            "achieved {:.1} % of {} req/s",
+            h.achieved / h.offered * 100.0,
+            crate::table::rate(h.offered)
+        ));
     }
-
-    pub(crate) fn held(&self) -> bool {
-        self.achieved >= Self::MIN_SHARE * self.offered
-            && self.lag_p99_us.is_none_or(|lag| lag <= Self::MAX_LAG_US)
+    if let Some(lag) = h.lag_p99_us.filter(|lag| *lag > RateHold::MAX_LAG_US) {
+        let worst = h.worst_lag_us.unwrap_or(lag);
+        said.push(format!(
+            "1 % of requests sent {} ms or more behind their schedule (the worst {} ms)",
+            crate::table::ms(lag),
+            crate::table::ms(worst)
+        ));
     }
-
-    /// What fell short, in words: `achieved 93.1 % of 5000 req/s; 1 % of requests sent
-    /// 12.30 ms or more behind their schedule (the worst 45.20 ms)`.
-    pub(crate) fn shortfall(&self) -> String {
-        let mut said = Vec::new();
-        if self.achieved < Self::MIN_SHARE * self.offered {
-            said.push(format!(
-                "achieved {:.1} % of {} req/s",
-                self.achieved / self.offered * 100.0,
-                crate::table::rate(self.offered)
-            ));
-        }
-        if let Some(lag) = self.lag_p99_us.filter(|lag| *lag > Self::MAX_LAG_US) {
-            let worst = self.worst_lag_us.unwrap_or(lag);
-            said.push(format!(
-                "1 % of requests sent {} ms or more behind their schedule (the worst {} ms)",
-                crate::table::ms(lag),
-                crate::table::ms(worst)
-            ));
-        }
-        said.join("; ")
+    if let Some(j) = &h.client {
+        let reason = j.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+        said.push(format!("the client did not keep its own schedule ({}{reason})", j.verdict));
     }
+    said.join("; ")
 }
 
 /// Latency percentiles in µs: the median over the ok repetitions of each one's own.
@@ -182,7 +141,8 @@ pub(crate) struct Latency {
 pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
     let steps: Vec<BTreeMap<u32, String>> = exp.cells.iter().map(steps_of).collect();
     let stepped = steps.iter().any(|s| s.len() > 1);
-    let limit = max_spread_percent(&exp.experiment.definition);
+    let bounds = bounds(&exp.experiment.definition);
+    let judged = judged_measure(&exp.experiment.definition);
     let mut rows = Vec::new();
     for (cell, steps) in exp.cells.iter().zip(steps) {
         let n_steps = steps.len();
@@ -196,27 +156,44 @@ pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
         }
     }
     for row in &mut rows {
-        let samples = if row.rates.is_empty() { &row.mbit_per_second } else { &row.rates };
-        row.unsettled = limit.is_some_and(|limit| {
-            stats::relative_std_dev(samples).is_some_and(|rsd| rsd * 100.0 > limit)
-        });
+        let measured = judged.map(|m| row.samples(m)).filter(|s| !s.is_empty());
+        let fallback = if row.rates.is_empty() { &row.mbit_per_second } else { &row.rates };
+        let samples = measured.unwrap_or(fallback);
+        row.unsettled = bounds.is_some_and(|b| b.exceeded(samples));
     }
     (rows, stepped)
 }
 
-/// The lab's default `[repetitions] max_spread_percent` (herd_lab's experiment builder).
+/// The lab's default `[repetitions] max_spread_percent`, where a file gives neither bound
+/// (herd_lab's experiment builder).
 const DEFAULT_MAX_SPREAD_PERCENT: f64 = 5.0;
 
-/// The experiment's `[repetitions] max_spread_percent`, read from its file as run (the lab's
-/// default where it gives none); None where the file cannot be read (a store's experiment
-/// written by hand, or by a test, with no definition).
-pub(crate) fn max_spread_percent(definition: &str) -> Option<f64> {
+/// The experiment's `[repetitions]` bounds, read from its file as run (the lab's default
+/// where it gives none); None where the file cannot be read (a store's experiment written
+/// by hand, or by a test, with no definition).
+pub(crate) fn bounds(definition: &str) -> Option<Bounds> {
     let doc: toml::Table = definition.parse().ok()?;
-    let given = doc.get("repetitions").and_then(|r| r.get("max_spread_percent"));
-    match given {
-        None => Some(DEFAULT_MAX_SPREAD_PERCENT),
-        Some(v) => v.as_float().or_else(|| v.as_integer().map(|i| i as f64)),
-    }
+    let percent = |key: &str| {
+        let v = doc.get("repetitions")?.get(key)?;
+        v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
+    };
+    let given = Bounds {
+        max_spread_percent: percent("max_spread_percent"),
+        max_interval_percent: percent("max_interval_percent"),
+    };
+    Some(match given {
+        Bounds { max_spread_percent: None, max_interval_percent: None } => {
+            Bounds { max_spread_percent: Some(DEFAULT_MAX_SPREAD_PERCENT), ..given }
+        }
+        _ => given,
+    })
+}
+
+/// The file's `[report] measure`: the figure the lab judged repetitions by where a row has
+/// it (herd_lab's `runner::cell::figure`).
+fn judged_measure(definition: &str) -> Option<Measure> {
+    let doc: toml::Table = definition.parse().ok()?;
+    Measure::from_key(doc.get("report")?.get("measure")?.as_str()?)
 }
 
 impl<'a> Row<'a> {
@@ -343,18 +320,13 @@ fn steps_of(cell: &StoredCell) -> BTreeMap<u32, String> {
 
 /// The row of `cell` at `step` (None: the cell measured nothing), of the cell's `n_steps`.
 fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usize) -> Row<'_> {
-    // An open loop's repetition that did not hold its rate measured another load: it counts
-    // as a repetition that gave no figure.
-    let mut not_held = Vec::new();
+    // An open loop's repetition that did not hold its load (its rate, or the client its own
+    // schedule) measured another load: it counts as a repetition that gave no figure.
+    let not_held =
+        left_out(cell.ok_repetitions().map(|r| (r.record.repetition, shortfall_at(r, step))));
     let ok: Vec<_> = cell
         .ok_repetitions()
-        .filter(|r| match measurement_at(r, step).and_then(RateHold::of).filter(|h| !h.held()) {
-            Some(h) => {
-                not_held.push((r.record.repetition, h));
-                false
-            }
-            None => true,
-        })
+        .filter(|r| !not_held.iter().any(|(rep, _)| *rep == r.record.repetition))
         .collect();
 
     let rates = ok.iter().filter_map(|r| measurement_at(r, step)?.requests_per_second()).collect();
@@ -480,15 +452,14 @@ pub(crate) fn efficiency_rows(exp: &StoredExperiment) -> Vec<Row<'_>> {
         let n_steps = steps.len();
         let mut r = row(cell, Some(first), None, n_steps);
         let shortfall = |rep: &StoredRepetition| {
-            rep.record.measurements.iter().filter_map(RateHold::of).find(|h| !h.held())
+            let run = rep.record.client.judgement.as_ref();
+            rep.record.measurements.iter().filter_map(|m| RateHold::of(m, run)).find(|h| !h.held())
         };
-        r.not_held = cell
-            .ok_repetitions()
-            .filter_map(|rep| Some((rep.record.repetition, shortfall(rep)?)))
-            .collect();
+        r.not_held = left_out(cell.ok_repetitions().map(|r| (r.record.repetition, shortfall(r))));
         let counted: Vec<&StoredRepetition> = cell
             .ok_repetitions()
-            .filter(|rep| rep.record.measurements.len() == n_steps && shortfall(rep).is_none())
+            .filter(|rep| rep.record.measurements.len() == n_steps)
+            .filter(|rep| !r.not_held.iter().any(|(n, _)| *n == rep.record.repetition))
             .collect();
         r.cpu_us =
             counted.iter().filter_map(|rep| rep.record.server_cpu_us_per_request()).collect();
@@ -508,6 +479,28 @@ pub(crate) fn efficiency_rows(exp: &StoredExperiment) -> Vec<Row<'_>> {
         rows.push(r);
     }
     rows
+}
+
+/// The repetitions left out of a row, from each one's shortfall (None: it held its load):
+/// every one whose rate fell short, and those whose client alone judged itself not ok where
+/// two or more held their load wholly, enough for a figure and its interval without them. A
+/// row whose every repetition met a late client (a low rate on a virtual machine, whose
+/// sleeping client wakes late now and then) keeps them, marked `!` by their verdict, rather
+/// than showing nothing.
+fn left_out(shortfalls: impl Iterator<Item = (u32, Option<RateHold>)>) -> Vec<(u32, RateHold)> {
+    let short: Vec<(u32, Option<RateHold>)> = shortfalls.collect();
+    let clean = short.iter().filter(|(_, h)| h.is_none()).count();
+    short
+        .into_iter()
+        .filter_map(|(rep, h)| Some((rep, h?)))
+        .filter(|(_, h)| !h.rate_held() || clean >= 2)
+        .collect()
+}
+
+/// How the repetition's open loop at that step fell short of its load, if it did.
+fn shortfall_at(rep: &StoredRepetition, step: Option<u32>) -> Option<RateHold> {
+    let run = rep.record.client.judgement.as_ref();
+    measurement_at(rep, step).and_then(|m| RateHold::of(m, run)).filter(|h| !h.held())
 }
 
 /// The repetition's measurement of that step, if it has one.
@@ -565,11 +558,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_spread_bound_is_the_files_or_the_labs_default() {
-        assert_eq!(max_spread_percent("[repetitions]\nmax_spread_percent = 10.0\n"), Some(10.0));
-        assert_eq!(max_spread_percent("[repetitions]\nmax_spread_percent = 3\n"), Some(3.0));
-        assert_eq!(max_spread_percent("name = \"x\"\n"), Some(DEFAULT_MAX_SPREAD_PERCENT));
-        assert_eq!(max_spread_percent(""), Some(DEFAULT_MAX_SPREAD_PERCENT));
-        assert_eq!(max_spread_percent("not [ toml"), None);
+    fn the_bounds_are_the_files_or_the_labs_default() {
+        let spread = |s| Some(Bounds { max_spread_percent: Some(s), max_interval_percent: None });
+        assert_eq!(bounds("[repetitions]\nmax_spread_percent = 10.0\n"), spread(10.0));
+        assert_eq!(bounds("[repetitions]\nmax_spread_percent = 3\n"), spread(3.0));
+        assert_eq!(bounds("name = \"x\"\n"), spread(DEFAULT_MAX_SPREAD_PERCENT));
+        assert_eq!(bounds(""), spread(DEFAULT_MAX_SPREAD_PERCENT));
+        assert_eq!(bounds("not [ toml"), None);
+        assert_eq!(
+            bounds("[repetitions]\nmax_interval_percent = 4.5\n"),
+            Some(Bounds { max_spread_percent: None, max_interval_percent: Some(4.5) })
+        );
+        let measure = "[report]\nmeasure = \"cpu_per_request\"\n";
+        assert_eq!(judged_measure(measure), Some(Measure::CpuPerRequest));
+        assert_eq!(judged_measure("[report]\n"), None);
     }
 }

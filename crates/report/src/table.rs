@@ -6,7 +6,7 @@
 //! same bytes; the figures themselves come from `figures.rs`.
 
 use herd_stats::repetitions as stats;
-use herd_stats::ClientVerdict;
+use herd_stats::{ClientVerdict, RateHold};
 use herd_store::{Measure, StoredExperiment, StoredRepetition};
 
 use crate::doc::{Align, Block, Doc, Entry, Figure, Role, Table};
@@ -214,17 +214,18 @@ fn rates_not_held(rows: &[Row<'_>], doc: &mut Doc) {
                     row.cell.key,
                     row.step_suffix(),
                     rep + 1,
-                    hold.shortfall()
+                    figures::shortfall(hold)
                 )
             })
         })
         .collect();
     doc.section(
         format!(
-            "rates not held (⊘; below {:.0} % of the offered rate, or 1 % of requests {} ms or \
-             more behind their schedule): left out of every figure of the row:",
-            figures::RateHold::MIN_SHARE * 100.0,
-            figures::RateHold::MAX_LAG_US / 1000.0
+            "rates not held (⊘; below {:.0} % of the offered rate, 1 % of requests {} ms or \
+             more behind their schedule, or a client verdict other than ok): left out of every \
+             figure of the row:",
+            RateHold::MIN_SHARE * 100.0,
+            RateHold::MAX_LAG_US / 1000.0
         ),
         lines,
     );
@@ -290,9 +291,9 @@ const LEGEND: [&str; 21] = [
     "          (x %): its share of the baseline beside it (for seconds, the share of its",
     "          requests/s: its speed; for a latency or a cost, lower is better);",
     "          ! client verdict not ok; ^ the link capped it; ⊘ some repetition did not",
-    "          hold its offered rate and is left out (listed above the legend);",
-    "          ? the repetitions' spread stayed above the file's max_spread_percent after",
-    "          the most repetitions it allows: less sure than asked;",
+    "          hold its offered rate, or its client its own schedule: left out, listed above;",
+    "          ? the figure the lab judged repetitions by (the file's measure, else req/s)",
+    "          stayed beyond its [repetitions] bounds after the most repetitions allowed;",
     "          n failed: failed requests and non-2xx answers, all repetitions",
     "reps      ok repetitions that measured the row (an open loop's: at the rate it offered),",
     "          of all the cell's repetitions",

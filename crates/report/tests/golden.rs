@@ -1644,7 +1644,9 @@ fn a_cell_that_never_measured_sits_with_its_siblings() {
 /// 50,000 and 49,900 requests: 4.0 and 4.21 µs each), one did not (4,500 req/s: 90 %), one
 /// held the share but sent 2 % of its requests 45 ms late (45.02: the top of its HdrHistogram
 /// bucket): it fell behind; and one stalled once, its worst request 30 ms late and 99 % on
-/// time (CPU 0.2 s: 4.0 µs): held. Three make the figures, median 4.0.
+/// time (CPU 0.2 s: 4.0 µs): held; and one held its rate but its client judged itself
+/// suspect (requests sent late while connections were free): out too. Three make the
+/// figures, median 4.0.
 #[test]
 fn a_rate_not_held_is_said_and_left_out() {
     let mut store = Store::in_memory().unwrap();
@@ -1656,6 +1658,7 @@ fn a_rate_not_held_is_said_and_left_out() {
         (2, 49_900, (1, 1_500), 0.21),
         (3, 50_000, (1_000, 45_000), 0.9),
         (4, 50_000, (1, 30_000), 0.2),
+        (5, 50_000, (1, 1_900), 0.3),
     ] {
         let mut m =
             measurement(0, "r5000", completed, &[], 0, Some(histogram(&[(500, completed)])));
@@ -1664,7 +1667,11 @@ fn a_rate_not_held_is_said_and_left_out() {
         m.histograms.push((LatencySeries::Queued, queued));
         // The run that fell behind judged its client suspect: it is out of the figures, and
         // so is its verdict.
-        let verdict = if rep == 3 { Some(("suspect", "sent late")) } else { ok("ok") };
+        let verdict = match rep {
+            3 => Some(("suspect", "sent late")),
+            5 => Some(("suspect", "1 % of requests were sent 1.9ms or more late")),
+            _ => ok("ok"),
+        };
         let r = repetition(&axes, rep, "herd", verdict, Some(cpu), vec![m]);
         store.record_repetition(id, &r).unwrap();
     }
@@ -1674,7 +1681,7 @@ fn a_rate_not_held_is_said_and_left_out() {
     let text = String::from_utf8(render_as(&exp, &options, Format::Text)).unwrap();
     let matrix = &text[..text.find("every row's figures").unwrap()];
     assert!(!matrix.contains('!'), "the suspect run is not among the figures: {matrix}");
-    assert!(text.contains("rates not held (⊘; below 99 % of the offered rate, or 1 % of requests 10 ms or more behind their schedule): left out of every figure of the row:"), "{text}");
+    assert!(text.contains("rates not held (⊘; below 99 % of the offered rate, 1 % of requests 10 ms or more behind their schedule, or a client verdict other than ok): left out of every figure of the row:"), "{text}");
     assert!(
         text.contains("server=a load=r5000, repetition 2: achieved 90.0 % of 5000 req/s\n"),
         "{text}"
@@ -1682,19 +1689,89 @@ fn a_rate_not_held_is_said_and_left_out() {
     assert!(
         text.contains(
             "server=a load=r5000, repetition 4: 1 % of requests sent 45.02 ms or more behind \
-             their schedule (the worst 45.02 ms)\n"
+             their schedule (the worst 45.02 ms); the client did not keep its own schedule \
+             (suspect: sent late)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "server=a load=r5000, repetition 6: the client did not keep its own schedule \
+             (suspect: 1 % of requests were sent 1.9ms or more late)\n"
         ),
         "{text}"
     );
     assert!(!text.contains("repetition 5:"), "a lone stall is not a rate not held: {text}");
-    // The rows' figures: three repetitions of five, CPU 4.0, 4.2 and 4.0 µs (median 4.0).
+    // The rows' figures: three repetitions of six, CPU 4.0, 4.2 and 4.0 µs (median 4.0).
     let row = text.lines().find(|l| l.starts_with("a ") && l.contains("r5000")).unwrap();
-    assert!(row.contains(" 3/5 "), "{row}");
+    assert!(row.contains(" 3/6 "), "{row}");
     assert!(row.contains(" 4.0 "), "{row}");
     assert!(row.trim_end().ends_with(" ok"), "{row}");
     // The CSV says the rate offered and how many repetitions did not hold it.
     let csv = String::from_utf8(render_as(&exp, &options, Format::Csv)).unwrap();
-    assert!(csv.lines().nth(1).unwrap().starts_with("1,a,r5000,,100,5000,3,5,2,"), "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("1,a,r5000,,100,5000,3,6,3,"), "{csv}");
+}
+
+/// A row whose repetitions all met a late client (a low rate on a virtual machine) keeps
+/// them, marked `!`, rather than showing nothing; with two clean ones beside it, a late one is
+/// left out.
+#[test]
+fn late_clients_are_left_out_only_beside_two_clean_repetitions() {
+    let mut store = Store::in_memory().unwrap();
+    let id = store.begin_experiment(&experiment("late", &["server", "load"])).unwrap();
+    for (server, late) in [("a", [true, true, true]), ("b", [false, true, false])] {
+        for (rep, late) in late.into_iter().enumerate() {
+            let mut m = measurement(0, "r200", 2_000, &[], 0, Some(histogram(&[(500, 2_000)])));
+            m.rate = Some(200.0);
+            m.histograms.push((LatencySeries::Queued, histogram(&[(10, 2_000)])));
+            let verdict = if late { Some(("suspect", "sent late")) } else { ok("ok") };
+            let axes = [("server", server), ("load", "r200")];
+            let r = repetition(&axes, rep as u32, "herd", verdict, Some(0.01), vec![m]);
+            store.record_repetition(id, &r).unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let text = String::from_utf8(render(&store.load_experiment(id).unwrap())).unwrap();
+    let row = |server: &str| {
+        text.lines().find(|l| l.starts_with(&format!("{server} ")) && l.contains("r200")).unwrap()
+    };
+    let (a, b) = (row("a"), row("b"));
+    assert!(a.contains(" 3/3 ") && a.trim_end().ends_with("suspect!"), "{a}");
+    assert!(b.contains(" 2/3 ") && b.trim_end().ends_with(" ok"), "{b}");
+    assert!(text.contains("server=b load=r200, repetition 2: the client did not keep"), "{text}");
+    assert!(!text.contains("server=a load=r200, repetition"), "{text}");
+}
+
+/// The `?` judges what the lab judged: at a pinned rate requests/s never spreads, the cost
+/// does. Two cells at 5,000 req/s, four repetitions each, the file asking for a 95 % interval
+/// within ±4 % of the server's CPU per request: cell a's costs 4.0, 4.1, 3.9 and 4.0 µs
+/// (±3.3 %) meet it, cell b's 4.0, 5.0, 4.0 and 5.0 µs (±18 %) do not, and only b's cost is
+/// marked, though both rates are steady.
+#[test]
+fn an_unsettled_cost_is_marked_where_the_rate_is_steady() {
+    let mut store = Store::in_memory().unwrap();
+    let mut new = experiment("cost", &["server", "load"]);
+    new.definition =
+        "[repetitions]\nmax_interval_percent = 4\n\n[report]\nmeasure = \"cpu_per_request\"\n"
+            .into();
+    let id = store.begin_experiment(&new).unwrap();
+    for (server, costs) in [("a", [0.20, 0.205, 0.195, 0.20]), ("b", [0.20, 0.25, 0.20, 0.25])] {
+        for (rep, cpu) in costs.into_iter().enumerate() {
+            let mut m = measurement(0, "r5000", 50_000, &[], 0, Some(histogram(&[(500, 50_000)])));
+            m.rate = Some(5_000.0);
+            m.histograms.push((LatencySeries::Queued, histogram(&[(10, 50_000)])));
+            let axes = [("server", server), ("load", "r5000")];
+            let r = repetition(&axes, rep as u32, "herd", ok("ok"), Some(cpu), vec![m]);
+            store.record_repetition(id, &r).unwrap();
+        }
+    }
+    store.finish_experiment(id, ExperimentStatus::Done, "2026-03-01T10:20:00Z", None).unwrap();
+    let exp = store.load_experiment(id).unwrap();
+    let text = String::from_utf8(render(&exp)).unwrap();
+    let matrix = &text[..text.find("every row's figures").unwrap()];
+    let entry = |server: &str| matrix.lines().find(|l| l.starts_with(server)).unwrap_or("");
+    assert!(!entry("a ").contains('?'), "{matrix}");
+    assert!(entry("b ").contains('?'), "{matrix}");
 }
 
 /// One cell at a pinned rate beside a closed loop is no comparison of costs: no efficiency

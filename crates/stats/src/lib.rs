@@ -36,6 +36,7 @@ mod latency;
 mod lengths;
 mod measurement;
 pub mod noise;
+pub mod rate_hold;
 pub mod repetitions;
 mod run_stats;
 mod status;
@@ -56,6 +57,7 @@ pub use measurement::{
     REPORTED_THROUGHPUT_MB_S, REPORTED_TIMER_RESOLUTION_S, REPORTED_WARMUP_S,
     REPORTED_WRITE_ONLY_OPENING,
 };
+pub use rate_hold::RateHold;
 pub use run_stats::RunStats;
 pub use status::StatusCounts;
 pub use vocabulary::{

@@ -149,9 +149,77 @@ pub fn ratio_of_means_95(a: &[f64], b: &[f64]) -> Option<Ratio> {
     Some(Ratio { ratio, low: ratio / spread, high: ratio * spread })
 }
 
+/// When a cell's repetitions are sure enough to stop: the lab adds repetitions while a bound
+/// is exceeded (up to its maximum), and a report marks a figure whose bound still is. Either
+/// bound, or both (then a cell goes on while either is exceeded).
+///
+/// The interval bound is the direct one: repeat until the 95 % confidence interval of the
+/// mean is within ±x % of it, as Georges, Buytaert and Eeckhout recommend ("Statistically
+/// rigorous Java performance evaluation", OOPSLA 2007, §4.1). A spread bound asks the same
+/// relative standard deviation of 3 repetitions as of 10, where the interval narrows with
+/// √n: it stops a quiet cell no sooner and a noisy one no surer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// The relative standard deviation across repetitions, in percent.
+    pub max_spread_percent: Option<f64>,
+    /// The half-width of the 95 % interval of the mean, in percent of the mean.
+    pub max_interval_percent: Option<f64>,
+}
+
+impl Bounds {
+    /// Whether `values` (two or more) exceed a bound. Fewer than two give no spread and no
+    /// interval: nothing to judge, so no bound is exceeded.
+    pub fn exceeded(&self, values: &[f64]) -> bool {
+        let over = |bound: Option<f64>, figure: Option<f64>| match (bound, figure) {
+            (Some(bound), Some(figure)) => figure * 100.0 > bound,
+            _ => false,
+        };
+        let interval = confidence_interval_95(values).and_then(|ci| ci.relative_half_width());
+        over(self.max_spread_percent, relative_std_dev(values))
+            || over(self.max_interval_percent, interval)
+    }
+
+    /// The bounds in words, for what the lab says it will do: `the spread of X over 3 %`,
+    /// `the 95 % interval of X wider than ±4 %`, or both joined by "or".
+    pub fn words(&self, of: &str) -> String {
+        let spread = self.max_spread_percent.map(|b| format!("the spread of {of} is over {b}%"));
+        let interval = self
+            .max_interval_percent
+            .map(|b| format!("the 95 % interval of {of} is wider than ±{b}%"));
+        match (spread, interval) {
+            (Some(s), Some(i)) => format!("{s} or {i}"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => "never".to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounds_judge_the_spread_the_interval_or_both() {
+        // Mean 100, sd √(32/3) = 3.27 %; n = 4: t(3) = 3.1824, half-width 5.20 %.
+        let four = [96.0, 100.0, 100.0, 104.0];
+        let spread = |b| Bounds { max_spread_percent: Some(b), max_interval_percent: None };
+        let interval = |b| Bounds { max_spread_percent: None, max_interval_percent: Some(b) };
+        assert!(spread(3.2).exceeded(&four) && !spread(3.3).exceeded(&four));
+        assert!(interval(5.1).exceeded(&four) && !interval(5.3).exceeded(&four));
+        // Four times over: sd √(128/15) = 2.92 %, half-width 2.1314 · 2.92 / 4 = 1.56 %.
+        let sixteen: Vec<f64> = four.iter().cycle().take(16).copied().collect();
+        assert!(spread(2.9).exceeded(&sixteen), "the spread does not narrow with n");
+        assert!(!interval(1.6).exceeded(&sixteen), "the interval does");
+        assert!(interval(1.5).exceeded(&sixteen));
+        let both = Bounds { max_spread_percent: Some(5.0), max_interval_percent: Some(1.5) };
+        assert!(both.exceeded(&sixteen), "either bound exceeded extends");
+        assert!(!both.exceeded(&[100.0]), "one value has nothing to judge");
+        assert_eq!(
+            both.words("µs/request"),
+            "the spread of µs/request is over 5% or the 95 % interval of µs/request is wider \
+             than ±1.5%"
+        );
+    }
 
     #[test]
     fn a_ratio_of_means_has_an_interval_and_says_whether_it_leaves_out_one() {

@@ -22,6 +22,7 @@ mod lab_netbench;
 mod lab_paths;
 mod lab_profile;
 mod lab_protocols;
+mod lab_rate_replaced;
 mod lab_rate_steps;
 mod lab_resume;
 mod lab_servers;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use herd_stats::repetitions::Bounds;
 use herd_stats::units::parse_duration;
 use herd_stats::Protocol;
 use herd_store::CALIBRATION_SERVER;
@@ -780,20 +781,27 @@ fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, Ex
         }
         None => min.max(6),
     };
-    let max_spread_percent = match &r.max_spread_percent {
+    let percent = |given: &Option<Spanned<f64>>, name: &str| match given {
         Some(s) => {
             let v = *s.get_ref();
             if !(v.is_finite() && v > 0.0 && v <= 100.0) {
                 return Err(errs.at(
                     s.span(),
-                    "[repetitions] max_spread_percent must be more than 0 and at most 100",
+                    format!("[repetitions] {name} must be more than 0 and at most 100"),
                 ));
             }
-            v
+            Ok(Some(v))
         }
-        None => 5.0,
+        None => Ok(None),
     };
-    Ok(Repetitions { min, max, max_spread_percent })
+    let mut bounds = Bounds {
+        max_spread_percent: percent(&r.max_spread_percent, "max_spread_percent")?,
+        max_interval_percent: percent(&r.max_interval_percent, "max_interval_percent")?,
+    };
+    if bounds == (Bounds { max_spread_percent: None, max_interval_percent: None }) {
+        bounds.max_spread_percent = Some(5.0);
+    }
+    Ok(Repetitions { min, max, bounds })
 }
 
 fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, ExperimentError> {

@@ -15,6 +15,7 @@ mod workload;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use herd_stats::repetitions::Bounds;
 use herd_stats::Protocol;
 use herd_topo::CpuSet;
 
@@ -119,11 +120,13 @@ pub struct Repetitions {
     /// Every cell runs at least this often: 3 or more for results; fewer give no spread to
     /// judge a figure by, which the lab says before it starts ([`Repetitions::smoke`]).
     pub min: u32,
-    /// Cells whose spread stays above the bound get more repetitions, up to this many.
+    /// Cells whose figures exceed a bound get more repetitions, up to this many.
     pub max: u32,
-    /// The bound: relative standard deviation across repetitions of the figure the tables
-    /// show (`runner::cell::figure`: `[report] measure` where a run gives it, else req/s).
-    pub max_spread_percent: f64,
+    /// The bounds on the figure the tables show (`runner::cell::figure`: `[report] measure`
+    /// where a run gives it, else req/s): its relative standard deviation across
+    /// repetitions (`max_spread_percent`, 5 % where the file gives neither bound), the
+    /// half-width of its 95 % interval (`max_interval_percent`), or both.
+    pub bounds: Bounds,
 }
 
 /// What the lab says of an experiment run with fewer than three repetitions of each cell.

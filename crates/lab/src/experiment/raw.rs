@@ -89,6 +89,8 @@ pub(crate) struct RawRepetitions {
     pub max: Option<Spanned<i64>>,
     #[serde(default)]
     pub max_spread_percent: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub max_interval_percent: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

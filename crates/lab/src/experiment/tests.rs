@@ -84,7 +84,14 @@ fn a_good_file_expands_into_cells() {
     assert_eq!(cells.len(), 3 * 8 * 2 * 2 - 4);
     assert_eq!(cells[0].key, "server=herd workload=page load=ab server_cpus=0");
     assert!(cells.iter().all(|c| !(c.server.name == "apache-prefork" && c.workload.name == "9x9")));
-    assert_eq!(e.repetitions, Repetitions { min: 3, max: 6, max_spread_percent: 5.0 });
+    assert_eq!(
+        e.repetitions,
+        Repetitions {
+            min: 3,
+            max: 6,
+            bounds: Bounds { max_spread_percent: Some(5.0), max_interval_percent: None }
+        }
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use herd_stats::LatencySeries;
+use herd_stats::{LatencySeries, RateHold};
 use herd_store::{ClientRecord, Measure, Outcome, RepetitionRecord};
 use herd_topo::net::PATH_PORT;
 use herd_topo::Supervisor;
@@ -170,7 +170,8 @@ fn drain_time_wait(
         (None, Duration::ZERO)
     } else {
         let bound = e.runner.time_wait_below.unwrap_or_else(timewait::default_bound);
-        match timewait::count() {
+        let first = timewait::count();
+        match first {
             Some(waiting) if waiting >= bound => progress.note(&format!(
                 "{waiting} sockets in TIME_WAIT: waiting until fewer than {bound} (at most {:?}; [runner] time_wait_below)",
                 e.runner.drain_timeout
@@ -180,7 +181,7 @@ fn drain_time_wait(
                 "cannot read /proc/net/tcp: TIME_WAIT is neither drained nor recorded for this run",
             ),
         }
-        timewait::drain(bound, e.runner.drain_timeout, &cancelled)
+        timewait::drain(first, bound, e.runner.drain_timeout, &cancelled)
     };
     (!cancelled()).then_some(drained)
 }
@@ -237,19 +238,27 @@ fn build_place(cell: &Cell, agents: u8, dir: &Path, sup: &Supervisor) -> Result<
     place.map_err(|why| RunFailure::Setup(why).into())
 }
 
-/// The figure the spread rule judges a run by: the one the experiment's tables show
+/// The figure the repetition rule judges a run by: the one the experiment's tables show
 /// (`[report] measure`) where a run of one step gives it (the server's CPU per request, a
 /// latency percentile from the intended send), else its requests per second over all steps,
 /// or a NetBench run's Mbit/s. At a pinned rate requests/s barely moves, so judging it would
-/// never add the repetitions a spread cost or latency needs. Computed from the record alone,
-/// so a run read back from the store (a resumed experiment's) gives the figure it gave when
-/// it ran.
-pub(super) fn figure(cell: &Cell, rec: &RepetitionRecord, measure: Option<Measure>) -> f64 {
+/// never add the repetitions a spread cost or latency needs. None for a run of one step at a
+/// pinned rate that did not hold its load ([`RateHold`]: the reports leave it out of every
+/// figure, so it neither widens a spread nor counts towards the minimum). Computed from the
+/// record alone, so a run read back from the store (a resumed experiment's) gives the figure
+/// it gave when it ran.
+pub(super) fn figure(cell: &Cell, rec: &RepetitionRecord, measure: Option<Measure>) -> Option<f64> {
+    if let [m] = rec.measurements.as_slice() {
+        let judgement = rec.client.judgement.as_ref();
+        if RateHold::of(m, judgement).is_some_and(|h| !h.held()) {
+            return None;
+        }
+    }
     if let Some(f) = measure.and_then(|m| measured(rec, m)) {
-        return f;
+        return Some(f);
     }
     let s = summary(cell, rec, Duration::ZERO);
-    s.mbit_per_second.unwrap_or(s.requests_per_second)
+    Some(s.mbit_per_second.unwrap_or(s.requests_per_second))
 }
 
 /// `measure` of a run of one step, when it is a cost or a latency and the run has it.

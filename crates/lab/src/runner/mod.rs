@@ -1,10 +1,12 @@
 //! The runner: a checked experiment in, every repetition of every cell run and stored.
 //!
 //! Rounds (`rounds.rs`): repetition r of every cell, in an order shuffled for that round;
-//! after the minimum, more rounds for the cells whose spread (relative standard deviation of
-//! the tables' figure, `cell::figure`) is still over the bound, up to the maximum. Each run of a cell is a
-//! sequence of phases (`cell.rs`, `CellRun::measure`): start the servers afresh in a directory of their
-//! own (`servers.rs`), start a proxy path's router program (`router.rs`), check the path and
+//! after the minimum, more rounds for the cells whose tables' figure (`cell::figure`) is still
+//! beyond a `[repetitions]` bound (its spread, the width of its 95 % interval), or that have
+//! fewer held runs than the minimum (a run at a pinned rate that did not hold its load gets a
+//! replacement), up to the maximum. Each run of a cell is a sequence of phases (`cell.rs`,
+//! `CellRun::measure`): start the servers afresh in a directory of their own
+//! (`servers.rs`), start a proxy path's router program (`router.rs`), check the path and
 //! verify the workload's answer (`checks.rs`), warm up and measure with the servers' CPU time
 //! around the client (`client_run.rs`: from a cgroup made for each server process where herd
 //! can make one, `herd_topo::cgroup`, the method stored in the environment), account
@@ -282,8 +284,9 @@ fn run_in(
             r.progress.replanned(
                 planned,
                 &format!(
-                    "{extended} cell(s) spread over {}% after {rep} repetitions: repetition {}",
-                    e.repetitions.max_spread_percent,
+                    "{extended} cell(s) unsure after {rep} repetitions ({}, or a repetition did \
+                     not hold its rate): repetition {}",
+                    e.repetitions.bounds.words("their figure"),
                     rep + 1
                 ),
             );

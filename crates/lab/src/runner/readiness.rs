@@ -15,7 +15,11 @@ use super::log_tail::last_lines_of;
 use super::watched::Watched;
 use crate::verify;
 
-/// Time between two probes.
+/// Time between the first two probes, doubled after each up to [`POLL`]: most servers listen
+/// within a few milliseconds, and a cell restarts its server for every repetition, so a
+/// first wait of 20 ms cost a quick start of 40 runs most of a second.
+const FIRST_POLL: Duration = Duration::from_millis(1);
+/// The longest time between two probes.
 const POLL: Duration = Duration::from_millis(20);
 /// How long one HTTP probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -33,6 +37,7 @@ impl CellRun<'_> {
     ) -> Result<(), Stop> {
         let timeout = self.ctx.experiment.runner.ready_timeout;
         let started = Instant::now();
+        let mut pause = FIRST_POLL;
         loop {
             if self.cancelled() {
                 return Err(Stop::Cancelled { client: false });
@@ -55,7 +60,8 @@ impl CellRun<'_> {
                 }
                 .into());
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(POLL);
         }
     }
 }

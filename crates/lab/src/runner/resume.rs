@@ -225,8 +225,8 @@ fn entry<'a>(environment: &'a [(String, String)], key: &str) -> Option<&'a str> 
 pub(super) struct StoredRuns {
     /// Every (cell, repetition) stored, ok or failed: none of them runs again.
     pub done: HashSet<(usize, u32)>,
-    /// The figure of every ok run, for the spread rule.
-    pub figures: Vec<(usize, u32, f64)>,
+    /// The figure of every ok run, for the repetition rule (None: it did not hold its load).
+    pub figures: Vec<(usize, u32, Option<f64>)>,
     /// The kind of every failed run.
     pub failures: Vec<RunFailureKind>,
 }

@@ -1,8 +1,10 @@
 //! Which runs a lab run makes, round by round: round r is repetition r of the cells due in
 //! it, in the order `order::shuffled` gives that round (its position is a run's place in
-//! it). Every cell is due in the first `min` rounds; after them only the cells whose spread
-//! (relative standard deviation of their ok runs' figures) is still over the bound, up to
-//! `max`. A round's cells depend only on the figures of the rounds before it, so a resumed
+//! it). Every cell is due in the first `min` rounds; after them only the cells whose ok runs'
+//! figures still exceed a bound (`[repetitions]`: their spread, the width of their 95 %
+//! interval), and those with fewer than `min` runs that held their load (an open loop whose
+//! rate, or whose client's own schedule, fell short stands for no figure and gets a
+//! replacement), up to `max`. A round's cells depend only on the figures of the rounds before it, so a resumed
 //! run that is given the stored figures walks the very rounds, in the very order, that one
 //! run from start to end would have.
 //!
@@ -14,8 +16,6 @@
 
 use std::collections::BTreeMap;
 
-use herd_stats::repetitions::relative_std_dev;
-
 use crate::experiment::Repetitions;
 
 /// The rounds of one experiment, and the figures they are judged by.
@@ -23,8 +23,8 @@ pub(super) struct Rounds<'a> {
     repetitions: &'a Repetitions,
     seed: u64,
     /// By cell: the figure of every ok run (`cell::figure`: the tables' measure), by
-    /// repetition.
-    figures: Vec<BTreeMap<u32, f64>>,
+    /// repetition; None for a run at a pinned rate that did not hold its load.
+    figures: Vec<BTreeMap<u32, Option<f64>>>,
     /// The A/A twin: its index among the cells, and how many runs it makes.
     twin: Option<(usize, u32)>,
 }
@@ -50,8 +50,9 @@ impl<'a> Rounds<'a> {
         }
     }
 
-    /// An ok run's figure. Failed runs have none: they neither widen nor narrow a spread.
-    pub(super) fn record(&mut self, cell: usize, rep: u32, figure: f64) {
+    /// An ok run's figure (None: it did not hold its load, and a run stands in for it).
+    /// Failed runs have none: they neither widen nor narrow a spread, nor are replaced.
+    pub(super) fn record(&mut self, cell: usize, rep: u32, figure: Option<f64>) {
         if let Some(figures) = self.figures.get_mut(cell) {
             figures.insert(rep, figure);
         }
@@ -88,10 +89,13 @@ impl<'a> Rounds<'a> {
         }
         cells
             .filter(|&cell| {
-                // Only the rounds before this one: a resumed run knows later ones too.
-                let before: Vec<f64> = self.figures[cell].range(..rep).map(|(_, f)| *f).collect();
-                // Fewer than two ok runs have no spread: nothing to extend on.
-                relative_std_dev(&before).is_some_and(|rsd| rsd * 100.0 > r.max_spread_percent)
+                // Only the rounds before this one: a resumed run knows later ones too. A cell
+                // runs in every round from the first until it is no longer due, so `rep` runs
+                // came before.
+                let before = self.figures[cell].range(..rep).map(|(_, f)| *f);
+                let left_out = before.clone().filter(Option::is_none).count();
+                let figures: Vec<f64> = before.flatten().collect();
+                rep as usize - left_out < r.min as usize || r.bounds.exceeded(&figures)
             })
             .collect()
     }
@@ -145,19 +149,24 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+    use crate::experiment::Bounds;
 
-    const REPS: Repetitions = Repetitions { min: 3, max: 6, max_spread_percent: 5.0 };
+    const SPREAD: Bounds = Bounds { max_spread_percent: Some(5.0), max_interval_percent: None };
+    const REPS: Repetitions = Repetitions { min: 3, max: 6, bounds: SPREAD };
 
-    /// A made-up figure of each run: cells 1 and 4 spread widely and run to the maximum,
-    /// cell 2 once more than the minimum; cell 3 fails its second run.
-    fn outcome(cell: usize, rep: u32) -> Option<f64> {
+    /// A made-up outcome of each run (None: it failed; Some(None): it did not hold its
+    /// load): cells 1 and 4 spread widely and run to the maximum, cell 2 once more than the
+    /// minimum; cell 3 fails its second run (no replacement); cell 5's second run did not
+    /// hold its rate (a replacement: four runs).
+    fn outcome(cell: usize, rep: u32) -> Option<Option<f64>> {
         match (cell, rep) {
             (3, 1) => None,
-            (1 | 4, _) => Some(if rep % 2 == 0 { 100.0 } else { 150.0 }),
+            (5, 1) => Some(None),
+            (1 | 4, _) => Some(Some(if rep % 2 == 0 { 100.0 } else { 150.0 })),
             // 5.6 % after three runs, 4.6 % after a fourth at their mean.
-            (2, 0..=2) => Some([100.0, 110.0, 100.0][rep as usize]),
-            (2, _) => Some(310.0 / 3.0),
-            _ => Some(1000.0 + f64::from(rep)),
+            (2, 0..=2) => Some(Some([100.0, 110.0, 100.0][rep as usize])),
+            (2, _) => Some(Some(310.0 / 3.0)),
+            _ => Some(Some(1000.0 + f64::from(rep))),
         }
     }
 
@@ -213,15 +222,15 @@ mod tests {
         let (full, at_start, planned) = run(6, &[]);
         assert_eq!(at_start, 18);
         let reps = |cell: usize| full.iter().filter(|r| r.0 == cell).count();
-        assert_eq!((0..6).map(reps).collect::<Vec<_>>(), [3, 6, 4, 3, 6, 3]);
+        assert_eq!((0..6).map(reps).collect::<Vec<_>>(), [3, 6, 4, 3, 6, 4]);
         assert_eq!(planned, full.len());
         // Each round in its own shuffled order, positions counted over the cells due in it.
         let round3: Vec<(usize, usize)> =
             full.iter().filter(|r| r.1 == 3).map(|r| (r.0, r.2)).collect();
         let mut cells: Vec<usize> = round3.iter().map(|r| r.0).collect();
         cells.sort_unstable();
-        assert_eq!(cells, [1, 2, 4]);
-        assert_eq!(round3.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(cells, [1, 2, 4, 5]);
+        assert_eq!(round3.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 1, 2, 3]);
     }
 
     /// Interrupted after any number of runs and resumed with what was stored, the runs are
@@ -247,12 +256,60 @@ mod tests {
         assert_eq!(rounds.planned(|_, rep| rep < 3), (6, 3));
         let mut rounds = Rounds::new(2, &REPS, 1);
         for rep in 0..3 {
-            rounds.record(0, rep, outcome(1, rep).unwrap());
-            rounds.record(1, rep, 10.0);
+            rounds.record(0, rep, outcome(1, rep).flatten());
+            rounds.record(1, rep, Some(10.0));
         }
         // Cell 0 is over the bound after three: its fourth run is known, a fifth is not yet.
         assert_eq!(rounds.planned(|_, rep| rep < 3), (7, 4));
         assert_eq!(rounds.planned(|_, rep| rep < 2), (6, 3));
+    }
+
+    /// The interval bound stops a cell once its 95 % interval is narrow enough: a cell whose
+    /// runs alternate 100 and 110 (a spread over 5 % up to 10 runs) is within ±5 % of its
+    /// mean after 7 runs (5: t(4) · 5.27 / √5 = 6.5 %; 6: t(5) · 5.22 / √6 = 5.5 %; 7:
+    /// t(6) · 5.13 / √7 = 4.7 %), where a spread bound of 5 % takes it to its maximum, 10.
+    #[test]
+    fn the_interval_bound_stops_a_cell_once_it_is_narrow_enough() {
+        let interval = Bounds { max_spread_percent: None, max_interval_percent: Some(5.0) };
+        let reps = Repetitions { min: 3, max: 10, bounds: interval };
+        let figure = |rep: u32| if rep % 2 == 0 { 100.0 } else { 110.0 };
+        let mut rounds = Rounds::new(1, &reps, 7);
+        let mut made = 0;
+        for rep in 0.. {
+            if rounds.round(rep).is_empty() {
+                break;
+            }
+            rounds.record(0, rep, Some(figure(rep)));
+            made += 1;
+        }
+        assert_eq!(made, 7);
+        let spread = Repetitions { min: 3, max: 10, bounds: SPREAD };
+        let mut rounds = Rounds::new(1, &spread, 7);
+        let mut made = 0;
+        for rep in 0.. {
+            if rounds.round(rep).is_empty() {
+                break;
+            }
+            rounds.record(0, rep, Some(figure(rep)));
+            made += 1;
+        }
+        assert_eq!(made, 10);
+    }
+
+    /// A cell whose runs all fall short of their load is given replacements up to its
+    /// maximum, never more.
+    #[test]
+    fn replacements_stop_at_the_maximum() {
+        let mut rounds = Rounds::new(1, &REPS, 3);
+        let mut made = 0;
+        for rep in 0.. {
+            if rounds.round(rep).is_empty() {
+                break;
+            }
+            rounds.record(0, rep, None);
+            made += 1;
+        }
+        assert_eq!(made, REPS.max);
     }
 
     /// The twin (cell 6, here with the outcome of a wide-spread cell, which must not extend
@@ -265,7 +322,7 @@ mod tests {
         for runs in [2, 4, 8] {
             let (full, at_start, planned) = run_with(7, Some((6, runs)), &[]);
             let reps = |cell: usize| full.iter().filter(|r| r.0 == cell).count();
-            assert_eq!((0..7).map(reps).collect::<Vec<_>>(), [3, 6, 4, 3, 6, 3, runs as usize]);
+            assert_eq!((0..7).map(reps).collect::<Vec<_>>(), [3, 6, 4, 3, 6, 4, runs as usize]);
             assert_eq!(at_start, 18 + runs as usize, "{runs}");
             assert_eq!(planned, full.len(), "{runs}");
             let twin: Vec<(u32, usize)> =
