@@ -82,6 +82,9 @@ pub(crate) struct Row<'a> {
     /// lab ran as many as it was allowed and the figure is still less sure than the file
     /// asked.
     pub(crate) unsettled: bool,
+    /// The measure `unsettled` judged where it is the file's `[report] measure`; None where
+    /// it is the row's requests/s (or Mbit/s).
+    pub(crate) judged: Option<Measure>,
 }
 
 /// A run timed by a clock too coarse for its length (ab's milliseconds on a 3 ms run).
@@ -156,9 +159,9 @@ pub(crate) fn rows(exp: &StoredExperiment) -> (Vec<Row<'_>>, bool) {
         }
     }
     for row in &mut rows {
-        let measured = judged.map(|m| row.samples(m)).filter(|s| !s.is_empty());
+        row.judged = judged.filter(|m| !row.samples(*m).is_empty());
         let fallback = if row.rates.is_empty() { &row.mbit_per_second } else { &row.rates };
-        let samples = measured.unwrap_or(fallback);
+        let samples = row.judged.map_or(fallback.as_slice(), |m| row.samples(m));
         row.unsettled = bounds.is_some_and(|b| b.exceeded(samples));
     }
     (rows, stepped)
@@ -430,6 +433,7 @@ fn row(cell: &StoredCell, step: Option<u32>, label: Option<String>, n_steps: usi
         }),
         not_held,
         unsettled: false,
+        judged: None,
     }
 }
 

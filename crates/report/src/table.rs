@@ -123,6 +123,10 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool, lead: Measure) 
         None => ("-".to_owned(), "-".to_owned()),
     };
     let samples = row.samples(lead);
+    // `?` where the figure the lab judged repetitions by is: the spread of requests/s, or the
+    // column of the file's measure.
+    let unsure =
+        |column: Option<Measure>| if row.unsettled && row.judged == column { "?" } else { "" };
     let rate_entry = match stats::median(samples) {
         None => Entry::from("-"),
         Some(r) => Entry {
@@ -149,15 +153,16 @@ fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool, lead: Measure) 
             stats::confidence_interval_95(samples)
                 .and_then(|ci| ci.relative_half_width())
                 .map_or_else(String::new, |r| format!("±{:.1}%", r * 100.0)),
-            stats::relative_std_dev(samples).map_or_else(
-                || "-".to_owned(),
-                |r| format!("{:.1}%{}", r * 100.0, if row.unsettled { "?" } else { "" }),
-            ),
-            p50,
-            p99,
+            stats::relative_std_dev(samples)
+                .map_or_else(|| "-".to_owned(), |r| format!("{:.1}%{}", r * 100.0, unsure(None))),
+            format!("{p50}{}", unsure(Some(Measure::LatencyP50))),
+            format!("{p99}{}", unsure(Some(Measure::LatencyP99))),
             row.failed.to_string(),
             row.non_2xx.to_string(),
-            row.cpu_us_per_request.map_or_else(|| "-".to_owned(), |us| format!("{us:.1}")),
+            row.cpu_us_per_request.map_or_else(
+                || "-".to_owned(),
+                |us| format!("{us:.1}{}", unsure(Some(Measure::CpuPerRequest))),
+            ),
             match row.verdict {
                 None => "-".to_owned(),
                 Some(v @ ClientVerdict::Ok) => v.to_string(),

@@ -1772,6 +1772,10 @@ fn an_unsettled_cost_is_marked_where_the_rate_is_steady() {
     let entry = |server: &str| matrix.lines().find(|l| l.starts_with(server)).unwrap_or("");
     assert!(!entry("a ").contains('?'), "{matrix}");
     assert!(entry("b ").contains('?'), "{matrix}");
+    // In the rows' table, after b's server CPU, not after its steady requests/s' spread.
+    let rows = &text[text.find("every row's figures").unwrap()..];
+    let b = rows.lines().find(|l| l.starts_with("b ")).unwrap();
+    assert!(b.contains(" 4.5?") && !b.contains("%?"), "{b}");
 }
 
 /// One cell at a pinned rate beside a closed loop is no comparison of costs: no efficiency
