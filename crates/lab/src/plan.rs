@@ -664,7 +664,7 @@ mod tests {
         assert!(!plan(&e, Path::new("/usr/bin/herd")).contains("profile:"));
         e.runner.profile = Some(crate::experiment::Profiler::Perf);
         let p = plan(&e, Path::new("/usr/bin/herd"));
-        assert!(p.contains("profile: after the repetitions, 6 more run(s), one a cell"), "{p}");
+        assert!(p.contains("profile: after the repetitions, 5 more run(s), one a cell"), "{p}");
     }
 
     #[test]
