@@ -39,6 +39,8 @@ pub struct Estimate {
     pub most: Duration,
     pub min_repetitions: u32,
     pub max_repetitions: u32,
+    /// `[repetitions] time_budget`: no extra round starts that would end past it.
+    pub time_budget: Option<Duration>,
     /// Loads given as a request count (and warm-ups given so), whose time is the server's.
     pub by_count: Vec<String>,
 }
@@ -71,6 +73,7 @@ pub fn estimate(e: &Experiment) -> Estimate {
         most: at(reps.max),
         min_repetitions: reps.min,
         max_repetitions: reps.max,
+        time_budget: reps.time_budget,
         by_count: by_count.into_iter().collect(),
     }
 }
@@ -126,12 +129,20 @@ impl Estimate {
     pub fn sentence(&self) -> String {
         let mut s =
             format!("about {} at {} repetitions each", human(self.least), self.min_repetitions);
-        if self.max_repetitions > self.min_repetitions {
-            s.push_str(&format!(
+        match self.time_budget.filter(|b| *b < self.most) {
+            _ if self.max_repetitions == self.min_repetitions => {}
+            Some(budget) => s.push_str(&format!(
+                " ({} at most: no extra repetition starts that would end past [repetitions] \
+                 time_budget; {} at {} for every cell)",
+                human(budget.max(self.least)),
+                human(self.most),
+                self.max_repetitions
+            )),
+            None => s.push_str(&format!(
                 " ({} at most, at {} for every cell)",
                 human(self.most),
                 self.max_repetitions
-            ));
+            )),
         }
         if !self.by_count.is_empty() {
             s.push_str(&format!(
@@ -181,7 +192,10 @@ mod tests {
         assert!((est.most.as_secs_f64() - 6.7 * 10.0).abs() < 1e-6, "{:?}", est.most);
         assert!(est.by_count.is_empty());
         assert!(
-            est.sentence().starts_with("about 34 s at 5 repetitions each"),
+            est.sentence().starts_with(
+                "about 34 s at 5 repetitions each (56 s at most: no extra repetition starts \
+                 that would end past [repetitions] time_budget; 1 min 7 s at 10 for every cell)"
+            ),
             "{}",
             est.sentence()
         );

@@ -26,6 +26,7 @@ mod lab_rate_replaced;
 mod lab_rate_steps;
 mod lab_resume;
 mod lab_servers;
+mod lab_time_budget;
 mod report_history;
 mod report_html;
 mod report_read_only;

@@ -801,7 +801,14 @@ fn repetitions(errs: &Errors<'_>, raw: &RawExperiment) -> Result<Repetitions, Ex
     if bounds == (Bounds { max_spread_percent: None, max_interval_percent: None }) {
         bounds.max_spread_percent = Some(5.0);
     }
-    Ok(Repetitions { min, max, bounds })
+    let time_budget = match &r.time_budget {
+        Some(d) => Some(
+            parse_duration(d.get_ref())
+                .map_err(|e| errs.at(d.span(), format!("[repetitions] time_budget {e}")))?,
+        ),
+        None => None,
+    };
+    Ok(Repetitions { min, max, bounds, time_budget })
 }
 
 fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, ExperimentError> {

@@ -127,6 +127,10 @@ pub struct Repetitions {
     /// repetitions (`max_spread_percent`, 5 % where the file gives neither bound), the
     /// half-width of its 95 % interval (`max_interval_percent`), or both.
     pub bounds: Bounds,
+    /// `time_budget`: repetitions past `min` only while a round of them would end within
+    /// this much of the lab run's time (the runner's `budget.rs`); the first `min` rounds
+    /// always run whole.
+    pub time_budget: Option<Duration>,
 }
 
 /// What the lab says of an experiment run with fewer than three repetitions of each cell.

@@ -91,6 +91,8 @@ pub(crate) struct RawRepetitions {
     pub max_spread_percent: Option<Spanned<f64>>,
     #[serde(default)]
     pub max_interval_percent: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub time_budget: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -89,7 +89,8 @@ fn a_good_file_expands_into_cells() {
         Repetitions {
             min: 3,
             max: 6,
-            bounds: Bounds { max_spread_percent: Some(5.0), max_interval_percent: None }
+            bounds: Bounds { max_spread_percent: Some(5.0), max_interval_percent: None },
+            time_budget: None,
         }
     );
 }
@@ -133,6 +134,14 @@ fn bad_values_name_the_line() {
         (
             format!("{GOOD}\n[repetitions]\nmin = 0\n"),
             "line 35: [repetitions] min = 0 is out of range: use 1 to 100",
+        ),
+        (
+            format!("{GOOD}\n[repetitions]\ntime_budget = \"0s\"\n"),
+            "line 35: [repetitions] time_budget `0s`: must be more than zero and at most a year",
+        ),
+        (
+            format!("{GOOD}\n[repetitions]\nmax_interval_percent = 0\n"),
+            "line 35: [repetitions] max_interval_percent must be more than 0 and at most 100",
         ),
         (
             edit("server = \"apache-prefork\"\nworkload = \"9x9\"", "server = \"h2o\""),

@@ -20,6 +20,7 @@
 //! its own number of runs.
 
 mod account;
+mod budget;
 mod cell;
 mod checks;
 mod client_run;
@@ -274,12 +275,28 @@ fn run_in(
     let mut stopped_in_flight = 0;
     let ctx = cell::Context { experiment: e, ready, docroot: &docroot, run_dir, cancel: r.cancel };
     let mut rep = 0u32;
+    let mut budget = budget::Budget::start(e.repetitions.time_budget);
     'rounds: loop {
+        let mut extended = rounds.extended(rep);
+        if rep >= e.repetitions.min && extended > 0 {
+            let left = rounds.round(rep).iter().filter(|&&i| !stored.contains(&(i, rep))).count();
+            if let (Some(end), Some(limit)) = (budget.would_pass(left), budget.limit()) {
+                r.progress.note(&format!(
+                    "time budget: {extended} cell(s) unsure after {rep} repetitions, but \
+                     another round would end at {} of the {} allowed ([repetitions] \
+                     time_budget, {} run so far): no more repetitions",
+                    crate::estimate::human(end),
+                    crate::estimate::human(limit),
+                    crate::estimate::human(budget.elapsed())
+                ));
+                rounds.stop_extending(rep);
+                extended = 0;
+            }
+        }
         let order = rounds.round(rep);
         if order.is_empty() {
             break;
         }
-        let extended = rounds.extended(rep);
         if rounds::count_round(rep, extended, &mut planned, &mut counted) {
             r.progress.replanned(
                 planned,
@@ -333,6 +350,7 @@ fn run_in(
             }
             r.store.record_repetition(exp_id, &record)?;
             done += 1;
+            budget.ran();
             match summary.outcome.failure_kind() {
                 None => rounds.record(i, rep, cell::figure(c, &record, e.report.measure)),
                 Some(kind) => failures.push(kind),

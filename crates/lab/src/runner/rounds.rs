@@ -27,11 +27,14 @@ pub(super) struct Rounds<'a> {
     figures: Vec<BTreeMap<u32, Option<f64>>>,
     /// The A/A twin: its index among the cells, and how many runs it makes.
     twin: Option<(usize, u32)>,
+    /// From this round on, no cell is extended (`[repetitions] time_budget` spent).
+    extended_until: Option<u32>,
 }
 
 impl<'a> Rounds<'a> {
     pub(super) fn new(cells: usize, repetitions: &'a Repetitions, seed: u64) -> Rounds<'a> {
-        Rounds { repetitions, seed, figures: vec![BTreeMap::new(); cells], twin: None }
+        let figures = vec![BTreeMap::new(); cells];
+        Rounds { repetitions, seed, figures, twin: None, extended_until: None }
     }
 
     /// Cell `twin` is an A/A control's twin that runs `runs` times (rounds 0 to runs − 1).
@@ -58,6 +61,12 @@ impl<'a> Rounds<'a> {
         }
     }
 
+    /// No more repetitions past the minimum from round `rep` on (the time budget would not
+    /// hold another round); the twin's planned runs still come.
+    pub(super) fn stop_extending(&mut self, rep: u32) {
+        self.extended_until = Some(rep.max(self.repetitions.min));
+    }
+
     /// The cells of round `rep` in the order they run (a run's position is its index here);
     /// empty when the run is over.
     pub(super) fn round(&self, rep: u32) -> Vec<usize> {
@@ -81,7 +90,7 @@ impl<'a> Rounds<'a> {
         let r = self.repetitions;
         let twin = self.twin.map(|(twin, _)| twin);
         let cells = (0..self.figures.len()).filter(|&cell| Some(cell) != twin);
-        if rep >= r.max {
+        if rep >= r.max || self.extended_until.is_some_and(|until| rep >= until) {
             return Vec::new();
         }
         if rep < r.min {
@@ -152,7 +161,7 @@ mod tests {
     use crate::experiment::Bounds;
 
     const SPREAD: Bounds = Bounds { max_spread_percent: Some(5.0), max_interval_percent: None };
-    const REPS: Repetitions = Repetitions { min: 3, max: 6, bounds: SPREAD };
+    const REPS: Repetitions = Repetitions { min: 3, max: 6, bounds: SPREAD, time_budget: None };
 
     /// A made-up outcome of each run (None: it failed; Some(None): it did not hold its
     /// load): cells 1 and 4 spread widely and run to the maximum, cell 2 once more than the
@@ -271,7 +280,7 @@ mod tests {
     #[test]
     fn the_interval_bound_stops_a_cell_once_it_is_narrow_enough() {
         let interval = Bounds { max_spread_percent: None, max_interval_percent: Some(5.0) };
-        let reps = Repetitions { min: 3, max: 10, bounds: interval };
+        let reps = Repetitions { min: 3, max: 10, bounds: interval, time_budget: None };
         let figure = |rep: u32| if rep % 2 == 0 { 100.0 } else { 110.0 };
         let mut rounds = Rounds::new(1, &reps, 7);
         let mut made = 0;
@@ -283,7 +292,7 @@ mod tests {
             made += 1;
         }
         assert_eq!(made, 7);
-        let spread = Repetitions { min: 3, max: 10, bounds: SPREAD };
+        let spread = Repetitions { min: 3, max: 10, bounds: SPREAD, time_budget: None };
         let mut rounds = Rounds::new(1, &spread, 7);
         let mut made = 0;
         for rep in 0.. {
@@ -294,6 +303,26 @@ mod tests {
             made += 1;
         }
         assert_eq!(made, 10);
+    }
+
+    /// Once the budget stops extending, the cells over the bound get no more rounds, and the
+    /// twin still makes its planned runs; the minimum is never cut.
+    #[test]
+    fn a_spent_budget_stops_the_extra_rounds_only() {
+        let mut rounds = Rounds::new(3, &REPS, 5).with_twin(2, 5);
+        for rep in 0..3 {
+            for cell in 0..2 {
+                rounds.record(cell, rep, Some(if rep % 2 == 0 { 100.0 } else { 150.0 }));
+            }
+        }
+        assert_eq!(rounds.extended(3), 2);
+        rounds.stop_extending(3);
+        assert_eq!(rounds.round(3), [2]);
+        assert_eq!(rounds.round(4), [2]);
+        assert!(rounds.round(5).is_empty());
+        let mut early = Rounds::new(1, &REPS, 5);
+        early.stop_extending(1);
+        assert_eq!(early.round(2), [0], "the minimum's rounds run whole");
     }
 
     /// A cell whose runs all fall short of their load is given replacements up to its
