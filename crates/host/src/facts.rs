@@ -19,6 +19,11 @@ pub fn cpus() -> usize {
     herd_topo::cpuset::usable_cpus()
 }
 
+/// The host's online CPUs, as a CPU set is written (`0-3`, `0,2-3`).
+pub fn online() -> String {
+    herd_topo::CpuSet::Only(herd_topo::cpuset::online()).to_string()
+}
+
 fn read_trimmed(path: &str) -> String {
     match fs::read_to_string(path) {
         Ok(t) if !t.trim().is_empty() => t.trim().to_owned(),
@@ -36,5 +41,7 @@ mod tests {
         let k = kernel();
         assert!(k.chars().next().is_some_and(|c| c.is_ascii_digit()), "{k}");
         assert!(cpus() >= 1);
+        let online = herd_topo::CpuSet::parse(&online()).unwrap();
+        assert!(online.cpus().is_some_and(|c| c.len() >= cpus()), "{online}");
     }
 }

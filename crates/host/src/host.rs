@@ -126,6 +126,7 @@ impl Host {
             herd: self.options.herd.clone(),
             hostname: facts::hostname(),
             cpus: facts::cpus(),
+            online: facts::online(),
             kernel: facts::kernel(),
             accounting: self.sup.cpu_accounting().name().to_owned(),
             pid: std::process::id(),

@@ -226,6 +226,8 @@ pub struct Hello {
     pub hostname: String,
     /// CPUs the helper may use.
     pub cpus: usize,
+    /// The host's online CPUs as a CPU set (`0-3`): what a `start`'s `cpus` may name.
+    pub online: String,
     /// The kernel's release (`uname -r`).
     pub kernel: String,
     /// How started programs' CPU time is read (`cgroup-v1`, `cgroup-v2`, `per-process`).
@@ -312,6 +314,7 @@ mod tests {
             herd: "herd 0.1.0 (commit 1a2b3c4d5e6f)".into(),
             hostname: "bench-1".into(),
             cpus: 4,
+            online: "0-3".into(),
             kernel: "6.1.0-13-amd64".into(),
             accounting: "cgroup-v2".into(),
             pid: 4242,

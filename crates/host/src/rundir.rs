@@ -6,7 +6,7 @@
 //! The directory is the leftovers record: a helper that ends in order (its channel closed, a
 //! signal, `bye`) stops its programs and removes it; a helper killed with SIGKILL cannot, and
 //! its programs run on. A later helper's `clean` ([`clean`]) then finds every `herd-host-`
-//! directory of this user whose owner is gone and lets herd-topo's `registry::clean` stop
+//! directory of this user whose owner is gone and lets herd-topo's `registry` stop
 //! exactly the recorded programs (PID and start time, so a reused PID is never touched) and
 //! remove their cgroups, then removes the directory.
 //!
@@ -87,7 +87,9 @@ pub fn clean(parent: &Path, own: &Path) -> Cleaned {
             out.in_use.push(dir.display().to_string());
             continue;
         }
-        let c = registry::clean(&dir);
+        // Only what this directory recorded: another user's or a lab run's leftovers on
+        // the host are not this helper's to judge.
+        let c = registry::clean_recorded(&dir);
         out.stopped.extend(c.stopped.iter().map(|(pid, name)| format!("{pid} {name}")));
         out.cgroups.extend(c.cgroups.iter().map(|p| p.display().to_string()));
         out.errors.extend(c.errors.iter().map(|(p, e)| format!("{}: {e}", p.display())));

@@ -62,7 +62,7 @@ fn ended(pid: u32) -> bool {
 }
 
 /// Waits up to `limit` for `done`.
-fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
+fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if done() {
@@ -98,6 +98,7 @@ fn a_server_started_probed_loaded_accounted_read_and_stopped() {
     assert_eq!(hello.herd, String::from_utf8(version.stdout).unwrap().trim());
     assert_eq!(hello.protocol, "herd.host.v1");
     assert!(hello.cpus >= 1 && !hello.hostname.is_empty() && !hello.kernel.is_empty());
+    assert!(hello.online.starts_with('0'), "{hello:?}");
     assert!(run_dir(&hello).starts_with(&dir) && run_dir(&hello).is_dir(), "{hello:?}");
 
     let (pid, port) = start_serve(&mut link);
@@ -127,10 +128,57 @@ fn a_server_started_probed_loaded_accounted_read_and_stopped() {
     let err = link.cpu("serve").unwrap_err().to_string();
     assert!(err.contains("no program started as \"serve\""), "{err}");
 
+    // The host's disclosure: herd doctor's own text, run by the helper there.
+    let (text, _) = link.doctor().unwrap();
+    assert!(text.contains("server CPU accounting: "), "{text}");
+
     link.bye().unwrap();
     assert_eq!(exit_code(&mut child), Some(0));
     assert!(!run_dir(&hello).exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Where no cgroup is made (here: asked so), a program's CPU time is its process group's,
+/// the shell's forked children included.
+#[test]
+fn cpu_time_is_read_per_process_where_no_cgroup_is_made() {
+    let dir = tempdir("host-cpu");
+    let mut child = herd()
+        .arg("host")
+        .env("TMPDIR", &dir)
+        .env("HERD_SERVER_CPU", "per-process")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let mut link = HostLink::new("local-2", stdout, stdin, Duration::from_secs(20));
+    assert_eq!(link.hello().unwrap().accounting, "per-process");
+    // A counted busy loop in a child shell (work, not time: a busy machine only slows it).
+    let script = "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 30' & wait";
+    let started = link
+        .start(StartSpec {
+            id: "busy".into(),
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            env: vec![],
+            cwd: None,
+            cpus: None,
+            log: "busy.log".into(),
+        })
+        .unwrap();
+    assert_eq!(started.accounting, "per-process");
+    let busy = within(Duration::from_secs(20), || link_cpu(&mut link) > 0.05);
+    assert!(busy, "{} s of CPU", link_cpu(&mut link));
+    let stopped = link.stop("busy", None).unwrap();
+    assert_eq!(stopped.signal, Some(libc::SIGTERM), "{stopped:?}");
+    link.bye().unwrap();
+    assert_eq!(exit_code(&mut child), Some(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn link_cpu(link: &mut HostLink<ChildStdin>) -> f64 {
+    link.cpu("busy").unwrap().0
 }
 
 /// A program that fails at once: `ready` says how it ended and what it printed.
@@ -150,6 +198,19 @@ fn a_program_that_ends_before_it_is_ready_is_told_with_its_log() {
     .unwrap();
     let probe = Probe::Tcp(format!("127.0.0.1:{}", free_port()));
     let ready = link.ready("bad", probe, Duration::from_secs(10)).unwrap();
+    // A CPU this host does not have: refused before anything starts, naming the host.
+    let err = link
+        .start(StartSpec {
+            id: "pinned".into(),
+            argv: vec!["true".into()],
+            env: vec![],
+            cwd: None,
+            cpus: Some("1000".into()),
+            log: "pinned.log".into(),
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("host local-1: start refused: start \"pinned\": CPU 1000"), "{err}");
     let Readiness::Exited { how, log_tail } = ready else { panic!("{ready:?}") };
     assert_eq!((how.as_str(), log_tail.as_str()), ("exit status 3", "no such config\n"));
     drop(link);
@@ -214,6 +275,11 @@ fn what_a_killed_helper_left_a_second_helpers_clean_stops() {
     assert_eq!(cleaned.stopped, vec![format!("{pid} serve")], "{cleaned:?}");
     assert_eq!(cleaned.dirs, vec![hello.run_dir.clone()], "{cleaned:?}");
     assert!(cleaned.errors.is_empty() && cleaned.in_use.is_empty(), "{cleaned:?}");
+    if hello.accounting.starts_with("cgroup") {
+        // The killed helper's cgroup for herd serve, removed with it.
+        assert_eq!(cleaned.cgroups.len(), 1, "{cleaned:?}");
+        assert!(!Path::new(&cleaned.cgroups[0]).exists(), "{cleaned:?}");
+    }
     assert!(within(Duration::from_secs(3), || ended(pid)), "herd serve (pid {pid}) survived");
     assert!(!run_dir(&hello).exists() && own.is_dir());
     // Nothing left to clean, and the second helper's own directory is never touched.
