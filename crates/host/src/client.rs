@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use crate::lines::{read_line, Line};
 use crate::protocol::{
-    Answer, Cleaned, Hello, Probe, Readiness, Reply, Request, StartSpec, MAX_REPLY_LINE,
+    Answer, Cleaned, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS,
+    MAX_REPLY_LINE,
 };
 
 /// Why a request to a host's helper got no answer.
@@ -241,10 +242,20 @@ impl<W: Write> HostLink<W> {
         }
     }
 
-    /// Ends the helper: it stops what still runs and removes its run directory first.
-    pub fn bye(mut self) -> Result<(), LinkError> {
-        match self.call(&Request::Bye)? {
-            Answer::Bye => Ok(()),
+    /// Ends the helper. It replies once it has stopped what still ran (how many, returned)
+    /// and removed its run directory; a directory it could not remove is an error.
+    pub fn bye(mut self) -> Result<usize, LinkError> {
+        let limit = self.limit.saturating_add(Duration::from_millis(DEFAULT_GRACE_MS));
+        match self.call_within(&Request::Bye, limit)? {
+            Answer::Bye { stopped, removed: true } => Ok(stopped),
+            Answer::Bye { stopped, removed: false } => Err(LinkError::Refused {
+                host: self.name.clone(),
+                what: "bye",
+                message: format!(
+                    "stopped {stopped} program(s) but could not remove its run directory \
+                     (its stderr says why)"
+                ),
+            }),
             other => Err(self.unexpected("bye", &other)),
         }
     }
@@ -306,7 +317,8 @@ mod tests {
 
     #[test]
     fn wrong_replies_name_the_host_and_the_request() {
-        let mut l = link("not json\n{\"result\":\"ok\",\"kind\":\"bye\"}\n");
+        let mut l =
+            link("not json\n{\"result\":\"ok\",\"kind\":\"bye\",\"stopped\":0,\"removed\":true}\n");
         let err = l.hello().unwrap_err().to_string();
         assert!(err.starts_with("host bench-1: its helper's reply to hello is not"), "{err}");
         assert!(err.ends_with(": not json"), "{err}");

@@ -103,7 +103,8 @@ impl Host {
             Request::Clean => {
                 Ok(Answer::Cleaned(rundir::clean(&self.options.parent, self.run.dir())))
             }
-            Request::Bye => Ok(Answer::Bye),
+            // The loop answers it, after ending the host.
+            Request::Bye => Err("bye: not this helper's to answer".to_owned()),
         };
         match answer {
             Ok(a) => Reply::Ok(a),
@@ -114,7 +115,9 @@ impl Host {
     /// Stops every program still running (process groups, cgroups) and removes the run
     /// directory.
     pub fn end(mut self) -> Ended {
-        let stopped = self.sup.stop_all(Duration::from_millis(DEFAULT_GRACE_MS));
+        let pids: Vec<u32> = self.sup.running().iter().map(|r| r.pid).collect();
+        let stopped = pids.into_iter().filter(|&pid| self.sup.exit_status(pid).is_none()).count();
+        self.sup.stop_all(Duration::from_millis(DEFAULT_GRACE_MS));
         drop(self.sup);
         let run_dir = self.run.dir().to_path_buf();
         Ended { stopped, run_dir, removed: self.run.remove() }

@@ -51,7 +51,8 @@ pub enum Request {
     /// Stops what earlier helpers of this user left (helpers killed with their programs
     /// still running) and removes their run directories: [`Answer::Cleaned`].
     Clean,
-    /// Stops everything, removes the run directory and ends: [`Answer::Bye`].
+    /// Stops everything, removes the run directory and ends: [`Answer::Bye`], written once
+    /// that is done.
     Bye,
 }
 
@@ -158,7 +159,12 @@ pub enum Answer {
         failure: Option<String>,
     },
     Cleaned(Cleaned),
-    Bye,
+    Bye {
+        /// Programs that still ran and were stopped.
+        stopped: usize,
+        /// Whether the run directory went (else the helper's stderr says why).
+        removed: bool,
+    },
 }
 
 impl Answer {
@@ -173,7 +179,7 @@ impl Answer {
             Answer::File { .. } => "file",
             Answer::Doctor { .. } => "doctor",
             Answer::Cleaned(_) => "cleaned",
-            Answer::Bye => "bye",
+            Answer::Bye { .. } => "bye",
         }
     }
 }
@@ -362,7 +368,7 @@ mod tests {
                 in_use: vec!["/tmp/herd-host-2-0".into()],
                 errors: vec!["/tmp/x: Permission denied".into()],
             }),
-            Answer::Bye,
+            Answer::Bye { stopped: 2, removed: true },
         ];
         let mut replies: Vec<Reply> = answers.into_iter().map(Reply::Ok).collect();
         replies.push(Reply::error("no program started as \"x\""));

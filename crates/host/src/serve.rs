@@ -120,7 +120,7 @@ impl Loop {
         });
         drop(self.tx);
         let why = loop {
-            let reply = match self.rx.recv() {
+            let request = match self.rx.recv() {
                 Err(_) => break Why::LinkFailed,
                 Ok(Event::Signal) => break Why::Signal,
                 Ok(Event::Line(Ok(Line::End))) => break Why::InputClosed,
@@ -130,35 +130,44 @@ impl Loop {
                     let _ = writeln!(io::stderr(), "herd host: reading requests: {e}");
                     break Why::LinkFailed;
                 }
-                Ok(Event::Line(Ok(line))) => answer(&mut host, line),
+                Ok(Event::Line(Ok(line))) => request(line),
             };
-            let bye = matches!(reply, Reply::Ok(Answer::Bye));
-            if writeln!(output, "{}", reply.to_line()).and_then(|()| output.flush()).is_err() {
+            let reply = match request {
+                Ok(Request::Bye) => break Why::Bye,
+                Ok(request) => host.handle(request),
+                Err(message) => Reply::Error { message },
+            };
+            if write_reply(output, &reply).is_err() {
                 break Why::LinkFailed;
             }
-            if bye {
-                break Why::Bye;
-            }
         };
-        (why, host.end())
+        let ended = host.end();
+        if why == Why::Bye {
+            // Said once everything is stopped and removed: herd may rely on it.
+            let bye = Answer::Bye { stopped: ended.stopped, removed: ended.removed.is_ok() };
+            let _ = write_reply(output, &Reply::Ok(bye));
+        }
+        (why, ended)
     }
 }
 
-/// The reply to one line read.
-fn answer(host: &mut Host, line: Line) -> Reply {
+fn write_reply(output: &mut impl Write, reply: &Reply) -> io::Result<()> {
+    writeln!(output, "{}", reply.to_line())?;
+    output.flush()
+}
+
+/// The request one line read holds, or the error reply's message.
+fn request(line: Line) -> Result<Request, String> {
     match line {
         Line::Text(text) if text.trim().is_empty() => {
-            Reply::error("an empty line is not a request: one JSON object per line")
+            Err("an empty line is not a request: one JSON object per line".to_owned())
         }
-        Line::Text(text) => match Request::parse(&text) {
-            Ok(request) => host.handle(request),
-            Err(message) => Reply::Error { message },
-        },
-        Line::NotUtf8 => Reply::error("a request line that is not UTF-8: refused"),
-        Line::TooLong { len } => Reply::error(format!(
+        Line::Text(text) => Request::parse(&text),
+        Line::NotUtf8 => Err("a request line that is not UTF-8: refused".to_owned()),
+        Line::TooLong { len } => Err(format!(
             "a request line of {len} bytes is over the most, {MAX_REQUEST_LINE}: refused unread"
         )),
-        Line::End => Reply::error("the input ended"),
+        Line::End => Err("the input ended".to_owned()),
     }
 }
 

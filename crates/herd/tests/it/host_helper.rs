@@ -132,9 +132,10 @@ fn a_server_started_probed_loaded_accounted_read_and_stopped() {
     let (text, _) = link.doctor().unwrap();
     assert!(text.contains("server CPU accounting: "), "{text}");
 
-    link.bye().unwrap();
-    assert_eq!(exit_code(&mut child), Some(0));
+    // Stopped before the reply, so none now; and the run directory gone by the reply.
+    assert_eq!(link.bye().unwrap(), 0);
     assert!(!run_dir(&hello).exists());
+    assert_eq!(exit_code(&mut child), Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -213,7 +214,19 @@ fn a_program_that_ends_before_it_is_ready_is_told_with_its_log() {
     assert!(err.starts_with("host local-1: start refused: start \"pinned\": CPU 1000"), "{err}");
     let Readiness::Exited { how, log_tail } = ready else { panic!("{ready:?}") };
     assert_eq!((how.as_str(), log_tail.as_str()), ("exit status 3", "no such config\n"));
-    drop(link);
+    // bye with a program still running: replied once it is stopped.
+    let started = link
+        .start(StartSpec {
+            id: "sleeper".into(),
+            argv: vec!["sleep".into(), "30".into()],
+            env: vec![],
+            cwd: None,
+            cpus: None,
+            log: "sleeper.log".into(),
+        })
+        .unwrap();
+    assert_eq!(link.bye().unwrap(), 1, "the sleeper, not the program that had ended");
+    assert!(ended(started.pid), "the sleeper (pid {}) survived bye", started.pid);
     assert_eq!(exit_code(&mut child), Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
