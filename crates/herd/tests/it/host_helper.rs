@@ -1,7 +1,7 @@
 //! `herd host`, the helper the lab runs on each host over SSH, here as a local child with
 //! piped stdin and stdout (what ssh gives it): a herd serve started, probed, loaded, accounted
 //! for, its log read back and stopped through herd-host's `HostLink`. Then its safety: the
-//! channel closing or a SIGTERM stops what it started and removes its run directory; what a
+//! channel closing or a signal stops what it started and removes its run directory; what a
 //! SIGKILLed helper leaves running, a second helper's `clean` stops; hostile lines get error
 //! replies and it serves on.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -250,20 +250,22 @@ fn a_closed_channel_stops_everything_and_removes_the_run_dir() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// SIGTERM (as SIGHUP and SIGINT): the same, and exit 130.
+/// SIGTERM, SIGHUP and SIGINT: the same, and exit 130.
 #[test]
 fn a_signal_stops_everything_and_removes_the_run_dir() {
-    let dir = tempdir("host-term");
-    let (mut child, mut link) = helper(&dir);
-    let hello = link.hello().unwrap();
-    let (pid, _) = start_serve(&mut link);
-    // SAFETY: kill has no memory preconditions; the PID is this test's own unreaped child.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(exit_code(&mut child), Some(130));
-    assert!(within(Duration::from_secs(3), || ended(pid)), "herd serve (pid {pid}) survived");
-    assert!(!run_dir(&hello).exists(), "{} is left", hello.run_dir);
-    drop(link);
-    std::fs::remove_dir_all(&dir).unwrap();
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let dir = tempdir("host-signal");
+        let (mut child, mut link) = helper(&dir);
+        let hello = link.hello().unwrap();
+        let (pid, _) = start_serve(&mut link);
+        // SAFETY: kill has no memory preconditions; the PID is this test's own unreaped child.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        assert_eq!(exit_code(&mut child), Some(130), "signal {signal}");
+        assert!(within(Duration::from_secs(3), || ended(pid)), "signal {signal}: {pid} survived");
+        assert!(!run_dir(&hello).exists(), "signal {signal}: {} is left", hello.run_dir);
+        drop(link);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 /// A helper killed with SIGKILL can stop nothing: its server runs on and its run directory
