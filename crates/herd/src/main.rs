@@ -9,6 +9,7 @@ mod cluster_cmd;
 mod cluster_k8s;
 mod cluster_report;
 mod doctor_cmd;
+mod host_cmd;
 mod lab_cmd;
 mod live;
 mod report_cmd;
@@ -85,6 +86,11 @@ enum Command {
     /// One agent of a spread run (`herd cluster`): herd run's flags; who it is comes from
     /// JOB_COMPLETION_INDEX, HERD_AGENTS and HERD_COORDINATOR.
     Agent(Box<cluster_args::AgentArgs>),
+    /// herd's helper on a lab host: started by herd over SSH (`ssh HOST herd host`), not for
+    /// use by hand. Serves requests on stdin, one JSON line each, until stdin closes, then
+    /// stops everything it started.
+    #[command(hide = true)]
+    Host,
 }
 
 fn main() -> ExitCode {
@@ -102,6 +108,7 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => exit_code("herd report", report_cmd::run(args).map(report_exit)),
         Command::Doctor => doctor_cmd::main(),
+        Command::Host => host_cmd::main(),
         Command::Serve(args) => {
             exit_code("herd serve", serve_cmd::run(args).map(|()| ExitCode::SUCCESS))
         }

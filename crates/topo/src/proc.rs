@@ -369,13 +369,17 @@ impl Supervisor {
     /// Stops `pid` (SIGTERM to its group, SIGKILL after `grace`). Returns false when herd did
     /// not start it.
     pub fn stop(&mut self, pid: u32, grace: Duration) -> bool {
-        let Some(i) = self.running.iter().position(|r| r.pid == pid) else {
-            return false;
-        };
+        self.stop_with_status(pid, grace).is_some()
+    }
+
+    /// As [`Supervisor::stop`], and how the program ended: None when herd did not start it,
+    /// `Some(None)` when the kernel gave no status (it was reaped elsewhere).
+    pub fn stop_with_status(&mut self, pid: u32, grace: Duration) -> Option<Option<ExitStatus>> {
+        let i = self.running.iter().position(|r| r.pid == pid)?;
         let mut r = self.running.remove(i);
-        stop_child(&mut r.child, grace);
+        let status = stop_child(&mut r.child, grace);
         drop_cgroup(r.cgroup);
-        true
+        Some(status)
     }
 
     /// Stops every program still running, last started first; returns how many.
@@ -481,26 +485,26 @@ fn spawn(s: &Spawn<'_>, cgroup_procs: Option<&File>) -> Result<Child, ProcError>
     })
 }
 
-/// SIGTERM to the child's group, SIGKILL after `grace`, then reap it.
-fn stop_child(child: &mut Child, grace: Duration) {
+/// SIGTERM to the child's group, SIGKILL after `grace`, then reap it; how it ended.
+fn stop_child(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     let pid = child.id();
-    if matches!(child.try_wait(), Ok(Some(_))) {
+    if let Ok(Some(status)) = child.try_wait() {
         // The leader is gone; workers it left in its group still get the signal.
         signal_group(pid, libc::SIGKILL);
-        return;
+        return Some(status);
     }
     signal_group(pid, libc::SIGTERM);
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
-        if matches!(child.try_wait(), Ok(Some(_))) {
+        if let Ok(Some(status)) = child.try_wait() {
             // Workers that outlive their master (rare) go too.
             signal_group(pid, libc::SIGKILL);
-            return;
+            return Some(status);
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     signal_group(pid, libc::SIGKILL);
-    let _ = child.wait();
+    child.wait().ok()
 }
 
 /// Sends `sig` to the process group whose leader herd started as `pid`.
@@ -651,7 +655,8 @@ mod tests {
         let pid = sup.start(&Spawn::logged("sleeper", &a, &log)).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         assert!(sup.cpu_seconds(pid).is_some());
-        assert!(sup.stop(pid, Duration::from_secs(2)));
+        let status = sup.stop_with_status(pid, Duration::from_secs(2));
+        assert_eq!(status.flatten().as_ref().map(describe).as_deref(), Some("killed by signal 15"));
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(group_members(pid), Vec::<u32>::new(), "a process of the group survived");
         assert!(!sup.stop(pid, Duration::from_secs(1)), "stopping twice");

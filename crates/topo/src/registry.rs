@@ -127,6 +127,16 @@ pub fn clean(parent: &Path) -> Cleaned {
     out
 }
 
+/// As [`clean`], but only what the run directories under `parent` recorded: no sweep of
+/// herd's unrecorded namespaces and cgroups. For `herd host`'s `clean`, which answers for
+/// what its own earlier helpers started and nothing else on the host (a lab run's leftovers
+/// there are `herd lab clean`'s).
+pub fn clean_recorded(parent: &Path) -> Cleaned {
+    let mut out = Cleaned::default();
+    clean_dirs(parent, &mut out, &mut Vec::new());
+    out
+}
+
 fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
     let Ok(entries) = fs::read_dir(parent) else { return };
     let mut dirs: Vec<PathBuf> = entries
@@ -290,6 +300,34 @@ mod tests {
         // The owner is gone (a PID with another start time): the sleeper is stopped.
         fs::write(dir.join("owner"), format!("{} 1\n", std::process::id() + 1_000_000)).unwrap();
         let c = clean(&parent);
+        assert_eq!(c.stopped, vec![(pid, "sleeper".to_string())]);
+        assert_eq!(c.dirs, vec![dir.clone()]);
+        assert!(!dir.exists());
+        let _ = sup.exit_status(pid); // reap
+        drop(sup);
+        fs::remove_dir_all(&parent).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod recorded_only {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::{Spawn, Supervisor};
+
+    /// What a run directory of a gone owner recorded is stopped and removed, as by `clean`.
+    #[test]
+    fn clean_recorded_stops_what_a_gone_owner_recorded() {
+        let parent = std::env::temp_dir().join(format!("herd-topo-rec-{}", std::process::id()));
+        fs::create_dir_all(&parent).unwrap();
+        let reg = Registry::create(&parent).unwrap();
+        let dir = reg.dir().to_path_buf();
+        let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
+        let mut sup = Supervisor::new(Some(reg));
+        let pid = sup.start(&Spawn::logged("sleeper", &argv, &dir.join("log"))).unwrap();
+        fs::write(dir.join("owner"), format!("{} 1\n", std::process::id() + 1_000_000)).unwrap();
+        let c = clean_recorded(&parent);
         assert_eq!(c.stopped, vec![(pid, "sleeper".to_string())]);
         assert_eq!(c.dirs, vec![dir.clone()]);
         assert!(!dir.exists());
