@@ -12,8 +12,11 @@ use std::process::ExitCode;
 use herd_host::{Options, Why};
 
 pub(crate) fn main() -> ExitCode {
-    let doctor =
-        std::env::current_exe().ok().map(|exe| vec![exe.into_os_string(), "doctor".into()]);
+    // The disclosure as JSON (herd.doctor.v1: the checks and the machine's record), so that
+    // the lab stores each host's as it stores this machine's.
+    let doctor = std::env::current_exe()
+        .ok()
+        .map(|exe| vec![exe.into_os_string(), "doctor".into(), "--json".into()]);
     let options = Options {
         herd: format!("herd {}", env!("HERD_VERSION")),
         doctor,

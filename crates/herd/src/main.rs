@@ -77,7 +77,12 @@ enum Command {
     /// The result tables of stored experiments.
     Report(report_cmd::ReportArgs),
     /// Checks this machine for the lab: limits, sysctls, servers, kernel features.
-    Doctor,
+    Doctor {
+        /// Print the checks and the machine's disclosure (what the lab records with every
+        /// result) as one JSON object, format herd.doctor.v1: what a lab host's helper sends
+        #[arg(long)]
+        json: bool,
+    },
     /// One herd run spread over several agents started together, merged exactly.
     Cluster {
         #[command(subcommand)]
@@ -107,7 +112,7 @@ fn main() -> ExitCode {
             exit_code("herd agent", cluster_cmd::agent(*args).map(|()| ExitCode::SUCCESS))
         }
         Command::Report(args) => exit_code("herd report", report_cmd::run(args).map(report_exit)),
-        Command::Doctor => doctor_cmd::main(),
+        Command::Doctor { json } => doctor_cmd::main(json),
         Command::Host => host_cmd::main(),
         Command::Serve(args) => {
             exit_code("herd serve", serve_cmd::run(args).map(|()| ExitCode::SUCCESS))

@@ -32,7 +32,7 @@ use crate::rundir::{self, RunDir};
 pub struct Options {
     /// `herd --version` as the binary prints it.
     pub herd: String,
-    /// The command line that prints this host's disclosure (`herd doctor`); None: none here.
+    /// The command line that prints this host's disclosure (`herd doctor --json`); None: none here.
     pub doctor: Option<Vec<OsString>>,
     /// Where the run directory is made, and where `clean` looks for others.
     pub parent: PathBuf,

@@ -46,7 +46,7 @@ pub enum Request {
     /// A file inside the helper's run directory (a server's log), at most `max_bytes` from
     /// its start: [`Answer::File`].
     ReadFile { path: String, max_bytes: u64 },
-    /// The host's disclosure, as `herd doctor` prints it there: [`Answer::Doctor`].
+    /// The host's disclosure, as `herd doctor --json` prints it there: [`Answer::Doctor`].
     Doctor,
     /// Stops what earlier helpers of this user left (helpers killed with their programs
     /// still running) and removes their run directories: [`Answer::Cleaned`].
@@ -152,7 +152,7 @@ pub enum Answer {
         truncated: bool,
     },
     Doctor {
-        /// What `herd doctor` printed there.
+        /// What `herd doctor --json` printed there.
         text: String,
         /// How it ended: None when it exited 0.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -128,9 +128,14 @@ fn a_server_started_probed_loaded_accounted_read_and_stopped() {
     let err = link.cpu("serve").unwrap_err().to_string();
     assert!(err.contains("no program started as \"serve\""), "{err}");
 
-    // The host's disclosure: herd doctor's own text, run by the helper there.
+    // The host's disclosure: herd doctor --json, run by the helper there: its checks and the
+    // machine's record, as the lab stores this machine's.
     let (text, _) = link.doctor().unwrap();
-    assert!(text.contains("server CPU accounting: "), "{text}");
+    let doctor: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doctor["format"], "herd.doctor.v1", "{text}");
+    let checks = doctor["checks"].as_array().unwrap();
+    assert!(checks.iter().any(|c| c["what"] == "server CPU accounting"), "{text}");
+    assert!(doctor["environment"]["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{text}");
 
     // Stopped before the reply, so none now; and the run directory gone by the reply.
     assert_eq!(link.bye().unwrap(), 0);
