@@ -80,6 +80,10 @@ command -v ethtool >/dev/null || [ -x /usr/sbin/ethtool ] || need_pkgs+=(ethtool
 [ -x /usr/sbin/ipvsadm ] || need_pkgs+=(ipvsadm)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || need_pkgs+=(iproute2)
 [ -x /usr/sbin/sysctl ] || need_pkgs+=(procps)
+# The lab's hosts over SSH (tests/it/lab_hosts.rs): an sshd in each namespace host, started
+# by the test on its own config (policy-rc.d below keeps Debian from starting one system-wide).
+[ -x /usr/sbin/sshd ] || need_pkgs+=(openssh-server)
+command -v ssh >/dev/null || need_pkgs+=(openssh-client)
 command -v gcc >/dev/null || need_pkgs+=(gcc)
 # thttpd (seed 002's server) is not in Debian 12: scripts/build-thttpd.sh builds sthttpd 2.27
 # (below) with autotools.

@@ -11,6 +11,7 @@ mod cluster_report;
 mod doctor_cmd;
 mod host_cmd;
 mod lab_cmd;
+mod lab_hosts;
 mod live;
 mod report_cmd;
 mod report_compare;

@@ -11,6 +11,7 @@
 //! - [`runner::run`] runs the matrix against real servers and writes every run to the store;
 //!   [`plan::plan`] is the dry run. [`docroot`] writes what the servers serve and what each
 //!   answer must be; [`verify`] checks an answer before a cell is measured.
+//! - [`hosts`] reaches an experiment's `[hosts]` over SSH: checks them and installs herd.
 
 pub mod bundled;
 pub mod client;
@@ -20,6 +21,7 @@ pub mod environment;
 pub mod error;
 pub mod estimate;
 pub mod experiment;
+pub mod hosts;
 pub mod load;
 pub mod matrix;
 pub mod netstat;

@@ -21,5 +21,5 @@ pub mod registry;
 
 pub use cgroup::{Cgroups, CpuAccounting};
 pub use cpuset::{CpuSet, CpuSetError};
-pub use proc::{Captured, ProcError, Running, Spawn, Supervisor};
+pub use proc::{Captured, Piped, PipedSpawn, ProcError, Running, Spawn, Supervisor};
 pub use registry::Registry;

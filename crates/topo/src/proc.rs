@@ -22,6 +22,9 @@ use crate::cgroup::{Cgroup, Cgroups, CpuAccounting};
 use crate::cpuset::CpuSet;
 use crate::registry::Registry;
 
+mod piped;
+pub use piped::{Input, Output, Piped, PipedSpawn};
+
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct Spawn<'a> {

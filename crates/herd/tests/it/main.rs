@@ -19,6 +19,7 @@ mod lab_cgroup;
 mod lab_cli;
 mod lab_control;
 mod lab_failures;
+mod lab_hosts;
 mod lab_netbench;
 mod lab_paths;
 mod lab_profile;

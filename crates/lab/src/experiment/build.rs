@@ -224,6 +224,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         repetitions,
         runner,
         exclude,
+        hosts: super::hosts::build(&errs, &raw, source)?,
     };
     check_cells(&errs, &raw, &experiment)?;
     experiment.published = super::published::build(&errs, &raw, &experiment)?;

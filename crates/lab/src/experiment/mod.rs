@@ -5,6 +5,7 @@
 mod build;
 mod control;
 mod error;
+mod hosts;
 mod placement;
 mod published;
 mod raw;
@@ -63,6 +64,8 @@ pub struct Experiment {
     pub runner: RunnerSettings,
     /// Combinations left out of the matrix: each a list of (axis, value) that must all match.
     pub exclude: Vec<Vec<(AxisName, String)>>,
+    /// `[hosts]`: the user's own machines for the roles; None: this machine alone.
+    pub hosts: Option<crate::hosts::Hosts>,
 }
 
 /// One axis of the matrix.

@@ -41,6 +41,23 @@ pub(crate) struct RawExperiment {
     pub loads: BTreeMap<String, RawLoad>,
     #[serde(default)]
     pub exclude: Vec<Spanned<RawExclude>>,
+    /// The user's own machines for the roles, over SSH (`crate::hosts`).
+    #[serde(default)]
+    pub hosts: Option<Spanned<RawHosts>>,
+}
+
+/// `[hosts]`: each role's machine as `ssh://[user@]host[:port]`, and an ssh_config.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawHosts {
+    #[serde(default)]
+    pub server: Option<Spanned<String>>,
+    #[serde(default)]
+    pub clients: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub router: Option<Spanned<String>>,
+    #[serde(default)]
+    pub ssh_config: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -743,3 +743,5 @@ fn a_bad_control_is_refused_with_what_to_write() {
     assert!(e.contains("[runner] control is empty"), "{e}");
     assert!(e.contains("x.toml: line "), "names its line: {e}");
 }
+
+mod hosts_section;

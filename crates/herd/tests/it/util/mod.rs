@@ -5,6 +5,7 @@
 
 pub mod browser;
 pub mod json_schema;
+pub mod ssh_hosts;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,0 +1,152 @@
+//! `herd lab hosts check FILE` and `herd lab hosts install FILE`: the experiment's `[hosts]`
+//! reached over SSH (herd-lab's `hosts`), one line per host, and the exit code. Check exits
+//! 0 only when every host answers and has this very build; install copies this binary to
+//! the hosts that lack it and exits 0 only when every host then has it.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use herd_lab::hosts::check::{self, HostCheck, Installed};
+use herd_lab::hosts::install::{self, Done};
+use herd_lab::hosts::ssh::Ssh;
+use herd_lab::hosts::{build_id, Hosts, Role};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HostsCommand {
+    /// Connect to every host of the file: reachable or why not, its kernel and CPUs, and
+    /// which herd build its cache holds.
+    Check(HostsArgs),
+    /// Copy this herd to every host's ~/.cache/herd/ (nothing system-wide), then check that
+    /// it runs there.
+    Install(HostsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HostsArgs {
+    /// An experiment file with a [hosts] section.
+    #[arg(value_name = "EXPERIMENT")]
+    experiment: String,
+    /// How long ssh may take to connect to a host (ssh's ConnectTimeout, whole seconds).
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = connect_timeout)]
+    connect_timeout: Duration,
+}
+
+const VERSION: &str = env!("HERD_VERSION");
+
+pub(crate) fn main(cmd: HostsCommand) -> ExitCode {
+    let result = match cmd {
+        HostsCommand::Check(a) => check(&a),
+        HostsCommand::Install(a) => install(&a),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("herd lab hosts: {e:#}");
+        ExitCode::FAILURE
+    })
+}
+
+fn connect_timeout(text: &str) -> Result<Duration, String> {
+    let d = herd_stats::units::parse_duration(text).map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(1) {
+        return Err(format!(
+            "`{text}`: ssh's ConnectTimeout counts whole seconds: give 1s or more"
+        ));
+    }
+    Ok(d)
+}
+
+/// The file's hosts and a transport for them.
+fn open(a: &HostsArgs) -> anyhow::Result<(Hosts, Ssh)> {
+    let e = crate::lab_cmd::load(&a.experiment)?;
+    let hosts = e.hosts.with_context(|| {
+        format!("{} has no [hosts]: docs/hosts.md says how to name your machines", a.experiment)
+    })?;
+    let ssh = Ssh::new(hosts.ssh_config.as_deref(), a.connect_timeout, &std::env::temp_dir())
+        .context("cannot make a private directory for ssh's control sockets")?;
+    Ok((hosts, ssh))
+}
+
+fn check(a: &HostsArgs) -> anyhow::Result<ExitCode> {
+    let (hosts, ssh) = open(a)?;
+    let all = hosts.each();
+    let checks = check::check(&ssh, &all, VERSION);
+    let width = label_width(&all);
+    let mut out = String::new();
+    for c in &checks {
+        out.push_str(&check_line(c, width, &a.experiment));
+        out.push('\n');
+    }
+    write_stdout(&out)?;
+    let not_ready = checks.iter().filter(|c| !c.ready()).count();
+    if not_ready > 0 {
+        eprintln!(
+            "herd lab hosts: {not_ready} of {} hosts not ready for herd {VERSION}",
+            checks.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn install(a: &HostsArgs) -> anyhow::Result<ExitCode> {
+    let (hosts, ssh) = open(a)?;
+    let exe = std::env::current_exe().context("cannot find herd's own executable")?;
+    let all = hosts.each();
+    let done = install::install(&ssh, &all, &exe, VERSION);
+    let width = label_width(&all);
+    let id = build_id(VERSION);
+    let mut out = String::new();
+    for d in &done {
+        let label = format!("{}:", d.role);
+        let line = match &d.result {
+            Ok(Done::Installed) => {
+                format!("{label:<width$} {}: installed ~/.cache/herd/herd-{id}, and it runs", d.url)
+            }
+            Ok(Done::AlreadyThere) => {
+                format!("{label:<width$} {}: same build there already (herd-{id})", d.url)
+            }
+            Err(e) => format!("{label:<width$} {e}"),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    write_stdout(&out)?;
+    let failed = done.iter().filter(|d| d.result.is_err()).count();
+    if failed > 0 {
+        eprintln!("herd lab hosts: {failed} of {} hosts without herd {VERSION}", done.len());
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `server:   ssh://bench@198.18.3.2: reachable, Linux 6.1.0, 4 CPUs; herd: same build`.
+fn check_line(c: &HostCheck, width: usize, file: &str) -> String {
+    let label = format!("{}:", c.role);
+    match &c.result {
+        Ok(f) => {
+            let herd = match &f.installed {
+                Installed::None => format!("none: `herd lab hosts install {file}`"),
+                Installed::Other(_) => {
+                    format!("{}: `herd lab hosts install {file}`", f.installed)
+                }
+                other => other.to_string(),
+            };
+            format!(
+                "{label:<width$} {}: reachable, {}, {} CPUs; herd: {herd}",
+                c.url, f.kernel, f.cpus
+            )
+        }
+        Err(e) => format!("{label:<width$} {e}"),
+    }
+}
+
+fn label_width(all: &[(Role, &herd_lab::hosts::HostUrl)]) -> usize {
+    all.iter().map(|(r, _)| r.to_string().len() + 1).max().unwrap_or(0)
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
+}

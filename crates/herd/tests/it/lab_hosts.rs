@@ -1,0 +1,227 @@
+//! `herd lab hosts check` and `install` against real OpenSSH: sshd in namespace hosts of
+//! herd's own (`util::ssh_hosts`, root: CI runs as root), herd in another, nothing aimed
+//! anywhere but those 198.18.3.0/24 addresses. And `herd lab run` refusing `[hosts]` for now
+//! (no root needed: it must start nothing).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the tools they check
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::util::ssh_hosts::{HostSetup, SshHosts};
+use crate::util::{herd, namespaces_of, run, tempdir, text};
+
+fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
+    );
+}
+
+/// herd's build id, as the hosts' caches name it (`herd --version`: `herd 0.1.0 (commit X)`).
+fn build_id() -> String {
+    let v = text(&run(herd().arg("--version")).stdout);
+    let v = v.trim().strip_prefix("herd ").unwrap().to_owned();
+    match v.split_once(" (commit ") {
+        Some((ver, c)) => format!("{ver}-{}", c.trim_end_matches(')')),
+        None => v,
+    }
+}
+
+/// The line of `out` for `role` (`server:`, `client 1:`).
+fn line<'a>(out: &'a str, role: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(&format!("{role}:")))
+        .unwrap_or_else(|| panic!("no {role} line in:\n{out}"))
+}
+
+#[test]
+fn check_install_check_two_hosts() {
+    require_root();
+    let dir = tempdir("lab-hosts");
+    let hosts = SshHosts::start("810", &dir, &[HostSetup::default(), HostSetup::default()]);
+    let (s, c) = (hosts.hosts[0].addr, hosts.hosts[1].addr);
+    let file =
+        hosts.experiment(&format!("server = \"ssh://{s}\"\nclients = [\"ssh://root@{c}\"]\n"));
+    let started = Instant::now();
+    let out = hosts.herd().args(["lab", "hosts", "check"]).arg(&file).output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "nothing installed yet: {stdout}{stderr}\n{}",
+        hosts.sshd_log(0)
+    );
+    let file_s = file.display().to_string();
+    for (role, url) in [("server", format!("ssh://{s}")), ("client 1", format!("ssh://root@{c}"))] {
+        let l = line(&stdout, role);
+        assert!(l.contains(&format!("{url}: reachable, Linux ")), "{l}");
+        assert!(l.contains(" CPUs; herd: none: `herd lab hosts install "), "{l}");
+        assert!(l.ends_with(&format!("{file_s}`")), "{l}");
+    }
+    assert!(stderr.contains("2 of 2 hosts not ready"), "{stderr}");
+    let checked = started.elapsed();
+
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let id = build_id();
+    for role in ["server", "client 1"] {
+        assert!(
+            line(&stdout, role)
+                .contains(&format!("installed ~/.cache/herd/herd-{id}, and it runs")),
+            "{stdout}"
+        );
+    }
+    // Each host's own cache, and only the binary in it: this very herd, executable.
+    let exe = std::fs::read(env!("CARGO_BIN_EXE_herd")).unwrap();
+    for h in &hosts.hosts {
+        let cache = h.home.join(".cache/herd");
+        let names: Vec<String> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, [format!("herd-{id}")]);
+        assert!(std::fs::read(cache.join(&names[0])).unwrap() == exe, "the copy is herd, whole");
+    }
+
+    let out = hosts.herd().args(["lab", "hosts", "check"]).arg(&file).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(line(&stdout, "server").ends_with("herd: same build"), "{stdout}");
+    assert!(line(&stdout, "client 1").ends_with("herd: same build"), "{stdout}");
+    // Installing again copies nothing.
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        line(&text(&out.stdout), "server").contains("same build there already"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(checked < Duration::from_secs(10), "a check of two hosts took {checked:?}");
+
+    let (tag, pids) = (hosts.tag().to_owned(), hosts.sshd_pids());
+    drop(hosts);
+    assert!(
+        !namespaces_of(std::process::id()).iter().any(|n| n.starts_with(&tag)),
+        "namespaces left"
+    );
+    for pid in pids {
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "sshd {pid} left running");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_failure_names_its_host() {
+    require_root();
+    let dir = tempdir("lab-hosts-fail");
+    let refused = HostSetup { key_refused: true, ..HostSetup::default() };
+    let wrong_key = HostSetup { wrong_known_key: true, ..HostSetup::default() };
+    let hosts = SshHosts::start("811", &dir, &[HostSetup::default(), refused, wrong_key]);
+    let [ok, no_key, changed] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
+    let (unserved, absent) = (hosts.unserved, "198.18.3.99");
+    let file = hosts.experiment(&format!(
+        "server = \"ssh://{ok}\"\nclients = [\"ssh://{no_key}\", \"ssh://{changed}\", \
+         \"ssh://{unserved}\", \"ssh://{absent}\"]\n"
+    ));
+    let started = Instant::now();
+    let out = hosts
+        .herd()
+        .args(["lab", "hosts", "check", "--connect-timeout", "2s"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    // The one good host is reachable, and not ready only for want of herd.
+    assert!(line(&stdout, "server").contains(&format!("ssh://{ok}: reachable")), "{stdout}");
+    assert!(line(&stdout, "server").contains("herd: none"), "{stdout}");
+    let l = line(&stdout, "client 1");
+    assert!(
+        l.contains(&format!("ssh://{no_key}: key refused ("))
+            && l.contains("Permission denied (publickey)"),
+        "{l}\n{}",
+        hosts.sshd_log(1)
+    );
+    let l = line(&stdout, "client 2");
+    assert!(
+        l.contains(&format!("ssh://{changed}: host key verification failed"))
+            && l.contains("CHANGED"),
+        "{l}"
+    );
+    let l = line(&stdout, "client 3");
+    assert!(
+        l.contains(&format!("ssh://{unserved}: unreachable: ")) && l.contains("Connection refused"),
+        "{l}"
+    );
+    let l = line(&stdout, "client 4");
+    assert!(l.contains(&format!("ssh://{absent}: unreachable: ")), "{l}");
+    assert!(stderr.contains("5 of 5 hosts not ready"), "{stderr}");
+    // All at once, each within its connect timeout (1 s; ARP may take 3 to give up).
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lab_run_refuses_hosts_for_now_and_starts_nothing() {
+    let dir = tempdir("lab-hosts-run");
+    let file = dir.join("hosts.toml");
+    std::fs::write(
+        &file,
+        "name = \"hosts\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"9x9\"]\nload = [\"a\"]\n\
+         [loads.a]\nrequests = 10\nconcurrency = 1\n\
+         [hosts]\nserver = \"ssh://bench@198.18.10.2\"\n",
+    )
+    .unwrap();
+    for dry in [false, true] {
+        let mut cmd = herd();
+        cmd.env("TMPDIR", &dir)
+            .args(["lab", "run", "--no-progress", "--store"])
+            .arg(dir.join("r.db"));
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.arg(&file).output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(
+                "[hosts]: not yet: hosts are checked and installed, not yet run on (issue 34)"
+            ),
+            "{stderr}"
+        );
+        assert!(stderr.contains("herd lab hosts check"), "{stderr}");
+        assert!(text(&out.stdout).is_empty(), "no plan, no table");
+    }
+    // No store, no run directory, no namespace: only the file.
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("hosts.toml")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hosts_commands_need_a_hosts_section_and_say_bad_ones_at_their_line() {
+    let dir = tempdir("lab-hosts-cli");
+    let file = dir.join("plain.toml");
+    let base =
+        "name = \"plain\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"9x9\"]\nload = [\"a\"]\n\
+                [loads.a]\nrequests = 10\nconcurrency = 1\n";
+    std::fs::write(&file, base).unwrap();
+    let out = run(herd().args(["lab", "hosts", "check"]).arg(&file));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("has no [hosts]: docs/hosts.md"), "{}", text(&out.stderr));
+    std::fs::write(&file, format!("{base}[hosts]\nserver = \"ssh://h:99999\"\n")).unwrap();
+    let out = run(herd().args(["lab", "hosts", "install"]).arg(&file));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("line 10: [hosts] server: `ssh://h:99999`: port 99999 is out of range"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,207 @@
+//! SSH hosts made of network namespaces, for the lab's `[hosts]` tests: herd's own path of
+//! four client hosts and a server on one bridge (`Plan::for_agents`, `direct`, 198.18.3.0/24),
+//! built and removed by herd-topo (`apply`, `Topology`'s Drop), as every root test's hosts
+//! are. herd runs in the first client host; each other host runs its own `sshd -D -e` on a
+//! config in the test's directory (a host key of its own, the test's authorized key, a HOME
+//! of its own so that every host has its own ~/.cache/herd), started and stopped by PID by
+//! herd-topo's `Supervisor`. One host has no sshd: an address that refuses. The client side
+//! is an ssh_config in the same directory: the test's key, the hosts' keys as known hosts,
+//! strict checking. Nothing outside the namespaces and the directory is touched, but
+//! `/run/sshd`, the empty directory sshd requires for its privilege separation.
+#![allow(clippy::disallowed_methods)] // tests start the tools they check
+
+use std::ffi::OsString;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use herd_topo::net::{apply, Host, Path as NetPath, Plan, Topology};
+use herd_topo::{CpuSet, Spawn, Supervisor};
+
+/// How one host is to be set up; the default is a host that lets the test in.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostSetup {
+    /// Its authorized_keys lacks the test's key: the key is refused.
+    pub key_refused: bool,
+    /// known_hosts has another key for its address: host key verification fails.
+    pub wrong_known_key: bool,
+}
+
+/// One sshd host.
+#[derive(Debug)]
+pub struct SshHost {
+    pub addr: Ipv4Addr,
+    /// Its user's home: where `herd lab hosts install` puts herd (`.cache/herd/`).
+    pub home: PathBuf,
+}
+
+/// Up to three sshd hosts and one host without sshd, torn down on Drop.
+pub struct SshHosts {
+    pub dir: PathBuf,
+    pub hosts: Vec<SshHost>,
+    /// An address of a host where nothing listens on port 22.
+    pub unserved: Ipv4Addr,
+    /// The client side's ssh_config (`[hosts] ssh_config`).
+    pub ssh_config: PathBuf,
+    /// Where herd runs: the first client host's namespace.
+    pub netns: String,
+    // Dropped in order: the sshds, then the namespaces.
+    sshd: Supervisor,
+    topo: Topology,
+}
+
+/// The hosts that get an sshd, in order, and the one that does not.
+const SERVED: [Host; 3] = [Host::Server, Host::Client2, Host::Client3];
+const UNSERVED: Host = Host::Client4;
+/// Each host's address on the plan's bridge (plan.rs: the server, then agents at .11 on).
+const ADDRS: [Ipv4Addr; 3] =
+    [Ipv4Addr::new(198, 18, 3, 2), Ipv4Addr::new(198, 18, 3, 11), Ipv4Addr::new(198, 18, 3, 12)];
+
+impl SshHosts {
+    /// Builds the path tagged `herd-<pid>-<id>` (an id no other test uses) and starts an
+    /// sshd for each of `setups` (one to three).
+    pub fn start(id: &str, dir: &Path, setups: &[HostSetup]) -> SshHosts {
+        assert!((1..=3).contains(&setups.len()), "one to three sshd hosts");
+        std::fs::create_dir_all("/run/sshd").expect("sshd's privilege separation directory");
+        let tag = format!("herd-{}-{id}", std::process::id());
+        let plan = Plan::for_agents(&tag, NetPath::Direct, 80, None, 4).unwrap();
+        let topo = apply(&plan, None, dir).unwrap();
+        let key = keygen(dir, "user");
+        let mut known = String::new();
+        let mut sshd = Supervisor::new(None);
+        let mut hosts = Vec::new();
+        let mut logs = Vec::new();
+        for (i, setup) in setups.iter().enumerate() {
+            let (h, addr) = (SERVED[i], ADDRS[i]);
+            let hdir = dir.join(format!("host{i}"));
+            let home = hdir.join("home");
+            std::fs::create_dir_all(&home).unwrap();
+            let host_key = keygen(&hdir, "host");
+            let authorized = hdir.join("authorized_keys");
+            let pubkey = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+            std::fs::write(&authorized, if setup.key_refused { String::new() } else { pubkey })
+                .unwrap();
+            let known_key =
+                if setup.wrong_known_key { keygen(&hdir, "other") } else { host_key.clone() };
+            let public = std::fs::read_to_string(known_key.with_extension("pub")).unwrap();
+            let mut words = public.split_whitespace();
+            known.push_str(&format!(
+                "{addr} {} {}\n",
+                words.next().unwrap(),
+                words.next().unwrap()
+            ));
+            let config = hdir.join("sshd_config");
+            std::fs::write(
+                &config,
+                format!(
+                    "HostKey {}\nListenAddress {addr}\nAuthorizedKeysFile {}\n\
+                     PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n\
+                     PidFile none\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                     SetEnv HOME={}\nLogLevel VERBOSE\n",
+                    host_key.display(),
+                    authorized.display(),
+                    home.display()
+                ),
+            )
+            .unwrap();
+            let log = hdir.join("sshd.log");
+            let argv: Vec<OsString> =
+                ["/usr/sbin/sshd", "-D", "-e", "-f", config.to_str().unwrap()]
+                    .iter()
+                    .map(OsString::from)
+                    .collect();
+            let ns = plan.netns(h);
+            sshd.start(&Spawn {
+                name: "sshd",
+                argv: &argv,
+                env: &[],
+                stdout: &log,
+                stderr: &log,
+                cpus: &CpuSet::All,
+                netns: Some(&ns),
+            })
+            .unwrap();
+            logs.push(log);
+            hosts.push(SshHost { addr, home });
+        }
+        let known_hosts = dir.join("known_hosts");
+        std::fs::write(&known_hosts, known).unwrap();
+        let ssh_config = dir.join("lab.ssh_config");
+        std::fs::write(
+            &ssh_config,
+            format!(
+                "Host *\n  User root\n  IdentityFile {}\n  IdentitiesOnly yes\n\
+                 UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n\
+                 StrictHostKeyChecking yes\n  LogLevel ERROR\n",
+                key.display(),
+                known_hosts.display()
+            ),
+        )
+        .unwrap();
+        // Ready when each says it listens.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for log in &logs {
+            while !std::fs::read_to_string(log).unwrap_or_default().contains("Server listening") {
+                assert!(Instant::now() < deadline, "sshd did not start: {}", log.display());
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let netns = plan.netns(Host::Client);
+        assert!(plan.hosts.contains(&UNSERVED));
+        let unserved = Ipv4Addr::new(198, 18, 3, 13);
+        SshHosts { dir: dir.to_path_buf(), hosts, unserved, ssh_config, netns, sshd, topo }
+    }
+
+    /// `herd ARGS` run in the client host, where the hosts are reachable.
+    pub fn herd(&self) -> Command {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_herd")]);
+        cmd.env("TMPDIR", &self.dir);
+        cmd
+    }
+
+    /// An experiment file in the test's directory with `[hosts]` as given (and the fixture's
+    /// ssh_config), running herd serve as the server.
+    pub fn experiment(&self, hosts: &str) -> PathBuf {
+        let file = self.dir.join("hosts.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"hosts\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"9x9\"]\n\
+                 load = [\"a\"]\n[loads.a]\nrequests = 10\nconcurrency = 1\n\
+                 [hosts]\n{hosts}ssh_config = \"lab.ssh_config\"\n"
+            ),
+        )
+        .unwrap();
+        file
+    }
+
+    /// What the sshd of host `i` logged (for a failing test's message).
+    pub fn sshd_log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("host{i}/sshd.log"))).unwrap_or_default()
+    }
+
+    /// The PIDs of the sshds, still running.
+    pub fn sshd_pids(&self) -> Vec<u32> {
+        self.sshd.running().iter().map(|r| r.pid).collect()
+    }
+
+    /// The namespaces' tag, for checking that nothing is left.
+    pub fn tag(&self) -> &str {
+        &self.topo.plan().tag
+    }
+}
+
+/// An ed25519 key pair `dir/name` (and `.pub`), no passphrase.
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let key = dir.join(name);
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen (apt-get install openssh-client)");
+    assert!(out.status.success(), "ssh-keygen: {}", String::from_utf8_lossy(&out.stderr));
+    key
+}

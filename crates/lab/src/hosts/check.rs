@@ -1,0 +1,220 @@
+//! `herd lab hosts check`: what each host has, asked in one ssh session per host, all hosts
+//! at once (a thread each): whether it answers, its kernel and CPU count, and which herd
+//! builds its user's cache holds. Only the same build as this herd will do for a lab run
+//! ([`Installed::Same`]); the others are named so that the user sees what is there.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::ssh::{Ssh, SshError};
+use super::{build_id, HostUrl, Role, CACHE_DIR};
+
+/// What one host has, when it answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// `uname -sr`.
+    pub kernel: String,
+    /// `nproc`: the CPUs its user may run on.
+    pub cpus: String,
+    pub installed: Installed,
+}
+
+/// Which herd the host's cache holds, beside this herd's build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installed {
+    /// `herd-<this build's id>`, and it runs and says this version.
+    Same,
+    /// Other builds only (their ids).
+    Other(Vec<String>),
+    None,
+    /// This build's file is there but does not run as this herd (what it said instead).
+    Broken(String),
+}
+
+/// One host's line.
+#[derive(Debug)]
+pub struct HostCheck {
+    pub role: Role,
+    pub url: HostUrl,
+    pub result: Result<Facts, CheckError>,
+}
+
+/// Why a host could not be checked.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Ssh(#[from] SshError),
+    #[error("{host}: the check's commands failed there (exit {code}): {stderr}")]
+    Remote { host: String, code: i32, stderr: String },
+}
+
+/// How long one host's check may take once connected (uname, nproc, a `--version`).
+pub const CHECK_LIMIT: Duration = Duration::from_secs(30);
+
+impl HostCheck {
+    /// Reachable and with this very build: ready for a lab run.
+    pub fn ready(&self) -> bool {
+        matches!(&self.result, Ok(f) if f.installed == Installed::Same)
+    }
+}
+
+impl fmt::Display for Installed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Installed::Same => f.write_str("same build"),
+            Installed::Other(ids) => write!(f, "other build {}", ids.join(", ")),
+            Installed::None => f.write_str("none"),
+            Installed::Broken(said) => {
+                write!(f, "this build's file is there but does not run: {said}")
+            }
+        }
+    }
+}
+
+/// Checks every host at once; the results in the order given.
+pub fn check(ssh: &Ssh, hosts: &[(Role, &HostUrl)], version: &str) -> Vec<HostCheck> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|&(role, url)| s.spawn(move || (role, url, check_one(ssh, url, version))))
+            .collect();
+        handles
+            .into_iter()
+            .zip(hosts)
+            .map(|(h, &(role, url))| match h.join() {
+                Ok((role, url, result)) => HostCheck { role, url: url.clone(), result },
+                // A panicking check is a bug; the host still gets its line.
+                Err(_) => HostCheck {
+                    role,
+                    url: url.clone(),
+                    result: Err(CheckError::Remote {
+                        host: url.to_string(),
+                        code: -1,
+                        stderr: "the check panicked".into(),
+                    }),
+                },
+            })
+            .collect()
+    })
+}
+
+/// One host: a script for its login shell, its answer read line by line.
+pub fn check_one(ssh: &Ssh, url: &HostUrl, version: &str) -> Result<Facts, CheckError> {
+    let out = ssh.run(url, &["sh", "-c", &script(&build_id(version))], None, CHECK_LIMIT)?;
+    if out.code != 0 {
+        return Err(CheckError::Remote {
+            host: url.to_string(),
+            code: out.code,
+            stderr: out.stderr.trim().to_owned(),
+        });
+    }
+    Ok(read_answer(&out.stdout, &build_id(version), version))
+}
+
+/// The check's script: each fact a line of its own, `key value`. `id` is a safe word
+/// (`build_id`). The cache's temporary files start with a dot, so `herd-*` skips them.
+fn script(id: &str) -> String {
+    format!(
+        r#"d="$HOME/{CACHE_DIR}"
+echo "kernel $(uname -sr)"
+echo "cpus $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
+for f in "$d"/herd-*; do [ -f "$f" ] && echo "build ${{f##*/herd-}}"; done
+if [ -x "$d/herd-{id}" ]; then echo "runs $("$d/herd-{id}" --version 2>&1 | head -n 1)"; fi
+exit 0"#
+    )
+}
+
+/// The facts from the script's lines.
+fn read_answer(stdout: &str, id: &str, version: &str) -> Facts {
+    let mut kernel = String::new();
+    let mut cpus = String::new();
+    let mut builds: Vec<String> = Vec::new();
+    let mut runs: Option<String> = None;
+    for line in stdout.lines() {
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        match key {
+            "kernel" => kernel = value.to_owned(),
+            "cpus" => cpus = value.to_owned(),
+            "build" => builds.push(value.to_owned()),
+            "runs" => runs = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    let want = format!("herd {version}");
+    let installed = if builds.iter().any(|b| b == id) {
+        match runs {
+            Some(said) if said.trim() == want => Installed::Same,
+            Some(said) => Installed::Broken(format!("`--version` says `{}`", said.trim())),
+            None => Installed::Broken("not executable".into()),
+        }
+    } else if builds.is_empty() {
+        Installed::None
+    } else {
+        Installed::Other(builds)
+    };
+    Facts { kernel, cpus, installed }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V: &str = "0.1.0 (commit 1a2b3c4d5e6f)";
+    const ID: &str = "0.1.0-1a2b3c4d5e6f";
+
+    #[test]
+    fn the_answer_says_which_build_is_there() {
+        let a = read_answer(
+            "kernel Linux 6.1.0-28-amd64\ncpus 4\nbuild 0.1.0-1a2b3c4d5e6f\nbuild 0.0.9\n\
+             runs herd 0.1.0 (commit 1a2b3c4d5e6f)\n",
+            ID,
+            V,
+        );
+        assert_eq!(
+            a,
+            Facts {
+                kernel: "Linux 6.1.0-28-amd64".into(),
+                cpus: "4".into(),
+                installed: Installed::Same
+            }
+        );
+        let a = read_answer("kernel Linux 6.1\ncpus 2\nbuild 0.0.9\nbuild 0.1.0-ffff\n", ID, V);
+        assert_eq!(a.installed, Installed::Other(vec!["0.0.9".into(), "0.1.0-ffff".into()]));
+        assert_eq!(a.installed.to_string(), "other build 0.0.9, 0.1.0-ffff");
+        assert_eq!(read_answer("kernel Linux 6.1\ncpus 2\n", ID, V).installed, Installed::None);
+        let a = read_answer("build 0.1.0-1a2b3c4d5e6f\nruns cannot execute binary file\n", ID, V);
+        assert!(matches!(a.installed, Installed::Broken(ref s) if s.contains("cannot execute")));
+    }
+
+    #[test]
+    fn the_script_runs_in_a_shell_against_an_empty_and_a_filled_cache() {
+        let home = std::env::temp_dir().join(format!("herd-check-home-{}", std::process::id()));
+        let run = || {
+            #[allow(clippy::disallowed_methods)] // the script alone, in a shell of the test's
+            let out = std::process::Command::new("sh")
+                .args(["-c", &script(ID)])
+                .env("HOME", &home)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            read_answer(&String::from_utf8_lossy(&out.stdout), ID, V)
+        };
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).unwrap();
+        let empty = run();
+        assert_eq!(empty.installed, Installed::None);
+        assert!(empty.kernel.starts_with("Linux "), "{empty:?}");
+        assert!(empty.cpus.parse::<u32>().unwrap() >= 1);
+        let cache = home.join(CACHE_DIR);
+        std::fs::create_dir_all(&cache).unwrap();
+        std::fs::write(cache.join(".herd-x.tmp"), "").unwrap();
+        std::fs::write(cache.join("herd-0.0.9"), "").unwrap();
+        assert_eq!(run().installed, Installed::Other(vec!["0.0.9".into()]));
+        let this = cache.join(format!("herd-{ID}"));
+        std::fs::write(&this, format!("#!/bin/sh\necho 'herd {V}'\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&this, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(run().installed, Installed::Same);
+        let _ = std::fs::remove_dir_all(&home);
+    }
+}

@@ -1,0 +1,296 @@
+//! The SSH transport: the system's OpenSSH client, never a library and never a password.
+//! Every ssh runs with `BatchMode=yes` (a prompt is a failure, not a hang), a short
+//! `ConnectTimeout`, and `ControlMaster=auto` on a socket in a private directory of this
+//! herd's own, so that a host's sessions share one connection (the first is the master;
+//! `ControlPersist=no`: it ends with its own session). The user's keys, agent, known hosts
+//! and ssh_config are ssh's business; herd passes `-F` only when the experiment names one.
+//!
+//! The remote command is one string a POSIX login shell reads (ssh joins its arguments with
+//! spaces): each word is quoted by [`remote_command`]. ssh's own failures (exit 255) are
+//! told apart by what it printed and name the host ([`SshError`]).
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use herd_topo::proc::{Input, Output};
+use herd_topo::{Piped, PipedSpawn, ProcError};
+
+use super::HostUrl;
+
+/// How one host is reached, for every session to it.
+#[derive(Debug)]
+pub struct Ssh {
+    /// `ssh`, looked up in PATH (a test names another program).
+    program: OsString,
+    config: Option<PathBuf>,
+    connect_timeout: Duration,
+    /// Private (0700): the control sockets, and each session's stderr.
+    dir: PathBuf,
+}
+
+/// What a remote command printed and how it ended (ssh itself got through).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteOutput {
+    /// The remote command's exit code (ssh passes it on).
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Why a host could not be used, naming it; the detail is ssh's own last words.
+#[derive(Debug, thiserror::Error)]
+pub enum SshError {
+    #[error("{host}: unreachable: {detail}")]
+    Unreachable { host: String, detail: String },
+    #[error(
+        "{host}: key refused ({detail}): add your public key to the host's authorized_keys, \
+         or name the key in the ssh_config"
+    )]
+    KeyRefused { host: String, detail: String },
+    #[error(
+        "{host}: host key verification failed, the host's key is not known here: check it and \
+         add it to known_hosts ({detail})"
+    )]
+    UnknownHostKey { host: String, detail: String },
+    #[error(
+        "{host}: host key verification failed, the host's key CHANGED since known_hosts \
+         recorded it: find out why before going on ({detail})"
+    )]
+    HostKeyChanged { host: String, detail: String },
+    #[error("{host}: ssh failed: {detail}")]
+    Other { host: String, detail: String },
+    #[error("{host}: no answer within {limit:?}")]
+    TimedOut { host: String, limit: Duration },
+    #[error("{host}: there is no ssh client on this machine (apt-get install openssh-client)")]
+    Missing { host: String },
+    #[error("{host}: cannot run ssh")]
+    Start { host: String, source: ProcError },
+}
+
+/// An interactive session: a remote program whose input and output herd holds (for the
+/// `herd host` helper). Dropping it stops the local ssh, which closes the channel.
+#[derive(Debug)]
+pub struct Session {
+    pub host: HostUrl,
+    pub process: Piped,
+    stderr: PathBuf,
+}
+
+/// ssh's exit status for its own failures (a remote command's status is passed on).
+const SSH_FAILED: i32 = 255;
+
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+impl Ssh {
+    /// A transport whose sockets live in a private directory made under `scratch`.
+    pub fn new(
+        config: Option<&Path>,
+        connect_timeout: Duration,
+        scratch: &Path,
+    ) -> io::Result<Ssh> {
+        Ssh::with_program("ssh".into(), config, connect_timeout, scratch)
+    }
+
+    /// As [`Ssh::new`] with another client program (tests: a stand-in, or one that is missing).
+    pub fn with_program(
+        program: OsString,
+        config: Option<&Path>,
+        connect_timeout: Duration,
+        scratch: &Path,
+    ) -> io::Result<Ssh> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        // A socket's path holds at most 107 bytes, and ssh binds the master's under a name
+        // 17 longer than `%C` (40) before renaming it: a deep scratch directory (a test's
+        // TMPDIR) would make every connection fail, so such a one gives way to /tmp.
+        let deep = scratch.as_os_str().len() + "/herd-ssh-4194304-99/".len() + 40 + 17 > 107;
+        let scratch = if deep { Path::new("/tmp") } else { scratch };
+        let mut n = 0;
+        let dir = loop {
+            let dir = scratch.join(format!("herd-ssh-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(Ssh { program, config: config.map(Path::to_path_buf), connect_timeout, dir })
+    }
+
+    /// ssh's command line for `remote` on `host`: options, the host, then the remote command
+    /// as one quoted string.
+    pub fn argv(&self, host: &HostUrl, remote: &[&str]) -> Vec<OsString> {
+        let mut a: Vec<OsString> = vec![self.program.clone()];
+        if let Some(c) = &self.config {
+            a.extend(["-F".into(), c.clone().into_os_string()]);
+        }
+        let secs = self.connect_timeout.as_secs().max(1);
+        for o in [
+            "BatchMode=yes".to_owned(),
+            format!("ConnectTimeout={secs}"),
+            "ControlMaster=auto".to_owned(),
+            format!("ControlPath={}/%C", self.dir.display()),
+            "ControlPersist=no".to_owned(),
+        ] {
+            a.extend(["-o".into(), o.into()]);
+        }
+        if let Some(p) = host.port {
+            a.extend(["-p".into(), p.to_string().into()]);
+        }
+        if let Some(u) = &host.user {
+            a.extend(["-l".into(), u.into()]);
+        }
+        // `--`: whatever follows is the host and its command, never an option.
+        a.extend(["--".into(), host.host.clone().into(), remote_command(remote).into()]);
+        a
+    }
+
+    /// Runs `remote` on `host` to its end, at most `limit`, its input from `stdin` (a file)
+    /// or none. Ok whatever the remote command's exit code, once ssh got through.
+    pub fn run(
+        &self,
+        host: &HostUrl,
+        remote: &[&str],
+        stdin: Option<&Path>,
+        limit: Duration,
+    ) -> Result<RemoteOutput, SshError> {
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let out = self.dir.join(format!("run-{n}.out"));
+        let err = self.dir.join(format!("run-{n}.err"));
+        let argv = self.argv(host, remote);
+        let spawn = PipedSpawn {
+            name: "ssh",
+            argv: &argv,
+            stdin: stdin.map_or(Input::Null, Input::File),
+            stdout: Output::File(&out),
+            stderr: &err,
+        };
+        let mut p = Piped::start(&spawn).map_err(|e| self.start_error(host, e))?;
+        let status = p.wait(limit).map_err(|e| self.start_error(host, e))?;
+        let read = |p: &Path| {
+            let t = std::fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
+            let _ = std::fs::remove_file(p);
+            t.unwrap_or_default()
+        };
+        let (stdout, stderr) = (read(&out), read(&err));
+        let Some(status) = status else {
+            return Err(SshError::TimedOut { host: host.to_string(), limit });
+        };
+        // A signal (none of ours but the time limit's) ends it as ssh's failure.
+        let code = status.code().unwrap_or(SSH_FAILED);
+        if code == SSH_FAILED {
+            if let Some(e) = classify(host, &stderr) {
+                return Err(e);
+            }
+        }
+        Ok(RemoteOutput { code, stdout, stderr })
+    }
+
+    /// Starts `remote` on `host` with its standard input and output piped to herd.
+    pub fn spawn_session(&self, host: &HostUrl, remote: &[&str]) -> Result<Session, SshError> {
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let stderr = self.dir.join(format!("session-{n}.err"));
+        let argv = self.argv(host, remote);
+        let spawn = PipedSpawn {
+            name: "ssh",
+            argv: &argv,
+            stdin: Input::Pipe,
+            stdout: Output::Pipe,
+            stderr: &stderr,
+        };
+        let process = Piped::start(&spawn).map_err(|e| self.start_error(host, e))?;
+        Ok(Session { host: host.clone(), process, stderr })
+    }
+
+    fn start_error(&self, host: &HostUrl, e: ProcError) -> SshError {
+        match &e {
+            ProcError::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                SshError::Missing { host: host.to_string() }
+            }
+            _ => SshError::Start { host: host.to_string(), source: e },
+        }
+    }
+}
+
+impl Session {
+    /// What ssh printed on its standard error so far (why a session ended, when it did).
+    pub fn stderr(&self) -> String {
+        std::fs::read(&self.stderr)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Why the session ended, when ssh failed (exit 255): the classified error.
+    pub fn failure(&mut self) -> Option<SshError> {
+        let status = self.process.try_wait().ok().flatten()?;
+        if status.code() != Some(SSH_FAILED) {
+            return None;
+        }
+        classify(&self.host, &self.stderr())
+    }
+}
+
+impl Drop for Ssh {
+    fn drop(&mut self) {
+        // The control sockets are gone with their masters; what is left is ours alone.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The remote command as the remote login shell must read it: each word quoted, joined.
+/// Assumes a POSIX shell (sh, bash, dash, zsh), as ssh itself does for its arguments.
+pub fn remote_command(words: &[&str]) -> String {
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as is when every character is safe, otherwise in
+/// single quotes, each `'` written as `'\''`. Nothing inside single quotes is special.
+pub fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// ssh's failure (exit 255) from what it printed, or None when nothing known matched (the
+/// remote command itself may have exited 255).
+fn classify(host: &HostUrl, stderr: &str) -> Option<SshError> {
+    let host_s = host.to_string();
+    let detail = last_words(stderr);
+    let has = |s: &str| stderr.contains(s);
+    let e = if has("REMOTE HOST IDENTIFICATION HAS CHANGED") {
+        SshError::HostKeyChanged { host: host_s, detail }
+    } else if has("Host key verification failed") {
+        SshError::UnknownHostKey { host: host_s, detail }
+    } else if has("Permission denied") || has("Too many authentication failures") {
+        SshError::KeyRefused { host: host_s, detail }
+    } else if has("Connection refused")
+        || has("Connection timed out")
+        || has("No route to host")
+        || has("Network is unreachable")
+        || has("Could not resolve hostname")
+        || has("Name or service not known")
+        || has("Connection closed by")
+        || has("Connection reset")
+    {
+        SshError::Unreachable { host: host_s, detail }
+    } else if stderr.trim().is_empty() {
+        return None;
+    } else {
+        SshError::Other { host: host_s, detail }
+    };
+    Some(e)
+}
+
+/// ssh's last non-empty line, without its `ssh: ` prefix: enough to act on, one line.
+fn last_words(stderr: &str) -> String {
+    let line = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    line.strip_prefix("ssh: ").unwrap_or(line).trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests;
