@@ -130,7 +130,7 @@ fn every_failure_names_its_host() {
     let started = Instant::now();
     let out = hosts
         .herd()
-        .args(["lab", "hosts", "check", "--connect-timeout", "2s"])
+        .args(["lab", "hosts", "check", "--connect-timeout", "1s"])
         .arg(&file)
         .output()
         .unwrap();
@@ -161,8 +161,8 @@ fn every_failure_names_its_host() {
     let l = line(&stdout, "client 4");
     assert!(l.contains(&format!("ssh://{absent}: unreachable: ")), "{l}");
     assert!(stderr.contains("5 of 5 hosts not ready"), "{stderr}");
-    // All at once, each within its connect timeout (1 s; ARP may take 3 to give up).
-    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
+    // All at once, each within its connect timeout (1 s), with room for a busy machine.
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,12 +11,13 @@
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
 use std::ffi::OsString;
-use std::net::Ipv4Addr;
+use std::io::ErrorKind;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use herd_topo::net::{apply, Host, Path as NetPath, Plan, Topology};
+use herd_topo::net::{apply, netns, Host, Path as NetPath, Plan, Topology};
 use herd_topo::{CpuSet, Spawn, Supervisor};
 
 /// How one host is to be set up; the default is a host that lets the test in.
@@ -150,6 +151,24 @@ impl SshHosts {
         let netns = plan.netns(Host::Client);
         assert!(plan.hosts.contains(&UNSERVED));
         let unserved = Ipv4Addr::new(198, 18, 3, 13);
+        // Ready when the path carries: a new bridge drops the first packets for about a
+        // second, which a test with a connect timeout of one second would take for a host
+        // that does not answer. Each sshd accepts, and the host without one refuses.
+        for addr in hosts.iter().map(|h| h.addr).chain([unserved]) {
+            let answered = netns::within(&netns, || {
+                while Instant::now() < deadline {
+                    let at = SocketAddr::from((addr, 22));
+                    match TcpStream::connect_timeout(&at, Duration::from_millis(200)) {
+                        Ok(_) => return true,
+                        Err(e) if e.kind() == ErrorKind::ConnectionRefused => return true,
+                        Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                    }
+                }
+                false
+            })
+            .unwrap();
+            assert!(answered, "{addr}:22 does not answer from {netns}");
+        }
         SshHosts { dir: dir.to_path_buf(), hosts, unserved, ssh_config, netns, sshd, topo }
     }
 
