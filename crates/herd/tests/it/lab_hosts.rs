@@ -1,7 +1,8 @@
 //! `herd lab hosts check` and `install` against real OpenSSH: sshd in namespace hosts of
 //! herd's own (`util::ssh_hosts`, root: CI runs as root), herd in another, nothing aimed
-//! anywhere but those 198.18.3.0/24 addresses. And `herd lab run` refusing `[hosts]` for now
-//! (no root needed: it must start nothing).
+//! anywhere but those 198.18.3.0/24 addresses; and herd-lab's transport itself, whose
+//! session and command to one host share one SSH connection. And `herd lab run` refusing
+//! `[hosts]` for now (no root needed: it must start nothing).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
@@ -223,5 +224,51 @@ fn hosts_commands_need_a_hosts_section_and_say_bad_ones_at_their_line() {
         stderr.contains("line 10: [hosts] server: `ssh://h:99999`: port 99999 is out of range"),
         "{stderr}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_hosts_sessions_share_one_connection_and_go_with_it() {
+    use herd_lab::hosts::ssh::Ssh;
+    use herd_lab::hosts::HostUrl;
+    use std::io::{BufRead as _, Write as _};
+    require_root();
+    let dir = tempdir("lab-hosts-mux");
+    let hosts = SshHosts::start("812", &dir, &[HostSetup::default()]);
+    let url: HostUrl = format!("ssh://{}", hosts.hosts[0].addr).parse().unwrap();
+    let config = hosts.ssh_config.clone();
+    let control = herd_topo::net::netns::within(&hosts.netns, move || {
+        let ssh = Ssh::new(Some(&config), Duration::from_secs(5), &std::env::temp_dir()).unwrap();
+        // The session first: it is the master, and the command after it rides on it.
+        let mut session = ssh.spawn_session(&url, &["sed", "-u", "s/^/host: /"]).unwrap();
+        let mut input = session.process.take_stdin().unwrap();
+        let mut output = std::io::BufReader::new(session.process.take_stdout().unwrap());
+        writeln!(input, "hello").unwrap();
+        let mut line = String::new();
+        output.read_line(&mut line).unwrap();
+        assert_eq!(line, "host: hello\n");
+        let out = ssh.run(&url, &["echo", "two words"], None, Duration::from_secs(10)).unwrap();
+        assert_eq!((out.code, out.stdout.as_str()), (0, "two words\n"));
+        // Closing its input ends the session, and the master with it.
+        drop(input);
+        assert!(session.process.wait(Duration::from_secs(10)).unwrap().unwrap().success());
+        use std::os::unix::fs::FileTypeExt as _;
+        let sockets: Vec<_> = std::fs::read_dir(ssh.control_dir())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_socket())
+            .collect();
+        assert!(sockets.is_empty(), "no control socket outlives its master: {sockets:?}");
+        drop(session);
+        let left: Vec<_> = std::fs::read_dir(ssh.control_dir()).unwrap().collect();
+        assert!(left.is_empty(), "nothing of the session's is left: {left:?}");
+        ssh.control_dir().to_path_buf()
+    })
+    .unwrap();
+    assert!(!control.exists(), "the private directory goes with the transport");
+    let log = hosts.sshd_log(0);
+    // One for the fixture's readiness probe (no SSH), one SSH login for both sessions.
+    assert_eq!(log.matches("Accepted publickey").count(), 1, "{log}");
+    drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }

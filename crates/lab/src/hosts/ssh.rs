@@ -119,6 +119,11 @@ impl Ssh {
         Ok(Ssh { program, config: config.map(Path::to_path_buf), connect_timeout, dir })
     }
 
+    /// The private directory of the control sockets (removed when the transport drops).
+    pub fn control_dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// ssh's command line for `remote` on `host`: options, the host, then the remote command
     /// as one quoted string.
     pub fn argv(&self, host: &HostUrl, remote: &[&str]) -> Vec<OsString> {
@@ -126,8 +131,12 @@ impl Ssh {
         if let Some(c) = &self.config {
             a.extend(["-F".into(), c.clone().into_os_string()]);
         }
+        // No terminal (a session carries JSON lines, not a person's keys) and none of the
+        // user's forwardings, which a second session to the host would find taken.
+        a.push("-T".into());
         let secs = self.connect_timeout.as_secs().max(1);
         for o in [
+            "ClearAllForwardings=yes".to_owned(),
             "BatchMode=yes".to_owned(),
             format!("ConnectTimeout={secs}"),
             "ControlMaster=auto".to_owned(),
@@ -229,6 +238,13 @@ impl Session {
             return None;
         }
         classify(&self.host, &self.stderr())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Its ssh is stopped by `Piped`'s own Drop, right after this.
+        let _ = std::fs::remove_file(&self.stderr);
     }
 }
 
