@@ -49,7 +49,7 @@ pub(crate) fn main(cmd: HostsCommand) -> ExitCode {
 
 fn connect_timeout(text: &str) -> Result<Duration, String> {
     let d = herd_stats::units::parse_duration(text).map_err(|e| e.to_string())?;
-    if d < Duration::from_secs(1) {
+    if d < Duration::from_secs(1) || d.subsec_nanos() != 0 {
         return Err(format!(
             "`{text}`: ssh's ConnectTimeout counts whole seconds: give 1s or more"
         ));

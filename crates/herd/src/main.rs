@@ -46,7 +46,8 @@ Exit codes:
   herd lab    0 done, 1 cannot start (bad experiment file, missing program, nothing to
               --resume), 2 bad usage, 3 done but some runs failed (kept with their reasons),
               130 interrupted (finished runs kept, everything herd started stopped; `herd lab
-              run --resume` runs the rest)
+              run --resume` runs the rest); `herd lab hosts check|install`: 0 every host
+              reachable with this herd build, 1 not (one line per host says why)
   herd report 0 done, 1 no such store or experiment, or what was asked cannot be done
               (a --compare that pairs nothing, an --html path that cannot be written), 2 bad
               usage

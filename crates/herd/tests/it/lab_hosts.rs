@@ -224,6 +224,11 @@ fn hosts_commands_need_a_hosts_section_and_say_bad_ones_at_their_line() {
         stderr.contains("line 10: [hosts] server: `ssh://h:99999`: port 99999 is out of range"),
         "{stderr}"
     );
+    for bad in ["500ms", "1500ms"] {
+        let out = run(herd().args(["lab", "hosts", "check", "--connect-timeout", bad]).arg(&file));
+        assert_eq!(out.status.code(), Some(2), "bad usage");
+        assert!(text(&out.stderr).contains("counts whole seconds"), "{}", text(&out.stderr));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
