@@ -93,6 +93,34 @@ fn check_install_check_two_hosts() {
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(line(&stdout, "server").ends_with("herd: same build"), "{stdout}");
     assert!(line(&stdout, "client 1").ends_with("herd: same build"), "{stdout}");
+    // The installed herd runs there as the host's helper, over an ssh session: its hello
+    // says this very build (the seam the lab's runner on hosts will use).
+    let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
+    let url: herd_lab::hosts::HostUrl = format!("ssh://{c}").parse().unwrap();
+    let config = hosts.ssh_config.clone();
+    let hello = herd_topo::net::netns::within(&hosts.netns, move || {
+        let ssh = herd_lab::hosts::ssh::Ssh::new(
+            Some(&config),
+            Duration::from_secs(5),
+            &std::env::temp_dir(),
+        )
+        .unwrap();
+        let v = version.strip_prefix("herd ").unwrap();
+        let argv = herd_lab::hosts::remote_herd(v, &["host"]);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let mut session = ssh.spawn_session(&url, &argv).unwrap();
+        let (input, output) =
+            (session.process.take_stdin().unwrap(), session.process.take_stdout().unwrap());
+        let mut link =
+            herd_host::HostLink::new(url.to_string(), output, input, Duration::from_secs(10));
+        let hello = link.hello().unwrap();
+        link.bye().unwrap();
+        assert!(session.process.wait(Duration::from_secs(10)).unwrap().unwrap().success());
+        (hello, version)
+    })
+    .unwrap();
+    assert_eq!(hello.0.herd, hello.1);
+    assert_eq!(hello.0.protocol, herd_host::PROTOCOL);
     // Installing again copies nothing.
     let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
     assert!(out.status.success());

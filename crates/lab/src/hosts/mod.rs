@@ -75,6 +75,18 @@ pub fn build_id(version: &str) -> String {
 /// Where a host keeps herd builds, relative to its user's home.
 pub const CACHE_DIR: &str = ".cache/herd";
 
+/// The remote command that runs this build of herd with `args` on a host, from its user's
+/// cache (where `herd lab hosts install` put it): `["sh", "-c", "exec …"]`, since `~` and
+/// `$HOME` mean nothing to ssh itself and a quoted word would not expand them.
+pub fn remote_herd(version: &str, args: &[&str]) -> Vec<String> {
+    let mut line = format!("exec \"$HOME/{CACHE_DIR}/herd-{}\"", build_id(version));
+    for a in args {
+        line.push(' ');
+        line.push_str(&ssh::quote(a));
+    }
+    vec!["sh".into(), "-c".into(), line]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +96,14 @@ mod tests {
         assert_eq!(build_id("0.1.0 (commit 1a2b3c4d5e6f)"), "0.1.0-1a2b3c4d5e6f");
         assert_eq!(build_id("0.1.0"), "0.1.0");
         assert_eq!(build_id("0.1.0 weird/`$x"), "0.1.0_weird___x");
+    }
+
+    #[test]
+    fn remote_herd_runs_the_cached_build() {
+        assert_eq!(
+            remote_herd("0.1.0 (commit abc)", &["host", "two words"]),
+            ["sh", "-c", "exec \"$HOME/.cache/herd/herd-0.1.0-abc\" host 'two words'"]
+        );
     }
 
     #[test]
