@@ -305,3 +305,86 @@ fn a_hosts_sessions_share_one_connection_and_go_with_it() {
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// herd killed mid-run: its ssh to the host dies with it (SIGKILL here, as a crash or
+/// `kill -9` would end it), the host's sshd closes the channel, and the helper there stops
+/// the server it had started and removes its run directory: nothing herd started is left
+/// on the host.
+#[test]
+fn a_killed_ssh_leaves_nothing_running_on_the_host() {
+    require_root();
+    let dir = tempdir("lab-hosts-kill");
+    let hosts = SshHosts::start("812", &dir, &[HostSetup::default()]);
+    let addr = hosts.hosts[0].addr;
+    let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let remote_herd = hosts.hosts[0].home.join(format!(".cache/herd/herd-{}", build_id()));
+    let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
+    let url: herd_lab::hosts::HostUrl = format!("ssh://{addr}").parse().unwrap();
+    let config = hosts.ssh_config.clone();
+    let port = 18_412u16;
+    let (ssh_pid, server_pid, run_dir) = herd_topo::net::netns::within(&hosts.netns, move || {
+        let ssh = herd_lab::hosts::ssh::Ssh::new(
+            Some(&config),
+            Duration::from_secs(5),
+            &std::env::temp_dir(),
+        )
+        .unwrap();
+        let v = version.strip_prefix("herd ").unwrap();
+        let argv = herd_lab::hosts::remote_herd(v, &["host"]);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let mut session = ssh.spawn_session(&url, &argv).unwrap();
+        let (input, output) =
+            (session.process.take_stdin().unwrap(), session.process.take_stdout().unwrap());
+        let mut link =
+            herd_host::HostLink::new(url.to_string(), output, input, Duration::from_secs(10));
+        let hello = link.hello().unwrap();
+        let listen = format!("{addr}:{port}");
+        let started = link
+            .start(herd_host::StartSpec {
+                id: "server".into(),
+                argv: vec![
+                    remote_herd.display().to_string(),
+                    "serve".into(),
+                    "--listen".into(),
+                    listen.clone(),
+                ],
+                env: vec![],
+                cwd: Some("/".into()),
+                cpus: None,
+                log: "server.log".into(),
+            })
+            .unwrap();
+        let ready = link.ready("server", herd_host::Probe::Tcp(listen), Duration::from_secs(10));
+        assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
+        // The channel stays open (the link is leaked, as a crashed herd would leave it):
+        // only the ssh process ends.
+        let pid = session.process.pid();
+        std::mem::forget(link);
+        std::mem::forget(session);
+        (pid, started.pid, std::path::PathBuf::from(hello.run_dir))
+    })
+    .unwrap();
+    assert!(Path::new(&format!("/proc/{server_pid}")).exists(), "the server runs");
+    assert!(run_dir.is_dir());
+    // SAFETY: kill has no memory preconditions; ssh_pid is the ssh this test started.
+    assert_eq!(unsafe { libc::kill(ssh_pid as i32, libc::SIGKILL) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    };
+    while (!gone(server_pid) || run_dir.exists()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(server_pid), "herd serve {server_pid} still runs on the host");
+    assert!(!run_dir.exists(), "the helper's run directory {} is left", run_dir.display());
+    // Reap the killed ssh (this process is its parent).
+    // SAFETY: waitpid on our own child with a valid pointer.
+    let mut status = 0;
+    unsafe { libc::waitpid(ssh_pid as i32, &mut status, 0) };
+    drop(hosts);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
