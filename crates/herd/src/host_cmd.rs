@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use herd_host::{Options, Why};
 
-pub(crate) fn main() -> ExitCode {
+pub(crate) fn main(idle_timeout: std::time::Duration) -> ExitCode {
     // The disclosure as JSON (herd.doctor.v1: the checks and the machine's record), so that
     // the lab stores each host's as it stores this machine's.
     let doctor = std::env::current_exe()
@@ -21,6 +21,7 @@ pub(crate) fn main() -> ExitCode {
         herd: format!("herd {}", env!("HERD_VERSION")),
         doctor,
         parent: std::env::temp_dir(),
+        idle: (!idle_timeout.is_zero()).then_some(idle_timeout),
     };
     match herd_host::run_stdio(options) {
         Ok((why, ended)) => {

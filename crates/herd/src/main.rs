@@ -97,7 +97,20 @@ enum Command {
     /// use by hand. Serves requests on stdin, one JSON line each, until stdin closes, then
     /// stops everything it started.
     #[command(hide = true)]
-    Host,
+    Host {
+        /// End, stopping everything, when no request comes within this (herd pings while it
+        /// holds the link, so silence means the link is lost: a host's network down); 0: never
+        #[arg(long, default_value = "30s", value_parser = idle_time)]
+        idle_timeout: std::time::Duration,
+    },
+}
+
+/// `--idle-timeout`: a duration, or 0 for none.
+fn idle_time(text: &str) -> Result<std::time::Duration, String> {
+    if text.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    herd_stats::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -115,7 +128,7 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => exit_code("herd report", report_cmd::run(args).map(report_exit)),
         Command::Doctor { json } => doctor_cmd::main(json),
-        Command::Host => host_cmd::main(),
+        Command::Host { idle_timeout } => host_cmd::main(idle_timeout),
         Command::Serve(args) => {
             exit_code("herd serve", serve_cmd::run(args).map(|()| ExitCode::SUCCESS))
         }

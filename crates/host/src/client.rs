@@ -235,6 +235,14 @@ impl<W: Write> HostLink<W> {
         }
     }
 
+    /// A sign of life, so that a helper with an idle time goes on ([`Request::Ping`]).
+    pub fn ping(&mut self) -> Result<(), LinkError> {
+        match self.call(&Request::Ping)? {
+            Answer::Pong => Ok(()),
+            other => Err(self.unexpected("ping", &other)),
+        }
+    }
+
     pub fn clean(&mut self) -> Result<Cleaned, LinkError> {
         match self.call(&Request::Clean)? {
             Answer::Cleaned(c) => Ok(c),

@@ -36,6 +36,9 @@ pub struct Options {
     pub doctor: Option<Vec<OsString>>,
     /// Where the run directory is made, and where `clean` looks for others.
     pub parent: PathBuf,
+    /// End (everything stopped) when no request comes within this: herd pings while it
+    /// holds the link ([`Request::Ping`]), so silence means the link is lost. None: wait on.
+    pub idle: Option<std::time::Duration>,
 }
 
 /// The longest a `ready` may wait, and a `stop` may grant before SIGKILL.
@@ -103,6 +106,7 @@ impl Host {
             Request::Clean => {
                 Ok(Answer::Cleaned(rundir::clean(&self.options.parent, self.run.dir())))
             }
+            Request::Ping => Ok(Answer::Pong),
             // The loop answers it, after ending the host.
             Request::Bye => Err("bye: not this helper's to answer".to_owned()),
         };
@@ -121,6 +125,11 @@ impl Host {
         drop(self.sup);
         let run_dir = self.run.dir().to_path_buf();
         Ended { stopped, run_dir, removed: self.run.remove() }
+    }
+
+    /// The idle time after which the loop ends it (`Options::idle`).
+    pub fn idle(&self) -> Option<std::time::Duration> {
+        self.options.idle
     }
 
     fn hello(&self) -> Hello {

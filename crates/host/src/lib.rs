@@ -20,6 +20,7 @@
 pub mod client;
 pub mod facts;
 pub mod host;
+pub mod keeper;
 pub mod lines;
 pub mod protocol;
 pub mod rundir;
@@ -27,5 +28,6 @@ pub mod serve;
 
 pub use client::{HostLink, LinkError};
 pub use host::{Host, Options};
+pub use keeper::Keeper;
 pub use protocol::{Answer, Probe, Readiness, Reply, Request, StartSpec, PROTOCOL};
 pub use serve::{run_stdio, Loop, Why};

@@ -51,6 +51,11 @@ pub enum Request {
     /// Stops what earlier helpers of this user left (helpers killed with their programs
     /// still running) and removes their run directories: [`Answer::Cleaned`].
     Clean,
+    /// Nothing but a sign of life: [`Answer::Pong`]. A helper started with an idle time
+    /// ends (stopping everything) when no request comes within it, so herd sends these
+    /// while it holds the link and has nothing else to ask (`keeper.rs`): a link dropped
+    /// without a close (a cable, a host's network down) then ends the helper too.
+    Ping,
     /// Stops everything, removes the run directory and ends: [`Answer::Bye`], written once
     /// that is done.
     Bye,
@@ -159,6 +164,7 @@ pub enum Answer {
         failure: Option<String>,
     },
     Cleaned(Cleaned),
+    Pong,
     Bye {
         /// Programs that still ran and were stopped.
         stopped: usize,
@@ -179,6 +185,7 @@ impl Answer {
             Answer::File { .. } => "file",
             Answer::Doctor { .. } => "doctor",
             Answer::Cleaned(_) => "cleaned",
+            Answer::Pong => "pong",
             Answer::Bye { .. } => "bye",
         }
     }
@@ -196,6 +203,7 @@ impl Request {
             Request::ReadFile { .. } => "read_file",
             Request::Doctor => "doctor",
             Request::Clean => "clean",
+            Request::Ping => "ping",
             Request::Bye => "bye",
         }
     }
@@ -310,6 +318,7 @@ mod tests {
             Request::ReadFile { path: "server.log".into(), max_bytes: 4096 },
             Request::Doctor,
             Request::Clean,
+            Request::Ping,
             Request::Bye,
         ]
     }
@@ -368,6 +377,7 @@ mod tests {
                 in_use: vec!["/tmp/herd-host-2-0".into()],
                 errors: vec!["/tmp/x: Permission denied".into()],
             }),
+            Answer::Pong,
             Answer::Bye { stopped: 2, removed: true },
         ];
         let mut replies: Vec<Reply> = answers.into_iter().map(Reply::Ok).collect();

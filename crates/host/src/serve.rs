@@ -7,8 +7,11 @@
 //! SIGHUP or SIGINT, and `bye`. So that a signal or a closed channel is seen while a request
 //! is being handled or while nothing is, stdin is read on a thread of its own and signals
 //! come from ctrlc's thread: both are events on one channel, which the loop alone turns into
-//! actions, and both raise a flag that a long request (`ready`) checks. Only SIGKILL escapes
-//! this; what it leaves, a later helper's `clean` stops (`rundir.rs`).
+//! actions, and both raise a flag that a long request (`ready`) checks. A link lost without
+//! a close (a host's network down: sshd may not notice for hours) is silence: with an idle
+//! time, no request within it ends the helper the same way (herd pings meanwhile,
+//! `keeper.rs`). Only SIGKILL escapes this; what it leaves, a later helper's `clean` stops
+//! (`rundir.rs`).
 
 use std::io::{self, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +33,8 @@ pub enum Why {
     LinkFailed,
     /// SIGTERM, SIGHUP or SIGINT.
     Signal,
+    /// No request within the idle time: the link is taken for lost.
+    Silent,
 }
 
 impl Why {
@@ -39,6 +44,7 @@ impl Why {
             Why::InputClosed => "its channel closed",
             Why::LinkFailed => "its channel failed",
             Why::Signal => "a signal ended it",
+            Why::Silent => "no request within its idle time: its link taken for lost",
         }
     }
 }
@@ -119,8 +125,16 @@ impl Loop {
             }
         });
         drop(self.tx);
+        let idle = host.idle();
         let why = loop {
-            let request = match self.rx.recv() {
+            let event = match idle {
+                Some(idle) => match self.rx.recv_timeout(idle) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => break Why::Silent,
+                    other => other.map_err(|_| mpsc::RecvError),
+                },
+                None => self.rx.recv(),
+            };
+            let request = match event {
                 Err(_) => break Why::LinkFailed,
                 Ok(Event::Signal) => break Why::Signal,
                 Ok(Event::Line(Ok(Line::End))) => break Why::InputClosed,
@@ -196,7 +210,7 @@ mod tests {
             std::env::temp_dir().join(format!("herd-hosttest-serve-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&parent);
         std::fs::create_dir_all(&parent).unwrap();
-        Options { herd: "herd test".into(), doctor: None, parent }
+        Options { herd: "herd test".into(), doctor: None, parent, idle: None }
     }
 
     /// Runs a helper over `input` to its end: the replies, why it ended, what ending did.

@@ -19,8 +19,14 @@ use crate::util::{free_port, herd, tempdir};
 
 /// A `herd host` child whose run directory goes under `dir`, and the link to it.
 fn helper(dir: &Path) -> (Child, HostLink<ChildStdin>) {
+    helper_with(dir, &[])
+}
+
+/// [`helper`] with more arguments to `herd host`.
+fn helper_with(dir: &Path, args: &[&str]) -> (Child, HostLink<ChildStdin>) {
     let mut child = herd()
         .arg("host")
+        .args(args)
         .env("TMPDIR", dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -361,5 +367,34 @@ fn hostile_lines_get_error_replies_and_the_helper_serves_on() {
     drop(stdin);
     assert_eq!(exit_code(&mut child), Some(0));
     assert!(!run_dir.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Silence ends a helper with an idle time as a closed channel does (a link lost without a
+/// close: a host's network down), its server stopped and its run directory removed; and a
+/// keeper's pings hold another one up past that time, until its bye.
+#[test]
+fn silence_ends_a_helper_and_pings_keep_one() {
+    let dir = tempdir("host-idle");
+    let (mut child, mut link) = helper_with(&dir, &["--idle-timeout", "1s"]);
+    let hello = link.hello().unwrap();
+    let (pid, _) = start_serve(&mut link);
+    // Held open, silent: no request for the idle time, and the helper ends by itself.
+    assert_eq!(exit_code(&mut child), Some(0));
+    assert!(ended(pid), "herd serve (pid {pid}) still runs after the helper's idle time");
+    assert!(!run_dir(&hello).exists(), "run directory left");
+    drop(link);
+
+    let (mut child, mut link) = helper_with(&dir, &["--idle-timeout", "1s"]);
+    link.hello().unwrap();
+    let (pid, _) = start_serve(&mut link);
+    let keeper = herd_host::Keeper::start(link, Duration::from_millis(200));
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(!ended(pid), "the kept helper stopped its server");
+    let hello = keeper.with(|l| l.hello()).unwrap();
+    assert!(keeper.failure().is_none());
+    assert_eq!(keeper.into_link().bye().unwrap(), 1);
+    assert!(ended(pid) && !run_dir(&hello).exists());
+    assert_eq!(exit_code(&mut child), Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }

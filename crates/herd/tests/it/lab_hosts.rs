@@ -388,3 +388,93 @@ fn a_killed_ssh_leaves_nothing_running_on_the_host() {
     drop(hosts);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A host's network gone mid-run, without a word (no FIN, no RST: its links set down): sshd
+/// there notices nothing for hours, but the helper, kept alive by herd's pings until then,
+/// hears silence and ends within its idle time, stopping the server it started and removing
+/// its run directory.
+#[test]
+fn a_host_cut_off_stops_what_its_helper_started() {
+    require_root();
+    let dir = tempdir("lab-hosts-cut");
+    let hosts = SshHosts::start("813", &dir, &[HostSetup::default()]);
+    let addr = hosts.hosts[0].addr;
+    let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let remote_herd = hosts.hosts[0].home.join(format!(".cache/herd/herd-{}", build_id()));
+    let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
+    let url: herd_lab::hosts::HostUrl = format!("ssh://{addr}").parse().unwrap();
+    let config = hosts.ssh_config.clone();
+    let port = 18_413u16;
+    let (keeper, session, server_pid, run_dir) =
+        herd_topo::net::netns::within(&hosts.netns, move || {
+            let ssh = herd_lab::hosts::ssh::Ssh::new(
+                Some(&config),
+                Duration::from_secs(5),
+                &std::env::temp_dir(),
+            )
+            .unwrap();
+            let v = version.strip_prefix("herd ").unwrap();
+            let argv = herd_lab::hosts::remote_herd(v, &["host", "--idle-timeout", "2s"]);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let mut session = ssh.spawn_session(&url, &argv).unwrap();
+            let (input, output) =
+                (session.process.take_stdin().unwrap(), session.process.take_stdout().unwrap());
+            let mut link =
+                herd_host::HostLink::new(url.to_string(), output, input, Duration::from_secs(3));
+            let hello = link.hello().unwrap();
+            let listen = format!("{addr}:{port}");
+            let started = link
+                .start(herd_host::StartSpec {
+                    id: "server".into(),
+                    argv: vec![
+                        remote_herd.display().to_string(),
+                        "serve".into(),
+                        "--listen".into(),
+                        listen.clone(),
+                    ],
+                    env: vec![],
+                    cwd: Some("/".into()),
+                    cpus: None,
+                    log: "server.log".into(),
+                })
+                .unwrap();
+            let ready =
+                link.ready("server", herd_host::Probe::Tcp(listen), Duration::from_secs(10));
+            assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
+            let keeper = herd_host::Keeper::start(link, Duration::from_millis(300));
+            (keeper, session, started.pid, std::path::PathBuf::from(hello.run_dir))
+        })
+        .unwrap();
+    // Kept alive past its idle time while the link holds.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(Path::new(&format!("/proc/{server_pid}")).exists(), "the kept helper stopped");
+    assert!(keeper.failure().is_none(), "{:?}", keeper.failure());
+    hosts.cut_off(0);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    };
+    while (!gone(server_pid) || run_dir.exists()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(server_pid), "herd serve {server_pid} still runs on the cut-off host");
+    assert!(!run_dir.exists(), "the helper's run directory {} is left", run_dir.display());
+    // herd's side learns it too: a ping times out.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while keeper.failure().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        keeper.failure().is_some_and(|f| f.contains(&addr.to_string())),
+        "{:?}",
+        keeper.failure()
+    );
+    drop(keeper);
+    drop(session); // stops the local ssh by PID
+    drop(hosts);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -210,6 +210,26 @@ impl SshHosts {
     pub fn tag(&self) -> &str {
         &self.topo.plan().tag
     }
+
+    /// Cuts sshd host `i` off the network without a word: every link of its namespace but
+    /// loopback set down, as a pulled cable or a host's network gone would (no FIN, no RST).
+    pub fn cut_off(&self, i: usize) {
+        let ns = self.topo.netns(SERVED[i]);
+        let out = Command::new("ip").args(["-n", &ns, "-o", "link", "show"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            // `2: eth0@if7: <BROADCAST,…> …`: the name before `@` or `:`.
+            let Some(name) = line.split(": ").nth(1) else { continue };
+            let name = name.split('@').next().unwrap_or(name);
+            if name != "lo" {
+                let down = Command::new("ip")
+                    .args(["-n", &ns, "link", "set", "dev", name, "down"])
+                    .output()
+                    .unwrap();
+                assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+            }
+        }
+    }
 }
 
 /// An ed25519 key pair `dir/name` (and `.pub`), no passphrase.
