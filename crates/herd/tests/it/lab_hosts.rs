@@ -314,7 +314,7 @@ fn a_hosts_sessions_share_one_connection_and_go_with_it() {
 fn a_killed_ssh_leaves_nothing_running_on_the_host() {
     require_root();
     let dir = tempdir("lab-hosts-kill");
-    let hosts = SshHosts::start("812", &dir, &[HostSetup::default()]);
+    let hosts = SshHosts::start("814", &dir, &[HostSetup::default()]);
     let addr = hosts.hosts[0].addr;
     let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
     let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
@@ -397,7 +397,7 @@ fn a_killed_ssh_leaves_nothing_running_on_the_host() {
 fn a_host_cut_off_stops_what_its_helper_started() {
     require_root();
     let dir = tempdir("lab-hosts-cut");
-    let hosts = SshHosts::start("813", &dir, &[HostSetup::default()]);
+    let hosts = SshHosts::start("815", &dir, &[HostSetup::default()]);
     let addr = hosts.hosts[0].addr;
     let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
     let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
