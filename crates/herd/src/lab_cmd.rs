@@ -26,8 +26,14 @@ pub(crate) enum LabCommand {
     Run(RunArgs),
     /// List the bundled experiments.
     List,
-    /// Stop what a crashed lab run left running and remove its run directory.
-    Clean,
+    /// Stop what a crashed lab run left running and remove its run directory; with --hosts,
+    /// on the experiment's hosts too.
+    Clean {
+        /// An experiment file with [hosts]: each host's helper stops what helpers killed
+        /// there left (their programs, cgroups, run directories)
+        #[arg(long, value_name = "EXPERIMENT")]
+        hosts: Option<String>,
+    },
     /// The user's own machines of an experiment's `[hosts]`, over SSH: what each has, and
     /// this herd copied there (docs/hosts.md).
     Hosts {
@@ -84,7 +90,10 @@ pub(crate) fn main(cmd: LabCommand) -> ExitCode {
     let result = match cmd {
         LabCommand::Run(args) => run(args),
         LabCommand::List => list().map(|()| ExitCode::SUCCESS),
-        LabCommand::Clean => clean().map(|()| ExitCode::SUCCESS),
+        LabCommand::Clean { hosts } => clean().and_then(|()| match hosts {
+            Some(file) => crate::lab_hosts::clean(&file),
+            None => Ok(ExitCode::SUCCESS),
+        }),
         LabCommand::Migrate { store } => migrate(&store).map(|()| ExitCode::SUCCESS),
         LabCommand::Hosts { command } => return crate::lab_hosts::main(command),
     };

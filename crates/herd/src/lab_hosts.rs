@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use herd_lab::hosts::check::{self, HostCheck, Installed};
 use herd_lab::hosts::install::{self, Done};
+use herd_lab::hosts::session::HostSession;
 use herd_lab::hosts::ssh::Ssh;
 use herd_lab::hosts::{build_id, Hosts, Role};
 
@@ -66,6 +67,55 @@ fn open(a: &HostsArgs) -> anyhow::Result<(Hosts, Ssh)> {
     let ssh = Ssh::new(hosts.ssh_config.as_deref(), a.connect_timeout, &std::env::temp_dir())
         .context("cannot make a private directory for ssh's control sockets")?;
     Ok((hosts, ssh))
+}
+
+/// `herd lab clean --hosts FILE`: each host's helper, started for it, stops what helpers
+/// killed there left (their programs, cgroups and run directories); a line per host. Exits
+/// non-zero when some host could not be reached or cleaned.
+pub(crate) fn clean(file: &str) -> anyhow::Result<ExitCode> {
+    let args = HostsArgs { experiment: file.to_owned(), connect_timeout: Duration::from_secs(10) };
+    let (hosts, ssh) = open(&args)?;
+    let all = hosts.each();
+    let width = label_width(&all);
+    let mut failed = 0;
+    for (role, url) in &all {
+        let label = format!("{role}:");
+        let line = match clean_one(&ssh, url) {
+            Ok(said) => format!("{label:<width$} {url}: {said}"),
+            Err(e) => {
+                failed += 1;
+                format!("{label:<width$} {e}")
+            }
+        };
+        write_stdout(&format!("{line}\n"))?;
+    }
+    if failed > 0 {
+        eprintln!("herd lab clean: {failed} of {} hosts not cleaned", all.len());
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One host's clean, in words: `stopped 1 program (4242 server), removed 1 run directory`.
+fn clean_one(ssh: &Ssh, url: &herd_lab::hosts::HostUrl) -> anyhow::Result<String> {
+    let session = HostSession::open(ssh, url, VERSION)?;
+    let c = session.with(|l| l.clean()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    session.bye().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut said = format!(
+        "stopped {} program(s){}, removed {} run director{} and {} cgroup(s)",
+        c.stopped.len(),
+        if c.stopped.is_empty() { String::new() } else { format!(" ({})", c.stopped.join(", ")) },
+        c.dirs.len(),
+        if c.dirs.len() == 1 { "y" } else { "ies" },
+        c.cgroups.len()
+    );
+    if !c.in_use.is_empty() {
+        said.push_str(&format!("; left {} of helpers still running", c.in_use.join(", ")));
+    }
+    if !c.errors.is_empty() {
+        anyhow::bail!("{url}: {said}; could not remove: {}", c.errors.join("; "));
+    }
+    Ok(said)
 }
 
 fn check(a: &HostsArgs) -> anyhow::Result<ExitCode> {

@@ -478,3 +478,72 @@ fn a_host_cut_off_stops_what_its_helper_started() {
     drop(hosts);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A helper killed on its host (SIGKILL: nothing can stop what it started) leaves its server
+/// running there; `herd lab clean --hosts FILE` has each host's helper stop exactly that
+/// program and remove the dead helper's run directory, and says so per host.
+#[test]
+fn clean_hosts_stops_what_a_killed_helper_left() {
+    require_root();
+    let dir = tempdir("lab-hosts-clean");
+    let hosts = SshHosts::start("816", &dir, &[HostSetup::default()]);
+    let addr = hosts.hosts[0].addr;
+    let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let remote_herd = hosts.hosts[0].home.join(format!(".cache/herd/herd-{}", build_id()));
+    let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
+    let url: herd_lab::hosts::HostUrl = format!("ssh://{addr}").parse().unwrap();
+    let config = hosts.ssh_config.clone();
+    let listen = format!("{addr}:18416");
+    let (session, server_pid) = herd_topo::net::netns::within(&hosts.netns, move || {
+        let ssh = herd_lab::hosts::ssh::Ssh::new(
+            Some(&config),
+            Duration::from_secs(5),
+            &std::env::temp_dir(),
+        )
+        .unwrap();
+        let v = version.strip_prefix("herd ").unwrap();
+        let session = herd_lab::hosts::session::HostSession::open(&ssh, &url, v).unwrap();
+        let started = session
+            .with(|l| {
+                l.start(herd_host::StartSpec {
+                    id: "server".into(),
+                    argv: vec![
+                        remote_herd.display().to_string(),
+                        "serve".into(),
+                        "--listen".into(),
+                        listen.clone(),
+                    ],
+                    env: vec![],
+                    cwd: Some("/".into()),
+                    cpus: None,
+                    log: "server.log".into(),
+                })
+            })
+            .unwrap();
+        let ready = session
+            .with(|l| l.ready("server", herd_host::Probe::Tcp(listen), Duration::from_secs(10)));
+        assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
+        (session, started.pid)
+    })
+    .unwrap();
+    let helper_pid = session.hello.pid;
+    let run_dir = std::path::PathBuf::from(&session.hello.run_dir);
+    // SAFETY: kill has no memory preconditions; the helper is this test's, on its host.
+    assert_eq!(unsafe { libc::kill(helper_pid as i32, libc::SIGKILL) }, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Path::new(&format!("/proc/{server_pid}")).exists(), "the orphan runs on");
+    drop(session);
+
+    let out = hosts.herd().args(["lab", "clean", "--hosts"]).arg(&file).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let l = line(&stdout, "server");
+    assert!(l.contains(&format!("stopped 1 program(s) ({server_pid} server)")), "{l}");
+    assert!(l.contains("removed 1 run directory"), "{l}");
+    assert!(!Path::new(&format!("/proc/{server_pid}")).exists(), "the orphan still runs");
+    assert!(!run_dir.exists(), "{} left", run_dir.display());
+    drop(hosts);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -4,12 +4,14 @@
 //! command or a session on a host through one multiplexed connection; `check.rs` says what
 //! each host has (kernel, CPUs, which herd build) and `install.rs` copies this herd there.
 //!
-//! Not here yet: running a cell's roles on the hosts (the runner refuses an experiment with
-//! `[hosts]` for now), and `herd host`, the helper each host runs. Naming a host is not an
+//! `session.rs` starts `herd host`, the helper each host runs (crates/host), over an ssh
+//! session and keeps its link alive. Not here yet: running a cell's roles on the hosts (the
+//! runner refuses an experiment with `[hosts]` for now). Naming a host is not an
 //! opt-in to send load to it: the safety rule (`herd_engine::target`) is unchanged.
 
 pub mod check;
 pub mod install;
+pub mod session;
 pub mod ssh;
 mod url;
 
