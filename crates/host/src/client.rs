@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::lines::{read_line, Line};
 use crate::protocol::{
     Answer, Cleaned, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS,
-    MAX_REPLY_LINE,
+    MAX_REPLY_LINE, MAX_WRITE_PART,
 };
 
 /// Why a request to a host's helper got no answer.
@@ -233,6 +233,31 @@ impl<W: Write> HostLink<W> {
             Answer::Doctor { text, failure } => Ok((text, failure)),
             other => Err(self.unexpected("doctor", &other)),
         }
+    }
+
+    /// Writes `bytes` to `path` under the helper's run directory (its directories made), in
+    /// parts of at most [`MAX_WRITE_PART`] bytes; the file's size when done.
+    pub fn write_file(&mut self, path: &str, bytes: &[u8], mode: u32) -> Result<u64, LinkError> {
+        use base64::Engine as _;
+        let mut size = 0;
+        // An empty file is one empty part.
+        let parts: Vec<&[u8]> =
+            if bytes.is_empty() { vec![&[]] } else { bytes.chunks(MAX_WRITE_PART).collect() };
+        let mut append = false;
+        for part in parts {
+            let request = Request::WriteFile {
+                path: path.to_owned(),
+                base64: base64::engine::general_purpose::STANDARD.encode(part),
+                append,
+                mode: Some(mode),
+            };
+            size = match self.call(&request)? {
+                Answer::Written { size, .. } => size,
+                other => return Err(self.unexpected("write_file", &other)),
+            };
+            append = true;
+        }
+        Ok(size)
     }
 
     /// A sign of life, so that a helper with an idle time goes on ([`Request::Ping`]).

@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
@@ -23,7 +23,7 @@ use herd_topo::{Spawn, Supervisor};
 use crate::facts;
 use crate::protocol::{
     Answer, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS, MAX_READ_BYTES,
-    PROTOCOL,
+    MAX_WRITE_FILE, MAX_WRITE_PART, PROTOCOL,
 };
 use crate::rundir::{self, RunDir};
 
@@ -102,6 +102,9 @@ impl Host {
             Request::Cpu { id } => self.cpu(&id),
             Request::Stop { id, grace_ms } => self.stop(&id, grace_ms.unwrap_or(DEFAULT_GRACE_MS)),
             Request::ReadFile { path, max_bytes } => self.read_file(&path, max_bytes),
+            Request::WriteFile { path, base64, append, mode } => {
+                self.write_file(&path, &base64, append, mode.unwrap_or(0o644))
+            }
             Request::Doctor => self.doctor(),
             Request::Clean => {
                 Ok(Answer::Cleaned(rundir::clean(&self.options.parent, self.run.dir())))
@@ -312,6 +315,68 @@ impl Host {
             return Err(format!("read_file {path:?}: not a file"));
         }
         Ok(real)
+    }
+
+    /// Writes (or appends) one part of a file under the run directory, its directories
+    /// made. The path is relative, without `..`, not one of the helper's own files, and the
+    /// file is opened without following a link: nothing outside the run directory is
+    /// written, whatever the path or the links already there.
+    fn write_file(
+        &self,
+        path: &str,
+        base64: &str,
+        append: bool,
+        mode: u32,
+    ) -> Result<Answer, String> {
+        use base64::Engine as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let refuse = |why: &str| format!("write_file {path:?}: {why}");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(base64)
+            .map_err(|e| refuse(&format!("its bytes are not base64: {e}")))?;
+        if bytes.len() > MAX_WRITE_PART {
+            return Err(refuse(&format!(
+                "a part of {} bytes: at most {MAX_WRITE_PART}",
+                bytes.len()
+            )));
+        }
+        if mode > 0o777 {
+            return Err(refuse(&format!("mode {mode:o}: permission bits only (0 to 777)")));
+        }
+        let rel = Path::new(path);
+        let plain = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if path.is_empty() || !plain {
+            return Err(refuse("a relative path inside the run directory, without `..`"));
+        }
+        let first = rel.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+        if let Some(first) = first {
+            if first == "owner" || first == "doctor.out" || first.starts_with("herd-") {
+                return Err(refuse("one of the helper's own files"));
+            }
+        }
+        let root = self.run.dir().canonicalize().map_err(|e| format!("the run directory: {e}"))?;
+        let file = root.join(rel);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| refuse(&e.to_string()))?;
+            let real = parent.canonicalize().map_err(|e| refuse(&e.to_string()))?;
+            if !real.starts_with(&root) {
+                return Err(refuse("its directory leads out of the run directory"));
+            }
+        }
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true).mode(mode).custom_flags(libc::O_NOFOLLOW);
+        if append {
+            open.append(true).create(false);
+        } else {
+            open.create(true).truncate(true);
+        }
+        let mut f = open.open(&file).map_err(|e| refuse(&e.to_string()))?;
+        let before = f.metadata().map_err(|e| refuse(&e.to_string()))?.len();
+        if before + bytes.len() as u64 > MAX_WRITE_FILE {
+            return Err(refuse(&format!("over {MAX_WRITE_FILE} bytes in all")));
+        }
+        f.write_all(&bytes).map_err(|e| refuse(&e.to_string()))?;
+        Ok(Answer::Written { path: path.to_owned(), size: before + bytes.len() as u64 })
     }
 
     fn doctor(&mut self) -> Result<Answer, String> {

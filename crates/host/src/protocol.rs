@@ -17,6 +17,11 @@ pub const PROTOCOL: &str = "herd.host.v1";
 /// The longest line either end reads of a request: a request is a command line and a few
 /// names, so anything longer is a mistake (or hostile) and is refused unread.
 pub const MAX_REQUEST_LINE: usize = 1 << 20;
+/// The most bytes one `write_file` carries: their base64 (4/3 as long) and the request
+/// around it stay within [`MAX_REQUEST_LINE`].
+pub const MAX_WRITE_PART: usize = 512 << 10;
+/// The largest file `write_file` makes, its parts together.
+pub const MAX_WRITE_FILE: u64 = 1 << 30;
 
 /// The longest reply line herd reads (a file read back is the largest reply).
 pub const MAX_REPLY_LINE: usize = 64 << 20;
@@ -46,6 +51,19 @@ pub enum Request {
     /// A file inside the helper's run directory (a server's log), at most `max_bytes` from
     /// its start: [`Answer::File`].
     ReadFile { path: String, max_bytes: u64 },
+    /// Writes a file inside the helper's run directory (a server's rendered config, its
+    /// certificate, its document root's files), its directories made: `base64` is the bytes,
+    /// a part of at most [`MAX_WRITE_PART`] of them; `append` adds a part to what earlier
+    /// requests wrote (a file over a line's worth comes in parts): [`Answer::Written`].
+    WriteFile {
+        path: String,
+        base64: String,
+        #[serde(default)]
+        append: bool,
+        /// Unix permission bits (0o644 when None).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+    },
     /// The host's disclosure, as `herd doctor --json` prints it there: [`Answer::Doctor`].
     Doctor,
     /// Stops what earlier helpers of this user left (helpers killed with their programs
@@ -164,6 +182,11 @@ pub enum Answer {
         failure: Option<String>,
     },
     Cleaned(Cleaned),
+    Written {
+        path: String,
+        /// The file's size now.
+        size: u64,
+    },
     Pong,
     Bye {
         /// Programs that still ran and were stopped.
@@ -185,6 +208,7 @@ impl Answer {
             Answer::File { .. } => "file",
             Answer::Doctor { .. } => "doctor",
             Answer::Cleaned(_) => "cleaned",
+            Answer::Written { .. } => "written",
             Answer::Pong => "pong",
             Answer::Bye { .. } => "bye",
         }
@@ -201,6 +225,7 @@ impl Request {
             Request::Cpu { .. } => "cpu",
             Request::Stop { .. } => "stop",
             Request::ReadFile { .. } => "read_file",
+            Request::WriteFile { .. } => "write_file",
             Request::Doctor => "doctor",
             Request::Clean => "clean",
             Request::Ping => "ping",
@@ -316,6 +341,12 @@ mod tests {
             Request::Stop { id: "server".into(), grace_ms: None },
             Request::Stop { id: "server".into(), grace_ms: Some(100) },
             Request::ReadFile { path: "server.log".into(), max_bytes: 4096 },
+            Request::WriteFile {
+                path: "conf/nginx.conf".into(),
+                base64: "d29ya2VyX3Byb2Nlc3NlcyAxOwo=".into(),
+                append: false,
+                mode: Some(0o600),
+            },
             Request::Doctor,
             Request::Clean,
             Request::Ping,
@@ -377,12 +408,26 @@ mod tests {
                 in_use: vec!["/tmp/herd-host-2-0".into()],
                 errors: vec!["/tmp/x: Permission denied".into()],
             }),
+            Answer::Written { path: "conf/nginx.conf".into(), size: 20 },
             Answer::Pong,
             Answer::Bye { stopped: 2, removed: true },
         ];
         let mut replies: Vec<Reply> = answers.into_iter().map(Reply::Ok).collect();
         replies.push(Reply::error("no program started as \"x\""));
         replies
+    }
+
+    #[test]
+    fn the_largest_write_part_fits_in_a_request_line() {
+        use base64::Engine as _;
+        let part = vec![0xffu8; MAX_WRITE_PART];
+        let request = Request::WriteFile {
+            path: "p".repeat(255),
+            base64: base64::engine::general_purpose::STANDARD.encode(&part),
+            append: true,
+            mode: Some(0o777),
+        };
+        assert!(request.to_line().len() < MAX_REQUEST_LINE, "{}", request.to_line().len());
     }
 
     #[test]

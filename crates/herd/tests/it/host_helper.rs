@@ -398,3 +398,42 @@ fn silence_ends_a_helper_and_pings_keep_one() {
     assert_eq!(exit_code(&mut child), Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `write_file` puts a server's files in the run directory: a file of three parts arrives
+/// whole, its directories made and its mode set; nothing outside the run directory can be
+/// written, by `..`, an absolute path, the helper's own files, or a link placed there.
+#[test]
+fn files_are_written_inside_the_run_dir_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempdir("host-write");
+    let (mut child, mut link) = helper(&dir);
+    let hello = link.hello().unwrap();
+    let root = run_dir(&hello);
+    let bytes: Vec<u8> = (0..1_200_000u32).map(|i| (i % 251) as u8).collect();
+    assert_eq!(link.write_file("www/sizes/big.bin", &bytes, 0o640).unwrap(), 1_200_000);
+    let written = root.join("www/sizes/big.bin");
+    assert!(std::fs::read(&written).unwrap() == bytes, "the parts arrive whole, in order");
+    assert_eq!(std::fs::metadata(&written).unwrap().permissions().mode() & 0o777, 0o640);
+    assert_eq!(link.write_file("empty.conf", b"", 0o644).unwrap(), 0);
+    // Written again: replaced, not appended.
+    assert_eq!(link.write_file("www/sizes/big.bin", b"x", 0o644).unwrap(), 1);
+
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("away")).unwrap();
+    std::os::unix::fs::symlink(outside.join("f"), root.join("away-file")).unwrap();
+    for (path, why) in [
+        ("../escape", "without `..`"),
+        ("/etc/herd-escape", "without `..`"),
+        ("owner", "the helper's own files"),
+        ("away/f", "leads out of the run directory"),
+        ("away-file", "write_file \"away-file\": "),
+    ] {
+        let err = link.write_file(path, b"no", 0o644).unwrap_err().to_string();
+        assert!(err.contains(why), "{path}: {err}");
+    }
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none(), "nothing written outside");
+    assert_eq!(link.bye().unwrap(), 0);
+    assert_eq!(exit_code(&mut child), Some(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
