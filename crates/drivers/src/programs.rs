@@ -245,6 +245,12 @@ impl Programs {
         self.paths.get(name).map(PathBuf::as_path)
     }
 
+    /// These, with program `name` at `path` (a server's `binary` of the user's own choosing).
+    pub fn with(mut self, name: &'static str, path: PathBuf) -> Programs {
+        self.paths.insert(name, path);
+        self
+    }
+
     /// Programs at fixed paths, as given (for golden tests and callers that know better).
     pub fn from_paths(pairs: impl IntoIterator<Item = (&'static str, PathBuf)>) -> Programs {
         Programs { paths: pairs.into_iter().collect() }

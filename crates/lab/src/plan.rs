@@ -426,7 +426,11 @@ fn write_server(
     herd_exe: &Path,
     runs_as: Option<&str>,
 ) -> Option<PathBuf> {
-    let (programs, missing) = located_or_shown(&programs_needed(def.kind, def.php), herd_exe);
+    let needed = programs_needed(def.kind, def.php);
+    let (programs, missing) = match crate::matrix::server_programs(def, &needed, herd_exe) {
+        Ok(p) => (p, None),
+        Err(_) => located_or_shown(&needed, herd_exe),
+    };
     let spec = ServerSpec {
         kind: def.kind,
         php: def.php,

@@ -200,3 +200,63 @@ keep_alive = true
         assert!(["ok", "suspect!", "client-bound!"].contains(&verdict), "{tool}: {row}");
     }
 }
+
+/// "Is my build faster?": `[servers.NAME] binary` starts one's own build of a server beside
+/// the distribution's, with the driver's config. Here a copy of Debian's nginx under another
+/// path (relative to the experiment file), beside the nginx the driver finds: both verified
+/// and loaded, each run's argv starting with its own program, each version asked of it.
+#[test]
+fn a_servers_own_binary_runs_beside_the_distributions() {
+    let dir = tempdir("lab-binary");
+    std::fs::create_dir_all(dir.join("build/sbin")).unwrap();
+    let mine = dir.join("build/sbin/nginx");
+    std::fs::copy("/usr/sbin/nginx", &mine).unwrap();
+    let text = format!(
+        r#"name = "binary"
+[matrix]
+server = ["nginx", "nginx-mine"]
+workload = ["page"]
+load = ["n200"]
+[servers.nginx-mine]
+driver = "nginx"
+binary = "build/sbin/nginx"
+[workloads.page]
+kind = "static"
+size = 6397
+[loads.n200]
+requests = 200
+concurrency = 4
+{TRIM}"#
+    );
+    let file = dir.join("x.toml");
+    std::fs::write(&file, &text).unwrap();
+    let plan = util::herd().args(["lab", "run", "--dry-run"]).arg(&file).output().unwrap();
+    let plan = String::from_utf8_lossy(&plan.stdout).into_owned();
+    assert!(plan.contains(&format!("start nginx: {} -e ", mine.display())), "{plan}");
+    let out = lab_run(&dir, &file).output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    check_rows(&stdout, &["nginx", "nginx-mine"], 1);
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
+    let exp = store.load_experiment(store.experiments().unwrap()[0].id).unwrap();
+    for cell in &exp.cells {
+        let server = &cell.repetitions[0].record.servers[0];
+        let want = if server.name == "nginx-mine" {
+            mine.display().to_string()
+        } else {
+            "/usr/sbin/nginx".to_owned()
+        };
+        assert_eq!(server.argv[0], want, "{}", cell.key);
+        assert!(server.version.starts_with("nginx/"), "{server:?}");
+    }
+    // A binary that is not there fails at its line, before anything runs.
+    std::fs::write(&file, text.replace("build/sbin/nginx", "build/sbin/ngnix")).unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("line 8: [servers.nginx-mine] binary: "), "{stderr}");
+    assert!(stderr.contains("build/sbin/ngnix is not an executable file"), "{stderr}");
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -50,7 +50,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         ));
     }
 
-    let servers = servers(&errs, &raw)?;
+    let servers = servers(&errs, &raw, source)?;
     let workloads = workloads(&errs, &raw)?;
     let loads = loads(&errs, &raw)?;
 
@@ -265,6 +265,7 @@ fn calibration(
                     kind: herd_drivers::ServerKind::Herd,
                     php: None,
                     workers: None,
+                    binary: None,
                 },
             );
         }
@@ -362,6 +363,7 @@ fn check_cells(
 fn servers(
     errs: &Errors<'_>,
     raw: &RawExperiment,
+    source: &str,
 ) -> Result<BTreeMap<String, ServerDef>, ExperimentError> {
     let mut out: BTreeMap<String, ServerDef> = BTreeMap::new();
     for def in super::builtin_servers() {
@@ -398,9 +400,44 @@ fn servers(
             }
             None => None,
         };
-        out.insert(name.clone(), ServerDef { name: name.clone(), kind, php, workers });
+        let binary = match &s.binary {
+            Some(b) => Some(binary(errs, name, b, source)?),
+            None => None,
+        };
+        out.insert(name.clone(), ServerDef { name: name.clone(), kind, php, workers, binary });
     }
     Ok(out)
+}
+
+/// `[servers.NAME] binary`: as written when absolute, else beside the experiment file; an
+/// executable file, checked now so that a typo fails at its line, not at the first run.
+fn binary(
+    errs: &Errors<'_>,
+    name: &str,
+    b: &Spanned<String>,
+    source: &str,
+) -> Result<std::path::PathBuf, ExperimentError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let written = std::path::Path::new(b.get_ref());
+    let path = if written.is_absolute() {
+        written.to_path_buf()
+    } else {
+        std::path::Path::new(source).parent().unwrap_or(std::path::Path::new("")).join(written)
+    };
+    let path = std::path::absolute(&path).unwrap_or(path);
+    let executable =
+        std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if !executable {
+        return Err(errs.at(
+            b.span(),
+            format!(
+                "[servers.{name}] binary: {} is not an executable file (a relative path is read \
+                 from the experiment file's directory)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(path)
 }
 
 fn workloads(

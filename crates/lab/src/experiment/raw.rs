@@ -147,6 +147,8 @@ pub(crate) struct RawServer {
     pub php: Option<Spanned<String>>,
     #[serde(default)]
     pub workers: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub binary: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

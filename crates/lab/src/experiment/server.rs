@@ -13,6 +13,10 @@ pub struct ServerDef {
     pub kind: ServerKind,
     pub php: Option<Php>,
     pub workers: Option<NonZeroU32>,
+    /// `binary`: the server program to start instead of the one the driver finds (a build of
+    /// one's own beside the distribution's), absolute: as written, or beside the experiment
+    /// file. Its config is the driver's as for the found one; its version is asked of it.
+    pub binary: Option<std::path::PathBuf>,
 }
 
 /// The servers an experiment may name: every one the drivers know ([`ServerKind::ALL`]) but
@@ -25,7 +29,7 @@ fn nameable() -> impl Iterator<Item = ServerKind> {
 /// each by its own name (`nginx`, `apache-event`), and after a driver's servers, its default
 /// one with each PHP setup it takes (`nginx-fpm`, `apache-fpm`, `apache-cgi`, `lighttpd-cgi`).
 pub fn builtin_servers() -> Vec<ServerDef> {
-    let def = |name: String, kind, php| ServerDef { name, kind, php, workers: None };
+    let def = |name: String, kind, php| ServerDef { name, kind, php, workers: None, binary: None };
     let mut out = Vec::new();
     let mut kinds = nameable().peekable();
     while let Some(kind) = kinds.next() {

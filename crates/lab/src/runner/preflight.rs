@@ -54,8 +54,12 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         }
     }
     for (name, needed) in wanted {
+        let def = cells.iter().find(|c| c.server.name == name).map(|c| &c.server);
         let name = name.to_owned();
-        match Programs::locate(&needed, herd_exe) {
+        match def.map_or_else(
+            || Programs::locate(&needed, herd_exe),
+            |def| crate::matrix::server_programs(def, &needed, herd_exe),
+        ) {
             Ok(p) => {
                 programs.insert(name.clone(), p);
             }
