@@ -233,6 +233,24 @@ pub fn runnable(e: &Experiment) -> Vec<Cell> {
     cells(e).into_iter().filter(|c| c.refused.is_none()).collect()
 }
 
+/// The programs `def` needs located, its own `binary` (where the file names one) in place of
+/// the driver's server program, which then need not be installed at all.
+pub(crate) fn server_programs(
+    def: &ServerDef,
+    needed: &[&'static herd_drivers::Program],
+    herd_exe: &std::path::Path,
+) -> Result<herd_drivers::Programs, herd_drivers::DriverError> {
+    let Some(binary) = &def.binary else {
+        return herd_drivers::Programs::locate(needed, herd_exe);
+    };
+    let Some(&main) = herd_drivers::programs_needed(def.kind, None).first() else {
+        return herd_drivers::Programs::locate(needed, herd_exe);
+    };
+    let rest: Vec<&'static herd_drivers::Program> =
+        needed.iter().copied().filter(|p| !std::ptr::eq(*p, main)).collect();
+    Ok(herd_drivers::Programs::locate(&rest, herd_exe)?.with(main.name, binary.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,22 +286,4 @@ mod tests {
         }
         assert_eq!(proxy_of(NetPath::NftDnat), None);
     }
-}
-
-/// The programs `def` needs located, its own `binary` (where the file names one) in place of
-/// the driver's server program, which then need not be installed at all.
-pub(crate) fn server_programs(
-    def: &ServerDef,
-    needed: &[&'static herd_drivers::Program],
-    herd_exe: &std::path::Path,
-) -> Result<herd_drivers::Programs, herd_drivers::DriverError> {
-    let Some(binary) = &def.binary else {
-        return herd_drivers::Programs::locate(needed, herd_exe);
-    };
-    let Some(&main) = herd_drivers::programs_needed(def.kind, None).first() else {
-        return herd_drivers::Programs::locate(needed, herd_exe);
-    };
-    let rest: Vec<&'static herd_drivers::Program> =
-        needed.iter().copied().filter(|p| !std::ptr::eq(*p, main)).collect();
-    Ok(herd_drivers::Programs::locate(&rest, herd_exe)?.with(main.name, binary.clone()))
 }
