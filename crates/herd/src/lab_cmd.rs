@@ -26,6 +26,19 @@ pub(crate) enum LabCommand {
     Run(RunArgs),
     /// List the bundled experiments.
     List,
+    /// Start one server of an experiment as the lab would (its rendered config, certificate,
+    /// CPU set and document root) and keep it up for runs by hand, until Ctrl-C.
+    Up {
+        /// An experiment file, or a bundled one by name.
+        #[arg(value_name = "EXPERIMENT")]
+        experiment: String,
+        /// Which of its servers.
+        #[arg(long)]
+        server: String,
+        /// Over which protocol (h1, h1-tls, h2, h2c, h3); default: that of its first cell.
+        #[arg(long, value_parser = |s: &str| s.parse::<herd_stats::Protocol>().map_err(|e| e.to_string()))]
+        protocol: Option<herd_stats::Protocol>,
+    },
     /// Stop what a crashed lab run left running and remove its run directory; with --hosts,
     /// on the experiment's hosts too.
     Clean {
@@ -90,6 +103,9 @@ pub(crate) fn main(cmd: LabCommand) -> ExitCode {
     let result = match cmd {
         LabCommand::Run(args) => run(args),
         LabCommand::List => list().map(|()| ExitCode::SUCCESS),
+        LabCommand::Up { experiment, server, protocol } => {
+            up(&experiment, &server, protocol).map(|()| ExitCode::SUCCESS)
+        }
         LabCommand::Clean { hosts } => clean().and_then(|()| match hosts {
             Some(file) => crate::lab_hosts::clean(&file),
             None => Ok(ExitCode::SUCCESS),
@@ -320,6 +336,57 @@ fn list() -> anyhow::Result<()> {
         "\nrun one with `herd lab run NAME`; see its plan with `herd lab run --dry-run NAME`\n",
     );
     write_stdout(out.as_bytes())
+}
+
+/// `herd lab up`: the server up, what to point a client at, until Ctrl-C.
+fn up(name: &str, server: &str, protocol: Option<herd_stats::Protocol>) -> anyhow::Result<()> {
+    let mut e = load(name)?;
+    if e.hosts.is_some() {
+        anyhow::bail!(
+            "{}: [hosts]: `herd lab up` starts the server on this machine for now (issue 34)",
+            e.source
+        );
+    }
+    if let Placed::Apart { servers, .. } = e.place(&herd_topo::cpuset::usable()) {
+        eprintln!("herd lab up: on CPU(s) {servers}, as the lab places servers");
+    }
+    let herd_exe = std::env::current_exe().context("cannot find herd's own executable")?;
+    let checked = runner::preflight(&e, &herd_exe)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = Arc::clone(&cancel);
+        ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed))
+            .context("cannot install the Ctrl-C handler")?;
+    }
+    let want = runner::up::UpRequest { server, protocol, cancel: &cancel };
+    let mut said = |u: &runner::up::Up| {
+        let flag = match u.protocol {
+            herd_stats::Protocol::H2 => " --h2",
+            herd_stats::Protocol::H2c => " --h2c",
+            herd_stats::Protocol::H3 => " --h3",
+            herd_stats::Protocol::H1 | herd_stats::Protocol::H1Tls => "",
+        };
+        let trust = u.ca_file.as_ref().map(|ca| format!(" --ca-file {}", ca.display()));
+        let mut text = format!(
+            "herd lab up: {server} over {} at {} (Ctrl-C stops it)\n  started: {}\n  files:   {}\n",
+            u.protocol,
+            u.url,
+            u.processes.join(", "),
+            u.dir.display()
+        );
+        if let Some(ca) = &u.ca_file {
+            text.push_str(&format!("  trust:   {} (curl --cacert FILE)\n", ca.display()));
+        }
+        text.push_str(&format!(
+            "  try:     herd run{flag}{} -d 5s {}\n",
+            trust.unwrap_or_default(),
+            u.url
+        ));
+        let _ = write_stdout(text.as_bytes());
+    };
+    runner::up::up(&e, checked, &want, &std::env::temp_dir(), &mut said)?;
+    eprintln!("herd lab up: stopped, its files removed");
+    Ok(())
 }
 
 fn clean() -> anyhow::Result<()> {

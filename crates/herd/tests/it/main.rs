@@ -29,6 +29,7 @@ mod lab_rate_steps;
 mod lab_resume;
 mod lab_servers;
 mod lab_time_budget;
+mod lab_up;
 mod report_history;
 mod report_html;
 mod report_read_only;

@@ -40,6 +40,7 @@ mod rounds;
 mod router;
 mod server_check;
 mod servers;
+pub mod up;
 pub(crate) mod user;
 mod watched;
 

@@ -67,7 +67,7 @@ impl CellRun<'_> {
 }
 
 /// Asks `probe` once, over TLS trusting `ca_file`; the error says what it found instead.
-fn ask(probe: &Probe, ca_file: Option<&Path>) -> Result<(), String> {
+pub(super) fn ask(probe: &Probe, ca_file: Option<&Path>) -> Result<(), String> {
     match probe {
         Probe::UnixSocket(path) => std::os::unix::net::UnixStream::connect(path)
             .map(drop)
