@@ -282,16 +282,22 @@ mod tests {
         }
     }
 
+    /// A registry under `parent` (made) whose supervisor started `sleep 30`: the registry's
+    /// directory, the sleeper's PID, its supervisor.
+    pub(super) fn a_sleeper(parent: &Path) -> (PathBuf, u32, Supervisor) {
+        fs::create_dir_all(parent).unwrap();
+        let reg = Registry::create(parent).unwrap();
+        let dir = reg.dir().to_path_buf();
+        let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
+        let mut sup = Supervisor::new(Some(reg));
+        let pid = sup.start(&Spawn::logged("sleeper", &argv, &dir.join("log"))).unwrap();
+        (dir, pid, sup)
+    }
+
     #[test]
     fn clean_stops_recorded_processes_of_a_dead_owner_only() {
         let parent = std::env::temp_dir().join(format!("herd-topo-clean-{}", std::process::id()));
-        fs::create_dir_all(&parent).unwrap();
-        let reg = Registry::create(&parent).unwrap();
-        let dir = reg.dir().to_path_buf();
-        let log = dir.join("log");
-        let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
-        let mut sup = Supervisor::new(Some(reg));
-        let pid = sup.start(&Spawn::logged("sleeper", &argv, &log)).unwrap();
+        let (dir, pid, mut sup) = a_sleeper(&parent);
         // This process is the owner: the directory is in use.
         fs::write(dir.join("owner"), format!("{} {}\n", 1, start_time(1).unwrap_or(1))).unwrap();
         let c = clean(&parent);
@@ -311,21 +317,13 @@ mod tests {
 
 #[cfg(test)]
 mod recorded_only {
-    use std::ffi::OsString;
-
     use super::*;
-    use crate::{Spawn, Supervisor};
 
     /// What a run directory of a gone owner recorded is stopped and removed, as by `clean`.
     #[test]
     fn clean_recorded_stops_what_a_gone_owner_recorded() {
         let parent = std::env::temp_dir().join(format!("herd-topo-rec-{}", std::process::id()));
-        fs::create_dir_all(&parent).unwrap();
-        let reg = Registry::create(&parent).unwrap();
-        let dir = reg.dir().to_path_buf();
-        let argv: Vec<OsString> = ["sleep", "30"].iter().map(OsString::from).collect();
-        let mut sup = Supervisor::new(Some(reg));
-        let pid = sup.start(&Spawn::logged("sleeper", &argv, &dir.join("log"))).unwrap();
+        let (dir, pid, mut sup) = super::tests::a_sleeper(&parent);
         fs::write(dir.join("owner"), format!("{} 1\n", std::process::id() + 1_000_000)).unwrap();
         let c = clean_recorded(&parent);
         assert_eq!(c.stopped, vec![(pid, "sleeper".to_string())]);

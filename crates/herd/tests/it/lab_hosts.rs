@@ -9,6 +9,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use herd_lab::hosts::session::{HostSession, Liveness};
+use herd_lab::hosts::ssh::Ssh;
+
 use crate::util::ssh_hosts::{HostSetup, SshHosts};
 use crate::util::{herd, namespaces_of, run, tempdir, text};
 
@@ -306,15 +309,14 @@ fn a_hosts_sessions_share_one_connection_and_go_with_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// herd killed mid-run: its ssh to the host dies with it (SIGKILL here, as a crash or
-/// `kill -9` would end it), the host's sshd closes the channel, and the helper there stops
-/// the server it had started and removes its run directory: nothing herd started is left
-/// on the host.
-#[test]
-fn a_killed_ssh_leaves_nothing_running_on_the_host() {
-    require_root();
-    let dir = tempdir("lab-hosts-kill");
-    let hosts = SshHosts::start("814", &dir, &[HostSetup::default()]);
+/// herd installed on the fixture's host 0, its helper started over ssh with `live`, and
+/// herd serve started by the helper on `port` and ready: the session, the server's PID and
+/// the helper's run directory.
+fn serving_host(
+    hosts: &SshHosts,
+    port: u16,
+    live: Liveness,
+) -> (HostSession, u32, std::path::PathBuf) {
     let addr = hosts.hosts[0].addr;
     let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
     let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
@@ -323,26 +325,16 @@ fn a_killed_ssh_leaves_nothing_running_on_the_host() {
     let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
     let url: herd_lab::hosts::HostUrl = format!("ssh://{addr}").parse().unwrap();
     let config = hosts.ssh_config.clone();
-    let port = 18_412u16;
-    let (ssh_pid, server_pid, run_dir) = herd_topo::net::netns::within(&hosts.netns, move || {
-        let ssh = herd_lab::hosts::ssh::Ssh::new(
-            Some(&config),
-            Duration::from_secs(5),
-            &std::env::temp_dir(),
-        )
-        .unwrap();
+    let listen = format!("{addr}:{port}");
+    let session = herd_topo::net::netns::within(&hosts.netns, move || {
+        let ssh = Ssh::new(Some(&config), Duration::from_secs(5), &std::env::temp_dir()).unwrap();
         let v = version.strip_prefix("herd ").unwrap();
-        let argv = herd_lab::hosts::remote_herd(v, &["host"]);
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let mut session = ssh.spawn_session(&url, &argv).unwrap();
-        let (input, output) =
-            (session.process.take_stdin().unwrap(), session.process.take_stdout().unwrap());
-        let mut link =
-            herd_host::HostLink::new(url.to_string(), output, input, Duration::from_secs(10));
-        let hello = link.hello().unwrap();
-        let listen = format!("{addr}:{port}");
-        let started = link
-            .start(herd_host::StartSpec {
+        HostSession::open_with(&ssh, &url, v, live).unwrap()
+    })
+    .unwrap();
+    let started = session
+        .with(|l| {
+            l.start(herd_host::StartSpec {
                 id: "server".into(),
                 argv: vec![
                     remote_herd.display().to_string(),
@@ -355,36 +347,52 @@ fn a_killed_ssh_leaves_nothing_running_on_the_host() {
                 cpus: None,
                 log: "server.log".into(),
             })
-            .unwrap();
-        let ready = link.ready("server", herd_host::Probe::Tcp(listen), Duration::from_secs(10));
-        assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
-        // The channel stays open (the link is leaked, as a crashed herd would leave it):
-        // only the ssh process ends.
-        let pid = session.process.pid();
-        std::mem::forget(link);
-        std::mem::forget(session);
-        (pid, started.pid, std::path::PathBuf::from(hello.run_dir))
-    })
-    .unwrap();
-    assert!(Path::new(&format!("/proc/{server_pid}")).exists(), "the server runs");
-    assert!(run_dir.is_dir());
-    // SAFETY: kill has no memory preconditions; ssh_pid is the ssh this test started.
-    assert_eq!(unsafe { libc::kill(ssh_pid as i32, libc::SIGKILL) }, 0);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let gone = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
-            s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
         })
-    };
-    while (!gone(server_pid) || run_dir.exists()) && Instant::now() < deadline {
+        .unwrap();
+    let probe = herd_host::Probe::Tcp(listen);
+    let ready = session.with(|l| l.ready("server", probe, Duration::from_secs(10)));
+    assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
+    let run_dir = std::path::PathBuf::from(&session.hello.run_dir);
+    assert!(Path::new(&format!("/proc/{}", started.pid)).exists(), "the server runs");
+    assert!(run_dir.is_dir());
+    (session, started.pid, run_dir)
+}
+
+/// Whether process `pid` has ended: gone from /proc, or a zombie nobody reaped yet.
+fn ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_or(true, |s| s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
+}
+
+/// Waits up to 15 s until the server has ended and the run directory is gone; says which not.
+fn assert_cleaned(server: u32, run_dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while (!ended(server) || run_dir.exists()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(gone(server_pid), "herd serve {server_pid} still runs on the host");
+    assert!(ended(server), "herd serve {server} still runs on the host");
     assert!(!run_dir.exists(), "the helper's run directory {} is left", run_dir.display());
-    // Reap the killed ssh (this process is its parent).
-    // SAFETY: waitpid on our own child with a valid pointer.
+}
+
+/// herd killed mid-run: its ssh to the host dies with it (SIGKILL here, as a crash or
+/// `kill -9` would end it), the host's sshd closes the channel, and the helper there stops
+/// the server it had started and removes its run directory: nothing herd started is left
+/// on the host.
+#[test]
+fn a_killed_ssh_leaves_nothing_running_on_the_host() {
+    require_root();
+    let dir = tempdir("lab-hosts-kill");
+    let hosts = SshHosts::start("814", &dir, &[HostSetup::default()]);
+    let (session, server, run_dir) = serving_host(&hosts, 18_412, Liveness::LAB);
+    let ssh = session.ssh_pid();
+    // The session is leaked, as a crashed herd would leave it: only its ssh ends.
+    std::mem::forget(session);
+    // SAFETY: kill has no memory preconditions; `ssh` is the ssh this test started.
+    assert_eq!(unsafe { libc::kill(ssh as i32, libc::SIGKILL) }, 0);
+    assert_cleaned(server, &run_dir);
     let mut status = 0;
-    unsafe { libc::waitpid(ssh_pid as i32, &mut status, 0) };
+    // SAFETY: waitpid on this process's own child, with a valid pointer: it reaps the ssh.
+    unsafe { libc::waitpid(ssh as i32, &mut status, 0) };
     drop(hosts);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -392,88 +400,30 @@ fn a_killed_ssh_leaves_nothing_running_on_the_host() {
 /// A host's network gone mid-run, without a word (no FIN, no RST: its links set down): sshd
 /// there notices nothing for hours, but the helper, kept alive by herd's pings until then,
 /// hears silence and ends within its idle time, stopping the server it started and removing
-/// its run directory.
+/// its run directory; herd's side finds the link lost when a ping goes unanswered.
 #[test]
 fn a_host_cut_off_stops_what_its_helper_started() {
     require_root();
     let dir = tempdir("lab-hosts-cut");
     let hosts = SshHosts::start("815", &dir, &[HostSetup::default()]);
-    let addr = hosts.hosts[0].addr;
-    let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-    let remote_herd = hosts.hosts[0].home.join(format!(".cache/herd/herd-{}", build_id()));
-    let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
-    let url: herd_lab::hosts::HostUrl = format!("ssh://{addr}").parse().unwrap();
-    let config = hosts.ssh_config.clone();
-    let port = 18_413u16;
-    let (keeper, session, server_pid, run_dir) =
-        herd_topo::net::netns::within(&hosts.netns, move || {
-            let ssh = herd_lab::hosts::ssh::Ssh::new(
-                Some(&config),
-                Duration::from_secs(5),
-                &std::env::temp_dir(),
-            )
-            .unwrap();
-            let v = version.strip_prefix("herd ").unwrap();
-            let argv = herd_lab::hosts::remote_herd(v, &["host", "--idle-timeout", "2s"]);
-            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-            let mut session = ssh.spawn_session(&url, &argv).unwrap();
-            let (input, output) =
-                (session.process.take_stdin().unwrap(), session.process.take_stdout().unwrap());
-            let mut link =
-                herd_host::HostLink::new(url.to_string(), output, input, Duration::from_secs(3));
-            let hello = link.hello().unwrap();
-            let listen = format!("{addr}:{port}");
-            let started = link
-                .start(herd_host::StartSpec {
-                    id: "server".into(),
-                    argv: vec![
-                        remote_herd.display().to_string(),
-                        "serve".into(),
-                        "--listen".into(),
-                        listen.clone(),
-                    ],
-                    env: vec![],
-                    cwd: Some("/".into()),
-                    cpus: None,
-                    log: "server.log".into(),
-                })
-                .unwrap();
-            let ready =
-                link.ready("server", herd_host::Probe::Tcp(listen), Duration::from_secs(10));
-            assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
-            let keeper = herd_host::Keeper::start(link, Duration::from_millis(300));
-            (keeper, session, started.pid, std::path::PathBuf::from(hello.run_dir))
-        })
-        .unwrap();
+    let live = Liveness {
+        idle: Duration::from_secs(2),
+        ping_every: Duration::from_millis(300),
+        limit: Duration::from_secs(3),
+    };
+    let (session, server, run_dir) = serving_host(&hosts, 18_413, live);
     // Kept alive past its idle time while the link holds.
     std::thread::sleep(Duration::from_secs(3));
-    assert!(Path::new(&format!("/proc/{server_pid}")).exists(), "the kept helper stopped");
-    assert!(keeper.failure().is_none(), "{:?}", keeper.failure());
+    assert!(!ended(server), "the kept helper stopped its server");
+    assert_eq!(session.lost(), None);
     hosts.cut_off(0);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let gone = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
-            s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-    };
-    while (!gone(server_pid) || run_dir.exists()) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(gone(server_pid), "herd serve {server_pid} still runs on the cut-off host");
-    assert!(!run_dir.exists(), "the helper's run directory {} is left", run_dir.display());
-    // herd's side learns it too: a ping times out.
+    assert_cleaned(server, &run_dir);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while keeper.failure().is_none() && Instant::now() < deadline {
+    while session.lost().is_none() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(
-        keeper.failure().is_some_and(|f| f.contains(&addr.to_string())),
-        "{:?}",
-        keeper.failure()
-    );
-    drop(keeper);
+    let addr = hosts.hosts[0].addr.to_string();
+    assert!(session.lost().is_some_and(|f| f.contains(&addr)), "{:?}", session.lost());
     drop(session); // stops the local ssh by PID
     drop(hosts);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -487,62 +437,22 @@ fn clean_hosts_stops_what_a_killed_helper_left() {
     require_root();
     let dir = tempdir("lab-hosts-clean");
     let hosts = SshHosts::start("816", &dir, &[HostSetup::default()]);
-    let addr = hosts.hosts[0].addr;
-    let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-    let remote_herd = hosts.hosts[0].home.join(format!(".cache/herd/herd-{}", build_id()));
-    let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();
-    let url: herd_lab::hosts::HostUrl = format!("ssh://{addr}").parse().unwrap();
-    let config = hosts.ssh_config.clone();
-    let listen = format!("{addr}:18416");
-    let (session, server_pid) = herd_topo::net::netns::within(&hosts.netns, move || {
-        let ssh = herd_lab::hosts::ssh::Ssh::new(
-            Some(&config),
-            Duration::from_secs(5),
-            &std::env::temp_dir(),
-        )
-        .unwrap();
-        let v = version.strip_prefix("herd ").unwrap();
-        let session = herd_lab::hosts::session::HostSession::open(&ssh, &url, v).unwrap();
-        let started = session
-            .with(|l| {
-                l.start(herd_host::StartSpec {
-                    id: "server".into(),
-                    argv: vec![
-                        remote_herd.display().to_string(),
-                        "serve".into(),
-                        "--listen".into(),
-                        listen.clone(),
-                    ],
-                    env: vec![],
-                    cwd: Some("/".into()),
-                    cpus: None,
-                    log: "server.log".into(),
-                })
-            })
-            .unwrap();
-        let ready = session
-            .with(|l| l.ready("server", herd_host::Probe::Tcp(listen), Duration::from_secs(10)));
-        assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
-        (session, started.pid)
-    })
-    .unwrap();
-    let helper_pid = session.hello.pid;
-    let run_dir = std::path::PathBuf::from(&session.hello.run_dir);
+    let (session, server, run_dir) = serving_host(&hosts, 18_416, Liveness::LAB);
     // SAFETY: kill has no memory preconditions; the helper is this test's, on its host.
-    assert_eq!(unsafe { libc::kill(helper_pid as i32, libc::SIGKILL) }, 0);
+    assert_eq!(unsafe { libc::kill(session.hello.pid as i32, libc::SIGKILL) }, 0);
     std::thread::sleep(Duration::from_millis(500));
-    assert!(Path::new(&format!("/proc/{server_pid}")).exists(), "the orphan runs on");
+    assert!(!ended(server), "the orphan runs on");
     drop(session);
 
+    let addr = hosts.hosts[0].addr;
+    let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
     let out = hosts.herd().args(["lab", "clean", "--hosts"]).arg(&file).output().unwrap();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     let l = line(&stdout, "server");
-    assert!(l.contains(&format!("stopped 1 program(s) ({server_pid} server)")), "{l}");
+    assert!(l.contains(&format!("stopped 1 program(s) ({server} server)")), "{l}");
     assert!(l.contains("removed 1 run directory"), "{l}");
-    assert!(!Path::new(&format!("/proc/{server_pid}")).exists(), "the orphan still runs");
+    assert!(ended(server), "the orphan still runs");
     assert!(!run_dir.exists(), "{} left", run_dir.display());
     drop(hosts);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -63,6 +63,9 @@ fn check_rows(report: &str, servers: &[&str], rows_each: usize) {
 
 /// One repetition: what these tests check is that each server serves through the lab, not
 /// the spread of its figures (the lab's repetitions are tested in lab_cli and lab_resume).
+/// The 6,397-byte static page, 200 requests 4 at a time.
+const PAGE_N200: &str = "[workloads.page]\nkind = \"static\"\nsize = 6397\n[loads.n200]\nrequests = 200\nconcurrency = 4\n";
+
 const TRIM: &str = r#"
 [repetitions]
 min = 1
@@ -96,13 +99,7 @@ name = "every-server-static"
 server = [{list}]
 workload = ["page"]
 load = ["n200"]
-[workloads.page]
-kind = "static"
-size = 6397
-[loads.n200]
-requests = 200
-concurrency = 4
-{TRIM}"#
+{PAGE_N200}{TRIM}"#
     );
     let (table, stored) = run_experiment_stored("lab-static", &text);
     check_rows(&table, &servers, 1);
@@ -220,13 +217,7 @@ load = ["n200"]
 [servers.nginx-mine]
 driver = "nginx"
 binary = "build/sbin/nginx"
-[workloads.page]
-kind = "static"
-size = 6397
-[loads.n200]
-requests = 200
-concurrency = 4
-{TRIM}"#
+{PAGE_N200}{TRIM}"#
     );
     let file = dir.join("x.toml");
     std::fs::write(&file, &text).unwrap();

@@ -13,12 +13,27 @@ use herd_host::{HostLink, Keeper, LinkError};
 use super::ssh::{Session, Ssh, SshError};
 use super::{remote_herd, HostUrl};
 
-/// How long the helper waits in silence before it takes its link for lost and ends.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How often herd pings it meanwhile: well inside that.
-const PING_EVERY: Duration = Duration::from_secs(5);
-/// How long one request may take (a `ready` adds its own wait).
-const REQUEST_LIMIT: Duration = Duration::from_secs(30);
+/// How a lost link is found, from either end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// How long the helper waits in silence before it takes its link for lost and ends
+    /// (whole seconds).
+    pub idle: Duration,
+    /// How often herd pings it meanwhile: well inside that.
+    pub ping_every: Duration,
+    /// How long one request (a ping too) may take before herd takes the link for lost (a
+    /// `ready` adds its own wait).
+    pub limit: Duration,
+}
+
+impl Liveness {
+    /// The lab's: 30 s of silence, a ping every 5 s, 30 s for a reply.
+    pub const LAB: Liveness = Liveness {
+        idle: Duration::from_secs(30),
+        ping_every: Duration::from_secs(5),
+        limit: Duration::from_secs(30),
+    };
+}
 
 /// Why a host's helper could not be reached, naming the host.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +60,18 @@ pub struct HostSession {
 impl HostSession {
     /// Starts this build's helper on `url` and checks its hello.
     pub fn open(ssh: &Ssh, url: &HostUrl, version: &str) -> Result<HostSession, SessionError> {
-        let idle = format!("{}s", IDLE_TIMEOUT.as_secs());
+        HostSession::open_with(ssh, url, version, Liveness::LAB)
+    }
+
+    /// [`HostSession::open`] with its [`Liveness`] given (tests: a lost link found within
+    /// seconds).
+    pub fn open_with(
+        ssh: &Ssh,
+        url: &HostUrl,
+        version: &str,
+        live: Liveness,
+    ) -> Result<HostSession, SessionError> {
+        let idle = format!("{}s", live.idle.as_secs().max(1));
         let argv = remote_herd(version, &["host", "--idle-timeout", &idle]);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let mut session = ssh.spawn_session(url, &argv)?;
@@ -58,7 +84,7 @@ impl HostSession {
                 detail: "its session has no pipes".to_owned(),
             }));
         };
-        let mut link = HostLink::new(host.clone(), output, input, REQUEST_LIMIT);
+        let mut link = HostLink::new(host.clone(), output, input, live.limit);
         let hello = match link.hello() {
             Ok(h) => h,
             Err(link) => {
@@ -77,7 +103,7 @@ impl HostSession {
         if hello.herd != ours {
             return Err(SessionError::OtherBuild { host, theirs: hello.herd, ours });
         }
-        let keeper = Keeper::start(link, PING_EVERY);
+        let keeper = Keeper::start(link, live.ping_every);
         Ok(HostSession { url: url.clone(), hello, keeper, session })
     }
 
@@ -98,5 +124,10 @@ impl HostSession {
     /// The local ssh's PID (tests: a crash is its death).
     pub fn ssh_pid(&self) -> u32 {
         self.session.process.pid()
+    }
+
+    /// Why a ping failed, if one did: the link is lost.
+    pub fn lost(&self) -> Option<String> {
+        self.keeper.failure()
     }
 }

@@ -91,6 +91,24 @@ pub(super) fn config_records(files: &[RenderedFile], dir: &Path) -> Vec<(String,
 }
 
 /// A command line as the store keeps it.
+/// How a launch's process is started: its argv and environment, its log for both outputs, on
+/// `cpus`, in namespace `netns` (None: herd's own).
+pub(super) fn spawn_of<'a>(
+    p: &'a ProcessSpec,
+    cpus: &'a herd_topo::CpuSet,
+    netns: Option<&'a str>,
+) -> herd_topo::Spawn<'a> {
+    herd_topo::Spawn {
+        name: &p.name,
+        argv: &p.argv,
+        env: &p.env,
+        stdout: &p.log,
+        stderr: &p.log,
+        cpus,
+        netns,
+    }
+}
+
 pub(super) fn argv_record(p: &ProcessSpec) -> Vec<String> {
     p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect()
 }

@@ -280,29 +280,25 @@ mod tests {
     #[test]
     fn the_interval_bound_stops_a_cell_once_it_is_narrow_enough() {
         let interval = Bounds { max_spread_percent: None, max_interval_percent: Some(5.0) };
+        let alternating = |rep: u32| Some(if rep % 2 == 0 { 100.0 } else { 110.0 });
         let reps = Repetitions { min: 3, max: 10, bounds: interval, time_budget: None };
-        let figure = |rep: u32| if rep % 2 == 0 { 100.0 } else { 110.0 };
-        let mut rounds = Rounds::new(1, &reps, 7);
-        let mut made = 0;
-        for rep in 0.. {
-            if rounds.round(rep).is_empty() {
-                break;
-            }
-            rounds.record(0, rep, Some(figure(rep)));
-            made += 1;
-        }
-        assert_eq!(made, 7);
+        assert_eq!(runs_made(&reps, alternating), 7);
         let spread = Repetitions { min: 3, max: 10, bounds: SPREAD, time_budget: None };
-        let mut rounds = Rounds::new(1, &spread, 7);
+        assert_eq!(runs_made(&spread, alternating), 10);
+    }
+
+    /// The runs one cell makes to the end, each with `figure(rep)` (None: not held).
+    fn runs_made(reps: &Repetitions, figure: impl Fn(u32) -> Option<f64>) -> u32 {
+        let mut rounds = Rounds::new(1, reps, 7);
         let mut made = 0;
         for rep in 0.. {
             if rounds.round(rep).is_empty() {
                 break;
             }
-            rounds.record(0, rep, Some(figure(rep)));
+            rounds.record(0, rep, figure(rep));
             made += 1;
         }
-        assert_eq!(made, 10);
+        made
     }
 
     /// Once the budget stops extending, the cells over the bound get no more rounds, and the
@@ -329,16 +325,7 @@ mod tests {
     /// maximum, never more.
     #[test]
     fn replacements_stop_at_the_maximum() {
-        let mut rounds = Rounds::new(1, &REPS, 3);
-        let mut made = 0;
-        for rep in 0.. {
-            if rounds.round(rep).is_empty() {
-                break;
-            }
-            rounds.record(0, rep, None);
-            made += 1;
-        }
-        assert_eq!(made, REPS.max);
+        assert_eq!(runs_made(&REPS, |_| None), REPS.max);
     }
 
     /// The twin (cell 6, here with the outcome of a wide-spread cell, which must not extend

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use herd_drivers::{render, Probe, Protocol, ServerSpec};
 use herd_store::ServerRecord;
 use herd_topo::net::Host;
-use herd_topo::Spawn;
 
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
 use super::launch::{
-    argv_record, config_records, create_dir, open_dir, program_versions, write_launch, write_tls,
+    argv_record, config_records, create_dir, open_dir, program_versions, spawn_of, write_launch,
+    write_tls,
 };
 use super::preflight::Ready;
 use super::watched::Watched;
@@ -74,15 +74,7 @@ impl CellRun<'_> {
         let server_ns = place.netns(Host::Server);
         let mut started = Vec::new();
         for p in &launch.processes {
-            let spawn = Spawn {
-                name: &p.name,
-                argv: &p.argv,
-                env: &p.env,
-                stdout: &p.log,
-                stderr: &p.log,
-                cpus: &cell.server_cpus,
-                netns: server_ns.as_deref(),
-            };
+            let spawn = spawn_of(p, &cell.server_cpus, server_ns.as_deref());
             let pid = self.sup.start(&spawn).map_err(|err| {
                 RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
             })?;

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use herd_drivers::{render, Probe};
 use herd_stats::Protocol;
-use herd_topo::{Registry, Spawn, Supervisor};
+use herd_topo::{Registry, Supervisor};
 
-use super::launch::{create_dir, write_launch, write_tls};
+use super::launch::{create_dir, spawn_of, write_launch, write_tls};
 use super::servers::server_spec;
 use super::Checked;
 use crate::error::{with_causes, LabError};
@@ -134,15 +134,7 @@ fn serve(
     };
     let mut processes = Vec::new();
     for p in &launch.processes {
-        let spawn = Spawn {
-            name: &p.name,
-            argv: &p.argv,
-            env: &p.env,
-            stdout: &p.log,
-            stderr: &p.log,
-            cpus: &cell.server_cpus,
-            netns: None,
-        };
+        let spawn = spawn_of(p, &cell.server_cpus, None);
         let pid = sup
             .start(&spawn)
             .map_err(|err| setup(format!("cannot start {}: {}", p.name, with_causes(&err))))?;
