@@ -29,5 +29,6 @@ mod order;
 pub mod plan;
 pub mod refusal;
 pub mod runner;
+pub mod server_config;
 pub mod timewait;
 pub mod verify;

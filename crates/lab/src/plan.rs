@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use herd_drivers::{
-    programs_needed, proxy_programs_needed, render, render_proxy, Programs, ProxyKind, ProxySpec,
+    programs_needed, proxy_programs_needed, render_proxy, Programs, ProxyKind, ProxySpec,
     ServerSpec,
 };
 use herd_stats::units::TimeSpan;
@@ -452,7 +452,7 @@ fn write_server(
     if let Some(m) = missing {
         let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
     }
-    let launch = match render(&spec) {
+    let launch = match crate::server_config::render_with(&spec, def.config.as_ref()) {
         Err(err) => {
             let _ = writeln!(s, "   cannot configure: {err}");
             return None;

@@ -251,3 +251,60 @@ binary = "build/sbin/nginx"
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `[servers.NAME] config`: the user's own nginx config with herd's placeholders, filled in
+/// for each run (the address, the document root, the server's own directory), verified and
+/// loaded as the driver's would be, the filled text stored with the run. A config nginx's own
+/// test refuses fails before anything runs, with nginx's words; an unknown placeholder at its
+/// line when the file is read.
+#[test]
+fn a_users_own_config_is_filled_in_and_judged_by_the_servers_test() {
+    let dir = tempdir("lab-config");
+    let config = "worker_processes {{workers}};\npid {{dir}}/mine.pid;\n\
+                  events { worker_connections 512; }\n\
+                  http {\n  access_log off;\n  default_type application/octet-stream;\n  \
+                  server {\n    listen {{listen}};\n    root {{docroot}};\n  }\n}\n";
+    std::fs::write(dir.join("mine.conf"), config).unwrap();
+    let text = format!(
+        r#"name = "config"
+[matrix]
+server = ["nginx-mine"]
+workload = ["page"]
+load = ["n200"]
+[servers.nginx-mine]
+driver = "nginx"
+config = "mine.conf"
+{PAGE_N200}{TRIM}"#
+    );
+    let file = dir.join("x.toml");
+    std::fs::write(&file, &text).unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    check_rows(&stdout, &["nginx-mine"], 1);
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
+    let exp = store.load_experiment(store.experiments().unwrap()[0].id).unwrap();
+    let server = &exp.cells[0].repetitions[0].record.servers[0];
+    let (_, stored) = server.configs.iter().find(|(p, _)| p.ends_with("nginx.conf")).unwrap();
+    assert!(stored.contains("listen 127.0.0.1:") && stored.contains("    root /"), "{stored}");
+    assert!(!stored.contains("{{"), "{stored}");
+    drop(store);
+
+    std::fs::write(dir.join("mine.conf"), config.replace("listen {{listen}}", "lisen {{listen}}"))
+        .unwrap();
+    let _ = std::fs::remove_file(dir.join("r.db"));
+    let out = lab_run(&dir, &file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("server nginx-mine: its own config test refused"), "{stderr}");
+    assert!(stderr.contains("unknown directive \"lisen\""), "{stderr}");
+    assert!(!dir.join("r.db").exists(), "refused before the store was opened");
+
+    std::fs::write(dir.join("mine.conf"), config.replace("{{docroot}}", "{{root}}")).unwrap();
+    let out = lab_run(&dir, &file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 8: [servers.nginx-mine] config: "), "{stderr}");
+    assert!(stderr.contains("mine.conf: line 9: unknown placeholder {{root}}"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -266,6 +266,7 @@ fn calibration(
                     php: None,
                     workers: None,
                     binary: None,
+                    config: None,
                 },
             );
         }
@@ -404,9 +405,44 @@ fn servers(
             Some(b) => Some(binary(errs, name, b, source)?),
             None => None,
         };
-        out.insert(name.clone(), ServerDef { name: name.clone(), kind, php, workers, binary });
+        let config = match &s.config {
+            Some(c) => Some(user_config(errs, name, kind, c, source)?),
+            None => None,
+        };
+        out.insert(
+            name.clone(),
+            ServerDef { name: name.clone(), kind, php, workers, binary, config },
+        );
     }
     Ok(out)
+}
+
+/// `[servers.NAME] config`: the user's file (beside the experiment file when relative), read
+/// and its placeholders checked now; refused for a server started with arguments alone.
+fn user_config(
+    errs: &Errors<'_>,
+    name: &str,
+    kind: herd_drivers::ServerKind,
+    c: &Spanned<String>,
+    source: &str,
+) -> Result<crate::server_config::UserConfig, ExperimentError> {
+    use herd_drivers::ServerKind as K;
+    if matches!(kind, K::Herd | K::MiniHttpd | K::Thttpd | K::Samba | K::Tbench) {
+        return Err(errs.at(
+            c.span(),
+            format!(
+                "[servers.{name}] config: {kind} takes its settings as arguments, with no config                  file to replace"
+            ),
+        ));
+    }
+    let written = std::path::Path::new(c.get_ref());
+    let path = if written.is_absolute() {
+        written.to_path_buf()
+    } else {
+        std::path::Path::new(source).parent().unwrap_or(std::path::Path::new("")).join(written)
+    };
+    crate::server_config::UserConfig::read(&path)
+        .map_err(|e| errs.at(c.span(), format!("[servers.{name}] config: {e}")))
 }
 
 /// `[servers.NAME] binary`: as written when absolute, else beside the experiment file; an

@@ -149,6 +149,8 @@ pub(crate) struct RawServer {
     pub workers: Option<Spanned<i64>>,
     #[serde(default)]
     pub binary: Option<Spanned<String>>,
+    #[serde(default)]
+    pub config: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -17,6 +17,9 @@ pub struct ServerDef {
     /// one's own beside the distribution's), absolute: as written, or beside the experiment
     /// file. Its config is the driver's as for the found one; its version is asked of it.
     pub binary: Option<std::path::PathBuf>,
+    /// `config`: the user's own config file, with herd's placeholders, in place of the one
+    /// the driver writes (`server_config.rs`).
+    pub config: Option<crate::server_config::UserConfig>,
 }
 
 /// The servers an experiment may name: every one the drivers know ([`ServerKind::ALL`]) but
@@ -29,7 +32,14 @@ fn nameable() -> impl Iterator<Item = ServerKind> {
 /// each by its own name (`nginx`, `apache-event`), and after a driver's servers, its default
 /// one with each PHP setup it takes (`nginx-fpm`, `apache-fpm`, `apache-cgi`, `lighttpd-cgi`).
 pub fn builtin_servers() -> Vec<ServerDef> {
-    let def = |name: String, kind, php| ServerDef { name, kind, php, workers: None, binary: None };
+    let def = |name: String, kind, php| ServerDef {
+        name,
+        kind,
+        php,
+        workers: None,
+        binary: None,
+        config: None,
+    };
     let mut out = Vec::new();
     let mut kinds = nameable().peekable();
     while let Some(kind) = kinds.next() {

@@ -155,7 +155,66 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         guests_reach(&std::env::temp_dir()).map_err(LabError::Setup)?;
     }
     let runs_as = super::user::current_user();
-    Ok(Ready { programs, clients, user, runs_as, proxies, perf })
+    let ready = Ready { programs, clients, user, runs_as, proxies, perf };
+    user_configs_pass(cells, &ready)?;
+    Ok(ready)
+}
+
+/// Every user's own config file (`[servers.NAME] config`), filled in as a run would fill it
+/// and judged by the server's own config test (`nginx -t`, `apache2 -t`, `lighttpd -tt`,
+/// `h2o -t`, `caddy validate`) in a scratch directory, before anything runs: a config the
+/// server refuses fails here, with the server's words.
+fn user_configs_pass(cells: &[Cell], ready: &Ready) -> Result<(), LabError> {
+    let mut judged = std::collections::BTreeSet::new();
+    for c in cells.iter().filter(|c| c.server.config.is_some()) {
+        if !judged.insert((c.server.name.clone(), c.protocol)) {
+            continue;
+        }
+        let scratch = std::env::temp_dir().join(format!(
+            "herd-config-test-{}-{}",
+            std::process::id(),
+            judged.len()
+        ));
+        let result = config_test(c, ready, &scratch);
+        let _ = std::fs::remove_dir_all(&scratch);
+        result.map_err(LabError::Setup)?;
+    }
+    Ok(())
+}
+
+fn config_test(c: &Cell, ready: &Ready, scratch: &Path) -> Result<(), String> {
+    let name = &c.server.name;
+    let config = c.server.config.as_ref();
+    let path = config.map_or_else(String::new, |u| u.path.display().to_string());
+    let docroot = scratch.join("www");
+    super::launch::create_dir(&docroot)?;
+    let server_dir = scratch.join(name);
+    super::launch::create_dir(&server_dir)?;
+    // A port no run uses: the tests do not bind it.
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 9));
+    let spec = super::servers::server_spec(c, ready, listen, &docroot, server_dir)
+        .ok_or_else(|| format!("no programs were located for server {name}"))?;
+    let launch = crate::server_config::render_with(&spec, config)
+        .map_err(|e| format!("server {name}: config {path}: {e}"))?;
+    super::launch::write_launch(&launch, ready.user.as_deref())?;
+    if let Some(tls) = &launch.tls {
+        super::launch::write_tls(tls)?;
+    }
+    let mut sup = herd_topo::Supervisor::new(None);
+    for argv in &launch.validate {
+        let log = scratch.join("config-test.log");
+        let out = sup.capture("config test", argv, &log, std::time::Duration::from_secs(30));
+        if let Some(failure) = out.failure {
+            let words: Vec<String> =
+                argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            return Err(format!(
+                "server {name}: its own config test refused {path} ({}: {failure}):\n{}",
+                words.join(" "),
+                out.text.trim_end()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// As root, smbd serves its guests as `nobody`, and its share is in the run directory under

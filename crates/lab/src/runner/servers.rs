@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use herd_drivers::{render, Probe, Protocol, ServerSpec};
+use herd_drivers::{Probe, Protocol, ServerSpec};
 use herd_store::ServerRecord;
 use herd_topo::net::Host;
 
@@ -61,9 +61,8 @@ impl CellRun<'_> {
             .ok_or_else(|| {
                 RunFailure::Setup(format!("no programs were located for server {name}"))
             })?;
-        let launch = render(&spec).map_err(|err| {
-            RunFailure::Setup(format!("cannot configure {name}: {}", with_causes(&err)))
-        })?;
+        let launch = crate::server_config::render_with(&spec, cell.server.config.as_ref())
+            .map_err(|err| RunFailure::Setup(format!("cannot configure {name}: {err}")))?;
         write_launch(&launch, ready.user.as_deref()).map_err(RunFailure::Setup)?;
         if let Some(tls) = &launch.tls {
             write_tls(tls).map_err(RunFailure::Setup)?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use herd_drivers::{render, Probe};
+use herd_drivers::Probe;
 use herd_stats::Protocol;
 use herd_topo::{Registry, Supervisor};
 
@@ -122,8 +122,8 @@ fn serve(
     let listen = super::port::pick().map_err(setup)?;
     let spec = server_spec(cell, ready, listen, &docroot.dir, server_dir.clone())
         .ok_or_else(|| setup(format!("no programs were located for server {name}")))?;
-    let launch = render(&spec)
-        .map_err(|err| setup(format!("cannot configure {name}: {}", with_causes(&err))))?;
+    let launch = crate::server_config::render_with(&spec, cell.server.config.as_ref())
+        .map_err(|err| setup(format!("cannot configure {name}: {err}")))?;
     write_launch(&launch, ready.user.as_deref()).map_err(setup)?;
     let ca_file = match &launch.tls {
         Some(tls) => {
