@@ -171,7 +171,8 @@ fn install(a: &HostsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `server:   ssh://bench@198.18.3.2: reachable, Linux 6.1.0, 4 CPUs; herd: same build`.
+/// `server:   ssh://bench@198.18.3.2: reachable, Linux 6.1.0, 4 CPUs; herd: same build;
+/// helper: CPUs 0-3, server CPU from cgroup-v2; AMD EPYC 7B13, 8 GiB`.
 fn check_line(c: &HostCheck, width: usize, file: &str) -> String {
     let label = format!("{}:", c.role);
     match &c.result {
@@ -183,8 +184,25 @@ fn check_line(c: &HostCheck, width: usize, file: &str) -> String {
                 }
                 other => other.to_string(),
             };
+            let helper = match &f.helper {
+                None => String::new(),
+                Some(Ok(h)) => {
+                    let machine = |key: &str| {
+                        h.machine.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+                    };
+                    let mut said =
+                        format!("; helper: CPUs {}, server CPU from {}", h.online, h.accounting);
+                    let facts: Vec<&str> =
+                        ["cpu_model", "memory_total"].iter().filter_map(|k| machine(k)).collect();
+                    if !facts.is_empty() {
+                        said.push_str(&format!("; {}", facts.join(", ")));
+                    }
+                    said
+                }
+                Some(Err(e)) => format!("; helper: does not answer: {e}"),
+            };
             format!(
-                "{label:<width$} {}: reachable, {}, {} CPUs; herd: {herd}",
+                "{label:<width$} {}: reachable, {}, {} CPUs; herd: {herd}{helper}",
                 c.url, f.kernel, f.cpus
             )
         }

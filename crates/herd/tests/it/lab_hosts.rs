@@ -94,8 +94,13 @@ fn check_install_check_two_hosts() {
     let out = hosts.herd().args(["lab", "hosts", "check"]).arg(&file).output().unwrap();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(line(&stdout, "server").ends_with("herd: same build"), "{stdout}");
-    assert!(line(&stdout, "client 1").ends_with("herd: same build"), "{stdout}");
+    // The helper answered there too, and said the machine (from `herd doctor --json`).
+    for role in ["server", "client 1"] {
+        let l = line(&stdout, role);
+        assert!(l.contains("herd: same build; helper: CPUs 0"), "{l}");
+        assert!(l.contains(", server CPU from "), "{l}");
+        assert!(l.contains(" GiB") || l.contains(" MiB") || l.contains("kB"), "{l}");
+    }
     // The installed herd runs there as the host's helper, over an ssh session: its hello
     // says this very build (the seam the lab's runner on hosts will use).
     let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();

@@ -17,6 +17,21 @@ pub struct Facts {
     /// `nproc`: the CPUs its user may run on.
     pub cpus: String,
     pub installed: Installed,
+    /// With this very build there: its helper (`herd host`) started over a session, and what
+    /// it said of the host; None without the build.
+    pub helper: Option<Result<Helper, String>>,
+}
+
+/// What a host's helper says of it: the machine the lab's disclosure records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Helper {
+    /// Its online CPUs, as a CPU set (`0-3`): what `server_cpus` may name there.
+    pub online: String,
+    /// How it reads a server's CPU time (`cgroup-v2`, `cgroup-v1`, `per-process`).
+    pub accounting: String,
+    /// `herd doctor --json`'s record of the machine: `cpu_model`, `memory_total`, … (empty
+    /// where doctor said nothing readable).
+    pub machine: Vec<(String, String)>,
 }
 
 /// Which herd the host's cache holds, beside this herd's build.
@@ -52,9 +67,10 @@ pub enum CheckError {
 pub const CHECK_LIMIT: Duration = Duration::from_secs(30);
 
 impl HostCheck {
-    /// Reachable and with this very build: ready for a lab run.
+    /// Reachable, with this very build, and its helper answering: ready for a lab run.
     pub fn ready(&self) -> bool {
-        matches!(&self.result, Ok(f) if f.installed == Installed::Same)
+        matches!(&self.result, Ok(f) if f.installed == Installed::Same
+            && matches!(f.helper, Some(Ok(_))))
     }
 }
 
@@ -108,7 +124,30 @@ pub fn check_one(ssh: &Ssh, url: &HostUrl, version: &str) -> Result<Facts, Check
             stderr: out.stderr.trim().to_owned(),
         });
     }
-    Ok(read_answer(&out.stdout, &build_id(version), version))
+    let mut facts = read_answer(&out.stdout, &build_id(version), version);
+    if facts.installed == Installed::Same {
+        facts.helper = Some(helper(ssh, url, version));
+    }
+    Ok(facts)
+}
+
+/// The helper started, its hello and disclosure read, then ended in order.
+fn helper(ssh: &Ssh, url: &HostUrl, version: &str) -> Result<Helper, String> {
+    let session =
+        super::session::HostSession::open(ssh, url, version).map_err(|e| e.to_string())?;
+    let doctor = session.with(|l| l.doctor()).map_err(|e| e.to_string());
+    let machine = doctor.map(|(text, _)| machine_of(&text)).unwrap_or_default();
+    let hello = session.hello.clone();
+    session.bye().map_err(|e| e.to_string())?;
+    Ok(Helper { online: hello.online, accounting: hello.accounting, machine })
+}
+
+/// The `environment` of a `herd doctor --json` (herd.doctor.v1), as pairs; none from
+/// anything else.
+fn machine_of(doctor_json: &str) -> Vec<(String, String)> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(doctor_json) else { return Vec::new() };
+    let Some(env) = v.get("environment").and_then(|e| e.as_object()) else { return Vec::new() };
+    env.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect()
 }
 
 /// The check's script: each fact a line of its own, `key value`. `id` is a safe word
@@ -152,7 +191,7 @@ fn read_answer(stdout: &str, id: &str, version: &str) -> Facts {
     } else {
         Installed::Other(builds)
     };
-    Facts { kernel, cpus, installed }
+    Facts { kernel, cpus, installed, helper: None }
 }
 
 #[cfg(test)]
@@ -175,7 +214,8 @@ mod tests {
             Facts {
                 kernel: "Linux 6.1.0-28-amd64".into(),
                 cpus: "4".into(),
-                installed: Installed::Same
+                installed: Installed::Same,
+                helper: None,
             }
         );
         let a = read_answer("kernel Linux 6.1\ncpus 2\nbuild 0.0.9\nbuild 0.1.0-ffff\n", ID, V);
@@ -184,6 +224,16 @@ mod tests {
         assert_eq!(read_answer("kernel Linux 6.1\ncpus 2\n", ID, V).installed, Installed::None);
         let a = read_answer("build 0.1.0-1a2b3c4d5e6f\nruns cannot execute binary file\n", ID, V);
         assert!(matches!(a.installed, Installed::Broken(ref s) if s.contains("cannot execute")));
+    }
+
+    #[test]
+    fn the_machine_is_read_from_doctors_json() {
+        let json = r#"{"format":"herd.doctor.v1","checks":[],"environment":{"cpu_model":"EPYC","memory_total":"8 GiB","n":3}}"#;
+        assert_eq!(
+            machine_of(json),
+            [("cpu_model".to_owned(), "EPYC".to_owned()), ("memory_total".into(), "8 GiB".into())]
+        );
+        assert!(machine_of("ok  nginx\n").is_empty());
     }
 
     #[test]
