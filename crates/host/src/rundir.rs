@@ -95,6 +95,9 @@ pub fn clean(parent: &Path, own: &Path) -> Cleaned {
         out.errors.extend(c.errors.iter().map(|(p, e)| format!("{}: {e}", p.display())));
         match fs::remove_dir_all(&dir) {
             Ok(()) => out.dirs.push(dir.display().to_string()),
+            // Gone meanwhile: its own helper finished ending, or another clean came first
+            // (two herds of one user on a host). Nothing is left, which is what was wanted.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => out.errors.push(format!("{}: {e}", dir.display())),
         }
     }

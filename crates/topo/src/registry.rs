@@ -177,6 +177,8 @@ fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
         }
         match fs::remove_dir_all(&dir) {
             Ok(()) => out.dirs.push(dir),
+            // Gone meanwhile (another clean came first): nothing is left, as wanted.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => out.errors.push((dir, e.to_string())),
         }
     }

@@ -359,7 +359,8 @@ fn serving_host(
     assert!(matches!(ready, Ok(herd_host::Readiness::Ready { .. })), "{ready:?}");
     let run_dir = std::path::PathBuf::from(&session.hello.run_dir);
     assert!(Path::new(&format!("/proc/{}", started.pid)).exists(), "the server runs");
-    assert!(run_dir.is_dir());
+    // In the host's own temporary directory (its sshd sets TMPDIR), as on a machine of its own.
+    assert!(run_dir.is_dir() && run_dir.starts_with(hosts.dir.join("host0/tmp")), "{run_dir:?}");
     (session, started.pid, run_dir)
 }
 

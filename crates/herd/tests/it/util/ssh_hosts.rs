@@ -78,6 +78,10 @@ impl SshHosts {
             let hdir = dir.join(format!("host{i}"));
             let home = hdir.join("home");
             std::fs::create_dir_all(&home).unwrap();
+            // Each host's own temporary directory, as each machine has its own /tmp: one
+            // test's helpers (run directories, clean) never meet another's.
+            let tmp = hdir.join("tmp");
+            std::fs::create_dir_all(&tmp).unwrap();
             let host_key = keygen(&hdir, "host");
             let authorized = hdir.join("authorized_keys");
             let pubkey = std::fs::read_to_string(key.with_extension("pub")).unwrap();
@@ -99,10 +103,11 @@ impl SshHosts {
                     "HostKey {}\nListenAddress {addr}\nAuthorizedKeysFile {}\n\
                      PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n\
                      PidFile none\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                     SetEnv HOME={}\nLogLevel VERBOSE\n",
+                     SetEnv HOME={} TMPDIR={}\nLogLevel VERBOSE\n",
                     host_key.display(),
                     authorized.display(),
-                    home.display()
+                    home.display(),
+                    tmp.display()
                 ),
             )
             .unwrap();
