@@ -44,9 +44,25 @@ impl UserConfig {
 /// with its line.
 fn placeholders(text: &str) -> Result<Vec<String>, String> {
     let mut used = Vec::new();
-    for (n, line) in text.lines().enumerate() {
+    fill(text, |name| {
+        used.push(name.to_owned());
+        Ok(String::new())
+    })?;
+    Ok(used)
+}
+
+/// `text` with each `{{name}}` replaced by `value(name)`: the one scanner that checks a file
+/// when it is read and fills it for each run. A name not in [`PLACEHOLDERS`], a `{{` left
+/// open, or `value`'s own error is an error with its line.
+fn fill(
+    text: &str,
+    mut value: impl FnMut(&str) -> Result<String, String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    for (n, line) in text.split_inclusive('\n').enumerate() {
         let mut rest = line;
         while let Some(at) = rest.find("{{") {
+            out.push_str(&rest[..at]);
             let after = &rest[at + 2..];
             let Some(end) = after.find("}}") else {
                 return Err(format!("line {}: `{{{{` without `}}}}`", n + 1));
@@ -59,11 +75,12 @@ fn placeholders(text: &str) -> Result<Vec<String>, String> {
                     PLACEHOLDERS.map(|p| format!("{{{{{p}}}}}")).join(", ")
                 ));
             }
-            used.push(name.to_owned());
+            out.push_str(&value(name).map_err(|e| format!("line {}: {e}", n + 1))?);
             rest = &after[end + 2..];
         }
+        out.push_str(rest);
     }
-    Ok(used)
+    Ok(out)
 }
 
 /// The launch of `spec` as its driver renders it, with `config`, filled in, as the config
@@ -93,19 +110,11 @@ pub fn render_with(spec: &ServerSpec, config: Option<&UserConfig>) -> Result<Lau
             }
             "user" => spec.user.clone().unwrap_or_default(),
             "workers" => spec.workers.map(|w| w.to_string()).unwrap_or_else(|| "auto".to_owned()),
-            other => return Err(format!("unknown placeholder {{{{{other}}}}}")),
+            // `fill` passes known names only.
+            other => return Err(format!("{{{{{other}}}}} has no value")),
         })
     };
-    let mut filled = String::with_capacity(config.text.len());
-    let mut rest = config.text.as_str();
-    while let Some(at) = rest.find("{{") {
-        filled.push_str(&rest[..at]);
-        let after = &rest[at + 2..];
-        let end = after.find("}}").ok_or("a `{{` without `}}`")?;
-        filled.push_str(&value(after[..end].trim())?);
-        rest = &after[end + 2..];
-    }
-    filled.push_str(rest);
+    let mut filled = fill(&config.text, value)?;
     let kind = spec.kind;
     if kind == herd_drivers::ServerKind::Nginx {
         filled = in_foreground(filled)?;
@@ -153,6 +162,20 @@ mod tests {
         );
         assert_eq!(placeholders("x {{port").unwrap_err(), "line 1: `{{` without `}}`");
         assert!(placeholders("server { location / { } }").unwrap().is_empty());
+    }
+
+    #[test]
+    fn filling_replaces_each_placeholder_and_keeps_the_rest() {
+        let v = |n: &str| Ok(if n == "port" { "8080".to_owned() } else { format!("<{n}>") });
+        assert_eq!(
+            fill("listen {{port}};\nroot {{ docroot }}; # {x}\n", v).unwrap(),
+            "listen 8080;\nroot <docroot>; # {x}\n"
+        );
+        let no_tls = |_: &str| Err("{{cert}} is for a protocol over TLS, not h1".to_owned());
+        assert_eq!(
+            fill("a\nssl_certificate {{cert}};", no_tls).unwrap_err(),
+            "line 2: {{cert}} is for a protocol over TLS, not h1"
+        );
     }
 
     #[test]

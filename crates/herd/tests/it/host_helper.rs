@@ -24,17 +24,24 @@ fn helper(dir: &Path) -> (Child, HostLink<ChildStdin>) {
 
 /// [`helper`] with more arguments to `herd host`.
 fn helper_with(dir: &Path, args: &[&str]) -> (Child, HostLink<ChildStdin>) {
-    let mut child = herd()
+    let mut child = spawn_helper(dir, args, &[]);
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    (child, HostLink::new("local-1", stdout, stdin, Duration::from_secs(20)))
+}
+
+/// `herd host ARGS` with its run directory under `dir`, `env` added, its three streams piped
+/// (it writes one line to stderr, as it ends, which some tests read).
+fn spawn_helper(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    herd()
         .arg("host")
         .args(args)
         .env("TMPDIR", dir)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
-    (child, HostLink::new("local-1", stdout, stdin, Duration::from_secs(20)))
+        .unwrap()
 }
 
 /// herd serve on a free loopback port, started by the helper as `serve`: its PID and port.
@@ -155,15 +162,7 @@ fn a_server_started_probed_loaded_accounted_read_and_stopped() {
 #[test]
 fn cpu_time_is_read_per_process_where_no_cgroup_is_made() {
     let dir = tempdir("host-cpu");
-    let mut child = herd()
-        .arg("host")
-        .env("TMPDIR", &dir)
-        .env("HERD_SERVER_CPU", "per-process")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_helper(&dir, &[], &[("HERD_SERVER_CPU", "per-process")]);
     let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
     let mut link = HostLink::new("local-2", stdout, stdin, Duration::from_secs(20));
     assert_eq!(link.hello().unwrap().accounting, "per-process");
@@ -322,14 +321,7 @@ fn what_a_killed_helper_left_a_second_helpers_clean_stops() {
 #[test]
 fn hostile_lines_get_error_replies_and_the_helper_serves_on() {
     let dir = tempdir("host-hostile");
-    let mut child = herd()
-        .arg("host")
-        .env("TMPDIR", &dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_helper(&dir, &[], &[]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let overlong = vec![b'x'; 2 << 20];

@@ -198,6 +198,22 @@ keep_alive = true
     }
 }
 
+/// `dir/x.toml`: servers `servers` over the page, `[servers.nginx-mine]` the nginx driver
+/// with `key` (its own binary, its own config); the file and its text.
+fn with_nginx_mine(
+    dir: &std::path::Path,
+    servers: &str,
+    key: &str,
+) -> (std::path::PathBuf, String) {
+    let text = format!(
+        "name = \"mine\"\n[matrix]\nserver = {servers}\nworkload = [\"page\"]\nload = [\"n200\"]\n\
+         [servers.nginx-mine]\ndriver = \"nginx\"\n{key}\n{PAGE_N200}{TRIM}"
+    );
+    let file = dir.join("x.toml");
+    std::fs::write(&file, &text).unwrap();
+    (file, text)
+}
+
 /// "Is my build faster?": `[servers.NAME] binary` starts one's own build of a server beside
 /// the distribution's, with the driver's config. Here a copy of Debian's nginx under another
 /// path (relative to the experiment file), beside the nginx the driver finds: both verified
@@ -208,19 +224,8 @@ fn a_servers_own_binary_runs_beside_the_distributions() {
     std::fs::create_dir_all(dir.join("build/sbin")).unwrap();
     let mine = dir.join("build/sbin/nginx");
     std::fs::copy("/usr/sbin/nginx", &mine).unwrap();
-    let text = format!(
-        r#"name = "binary"
-[matrix]
-server = ["nginx", "nginx-mine"]
-workload = ["page"]
-load = ["n200"]
-[servers.nginx-mine]
-driver = "nginx"
-binary = "build/sbin/nginx"
-{PAGE_N200}{TRIM}"#
-    );
-    let file = dir.join("x.toml");
-    std::fs::write(&file, &text).unwrap();
+    let (file, text) =
+        with_nginx_mine(&dir, r#"["nginx", "nginx-mine"]"#, "binary = \"build/sbin/nginx\"");
     let plan = util::herd().args(["lab", "run", "--dry-run"]).arg(&file).output().unwrap();
     let plan = String::from_utf8_lossy(&plan.stdout).into_owned();
     assert!(plan.contains(&format!("start nginx: {} -e ", mine.display())), "{plan}");
@@ -265,19 +270,7 @@ fn a_users_own_config_is_filled_in_and_judged_by_the_servers_test() {
                   http {\n  access_log off;\n  default_type application/octet-stream;\n  \
                   server {\n    listen {{listen}};\n    root {{docroot}};\n  }\n}\n";
     std::fs::write(dir.join("mine.conf"), config).unwrap();
-    let text = format!(
-        r#"name = "config"
-[matrix]
-server = ["nginx-mine"]
-workload = ["page"]
-load = ["n200"]
-[servers.nginx-mine]
-driver = "nginx"
-config = "mine.conf"
-{PAGE_N200}{TRIM}"#
-    );
-    let file = dir.join("x.toml");
-    std::fs::write(&file, &text).unwrap();
+    let (file, _) = with_nginx_mine(&dir, r#"["nginx-mine"]"#, "config = \"mine.conf\"");
     let out = lab_run(&dir, &file).output().unwrap();
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -40,7 +40,8 @@ impl Liveness {
 pub enum SessionError {
     #[error(transparent)]
     Ssh(#[from] SshError),
-    #[error("{host}: its helper did not answer: {link}{said}")]
+    /// `link` names the host already (`host ssh://…: …`).
+    #[error("{link}{said}")]
     NoHelper { host: String, link: LinkError, said: String },
     #[error(
         "{host}: runs {theirs}, not this {ours}: `herd lab hosts install FILE` copies this build \

@@ -36,33 +36,72 @@ impl CellRun<'_> {
         process: &Watched,
     ) -> Result<(), Stop> {
         let timeout = self.ctx.experiment.runner.ready_timeout;
-        let started = Instant::now();
-        let mut pause = FIRST_POLL;
-        loop {
-            if self.cancelled() {
-                return Err(Stop::Cancelled { client: false });
+        let cancel = self.ctx.cancel;
+        let (sup, place) = (&mut *self.sup, self.place);
+        let waited = poll(
+            timeout,
+            || cancel.load(std::sync::atomic::Ordering::Relaxed),
+            || process.exited(sup, Stage::Starting),
+            || place.within(host, || ask(probe, ca_file)),
+        );
+        match waited {
+            Ok(()) => Ok(()),
+            Err(NotReady::Cancelled) => Err(Stop::Cancelled { client: false }),
+            Err(NotReady::Exited(exited)) => Err(exited.into()),
+            // The namespace is gone or cannot be entered: waiting will not help.
+            Err(NotReady::Unaskable(why)) => Err(RunFailure::Setup(why).into()),
+            Err(NotReady::TimedOut { last }) => Err(RunFailure::ServerNotReady {
+                name: process.name.clone(),
+                timeout,
+                last,
+                log_tail: last_lines_of(&process.log),
             }
-            if let Some(exited) = process.exited(self.sup, Stage::Starting) {
-                return Err(exited.into());
-            }
-            let last = match self.place.within(host, || ask(probe, ca_file)) {
-                Ok(Ok(())) => return Ok(()),
-                Ok(Err(why)) => why,
-                // The namespace is gone or cannot be entered: waiting will not help.
-                Err(why) => return Err(RunFailure::Setup(why).into()),
-            };
-            if started.elapsed() > timeout {
-                return Err(RunFailure::ServerNotReady {
-                    name: process.name.clone(),
-                    timeout,
-                    last,
-                    log_tail: last_lines_of(&process.log),
-                }
-                .into());
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(POLL);
+            .into()),
         }
+    }
+}
+
+/// Why a wait for readiness ended without an answer.
+pub(super) enum NotReady<E> {
+    Cancelled,
+    /// The process exited (what `exited` said).
+    Exited(E),
+    /// The probe cannot be asked at all (its namespace is gone).
+    Unaskable(String),
+    /// No answer within the time; the probe's last words.
+    TimedOut {
+        last: String,
+    },
+}
+
+/// Asks `ask` (Err: it cannot be asked; Ok(Err): not yet, and why) until it answers, from
+/// 1 ms apart doubling to 20 ms, checking `cancelled` and `exited` before each ask and giving
+/// up after `timeout`. The lab's runs and `herd lab up` wait for their servers with it.
+pub(super) fn poll<E>(
+    timeout: Duration,
+    cancelled: impl Fn() -> bool,
+    mut exited: impl FnMut() -> Option<E>,
+    mut ask: impl FnMut() -> Result<Result<(), String>, String>,
+) -> Result<(), NotReady<E>> {
+    let started = Instant::now();
+    let mut pause = FIRST_POLL;
+    loop {
+        if cancelled() {
+            return Err(NotReady::Cancelled);
+        }
+        if let Some(e) = exited() {
+            return Err(NotReady::Exited(e));
+        }
+        let last = match ask() {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(why)) => why,
+            Err(why) => return Err(NotReady::Unaskable(why)),
+        };
+        if started.elapsed() > timeout {
+            return Err(NotReady::TimedOut { last });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(POLL);
     }
 }
 
@@ -83,5 +122,34 @@ pub(super) fn ask(probe: &Probe, ca_file: Option<&Path>) -> Result<(), String> {
                 Err(err) => Err(err.to_string()),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod poll_tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_ends_on_the_answer_an_exit_a_cancel_or_the_time() {
+        let mut asks = 0;
+        let answered = poll(
+            Duration::from_secs(5),
+            || false,
+            || None::<()>,
+            || {
+                asks += 1;
+                Ok(if asks < 3 { Err("refused".to_owned()) } else { Ok(()) })
+            },
+        );
+        assert!(answered.is_ok() && asks == 3);
+        let exited = poll(Duration::from_secs(5), || false, || Some(7), || Ok(Ok(())));
+        assert!(matches!(exited, Err(NotReady::Exited(7))), "the exit is seen before asking");
+        let cancelled = poll(Duration::from_secs(5), || true, || None::<()>, || Ok(Ok(())));
+        assert!(matches!(cancelled, Err(NotReady::Cancelled)));
+        let gone = poll(Duration::from_secs(5), || false, || None::<()>, || Err("no ns".into()));
+        assert!(matches!(gone, Err(NotReady::Unaskable(ref w)) if w == "no ns"));
+        let late =
+            poll(Duration::from_millis(30), || false, || None::<()>, || Ok(Err("nope".into())));
+        assert!(matches!(late, Err(NotReady::TimedOut { ref last }) if last == "nope"));
     }
 }

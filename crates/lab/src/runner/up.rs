@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herd_drivers::Probe;
 use herd_stats::Protocol;
@@ -169,8 +169,8 @@ fn serve(
     Ok(())
 }
 
-/// Polls `probe` until it answers, the process exits (an error with its log's end), Ctrl-C
-/// or the experiment's `ready_timeout`.
+/// Waits until `probe` answers ([`super::readiness::poll`], as a run waits), the process
+/// exits (an error with its log's end), Ctrl-C, or the experiment's `ready_timeout`.
 fn wait_ready(
     e: &Experiment,
     probe: &Probe,
@@ -180,27 +180,25 @@ fn wait_ready(
     log: &Path,
     cancel: &AtomicBool,
 ) -> Result<(), LabError> {
-    let started = Instant::now();
-    loop {
-        let why = match super::readiness::ask(probe, ca_file) {
-            Ok(()) => return Ok(()),
-            Err(why) => why,
-        };
-        if let Some(status) = sup.exit_status(pid) {
-            return Err(LabError::Setup(format!(
-                "the server (pid {pid}) exited before it was ready ({status}); its log ends:\n{}",
-                super::log_tail::last_lines_of(log)
-            )));
+    use super::readiness::{ask, poll, NotReady};
+    let timeout = e.runner.ready_timeout;
+    let waited = poll(
+        timeout,
+        || cancel.load(Ordering::Relaxed),
+        || sup.exit_status(pid),
+        || Ok(ask(probe, ca_file)),
+    );
+    let why = match waited {
+        Ok(()) => return Ok(()),
+        Err(NotReady::Cancelled) => "stopped before the server was ready".to_owned(),
+        Err(NotReady::Exited(status)) => format!(
+            "the server (pid {pid}) exited before it was ready ({status}); its log ends:\n{}",
+            super::log_tail::last_lines_of(log)
+        ),
+        Err(NotReady::Unaskable(why)) => why,
+        Err(NotReady::TimedOut { last }) => {
+            format!("the server did not answer within {timeout:?}: {last}")
         }
-        if cancel.load(Ordering::Relaxed) {
-            return Err(LabError::Setup("stopped before the server was ready".to_owned()));
-        }
-        if started.elapsed() > e.runner.ready_timeout {
-            return Err(LabError::Setup(format!(
-                "the server did not answer within {:?}: {why}",
-                e.runner.ready_timeout
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    };
+    Err(LabError::Setup(why))
 }
