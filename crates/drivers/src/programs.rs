@@ -218,13 +218,24 @@ impl Programs {
     /// is [`DriverError::ProgramMissing`], whose message says where it looked and how to get
     /// the program.
     pub fn locate(needed: &[&'static Program], herd_exe: &Path) -> Result<Programs, DriverError> {
+        Programs::locate_with(needed, herd_exe, &is_executable)
+    }
+
+    /// [`Programs::locate`] on another machine: `executable` says which paths are
+    /// executable files there (a lab's server host, asked over ssh once for every path of
+    /// [`Program::candidates_for`]), `herd_exe` is herd's path there.
+    pub fn locate_with(
+        needed: &[&'static Program],
+        herd_exe: &Path,
+        executable: &dyn Fn(&Path) -> bool,
+    ) -> Result<Programs, DriverError> {
         let mut paths = BTreeMap::new();
         for program in needed {
             let path = if program.candidates.is_empty() && program.beside_herd.is_empty() {
                 herd_exe.to_owned()
             } else {
                 let looked = candidates(program, herd_exe);
-                match looked.iter().find(|p| is_executable(p)) {
+                match looked.iter().find(|p| executable(p)) {
                     Some(path) => path.clone(),
                     None => {
                         return Err(DriverError::ProgramMissing {
@@ -273,6 +284,14 @@ impl Programs {
 /// Where `program` is looked for, in order: beside herd's executable (`herd_exe`'s directory
 /// joined with each of `beside_herd`, `..` resolved by hand so that the message shows a plain
 /// path), then its absolute candidates.
+impl Program {
+    /// Every path [`Programs::locate`] would look at for this program, in its order, with
+    /// herd at `herd_exe` (empty for herd itself).
+    pub fn candidates_for(&self, herd_exe: &Path) -> Vec<PathBuf> {
+        candidates(self, herd_exe)
+    }
+}
+
 fn candidates(program: &Program, herd_exe: &Path) -> Vec<PathBuf> {
     let dir = herd_exe.parent().unwrap_or(Path::new("/"));
     let beside = program.beside_herd.iter().map(|rel| {

@@ -44,7 +44,9 @@ pub enum TargetError {
          the URL's host exactly"
     )]
     OptInMismatch { named: String, host: String },
-    #[error("--allow-target {0:?}: name one host, as the URL writes it")]
+    #[error(
+        "the opt-in {0:?} (--allow-target, HERD_ALLOW_TARGET): name one host, as the URL writes it"
+    )]
     BadOptIn(String),
 }
 

@@ -59,13 +59,7 @@ pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
     let mut plan = crate::run_args::plan(&args.run)?;
     // The user's opt-in for a target outside the safe ranges (agents on a real cluster):
     // checked against the URL now, before the coordinator is even looked for.
-    if let Some(host) =
-        std::env::var(spread::agent::ALLOW_TARGET_VAR).ok().filter(|h| !h.is_empty())
-    {
-        let opt_in = herd_engine::OptIn::new(&host)?;
-        herd_engine::Target::resolve_opted_in(&plan.url.host, plan.url.port, None, Some(&opt_in))?;
-        plan.opt_in = Some(opt_in);
-    }
+    crate::run_args::opt_in_from_env(&mut plan)?;
     let _ = herd_engine::raise_nofile_limit();
     let control = stop_on_ctrl_c();
     let coordinator = match &args.coordinate {

@@ -173,17 +173,6 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         None => (load(&args.experiment)?, None, None),
     };
-    // Before the plan and the preflight: nothing is made, started or opened for it.
-    if e.hosts.is_some() {
-        anyhow::bail!(
-            "{}: [hosts]: not yet: hosts are checked and installed, not yet run on (issue 34); \
-             `herd lab hosts check {}` and `herd lab hosts install {}` work now, or leave \
-             [hosts] out to run every role on this machine",
-            e.source,
-            e.source,
-            e.source
-        );
-    }
     if args.profile {
         e.profile_with(experiment::Profiler::Perf).map_err(anyhow::Error::msg)?;
     }
@@ -213,7 +202,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // Before the store is opened: a machine that cannot run the experiment leaves no file.
-    let checked = runner::preflight(&e, &herd_exe)?;
+    let mut checked = runner::preflight(&e, &herd_exe)?;
+    if let Some(said) = runner::reach_hosts(&mut checked, &e, env!("HERD_VERSION"))? {
+        eprintln!("herd lab: {said}");
+    }
     let mut store = match store {
         Some(store) => store,
         None => Store::open(&args.store).context("cannot open the results store")?,
@@ -261,7 +253,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         _ if asked == Some(Wanted::Only(accounting)) => " (as HERD_SERVER_CPU asks)",
         _ => " (herd cannot make a cgroup here; as root it reads each server's own)",
     };
-    eprintln!("herd lab: the servers' CPU time: {accounting}{why}");
+    // On a server host, the line on that host said how it reads them.
+    if e.hosts.as_ref().is_none_or(|h| h.server.is_none()) {
+        eprintln!("herd lab: the servers' CPU time: {accounting}{why}");
+    }
     if !checked.refused().is_empty() {
         eprintln!(
             "herd lab: {} of {} cells refused, before anything ran (`--dry-run` lists them):\n  {}",

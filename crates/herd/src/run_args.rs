@@ -366,6 +366,20 @@ pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
     Ok(p)
 }
 
+/// The user's opt-in for one target outside the safety rule's ranges, from
+/// `HERD_ALLOW_TARGET` (the URL's host, exactly): set for an agent on a real cluster whose
+/// user named the target (docs/cluster.md), and by `herd lab` for its client when the
+/// experiment's `[hosts]` names the server host. Checked against the URL now, before
+/// anything is sent; any other host is still refused.
+pub(crate) fn opt_in_from_env(plan: &mut herd_run::RunPlan) -> anyhow::Result<()> {
+    let var = herd_run::spread::agent::ALLOW_TARGET_VAR;
+    let Some(host) = std::env::var(var).ok().filter(|h| !h.is_empty()) else { return Ok(()) };
+    let opt_in = herd_engine::OptIn::new(&host)?;
+    herd_engine::Target::resolve_opted_in(&plan.url.host, plan.url.port, None, Some(&opt_in))?;
+    plan.opt_in = Some(opt_in);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     //! Plans → `to_args` → clap → [`plan`]: the same plan, for plans of every shape.

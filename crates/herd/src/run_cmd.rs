@@ -34,7 +34,9 @@ pub(crate) enum Outcome {
 
 /// Runs `herd run`.
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
-    let plan = crate::run_args::plan(&args)?;
+    let mut plan = crate::run_args::plan(&args)?;
+    // Set by `herd lab` for the server host an experiment's `[hosts]` names.
+    crate::run_args::opt_in_from_env(&mut plan)?;
     let prepared = herd_run::prepare(&plan)?;
     // Best effort: without it, large -c runs report fd errors plainly.
     let _ = herd_engine::raise_nofile_limit();

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::lines::{read_line, Line};
 use crate::protocol::{
-    Answer, Cleaned, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS,
+    Answer, Cleaned, Ending, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS,
     MAX_REPLY_LINE, MAX_WRITE_PART,
 };
 
@@ -205,6 +205,29 @@ impl<W: Write> HostLink<W> {
         match self.call(&Request::Cpu { id: id.to_owned() })? {
             Answer::Cpu { seconds, accounting, .. } => Ok((seconds, accounting)),
             other => Err(self.unexpected("cpu", &other)),
+        }
+    }
+
+    /// None while `id` runs; how it ended once it has.
+    pub fn status(&mut self, id: &str) -> Result<Option<Ending>, LinkError> {
+        match self.call(&Request::Status { id: id.to_owned() })? {
+            Answer::Status { ended, .. } => Ok(ended),
+            other => Err(self.unexpected("status", &other)),
+        }
+    }
+
+    /// Makes directory `path` under the helper's run directory, given to `owner` if named.
+    pub fn make_dir(
+        &mut self,
+        path: &str,
+        mode: Option<u32>,
+        owner: Option<&str>,
+    ) -> Result<(), LinkError> {
+        let request =
+            Request::MakeDir { path: path.to_owned(), mode, owner: owner.map(str::to_owned) };
+        match self.call(&request)? {
+            Answer::Made { .. } => Ok(()),
+            other => Err(self.unexpected("make_dir", &other)),
         }
     }
 

@@ -22,8 +22,8 @@ use herd_topo::{Spawn, Supervisor};
 
 use crate::facts;
 use crate::protocol::{
-    Answer, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS, MAX_READ_BYTES,
-    MAX_WRITE_FILE, MAX_WRITE_PART, PROTOCOL,
+    Answer, Ending, Hello, Probe, Readiness, Reply, Request, StartSpec, DEFAULT_GRACE_MS,
+    MAX_READ_BYTES, MAX_WRITE_FILE, MAX_WRITE_PART, PROTOCOL,
 };
 use crate::rundir::{self, RunDir};
 
@@ -100,6 +100,10 @@ impl Host {
             Request::Start(spec) => self.start(&spec),
             Request::Ready { id, probe, timeout_ms } => self.ready(&id, &probe, timeout_ms),
             Request::Cpu { id } => self.cpu(&id),
+            Request::Status { id } => self.status(&id),
+            Request::MakeDir { path, mode, owner } => {
+                self.make_dir(&path, mode.unwrap_or(0o755), owner.as_deref())
+            }
             Request::Stop { id, grace_ms } => self.stop(&id, grace_ms.unwrap_or(DEFAULT_GRACE_MS)),
             Request::ReadFile { path, max_bytes } => self.read_file(&path, max_bytes),
             Request::WriteFile { path, base64, append, mode } => {
@@ -270,6 +274,43 @@ impl Host {
         Ok(Answer::Cpu { id: id.to_owned(), seconds, accounting: accounting.name().to_owned() })
     }
 
+    fn status(&mut self, id: &str) -> Result<Answer, String> {
+        let pid = self.pid_of(id)?;
+        let ended = self.sup.exit_status(pid).map(|status| Ending {
+            how: describe(&status),
+            code: status.code(),
+            signal: status.signal(),
+            log_tail: self.log_tail(pid),
+        });
+        Ok(Answer::Status { id: id.to_owned(), ended })
+    }
+
+    /// Makes `path` (relative, inside the run directory, without `..`) and its parents,
+    /// with `mode`, given to `owner` when named.
+    fn make_dir(&self, path: &str, mode: u32, owner: Option<&str>) -> Result<Answer, String> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let refuse = |why: &str| format!("make_dir {path:?}: {why}");
+        if mode > 0o7777 {
+            return Err(refuse(&format!("mode {mode:o}: permission bits only")));
+        }
+        let rel = Path::new(path);
+        let plain = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if path.is_empty() || !plain {
+            return Err(refuse("a relative path inside the run directory, without `..`"));
+        }
+        let root = self.run.dir().canonicalize().map_err(|e| format!("the run directory: {e}"))?;
+        let real = dirs_inside(&root, rel).map_err(|e| refuse(&e))?;
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| refuse(&e.to_string()))?;
+        if let Some(user) = owner {
+            let (uid, gid) = herd_topo::user::user_ids(user)
+                .ok_or_else(|| refuse(&format!("no user {user} on this host")))?;
+            std::os::unix::fs::chown(&real, Some(uid), Some(gid))
+                .map_err(|e| refuse(&format!("cannot give it to {user}: {e}")))?;
+        }
+        Ok(Answer::Made { path: path.to_owned() })
+    }
+
     fn stop(&mut self, id: &str, grace_ms: u64) -> Result<Answer, String> {
         let pid = self.pid_of(id)?;
         if grace_ms > MAX_GRACE_MS {
@@ -356,12 +397,8 @@ impl Host {
         }
         let root = self.run.dir().canonicalize().map_err(|e| format!("the run directory: {e}"))?;
         let file = root.join(rel);
-        if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| refuse(&e.to_string()))?;
-            let real = parent.canonicalize().map_err(|e| refuse(&e.to_string()))?;
-            if !real.starts_with(&root) {
-                return Err(refuse("its directory leads out of the run directory"));
-            }
+        if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            dirs_inside(&root, parent).map_err(|e| refuse(&format!("its directory: {e}")))?;
         }
         let mut open = std::fs::OpenOptions::new();
         open.write(true).mode(mode).custom_flags(libc::O_NOFOLLOW);
@@ -387,6 +424,30 @@ impl Host {
         let captured = self.sup.capture("doctor", &argv, &log, DOCTOR_LIMIT);
         Ok(Answer::Doctor { text: captured.text, failure: captured.failure })
     }
+}
+
+/// Makes `rel` (plain components) under `root`, one directory at a time, never through a
+/// link: a link or a file in the way is refused before anything is made beyond it, so
+/// nothing is ever made outside `root`.
+fn dirs_inside(root: &Path, rel: &Path) -> Result<PathBuf, String> {
+    let mut dir = root.to_path_buf();
+    for part in rel.components() {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "it leads out of the run directory: {} is a link or a file",
+                    dir.display()
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        }
+    }
+    Ok(dir)
 }
 
 /// herd's name for a program: short, and safe in messages and file names.
@@ -446,6 +507,106 @@ mod tests {
         for own in ["owner", "doctor.out", "herd-lab-1-0"] {
             assert!(check_file_name(own).unwrap_err().contains("own files"), "{own}");
         }
+    }
+
+    /// A helper of its own under a scratch parent.
+    fn helper(tag: &str) -> (Host, PathBuf) {
+        let parent =
+            std::env::temp_dir().join(format!("herd-hosttest-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        std::fs::create_dir_all(&parent).unwrap();
+        let options =
+            Options { herd: "herd test".into(), doctor: None, parent: parent.clone(), idle: None };
+        (Host::new(options, Arc::new(AtomicBool::new(false))).unwrap(), parent)
+    }
+
+    fn ok(reply: Reply) -> Answer {
+        match reply {
+            Reply::Ok(a) => a,
+            Reply::Error { message } => panic!("{message}"),
+        }
+    }
+
+    #[test]
+    fn status_says_running_then_how_it_ended_with_its_log() {
+        let (mut h, parent) = helper("status");
+        let start = |h: &mut Host, id: &str, script: &str| {
+            ok(h.handle(Request::Start(StartSpec {
+                id: id.into(),
+                argv: vec!["sh".into(), "-c".into(), script.into()],
+                env: vec![],
+                cwd: None,
+                cpus: None,
+                log: format!("{id}.log"),
+            })))
+        };
+        start(&mut h, "sleeper", "sleep 30");
+        start(&mut h, "failer", "echo bind failed; exit 3");
+        let status = |h: &mut Host, id: &str| ok(h.handle(Request::Status { id: id.into() }));
+        assert_eq!(status(&mut h, "sleeper"), Answer::Status { id: "sleeper".into(), ended: None });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let ended = loop {
+            if let Answer::Status { ended: Some(e), .. } = status(&mut h, "failer") {
+                break e;
+            }
+            assert!(Instant::now() < deadline, "sh did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(
+            (ended.how.as_str(), ended.code, ended.signal),
+            ("exit status 3", Some(3), None)
+        );
+        assert!(ended.log_tail.contains("bind failed"), "{ended:?}");
+        let unknown = h.handle(Request::Status { id: "nobody".into() });
+        assert!(matches!(unknown, Reply::Error { ref message } if message.contains("\"nobody\"")));
+        let ended = h.end();
+        assert_eq!(ended.stopped, 1, "the sleeper");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    #[test]
+    fn directories_are_made_inside_the_run_directory_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (mut h, parent) = helper("make-dir");
+        let run = h.run_dir().to_path_buf();
+        let made =
+            h.handle(Request::MakeDir { path: "cells/1/logs".into(), mode: None, owner: None });
+        assert_eq!(ok(made), Answer::Made { path: "cells/1/logs".into() });
+        let mode = std::fs::metadata(run.join("cells/1/logs")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o755);
+        ok(h.handle(Request::MakeDir { path: "share".into(), mode: Some(0o1777), owner: None }));
+        let mode = std::fs::metadata(run.join("share")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o1777);
+        std::os::unix::fs::symlink(&parent, run.join("out")).unwrap();
+        for (path, says) in [
+            ("../x", "without `..`"),
+            ("/tmp/x", "without `..`"),
+            ("", "without `..`"),
+            ("out/x", "leads out of the run directory"),
+        ] {
+            match h.handle(Request::MakeDir { path: path.into(), mode: None, owner: None }) {
+                Reply::Error { message } => assert!(message.contains(says), "{path}: {message}"),
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        assert!(!parent.join("x").exists());
+        // Nor does a file's directory go through the link.
+        let w = h.handle(Request::WriteFile {
+            path: "out/y/f".into(),
+            base64: String::new(),
+            append: false,
+            mode: None,
+        });
+        assert!(matches!(w, Reply::Error { ref message } if message.contains("a link or a file")));
+        assert!(!parent.join("y").exists());
+        let nobody = h.handle(Request::MakeDir {
+            path: "w".into(),
+            mode: None,
+            owner: Some("herd-no-such-user-7f3a".into()),
+        });
+        assert!(matches!(nobody, Reply::Error { ref message } if message.contains("no user")));
+        h.end();
+        std::fs::remove_dir_all(&parent).unwrap();
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub enum Request {
     Ready { id: String, probe: Probe, timeout_ms: u64 },
     /// CPU time of a started program and everything it forked: [`Answer::Cpu`].
     Cpu { id: String },
+    /// Whether a started program still runs, and if not how it ended: [`Answer::Status`].
+    /// A server that dies mid-run fails that run, named, with the end of its log.
+    Status { id: String },
     /// Stops a started program: SIGTERM to its process group, SIGKILL after `grace_ms`
     /// (default [`DEFAULT_GRACE_MS`]), its cgroup removed: [`Answer::Stopped`].
     Stop {
@@ -63,6 +66,17 @@ pub enum Request {
         /// Unix permission bits (0o644 when None).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mode: Option<u32>,
+    },
+    /// Makes a directory inside the run directory, its parents too (a server's log and
+    /// temporary directories, which no file written makes): `mode` its permission bits
+    /// (0o755 when None), `owner` a user to give it to (the user a server's workers run as
+    /// after dropping root's rights; only a helper running as root can): [`Answer::Made`].
+    MakeDir {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<String>,
     },
     /// The host's disclosure, as `herd doctor --json` prints it there: [`Answer::Doctor`].
     Doctor,
@@ -157,6 +171,15 @@ pub enum Answer {
         seconds: f64,
         accounting: String,
     },
+    Status {
+        id: String,
+        /// None while it runs; how it ended once it has.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ended: Option<Ending>,
+    },
+    Made {
+        path: String,
+    },
     Stopped {
         id: String,
         /// How it ended, in words (`exit status 0`, `killed by signal 9`).
@@ -204,6 +227,8 @@ impl Answer {
             Answer::Started { .. } => "started",
             Answer::Ready(_) => "ready",
             Answer::Cpu { .. } => "cpu",
+            Answer::Status { .. } => "status",
+            Answer::Made { .. } => "made",
             Answer::Stopped { .. } => "stopped",
             Answer::File { .. } => "file",
             Answer::Doctor { .. } => "doctor",
@@ -223,6 +248,8 @@ impl Request {
             Request::Start(_) => "start",
             Request::Ready { .. } => "ready",
             Request::Cpu { .. } => "cpu",
+            Request::Status { .. } => "status",
+            Request::MakeDir { .. } => "make_dir",
             Request::Stop { .. } => "stop",
             Request::ReadFile { .. } => "read_file",
             Request::WriteFile { .. } => "write_file",
@@ -288,6 +315,20 @@ pub enum Readiness {
     TimedOut { after_ms: u64 },
 }
 
+/// How a started program ended, as [`Answer::Status`] says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ending {
+    /// In words (`exit status 1`, `killed by signal 9`).
+    pub how: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The end of its log.
+    pub log_tail: String,
+}
+
 /// What a [`Request::Clean`] found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -338,6 +379,13 @@ mod tests {
                 timeout_ms: 1,
             },
             Request::Cpu { id: "server".into() },
+            Request::Status { id: "server".into() },
+            Request::MakeDir { path: "cells/1/logs".into(), mode: None, owner: None },
+            Request::MakeDir {
+                path: "tmp".into(),
+                mode: Some(0o700),
+                owner: Some("www-data".into()),
+            },
             Request::Stop { id: "server".into(), grace_ms: None },
             Request::Stop { id: "server".into(), grace_ms: Some(100) },
             Request::ReadFile { path: "server.log".into(), max_bytes: 4096 },
@@ -381,6 +429,17 @@ mod tests {
             }),
             Answer::Ready(Readiness::TimedOut { after_ms: 5000 }),
             Answer::Cpu { id: "server".into(), seconds: 0.125, accounting: "cgroup-v1".into() },
+            Answer::Status { id: "server".into(), ended: None },
+            Answer::Status {
+                id: "server".into(),
+                ended: Some(Ending {
+                    how: "exit status 1".into(),
+                    code: Some(1),
+                    signal: None,
+                    log_tail: "bind() failed".into(),
+                }),
+            },
+            Answer::Made { path: "tmp".into() },
             Answer::Stopped {
                 id: "server".into(),
                 how: "exit status 0".into(),

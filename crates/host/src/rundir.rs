@@ -1,6 +1,8 @@
 //! A helper's run directory, and what crashed helpers left. Each helper makes
-//! `herd-host-<pid>-<n>` under the temporary directory (`$TMPDIR`, else `/tmp`), mode 0700,
-//! with an `owner` file (its PID and start time) and, inside, a herd-topo [`Registry`] that
+//! `herd-host-<pid>-<n>` under the temporary directory (`$TMPDIR`, else `/tmp`), mode 0711
+//! (others may pass through, not list: a server's workers that drop to their own user, as
+//! nginx's do to www-data, must reach the document root and configs inside; a TLS key in it
+//! is its owner's alone), with an `owner` file (its PID and start time) and, inside, a herd-topo [`Registry`] that
 //! records every program it starts and every cgroup it makes; the programs' logs go beside it.
 //!
 //! The directory is the leftovers record: a helper that ends in order (its channel closed, a
@@ -16,7 +18,7 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -40,7 +42,9 @@ impl RunDir {
         let pid = std::process::id();
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = parent.join(format!("{PREFIX}{pid}-{nanos:08x}"));
-        fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        fs::DirBuilder::new().mode(0o711).create(&dir)?;
+        // The umask may have taken the others' bit.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o711))?;
         let made = fs::write(dir.join("owner"), format!("{}\n", registry::owner()))
             .and_then(|()| Registry::create(&dir));
         match made {
@@ -135,11 +139,11 @@ mod tests {
     }
 
     #[test]
-    fn a_run_dir_is_private_and_names_its_owner() {
+    fn a_run_dir_is_unlisted_and_names_its_owner() {
         let parent = scratch("create");
         let run = RunDir::create(&parent).unwrap();
         let meta = fs::metadata(run.dir()).unwrap();
-        assert_eq!(meta.mode() & 0o777, 0o700);
+        assert_eq!(meta.mode() & 0o777, 0o711);
         let owner = fs::read_to_string(run.dir().join("owner")).unwrap();
         assert_eq!(registry::owner_alive(owner.trim()), Some(true), "{owner}");
         assert!(run.registry().dir().starts_with(run.dir()));

@@ -240,15 +240,30 @@ pub(crate) fn server_programs(
     needed: &[&'static herd_drivers::Program],
     herd_exe: &std::path::Path,
 ) -> Result<herd_drivers::Programs, herd_drivers::DriverError> {
+    server_programs_with(def, needed, herd_exe, &|p| {
+        use std::os::unix::fs::PermissionsExt as _;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// [`server_programs`] on a machine where `executable` says which files are executable (a
+/// `[hosts]` server host); herd is at `herd_exe` there.
+pub(crate) fn server_programs_with(
+    def: &ServerDef,
+    needed: &[&'static herd_drivers::Program],
+    herd_exe: &std::path::Path,
+    executable: &dyn Fn(&std::path::Path) -> bool,
+) -> Result<herd_drivers::Programs, herd_drivers::DriverError> {
+    use herd_drivers::Programs;
     let Some(binary) = &def.binary else {
-        return herd_drivers::Programs::locate(needed, herd_exe);
+        return Programs::locate_with(needed, herd_exe, executable);
     };
     let Some(&main) = herd_drivers::programs_needed(def.kind, None).first() else {
-        return herd_drivers::Programs::locate(needed, herd_exe);
+        return Programs::locate_with(needed, herd_exe, executable);
     };
     let rest: Vec<&'static herd_drivers::Program> =
         needed.iter().copied().filter(|p| !std::ptr::eq(*p, main)).collect();
-    Ok(herd_drivers::Programs::locate(&rest, herd_exe)?.with(main.name, binary.clone()))
+    Ok(Programs::locate_with(&rest, herd_exe, executable)?.with(main.name, binary.clone()))
 }
 
 #[cfg(test)]

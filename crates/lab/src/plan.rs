@@ -154,7 +154,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
 
     let _ = writeln!(s, "\nservers");
     // Whom the servers that cannot switch users run as (a Samba share's guests): asked once.
-    let runs_as = crate::runner::user::current_user();
+    let runs_as = herd_topo::user::current_user();
     let mut cas: BTreeMap<(String, Protocol), PathBuf> = BTreeMap::new();
     for name in e.servers.keys() {
         // The cells' own servers: the calibration server is herd serve in HTTP cells and
@@ -286,6 +286,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 out_dir,
                 agents: e.client_agents.unwrap_or(1),
                 agent_netns: &agent_netns,
+                opt_in: None,
             };
             match client::command(&job) {
                 Ok(cmd) => {

@@ -203,6 +203,7 @@ fn run(
         out_dir: &out_dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     let cmd = client::command(&job).unwrap_or_else(|e| panic!("{e}"));
     cmd.write_files().unwrap();

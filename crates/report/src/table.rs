@@ -99,10 +99,32 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     if let Some((_, method)) = e.environment.iter().find(|(k, _)| k == "server_cpu_accounting") {
         fields.push(("server cpu".to_owned(), method.clone()));
     }
+    if let Some(host) = server_host(&e.environment) {
+        fields.push(("server host".to_owned(), host));
+    }
     if let Some(note) = &exp.note {
         fields.push(("note".to_owned(), note.clone()));
     }
     fields
+}
+
+/// The `[hosts]` server host and the path to it, as the lab disclosed them: where the
+/// servers ran, if not on the machine above.
+fn server_host(environment: &[(String, String)]) -> Option<String> {
+    let get = |k: &str| environment.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let url = get("host.server.url")?;
+    let or = |k: &str| get(k).unwrap_or("unknown");
+    Some(format!(
+        "{url} ({}, {}, {} CPUs, kernel {}); the path: MTU {}, connect RTT {} µs, one TCP \
+         connection {} Mbit/s",
+        or("host.server.hostname"),
+        or("host.server.cpu_model"),
+        or("host.server.cpus_online"),
+        or("host.server.kernel"),
+        or("path.server.mtu"),
+        or("path.server.connect_rtt_us"),
+        or("path.server.tcp_mbit_per_s"),
+    ))
 }
 
 fn entries(exp: &StoredExperiment, row: &Row<'_>, stepped: bool, lead: Measure) -> Vec<Entry> {

@@ -56,9 +56,10 @@ pub struct RunPlan {
     /// `--fail-if` conditions.
     pub fail_if: Vec<Threshold>,
     pub outputs: Outputs,
-    /// The one target outside the safety rule's ranges this run may load: only an agent on
-    /// a real cluster whose user named it (`HERD_ALLOW_TARGET`, docs/cluster.md); never a
-    /// `herd run` flag, never in [`RunPlan::to_args`].
+    /// The one target outside the safety rule's ranges this run may load, named by its user
+    /// through `HERD_ALLOW_TARGET`: an agent on a real cluster (docs/cluster.md), or the
+    /// lab's client for the server host of an experiment's `[hosts]` (docs/hosts.md); never
+    /// a `herd run` flag, never in [`RunPlan::to_args`].
     pub opt_in: Option<herd_engine::OptIn>,
 }
 

@@ -1,8 +1,8 @@
 //! `herd lab hosts check` and `install` against real OpenSSH: sshd in namespace hosts of
 //! herd's own (`util::ssh_hosts`, root: CI runs as root), herd in another, nothing aimed
 //! anywhere but those 198.18.3.0/24 addresses; and herd-lab's transport itself, whose
-//! session and command to one host share one SSH connection. And `herd lab run` refusing
-//! `[hosts]` for now (no root needed: it must start nothing).
+//! session and command to one host share one SSH connection. `herd lab run` on hosts is
+//! lab_on_hosts.rs's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
@@ -201,43 +201,6 @@ fn every_failure_names_its_host() {
     // All at once, each within its connect timeout (1 s), with room for a busy machine.
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     drop(hosts);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn lab_run_refuses_hosts_for_now_and_starts_nothing() {
-    let dir = tempdir("lab-hosts-run");
-    let file = dir.join("hosts.toml");
-    std::fs::write(
-        &file,
-        "name = \"hosts\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"9x9\"]\nload = [\"a\"]\n\
-         [loads.a]\nrequests = 10\nconcurrency = 1\n\
-         [hosts]\nserver = \"ssh://bench@198.18.10.2\"\n",
-    )
-    .unwrap();
-    for dry in [false, true] {
-        let mut cmd = herd();
-        cmd.env("TMPDIR", &dir)
-            .args(["lab", "run", "--no-progress", "--store"])
-            .arg(dir.join("r.db"));
-        if dry {
-            cmd.arg("--dry-run");
-        }
-        let out = cmd.arg(&file).output().unwrap();
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(
-            stderr.contains(
-                "[hosts]: not yet: hosts are checked and installed, not yet run on (issue 34)"
-            ),
-            "{stderr}"
-        );
-        assert!(stderr.contains("herd lab hosts check"), "{stderr}");
-        assert!(text(&out.stdout).is_empty(), "no plan, no table");
-    }
-    // No store, no run directory, no namespace: only the file.
-    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(left, [std::ffi::OsString::from("hosts.toml")]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

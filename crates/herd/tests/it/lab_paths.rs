@@ -287,33 +287,30 @@ fn kernel_takes_netem() -> bool {
 fn a_run_that_fails_inside_its_cell_leaves_nothing() {
     require_root();
     let dir = tempdir("lab-pathfail");
-    // No server binds its port within a microsecond of its start, and the first readiness
-    // probe that fails past the timeout fails the run: every run fails at readiness, after
-    // its path was built and with a server process in it.
-    // Three repetitions: on a busy machine one server may win the race (below), and the
-    // test needs at least one run to fail.
-    let text = experiment(
-        &["nft-dnat"],
-        "requests = 10\nconcurrency = 1",
-        "calibrate = false\nready_timeout = \"1us\"",
-    )
-    .replace("min = 1\nmax = 1", "min = 3\nmax = 3");
+    // A server that starts, runs a moment in the path's server namespace, and exits before
+    // it ever listens: every run fails at its start, after its path was built and with a
+    // server process in it. (A readiness timeout of a microsecond did this until the first
+    // probe came within a millisecond: herd serve then won the race.)
+    let broken = dir.join("broken-server");
+    std::fs::write(&broken, "#!/bin/sh\nsleep 0.2\nexit 3\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let text = experiment(&["nft-dnat"], "requests = 10\nconcurrency = 1", "calibrate = false")
+        .replace("server = [\"herd\"]", "server = [\"broken\"]")
+        .replace("min = 1\nmax = 1", "min = 3\nmax = 3")
+        + &format!("[servers.broken]\ndriver = \"herd\"\nbinary = \"{}\"\n", broken.display());
     let file = write(&dir, &text);
     let log = dir.join("stderr");
     let mut child = spawn_lab(&dir, &file, &log);
     let pid = child.id();
     child.wait().unwrap();
     let err = std::fs::read_to_string(&log).unwrap();
-    assert!(err.contains("did not become ready"), "{err}");
-    // The closing line counts the failed runs by kind: all at readiness. (How many: a server
-    // can bind its port before the first probe comes out of the namespace, and its run is
-    // then ok, on a busy machine.)
+    assert!(err.contains("FAILED: herd exited at start (exit status 3)"), "{err}");
     let closing =
         err.lines().find(|l| l.contains(" runs failed: ")).unwrap_or_else(|| panic!("{err}"));
-    let n = closing.trim_start_matches("herd lab: ").split(' ').next().unwrap_or_default();
     assert_eq!(
         closing,
-        format!("herd lab: {n} of 3 runs failed: {n} server not ready; their reasons are under the table and in the store"),
+        "herd lab: 3 of 3 runs failed: 3 server exited; their reasons are under the table and \
+         in the store",
     );
     assert_eq!(leftovers(pid, &dir), Vec::<String>::new(), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();

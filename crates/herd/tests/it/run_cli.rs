@@ -175,6 +175,31 @@ fn bad_input_gets_one_clear_line() {
     }
 }
 
+/// `HERD_ALLOW_TARGET` (what `herd lab` sets for an experiment's `[hosts]` server) lifts the
+/// safety rule for the one host it names, exactly as the URL writes it: naming another is
+/// refused before anything is sent. No load goes anywhere in this test.
+#[test]
+fn the_opt_in_names_the_urls_host_or_is_refused() {
+    let out = run(herd()
+        .args(["run", "-n", "1", "http://192.0.2.1/"])
+        .env("HERD_ALLOW_TARGET", "192.0.2.2"));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(r#"the opt-in names "192.0.2.2", but the run's target is "192.0.2.1""#),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let out =
+        run(herd().args(["run", "-n", "1", "http://192.0.2.1/"]).env("HERD_ALLOW_TARGET", "a b"));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(r#"the opt-in "a b" (--allow-target, HERD_ALLOW_TARGET): name one host"#),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_run_without_any_response_says_so_and_exits_4() {
     // Nothing listening: every request fails with a connect error. The run ends, its

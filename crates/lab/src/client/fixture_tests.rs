@@ -59,6 +59,7 @@ fn parse_fixture(
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     parse(&job, &read("stdout"), &read("stderr"))
 }
@@ -165,6 +166,7 @@ fn herd_steps_keep_each_steps_verdict() {
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     let o = parse(&job, "", "").unwrap();
     let suspect = ClientJudgement {
@@ -244,6 +246,7 @@ fn herd_output_problems_are_errors() {
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     let e =
         parse(&job, "", "herd run: refusing to send load to 10.0.0.1\n").unwrap_err().to_string();
@@ -387,6 +390,7 @@ fn ab_report_variants() {
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     let o = parse(&job, &edited, "").unwrap();
     let m = one(&o);
@@ -478,6 +482,7 @@ fn wrk_without_its_lines_is_an_error() {
         out_dir: &job_dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     let e = parse(&job, &stdout.replace("herd-wrk bytes 209542256", "herd-wrk bytes lots"), "")
         .unwrap_err()
@@ -506,6 +511,7 @@ fn wrk_timeouts_are_reported_not_failed() {
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     let o = parse(&job, &stdout, "").unwrap();
     let m = one(&o);
@@ -537,6 +543,7 @@ fn parse_h2load(name: &str, protocol: Protocol, load: &Load) -> Result<ClientOut
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     parse(&job, &read("stdout"), &read("stderr"))
 }
@@ -662,6 +669,7 @@ fn h2load_output_problems_are_errors() {
         out_dir: &dir,
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     };
     // Refused before running (its stderr, no report).
     let stderr =

@@ -87,6 +87,7 @@ fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
         out_dir: Path::new("/out"),
         agents: 1,
         agent_netns: &[],
+        opt_in: None,
     }
 }
 
@@ -440,6 +441,25 @@ fn only_allowed_addresses_with_the_protocols_scheme() {
             &j,
             "refusing to send load to http://127.0.0.1:8443: h1-tls (HTTP/1.1 over TLS) goes to \
              a https:// URL",
+        );
+    }
+}
+
+#[test]
+fn the_server_host_an_experiment_names_is_the_one_address_opted_in() {
+    let r = get("/");
+    let l = requests(10, 1);
+    for tool in Tool::HTTP {
+        let mut j = job(tool, &r, &l);
+        j.base_url = "http://10.0.0.1:18080";
+        j.opt_in = Some(std::net::IpAddr::from([10, 0, 0, 1]));
+        assert!(check_job(&j).is_ok(), "{tool}: the [hosts] server's address");
+        // Any other address outside the ranges is still refused.
+        j.base_url = "http://10.0.0.2:18080";
+        refused(
+            &j,
+            "refusing to send load to http://10.0.0.2:18080: refusing to send load to 10.0.0.2: \
+             herd only targets 127.0.0.0/8, ::1 and its lab hosts in 198.18.0.0/15",
         );
     }
 }

@@ -37,7 +37,9 @@ impl Experiment {
     /// ascending): with `apart` and two or more of them, the servers get the first half
     /// (rounded up) and the client the rest.
     pub fn place(&mut self, usable: &[usize]) -> Placed {
-        if self.runner.placement != Placement::Apart {
+        // With a `[hosts]` server the servers have a machine of their own already.
+        let server_host = self.hosts.as_ref().is_some_and(|h| h.server.is_some());
+        if self.runner.placement != Placement::Apart || server_host {
             return Placed::AsWritten;
         }
         if usable.len() < 2 {

@@ -124,6 +124,38 @@ impl Ssh {
         &self.dir
     }
 
+    /// The name or address `host` connects to after the ssh_config's `HostName` (an alias
+    /// there is no name the clients could resolve), as `ssh -G` says; `host` itself when
+    /// ssh says nothing of it.
+    pub fn hostname(&self, host: &HostUrl) -> String {
+        let mut argv: Vec<OsString> = vec![self.program.clone()];
+        if let Some(c) = &self.config {
+            argv.extend(["-F".into(), c.clone().into_os_string()]);
+        }
+        argv.extend(["-G".into(), "--".into(), host.host.clone().into()]);
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let (out, err) = (self.dir.join(format!("g-{n}.out")), self.dir.join(format!("g-{n}.err")));
+        let spawn = PipedSpawn {
+            name: "ssh",
+            argv: &argv,
+            stdin: Input::Null,
+            stdout: Output::File(&out),
+            stderr: &err,
+        };
+        let ended = Piped::start(&spawn)
+            .and_then(|mut p| p.wait(Duration::from_secs(10)))
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.success());
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        let _ = (std::fs::remove_file(&out), std::fs::remove_file(&err));
+        let named = text.lines().find_map(|l| l.strip_prefix("hostname ").map(str::trim));
+        match named {
+            Some(h) if ended && !h.is_empty() => h.to_owned(),
+            _ => host.host.clone(),
+        }
+    }
+
     /// ssh's command line for `remote` on `host`: options, the host, then the remote command
     /// as one quoted string.
     pub fn argv(&self, host: &HostUrl, remote: &[&str]) -> Vec<OsString> {

@@ -35,6 +35,8 @@ pub(super) struct Context<'a> {
     pub docroot: &'a Docroot,
     pub run_dir: &'a Path,
     pub cancel: &'a AtomicBool,
+    /// The `[hosts]` server host, where every run's server starts; None: this machine.
+    pub server_host: Option<&'a super::server_host::ServerHost>,
 }
 
 /// How one run ended.
@@ -89,7 +91,7 @@ pub(super) fn run(
     let mut place = None;
     let agents = ctx.experiment.client_agents.unwrap_or(1);
     let mut folded = None;
-    let result = build_place(cell, agents, &dir, sup).and_then(|p| {
+    let result = build_place(ctx, cell, agents, &dir, sup).and_then(|p| {
         let place = place.insert(p);
         let profile = perf.map(|perf| (perf, &mut folded));
         let rec = &mut rec;
@@ -98,7 +100,10 @@ pub(super) fn run(
     });
     // Stop this run's servers (and anything else still running) whatever happened, then
     // remove the path they ran on.
-    let stopped = sup.stop_all(STOP_GRACE);
+    let mut stopped = sup.stop_all(STOP_GRACE);
+    if let Some(host) = ctx.server_host {
+        stopped += host.stop_all(STOP_GRACE);
+    }
     if let Some(problems) = place.as_mut().map(Place::teardown).filter(|p| !p.is_empty()) {
         progress.note(&format!(
             "the path of this run was not removed completely: {}; run `herd lab clean`",
@@ -224,9 +229,19 @@ fn new_record(
     }
 }
 
-/// The run's place: a fresh path for a cell with one (a client host for each of `agents`),
-/// else a loopback port.
-fn build_place(cell: &Cell, agents: u8, dir: &Path, sup: &Supervisor) -> Result<Place, Stop> {
+/// The run's place: the `[hosts]` server host, a fresh path for a cell with one (a client
+/// host for each of `agents`), else a loopback port.
+fn build_place(
+    ctx: &Context<'_>,
+    cell: &Cell,
+    agents: u8,
+    dir: &Path,
+    sup: &Supervisor,
+) -> Result<Place, Stop> {
+    if let Some(host) = ctx.server_host {
+        let port = cell.server.kind.fixed_port().unwrap_or(super::server_host::HOST_PORT);
+        return Ok(Place::remote(host.address, port));
+    }
     let place = match cell.path {
         None => super::port::pick().map(Place::loopback),
         Some(path) => super::launch::create_dir(dir).and_then(|()| {

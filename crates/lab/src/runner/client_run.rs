@@ -7,7 +7,10 @@
 //! Not here: what the adapters put on the command line (`crate::client`), and reading the
 //! measured run's output (`account.rs`).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use herd_run::spread::agent::ALLOW_TARGET_VAR;
 use std::time::Duration;
 
 use herd_topo::net::Host;
@@ -73,13 +76,21 @@ impl<'a> CellRun<'a> {
         }
         let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
         let client_ns = self.place.netns(Host::Client);
+        // herd's client takes the opt-in as an agent does (`HERD_ALLOW_TARGET`, the URL's
+        // host exactly); the other tools have no safety rule but the lab's own check.
+        let env: Vec<(OsString, OsString)> = match (job.opt_in, cell.client) {
+            (Some(ip), crate::client::Tool::Herd) => {
+                vec![(ALLOW_TARGET_VAR.into(), url_host(ip).into())]
+            }
+            _ => Vec::new(),
+        };
         let spawn = Spawn {
             name: match phase {
                 Phase::Warmup => "client-warmup",
                 Phase::Measure => "client",
             },
             argv: &cmd.main,
-            env: &[],
+            env: &env,
             stdout: &stdout,
             stderr: &stderr,
             cpus: &e.client_cpus,
@@ -114,7 +125,7 @@ impl<'a> CellRun<'a> {
             None
         };
         if let Some(failed) = failed {
-            return Err(started.exited(self.sup).unwrap_or(failed).into());
+            return Err(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed).into());
         }
         Ok(ClientRun { finished, dir, usage })
     }
@@ -151,6 +162,8 @@ impl<'a> CellRun<'a> {
             out_dir,
             agents: ctx.experiment.client_agents.unwrap_or(1),
             agent_netns,
+            // The server host the experiment names is the user's opt-in for its address.
+            opt_in: ctx.server_host.map(|h| h.address),
         })
     }
 
@@ -171,10 +184,22 @@ impl<'a> CellRun<'a> {
 
     pub(super) fn usage(&self, started: &Started) -> Usage {
         Usage {
-            servers: started.servers.iter().map(|p| self.sup.cpu_seconds(p.pid)).collect(),
+            servers: started
+                .servers
+                .iter()
+                .map(|p| p.cpu_seconds(self.sup, self.ctx.server_host))
+                .collect(),
             router: started.router.as_ref().and_then(|r| self.sup.cpu_seconds(r.process.pid)),
             network: self.place.snapshot(),
         }
+    }
+}
+
+/// `ip` as a URL's host writes it (an IPv6 address in brackets).
+fn url_host(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
     }
 }
 

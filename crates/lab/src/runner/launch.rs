@@ -12,7 +12,7 @@ use herd_drivers::{Launch, ProcessSpec, RenderedFile, TlsFiles, VersionProbe};
 use herd_topo::Supervisor;
 
 use super::preflight;
-use super::user::user_ids;
+use herd_topo::user::user_ids;
 
 /// Creates the launch's directories and writes its files; the directories a server writes
 /// after dropping to `user` are given to that user. The error says which path and why.
@@ -119,26 +119,46 @@ pub(super) fn same_program(p: &ProcessSpec, v: &VersionProbe) -> bool {
     (!p.argv.is_empty() && p.argv.first() == v.argv.first()) || p.name == v.program
 }
 
+/// Where a version probe runs: here (through the supervisor, its output in a scratch
+/// directory), or on the `[hosts]` server host, where that server's programs are.
+pub(super) enum Asker<'a> {
+    Here(&'a mut Supervisor, &'a Path),
+    Host(&'a super::server_host::ServerHost),
+}
+
+impl Asker<'_> {
+    /// What `argv` printed, whatever its exit status.
+    fn capture(&mut self, argv: &[std::ffi::OsString]) -> String {
+        match self {
+            Asker::Here(sup, dir) => preflight::run_capture(sup, dir, "version", argv),
+            Asker::Host(host) => {
+                let words: Vec<String> =
+                    argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+                host.capture(&words)
+            }
+        }
+    }
+}
+
 /// The program of each process of `launch`, then of each version probe no process runs
 /// (php-cgi, started by the server itself), with its version: the order the run's records
 /// keep (`CellRun::record_programs`). A process whose program has no probe is `n/a`.
 pub(super) fn program_versions(
     launch: &Launch,
-    sup: &mut Supervisor,
-    dir: &Path,
+    ask: &mut Asker<'_>,
     versions: &mut BTreeMap<String, String>,
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for p in &launch.processes {
         let found = match launch.versions.iter().find(|v| same_program(p, v)) {
-            Some(v) => version(v, sup, dir, versions),
+            Some(v) => version(v, ask, versions),
             None => "n/a".to_string(),
         };
         out.push((p.name.clone(), found));
     }
     for v in &launch.versions {
         if !launch.processes.iter().any(|p| same_program(p, v)) {
-            out.push((v.program.clone(), version(v, sup, dir, versions)));
+            out.push((v.program.clone(), version(v, ask, versions)));
         }
     }
     out
@@ -147,14 +167,13 @@ pub(super) fn program_versions(
 /// The version `probe` finds, asked once per experiment (`versions` keeps the answers).
 pub(super) fn version(
     probe: &VersionProbe,
-    sup: &mut Supervisor,
-    dir: &Path,
+    ask: &mut Asker<'_>,
     versions: &mut BTreeMap<String, String>,
 ) -> String {
     if let Some(known) = versions.get(&probe.program) {
         return known.clone();
     }
-    let text = preflight::run_capture(sup, dir, "version", &probe.argv);
+    let text = ask.capture(&probe.argv);
     let found = (probe.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
     versions.insert(probe.program.clone(), found.clone());
     found

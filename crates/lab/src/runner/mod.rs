@@ -26,6 +26,7 @@ mod checks;
 mod client_run;
 mod disk;
 mod failure;
+mod host_path;
 mod launch;
 mod log_tail;
 mod netbench;
@@ -39,9 +40,10 @@ pub mod resume;
 mod rounds;
 mod router;
 mod server_check;
+mod server_host;
 mod servers;
+mod servers_on_host;
 pub mod up;
-pub(crate) mod user;
 mod watched;
 
 use std::collections::{BTreeMap, HashSet};
@@ -74,6 +76,8 @@ pub struct Checked {
     refused: Vec<Cell>,
     /// Where the servers' cgroups go; None: their CPU time is read per process.
     cgroups: Option<Cgroups>,
+    /// The `[hosts]` server host, reached by [`reach_hosts`]; None: servers run here.
+    server_host: Option<server_host::ServerHost>,
 }
 
 impl Checked {
@@ -115,13 +119,91 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
     }
     // The A/A twin runs last in matrix order, which `Rounds` knows it by.
     cells.extend(twin);
+    if let Some(hosts) = &e.hosts {
+        hosts_refusal(hosts, &cells).map_err(|why| LabError::Unsupported(vec![why]))?;
+    }
     let ready = preflight::check(e, &cells, herd_exe)?;
     // How the servers' CPU time is read: from a cgroup made for each, where herd can make one
     // (`HERD_SERVER_CPU` may ask otherwise; a cgroup it asks for and cannot have refuses).
     let cgroups = Wanted::from_env()
         .and_then(Cgroups::detect)
         .map_err(|err| LabError::Setup(with_causes(&err)))?;
-    Ok(Checked { ready, cells, refused, cgroups })
+    Ok(Checked { ready, cells, refused, cgroups, server_host: None })
+}
+
+/// For an experiment with a `[hosts]` server: reaches that host over ssh (this build's
+/// helper there), locates the servers' programs there and checks the cells' server CPUs
+/// against its own, before the store is opened; a line for the user on what it found. None
+/// without a server host.
+pub fn reach_hosts(
+    checked: &mut Checked,
+    e: &Experiment,
+    herd_version: &str,
+) -> Result<Option<String>, LabError> {
+    let Some(hosts) = &e.hosts else { return Ok(None) };
+    let scratch = std::env::temp_dir();
+    let Some(mut host) =
+        server_host::ServerHost::open(hosts, &checked.cells, herd_version, &scratch)?
+    else {
+        return Ok(None);
+    };
+    let online = host.online();
+    for c in &checked.cells {
+        c.server_cpus
+            .check(&online)
+            .map_err(|err| LabError::Cpus(format!("[hosts] server {}: {err}", host.url)))?;
+    }
+    let path = host.disclose();
+    let said = format!("{}; the path: {path}", host.describe());
+    checked.server_host = Some(host);
+    Ok(Some(said))
+}
+
+/// What the runner cannot do on `[hosts]` (yet, or at all), said before anything starts.
+fn hosts_refusal(hosts: &crate::hosts::Hosts, cells: &[Cell]) -> Result<(), String> {
+    if let Some(router) = &hosts.router {
+        return Err(format!(
+            "[hosts] router {router}: the routed and proxy paths on a real router are not run \
+             yet (issue 34); leave `router` out"
+        ));
+    }
+    if hosts.server.is_none() {
+        return Err("[hosts] names client hosts but no server: a server on this machine \
+                    listens on loopback, which they cannot reach; name the server host too"
+            .to_owned());
+    }
+    for c in cells {
+        if let Some(path) = c.path {
+            return Err(format!(
+                "[matrix] path {path}: paths are network namespaces built on this machine; \
+                 between [hosts] the network is the real one: leave `path` out"
+            ));
+        }
+        if c.link.is_some() {
+            return Err("[matrix] link: shaping applies to links herd builds on this machine; \
+                        between [hosts] the network is the real one: leave `link` out"
+                .to_owned());
+        }
+        if c.workload.is_netbench() {
+            return Err("NetBench workloads do not run on [hosts] yet (issue 34): their Samba \
+                        and smbtorture start on this machine"
+                .to_owned());
+        }
+        if !hosts.clients.is_empty() && c.client != crate::client::Tool::Herd {
+            return Err(format!(
+                "[hosts] clients: herd's own client runs on client hosts (as the agents of one \
+                 run); {} runs on this machine only: leave `clients` out to run it here",
+                c.client.name()
+            ));
+        }
+    }
+    if !hosts.clients.is_empty() {
+        return Err("[hosts] clients: the client hosts are checked and installed \
+                    (`herd lab hosts`), not yet run on (issue 34); leave `clients` out to run \
+                    the client on this machine against the server host"
+            .to_owned());
+    }
+    Ok(())
 }
 
 /// The reasons of refused cells, each once with how many cells it refused, in the order
@@ -181,13 +263,23 @@ pub struct Finished {
 
 /// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
 pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all, refused: _, cgroups } = checked;
+    let Checked { ready, cells: all, refused: _, cgroups, server_host } = checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
     let mut sup = Supervisor::new(Some(registry.clone())).with_cgroups(cgroups);
-    let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup);
-    let stopped = sup.stop_all(Duration::from_secs(5));
+    let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup, server_host.as_ref());
+    let mut stopped = sup.stop_all(Duration::from_secs(5));
+    if let Some(host) = server_host {
+        let url = host.url.clone();
+        match host.close() {
+            Ok(n) => stopped += n,
+            Err(why) => r.progress.note(&format!(
+                "the server host {url} did not end in order ({why}): its helper stops what it \
+                 started when its link closes; `herd lab clean --hosts FILE` removes the rest"
+            )),
+        }
+    }
     drop(sup);
     let run_dir_removed = registry.remove().is_ok();
     let mut f = result?;
@@ -202,6 +294,7 @@ fn run_in(
     ready: &preflight::Ready,
     run_dir: &Path,
     sup: &mut Supervisor,
+    server_host: Option<&server_host::ServerHost>,
 ) -> Result<Finished, LabError> {
     let e = r.experiment;
     let cancelled = || r.cancel.load(Ordering::Relaxed);
@@ -209,6 +302,11 @@ fn run_in(
     let workloads: Vec<_> = e.workloads.values().collect();
     let docroot = crate::docroot::prepare(&docroot_dir, workloads)
         .map_err(|source| LabError::Io { path: docroot_dir.clone(), source })?;
+    if let Some(host) = server_host {
+        servers_on_host::copy_docroot(host, &docroot.dir).map_err(|why| {
+            LabError::Setup(format!("cannot copy the document root to {}: {why}", host.url))
+        })?;
+    }
     let mut versions = preflight::versions(ready, run_dir, sup);
 
     let seed = match r.resume {
@@ -217,7 +315,16 @@ fn run_in(
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
         }),
     };
-    let environment = environment(e, &r.herd_version, seed, &versions, sup.cpu_accounting());
+    let mut environment = environment(e, &r.herd_version, seed, &versions, sup.cpu_accounting());
+    if let Some(host) = server_host {
+        // The servers' CPU time is read on their host, the way its helper reads it.
+        for (k, v) in &mut environment {
+            if k == SERVER_CPU {
+                *v = format!("on {}: {}", host.url, host.accounting());
+            }
+        }
+        environment.extend(host.disclosure().iter().cloned());
+    }
     let mut rounds = Rounds::new(all.len(), &e.repetitions, seed);
     if let (Some(twin), Some(c)) =
         (all.iter().position(|c| c.control_of.is_some()), &e.runner.controls)
@@ -274,7 +381,14 @@ fn run_in(
     }
     let mut interrupted = false;
     let mut stopped_in_flight = 0;
-    let ctx = cell::Context { experiment: e, ready, docroot: &docroot, run_dir, cancel: r.cancel };
+    let ctx = cell::Context {
+        experiment: e,
+        ready,
+        docroot: &docroot,
+        run_dir,
+        cancel: r.cancel,
+        server_host,
+    };
     let mut rep = 0u32;
     let mut budget = budget::Budget::start(e.repetitions.time_budget);
     'rounds: loop {
@@ -357,6 +471,22 @@ fn run_in(
                 Some(kind) => failures.push(kind),
             }
             r.progress.run_finished(&summary);
+            // A server host lost (its link dropped, its helper silent): this run failed
+            // naming it, and no other starts; every finished run is kept, and `--resume`
+            // runs the rest once the host is back.
+            if let Some(why) = server_host.and_then(|h| h.lost().map(|w| (h, w))) {
+                let (host, why) = why;
+                let lost = format!("stopped: the server host {} was lost ({why})", host.url);
+                let note = joined([history, Some(lost.clone())]);
+                let (status, now) = (ExperimentStatus::Interrupted, now_rfc3339());
+                r.store.finish_experiment(exp_id, status, &now, note.as_deref())?;
+                r.progress.end();
+                return Err(LabError::Setup(format!(
+                    "{lost}: experiment {} keeps its {done} finished runs; `herd lab run --resume \
+                     {}` runs the rest",
+                    exp_id.0, exp_id.0
+                )));
+            }
         }
         rep += 1;
     }

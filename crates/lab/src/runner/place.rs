@@ -47,6 +47,14 @@ impl Place {
         Place { listen, target: listen, network: None }
     }
 
+    /// The `[hosts]` server host at `address`: the server listens there on `port` (so
+    /// that a TLS certificate made for the run names the address the client sends to), the
+    /// client sends to it over the real network.
+    pub(super) fn remote(address: std::net::IpAddr, port: u16) -> Place {
+        let at = SocketAddr::new(address, port);
+        Place { listen: at, target: at, network: None }
+    }
+
     /// `path` (links shaped to `link`) built in fresh namespaces, recorded in `registry`
     /// first, the server to listen on `port` (the lab's PATH_PORT, or a server's built-in
     /// one); `scratch` takes the commands' output.

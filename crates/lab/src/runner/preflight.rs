@@ -53,6 +53,12 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
             }
         }
     }
+    // On a `[hosts]` server host the servers' programs are located there
+    // (`ServerHost::open`), its CPUs and users too.
+    let remote = e.hosts.as_ref().is_some_and(|h| h.server.is_some());
+    if remote {
+        wanted.clear();
+    }
     for (name, needed) in wanted {
         let def = cells.iter().find(|c| c.server.name == name).map(|c| &c.server);
         let name = name.to_owned();
@@ -66,7 +72,9 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
             Err(err) => missing.push(format!("server {name}: {err}")),
         }
     }
-    missing.extend(lighttpd_tls_missing(cells, Path::new(herd_drivers::LIGHTTPD_TLS_MODULE.0)));
+    if !remote {
+        missing.extend(lighttpd_tls_missing(cells, Path::new(herd_drivers::LIGHTTPD_TLS_MODULE.0)));
+    }
     let mut clients = BTreeMap::new();
     for cell in cells {
         if clients.contains_key(&cell.client) {
@@ -131,7 +139,8 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         qdiscs(cells)?;
     }
     let online = online();
-    let mut sets: Vec<&CpuSet> = cells.iter().map(|c| &c.server_cpus).collect();
+    let mut sets: Vec<&CpuSet> =
+        if remote { Vec::new() } else { cells.iter().map(|c| &c.server_cpus).collect() };
     sets.push(&e.client_cpus);
     sets.push(&e.router_cpus);
     for s in sets {
@@ -139,8 +148,8 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     }
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let user = if root {
-        if super::user::user_ids("www-data").is_none() {
+    let user = if root && !remote {
+        if herd_topo::user::user_ids("www-data").is_none() {
             return Err(LabError::Setup(
                 "herd runs as root and servers drop to user www-data, which does not exist here: \
                  create it (adduser --system www-data) or run herd lab as another user"
@@ -154,9 +163,11 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if root && cells.iter().any(|c| c.server.kind == herd_drivers::ServerKind::Samba) {
         guests_reach(&std::env::temp_dir()).map_err(LabError::Setup)?;
     }
-    let runs_as = super::user::current_user();
+    let runs_as = herd_topo::user::current_user();
     let ready = Ready { programs, clients, user, runs_as, proxies, perf };
-    user_configs_pass(cells, &ready)?;
+    if !remote {
+        user_configs_pass(cells, &ready)?;
+    }
     Ok(ready)
 }
 

@@ -41,7 +41,7 @@ impl CellRun<'_> {
         let waited = poll(
             timeout,
             || cancel.load(std::sync::atomic::Ordering::Relaxed),
-            || process.exited(sup, Stage::Starting),
+            || process.exited(sup, None, Stage::Starting),
             || place.within(host, || ask(probe, ca_file)),
         );
         match waited {

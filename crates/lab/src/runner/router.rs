@@ -10,7 +10,9 @@ use herd_topo::Spawn;
 
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
-use super::launch::{argv_record, config_records, create_dir, version, write_launch, write_tls};
+use super::launch::{
+    argv_record, config_records, create_dir, version, write_launch, write_tls, Asker,
+};
 use super::watched::{Router, Watched};
 use crate::error::with_causes;
 
@@ -73,16 +75,16 @@ impl CellRun<'_> {
             .map_err(|err| {
                 RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
             })?;
-        let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
+        let process = Watched { pid, name: p.name.clone(), log: p.log.clone(), host_log: None };
         self.wait_ready(&launch.ready, router_ca.as_deref(), Host::Router, &process)?;
         if router_ca.is_some() {
             self.ca_file = router_ca;
         }
         // Every proxy driver gives a version probe; "n/a" as for a server process without one.
-        let version = launch
-            .versions
-            .first()
-            .map_or_else(|| "n/a".to_owned(), |v| version(v, self.sup, self.dir, self.versions));
+        let version = launch.versions.first().map_or_else(
+            || "n/a".to_owned(),
+            |v| version(v, &mut Asker::Here(self.sup, self.dir), self.versions),
+        );
         let record = ServerRecord {
             name: format!("router:{kind}"),
             program: kind.program().name.to_string(),

@@ -12,7 +12,7 @@ use std::path::Path;
 use herd_drivers::render;
 use herd_topo::Supervisor;
 
-use super::launch::program_versions;
+use super::launch::{program_versions, Asker};
 use super::preflight::Ready;
 use super::resume::ServerVersions;
 use super::servers::server_spec;
@@ -42,7 +42,7 @@ pub(super) fn changes(
         let Some(spec) = server_spec(cell, ready, listen, docroot, dir) else { continue };
         // A server that cannot be configured says so when its cell runs.
         let Ok(launch) = render(&spec) else { continue };
-        let found = program_versions(&launch, sup, run_dir, versions);
+        let found = program_versions(&launch, &mut Asker::Here(sup, run_dir), versions);
         for change in known.changes_of(found.iter().map(|(p, v)| (&server.name, p, v))) {
             if !changes.contains(&change) {
                 changes.push(change);

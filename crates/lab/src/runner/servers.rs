@@ -15,7 +15,7 @@ use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
 use super::launch::{
     argv_record, config_records, create_dir, open_dir, program_versions, spawn_of, write_launch,
-    write_tls,
+    write_tls, Asker,
 };
 use super::preflight::Ready;
 use super::watched::Watched;
@@ -52,6 +52,9 @@ impl CellRun<'_> {
     /// written first, its CA kept as the run's [`CellRun::ca_file`]); returns them in start
     /// order, the front one last, and the protocol the front one's readiness is asked in.
     pub(super) fn start_servers(&mut self) -> Result<(Vec<Watched>, Protocol), Stop> {
+        if let Some(host) = self.ctx.server_host {
+            return self.start_servers_on(host);
+        }
         let (cell, place, ready) = (self.cell, self.place, self.ctx.ready);
         let name = &cell.server.name;
         let server_dir = self.dir.join(name);
@@ -68,7 +71,7 @@ impl CellRun<'_> {
             write_tls(tls).map_err(RunFailure::Setup)?;
             self.ca_file = Some(tls.ca.clone());
         }
-        self.record_programs(&launch);
+        self.record_programs(&launch, self.dir);
 
         let server_ns = place.netns(Host::Server);
         let mut started = Vec::new();
@@ -77,7 +80,7 @@ impl CellRun<'_> {
             let pid = self.sup.start(&spawn).map_err(|err| {
                 RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
             })?;
-            let process = Watched { pid, name: p.name.clone(), log: p.log.clone() };
+            let process = Watched { pid, name: p.name.clone(), log: p.log.clone(), host_log: None };
             if let Some(probe) = &p.ready {
                 let ca = self.ca_file.clone();
                 self.wait_ready(&place.local_probe(probe), ca.as_deref(), Host::Server, &process)?;
@@ -104,16 +107,21 @@ impl CellRun<'_> {
     /// per program the servers start themselves (php-cgi under lighttpd or Apache), whose
     /// CPU time is in the server's (reaped children). The records of started processes come
     /// first and in start order: the accounting pairs them with the processes by position.
-    fn record_programs(&mut self, launch: &herd_drivers::Launch) {
+    /// `base` is the directory the rendered files' recorded names are relative to (this
+    /// run's directory, here or on the server host).
+    pub(super) fn record_programs(&mut self, launch: &herd_drivers::Launch, base: &Path) {
         let cell = self.cell;
         let cpus = Some(cell.server_cpus.to_string());
         let n = launch.processes.len();
-        let found = program_versions(launch, self.sup, self.dir, self.versions);
+        let mut ask = match self.ctx.server_host {
+            Some(host) => Asker::Host(host),
+            None => Asker::Here(self.sup, self.dir),
+        };
+        let found = program_versions(launch, &mut ask, self.versions);
         for (i, (program, version)) in found.into_iter().enumerate() {
             // The processes first, in start order, the front one's record with the configs.
             let process = launch.processes.get(i);
-            let configs =
-                if i + 1 == n { config_records(&launch.files, self.dir) } else { Vec::new() };
+            let configs = if i + 1 == n { config_records(&launch.files, base) } else { Vec::new() };
             self.rec.servers.push(ServerRecord {
                 name: cell.server.name.clone(),
                 program,

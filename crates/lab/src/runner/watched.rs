@@ -8,13 +8,19 @@ use herd_topo::Supervisor;
 
 use super::failure::{RunFailure, Stage};
 use super::log_tail::last_lines_of;
+use super::server_host::ServerHost;
 
 /// A process herd started for the run.
 #[derive(Debug, Clone)]
 pub(super) struct Watched {
+    /// Its PID on the machine it runs on.
     pub(super) pid: u32,
     pub(super) name: String,
+    /// Its log: a path here, or on the server host the path the helper's log name means.
     pub(super) log: PathBuf,
+    /// Set for a process on the `[hosts]` server host: its log's name in the helper's run
+    /// directory (the helper knows the process as `name`).
+    pub(super) host_log: Option<String>,
 }
 
 /// A program started on the router of a proxy path, and its record for the store.
@@ -34,8 +40,34 @@ pub(super) struct Started {
 }
 
 impl Watched {
-    /// Its exit, as a failure, if it has exited.
-    pub(super) fn exited(&self, sup: &mut Supervisor, when: Stage) -> Option<RunFailure> {
+    /// Its exit, as a failure, if it has exited; a process on the server host is asked
+    /// there (`host`).
+    pub(super) fn exited(
+        &self,
+        sup: &mut Supervisor,
+        host: Option<&ServerHost>,
+        when: Stage,
+    ) -> Option<RunFailure> {
+        if let (Some(log), Some(host)) = (&self.host_log, host) {
+            let ended = host.ended(&self.name)?;
+            use std::os::unix::process::ExitStatusExt as _;
+            let raw = match (ended.code, ended.signal) {
+                (Some(code), _) => (code & 0xff) << 8,
+                (None, Some(signal)) => signal & 0x7f,
+                (None, None) => 0,
+            };
+            let tail = if ended.log_tail.trim().is_empty() {
+                host.log_tail(log)
+            } else {
+                super::log_tail::last_lines(&ended.log_tail)
+            };
+            return Some(RunFailure::ServerExited {
+                name: format!("{} on {}", self.name, host.url),
+                status: std::process::ExitStatus::from_raw(raw),
+                when,
+                log_tail: tail,
+            });
+        }
         let status = sup.exit_status(self.pid)?;
         Some(RunFailure::ServerExited {
             name: self.name.clone(),
@@ -46,12 +78,26 @@ impl Watched {
     }
 }
 
+impl Watched {
+    /// Its CPU time so far (and its children's), read where it runs.
+    pub(super) fn cpu_seconds(&self, sup: &Supervisor, host: Option<&ServerHost>) -> Option<f64> {
+        match (&self.host_log, host) {
+            (Some(_), Some(host)) => host.cpu_seconds(&self.name),
+            _ => sup.cpu_seconds(self.pid),
+        }
+    }
+}
+
 impl Started {
     /// The first of the run's server and router processes that has exited, as a failure:
     /// a run in which one died failed, whatever the client counted.
-    pub(super) fn exited(&self, sup: &mut Supervisor) -> Option<RunFailure> {
+    pub(super) fn exited(
+        &self,
+        sup: &mut Supervisor,
+        host: Option<&ServerHost>,
+    ) -> Option<RunFailure> {
         let router = self.router.iter().map(|r| &r.process);
-        self.servers.iter().chain(router).find_map(|p| p.exited(sup, Stage::Running))
+        self.servers.iter().chain(router).find_map(|p| p.exited(sup, host, Stage::Running))
     }
 
     /// The process whose log explains a failure to answer through the path: the router

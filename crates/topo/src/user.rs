@@ -8,7 +8,7 @@ use std::ffi::{CStr, CString};
 
 /// The uid and gid of user `name`; None when there is no such user (or the database cannot
 /// be read).
-pub(super) fn user_ids(name: &str) -> Option<(u32, u32)> {
+pub fn user_ids(name: &str) -> Option<(u32, u32)> {
     let name = CString::new(name).ok()?;
     lookup(&name, initial_buffer_size())
 }
@@ -26,7 +26,7 @@ fn lookup(name: &CStr, size: usize) -> Option<(u32, u32)> {
 
 /// The name of the user herd runs as; None when it has no entry in the user database, or a
 /// name no config could carry (not letters, digits, `_`, `.`, `-`, or starting with `-`).
-pub(crate) fn current_user() -> Option<String> {
+pub fn current_user() -> Option<String> {
     // SAFETY: geteuid has no preconditions; the other pointers are `entry`'s, valid for the
     // call.
     let name = entry(

@@ -1,0 +1,195 @@
+//! `herd lab run` with a `[hosts]` server: every run's server starts on that host through
+//! its helper over real OpenSSH (sshd in a namespace host of herd's own, `util::ssh_hosts`,
+//! root: CI runs as root), the client here sends its load over the network between them,
+//! and nothing is left on the host afterwards. And what the runner refuses on hosts, said
+//! before anything starts. Nothing is aimed anywhere but 198.18.3.0/24.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the tools they check
+
+use std::path::{Path, PathBuf};
+
+use herd_store::{ExperimentId, Outcome, Store};
+
+use crate::util::ssh_hosts::{HostSetup, SshHosts};
+use crate::util::{herd, tempdir, text};
+
+fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
+    );
+}
+
+/// An experiment in `dir` with `[hosts]` as given and the fixture's ssh_config: `servers`
+/// × a 6,397-byte static page × 300 requests over 2 connections, one run each.
+fn experiment(dir: &Path, servers: &str, hosts: &str) -> PathBuf {
+    let file = dir.join("on-hosts.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"on-hosts\"\n[matrix]\nserver = [{servers}]\nworkload = [\"page\"]\n\
+             load = [\"a\"]\n[workloads.page]\nkind = \"static\"\nsize = 6397\n\
+             [loads.a]\nrequests = 300\nconcurrency = 2\n\
+             [repetitions]\nmin = 1\nmax = 1\n\
+             [hosts]\n{hosts}ssh_config = \"lab.ssh_config\"\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// Processes whose command line names `under` (what herd started on a host lives in the
+/// host's own temporary directory): their PIDs and command lines.
+fn processes_under(under: &Path) -> Vec<String> {
+    let needle = under.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(&needle) {
+            found.push(format!("{name}: {cmd}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn servers_run_on_the_server_host_and_nothing_is_left_there() {
+    require_root();
+    let dir = tempdir("lab-on-hosts");
+    let hosts = SshHosts::start("820", &dir, &[HostSetup::default()]);
+    let server = hosts.hosts[0].addr;
+    let file = experiment(&dir, "\"herd\", \"nginx\"", &format!("server = \"ssh://{server}\"\n"));
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+
+    let store = dir.join("r.db");
+    let out = hosts
+        .herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}\n{}", hosts.sshd_log(0));
+    assert!(
+        stderr.contains(&format!("herd lab: server host ssh://{server} (")),
+        "the host is said before the runs: {stderr}"
+    );
+    assert!(stderr.contains(&format!("load to {server}")), "{stderr}");
+
+    assert!(stderr.contains("; the path: MTU 1500, connect RTT "), "{stderr}");
+    // The table says where the servers ran.
+    let line = stdout.lines().find(|l| l.starts_with("server host ")).unwrap_or_else(|| {
+        panic!("no server host line: {stdout}");
+    });
+    assert!(line.contains(&format!("ssh://{server} (")) && line.contains("MTU 1500"), "{line}");
+    let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    // The disclosure records the host (its own doctor's machine record) and the path to it.
+    let env = |k: &str| {
+        let found = exp.experiment.environment.iter().find(|(key, _)| key == k);
+        found.map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no {k} in the disclosure"))
+    };
+    assert_eq!(env("host.server.url"), format!("ssh://{server}"));
+    assert_eq!(env("host.server.address"), server.to_string());
+    assert!(env("host.server.herd").starts_with("herd 0."), "{}", env("host.server.herd"));
+    assert_ne!(env("host.server.cpu_model"), "unknown");
+    assert!(env("host.server.kernel").contains('.'));
+    assert_eq!(env("path.server.mtu"), "1500");
+    let mbit: f64 = env("path.server.tcp_mbit_per_s").parse().unwrap();
+    let rtt: u64 = env("path.server.connect_rtt_us").parse().unwrap();
+    assert!(mbit > 100.0 && rtt < 100_000, "{mbit} Mbit/s, {rtt} µs");
+    let cpu = env("server_cpu_accounting");
+    assert!(cpu.starts_with(&format!("on ssh://{server}: ")), "{cpu}");
+    let host_tmp = dir.join("host0/tmp");
+    let cells: Vec<_> = exp.matrix_cells().collect();
+    assert_eq!(cells.len(), 2, "{stdout}");
+    for cell in cells {
+        let [rep] = cell.repetitions.as_slice() else { panic!("one run of {}", cell.key) };
+        let r = &rep.record;
+        assert_eq!(r.outcome, Outcome::Ok, "{}: {stderr}", cell.key);
+        let completed: u64 = r.measurements.iter().map(|m| m.completed).sum();
+        let failed: u64 = r.measurements.iter().map(|m| m.failed).sum();
+        assert_eq!((completed, failed), (300, 0), "{}", cell.key);
+        // The server ran on the host: its command line names the helper's run directory
+        // there (the host's own TMPDIR), and its CPU time was read there.
+        let front = r.servers.last().unwrap();
+        assert!(
+            front.argv.iter().any(|a| a.contains(&host_tmp.display().to_string())),
+            "{}: {:?}",
+            cell.key,
+            front.argv
+        );
+        let cpu = r.server_cpu_seconds.unwrap_or(0.0);
+        assert!(cpu > 0.0, "{}: the server's CPU time is read on its host: {cpu}", cell.key);
+        assert!(!front.version.is_empty() && !front.version.starts_with("unknown"), "{front:?}");
+        // The load went over the network to the host's address.
+        assert!(r.client.argv.iter().any(|a| a.contains(&server.to_string())), "{r:?}");
+    }
+    // Nothing left there: no program, no run directory.
+    assert_eq!(processes_under(&host_tmp), Vec::<String>::new());
+    let left: Vec<_> = std::fs::read_dir(&host_tmp).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "left on the host: {left:?}");
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_hosts_cannot_run_is_refused_before_anything_starts() {
+    // No root needed: each refusal comes before ssh, the store or a namespace.
+    let dir = tempdir("lab-on-hosts-refused");
+    std::fs::write(dir.join("lab.ssh_config"), "").unwrap();
+    let cases = [
+        (
+            "server = \"ssh://bench@198.18.10.2\"\nrouter = \"ssh://bench@198.18.10.1\"\n",
+            "\"herd\"",
+            "",
+            "[hosts] router ssh://bench@198.18.10.1: the routed and proxy paths on a real \
+             router are not run yet",
+        ),
+        (
+            "clients = [\"ssh://bench@198.18.10.3\"]\n",
+            "\"herd\"",
+            "",
+            "[hosts] names client hosts but no server",
+        ),
+        (
+            "server = \"ssh://bench@198.18.10.2\"\n",
+            "\"herd\"",
+            "path = [\"direct\"]\n",
+            "[matrix] path direct: paths are network namespaces built on this machine",
+        ),
+    ];
+    for (hosts, servers, axis, says) in cases {
+        let file = experiment(&dir, servers, hosts);
+        if !axis.is_empty() {
+            let t = std::fs::read_to_string(&file).unwrap();
+            std::fs::write(&file, t.replacen("[matrix]\n", &format!("[matrix]\n{axis}"), 1))
+                .unwrap();
+        }
+        let out = herd()
+            .env("TMPDIR", &dir)
+            .args(["lab", "run", "--no-progress", "--store"])
+            .arg(dir.join("r.db"))
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(says), "{says}: {stderr}");
+        assert!(text(&out.stdout).is_empty(), "no table: {stderr}");
+    }
+    // No store, no run directory: only the files.
+    let mut left: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    left.sort();
+    assert_eq!(left, ["lab.ssh_config", "on-hosts.toml"].map(std::ffi::OsString::from));
+    let _ = std::fs::remove_dir_all(&dir);
+}
