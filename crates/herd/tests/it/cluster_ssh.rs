@@ -1,9 +1,10 @@
 //! `herd cluster run --ssh` against real OpenSSH (root: CI runs as root): sshd hosts made of
 //! herd's own namespaces (`util::ssh_hosts`, 198.18.3.0/24), herd serve in the server host,
 //! agents on the two others, herd itself in the client host. The merged count is what herd
-//! serve counted, from both agents' addresses; a coordinator killed with SIGKILL leaves no
-//! agent and no run directory on any host; a host that cannot serve fails the run before any
-//! agent starts, and the message names it.
+//! serve counted, from both agents' addresses (a host named twice runs two); through a master
+//! the test holds (`HERD_SSH_CONTROL_DIR`) no new login is made; a coordinator killed with
+//! SIGKILL leaves no agent and no run directory on any host; a host that cannot serve fails
+//! the run before any agent starts, and the message names it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
@@ -179,7 +180,7 @@ fn two_agents_over_ssh_send_what_herd_serve_counts() {
         .herd()
         .args(["cluster", "run", "--ssh", &format!("{a},{b}"), "--ssh-config"])
         .arg(&hosts.ssh_config)
-        .args(["--allow-target", "198.18.3.99", "--arm-timeout", "2s"])
+        .args(["--allow-target", "198.18.3.99", "--arm-timeout", "1s"])
         .args(["--", &url, "-n", "10"])
         .output()
         .unwrap();
@@ -193,6 +194,65 @@ fn two_agents_over_ssh_send_what_herd_serve_counts() {
     assert_eq!(served(&hosts), 2000, "nothing sent");
     assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
     assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+
+    // A host named twice runs two agents there, each under a helper of its own, both
+    // through the one connection.
+    let json = dir.join("twice.json");
+    let out = hosts
+        .herd()
+        .args(["cluster", "run", "--ssh", &format!("{b},{b}"), "--ssh-config"])
+        .arg(&hosts.ssh_config)
+        .args(["--", &url, "-n", "100", "-c", "2", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["agents"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(served(&hosts), 2100);
+    assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
+    assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+
+    // A parent's own master, shared through HERD_SSH_CONTROL_DIR: herd's session and forward
+    // to the host go through it (sshd accepts no new login), and it outlives the run.
+    let masters = dir.join("masters");
+    std::fs::create_dir_all(&masters).unwrap();
+    std::fs::set_permissions(&masters, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut master = std::process::Command::new("ip")
+        .args(["netns", "exec", &hosts.netns, "ssh", "-F"])
+        .arg(&hosts.ssh_config)
+        .args(["-N", "-T", "-o", "ControlMaster=yes", "-o"])
+        .arg(format!("ControlPath={}/%C", masters.display()))
+        .args(["--", &a.to_string()])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while std::fs::read_dir(&masters).unwrap().count() == 0 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the test's master did not start");
+        assert!(master.try_wait().unwrap().is_none(), "the test's master ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let logins = || hosts.sshd_log(1).matches("Accepted publickey").count();
+    let before = logins();
+    let out = hosts
+        .herd()
+        .env("HERD_SSH_CONTROL_DIR", &masters)
+        .args(["cluster", "run", "--ssh", &a.to_string(), "--ssh-config"])
+        .arg(&hosts.ssh_config)
+        .args(["--", &url, "-n", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(served(&hosts), 2200);
+    assert_eq!(logins(), before, "a login of its own: {}", hosts.sshd_log(1));
+    assert!(master.try_wait().unwrap().is_none(), "the parent's master ended with herd");
+    assert_eq!(std::fs::read_dir(&masters).unwrap().count(), 1, "its socket is in place");
+    assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
+    assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+    // SAFETY: kill has no memory preconditions; the PID is this test's own unreaped child.
+    unsafe { libc::kill(master.id() as libc::pid_t, libc::SIGTERM) };
+    master.wait().unwrap();
     sup.stop_all(Duration::from_secs(2));
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
