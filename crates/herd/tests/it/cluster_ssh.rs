@@ -2,9 +2,9 @@
 //! herd's own namespaces (`util::ssh_hosts`, 198.18.3.0/24), herd serve in the server host,
 //! agents on the two others, herd itself in the client host. The merged count is what herd
 //! serve counted, from both agents' addresses (a host named twice runs two); through a master
-//! the test holds (`HERD_SSH_CONTROL_DIR`) no new login is made; a coordinator killed with
-//! SIGKILL leaves no agent and no run directory on any host; a host that cannot serve fails
-//! the run before any agent starts, and the message names it.
+//! the test holds (`HERD_SSH_CONTROL_DIR`) no new login is made; a coordinator stopped by
+//! Ctrl-C or killed with SIGKILL leaves no agent and no run directory on any host; a host that
+//! cannot serve fails the run before any agent starts, and the message names it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
@@ -259,7 +259,7 @@ fn two_agents_over_ssh_send_what_herd_serve_counts() {
 }
 
 #[test]
-fn a_killed_coordinator_leaves_no_agent_on_any_host() {
+fn an_interrupted_or_killed_coordinator_leaves_no_agent_on_any_host() {
     require_root();
     let dir = tempdir("cluster-ssh-kill");
     let hosts = SshHosts::start("818", &dir, &[HostSetup::default(); 3]);
@@ -268,37 +268,56 @@ fn a_killed_coordinator_leaves_no_agent_on_any_host() {
     let mut sup = Supervisor::new(None);
     let (url, _) = serve(&hosts, &mut sup);
     let (a, b) = (hosts.hosts[1].addr, hosts.hosts[2].addr);
-    let mut child = hosts
-        .herd()
-        .args(["cluster", "run", "--ssh", &format!("{a},{b}"), "--ssh-config"])
-        .arg(&hosts.ssh_config)
-        .args(["--", &url, "-d", "30s", "--rate", "50", "-c", "2"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // `ip netns exec` became herd itself: the PID to kill is the coordinator's.
-    let pid = child.id();
-    // Under way: both agents run on their hosts and herd serve has been sent requests.
-    let t = Instant::now();
-    loop {
-        let agents =
-            on_hosts(&hosts).iter().filter(|(_, w)| w.get(1).is_some_and(|w| w == "agent")).count();
-        if agents == 2 && served(&hosts) > 0 {
-            break;
+    // A long run, under way: both agents run on their hosts and herd serve has been sent
+    // requests. `ip netns exec` became herd itself: the child's PID is the coordinator's.
+    let under_way = || {
+        let child = hosts
+            .herd()
+            .args(["cluster", "run", "--ssh", &format!("{a},{b}"), "--ssh-config"])
+            .arg(&hosts.ssh_config)
+            .args(["--", &url, "-d", "30s", "--rate", "50", "-c", "2"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        let sent = served(&hosts);
+        loop {
+            let on = on_hosts(&hosts);
+            let agents = on.iter().filter(|(_, w)| w.get(1).is_some_and(|w| w == "agent"));
+            if agents.count() == 2 && served(&hosts) > sent {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "the run did not get under way");
+            std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(t.elapsed() < Duration::from_secs(20), "the run did not get under way");
-        assert!(child.try_wait().unwrap().is_none(), "herd ended before it was killed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
-    assert_eq!(exe, Path::new(env!("CARGO_BIN_EXE_herd")));
-    // SAFETY: kill has no memory preconditions; the PID is this test's own unreaped child.
-    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) }, 0);
+        let exe = std::fs::read_link(format!("/proc/{}/exe", child.id())).unwrap();
+        assert_eq!(exe, Path::new(env!("CARGO_BIN_EXE_herd")));
+        child
+    };
+    // SAFETY (both kills): kill has no memory preconditions; the PID is this test's own
+    // unreaped child.
+    let signal = |child: &std::process::Child, sig| unsafe {
+        assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0);
+    };
+
+    // Ctrl-C: what the agents measured is merged and said, exit 130, and by then every
+    // helper has said bye.
+    let child = under_way();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains("(interrupted)"), "{stdout}");
+    assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
+    assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+
+    // SIGKILL: its ssh sessions see their input close; each helper stops its agent, removes
+    // its run directory and ends.
+    let mut child = under_way();
+    signal(&child, libc::SIGKILL);
     let killed = Instant::now();
     child.wait().unwrap();
-    // Its ssh sessions see their input close; each helper stops its agent, removes its run
-    // directory and ends.
     while !(on_hosts(&hosts).is_empty() && host_tmp(&hosts).is_empty()) {
         assert!(
             killed.elapsed() < Duration::from_secs(10),
