@@ -318,6 +318,14 @@ fn an_interrupted_or_killed_coordinator_leaves_no_agent_on_any_host() {
     signal(&child, libc::SIGKILL);
     let killed = Instant::now();
     child.wait().unwrap();
+    // What only the killed herd would have removed here: its ssh's private directory (in
+    // /tmp, as the test's TMPDIR is too deep for a control socket's path).
+    let private = format!("herd-ssh-{}-", child.id());
+    for entry in std::fs::read_dir("/tmp").unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&private) {
+            std::fs::remove_dir_all(entry.path()).unwrap();
+        }
+    }
     while !(on_hosts(&hosts).is_empty() && host_tmp(&hosts).is_empty()) {
         assert!(
             killed.elapsed() < Duration::from_secs(10),

@@ -251,6 +251,8 @@ fn a_forward_goes_through_the_same_master_without_clearing_itself() {
     // A session's own command line finds the same master.
     let session = ssh.argv(&host("ssh://bench@198.18.10.2:2222"), &["true"]);
     assert!(session.contains(&OsString::from(&control)), "{session:?}");
+    drop(ssh);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -270,6 +272,8 @@ fn a_forward_that_ssh_refuses_names_the_host_and_a_colon_is_refused_first() {
     let ssh = Ssh::with_program(ok.into(), None, Duration::from_secs(3), &dir).unwrap();
     ssh.forward_unix(&h, remote, local).unwrap();
     ssh.cancel_forward(&h, remote, local).unwrap();
+    drop(ssh);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
