@@ -1,10 +1,13 @@
 //! What `herd cluster` and `herd agent` are asked: their clap definitions, and the `herd run`
-//! arguments after `--` parsed into the run's plan. Shared by the local run (cluster_cmd.rs)
-//! and the run on Kubernetes (cluster_k8s.rs), which both read it and neither owns it.
+//! arguments after `--` parsed into the run's plan. Shared by the local run (cluster_cmd.rs),
+//! the run on SSH hosts (cluster_ssh.rs) and the run on Kubernetes (cluster_k8s.rs), which
+//! all read it and none owns it.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::Parser as _;
+use herd_lab::hosts::HostUrl;
 use herd_stats::units::TimeSpan;
 
 use crate::run_args::RunArgs;
@@ -87,8 +90,8 @@ pub(crate) struct KubeArgs {
     pub(crate) memory: Option<String>,
 
     /// Let the agents load this one target although it is outside 127.0.0.0/8, ::1 and
-    /// 198.18.0.0/15 (the server under test on your cluster): the URL's host, exactly. herd
-    /// refuses such targets otherwise
+    /// 198.18.0.0/15 (the server under test on your cluster, or your network with --ssh): the
+    /// URL's host, exactly. herd refuses such targets otherwise
     #[arg(long, value_name = "HOST")]
     pub(crate) allow_target: Option<String>,
 }
@@ -115,8 +118,19 @@ pub(crate) struct AgentArgs {
 pub(crate) struct ClusterRunArgs {
     /// Run the N agents as processes of this machine (N from 1 to 64)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64),
-          conflicts_with = "agents")]
+          conflicts_with_all = ["agents", "ssh"])]
     pub(crate) local: Option<u32>,
+
+    /// Run one agent on each of these machines, over SSH: ssh://[user@]host[:port] (ssh://
+    /// may be left out), comma-separated; each must have this herd build (`herd lab hosts
+    /// install`). The agents reach the coordinator here through the SSH connection
+    #[arg(long, value_name = "HOSTS", value_delimiter = ',', value_parser = host_url,
+          conflicts_with_all = ["agents", "netns"])]
+    pub(crate) ssh: Vec<HostUrl>,
+
+    /// With --ssh: the ssh_config file for every ssh (ssh -F) [default: ssh's own]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ssh_config: Option<PathBuf>,
 
     /// Agent i runs in network namespace i of this list: herd's own (named herd-…, made by
     /// `herd lab`), one per agent; needs root. The agents then reach the coordinator through a
@@ -134,6 +148,12 @@ pub(crate) struct ClusterRunArgs {
     /// herd run's arguments (after --): the URL and flags of the whole run, as for one machine
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub(crate) run: Vec<OsString>,
+}
+
+/// One `--ssh` host: `ssh://[user@]host[:port]`, or the same without `ssh://`.
+fn host_url(text: &str) -> Result<HostUrl, String> {
+    let url = if text.contains("://") { text.to_owned() } else { format!("ssh://{text}") };
+    url.parse::<HostUrl>().map_err(|e| e.to_string())
 }
 
 /// `herd run`'s flags on their own, for the arguments after `--`.
@@ -155,4 +175,51 @@ pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
         })?
         .args;
     Ok(crate::run_args::plan(&run_args)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, clap::Parser)]
+    #[command(name = "herd cluster")]
+    struct Cli {
+        #[command(subcommand)]
+        command: ClusterCommand,
+    }
+
+    fn parse(args: &[&str]) -> Result<ClusterRunArgs, String> {
+        let all = ["herd cluster", "run"].iter().chain(args).chain(&["--", "http://127.0.0.1/"]);
+        match Cli::try_parse_from(all).map_err(|e| e.to_string())?.command {
+            ClusterCommand::Run(a) => Ok(a),
+            ClusterCommand::Manifest(_) => Err("manifest".into()),
+        }
+    }
+
+    #[test]
+    fn ssh_hosts_are_read_with_or_without_their_scheme() {
+        let a = parse(&["--ssh", "ssh://bench@198.18.3.11:2222,198.18.3.12", "--ssh-config", "c"])
+            .unwrap();
+        let hosts: Vec<String> = a.ssh.iter().map(ToString::to_string).collect();
+        assert_eq!(hosts, ["ssh://bench@198.18.3.11:2222", "ssh://198.18.3.12"]);
+        assert_eq!(a.ssh_config, Some(PathBuf::from("c")));
+        // A host listed twice is two agents there.
+        assert_eq!(parse(&["--ssh", "h,h"]).unwrap().ssh.len(), 2);
+        let e = parse(&["--ssh", "http://h"]).unwrap_err();
+        assert!(e.contains("only ssh:// hosts are supported"), "{e}");
+        let e = parse(&["--ssh=-oProxyCommand=x"]).unwrap_err();
+        assert!(e.contains("-oProxyCommand=x"), "{e}");
+    }
+
+    #[test]
+    fn ssh_excludes_the_other_ways_of_running_and_its_config_needs_it() {
+        for other in [&["--local", "2"][..], &["--agents", "2"], &["--netns", "herd-a"]] {
+            let mut args = vec!["--ssh", "h"];
+            args.extend(other);
+            let e = parse(&args).unwrap_err();
+            assert!(e.contains("cannot be used with"), "{other:?}: {e}");
+        }
+        let a = parse(&["--ssh", "h", "--allow-target", "bench.example"]).unwrap();
+        assert_eq!(a.kube.allow_target.as_deref(), Some("bench.example"));
+    }
 }

@@ -8,8 +8,9 @@
 //! directory); the target is checked once, here, before any agent starts. With `--netns` each
 //! agent runs in one of herd's own network namespaces and reaches the coordinator through a
 //! Unix socket in the run's directory instead of 127.0.0.1. `herd cluster manifest` and
-//! `herd cluster run --agents N` are cluster_k8s.rs's; the flags are cluster_args.rs's, and
-//! the merged result is said by cluster_report.rs for both ways of running.
+//! `herd cluster run --agents N` are cluster_k8s.rs's, `--ssh HOSTS` cluster_ssh.rs's (which
+//! coordinates through [`coordinate`] as the local run does); the flags are cluster_args.rs's,
+//! and the merged result is said by cluster_report.rs for every way of running.
 //!
 //! Exit codes as `herd run`'s; an agent that fails, goes away or never arms fails the run
 //! (1), and the message says which.
@@ -35,12 +36,17 @@ use crate::run_outputs::{RunOutputs, StepLines};
 /// `herd cluster …`.
 pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
     match command {
+        ClusterCommand::Run(args) if args.ssh.is_empty() && args.ssh_config.is_some() => {
+            bail!("--ssh-config is for the ssh of --ssh HOST,…: give the hosts, or leave it out")
+        }
         ClusterCommand::Run(args) => match (args.local, args.kube.agents) {
             (Some(_), _) => run_local(&args),
             (None, Some(_)) => crate::cluster_k8s::run(&args),
+            (None, None) if !args.ssh.is_empty() => crate::cluster_ssh::run(&args),
             (None, None) => bail!(
-                "say where the agents run: --local N (processes here) or --agents N --image \
-                 IMAGE (pods on the Kubernetes cluster kubectl reaches)"
+                "say where the agents run: --local N (processes here), --ssh HOST,… (one on \
+                 each of your machines) or --agents N --image IMAGE (pods on the Kubernetes \
+                 cluster kubectl reaches)"
             ),
         },
         ClusterCommand::Manifest(args) => {
@@ -93,7 +99,7 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let plan = run_plan(&args.run)?;
     if args.kube.allow_target.is_some() {
         bail!(
-            "--allow-target is for agents on a Kubernetes cluster (--agents); on this machine \
+            "--allow-target is for agents on other machines (--ssh, --agents); on this machine \
              herd loads only 127.0.0.0/8, ::1 and its own namespaces' 198.18.0.0/15"
         );
     }
@@ -130,9 +136,38 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let control = stop_on_ctrl_c();
     let agent_args = plan.for_agents().to_args();
     let mut agents = LocalAgents::start(n, &address, &args.netns, &dir.0, &agent_args)?;
+    coordinate(&plan, coordinator, RunOutputs { writer, json }, &control, &mut agents)
+}
+
+/// Agents started somewhere, as the coordinator's run needs them: stopped when it fails,
+/// their last words when one went silent, and their exits waited for after the result.
+pub(crate) trait Agents {
+    /// How messages name agent `i` (`agent 1`, `agent 1 on ssh://bench-2`).
+    fn who(&self, i: u32) -> String {
+        format!("agent {i}")
+    }
+    /// Agent `i`'s last line of output, when it printed one.
+    fn last_words(&mut self, i: u32) -> Option<String>;
+    /// Stops every agent that still runs.
+    fn stop_all(&mut self);
+    /// Waits (bounded: they have sent their results) for every agent to exit; returns those
+    /// that exited badly, with their last words. Any still running after that is stopped.
+    fn wait(&mut self) -> Vec<(u32, String)>;
+}
+
+/// The coordinator's run with its agents started: the steps printed as they end, the merged
+/// result said, judged and written as `herd run` does one machine's.
+pub(crate) fn coordinate(
+    plan: &herd_run::RunPlan,
+    coordinator: Coordinator,
+    outputs: RunOutputs,
+    control: &herd_engine::Control,
+    agents: &mut dyn Agents,
+) -> anyhow::Result<Outcome> {
+    let RunOutputs { writer, json } = outputs;
     let mut out = io::stdout().lock();
-    let mut lines = StepLines::new(&plan);
-    let result = coordinator.run(&plan, writer.as_ref(), &control, |k, setup, step| {
+    let mut lines = StepLines::new(plan);
+    let result = coordinator.run(plan, writer.as_ref(), control, |k, setup, step| {
         lines.print(&mut out, k, setup, step)
     });
     if let Some(o) = writer {
@@ -141,13 +176,13 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let result = match result {
         Ok(r) => r,
         Err(e) => {
-            agents.supervisor.stop_all(Duration::from_secs(2));
+            agents.stop_all();
             // What the coordinator could not know (an agent that died before it spoke) is
             // in that agent's own words; what an agent told the coordinator is said once.
             let mut message = e.to_string();
             for i in e.unheard_agents() {
                 if let Some(words) = agents.last_words(i) {
-                    message.push_str(&format!("\n  agent {i} said: {words}"));
+                    message.push_str(&format!("\n  {} said: {words}", agents.who(i)));
                 }
             }
             bail!(message);
@@ -155,7 +190,7 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     };
     let failed_agents = agents.wait();
     lines.finish()?;
-    let outcome = report(&mut out, &plan, &result, json)?;
+    let outcome = report(&mut out, plan, &result, json)?;
     // As herd run does a full disk: the result is out, then the output that failed is said.
     if let Some(e) = result.hlog_error {
         return Err(e.into());
@@ -164,7 +199,10 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     // (after a Ctrl-C each was stopped, as the summary says).
     let told_to_stop = control.is_stopped();
     for (index, words) in failed_agents.into_iter().filter(|_| !told_to_stop) {
-        eprintln!("herd cluster run: agent {index} exited with an error after its result: {words}");
+        eprintln!(
+            "herd cluster run: {} exited with an error after its result: {words}",
+            agents.who(index)
+        );
     }
     Ok(outcome)
 }
@@ -181,10 +219,10 @@ struct LocalAgents {
 }
 
 /// This run's directory (the agents' logs, the coordinator's socket), removed at the end.
-struct RunDir(PathBuf);
+pub(crate) struct RunDir(pub(crate) PathBuf);
 
 impl RunDir {
-    fn create() -> anyhow::Result<RunDir> {
+    pub(crate) fn create() -> anyhow::Result<RunDir> {
         let dir = std::env::temp_dir().join(format!("herd-cluster-{}", std::process::id()));
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         Ok(RunDir(dir))
@@ -258,19 +296,22 @@ impl LocalAgents {
     fn log(&self, i: u32) -> PathBuf {
         self.dir.join(format!("agent-{i}.log"))
     }
+}
 
-    /// Agent `i`'s last line of output, when it printed one.
-    fn last_words(&self, i: u32) -> Option<String> {
+impl Agents for LocalAgents {
+    fn last_words(&mut self, i: u32) -> Option<String> {
         let text = fs::read_to_string(self.log(i)).ok()?;
-        text.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_owned())
+        last_line(&text)
     }
 
-    /// Waits (bounded: they have sent their results) for every agent to exit; returns those
-    /// that exited badly, with their last words. Any still running after that is stopped.
+    fn stop_all(&mut self) {
+        self.supervisor.stop_all(Duration::from_secs(2));
+    }
+
     fn wait(&mut self) -> Vec<(u32, String)> {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut failed = Vec::new();
-        for &(i, pid) in &self.pids {
+        for (i, pid) in self.pids.clone() {
             let status = loop {
                 match self.supervisor.exit_status(pid) {
                     Some(s) => break Some(s),
@@ -288,6 +329,11 @@ impl LocalAgents {
         self.supervisor.stop_all(Duration::from_secs(2));
         failed
     }
+}
+
+/// The last non-empty line of an agent's output, trimmed.
+pub(crate) fn last_line(text: &str) -> Option<String> {
+    text.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_owned())
 }
 
 impl Drop for LocalAgents {

@@ -8,6 +8,7 @@ mod cluster_args;
 mod cluster_cmd;
 mod cluster_k8s;
 mod cluster_report;
+mod cluster_ssh;
 mod doctor_cmd;
 mod host_cmd;
 mod lab_cmd;

@@ -406,5 +406,5 @@ fn the_opt_in_for_another_target_is_rendered_or_refused_never_used_here() {
         .arg("http://203.0.113.9/"));
     let e = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
-    assert!(e.contains("--allow-target is for agents on a Kubernetes cluster"), "{e}");
+    assert!(e.contains("--allow-target is for agents on other machines (--ssh, --agents)"), "{e}");
 }

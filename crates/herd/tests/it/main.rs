@@ -13,6 +13,7 @@ mod causes_once;
 mod cluster_kubectl;
 mod cluster_local;
 mod cluster_netns;
+mod cluster_ssh;
 mod host_helper;
 mod hostile;
 mod lab_cgroup;

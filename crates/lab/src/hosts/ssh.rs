@@ -8,6 +8,12 @@
 //! The remote command is one string a POSIX login shell reads (ssh joins its arguments with
 //! spaces): each word is quoted by [`remote_command`]. ssh's own failures (exit 255) are
 //! told apart by what it printed and name the host ([`SshError`]).
+//!
+//! A parent that holds its own masters (the lab, running `herd cluster run --ssh`) shares
+//! them by naming their directory in [`CONTROL_DIR_VAR`]: the sockets are then looked for
+//! there, and the directory is the parent's, left in place. A Unix socket of this machine is
+//! forwarded to a host through the master ([`Ssh::forward_unix`], `ssh -O forward -R`), so
+//! that a program there reaches one here with no port opened on either side.
 
 use std::ffi::OsString;
 use std::io;
@@ -29,6 +35,21 @@ pub struct Ssh {
     connect_timeout: Duration,
     /// Private (0700): the control sockets, and each session's stderr.
     dir: PathBuf,
+    /// Whether `dir` is this transport's own, removed when it drops (not one a parent
+    /// named in [`CONTROL_DIR_VAR`]).
+    owned: bool,
+}
+
+/// The environment variable a parent process sets to a directory of its own (0700) for
+/// every ssh of this process to keep its control sockets in, so that the connections to a
+/// host share the parent's master. The directory is left in place.
+pub const CONTROL_DIR_VAR: &str = "HERD_SSH_CONTROL_DIR";
+
+/// `ssh -O`'s two operations on a forwarding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForwardOp {
+    Forward,
+    Cancel,
 }
 
 /// What a remote command printed and how it ended (ssh itself got through).
@@ -79,19 +100,45 @@ pub struct Session {
     stderr: PathBuf,
 }
 
+impl ForwardOp {
+    /// `ssh -O`'s word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            ForwardOp::Forward => "forward",
+            ForwardOp::Cancel => "cancel",
+        }
+    }
+}
+
 /// ssh's exit status for its own failures (a remote command's status is passed on).
 const SSH_FAILED: i32 = 255;
 
 static SESSIONS: AtomicU64 = AtomicU64::new(0);
 
 impl Ssh {
-    /// A transport whose sockets live in a private directory made under `scratch`.
+    /// A transport whose sockets live in a private directory made under `scratch`, or in
+    /// the directory [`CONTROL_DIR_VAR`] names when it is set.
     pub fn new(
         config: Option<&Path>,
         connect_timeout: Duration,
         scratch: &Path,
     ) -> io::Result<Ssh> {
-        Ssh::with_program("ssh".into(), config, connect_timeout, scratch)
+        let shared = std::env::var_os(CONTROL_DIR_VAR).filter(|d| !d.is_empty());
+        match shared {
+            Some(dir) => Ok(Ssh::sharing("ssh".into(), config, connect_timeout, dir.into())),
+            None => Ssh::with_program("ssh".into(), config, connect_timeout, scratch),
+        }
+    }
+
+    /// A transport whose control sockets are in `dir`, someone else's: not made here, not
+    /// removed at the end.
+    pub fn sharing(
+        program: OsString,
+        config: Option<&Path>,
+        connect_timeout: Duration,
+        dir: PathBuf,
+    ) -> Ssh {
+        Ssh { program, config: config.map(Path::to_path_buf), connect_timeout, dir, owned: false }
     }
 
     /// As [`Ssh::new`] with another client program (tests: a stand-in, or one that is missing).
@@ -116,10 +163,17 @@ impl Ssh {
                 Err(e) => return Err(e),
             }
         };
-        Ok(Ssh { program, config: config.map(Path::to_path_buf), connect_timeout, dir })
+        Ok(Ssh {
+            program,
+            config: config.map(Path::to_path_buf),
+            connect_timeout,
+            dir,
+            owned: true,
+        })
     }
 
-    /// The private directory of the control sockets (removed when the transport drops).
+    /// The directory of the control sockets (removed when the transport drops, unless it
+    /// is a parent's, from [`CONTROL_DIR_VAR`]).
     pub fn control_dir(&self) -> &Path {
         &self.dir
     }
@@ -166,9 +220,17 @@ impl Ssh {
         // No terminal (a session carries JSON lines, not a person's keys) and none of the
         // user's forwardings, which a second session to the host would find taken.
         a.push("-T".into());
+        a.extend(["-o".into(), "ClearAllForwardings=yes".into()]);
+        self.push_connection(&mut a, host);
+        a.push(remote_command(remote).into());
+        a
+    }
+
+    /// The options every ssh to `host` shares (how it connects, and to which master), then
+    /// `--` and the host.
+    fn push_connection(&self, a: &mut Vec<OsString>, host: &HostUrl) {
         let secs = self.connect_timeout.as_secs().max(1);
         for o in [
-            "ClearAllForwardings=yes".to_owned(),
             "BatchMode=yes".to_owned(),
             format!("ConnectTimeout={secs}"),
             "ControlMaster=auto".to_owned(),
@@ -184,8 +246,95 @@ impl Ssh {
             a.extend(["-l".into(), u.into()]);
         }
         // `--`: whatever follows is the host and its command, never an option.
-        a.extend(["--".into(), host.host.clone().into(), remote_command(remote).into()]);
+        a.extend(["--".into(), host.host.clone().into()]);
+    }
+
+    /// `ssh -O forward|cancel -R REMOTE:LOCAL host`: asks the host's master (a session to it
+    /// must be open) to forward, or stop forwarding, the Unix socket `remote` on the host to
+    /// `local` here. No ClearAllForwardings here: it would clear this very `-R`.
+    pub fn forward_argv(
+        &self,
+        host: &HostUrl,
+        op: ForwardOp,
+        remote: &Path,
+        local: &Path,
+    ) -> Vec<OsString> {
+        let mut a: Vec<OsString> = vec![self.program.clone()];
+        if let Some(c) = &self.config {
+            a.extend(["-F".into(), c.clone().into_os_string()]);
+        }
+        let mut spec = remote.as_os_str().to_owned();
+        spec.push(":");
+        spec.push(local);
+        a.extend(["-O".into(), op.word().into(), "-R".into(), spec]);
+        self.push_connection(&mut a, host);
         a
+    }
+
+    /// Forwards the Unix socket `remote` on `host` to `local` here, through the host's
+    /// master: a program there that connects to `remote` reaches whoever listens on `local`.
+    /// ssh returns once the host's sshd listens there.
+    pub fn forward_unix(
+        &self,
+        host: &HostUrl,
+        remote: &Path,
+        local: &Path,
+    ) -> Result<(), SshError> {
+        self.forward_op(host, ForwardOp::Forward, remote, local)
+    }
+
+    /// Stops a forwarding [`Ssh::forward_unix`] made (the master's end goes with it).
+    pub fn cancel_forward(
+        &self,
+        host: &HostUrl,
+        remote: &Path,
+        local: &Path,
+    ) -> Result<(), SshError> {
+        self.forward_op(host, ForwardOp::Cancel, remote, local)
+    }
+
+    fn forward_op(
+        &self,
+        host: &HostUrl,
+        op: ForwardOp,
+        remote: &Path,
+        local: &Path,
+    ) -> Result<(), SshError> {
+        // ssh reads `A:B`: a path with a colon would be split in the wrong place.
+        for p in [remote, local] {
+            if p.as_os_str().as_encoded_bytes().contains(&b':') {
+                return Err(SshError::Other {
+                    host: host.to_string(),
+                    detail: format!("cannot forward {}: a path with ':'", p.display()),
+                });
+            }
+        }
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let out = self.dir.join(format!("forward-{}-{n}.out", std::process::id()));
+        let err = self.dir.join(format!("forward-{}-{n}.err", std::process::id()));
+        let argv = self.forward_argv(host, op, remote, local);
+        let spawn = PipedSpawn {
+            name: "ssh",
+            argv: &argv,
+            stdin: Input::Null,
+            stdout: Output::File(&out),
+            stderr: &err,
+        };
+        let limit = self.connect_timeout.saturating_add(Duration::from_secs(10));
+        let mut p = Piped::start(&spawn).map_err(|e| self.start_error(host, e))?;
+        let status = p.wait(limit).map_err(|e| self.start_error(host, e))?;
+        let stderr = std::fs::read(&err).map(|b| String::from_utf8_lossy(&b).into_owned());
+        let _ = std::fs::remove_file(&err);
+        let _ = std::fs::remove_file(&out);
+        let stderr = stderr.unwrap_or_default();
+        match status {
+            None => Err(SshError::TimedOut { host: host.to_string(), limit }),
+            Some(s) if s.success() => Ok(()),
+            Some(_) => Err(classify(host, &stderr).unwrap_or_else(|| SshError::Other {
+                host: host.to_string(),
+                detail: format!("ssh -O {}: {}", op.word(), last_words(&stderr)),
+            })),
+        }
     }
 
     /// Runs `remote` on `host` to its end, at most `limit`, its input from `stdin` (a file)
@@ -282,8 +431,11 @@ impl Drop for Session {
 
 impl Drop for Ssh {
     fn drop(&mut self) {
-        // The control sockets are gone with their masters; what is left is ours alone.
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // The control sockets are gone with their masters; what is left is ours alone. A
+        // parent's directory is the parent's to remove.
+        if self.owned {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 

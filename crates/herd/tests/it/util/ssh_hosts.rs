@@ -211,6 +211,11 @@ impl SshHosts {
         self.sshd.running().iter().map(|r| r.pid).collect()
     }
 
+    /// The network namespace of sshd host `i` (a test starts its server there).
+    pub fn host_netns(&self, i: usize) -> String {
+        self.topo.netns(SERVED[i])
+    }
+
     /// The namespaces' tag, for checking that nothing is left.
     pub fn tag(&self) -> &str {
         &self.topo.plan().tag

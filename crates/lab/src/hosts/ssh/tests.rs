@@ -201,3 +201,92 @@ fn a_session_carries_lines_both_ways() {
     assert!(s.failure().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_forward_goes_through_the_same_master_without_clearing_itself() {
+    let dir = scratch("forward");
+    let cfg = dir.join("lab.ssh_config");
+    let ssh = Ssh::new(Some(&cfg), Duration::from_secs(3), &dir).unwrap();
+    let words = |op| -> Vec<String> {
+        ssh.forward_argv(
+            &host("ssh://bench@198.18.10.2:2222"),
+            op,
+            Path::new("/tmp/herd-host-7-0/coordinator.sock"),
+            Path::new("/tmp/herd-cluster-9/coordinator.sock"),
+        )
+        .into_iter()
+        .map(|w| w.into_string().unwrap())
+        .collect()
+    };
+    let control = format!("ControlPath={}/%C", ssh.dir.display());
+    let spec = "/tmp/herd-host-7-0/coordinator.sock:/tmp/herd-cluster-9/coordinator.sock";
+    for (op, word) in [(ForwardOp::Forward, "forward"), (ForwardOp::Cancel, "cancel")] {
+        let want = [
+            "ssh",
+            "-F",
+            cfg.to_str().unwrap(),
+            "-O",
+            word,
+            "-R",
+            spec,
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ConnectTimeout=3",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            &control,
+            "-o",
+            "ControlPersist=no",
+            "-p",
+            "2222",
+            "-l",
+            "bench",
+            "--",
+            "198.18.10.2",
+        ];
+        assert_eq!(words(op), want);
+    }
+    // A session's own command line finds the same master.
+    let session = ssh.argv(&host("ssh://bench@198.18.10.2:2222"), &["true"]);
+    assert!(session.contains(&OsString::from(&control)), "{session:?}");
+    drop(ssh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_forward_that_ssh_refuses_names_the_host_and_a_colon_is_refused_first() {
+    let dir = scratch("forward-fails");
+    let fails =
+        script(&dir, "ssh", "echo 'mux_client_forward: forwarding request failed' >&2; exit 255");
+    let ssh = Ssh::with_program(fails.into(), None, Duration::from_secs(3), &dir).unwrap();
+    let h = host("ssh://198.18.10.2");
+    let (remote, local) = (Path::new("/r/c.sock"), Path::new("/l/c.sock"));
+    let e = ssh.forward_unix(&h, remote, local).unwrap_err().to_string();
+    assert!(e.starts_with("ssh://198.18.10.2: "), "{e}");
+    assert!(e.contains("forwarding request failed"), "{e}");
+    let e = ssh.cancel_forward(&h, Path::new("/r/a:b.sock"), local).unwrap_err().to_string();
+    assert!(e.contains("a path with ':'"), "{e}");
+    let ok = script(&dir, "ssh-ok", "exit 0");
+    let ssh = Ssh::with_program(ok.into(), None, Duration::from_secs(3), &dir).unwrap();
+    ssh.forward_unix(&h, remote, local).unwrap();
+    ssh.cancel_forward(&h, remote, local).unwrap();
+    drop(ssh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_parents_control_directory_is_used_and_left_in_place() {
+    let dir = scratch("shared");
+    let parents = dir.join("masters");
+    std::fs::create_dir_all(&parents).unwrap();
+    let ssh = Ssh::sharing("ssh".into(), None, Duration::from_secs(3), parents.clone());
+    assert_eq!(ssh.control_dir(), parents);
+    let a = ssh.argv(&host("ssh://198.18.10.2"), &["true"]);
+    let control = format!("ControlPath={}/%C", parents.display());
+    assert!(a.contains(&OsString::from(&control)), "{a:?}");
+    drop(ssh);
+    assert!(parents.is_dir(), "the parent's directory is the parent's to remove");
+    let _ = std::fs::remove_dir_all(&dir);
+}
