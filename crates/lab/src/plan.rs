@@ -287,6 +287,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 agents: e.client_agents.unwrap_or(1),
                 agent_netns: &agent_netns,
                 opt_in: None,
+                agent_hosts: None,
             };
             match client::command(&job) {
                 Ok(cmd) => {

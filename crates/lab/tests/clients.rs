@@ -204,6 +204,7 @@ fn run(
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     let cmd = client::command(&job).unwrap_or_else(|e| panic!("{e}"));
     cmd.write_files().unwrap();

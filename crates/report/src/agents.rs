@@ -1,7 +1,7 @@
 //! A row whose client was herd spread over agents (`[client] agents`, herd cluster run): the
 //! matrix shows the merged figures, exact; this section shows each agent's own share beside
-//! them, medians of the ok repetitions: its requests per second, its p99, and how late it
-//! started after the shared instant. An agent far from the others (a slower host, a later
+//! them, medians of the ok repetitions: its requests per second, its p99, how late it
+//! started after the shared instant, and its clock's offset from the coordinator's. An agent far from the others (a slower host, a later
 //! start) is seen here, not averaged away.
 
 use std::collections::BTreeMap;
@@ -39,6 +39,9 @@ pub(crate) fn add(rows: &[Row<'_>], doc: &mut Doc) {
                 }
                 if let Some(late) = figures.get(&AgentFigure::StartLateUs) {
                     text.push_str(&format!(", started {:.3} ms late", late / 1e3));
+                }
+                if let Some(offset) = figures.get(&AgentFigure::ClockOffsetUs) {
+                    text.push_str(&format!(", clock {:+.3} ms", offset / 1e3));
                 }
                 text
             })

@@ -86,17 +86,25 @@ pub enum AgentFigure {
     P99Us,
     /// How late its engine started after the shared start instant, µs.
     StartLateUs,
+    /// Its clock's offset from the coordinator's, as the coordinator measured it, µs: an
+    /// agent on another machine starts by its own clock.
+    ClockOffsetUs,
 }
 
 impl AgentFigure {
-    pub const ALL: [AgentFigure; 3] =
-        [AgentFigure::RequestsPerSecond, AgentFigure::P99Us, AgentFigure::StartLateUs];
+    pub const ALL: [AgentFigure; 4] = [
+        AgentFigure::RequestsPerSecond,
+        AgentFigure::P99Us,
+        AgentFigure::StartLateUs,
+        AgentFigure::ClockOffsetUs,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {
             AgentFigure::RequestsPerSecond => "requests_per_second",
             AgentFigure::P99Us => "p99_us",
             AgentFigure::StartLateUs => "start_late_us",
+            AgentFigure::ClockOffsetUs => "clock_offset_us",
         }
     }
 

@@ -141,6 +141,71 @@ fn servers_run_on_the_server_host_and_nothing_is_left_there() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The seeds' shape: the server on one machine, the client on two others, one spread run
+/// merged exactly; each host in the disclosure, each agent's own figures in the store.
+#[test]
+fn the_client_runs_as_agents_on_two_client_hosts() {
+    require_root();
+    let dir = tempdir("lab-on-hosts-clients");
+    let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
+    let hosts = SshHosts::start("821", &dir, &setups);
+    let [server, c1, c2] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
+    let file = experiment(
+        &dir,
+        "\"herd\", \"nginx\"",
+        &format!("server = \"ssh://{server}\"\nclients = [\"ssh://{c1}\", \"ssh://{c2}\"]\n"),
+    );
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let store = dir.join("r.db");
+    let out = hosts
+        .herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains(&format!("client hosts, one agent each: ssh://{c1} (")), "{stderr}");
+    let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    // Three hosts in the disclosure, each by its own doctor.
+    for role in ["server", "client1", "client2"] {
+        let kernel = format!("host.{role}.kernel");
+        assert!(
+            exp.experiment.environment.iter().any(|(k, v)| *k == kernel && v.contains('.')),
+            "no {kernel}"
+        );
+    }
+    for cell in exp.matrix_cells() {
+        let [rep] = cell.repetitions.as_slice() else { panic!("one run of {}", cell.key) };
+        let r = &rep.record;
+        assert_eq!(r.outcome, Outcome::Ok, "{}: {stderr}", cell.key);
+        let [m] = r.measurements.as_slice() else { panic!("one step") };
+        assert_eq!((m.completed, m.failed), (300, 0), "{}: merged exactly", cell.key);
+        // The client was one run over an agent on each client host.
+        let argv = r.client.argv.join(" ");
+        assert!(argv.contains(&format!(" cluster run --ssh ssh://{c1},ssh://{c2} ")), "{argv}");
+        for agent in 0..2 {
+            for figure in ["requests_per_second", "start_late_us", "clock_offset_us"] {
+                let name = format!("agent.{agent}.{figure}");
+                assert!(m.reported.iter().any(|(n, _)| *n == name), "{}: no {name}", cell.key);
+            }
+        }
+        assert!(r.server_cpu_seconds.unwrap_or(0.0) > 0.0, "{}", cell.key);
+    }
+    assert!(stdout.contains("agent 1 "), "the agents' own figures: {stdout}");
+    // Nothing left on any host.
+    for i in 0..3 {
+        let tmp = dir.join(format!("host{i}/tmp"));
+        assert_eq!(processes_under(&tmp), Vec::<String>::new());
+        let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+        assert!(left.is_empty(), "left on host {i}: {left:?}");
+    }
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn what_hosts_cannot_run_is_refused_before_anything_starts() {
     // No root needed: each refusal comes before ssh, the store or a namespace.

@@ -60,6 +60,7 @@ fn parse_fixture(
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     parse(&job, &read("stdout"), &read("stderr"))
 }
@@ -167,6 +168,7 @@ fn herd_steps_keep_each_steps_verdict() {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     let o = parse(&job, "", "").unwrap();
     let suspect = ClientJudgement {
@@ -247,6 +249,7 @@ fn herd_output_problems_are_errors() {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     let e =
         parse(&job, "", "herd run: refusing to send load to 10.0.0.1\n").unwrap_err().to_string();
@@ -391,6 +394,7 @@ fn ab_report_variants() {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     let o = parse(&job, &edited, "").unwrap();
     let m = one(&o);
@@ -483,6 +487,7 @@ fn wrk_without_its_lines_is_an_error() {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     let e = parse(&job, &stdout.replace("herd-wrk bytes 209542256", "herd-wrk bytes lots"), "")
         .unwrap_err()
@@ -512,6 +517,7 @@ fn wrk_timeouts_are_reported_not_failed() {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     let o = parse(&job, &stdout, "").unwrap();
     let m = one(&o);
@@ -544,6 +550,7 @@ fn parse_h2load(name: &str, protocol: Protocol, load: &Load) -> Result<ClientOut
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     parse(&job, &read("stdout"), &read("stderr"))
 }
@@ -670,6 +677,7 @@ fn h2load_output_problems_are_errors() {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     // Refused before running (its stderr, no report).
     let stderr =

@@ -24,7 +24,20 @@ pub(super) const JSON_FILE: &str = "run.json";
 pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     let plan = plan(job)?;
     let mut main = vec![job.program.as_os_str().to_owned()];
-    if job.agents > 1 {
+    if let Some(hosts) = &job.agent_hosts {
+        // One agent on each client host, merged exactly; the one target opted in.
+        main.extend(["cluster", "run", "--ssh"].map(Into::into));
+        main.push(hosts.urls.join(",").into());
+        if let Some(config) = hosts.ssh_config {
+            main.push("--ssh-config".into());
+            main.push(config.as_os_str().to_owned());
+        }
+        if let Some(ip) = job.opt_in {
+            main.push("--allow-target".into());
+            main.push(url_host(ip).into());
+        }
+        main.push("--".into());
+    } else if job.agents > 1 {
         // One run over N agents merged exactly, its JSON a herd.run.v1 as `herd run`'s.
         main.extend(["cluster", "run", "--local"].map(Into::into));
         main.push(job.agents.to_string().into());
@@ -37,6 +50,14 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
     }
     main.extend(plan.to_args());
     Ok(ClientCommand { main, files: Vec::new() })
+}
+
+/// `ip` as a URL's host writes it (an IPv6 address in brackets).
+pub(crate) fn url_host(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+    }
 }
 
 /// The `herd run` of `job`.
@@ -175,6 +196,7 @@ fn add_agent_figures(
                 m.reported.push((AgentFigure::P99Us.name(a.index), p99 as f64));
             }
             m.reported.push((AgentFigure::StartLateUs.name(a.index), a.start_late_us));
+            m.reported.push((AgentFigure::ClockOffsetUs.name(a.index), a.clock_offset_us));
         }
     }
     Ok(())

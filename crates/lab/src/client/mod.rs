@@ -24,7 +24,7 @@ mod cpu_verdict;
 mod error;
 mod h2load;
 mod h2load_report;
-mod herd;
+pub(crate) mod herd;
 mod nbench_error;
 mod nbench_output;
 pub mod smbtorture;
@@ -112,6 +112,17 @@ pub struct ClientJob<'a> {
     /// The user's opt-in for one address outside the safety rule's ranges: the `[hosts]`
     /// server host the experiment file names. herd's client gets it as `HERD_ALLOW_TARGET`.
     pub opt_in: Option<IpAddr>,
+    /// herd only: the agents on these SSH hosts instead, one each (`herd cluster run
+    /// --ssh`, the `[hosts]` clients).
+    pub agent_hosts: Option<AgentHosts<'a>>,
+}
+
+/// The `[hosts]` client hosts, as `herd cluster run --ssh` takes them.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentHosts<'a> {
+    /// `ssh://…` each, in file order.
+    pub urls: &'a [String],
+    pub ssh_config: Option<&'a Path>,
 }
 
 /// The command line of one job: a whole argv, the program then its arguments. A warm-up is
@@ -193,6 +204,7 @@ pub fn supports(
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     };
     command(&job)?;
     if let Some(refusal) = warmup_refusal(&ClientJob { load, ..job }) {

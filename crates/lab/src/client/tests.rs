@@ -88,6 +88,7 @@ fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
         agents: 1,
         agent_netns: &[],
         opt_in: None,
+        agent_hosts: None,
     }
 }
 

@@ -37,6 +37,8 @@ pub(super) struct Context<'a> {
     pub cancel: &'a AtomicBool,
     /// The `[hosts]` server host, where every run's server starts; None: this machine.
     pub server_host: Option<&'a super::server_host::ServerHost>,
+    /// The `[hosts]` client hosts, where herd's client runs as agents; None: here.
+    pub client_hosts: Option<&'a super::client_hosts::ClientHosts>,
 }
 
 /// How one run ended.

@@ -11,6 +11,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use herd_run::spread::agent::ALLOW_TARGET_VAR;
+
+use crate::hosts::ssh::CONTROL_DIR_VAR;
 use std::time::Duration;
 
 use herd_topo::net::Host;
@@ -78,12 +80,16 @@ impl<'a> CellRun<'a> {
         let client_ns = self.place.netns(Host::Client);
         // herd's client takes the opt-in as an agent does (`HERD_ALLOW_TARGET`, the URL's
         // host exactly); the other tools have no safety rule but the lab's own check.
-        let env: Vec<(OsString, OsString)> = match (job.opt_in, cell.client) {
+        let mut env: Vec<(OsString, OsString)> = match (job.opt_in, cell.client) {
             (Some(ip), crate::client::Tool::Herd) => {
-                vec![(ALLOW_TARGET_VAR.into(), url_host(ip).into())]
+                vec![(ALLOW_TARGET_VAR.into(), crate::client::herd::url_host(ip).into())]
             }
             _ => Vec::new(),
         };
+        // Agents on client hosts go through the lab's own ssh connections to them.
+        if let (Some(_), Some(c)) = (&job.agent_hosts, self.ctx.client_hosts) {
+            env.push((CONTROL_DIR_VAR.into(), c.control_dir().as_os_str().to_owned()));
+        }
         let spawn = Spawn {
             name: match phase {
                 Phase::Warmup => "client-warmup",
@@ -164,6 +170,10 @@ impl<'a> CellRun<'a> {
             agent_netns,
             // The server host the experiment names is the user's opt-in for its address.
             opt_in: ctx.server_host.map(|h| h.address),
+            agent_hosts: ctx.client_hosts.map(|c| crate::client::AgentHosts {
+                urls: c.url_texts(),
+                ssh_config: ctx.experiment.hosts.as_ref().and_then(|h| h.ssh_config.as_deref()),
+            }),
         })
     }
 
@@ -192,14 +202,6 @@ impl<'a> CellRun<'a> {
             router: started.router.as_ref().and_then(|r| self.sup.cpu_seconds(r.process.pid)),
             network: self.place.snapshot(),
         }
-    }
-}
-
-/// `ip` as a URL's host writes it (an IPv6 address in brackets).
-fn url_host(ip: std::net::IpAddr) -> String {
-    match ip {
-        std::net::IpAddr::V4(v4) => v4.to_string(),
-        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
     }
 }
 

@@ -23,6 +23,7 @@ mod account;
 mod budget;
 mod cell;
 mod checks;
+mod client_hosts;
 mod client_run;
 mod disk;
 mod failure;
@@ -78,6 +79,8 @@ pub struct Checked {
     cgroups: Option<Cgroups>,
     /// The `[hosts]` server host, reached by [`reach_hosts`]; None: servers run here.
     server_host: Option<server_host::ServerHost>,
+    /// The `[hosts]` client hosts, reached by [`reach_hosts`]; None: the client runs here.
+    client_hosts: Option<client_hosts::ClientHosts>,
 }
 
 impl Checked {
@@ -128,7 +131,7 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
     let cgroups = Wanted::from_env()
         .and_then(Cgroups::detect)
         .map_err(|err| LabError::Setup(with_causes(&err)))?;
-    Ok(Checked { ready, cells, refused, cgroups, server_host: None })
+    Ok(Checked { ready, cells, refused, cgroups, server_host: None, client_hosts: None })
 }
 
 /// For an experiment with a `[hosts]` server: reaches that host over ssh (this build's
@@ -154,8 +157,12 @@ pub fn reach_hosts(
             .map_err(|err| LabError::Cpus(format!("[hosts] server {}: {err}", host.url)))?;
     }
     let path = host.disclose();
-    let said = format!("{}; the path: {path}", host.describe());
+    let mut said = format!("{}; the path: {path}", host.describe());
     checked.server_host = Some(host);
+    if let Some(clients) = client_hosts::ClientHosts::open(hosts, herd_version, &scratch)? {
+        said.push_str(&format!("\nherd lab: {}", clients.describe()));
+        checked.client_hosts = Some(clients);
+    }
     Ok(Some(said))
 }
 
@@ -196,12 +203,6 @@ fn hosts_refusal(hosts: &crate::hosts::Hosts, cells: &[Cell]) -> Result<(), Stri
                 c.client.name()
             ));
         }
-    }
-    if !hosts.clients.is_empty() {
-        return Err("[hosts] clients: the client hosts are checked and installed \
-                    (`herd lab hosts`), not yet run on (issue 34); leave `clients` out to run \
-                    the client on this machine against the server host"
-            .to_owned());
     }
     Ok(())
 }
@@ -263,13 +264,17 @@ pub struct Finished {
 
 /// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
 pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all, refused: _, cgroups, server_host } = checked;
+    let Checked { ready, cells: all, refused: _, cgroups, server_host, client_hosts } = checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
     let mut sup = Supervisor::new(Some(registry.clone())).with_cgroups(cgroups);
-    let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup, server_host.as_ref());
+    let hosts = (server_host.as_ref(), client_hosts.as_ref());
+    let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup, hosts);
     let mut stopped = sup.stop_all(Duration::from_secs(5));
+    if let Some(clients) = client_hosts {
+        clients.close();
+    }
     if let Some(host) = server_host {
         let url = host.url.clone();
         match host.close() {
@@ -294,7 +299,10 @@ fn run_in(
     ready: &preflight::Ready,
     run_dir: &Path,
     sup: &mut Supervisor,
-    server_host: Option<&server_host::ServerHost>,
+    (server_host, client_hosts): (
+        Option<&server_host::ServerHost>,
+        Option<&client_hosts::ClientHosts>,
+    ),
 ) -> Result<Finished, LabError> {
     let e = r.experiment;
     let cancelled = || r.cancel.load(Ordering::Relaxed);
@@ -324,6 +332,9 @@ fn run_in(
             }
         }
         environment.extend(host.disclosure().iter().cloned());
+    }
+    if let Some(clients) = client_hosts {
+        environment.extend(clients.disclosure().iter().cloned());
     }
     let mut rounds = Rounds::new(all.len(), &e.repetitions, seed);
     if let (Some(twin), Some(c)) =
@@ -388,6 +399,7 @@ fn run_in(
         run_dir,
         cancel: r.cancel,
         server_host,
+        client_hosts,
     };
     let mut rep = 0u32;
     let mut budget = budget::Budget::start(e.repetitions.time_budget);
@@ -474,9 +486,13 @@ fn run_in(
             // A server host lost (its link dropped, its helper silent): this run failed
             // naming it, and no other starts; every finished run is kept, and `--resume`
             // runs the rest once the host is back.
-            if let Some(why) = server_host.and_then(|h| h.lost().map(|w| (h, w))) {
-                let (host, why) = why;
-                let lost = format!("stopped: the server host {} was lost ({why})", host.url);
+            let lost = server_host
+                .and_then(|h| h.lost().map(|w| format!("the server host {} ({w})", h.url)))
+                .or_else(|| {
+                    client_hosts.and_then(|c| c.lost().map(|w| format!("client host {w}")))
+                });
+            if let Some(why) = lost {
+                let lost = format!("stopped: {why} was lost");
                 let note = joined([history, Some(lost.clone())]);
                 let (status, now) = (ExperimentStatus::Interrupted, now_rfc3339());
                 r.store.finish_experiment(exp_id, status, &now, note.as_deref())?;

@@ -349,7 +349,7 @@ impl ServerHost {
 }
 
 /// The `environment` object of a herd.doctor.v1 document, as pairs.
-fn doctor_environment(text: &str) -> Result<Vec<(String, String)>, String> {
+pub(super) fn doctor_environment(text: &str) -> Result<Vec<(String, String)>, String> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("herd doctor --json said no JSON: {e}"))?;
     let env = v
