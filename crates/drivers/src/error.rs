@@ -40,6 +40,10 @@ pub enum DriverError {
     )]
     ProgramNotLocated { program: &'static str, needed_by: String },
 
+    /// An external server is the user's, already running: there is nothing to render.
+    #[error("an external server is not started by herd: there is no launch to render")]
+    External,
+
     /// The server or proxy has no notion of a worker count.
     #[error("{server} cannot take a worker count ({workers} asked): {why}; leave workers unset")]
     WorkersNotSupported { server: String, workers: u32, why: &'static str },

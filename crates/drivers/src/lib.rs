@@ -117,6 +117,7 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
         ServerKind::Caddy => caddy::render(spec, &places),
         ServerKind::Samba => samba::render(spec, &places),
         ServerKind::Tbench => tbench::render(spec, &places),
+        ServerKind::External => Err(DriverError::External),
     }
 }
 

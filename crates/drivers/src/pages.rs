@@ -21,7 +21,8 @@ pub enum Page {
 /// `None` for a server without PHP (or an unsupported setup).
 pub fn page_path(kind: ServerKind, php: Option<Php>, page: Page) -> Option<&'static str> {
     match (kind, php) {
-        (ServerKind::Herd, None) => Some(match page {
+        // An external server is asked herd serve's own paths (docs/hosts.md).
+        (ServerKind::Herd | ServerKind::External, None) => Some(match page {
             Page::NineByNine => "/9x9",
             Page::Include => "/include",
             Page::Echo => "/echo",

@@ -194,6 +194,8 @@ pub fn programs_needed(kind: ServerKind, php: Option<Php>) -> Vec<&'static Progr
         // Its config check is another program's.
         ServerKind::Samba => return vec![&SMBD, &TESTPARM],
         ServerKind::Tbench => &TBENCH_SRV,
+        // Not herd's to start.
+        ServerKind::External => return Vec::new(),
     };
     let mut needed = vec![server];
     match php {

@@ -36,6 +36,10 @@ pub enum ServerKind {
     /// system and no SMB: the calibration of a netbench cell's path (the network-only
     /// ceiling of the same trace). No HTTP either.
     Tbench,
+    /// A server herd does not start, render or stop: the user's own, already running at a
+    /// URL the experiment gives (`driver = "external"`). Not in [`ServerKind::ALL`]: it has
+    /// no name of its own to be asked for by.
+    External,
 }
 
 /// Apache's multi-processing module: how connections map to processes and threads.
@@ -126,7 +130,8 @@ pub fn php_choices(kind: ServerKind) -> &'static [Php] {
         | ServerKind::Thttpd
         | ServerKind::Caddy
         | ServerKind::Samba
-        | ServerKind::Tbench => &[],
+        | ServerKind::Tbench
+        | ServerKind::External => &[],
     }
 }
 
@@ -212,6 +217,7 @@ impl ServerKind {
             ServerKind::Caddy => "caddy",
             ServerKind::Samba => "samba",
             ServerKind::Tbench => "tbench",
+            ServerKind::External => "external",
         }
     }
 
@@ -222,6 +228,8 @@ impl ServerKind {
         match (self, protocol) {
             (ServerKind::Samba, _) => Err(SAMBA_IS_NOT_HTTP),
             (ServerKind::Tbench, _) => Err(TBENCH_IS_NOT_HTTP),
+            // What it speaks is the user's to know; the verification asks it.
+            (ServerKind::External, _) => Ok(()),
             (_, H1) => Ok(()),
             (ServerKind::Herd, H3) => Err("herd serve has no HTTP/3: use caddy"),
             (ServerKind::Herd, _) => Ok(()),
@@ -270,7 +278,11 @@ impl ServerKind {
     pub fn takes_workers(self) -> bool {
         !matches!(
             self,
-            ServerKind::MiniHttpd | ServerKind::Thttpd | ServerKind::Samba | ServerKind::Tbench
+            ServerKind::MiniHttpd
+                | ServerKind::Thttpd
+                | ServerKind::Samba
+                | ServerKind::Tbench
+                | ServerKind::External
         )
     }
 

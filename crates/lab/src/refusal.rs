@@ -43,6 +43,13 @@ pub fn refusal(
                 .to_owned(),
         );
     }
+    if server == ServerKind::External && path.is_some() {
+        return Some(
+            "server: an external server runs outside herd's network namespaces, which a path \
+             is built of: leave it out of `path` cells (with [[exclude]])"
+                .to_owned(),
+        );
+    }
     if let Err(why) = server_speaks(server, protocol) {
         return Some(format!("server: {why}"));
     }

@@ -102,6 +102,22 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     if let Some(host) = server_host(&e.environment) {
         fields.push(("server host".to_owned(), host));
     }
+    // Servers herd did not start: their repetitions are not independent restarts.
+    let external: Vec<String> = e
+        .environment
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix("external.").map(|name| format!("{name} at {v}")))
+        .collect();
+    if !external.is_empty() {
+        fields.push((
+            "external".to_owned(),
+            format!(
+                "{}: not started by herd, nor restarted between repetitions (each met the same \
+                 running process)",
+                external.join(", ")
+            ),
+        ));
+    }
     if let Some(note) = &exp.note {
         fields.push(("note".to_owned(), note.clone()));
     }

@@ -103,12 +103,14 @@ fn rate_steps_are_stored_per_step_and_drawn_against_the_offered_load() {
     let marked: Vec<&str> =
         latency.select(&sel("g.mark")).map(|m| m.value().attr("data-x").unwrap()).collect();
     for series in ["p50", "p99"] {
-        let s = latency
+        // No line at all when a busy machine held neither rate: both are then marked.
+        let xs: Vec<&str> = latency
             .select(&sel(&format!("g.series[data-series=\"{series}\"]")))
             .next()
-            .unwrap_or_else(|| panic!("no {series} line"));
-        let xs: Vec<&str> =
-            s.select(&sel("circle.point")).map(|p| p.value().attr("data-x").unwrap()).collect();
+            .map(|s| {
+                s.select(&sel("circle.point")).map(|p| p.value().attr("data-x").unwrap()).collect()
+            })
+            .unwrap_or_default();
         for x in ["200", "400"] {
             assert!(xs.contains(&x) != marked.contains(&x), "{series} at {x}: {xs:?} {marked:?}");
         }

@@ -19,6 +19,7 @@ mod hostile;
 mod lab_cgroup;
 mod lab_cli;
 mod lab_control;
+mod lab_external;
 mod lab_failures;
 mod lab_hosts;
 mod lab_netbench;

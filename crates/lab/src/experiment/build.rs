@@ -267,6 +267,7 @@ fn calibration(
                     workers: None,
                     binary: None,
                     config: None,
+                    external: None,
                 },
             );
         }
@@ -378,6 +379,7 @@ fn servers(
                 format!("[servers.{name}] {e}"),
             )
         })?;
+        let external = external(errs, name, kind, s, raw, source)?;
         let php = match &s.php {
             Some(p) => Some(
                 server::php(kind, p.get_ref())
@@ -411,10 +413,100 @@ fn servers(
         };
         out.insert(
             name.clone(),
-            ServerDef { name: name.clone(), kind, php, workers, binary, config },
+            ServerDef { name: name.clone(), kind, php, workers, binary, config, external },
         );
     }
     Ok(out)
+}
+
+/// `driver = "external"`: its `url` (and `pid`, `ca_file`), nothing a started server takes;
+/// the other drivers take neither. The URL's address must be one herd may load: loopback,
+/// its own 198.18.0.0/15, or (checked when the hosts are reached) the `[hosts]` server's.
+fn external(
+    errs: &Errors<'_>,
+    name: &str,
+    kind: herd_drivers::ServerKind,
+    s: &super::raw::RawServer,
+    raw: &RawExperiment,
+    source: &str,
+) -> Result<Option<super::External>, ExperimentError> {
+    let at = |span: std::ops::Range<usize>, why: String| {
+        errs.at(span, format!("[servers.{name}] {why}"))
+    };
+    if kind != herd_drivers::ServerKind::External {
+        if let Some(u) = &s.url {
+            return Err(at(u.span(), "url: only an external server (driver = \"external\") takes a URL; herd gives the servers it starts their address".into()));
+        }
+        if let Some(p) = &s.pid {
+            return Err(at(p.span(), "pid: only an external server (driver = \"external\") takes a pid; herd knows the servers it starts".into()));
+        }
+        if let Some(c) = &s.ca_file {
+            return Err(at(c.span(), "ca_file: only an external server (driver = \"external\") takes one; herd makes the certificates of the servers it starts".into()));
+        }
+        return Ok(None);
+    }
+    for (key, span) in [
+        ("php", s.php.as_ref().map(|v| v.span())),
+        ("workers", s.workers.as_ref().map(|v| v.span())),
+        ("binary", s.binary.as_ref().map(|v| v.span())),
+        ("config", s.config.as_ref().map(|v| v.span())),
+    ] {
+        if let Some(span) = span {
+            return Err(at(span, format!("{key}: herd does not start an external server, so it takes no {key}: set it in the server itself")));
+        }
+    }
+    let Some(url) = &s.url else {
+        return Err(at(
+            s.driver.span(),
+            "an external server needs `url = \"http://ADDRESS:PORT\"`: where it answers".into(),
+        ));
+    };
+    let text = url.get_ref();
+    let (tls, rest) = match (text.strip_prefix("http://"), text.strip_prefix("https://")) {
+        (Some(r), _) => (false, r),
+        (_, Some(r)) => (true, r),
+        _ => {
+            return Err(at(
+                url.span(),
+                format!("url `{text}`: give http://ADDRESS:PORT or https://ADDRESS:PORT"),
+            ))
+        }
+    };
+    let addr: std::net::SocketAddr = rest.trim_end_matches('/').parse().map_err(|_| {
+        at(url.span(), format!("url `{text}`: give an IP address and a port (http://198.18.3.2:8080, http://[::1]:8080), no path: herd adds each workload's"))
+    })?;
+    let server_host = raw.hosts.as_ref().is_some_and(|h| h.get_ref().server.is_some());
+    if herd_engine::check_allowed(addr.ip()).is_err() && !server_host {
+        return Err(at(url.span(), format!("url `{text}`: herd sends load only to 127.0.0.0/8, ::1 and its own 198.18.0.0/15; to load a machine of yours, name it as [hosts] server (docs/hosts.md)")));
+    }
+    let pid = match &s.pid {
+        Some(p) => {
+            Some(int_in(errs, p, &format!("[servers.{name}] pid"), 1, i64::from(i32::MAX))? as u32)
+        }
+        None => None,
+    };
+    let ca_file = match (&s.ca_file, tls) {
+        (Some(c), true) => {
+            let written = std::path::Path::new(c.get_ref());
+            let path = if written.is_absolute() {
+                written.to_path_buf()
+            } else {
+                std::path::Path::new(source).parent().unwrap_or(std::path::Path::new("")).join(written)
+            };
+            if !path.is_file() {
+                return Err(at(c.span(), format!("ca_file: no file {} (a relative path is read from the experiment file's directory)", path.display())));
+            }
+            Some(path)
+        }
+        (Some(c), false) => {
+            return Err(at(c.span(), "ca_file: the url is http://, which has no certificate to verify".into()))
+        }
+        (None, true) => {
+            return Err(at(url.span(), "an https:// url needs `ca_file`: the CA that signed the server's certificate, which the client and the verification check it against".into()))
+        }
+        (None, false) => None,
+    };
+    Ok(Some(super::External { addr, tls, ca_file, pid }))
 }
 
 /// `[servers.NAME] config`: the user's file (beside the experiment file when relative), read

@@ -25,7 +25,7 @@ use crate::load::Load;
 
 pub use error::ExperimentError;
 pub use placement::{Placed, Placement};
-pub use server::{builtin_servers, ServerDef};
+pub use server::{builtin_servers, External, ServerDef};
 pub use workload::{specweb_path, static_path, WorkloadDef, WorkloadKind};
 
 /// A checked experiment: what to run, not yet how (see `matrix` and `plan`).

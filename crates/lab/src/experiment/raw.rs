@@ -151,6 +151,15 @@ pub(crate) struct RawServer {
     pub binary: Option<Spanned<String>>,
     #[serde(default)]
     pub config: Option<Spanned<String>>,
+    /// `driver = "external"`: where it answers.
+    #[serde(default)]
+    pub url: Option<Spanned<String>>,
+    /// `driver = "external"`: its main process on this machine, for its CPU time.
+    #[serde(default)]
+    pub pid: Option<Spanned<i64>>,
+    /// `driver = "external"` over https: the CA that signed its certificate.
+    #[serde(default)]
+    pub ca_file: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -20,6 +20,30 @@ pub struct ServerDef {
     /// `config`: the user's own config file, with herd's placeholders, in place of the one
     /// the driver writes (`server_config.rs`).
     pub config: Option<crate::server_config::UserConfig>,
+    /// `driver = "external"`: the user's own server, already running; herd neither starts
+    /// nor stops it.
+    pub external: Option<External>,
+}
+
+/// A server herd does not start (`driver = "external"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct External {
+    /// Where it answers: an IP address and port (a host name would need a resolver, and
+    /// could change between the check and the run).
+    pub addr: std::net::SocketAddr,
+    /// Over TLS (`https://`): its certificate is verified against `ca_file`.
+    pub tls: bool,
+    /// The CA that signed its certificate (`ca_file`, for an `https://` URL).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Its main process on this machine: its process group's CPU time is the server's.
+    pub pid: Option<u32>,
+}
+
+impl External {
+    /// The URL as written back: `http://198.18.3.2:8080`.
+    pub fn url(&self) -> String {
+        format!("{}://{}", if self.tls { "https" } else { "http" }, self.addr)
+    }
 }
 
 /// The servers an experiment may name: every one the drivers know ([`ServerKind::ALL`]) but
@@ -39,6 +63,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         workers: None,
         binary: None,
         config: None,
+        external: None,
     };
     let mut out = Vec::new();
     let mut kinds = nameable().peekable();
@@ -59,6 +84,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
 fn drivers() -> Vec<&'static str> {
     let mut drivers: Vec<&str> = nameable().map(ServerKind::driver).collect();
     drivers.dedup();
+    drivers.push(ServerKind::External.driver());
     drivers
 }
 
@@ -71,6 +97,12 @@ fn default_kind(driver: &str) -> Option<ServerKind> {
 
 /// The kind for a driver name and an optional MPM; Err names the accepted values.
 pub(crate) fn kind(driver: &str, mpm: Option<&str>) -> Result<ServerKind, String> {
+    if driver == ServerKind::External.driver() {
+        return match mpm {
+            Some(_) => Err(format!("`mpm` is for the apache driver only, not {driver}")),
+            None => Ok(ServerKind::External),
+        };
+    }
     if default_kind(driver).is_some() {
         let name = mpm.unwrap_or(Mpm::DEFAULT.name());
         return Mpm::from_name(name).map(ServerKind::Apache).ok_or_else(|| {
@@ -155,7 +187,8 @@ mod tests {
                 "mini_httpd",
                 "thttpd",
                 "caddy",
-                "samba"
+                "samba",
+                "external"
             ]
         );
     }
@@ -177,7 +210,7 @@ mod tests {
         assert_eq!(
             kind("tbench", None),
             Err("unknown driver `tbench`: use `herd`, `nginx`, `apache`, `lighttpd`, `h2o`, \
-                 `mini_httpd`, `thttpd`, `caddy` or `samba`"
+                 `mini_httpd`, `thttpd`, `caddy`, `samba` or `external`"
                 .to_owned())
         );
         assert_eq!(

@@ -122,7 +122,8 @@ impl CellRun<'_> {
     /// every part is). The records of started processes come first and in start order
     /// (`servers.rs`), as the readings do.
     pub(super) fn record_server_cpu(&mut self, before: &Usage, after: &Usage) {
-        let mut total = Some(0.0);
+        // No process watched (an external server without its pid): no figure, not zero.
+        let mut total = (!before.servers.is_empty()).then_some(0.0);
         for (i, (b, a)) in before.servers.iter().zip(&after.servers).enumerate() {
             let cpu = used(*b, *a);
             if let Some(record) = self.rec.servers.get_mut(i) {

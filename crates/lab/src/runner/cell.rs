@@ -240,6 +240,9 @@ fn build_place(
     dir: &Path,
     sup: &Supervisor,
 ) -> Result<Place, Stop> {
+    if let Some(ext) = &cell.server.external {
+        return Ok(Place::remote(ext.addr.ip(), ext.addr.port()));
+    }
     if let Some(host) = ctx.server_host {
         let port = cell.server.kind.fixed_port().unwrap_or(super::server_host::HOST_PORT);
         return Ok(Place::remote(host.address, port));

@@ -26,6 +26,7 @@ mod checks;
 mod client_hosts;
 mod client_run;
 mod disk;
+mod external;
 mod failure;
 mod host_path;
 mod launch;
@@ -150,6 +151,22 @@ pub fn reach_hosts(
     else {
         return Ok(None);
     };
+    // An external server outside herd's ranges is loaded only where the file named its
+    // machine as the server host.
+    for c in &checked.cells {
+        if let Some(ext) = &c.server.external {
+            if herd_engine::check_allowed(ext.addr.ip()).is_err() && ext.addr.ip() != host.address {
+                return Err(LabError::Setup(format!(
+                    "[servers.{}] url {}: {} is neither in herd's ranges nor the [hosts] \
+                     server's address ({}): herd sends it no load",
+                    c.server.name,
+                    ext.url(),
+                    ext.addr.ip(),
+                    host.address
+                )));
+            }
+        }
+    }
     let online = host.online();
     for c in &checked.cells {
         c.server_cpus
@@ -616,6 +633,12 @@ fn environment(
     environment.push((resume::LAB_PROCESS.into(), herd_topo::registry::owner()));
     for (k, v) in versions {
         environment.push((format!("version.{k}"), v.clone()));
+    }
+    // Servers herd did not start: the report says every repetition met the same process.
+    for (name, def) in &e.servers {
+        if let Some(ext) = &def.external {
+            environment.push((format!("external.{name}"), ext.url()));
+        }
     }
     environment
 }

@@ -52,6 +52,9 @@ impl CellRun<'_> {
     /// written first, its CA kept as the run's [`CellRun::ca_file`]); returns them in start
     /// order, the front one last, and the protocol the front one's readiness is asked in.
     pub(super) fn start_servers(&mut self) -> Result<(Vec<Watched>, Protocol), Stop> {
+        if let Some(ext) = &self.cell.server.external {
+            return self.start_external(ext);
+        }
         if let Some(host) = self.ctx.server_host {
             return self.start_servers_on(host);
         }
