@@ -142,7 +142,8 @@ fn servers_run_on_the_server_host_and_nothing_is_left_there() {
 }
 
 /// The seeds' shape: the server on one machine, the client on two others, one spread run
-/// merged exactly; each host in the disclosure, each agent's own figures in the store.
+/// merged exactly (held against what the user's own server there counted); each host in
+/// the disclosure, each agent's own figures in the store.
 #[test]
 fn the_client_runs_as_agents_on_two_client_hosts() {
     require_root();
@@ -150,11 +151,29 @@ fn the_client_runs_as_agents_on_two_client_hosts() {
     let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
     let hosts = SshHosts::start("821", &dir, &setups);
     let [server, c1, c2] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
+    // One server of the lab's (nginx, started on the host each run) and one of the user's
+    // own, already running there (herd serve, `driver = "external"`), whose own count of
+    // what it served is held against the merged one.
+    let www = dir.join("www-mine");
+    let out = herd().args(["serve", "--generate"]).arg(&www).args(["--sizes", "6397"]).output();
+    assert!(out.unwrap().status.success());
+    let mut sup = herd_topo::Supervisor::new(None);
+    hosts.serve_herd(&mut sup, 8080, Some(&www));
     let file = experiment(
         &dir,
-        "\"herd\", \"nginx\"",
+        "\"mine\", \"nginx\"",
         &format!("server = \"ssh://{server}\"\nclients = [\"ssh://{c1}\", \"ssh://{c2}\"]\n"),
     );
+    let text_of = std::fs::read_to_string(&file).unwrap();
+    let (head, hosts_section) = text_of.split_once("[hosts]").unwrap();
+    std::fs::write(
+        &file,
+        format!(
+            "{head}[servers.mine]\ndriver = \"external\"\nurl = \"http://{server}:8080\"\n\
+             [hosts]{hosts_section}"
+        ),
+    )
+    .unwrap();
     let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     let store = dir.join("r.db");
@@ -192,8 +211,12 @@ fn the_client_runs_as_agents_on_two_client_hosts() {
                 assert!(m.reported.iter().any(|(n, _)| *n == name), "{}: no {name}", cell.key);
             }
         }
-        assert!(r.server_cpu_seconds.unwrap_or(0.0) > 0.0, "{}", cell.key);
+        if cell.key.contains("server=nginx") {
+            assert!(r.server_cpu_seconds.unwrap_or(0.0) > 0.0, "{}", cell.key);
+        }
     }
+    // The user's server counted the merged 300 and the one verification request.
+    assert_eq!(hosts.served(8080, "static"), 300 + 1);
     assert!(stdout.contains("agent 1 "), "the agents' own figures: {stdout}");
     // Nothing left on any host.
     for i in 0..3 {

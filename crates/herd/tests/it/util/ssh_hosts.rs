@@ -216,6 +216,57 @@ impl SshHosts {
         self.topo.netns(SERVED[i])
     }
 
+    /// herd serve on `port` of sshd host 0 (198.18.3.2), serving `root` if given, started by
+    /// `sup` (stopped by its PID when `sup` drops); its log, once it listens.
+    pub fn serve_herd(&self, sup: &mut Supervisor, port: u16, root: Option<&Path>) -> PathBuf {
+        let log = self.dir.join(format!("serve-{port}.log"));
+        let listen = format!("{}:{port}", self.hosts[0].addr);
+        let mut argv: Vec<OsString> =
+            [env!("CARGO_BIN_EXE_herd"), "serve", "--listen", &listen, "--threads", "1"]
+                .iter()
+                .map(OsString::from)
+                .collect();
+        if let Some(root) = root {
+            argv.extend([OsString::from("--root"), root.as_os_str().to_owned()]);
+        }
+        let ns = self.host_netns(0);
+        sup.start(&Spawn {
+            name: "herd serve",
+            argv: &argv,
+            env: &[],
+            stdout: &log,
+            stderr: &log,
+            cpus: &CpuSet::All,
+            netns: Some(&ns),
+        })
+        .unwrap();
+        let t = Instant::now();
+        while !std::fs::read_to_string(&log).unwrap_or_default().contains("listening on") {
+            assert!(t.elapsed() < Duration::from_secs(10), "herd serve did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        log
+    }
+
+    /// What herd serve on `port` of sshd host 0 counted on `route` (`/herd/stats`), asked
+    /// from the client host.
+    pub fn served(&self, port: u16, route: &str) -> u64 {
+        use std::io::{Read as _, Write as _};
+        let addr = (self.hosts[0].addr, port);
+        let all = netns::within(&self.netns, move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
+            let mut all = String::new();
+            s.read_to_string(&mut all).unwrap();
+            all
+        })
+        .unwrap();
+        let body = all.split_once("\r\n\r\n").unwrap().1;
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        v["routes"][route].as_u64().unwrap_or(0)
+    }
+
     /// The namespaces' tag, for checking that nothing is left.
     pub fn tag(&self) -> &str {
         &self.topo.plan().tag
