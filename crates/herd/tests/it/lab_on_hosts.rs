@@ -281,3 +281,60 @@ fn what_hosts_cannot_run_is_refused_before_anything_starts() {
     assert_eq!(left, ["lab.ssh_config", "on-hosts.toml"].map(std::ffi::OsString::from));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// docs/hosts.md's way to try `[hosts]` on one machine: `scripts/try-hosts.sh up` makes three
+/// sshd hosts that `herd lab hosts install` and `check` accept, and `down` leaves nothing.
+#[test]
+fn the_try_hosts_script_makes_three_hosts_and_removes_them() {
+    require_root();
+    let dir = tempdir("try-hosts");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/try-hosts.sh");
+    let up = std::process::Command::new(script).arg("up").arg(&dir).output().unwrap();
+    let said = text(&up.stdout);
+    let down = || {
+        let out = std::process::Command::new(script).arg("down").arg(&dir).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    if !up.status.success() {
+        down();
+        panic!("up: {said}{}", text(&up.stderr));
+    }
+    let section = said.split_once("In your experiment file:\n\n").unwrap().1;
+    let section: String =
+        section.lines().take_while(|l| !l.is_empty()).map(|l| format!("{}\n", l.trim())).collect();
+    let file = dir.join("try.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"try\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"9x9\"]\nload = [\"a\"]\n\
+             [loads.a]\nrequests = 10\nconcurrency = 1\n{section}"
+        ),
+    )
+    .unwrap();
+    let in_me = |args: &[&str]| {
+        std::process::Command::new("ip")
+            .args(["netns", "exec", "herdtry-me", env!("CARGO_BIN_EXE_herd")])
+            .args(args)
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let install = in_me(&["lab", "hosts", "install"]);
+    let check = in_me(&["lab", "hosts", "check"]);
+    let pids = std::fs::read_to_string(dir.join("sshd.pids")).unwrap_or_default();
+    down();
+    assert!(install.status.success(), "{}{}", text(&install.stdout), text(&install.stderr));
+    let checked = text(&check.stdout);
+    assert!(check.status.success(), "{checked}{}", text(&check.stderr));
+    assert_eq!(checked.matches("herd: same build").count(), 3, "{checked}");
+    // Nothing left: no namespace, no sshd.
+    let ns = std::process::Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(!text(&ns.stdout).contains("herdtry-"), "{}", text(&ns.stdout));
+    for pid in pids.lines() {
+        // Gone, or a zombie not yet reaped by its new parent.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
+        assert!(matches!(state, None | Some("Z")), "sshd {pid} still runs: {stat}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
