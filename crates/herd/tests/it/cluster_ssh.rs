@@ -5,7 +5,8 @@
 //! the test holds (`HERD_SSH_CONTROL_DIR`) no new login is made; a coordinator stopped by
 //! Ctrl-C or killed with SIGKILL leaves no agent and no run directory on any host; a host that
 //! cannot serve fails the run before any agent starts, and the message names it. The files a
-//! run reads (a CA, a body, a URL list) are copied to each host, and its agent reads the copy.
+//! run reads (a CA, a body, a URL list, a SPECweb set's manifest) are copied to each host, and
+//! its agent reads the copy.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
@@ -491,6 +492,30 @@ fn the_files_a_run_reads_are_copied_to_each_host_and_read_there() {
     assert_eq!(v["bytes"]["body"], completed * body.len() as u64, "{v}");
     assert_eq!(v["agents"].as_array().unwrap().len(), 2, "{v}");
     // The copies went with their run directories.
+    assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
+    assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+
+    // --specweb DIR: the agents get the set's manifest (the one file the client reads), and
+    // every file of the mix they ask for is the server's, of the manifest's length.
+    let set = here.join("set-822");
+    let out = run(herd().args(["serve", "--generate"]).arg(&set).args(["--specweb-dirs", "1"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serve_on(&hosts, &mut sup, 8080, &["--root".into(), set.into_os_string()]);
+    let out = hosts
+        .herd()
+        .current_dir(&here)
+        .args(["cluster", "run", "--ssh", &format!("{a},{b}"), "--ssh-config"])
+        .arg(&hosts.ssh_config)
+        .args(["--", &format!("http://{}:8080/", hosts.hosts[0].addr), "--specweb", "set-822"])
+        .args(["-n", "200", "-c", "2", "--json", "specweb.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json = here.join("specweb.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["requests"]["completed"], 200, "{v}");
+    assert_eq!(v["statuses"]["200"], 200, "{v}");
+    assert_eq!(v["wrong_length"], 0, "{v}");
     assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
     assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
     sup.stop_all(Duration::from_secs(2));
