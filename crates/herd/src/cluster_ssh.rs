@@ -5,8 +5,10 @@
 //! host that cannot be reached or has another build fails the run before any agent starts.
 //! Then a socket inside each helper's run directory is forwarded to the coordinator's through
 //! that host's ssh master (`ssh -O forward -R`), and the helper starts `herd agent` there
-//! from the host's cache of this build, told that socket as its coordinator. The run is then
-//! the local run's: `cluster_cmd::coordinate`.
+//! from the host's cache of this build, told that socket as its coordinator, and given the
+//! plan with the files the run reads copied into that run directory first (`cluster_files`:
+//! a path here means nothing there). The run is then the local run's:
+//! `cluster_cmd::coordinate`.
 //!
 //! Cleanup on every way out: dropping [`SshAgents`] cancels each forward and says bye to each
 //! helper, which stops its agent and removes its run directory (the socket with it). When
@@ -25,9 +27,11 @@ use herd_lab::hosts::ssh::Ssh;
 use herd_lab::hosts::{remote_herd, HostUrl};
 use herd_run::spread::agent::{ALLOW_TARGET_VAR, COORDINATOR_VAR, COUNT_VAR, INDEX_VAR};
 use herd_run::spread::{Address, Coordinator};
+use herd_run::RunPlan;
 
 use crate::cluster_args::{run_plan, ClusterRunArgs};
 use crate::cluster_cmd::{coordinate, last_line, Agents, RunDir};
+use crate::cluster_files::RunFiles;
 use crate::run_cmd::{stop_on_ctrl_c, Outcome};
 use crate::run_outputs::RunOutputs;
 
@@ -59,13 +63,15 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     if let Some(host) = &args.kube.allow_target {
         herd_engine::OptIn::new(host)?;
     }
-    let agent_args = plan
-        .for_agents()
-        .to_args()
-        .into_iter()
-        .map(OsString::into_string)
-        .collect::<Result<Vec<String>, _>>()
-        .map_err(|a| anyhow!("{}: a remote command line is text (UTF-8)", a.to_string_lossy()))?;
+    if let Some(socket) = &plan.unix_socket {
+        bail!(
+            "--unix-socket {}: a Unix socket is this machine's, and the agents of --ssh run on \
+             other machines; give the server's URL (its address as the hosts reach it) instead",
+            socket.display()
+        );
+    }
+    // Read before any host is reached: a file missing here fails the run at once.
+    let files = RunFiles::read(&plan)?;
     let outputs = RunOutputs::open(&plan)?;
     let dir = RunDir::create()?;
     let local = dir.0.join(SOCKET);
@@ -77,6 +83,7 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         .context("cannot make a private directory for ssh's control sockets")?;
     let control = stop_on_ctrl_c();
     let mut agents = SshAgents::open(&ssh, &args.ssh, &local)?;
+    let agent_args = agents.place(&files, &plan.for_agents())?;
     agents.start(&agent_args, n, args.kube.allow_target.as_deref())?;
     coordinate(&plan, coordinator, outputs, &control, &mut agents)
 }
@@ -117,21 +124,47 @@ impl<'a> SshAgents<'a> {
         Ok(agents)
     }
 
-    /// Starts `herd agent ARGS` on every host: agent i of n, its coordinator the forwarded
-    /// socket there.
+    /// Copies the files the run reads into every helper's run directory, before any agent
+    /// starts; each host's agent's `herd run` arguments, `plan` with the copies' paths there.
+    fn place(&self, files: &RunFiles, plan: &RunPlan) -> anyhow::Result<Vec<Vec<String>>> {
+        let mut args = Vec::new();
+        for r in &self.remotes {
+            let Some(session) = &r.session else {
+                args.push(Vec::new());
+                continue;
+            };
+            let write = |name: &str, bytes: &[u8], mode: u32| {
+                session.with(|l| l.write_file(name, bytes, mode)).map(|_| ()).map_err(Into::into)
+            };
+            let there = files.place(plan, &session.hello.run_dir, write)?;
+            let words = there
+                .to_args()
+                .into_iter()
+                .map(OsString::into_string)
+                .collect::<Result<Vec<String>, _>>()
+                .map_err(|a| {
+                    anyhow!("{}: a remote command line is text (UTF-8)", a.to_string_lossy())
+                })?;
+            args.push(words);
+        }
+        Ok(args)
+    }
+
+    /// Starts `herd agent ARGS` on every host, `ARGS` the host's own from `run_args`: agent i
+    /// of n, its coordinator the forwarded socket there.
     fn start(
         &mut self,
-        run_args: &[String],
+        run_args: &[Vec<String>],
         n: NonZeroU32,
         allow_target: Option<&str>,
     ) -> anyhow::Result<()> {
-        let mut words: Vec<&str> = vec!["agent"];
-        words.extend(run_args.iter().map(String::as_str));
-        // `sh -c 'exec "$HOME/.cache/herd/herd-<build>" agent …'`: the host's copy of this
-        // build, wherever its user's home is.
-        let argv = remote_herd(VERSION, &words);
-        for (i, r) in self.remotes.iter_mut().enumerate() {
+        for (i, (r, args)) in self.remotes.iter_mut().zip(run_args).enumerate() {
             let (Some(session), Some(socket)) = (&r.session, &r.forwarded) else { continue };
+            let mut words: Vec<&str> = vec!["agent"];
+            words.extend(args.iter().map(String::as_str));
+            // `sh -c 'exec "$HOME/.cache/herd/herd-<build>" agent …'`: the host's copy of
+            // this build, wherever its user's home is.
+            let argv = remote_herd(VERSION, &words);
             let mut env = vec![
                 (INDEX_VAR.to_owned(), i.to_string()),
                 (COUNT_VAR.to_owned(), n.to_string()),
@@ -142,7 +175,7 @@ impl<'a> SshAgents<'a> {
             }
             let spec = StartSpec {
                 id: AGENT_ID.to_owned(),
-                argv: argv.clone(),
+                argv,
                 env,
                 cwd: None,
                 cpus: None,

@@ -6,6 +6,7 @@
 mod ab_cmd;
 mod cluster_args;
 mod cluster_cmd;
+mod cluster_files;
 mod cluster_k8s;
 mod cluster_report;
 mod cluster_ssh;

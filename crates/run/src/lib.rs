@@ -21,6 +21,7 @@ pub mod hlog;
 mod merge;
 mod outputs;
 pub mod plan;
+pub mod plan_files;
 mod process_cpu;
 pub mod protocol;
 pub mod report;

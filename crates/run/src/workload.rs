@@ -163,7 +163,7 @@ fn specweb(
 
 /// The manifest of the set at `path`: the `--generate` directory, its `specweb/`
 /// subdirectory, or the manifest itself.
-fn find_manifest(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn find_manifest(path: &Path) -> Result<PathBuf, String> {
     let candidates =
         [path.join("specweb").join(MANIFEST_FILE), path.join(MANIFEST_FILE), path.to_path_buf()];
     for c in &candidates {

@@ -4,7 +4,9 @@
 //! serve counted, from both agents' addresses (a host named twice runs two); through a master
 //! the test holds (`HERD_SSH_CONTROL_DIR`) no new login is made; a coordinator stopped by
 //! Ctrl-C or killed with SIGKILL leaves no agent and no run directory on any host; a host that
-//! cannot serve fails the run before any agent starts, and the message names it.
+//! cannot serve fails the run before any agent starts, and the message names it. The files a
+//! run reads (a CA, a body, a URL list, a SPECweb set's manifest) are copied to each host, and
+//! its agent reads the copy.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
@@ -51,13 +53,19 @@ fn install(hosts: &SshHosts, i: usize) {
 
 /// herd serve on port 8080 of host 0 (198.18.3.2), logging each request; its URL and log.
 fn serve(hosts: &SshHosts, sup: &mut Supervisor) -> (String, PathBuf) {
+    let log = serve_on(hosts, sup, 8080, &[]);
+    (format!("http://{}:8080/9x9", hosts.hosts[0].addr), log)
+}
+
+/// herd serve on `port` of host 0 with `more` flags, logging each request; its log.
+fn serve_on(hosts: &SshHosts, sup: &mut Supervisor, port: u16, more: &[OsString]) -> PathBuf {
     let addr = hosts.hosts[0].addr;
-    let log = hosts.dir.join("serve.log");
-    let argv: Vec<OsString> = [
+    let log = hosts.dir.join(format!("serve-{port}.log"));
+    let mut argv: Vec<OsString> = [
         env!("CARGO_BIN_EXE_herd"),
         "serve",
         "--listen",
-        &format!("{addr}:8080"),
+        &format!("{addr}:{port}"),
         "--threads",
         "1",
         "--access-log",
@@ -65,6 +73,7 @@ fn serve(hosts: &SshHosts, sup: &mut Supervisor) -> (String, PathBuf) {
     .iter()
     .map(OsString::from)
     .collect();
+    argv.extend(more.iter().cloned());
     let ns = hosts.host_netns(0);
     sup.start(&Spawn {
         name: "herd serve",
@@ -81,7 +90,7 @@ fn serve(hosts: &SshHosts, sup: &mut Supervisor) -> (String, PathBuf) {
         assert!(t.elapsed() < Duration::from_secs(10), "herd serve did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    (format!("http://{addr}:8080/9x9"), log)
+    log
 }
 
 /// herd serve's own count of /9x9 requests (`/herd/stats`), asked from the client host.
@@ -394,6 +403,144 @@ fn a_host_that_cannot_serve_fails_the_run_before_any_agent_starts() {
     }
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The value of `--flag=VALUE` in a command line.
+fn value_of<'a>(words: &'a [String], flag: &str) -> Option<&'a str> {
+    words.iter().find_map(|w| w.strip_prefix(flag)?.strip_prefix('='))
+}
+
+#[test]
+fn the_files_a_run_reads_are_copied_to_each_host_and_read_there() {
+    require_root();
+    let dir = tempdir("cluster-ssh-files");
+    let hosts = SshHosts::start("822", &dir, &[HostSetup::default(); 3]);
+    install(&hosts, 1);
+    install(&hosts, 2);
+    let mut sup = Supervisor::new(None);
+    // The files sit here, named relative to the directory herd runs in: on a host that path
+    // names nothing (an agent runs elsewhere), so an agent can only have read its copy.
+    let here = dir.join("here");
+    std::fs::create_dir_all(&here).unwrap();
+    let ca = here.join("ca-822.pem");
+    let tls = ["--tls-self-signed".into(), "--tls-write-ca".into(), ca.clone().into_os_string()];
+    serve_on(&hosts, &mut sup, 8443, &tls);
+    assert!(ca.is_file(), "herd serve wrote its CA before it listened");
+    let body: Vec<u8> = (0..777u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(here.join("body-822.bin"), &body).unwrap();
+    std::fs::write(here.join("urls-822.txt"), "3 /echo\n1 POST /echo\n").unwrap();
+    let url = format!("https://{}:8443/echo", hosts.hosts[0].addr);
+    let (a, b) = (hosts.hosts[1].addr, hosts.hosts[2].addr);
+    let json = here.join("run.json");
+    let child = hosts
+        .herd()
+        .current_dir(&here)
+        .args(["cluster", "run", "--ssh", &format!("{a},{b}"), "--ssh-config"])
+        .arg(&hosts.ssh_config)
+        .args(["--", &url, "--method", "POST", "--body-file", "body-822.bin"])
+        .args(["--ca-file", "ca-822.pem", "--urls", "urls-822.txt"])
+        .args(["-d", "2s", "--rate", "60", "-c", "2", "--json", "run.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While they run, each agent's command line names the copies in its own helper's run
+    // directory, on its own host.
+    let t = Instant::now();
+    let agents = loop {
+        let on = on_hosts(&hosts);
+        let agents: Vec<Vec<String>> = on
+            .into_iter()
+            .map(|(_, w)| w)
+            .filter(|w| w.get(1).is_some_and(|w| w == "agent"))
+            .collect();
+        if agents.len() == 2 {
+            break agents;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "the agents did not start: {agents:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut tmp_dirs = Vec::new();
+    for words in &agents {
+        let [ca, body, urls] = [
+            ("--ca-file", "files/ca-file/ca-822.pem"),
+            ("--body-file", "files/body-file/body-822.bin"),
+            ("--urls", "files/urls/urls-822.txt"),
+        ]
+        .map(|(flag, copy)| {
+            let path = Path::new(value_of(words, flag).unwrap_or_else(|| panic!("{words:?}")));
+            assert!(path.ends_with(copy), "{flag}: {words:?}");
+            path.to_owned()
+        });
+        // All three in one run directory, in a host's own temporary directory.
+        let run_dir = ca.ancestors().nth(3).unwrap();
+        assert!(body.starts_with(run_dir) && urls.starts_with(run_dir), "{words:?}");
+        tmp_dirs.push(run_dir.parent().unwrap().to_owned());
+    }
+    tmp_dirs.sort();
+    let want: Vec<PathBuf> = [1, 2].map(|i| dir.join(format!("host{i}/tmp"))).into();
+    assert_eq!(tmp_dirs, want);
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // The copies were read: TLS verified with the CA's copy, and every request's body, the
+    // copy's bytes, echoed back whole.
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let completed = v["requests"]["completed"].as_u64().unwrap();
+    assert!(completed >= 40, "{v}");
+    assert_eq!(v["statuses"]["200"], completed, "{v}");
+    assert_eq!(v["bytes"]["body"], completed * body.len() as u64, "{v}");
+    assert_eq!(v["agents"].as_array().unwrap().len(), 2, "{v}");
+    // The copies went with their run directories.
+    assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
+    assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+
+    // --specweb DIR: the agents get the set's manifest (the one file the client reads), and
+    // every file of the mix they ask for is the server's, of the manifest's length.
+    let set = here.join("set-822");
+    let out = run(herd().args(["serve", "--generate"]).arg(&set).args(["--specweb-dirs", "1"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serve_on(&hosts, &mut sup, 8080, &["--root".into(), set.into_os_string()]);
+    let out = hosts
+        .herd()
+        .current_dir(&here)
+        .args(["cluster", "run", "--ssh", &format!("{a},{b}"), "--ssh-config"])
+        .arg(&hosts.ssh_config)
+        .args(["--", &format!("http://{}:8080/", hosts.hosts[0].addr), "--specweb", "set-822"])
+        .args(["-n", "200", "-c", "2", "--json", "specweb.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json = here.join("specweb.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["requests"]["completed"], 200, "{v}");
+    assert_eq!(v["statuses"]["200"], 200, "{v}");
+    assert_eq!(v["wrong_length"], 0, "{v}");
+    assert_eq!(on_hosts(&hosts), Vec::<(u32, Vec<String>)>::new());
+    assert_eq!(host_tmp(&hosts), Vec::<PathBuf>::new());
+    sup.stop_all(Duration::from_secs(2));
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_cannot_reach_another_machine_is_refused_before_any_host_is() {
+    // No host is reached (none answers at this address): each is refused first.
+    let ssh = ["cluster", "run", "--ssh", "198.18.3.99", "--"];
+    let out = run(herd().args(ssh).args(["http://127.0.0.1:9/", "--unix-socket", "/tmp/s.sock"]));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--unix-socket /tmp/s.sock: a Unix socket is this machine's"),
+        "{stderr}"
+    );
+    let missing = tempdir("cluster-ssh-missing").join("ca.pem");
+    let out = run(herd().args(ssh).arg("https://127.0.0.1:9/").arg("--ca-file").arg(&missing));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let says = format!("--ca-file: cannot read {}", missing.display());
+    assert!(stderr.contains(&says), "{stderr}");
+    let _ = std::fs::remove_dir_all(missing.parent().unwrap());
 }
 
 #[test]

@@ -269,6 +269,9 @@ struct Agent {
 struct Board<'p> {
     n: usize,
     plan: &'p RunPlan,
+    /// The plan's config hash (`config_of`), each file it reads hashed once, not at each
+    /// hello.
+    config: String,
     setup: RunSetup,
     /// Connections not yet known as an agent (no hello yet).
     joined: BTreeMap<usize, Writer>,
@@ -297,6 +300,7 @@ impl<'p> Board<'p> {
         Board {
             n,
             plan,
+            config: super::config_of(plan),
             setup,
             joined: BTreeMap::new(),
             index_of: BTreeMap::new(),
@@ -448,11 +452,11 @@ impl<'p> Board<'p> {
         if self.agents[index as usize].is_some() {
             return Some(format!("index {index} is taken: two agents were given one index"));
         }
-        let want = super::config_of(self.plan);
-        if config != want {
+        let want = &self.config;
+        if config != *want {
             return Some(format!(
                 "it runs other settings (hash {config}, the coordinator's {want}): give every agent \
-                 the same herd run arguments"
+                 the same herd run arguments, and the same bytes in the files they name"
             ));
         }
         if histogram != wire::HISTOGRAM {

@@ -105,9 +105,12 @@ impl RunPlan {
 }
 
 /// The run's settings as every agent hashes them: `herd run`'s arguments of its plan for the
-/// agents.
+/// agents, each file it reads named by a digest of its bytes (`plan_files::content_key`). What
+/// is compared is what the run is, not where its files are: an agent reading a copy on
+/// another host (`herd cluster run --ssh`) hashes equal, one whose copy differs does not.
 pub(crate) fn config_of(plan: &RunPlan) -> String {
-    wire::config_hash(&plan.for_agents().to_args())
+    let plan = plan.for_agents().with_files(crate::plan_files::content_key);
+    wire::config_hash(&plan.to_args())
 }
 
 /// What the summary says of `plan`'s run, without preparing it (no target resolved): for a
@@ -155,5 +158,41 @@ mod tests {
         assert_eq!(config_of(&whole), config_of(&plan()));
         whole.seed += 1;
         assert_ne!(config_of(&whole), config_of(&plan()));
+    }
+
+    #[test]
+    fn the_agents_hash_sees_a_files_bytes_not_its_path() {
+        let dir = std::env::temp_dir().join(format!("herd-config-of-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("copy")).expect("a directory");
+        let [here, there, other] = ["ca.pem", "copy/ca.pem", "other.pem"].map(|n| dir.join(n));
+        std::fs::write(&here, "-----BEGIN CERTIFICATE-----\nA\n").expect("written");
+        std::fs::write(&there, "-----BEGIN CERTIFICATE-----\nA\n").expect("written");
+        std::fs::write(&other, "-----BEGIN CERTIFICATE-----\nB\n").expect("written");
+        let with = |ca: &std::path::Path, body: Option<&std::path::Path>| {
+            let mut p = plan();
+            p.tls.ca_file = Some(ca.to_owned());
+            if let Some(b) = body {
+                p.requests.method = "POST".to_owned();
+                p.requests.body = crate::plan::Body::File(b.to_owned());
+            }
+            config_of(&p)
+        };
+        // The same bytes at two paths: one run.
+        assert_eq!(with(&here, None), with(&there, None));
+        assert_eq!(with(&here, Some(&there)), with(&there, Some(&here)));
+        // Other bytes: another run, whichever file it is.
+        assert_ne!(with(&here, None), with(&other, None));
+        assert_ne!(with(&here, Some(&here)), with(&here, Some(&other)));
+        // A copy gone stale: refused.
+        let before = with(&there, None);
+        std::fs::write(&there, "-----BEGIN CERTIFICATE-----\nC\n").expect("written");
+        assert_ne!(with(&there, None), before);
+        // A file that cannot be read is hashed by its path, as the run will fail on it:
+        // two missing files at two paths differ, one missing file hashes as itself.
+        let missing = dir.join("missing.pem");
+        assert_eq!(with(&missing, None), with(&missing, None));
+        assert_ne!(with(&missing, None), with(&dir.join("gone.pem"), None));
+        assert_ne!(with(&missing, None), with(&here, None));
+        std::fs::remove_dir_all(&dir).expect("removed");
     }
 }
