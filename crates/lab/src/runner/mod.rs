@@ -25,6 +25,7 @@ mod cell;
 mod checks;
 mod client_hosts;
 mod client_run;
+mod config_on_host;
 mod disk;
 mod failure;
 mod host_path;
@@ -135,8 +136,9 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
 }
 
 /// For an experiment with a `[hosts]` server: reaches that host over ssh (this build's
-/// helper there), locates the servers' programs there and checks the cells' server CPUs
-/// against its own, before the store is opened; a line for the user on what it found. None
+/// helper there), locates the servers' programs there, checks the cells' server CPUs
+/// against its own and a user's own configs with the server's own test there, before the
+/// store is opened; a line for the user on what it found. None
 /// without a server host.
 pub fn reach_hosts(
     checked: &mut Checked,
@@ -156,6 +158,8 @@ pub fn reach_hosts(
             .check(&online)
             .map_err(|err| LabError::Cpus(format!("[hosts] server {}: {err}", host.url)))?;
     }
+    // A user's own config, judged where its server will read it.
+    config_on_host::check(&host, &checked.cells)?;
     let path = host.disclose();
     let mut said = format!("{}; the path: {path}", host.describe());
     checked.server_host = Some(host);
@@ -360,7 +364,8 @@ fn run_in(
             .collect();
         let known = resume.server_versions();
         let dirs = (run_dir, docroot.dir.as_path());
-        let changes = server_check::changes(&left, ready, dirs, sup, &mut versions, &known);
+        let changes =
+            server_check::changes(&left, ready, dirs, (sup, server_host), &mut versions, &known);
         if !changes.is_empty() {
             return Err(resume.servers_changed(changes).into());
         }
