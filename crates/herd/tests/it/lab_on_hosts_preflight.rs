@@ -165,6 +165,12 @@ fn a_servers_binary_is_a_path_on_the_server_host() {
     assert_eq!(front.argv[0], mine.display().to_string());
     assert!(front.version.starts_with("nginx/"), "asked there: {front:?}");
 
+    // `herd lab up`: that server, over h2, up on the host until Ctrl-C.
+    let up = dir.join("up.toml");
+    let h1 = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&up, h1.replacen("[matrix]\n", "[matrix]\nprotocol = [\"h2\"]\n", 1)).unwrap();
+    up_until_ctrl_c(&hosts, &up, &mine);
+
     // One the host lacks: not looked for here when the file is read (that would be this
     // machine's), but on the host, named with it, before the store is opened.
     let gone = dir.join("host0/home/build/sbin/ngnix");
@@ -182,6 +188,79 @@ fn a_servers_binary_is_a_path_on_the_server_host() {
     assert!(!store.exists(), "refused before the store was opened");
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `herd lab up FILE --server nginx-mine` (over h2): it starts `binary` on the host, says
+/// the host's URL and a CA file here, `herd run` loads it from the client host through
+/// them, and Ctrl-C stops it there and leaves nothing on the host.
+fn up_until_ctrl_c(hosts: &SshHosts, file: &Path, binary: &Path) {
+    use std::io::{BufRead as _, BufReader};
+    let server = hosts.hosts[0].addr;
+    let mut child = hosts
+        .herd()
+        .args(["lab", "up"])
+        .arg(file)
+        .args(["--server", "nginx-mine"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    while !said.contains("  try: ") {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("lab up ended: {said}{err}");
+        }
+        said.push_str(&line);
+    }
+    let at = format!("https://{server}:18080/");
+    assert!(said.starts_with(&format!("herd lab up: nginx-mine over h2 at {at} ")), "{said}");
+    let field = |name: &str| {
+        said.lines()
+            .find_map(|l| l.trim_start().strip_prefix(name))
+            .map(|v| v.split_whitespace().next().unwrap_or("").to_owned())
+            .unwrap_or_else(|| panic!("no {name} in {said}"))
+    };
+    let ca = field("trust:");
+    let pid: u32 = said
+        .split("nginx (pid ")
+        .nth(1)
+        .and_then(|r| r.split_once(&format!(" on ssh://{server})")))
+        .and_then(|(pid, _)| pid.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    // It runs the host's binary, from the helper's run directory there.
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+    assert!(cmd.starts_with(&format!("nginx: master process {} ", binary.display())), "{cmd}");
+    let host_tmp = hosts.dir.join("host0/tmp");
+    assert!(cmd.contains(&format!(" -c {}/herd-host-", host_tmp.display())), "{cmd}");
+    assert!(!left_on(&hosts.dir).is_empty());
+    let run = hosts
+        .herd()
+        .args(["run", "--h2", "--ca-file", &ca, "-n", "50", "-c", "2"])
+        .arg(format!("{at}herd-ready.txt"))
+        .output()
+        .unwrap();
+    let report = text(&run.stdout);
+    assert!(run.status.success(), "{report}{}", text(&run.stderr));
+    assert!(report.contains("50 completed, 0 failed"), "{report}");
+
+    // SAFETY: kill has no memory preconditions; the pid is the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(15), "lab up did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "nginx {pid} still runs");
+    assert_eq!(left_on(&hosts.dir), Vec::<PathBuf>::new());
 }
 
 /// Every stored run: (cell, repetition).

@@ -46,6 +46,7 @@ mod server_host;
 mod servers;
 mod servers_on_host;
 pub mod up;
+mod up_on_host;
 mod watched;
 
 use std::collections::{BTreeMap, HashSet};
@@ -137,9 +138,9 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
 
 /// For an experiment with a `[hosts]` server: reaches that host over ssh (this build's
 /// helper there), locates the servers' programs there, checks the cells' server CPUs
-/// against its own and a user's own configs with the server's own test there, before the
-/// store is opened; a line for the user on what it found. None
-/// without a server host.
+/// against its own and a user's own configs with the server's own test there, measures
+/// the path to it and reaches the client hosts, before the store is opened; a line for the
+/// user on what it found. None without a server host.
 pub fn reach_hosts(
     checked: &mut Checked,
     e: &Experiment,
@@ -147,8 +148,46 @@ pub fn reach_hosts(
 ) -> Result<Option<String>, LabError> {
     let Some(hosts) = &e.hosts else { return Ok(None) };
     let scratch = std::env::temp_dir();
-    let Some(mut host) =
-        server_host::ServerHost::open(hosts, &checked.cells, herd_version, &scratch)?
+    let Some(mut host) = open_server_host(checked, hosts, herd_version, &scratch)? else {
+        return Ok(None);
+    };
+    let path = host.disclose();
+    let mut said = format!("{}; the path: {path}", host.describe());
+    checked.server_host = Some(host);
+    if let Some(clients) = client_hosts::ClientHosts::open(hosts, herd_version, &scratch)? {
+        said.push_str(&format!("\nherd lab: {}", clients.describe()));
+        checked.client_hosts = Some(clients);
+    }
+    Ok(Some(said))
+}
+
+/// For `herd lab up`: the `[hosts]` server host reached and checked as a run's is (its
+/// helper, programs, CPUs, a user's own configs), without measuring the path or reaching
+/// client hosts: one server starts there, for runs by hand. None without a server host.
+pub fn reach_server_host(
+    checked: &mut Checked,
+    e: &Experiment,
+    herd_version: &str,
+) -> Result<Option<String>, LabError> {
+    let Some(hosts) = &e.hosts else { return Ok(None) };
+    let scratch = std::env::temp_dir();
+    let Some(host) = open_server_host(checked, hosts, herd_version, &scratch)? else {
+        return Ok(None);
+    };
+    let said = host.describe();
+    checked.server_host = Some(host);
+    Ok(Some(said))
+}
+
+/// The server host of `hosts` reached, its CPUs checked against the cells' and a user's
+/// own configs judged there.
+fn open_server_host(
+    checked: &Checked,
+    hosts: &crate::hosts::Hosts,
+    herd_version: &str,
+    scratch: &Path,
+) -> Result<Option<server_host::ServerHost>, LabError> {
+    let Some(host) = server_host::ServerHost::open(hosts, &checked.cells, herd_version, scratch)?
     else {
         return Ok(None);
     };
@@ -160,14 +199,7 @@ pub fn reach_hosts(
     }
     // A user's own config, judged where its server will read it.
     config_on_host::check(&host, &checked.cells)?;
-    let path = host.disclose();
-    let mut said = format!("{}; the path: {path}", host.describe());
-    checked.server_host = Some(host);
-    if let Some(clients) = client_hosts::ClientHosts::open(hosts, herd_version, &scratch)? {
-        said.push_str(&format!("\nherd lab: {}", clients.describe()));
-        checked.client_hosts = Some(clients);
-    }
-    Ok(Some(said))
+    Ok(Some(host))
 }
 
 /// What the runner cannot do on `[hosts]` (yet, or at all), said before anything starts.

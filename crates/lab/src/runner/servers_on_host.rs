@@ -57,15 +57,7 @@ impl CellRun<'_> {
         let mut started = Vec::new();
         for p in &launch.processes {
             let log = format!("{run}-{name}-{}.log", p.name);
-            let argv: Vec<String> =
-                p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-            let env: Vec<(String, String)> = p
-                .env
-                .iter()
-                .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
-                .collect();
-            let pid = host
-                .start(&p.name, &argv, &env, cpus.clone(), &log)
+            let pid = start_process(host, p, cpus.clone(), &log)
                 .map_err(|e| setup(format!("cannot start {}: {e}", p.name)))?;
             let process =
                 Watched { pid, name: p.name.clone(), log: host.path(&log), host_log: Some(log) };
@@ -143,6 +135,23 @@ impl CellRun<'_> {
             Err(NotReady::TimedOut { last }) => Err(not_ready(last, host.log_tail(log)).into()),
         }
     }
+}
+
+/// Starts launch process `p` on the host through its helper, as `p.name`, on `cpus` (None:
+/// every CPU), its output in `log` (a plain name in the run directory); its PID there.
+pub(super) fn start_process(
+    host: &ServerHost,
+    p: &herd_drivers::ProcessSpec,
+    cpus: Option<String>,
+    log: &str,
+) -> Result<u32, String> {
+    let argv: Vec<String> = p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let env: Vec<(String, String)> = p
+        .env
+        .iter()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .collect();
+    host.start(&p.name, &argv, &env, cpus, log)
 }
 
 /// `cell`'s server as its driver is asked to render it on the server host (the host's
