@@ -336,17 +336,15 @@ fn list() -> anyhow::Result<()> {
 /// `herd lab up`: the server up, what to point a client at, until Ctrl-C.
 fn up(name: &str, server: &str, protocol: Option<herd_stats::Protocol>) -> anyhow::Result<()> {
     let mut e = load(name)?;
-    if e.hosts.is_some() {
-        anyhow::bail!(
-            "{}: [hosts]: `herd lab up` starts the server on this machine for now (issue 34)",
-            e.source
-        );
-    }
     if let Placed::Apart { servers, .. } = e.place(&herd_topo::cpuset::usable()) {
         eprintln!("herd lab up: on CPU(s) {servers}, as the lab places servers");
     }
     let herd_exe = std::env::current_exe().context("cannot find herd's own executable")?;
-    let checked = runner::preflight(&e, &herd_exe)?;
+    let mut checked = runner::preflight(&e, &herd_exe)?;
+    // With a `[hosts]` server, the server starts there (client hosts play no part).
+    if let Some(said) = runner::reach_server_host(&mut checked, &e, env!("HERD_VERSION"))? {
+        eprintln!("herd lab up: {said}");
+    }
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let cancel = Arc::clone(&cancel);

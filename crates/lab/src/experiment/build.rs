@@ -368,6 +368,9 @@ fn servers(
     source: &str,
 ) -> Result<BTreeMap<String, ServerDef>, ExperimentError> {
     let mut out: BTreeMap<String, ServerDef> = BTreeMap::new();
+    // With a `[hosts]` server, a binary is a path on that host, located there when the run
+    // reaches it (`runner::server_host`), not on this machine.
+    let on_host = raw.hosts.as_ref().is_some_and(|h| h.get_ref().server.is_some());
     for def in super::builtin_servers() {
         out.insert(def.name.clone(), def);
     }
@@ -404,7 +407,7 @@ fn servers(
             None => None,
         };
         let binary = match &s.binary {
-            Some(b) => Some(binary(errs, name, b, source)?),
+            Some(b) => Some(binary(errs, name, b, source, on_host)?),
             None => None,
         };
         let config = match &s.config {
@@ -539,14 +542,31 @@ fn user_config(
 
 /// `[servers.NAME] binary`: as written when absolute, else beside the experiment file; an
 /// executable file, checked now so that a typo fails at its line, not at the first run.
+/// With a server host (`on_host`) it is a path on that host: absolute, as nothing here
+/// says where a relative one would start there, and checked there when the run reaches
+/// the host (before the store opens), not here.
 fn binary(
     errs: &Errors<'_>,
     name: &str,
     b: &Spanned<String>,
     source: &str,
+    on_host: bool,
 ) -> Result<std::path::PathBuf, ExperimentError> {
     use std::os::unix::fs::PermissionsExt as _;
     let written = std::path::Path::new(b.get_ref());
+    if on_host {
+        if !written.is_absolute() {
+            return Err(errs.at(
+                b.span(),
+                format!(
+                    "[servers.{name}] binary: with a [hosts] server, the binary is a path on \
+                     that host: write it absolute (not {})",
+                    written.display()
+                ),
+            ));
+        }
+        return Ok(written.to_path_buf());
+    }
     let path = if written.is_absolute() {
         written.to_path_buf()
     } else {

@@ -25,6 +25,7 @@ mod cell;
 mod checks;
 mod client_hosts;
 mod client_run;
+mod config_on_host;
 mod disk;
 mod external;
 mod failure;
@@ -46,6 +47,7 @@ mod server_host;
 mod servers;
 mod servers_on_host;
 pub mod up;
+mod up_on_host;
 mod watched;
 
 use std::collections::{BTreeMap, HashSet};
@@ -136,9 +138,10 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
 }
 
 /// For an experiment with a `[hosts]` server: reaches that host over ssh (this build's
-/// helper there), locates the servers' programs there and checks the cells' server CPUs
-/// against its own, before the store is opened; a line for the user on what it found. None
-/// without a server host.
+/// helper there), locates the servers' programs there, checks the cells' server CPUs
+/// against its own and a user's own configs with the server's own test there, measures
+/// the path to it and reaches the client hosts, before the store is opened; a line for the
+/// user on what it found. None without a server host.
 pub fn reach_hosts(
     checked: &mut Checked,
     e: &Experiment,
@@ -146,8 +149,46 @@ pub fn reach_hosts(
 ) -> Result<Option<String>, LabError> {
     let Some(hosts) = &e.hosts else { return Ok(None) };
     let scratch = std::env::temp_dir();
-    let Some(mut host) =
-        server_host::ServerHost::open(hosts, &checked.cells, herd_version, &scratch)?
+    let Some(mut host) = open_server_host(checked, hosts, herd_version, &scratch)? else {
+        return Ok(None);
+    };
+    let path = host.disclose();
+    let mut said = format!("{}; the path: {path}", host.describe());
+    checked.server_host = Some(host);
+    if let Some(clients) = client_hosts::ClientHosts::open(hosts, herd_version, &scratch)? {
+        said.push_str(&format!("\nherd lab: {}", clients.describe()));
+        checked.client_hosts = Some(clients);
+    }
+    Ok(Some(said))
+}
+
+/// For `herd lab up`: the `[hosts]` server host reached and checked as a run's is (its
+/// helper, programs, CPUs, a user's own configs), without measuring the path or reaching
+/// client hosts: one server starts there, for runs by hand. None without a server host.
+pub fn reach_server_host(
+    checked: &mut Checked,
+    e: &Experiment,
+    herd_version: &str,
+) -> Result<Option<String>, LabError> {
+    let Some(hosts) = &e.hosts else { return Ok(None) };
+    let scratch = std::env::temp_dir();
+    let Some(host) = open_server_host(checked, hosts, herd_version, &scratch)? else {
+        return Ok(None);
+    };
+    let said = host.describe();
+    checked.server_host = Some(host);
+    Ok(Some(said))
+}
+
+/// The server host of `hosts` reached, its CPUs checked against the cells' and a user's
+/// own configs judged there.
+fn open_server_host(
+    checked: &Checked,
+    hosts: &crate::hosts::Hosts,
+    herd_version: &str,
+    scratch: &Path,
+) -> Result<Option<server_host::ServerHost>, LabError> {
+    let Some(host) = server_host::ServerHost::open(hosts, &checked.cells, herd_version, scratch)?
     else {
         return Ok(None);
     };
@@ -173,14 +214,9 @@ pub fn reach_hosts(
             .check(&online)
             .map_err(|err| LabError::Cpus(format!("[hosts] server {}: {err}", host.url)))?;
     }
-    let path = host.disclose();
-    let mut said = format!("{}; the path: {path}", host.describe());
-    checked.server_host = Some(host);
-    if let Some(clients) = client_hosts::ClientHosts::open(hosts, herd_version, &scratch)? {
-        said.push_str(&format!("\nherd lab: {}", clients.describe()));
-        checked.client_hosts = Some(clients);
-    }
-    Ok(Some(said))
+    // A user's own config, judged where its server will read it.
+    config_on_host::check(&host, &checked.cells)?;
+    Ok(Some(host))
 }
 
 /// What the runner cannot do on `[hosts]` (yet, or at all), said before anything starts.
@@ -377,7 +413,8 @@ fn run_in(
             .collect();
         let known = resume.server_versions();
         let dirs = (run_dir, docroot.dir.as_path());
-        let changes = server_check::changes(&left, ready, dirs, sup, &mut versions, &known);
+        let changes =
+            server_check::changes(&left, ready, dirs, (sup, server_host), &mut versions, &known);
         if !changes.is_empty() {
             return Err(resume.servers_changed(changes).into());
         }

@@ -165,6 +165,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     }
     let runs_as = herd_topo::user::current_user();
     let ready = Ready { programs, clients, user, runs_as, proxies, perf };
+    // On a server host they are judged there (`config_on_host`), once it is reached.
     if !remote {
         user_configs_pass(cells, &ready)?;
     }

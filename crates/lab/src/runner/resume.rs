@@ -35,6 +35,17 @@ pub const LAB_PROCESS: &str = "lab_process";
 /// that began an experiment and the one that resumes it, and say nothing about its figures.
 const MOMENT: [&str; 2] = ["loadavg_at_start", LAB_PROCESS];
 
+/// Whether entry `key` describes a moment ([`MOMENT`]): also a host's own load average
+/// (`host.server.loadavg_at_start`, `host.client1.…`) and the path to the server host as
+/// measured when the lab run began (its connect time and one connection's throughput,
+/// never twice the same); the path's MTU is its configuration, and is compared.
+fn is_moment(key: &str) -> bool {
+    const PATH_MEASURED: [&str; 2] = ["path.server.connect_rtt_us", "path.server.tcp_mbit_per_s"];
+    MOMENT.contains(&key)
+        || PATH_MEASURED.contains(&key)
+        || key.strip_prefix("host.").is_some_and(|k| k.ends_with(".loadavg_at_start"))
+}
+
 /// An unfinished experiment, read back from its store to be run to its end.
 #[derive(Debug)]
 pub struct Resume {
@@ -414,11 +425,11 @@ impl ServerVersions {
 }
 
 /// The entries of two environments that differ, one line each (`kernel: 6.1.0 → 6.12.0`),
-/// in the order `before` recorded them; those of a moment ([`MOMENT`]) left out.
+/// in the order `before` recorded them; those of a moment ([`is_moment`]) left out.
 fn differences(before: &[(String, String)], now: &[(String, String)]) -> Vec<String> {
     let mut keys: Vec<&str> = Vec::new();
     for (k, _) in before.iter().chain(now) {
-        if !keys.contains(&k.as_str()) && !MOMENT.contains(&k.as_str()) {
+        if !keys.contains(&k.as_str()) && !is_moment(k) {
             keys.push(k);
         }
     }
@@ -560,6 +571,22 @@ mod tests {
         now[2].1 = "3.0 2.0 1.0 2/200 43".into();
         now[3].1 = "200 9".into();
         assert!(differences(&before, &now).is_empty(), "a moment is no change");
+        // A server host's: its load, the path's connect time and throughput as measured.
+        let host = |rtt: &str, mbit: &str, load: &str, mtu: &str| {
+            env(&[
+                ("host.server.loadavg_at_start", load),
+                ("host.client1.loadavg_at_start", load),
+                ("path.server.connect_rtt_us", rtt),
+                ("path.server.tcp_mbit_per_s", mbit),
+                ("path.server.mtu", mtu),
+            ])
+        };
+        let (was, is) = (host("180", "941", "0.1", "1500"), host("95", "903", "2.0", "1500"));
+        assert!(differences(&was, &is).is_empty(), "a host's moment is no change");
+        assert_eq!(
+            differences(&was, &host("180", "941", "0.1", "9000")),
+            ["path.server.mtu: 1500 → 9000"]
+        );
         now[0].1 = "0.2.0".into();
         now[5].1 = "0-1".into();
         now.remove(4);

@@ -15,16 +15,19 @@ use herd_topo::Supervisor;
 use super::launch::{program_versions, Asker};
 use super::preflight::Ready;
 use super::resume::ServerVersions;
+use super::server_host::ServerHost;
 use super::servers::server_spec;
+use super::servers_on_host::{spec_on, DOCROOT};
 use crate::matrix::Cell;
 
 /// What the servers of `cells` are now, against `known`: one line per program whose
-/// version none of the stored runs recorded.
+/// version none of the stored runs recorded. With a `[hosts]` server host, asked there,
+/// of the programs located there, as each run asks them.
 pub(super) fn changes(
     cells: &[&Cell],
     ready: &Ready,
     (run_dir, docroot): (&Path, &Path),
-    sup: &mut Supervisor,
+    (sup, host): (&mut Supervisor, Option<&ServerHost>),
     versions: &mut BTreeMap<String, String>,
     known: &ServerVersions,
 ) -> Vec<String> {
@@ -38,11 +41,24 @@ pub(super) fn changes(
         // Rendered as its cell would render it, to learn its programs and their probes;
         // nothing is written or started but the probes.
         let listen = SocketAddr::from(([127, 0, 0, 1], server.kind.fixed_port().unwrap_or(8080)));
-        let dir = run_dir.join("version-check").join(&server.name);
-        let Some(spec) = server_spec(cell, ready, listen, docroot, dir) else { continue };
+        let spec = match host {
+            Some(host) => {
+                let dir = host.path("version-check").join(&server.name);
+                spec_on(host, cell, listen, &host.path(DOCROOT), dir)
+            }
+            None => {
+                let dir = run_dir.join("version-check").join(&server.name);
+                server_spec(cell, ready, listen, docroot, dir)
+            }
+        };
+        let Some(spec) = spec else { continue };
         // A server that cannot be configured says so when its cell runs.
         let Ok(launch) = render(&spec) else { continue };
-        let found = program_versions(&launch, &mut Asker::Here(sup, run_dir), versions);
+        let mut ask = match host {
+            Some(host) => Asker::Host(host),
+            None => Asker::Here(&mut *sup, run_dir),
+        };
+        let found = program_versions(&launch, &mut ask, versions);
         for change in known.changes_of(found.iter().map(|(p, v)| (&server.name, p, v))) {
             if !changes.contains(&change) {
                 changes.push(change);

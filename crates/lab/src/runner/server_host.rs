@@ -23,7 +23,7 @@ use herd_host::LinkError;
 
 use crate::error::LabError;
 use crate::hosts::session::HostSession;
-use crate::hosts::ssh::Ssh;
+use crate::hosts::ssh::{RemoteOutput, Ssh};
 use crate::hosts::{build_id, HostUrl, Hosts, CACHE_DIR};
 use crate::matrix::Cell;
 
@@ -326,11 +326,18 @@ impl ServerHost {
 
     /// What `argv` prints on the host (stdout and stderr), for a version probe.
     pub(super) fn capture(&self, argv: &[String]) -> String {
-        let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-        match self.ssh.run(&self.url, &words, None, QUICK) {
+        match self.run(argv) {
             Ok(out) => format!("{}{}", out.stdout, out.stderr),
-            Err(e) => e.to_string(),
+            Err(e) => e,
         }
+    }
+
+    /// Runs `argv` on the host over ssh (not through the helper: a short command whose
+    /// exit status and words are the answer, a server's config test); why not, naming the
+    /// host.
+    pub(super) fn run(&self, argv: &[String]) -> Result<RemoteOutput, String> {
+        let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+        self.ssh.run(&self.url, &words, None, QUICK).map_err(|e| e.to_string())
     }
 
     /// Why the link to the host is lost, if it is.

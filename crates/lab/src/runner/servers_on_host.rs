@@ -32,24 +32,8 @@ impl CellRun<'_> {
             self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let base = host.path(&format!("cells/{run}"));
         let setup = |why: String| RunFailure::Setup(format!("on {}: {why}", host.url));
-        let programs = host
-            .programs
-            .get(name)
-            .cloned()
+        let spec = spec_on(host, cell, place.listen, &host.path(DOCROOT), base.join(name))
             .ok_or_else(|| setup(format!("no programs were located for server {name}")))?;
-        let spec = ServerSpec {
-            kind: cell.server.kind,
-            php: cell.server.php,
-            protocol: cell.protocol,
-            listen: place.listen,
-            docroot: host.path(DOCROOT),
-            run_dir: base.join(name),
-            workers: cell.server.workers,
-            user: host.user.clone(),
-            runs_as: host.runs_as.clone(),
-            programs,
-            access_log: false,
-        };
         let launch = crate::server_config::render_with(&spec, cell.server.config.as_ref())
             .map_err(|err| setup(format!("cannot configure {name}: {err}")))?;
         write_launch(host, &launch).map_err(setup)?;
@@ -73,15 +57,7 @@ impl CellRun<'_> {
         let mut started = Vec::new();
         for p in &launch.processes {
             let log = format!("{run}-{name}-{}.log", p.name);
-            let argv: Vec<String> =
-                p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-            let env: Vec<(String, String)> = p
-                .env
-                .iter()
-                .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
-                .collect();
-            let pid = host
-                .start(&p.name, &argv, &env, cpus.clone(), &log)
+            let pid = start_process(host, p, cpus.clone(), &log)
                 .map_err(|e| setup(format!("cannot start {}: {e}", p.name)))?;
             let process =
                 Watched { pid, name: p.name.clone(), log: host.path(&log), host_log: Some(log) };
@@ -161,10 +137,52 @@ impl CellRun<'_> {
     }
 }
 
+/// Starts launch process `p` on the host through its helper, as `p.name`, on `cpus` (None:
+/// every CPU), its output in `log` (a plain name in the run directory); its PID there.
+pub(super) fn start_process(
+    host: &ServerHost,
+    p: &herd_drivers::ProcessSpec,
+    cpus: Option<String>,
+    log: &str,
+) -> Result<u32, String> {
+    let argv: Vec<String> = p.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let env: Vec<(String, String)> = p
+        .env
+        .iter()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .collect();
+    host.start(&p.name, &argv, &env, cpus, log)
+}
+
+/// `cell`'s server as its driver is asked to render it on the server host (the host's
+/// programs and users), listening on `listen`, serving `docroot`, its files under `run_dir`
+/// (paths there); None when no programs were located there for it.
+pub(super) fn spec_on(
+    host: &ServerHost,
+    cell: &crate::matrix::Cell,
+    listen: std::net::SocketAddr,
+    docroot: &Path,
+    run_dir: std::path::PathBuf,
+) -> Option<ServerSpec> {
+    Some(ServerSpec {
+        kind: cell.server.kind,
+        php: cell.server.php,
+        protocol: cell.protocol,
+        listen,
+        docroot: docroot.to_path_buf(),
+        run_dir,
+        workers: cell.server.workers,
+        user: host.user.clone(),
+        runs_as: host.runs_as.clone(),
+        programs: host.programs.get(&cell.server.name)?.clone(),
+        access_log: false,
+    })
+}
+
 /// A launch's directories and files written on the host, through its helper: the
 /// directories a server writes after dropping to its user given to that user, the ones
 /// everyone writes opened (1777), a TLS listener's files readable by their owner only.
-fn write_launch(host: &ServerHost, launch: &herd_drivers::Launch) -> Result<(), String> {
+pub(super) fn write_launch(host: &ServerHost, launch: &herd_drivers::Launch) -> Result<(), String> {
     for d in &launch.dirs {
         host.make_dir(d, Some(0o755), None)?;
     }

@@ -2,7 +2,8 @@
 //! way a lab run starts it — the driver's rendered config, a certificate made for it over TLS,
 //! its CPU set, its document root with every workload's files — then kept up, its URL and the
 //! CA file to trust said, until Ctrl-C stops it by PID and removes its run directory. For
-//! runs by hand against exactly what the lab measures: `herd run`, h2load, curl.
+//! runs by hand against exactly what the lab measures: `herd run`, h2load, curl. With a
+//! `[hosts]` server, on that host (`up_on_host.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,15 +51,24 @@ pub fn up(
     tmp: &Path,
     up: &mut dyn FnMut(&Up),
 ) -> Result<(), LabError> {
-    let Checked { ready, cells, cgroups, .. } = checked;
+    let Checked { ready, cells, cgroups, server_host, .. } = checked;
     let cell = pick(&cells, want)?;
     let registry =
         Registry::create(tmp).map_err(|source| LabError::Io { path: tmp.to_owned(), source })?;
     let run_dir = registry.dir().to_path_buf();
     let mut sup = Supervisor::new(Some(registry.clone())).with_cgroups(cgroups);
-    let result = serve(e, cell, &ready, &run_dir, &mut sup, want.cancel, up);
+    let result = match &server_host {
+        Some(host) => super::up_on_host::serve(e, cell, host, &run_dir, want.cancel, up),
+        None => serve(e, cell, &ready, &run_dir, &mut sup, want.cancel, up),
+    };
     sup.stop_all(Duration::from_secs(5));
     drop(sup);
+    if let Some(host) = server_host {
+        // Stopped through its helper, which then ends and removes its run directory (it
+        // does so on its own when the link is lost).
+        host.stop_all(Duration::from_secs(5));
+        let _ = host.close();
+    }
     let removed = registry.remove();
     result?;
     removed.map_err(|source| LabError::Io { path: run_dir, source })

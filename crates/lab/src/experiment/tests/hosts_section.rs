@@ -97,3 +97,50 @@ fn the_ssh_config_is_read_beside_the_experiment_file() {
     assert!(msg.contains(&format!("line {}:", line_of(&text, "ssh_config ="))), "{msg}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// GOOD with its own nginx build `mine` (`binary` as given) in the matrix, and `[hosts]`.
+fn with_binary(binary: &str, hosts: &str) -> String {
+    let text = super::edit("\"apache-prefork\"]", "\"apache-prefork\", \"mine\"]");
+    let text = format!(
+        "{text}\n[servers.mine]\ndriver = \"nginx\"\nphp = \"fpm\"\nbinary = \"{binary}\"\n"
+    );
+    if hosts.is_empty() {
+        text
+    } else {
+        format!("{text}\n[hosts]\n{hosts}")
+    }
+}
+
+#[test]
+fn a_binary_on_the_server_host_is_not_looked_for_here() {
+    // With a server host: a path there, taken as written (located there when the run
+    // reaches the host).
+    let gone = "/nonexistent/herd-test/sbin/nginx";
+    let text = with_binary(gone, "server = \"ssh://bench@198.18.10.2\"\n");
+    let e = parse(&text, "x.toml").unwrap();
+    let mine = e.servers.get("mine").unwrap();
+    assert_eq!(mine.binary.as_deref(), Some(std::path::Path::new(gone)));
+    // Relative: nothing says where it would start there; refused at its line.
+    let text = with_binary("build/sbin/nginx", "server = \"ssh://bench@198.18.10.2\"\n");
+    let msg = err(&text);
+    let line = line_of(&text, "binary =");
+    assert!(
+        msg.contains(&format!(
+            "line {line}: [servers.mine] binary: with a [hosts] server, the binary is a path \
+             on that host: write it absolute (not build/sbin/nginx)"
+        )),
+        "{msg}"
+    );
+    // Without a server host (none, or client hosts only), the servers run here: checked here.
+    for hosts in ["", "clients = [\"ssh://bench@198.18.10.3\"]\n"] {
+        let text = with_binary(gone, hosts);
+        let msg = err(&text);
+        assert!(
+            msg.contains(&format!(
+                "line {}: [servers.mine] binary: {gone} is not an executable file",
+                line_of(&text, "binary =")
+            )),
+            "{hosts}: {msg}"
+        );
+    }
+}
