@@ -216,6 +216,14 @@ impl<W: Write> HostLink<W> {
         }
     }
 
+    /// The host's sockets in TIME_WAIT, and the bound herd keeps them under there.
+    pub fn time_wait(&mut self) -> Result<(u64, u64), LinkError> {
+        match self.call(&Request::TimeWait)? {
+            Answer::TimeWait { count, bound } => Ok((count, bound)),
+            other => Err(self.unexpected("time_wait", &other)),
+        }
+    }
+
     /// Makes directory `path` under the helper's run directory, given to `owner` if named.
     pub fn make_dir(
         &mut self,

@@ -101,6 +101,12 @@ impl Host {
             Request::Ready { id, probe, timeout_ms } => self.ready(&id, &probe, timeout_ms),
             Request::Cpu { id } => self.cpu(&id),
             Request::Status { id } => self.status(&id),
+            Request::TimeWait => match herd_topo::timewait::count() {
+                Some(count) => {
+                    Ok(Answer::TimeWait { count, bound: herd_topo::timewait::default_bound() })
+                }
+                None => Err("time_wait: /proc/net/tcp cannot be read on this host".to_owned()),
+            },
             Request::MakeDir { path, mode, owner } => {
                 self.make_dir(&path, mode.unwrap_or(0o755), owner.as_deref())
             }

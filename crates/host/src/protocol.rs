@@ -78,6 +78,10 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         owner: Option<String>,
     },
+    /// The sockets in TIME_WAIT on the host, and the bound herd keeps them under there
+    /// (half its `tcp_max_tw_buckets`): [`Answer::TimeWait`]. A server that closes first
+    /// leaves them on its host, where herd's own count cannot see them.
+    TimeWait,
     /// The host's disclosure, as `herd doctor --json` prints it there: [`Answer::Doctor`].
     Doctor,
     /// Stops what earlier helpers of this user left (helpers killed with their programs
@@ -180,6 +184,10 @@ pub enum Answer {
     Made {
         path: String,
     },
+    TimeWait {
+        count: u64,
+        bound: u64,
+    },
     Stopped {
         id: String,
         /// How it ended, in words (`exit status 0`, `killed by signal 9`).
@@ -229,6 +237,7 @@ impl Answer {
             Answer::Cpu { .. } => "cpu",
             Answer::Status { .. } => "status",
             Answer::Made { .. } => "made",
+            Answer::TimeWait { .. } => "time_wait",
             Answer::Stopped { .. } => "stopped",
             Answer::File { .. } => "file",
             Answer::Doctor { .. } => "doctor",
@@ -250,6 +259,7 @@ impl Request {
             Request::Cpu { .. } => "cpu",
             Request::Status { .. } => "status",
             Request::MakeDir { .. } => "make_dir",
+            Request::TimeWait => "time_wait",
             Request::Stop { .. } => "stop",
             Request::ReadFile { .. } => "read_file",
             Request::WriteFile { .. } => "write_file",
@@ -380,6 +390,7 @@ mod tests {
             },
             Request::Cpu { id: "server".into() },
             Request::Status { id: "server".into() },
+            Request::TimeWait,
             Request::MakeDir { path: "cells/1/logs".into(), mode: None, owner: None },
             Request::MakeDir {
                 path: "tmp".into(),
@@ -440,6 +451,7 @@ mod tests {
                 }),
             },
             Answer::Made { path: "tmp".into() },
+            Answer::TimeWait { count: 28_000, bound: 131_072 },
             Answer::Stopped {
                 id: "server".into(),
                 how: "exit status 0".into(),

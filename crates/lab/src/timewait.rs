@@ -17,6 +17,9 @@ use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+pub use herd_topo::timewait::{count, count_in, default_bound};
+use herd_topo::timewait::{tables, time_wait_rows};
+
 /// The TIME_WAIT sockets of this network namespace (IPv4 and IPv6).
 #[derive(Debug, Default)]
 pub struct Table {
@@ -56,42 +59,6 @@ impl Table {
     }
 }
 
-/// Sockets in TIME_WAIT in this network namespace, None when it cannot be read. Counts
-/// rows only: the drain loop asks four times a second while tens of thousands expire.
-pub fn count() -> Option<u64> {
-    Some(tables()?.iter().map(|t| time_wait_rows(t).count() as u64).sum())
-}
-
-/// Sockets in TIME_WAIT in one /proc/net/tcp table's text.
-pub fn count_in(table: &str) -> u64 {
-    time_wait_rows(table).count() as u64
-}
-
-fn tables() -> Option<Vec<String>> {
-    let v4 = std::fs::read_to_string("/proc/net/tcp").ok()?;
-    let v6 = std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
-    Some(vec![v4, v6])
-}
-
-/// (local, remote) address columns of the rows of a /proc/net/tcp table whose state (4th
-/// column) is 06, TIME_WAIT.
-fn time_wait_rows(table: &str) -> impl Iterator<Item = (&str, &str)> {
-    table.lines().skip(1).filter_map(|line| {
-        let mut cols = line.split_whitespace().skip(1);
-        let (local, remote, state) = (cols.next()?, cols.next()?, cols.next()?);
-        (state == "06").then_some((local, remote))
-    })
-}
-
-/// The default bound: half of `net.ipv4.tcp_max_tw_buckets`, so that a run never pushes the
-/// table to where the kernel starts dropping TIME_WAIT sockets (65,536 when unreadable).
-pub fn default_bound() -> u64 {
-    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_max_tw_buckets")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .map_or(65_536, |max| (max / 2).max(1))
-}
-
 /// Waits until fewer than `below` sockets are in TIME_WAIT, at most `limit`, checking
 /// `cancelled` between looks; `first` is the count just read ([`count`]: the tables are
 /// long to read with thousands of sockets, and the caller has said what it found). Returns
@@ -102,6 +69,17 @@ pub fn drain(
     below: u64,
     limit: Duration,
     cancelled: &dyn Fn() -> bool,
+) -> (Option<u64>, Duration) {
+    drain_with(first, below, limit, cancelled, &count)
+}
+
+/// [`drain`] of a table read by `count` (a `[hosts]` server host's, through its helper).
+pub fn drain_with(
+    first: Option<u64>,
+    below: u64,
+    limit: Duration,
+    cancelled: &dyn Fn() -> bool,
+    count: &dyn Fn() -> Option<u64>,
 ) -> (Option<u64>, Duration) {
     let started = Instant::now();
     let mut now = first;

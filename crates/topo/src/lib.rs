@@ -18,6 +18,7 @@ pub mod cpuset;
 pub mod net;
 pub mod proc;
 pub mod registry;
+pub mod timewait;
 pub mod user;
 
 pub use cgroup::{Cgroups, CpuAccounting};

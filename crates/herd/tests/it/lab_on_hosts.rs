@@ -229,6 +229,45 @@ fn the_client_runs_as_agents_on_two_client_hosts() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A server that closes first leaves its TIME_WAIT sockets on its own host: the lab reads
+/// them there, through the helper, and waits for them as it does for its own.
+#[test]
+fn the_server_hosts_time_wait_is_drained_too() {
+    require_root();
+    let dir = tempdir("lab-on-hosts-tw");
+    let hosts = SshHosts::start("827", &dir, &[HostSetup::default()]);
+    let server = hosts.hosts[0].addr;
+    let file = experiment(&dir, "\"herd\"", &format!("server = \"ssh://{server}\"\n"));
+    let t = std::fs::read_to_string(&file).unwrap();
+    let t = t
+        .replace("concurrency = 2\n", "concurrency = 2\nkeep_alive = false\n")
+        .replace("min = 1\nmax = 1", "min = 2\nmax = 2")
+        .replace("[hosts]", "[runner]\ntime_wait_below = 100\ndrain_timeout = \"1s\"\n[hosts]");
+    std::fs::write(&file, t).unwrap();
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let store = dir.join("r.db");
+    let out = hosts
+        .herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let waited = format!(
+        "sockets in TIME_WAIT on the server host ssh://{server}: waiting until fewer than 100"
+    );
+    assert!(stderr.contains(&waited), "{stderr}");
+    let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    let drained: f64 =
+        exp.matrix_cells().flat_map(|c| &c.repetitions).map(|r| r.record.drain_seconds).sum();
+    assert!(drained >= 0.9, "the second run waited its drain_timeout: {drained}");
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn what_hosts_cannot_run_is_refused_before_anything_starts() {
     // No root needed: each refusal comes before ssh, the store or a namespace.

@@ -287,6 +287,11 @@ impl ServerHost {
         self.call(|l| l.cpu(id)).ok().map(|(s, _)| s)
     }
 
+    /// The host's sockets in TIME_WAIT and its bound (None: not readable there).
+    pub(super) fn time_wait(&self) -> Option<(u64, u64)> {
+        self.call(|l| l.time_wait()).ok()
+    }
+
     /// How `id` ended, if it has.
     pub(super) fn ended(&self, id: &str) -> Option<Ending> {
         self.call(|l| l.status(id)).ok().flatten()
