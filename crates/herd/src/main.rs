@@ -15,6 +15,7 @@ mod host_cmd;
 mod lab_cmd;
 mod lab_hosts;
 mod live;
+mod parent_watch;
 mod report_cmd;
 mod report_compare;
 mod run_args;
@@ -117,6 +118,7 @@ fn idle_time(text: &str) -> Result<std::time::Duration, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    parent_watch::follow_parent();
     match cli.command {
         Command::Ab { args } => ab_cmd::main(&args),
         Command::Run(args) => exit_code("herd run", run_cmd::run(*args).map(run_exit)),

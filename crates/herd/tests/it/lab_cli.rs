@@ -9,7 +9,7 @@ use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use util::{herd, lab_run, tempdir, SLOW};
 
@@ -88,13 +88,7 @@ fn alive(pid: u32, started: u64) -> bool {
     fields[0] != "Z" && fields[19].parse::<u64>().unwrap() == started
 }
 
-fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(t.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::util::wait_for;
 
 fn spawn_lab(tmp: &Path, file: &Path, store: &Path, stderr: &Path) -> Child {
     herd_in(tmp)

@@ -169,13 +169,7 @@ fn no_process_under(dir: &std::path::Path) {
 }
 
 /// Waits (at most `limit`) until `cond` holds.
-fn wait_for(what: &str, limit: std::time::Duration, mut cond: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
+use crate::util::wait_for;
 
 /// A long NetBench step, for stopping herd in the middle of it.
 const SLOW: &str = r#"

@@ -10,7 +10,7 @@ use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use util::{
     figure_ending_under, figure_under, herd, lab_run, namespaces_of, rows_of, tempdir,
@@ -112,13 +112,7 @@ fn spawn_lab(dir: &Path, file: &Path, stderr: &Path) -> Child {
         .unwrap()
 }
 
-fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(t.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::util::wait_for;
 
 /// The report's rows as (path, reps, failed, req/s), read by the header's columns.
 fn rows(dir: &Path) -> Vec<(String, String, u64, String)> {

@@ -24,6 +24,7 @@ mod lab_failures;
 mod lab_hosts;
 mod lab_netbench;
 mod lab_on_hosts;
+mod lab_on_hosts_faults;
 mod lab_on_hosts_preflight;
 mod lab_paths;
 mod lab_profile;

@@ -117,6 +117,10 @@ pub struct ClientJob<'a> {
     pub agent_hosts: Option<AgentHosts<'a>>,
 }
 
+/// The environment variable in which the lab names itself to a herd it starts as a client,
+/// which then stops when the lab dies (`PR_SET_PDEATHSIG`: crates/herd/src/parent_watch.rs).
+pub const PARENT_VAR: &str = "HERD_PARENT_PID";
+
 /// The `[hosts]` client hosts, as `herd cluster run --ssh` takes them.
 #[derive(Debug, Clone, Copy)]
 pub struct AgentHosts<'a> {

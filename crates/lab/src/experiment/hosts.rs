@@ -7,6 +7,7 @@
 //! bring that back. (Two logins to one machine are one machine: host and port decide.)
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use toml::Spanned;
 
@@ -84,7 +85,22 @@ pub(super) fn build(
         Some(c) => Some(ssh_config(errs, c, source)?),
         None => None,
     };
-    Ok(Some(Hosts { server, clients, router, ssh_config }))
+    let idle = match &h.idle_timeout {
+        Some(t) => {
+            let d = herd_stats::units::parse_duration(t.get_ref())
+                .map_err(|e| errs.at(t.span(), format!("[hosts] idle_timeout {e}")))?;
+            if !(Duration::from_secs(2)..=Duration::from_secs(3600)).contains(&d) {
+                return Err(errs.at(
+                    t.span(),
+                    "[hosts] idle_timeout: give 2s to 1h (a lost link is found within it; \
+                     herd pings six times as often)",
+                ));
+            }
+            d
+        }
+        None => crate::hosts::session::Liveness::LAB.idle,
+    };
+    Ok(Some(Hosts { server, clients, router, ssh_config, idle }))
 }
 
 /// The ssh_config's path: as written when absolute, else beside the experiment file.

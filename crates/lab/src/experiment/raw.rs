@@ -58,6 +58,9 @@ pub(crate) struct RawHosts {
     pub router: Option<Spanned<String>>,
     #[serde(default)]
     pub ssh_config: Option<Spanned<String>>,
+    /// How long a host's helper waits in silence before it takes its link for lost.
+    #[serde(default)]
+    pub idle_timeout: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -29,6 +29,17 @@ pub struct Hosts {
     /// `-F` for every ssh (resolved against the experiment file's directory); None: the
     /// user's own configuration (~/.ssh/config, agent, known hosts).
     pub ssh_config: Option<PathBuf>,
+    /// `idle_timeout`: how long each host's helper waits in silence before it takes its
+    /// link for lost and stops what it started (default 30 s).
+    pub idle: std::time::Duration,
+}
+
+impl Hosts {
+    /// How the lab keeps its links to these hosts alive: a ping six times per idle time,
+    /// and a reply awaited at most that long.
+    pub fn liveness(&self) -> session::Liveness {
+        session::Liveness { idle: self.idle, ping_every: self.idle / 6, limit: self.idle }
+    }
 }
 
 /// A host's part in an experiment.
@@ -116,6 +127,7 @@ mod tests {
             clients: vec![h("ssh://c1"), h("ssh://c2")],
             router: Some(h("ssh://r")),
             ssh_config: None,
+            idle: std::time::Duration::from_secs(30),
         };
         let roles: Vec<String> = hosts.each().iter().map(|(r, u)| format!("{r}={u}")).collect();
         assert_eq!(

@@ -41,7 +41,7 @@ impl ClientHosts {
         })?;
         let mut sessions = Vec::new();
         for (i, url) in hosts.clients.iter().enumerate() {
-            let s = HostSession::open(&ssh, url, version)
+            let s = HostSession::open_with(&ssh, url, version, hosts.liveness())
                 .map_err(|e| LabError::Setup(format!("[hosts] client {}: {e}", i + 1)))?;
             sessions.push(s);
         }

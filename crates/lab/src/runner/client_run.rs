@@ -86,6 +86,10 @@ impl<'a> CellRun<'a> {
             }
             _ => Vec::new(),
         };
+        // herd's client stops when the lab dies, its agents on other hosts with it.
+        if cell.client == crate::client::Tool::Herd {
+            env.push((crate::client::PARENT_VAR.into(), std::process::id().to_string().into()));
+        }
         // Agents on client hosts go through the lab's own ssh connections to them.
         if let (Some(_), Some(c)) = (&job.agent_hosts, self.ctx.client_hosts) {
             env.push((CONTROL_DIR_VAR.into(), c.control_dir().as_os_str().to_owned()));

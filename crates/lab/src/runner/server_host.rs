@@ -93,7 +93,7 @@ impl ServerHost {
         let fail = |why: String| LabError::Setup(format!("[hosts] server {url}: {why}"));
         let ssh = Ssh::new(hosts.ssh_config.as_deref(), CONNECT_TIMEOUT, scratch)
             .map_err(|e| fail(format!("cannot make ssh's socket directory: {e}")))?;
-        let session = HostSession::open(&ssh, url, version)
+        let session = HostSession::open_with(&ssh, url, version, hosts.liveness())
             .map_err(|e| LabError::Setup(format!("[hosts] server: {e}")))?;
         let facts = facts(&ssh, url).map_err(fail)?;
         let address = address(&ssh.hostname(url)).map_err(fail)?;

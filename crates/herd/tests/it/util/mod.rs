@@ -105,6 +105,15 @@ pub fn tempdir(tag: &str) -> PathBuf {
     dir
 }
 
+/// Waits until `cond` holds, asking every 20 ms; fails the test naming `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A real nginx, one worker, serving `root` on 127.0.0.1; stopped (by its PID) on drop.
 pub struct Nginx {
     pub port: u16,

@@ -1,0 +1,192 @@
+//! `herd lab run` on `[hosts]` when things go wrong (real OpenSSH in namespace hosts,
+//! `util::ssh_hosts`, root: CI runs as root): a host that cannot be used fails the run before
+//! anything starts, naming the host; herd killed with SIGKILL mid-run leaves nothing on any
+//! host; a server host cut off mid-experiment fails that run naming it, stops the rest and
+//! keeps every finished run, and its helper stops the server on its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)] // tests start the tools they check
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use herd_store::{ExperimentId, Outcome, Store};
+
+use crate::util::ssh_hosts::{HostSetup, SshHosts};
+use crate::util::{tempdir, text, wait_for};
+
+fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
+    );
+}
+
+/// An experiment of herd serve × one load, with `[hosts]` as given and the fixture's
+/// ssh_config.
+fn experiment(dir: &Path, load: &str, reps: u32, hosts: &str) -> std::path::PathBuf {
+    let file = dir.join("faults.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"faults\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"9x9\"]\n\
+             load = [\"a\"]\n[loads.a]\n{load}\n[repetitions]\nmin = {reps}\nmax = {reps}\n\
+             [hosts]\n{hosts}ssh_config = \"lab.ssh_config\"\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// What herd started on sshd host `i` and left: processes whose command line names the
+/// host's home or temporary directory (helpers, servers, agents: only this test starts
+/// programs there), and helper run directories.
+fn left_on(hosts: &SshHosts, i: usize) -> Vec<String> {
+    let tmp = hosts.dir.join(format!("host{i}/tmp"));
+    let home = hosts.dir.join(format!("host{i}/home"));
+    let mut left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| format!("directory {}", e.path().display()))
+        .collect();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z'));
+        let ours = cmd.contains(&*tmp.to_string_lossy()) || cmd.contains(&*home.to_string_lossy());
+        if ours && !zombie {
+            left.push(format!("process {name}: {cmd}"));
+        }
+    }
+    left
+}
+
+#[test]
+fn a_host_that_cannot_be_used_fails_the_run_before_anything_starts() {
+    require_root();
+    let dir = tempdir("lab-hosts-errors");
+    let refused = HostSetup { key_refused: true, ..HostSetup::default() };
+    let hosts = SshHosts::start("828", &dir, &[HostSetup::default(), refused]);
+    let (fine, no_key) = (hosts.hosts[0].addr, hosts.hosts[1].addr);
+    let load = "requests = 10\nconcurrency = 1";
+    for (server, says) in [
+        // Reachable, but no herd there yet.
+        (fine.to_string(), format!("ssh://{fine}")),
+        (no_key.to_string(), format!("ssh://{no_key}: key refused")),
+        (hosts.unserved.to_string(), format!("ssh://{}: unreachable", hosts.unserved)),
+    ] {
+        let file = experiment(&dir, load, 1, &format!("server = \"ssh://{server}\"\n"));
+        let store = dir.join("r.db");
+        let out = hosts
+            .herd()
+            .args(["lab", "run", "--no-progress", "--store"])
+            .arg(&store)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(&says), "{says}: {stderr}");
+        assert!(!store.exists(), "no store before the hosts are ready: {stderr}");
+        assert_eq!(left_on(&hosts, 0), Vec::<String>::new());
+    }
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn herd_killed_mid_run_leaves_nothing_on_any_host() {
+    require_root();
+    let dir = tempdir("lab-hosts-kill");
+    let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
+    let hosts = SshHosts::start("829", &dir, &setups);
+    let [s, c1, c2] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
+    let file = experiment(
+        &dir,
+        "duration = \"30s\"\nconcurrency = 2",
+        1,
+        &format!("server = \"ssh://{s}\"\nclients = [\"ssh://{c1}\", \"ssh://{c2}\"]\n"),
+    );
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut lab = hosts
+        .herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Mid-run: the server up on its host and an agent on each client host.
+    let agent = |i: usize| left_on(&hosts, i).iter().any(|l| l.contains(" agent "));
+    let server = || left_on(&hosts, 0).iter().any(|l| l.contains(" serve "));
+    wait_for("the server and both agents", Duration::from_secs(30), || {
+        server() && agent(1) && agent(2)
+    });
+    lab.kill().unwrap();
+    lab.wait().unwrap();
+    // Each helper sees its channel close and stops what it started; the lab's client, told
+    // by the kernel that the lab is gone, stops its agents.
+    wait_for("every host cleaned", Duration::from_secs(10), || {
+        (0..3).all(|i| left_on(&hosts, i).is_empty())
+    });
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_host_cut_off_fails_its_run_stops_the_rest_and_keeps_what_finished() {
+    require_root();
+    let dir = tempdir("lab-hosts-cut");
+    let hosts = SshHosts::start("832", &dir, &[HostSetup::default()]);
+    let s = hosts.hosts[0].addr;
+    let file = experiment(
+        &dir,
+        "duration = \"1s\"\nconcurrency = 1\ntimeout = \"1s\"",
+        3,
+        &format!("server = \"ssh://{s}\"\nidle_timeout = \"2s\"\n"),
+    );
+    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = dir.join("lab.err");
+    let mut lab = hosts
+        .herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(dir.join("r.db"))
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_for("the first run to end", Duration::from_secs(30), || {
+        std::fs::read_to_string(&log).unwrap_or_default().contains(" rep 1: ")
+    });
+    hosts.cut_off(0);
+    let status = lab.wait().unwrap();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("stopped: the server host ssh://{s} (")),
+        "the host is named: {stderr}"
+    );
+    assert!(stderr.contains("herd lab run --resume"), "{stderr}");
+    let exp =
+        Store::open_read_only(&dir.join("r.db")).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    let outcomes: Vec<&Outcome> =
+        exp.matrix_cells().flat_map(|c| &c.repetitions).map(|r| &r.record.outcome).collect();
+    assert!(matches!(outcomes.first(), Some(Outcome::Ok)), "the first run is kept: {outcomes:?}");
+    assert!(outcomes.len() < 3, "no run after the loss: {outcomes:?}");
+    assert!(exp.note.as_deref().unwrap_or_default().contains(&format!("ssh://{s}")));
+    // The helper, cut off, takes the silence for a lost link and stops the server itself.
+    wait_for("the cut-off host cleaned", Duration::from_secs(10), || left_on(&hosts, 0).is_empty());
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
