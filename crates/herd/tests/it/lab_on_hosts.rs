@@ -158,7 +158,7 @@ fn the_client_runs_as_agents_on_two_client_hosts() {
     let out = herd().args(["serve", "--generate"]).arg(&www).args(["--sizes", "6397"]).output();
     assert!(out.unwrap().status.success());
     let mut sup = herd_topo::Supervisor::new(None);
-    hosts.serve_herd(&mut sup, 8080, Some(&www));
+    let serve_log = hosts.serve_herd(&mut sup, 8080, Some(&www));
     let file = experiment(
         &dir,
         "\"mine\", \"nginx\"",
@@ -217,6 +217,16 @@ fn the_client_runs_as_agents_on_two_client_hosts() {
     }
     // The user's server counted the merged 300 and the one verification request.
     assert_eq!(hosts.served(8080, "static"), 300 + 1);
+    // Its access log says so line by line: every response a 200, from the two agents' hosts
+    // (and the verification's one, from here).
+    let log = std::fs::read_to_string(&serve_log).unwrap();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("\"GET /sizes/6397.html ")).collect();
+    assert_eq!(lines.len(), 300 + 1, "{log}");
+    assert!(lines.iter().all(|l| l.contains("\" 200 6397")), "{log}");
+    for agent in [c1, c2] {
+        let n = lines.iter().filter(|l| l.starts_with(&format!("{agent} "))).count();
+        assert!(n > 0, "no request from the agent on {agent}: {log}");
+    }
     assert!(stdout.contains("agent 1 "), "the agents' own figures: {stdout}");
     // Nothing left on any host.
     for i in 0..3 {

@@ -216,16 +216,24 @@ impl SshHosts {
         self.topo.netns(SERVED[i])
     }
 
-    /// herd serve on `port` of sshd host 0 (198.18.3.2), serving `root` if given, started by
-    /// `sup` (stopped by its PID when `sup` drops); its log, once it listens.
+    /// herd serve on `port` of sshd host 0 (198.18.3.2), serving `root` if given, writing
+    /// its access log (a line per response) to its log, started by `sup` (stopped by its PID
+    /// when `sup` drops); its log, once it listens.
     pub fn serve_herd(&self, sup: &mut Supervisor, port: u16, root: Option<&Path>) -> PathBuf {
         let log = self.dir.join(format!("serve-{port}.log"));
         let listen = format!("{}:{port}", self.hosts[0].addr);
-        let mut argv: Vec<OsString> =
-            [env!("CARGO_BIN_EXE_herd"), "serve", "--listen", &listen, "--threads", "1"]
-                .iter()
-                .map(OsString::from)
-                .collect();
+        let mut argv: Vec<OsString> = [
+            env!("CARGO_BIN_EXE_herd"),
+            "serve",
+            "--listen",
+            &listen,
+            "--threads",
+            "1",
+            "--access-log",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
         if let Some(root) = root {
             argv.extend([OsString::from("--root"), root.as_os_str().to_owned()]);
         }
