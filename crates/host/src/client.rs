@@ -216,6 +216,14 @@ impl<W: Write> HostLink<W> {
         }
     }
 
+    /// CPU seconds of the process group of `pid`, a process herd did not start there.
+    pub fn group_cpu(&mut self, pid: u32) -> Result<f64, LinkError> {
+        match self.call(&Request::GroupCpu { pid })? {
+            Answer::GroupCpu { seconds, .. } => Ok(seconds),
+            other => Err(self.unexpected("group_cpu", &other)),
+        }
+    }
+
     /// The host's sockets in TIME_WAIT, and the bound herd keeps them under there.
     pub fn time_wait(&mut self) -> Result<(u64, u64), LinkError> {
         match self.call(&Request::TimeWait)? {

@@ -101,6 +101,16 @@ impl Host {
             Request::Ready { id, probe, timeout_ms } => self.ready(&id, &probe, timeout_ms),
             Request::Cpu { id } => self.cpu(&id),
             Request::Status { id } => self.status(&id),
+            Request::GroupCpu { pid } => {
+                let pgid = herd_topo::proc::process_group(pid)
+                    .ok_or_else(|| format!("group_cpu: no process {pid} on this host"));
+                pgid.and_then(|pgid| {
+                    let seconds = herd_topo::proc::group_cpu_seconds(pgid).ok_or_else(|| {
+                        format!("group_cpu: the CPU time of process group {pgid} cannot be read")
+                    })?;
+                    Ok(Answer::GroupCpu { pid, pgid, seconds })
+                })
+            }
             Request::TimeWait => match herd_topo::timewait::count() {
                 Some(count) => {
                     Ok(Answer::TimeWait { count, bound: herd_topo::timewait::default_bound() })

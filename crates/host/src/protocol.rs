@@ -41,6 +41,10 @@ pub enum Request {
     Ready { id: String, probe: Probe, timeout_ms: u64 },
     /// CPU time of a started program and everything it forked: [`Answer::Cpu`].
     Cpu { id: String },
+    /// CPU time of a process group herd did not start there (a user's own server, whose
+    /// main process `pid` the experiment names), its live threads and reaped children:
+    /// [`Answer::GroupCpu`].
+    GroupCpu { pid: u32 },
     /// Whether a started program still runs, and if not how it ended: [`Answer::Status`].
     /// A server that dies mid-run fails that run, named, with the end of its log.
     Status { id: String },
@@ -188,6 +192,12 @@ pub enum Answer {
         count: u64,
         bound: u64,
     },
+    GroupCpu {
+        pid: u32,
+        /// The group's leader's (the process group of `pid`).
+        pgid: u32,
+        seconds: f64,
+    },
     Stopped {
         id: String,
         /// How it ended, in words (`exit status 0`, `killed by signal 9`).
@@ -238,6 +248,7 @@ impl Answer {
             Answer::Status { .. } => "status",
             Answer::Made { .. } => "made",
             Answer::TimeWait { .. } => "time_wait",
+            Answer::GroupCpu { .. } => "group_cpu",
             Answer::Stopped { .. } => "stopped",
             Answer::File { .. } => "file",
             Answer::Doctor { .. } => "doctor",
@@ -260,6 +271,7 @@ impl Request {
             Request::Status { .. } => "status",
             Request::MakeDir { .. } => "make_dir",
             Request::TimeWait => "time_wait",
+            Request::GroupCpu { .. } => "group_cpu",
             Request::Stop { .. } => "stop",
             Request::ReadFile { .. } => "read_file",
             Request::WriteFile { .. } => "write_file",
@@ -391,6 +403,7 @@ mod tests {
             Request::Cpu { id: "server".into() },
             Request::Status { id: "server".into() },
             Request::TimeWait,
+            Request::GroupCpu { pid: 4242 },
             Request::MakeDir { path: "cells/1/logs".into(), mode: None, owner: None },
             Request::MakeDir {
                 path: "tmp".into(),
@@ -452,6 +465,7 @@ mod tests {
             },
             Answer::Made { path: "tmp".into() },
             Answer::TimeWait { count: 28_000, bound: 131_072 },
+            Answer::GroupCpu { pid: 4242, pgid: 4240, seconds: 1.5 },
             Answer::Stopped {
                 id: "server".into(),
                 how: "exit status 0".into(),

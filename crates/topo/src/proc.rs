@@ -585,6 +585,14 @@ pub fn group_cpu_seconds(pgid: u32) -> Option<f64> {
     found.then_some(total)
 }
 
+/// The process group of `pid`, from /proc/PID/stat (its fifth field, after the command's
+/// parenthesised name, which may hold spaces).
+pub fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(2)?.parse().ok()
+}
+
 /// Sum of the run time of `pid`'s threads, nanoseconds, from schedstat.
 fn threads_run_time(pid: u32) -> Option<u64> {
     let mut total = 0u64;
@@ -636,6 +644,14 @@ pub fn describe(status: &ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_group_is_read_from_proc() {
+        // SAFETY: getpgrp has no preconditions.
+        let own = unsafe { libc::getpgrp() } as u32;
+        assert_eq!(process_group(std::process::id()), Some(own));
+        assert_eq!(process_group(u32::MAX - 1), None);
+    }
 
     fn argv(a: &[&str]) -> Vec<OsString> {
         a.iter().map(OsString::from).collect()

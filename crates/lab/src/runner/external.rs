@@ -13,7 +13,7 @@ use herd_store::ServerRecord;
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stop};
 use super::readiness::{poll, NotReady};
-use super::watched::Watched;
+use super::watched::{On, Watched};
 use crate::experiment::External;
 
 /// How long one connect may take while waiting.
@@ -63,41 +63,33 @@ impl CellRun<'_> {
             cpu_seconds: None,
             configs: Vec::new(),
         });
-        // Its process group, whose live threads and reaped children are the server's CPU.
-        let watched = match ext.pid {
-            Some(pid) => {
-                let pgid = process_group(pid).ok_or_else(|| {
+        // Its process group, whose live threads and reaped children are the server's CPU:
+        // on the server host when the URL is that host's, else here.
+        let on_host = self.ctx.server_host.filter(|h| h.address == ext.addr.ip());
+        let watched = match (ext.pid, on_host) {
+            (Some(pid), Some(host)) => {
+                host.group_cpu_seconds(pid).ok_or_else(|| {
+                    RunFailure::Setup(format!(
+                        "server {name}: pid {pid} is not a process on {} (or its CPU time is not \
+                         readable there): give the external server's main process, or leave \
+                         pid out",
+                        host.url
+                    ))
+                })?;
+                vec![Watched { pid, name, log: Default::default(), on: On::HostGroup }]
+            }
+            (Some(pid), None) => {
+                let pgid = herd_topo::proc::process_group(pid).ok_or_else(|| {
                     RunFailure::Setup(format!(
                         "server {name}: pid {pid} is not a process here (or not readable): give \
                          the external server's main process, or leave pid out"
                     ))
                 })?;
-                vec![Watched { pid: pgid, name, log: Default::default(), host_log: None }]
+                vec![Watched { pid: pgid, name, log: Default::default(), on: On::Here }]
             }
-            None => Vec::new(),
+            (None, _) => Vec::new(),
         };
         let over = if ext.tls { Protocol::H1Tls } else { Protocol::H1 };
         Ok((watched, over))
-    }
-}
-
-/// The process group of `pid`, from /proc/PID/stat (its fifth field, after the command's
-/// parenthesised name, which may hold spaces).
-fn process_group(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(2)?.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_process_group_is_read_from_proc() {
-        // SAFETY: getpgrp has no preconditions.
-        let own = unsafe { libc::getpgrp() } as u32;
-        assert_eq!(process_group(std::process::id()), Some(own));
-        assert_eq!(process_group(u32::MAX - 1), None);
     }
 }

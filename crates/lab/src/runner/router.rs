@@ -13,7 +13,7 @@ use super::failure::{RunFailure, Stop};
 use super::launch::{
     argv_record, config_records, create_dir, version, write_launch, write_tls, Asker,
 };
-use super::watched::{Router, Watched};
+use super::watched::{On, Router, Watched};
 use crate::error::with_causes;
 
 impl CellRun<'_> {
@@ -75,7 +75,7 @@ impl CellRun<'_> {
             .map_err(|err| {
                 RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
             })?;
-        let process = Watched { pid, name: p.name.clone(), log: p.log.clone(), host_log: None };
+        let process = Watched { pid, name: p.name.clone(), log: p.log.clone(), on: On::Here };
         self.wait_ready(&launch.ready, router_ca.as_deref(), Host::Router, &process)?;
         if router_ca.is_some() {
             self.ca_file = router_ca;

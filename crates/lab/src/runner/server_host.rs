@@ -292,6 +292,12 @@ impl ServerHost {
         self.call(|l| l.time_wait()).ok()
     }
 
+    /// CPU seconds of the process group of `pid` on the host, a process herd did not start
+    /// (an external server's).
+    pub(super) fn group_cpu_seconds(&self, pid: u32) -> Option<f64> {
+        self.call(|l| l.group_cpu(pid)).ok()
+    }
+
     /// How `id` ended, if it has.
     pub(super) fn ended(&self, id: &str) -> Option<Ending> {
         self.call(|l| l.status(id)).ok().flatten()

@@ -18,7 +18,7 @@ use super::launch::{
     write_tls, Asker,
 };
 use super::preflight::Ready;
-use super::watched::Watched;
+use super::watched::{On, Watched};
 use crate::error::with_causes;
 use crate::matrix::Cell;
 
@@ -83,7 +83,7 @@ impl CellRun<'_> {
             let pid = self.sup.start(&spawn).map_err(|err| {
                 RunFailure::Setup(format!("cannot start {}: {}", p.name, with_causes(&err)))
             })?;
-            let process = Watched { pid, name: p.name.clone(), log: p.log.clone(), host_log: None };
+            let process = Watched { pid, name: p.name.clone(), log: p.log.clone(), on: On::Here };
             if let Some(probe) = &p.ready {
                 let ca = self.ca_file.clone();
                 self.wait_ready(&place.local_probe(probe), ca.as_deref(), Host::Server, &process)?;

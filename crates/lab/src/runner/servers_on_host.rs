@@ -15,7 +15,7 @@ use super::cell::CellRun;
 use super::failure::{RunFailure, Stage, Stop};
 use super::readiness::{ask, poll, NotReady};
 use super::server_host::ServerHost;
-use super::watched::Watched;
+use super::watched::{On, Watched};
 
 /// Where the document root goes in the helper's run directory.
 pub(super) const DOCROOT: &str = "www";
@@ -60,7 +60,7 @@ impl CellRun<'_> {
             let pid = start_process(host, p, cpus.clone(), &log)
                 .map_err(|e| setup(format!("cannot start {}: {e}", p.name)))?;
             let process =
-                Watched { pid, name: p.name.clone(), log: host.path(&log), host_log: Some(log) };
+                Watched { pid, name: p.name.clone(), log: host.path(&log), on: On::Host { log } };
             if let Some(probe) = &p.ready {
                 self.wait_ready_on(host, probe, &process)?;
             }
@@ -99,7 +99,10 @@ impl CellRun<'_> {
             last,
             log_tail,
         };
-        let log = process.host_log.as_deref().unwrap_or_default();
+        let log = match &process.on {
+            On::Host { log } => log.as_str(),
+            _ => "",
+        };
         match host.ready(&process.name, on_host, timeout) {
             Ok(Readiness::Ready { .. }) => {}
             Ok(Readiness::Exited { .. }) => {

@@ -18,9 +18,22 @@ pub(super) struct Watched {
     pub(super) name: String,
     /// Its log: a path here, or on the server host the path the helper's log name means.
     pub(super) log: PathBuf,
-    /// Set for a process on the `[hosts]` server host: its log's name in the helper's run
-    /// directory (the helper knows the process as `name`).
-    pub(super) host_log: Option<String>,
+    /// Where it runs, and so how its CPU time and its end are read.
+    pub(super) on: On,
+}
+
+/// Where a watched process runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum On {
+    /// This machine: the supervisor started it (or, for an external server, `pid` is its
+    /// process group).
+    Here,
+    /// The `[hosts]` server host, started there by the helper, which knows it as the
+    /// process's `name`; `log` is its log's name in the helper's run directory.
+    Host { log: String },
+    /// The server host, a process group herd did not start there (an external server's):
+    /// only its CPU time is read.
+    HostGroup,
 }
 
 /// A program started on the router of a proxy path, and its record for the store.
@@ -48,7 +61,7 @@ impl Watched {
         host: Option<&ServerHost>,
         when: Stage,
     ) -> Option<RunFailure> {
-        if let (Some(log), Some(host)) = (&self.host_log, host) {
+        if let (On::Host { log }, Some(host)) = (&self.on, host) {
             let ended = host.ended(&self.name)?;
             use std::os::unix::process::ExitStatusExt as _;
             let raw = match (ended.code, ended.signal) {
@@ -81,8 +94,9 @@ impl Watched {
 impl Watched {
     /// Its CPU time so far (and its children's), read where it runs.
     pub(super) fn cpu_seconds(&self, sup: &Supervisor, host: Option<&ServerHost>) -> Option<f64> {
-        match (&self.host_log, host) {
-            (Some(_), Some(host)) => host.cpu_seconds(&self.name),
+        match (&self.on, host) {
+            (On::Host { .. }, Some(host)) => host.cpu_seconds(&self.name),
+            (On::HostGroup, Some(host)) => host.group_cpu_seconds(self.pid),
             _ => sup.cpu_seconds(self.pid),
         }
     }
