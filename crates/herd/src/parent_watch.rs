@@ -11,6 +11,9 @@ pub(crate) fn follow_parent() {
     let Some(parent) = std::env::var(PARENT_VAR).ok().and_then(|v| v.parse::<u32>().ok()) else {
         return;
     };
+    // Not for what this herd starts in turn (`herd cluster run --local`'s agents, whose
+    // parent it is): read once, here, while the process has one thread.
+    std::env::remove_var(PARENT_VAR);
     // SAFETY: PR_SET_PDEATHSIG with a signal number reads and writes no memory of ours.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) };
     // The parent may have died before the request was made: then no signal will come.

@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
 
 use crate::util;
+use crate::util::require_root;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -16,15 +17,6 @@ use std::time::{Duration, Instant};
 use herd_topo::net::{apply, netns, Host, Path as NetPath, Plan};
 use herd_topo::{CpuSet, Spawn, Supervisor};
 use util::{herd, lab_run, rows_of, run, tempdir, text, word_starting_under};
-
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "these tests build network namespaces and need root: run them as root (CI does)"
-    );
-}
 
 fn nginx() -> &'static str {
     ["/usr/sbin/nginx", "/usr/bin/nginx"]

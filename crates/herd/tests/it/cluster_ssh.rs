@@ -11,28 +11,15 @@
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use herd_topo::net::netns;
-use herd_topo::{CpuSet, Spawn, Supervisor};
+use herd_topo::Supervisor;
 
 use crate::util::ssh_hosts::{HostSetup, SshHosts};
-use crate::util::{herd, run, tempdir, text};
-
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
-    );
-}
+use crate::util::{herd, require_root, run, tempdir, text};
 
 /// Where host `i` keeps this build: `~/.cache/herd/herd-<build id>` under its home.
 fn cached(hosts: &SshHosts, i: usize) -> PathBuf {
@@ -53,61 +40,13 @@ fn install(hosts: &SshHosts, i: usize) {
 
 /// herd serve on port 8080 of host 0 (198.18.3.2), logging each request; its URL and log.
 fn serve(hosts: &SshHosts, sup: &mut Supervisor) -> (String, PathBuf) {
-    let log = serve_on(hosts, sup, 8080, &[]);
+    let log = hosts.serve_herd(sup, 8080, &[]);
     (format!("http://{}:8080/9x9", hosts.hosts[0].addr), log)
-}
-
-/// herd serve on `port` of host 0 with `more` flags, logging each request; its log.
-fn serve_on(hosts: &SshHosts, sup: &mut Supervisor, port: u16, more: &[OsString]) -> PathBuf {
-    let addr = hosts.hosts[0].addr;
-    let log = hosts.dir.join(format!("serve-{port}.log"));
-    let mut argv: Vec<OsString> = [
-        env!("CARGO_BIN_EXE_herd"),
-        "serve",
-        "--listen",
-        &format!("{addr}:{port}"),
-        "--threads",
-        "1",
-        "--access-log",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    argv.extend(more.iter().cloned());
-    let ns = hosts.host_netns(0);
-    sup.start(&Spawn {
-        name: "herd serve",
-        argv: &argv,
-        env: &[],
-        stdout: &log,
-        stderr: &log,
-        cpus: &CpuSet::All,
-        netns: Some(&ns),
-    })
-    .unwrap();
-    let t = Instant::now();
-    while !std::fs::read_to_string(&log).unwrap_or_default().contains("listening on") {
-        assert!(t.elapsed() < Duration::from_secs(10), "herd serve did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    log
 }
 
 /// herd serve's own count of /9x9 requests (`/herd/stats`), asked from the client host.
 fn served(hosts: &SshHosts) -> u64 {
-    let addr = (hosts.hosts[0].addr, 8080);
-    let all = netns::within(&hosts.netns, move || {
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(b"GET /herd/stats HTTP/1.0\r\n\r\n").unwrap();
-        let mut all = String::new();
-        s.read_to_string(&mut all).unwrap();
-        all
-    })
-    .unwrap();
-    let body = all.split_once("\r\n\r\n").unwrap().1;
-    let v: serde_json::Value = serde_json::from_str(body).unwrap();
-    v["routes"]["/9x9"].as_u64().unwrap_or(0)
+    hosts.served(8080, "/9x9")
 }
 
 /// Processes running a program under one of the hosts' homes (their herd: helpers and
@@ -424,7 +363,7 @@ fn the_files_a_run_reads_are_copied_to_each_host_and_read_there() {
     std::fs::create_dir_all(&here).unwrap();
     let ca = here.join("ca-822.pem");
     let tls = ["--tls-self-signed".into(), "--tls-write-ca".into(), ca.clone().into_os_string()];
-    serve_on(&hosts, &mut sup, 8443, &tls);
+    hosts.serve_herd(&mut sup, 8443, &tls);
     assert!(ca.is_file(), "herd serve wrote its CA before it listened");
     let body: Vec<u8> = (0..777u32).map(|i| b'a' + (i % 26) as u8).collect();
     std::fs::write(here.join("body-822.bin"), &body).unwrap();
@@ -500,7 +439,7 @@ fn the_files_a_run_reads_are_copied_to_each_host_and_read_there() {
     let set = here.join("set-822");
     let out = run(herd().args(["serve", "--generate"]).arg(&set).args(["--specweb-dirs", "1"]));
     assert!(out.status.success(), "{}", text(&out.stderr));
-    serve_on(&hosts, &mut sup, 8080, &["--root".into(), set.into_os_string()]);
+    hosts.serve_herd(&mut sup, 8080, &["--root".into(), set.into_os_string()]);
     let out = hosts
         .herd()
         .current_dir(&here)

@@ -13,16 +13,7 @@ use herd_lab::hosts::session::{HostSession, Liveness};
 use herd_lab::hosts::ssh::Ssh;
 
 use crate::util::ssh_hosts::{HostSetup, SshHosts};
-use crate::util::{herd, namespaces_of, run, tempdir, text};
-
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
-    );
-}
+use crate::util::{herd, namespaces_of, require_root, run, tempdir, text};
 
 /// herd's build id, as the hosts' caches name it (`herd --version`: `herd 0.1.0 (commit X)`).
 fn build_id() -> String {

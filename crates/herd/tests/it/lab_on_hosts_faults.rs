@@ -13,16 +13,7 @@ use std::time::Duration;
 use herd_store::{ExperimentId, Outcome, Store};
 
 use crate::util::ssh_hosts::{HostSetup, SshHosts};
-use crate::util::{tempdir, text, wait_for};
-
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
-    );
-}
+use crate::util::{require_root, tempdir, text, wait_for};
 
 /// An experiment of herd serve × one load, with `[hosts]` as given and the fixture's
 /// ssh_config.
@@ -38,34 +29,6 @@ fn experiment(dir: &Path, load: &str, reps: u32, hosts: &str) -> std::path::Path
     )
     .unwrap();
     file
-}
-
-/// What herd started on sshd host `i` and left: processes whose command line names the
-/// host's home or temporary directory (helpers, servers, agents: only this test starts
-/// programs there), and helper run directories.
-fn left_on(hosts: &SshHosts, i: usize) -> Vec<String> {
-    let tmp = hosts.dir.join(format!("host{i}/tmp"));
-    let home = hosts.dir.join(format!("host{i}/home"));
-    let mut left: Vec<String> = std::fs::read_dir(&tmp)
-        .unwrap()
-        .flatten()
-        .map(|e| format!("directory {}", e.path().display()))
-        .collect();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z'));
-        let ours = cmd.contains(&*tmp.to_string_lossy()) || cmd.contains(&*home.to_string_lossy());
-        if ours && !zombie {
-            left.push(format!("process {name}: {cmd}"));
-        }
-    }
-    left
 }
 
 #[test]
@@ -95,7 +58,7 @@ fn a_host_that_cannot_be_used_fails_the_run_before_anything_starts() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(&says), "{says}: {stderr}");
         assert!(!store.exists(), "no store before the hosts are ready: {stderr}");
-        assert_eq!(left_on(&hosts, 0), Vec::<String>::new());
+        assert_eq!(hosts.left_on(0), Vec::<String>::new());
     }
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
@@ -126,8 +89,8 @@ fn herd_killed_mid_run_leaves_nothing_on_any_host() {
         .spawn()
         .unwrap();
     // Mid-run: the server up on its host and an agent on each client host.
-    let agent = |i: usize| left_on(&hosts, i).iter().any(|l| l.contains(" agent "));
-    let server = || left_on(&hosts, 0).iter().any(|l| l.contains(" serve "));
+    let agent = |i: usize| hosts.left_on(i).iter().any(|l| l.contains(" agent "));
+    let server = || hosts.left_on(0).iter().any(|l| l.contains(" serve "));
     wait_for("the server and both agents", Duration::from_secs(30), || {
         server() && agent(1) && agent(2)
     });
@@ -136,7 +99,7 @@ fn herd_killed_mid_run_leaves_nothing_on_any_host() {
     // Each helper sees its channel close and stops what it started; the lab's client, told
     // by the kernel that the lab is gone, stops its agents.
     wait_for("every host cleaned", Duration::from_secs(10), || {
-        (0..3).all(|i| left_on(&hosts, i).is_empty())
+        (0..3).all(|i| hosts.left_on(i).is_empty())
     });
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
@@ -186,7 +149,7 @@ fn a_server_host_cut_off_fails_its_run_stops_the_rest_and_keeps_what_finished() 
     assert!(outcomes.len() < 3, "no run after the loss: {outcomes:?}");
     assert!(exp.note.as_deref().unwrap_or_default().contains(&format!("ssh://{s}")));
     // The helper, cut off, takes the silence for a lost link and stops the server itself.
-    wait_for("the cut-off host cleaned", Duration::from_secs(10), || left_on(&hosts, 0).is_empty());
+    wait_for("the cut-off host cleaned", Duration::from_secs(10), || hosts.left_on(0).is_empty());
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,16 +15,7 @@ use std::time::{Duration, Instant};
 use herd_store::{ExperimentId, ExperimentStatus, Outcome, Store, StoredExperiment};
 
 use crate::util::ssh_hosts::{HostSetup, SshHosts};
-use crate::util::{tempdir, text};
-
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "these tests build network namespaces and run sshd in them: run them as root (CI does)"
-    );
-}
+use crate::util::{require_root, tempdir, text};
 
 /// A user's own nginx config with herd's placeholders (as lab_servers.rs's).
 const MINE: &str = "worker_processes {{workers}};\npid {{dir}}/mine.pid;\n\

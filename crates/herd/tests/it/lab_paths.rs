@@ -17,15 +17,6 @@ use util::{
     word_starting_under,
 };
 
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "these tests build network namespaces and need root: run them as root (CI does)"
-    );
-}
-
 /// Everything lab run `pid` (started with TMPDIR `dir`) could have left: its namespaces, veth
 /// ends or nft/iptables rules in the host's namespace (they belong inside the path's), and
 /// processes whose command line names a file under `dir` (every server's config is there).
@@ -112,7 +103,7 @@ fn spawn_lab(dir: &Path, file: &Path, stderr: &Path) -> Child {
         .unwrap()
 }
 
-use crate::util::wait_for;
+use crate::util::{require_root, wait_for};
 
 /// The report's rows as (path, reps, failed, req/s), read by the header's columns.
 fn rows(dir: &Path) -> Vec<(String, String, u64, String)> {

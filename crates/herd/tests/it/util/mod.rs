@@ -105,6 +105,16 @@ pub fn tempdir(tag: &str) -> PathBuf {
     dir
 }
 
+/// Fails the test unless it runs as root: it builds network namespaces (CI runs as root).
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "these tests build network namespaces and need root: run them as root (CI does)"
+    );
+}
+
 /// Waits until `cond` holds, asking every 20 ms; fails the test naming `what` after `limit`.
 pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let t = Instant::now();

@@ -216,10 +216,10 @@ impl SshHosts {
         self.topo.netns(SERVED[i])
     }
 
-    /// herd serve on `port` of sshd host 0 (198.18.3.2), serving `root` if given, writing
-    /// its access log (a line per response) to its log, started by `sup` (stopped by its PID
+    /// herd serve on `port` of sshd host 0 (198.18.3.2) with `more` flags, writing its
+    /// access log (a line per response) to its log, started by `sup` (stopped by its PID
     /// when `sup` drops); its log, once it listens.
-    pub fn serve_herd(&self, sup: &mut Supervisor, port: u16, root: Option<&Path>) -> PathBuf {
+    pub fn serve_herd(&self, sup: &mut Supervisor, port: u16, more: &[OsString]) -> PathBuf {
         let log = self.dir.join(format!("serve-{port}.log"));
         let listen = format!("{}:{port}", self.hosts[0].addr);
         let mut argv: Vec<OsString> = [
@@ -234,9 +234,7 @@ impl SshHosts {
         .iter()
         .map(OsString::from)
         .collect();
-        if let Some(root) = root {
-            argv.extend([OsString::from("--root"), root.as_os_str().to_owned()]);
-        }
+        argv.extend(more.iter().cloned());
         let ns = self.host_netns(0);
         sup.start(&Spawn {
             name: "herd serve",
@@ -273,6 +271,36 @@ impl SshHosts {
         let body = all.split_once("\r\n\r\n").unwrap().1;
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         v["routes"][route].as_u64().unwrap_or(0)
+    }
+
+    /// What herd started on sshd host `i` and left there: processes whose command line names
+    /// the host's home or temporary directory (helpers, servers, agents: only the tests
+    /// start programs there), and what its temporary directory holds (helpers' run
+    /// directories).
+    pub fn left_on(&self, i: usize) -> Vec<String> {
+        let tmp = self.dir.join(format!("host{i}/tmp"));
+        let home = &self.hosts[i].home;
+        let mut left: Vec<String> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| format!("directory {}", e.path().display()))
+            .collect();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else { continue };
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let zombie = stat.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z'));
+            let ours =
+                cmd.contains(&*tmp.to_string_lossy()) || cmd.contains(&*home.to_string_lossy());
+            if ours && !zombie {
+                left.push(format!("process {name}: {cmd}"));
+            }
+        }
+        left
     }
 
     /// The namespaces' tag, for checking that nothing is left.
