@@ -7,8 +7,10 @@
 //! A [`ServerSpec`] names the server ([`ServerKind`], Apache with its [`Mpm`]), its PHP setup
 //! ([`Php`]: php-fpm or php-cgi, see [`php_choices`]), the [`Protocol`] it serves (see
 //! [`ServerKind::supports`]), the listen address, the docroot, the server's own run_dir, the
-//! worker count, the unprivileged user, and the [`Programs`] found by [`Programs::locate`]
-//! (which [`programs_needed`] lists). [`render`] turns it into a [`Launch`]: the
+//! worker count, the unprivileged user, the requests per kept-alive connection and sendfile
+//! where the server has them ([`ServerKind::takes_keepalive_requests`],
+//! [`ServerKind::takes_sendfile`]; refused where not), and the [`Programs`] found by
+//! [`Programs::locate`] (which [`programs_needed`] lists). [`render`] turns it into a [`Launch`]: the
 //! [`RenderedFile`]s and directories to create, the [`ProcessSpec`]s to start in order (php-fpm
 //! before nginx), the [`Probe`] that says the front server is ready (`GET /`[`READY_FILE`]),
 //! with TLS the certificate made for it and the CA the client trusts ([`TlsFiles`]), the

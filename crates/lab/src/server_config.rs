@@ -5,7 +5,9 @@
 //! workers run as, when the lab runs as root) and `{{workers}}`. The driver still renders its
 //! launch (command line, probes, certificate); only the config file its server reads is the
 //! user's, filled in. The file is read and its placeholders checked when the experiment is;
-//! the server's own config test (`nginx -t` …) judges it before any run (preflight).
+//! the server's own config test (`nginx -t` …) judges it before any run (preflight). The
+//! table's `keepalive_requests` and `sendfile` are not placeholders: beside `config` they are
+//! refused (the file decides them).
 
 use std::path::{Path, PathBuf};
 
