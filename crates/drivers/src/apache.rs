@@ -74,6 +74,21 @@ SSLProtocol all -SSLv3
 SSLSessionTickets off
 ";
 
+/// Keep-alive as Debian's apache2.conf has it, or with the spec's `keepalive_requests`.
+const KEEPALIVE_DEFAULT: &str =
+    "# Debian's apache2.conf: keep-alive on, at most 100 requests per connection, 5 s idle.";
+const KEEPALIVE_REQUESTS: &str = "# Debian's apache2.conf: keep-alive on, 5 s idle; at most \
+     @N@ requests per connection\n# (the spec's keepalive_requests).";
+
+/// sendfile on, the lab's default, or off as the spec asks.
+const SENDFILE_ON: &str =
+    "# Off in Apache's and Debian's defaults; on here, as in every server of the lab, so that
+# static files take the kernel's sendfile path everywhere.
+EnableSendfile On
+";
+const SENDFILE_OFF: &str = "# Off, as the spec's sendfile asks (Apache's and Debian's default): \
+     static files are read\n# and written by the server.\nEnableSendfile Off\n";
+
 /// Debian's mods-available/mpm_event.conf and mpm_worker.conf (the same values).
 const THREADED_DEFAULTS: &str = "# Debian's mods-available/mpm_@MPM@.conf.
 StartServers 2
@@ -168,6 +183,14 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
         }
         None => String::new(),
     };
+    let (keepalive_note, max_keepalive) = match spec.keepalive_requests {
+        Some(n) => (
+            fill("apache.rs KEEPALIVE_REQUESTS", KEEPALIVE_REQUESTS, &[("N", &n.to_string())])?,
+            n.to_string(),
+        ),
+        None => (KEEPALIVE_DEFAULT.to_owned(), "100".to_owned()),
+    };
+    let sendfile = if spec.sendfile == Some(false) { SENDFILE_OFF } else { SENDFILE_ON };
     let contents = fill(
         "templates/apache2.conf",
         TEMPLATE,
@@ -184,6 +207,9 @@ pub(crate) fn render(spec: &ServerSpec, mpm: Mpm, places: &Places) -> Result<Lau
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
             ("ACCESS_LOG", &log_directive),
+            ("KEEPALIVE_NOTE", &keepalive_note),
+            ("MAX_KEEPALIVE_REQUESTS", &max_keepalive),
+            ("SENDFILE", sendfile),
         ],
     )?;
 
@@ -293,6 +319,25 @@ mod tests {
     use std::num::NonZeroU32;
 
     const CONF: &str = "conf/apache2.conf";
+
+    #[test]
+    fn keepalive_requests_and_sendfile_only_when_asked() {
+        let mut s = spec(ServerKind::Apache(Mpm::Event), None);
+        let plain = conf(&s, CONF);
+        assert!(plain.contains("\nMaxKeepAliveRequests 100\n"), "{plain}");
+        assert!(plain.contains("\nEnableSendfile On\n"), "{plain}");
+        s.sendfile = Some(true);
+        assert_eq!(conf(&s, CONF), plain, "on is what is rendered without it");
+        s.sendfile = Some(false);
+        s.keepalive_requests = NonZeroU32::new(10);
+        let set = conf(&s, CONF);
+        assert!(set.contains("\nMaxKeepAliveRequests 10\n"), "{set}");
+        assert!(
+            set.contains("\nEnableSendfile Off\n") && !set.contains("EnableSendfile On"),
+            "{set}"
+        );
+        assert!(!set.contains("100 requests"), "{set}");
+    }
 
     #[test]
     fn mpm_module_and_settings() {

@@ -48,6 +48,10 @@ pub enum DriverError {
     #[error("{server} cannot take a worker count ({workers} asked): {why}; leave workers unset")]
     WorkersNotSupported { server: String, workers: u32, why: &'static str },
 
+    /// The server has no such setting (`keepalive_requests`, `sendfile`).
+    #[error("{server} cannot take {setting}: {why}; leave {setting} unset")]
+    SettingNotSupported { server: String, setting: &'static str, why: &'static str },
+
     /// A proxy with no server to forward to.
     #[error("{proxy} has no backend to forward to: give it at least one server address")]
     NoBackends { proxy: &'static str },

@@ -7,8 +7,10 @@
 //! A [`ServerSpec`] names the server ([`ServerKind`], Apache with its [`Mpm`]), its PHP setup
 //! ([`Php`]: php-fpm or php-cgi, see [`php_choices`]), the [`Protocol`] it serves (see
 //! [`ServerKind::supports`]), the listen address, the docroot, the server's own run_dir, the
-//! worker count, the unprivileged user, and the [`Programs`] found by [`Programs::locate`]
-//! (which [`programs_needed`] lists). [`render`] turns it into a [`Launch`]: the
+//! worker count, the unprivileged user, the requests per kept-alive connection and sendfile
+//! where the server has them ([`ServerKind::takes_keepalive_requests`],
+//! [`ServerKind::takes_sendfile`]; refused where not), and the [`Programs`] found by
+//! [`Programs::locate`] (which [`programs_needed`] lists). [`render`] turns it into a [`Launch`]: the
 //! [`RenderedFile`]s and directories to create, the [`ProcessSpec`]s to start in order (php-fpm
 //! before nginx), the [`Probe`] that says the front server is ready (`GET /`[`READY_FILE`]),
 //! with TLS the certificate made for it and the CA the client trusts ([`TlsFiles`]), the
@@ -92,7 +94,8 @@ pub const READY_FILE: &str = "herd-ready.txt";
 /// Renders `spec` into what the lab writes and starts.
 ///
 /// Fails for a PHP setup or a protocol the server does not have, a program missing from
-/// `spec.programs`, listen port 0, a worker count for mini_httpd or thttpd, or a run_dir, docroot or user
+/// `spec.programs`, listen port 0, a worker count for mini_httpd or thttpd, a
+/// `keepalive_requests` or `sendfile` the server has no setting for, or a run_dir, docroot or user
 /// that cannot be written safely into a config file.
 /// A samba or tbench spec's `protocol` is not read: smbd speaks SMB and tbench_srv plain TCP, which herd's HTTP vocabulary has no
 /// word for, and [`check_protocol`] refuses every HTTP protocol for it (the lab asks before
@@ -105,6 +108,7 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
     if spec.listen.port() == 0 {
         return Err(DriverError::PortZero { addr: spec.listen });
     }
+    check_settings(spec)?;
     let places = run_dir::Places::new(spec)?;
     match spec.kind {
         ServerKind::Herd => herd::render(spec, &places),
@@ -119,6 +123,27 @@ pub fn render(spec: &ServerSpec) -> Result<Launch, DriverError> {
         ServerKind::Tbench => tbench::render(spec, &places),
         ServerKind::External => Err(DriverError::External),
     }
+}
+
+/// `Ok` unless the spec sets `keepalive_requests` or `sendfile` for a server without that
+/// setting ([`ServerKind::takes_keepalive_requests`], [`ServerKind::takes_sendfile`]): a
+/// driver never drops a setting it was asked for.
+fn check_settings(spec: &ServerSpec) -> Result<(), DriverError> {
+    let asked = [
+        (
+            "keepalive_requests",
+            spec.keepalive_requests.is_some(),
+            spec.kind.takes_keepalive_requests(),
+        ),
+        ("sendfile", spec.sendfile.is_some(), spec.kind.takes_sendfile()),
+    ];
+    for (setting, set, takes) in asked {
+        if let (true, Err(why)) = (set, takes) {
+            let server = spec.kind.name().to_owned();
+            return Err(DriverError::SettingNotSupported { server, setting, why });
+        }
+    }
+    Ok(())
 }
 
 /// The front server's readiness probe: `GET /READY_FILE` on the listen address, over
@@ -327,6 +352,50 @@ mod tests {
             let start = format!("{kind} cannot serve {protocol} ({}): ", protocol.describe());
             assert!(msg.starts_with(&start) && msg.contains(reason), "{msg}");
             assert_eq!(check_protocol(kind, protocol).unwrap_err().to_string(), msg);
+        }
+    }
+
+    /// Every server without the setting refuses it, naming itself, the setting and why; the
+    /// three that have both render them.
+    #[test]
+    fn a_setting_the_server_lacks_is_refused_with_the_reason() {
+        let keepalive = std::num::NonZeroU32::new(10);
+        let lacks = [
+            (ServerKind::Herd, "keepalive_requests", "herd serve keeps a connection alive"),
+            (ServerKind::Herd, "sendfile", "herd serve sends files above 16 KiB"),
+            (ServerKind::H2o, "keepalive_requests", "h2o 2.2 has no limit"),
+            (ServerKind::H2o, "sendfile", "h2o 2.2 has no sendfile"),
+            (ServerKind::Caddy, "keepalive_requests", "caddy 2.6 (Go's net/http) has no limit"),
+            (ServerKind::Caddy, "sendfile", "caddy 2.6 has no setting"),
+            (ServerKind::MiniHttpd, "keepalive_requests", "mini_httpd has no keep-alive"),
+            (ServerKind::MiniHttpd, "sendfile", "mini_httpd has no setting"),
+            (ServerKind::Thttpd, "keepalive_requests", "thttpd has no keep-alive"),
+            (ServerKind::Thttpd, "sendfile", "maps files into memory"),
+            (ServerKind::Samba, "sendfile", "speaks no HTTP"),
+        ];
+        for (kind, setting, reason) in lacks {
+            let mut s = spec(kind, None);
+            match setting {
+                "sendfile" => s.sendfile = Some(true),
+                _ => s.keepalive_requests = keepalive,
+            }
+            let err = render(&s).unwrap_err();
+            let DriverError::SettingNotSupported { setting: got, .. } = &err else {
+                panic!("{err:?}")
+            };
+            assert_eq!(*got, setting);
+            let msg = err.to_string();
+            assert!(msg.starts_with(&format!("{kind} cannot take {setting}: ")), "{msg}");
+            assert!(msg.contains(reason) && msg.ends_with(&format!("leave {setting} unset")));
+        }
+        for kind in [ServerKind::Nginx, ServerKind::Apache(Mpm::Prefork), ServerKind::Lighttpd] {
+            assert!(kind.takes_keepalive_requests().is_ok() && kind.takes_sendfile().is_ok());
+            let s = ServerSpec {
+                keepalive_requests: keepalive,
+                sendfile: Some(false),
+                ..spec(kind, None)
+            };
+            assert!(render(&s).is_ok(), "{kind}");
         }
     }
 

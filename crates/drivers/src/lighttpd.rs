@@ -39,6 +39,18 @@ ssl.pemfile = "@CERT@"
 ssl.privkey = "@KEY@"
 "#;
 
+/// sendfile on, lighttpd's default, or off as the spec asks.
+const SENDFILE_ON: &str = "# lighttpd's default on Linux, written out: static files go \
+     through sendfile.\nserver.network-backend = \"sendfile\"\n";
+const SENDFILE_OFF: &str = "# Not sendfile, as the spec's sendfile asks: static files go out \
+     through writev.\nserver.network-backend = \"writev\"\n";
+
+/// Keep-alive with lighttpd's defaults, or with the spec's `keepalive_requests`.
+const KEEPALIVE_DEFAULT: &str =
+    "# Keep-alive: lighttpd's defaults (5 s idle, 1000 requests per connection).";
+const KEEPALIVE_REQUESTS: &str = "# Keep-alive: lighttpd's 5 s idle; at most @N@ requests per \
+     connection (the spec's\n# keepalive_requests).\nserver.max-keep-alive-requests = @N@\n";
+
 pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, DriverError> {
     let exe = spec.programs.path(&LIGHTTPD, spec.kind)?;
     let conf = places.path("conf/lighttpd.conf");
@@ -91,6 +103,13 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         ),
         None => ("", String::new()),
     };
+    let backend = if spec.sendfile == Some(false) { SENDFILE_OFF } else { SENDFILE_ON };
+    let keepalive = match spec.keepalive_requests {
+        Some(n) => {
+            fill("lighttpd.rs KEEPALIVE_REQUESTS", KEEPALIVE_REQUESTS, &[("N", &n.to_string())])?
+        }
+        None => KEEPALIVE_DEFAULT.to_owned(),
+    };
     let contents = fill(
         "templates/lighttpd.conf",
         TEMPLATE,
@@ -108,6 +127,8 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("TLS", &tls_block),
             ("H2", h2),
             ("PHP", &php),
+            ("NETWORK_BACKEND", backend),
+            ("KEEPALIVE", &keepalive),
         ],
     )?;
 
@@ -148,6 +169,22 @@ mod tests {
     use std::num::NonZeroU32;
 
     const CONF: &str = "conf/lighttpd.conf";
+
+    #[test]
+    fn keepalive_requests_and_sendfile_only_when_asked() {
+        let mut s = spec(ServerKind::Lighttpd, None);
+        let plain = conf(&s, CONF);
+        assert!(plain.contains("\nserver.network-backend = \"sendfile\"\n"), "{plain}");
+        assert!(!plain.contains("server.max-keep-alive-requests"), "{plain}");
+        s.sendfile = Some(true);
+        assert_eq!(conf(&s, CONF), plain, "on is what is rendered without it");
+        s.sendfile = Some(false);
+        s.keepalive_requests = NonZeroU32::new(10);
+        let set = conf(&s, CONF);
+        assert!(set.contains("\nserver.network-backend = \"writev\"\n"), "{set}");
+        assert!(set.contains("\nserver.max-keep-alive-requests = 10\n"), "{set}");
+        assert!(!set.contains("1000 requests"), "{set}");
+    }
 
     #[test]
     fn bind_port_and_user() {

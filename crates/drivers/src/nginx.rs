@@ -36,6 +36,21 @@ ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;
 ssl_prefer_server_ciphers on;
 ";
 
+/// Keep-alive without the spec's `keepalive_requests`.
+const KEEPALIVE_DEFAULT: &str =
+    "# Keep-alive: nginx's defaults (75 s idle, 1000 requests per connection; over HTTP/2 the
+# same 1000 streams, then a GOAWAY, and at most 128 streams at once).
+";
+
+/// Keep-alive with the spec's `keepalive_requests`, which nginx also applies to the streams
+/// of an HTTP/2 connection.
+const KEEPALIVE_REQUESTS: &str =
+    "# Keep-alive: nginx's 75 s idle; at most @N@ requests per connection (the spec's
+# keepalive_requests; over HTTP/2 the same @N@ streams, then a GOAWAY, and at most 128
+# streams at once).
+keepalive_requests @N@;
+";
+
 /// The `location` that hands `*.php` to php-fpm, as Debian's snippets/fastcgi-php.conf does
 /// without its PATH_INFO split (the pages are plain files).
 const PHP_LOCATION: &str = r"# PHP through php-fpm on its Unix socket.
@@ -70,6 +85,14 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
         Some(t) => fill("nginx.rs TLS", TLS, &[("CERT", &t.cert), ("KEY", &t.key)])?,
         None => String::new(),
     };
+    let keepalive = match spec.keepalive_requests {
+        Some(n) => {
+            fill("nginx.rs KEEPALIVE_REQUESTS", KEEPALIVE_REQUESTS, &[("N", &n.to_string())])?
+        }
+        None => KEEPALIVE_DEFAULT.to_owned(),
+    };
+    // Debian's `sendfile on` unless the spec turns it off.
+    let sendfile = if spec.sendfile == Some(false) { "off" } else { "on" };
     let access_log = access_log::at_path(spec, places, LogFormat::Common);
     let log_directive = match &access_log {
         Some(_) => format!(
@@ -92,6 +115,8 @@ pub(crate) fn render(spec: &ServerSpec, places: &Places) -> Result<Launch, Drive
             ("DOCROOT", &places.docroot),
             ("PHP", &php),
             ("ACCESS_LOG", &log_directive),
+            ("SENDFILE", sendfile),
+            ("KEEPALIVE", &keepalive),
         ],
     )?;
 
@@ -154,6 +179,21 @@ mod tests {
         assert!(conf(&s, "conf/nginx.conf").contains("\nworker_processes auto;\n"));
         s.workers = std::num::NonZeroU32::new(3);
         assert!(conf(&s, "conf/nginx.conf").contains("\nworker_processes 3;\n"));
+    }
+
+    #[test]
+    fn keepalive_requests_and_sendfile_only_when_asked() {
+        let mut s = spec(ServerKind::Nginx, None);
+        let plain = conf(&s, "conf/nginx.conf");
+        assert!(plain.contains("\n    sendfile on;\n") && !plain.contains("keepalive_requests"));
+        s.sendfile = Some(true);
+        assert_eq!(conf(&s, "conf/nginx.conf"), plain, "on is what is rendered without it");
+        s.sendfile = Some(false);
+        s.keepalive_requests = std::num::NonZeroU32::new(10);
+        let set = conf(&s, "conf/nginx.conf");
+        assert!(set.contains("\n    sendfile off;\n"), "{set}");
+        assert!(set.contains("\n    keepalive_requests 10;\n"), "{set}");
+        assert!(!set.contains("1000 requests"), "{set}");
     }
 
     #[test]

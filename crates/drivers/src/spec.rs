@@ -116,6 +116,18 @@ pub struct ServerSpec {
     ///
     /// [`Launch::access_log`]: crate::Launch::access_log
     pub access_log: bool,
+    /// The most requests the server serves on one kept-alive connection before it closes it
+    /// (nginx `keepalive_requests`, Apache `MaxKeepAliveRequests`, lighttpd
+    /// `server.max-keep-alive-requests`). `None` keeps what the driver renders without it:
+    /// nginx's 1000, Debian's 100 for Apache, lighttpd's 1000. Never 0, which the servers
+    /// read differently (Apache: no limit; nginx and lighttpd: no keep-alive). The other
+    /// servers refuse it ([`ServerKind::takes_keepalive_requests`]).
+    pub keepalive_requests: Option<NonZeroU32>,
+    /// Whether static files go out with sendfile(2) (nginx `sendfile`, Apache
+    /// `EnableSendfile`, lighttpd `server.network-backend` "sendfile" or "writev"). `None`
+    /// and `Some(true)` render the same: on, as the lab runs every server that has the
+    /// setting. The other servers refuse it ([`ServerKind::takes_sendfile`]).
+    pub sendfile: Option<bool>,
 }
 
 /// The PHP setups `kind` supports, in the order a user would try them.
@@ -142,6 +154,13 @@ pub(crate) const SAMBA_IS_NOT_HTTP: &str =
 /// Why tbench_srv refuses every HTTP protocol.
 pub(crate) const TBENCH_IS_NOT_HTTP: &str =
     "tbench_srv answers the NetBench trace over plain TCP, not HTTP: the calibration of netbench cells";
+
+/// Why samba and tbench_srv refuse the HTTP servers' settings.
+const NOT_HTTP_SETTING: &str = "it speaks no HTTP";
+
+/// Why an external server refuses the settings herd renders for the servers it starts.
+const EXTERNAL_SETTING: &str =
+    "herd does not start an external server, so it renders no config: set it in the server";
 
 /// Every supported server + PHP pairing, in words, for error messages.
 pub(crate) const PHP_SETUPS: &str = "nginx + php-fpm, apache (any MPM) + php-fpm, \
@@ -257,14 +276,55 @@ impl ServerKind {
     }
 
     /// The requests one HTTP/2 connection may carry before this server ends it with a
-    /// GOAWAY, as its driver renders it (its default), where it has such a limit. Measured
-    /// here with h2load over 3 s at -c 8 -m 10: only nginx (`keepalive_requests` 1000, applied
-    /// to HTTP/2 streams since 1.19.7) sent one; h2o, Apache, lighttpd, caddy and herd serve
-    /// carried 20,000 and more on a connection.
-    pub fn h2_requests_per_connection(self) -> Option<u64> {
+    /// GOAWAY, as its driver renders it with `keepalive_requests` (None: its default), where
+    /// it has such a limit. Measured here with h2load over 3 s at -c 8 -m 10: only nginx
+    /// (`keepalive_requests` 1000, applied to HTTP/2 streams since 1.19.7) sent one; h2o,
+    /// Apache (its `MaxKeepAliveRequests` 100), lighttpd, caddy and herd serve carried 20,000
+    /// and more on a connection.
+    pub fn h2_requests_per_connection(self, keepalive_requests: Option<NonZeroU32>) -> Option<u64> {
         match self {
-            ServerKind::Nginx => Some(1000),
+            ServerKind::Nginx => Some(keepalive_requests.map_or(1000, |n| u64::from(n.get()))),
             _ => None,
+        }
+    }
+
+    /// `Ok` when the driver can set the requests one kept-alive connection carries
+    /// ([`ServerSpec::keepalive_requests`]); otherwise why not, in words for a user who asked.
+    pub fn takes_keepalive_requests(self) -> Result<(), &'static str> {
+        match self {
+            ServerKind::Nginx | ServerKind::Apache(_) | ServerKind::Lighttpd => Ok(()),
+            ServerKind::Herd => Err("herd serve keeps a connection alive without a request \
+                 limit and has no option for one"),
+            ServerKind::H2o => Err("h2o 2.2 has no limit on the requests of a connection (only \
+                 idle timeouts)"),
+            ServerKind::Caddy => Err("caddy 2.6 (Go's net/http) has no limit on the requests \
+                 of a connection"),
+            ServerKind::MiniHttpd => {
+                Err("mini_httpd has no keep-alive: it closes every connection after one request")
+            }
+            ServerKind::Thttpd => {
+                Err("thttpd has no keep-alive: it closes every connection after one request")
+            }
+            ServerKind::Samba | ServerKind::Tbench => Err(NOT_HTTP_SETTING),
+            ServerKind::External => Err(EXTERNAL_SETTING),
+        }
+    }
+
+    /// `Ok` when the driver can turn sendfile(2) on or off ([`ServerSpec::sendfile`]);
+    /// otherwise why not, in words for a user who asked.
+    pub fn takes_sendfile(self) -> Result<(), &'static str> {
+        match self {
+            ServerKind::Nginx | ServerKind::Apache(_) | ServerKind::Lighttpd => Ok(()),
+            ServerKind::Herd => Err("herd serve sends files above 16 KiB with sendfile on plain \
+                 TCP and has no option to stop it"),
+            ServerKind::H2o => Err("h2o 2.2 has no sendfile: it reads files into its buffers"),
+            ServerKind::Caddy => Err("caddy 2.6 has no setting for it"),
+            ServerKind::MiniHttpd => Err("mini_httpd has no setting for it"),
+            ServerKind::Thttpd => {
+                Err("thttpd (sthttpd 2.27) has no setting for it: it maps files into memory")
+            }
+            ServerKind::Samba | ServerKind::Tbench => Err(NOT_HTTP_SETTING),
+            ServerKind::External => Err(EXTERNAL_SETTING),
         }
     }
 

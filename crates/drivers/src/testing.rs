@@ -34,6 +34,8 @@ pub(crate) fn spec(kind: ServerKind, php: Option<Php>) -> ServerSpec {
             ("tbench_srv", PathBuf::from("/usr/bin/tbench_srv")),
         ]),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     }
 }
 

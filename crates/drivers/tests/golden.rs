@@ -1,7 +1,9 @@
 //! Golden files of everything the drivers render: for each variant (server × MPM × PHP ×
 //! user, some worker counts, each protocol a server speaks besides `h1` (static files, no
 //! user), and each proxy with and without a user, and over each protocol HAProxy http speaks
-//! itself, and each HTTP server with an access log) with fixed paths, `tests/golden/<variant>/` holds each rendered file at its place
+//! itself, and each HTTP server with an access log, and the servers that take them with
+//! `keepalive_requests` and `sendfile` set) with fixed paths, `tests/golden/<variant>/`
+//! holds each rendered file at its place
 //! under the run_dir and `launch.txt`, the rest of the [`Launch`] (directories, processes with
 //! argv and probes, the TLS files' places, config checks, version probes). The TLS files' contents are
 //! made afresh for every launch, so only their places are golden.
@@ -29,6 +31,10 @@ struct Variant {
     workers: Option<u32>,
     protocol: Protocol,
     access_log: bool,
+    /// `keepalive_requests` and `sendfile`: None but in the `-keepalive-10-sendfile-off`
+    /// variants of the servers that have them.
+    keepalive_requests: Option<u32>,
+    sendfile: Option<bool>,
 }
 
 fn variants() -> Vec<Variant> {
@@ -44,6 +50,8 @@ fn variants() -> Vec<Variant> {
             workers: None,
             protocol: h1,
             access_log: false,
+            keepalive_requests: None,
+            sendfile: None,
         });
         if kind != ServerKind::Herd {
             let name = format!("{name}-www-data");
@@ -55,6 +63,8 @@ fn variants() -> Vec<Variant> {
                 workers: None,
                 protocol: h1,
                 access_log: false,
+                keepalive_requests: None,
+                sendfile: None,
             });
         }
         if php.is_none() {
@@ -68,6 +78,8 @@ fn variants() -> Vec<Variant> {
                     workers: None,
                     protocol,
                     access_log: false,
+                    keepalive_requests: None,
+                    sendfile: None,
                 });
             }
         }
@@ -91,6 +103,8 @@ fn variants() -> Vec<Variant> {
             workers: Some(n),
             protocol: h1,
             access_log: false,
+            keepalive_requests: None,
+            sendfile: None,
         });
     }
     // With an access log, as the tests that hold a client's counts against the server's ask:
@@ -98,7 +112,37 @@ fn variants() -> Vec<Variant> {
     for (kind, php) in setups().into_iter().filter(|(k, php)| k.speaks_http() && php.is_none()) {
         let name = format!("{}-access-log", setup_name(kind, php));
         let user = (kind != ServerKind::Herd).then_some("www-data");
-        out.push(Variant { name, kind, php, user, workers: None, protocol: h1, access_log: true });
+        out.push(Variant {
+            name,
+            kind,
+            php,
+            user,
+            workers: None,
+            protocol: h1,
+            access_log: true,
+            keepalive_requests: None,
+            sendfile: None,
+        });
+    }
+    // The servers that have both settings, with both away from what is rendered without them
+    // (sendfile on, and their own request limits); the others refuse them (lib.rs's tests).
+    for kind in [
+        ServerKind::Nginx,
+        ServerKind::Apache(Mpm::Event),
+        ServerKind::Apache(Mpm::Prefork),
+        ServerKind::Lighttpd,
+    ] {
+        out.push(Variant {
+            name: format!("{}-keepalive-10-sendfile-off", kind.name()),
+            kind,
+            php: None,
+            user: None,
+            workers: None,
+            protocol: h1,
+            access_log: false,
+            keepalive_requests: Some(10),
+            sendfile: Some(false),
+        });
     }
     out
 }
@@ -108,6 +152,8 @@ impl Variant {
         let spec = ServerSpec {
             protocol: self.protocol,
             access_log: self.access_log,
+            keepalive_requests: self.keepalive_requests.and_then(std::num::NonZeroU32::new),
+            sendfile: self.sendfile,
             ..fixed_spec(self.kind, self.php, self.user, self.workers)
         };
         let launch = render(&spec).unwrap_or_else(|e| panic!("{}: {e}", self.name));

@@ -155,6 +155,8 @@ fn check(kind: ServerKind, php: Option<Php>, workers: Option<u32>) {
         runs_as: runs_as(),
         programs: located(kind, php),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let launch = render(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
@@ -336,6 +338,8 @@ fn thttpd_access_log_counts_every_response() {
         runs_as: runs_as(),
         programs: located(kind, None),
         access_log: true,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let launch = render(&spec).unwrap();
     prepare(&launch, spec.user.as_deref());
@@ -414,6 +418,8 @@ fn apache_refuses_direct_php_cgi_requests() {
         runs_as: runs_as(),
         programs: located(kind, Some(Php::Cgi)),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let launch = render(&spec).unwrap();
     prepare(&launch, spec.user.as_deref());
@@ -726,6 +732,8 @@ fn check_protocol(kind: ServerKind, protocol: Protocol) {
         runs_as: runs_as(),
         programs: located(kind, None),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let launch = render(&spec).unwrap_or_else(|e| panic!("{name}: {e}"));
     prepare(&launch, spec.user.as_deref());
@@ -882,6 +890,8 @@ fn check_proxy_protocol(kind: ProxyKind, protocol: Protocol) {
         runs_as: runs_as(),
         programs: located(ServerKind::Nginx, None),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let server_launch = render(&server).unwrap();
     prepare(&server_launch, server.user.as_deref());
@@ -1073,6 +1083,8 @@ fn samba() {
         runs_as: runs_as(),
         programs: located(kind, None),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let launch = render(&spec).unwrap();
     prepare(&launch, spec.user.as_deref());

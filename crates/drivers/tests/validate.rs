@@ -40,7 +40,15 @@ fn spec(kind: ServerKind, php: Option<Php>, listen: &str, workers: Option<u32>) 
         runs_as: runs_as(),
         programs: located(kind, php),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     }
+}
+
+/// `s` with `keepalive_requests = 10` and `sendfile = false`: both away from what is rendered
+/// without them.
+fn with_settings(s: ServerSpec) -> ServerSpec {
+    ServerSpec { keepalive_requests: NonZeroU32::new(10), sendfile: Some(false), ..s }
 }
 
 /// Renders, prepares and validates; returns how many checks ran.
@@ -86,6 +94,9 @@ fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
         if kind.speaks_http() {
             checks += validate(&ServerSpec { access_log: true, ..spec(kind, php, &listen, None) });
         }
+        if kind.takes_keepalive_requests().is_ok() && kind.takes_sendfile().is_ok() {
+            checks += validate(&with_settings(spec(kind, php, &listen, None)));
+        }
         for protocol in kind.protocols().into_iter().filter(|&p| p != Protocol::H1) {
             checks += validate(&ServerSpec { protocol, ..spec(kind, php, &listen, None) });
             if protocol.is_encrypted() {
@@ -98,36 +109,37 @@ fn validate_all(keep: impl Fn(ServerKind) -> bool, expected_checks: usize) {
     assert_eq!(checks, expected_checks);
 }
 
-// The counts: per setup, 4 variants over h1 (3 without workers), then per other protocol 1
-// more, 2 with TLS; each variant has one check per program (nginx or Apache with php-fpm: two).
+// The counts: per setup, 4 variants over h1 (3 without workers; nginx, Apache and lighttpd 5,
+// with keepalive_requests and sendfile set), then per other protocol 1 more, 2 with TLS; each
+// variant has one check per program (nginx or Apache with php-fpm: two).
 
 #[test]
 fn nginx() {
-    // (4 + h1-tls 2 + h2 2 + h2c 1) variants: nginx 9 checks, nginx + php-fpm 18.
-    validate_all(|k| k == ServerKind::Nginx, 27);
+    // (5 + h1-tls 2 + h2 2 + h2c 1) variants: nginx 10 checks, nginx + php-fpm 20.
+    validate_all(|k| k == ServerKind::Nginx, 30);
 }
 
 #[test]
 fn apache_event() {
-    // 9 variants each: plain 9, php-fpm 18, php-cgi 9.
-    validate_all(|k| k == ServerKind::Apache(Mpm::Event), 36);
+    // 10 variants each: plain 10, php-fpm 20, php-cgi 10.
+    validate_all(|k| k == ServerKind::Apache(Mpm::Event), 40);
 }
 
 #[test]
 fn apache_worker() {
-    validate_all(|k| k == ServerKind::Apache(Mpm::Worker), 36);
+    validate_all(|k| k == ServerKind::Apache(Mpm::Worker), 40);
 }
 
 #[test]
 fn apache_prefork() {
-    // No HTTP/2 under prefork: 4 + h1-tls 2 variants each: plain 6, php-fpm 12, php-cgi 6.
-    validate_all(|k| k == ServerKind::Apache(Mpm::Prefork), 24);
+    // No HTTP/2 under prefork: 5 + h1-tls 2 variants each: plain 7, php-fpm 14, php-cgi 7.
+    validate_all(|k| k == ServerKind::Apache(Mpm::Prefork), 28);
 }
 
 #[test]
 fn lighttpd() {
-    // 9 variants each, plain and php-cgi.
-    validate_all(|k| k == ServerKind::Lighttpd, 18);
+    // 10 variants each, plain and php-cgi.
+    validate_all(|k| k == ServerKind::Lighttpd, 20);
 }
 
 #[test]
@@ -182,6 +194,32 @@ fn samba_check_can_fail() {
     let out = run(&launch.validate[0]);
     assert!(!out.status.success(), "testparm accepted NT9: {}", show(&launch.validate[0]));
     std::fs::remove_dir_all(s.run_dir.parent().unwrap()).unwrap();
+}
+
+/// A check that passes must be able to fail: each server's check rejects the settings'
+/// lines with a value it cannot take, so passing `with_settings` means they were read.
+/// (`apache2 -t` reads `MaxKeepAliveRequests ten` as 0, no limit, without a word: a second
+/// argument is what it refuses.)
+#[test]
+fn settings_checks_can_fail() {
+    for (kind, good, bad) in [
+        (ServerKind::Nginx, "keepalive_requests 10;", "keepalive_requests ten;"),
+        (ServerKind::Nginx, "sendfile off;", "sendfile of;"),
+        (ServerKind::Apache(Mpm::Event), "MaxKeepAliveRequests 10", "MaxKeepAliveRequests 10 10"),
+        (ServerKind::Apache(Mpm::Event), "EnableSendfile Off", "EnableSendfile Of"),
+        (ServerKind::Lighttpd, "max-keep-alive-requests = 10", "max-keep-alive-requests = \"x\""),
+        (ServerKind::Lighttpd, "network-backend = \"writev\"", "network-backend = \"w\""),
+    ] {
+        let s = with_settings(spec(kind, None, "127.0.0.1:8080", None));
+        let mut launch = render(&s).unwrap();
+        let conf = &mut launch.files[0];
+        assert!(conf.contents.contains(good), "{kind}: {good} not in {}", conf.contents);
+        conf.contents = conf.contents.replace(good, bad);
+        prepare(&launch, s.user.as_deref());
+        let out = run(&launch.validate[0]);
+        assert!(!out.status.success(), "{kind}: `{}` passed {bad}", show(&launch.validate[0]));
+        std::fs::remove_dir_all(s.run_dir.parent().unwrap()).unwrap();
+    }
 }
 
 /// A network path's server listens on port 80 (and could on 443): caddy must accept https on

@@ -276,6 +276,8 @@ fn version_of(
         runs_as: None,
         programs,
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let launch = render(&spec).map_err(|e| e.to_string())?;
     let probe =

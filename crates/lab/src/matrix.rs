@@ -184,7 +184,15 @@ pub fn cells(e: &Experiment) -> Vec<Cell> {
         };
         let key =
             combo.iter().map(|(a, v)| format!("{}={v}", a.as_str())).collect::<Vec<_>>().join(" ");
-        let refused = crate::refusal::refusal(server.kind, protocol, client, load, path, netbench);
+        let refused = crate::refusal::refusal(
+            server.kind,
+            server.keepalive_requests,
+            protocol,
+            client,
+            load,
+            path,
+            netbench,
+        );
         out.push(Cell {
             index: out.len(),
             key,

@@ -446,6 +446,8 @@ fn write_server(
         runs_as: runs_as.map(str::to_owned),
         programs,
         access_log: false,
+        keepalive_requests: def.keepalive_requests,
+        sendfile: def.sendfile,
     };
     // HTTP/1.1 in the clear, the default, is not named: an experiment without a protocol
     // axis lists its servers as it always did.
@@ -453,6 +455,17 @@ fn write_server(
     let _ = writeln!(s, "\n== server {name}{over}");
     if let Some(m) = missing {
         let _ = writeln!(s, "   NOT INSTALLED HERE: {m}");
+    }
+    // The settings the table gives (and the config below renders), named as written.
+    let settings: Vec<String> = [
+        def.keepalive_requests.map(|n| format!("keepalive_requests = {n}")),
+        def.sendfile.map(|on| format!("sendfile = {on}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !settings.is_empty() {
+        let _ = writeln!(s, "   settings: {}", settings.join(", "));
     }
     let launch = match crate::server_config::render_with(&spec, def.config.as_ref()) {
         Err(err) => {
@@ -671,6 +684,23 @@ mod tests {
         e.runner.profile = Some(crate::experiment::Profiler::Perf);
         let p = plan(&e, Path::new("/usr/bin/herd"));
         assert!(p.contains("profile: after the repetitions, 5 more run(s), one a cell"), "{p}");
+    }
+
+    #[test]
+    fn the_plan_shows_a_servers_settings_and_their_lines_in_its_config() {
+        let plain = bundled("quickstart");
+        let p = plan(&plain, Path::new("/usr/bin/herd"));
+        assert!(!p.contains("   settings: "), "{p}");
+        let server = plain.text.lines().find(|l| l.starts_with("server = ")).unwrap();
+        let text = plain.text.replacen(server, "server = [\"nginx-ka\"]", 1)
+            + "\n[servers.nginx-ka]\ndriver = \"nginx\"\nkeepalive_requests = 10\n\
+               sendfile = false\n";
+        let e = crate::experiment::parse(&text, "x.toml").unwrap();
+        let p = plan(&e, Path::new("/usr/bin/herd"));
+        assert!(p.contains("\n== server nginx-ka\n"), "{p}");
+        assert!(p.contains("\n   settings: keepalive_requests = 10, sendfile = false\n"), "{p}");
+        assert!(p.contains("\n   |     keepalive_requests 10;\n"), "{p}");
+        assert!(p.contains("\n   |     sendfile off;\n"), "{p}");
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! Not here: what makes the file itself wrong (a load a client cannot run, `streams` on
 //! HTTP/1): `experiment::build` refuses those with their line.
 
+use std::num::NonZeroU32;
+
 use herd_drivers::{ProxyKind, ServerKind};
 use herd_stats::Protocol;
 use herd_topo::net::Path as NetPath;
@@ -20,6 +22,7 @@ use crate::load::{Load, Shape};
 /// one never does.
 pub fn refusal(
     server: ServerKind,
+    keepalive_requests: Option<NonZeroU32>,
     protocol: Protocol,
     tool: Tool,
     load: &Load,
@@ -56,7 +59,7 @@ pub fn refusal(
     if let Err(why) = client::speaks(tool, protocol) {
         return Some(format!("client: {why}"));
     }
-    if let Err(why) = client_keeps_up(server, protocol, tool, load) {
+    if let Err(why) = client_keeps_up(server, keepalive_requests, protocol, tool, load) {
         return Some(format!("client: {why}"));
     }
     match path.map(|p| path_carries(p, protocol)) {
@@ -114,12 +117,14 @@ fn server_speaks(server: ServerKind, protocol: Protocol) -> Result<(), String> {
 /// 3 s, and the streams in flight when each GOAWAY came counted as errors).
 fn client_keeps_up(
     server: ServerKind,
+    keepalive_requests: Option<NonZeroU32>,
     protocol: Protocol,
     tool: Tool,
     load: &Load,
 ) -> Result<(), String> {
     let multiplexed = matches!(protocol, Protocol::H2 | Protocol::H2c);
-    let Some(limit) = server.h2_requests_per_connection().filter(|_| multiplexed) else {
+    let Some(limit) = server.h2_requests_per_connection(keepalive_requests).filter(|_| multiplexed)
+    else {
         return Ok(());
     };
     if tool != Tool::H2load {
@@ -190,7 +195,7 @@ mod tests {
     fn h1_runs_everywhere_it_ran_before() {
         for path in [None, Some(NetPath::Direct), Some(NetPath::NginxProxy)] {
             assert_eq!(
-                refusal(ServerKind::Nginx, Protocol::H1, Tool::Ab, &timed(), path, false),
+                refusal(ServerKind::Nginx, None, Protocol::H1, Tool::Ab, &timed(), path, false),
                 None
             );
         }
@@ -200,61 +205,74 @@ mod tests {
     fn h2load_against_nginx_only_while_its_connections_last() {
         for protocol in [Protocol::H2, Protocol::H2c] {
             let why =
-                refusal(ServerKind::Nginx, protocol, Tool::H2load, &timed(), None, false).unwrap();
+                refusal(ServerKind::Nginx, None, protocol, Tool::H2load, &timed(), None, false)
+                    .unwrap();
             assert!(why.starts_with("client: h2load does not open a new connection"), "{why}");
             assert!(why.contains("nginx sends one when a connection has carried 1000"), "{why}");
             let fits = load(Shape::Requests { n_requests: 8000, concurrency: 8 });
             assert_eq!(
-                refusal(ServerKind::Nginx, protocol, Tool::H2load, &fits, None, false),
+                refusal(ServerKind::Nginx, None, protocol, Tool::H2load, &fits, None, false),
                 None
             );
             let over = load(Shape::Requests { n_requests: 8001, concurrency: 8 });
-            assert!(
-                refusal(ServerKind::Nginx, protocol, Tool::H2load, &over, None, false).is_some()
-            );
+            assert!(refusal(ServerKind::Nginx, None, protocol, Tool::H2load, &over, None, false)
+                .is_some());
             // herd reconnects; the other servers set no such limit.
             assert_eq!(
-                refusal(ServerKind::Nginx, protocol, Tool::Herd, &timed(), None, false),
+                refusal(ServerKind::Nginx, None, protocol, Tool::Herd, &timed(), None, false),
                 None
             );
             for server in
                 [ServerKind::H2o, ServerKind::Caddy, ServerKind::Lighttpd, ServerKind::Herd]
             {
-                assert_eq!(refusal(server, protocol, Tool::H2load, &timed(), None, false), None);
+                assert_eq!(
+                    refusal(server, None, protocol, Tool::H2load, &timed(), None, false),
+                    None
+                );
             }
         }
+        // With the server's keepalive_requests, its limit is that many streams.
+        let ten = NonZeroU32::new(10);
+        let fits = load(Shape::Requests { n_requests: 80, concurrency: 8 });
+        let nginx = ServerKind::Nginx;
+        assert_eq!(refusal(nginx, ten, Protocol::H2, Tool::H2load, &fits, None, false), None);
+        let over = load(Shape::Requests { n_requests: 81, concurrency: 8 });
+        let why = refusal(nginx, ten, Protocol::H2, Tool::H2load, &over, None, false).unwrap();
+        assert!(why.contains("nginx sends one when a connection has carried 10 requests"), "{why}");
         // HTTP/1 over h2load (--h1) is not concerned.
         assert_eq!(
-            refusal(ServerKind::Nginx, Protocol::H1, Tool::H2load, &timed(), None, false),
+            refusal(ServerKind::Nginx, None, Protocol::H1, Tool::H2load, &timed(), None, false),
             None
         );
     }
 
     #[test]
     fn the_first_reason_is_named() {
-        let why =
-            refusal(ServerKind::Nginx, Protocol::H3, Tool::Ab, &timed(), None, false).unwrap();
+        let why = refusal(ServerKind::Nginx, None, Protocol::H3, Tool::Ab, &timed(), None, false)
+            .unwrap();
         assert_eq!(
             why,
             "server: nginx 1.22 has no HTTP/3 (its http_v3_module came in 1.25): use caddy"
         );
-        let why =
-            refusal(ServerKind::Nginx, Protocol::H2, Tool::Ab, &timed(), None, false).unwrap();
+        let why = refusal(ServerKind::Nginx, None, Protocol::H2, Tool::Ab, &timed(), None, false)
+            .unwrap();
         assert!(why.starts_with("client: ab cannot speak h2"), "{why}");
         let why =
-            refusal(ServerKind::Caddy, Protocol::H3, Tool::H2load, &timed(), None, false).unwrap();
+            refusal(ServerKind::Caddy, None, Protocol::H3, Tool::H2load, &timed(), None, false)
+                .unwrap();
         assert_eq!(
             why,
             "client: h2load cannot speak h3: Debian's h2load 1.52 is built without ngtcp2 and \
              has no --h3; use the herd client"
         );
         assert_eq!(
-            refusal(ServerKind::Caddy, Protocol::H3, Tool::Herd, &timed(), None, false),
+            refusal(ServerKind::Caddy, None, Protocol::H3, Tool::Herd, &timed(), None, false),
             None
         );
         assert_eq!(
             refusal(
                 ServerKind::Apache(herd_drivers::Mpm::Event),
+                NonZeroU32::new(10),
                 Protocol::H2,
                 Tool::H2load,
                 &timed(),
@@ -268,9 +286,10 @@ mod tests {
     #[test]
     fn four_links_is_for_netbench_ramps() {
         let four = Some(NetPath::FourLinks);
-        let why = refusal(ServerKind::Nginx, Protocol::H1, Tool::Herd, &timed(), four, false);
+        let why = refusal(ServerKind::Nginx, None, Protocol::H1, Tool::Herd, &timed(), four, false);
         assert!(why.is_some_and(|w| w.starts_with("path: four-links spreads")));
-        let smb = refusal(ServerKind::Samba, Protocol::H1, Tool::Smbtorture, &timed(), four, true);
+        let smb =
+            refusal(ServerKind::Samba, None, Protocol::H1, Tool::Smbtorture, &timed(), four, true);
         assert_eq!(smb, None);
     }
 

@@ -5,7 +5,9 @@
 //! workers run as, when the lab runs as root) and `{{workers}}`. The driver still renders its
 //! launch (command line, probes, certificate); only the config file its server reads is the
 //! user's, filled in. The file is read and its placeholders checked when the experiment is;
-//! the server's own config test (`nginx -t` …) judges it before any run (preflight).
+//! the server's own config test (`nginx -t` …) judges it before any run (preflight). The
+//! table's `keepalive_requests` and `sendfile` are not placeholders: beside `config` they are
+//! refused (the file decides them).
 
 use std::path::{Path, PathBuf};
 
@@ -88,6 +90,12 @@ fn fill(
 pub fn render_with(spec: &ServerSpec, config: Option<&UserConfig>) -> Result<Launch, String> {
     let mut launch = render(spec).map_err(|e| herd_stats::with_causes(&e))?;
     let Some(config) = config else { return Ok(launch) };
+    // experiment::parse refuses these beside `config` at their line; the file would drop them.
+    if spec.keepalive_requests.is_some() || spec.sendfile.is_some() {
+        return Err("keepalive_requests and sendfile are not rendered into your own config \
+             file: set them there"
+            .to_owned());
+    }
     let front = launch.processes.last().ok_or("the driver starts no process")?;
     let reads =
         |f: &&mut herd_drivers::RenderedFile| front.argv.iter().any(|a| Path::new(a) == f.path);

@@ -83,6 +83,8 @@ pub fn fixed_spec(
             ("testparm", PathBuf::from("/usr/bin/testparm")),
         ]),
         access_log: false,
+        keepalive_requests: None,
+        sendfile: None,
     }
 }
 

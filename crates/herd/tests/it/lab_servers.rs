@@ -198,6 +198,84 @@ keep_alive = true
     }
 }
 
+/// `[servers.NAME] keepalive_requests` reaches each server that takes it: nginx, Apache and
+/// lighttpd with 10 close each kept-alive connection after its 10th answer, so 200 requests
+/// over 2 kept-alive connections open 20 (each request that opened one has a connect time),
+/// where nginx's own 1000 keeps the 2 open throughout. Apache and lighttpd also run with
+/// `sendfile = false` (the lab verifies the page they send). Counts, not times: a busy
+/// machine changes neither.
+#[test]
+fn keepalive_requests_reaches_the_server() {
+    let text = format!(
+        r#"
+name = "keepalive-requests"
+[matrix]
+server = ["nginx", "nginx-ka10", "apache-ka10", "lighttpd-ka10"]
+workload = ["page"]
+load = ["ka"]
+[servers.nginx-ka10]
+driver = "nginx"
+keepalive_requests = 10
+[servers.apache-ka10]
+driver = "apache"
+keepalive_requests = 10
+sendfile = false
+[servers.lighttpd-ka10]
+driver = "lighttpd"
+keepalive_requests = 10
+sendfile = false
+[workloads.page]
+kind = "static"
+size = 6397
+[loads.ka]
+requests = 200
+concurrency = 2
+keep_alive = true
+{TRIM}"#
+    );
+    let servers = ["apache-ka10", "lighttpd-ka10", "nginx", "nginx-ka10"];
+    let (table, stored) = run_experiment_stored("lab-keepalive", &text);
+    check_rows(&table, &servers, 1);
+    let mut seen = Vec::new();
+    for cell in &stored.cells {
+        let server = &cell.axes.iter().find(|(a, _)| a == "server").unwrap().1;
+        let rep = &cell.repetitions[0].record;
+        let connects: u64 = rep
+            .measurements
+            .iter()
+            .flat_map(|m| &m.histograms)
+            .filter(|(series, _)| *series == herd_stats::LatencySeries::Connect)
+            .map(|(_, h)| h.len())
+            .sum();
+        let completed: u64 = rep.measurements.iter().map(|m| m.completed).sum();
+        assert_eq!(completed, 200, "{server}");
+        let config: String =
+            rep.servers.iter().flat_map(|s| &s.configs).map(|(_, text)| text.as_str()).collect();
+        let (limit, sendfile_off) = match server.as_str() {
+            "nginx" => (None, None),
+            "nginx-ka10" => (Some("\n    keepalive_requests 10;\n"), None),
+            "apache-ka10" => (Some("\nMaxKeepAliveRequests 10\n"), Some("\nEnableSendfile Off\n")),
+            _ => (
+                Some("\nserver.max-keep-alive-requests = 10\n"),
+                Some("\nserver.network-backend = \"writev\"\n"),
+            ),
+        };
+        for line in limit.iter().chain(&sendfile_off) {
+            assert!(config.contains(line), "{server}: no {line:?} in\n{config}");
+        }
+        if limit.is_some() {
+            // At most 10 answers a connection: at least 20 connections for 200.
+            assert!((20..=22).contains(&connects), "{server}: {connects} connects");
+        } else {
+            assert!(!config.contains("keepalive_requests"), "{config}");
+            assert_eq!(connects, 2, "{server}: nginx's 1000 keeps both connections");
+        }
+        seen.push(server.clone());
+    }
+    seen.sort();
+    assert_eq!(seen, servers);
+}
+
 /// `dir/x.toml`: servers `servers` over the page, `[servers.nginx-mine]` the nginx driver
 /// with `key` (its own binary, its own config); the file and its text.
 fn with_nginx_mine(

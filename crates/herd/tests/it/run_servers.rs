@@ -102,6 +102,8 @@ impl Served {
             runs_as: None,
             programs,
             access_log: true,
+            keepalive_requests: None,
+            sendfile: None,
         };
         let launch = render(&spec).unwrap_or_else(|e| panic!("{kind} over {protocol}: {e}"));
         prepare(&launch, spec.user.as_deref());

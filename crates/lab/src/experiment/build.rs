@@ -268,6 +268,8 @@ fn calibration(
                     binary: None,
                     config: None,
                     external: None,
+                    keepalive_requests: None,
+                    sendfile: None,
                 },
             );
         }
@@ -414,12 +416,84 @@ fn servers(
             Some(c) => Some(user_config(errs, name, kind, c, source)?),
             None => None,
         };
+        let (keepalive_requests, sendfile) = settings(errs, name, kind, s, config.is_some())?;
         out.insert(
             name.clone(),
-            ServerDef { name: name.clone(), kind, php, workers, binary, config, external },
+            ServerDef {
+                name: name.clone(),
+                kind,
+                php,
+                workers,
+                binary,
+                config,
+                external,
+                keepalive_requests,
+                sendfile,
+            },
         );
     }
     Ok(out)
+}
+
+/// The most `keepalive_requests` takes: lighttpd's setting is 16 bits.
+const KEEPALIVE_REQUESTS_MAX: i64 = 65_535;
+
+/// `keepalive_requests` and `sendfile`: each refused at its line by a driver that has no such
+/// setting (with the driver's reason), and beside `config`, where the user's own file decides
+/// them. An external server refuses them in `external`, with its other keys.
+fn settings(
+    errs: &Errors<'_>,
+    name: &str,
+    kind: herd_drivers::ServerKind,
+    s: &super::raw::RawServer,
+    own_config: bool,
+) -> Result<(Option<NonZeroU32>, Option<bool>), ExperimentError> {
+    let at = |span: std::ops::Range<usize>, why: String| {
+        errs.at(span, format!("[servers.{name}] {why}"))
+    };
+    let checks = [
+        (
+            "keepalive_requests",
+            s.keepalive_requests.as_ref().map(|v| v.span()),
+            kind.takes_keepalive_requests(),
+        ),
+        ("sendfile", s.sendfile.as_ref().map(|v| v.span()), kind.takes_sendfile()),
+    ];
+    for (key, span, takes) in checks {
+        let Some(span) = span else { continue };
+        if let Err(why) = takes {
+            return Err(at(span, format!("{key}: {kind} cannot take it: {why}; remove `{key}`")));
+        }
+        if own_config {
+            return Err(at(
+                span,
+                format!(
+                    "{key}: the server reads your own `config` file, which decides this; set \
+                     it there and remove `{key}`"
+                ),
+            ));
+        }
+    }
+    let keepalive_requests = match &s.keepalive_requests {
+        Some(n) if *n.get_ref() == 0 => {
+            return Err(at(
+                n.span(),
+                "keepalive_requests = 0: give at least 1 (the servers read 0 differently: \
+                 Apache as no limit, nginx and lighttpd as no keep-alive at all)"
+                    .into(),
+            ))
+        }
+        // lighttpd keeps the count in 16 bits; one bound for every driver.
+        Some(n) => NonZeroU32::new(int_in(
+            errs,
+            n,
+            &format!("[servers.{name}] keepalive_requests"),
+            1,
+            KEEPALIVE_REQUESTS_MAX,
+        )? as u32),
+        None => None,
+    };
+    Ok((keepalive_requests, s.sendfile.as_ref().map(|v| *v.get_ref())))
 }
 
 /// `driver = "external"`: its `url` (and `pid`, `ca_file`), nothing a started server takes;
@@ -453,6 +527,8 @@ fn external(
         ("workers", s.workers.as_ref().map(|v| v.span())),
         ("binary", s.binary.as_ref().map(|v| v.span())),
         ("config", s.config.as_ref().map(|v| v.span())),
+        ("keepalive_requests", s.keepalive_requests.as_ref().map(|v| v.span())),
+        ("sendfile", s.sendfile.as_ref().map(|v| v.span())),
     ] {
         if let Some(span) = span {
             return Err(at(span, format!("{key}: herd does not start an external server, so it takes no {key}: set it in the server itself")));

@@ -163,6 +163,12 @@ pub(crate) struct RawServer {
     /// `driver = "external"` over https: the CA that signed its certificate.
     #[serde(default)]
     pub ca_file: Option<Spanned<String>>,
+    /// The most requests one kept-alive connection carries (nginx, Apache, lighttpd).
+    #[serde(default)]
+    pub keepalive_requests: Option<Spanned<i64>>,
+    /// Static files with sendfile(2) or not (nginx, Apache, lighttpd).
+    #[serde(default)]
+    pub sendfile: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

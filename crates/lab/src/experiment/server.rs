@@ -23,6 +23,16 @@ pub struct ServerDef {
     /// `driver = "external"`: the user's own server, already running; herd neither starts
     /// nor stops it.
     pub external: Option<External>,
+    /// `keepalive_requests`: the most requests the server serves on one kept-alive
+    /// connection ([`ServerSpec::keepalive_requests`]); only drivers that have the setting.
+    ///
+    /// [`ServerSpec::keepalive_requests`]: herd_drivers::ServerSpec::keepalive_requests
+    pub keepalive_requests: Option<NonZeroU32>,
+    /// `sendfile`: whether static files go out with sendfile(2)
+    /// ([`ServerSpec::sendfile`]); only drivers that have the setting.
+    ///
+    /// [`ServerSpec::sendfile`]: herd_drivers::ServerSpec::sendfile
+    pub sendfile: Option<bool>,
 }
 
 /// A server herd does not start (`driver = "external"`).
@@ -64,6 +74,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         binary: None,
         config: None,
         external: None,
+        keepalive_requests: None,
+        sendfile: None,
     };
     let mut out = Vec::new();
     let mut kinds = nameable().peekable();

@@ -745,3 +745,4 @@ fn a_bad_control_is_refused_with_what_to_write() {
 }
 
 mod hosts_section;
+mod server_settings;

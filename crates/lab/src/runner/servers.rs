@@ -44,6 +44,8 @@ pub(super) fn server_spec(
         runs_as: ready.runs_as.clone(),
         programs: ready.programs.get(&cell.server.name)?.clone(),
         access_log: false,
+        keepalive_requests: cell.server.keepalive_requests,
+        sendfile: cell.server.sendfile,
     })
 }
 

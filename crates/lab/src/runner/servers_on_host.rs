@@ -179,6 +179,8 @@ pub(super) fn spec_on(
         runs_as: host.runs_as.clone(),
         programs: host.programs.get(&cell.server.name)?.clone(),
         access_log: false,
+        keepalive_requests: cell.server.keepalive_requests,
+        sendfile: cell.server.sendfile,
     })
 }
 
