@@ -34,6 +34,7 @@ mod lab_rate_steps;
 mod lab_resume;
 mod lab_servers;
 mod lab_time_budget;
+mod lab_tools_on_hosts;
 mod lab_up;
 mod report_history;
 mod report_html;

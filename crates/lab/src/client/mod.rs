@@ -303,15 +303,34 @@ pub fn parse(job: &ClientJob, stdout: &str, stderr: &str) -> Result<ClientOutcom
 /// Debian (or a hand install) puts them. None: not installed ([`Tool::package`] says what
 /// to install).
 pub fn locate(tool: Tool, herd_exe: &Path) -> Option<PathBuf> {
-    let candidates: &[&str] = match tool {
-        Tool::Herd => return Some(herd_exe.to_path_buf()),
+    match tool {
+        Tool::Herd => Some(herd_exe.to_path_buf()),
+        Tool::Tbench => tbench::locate(),
+        _ => candidates(tool).iter().map(PathBuf::from).find(|p| p.is_file()),
+    }
+}
+
+/// Where Debian (or a hand install) puts `tool`, first found first: [`locate`] looks here
+/// on this machine, the lab over ssh on a client host. Empty for herd (herd's own
+/// executable) and tbench (found by `tbench::locate`).
+pub fn candidates(tool: Tool) -> &'static [&'static str] {
+    match tool {
+        Tool::Herd | Tool::Tbench => &[],
         Tool::Ab => &["/usr/bin/ab", "/usr/sbin/ab", "/usr/local/bin/ab"],
         Tool::Wrk => &["/usr/bin/wrk", "/usr/local/bin/wrk"],
         Tool::H2load => &["/usr/bin/h2load", "/usr/local/bin/h2load"],
         Tool::Smbtorture => &["/usr/bin/smbtorture", "/usr/local/bin/smbtorture"],
-        Tool::Tbench => return tbench::locate(),
-    };
-    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+    }
+}
+
+/// The files `tool` writes into the job's `out_dir` that [`parse`] reads (ab's `-g` TSV),
+/// by name: what the lab copies back from a client host before parsing there.
+pub fn output_files(tool: Tool) -> &'static [&'static str] {
+    match tool {
+        Tool::Ab => &[ab::TSV_FILE],
+        Tool::Herd => &[herd::JSON_FILE],
+        Tool::Wrk | Tool::H2load | Tool::Smbtorture | Tool::Tbench => &[],
+    }
 }
 
 /// The threads an external client (ab, wrk) runs for `job`, for judging it by its CPU time;

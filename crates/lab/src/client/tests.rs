@@ -712,3 +712,28 @@ fn h2load_refusals() {
          use the herd client",
     );
 }
+
+/// What the lab copies back from a client host is what each command writes there: every
+/// output file is named on the command line inside the job's `out_dir` (ab's `-g`, herd's
+/// `--json`), and the candidates a host is searched at are the ones `locate` uses here.
+#[test]
+fn output_files_are_the_ones_each_command_writes_into_its_out_dir() {
+    for (tool, l) in
+        [(Tool::Herd, requests(10, 1)), (Tool::Ab, requests(10, 1)), (Tool::Wrk, duration(1, 1))]
+    {
+        let r = get("/");
+        let j = job(tool, &r, &l);
+        let cmd = command(&j).unwrap();
+        for name in output_files(tool) {
+            let path = j.out_dir.join(name).display().to_string();
+            let named = |a: &OsString| {
+                let a = a.to_string_lossy();
+                a == path || a.ends_with(&format!("={path}"))
+            };
+            assert!(cmd.main.iter().any(named), "{tool}: {name} in {:?}", cmd.main);
+        }
+    }
+    assert!(output_files(Tool::Wrk).is_empty() && output_files(Tool::H2load).is_empty());
+    assert!(candidates(Tool::Ab).contains(&"/usr/bin/ab"));
+    assert!(candidates(Tool::Herd).is_empty(), "herd is herd's own executable");
+}

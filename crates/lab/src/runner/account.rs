@@ -60,14 +60,15 @@ impl CellRun<'_> {
             (&verdict, run.finished.cpu_seconds, threads)
         {
             let e = self.ctx.experiment;
+            // On client 1 of `[hosts] clients` it had all of that host's CPUs.
+            let there = self.tool_hosts().and_then(|h| h.first()).map(|s| s.hello.cpus);
             let cpu = client::ClientCpu {
                 cpu_seconds,
                 wall: run.finished.elapsed,
                 threads,
-                cpus: e
-                    .client_cpus
-                    .cpus()
-                    .map_or_else(herd_topo::cpuset::usable_cpus, <[usize]>::len),
+                cpus: there.unwrap_or_else(|| {
+                    e.client_cpus.cpus().map_or_else(herd_topo::cpuset::usable_cpus, <[usize]>::len)
+                }),
             };
             verdict = client::judge_by_cpu(cell.client, &cpu);
             if verdict.is_some() {

@@ -1,20 +1,31 @@
 //! The client hosts of an experiment's `[hosts]`: where herd's client runs as the agents of
-//! one spread run (`herd cluster run --ssh`, one agent per host, merged exactly). The lab
-//! reaches each once, before the store opens: its helper's hello (this very build, else an
-//! error naming the host) and its disclosure (`herd doctor --json` there, stored as
-//! `host.clientN.*`). It then holds those sessions for the whole lab run, and each run's
-//! client shares their ssh connections (`HERD_SSH_CONTROL_DIR`): no run pays for a login.
+//! one spread run (`herd cluster run --ssh`, one agent per host, merged exactly), and where
+//! ab, wrk and h2load run, on client 1 alone (they cannot spread a run: `tool_on_host.rs`).
+//! The lab reaches each once, before the store opens: its helper's hello (this very build,
+//! else an error naming the host) and its disclosure (`herd doctor --json` there, stored as
+//! `host.clientN.*`); the tools the cells need are located on client 1 (all missing ones
+//! named at once, with their package) and their versions asked there. It then holds those
+//! sessions for the whole lab run, and each run's client shares their ssh connections
+//! (`HERD_SSH_CONTROL_DIR`): no run pays for a login.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
+use herd_host::LinkError;
+
+use crate::client::{self, Tool};
 use crate::error::LabError;
 use crate::hosts::session::HostSession;
 use crate::hosts::ssh::Ssh;
 use crate::hosts::{HostUrl, Hosts};
+use crate::matrix::Cell;
 
 /// How long ssh may take to connect to a host.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long locating the tools or asking a version there may take.
+const QUICK: Duration = Duration::from_secs(30);
 
 /// The client hosts, reached.
 pub(crate) struct ClientHosts {
@@ -24,12 +35,19 @@ pub(crate) struct ClientHosts {
     disclosure: Vec<(String, String)>,
     /// The hosts' URLs as text, for the client's command line.
     texts: Vec<String>,
+    /// ab, wrk and h2load as the cells need them, located on client 1.
+    tools: BTreeMap<Tool, PathBuf>,
+    /// Their versions there (`client:ab` → `2.3`), as `preflight::versions` says them here.
+    versions: BTreeMap<String, String>,
+    /// Why the link to client 1 broke, once a request found it broken (not a refusal).
+    broken: Mutex<Option<String>>,
 }
 
 impl ClientHosts {
     /// Reaches every client host of `hosts` (None: there are none).
     pub(crate) fn open(
         hosts: &Hosts,
+        cells: &[Cell],
         version: &str,
         scratch: &Path,
     ) -> Result<Option<ClientHosts>, LabError> {
@@ -59,7 +77,61 @@ impl ClientHosts {
             }
         }
         let texts = sessions.iter().map(|s| s.url.to_string()).collect();
-        Ok(Some(ClientHosts { sessions, ssh, disclosure, texts }))
+        let mut tools = BTreeMap::new();
+        let mut versions = BTreeMap::new();
+        if let Some(first) = sessions.first() {
+            let wanted: BTreeSet<Tool> =
+                cells.iter().map(|c| c.client).filter(|&t| t != Tool::Herd).collect();
+            let url = &first.url;
+            tools = locate(&ssh, url, &wanted).map_err(|missing| {
+                LabError::Missing(missing.into_iter().map(|m| format!("{url}: {m}")).collect())
+            })?;
+            for (&tool, path) in &tools {
+                versions
+                    .insert(format!("client:{}", tool.name()), tool_version(&ssh, url, tool, path));
+            }
+            if !tools.is_empty() {
+                let each: Vec<String> =
+                    tools.iter().map(|(t, p)| format!("{t} {}", p.display())).collect();
+                disclosure.push(("host.client1.tools".to_owned(), each.join(", ")));
+            }
+        }
+        let broken = Mutex::new(None);
+        Ok(Some(ClientHosts { sessions, ssh, disclosure, texts, tools, versions, broken }))
+    }
+
+    /// Where `tool` (ab, wrk, h2load) is on client 1, if a cell runs it there.
+    pub(crate) fn tool(&self, tool: Tool) -> Option<&Path> {
+        self.tools.get(&tool).map(PathBuf::as_path)
+    }
+
+    /// The versions of the tools on client 1, keyed as `preflight::versions` keys them.
+    pub(crate) fn versions(&self) -> &BTreeMap<String, String> {
+        &self.versions
+    }
+
+    /// Client 1: where ab, wrk and h2load run.
+    pub(super) fn first(&self) -> Option<&HostSession> {
+        self.sessions.first()
+    }
+
+    /// `f` on client 1's link; a lost link (anything but a refusal) is remembered for
+    /// [`ClientHosts::lost`]. Errors name the host.
+    pub(super) fn call<R>(
+        &self,
+        f: impl FnOnce(&mut herd_host::HostLink<std::process::ChildStdin>) -> Result<R, LinkError>,
+    ) -> Result<R, String> {
+        let Some(first) = self.sessions.first() else {
+            return Err("[hosts] names no client host".to_owned());
+        };
+        first.with(f).map_err(|e| {
+            if !matches!(e, LinkError::Refused { .. }) {
+                if let Ok(mut broken) = self.broken.lock() {
+                    broken.get_or_insert_with(|| e.to_string());
+                }
+            }
+            e.to_string()
+        })
     }
 
     /// The hosts, in file order: one agent each.
@@ -92,11 +164,24 @@ impl ClientHosts {
                 format!("{} ({}, {} CPUs, kernel {})", s.url, h.hostname, h.cpus, h.kernel)
             })
             .collect();
-        format!("client hosts, one agent each: {}", each.join(", "))
+        let tools: Vec<&str> = self.tools.keys().map(|t| t.name()).collect();
+        let alone = match tools.as_slice() {
+            [] => String::new(),
+            [one] => format!("; {one} runs on client 1 alone (herd's client spreads over all)"),
+            [init @ .., last] => format!(
+                "; {} and {last} run on client 1 alone (herd's client spreads over all)",
+                init.join(", ")
+            ),
+        };
+        format!("client hosts, one agent each: {}{alone}", each.join(", "))
     }
 
     /// Why a link to one of them is lost, if one is.
     pub(crate) fn lost(&self) -> Option<String> {
+        let broken = self.broken.lock().ok().and_then(|b| b.clone());
+        if let (Some(why), Some(first)) = (broken, self.sessions.first()) {
+            return Some(format!("{}: {why}", first.url));
+        }
         self.sessions.iter().find_map(|s| s.lost().map(|why| format!("{}: {why}", s.url)))
     }
 
@@ -110,8 +195,93 @@ impl ClientHosts {
     }
 }
 
+/// `wanted` located on the host: every candidate path asked in one command; the missing
+/// ones, all named with their package.
+fn locate(
+    ssh: &Ssh,
+    url: &HostUrl,
+    wanted: &BTreeSet<Tool>,
+) -> Result<BTreeMap<Tool, PathBuf>, Vec<String>> {
+    if wanted.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let script = "for f in \"$@\"; do [ -f \"$f\" ] && [ -x \"$f\" ] && printf '%s\\n' \"$f\"; \
+                  done; exit 0";
+    let mut argv = vec!["sh", "-c", script, "sh"];
+    argv.extend(wanted.iter().flat_map(|&t| client::candidates(t).iter().copied()));
+    let out = ssh.run(url, &argv, None, QUICK).map_err(|e| vec![e.to_string()])?;
+    let there: BTreeSet<&str> = out.stdout.lines().map(str::trim).collect();
+    pick(wanted, &there)
+}
+
+/// Each of `wanted` at its first candidate among `there` (the executable files found on
+/// the host), or the missing ones named with their package.
+fn pick(
+    wanted: &BTreeSet<Tool>,
+    there: &BTreeSet<&str>,
+) -> Result<BTreeMap<Tool, PathBuf>, Vec<String>> {
+    let mut found = BTreeMap::new();
+    let mut missing = Vec::new();
+    for &tool in wanted {
+        match client::candidates(tool).iter().find(|c| there.contains(*c)) {
+            Some(path) => {
+                found.insert(tool, PathBuf::from(path));
+            }
+            None => missing.push(format!(
+                "client {tool}: not installed there (apt-get install {}); ab, wrk and h2load \
+                 run on client 1",
+                tool.package()
+            )),
+        }
+    }
+    if missing.is_empty() {
+        Ok(found)
+    } else {
+        Err(missing)
+    }
+}
+
+/// `tool`'s version on the host, asked there as `preflight::versions` asks it here.
+fn tool_version(ssh: &Ssh, url: &HostUrl, tool: Tool, path: &Path) -> String {
+    let argv: Vec<String> =
+        client::version_argv(tool, path).iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let text = match ssh.run(url, &words, None, QUICK) {
+        Ok(out) => format!("{}{}", out.stdout, out.stderr),
+        Err(e) => e.to_string(),
+    };
+    client::parse_version(tool, &text).unwrap_or_else(|| super::preflight::unknown(&text))
+}
+
 impl std::fmt::Debug for ClientHosts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientHosts").field("hosts", &self.urls()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_are_picked_at_their_first_candidate_and_every_missing_one_is_named() {
+        let wanted: BTreeSet<Tool> = [Tool::Ab, Tool::Wrk, Tool::H2load].into();
+        let there: BTreeSet<&str> = ["/usr/local/bin/ab", "/usr/sbin/ab", "/usr/bin/wrk"].into();
+        let missing = pick(&wanted, &there).unwrap_err();
+        assert_eq!(
+            missing,
+            ["client h2load: not installed there (apt-get install nghttp2-client); ab, wrk and \
+              h2load run on client 1"]
+        );
+        let there: BTreeSet<&str> = ["/usr/local/bin/ab", "/usr/sbin/ab", "/usr/bin/h2load"].into();
+        let wanted: BTreeSet<Tool> = [Tool::Ab, Tool::H2load].into();
+        let found = pick(&wanted, &there).unwrap();
+        assert_eq!(found[&Tool::Ab], Path::new("/usr/sbin/ab"), "the first candidate found");
+        assert_eq!(found[&Tool::H2load], Path::new("/usr/bin/h2load"));
+        let none: BTreeSet<&str> = BTreeSet::new();
+        let both = pick(&[Tool::Ab, Tool::Wrk].into(), &none).unwrap_err();
+        assert_eq!(both.len(), 2, "{both:?}");
+        assert!(both[0].contains("apache2-utils") && both[1].contains("apt-get install wrk"));
+        assert!(pick(&BTreeSet::new(), &none).unwrap().is_empty());
     }
 }

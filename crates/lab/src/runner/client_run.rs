@@ -47,7 +47,7 @@ pub(super) struct Usage {
 }
 
 /// Grace between SIGTERM and SIGKILL for a client past its time limit.
-const CLIENT_GRACE: Duration = Duration::from_secs(5);
+pub(super) const CLIENT_GRACE: Duration = Duration::from_secs(5);
 
 impl<'a> CellRun<'a> {
     /// Runs the client once with `load`. Fails when it ran past its time limit, and for the
@@ -65,6 +65,9 @@ impl<'a> CellRun<'a> {
         let dir = self.dir.join("client").join(phase.name());
         std::fs::create_dir_all(&dir)
             .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
+        if let Some(hosts) = self.tool_hosts() {
+            return self.run_tool_on_host(hosts, phase, load, request, started, dir);
+        }
         let base_url = self.base_url();
         let ca_file = self.ca_file.clone();
         let netns = self.agent_netns();
@@ -155,10 +158,10 @@ impl<'a> CellRun<'a> {
         'a: 'j,
     {
         let (tool, ctx) = (self.cell.client, self.ctx);
-        let program = ctx
-            .ready
-            .clients
-            .get(&tool)
+        // ab, wrk and h2load with client hosts: located on client 1, where they run.
+        let on_host = self.tool_hosts().and_then(|c| c.tool(tool));
+        let program = on_host
+            .or_else(|| ctx.ready.clients.get(&tool).map(PathBuf::as_path))
             .ok_or_else(|| RunFailure::Setup(format!("the client {tool} was not located")))?;
         Ok(ClientJob {
             tool,
@@ -179,6 +182,12 @@ impl<'a> CellRun<'a> {
                 ssh_config: ctx.experiment.hosts.as_ref().and_then(|h| h.ssh_config.as_deref()),
             }),
         })
+    }
+
+    /// The client hosts, when this cell's client is a tool that runs on client 1 there (ab,
+    /// wrk, h2load; herd's own spreads over them as agents from here).
+    pub(super) fn tool_hosts(&self) -> Option<&'a super::client_hosts::ClientHosts> {
+        self.ctx.client_hosts.filter(|_| self.cell.client != client::Tool::Herd)
     }
 
     /// With agents on a network path, each agent's client namespace (the path made a client
@@ -211,7 +220,7 @@ impl<'a> CellRun<'a> {
 
 /// How long a client may run before it is stopped: its own length plus a margin, or for a
 /// request count, a generous bound (10 ms a request, at least a minute, at most two hours).
-fn time_limit(load: &Load) -> Duration {
+pub(super) fn time_limit(load: &Load) -> Duration {
     let margin = Duration::from_secs(60);
     match &load.shape {
         Shape::Duration { duration, .. } | Shape::Rate { duration, .. } => *duration + margin,
@@ -227,7 +236,7 @@ fn time_limit(load: &Load) -> Duration {
 
 /// The end of a failed client's stderr, or of its stdout when stderr is empty (wrk and ab
 /// print some of their errors there).
-fn output_tail(stdout: &Path, stderr: &Path) -> String {
+pub(super) fn output_tail(stdout: &Path, stderr: &Path) -> String {
     let err = std::fs::read_to_string(stderr).unwrap_or_default();
     if err.trim().is_empty() {
         last_lines_of(stdout)

@@ -46,6 +46,7 @@ mod server_check;
 mod server_host;
 mod servers;
 mod servers_on_host;
+mod tool_on_host;
 pub mod up;
 mod up_on_host;
 mod watched;
@@ -155,7 +156,8 @@ pub fn reach_hosts(
     let path = host.disclose();
     let mut said = format!("{}; the path: {path}", host.describe());
     checked.server_host = Some(host);
-    if let Some(clients) = client_hosts::ClientHosts::open(hosts, herd_version, &scratch)? {
+    let cells = &checked.cells;
+    if let Some(clients) = client_hosts::ClientHosts::open(hosts, cells, herd_version, &scratch)? {
         said.push_str(&format!("\nherd lab: {}", clients.describe()));
         checked.client_hosts = Some(clients);
     }
@@ -248,13 +250,6 @@ fn hosts_refusal(hosts: &crate::hosts::Hosts, cells: &[Cell]) -> Result<(), Stri
             return Err("NetBench workloads do not run on [hosts] yet (issue 34): their Samba \
                         and smbtorture start on this machine"
                 .to_owned());
-        }
-        if !hosts.clients.is_empty() && c.client != crate::client::Tool::Herd {
-            return Err(format!(
-                "[hosts] clients: herd's own client runs on client hosts (as the agents of one \
-                 run); {} runs on this machine only: leave `clients` out to run it here",
-                c.client.name()
-            ));
         }
     }
     Ok(())
@@ -369,6 +364,10 @@ fn run_in(
         })?;
     }
     let mut versions = preflight::versions(ready, run_dir, sup);
+    // ab, wrk and h2load on client 1: their versions there.
+    if let Some(clients) = client_hosts {
+        versions.extend(clients.versions().clone());
+    }
 
     let seed = match r.resume {
         Some(resume) => resume.seed()?,

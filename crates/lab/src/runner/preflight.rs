@@ -76,8 +76,11 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         missing.extend(lighttpd_tls_missing(cells, Path::new(herd_drivers::LIGHTTPD_TLS_MODULE.0)));
     }
     let mut clients = BTreeMap::new();
+    // With `[hosts] clients`, ab, wrk and h2load run on client 1, and are located there
+    // (`ClientHosts::open`); herd's own client runs from here.
+    let on_hosts = e.hosts.as_ref().is_some_and(|h| !h.clients.is_empty());
     for cell in cells {
-        if clients.contains_key(&cell.client) {
+        if clients.contains_key(&cell.client) || (on_hosts && cell.client != Tool::Herd) {
             continue;
         }
         match client::locate(cell.client, herd_exe) {
