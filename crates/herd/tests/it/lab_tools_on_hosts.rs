@@ -2,8 +2,8 @@
 //! client 1 through its helper over real OpenSSH (sshd in namespace hosts of herd's own,
 //! `util::ssh_hosts`; root: CI runs as root), against the server on the server host, its
 //! files (wrk's script, the POST body, ab's `-g` file) in the helper's run directory there,
-//! its output read back and parsed here; Ctrl-C stops it there; nothing is left on any
-//! host. Nothing is aimed anywhere but 198.18.3.0/24.
+//! its output read back and parsed here; Ctrl-C stops it there; a failure there names the
+//! host; nothing is left on any host. Nothing is aimed anywhere but 198.18.3.0/24.
 //!
 //! Not tested here: a tool missing on the client host, named with its package. The hosts
 //! share this machine's file system, so a tool installed here is installed there too and
@@ -150,7 +150,7 @@ fn ab_wrk_and_h2load_run_on_client_1_against_the_server_host() {
 }
 
 /// Ctrl-C while wrk runs on client 1: the helper stops it there, the run is not stored,
-/// and nothing is left on any host.
+/// and nothing is left on any host. Then ab failing there fails its run naming the host.
 #[test]
 fn ctrl_c_stops_the_tool_on_the_client_host() {
     require_root();
@@ -199,6 +199,42 @@ fn ctrl_c_stops_the_tool_on_the_client_host() {
     let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();
     assert_eq!(exp.status, ExperimentStatus::Interrupted);
     assert_eq!(exp.matrix_cells().flat_map(|c| &c.repetitions).count(), 0);
+    nothing_left(&hosts, 2);
+
+    // A tool that fails there fails the run naming the host: client 1 alone cannot reach
+    // the server (a prohibit route in its namespace; herd's verification from here can),
+    // so ab there fails to connect.
+    let c1 = hosts.hosts[1].addr;
+    let ns = hosts.host_netns(1);
+    let server = format!("{}/32", hosts.hosts[0].addr);
+    let route = |verb: &str| {
+        let out = std::process::Command::new("ip")
+            .args(["-n", &ns, "route", verb, "prohibit", &server])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    route("add");
+    let file = experiment(&hosts, "\"ab\"", "[loads.n]\nrequests = 50\nconcurrency = 1\n", &[1]);
+    let store = dir.join("r2.db");
+    let out = hosts
+        .herd()
+        .args(["lab", "run", "--no-progress", "--store"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    route("del");
+    let said = text(&out.stderr);
+    let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    let runs: Vec<_> = exp.matrix_cells().flat_map(|c| &c.repetitions).collect();
+    let [run] = runs.as_slice() else { panic!("one run: {said}") };
+    let Outcome::Failed { kind, reason } = &run.record.outcome else {
+        panic!("ab could not connect, yet: {:?}; {said}", run.record.outcome)
+    };
+    assert_eq!(*kind, herd_store::RunFailureKind::ClientFailed, "{reason}");
+    assert!(reason.contains(&format!("(on ssh://{c1})")), "{reason}");
+    assert!(reason.contains("the measured run of ab"), "{reason}");
     nothing_left(&hosts, 2);
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);

@@ -204,6 +204,11 @@ impl CellRun<'_> {
                     Some(line) if !problem.contains(line.trim()) => Some(last_lines(&err)),
                     _ => None,
                 };
+                // A tool that ran on client 1 of `[hosts] clients`: where it ran.
+                let problem = match self.tool_hosts().and_then(|h| h.first()) {
+                    Some(host) => format!("{problem} (on {})", host.url),
+                    None => problem,
+                };
                 let failed = RunFailure::ClientFailed {
                     tool: self.cell.client,
                     phase,
