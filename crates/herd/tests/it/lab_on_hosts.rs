@@ -38,17 +38,10 @@ fn servers_run_on_the_server_host_and_nothing_is_left_there() {
     let hosts = SshHosts::start("820", &dir, &[HostSetup::default()]);
     let server = hosts.hosts[0].addr;
     let file = experiment(&dir, "\"herd\", \"nginx\"", &format!("server = \"ssh://{server}\"\n"));
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    hosts.install(&file);
 
     let store = dir.join("r.db");
-    let out = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}\n{}", hosts.sshd_log(0));
     assert!(
@@ -145,16 +138,9 @@ fn the_client_runs_as_agents_on_two_client_hosts() {
         ),
     )
     .unwrap();
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    hosts.install(&file);
     let store = dir.join("r.db");
-    let out = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(stderr.contains(&format!("client hosts, one agent each: ssh://{c1} (")), "{stderr}");
@@ -223,16 +209,9 @@ fn the_server_hosts_time_wait_is_drained_too() {
         .replace("min = 1\nmax = 1", "min = 2\nmax = 2")
         .replace("[hosts]", "[runner]\ntime_wait_below = 100\ndrain_timeout = \"1s\"\n[hosts]");
     std::fs::write(&file, t).unwrap();
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    hosts.install(&file);
     let store = dir.join("r.db");
-    let out = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let waited = format!(

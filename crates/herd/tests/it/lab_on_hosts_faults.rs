@@ -47,13 +47,7 @@ fn a_host_that_cannot_be_used_fails_the_run_before_anything_starts() {
     ] {
         let file = experiment(&dir, load, 1, &format!("server = \"ssh://{server}\"\n"));
         let store = dir.join("r.db");
-        let out = hosts
-            .herd()
-            .args(["lab", "run", "--no-progress", "--store"])
-            .arg(&store)
-            .arg(&file)
-            .output()
-            .unwrap();
+        let out = hosts.lab_run(&file, &store).output().unwrap();
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(&says), "{says}: {stderr}");
@@ -77,13 +71,9 @@ fn herd_killed_mid_run_leaves_nothing_on_any_host() {
         1,
         &format!("server = \"ssh://{s}\"\nclients = [\"ssh://{c1}\", \"ssh://{c2}\"]\n"),
     );
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    hosts.install(&file);
     let mut lab = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .arg(&file)
+        .lab_run(&file, &dir.join("r.db"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -117,14 +107,10 @@ fn a_server_host_cut_off_fails_its_run_stops_the_rest_and_keeps_what_finished() 
         3,
         &format!("server = \"ssh://{s}\"\nidle_timeout = \"2s\"\n"),
     );
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    hosts.install(&file);
     let log = dir.join("lab.err");
     let mut lab = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(dir.join("r.db"))
-        .arg(&file)
+        .lab_run(&file, &dir.join("r.db"))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()

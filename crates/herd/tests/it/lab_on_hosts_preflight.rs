@@ -9,7 +9,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use herd_store::{ExperimentId, ExperimentStatus, Outcome, Store, StoredExperiment};
@@ -42,17 +42,6 @@ fn experiment(dir: &Path, key: &str, load: &str, reps: u32, server: &str) -> Pat
 }
 
 const QUICK_LOAD: &str = "requests = 300\nconcurrency = 2";
-
-fn install(hosts: &SshHosts, file: &Path) {
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(file).output().unwrap();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-}
-
-fn lab_run(hosts: &SshHosts, store: &Path, file: &Path) -> Output {
-    let mut cmd = hosts.herd();
-    cmd.args(["lab", "run", "--no-progress", "--store"]).arg(store).arg(file);
-    cmd.output().unwrap()
-}
 
 fn load(store: &Path) -> StoredExperiment {
     Store::open_read_only(store).unwrap().load_experiment(ExperimentId(1)).unwrap()
@@ -88,11 +77,11 @@ fn a_users_own_config_is_judged_and_served_on_the_server_host() {
     let server = hosts.hosts[0].addr;
     std::fs::write(dir.join("mine.conf"), MINE).unwrap();
     let file = experiment(&dir, "config = \"mine.conf\"", QUICK_LOAD, 1, &server.to_string());
-    install(&hosts, &file);
+    hosts.install(&file);
     let host_tmp = dir.join("host0/tmp").display().to_string();
 
     let store = dir.join("r.db");
-    let out = lab_run(&hosts, &store, &file);
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}\n{}", hosts.sshd_log(0));
     let exp = all_ok(&store, 300, &stderr);
@@ -110,7 +99,7 @@ fn a_users_own_config_is_judged_and_served_on_the_server_host() {
     let typo = MINE.replace("listen {{listen}}", "lisen {{listen}}");
     std::fs::write(dir.join("mine.conf"), typo).unwrap();
     let store = dir.join("refused.db");
-    let out = lab_run(&hosts, &store, &file);
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let says = format!(
@@ -146,9 +135,9 @@ fn a_servers_binary_is_a_path_on_the_server_host() {
     std::fs::copy("/usr/sbin/nginx", &mine).unwrap();
     let key = |p: &Path| format!("binary = \"{}\"", p.display());
     let file = experiment(&dir, &key(&mine), QUICK_LOAD, 1, &server);
-    install(&hosts, &file);
+    hosts.install(&file);
     let store = dir.join("r.db");
-    let out = lab_run(&hosts, &store, &file);
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}");
     let exp = all_ok(&store, 300, &stderr);
@@ -167,7 +156,7 @@ fn a_servers_binary_is_a_path_on_the_server_host() {
     let gone = dir.join("host0/home/build/sbin/ngnix");
     let file = experiment(&dir, &key(&gone), QUICK_LOAD, 1, &server);
     let store = dir.join("refused.db");
-    let out = lab_run(&hosts, &store, &file);
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let says = format!(
@@ -290,7 +279,7 @@ fn an_experiment_on_the_server_host_resumes_asking_its_servers_there() {
     let slow = "duration = \"400ms\"\nconcurrency = 2\nkeep_alive = true";
     let key = format!("binary = \"{}\"", wrapper.display());
     let file = experiment(&dir, &key, slow, 4, &server.to_string());
-    install(&hosts, &file);
+    hosts.install(&file);
     let store = dir.join("r.db");
     let log = dir.join("stderr");
     let mut cmd = hosts.herd();

@@ -48,12 +48,6 @@ fn experiment(hosts: &SshHosts, clients: &str, loads: &str, client_hosts: &[usiz
     file
 }
 
-/// Installs herd on the hosts of `file`.
-fn install(hosts: &SshHosts, file: &Path) {
-    let out = hosts.herd().args(["lab", "hosts", "install"]).arg(file).output().unwrap();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-}
-
 /// Nothing left on sshd hosts `0..n`: no program of theirs running, their temporary
 /// directories empty.
 fn nothing_left(hosts: &SshHosts, n: usize) {
@@ -78,15 +72,9 @@ fn ab_wrk_and_h2load_run_on_client_1_against_the_server_host() {
                  [[exclude]]\nload = \"d\"\nclient = \"ab\"\n\
                  [[exclude]]\nload = \"d\"\nclient = \"h2load\"\n";
     let file = experiment(&hosts, "\"ab\", \"wrk\", \"h2load\"", loads, &[1, 2]);
-    install(&hosts, &file);
+    hosts.install(&file);
     let store = dir.join("r.db");
-    let out = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
@@ -158,14 +146,11 @@ fn ctrl_c_stops_the_tool_on_the_client_host() {
     let hosts = SshHosts::start("831", &dir, &[HostSetup::default(); 2]);
     let loads = "[loads.long]\nduration = \"30s\"\nconcurrency = 2\n";
     let file = experiment(&hosts, "\"wrk\"", loads, &[1]);
-    install(&hosts, &file);
+    hosts.install(&file);
     let store = dir.join("r.db");
     let log = dir.join("lab.log");
     let mut child = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
+        .lab_run(&file, &store)
         .stdout(std::fs::File::create(dir.join("lab.out")).unwrap())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
@@ -217,13 +202,7 @@ fn ctrl_c_stops_the_tool_on_the_client_host() {
     route("add");
     let file = experiment(&hosts, "\"ab\"", "[loads.n]\nrequests = 50\nconcurrency = 1\n", &[1]);
     let store = dir.join("r2.db");
-    let out = hosts
-        .herd()
-        .args(["lab", "run", "--no-progress", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = hosts.lab_run(&file, &store).output().unwrap();
     route("del");
     let said = text(&out.stderr);
     let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();

@@ -185,6 +185,25 @@ impl SshHosts {
         cmd
     }
 
+    /// `herd lab hosts install FILE` from the client host, which must succeed.
+    pub fn install(&self, file: &Path) {
+        let out = self.herd().args(["lab", "hosts", "install"]).arg(file).output().unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "herd lab hosts install: {said}");
+    }
+
+    /// `herd lab run --no-progress --store STORE FILE` from the client host, as a command
+    /// to run or spawn.
+    pub fn lab_run(&self, file: &Path, store: &Path) -> Command {
+        let mut cmd = self.herd();
+        cmd.args(["lab", "run", "--no-progress", "--store"]).arg(store).arg(file);
+        cmd
+    }
+
     /// An experiment file in the test's directory with `[hosts]` as given (and the fixture's
     /// ssh_config), running herd serve as the server.
     pub fn experiment(&self, hosts: &str) -> PathBuf {
