@@ -51,6 +51,31 @@ fn spread_of(e: &Experiment, all: &[crate::matrix::Cell]) -> &'static str {
 }
 
 /// The plan of `e` as text.
+/// Where `[hosts]` puts the roles, in one line: the dry run reaches no host, so it says the
+/// paths and programs below as this machine would render them.
+fn hosts_line(h: &crate::hosts::Hosts) -> String {
+    let mut parts = Vec::new();
+    if let Some(server) = &h.server {
+        parts.push(format!("the servers start on {server}"));
+    }
+    match h.clients.as_slice() {
+        [] => parts.push("the client runs here".to_owned()),
+        [one] => parts.push(format!("the client runs on {one}")),
+        [first, ..] => {
+            let all: Vec<String> = h.clients.iter().map(|c| c.to_string()).collect();
+            parts.push(format!(
+                "herd's client runs as one agent on each of {}; ab, wrk and h2load on {first}",
+                all.join(", ")
+            ));
+        }
+    }
+    format!(
+        "hosts: {} (not reached by a dry run: configs and paths below are as this machine \
+         would render them; `herd lab hosts check` reaches them)",
+        parts.join("; ")
+    )
+}
+
 pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
     let mut s = String::new();
     let all = cells(e);
@@ -74,6 +99,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         runs * reps.min as usize,
         runs * reps.max as usize
     );
+    if let Some(h) = &e.hosts {
+        let _ = writeln!(s, "{}", hosts_line(h));
+    }
     if let (Some(c), Some(twin)) = (&e.runner.controls, crate::matrix::control_twin(e, &all)) {
         let n = c.runs as usize;
         let _ = writeln!(
@@ -644,6 +672,26 @@ fn join(argv: &[std::ffi::OsString]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hosts_line_says_where_each_role_runs() {
+        let u = |s: &str| s.parse::<crate::hosts::HostUrl>().unwrap();
+        let mut h = crate::hosts::Hosts {
+            server: Some(u("ssh://srv")),
+            clients: Vec::new(),
+            router: None,
+            ssh_config: None,
+            idle: std::time::Duration::from_secs(30),
+        };
+        assert!(hosts_line(&h)
+            .starts_with("hosts: the servers start on ssh://srv; the client runs here ("));
+        h.clients = vec![u("ssh://c1")];
+        assert!(hosts_line(&h).contains("; the client runs on ssh://c1 ("));
+        h.clients.push(u("ssh://c2"));
+        assert!(hosts_line(&h).contains(
+            "herd's client runs as one agent on each of ssh://c1, ssh://c2; ab, wrk and h2load on ssh://c1"
+        ));
+    }
 
     fn bundled(name: &str) -> Experiment {
         crate::experiment::parse(crate::bundled::find(name).unwrap().text, name).unwrap()
