@@ -367,6 +367,18 @@ fn after_kill_9_lab_clean_removes_the_namespaces() {
     stopped_with_its_path(child.id(), &dir);
     child.kill().unwrap(); // SIGKILL: no teardown possible
     child.wait().unwrap();
+    // A step of the path's setup or teardown already running (`ip …`, the lab's child) goes
+    // on to its end after the kill, and may still remove a namespace: what the kill left is
+    // what is there once none runs.
+    let tag = format!("herd-{}-", child.id());
+    wait_for("the killed lab's ip commands to end", Duration::from_secs(5), || {
+        !std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd);
+            let program = cmd.split('\0').next().unwrap_or_default();
+            Path::new(program).file_name().is_some_and(|f| f == "ip") && cmd.contains(&tag)
+        })
+    });
     // The check sees what a kill -9 leaves: the namespaces and the server in them.
     let left = leftovers(child.id(), &dir);
     assert!(
