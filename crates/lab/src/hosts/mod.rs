@@ -5,9 +5,10 @@
 //! each host has (kernel, CPUs, which herd build) and `install.rs` copies this herd there.
 //!
 //! `session.rs` starts `herd host`, the helper each host runs (crates/host), over an ssh
-//! session and keeps its link alive. Not here yet: running a cell's roles on the hosts (the
-//! runner refuses an experiment with `[hosts]` for now). Naming a host is not an
-//! opt-in to send load to it: the safety rule (`herd_engine::target`) is unchanged.
+//! session and keeps its link alive. The runner puts a cell's roles on the hosts
+//! (`runner/server_host.rs`, `runner/client_hosts.rs`). Naming the server host is the
+//! opt-in to load its address alone; every other address stays under the safety rule
+//! (`herd_engine::target`).
 
 pub mod check;
 pub mod install;

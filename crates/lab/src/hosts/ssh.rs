@@ -187,22 +187,11 @@ impl Ssh {
             argv.extend(["-F".into(), c.clone().into_os_string()]);
         }
         argv.extend(["-G".into(), "--".into(), host.host.clone().into()]);
-        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
-        let (out, err) = (self.dir.join(format!("g-{n}.out")), self.dir.join(format!("g-{n}.err")));
-        let spawn = PipedSpawn {
-            name: "ssh",
-            argv: &argv,
-            stdin: Input::Null,
-            stdout: Output::File(&out),
-            stderr: &err,
+        let said = self.capture(host, &argv, None, Duration::from_secs(10));
+        let (ended, text) = match said {
+            Ok((Some(status), stdout, _)) => (status.success(), stdout),
+            _ => (false, String::new()),
         };
-        let ended = Piped::start(&spawn)
-            .and_then(|mut p| p.wait(Duration::from_secs(10)))
-            .ok()
-            .flatten()
-            .is_some_and(|s| s.success());
-        let text = std::fs::read_to_string(&out).unwrap_or_default();
-        let _ = (std::fs::remove_file(&out), std::fs::remove_file(&err));
         let named = text.lines().find_map(|l| l.strip_prefix("hostname ").map(str::trim));
         match named {
             Some(h) if ended && !h.is_empty() => h.to_owned(),
@@ -309,24 +298,9 @@ impl Ssh {
                 });
             }
         }
-        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
-        let out = self.dir.join(format!("forward-{}-{n}.out", std::process::id()));
-        let err = self.dir.join(format!("forward-{}-{n}.err", std::process::id()));
         let argv = self.forward_argv(host, op, remote, local);
-        let spawn = PipedSpawn {
-            name: "ssh",
-            argv: &argv,
-            stdin: Input::Null,
-            stdout: Output::File(&out),
-            stderr: &err,
-        };
         let limit = self.connect_timeout.saturating_add(Duration::from_secs(10));
-        let mut p = Piped::start(&spawn).map_err(|e| self.start_error(host, e))?;
-        let status = p.wait(limit).map_err(|e| self.start_error(host, e))?;
-        let stderr = std::fs::read(&err).map(|b| String::from_utf8_lossy(&b).into_owned());
-        let _ = std::fs::remove_file(&err);
-        let _ = std::fs::remove_file(&out);
-        let stderr = stderr.unwrap_or_default();
+        let (status, _, stderr) = self.capture(host, &argv, None, limit)?;
         match status {
             None => Err(SshError::TimedOut { host: host.to_string(), limit }),
             Some(s) if s.success() => Ok(()),
@@ -346,25 +320,8 @@ impl Ssh {
         stdin: Option<&Path>,
         limit: Duration,
     ) -> Result<RemoteOutput, SshError> {
-        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
-        let out = self.dir.join(format!("run-{n}.out"));
-        let err = self.dir.join(format!("run-{n}.err"));
         let argv = self.argv(host, remote);
-        let spawn = PipedSpawn {
-            name: "ssh",
-            argv: &argv,
-            stdin: stdin.map_or(Input::Null, Input::File),
-            stdout: Output::File(&out),
-            stderr: &err,
-        };
-        let mut p = Piped::start(&spawn).map_err(|e| self.start_error(host, e))?;
-        let status = p.wait(limit).map_err(|e| self.start_error(host, e))?;
-        let read = |p: &Path| {
-            let t = std::fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
-            let _ = std::fs::remove_file(p);
-            t.unwrap_or_default()
-        };
-        let (stdout, stderr) = (read(&out), read(&err));
+        let (status, stdout, stderr) = self.capture(host, &argv, stdin, limit)?;
         let Some(status) = status else {
             return Err(SshError::TimedOut { host: host.to_string(), limit });
         };
@@ -376,6 +333,36 @@ impl Ssh {
             }
         }
         Ok(RemoteOutput { code, stdout, stderr })
+    }
+
+    /// Runs ssh as `argv` to its end, at most `limit` (None: it did not end in time, and was
+    /// stopped), its input from `stdin` or none; what it printed on each output. The one way
+    /// this transport runs a short ssh (a command, `-G`, `-O forward`).
+    fn capture(
+        &self,
+        host: &HostUrl,
+        argv: &[OsString],
+        stdin: Option<&Path>,
+        limit: Duration,
+    ) -> Result<(Option<std::process::ExitStatus>, String, String), SshError> {
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let (out, err) =
+            (self.dir.join(format!("run-{n}.out")), self.dir.join(format!("run-{n}.err")));
+        let spawn = PipedSpawn {
+            name: "ssh",
+            argv,
+            stdin: stdin.map_or(Input::Null, Input::File),
+            stdout: Output::File(&out),
+            stderr: &err,
+        };
+        let mut p = Piped::start(&spawn).map_err(|e| self.start_error(host, e))?;
+        let status = p.wait(limit).map_err(|e| self.start_error(host, e))?;
+        let read = |p: &Path| {
+            let t = std::fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
+            let _ = std::fs::remove_file(p);
+            t.unwrap_or_default()
+        };
+        Ok((status, read(&out), read(&err)))
     }
 
     /// Starts `remote` on `host` with its standard input and output piped to herd.

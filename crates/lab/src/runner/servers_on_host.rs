@@ -192,7 +192,7 @@ pub(super) fn write_launch(host: &ServerHost, launch: &herd_drivers::Launch) -> 
         host.make_dir(d, Some(0o755), None)?;
     }
     for d in &launch.user_dirs {
-        host.make_dir(d, Some(0o755), launch_user(host))?;
+        host.make_dir(d, Some(0o755), host.user.as_deref())?;
     }
     for d in &launch.shared_dirs {
         host.make_dir(d, Some(0o1777), None)?;
@@ -204,10 +204,6 @@ pub(super) fn write_launch(host: &ServerHost, launch: &herd_drivers::Launch) -> 
         host.write(&f.path, f.contents.as_bytes(), 0o600)?;
     }
     Ok(())
-}
-
-fn launch_user(host: &ServerHost) -> Option<&str> {
-    host.user.as_deref()
 }
 
 /// The document root `local` (this lab run's) copied to the host, once per lab run.
