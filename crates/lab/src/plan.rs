@@ -69,6 +69,9 @@ fn hosts_line(h: &crate::hosts::Hosts) -> String {
             ));
         }
     }
+    if let Some(router) = &h.router {
+        parts.push(format!("the proxy paths' programs start on {router}"));
+    }
     format!(
         "hosts: {} (not reached by a dry run: configs and paths below are as this machine \
          would render them; `herd lab hosts check` reaches them)",
@@ -691,6 +694,8 @@ mod tests {
         assert!(hosts_line(&h).contains(
             "herd's client runs as one agent on each of ssh://c1, ssh://c2; ab, wrk and h2load on ssh://c1"
         ));
+        h.router = Some(u("ssh://r"));
+        assert!(hosts_line(&h).contains("; the proxy paths' programs start on ssh://r ("));
     }
 
     fn bundled(name: &str) -> Experiment {

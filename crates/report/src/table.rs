@@ -99,8 +99,10 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     if let Some((_, method)) = e.environment.iter().find(|(k, _)| k == "server_cpu_accounting") {
         fields.push(("server cpu".to_owned(), method.clone()));
     }
-    if let Some(host) = server_host(&e.environment) {
-        fields.push(("server host".to_owned(), host));
+    for role in ["server", "router"] {
+        if let Some(host) = on_host(&e.environment, role) {
+            fields.push((format!("{role} host"), host));
+        }
     }
     // Servers herd did not start: their repetitions are not independent restarts.
     let external: Vec<String> = e
@@ -124,22 +126,24 @@ fn header(exp: &StoredExperiment) -> Vec<(String, String)> {
     fields
 }
 
-/// The `[hosts]` server host and the path to it, as the lab disclosed them: where the
-/// servers ran, if not on the machine above.
-fn server_host(environment: &[(String, String)]) -> Option<String> {
+/// A `[hosts]` host (`role`: the server's, or the router's) and the path to it, as the lab
+/// disclosed them: where the servers or a proxy path's program ran, if not on the machine
+/// above.
+fn on_host(environment: &[(String, String)], role: &str) -> Option<String> {
     let get = |k: &str| environment.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-    let url = get("host.server.url")?;
-    let or = |k: &str| get(k).unwrap_or("unknown");
+    let url = get(&format!("host.{role}.url"))?;
+    let host = |k: &str| get(&format!("host.{role}.{k}")).unwrap_or("unknown");
+    let path = |k: &str| get(&format!("path.{role}.{k}")).unwrap_or("unknown");
     Some(format!(
         "{url} ({}, {}, {} CPUs, kernel {}); the path: MTU {}, connect RTT {} µs, one TCP \
          connection {} Mbit/s",
-        or("host.server.hostname"),
-        or("host.server.cpu_model"),
-        or("host.server.cpus_online"),
-        or("host.server.kernel"),
-        or("path.server.mtu"),
-        or("path.server.connect_rtt_us"),
-        or("path.server.tcp_mbit_per_s"),
+        host("hostname"),
+        host("cpu_model"),
+        host("cpus_online"),
+        host("kernel"),
+        path("mtu"),
+        path("connect_rtt_us"),
+        path("tcp_mbit_per_s"),
     ))
 }
 

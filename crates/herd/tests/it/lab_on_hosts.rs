@@ -236,8 +236,27 @@ fn what_hosts_cannot_run_is_refused_before_anything_starts() {
             "server = \"ssh://bench@198.18.10.2\"\nrouter = \"ssh://bench@198.18.10.1\"\n",
             "\"herd\"",
             "",
-            "[hosts] router ssh://bench@198.18.10.1: the routed and proxy paths on a real \
-             router are not run yet",
+            "[hosts] router ssh://bench@198.18.10.1: no cell runs a proxy path",
+        ),
+        (
+            "server = \"ssh://bench@198.18.10.2\"\nrouter = \"ssh://bench@198.18.10.1\"\n",
+            "\"herd\"",
+            "path = [\"nft-dnat\"]\n",
+            "[matrix] path nft-dnat: between [hosts] the forwarding and any NAT are the real \
+             network's; herd does not change a real router's routes or firewall",
+        ),
+        (
+            "server = \"ssh://bench@198.18.10.2\"\n",
+            "\"herd\"",
+            "path = [\"haproxy-tcp\"]\n",
+            "[matrix] path haproxy-tcp: its proxy runs on a router; between [hosts] name the \
+             machine it runs on as `[hosts] router`",
+        ),
+        (
+            "router = \"ssh://bench@198.18.10.1\"\n",
+            "\"herd\"",
+            "path = [\"haproxy-tcp\"]\n",
+            "[hosts] names a router host but no server",
         ),
         (
             "clients = [\"ssh://bench@198.18.10.3\"]\n",
@@ -333,5 +352,81 @@ fn the_try_hosts_script_makes_three_hosts_and_removes_them() {
         let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
         assert!(matches!(state, None | Some("Z")), "sshd {pid} still runs: {stat}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Seed 002's shape on real hosts: a client host, a router host and a server host. Each
+/// proxy path's program (HAProxy tcp balancing, nginx as a reverse proxy) starts on the
+/// router host through its helper, in front of the server on the server host; the agent on
+/// the client host sends its load to the router. Counts exact, the router's program in the
+/// record with its CPU time read there, the router host and the path to it disclosed, and
+/// nothing left on any host.
+#[test]
+fn proxy_paths_run_on_the_router_host() {
+    require_root();
+    let dir = tempdir("lab-on-hosts-router");
+    let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
+    let hosts = SshHosts::start("833", &dir, &setups);
+    let [server, router, client] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
+    let file = experiment(
+        &dir,
+        "\"herd\"",
+        &format!(
+            "server = \"ssh://{server}\"\nrouter = \"ssh://{router}\"\n\
+             clients = [\"ssh://{client}\"]\n"
+        ),
+    );
+    let t = std::fs::read_to_string(&file).unwrap();
+    let t = t.replacen("[matrix]\n", "[matrix]\npath = [\"haproxy-tcp\", \"nginx-proxy\"]\n", 1);
+    std::fs::write(&file, t).unwrap();
+    hosts.install(&file);
+    let store = dir.join("r.db");
+    let out = hosts.lab_run(&file, &store).output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains(&format!("herd lab: router host ssh://{router} (")), "{stderr}");
+    let exp = Store::open_read_only(&store).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    let env = |k: &str| {
+        let found = exp.experiment.environment.iter().find(|(key, _)| key == k);
+        found.map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no {k} in the disclosure"))
+    };
+    assert_eq!(env("host.router.address"), router.to_string());
+    assert!(env("host.router.kernel").contains('.'));
+    assert_eq!(env("path.router.mtu"), "1500");
+    assert_eq!(env("host.server.address"), server.to_string());
+    let router_tmp = dir.join("host1/tmp").display().to_string();
+    let server_tmp = dir.join("host0/tmp").display().to_string();
+    // herd serve, and the path's calibration (herd serve as the null server) on each path.
+    let cells: Vec<_> = exp.matrix_cells().collect();
+    assert_eq!(cells.len(), 4, "{stdout}");
+    let line = stdout.lines().find(|l| l.starts_with("router host ")).unwrap_or_else(|| {
+        panic!("no router host line: {stdout}");
+    });
+    assert!(line.contains(&format!("ssh://{router} (")) && line.contains("MTU 1500"), "{line}");
+    for cell in cells {
+        let [rep] = cell.repetitions.as_slice() else { panic!("one run of {}", cell.key) };
+        let r = &rep.record;
+        assert_eq!(r.outcome, Outcome::Ok, "{}: {stderr}", cell.key);
+        let [m] = r.measurements.as_slice() else { panic!("one step") };
+        assert_eq!((m.completed, m.failed), (300, 0), "{}", cell.key);
+        // The server on the server host, the proxy on the router host, each from its
+        // helper's run directory there.
+        let (front, proxy) = (&r.servers[0], r.servers.last().unwrap());
+        assert!(front.argv.iter().any(|a| a.contains(&server_tmp)), "{:?}", front.argv);
+        assert!(proxy.name.starts_with("router:"), "{proxy:?}");
+        assert!(proxy.argv.iter().any(|a| a.contains(&router_tmp)), "{:?}", proxy.argv);
+        assert!(!proxy.version.is_empty() && !proxy.version.starts_with("unknown"), "{proxy:?}");
+        // The load went to the router, from the agent on the client host.
+        let argv = r.client.argv.join(" ");
+        assert!(argv.contains(&format!("{router}:18080")), "{argv}");
+        assert!(argv.contains(&format!("--ssh ssh://{client} ")), "{argv}");
+        // What the router's program cost, read on its host.
+        let router_cpu = proxy.cpu_seconds.unwrap_or(0.0);
+        assert!(router_cpu > 0.0, "{}: the router's CPU time: {proxy:?}", cell.key);
+    }
+    for i in 0..3 {
+        assert_eq!(hosts.left_on(i), Vec::<String>::new(), "host {i}");
+    }
+    drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }

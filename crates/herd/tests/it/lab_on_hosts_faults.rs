@@ -95,6 +95,43 @@ fn herd_killed_mid_run_leaves_nothing_on_any_host() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The same with a router host: the proxy there is its helper's to stop as well.
+#[test]
+fn herd_killed_mid_run_leaves_nothing_on_the_router_host() {
+    require_root();
+    let dir = tempdir("lab-hosts-kill-router");
+    let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
+    let hosts = SshHosts::start("834", &dir, &setups);
+    let [s, r, c] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
+    let file = experiment(
+        &dir,
+        "duration = \"30s\"\nconcurrency = 2",
+        1,
+        &format!("server = \"ssh://{s}\"\nrouter = \"ssh://{r}\"\nclients = [\"ssh://{c}\"]\n"),
+    );
+    let t = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, t.replacen("[matrix]\n", "[matrix]\npath = [\"haproxy-tcp\"]\n", 1))
+        .unwrap();
+    hosts.install(&file);
+    let mut lab = hosts
+        .lab_run(&file, &dir.join("r.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let on = |i: usize, what: &str| hosts.left_on(i).iter().any(|l| l.contains(what));
+    wait_for("the server, the proxy and the agent", Duration::from_secs(30), || {
+        on(0, " serve ") && on(1, "haproxy") && on(2, " agent ")
+    });
+    lab.kill().unwrap();
+    lab.wait().unwrap();
+    wait_for("every host cleaned", Duration::from_secs(10), || {
+        (0..3).all(|i| hosts.left_on(i).is_empty())
+    });
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_server_host_cut_off_fails_its_run_stops_the_rest_and_keeps_what_finished() {
     require_root();

@@ -109,7 +109,7 @@ impl CellRun<'_> {
         if let Some(first) = self.rec.measurements.first_mut() {
             first.warmup_requests += warmed;
         }
-        if let Some(exited) = started.exited(self.sup, self.ctx.server_host) {
+        if let Some(exited) = started.exited(self.sup, self.ctx.remotes()) {
             return Err(exited.into());
         }
         if self.rec.measurements.iter().all(|m| m.completed == 0) {
@@ -216,7 +216,7 @@ impl CellRun<'_> {
                     problem: Some(problem),
                     stderr_tail,
                 };
-                Err(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed).into())
+                Err(started.exited(self.sup, self.ctx.remotes()).unwrap_or(failed).into())
             }
         }
     }

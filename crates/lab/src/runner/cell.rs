@@ -39,6 +39,15 @@ pub(super) struct Context<'a> {
     pub server_host: Option<&'a super::server_host::ServerHost>,
     /// The `[hosts]` client hosts, where herd's client runs as agents; None: here.
     pub client_hosts: Option<&'a super::client_hosts::ClientHosts>,
+    /// The `[hosts]` router host, where a proxy path's program starts; None: here.
+    pub router_host: Option<&'a super::server_host::ServerHost>,
+}
+
+impl<'a> Context<'a> {
+    /// The `[hosts]` hosts a run's programs may start on.
+    pub(super) fn remotes(&self) -> super::watched::Remotes<'a> {
+        super::watched::Remotes { server: self.server_host, router: self.router_host }
+    }
 }
 
 /// How one run ended.
@@ -103,7 +112,8 @@ pub(super) fn run(
     // Stop this run's servers (and anything else still running) whatever happened, then
     // remove the path they ran on.
     let mut stopped = sup.stop_all(STOP_GRACE);
-    if let Some(host) = ctx.server_host {
+    // The router's program first: it forwards to the server.
+    for host in ctx.remotes().each().collect::<Vec<_>>().into_iter().rev() {
         stopped += host.stop_all(STOP_GRACE);
     }
     if let Some(problems) = place.as_mut().map(Place::teardown).filter(|p| !p.is_empty()) {
@@ -173,7 +183,9 @@ fn drain_time_wait(
 ) -> Option<(Option<u64>, Duration)> {
     let e = ctx.experiment;
     let cancelled = || ctx.cancel.load(Ordering::Relaxed);
-    let drained = if cell.path.is_some() {
+    // A path herd builds has new namespaces every run: nothing to drain. Between
+    // `[hosts]` the network and its hosts' tables are the real ones, path or not.
+    let drained = if cell.path.is_some() && ctx.server_host.is_none() {
         (None, Duration::ZERO)
     } else {
         let bound = e.runner.time_wait_below.unwrap_or_else(timewait::default_bound);
@@ -189,15 +201,17 @@ fn drain_time_wait(
             ),
         }
         let (first, mut waited) = timewait::drain(first, bound, e.runner.drain_timeout, &cancelled);
-        // The server host's own, where a server that closes first leaves them; the time
-        // waited for both is the run's.
-        if let Some(host) = ctx.server_host {
+        // The server host's own, where a server that closes first leaves them, and the
+        // router host's, whose proxy connects to the server; the time waited for all is the
+        // run's.
+        for host in ctx.remotes().each() {
+            let role = host.key();
             match host.time_wait() {
                 Some((there, host_bound)) => {
                     let bound = e.runner.time_wait_below.unwrap_or(host_bound);
                     if there >= bound {
                         progress.note(&format!(
-                            "{there} sockets in TIME_WAIT on the server host {}: waiting until \
+                            "{there} sockets in TIME_WAIT on the {role} host {}: waiting until \
                              fewer than {bound} (at most {:?}; [runner] time_wait_below)",
                             host.url, e.runner.drain_timeout
                         ));
@@ -209,7 +223,7 @@ fn drain_time_wait(
                     waited += more;
                 }
                 None => progress.note(&format!(
-                    "cannot read TIME_WAIT on the server host {}: not drained there for this run",
+                    "cannot read TIME_WAIT on the {role} host {}: not drained there for this run",
                     host.url
                 )),
             }
@@ -271,6 +285,13 @@ fn build_place(
     }
     if let Some(host) = ctx.server_host {
         let port = cell.server.kind.fixed_port().unwrap_or(super::server_host::HOST_PORT);
+        let server = std::net::SocketAddr::new(host.address, port);
+        // A proxy path's program on the router host, in front of the server host (the
+        // runner refuses a path without a router host before anything starts).
+        if let (Some(router), Some(kind)) = (ctx.router_host, cell.proxy()) {
+            let at = std::net::SocketAddr::new(router.address, super::server_host::HOST_PORT);
+            return Ok(Place::remote_via(server, at, if kind.balances() { 2 } else { 1 }));
+        }
         return Ok(Place::remote(host.address, port));
     }
     let place = match cell.path {

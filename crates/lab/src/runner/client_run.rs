@@ -138,7 +138,7 @@ impl<'a> CellRun<'a> {
             None
         };
         if let Some(failed) = failed {
-            return Err(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed).into());
+            return Err(started.exited(self.sup, self.ctx.remotes()).unwrap_or(failed).into());
         }
         Ok(ClientRun { finished, dir, usage })
     }
@@ -176,7 +176,13 @@ impl<'a> CellRun<'a> {
             agents: ctx.experiment.client_agents.unwrap_or(1),
             agent_netns,
             // The server host the experiment names is the user's opt-in for its address.
-            opt_in: ctx.server_host.map(|h| h.address),
+            // The address the load goes to is a named host's: the router host's behind a
+            // proxy path, else the server host's.
+            opt_in: ctx
+                .router_host
+                .filter(|_| self.cell.proxy().is_some())
+                .or(ctx.server_host)
+                .map(|h| h.address),
             agent_hosts: ctx.client_hosts.map(|c| crate::client::AgentHosts {
                 urls: c.url_texts(),
                 ssh_config: ctx.experiment.hosts.as_ref().and_then(|h| h.ssh_config.as_deref()),
@@ -210,9 +216,12 @@ impl<'a> CellRun<'a> {
             servers: started
                 .servers
                 .iter()
-                .map(|p| p.cpu_seconds(self.sup, self.ctx.server_host))
+                .map(|p| p.cpu_seconds(self.sup, self.ctx.remotes()))
                 .collect(),
-            router: started.router.as_ref().and_then(|r| self.sup.cpu_seconds(r.process.pid)),
+            router: started
+                .router
+                .as_ref()
+                .and_then(|r| r.process.cpu_seconds(self.sup, self.ctx.remotes())),
             network: self.place.snapshot(),
         }
     }

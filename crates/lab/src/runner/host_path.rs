@@ -26,22 +26,17 @@ pub(crate) struct PathFacts {
 }
 
 impl PathFacts {
-    /// The facts as disclosure entries (`path.server.*`).
-    pub(crate) fn entries(&self) -> Vec<(String, String)> {
+    /// The facts as disclosure entries (`path.server.*`, `path.router.*`: `role`).
+    pub(crate) fn entries(&self, role: &str) -> Vec<(String, String)> {
         let or_unknown = |v: Option<String>| v.unwrap_or_else(|| "unknown".to_owned());
+        let at = |k: &str| format!("path.{role}.{k}");
         let mut out = vec![
-            ("path.server.mtu".to_owned(), or_unknown(self.mtu.map(|m| m.to_string()))),
-            (
-                "path.server.connect_rtt_us".to_owned(),
-                or_unknown(self.connect_rtt.map(|d| d.as_micros().to_string())),
-            ),
-            (
-                "path.server.tcp_mbit_per_s".to_owned(),
-                or_unknown(self.mbit_per_second.map(|m| format!("{m:.0}"))),
-            ),
+            (at("mtu"), or_unknown(self.mtu.map(|m| m.to_string()))),
+            (at("connect_rtt_us"), or_unknown(self.connect_rtt.map(|d| d.as_micros().to_string()))),
+            (at("tcp_mbit_per_s"), or_unknown(self.mbit_per_second.map(|m| format!("{m:.0}")))),
         ];
         if !self.problems.is_empty() {
-            out.push(("path.server.problems".to_owned(), self.problems.join("; ")));
+            out.push((at("problems"), self.problems.join("; ")));
         }
         out
     }
@@ -191,7 +186,7 @@ mod tests {
             "MTU 1500, connect RTT 0.120 ms, TCP throughput unknown (throughput: connection \
              reset)"
         );
-        let e = f.entries();
+        let e = f.entries("server");
         assert!(e.contains(&("path.server.mtu".into(), "1500".into())));
         assert!(e.contains(&("path.server.connect_rtt_us".into(), "120".into())));
         assert!(e.contains(&("path.server.tcp_mbit_per_s".into(), "unknown".into())));

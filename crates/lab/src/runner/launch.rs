@@ -120,7 +120,8 @@ pub(super) fn same_program(p: &ProcessSpec, v: &VersionProbe) -> bool {
 }
 
 /// Where a version probe runs: here (through the supervisor, its output in a scratch
-/// directory), or on the `[hosts]` server host, where that server's programs are.
+/// directory), or on a `[hosts]` host (the server's, or the router's), where the programs
+/// are.
 pub(super) enum Asker<'a> {
     Here(&'a mut Supervisor, &'a Path),
     Host(&'a super::server_host::ServerHost),
@@ -170,11 +171,19 @@ pub(super) fn version(
     ask: &mut Asker<'_>,
     versions: &mut BTreeMap<String, String>,
 ) -> String {
-    if let Some(known) = versions.get(&probe.program) {
+    // A program on the router host is another install than the server host's (or this
+    // machine's) of the same name: asked there, and kept apart.
+    let key = match ask {
+        Asker::Host(h) if h.role == crate::hosts::Role::Router => {
+            format!("{} on the router host", probe.program)
+        }
+        _ => probe.program.clone(),
+    };
+    if let Some(known) = versions.get(&key) {
         return known.clone();
     }
     let text = ask.capture(&probe.argv);
     let found = (probe.parse)(&text).unwrap_or_else(|| preflight::unknown(&text));
-    versions.insert(probe.program.clone(), found.clone());
+    versions.insert(key, found.clone());
     found
 }

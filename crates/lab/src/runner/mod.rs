@@ -85,6 +85,17 @@ pub struct Checked {
     server_host: Option<server_host::ServerHost>,
     /// The `[hosts]` client hosts, reached by [`reach_hosts`]; None: the client runs here.
     client_hosts: Option<client_hosts::ClientHosts>,
+    /// The `[hosts]` router host, reached by [`reach_hosts`]; None: a proxy path's program
+    /// runs here (in its namespace).
+    router_host: Option<server_host::ServerHost>,
+}
+
+/// The `[hosts]` reached, as a lab run uses them.
+#[derive(Clone, Copy)]
+struct OnHosts<'a> {
+    server: Option<&'a server_host::ServerHost>,
+    clients: Option<&'a client_hosts::ClientHosts>,
+    router: Option<&'a server_host::ServerHost>,
 }
 
 impl Checked {
@@ -135,7 +146,8 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
     let cgroups = Wanted::from_env()
         .and_then(Cgroups::detect)
         .map_err(|err| LabError::Setup(with_causes(&err)))?;
-    Ok(Checked { ready, cells, refused, cgroups, server_host: None, client_hosts: None })
+    let (server_host, client_hosts, router_host) = (None, None, None);
+    Ok(Checked { ready, cells, refused, cgroups, server_host, client_hosts, router_host })
 }
 
 /// For an experiment with a `[hosts]` server: reaches that host over ssh (this build's
@@ -156,6 +168,17 @@ pub fn reach_hosts(
     let path = host.disclose();
     let mut said = format!("{}; the path: {path}", host.describe());
     checked.server_host = Some(host);
+    if let Some(mut router) =
+        server_host::ServerHost::open_router(hosts, &checked.cells, herd_version, &scratch)?
+    {
+        let online = router.online();
+        e.router_cpus
+            .check(&online)
+            .map_err(|err| LabError::Cpus(format!("[hosts] router {}: {err}", router.url)))?;
+        let path = router.disclose();
+        said.push_str(&format!("\nherd lab: {}; the path: {path}", router.describe()));
+        checked.router_host = Some(router);
+    }
     let cells = &checked.cells;
     if let Some(clients) = client_hosts::ClientHosts::open(hosts, cells, herd_version, &scratch)? {
         said.push_str(&format!("\nherd lab: {}", clients.describe()));
@@ -223,23 +246,23 @@ fn open_server_host(
 
 /// What the runner cannot do on `[hosts]` (yet, or at all), said before anything starts.
 fn hosts_refusal(hosts: &crate::hosts::Hosts, cells: &[Cell]) -> Result<(), String> {
-    if let Some(router) = &hosts.router {
-        return Err(format!(
-            "[hosts] router {router}: the routed and proxy paths on a real router are not run \
-             yet (issue 34); leave `router` out"
-        ));
-    }
     if hosts.server.is_none() {
-        return Err("[hosts] names client hosts but no server: a server on this machine \
-                    listens on loopback, which they cannot reach; name the server host too"
-            .to_owned());
+        let what = if hosts.router.is_some() { "a router host" } else { "client hosts" };
+        return Err(format!(
+            "[hosts] names {what} but no server: a server on this machine listens on \
+             loopback, which they cannot reach; name the server host too"
+        ));
     }
     for c in cells {
         if let Some(path) = c.path {
-            return Err(format!(
-                "[matrix] path {path}: paths are network namespaces built on this machine; \
-                 between [hosts] the network is the real one: leave `path` out"
-            ));
+            path_on_hosts(path, hosts.router.as_ref())?;
+            if c.server.external.is_some() {
+                return Err(format!(
+                    "[matrix] path {path} with server {}: an external server is loaded where \
+                     its url says, not behind the router host's proxy: leave `path` out",
+                    c.server.name
+                ));
+            }
         }
         if c.link.is_some() {
             return Err("[matrix] link: shaping applies to links herd builds on this machine; \
@@ -252,7 +275,46 @@ fn hosts_refusal(hosts: &crate::hosts::Hosts, cells: &[Cell]) -> Result<(), Stri
                 .to_owned());
         }
     }
+    if let Some(router) = &hosts.router {
+        if !cells.iter().any(|c| c.proxy().is_some()) {
+            return Err(format!(
+                "[hosts] router {router}: no cell runs a proxy path (haproxy-http, \
+                 haproxy-tcp, nginx-proxy, sslh-fork, sslh-select) for it to run; add one to \
+                 [matrix] path, or leave `router` out"
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Whether `path` runs between `[hosts]`: a proxy path does, its program on the router
+/// host; the others are namespaces and rules herd builds on this machine, or a real
+/// router's forwarding and firewall, which herd does not change.
+fn path_on_hosts(
+    path: herd_topo::net::Path,
+    router: Option<&crate::hosts::HostUrl>,
+) -> Result<(), String> {
+    use herd_topo::net::Path as P;
+    match (path, router) {
+        (P::HaproxyHttp | P::HaproxyTcp | P::NginxProxy | P::SslhFork | P::SslhSelect, Some(_)) => {
+            Ok(())
+        }
+        (P::HaproxyHttp | P::HaproxyTcp | P::NginxProxy | P::SslhFork | P::SslhSelect, None) => {
+            Err(format!(
+                "[matrix] path {path}: its proxy runs on a router; between [hosts] name the \
+                 machine it runs on as `[hosts] router`"
+            ))
+        }
+        (P::Routed | P::IptablesDnat | P::NftDnat | P::NftNumgen | P::LvsNat, _) => Err(format!(
+            "[matrix] path {path}: between [hosts] the forwarding and any NAT are the real \
+             network's; herd does not change a real router's routes or firewall: leave `path` \
+             out, and say in the experiment's note what the path between your hosts is"
+        )),
+        (P::Direct | P::FourLinks, _) => Err(format!(
+            "[matrix] path {path}: paths are network namespaces built on this machine; \
+             between [hosts] the network is the real one: leave `path` out"
+        )),
+    }
 }
 
 /// The reasons of refused cells, each once with how many cells it refused, in the order
@@ -312,16 +374,31 @@ pub struct Finished {
 
 /// Runs the experiment, checked by [`preflight`], to its end, or until `cancel` is raised.
 pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
-    let Checked { ready, cells: all, refused: _, cgroups, server_host, client_hosts } = checked;
+    let Checked { ready, cells: all, refused: _, cgroups, server_host, client_hosts, router_host } =
+        checked;
     let registry =
         Registry::create(&r.tmp).map_err(|source| LabError::Io { path: r.tmp.clone(), source })?;
     let run_dir = registry.dir().to_path_buf();
     let mut sup = Supervisor::new(Some(registry.clone())).with_cgroups(cgroups);
-    let hosts = (server_host.as_ref(), client_hosts.as_ref());
+    let hosts = OnHosts {
+        server: server_host.as_ref(),
+        clients: client_hosts.as_ref(),
+        router: router_host.as_ref(),
+    };
     let result = run_in(&mut r, &all, &ready, &run_dir, &mut sup, hosts);
     let mut stopped = sup.stop_all(Duration::from_secs(5));
     if let Some(clients) = client_hosts {
         clients.close();
+    }
+    if let Some(router) = router_host {
+        let url = router.url.clone();
+        match router.close() {
+            Ok(n) => stopped += n,
+            Err(why) => r.progress.note(&format!(
+                "the router host {url} did not end in order ({why}): its helper stops what it \
+                 started when its link closes; `herd lab clean --hosts FILE` removes the rest"
+            )),
+        }
     }
     if let Some(host) = server_host {
         let url = host.url.clone();
@@ -347,11 +424,9 @@ fn run_in(
     ready: &preflight::Ready,
     run_dir: &Path,
     sup: &mut Supervisor,
-    (server_host, client_hosts): (
-        Option<&server_host::ServerHost>,
-        Option<&client_hosts::ClientHosts>,
-    ),
+    hosts: OnHosts<'_>,
 ) -> Result<Finished, LabError> {
+    let (server_host, client_hosts) = (hosts.server, hosts.clients);
     let e = r.experiment;
     let cancelled = || r.cancel.load(Ordering::Relaxed);
     let docroot_dir = run_dir.join("www");
@@ -384,6 +459,9 @@ fn run_in(
             }
         }
         environment.extend(host.disclosure().iter().cloned());
+    }
+    if let Some(router) = hosts.router {
+        environment.extend(router.disclosure().iter().cloned());
     }
     if let Some(clients) = client_hosts {
         environment.extend(clients.disclosure().iter().cloned());
@@ -453,6 +531,7 @@ fn run_in(
         cancel: r.cancel,
         server_host,
         client_hosts,
+        router_host: hosts.router,
     };
     let mut rep = 0u32;
     let mut budget = budget::Budget::start(e.repetitions.time_budget);
@@ -539,8 +618,10 @@ fn run_in(
             // A server host lost (its link dropped, its helper silent): this run failed
             // naming it, and no other starts; every finished run is kept, and `--resume`
             // runs the rest once the host is back.
-            let lost = server_host
-                .and_then(|h| h.lost().map(|w| format!("the server host {} ({w})", h.url)))
+            let lost = ctx
+                .remotes()
+                .each()
+                .find_map(|h| h.lost().map(|w| format!("the {} host {} ({w})", h.key(), h.url)))
                 .or_else(|| {
                     client_hosts.and_then(|c| c.lost().map(|w| format!("client host {w}")))
                 });

@@ -180,7 +180,7 @@ impl CellRun<'_> {
                     stderr_tail: last_lines_of(&r.stderr),
                 },
             };
-            return Err(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed).into());
+            return Err(started.exited(self.sup, self.ctx.remotes()).unwrap_or(failed).into());
         }
         let mut outcomes = Vec::with_capacity(runs.len());
         for (r, f) in runs.iter().zip(&ends) {
@@ -196,7 +196,7 @@ impl CellRun<'_> {
                     problem: Some(on_host(r, problem)),
                     stderr_tail: None,
                 };
-                Stop::from(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed))
+                Stop::from(started.exited(self.sup, self.ctx.remotes()).unwrap_or(failed))
             })?;
             outcomes.push(outcome);
         }
@@ -233,7 +233,7 @@ impl CellRun<'_> {
         }
         let idle = steps.iter().any(|m| m.bytes_total == 0);
         self.rec.measurements = steps;
-        if let Some(exited) = started.exited(self.sup, self.ctx.server_host) {
+        if let Some(exited) = started.exited(self.sup, self.ctx.remotes()) {
             return Err(exited.into());
         }
         if idle {

@@ -24,6 +24,15 @@ pub(super) struct Place {
     pub(super) target: SocketAddr,
     /// Set on a network path; None over loopback.
     pub(super) network: Option<Network>,
+    /// On `[hosts]` with a router host: where its proxy listens (the target) and the
+    /// servers it forwards to.
+    pub(super) via: Option<Via>,
+}
+
+/// A proxy on a `[hosts]` router host, in front of the server host.
+pub(super) struct Via {
+    pub(super) listen: SocketAddr,
+    pub(super) backends: Vec<SocketAddr>,
 }
 
 /// A path built for one run.
@@ -44,7 +53,7 @@ pub(super) struct Snapshots {
 impl Place {
     /// Loopback, with the server on `listen`.
     pub(super) fn loopback(listen: SocketAddr) -> Place {
-        Place { listen, target: listen, network: None }
+        Place { listen, target: listen, network: None, via: None }
     }
 
     /// The `[hosts]` server host at `address`: the server listens there on `port` (so
@@ -52,7 +61,16 @@ impl Place {
     /// client sends to it over the real network.
     pub(super) fn remote(address: std::net::IpAddr, port: u16) -> Place {
         let at = SocketAddr::new(address, port);
-        Place { listen: at, target: at, network: None }
+        Place { listen: at, target: at, network: None, via: None }
+    }
+
+    /// The `[hosts]` server host at `server` behind the proxy of the router host at
+    /// `router`: the client sends to the router, whose program forwards to the server,
+    /// `backends` times over (two where the proxy balances: the one server host's address
+    /// twice, so that the proxy's round robin runs as on the path herd builds).
+    pub(super) fn remote_via(server: SocketAddr, router: SocketAddr, backends: usize) -> Place {
+        let via = Via { listen: router, backends: vec![server; backends.max(1)] };
+        Place { listen: server, target: router, network: None, via: Some(via) }
     }
 
     /// `path` (links shaped to `link`) built in fresh namespaces, recorded in `registry`
@@ -100,7 +118,8 @@ impl Place {
             _ => SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)),
         };
         let target = SocketAddr::from((plan.target, port));
-        Ok(Place { listen, target, network: Some(Network { topology, link: link.cloned() }) })
+        let network = Some(Network { topology, link: link.cloned() });
+        Ok(Place { listen, target, network, via: None })
     }
 
     /// Every client host and where it connects: the client and the target, or on
@@ -225,15 +244,21 @@ impl Place {
     }
 
     /// Where the servers answer, as the router reaches them (every address of the server
-    /// host); None over loopback.
+    /// host); None over loopback and on a server host without a router host.
     pub(super) fn backends(&self) -> Option<Vec<SocketAddr>> {
+        if let Some(via) = &self.via {
+            return Some(via.backends.clone());
+        }
         let plan = self.network.as_ref()?.topology.plan();
         Some(plan.server_addrs.iter().map(|&a| SocketAddr::from((a, self.listen.port()))).collect())
     }
 
-    /// Where a router program listens: the path's target, on the router. None over loopback
-    /// or on a direct path.
+    /// Where a router program listens: the path's target, on the router (a namespace or
+    /// the router host). None over loopback, on a direct path or without a router host.
     pub(super) fn router_listen(&self) -> Option<SocketAddr> {
+        if let Some(via) = &self.via {
+            return Some(via.listen);
+        }
         let plan = self.network.as_ref()?.topology.plan();
         plan.hosts.contains(&Host::Router).then_some(self.target)
     }

@@ -12,7 +12,7 @@ use herd_topo::net::Host;
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stage, Stop};
 use super::log_tail::last_lines_of;
-use super::watched::Watched;
+use super::watched::{Remotes, Watched};
 use crate::verify;
 
 /// Time between the first two probes, doubled after each up to [`POLL`]: most servers listen
@@ -41,7 +41,7 @@ impl CellRun<'_> {
         let waited = poll(
             timeout,
             || cancel.load(std::sync::atomic::Ordering::Relaxed),
-            || process.exited(sup, None, Stage::Starting),
+            || process.exited(sup, Remotes::default(), Stage::Starting),
             || place.within(host, || ask(probe, ca_file)),
         );
         match waited {

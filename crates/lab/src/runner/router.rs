@@ -1,9 +1,12 @@
 //! The second phase, on a proxy path only: the router's program (HAProxy, nginx, sslh) in the
-//! router's namespace, on the router's CPUs, forwarding the cell's protocol to every address
-//! the server listens on, ready before the path is checked. Its record comes after the servers' in the store
-//! (its CPU time is not theirs).
+//! router's namespace, or on the `[hosts]` router host through its helper, on the router's
+//! CPUs, forwarding the cell's protocol to every address the server listens on, ready before
+//! the path is checked. Its record comes after the servers' in the store (its CPU time is
+//! not theirs).
 
-use herd_drivers::{render_proxy, ProxySpec};
+use std::net::SocketAddr;
+
+use herd_drivers::{render_proxy, ProxyKind, ProxySpec};
 use herd_store::ServerRecord;
 use herd_topo::net::Host;
 use herd_topo::Spawn;
@@ -13,6 +16,8 @@ use super::failure::{RunFailure, Stop};
 use super::launch::{
     argv_record, config_records, create_dir, version, write_launch, write_tls, Asker,
 };
+use super::server_host::ServerHost;
+use super::servers_on_host::{start_process, write_launch as write_launch_on};
 use super::watched::{On, Router, Watched};
 use crate::error::with_causes;
 
@@ -25,6 +30,9 @@ impl CellRun<'_> {
         else {
             return Ok(None);
         };
+        if let Some(host) = ctx.router_host {
+            return self.start_router_on(host, kind, backends, vip).map(Some);
+        }
         let e = ctx.experiment;
         let programs = ctx
             .ready
@@ -95,5 +103,81 @@ impl CellRun<'_> {
             configs: config_records(&launch.files, self.dir),
         };
         Ok(Some(Router { process, record }))
+    }
+
+    /// [`CellRun::start_router`] on the `[hosts]` router host: the proxy rendered against
+    /// its helper's run directory there, its files written and its process started through
+    /// the helper on the router's CPUs of that host, ready when it accepts there and answers
+    /// the readiness file from here through it.
+    fn start_router_on(
+        &mut self,
+        host: &ServerHost,
+        kind: ProxyKind,
+        backends: Vec<SocketAddr>,
+        vip: SocketAddr,
+    ) -> Result<Router, Stop> {
+        let (cell, e) = (self.cell, self.ctx.experiment);
+        let setup = |why: String| RunFailure::Setup(format!("on {}: {why}", host.url));
+        let run =
+            self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let base = host.path(&format!("cells/{run}"));
+        let programs = host
+            .programs
+            .get(kind.name())
+            .cloned()
+            .ok_or_else(|| setup(format!("no program was located for {kind}")))?;
+        let spec = ProxySpec {
+            kind,
+            protocol: cell.protocol,
+            listen: vip,
+            backends,
+            run_dir: base.join("router"),
+            workers: None,
+            user: host.user.clone(),
+            programs,
+        };
+        let launch = render_proxy(&spec)
+            .map_err(|err| setup(format!("cannot configure {kind}: {}", with_causes(&err))))?;
+        write_launch_on(host, &launch).map_err(setup)?;
+        // A proxy that ends TLS itself has a certificate of its own, for the router host's
+        // address: the client (here or on client hosts) trusts its CA, from a copy here.
+        if let Some(tls) = &launch.tls {
+            let ca = tls.files.iter().find(|f| f.path == tls.ca).ok_or_else(|| {
+                setup(format!("the driver of {kind} made no CA file at {}", tls.ca.display()))
+            })?;
+            let local = self.dir.join("router").join("ca.pem");
+            create_dir(&self.dir.join("router")).map_err(RunFailure::Setup)?;
+            std::fs::write(&local, &ca.contents)
+                .map_err(|e| RunFailure::Setup(format!("cannot write {}: {e}", local.display())))?;
+            self.ca_file = Some(local);
+        }
+        let p = launch
+            .processes
+            .last()
+            .ok_or_else(|| setup(format!("the driver of {kind} started no process")))?;
+        let cpus = match &e.router_cpus {
+            herd_topo::CpuSet::All => None,
+            set => Some(set.to_string()),
+        };
+        let log = format!("{run}-router-{}.log", p.name);
+        let pid = start_process(host, p, cpus, &log)
+            .map_err(|e| setup(format!("cannot start {}: {e}", p.name)))?;
+        let on = On::Host { log: log.clone(), role: host.role };
+        let process = Watched { pid, name: p.name.clone(), log: host.path(&log), on };
+        self.wait_ready_on(host, &launch.ready, &process, vip)?;
+        let version = launch.versions.first().map_or_else(
+            || "n/a".to_owned(),
+            |v| version(v, &mut Asker::Host(host), self.versions),
+        );
+        let record = ServerRecord {
+            name: format!("router:{kind}"),
+            program: kind.program().name.to_string(),
+            version,
+            argv: argv_record(p),
+            cpus: Some(format!("{} on {}", e.router_cpus, host.url)),
+            cpu_seconds: None,
+            configs: config_records(&launch.files, &base),
+        };
+        Ok(Router { process, record })
     }
 }

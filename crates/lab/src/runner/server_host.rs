@@ -24,7 +24,7 @@ use herd_host::LinkError;
 use crate::error::LabError;
 use crate::hosts::session::HostSession;
 use crate::hosts::ssh::{RemoteOutput, Ssh};
-use crate::hosts::{build_id, HostUrl, Hosts, CACHE_DIR};
+use crate::hosts::{build_id, HostUrl, Hosts, Role, CACHE_DIR};
 use crate::matrix::Cell;
 
 /// How long ssh may take to connect to a host.
@@ -35,8 +35,11 @@ const QUICK: Duration = Duration::from_secs(30);
 /// it): clear of 80 and 8080, which a user's own machine may well use already.
 pub(super) const HOST_PORT: u16 = 18080;
 
-/// The server host, reached.
+/// The server host, reached; or, with the same helper and requests, the router host where
+/// a proxy path's program runs ([`ServerHost::open_router`]).
 pub(crate) struct ServerHost {
+    /// Its part in the experiment: [`Role::Server`] or [`Role::Router`].
+    pub(super) role: Role,
     /// Declared before `ssh`: the session ends before its transport's directory goes.
     session: HostSession,
     ssh: Ssh,
@@ -49,7 +52,8 @@ pub(crate) struct ServerHost {
     herd: PathBuf,
     /// What the disclosure records of the host and the path to it ([`ServerHost::disclose`]).
     disclosure: Vec<(String, String)>,
-    /// The programs of each server, located on the host.
+    /// The programs of each server (by its name), or on the router host of each proxy (by
+    /// the path's name), located on the host.
     pub(super) programs: BTreeMap<String, Programs>,
     /// Who the servers' workers run as there (when the helper runs as root), and who the
     /// helper runs as.
@@ -81,8 +85,8 @@ struct Facts {
 
 impl ServerHost {
     /// Reaches `hosts.server` (None: the experiment has no server host), checks its build,
-    /// locates the programs `cells` need there and copies the document root `docroot`
-    /// there. Every failure names the host, before anything starts.
+    /// locates the programs `cells` need there. Every failure names the host, before
+    /// anything starts.
     pub(crate) fn open(
         hosts: &Hosts,
         cells: &[Cell],
@@ -90,20 +94,49 @@ impl ServerHost {
         scratch: &Path,
     ) -> Result<Option<ServerHost>, LabError> {
         let Some(url) = &hosts.server else { return Ok(None) };
-        let fail = |why: String| LabError::Setup(format!("[hosts] server {url}: {why}"));
+        let locate = |ssh: &Ssh, herd: &Path| locate(ssh, url, cells, herd);
+        Self::open_as(Role::Server, url, hosts, version, scratch, &locate).map(Some)
+    }
+
+    /// Reaches `hosts.router` (None: the experiment has no router host) as
+    /// [`ServerHost::open`] reaches the server host, locating the programs of the cells'
+    /// proxy paths (HAProxy, nginx, sslh) there.
+    pub(crate) fn open_router(
+        hosts: &Hosts,
+        cells: &[Cell],
+        version: &str,
+        scratch: &Path,
+    ) -> Result<Option<ServerHost>, LabError> {
+        let Some(url) = &hosts.router else { return Ok(None) };
+        let locate = |ssh: &Ssh, herd: &Path| locate_proxies(ssh, url, cells, herd);
+        Self::open_as(Role::Router, url, hosts, version, scratch, &locate).map(Some)
+    }
+
+    /// `url`, in `role`, reached: its helper's hello, its user, its address as resolved
+    /// here, and the programs `locate` finds there.
+    fn open_as(
+        role: Role,
+        url: &HostUrl,
+        hosts: &Hosts,
+        version: &str,
+        scratch: &Path,
+        locate: &Locate<'_>,
+    ) -> Result<ServerHost, LabError> {
+        let fail = |why: String| LabError::Setup(format!("[hosts] {role} {url}: {why}"));
         let ssh = Ssh::new(hosts.ssh_config.as_deref(), CONNECT_TIMEOUT, scratch)
             .map_err(|e| fail(format!("cannot make ssh's socket directory: {e}")))?;
         let session = HostSession::open_with(&ssh, url, version, hosts.liveness())
-            .map_err(|e| LabError::Setup(format!("[hosts] server: {e}")))?;
+            .map_err(|e| LabError::Setup(format!("[hosts] {role}: {e}")))?;
         let facts = facts(&ssh, url).map_err(fail)?;
         let address = address(&ssh.hostname(url)).map_err(fail)?;
         let herd = PathBuf::from(format!("{}/{CACHE_DIR}/herd-{}", facts.home, build_id(version)));
-        let programs = locate(&ssh, url, cells, &herd).map_err(|missing| {
+        let programs = locate(&ssh, &herd).map_err(|missing| {
             LabError::Missing(missing.into_iter().map(|m| format!("{url}: {m}")).collect())
         })?;
         let user = (facts.root && facts.www_data).then(|| "www-data".to_owned());
         let hello = session.hello.clone();
-        Ok(Some(ServerHost {
+        Ok(ServerHost {
+            role,
             session,
             ssh,
             url: url.clone(),
@@ -116,7 +149,15 @@ impl ServerHost {
             runs_as: Some(facts.user),
             started: Mutex::new(Vec::new()),
             broken: Mutex::new(None),
-        }))
+        })
+    }
+
+    /// Its role as the disclosure's keys name it: `server`, `router`.
+    pub(super) fn key(&self) -> &'static str {
+        match self.role {
+            Role::Router => "router",
+            _ => "server",
+        }
     }
 
     /// `f` on the helper's link; a lost link (anything but a refusal) is remembered for
@@ -150,21 +191,23 @@ impl ServerHost {
     /// the path's facts in words.
     pub(super) fn disclose(&mut self) -> String {
         let h = self.session.hello.clone();
+        let key = self.key();
+        let at = |k: &str| format!("host.{key}.{k}");
         let mut d: Vec<(String, String)> = vec![
-            ("host.server.url".into(), self.url.to_string()),
-            ("host.server.address".into(), self.address.to_string()),
-            ("host.server.herd".into(), h.herd.clone()),
-            ("host.server.cpu_accounting".into(), h.accounting.clone()),
+            (at("url"), self.url.to_string()),
+            (at("address"), self.address.to_string()),
+            (at("herd"), h.herd.clone()),
+            (at("cpu_accounting"), h.accounting.clone()),
         ];
         match self.call(|l| l.doctor()) {
             Ok((text, _)) => match doctor_environment(&text) {
-                Ok(env) => d.extend(env.into_iter().map(|(k, v)| (format!("host.server.{k}"), v))),
-                Err(why) => d.push(("host.server.doctor".into(), why)),
+                Ok(env) => d.extend(env.into_iter().map(|(k, v)| (at(&k), v))),
+                Err(why) => d.push((at("doctor"), why)),
             },
-            Err(why) => d.push(("host.server.doctor".into(), why)),
+            Err(why) => d.push((at("doctor"), why)),
         }
         let path = super::host_path::check(self);
-        d.extend(path.entries());
+        d.extend(path.entries(key));
         self.disclosure = d;
         path.sentence()
     }
@@ -186,9 +229,18 @@ impl ServerHost {
     pub(super) fn describe(&self) -> String {
         let h = &self.session.hello;
         format!(
-            "server host {} ({}, {}): {} CPUs online ({}), kernel {}, the servers' CPU time: \
-             {}, load to {}",
-            self.url, h.hostname, h.herd, h.cpus, h.online, h.kernel, h.accounting, self.address
+            "{} host {} ({}, {}): {} CPUs online ({}), kernel {}, the {} CPU time: {}, load to \
+             {}",
+            self.key(),
+            self.url,
+            h.hostname,
+            h.herd,
+            h.cpus,
+            h.online,
+            h.kernel,
+            if self.role == Role::Router { "router program's" } else { "servers'" },
+            h.accounting,
+            self.address
         )
     }
 
@@ -472,6 +524,57 @@ fn locate(
     } else {
         Err(missing)
     }
+}
+
+/// How a host's programs are located: every candidate path asked there at once.
+type Locate<'a> = dyn Fn(&Ssh, &Path) -> Result<BTreeMap<String, Programs>, Vec<String>> + 'a;
+
+/// The programs of every proxy path of `cells` (HAProxy, nginx, sslh), located on the
+/// router host, by the path's name; the missing ones, all named with their package.
+fn locate_proxies(
+    ssh: &Ssh,
+    url: &HostUrl,
+    cells: &[Cell],
+    herd: &Path,
+) -> Result<BTreeMap<String, Programs>, Vec<String>> {
+    let kinds: BTreeSet<herd_drivers::ProxyKind> = cells.iter().filter_map(Cell::proxy).collect();
+    let mut paths: BTreeSet<String> = BTreeSet::new();
+    for kind in &kinds {
+        for p in herd_drivers::proxy_programs_needed(*kind) {
+            paths.extend(p.candidates_for(herd).iter().map(|c| c.display().to_string()));
+        }
+    }
+    let there = executables(ssh, url, &paths).map_err(|e| vec![e])?;
+    let exists = |p: &Path| there.contains(p);
+    let mut programs = BTreeMap::new();
+    let mut missing = Vec::new();
+    for kind in kinds {
+        match Programs::locate_with(&herd_drivers::proxy_programs_needed(kind), herd, &exists) {
+            Ok(p) => {
+                programs.insert(kind.name().to_owned(), p);
+            }
+            Err(e) => missing.push(format!("path {kind}: {e}")),
+        }
+    }
+    if missing.is_empty() {
+        Ok(programs)
+    } else {
+        Err(missing)
+    }
+}
+
+/// Which of `paths` are executable files on the host, asked in one command.
+fn executables(
+    ssh: &Ssh,
+    url: &HostUrl,
+    paths: &BTreeSet<String>,
+) -> Result<BTreeSet<PathBuf>, String> {
+    let script = "for f in \"$@\"; do [ -f \"$f\" ] && [ -x \"$f\" ] && printf '%s\\n' \"$f\"; \
+                  done; exit 0";
+    let mut argv = vec!["sh", "-c", script, "sh"];
+    argv.extend(paths.iter().map(String::as_str));
+    let out = ssh.run(url, &argv, None, QUICK).map_err(|e| e.to_string())?;
+    Ok(out.stdout.lines().map(PathBuf::from).collect())
 }
 
 #[cfg(test)]

@@ -59,10 +59,10 @@ impl CellRun<'_> {
             let log = format!("{run}-{name}-{}.log", p.name);
             let pid = start_process(host, p, cpus.clone(), &log)
                 .map_err(|e| setup(format!("cannot start {}: {e}", p.name)))?;
-            let process =
-                Watched { pid, name: p.name.clone(), log: host.path(&log), on: On::Host { log } };
+            let on = On::Host { log: log.clone(), role: host.role };
+            let process = Watched { pid, name: p.name.clone(), log: host.path(&log), on };
             if let Some(probe) = &p.ready {
-                self.wait_ready_on(host, probe, &process)?;
+                self.wait_ready_on(host, probe, &process, place.listen)?;
             }
             started.push(process);
         }
@@ -70,7 +70,7 @@ impl CellRun<'_> {
             .last()
             .cloned()
             .ok_or_else(|| setup(format!("the driver of {name} started no process")))?;
-        self.wait_ready_on(host, &launch.ready, &front)?;
+        self.wait_ready_on(host, &launch.ready, &front, place.listen)?;
         let over = match launch.ready {
             Probe::Http { protocol, .. } => protocol,
             Probe::UnixSocket(_) | Probe::Tcp(_) => Protocol::H1,
@@ -80,12 +80,14 @@ impl CellRun<'_> {
 
     /// Waits until `probe` answers for `process` on the host: a connection it accepts,
     /// asked by the helper there, then for an HTTP probe the readiness file asked from
-    /// here at the run's target, within the experiment's `ready_timeout` in all.
-    fn wait_ready_on(
+    /// here at `from_here` (the server's address, or the router's where the client sends
+    /// through it), within the experiment's `ready_timeout` in all.
+    pub(super) fn wait_ready_on(
         &mut self,
         host: &ServerHost,
         probe: &Probe,
         process: &Watched,
+        from_here: std::net::SocketAddr,
     ) -> Result<(), Stop> {
         let timeout = self.ctx.experiment.runner.ready_timeout;
         let started = std::time::Instant::now();
@@ -100,34 +102,34 @@ impl CellRun<'_> {
             log_tail,
         };
         let log = match &process.on {
-            On::Host { log } => log.as_str(),
+            On::Host { log, .. } => log.as_str(),
             _ => "",
         };
+        let remotes = self.ctx.remotes();
         match host.ready(&process.name, on_host, timeout) {
             Ok(Readiness::Ready { .. }) => {}
             Ok(Readiness::Exited { .. }) => {
-                let exited = process.exited(self.sup, Some(host), Stage::Starting);
+                let exited = process.exited(self.sup, remotes, Stage::Starting);
                 return Err(exited
                     .unwrap_or_else(|| not_ready("it ended".into(), host.log_tail(log)))
                     .into());
             }
             Ok(Readiness::TimedOut { .. }) => {
-                let last = format!("accepted no connection on {}", self.place.listen);
+                let last = format!("accepted no connection on {from_here}");
                 return Err(not_ready(last, host.log_tail(log)).into());
             }
             Err(e) => return Err(RunFailure::Setup(e).into()),
         }
         let Probe::Http { path, protocol, .. } = probe else { return Ok(()) };
         // From here, as the client will ask.
-        let remote =
-            Probe::Http { addr: self.place.target, path: path.clone(), protocol: *protocol };
+        let remote = Probe::Http { addr: from_here, path: path.clone(), protocol: *protocol };
         let ca = self.ca_file.clone();
         let cancel = self.ctx.cancel;
         let sup = &mut *self.sup;
         let waited = poll(
             timeout.saturating_sub(started.elapsed()),
             || cancel.load(std::sync::atomic::Ordering::Relaxed),
-            || process.exited(sup, Some(host), Stage::Starting),
+            || process.exited(sup, remotes, Stage::Starting),
             || Ok(ask(&remote, ca.as_deref())),
         );
         match waited {

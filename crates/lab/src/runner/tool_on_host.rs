@@ -143,7 +143,7 @@ impl CellRun<'_> {
                 limit,
                 stderr_tail: format!("(on {url}) {tail}"),
             };
-            return Err(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed).into());
+            return Err(started.exited(self.sup, self.ctx.remotes()).unwrap_or(failed).into());
         };
         // Its CPU time, where the host reads it from a cgroup kept until it is stopped.
         let cpu_seconds = hosts.call(|l| l.cpu(&id)).ok().map(|(s, _)| s);
@@ -175,7 +175,7 @@ impl CellRun<'_> {
                 problem: None,
                 stderr_tail: Some(format!("(on {url}) {tail}")),
             };
-            return Err(started.exited(self.sup, self.ctx.server_host).unwrap_or(failed).into());
+            return Err(started.exited(self.sup, self.ctx.remotes()).unwrap_or(failed).into());
         }
         let finished =
             Finished { status, timed_out: false, cancelled: false, elapsed, cpu_seconds };

@@ -9,6 +9,30 @@ use herd_topo::Supervisor;
 use super::failure::{RunFailure, Stage};
 use super::log_tail::last_lines_of;
 use super::server_host::ServerHost;
+use crate::hosts::Role;
+
+/// The `[hosts]` hosts a run's programs may run on (None: this machine).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Remotes<'a> {
+    pub(super) server: Option<&'a ServerHost>,
+    pub(super) router: Option<&'a ServerHost>,
+}
+
+impl<'a> Remotes<'a> {
+    /// The host a process runs on by where it was started (None: here).
+    fn of(self, on: &On) -> Option<&'a ServerHost> {
+        match on {
+            On::Here => None,
+            On::Host { role: Role::Router, .. } => self.router,
+            On::Host { .. } | On::HostGroup => self.server,
+        }
+    }
+
+    /// Every host, for what is done on each (stopping what was started there).
+    pub(super) fn each(self) -> impl Iterator<Item = &'a ServerHost> {
+        self.server.into_iter().chain(self.router)
+    }
+}
 
 /// A process herd started for the run.
 #[derive(Debug, Clone)]
@@ -28,9 +52,10 @@ pub(super) enum On {
     /// This machine: the supervisor started it (or, for an external server, `pid` is its
     /// process group).
     Here,
-    /// The `[hosts]` server host, started there by the helper, which knows it as the
-    /// process's `name`; `log` is its log's name in the helper's run directory.
-    Host { log: String },
+    /// A `[hosts]` host (the server host, or the router host: `role`), started there by its
+    /// helper, which knows it as the process's `name`; `log` is its log's name in the
+    /// helper's run directory.
+    Host { log: String, role: Role },
     /// The server host, a process group herd did not start there (an external server's):
     /// only its CPU time is read.
     HostGroup,
@@ -53,15 +78,14 @@ pub(super) struct Started {
 }
 
 impl Watched {
-    /// Its exit, as a failure, if it has exited; a process on the server host is asked
-    /// there (`host`).
+    /// Its exit, as a failure, if it has exited; a process on a host is asked there.
     pub(super) fn exited(
         &self,
         sup: &mut Supervisor,
-        host: Option<&ServerHost>,
+        hosts: Remotes<'_>,
         when: Stage,
     ) -> Option<RunFailure> {
-        if let (On::Host { log }, Some(host)) = (&self.on, host) {
+        if let (On::Host { log, .. }, Some(host)) = (&self.on, hosts.of(&self.on)) {
             let ended = host.ended(&self.name)?;
             use std::os::unix::process::ExitStatusExt as _;
             let raw = match (ended.code, ended.signal) {
@@ -93,8 +117,8 @@ impl Watched {
 
 impl Watched {
     /// Its CPU time so far (and its children's), read where it runs.
-    pub(super) fn cpu_seconds(&self, sup: &Supervisor, host: Option<&ServerHost>) -> Option<f64> {
-        match (&self.on, host) {
+    pub(super) fn cpu_seconds(&self, sup: &Supervisor, hosts: Remotes<'_>) -> Option<f64> {
+        match (&self.on, hosts.of(&self.on)) {
             (On::Host { .. }, Some(host)) => host.cpu_seconds(&self.name),
             (On::HostGroup, Some(host)) => host.group_cpu_seconds(self.pid),
             _ => sup.cpu_seconds(self.pid),
@@ -105,13 +129,9 @@ impl Watched {
 impl Started {
     /// The first of the run's server and router processes that has exited, as a failure:
     /// a run in which one died failed, whatever the client counted.
-    pub(super) fn exited(
-        &self,
-        sup: &mut Supervisor,
-        host: Option<&ServerHost>,
-    ) -> Option<RunFailure> {
+    pub(super) fn exited(&self, sup: &mut Supervisor, hosts: Remotes<'_>) -> Option<RunFailure> {
         let router = self.router.iter().map(|r| &r.process);
-        self.servers.iter().chain(router).find_map(|p| p.exited(sup, host, Stage::Running))
+        self.servers.iter().chain(router).find_map(|p| p.exited(sup, hosts, Stage::Running))
     }
 
     /// The process whose log explains a failure to answer through the path: the router
