@@ -232,6 +232,15 @@ impl<W: Write> HostLink<W> {
         }
     }
 
+    /// The host's network card toward `peer` (for one of its own addresses: the card that
+    /// holds it), in words.
+    pub fn nic(&mut self, peer: std::net::IpAddr) -> Result<String, LinkError> {
+        match self.call(&Request::Nic { toward: peer.to_string() })? {
+            Answer::Nic { nic } => Ok(nic),
+            other => Err(self.unexpected("nic", &other)),
+        }
+    }
+
     /// Makes directory `path` under the helper's run directory, given to `owner` if named.
     pub fn make_dir(
         &mut self,

@@ -117,6 +117,12 @@ impl Host {
                 }
                 None => Err("time_wait: /proc/net/tcp cannot be read on this host".to_owned()),
             },
+            Request::Nic { toward } => match toward.parse::<std::net::IpAddr>() {
+                Ok(peer) => herd_topo::nic::toward(peer)
+                    .map(|nic| Answer::Nic { nic: nic.to_string() })
+                    .map_err(|why| format!("nic: {why}")),
+                Err(_) => Err(format!("nic: {toward:?} is not an IP address")),
+            },
             Request::MakeDir { path, mode, owner } => {
                 self.make_dir(&path, mode.unwrap_or(0o755), owner.as_deref())
             }
@@ -577,6 +583,21 @@ mod tests {
         assert!(matches!(unknown, Reply::Error { ref message } if message.contains("\"nobody\"")));
         let ended = h.end();
         assert_eq!(ended.stopped, 1, "the sleeper");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    #[test]
+    fn the_nic_toward_an_address_is_said_and_a_bad_one_refused() {
+        let (mut h, parent) = helper("nic");
+        let nic = ok(h.handle(Request::Nic { toward: "127.0.0.1".into() }));
+        let Answer::Nic { nic } = nic else { panic!("{nic:?}") };
+        assert!(nic.starts_with("lo (127.0.0.1): no driver, speed unknown, MTU "), "{nic}");
+        let bad = h.handle(Request::Nic { toward: "eth0".into() });
+        assert!(
+            matches!(bad, Reply::Error { ref message } if message == "nic: \"eth0\" is not an IP address"),
+            "{bad:?}"
+        );
+        h.end();
         std::fs::remove_dir_all(&parent).unwrap();
     }
 

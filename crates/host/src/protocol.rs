@@ -86,6 +86,9 @@ pub enum Request {
     /// (half its `tcp_max_tw_buckets`): [`Answer::TimeWait`]. A server that closes first
     /// leaves them on its host, where herd's own count cannot see them.
     TimeWait,
+    /// The network card the host sends to `toward` from (an address of the host's own:
+    /// the card holding it), with its driver, speed, MTU and state: [`Answer::Nic`].
+    Nic { toward: String },
     /// The host's disclosure, as `herd doctor --json` prints it there: [`Answer::Doctor`].
     Doctor,
     /// Stops what earlier helpers of this user left (helpers killed with their programs
@@ -192,6 +195,10 @@ pub enum Answer {
         count: u64,
         bound: u64,
     },
+    /// `eth0 (198.18.3.2): driver virtio_net, 10000 Mbit/s, MTU 1500, up`.
+    Nic {
+        nic: String,
+    },
     GroupCpu {
         pid: u32,
         /// The group's leader's (the process group of `pid`).
@@ -248,6 +255,7 @@ impl Answer {
             Answer::Status { .. } => "status",
             Answer::Made { .. } => "made",
             Answer::TimeWait { .. } => "time_wait",
+            Answer::Nic { .. } => "nic",
             Answer::GroupCpu { .. } => "group_cpu",
             Answer::Stopped { .. } => "stopped",
             Answer::File { .. } => "file",
@@ -271,6 +279,7 @@ impl Request {
             Request::Status { .. } => "status",
             Request::MakeDir { .. } => "make_dir",
             Request::TimeWait => "time_wait",
+            Request::Nic { .. } => "nic",
             Request::GroupCpu { .. } => "group_cpu",
             Request::Stop { .. } => "stop",
             Request::ReadFile { .. } => "read_file",
@@ -403,6 +412,7 @@ mod tests {
             Request::Cpu { id: "server".into() },
             Request::Status { id: "server".into() },
             Request::TimeWait,
+            Request::Nic { toward: "198.18.3.11".into() },
             Request::GroupCpu { pid: 4242 },
             Request::MakeDir { path: "cells/1/logs".into(), mode: None, owner: None },
             Request::MakeDir {
@@ -465,6 +475,7 @@ mod tests {
             },
             Answer::Made { path: "tmp".into() },
             Answer::TimeWait { count: 28_000, bound: 131_072 },
+            Answer::Nic { nic: "eth0 (198.18.3.2): driver veth, MTU 1500, up".into() },
             Answer::GroupCpu { pid: 4242, pgid: 4240, seconds: 1.5 },
             Answer::Stopped {
                 id: "server".into(),

@@ -7,6 +7,7 @@
 //! - [`cpuset`] parses and applies CPU lists (`0`, `0-1`, `0,2`, `all`).
 //! - [`cgroup`] reads the servers' CPU time from cgroups made for them, where herd can make
 //!   them ([`CpuAccounting`] says how it was read).
+//! - [`nic`] names the network card toward an address, with its driver, speed and MTU.
 //! - [`registry`] is the on-disk record of what a lab run started, so that `herd lab clean`
 //!   can stop what a crashed run left behind, and only that.
 //!
@@ -16,6 +17,7 @@
 pub mod cgroup;
 pub mod cpuset;
 pub mod net;
+pub mod nic;
 pub mod proc;
 pub mod registry;
 pub mod timewait;

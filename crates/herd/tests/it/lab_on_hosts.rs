@@ -68,6 +68,12 @@ fn servers_run_on_the_server_host_and_nothing_is_left_there() {
     assert_ne!(env("host.server.cpu_model"), "unknown");
     assert!(env("host.server.kernel").contains('.'));
     assert_eq!(env("path.server.mtu"), "1500");
+    // The cards the load went over: the one holding the server host's address there, and
+    // this machine's toward it.
+    let nic = env("host.server.nic");
+    assert!(nic.contains(&format!(" ({server}): ")) && nic.contains(", MTU 1500, up"), "{nic}");
+    let here = env("nic");
+    assert!(here.contains(" (198.18.3.") && here.contains(", MTU 1500, up"), "{here}");
     let mbit: f64 = env("path.server.tcp_mbit_per_s").parse().unwrap();
     let rtt: u64 = env("path.server.connect_rtt_us").parse().unwrap();
     assert!(mbit > 100.0 && rtt < 100_000, "{mbit} Mbit/s, {rtt} µs");
@@ -391,6 +397,13 @@ fn proxy_paths_run_on_the_router_host() {
         found.map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no {k} in the disclosure"))
     };
     assert_eq!(env("host.router.address"), router.to_string());
+    assert!(
+        env("host.router.nic").contains(&format!(" ({router}): ")),
+        "{}",
+        env("host.router.nic")
+    );
+    let client_nic = env("host.client1.nic");
+    assert!(client_nic.contains(&format!(" ({client}): ")), "{client_nic}");
     assert!(env("host.router.kernel").contains('.'));
     assert_eq!(env("path.router.mtu"), "1500");
     assert_eq!(env("host.server.address"), server.to_string());

@@ -100,6 +100,15 @@ impl ClientHosts {
         Ok(Some(ClientHosts { sessions, ssh, disclosure, texts, tools, versions, broken }))
     }
 
+    /// Each client host's network card toward `target` (the server host's address) into
+    /// the disclosure (`host.clientN.nic`).
+    pub(crate) fn disclose_nics(&mut self, target: std::net::IpAddr) {
+        for (i, s) in self.sessions.iter().enumerate() {
+            let nic = s.with(|l| l.nic(target)).unwrap_or_else(|why| why.to_string());
+            self.disclosure.push((format!("host.client{}.nic", i + 1), nic));
+        }
+    }
+
     /// Where `tool` (ab, wrk, h2load) is on client 1, if a cell runs it there.
     pub(crate) fn tool(&self, tool: Tool) -> Option<&Path> {
         self.tools.get(&tool).map(PathBuf::as_path)

@@ -180,7 +180,13 @@ pub fn reach_hosts(
         checked.router_host = Some(router);
     }
     let cells = &checked.cells;
-    if let Some(clients) = client_hosts::ClientHosts::open(hosts, cells, herd_version, &scratch)? {
+    let target = checked.server_host.as_ref().map(|h| h.address);
+    if let Some(mut clients) =
+        client_hosts::ClientHosts::open(hosts, cells, herd_version, &scratch)?
+    {
+        if let Some(target) = target {
+            clients.disclose_nics(target);
+        }
         said.push_str(&format!("\nherd lab: {}", clients.describe()));
         checked.client_hosts = Some(clients);
     }
@@ -459,6 +465,9 @@ fn run_in(
             }
         }
         environment.extend(host.disclosure().iter().cloned());
+        // This machine's card toward the server host: the client's, or the coordinator's.
+        let nic = herd_topo::nic::toward(host.address).map_or_else(|why| why, |n| n.to_string());
+        environment.push(("nic".to_owned(), nic));
     }
     if let Some(router) = hosts.router {
         environment.extend(router.disclosure().iter().cloned());

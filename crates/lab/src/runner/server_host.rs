@@ -206,6 +206,9 @@ impl ServerHost {
             },
             Err(why) => d.push((at("doctor"), why)),
         }
+        // The card that holds the address the load comes to.
+        let address = self.address;
+        d.push((at("nic"), self.call(|l| l.nic(address)).unwrap_or_else(|why| why)));
         let path = super::host_path::check(self);
         d.extend(path.entries(key));
         self.disclosure = d;
