@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Three "machines" on this one, to try herd's [hosts] (docs/hosts.md) without three computers:
+# Four "machines" on this one, to try herd's [hosts] (docs/hosts.md) without three computers:
 # network namespaces on one bridge, 198.18.99.0/24 (herd's own range), each but the first
 # running its own sshd. Root only; nothing outside the namespaces and DIR is touched but
 # /run/sshd (the empty directory sshd needs).
@@ -11,6 +11,7 @@
 #             herdtry-srv  198.18.99.2   sshd: the server host
 #             herdtry-c1   198.18.99.3   sshd: a client host
 #             herdtry-c2   198.18.99.4   sshd: a client host
+#             herdtry-rtr  198.18.99.5   sshd: a router host (for the proxy paths)
 # Each sshd host has its own HOME and TMPDIR under DIR (as a machine has its own), and lets in
 # root with a key made here; DIR/lab.ssh_config holds that key and the hosts' keys.
 # They share this machine's CPUs, memory and file system: they show what herd does on hosts,
@@ -27,8 +28,14 @@ if [[ $(id -u) != 0 ]]; then
     echo "$0: network namespaces need root: run it with sudo" >&2
     exit 1
 fi
-hosts=(me srv c1 c2)
-addr() { case $1 in me) echo 198.18.99.1 ;; srv) echo 198.18.99.2 ;; c1) echo 198.18.99.3 ;; c2) echo 198.18.99.4 ;; esac; }
+hosts=(me srv c1 c2 rtr)
+served=(srv c1 c2 rtr)
+addr() {
+    case $1 in
+    me) echo 198.18.99.1 ;; srv) echo 198.18.99.2 ;; c1) echo 198.18.99.3 ;;
+    c2) echo 198.18.99.4 ;; rtr) echo 198.18.99.5 ;;
+    esac
+}
 
 down() {
     if [[ -f "$dir/sshd.pids" ]]; then
@@ -81,7 +88,7 @@ up)
     ssh-keygen -q -t ed25519 -N '' -C herdtry -f "$dir/user" <<<y >/dev/null
     : >"$dir/known_hosts"
     : >"$dir/sshd.pids"
-    for h in srv c1 c2; do
+    for h in "${served[@]}"; do
         hd="$dir/$h"
         mkdir -p "$hd/home" "$hd/tmp"
         ssh-keygen -q -t ed25519 -N '' -C "$h" -f "$hd/host" <<<y >/dev/null
@@ -115,7 +122,7 @@ Host *
 EOF
     # Ready when each sshd answers from the client machine (a new bridge drops the first
     # packets for about a second).
-    for h in srv c1 c2; do
+    for h in "${served[@]}"; do
         for _ in $(seq 100); do
             if ip netns exec herdtry-me bash -c "exec 3<>/dev/tcp/$(addr "$h")/22" 2>/dev/null; then
                 break
@@ -125,12 +132,13 @@ EOF
     done
     trap - ERR
     cat <<EOF
-three hosts up. In your experiment file:
+four hosts up. In your experiment file:
 
   [hosts]
   server = "ssh://198.18.99.2"
   clients = ["ssh://198.18.99.3", "ssh://198.18.99.4"]
   ssh_config = "$dir/lab.ssh_config"
+  # router = "ssh://198.18.99.5"   # with a proxy path in [matrix] path (docs/hosts.md)
 
 and run herd on the client machine:
 
