@@ -11,6 +11,7 @@ mod published;
 mod raw;
 mod report;
 mod server;
+mod server_count;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use crate::load::Load;
 pub use error::ExperimentError;
 pub use placement::{Placed, Placement};
 pub use server::{builtin_servers, External, ServerDef};
+pub use server_count::refusal as server_count_refusal;
 pub use workload::{specweb_path, static_path, WorkloadDef, WorkloadKind};
 
 /// A checked experiment: what to run, not yet how (see `matrix` and `plan`).
@@ -166,6 +168,10 @@ pub struct RunnerSettings {
     pub profile: Option<Profiler>,
     /// `controls`: one cell run again as its own A/A twin, for the noise floor.
     pub controls: Option<Controls>,
+    /// `server_count`: every run's server writes its access log, read after it stopped, and
+    /// the lines of the workload's request must be what the client counted (off: logging
+    /// costs the server time, and the lab measures servers, not their logging).
+    pub server_count: bool,
 }
 
 /// `[runner] controls = N` (and `control = {…}`): the A/A control of an experiment.

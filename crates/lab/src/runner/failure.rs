@@ -71,6 +71,9 @@ pub(super) enum RunFailure {
     /// The measured run got no response to any request: the server could not be reached.
     /// `failures`: what the client counted instead, by kind.
     NoResponse { tool: Tool, failures: Vec<(Failure, u64)> },
+    /// `[runner] server_count`: the server's own access log does not hold what the client
+    /// counted, or could not be counted.
+    ServerCount(super::server_count::CountFailure),
 }
 
 /// How a run ends early: failed, or interrupted by Ctrl-C.
@@ -95,6 +98,7 @@ impl RunFailure {
             RunFailure::ClientFailed { .. } => RunFailureKind::ClientFailed,
             RunFailure::ClientTimedOut { .. } => RunFailureKind::ClientTimedOut,
             RunFailure::NoResponse { .. } => RunFailureKind::NoResponse,
+            RunFailure::ServerCount(_) => RunFailureKind::ServerCount,
         }
     }
 }
@@ -171,6 +175,7 @@ impl fmt::Display for RunFailure {
                      reached ({counted})"
                 )
             }
+            RunFailure::ServerCount(failure) => failure.fmt(f),
         }
     }
 }
