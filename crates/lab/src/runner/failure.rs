@@ -293,6 +293,21 @@ mod tests {
             "no request of the measured run got a response: the server could not be reached \
              (herd counted connect 200)",
         );
+        check(
+            RunFailure::ServerCount(super::super::server_count::CountFailure::Mismatch {
+                server: "nginx".into(),
+                request: "GET /sizes/101.html".into(),
+                logged: 601,
+                least: 301,
+                most: 301,
+                sent: "1 verification, 300 measured completed".into(),
+            }),
+            RunFailureKind::ServerCount,
+            "server count: the access log of nginx has 601 lines of GET /sizes/101.html, the \
+             client's counts allow exactly 301 (1 verification, 300 measured completed): more \
+             than the client sent: suspect something else sent this request to the server, or \
+             the client sent more than it counted",
+        );
     }
 
     #[test]
