@@ -27,7 +27,6 @@ use crate::load::Load;
 pub use error::ExperimentError;
 pub use placement::{Placed, Placement};
 pub use server::{builtin_servers, External, ServerDef};
-pub use server_count::refusal as server_count_refusal;
 pub use workload::{specweb_path, static_path, WorkloadDef, WorkloadKind};
 
 /// A checked experiment: what to run, not yet how (see `matrix` and `plan`).

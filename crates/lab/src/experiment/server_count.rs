@@ -40,7 +40,7 @@ pub(super) fn build(
 
 /// Why the server-count check cannot follow `e`'s matrix (its servers and workloads), if
 /// it cannot.
-pub fn refusal(e: &Experiment) -> Option<String> {
+fn refusal(e: &Experiment) -> Option<String> {
     for (name, def) in &e.servers {
         if def.external.is_some() || def.kind == herd_drivers::ServerKind::External {
             return Some(format!(

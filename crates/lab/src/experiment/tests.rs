@@ -659,10 +659,20 @@ fn server_count_is_off_unless_asked_and_refuses_what_it_cannot_check() {
         assert!(e.contains(&format!("line {line}")), "{e}");
         assert!(e.contains(&format!("[runner] server_count: {why}")), "{e}");
     };
-    let external = GOOD.replacen("\"apache-prefork\"]", "\"apache-prefork\", \"x\"]", 1)
-        + "\n[[exclude]]\nserver = \"x\"\nworkload = \"9x9\"\n\
-           [servers.x]\ndriver = \"external\"\nurl = \"http://127.0.0.1:8080\"\n";
+    let with_x = |table: &str| {
+        GOOD.replacen("\"apache-prefork\"]", "\"apache-prefork\", \"x\"]", 1)
+            + "\n[[exclude]]\nserver = \"x\"\nworkload = \"9x9\"\n[servers.x]\n"
+            + table
+    };
+    let external = with_x("driver = \"external\"\nurl = \"http://127.0.0.1:8080\"\n");
     refused(&external, "server `x` is external (driver = \"external\")");
+    let dir = std::env::temp_dir().join(format!("herd-lab-server-count-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("my-nginx.conf");
+    std::fs::write(&conf, "events {}\nhttp { server { listen {{listen}}; } }\n").unwrap();
+    let own = with_x(&format!("driver = \"nginx\"\nconfig = \"{}\"\n", conf.display()));
+    refused(&own, "server `x` reads your own config file, which decides its own access log");
+    std::fs::remove_dir_all(&dir).unwrap();
     let specweb = GOOD.replace("kind = \"static\"\nsize = 6397", "kind = \"specweb\"\ndirs = 2");
     refused(&specweb, "workload `page` is a SPECweb mix");
     let netbench = GOOD.replace("kind = \"static\"\nsize = 6397", "kind = \"netbench\"");
