@@ -126,6 +126,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
              (kept apart: no figure includes them; a flame graph each on the page)"
         );
     }
+    if e.runner.server_count {
+        let _ = writeln!(s, "{SERVER_COUNT}");
+    }
     if let Some(secs) = netbench_seconds(&all, reps.min) {
         let _ = writeln!(
             s,
@@ -205,8 +208,9 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         }
         shown.sort_by_key(|c| c.protocol);
         for c in shown {
+            let (runs_as, logs) = (runs_as.as_deref(), e.runner.server_count);
             if let Some(ca) =
-                write_server(&mut s, name, &c.server, c.protocol, herd_exe, runs_as.as_deref())
+                write_server(&mut s, name, &c.server, c.protocol, herd_exe, runs_as, logs)
             {
                 cas.insert((name.clone(), c.protocol), ca);
             }
@@ -445,6 +449,13 @@ fn write_netbench(
     }
 }
 
+/// What the dry run says of `[runner] server_count`.
+const SERVER_COUNT: &str = "server count: on ([runner] server_count): every run's server writes \
+     its access log (which costs it time: its figures are not those of a server that does \
+     not log), read once it has stopped; the lines of the workload's request must be what \
+     the client sent (the verification, the warm-up and the measured run: exactly, for a \
+     request count without failures), or the run fails (server count)";
+
 /// The tag the listing names a path's namespaces with (the real one carries herd's PID and
 /// the run's number).
 const TAG: &str = "herd-PID-N";
@@ -458,6 +469,7 @@ fn write_server(
     protocol: Protocol,
     herd_exe: &Path,
     runs_as: Option<&str>,
+    access_log: bool,
 ) -> Option<PathBuf> {
     let needed = programs_needed(def.kind, def.php);
     let (programs, missing) = match crate::matrix::server_programs(def, &needed, herd_exe) {
@@ -476,7 +488,8 @@ fn write_server(
         user: root_user(),
         runs_as: runs_as.map(str::to_owned),
         programs,
-        access_log: false,
+        // As the runs render it: with `[runner] server_count`, with the log it counts.
+        access_log,
         keepalive_requests: def.keepalive_requests,
         sendfile: def.sendfile,
     };
@@ -737,6 +750,19 @@ mod tests {
         e.runner.profile = Some(crate::experiment::Profiler::Perf);
         let p = plan(&e, Path::new("/usr/bin/herd"));
         assert!(p.contains("profile: after the repetitions, 5 more run(s), one a cell"), "{p}");
+    }
+
+    #[test]
+    fn the_plan_says_the_server_count_check_and_shows_the_log_it_reads() {
+        let mut e = bundled("quickstart");
+        let off = plan(&e, Path::new("/usr/bin/herd"));
+        assert!(!off.contains("server count:"), "{off}");
+        assert!(!off.contains("--access-log"), "{off}");
+        e.runner.server_count = true;
+        let on = plan(&e, Path::new("/usr/bin/herd"));
+        assert!(on.contains(&format!("\n{SERVER_COUNT}\n")), "{on}");
+        // herd serve's command line as the runs render it, writing the log the check reads.
+        assert!(on.contains(" --access-log"), "{on}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) fn words(kind: RunFailureKind) -> &'static str {
         RunFailureKind::ClientFailed => "client failed",
         RunFailureKind::ClientTimedOut => "client timed out",
         RunFailureKind::NoResponse => "no response",
+        RunFailureKind::ServerCount => "server count",
         RunFailureKind::Unknown => "unknown kind",
     }
 }

@@ -58,6 +58,7 @@ mod netbench;
 mod noise_floor;
 mod placeholders;
 mod run_definition;
+mod server_count;
 mod spectrum;
 mod svg_chart;
 mod svg_dots;

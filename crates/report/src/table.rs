@@ -72,6 +72,7 @@ pub(crate) fn doc(
     rates_not_held(&rows, &mut doc);
     crate::failed_runs::add(exp, &mut doc);
     crate::agents::add(&rows, &mut doc);
+    crate::server_count::add(&rows, &mut doc);
     verdicts(exp, &mut doc);
     crate::client_agreement::add(exp, &rows, &mut doc);
     path_findings(exp, &mut doc);

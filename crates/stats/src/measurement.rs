@@ -75,6 +75,16 @@ pub const REPORTED_WRITE_ONLY_OPENING: &str = "write_only_opening";
 pub const REPORTED_WARMUP_S: &str = "warmup_s";
 /// NetBench: CPU seconds the client's processes used over the step.
 pub const REPORTED_CLIENT_CPU_S: &str = "client_cpu_s";
+/// `[runner] server_count` (on a run's last measurement): the responses to the workload's
+/// request in the server's own access log, read once the server had stopped.
+pub const REPORTED_SERVER_COUNT_LOGGED: &str = "server_count.logged";
+/// `[runner] server_count`: the fewest such lines what the client counted allows (the
+/// verification, and every request the warm-up and the measured run completed).
+pub const REPORTED_SERVER_COUNT_LEAST: &str = "server_count.expected_least";
+/// `[runner] server_count`: the most (the fewest, plus every request the client counted as
+/// failed and, for a timed load, every request that could be in flight when a run stopped);
+/// the same as the fewest for a request-count load without failures.
+pub const REPORTED_SERVER_COUNT_MOST: &str = "server_count.expected_most";
 
 /// One agent's own figure of a run spread over agents (herd cluster run): stored among the
 /// reported figures as `agent.<index>.<figure>` beside the merged measurement.

@@ -33,6 +33,9 @@ pub enum RunFailureKind {
     ClientTimedOut,
     /// The client ran, and no request got any response: the server could not be reached.
     NoResponse,
+    /// The server's own access log does not hold what the client counted
+    /// (`[runner] server_count`): the client miscounted, or something else sent requests.
+    ServerCount,
     /// A failure stored before kinds were (schema 6 and older) whose reason matches no kind.
     Unknown,
 }
@@ -45,7 +48,7 @@ pub struct UnknownRunFailureKind {
 }
 
 impl RunFailureKind {
-    pub const ALL: [RunFailureKind; 9] = [
+    pub const ALL: [RunFailureKind; 10] = [
         RunFailureKind::Setup,
         RunFailureKind::ServerNotReady,
         RunFailureKind::ServerExited,
@@ -54,6 +57,7 @@ impl RunFailureKind {
         RunFailureKind::ClientFailed,
         RunFailureKind::ClientTimedOut,
         RunFailureKind::NoResponse,
+        RunFailureKind::ServerCount,
         RunFailureKind::Unknown,
     ];
 
@@ -68,6 +72,7 @@ impl RunFailureKind {
             RunFailureKind::ClientFailed => "client-failed",
             RunFailureKind::ClientTimedOut => "client-timed-out",
             RunFailureKind::NoResponse => "no-response",
+            RunFailureKind::ServerCount => "server-count",
             RunFailureKind::Unknown => "unknown",
         }
     }
@@ -119,7 +124,7 @@ mod tests {
             err.to_string(),
             "unknown run failure kind `server not ready` (known: setup, server-not-ready, \
              server-exited, path-unreachable, verify, client-failed, client-timed-out, \
-             no-response, unknown)"
+             no-response, server-count, unknown)"
         );
         assert!("Verify".parse::<RunFailureKind>().is_err(), "the text is exact");
     }

@@ -32,6 +32,7 @@ mod lab_protocols;
 mod lab_rate_replaced;
 mod lab_rate_steps;
 mod lab_resume;
+mod lab_server_count;
 mod lab_servers;
 mod lab_time_budget;
 mod lab_tools_on_hosts;

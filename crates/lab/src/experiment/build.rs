@@ -230,6 +230,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
     experiment.published = super::published::build(&errs, &raw, &experiment)?;
     experiment.report = super::report::build(&errs, &raw, &experiment)?;
     experiment.runner.controls = super::control::build(&errs, &raw, &experiment)?;
+    experiment.runner.server_count = super::server_count::build(&errs, &raw, &experiment)?;
     Ok(experiment)
 }
 
@@ -1101,6 +1102,8 @@ fn runner(errs: &Errors<'_>, raw: &RawExperiment) -> Result<RunnerSettings, Expe
         profile: profile(errs, raw)?,
         // Resolved against the matrix once it is built (`control.rs`).
         controls: None,
+        // Checked against the servers and workloads once they are built (`server_count.rs`).
+        server_count: false,
     })
 }
 

@@ -11,6 +11,7 @@ mod published;
 mod raw;
 mod report;
 mod server;
+mod server_count;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -166,6 +167,10 @@ pub struct RunnerSettings {
     pub profile: Option<Profiler>,
     /// `controls`: one cell run again as its own A/A twin, for the noise floor.
     pub controls: Option<Controls>,
+    /// `server_count`: every run's server writes its access log, read after it stopped, and
+    /// the lines of the workload's request must be what the client counted (off: logging
+    /// costs the server time, and the lab measures servers, not their logging).
+    pub server_count: bool,
 }
 
 /// `[runner] controls = N` (and `control = {…}`): the A/A control of an experiment.

@@ -132,6 +132,10 @@ pub(crate) struct RawRunner {
     pub placement: Option<Spanned<String>>,
     #[serde(default)]
     pub profile: Option<Spanned<String>>,
+    /// `server_count = true`: every run's server writes its access log, and its count is
+    /// held against the client's.
+    #[serde(default)]
+    pub server_count: Option<Spanned<bool>>,
     /// `controls = N`: one cell measured N more times as its own A/A twin.
     #[serde(default)]
     pub controls: Option<Spanned<i64>>,

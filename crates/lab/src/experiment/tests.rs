@@ -645,6 +645,41 @@ fn profile_perf_is_the_one_profiler_and_follows_no_netbench_server() {
 }
 
 #[test]
+fn server_count_is_off_unless_asked_and_refuses_what_it_cannot_check() {
+    let on = |text: &str| format!("{text}\n[runner]\nserver_count = true\n");
+    assert!(!parse(GOOD, "x.toml").unwrap().runner.server_count);
+    assert!(parse(&on(GOOD), "x.toml").unwrap().runner.server_count);
+    let off = format!("{GOOD}\n[runner]\nserver_count = false\n");
+    assert!(!parse(&off, "x.toml").unwrap().runner.server_count);
+    // Refused at the key's line, with the reason.
+    let refused = |text: &str, why: &str| {
+        let text = on(text);
+        let e = err(&text);
+        let line = text[..text.find("server_count = true").unwrap()].matches('\n').count() + 1;
+        assert!(e.contains(&format!("line {line}")), "{e}");
+        assert!(e.contains(&format!("[runner] server_count: {why}")), "{e}");
+    };
+    let with_x = |table: &str| {
+        GOOD.replacen("\"apache-prefork\"]", "\"apache-prefork\", \"x\"]", 1)
+            + "\n[[exclude]]\nserver = \"x\"\nworkload = \"9x9\"\n[servers.x]\n"
+            + table
+    };
+    let external = with_x("driver = \"external\"\nurl = \"http://127.0.0.1:8080\"\n");
+    refused(&external, "server `x` is external (driver = \"external\")");
+    let dir = std::env::temp_dir().join(format!("herd-lab-server-count-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("my-nginx.conf");
+    std::fs::write(&conf, "events {}\nhttp { server { listen {{listen}}; } }\n").unwrap();
+    let own = with_x(&format!("driver = \"nginx\"\nconfig = \"{}\"\n", conf.display()));
+    refused(&own, "server `x` reads your own config file, which decides its own access log");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let specweb = GOOD.replace("kind = \"static\"\nsize = 6397", "kind = \"specweb\"\ndirs = 2");
+    refused(&specweb, "workload `page` is a SPECweb mix");
+    let netbench = GOOD.replace("kind = \"static\"\nsize = 6397", "kind = \"netbench\"");
+    refused(&netbench, "workload `page` is NetBench's (SMB)");
+}
+
+#[test]
 fn a_latency_measure_its_client_cannot_give_is_refused_with_the_reason() {
     let text = |client: &str, measure: &str| {
         format!(

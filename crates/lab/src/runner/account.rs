@@ -18,23 +18,24 @@ use super::cell::CellRun;
 use super::client_run::{ClientRun, Usage};
 use super::failure::{Phase, RunFailure, Stop};
 use super::log_tail::last_lines;
+use super::server_count::Counted;
 use super::watched::Started;
 use crate::client;
 use crate::load::{Load, Request, Shape};
 
 impl CellRun<'_> {
-    /// How many requests the warm-up run `run` of `load` made (completed and failed), read
-    /// from its output as a measured run's are: the record says what warmed the server up,
-    /// a time or a count.
+    /// How many requests the warm-up run `run` of `load` completed and failed, read from
+    /// its output as a measured run's are: the record says what warmed the server up, a
+    /// time or a count, and the server-count check what reached the server.
     pub(super) fn warmed(
         &mut self,
         started: &Started,
         load: &Load,
         request: &Request,
         run: &ClientRun,
-    ) -> Result<u64, Stop> {
+    ) -> Result<Counted, Stop> {
         let (parsed, _) = self.read_run(started, load, request, run, Phase::Warmup)?;
-        Ok(parsed.steps.iter().map(|m| m.completed.saturating_add(m.failed)).sum())
+        Ok(Counted::of(&parsed.steps))
     }
 
     /// Fills the record from the measured run `run` of `load` sending `request`, after a

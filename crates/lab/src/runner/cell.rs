@@ -22,6 +22,7 @@ use super::place::Place;
 use super::preflight::Ready;
 use super::profile::{self, Folded};
 use super::progress::{Progress, RunSummary};
+use super::server_count::{self as count, Counted, Pending, Sent, ServerLog};
 use super::watched::Started;
 use crate::docroot::Docroot;
 use crate::experiment::Experiment;
@@ -75,6 +76,9 @@ pub(super) struct CellRun<'a> {
     pub(super) ca_file: Option<PathBuf>,
     /// A profiled run (`[runner] profile`): perf, and where the folded stacks go.
     pub(super) profile: Option<(&'a Path, &'a mut Option<Folded>)>,
+    /// With `[runner] server_count`, where the front server writes its access log (set as
+    /// the servers start).
+    pub(super) server_log: Option<ServerLog>,
 }
 
 /// Grace between SIGTERM and SIGKILL for servers.
@@ -106,8 +110,20 @@ pub(super) fn run(
         let place = place.insert(p);
         let profile = perf.map(|perf| (perf, &mut folded));
         let rec = &mut rec;
-        CellRun { ctx, cell, place, dir: &dir, sup, versions, rec, ca_file: None, profile }
-            .measure()
+        let server_log = None;
+        CellRun {
+            ctx,
+            cell,
+            place,
+            dir: &dir,
+            sup,
+            versions,
+            rec,
+            ca_file: None,
+            profile,
+            server_log,
+        }
+        .measure()
     });
     // Stop this run's servers (and anything else still running) whatever happened, then
     // remove the path they ran on.
@@ -116,6 +132,21 @@ pub(super) fn run(
     for host in ctx.remotes().each().collect::<Vec<_>>().into_iter().rev() {
         stopped += host.stop_all(STOP_GRACE);
     }
+    // The server-count check reads the access log here, after the stop and before the run's
+    // directory goes: every process of the run has ended, so a server that buffers its lines
+    // (lighttpd) or logs from children (Apache, php-fpm behind nginx) has written them all
+    // out, and the one stop above stays the only one (stopping the servers earlier, in the
+    // account phase, would need a second stop path for every failure after it).
+    let result = result.and_then(|check| match check {
+        Some(pending) => {
+            let (figures, verdict) = pending.check(ctx.server_host);
+            if let Some(last) = rec.measurements.last_mut() {
+                last.reported.extend(figures);
+            }
+            verdict.map_err(|f| RunFailure::ServerCount(f).into())
+        }
+        None => Ok(()),
+    });
     if let Some(problems) = place.as_mut().map(Place::teardown).filter(|p| !p.is_empty()) {
         progress.note(&format!(
             "the path of this run was not removed completely: {}; run `herd lab clean`",
@@ -140,33 +171,71 @@ pub(super) fn run(
 impl CellRun<'_> {
     /// The phases, in order. The servers' CPU time is measured around the measured client
     /// run only; the warm-up is a run of its own, discarded (`Load::warmup_run`, the one
-    /// warm-up of every tool).
-    fn measure(mut self) -> Result<(), Stop> {
+    /// warm-up of every tool). With `[runner] server_count`, the check of the server's own
+    /// count, to make once it has stopped.
+    fn measure(mut self) -> Result<Option<Pending>, Stop> {
         if self.cell.workload.is_netbench() {
-            return self.measure_netbench();
+            return self.measure_netbench().map(|()| None);
         }
         let (servers, over) = self.start_servers()?;
         let router = self.start_router()?;
         let started = Started { servers, router, over };
         self.check_path(&started)?;
         let request = self.verify()?;
+        let agents = self.ctx.experiment.client_agents.unwrap_or(1);
         let warmed = match self.cell.load.warmup_run() {
             Some(warmup) => {
                 let run = self.run_client(Phase::Warmup, &warmup, &request, &started)?;
-                self.warmed(&started, &warmup, &request, &run)?
+                let counted = self.warmed(&started, &warmup, &request, &run)?;
+                Some((counted, count::in_flight(&warmup, agents)))
             }
-            None => 0,
+            None => None,
         };
         let load = self.cell.load.measured();
-        let Some((perf, folded)) = self.profile.take() else {
-            let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
-            return self.account(&started, &load, &request, measured, warmed);
+        let warmed_total = warmed.map_or(0, |(c, _)| c.total());
+        match self.profile.take() {
+            None => {
+                let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
+                self.account(&started, &load, &request, measured, warmed_total)?;
+            }
+            Some((perf, folded)) => {
+                // A profiled run: perf records the servers for the length of the measured run.
+                let recording =
+                    profile::start(self.sup, perf, &started, &self.dir.join("profile"))?;
+                let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
+                *folded = Some(profile::finish(self.sup, perf, recording)?);
+                self.account(&started, &load, &request, measured, warmed_total)?;
+            }
+        }
+        self.server_count(&request, &load, warmed)
+    }
+
+    /// With `[runner] server_count`, the check of the run's log against what the client
+    /// sent: the verification, the warm-up (`warmed`: its counts and what it could leave in
+    /// flight) and the measured run of `load`, as the record now holds it.
+    fn server_count(
+        &mut self,
+        request: &crate::load::Request,
+        load: &crate::load::Load,
+        warmed: Option<(Counted, u64)>,
+    ) -> Result<Option<Pending>, Stop> {
+        if !self.ctx.experiment.runner.server_count {
+            return Ok(None);
+        }
+        let name = &self.cell.server.name;
+        let log = self.server_log.take().ok_or_else(|| {
+            RunFailure::Setup(format!("server_count: the driver of {name} wrote no access log"))
+        })?;
+        // The verification asks the workload's own target, but for a mix (one file of it).
+        let expected = self.ctx.docroot.expected.get(&self.cell.workload.name);
+        let verified = expected.and_then(|e| e.path.as_ref()).is_none_or(|p| *p == request.path);
+        let agents = self.ctx.experiment.client_agents.unwrap_or(1);
+        let sent = Sent {
+            verified: u64::from(verified),
+            warmup: warmed,
+            measured: (Counted::of(&self.rec.measurements), count::in_flight(load, agents)),
         };
-        // A profiled run: perf records the servers for the length of the measured run.
-        let recording = profile::start(self.sup, perf, &started, &self.dir.join("profile"))?;
-        let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
-        *folded = Some(profile::finish(self.sup, perf, recording)?);
-        self.account(&started, &load, &request, measured, warmed)
+        Ok(Some(Pending::new(log, request, sent)))
     }
 
     pub(super) fn cancelled(&self) -> bool {

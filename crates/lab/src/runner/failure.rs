@@ -71,6 +71,9 @@ pub(super) enum RunFailure {
     /// The measured run got no response to any request: the server could not be reached.
     /// `failures`: what the client counted instead, by kind.
     NoResponse { tool: Tool, failures: Vec<(Failure, u64)> },
+    /// `[runner] server_count`: the server's own access log does not hold what the client
+    /// counted, or could not be counted.
+    ServerCount(super::server_count::CountFailure),
 }
 
 /// How a run ends early: failed, or interrupted by Ctrl-C.
@@ -95,6 +98,7 @@ impl RunFailure {
             RunFailure::ClientFailed { .. } => RunFailureKind::ClientFailed,
             RunFailure::ClientTimedOut { .. } => RunFailureKind::ClientTimedOut,
             RunFailure::NoResponse { .. } => RunFailureKind::NoResponse,
+            RunFailure::ServerCount(_) => RunFailureKind::ServerCount,
         }
     }
 }
@@ -171,6 +175,7 @@ impl fmt::Display for RunFailure {
                      reached ({counted})"
                 )
             }
+            RunFailure::ServerCount(failure) => failure.fmt(f),
         }
     }
 }
@@ -287,6 +292,21 @@ mod tests {
             RunFailureKind::NoResponse,
             "no request of the measured run got a response: the server could not be reached \
              (herd counted connect 200)",
+        );
+        check(
+            RunFailure::ServerCount(super::super::server_count::CountFailure::Mismatch {
+                server: "nginx".into(),
+                request: "GET /sizes/101.html".into(),
+                logged: 601,
+                least: 301,
+                most: 301,
+                sent: "1 verification, 300 measured completed".into(),
+            }),
+            RunFailureKind::ServerCount,
+            "server count: the access log of nginx has 601 lines of GET /sizes/101.html, the \
+             client's counts allow exactly 301 (1 verification, 300 measured completed): more \
+             than the client sent: suspect something else sent this request to the server, or \
+             the client sent more than it counted",
         );
     }
 

@@ -43,6 +43,7 @@ pub mod resume;
 mod rounds;
 mod router;
 mod server_check;
+mod server_count;
 mod server_host;
 mod servers;
 mod servers_on_host;

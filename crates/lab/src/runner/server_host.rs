@@ -373,6 +373,16 @@ impl ServerHost {
         }
     }
 
+    /// At most `max_bytes` of `path` (inside the helper's run directory), with the file's
+    /// whole size and whether it was cut.
+    pub(super) fn read_file(
+        &self,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<herd_host::client::FilePart, String> {
+        self.call(|l| l.read_file(path, max_bytes))
+    }
+
     /// Stops every program started and not yet stopped, the last started first; how many
     /// still ran.
     pub(super) fn stop_all(&self, grace: Duration) -> usize {

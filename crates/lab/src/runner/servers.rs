@@ -18,6 +18,7 @@ use super::launch::{
     write_tls, Asker,
 };
 use super::preflight::Ready;
+use super::server_count::{LogAt, ServerLog};
 use super::watched::{On, Watched};
 use crate::error::with_causes;
 use crate::matrix::Cell;
@@ -65,12 +66,18 @@ impl CellRun<'_> {
         let server_dir = self.dir.join(name);
         create_dir(&server_dir).map_err(RunFailure::Setup)?;
         open_dir(self.dir);
-        let spec = server_spec(cell, ready, place.listen, &self.ctx.docroot.dir, server_dir)
+        let mut spec = server_spec(cell, ready, place.listen, &self.ctx.docroot.dir, server_dir)
             .ok_or_else(|| {
                 RunFailure::Setup(format!("no programs were located for server {name}"))
             })?;
+        spec.access_log = self.ctx.experiment.runner.server_count;
         let launch = crate::server_config::render_with(&spec, cell.server.config.as_ref())
             .map_err(|err| RunFailure::Setup(format!("cannot configure {name}: {err}")))?;
+        self.server_log = launch.access_log.as_ref().map(|log| ServerLog {
+            server: name.clone(),
+            at: LogAt::Here(log.path.clone()),
+            format: log.format,
+        });
         write_launch(&launch, ready.user.as_deref()).map_err(RunFailure::Setup)?;
         if let Some(tls) = &launch.tls {
             write_tls(tls).map_err(RunFailure::Setup)?;

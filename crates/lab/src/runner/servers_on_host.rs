@@ -14,6 +14,7 @@ use herd_host::protocol::{Probe as HostProbe, Readiness};
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stage, Stop};
 use super::readiness::{ask, poll, NotReady};
+use super::server_count::{LogAt, ServerLog};
 use super::server_host::ServerHost;
 use super::watched::{On, Watched};
 
@@ -32,8 +33,9 @@ impl CellRun<'_> {
             self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let base = host.path(&format!("cells/{run}"));
         let setup = |why: String| RunFailure::Setup(format!("on {}: {why}", host.url));
-        let spec = spec_on(host, cell, place.listen, &host.path(DOCROOT), base.join(name))
+        let mut spec = spec_on(host, cell, place.listen, &host.path(DOCROOT), base.join(name))
             .ok_or_else(|| setup(format!("no programs were located for server {name}")))?;
+        spec.access_log = self.ctx.experiment.runner.server_count;
         let launch = crate::server_config::render_with(&spec, cell.server.config.as_ref())
             .map_err(|err| setup(format!("cannot configure {name}: {err}")))?;
         write_launch(host, &launch).map_err(setup)?;
@@ -55,8 +57,16 @@ impl CellRun<'_> {
             set => Some(set.to_string()),
         };
         let mut started = Vec::new();
+        let log_of = |p: &herd_drivers::ProcessSpec| format!("{run}-{name}-{}.log", p.name);
+        self.server_log = launch.access_log.as_ref().map(|access| {
+            // A log on a process's own output (herd serve's) is that process's log in the
+            // helper's run directory, where the helper sends its output.
+            let own = launch.processes.iter().find(|p| p.log == access.path);
+            let at = own.map_or_else(|| access.path.display().to_string(), log_of);
+            ServerLog { server: name.clone(), at: LogAt::Host(at), format: access.format }
+        });
         for p in &launch.processes {
-            let log = format!("{run}-{name}-{}.log", p.name);
+            let log = log_of(p);
             let pid = start_process(host, p, cpus.clone(), &log)
                 .map_err(|e| setup(format!("cannot start {}: {e}", p.name)))?;
             let on = On::Host { log: log.clone(), role: host.role };
