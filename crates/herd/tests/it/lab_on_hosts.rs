@@ -383,7 +383,9 @@ fn proxy_paths_run_on_the_router_host() {
         ),
     );
     let t = std::fs::read_to_string(&file).unwrap();
-    let t = t.replacen("[matrix]\n", "[matrix]\npath = [\"haproxy-tcp\", \"nginx-proxy\"]\n", 1);
+    let t = t
+        .replacen("[matrix]\n", "[matrix]\npath = [\"haproxy-tcp\", \"nginx-proxy\"]\n", 1)
+        .replace("[hosts]", "[runner]\nserver_count = true\n[hosts]");
     std::fs::write(&file, t).unwrap();
     hosts.install(&file);
     let store = dir.join("r.db");
@@ -422,6 +424,9 @@ fn proxy_paths_run_on_the_router_host() {
         assert_eq!(r.outcome, Outcome::Ok, "{}: {stderr}", cell.key);
         let [m] = r.measurements.as_slice() else { panic!("one step") };
         assert_eq!((m.completed, m.failed), (300, 0), "{}", cell.key);
+        // What passed the proxy is what the server logged: the 300 and the verification.
+        let logged = m.reported.iter().find(|(n, _)| n == "server_count.logged");
+        assert_eq!(logged.map(|(_, v)| *v), Some(301.0), "{}: {:?}", cell.key, m.reported);
         // The server on the server host, the proxy on the router host, each from its
         // helper's run directory there.
         let (front, proxy) = (&r.servers[0], r.servers.last().unwrap());

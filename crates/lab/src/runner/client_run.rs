@@ -2,10 +2,11 @@
 //! adapter's command line for the load, run as herd's child on the client's CPUs in the
 //! client's namespace, bounded in time, with its stdout and stderr kept for the accounting.
 //! The measured run is taken between two readings of the servers' CPU time and of the path's
-//! counters. The warm-up's output is not read: it must only succeed.
+//! counters. The warm-up must succeed; its output is read only for how many requests it
+//! made (`account.rs`'s `warmed`: the record says what warmed the server up).
 //!
 //! Not here: what the adapters put on the command line (`crate::client`), and reading the
-//! measured run's output (`account.rs`).
+//! runs' output (`account.rs`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
