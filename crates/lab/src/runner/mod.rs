@@ -23,7 +23,7 @@ mod account;
 mod budget;
 mod cell;
 mod checks;
-mod client_hosts;
+pub(crate) mod client_hosts;
 mod client_run;
 mod config_on_host;
 mod disk;
@@ -43,7 +43,7 @@ pub mod resume;
 mod rounds;
 mod router;
 mod server_check;
-mod server_host;
+pub(crate) mod server_host;
 mod servers;
 mod servers_on_host;
 mod tool_on_host;
@@ -157,7 +157,9 @@ pub fn reach_hosts(
     let mut said = format!("{}; the path: {path}", host.describe());
     checked.server_host = Some(host);
     let cells = &checked.cells;
-    if let Some(clients) = client_hosts::ClientHosts::open(hosts, cells, herd_version, &scratch)? {
+    if let Some(clients) =
+        client_hosts::ClientHosts::open(hosts, cells, &e.client_cpus, herd_version, &scratch)?
+    {
         said.push_str(&format!("\nherd lab: {}", clients.describe()));
         checked.client_hosts = Some(clients);
     }

@@ -144,7 +144,10 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     let online = online();
     let mut sets: Vec<&CpuSet> =
         if remote { Vec::new() } else { cells.iter().map(|c| &c.server_cpus).collect() };
-    sets.push(&e.client_cpus);
+    // With `[hosts] clients`, `[client] cpus` are each client host's (`ClientHosts::open`).
+    if !on_hosts {
+        sets.push(&e.client_cpus);
+    }
     sets.push(&e.router_cpus);
     for s in sets {
         s.check(&online).map_err(|err| LabError::Cpus(err.to_string()))?;

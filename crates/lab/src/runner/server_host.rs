@@ -425,6 +425,42 @@ fn locate(
     cells: &[Cell],
     herd: &Path,
 ) -> Result<BTreeMap<String, Programs>, Vec<String>> {
+    let each = locate_each(ssh, url, cells, herd).map_err(|e| vec![e])?;
+    let mut programs = BTreeMap::new();
+    let mut missing = Vec::new();
+    for (name, found) in each {
+        match found {
+            Ok(p) => {
+                programs.insert(name, p.programs);
+            }
+            Err(why) => missing.push(format!("server {name}: {why}")),
+        }
+    }
+    if missing.is_empty() {
+        Ok(programs)
+    } else {
+        Err(missing)
+    }
+}
+
+/// One server's programs, located on a host.
+#[derive(Debug)]
+pub(crate) struct Located {
+    pub(crate) programs: Programs,
+    /// Their names, in the order the server needs them (`apache2`, `php-fpm8.2`).
+    pub(crate) names: Vec<&'static str>,
+}
+
+/// Each server of `cells` (by name) with its programs located on the host, or why not
+/// (the program missing there and its package, or the user's own binary absent): every
+/// candidate path asked in one ssh command. Err: that command could not run.
+/// `herd lab hosts check` says the same of each server as a lab run would find.
+pub(crate) fn locate_each(
+    ssh: &Ssh,
+    url: &HostUrl,
+    cells: &[Cell],
+    herd: &Path,
+) -> Result<BTreeMap<String, Result<Located, String>>, String> {
     type Needed = Vec<&'static herd_drivers::Program>;
     let mut wanted: BTreeMap<&str, (&crate::experiment::ServerDef, Needed)> = BTreeMap::new();
     for c in cells {
@@ -447,31 +483,23 @@ fn locate(
                   done; exit 0";
     let mut argv = vec!["sh", "-c", script, "sh"];
     argv.extend(paths.iter().map(String::as_str));
-    let out = ssh.run(url, &argv, None, QUICK).map_err(|e| vec![e.to_string()])?;
+    let out = ssh.run(url, &argv, None, QUICK).map_err(|e| e.to_string())?;
     let there: BTreeSet<PathBuf> = out.stdout.lines().map(PathBuf::from).collect();
-    let mut programs = BTreeMap::new();
-    let mut missing = Vec::new();
+    let mut each = BTreeMap::new();
     for (name, (def, needed)) in wanted {
-        if let Some(b) = def.binary.as_ref().filter(|b| !there.contains(*b)) {
-            missing.push(format!(
-                "server {name}: its binary {} is not an executable file there",
-                b.display()
-            ));
-            continue;
-        }
-        let exists = |p: &Path| there.contains(p);
-        match crate::matrix::server_programs_with(def, &needed, herd, &exists) {
-            Ok(p) => {
-                programs.insert(name.to_owned(), p);
+        let names = needed.iter().map(|p| p.name).collect();
+        let found = match def.binary.as_ref().filter(|b| !there.contains(*b)) {
+            Some(b) => Err(format!("its binary {} is not an executable file there", b.display())),
+            None => {
+                let exists = |p: &Path| there.contains(p);
+                crate::matrix::server_programs_with(def, &needed, herd, &exists)
+                    .map(|programs| Located { programs, names })
+                    .map_err(|e| e.to_string())
             }
-            Err(e) => missing.push(format!("server {name}: {e}")),
-        }
+        };
+        each.insert(name.to_owned(), found);
     }
-    if missing.is_empty() {
-        Ok(programs)
-    } else {
-        Err(missing)
-    }
+    Ok(each)
 }
 
 #[cfg(test)]
