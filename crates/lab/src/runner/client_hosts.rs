@@ -4,9 +4,12 @@
 //! The lab reaches each once, before the store opens: its helper's hello (this very build,
 //! else an error naming the host) and its disclosure (`herd doctor --json` there, stored as
 //! `host.clientN.*`); the tools the cells need are located on client 1 (all missing ones
-//! named at once, with their package) and their versions asked there. It then holds those
-//! sessions for the whole lab run, and each run's client shares their ssh connections
-//! (`HERD_SSH_CONTROL_DIR`): no run pays for a login.
+//! named at once, with their package) and their versions asked there. `[client] cpus` name
+//! CPUs of each client host, checked against each one's online CPUs here; the client runs on
+//! them there (herd's agents through `--agent-cpus`, the tools through client 1's helper), or
+//! on all of each host's CPUs without them. It then holds those sessions for the whole lab
+//! run, and each run's client shares their ssh connections (`HERD_SSH_CONTROL_DIR`): no run
+//! pays for a login.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
