@@ -488,8 +488,15 @@ pub(crate) fn locate_each(
     let mut each = BTreeMap::new();
     for (name, (def, needed)) in wanted {
         let names = needed.iter().map(|p| p.name).collect();
+        // herd serve is this very build there, which the drivers take as given.
+        let herd_missing =
+            needed.iter().any(|p| std::ptr::eq(*p, &herd_drivers::HERD)) && !there.contains(herd);
         let found = match def.binary.as_ref().filter(|b| !there.contains(*b)) {
             Some(b) => Err(format!("its binary {} is not an executable file there", b.display())),
+            None if herd_missing => Err(format!(
+                "this herd build is not at {} there: `herd lab hosts install FILE` copies it",
+                herd.display()
+            )),
             None => {
                 let exists = |p: &Path| there.contains(p);
                 crate::matrix::server_programs_with(def, &needed, herd, &exists)
