@@ -5,10 +5,13 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser as _;
+use herd_lab::hosts::session::Liveness;
 use herd_lab::hosts::HostUrl;
 use herd_stats::units::TimeSpan;
+use herd_topo::CpuSet;
 
 use crate::run_args::RunArgs;
 
@@ -132,6 +135,17 @@ pub(crate) struct ClusterRunArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) ssh_config: Option<PathBuf>,
 
+    /// With --ssh: how long each host's helper waits with its ssh channel silent before it
+    /// takes this herd for lost and stops the agent it started (2s to 1h; herd pings six
+    /// times as often) [default: 30s, as the lab's [hosts] idle_timeout]
+    #[arg(long, value_name = "DURATION", value_parser = idle_timeout)]
+    pub(crate) idle_timeout: Option<Duration>,
+
+    /// With --ssh: run each agent on these CPUs of its own host (0-3,6), checked against
+    /// every host's online CPUs before any agent starts [default: all of its host's CPUs]
+    #[arg(long, value_name = "CPUS", value_parser = cpu_list)]
+    pub(crate) agent_cpus: Option<CpuSet>,
+
     /// Agent i runs in network namespace i of this list: herd's own (named herd-…, made by
     /// `herd lab`), one per agent; needs root. The agents then reach the coordinator through a
     /// Unix socket, whatever their network
@@ -154,6 +168,22 @@ pub(crate) struct ClusterRunArgs {
 fn host_url(text: &str) -> Result<HostUrl, String> {
     let url = if text.contains("://") { text.to_owned() } else { format!("ssh://{text}") };
     url.parse::<HostUrl>().map_err(|e| e.to_string())
+}
+
+/// `--idle-timeout`: a duration the helpers' liveness accepts.
+fn idle_timeout(text: &str) -> Result<Duration, String> {
+    // The units' own error quotes the text already.
+    let d = herd_stats::units::parse_duration(text)?;
+    Liveness::for_idle(d).map_err(|why| format!("`{text}`: {why}"))?;
+    Ok(d)
+}
+
+/// `--agent-cpus`: CPU numbers (`all` is the default, said by leaving the flag out).
+fn cpu_list(text: &str) -> Result<CpuSet, String> {
+    match CpuSet::parse(text).map_err(|e| e.to_string())? {
+        CpuSet::All => Err("`all` is the default: leave --agent-cpus out".to_owned()),
+        only => Ok(only),
+    }
 }
 
 /// `herd run`'s flags on their own, for the arguments after `--`.
@@ -221,5 +251,26 @@ mod tests {
         }
         let a = parse(&["--ssh", "h", "--allow-target", "bench.example"]).unwrap();
         assert_eq!(a.kube.allow_target.as_deref(), Some("bench.example"));
+    }
+
+    #[test]
+    fn the_idle_timeout_and_the_agents_cpus_are_read_and_bounded() {
+        let a = parse(&["--ssh", "h"]).unwrap();
+        assert_eq!((a.idle_timeout, a.agent_cpus), (None, None));
+        let a = parse(&["--ssh", "h", "--idle-timeout", "5s", "--agent-cpus", "1,3-4"]).unwrap();
+        assert_eq!(a.idle_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(a.agent_cpus, Some(CpuSet::Only(vec![1, 3, 4])));
+        for bad in ["1s", "2h", "1999ms"] {
+            let e = parse(&["--ssh", "h", "--idle-timeout", bad]).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`: give 2s to 1h")), "{bad}: {e}");
+        }
+        for bad in ["soon", "0s"] {
+            let e = parse(&["--ssh", "h", "--idle-timeout", bad]).unwrap_err();
+            assert_eq!(e.matches(&format!("`{bad}`")).count(), 1, "named once: {e}");
+        }
+        let e = parse(&["--ssh", "h", "--agent-cpus", "x"]).unwrap_err();
+        assert!(e.contains("is not a CPU list"), "{e}");
+        let e = parse(&["--ssh", "h", "--agent-cpus", "all"]).unwrap_err();
+        assert!(e.contains("leave --agent-cpus out"), "{e}");
     }
 }

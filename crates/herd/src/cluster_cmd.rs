@@ -39,6 +39,18 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
         ClusterCommand::Run(args) if args.ssh.is_empty() && args.ssh_config.is_some() => {
             bail!("--ssh-config is for the ssh of --ssh HOST,…: give the hosts, or leave it out")
         }
+        ClusterCommand::Run(args) if args.ssh.is_empty() && args.idle_timeout.is_some() => {
+            bail!(
+                "--idle-timeout is for the helpers of --ssh HOST,…: give the hosts, or leave it \
+                 out"
+            )
+        }
+        ClusterCommand::Run(args) if args.ssh.is_empty() && args.agent_cpus.is_some() => {
+            bail!(
+                "--agent-cpus places the agents of --ssh HOST,… on their hosts' CPUs: give the \
+                 hosts, or leave it out (here, run herd itself under taskset)"
+            )
+        }
         ClusterCommand::Run(args) => match (args.local, args.kube.agents) {
             (Some(_), _) => run_local(&args),
             (None, Some(_)) => crate::cluster_k8s::run(&args),

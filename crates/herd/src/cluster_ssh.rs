@@ -2,7 +2,9 @@
 //! over SSH (docs/cluster.md). The coordinator listens here on a Unix socket in the run's
 //! directory, as for agents in namespaces; each host's helper (`herd host`, herd-lab's
 //! `HostSession`, one ssh connection per host) is opened first, every one of them, so that a
-//! host that cannot be reached or has another build fails the run before any agent starts.
+//! host that cannot be reached, has another build or lacks a CPU of `--agent-cpus` fails the
+//! run before any agent starts. Each helper waits `--idle-timeout` (30 s, the lab's default)
+//! with its channel silent before it takes this herd for lost and stops its agent.
 //! Then a socket inside each helper's run directory is forwarded to the coordinator's through
 //! that host's ssh master (`ssh -O forward -R`), and the helper starts `herd agent` there
 //! from the host's cache of this build, told that socket as its coordinator, and given the
@@ -22,12 +24,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _};
 use herd_host::protocol::{Probe, Readiness, StartSpec};
-use herd_lab::hosts::session::HostSession;
+use herd_lab::hosts::session::{HostSession, Liveness};
 use herd_lab::hosts::ssh::Ssh;
 use herd_lab::hosts::{remote_herd, HostUrl};
 use herd_run::spread::agent::{ALLOW_TARGET_VAR, COORDINATOR_VAR, COUNT_VAR, INDEX_VAR};
 use herd_run::spread::{Address, Coordinator};
 use herd_run::RunPlan;
+use herd_topo::CpuSet;
 
 use crate::cluster_args::{run_plan, ClusterRunArgs};
 use crate::cluster_cmd::{coordinate, last_line, Agents, RunDir};
@@ -82,9 +85,14 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let ssh = Ssh::new(args.ssh_config.as_deref(), CONNECT_TIMEOUT, &std::env::temp_dir())
         .context("cannot make a private directory for ssh's control sockets")?;
     let control = stop_on_ctrl_c();
-    let mut agents = SshAgents::open(&ssh, &args.ssh, &local)?;
+    let live = match args.idle_timeout {
+        Some(idle) => Liveness::for_idle(idle).map_err(|why| anyhow!("--idle-timeout: {why}"))?,
+        None => Liveness::LAB,
+    };
+    let cpus = args.agent_cpus.clone().unwrap_or(CpuSet::All);
+    let mut agents = SshAgents::open(&ssh, &args.ssh, &local, live, &cpus)?;
     let agent_args = agents.place(&files, &plan.for_agents())?;
-    agents.start(&agent_args, n, args.kube.allow_target.as_deref())?;
+    agents.start(&agent_args, n, args.kube.allow_target.as_deref(), &cpus)?;
     coordinate(&plan, coordinator, outputs, &control, &mut agents)
 }
 
@@ -107,13 +115,24 @@ struct SshAgents<'a> {
 }
 
 impl<'a> SshAgents<'a> {
-    /// Opens every host's helper, then forwards a socket in each helper's run directory to
-    /// `local`: everything that can fail for a host fails here, before any agent starts.
-    fn open(ssh: &'a Ssh, hosts: &[HostUrl], local: &Path) -> anyhow::Result<SshAgents<'a>> {
+    /// Opens every host's helper (kept alive by `live`: it stops its agent once silent for
+    /// `live.idle`), checks `cpus` against each host's online CPUs, then forwards a socket
+    /// in each helper's run directory to `local`: everything that can fail for a host fails
+    /// here, before any agent starts.
+    fn open(
+        ssh: &'a Ssh,
+        hosts: &[HostUrl],
+        local: &Path,
+        live: Liveness,
+        cpus: &CpuSet,
+    ) -> anyhow::Result<SshAgents<'a>> {
         let mut agents = SshAgents { ssh, local: local.to_owned(), remotes: Vec::new() };
         for url in hosts {
-            let session = HostSession::open(ssh, url, VERSION)?;
+            let session = HostSession::open_with(ssh, url, VERSION, live)?;
             agents.remotes.push(Remote { session: Some(session), forwarded: None, started: false });
+        }
+        for session in agents.remotes.iter().filter_map(|r| r.session.as_ref()) {
+            session.check_cpus(cpus).map_err(|why| anyhow!("--agent-cpus {cpus}: {why}"))?;
         }
         for r in &mut agents.remotes {
             let Some(session) = &r.session else { continue };
@@ -151,12 +170,13 @@ impl<'a> SshAgents<'a> {
     }
 
     /// Starts `herd agent ARGS` on every host, `ARGS` the host's own from `run_args`: agent i
-    /// of n, its coordinator the forwarded socket there.
+    /// of n, its coordinator the forwarded socket there, on `cpus` of that host.
     fn start(
         &mut self,
         run_args: &[Vec<String>],
         n: NonZeroU32,
         allow_target: Option<&str>,
+        cpus: &CpuSet,
     ) -> anyhow::Result<()> {
         for (i, (r, args)) in self.remotes.iter_mut().zip(run_args).enumerate() {
             let (Some(session), Some(socket)) = (&r.session, &r.forwarded) else { continue };
@@ -178,7 +198,7 @@ impl<'a> SshAgents<'a> {
                 argv,
                 env,
                 cwd: None,
-                cpus: None,
+                cpus: cpus.cpus().map(|_| cpus.to_string()),
                 log: AGENT_LOG.to_owned(),
             };
             session.with(|l| l.start(spec)).map_err(|e| anyhow!("starting agent {i}: {e}"))?;

@@ -1,7 +1,8 @@
 //! `herd lab hosts check FILE` and `herd lab hosts install FILE`: the experiment's `[hosts]`
 //! reached over SSH (herd-lab's `hosts`), one line per host, and the exit code. Check exits
-//! 0 only when every host answers and has this very build; install copies this binary to
-//! the hosts that lack it and exits 0 only when every host then has it.
+//! 0 only when every host answers, has this very build and every program the file's cells
+//! need there (a line each under the host's); install copies this binary to the hosts that
+//! lack it and exits 0 only when every host then has it.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -14,11 +15,12 @@ use herd_lab::hosts::install::{self, Done};
 use herd_lab::hosts::session::HostSession;
 use herd_lab::hosts::ssh::Ssh;
 use herd_lab::hosts::{build_id, Hosts, Role};
+use herd_lab::matrix::Cell;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum HostsCommand {
-    /// Connect to every host of the file: reachable or why not, its kernel and CPUs, and
-    /// which herd build its cache holds.
+    /// Connect to every host of the file: reachable or why not, its kernel and CPUs, which
+    /// herd build its cache holds, and the programs the file's cells need there.
     Check(HostsArgs),
     /// Copy this herd to every host's ~/.cache/herd/ (nothing system-wide), then check that
     /// it runs there.
@@ -60,13 +62,21 @@ fn connect_timeout(text: &str) -> Result<Duration, String> {
 
 /// The file's hosts and a transport for them.
 fn open(a: &HostsArgs) -> anyhow::Result<(Hosts, Ssh)> {
+    let (hosts, ssh, _) = open_with_cells(a)?;
+    Ok((hosts, ssh))
+}
+
+/// [`open`], with the cells of the file a run would run (the refused ones left out).
+fn open_with_cells(a: &HostsArgs) -> anyhow::Result<(Hosts, Ssh, Vec<Cell>)> {
     let e = crate::lab_cmd::load(&a.experiment)?;
+    let cells: Vec<Cell> =
+        herd_lab::matrix::cells(&e).into_iter().filter(|c| c.refused.is_none()).collect();
     let hosts = e.hosts.with_context(|| {
         format!("{} has no [hosts]: docs/hosts.md says how to name your machines", a.experiment)
     })?;
     let ssh = Ssh::new(hosts.ssh_config.as_deref(), a.connect_timeout, &std::env::temp_dir())
         .context("cannot make a private directory for ssh's control sockets")?;
-    Ok((hosts, ssh))
+    Ok((hosts, ssh, cells))
 }
 
 /// `herd lab clean --hosts FILE`: each host's helper, started for it, stops what helpers
@@ -119,16 +129,23 @@ fn clean_one(ssh: &Ssh, url: &herd_lab::hosts::HostUrl) -> anyhow::Result<String
 }
 
 fn check(a: &HostsArgs) -> anyhow::Result<ExitCode> {
-    let (hosts, ssh) = open(a)?;
+    let (hosts, ssh, cells) = open_with_cells(a)?;
     let all = hosts.each();
-    let checks = check::check(&ssh, &all, VERSION);
+    let checks = check::check(&ssh, &all, &cells, VERSION);
     let width = label_width(&all);
     let mut out = String::new();
     for c in &checks {
         out.push_str(&check_line(c, width, &a.experiment));
         out.push('\n');
+        out.push_str(&needs_lines(c, width));
     }
     write_stdout(&out)?;
+    for c in &checks {
+        for n in c.missing() {
+            let why = n.found.as_ref().err().map_or("", String::as_str);
+            eprintln!("herd lab hosts: {} {}: {}: {why}", c.role, c.url, n.what);
+        }
+    }
     let not_ready = checks.iter().filter(|c| !c.ready()).count();
     if not_ready > 0 {
         eprintln!(
@@ -208,6 +225,22 @@ fn check_line(c: &HostCheck, width: usize, file: &str) -> String {
         }
         Err(e) => format!("{label:<width$} {e}"),
     }
+}
+
+/// What the cells need on the host, a line each under its own line, indented past the
+/// label: `          server nginx: nginx /usr/sbin/nginx`, or `…: missing: …` with the
+/// package.
+fn needs_lines(c: &HostCheck, width: usize) -> String {
+    let Ok(f) = &c.result else { return String::new() };
+    let mut out = String::new();
+    for n in &f.needs {
+        let said = match &n.found {
+            Ok(there) => there.clone(),
+            Err(why) => format!("missing: {why}"),
+        };
+        out.push_str(&format!("{:width$} {}: {said}\n", "", n.what));
+    }
+    out
 }
 
 fn label_width(all: &[(Role, &herd_lab::hosts::HostUrl)]) -> usize {

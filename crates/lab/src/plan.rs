@@ -160,10 +160,13 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
         span(e.runner.drain_timeout),
         span(e.runner.ready_timeout)
     );
+    // With client hosts, `[client] cpus` are each one's (all: every CPU there).
+    let on_hosts = e.hosts.as_ref().is_some_and(|h| !h.clients.is_empty());
     let _ = writeln!(
         s,
-        "client cpus: {}; run directory: {RUN} (a new herd-lab-* under the temporary directory)",
-        e.client_cpus
+        "client cpus: {}{}; run directory: {RUN} (a new herd-lab-* under the temporary directory)",
+        e.client_cpus,
+        if on_hosts { " of each client host" } else { "" }
     );
     match (&e.reference, &e.published) {
         (r, Some(p)) => {

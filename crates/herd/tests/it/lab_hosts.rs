@@ -57,6 +57,8 @@ fn check_install_check_two_hosts() {
         assert!(l.ends_with(&format!("{file_s}`")), "{l}");
     }
     assert!(stderr.contains("2 of 2 hosts not ready"), "{stderr}");
+    // herd serve, the file's server, is this very build there: missing as well.
+    assert!(stdout.contains("server herd: missing: this herd build is not at "), "{stdout}");
     let checked = started.elapsed();
 
     let out = hosts.herd().args(["lab", "hosts", "install"]).arg(&file).output().unwrap();
@@ -92,6 +94,8 @@ fn check_install_check_two_hosts() {
         assert!(l.contains(", server CPU from "), "{l}");
         assert!(l.contains(" GiB") || l.contains(" MiB") || l.contains("kB"), "{l}");
     }
+    let home = hosts.hosts[0].home.display().to_string();
+    assert!(stdout.contains(&format!("server herd: herd {home}/.cache/herd/herd-{id}")));
     // The installed herd runs there as the host's helper, over an ssh session: its hello
     // says this very build (the seam the lab's runner on hosts will use).
     let version = text(&run(herd().arg("--version")).stdout).trim().to_owned();

@@ -32,6 +32,14 @@ pub(super) fn command(job: &ClientJob) -> Result<ClientCommand, ClientError> {
             main.push("--ssh-config".into());
             main.push(config.as_os_str().to_owned());
         }
+        // The experiment's idle time, so that its helpers stop the agents as the server
+        // host's stops the servers.
+        let idle = TimeSpan::new(hosts.idle)
+            .ok_or_else(|| job.invalid("[hosts] idle_timeout must be more than zero".into()))?;
+        main.push(format!("--idle-timeout={idle}").into());
+        if hosts.cpus.cpus().is_some() {
+            main.push(format!("--agent-cpus={}", hosts.cpus).into());
+        }
         if let Some(ip) = job.opt_in {
             main.push("--allow-target".into());
             main.push(url_host(ip).into());

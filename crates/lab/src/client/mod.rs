@@ -127,6 +127,11 @@ pub struct AgentHosts<'a> {
     /// `ssh://…` each, in file order.
     pub urls: &'a [String],
     pub ssh_config: Option<&'a Path>,
+    /// How long each host's helper waits in silence before it stops its agent (`[hosts]
+    /// idle_timeout`).
+    pub idle: std::time::Duration,
+    /// The CPUs of each host its agent runs on (`[client] cpus`); `All`: every one there.
+    pub cpus: &'a herd_topo::CpuSet,
 }
 
 /// The command line of one job: a whole argv, the program then its arguments. A warm-up is

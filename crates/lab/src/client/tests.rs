@@ -143,6 +143,40 @@ fn herd_every_shape() {
 }
 
 #[test]
+fn herd_on_client_hosts_is_a_cluster_run_with_their_idle_time_and_cpus() {
+    let r = get("/");
+    let urls = ["ssh://c1".to_owned(), "ssh://c2".to_owned()];
+    let load = requests(100, 2);
+    let mut j = job(Tool::Herd, &r, &load);
+    let pinned = herd_topo::CpuSet::Only(vec![1, 2, 3]);
+    j.opt_in = Some(std::net::IpAddr::from([10, 1, 1, 2]));
+    j.agent_hosts = Some(AgentHosts {
+        urls: &urls,
+        ssh_config: Some(Path::new("lab.ssh_config")),
+        idle: Duration::from_secs(90),
+        cpus: &pinned,
+    });
+    check(
+        &j,
+        "/opt/herd cluster run --ssh ssh://c1,ssh://c2 --ssh-config lab.ssh_config \
+         --idle-timeout=90s --agent-cpus=1-3 --allow-target 10.1.1.2 -- \
+         http://127.0.0.1:8080/ --connections=2 --requests=100 --json=/out/run.json",
+    );
+    // Unpinned: every CPU of each host, and no flag for it.
+    let all = herd_topo::CpuSet::All;
+    j.agent_hosts = Some(AgentHosts {
+        urls: &urls,
+        ssh_config: None,
+        idle: Duration::from_millis(2500),
+        cpus: &all,
+    });
+    let c = command(&j).unwrap();
+    let said = line(&c.main);
+    assert!(said.contains("--idle-timeout=2500ms --allow-target"), "{said}");
+    assert!(!said.contains("--agent-cpus"), "{said}");
+}
+
+#[test]
 fn only_herd_sends_offered_rates_in_steps() {
     let r = get("/page.html");
     let l = rate_steps();

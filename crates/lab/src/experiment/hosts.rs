@@ -7,7 +7,6 @@
 //! bring that back. (Two logins to one machine are one machine: host and port decide.)
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use toml::Spanned;
 
@@ -89,13 +88,8 @@ pub(super) fn build(
         Some(t) => {
             let d = herd_stats::units::parse_duration(t.get_ref())
                 .map_err(|e| errs.at(t.span(), format!("[hosts] idle_timeout {e}")))?;
-            if !(Duration::from_secs(2)..=Duration::from_secs(3600)).contains(&d) {
-                return Err(errs.at(
-                    t.span(),
-                    "[hosts] idle_timeout: give 2s to 1h (a lost link is found within it; \
-                     herd pings six times as often)",
-                ));
-            }
+            crate::hosts::session::Liveness::for_idle(d)
+                .map_err(|why| errs.at(t.span(), format!("[hosts] idle_timeout: {why}")))?;
             d
         }
         None => crate::hosts::session::Liveness::LAB.idle,

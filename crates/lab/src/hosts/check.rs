@@ -1,13 +1,24 @@
-//! `herd lab hosts check`: what each host has, asked in one ssh session per host, all hosts
-//! at once (a thread each): whether it answers, its kernel and CPU count, and which herd
-//! builds its user's cache holds. Only the same build as this herd will do for a lab run
+//! `herd lab hosts check`: what each host has, asked over one ssh connection per host, all
+//! hosts at once (a thread each): whether it answers, its kernel and CPU count, and which
+//! herd builds its user's cache holds. Only the same build as this herd will do for a lab run
 //! ([`Installed::Same`]); the others are named so that the user sees what is there.
+//!
+//! Then what the experiment's cells need there, found as a lab run finds it (the runner's
+//! own one-command lookups, `runner/server_host.rs` and `runner/client_hosts.rs`, so that the
+//! check and the run cannot disagree): on the server host every server's programs, on client
+//! 1 ab, wrk and h2load when a cell uses them (herd's agents need nothing but herd). A
+//! missing one is named with its package, and the host is not ready.
 
+use std::collections::BTreeSet;
 use std::fmt;
+use std::path::Path;
 use std::time::Duration;
 
 use super::ssh::{Ssh, SshError};
 use super::{build_id, HostUrl, Role, CACHE_DIR};
+use crate::client::Tool;
+use crate::matrix::Cell;
+use crate::runner::{client_hosts, server_host};
 
 /// What one host has, when it answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +31,20 @@ pub struct Facts {
     /// With this very build there: its helper (`herd host`) started over a session, and what
     /// it said of the host; None without the build.
     pub helper: Option<Result<Helper, String>>,
+    /// Its user's home (where the cache of builds is).
+    pub home: String,
+    /// What the cells need there, found or not (empty: nothing but herd).
+    pub needs: Vec<Need>,
+}
+
+/// A program the experiment's cells need on a host, as a lab run would locate it there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    /// What needs it: `server nginx`, `client ab`.
+    pub what: String,
+    /// Where it is there (`nginx /usr/sbin/nginx`, `/usr/bin/ab 2.3`), or why not, with its
+    /// package.
+    pub found: Result<String, String>,
 }
 
 /// What a host's helper says of it: the machine the lab's disclosure records.
@@ -67,10 +92,21 @@ pub enum CheckError {
 pub const CHECK_LIMIT: Duration = Duration::from_secs(30);
 
 impl HostCheck {
-    /// Reachable, with this very build, and its helper answering: ready for a lab run.
+    /// Reachable, with this very build, its helper answering and every program the cells
+    /// need there: ready for a lab run.
     pub fn ready(&self) -> bool {
         matches!(&self.result, Ok(f) if f.installed == Installed::Same
-            && matches!(f.helper, Some(Ok(_))))
+            && matches!(f.helper, Some(Ok(_)))
+            && f.needs.iter().all(|n| n.found.is_ok()))
+    }
+
+    /// The programs the cells need there and it lacks.
+    pub fn missing(&self) -> impl Iterator<Item = &Need> {
+        let needs = match &self.result {
+            Ok(f) => f.needs.as_slice(),
+            Err(_) => &[],
+        };
+        needs.iter().filter(|n| n.found.is_err())
     }
 }
 
@@ -87,12 +123,20 @@ impl fmt::Display for Installed {
     }
 }
 
-/// Checks every host at once; the results in the order given.
-pub fn check(ssh: &Ssh, hosts: &[(Role, &HostUrl)], version: &str) -> Vec<HostCheck> {
+/// Checks every host at once for `cells` (the experiment's runnable cells); the results in
+/// the order given.
+pub fn check(
+    ssh: &Ssh,
+    hosts: &[(Role, &HostUrl)],
+    cells: &[Cell],
+    version: &str,
+) -> Vec<HostCheck> {
     std::thread::scope(|s| {
         let handles: Vec<_> = hosts
             .iter()
-            .map(|&(role, url)| s.spawn(move || (role, url, check_one(ssh, url, version))))
+            .map(|&(role, url)| {
+                s.spawn(move || (role, url, check_for(ssh, url, role, cells, version)))
+            })
             .collect();
         handles
             .into_iter()
@@ -114,6 +158,20 @@ pub fn check(ssh: &Ssh, hosts: &[(Role, &HostUrl)], version: &str) -> Vec<HostCh
     })
 }
 
+/// One host in its `role`: [`check_one`], then what `cells` need there.
+pub fn check_for(
+    ssh: &Ssh,
+    url: &HostUrl,
+    role: Role,
+    cells: &[Cell],
+    version: &str,
+) -> Result<Facts, CheckError> {
+    let mut facts = check_one(ssh, url, version)?;
+    let herd = format!("{}/{CACHE_DIR}/herd-{}", facts.home, build_id(version));
+    facts.needs = needs(ssh, url, role, cells, Path::new(&herd));
+    Ok(facts)
+}
+
 /// One host: a script for its login shell, its answer read line by line.
 pub fn check_one(ssh: &Ssh, url: &HostUrl, version: &str) -> Result<Facts, CheckError> {
     let out = ssh.run(url, &["sh", "-c", &script(&build_id(version))], None, CHECK_LIMIT)?;
@@ -129,6 +187,73 @@ pub fn check_one(ssh: &Ssh, url: &HostUrl, version: &str) -> Result<Facts, Check
         facts.helper = Some(helper(ssh, url, version));
     }
     Ok(facts)
+}
+
+/// What `cells` need on the host in `role` (herd at `herd` there), each found or not, looked
+/// up as the lab run looks it up.
+fn needs(ssh: &Ssh, url: &HostUrl, role: Role, cells: &[Cell], herd: &Path) -> Vec<Need> {
+    let cannot = |what: &str, e: String| {
+        vec![Need { what: what.to_owned(), found: Err(format!("cannot look there: {e}")) }]
+    };
+    match role {
+        Role::Server => match server_host::locate_each(ssh, url, cells, herd) {
+            Ok(each) => each
+                .into_iter()
+                .map(|(name, found)| Need {
+                    what: format!("server {name}"),
+                    found: found.map(|l| located(&l)),
+                })
+                .collect(),
+            Err(e) => cannot("server programs", e),
+        },
+        Role::Client(1) => {
+            let wanted: BTreeSet<Tool> =
+                cells.iter().map(|c| c.client).filter(|&t| t != Tool::Herd).collect();
+            match client_hosts::locate_each(ssh, url, &wanted) {
+                Ok((found, _)) => wanted
+                    .iter()
+                    .map(|&tool| Need {
+                        what: format!("client {tool}"),
+                        found: match found.get(&tool) {
+                            Some(path) => Ok(format!(
+                                "{} {}",
+                                path.display(),
+                                client_hosts::tool_version(ssh, url, tool, path)
+                            )),
+                            None => Err(format!(
+                                "not installed there (apt-get install {}); ab, wrk and h2load \
+                                 run on client 1",
+                                tool.package()
+                            )),
+                        },
+                    })
+                    .collect(),
+                Err(e) => cannot("client tools", e),
+            }
+        }
+        Role::Router => match server_host::locate_proxies_each(ssh, url, cells, herd) {
+            Ok(each) => each
+                .into_iter()
+                .map(|(kind, found)| Need {
+                    what: format!("path {kind}"),
+                    found: found.map(|l| located(&l)),
+                })
+                .collect(),
+            Err(e) => cannot("router programs", e),
+        },
+        // herd's agents need nothing but herd.
+        Role::Client(_) => Vec::new(),
+    }
+}
+
+/// Programs found, in words: `nginx /usr/sbin/nginx, php-fpm8.2 /usr/sbin/php-fpm8.2`.
+fn located(l: &server_host::Located) -> String {
+    let each: Vec<String> = l
+        .names
+        .iter()
+        .filter_map(|n| Some(format!("{n} {}", l.programs.get(n)?.display())))
+        .collect();
+    each.join(", ")
 }
 
 /// The helper started, its hello and disclosure read, then ended in order.
@@ -155,6 +280,7 @@ fn machine_of(doctor_json: &str) -> Vec<(String, String)> {
 fn script(id: &str) -> String {
     format!(
         r#"d="$HOME/{CACHE_DIR}"
+echo "home $HOME"
 echo "kernel $(uname -sr)"
 echo "cpus $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
 for f in "$d"/herd-*; do [ -f "$f" ] && echo "build ${{f##*/herd-}}"; done
@@ -166,6 +292,7 @@ exit 0"#
 /// The facts from the script's lines.
 fn read_answer(stdout: &str, id: &str, version: &str) -> Facts {
     let mut kernel = String::new();
+    let mut home = String::new();
     let mut cpus = String::new();
     let mut builds: Vec<String> = Vec::new();
     let mut runs: Option<String> = None;
@@ -173,6 +300,7 @@ fn read_answer(stdout: &str, id: &str, version: &str) -> Facts {
         let (key, value) = line.split_once(' ').unwrap_or((line, ""));
         match key {
             "kernel" => kernel = value.to_owned(),
+            "home" => home = value.to_owned(),
             "cpus" => cpus = value.to_owned(),
             "build" => builds.push(value.to_owned()),
             "runs" => runs = Some(value.to_owned()),
@@ -191,7 +319,7 @@ fn read_answer(stdout: &str, id: &str, version: &str) -> Facts {
     } else {
         Installed::Other(builds)
     };
-    Facts { kernel, cpus, installed, helper: None }
+    Facts { kernel, cpus, installed, helper: None, home, needs: Vec::new() }
 }
 
 #[cfg(test)]
@@ -204,8 +332,8 @@ mod tests {
     #[test]
     fn the_answer_says_which_build_is_there() {
         let a = read_answer(
-            "kernel Linux 6.1.0-28-amd64\ncpus 4\nbuild 0.1.0-1a2b3c4d5e6f\nbuild 0.0.9\n\
-             runs herd 0.1.0 (commit 1a2b3c4d5e6f)\n",
+            "home /home/bench\nkernel Linux 6.1.0-28-amd64\ncpus 4\nbuild 0.1.0-1a2b3c4d5e6f\n\
+             build 0.0.9\nruns herd 0.1.0 (commit 1a2b3c4d5e6f)\n",
             ID,
             V,
         );
@@ -216,6 +344,8 @@ mod tests {
                 cpus: "4".into(),
                 installed: Installed::Same,
                 helper: None,
+                home: "/home/bench".into(),
+                needs: Vec::new(),
             }
         );
         let a = read_answer("kernel Linux 6.1\ncpus 2\nbuild 0.0.9\nbuild 0.1.0-ffff\n", ID, V);
@@ -255,6 +385,7 @@ mod tests {
         assert_eq!(empty.installed, Installed::None);
         assert!(empty.kernel.starts_with("Linux "), "{empty:?}");
         assert!(empty.cpus.parse::<u32>().unwrap() >= 1);
+        assert_eq!(Path::new(&empty.home), home);
         let cache = home.join(CACHE_DIR);
         std::fs::create_dir_all(&cache).unwrap();
         std::fs::write(cache.join(".herd-x.tmp"), "").unwrap();

@@ -39,7 +39,8 @@ impl Hosts {
     /// How the lab keeps its links to these hosts alive: a ping six times per idle time,
     /// and a reply awaited at most that long.
     pub fn liveness(&self) -> session::Liveness {
-        session::Liveness { idle: self.idle, ping_every: self.idle / 6, limit: self.idle }
+        // `idle` was checked when the file was read.
+        session::Liveness::for_idle(self.idle).unwrap_or(session::Liveness::LAB)
     }
 }
 

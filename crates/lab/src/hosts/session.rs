@@ -33,6 +33,24 @@ impl Liveness {
         ping_every: Duration::from_secs(5),
         limit: Duration::from_secs(30),
     };
+
+    /// The shortest and longest idle time a user may give (`[hosts] idle_timeout`, `herd
+    /// cluster run --idle-timeout`): below 2 s a busy host's ping could come late; above an
+    /// hour, a lost host's programs would run on unattended for too long.
+    pub const IDLE_RANGE: std::ops::RangeInclusive<Duration> =
+        Duration::from_secs(2)..=Duration::from_secs(3600);
+
+    /// The liveness of a helper that waits `idle` in silence: a ping six times per idle time,
+    /// a reply awaited at most that long. `idle` outside [`Liveness::IDLE_RANGE`] is refused,
+    /// in words for the user.
+    pub fn for_idle(idle: Duration) -> Result<Liveness, String> {
+        if !Liveness::IDLE_RANGE.contains(&idle) {
+            return Err("give 2s to 1h (a lost link is found within it; herd pings six times \
+                        as often)"
+                .to_owned());
+        }
+        Ok(Liveness { idle, ping_every: idle / 6, limit: idle })
+    }
 }
 
 /// Why a host's helper could not be reached, naming the host.
@@ -130,5 +148,60 @@ impl HostSession {
     /// Why a ping failed, if one did: the link is lost.
     pub fn lost(&self) -> Option<String> {
         self.keeper.failure()
+    }
+
+    /// Whether `cpus` are all online on this host (as its helper said in its hello); why
+    /// not, naming the host and its online CPUs. Asked before anything starts there, since
+    /// the helper would refuse the start itself, but only once the run had begun.
+    pub fn check_cpus(&self, cpus: &herd_topo::CpuSet) -> Result<(), String> {
+        cpus_online(cpus, &self.hello.online).map_err(|why| format!("{}: {why}", self.url))
+    }
+}
+
+/// Whether `cpus` are all in `online` (a host's CPU list, `0-3`); why not, in words about
+/// that host.
+fn cpus_online(cpus: &herd_topo::CpuSet, online: &str) -> Result<(), String> {
+    let Some(wanted) = cpus.cpus() else { return Ok(()) };
+    let there = match herd_topo::CpuSet::parse(online) {
+        Ok(herd_topo::CpuSet::Only(there)) => there,
+        _ => return Err(format!("its helper said no CPU list (`{online}`)")),
+    };
+    match wanted.iter().find(|c| !there.contains(c)) {
+        Some(cpu) => Err(format!("CPU {cpu} is not online there: its online CPUs are {online}")),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_topo::CpuSet;
+
+    #[test]
+    fn an_idle_time_gives_the_pings_and_is_bounded() {
+        let l = Liveness::for_idle(Duration::from_secs(12)).unwrap();
+        assert_eq!(l.ping_every, Duration::from_secs(2));
+        assert_eq!(l.limit, Duration::from_secs(12));
+        let thirty = Liveness::for_idle(Duration::from_secs(30)).unwrap();
+        assert_eq!(thirty, Liveness::LAB, "the lab's default is 30 s of silence");
+        assert!(Liveness::for_idle(Duration::from_secs(2)).is_ok());
+        assert!(Liveness::for_idle(Duration::from_secs(3600)).is_ok());
+        for d in [Duration::from_millis(1999), Duration::from_secs(3601), Duration::ZERO] {
+            let e = Liveness::for_idle(d).unwrap_err();
+            assert!(e.contains("2s to 1h"), "{d:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn cpus_are_checked_against_the_hosts_own() {
+        let set = |t: &str| CpuSet::parse(t).unwrap();
+        assert_eq!(cpus_online(&CpuSet::All, "0-1"), Ok(()));
+        assert_eq!(cpus_online(&set("1"), "0-1"), Ok(()));
+        assert_eq!(cpus_online(&set("0,2-3"), "0-3,6"), Ok(()));
+        assert_eq!(
+            cpus_online(&set("1,7"), "0-1"),
+            Err("CPU 7 is not online there: its online CPUs are 0-1".to_owned())
+        );
+        assert!(cpus_online(&set("0"), "").unwrap_err().contains("no CPU list"));
     }
 }

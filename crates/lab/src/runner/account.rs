@@ -61,8 +61,8 @@ impl CellRun<'_> {
             (&verdict, run.finished.cpu_seconds, threads)
         {
             let e = self.ctx.experiment;
-            // On client 1 of `[hosts] clients` it had all of that host's CPUs.
-            let there = self.tool_hosts().and_then(|h| h.first()).map(|s| s.hello.cpus);
+            // On client 1 of `[hosts] clients` it had `[client] cpus` there, else all.
+            let there = self.tool_hosts().and_then(|h| h.cpu_count());
             let cpu = client::ClientCpu {
                 cpu_seconds,
                 wall: run.finished.elapsed,

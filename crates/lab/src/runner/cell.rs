@@ -327,7 +327,10 @@ fn new_record(
                 .cloned()
                 .unwrap_or_default(),
             argv: Vec::new(),
-            cpus: Some(ctx.experiment.client_cpus.to_string()),
+            cpus: Some(match ctx.client_hosts {
+                Some(hosts) => hosts.cpus_record(cell.client == crate::client::Tool::Herd),
+                None => ctx.experiment.client_cpus.to_string(),
+            }),
             judgement: None,
             health: None,
         },

@@ -4,9 +4,12 @@
 //! The lab reaches each once, before the store opens: its helper's hello (this very build,
 //! else an error naming the host) and its disclosure (`herd doctor --json` there, stored as
 //! `host.clientN.*`); the tools the cells need are located on client 1 (all missing ones
-//! named at once, with their package) and their versions asked there. It then holds those
-//! sessions for the whole lab run, and each run's client shares their ssh connections
-//! (`HERD_SSH_CONTROL_DIR`): no run pays for a login.
+//! named at once, with their package) and their versions asked there. `[client] cpus` name
+//! CPUs of each client host, checked against each one's online CPUs here; the client runs on
+//! them there (herd's agents through `--agent-cpus`, the tools through client 1's helper), or
+//! on all of each host's CPUs without them. It then holds those sessions for the whole lab
+//! run, and each run's client shares their ssh connections (`HERD_SSH_CONTROL_DIR`): no run
+//! pays for a login.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,6 +17,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use herd_host::LinkError;
+use herd_topo::CpuSet;
 
 use crate::client::{self, Tool};
 use crate::error::LabError;
@@ -41,13 +45,18 @@ pub(crate) struct ClientHosts {
     versions: BTreeMap<String, String>,
     /// Why the link to client 1 broke, once a request found it broken (not a refusal).
     broken: Mutex<Option<String>>,
+    /// `[client] cpus`, which name CPUs of each client host (checked there); `All`: every
+    /// CPU of each, the server being on a machine of its own.
+    cpus: CpuSet,
 }
 
 impl ClientHosts {
-    /// Reaches every client host of `hosts` (None: there are none).
+    /// Reaches every client host of `hosts` (None: there are none) and checks `cpus`
+    /// (`[client] cpus`) against each one's online CPUs.
     pub(crate) fn open(
         hosts: &Hosts,
         cells: &[Cell],
+        cpus: &CpuSet,
         version: &str,
         scratch: &Path,
     ) -> Result<Option<ClientHosts>, LabError> {
@@ -62,6 +71,11 @@ impl ClientHosts {
             let s = HostSession::open_with(&ssh, url, version, hosts.liveness())
                 .map_err(|e| LabError::Setup(format!("[hosts] client {}: {e}", i + 1)))?;
             sessions.push(s);
+        }
+        for (i, s) in sessions.iter().enumerate() {
+            s.check_cpus(cpus).map_err(|why| {
+                LabError::Cpus(format!("[client] cpus {cpus} on [hosts] client {}: {why}", i + 1))
+            })?;
         }
         let mut disclosure = Vec::new();
         for (i, s) in sessions.iter().enumerate() {
@@ -97,7 +111,33 @@ impl ClientHosts {
             }
         }
         let broken = Mutex::new(None);
-        Ok(Some(ClientHosts { sessions, ssh, disclosure, texts, tools, versions, broken }))
+        let cpus = cpus.clone();
+        Ok(Some(ClientHosts { sessions, ssh, disclosure, texts, tools, versions, broken, cpus }))
+    }
+
+    /// The CPU list for a program started on a client host (None: every CPU there).
+    pub(super) fn start_cpus(&self) -> Option<String> {
+        self.cpus.cpus().map(|_| self.cpus.to_string())
+    }
+
+    /// How many CPUs a client on one client host may use: `[client] cpus`, else all of
+    /// client 1's (what ab, wrk and h2load are judged by).
+    pub(super) fn cpu_count(&self) -> Option<usize> {
+        match self.cpus.cpus() {
+            Some(cpus) => Some(cpus.len()),
+            None => self.first().map(|s| s.hello.cpus),
+        }
+    }
+
+    /// What a run's record says of the client's CPUs: `cpus` (this cell's tool runs on
+    /// client 1 alone, or `each`: herd's agents, one on each host) and where.
+    pub(crate) fn cpus_record(&self, each: bool) -> String {
+        let (set, urls) = (&self.cpus, &self.texts);
+        if each {
+            format!("{set} on each of {}", urls.join(", "))
+        } else {
+            format!("{set} on {}", urls.first().map_or("client 1", String::as_str))
+        }
     }
 
     /// Each client host's network card toward `target` (the server host's address) into
@@ -182,7 +222,11 @@ impl ClientHosts {
                 init.join(", ")
             ),
         };
-        format!("client hosts, one agent each: {}{alone}", each.join(", "))
+        let pinned = match self.cpus.cpus() {
+            Some(_) => format!("; the client on CPUs {} of each", self.cpus),
+            None => String::new(),
+        };
+        format!("client hosts, one agent each: {}{alone}{pinned}", each.join(", "))
     }
 
     /// Why a link to one of them is lost, if one is.
@@ -211,24 +255,37 @@ fn locate(
     url: &HostUrl,
     wanted: &BTreeSet<Tool>,
 ) -> Result<BTreeMap<Tool, PathBuf>, Vec<String>> {
-    if wanted.is_empty() {
-        return Ok(BTreeMap::new());
+    let (found, missing) = locate_each(ssh, url, wanted).map_err(|e| vec![e])?;
+    if missing.is_empty() {
+        Ok(found)
+    } else {
+        Err(missing)
     }
-    let script = "for f in \"$@\"; do [ -f \"$f\" ] && [ -x \"$f\" ] && printf '%s\\n' \"$f\"; \
-                  done; exit 0";
-    let mut argv = vec!["sh", "-c", script, "sh"];
-    argv.extend(wanted.iter().flat_map(|&t| client::candidates(t).iter().copied()));
-    let out = ssh.run(url, &argv, None, QUICK).map_err(|e| vec![e.to_string()])?;
-    let there: BTreeSet<&str> = out.stdout.lines().map(str::trim).collect();
-    pick(wanted, &there)
+}
+
+/// `wanted` on the host, asked in one ssh command: those found (at their first candidate
+/// there), and the missing ones, each named with its package. Err: the command could not
+/// run. `herd lab hosts check` says the same of client 1 as a lab run would find.
+pub(crate) fn locate_each(
+    ssh: &Ssh,
+    url: &HostUrl,
+    wanted: &BTreeSet<Tool>,
+) -> Result<(BTreeMap<Tool, PathBuf>, Vec<String>), String> {
+    if wanted.is_empty() {
+        return Ok((BTreeMap::new(), Vec::new()));
+    }
+    let paths: BTreeSet<String> = wanted
+        .iter()
+        .flat_map(|&t| client::candidates(t).iter().map(|c| (*c).to_owned()))
+        .collect();
+    let there = super::server_host::executables(ssh, url, &paths)?;
+    let there: BTreeSet<&str> = there.iter().filter_map(|p| p.to_str()).collect();
+    Ok(pick(wanted, &there))
 }
 
 /// Each of `wanted` at its first candidate among `there` (the executable files found on
-/// the host), or the missing ones named with their package.
-fn pick(
-    wanted: &BTreeSet<Tool>,
-    there: &BTreeSet<&str>,
-) -> Result<BTreeMap<Tool, PathBuf>, Vec<String>> {
+/// the host), and the missing ones named with their package.
+fn pick(wanted: &BTreeSet<Tool>, there: &BTreeSet<&str>) -> (BTreeMap<Tool, PathBuf>, Vec<String>) {
     let mut found = BTreeMap::new();
     let mut missing = Vec::new();
     for &tool in wanted {
@@ -243,15 +300,11 @@ fn pick(
             )),
         }
     }
-    if missing.is_empty() {
-        Ok(found)
-    } else {
-        Err(missing)
-    }
+    (found, missing)
 }
 
 /// `tool`'s version on the host, asked there as `preflight::versions` asks it here.
-fn tool_version(ssh: &Ssh, url: &HostUrl, tool: Tool, path: &Path) -> String {
+pub(crate) fn tool_version(ssh: &Ssh, url: &HostUrl, tool: Tool, path: &Path) -> String {
     let argv: Vec<String> =
         client::version_argv(tool, path).iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
@@ -276,21 +329,25 @@ mod tests {
     fn tools_are_picked_at_their_first_candidate_and_every_missing_one_is_named() {
         let wanted: BTreeSet<Tool> = [Tool::Ab, Tool::Wrk, Tool::H2load].into();
         let there: BTreeSet<&str> = ["/usr/local/bin/ab", "/usr/sbin/ab", "/usr/bin/wrk"].into();
-        let missing = pick(&wanted, &there).unwrap_err();
+        let (found, missing) = pick(&wanted, &there);
         assert_eq!(
             missing,
             ["client h2load: not installed there (apt-get install nghttp2-client); ab, wrk and \
               h2load run on client 1"]
         );
+        assert_eq!(found.keys().copied().collect::<Vec<_>>(), [Tool::Ab, Tool::Wrk]);
         let there: BTreeSet<&str> = ["/usr/local/bin/ab", "/usr/sbin/ab", "/usr/bin/h2load"].into();
         let wanted: BTreeSet<Tool> = [Tool::Ab, Tool::H2load].into();
-        let found = pick(&wanted, &there).unwrap();
+        let (found, missing) = pick(&wanted, &there);
+        assert!(missing.is_empty(), "{missing:?}");
         assert_eq!(found[&Tool::Ab], Path::new("/usr/sbin/ab"), "the first candidate found");
         assert_eq!(found[&Tool::H2load], Path::new("/usr/bin/h2load"));
         let none: BTreeSet<&str> = BTreeSet::new();
-        let both = pick(&[Tool::Ab, Tool::Wrk].into(), &none).unwrap_err();
+        let (found, both) = pick(&[Tool::Ab, Tool::Wrk].into(), &none);
+        assert!(found.is_empty());
         assert_eq!(both.len(), 2, "{both:?}");
         assert!(both[0].contains("apache2-utils") && both[1].contains("apt-get install wrk"));
-        assert!(pick(&BTreeSet::new(), &none).unwrap().is_empty());
+        let (found, missing) = pick(&BTreeSet::new(), &none);
+        assert!(found.is_empty() && missing.is_empty());
     }
 }

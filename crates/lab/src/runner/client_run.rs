@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use herd_run::spread::agent::ALLOW_TARGET_VAR;
 
+use crate::hosts::session::Liveness;
 use crate::hosts::ssh::CONTROL_DIR_VAR;
+use herd_topo::CpuSet;
 use std::time::Duration;
 
 use herd_topo::net::Host;
@@ -107,7 +109,9 @@ impl<'a> CellRun<'a> {
             env: &env,
             stdout: &stdout,
             stderr: &stderr,
-            cpus: &e.client_cpus,
+            // With client hosts, `[client] cpus` are theirs (`--agent-cpus`); here runs only
+            // the coordinator, unpinned.
+            cpus: if job.agent_hosts.is_some() { &CpuSet::All } else { &e.client_cpus },
             netns: client_ns.as_deref(),
         };
         let before = (phase == Phase::Measure).then(|| self.usage(started));
@@ -187,6 +191,8 @@ impl<'a> CellRun<'a> {
             agent_hosts: ctx.client_hosts.map(|c| crate::client::AgentHosts {
                 urls: c.url_texts(),
                 ssh_config: ctx.experiment.hosts.as_ref().and_then(|h| h.ssh_config.as_deref()),
+                idle: ctx.experiment.hosts.as_ref().map_or(Liveness::LAB.idle, |h| h.idle),
+                cpus: &ctx.experiment.client_cpus,
             }),
         })
     }

@@ -23,7 +23,7 @@ mod account;
 mod budget;
 mod cell;
 mod checks;
-mod client_hosts;
+pub(crate) mod client_hosts;
 mod client_run;
 mod config_on_host;
 mod disk;
@@ -44,7 +44,7 @@ mod rounds;
 mod router;
 mod server_check;
 mod server_count;
-mod server_host;
+pub(crate) mod server_host;
 mod servers;
 mod servers_on_host;
 mod tool_on_host;
@@ -172,10 +172,9 @@ pub fn reach_hosts(
     if let Some(mut router) =
         server_host::ServerHost::open_router(hosts, &checked.cells, herd_version, &scratch)?
     {
-        let online = router.online();
-        e.router_cpus
-            .check(&online)
-            .map_err(|err| LabError::Cpus(format!("[hosts] router {}: {err}", router.url)))?;
+        router
+            .check_cpus(&e.router_cpus)
+            .map_err(|why| LabError::Cpus(format!("[router] cpus on [hosts] router {why}")))?;
         let path = router.disclose();
         said.push_str(&format!("\nherd lab: {}; the path: {path}", router.describe()));
         checked.router_host = Some(router);
@@ -183,7 +182,7 @@ pub fn reach_hosts(
     let cells = &checked.cells;
     let target = checked.server_host.as_ref().map(|h| h.address);
     if let Some(mut clients) =
-        client_hosts::ClientHosts::open(hosts, cells, herd_version, &scratch)?
+        client_hosts::ClientHosts::open(hosts, cells, &e.client_cpus, herd_version, &scratch)?
     {
         if let Some(target) = target {
             clients.disclose_nics(target);
@@ -240,11 +239,9 @@ fn open_server_host(
             }
         }
     }
-    let online = host.online();
     for c in &checked.cells {
-        c.server_cpus
-            .check(&online)
-            .map_err(|err| LabError::Cpus(format!("[hosts] server {}: {err}", host.url)))?;
+        host.check_cpus(&c.server_cpus)
+            .map_err(|why| LabError::Cpus(format!("server_cpus on [hosts] server {why}")))?;
     }
     // A user's own config, judged where its server will read it.
     config_on_host::check(&host, &checked.cells)?;

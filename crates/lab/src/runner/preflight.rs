@@ -100,9 +100,12 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         missing
             .push(format!("workload netbench: no {} (apt-get install dbench)", loadfile.display()));
     }
+    // With a `[hosts]` router, a proxy path is its program there, located there
+    // (`ServerHost::open_router`): no namespace, no proxy and no router CPU here.
+    let routed_there = e.hosts.as_ref().is_some_and(|h| h.router.is_some());
     let mut proxies = BTreeMap::new();
     for kind in cells.iter().filter_map(|c| c.proxy()) {
-        if proxies.contains_key(&kind) {
+        if routed_there || proxies.contains_key(&kind) {
             continue;
         }
         match Programs::locate(&proxy_programs_needed(kind), herd_exe) {
@@ -124,7 +127,8 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     if let Some(needed) = super::disk::needed(cells) {
         super::disk::check(needed, &std::env::temp_dir()).map_err(LabError::Setup)?;
     }
-    let mut paths: Vec<NetPath> = cells.iter().filter_map(|c| c.path).collect();
+    let mut paths: Vec<NetPath> =
+        if remote { Vec::new() } else { cells.iter().filter_map(|c| c.path).collect() };
     paths.sort();
     paths.dedup();
     if !paths.is_empty() {
@@ -144,8 +148,13 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
     let online = online();
     let mut sets: Vec<&CpuSet> =
         if remote { Vec::new() } else { cells.iter().map(|c| &c.server_cpus).collect() };
-    sets.push(&e.client_cpus);
-    sets.push(&e.router_cpus);
+    // With `[hosts] clients`, `[client] cpus` are each client host's (`ClientHosts::open`).
+    if !on_hosts {
+        sets.push(&e.client_cpus);
+    }
+    if !routed_there {
+        sets.push(&e.router_cpus);
+    }
     for s in sets {
         s.check(&online).map_err(|err| LabError::Cpus(err.to_string()))?;
     }

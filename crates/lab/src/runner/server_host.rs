@@ -220,12 +220,9 @@ impl ServerHost {
         &self.disclosure
     }
 
-    /// The host's online CPUs, as its helper said them.
-    pub(super) fn online(&self) -> Vec<usize> {
-        match herd_topo::CpuSet::parse(&self.session.hello.online) {
-            Ok(herd_topo::CpuSet::Only(cpus)) => cpus,
-            _ => Vec::new(),
-        }
+    /// Whether `cpus` are all online on the host; why not, in words about it.
+    pub(super) fn check_cpus(&self, cpus: &herd_topo::CpuSet) -> Result<(), String> {
+        self.session.check_cpus(cpus)
     }
 
     /// One line on the host for the user: who, where, what.
@@ -490,6 +487,42 @@ fn locate(
     cells: &[Cell],
     herd: &Path,
 ) -> Result<BTreeMap<String, Programs>, Vec<String>> {
+    let each = locate_each(ssh, url, cells, herd).map_err(|e| vec![e])?;
+    let mut programs = BTreeMap::new();
+    let mut missing = Vec::new();
+    for (name, found) in each {
+        match found {
+            Ok(p) => {
+                programs.insert(name, p.programs);
+            }
+            Err(why) => missing.push(format!("server {name}: {why}")),
+        }
+    }
+    if missing.is_empty() {
+        Ok(programs)
+    } else {
+        Err(missing)
+    }
+}
+
+/// One server's programs, located on a host.
+#[derive(Debug)]
+pub(crate) struct Located {
+    pub(crate) programs: Programs,
+    /// Their names, in the order the server needs them (`apache2`, `php-fpm8.2`).
+    pub(crate) names: Vec<&'static str>,
+}
+
+/// Each server of `cells` (by name) with its programs located on the host, or why not
+/// (the program missing there and its package, or the user's own binary absent): every
+/// candidate path asked in one ssh command. Err: that command could not run.
+/// `herd lab hosts check` says the same of each server as a lab run would find.
+pub(crate) fn locate_each(
+    ssh: &Ssh,
+    url: &HostUrl,
+    cells: &[Cell],
+    herd: &Path,
+) -> Result<BTreeMap<String, Result<Located, String>>, String> {
     type Needed = Vec<&'static herd_drivers::Program>;
     let mut wanted: BTreeMap<&str, (&crate::experiment::ServerDef, Needed)> = BTreeMap::new();
     for c in cells {
@@ -508,35 +541,29 @@ fn locate(
         paths.extend(def.binary.iter().map(|b| b.display().to_string()));
     }
     paths.insert(herd.display().to_string());
-    let script = "for f in \"$@\"; do [ -f \"$f\" ] && [ -x \"$f\" ] && printf '%s\\n' \"$f\"; \
-                  done; exit 0";
-    let mut argv = vec!["sh", "-c", script, "sh"];
-    argv.extend(paths.iter().map(String::as_str));
-    let out = ssh.run(url, &argv, None, QUICK).map_err(|e| vec![e.to_string()])?;
-    let there: BTreeSet<PathBuf> = out.stdout.lines().map(PathBuf::from).collect();
-    let mut programs = BTreeMap::new();
-    let mut missing = Vec::new();
+    let there = executables(ssh, url, &paths)?;
+    let mut each = BTreeMap::new();
     for (name, (def, needed)) in wanted {
-        if let Some(b) = def.binary.as_ref().filter(|b| !there.contains(*b)) {
-            missing.push(format!(
-                "server {name}: its binary {} is not an executable file there",
-                b.display()
-            ));
-            continue;
-        }
-        let exists = |p: &Path| there.contains(p);
-        match crate::matrix::server_programs_with(def, &needed, herd, &exists) {
-            Ok(p) => {
-                programs.insert(name.to_owned(), p);
+        let names = needed.iter().map(|p| p.name).collect();
+        // herd serve is this very build there, which the drivers take as given.
+        let herd_missing =
+            needed.iter().any(|p| std::ptr::eq(*p, &herd_drivers::HERD)) && !there.contains(herd);
+        let found = match def.binary.as_ref().filter(|b| !there.contains(*b)) {
+            Some(b) => Err(format!("its binary {} is not an executable file there", b.display())),
+            None if herd_missing => Err(format!(
+                "this herd build is not at {} there: `herd lab hosts install FILE` copies it",
+                herd.display()
+            )),
+            None => {
+                let exists = |p: &Path| there.contains(p);
+                crate::matrix::server_programs_with(def, &needed, herd, &exists)
+                    .map(|programs| Located { programs, names })
+                    .map_err(|e| e.to_string())
             }
-            Err(e) => missing.push(format!("server {name}: {e}")),
-        }
+        };
+        each.insert(name.to_owned(), found);
     }
-    if missing.is_empty() {
-        Ok(programs)
-    } else {
-        Err(missing)
-    }
+    Ok(each)
 }
 
 /// How a host's programs are located: every candidate path asked there at once.
@@ -550,23 +577,15 @@ fn locate_proxies(
     cells: &[Cell],
     herd: &Path,
 ) -> Result<BTreeMap<String, Programs>, Vec<String>> {
-    let kinds: BTreeSet<herd_drivers::ProxyKind> = cells.iter().filter_map(Cell::proxy).collect();
-    let mut paths: BTreeSet<String> = BTreeSet::new();
-    for kind in &kinds {
-        for p in herd_drivers::proxy_programs_needed(*kind) {
-            paths.extend(p.candidates_for(herd).iter().map(|c| c.display().to_string()));
-        }
-    }
-    let there = executables(ssh, url, &paths).map_err(|e| vec![e])?;
-    let exists = |p: &Path| there.contains(p);
+    let each = locate_proxies_each(ssh, url, cells, herd).map_err(|e| vec![e])?;
     let mut programs = BTreeMap::new();
     let mut missing = Vec::new();
-    for kind in kinds {
-        match Programs::locate_with(&herd_drivers::proxy_programs_needed(kind), herd, &exists) {
+    for (kind, found) in each {
+        match found {
             Ok(p) => {
-                programs.insert(kind.name().to_owned(), p);
+                programs.insert(kind.name().to_owned(), p.programs);
             }
-            Err(e) => missing.push(format!("path {kind}: {e}")),
+            Err(why) => missing.push(format!("path {kind}: {why}")),
         }
     }
     if missing.is_empty() {
@@ -576,8 +595,42 @@ fn locate_proxies(
     }
 }
 
-/// Which of `paths` are executable files on the host, asked in one command.
-fn executables(
+/// Each proxy path's programs on the router host, found or why not, asked in one command;
+/// Err: the command could not run. `herd lab hosts check` says the same of the router host
+/// as a lab run would find.
+pub(crate) fn locate_proxies_each(
+    ssh: &Ssh,
+    url: &HostUrl,
+    cells: &[Cell],
+    herd: &Path,
+) -> Result<BTreeMap<herd_drivers::ProxyKind, Result<Located, String>>, String> {
+    let kinds: BTreeSet<herd_drivers::ProxyKind> = cells.iter().filter_map(Cell::proxy).collect();
+    let mut paths: BTreeSet<String> = BTreeSet::new();
+    for kind in &kinds {
+        for p in herd_drivers::proxy_programs_needed(*kind) {
+            paths.extend(p.candidates_for(herd).iter().map(|c| c.display().to_string()));
+        }
+    }
+    let there = executables(ssh, url, &paths)?;
+    let exists = |p: &Path| there.contains(p);
+    Ok(kinds
+        .into_iter()
+        .map(|kind| {
+            let needed = herd_drivers::proxy_programs_needed(kind);
+            let found = Programs::locate_with(&needed, herd, &exists)
+                .map(|programs| Located {
+                    programs,
+                    names: needed.iter().map(|p| p.name).collect(),
+                })
+                .map_err(|e| e.to_string());
+            (kind, found)
+        })
+        .collect())
+}
+
+/// Which of `paths` are executable files on the host, asked in one command: how every
+/// program herd needs on a host is looked for.
+pub(crate) fn executables(
     ssh: &Ssh,
     url: &HostUrl,
     paths: &BTreeSet<String>,

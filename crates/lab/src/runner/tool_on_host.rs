@@ -106,7 +106,7 @@ impl CellRun<'_> {
             argv,
             env: Vec::new(),
             cwd: Some(out_dir.display().to_string()),
-            cpus: None,
+            cpus: hosts.start_cpus(),
             log: log.clone(),
         };
         let before = (phase == Phase::Measure).then(|| self.usage(started));

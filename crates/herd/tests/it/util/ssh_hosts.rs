@@ -7,7 +7,9 @@
 //! herd-topo's `Supervisor`. One host has no sshd: an address that refuses. The client side
 //! is an ssh_config in the same directory: the test's key, the hosts' keys as known hosts,
 //! strict checking. Nothing outside the namespaces and the directory is touched, but
-//! `/run/sshd`, the empty directory sshd requires for its privilege separation.
+//! `/run/sshd`, the empty directory sshd requires for its privilege separation. A host may
+//! lack programs this machine has (`HostSetup::hidden`: covered in a mount namespace of its
+//! sshd's own).
 #![allow(clippy::disallowed_methods)] // tests start the tools they check
 
 use std::ffi::OsString;
@@ -27,6 +29,11 @@ pub struct HostSetup {
     pub key_refused: bool,
     /// known_hosts has another key for its address: host key verification fails.
     pub wrong_known_key: bool,
+    /// Programs (absolute paths) this host lacks: its sshd runs in a mount namespace of its
+    /// own where each is covered by an empty file that is not executable, so that what a
+    /// login there runs finds it missing, as on a machine without its package. The hosts
+    /// share this machine's file system otherwise.
+    pub hidden: &'static [&'static str],
 }
 
 /// One sshd host.
@@ -112,11 +119,14 @@ impl SshHosts {
             )
             .unwrap();
             let log = hdir.join("sshd.log");
-            let argv: Vec<OsString> =
+            let mut argv: Vec<OsString> =
                 ["/usr/sbin/sshd", "-D", "-e", "-f", config.to_str().unwrap()]
                     .iter()
                     .map(OsString::from)
                     .collect();
+            if !setup.hidden.is_empty() {
+                argv = hiding(&hdir, setup.hidden, argv);
+            }
             let ns = plan.netns(h);
             sshd.start(&Spawn {
                 name: "sshd",
@@ -194,6 +204,22 @@ impl SshHosts {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(out.status.success(), "herd lab hosts install: {said}");
+    }
+
+    /// This build in every sshd host's cache, where `herd lab hosts install` puts it: the
+    /// hosts share this machine's file system, so a copy does what install does over ssh,
+    /// faster (install's own tests are `lab_hosts.rs`'s).
+    pub fn place_herd(&self) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let out = Command::new(env!("CARGO_BIN_EXE_herd")).arg("--version").output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        let id = herd_lab::hosts::build_id(said.trim().strip_prefix("herd ").unwrap());
+        for h in &self.hosts {
+            let to = h.home.join(herd_lab::hosts::CACHE_DIR).join(format!("herd-{id}"));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(env!("CARGO_BIN_EXE_herd"), &to).unwrap();
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
     }
 
     /// `herd lab run --no-progress --store STORE FILE` from the client host, as a command
@@ -346,6 +372,29 @@ impl SshHosts {
             }
         }
     }
+}
+
+/// `argv` (sshd) run in a mount namespace of its own (private: nothing leaves it) where each
+/// of `hidden` is covered by an empty file of mode 0644 in `dir`: `unshare` makes the
+/// namespace and execs a shell that binds the file over each path, then execs sshd, so the
+/// supervisor's PID is sshd's. A path that is not there is left alone.
+fn hiding(dir: &Path, hidden: &[&str], argv: Vec<OsString>) -> Vec<OsString> {
+    let empty = dir.join("hidden-program");
+    std::fs::write(&empty, "").unwrap();
+    std::fs::set_permissions(&empty, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let script = "e=$1; shift; while [ \"$1\" != -- ]; do \
+                  if [ -e \"$1\" ]; then mount --bind \"$e\" \"$1\" || exit 1; fi; shift; done; \
+                  shift; exec \"$@\"";
+    let mut words: Vec<OsString> =
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+    words.push(empty.into_os_string());
+    words.extend(hidden.iter().map(OsString::from));
+    words.push("--".into());
+    words.extend(argv);
+    words
 }
 
 /// An ed25519 key pair `dir/name` (and `.pub`), no passphrase.
