@@ -393,7 +393,10 @@ fn after_kill_9_lab_clean_stops_what_was_left() {
         "a kill -9 mid-run should leave the server running: {pids:?}"
     );
     assert_eq!(run_dirs(&dir).len(), 1);
-    let out = herd_in(&dir).args(["lab", "clean"]).output().unwrap();
+    let out = {
+        let _sweep = crate::util::clean_lock();
+        herd_in(&dir).args(["lab", "clean"]).output().unwrap()
+    };
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("removed 1 run directories"), "{said}");

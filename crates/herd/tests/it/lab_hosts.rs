@@ -410,7 +410,10 @@ fn clean_hosts_stops_what_a_killed_helper_left() {
 
     let addr = hosts.hosts[0].addr;
     let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
-    let out = hosts.herd().args(["lab", "clean", "--hosts"]).arg(&file).output().unwrap();
+    let out = {
+        let _sweep = crate::util::clean_lock();
+        hosts.herd().args(["lab", "clean", "--hosts"]).arg(&file).output().unwrap()
+    };
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     let l = line(&stdout, "server");

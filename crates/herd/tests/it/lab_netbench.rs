@@ -228,7 +228,10 @@ fn after_kill_9_lab_clean_stops_smbd_and_smbtorture() {
     child.kill().unwrap(); // SIGKILL: herd cannot clean up
     child.wait().unwrap();
     assert!(clients_under(&dir).len() >= 3, "a kill -9 should leave smbtorture's clients");
-    let out = herd().args(["lab", "clean"]).env("TMPDIR", &dir).output().unwrap();
+    let out = {
+        let _sweep = crate::util::clean_lock();
+        herd().args(["lab", "clean"]).env("TMPDIR", &dir).output().unwrap()
+    };
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     wait_for("leftovers to stop", std::time::Duration::from_secs(10), || {
         processes_under(&dir).is_empty()

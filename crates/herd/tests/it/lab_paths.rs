@@ -365,6 +365,8 @@ fn after_kill_9_lab_clean_removes_the_namespaces() {
     require_root();
     let (dir, mut child, names) = mid_run("lab-pathkill");
     stopped_with_its_path(child.id(), &dir);
+    // From the kill on, its namespaces are a dead lab's: another test's clean would take them.
+    let _sweep = crate::util::clean_lock();
     child.kill().unwrap(); // SIGKILL: no teardown possible
     child.wait().unwrap();
     // A step of the path's setup or teardown already running (`ip …`, the lab's child) goes

@@ -169,9 +169,23 @@ fn waiting_facts(
     })
 }
 
-/// CPU seconds between two readings (never negative), if both were read.
+/// CPU seconds between two readings, if both were read and the second is not below the
+/// first. A process-group reading goes down when a member ends whose time no live process
+/// reaped (a process of the group that was not the server's child): what the group used is
+/// then unknown, and no figure is more honest than a zero.
 pub(super) fn used(before: Option<f64>, after: Option<f64>) -> Option<f64> {
-    before.zip(after).map(|(b, a)| (a - b).max(0.0))
+    before.zip(after).and_then(|(b, a)| (a >= b).then_some(a - b))
+}
+
+#[cfg(test)]
+mod used_tests {
+    #[test]
+    fn a_reading_that_went_down_is_no_figure() {
+        assert_eq!(super::used(Some(1.0), Some(1.5)), Some(0.5));
+        assert_eq!(super::used(Some(1.0), Some(1.0)), Some(0.0));
+        assert_eq!(super::used(Some(1.0), Some(0.9)), None);
+        assert_eq!(super::used(None, Some(0.9)), None);
+    }
 }
 
 impl CellRun<'_> {

@@ -9,6 +9,7 @@ pub mod ssh_hosts;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -103,6 +104,15 @@ pub fn tempdir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("herd-test-{tag}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Held around every `herd lab clean` a test runs: clean removes each `herd-*` namespace
+/// whose maker is gone, whichever test's lab made it, so a test that kills a lab and holds
+/// its clean to name what the kill left takes this before the kill, and no other test's
+/// clean can sweep those first.
+pub fn clean_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Fails the test unless it runs as root: it builds network namespaces (CI runs as root).
@@ -482,10 +492,13 @@ impl Serve {
     pub fn start(extra: &[&str]) -> Serve {
         let listen: &[&str] =
             if extra.contains(&"--listen") { &[] } else { &["--listen", "127.0.0.1:0"] };
+        // A process group of its own, as a server started apart from its client has: the
+        // lab reads an external server's CPU time as its group's.
         let mut child = herd()
             .arg("serve")
             .args(listen)
             .args(extra)
+            .process_group(0)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
