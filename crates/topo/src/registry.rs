@@ -146,9 +146,15 @@ fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
         .map(|e| e.path())
         .collect();
     dirs.sort();
+    // Every live run's namespaces first: a name a dead run recorded is that dead run's to
+    // lose unless a live run (one that got its PID since) recorded it too.
+    for dir in &dirs {
+        if live_owner(dir).is_some() {
+            kept_netns.extend(recorded_netns(dir));
+        }
+    }
     for dir in dirs {
         if let Some(owner) = live_owner(&dir) {
-            kept_netns.extend(recorded_netns(&dir));
             out.in_use.push((dir, owner));
             continue;
         }
@@ -164,14 +170,17 @@ fn clean_dirs(parent: &Path, out: &mut Cleaned, kept_netns: &mut Vec<String>) {
         for (pid, _) in live_processes(&dir) {
             signal_group(pid, libc::SIGKILL);
         }
+        // The owner is gone (its PID and start time no longer match), so what it recorded
+        // is its own: whether a process with the PID in a name runs says nothing, as PIDs
+        // wrap (at 32,768 by default, within one test suite) and a thread may hold it.
         for name in recorded_netns(&dir).into_iter().rev() {
-            // A new run that got the dead owner's PID makes names like these: its own stay.
-            if netns::exists(&name) && !maker_alive(&name) {
+            if netns::exists(&name) && !kept_netns.contains(&name) && !made_here(&name) {
                 remove_netns(&name, out);
             }
         }
         for cg in recorded_cgroups(&dir) {
-            if cg.exists() && cgroup::maker_gone(&cg) {
+            let name = cg.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if cg.exists() && !made_here(&name) {
                 remove_cgroup(&cg, out);
             }
         }
@@ -228,6 +237,12 @@ fn recorded_netns(dir: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Whether a name of herd's (`herd-<pid>-…`) carries this process's own PID.
+fn made_here(name: &str) -> bool {
+    let pid = name.strip_prefix(netns::PREFIX).and_then(|rest| rest.split('-').next());
+    pid.and_then(|p| p.parse::<u32>().ok()) == Some(std::process::id())
 }
 
 /// Whether the process whose PID a namespace's name carries (`herd-<pid>-…`) still runs.

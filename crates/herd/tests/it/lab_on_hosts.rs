@@ -273,8 +273,9 @@ fn what_hosts_cannot_run_is_refused_before_anything_starts() {
         (
             "server = \"ssh://bench@198.18.10.2\"\n",
             "\"herd\"",
-            "path = [\"direct\"]\n",
-            "[matrix] path direct: paths are network namespaces built on this machine",
+            "path = [\"direct\", \"routed\"]\n",
+            "[matrix] path routed: between [hosts] the forwarding and any NAT are the real \
+             network's",
         ),
     ];
     for (hosts, servers, axis, says) in cases {
@@ -384,7 +385,11 @@ fn proxy_paths_run_on_the_router_host() {
     );
     let t = std::fs::read_to_string(&file).unwrap();
     let t = t
-        .replacen("[matrix]\n", "[matrix]\npath = [\"haproxy-tcp\", \"nginx-proxy\"]\n", 1)
+        .replacen(
+            "[matrix]\n",
+            "[matrix]\npath = [\"direct\", \"haproxy-tcp\", \"nginx-proxy\"]\n",
+            1,
+        )
         .replace("[hosts]", "[runner]\nserver_count = true\n[hosts]");
     std::fs::write(&file, t).unwrap();
     hosts.install(&file);
@@ -411,9 +416,10 @@ fn proxy_paths_run_on_the_router_host() {
     assert_eq!(env("host.server.address"), server.to_string());
     let router_tmp = dir.join("host1/tmp").display().to_string();
     let server_tmp = dir.join("host0/tmp").display().to_string();
-    // herd serve, and the path's calibration (herd serve as the null server) on each path.
+    // herd serve, and the path's calibration (herd serve as the null server) on each path;
+    // `direct` is the client straight to the server host, no router program.
     let cells: Vec<_> = exp.matrix_cells().collect();
-    assert_eq!(cells.len(), 4, "{stdout}");
+    assert_eq!(cells.len(), 6, "{stdout}");
     let line = stdout.lines().find(|l| l.starts_with("router host ")).unwrap_or_else(|| {
         panic!("no router host line: {stdout}");
     });
@@ -429,15 +435,21 @@ fn proxy_paths_run_on_the_router_host() {
         assert_eq!(logged.map(|(_, v)| *v), Some(301.0), "{}: {:?}", cell.key, m.reported);
         // The server on the server host, the proxy on the router host, each from its
         // helper's run directory there.
-        let (front, proxy) = (&r.servers[0], r.servers.last().unwrap());
+        let front = &r.servers[0];
         assert!(front.argv.iter().any(|a| a.contains(&server_tmp)), "{:?}", front.argv);
+        let argv = r.client.argv.join(" ");
+        assert!(argv.contains(&format!("--ssh ssh://{client} ")), "{argv}");
+        if cell.key.contains("path=direct") {
+            assert_eq!(r.servers.len(), 1, "no router program: {:?}", r.servers);
+            assert!(argv.contains(&format!("{server}:18080")), "{argv}");
+            continue;
+        }
+        let proxy = r.servers.last().unwrap();
         assert!(proxy.name.starts_with("router:"), "{proxy:?}");
         assert!(proxy.argv.iter().any(|a| a.contains(&router_tmp)), "{:?}", proxy.argv);
         assert!(!proxy.version.is_empty() && !proxy.version.starts_with("unknown"), "{proxy:?}");
         // The load went to the router, from the agent on the client host.
-        let argv = r.client.argv.join(" ");
         assert!(argv.contains(&format!("{router}:18080")), "{argv}");
-        assert!(argv.contains(&format!("--ssh ssh://{client} ")), "{argv}");
         // What the router's program cost, read on its host.
         let router_cpu = proxy.cpu_seconds.unwrap_or(0.0);
         assert!(router_cpu > 0.0, "{}: the router's CPU time: {proxy:?}", cell.key);

@@ -457,3 +457,31 @@ fn a_shaped_link_caps_the_rate_and_the_report_says_so() {
     assert_eq!(leftovers(pid, &dir), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// PIDs wrap (at 32,768 by default): the PID in a dead run's namespace names may belong to
+/// another process by the time `herd lab clean` runs. What a dead run recorded is still its
+/// own: clean removes it, and says so. Modelled with PID 1, which always runs.
+#[test]
+fn lab_clean_removes_what_a_dead_run_recorded_even_when_its_pid_was_taken_again() {
+    require_root();
+    let dir = tempdir("lab-clean-pidwrap");
+    let name = format!("herd-1-wrap{}-client", std::process::id());
+    let reg = herd_topo::Registry::create(&dir).unwrap();
+    std::fs::write(reg.dir().join("owner"), "999999999 1\n").unwrap();
+    std::fs::write(reg.dir().join("netns"), format!("{name}\n")).unwrap();
+    let added = std::process::Command::new("ip").args(["netns", "add", &name]).status().unwrap();
+    assert!(added.success());
+    let out = {
+        let _sweep = crate::util::clean_lock();
+        herd().env("TMPDIR", &dir).args(["lab", "clean"]).output().unwrap()
+    };
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let gone = !std::path::Path::new("/run/netns").join(&name).exists();
+    if !gone {
+        let _ = std::process::Command::new("ip").args(["netns", "del", &name]).status();
+    }
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains(&name) && gone, "clean left {name}: {said}");
+    assert!(!reg.dir().exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
