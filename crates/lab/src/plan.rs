@@ -305,6 +305,27 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
             ("warm-up (discarded)", c.load.warmup_run(), &warm_dir),
             ("client", Some(main), &client_dir),
         ];
+        // On `[hosts] clients`: herd's client as agents there, ab, wrk and h2load on client 1.
+        let client_hosts = e.hosts.as_ref().filter(|h| !h.clients.is_empty());
+        let urls: Vec<String> = client_hosts
+            .map(|h| h.clients.iter().map(ToString::to_string).collect())
+            .unwrap_or_default();
+        let agent_hosts =
+            client_hosts.filter(|_| c.client == client::Tool::Herd).map(|h| client::AgentHosts {
+                urls: &urls,
+                ssh_config: h.ssh_config.as_deref(),
+                idle: h.idle,
+                cpus: &e.client_cpus,
+            });
+        let placed = match (client_hosts, urls.first()) {
+            (Some(_), Some(first)) if c.client != client::Tool::Herd => {
+                format!("on {first}, cpus {}", e.client_cpus)
+            }
+            (Some(_), _) => {
+                format!("from here, agents on cpus {} of each client host", e.client_cpus)
+            }
+            _ => format!("on cpus {}", e.client_cpus),
+        };
         for (what, load, out_dir) in runs {
             let Some(load) = load else { continue };
             let job = ClientJob {
@@ -325,12 +346,11 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 agents: e.client_agents.unwrap_or(1),
                 agent_netns: &agent_netns,
                 opt_in: None,
-                agent_hosts: None,
+                agent_hosts,
             };
             match client::command(&job) {
                 Ok(cmd) => {
-                    let _ =
-                        writeln!(s, "      {what} on cpus {}: {}", e.client_cpus, join(&cmd.main));
+                    let _ = writeln!(s, "      {what} {placed}: {}", join(&cmd.main));
                 }
                 Err(err) => {
                     let _ = writeln!(s, "      {what}: refused: {err}");
@@ -712,6 +732,24 @@ mod tests {
         ));
         h.router = Some(u("ssh://r"));
         assert!(hosts_line(&h).contains("; the proxy paths' programs start on ssh://r ("));
+    }
+
+    #[test]
+    fn on_client_hosts_the_plan_shows_the_agents_run_and_the_tool_on_client_1() {
+        let text = "name = \"dry\"\n[matrix]\nserver = [\"herd\"]\nclient = [\"herd\", \"ab\"]\n\
+                    workload = [\"9x9\"]\nload = [\"n\"]\n[loads.n]\nrequests = 100\n\
+                    concurrency = 2\n[client]\ncpus = \"1\"\n[hosts]\nserver = \"ssh://srv\"\n\
+                    clients = [\"ssh://c1\", \"ssh://c2\"]\nidle_timeout = \"5s\"\n";
+        let e = crate::experiment::parse(text, "dry.toml").unwrap();
+        let p = plan(&e, Path::new("/opt/herd/herd"));
+        assert!(
+            p.contains(
+                "      client from here, agents on cpus 1 of each client host: /opt/herd/herd \
+                 cluster run --ssh ssh://c1,ssh://c2 --idle-timeout=5s --agent-cpus=1 -- "
+            ),
+            "{p}"
+        );
+        assert!(p.contains("      client on ssh://c1, cpus 1: "), "{p}");
     }
 
     fn bundled(name: &str) -> Experiment {
