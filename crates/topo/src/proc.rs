@@ -62,6 +62,9 @@ pub struct Running {
     child: Child,
     /// The cgroup it was started in, when its supervisor makes them.
     cgroup: Option<Cgroup>,
+    /// Without a cgroup: its CPU seconds as it ended, read before it was reaped (after, its
+    /// /proc entry and with it its time are gone).
+    ended_cpu: Option<f64>,
 }
 
 /// How a program that herd waited for ended.
@@ -189,6 +192,7 @@ impl Supervisor {
             cpus: s.cpus.clone(),
             child,
             cgroup,
+            ended_cpu: None,
         });
         Ok(pid)
     }
@@ -356,6 +360,10 @@ impl Supervisor {
     /// Has `pid` ended? Returns how, reaping it (it stays in the list until stopped).
     pub fn exit_status(&mut self, pid: u32) -> Option<ExitStatus> {
         let r = self.running.iter_mut().find(|r| r.pid == pid)?;
+        // Ended but not yet reaped: its time is still in /proc, read it before the reap.
+        if r.cgroup.is_none() && r.ended_cpu.is_none() && ended_unreaped(pid) {
+            r.ended_cpu = ended_cpu_seconds(pid);
+        }
         r.child.try_wait().ok().flatten()
     }
 
@@ -363,9 +371,14 @@ impl Supervisor {
     /// process it forked: from its cgroup when it has one ([`Supervisor::cpu_accounting`]),
     /// else its process group's live threads and the children they reaped.
     pub fn cpu_seconds(&self, pid: u32) -> Option<f64> {
-        match self.running.iter().find(|r| r.pid == pid).and_then(|r| r.cgroup.as_ref()) {
-            Some(g) => g.cpu_seconds(),
-            None => group_cpu_seconds(pid),
+        let r = self.running.iter().find(|r| r.pid == pid);
+        match (r.and_then(|r| r.cgroup.as_ref()), r.and_then(|r| r.ended_cpu)) {
+            (Some(g), _) => g.cpu_seconds(),
+            // Ended (reaped by `exit_status`): what it had used then, itself and the
+            // children it reaped; a worker left in its group after its leader ended is not
+            // in it (a server's is in its cgroup, where herd can make one).
+            (None, Some(ended)) => Some(ended),
+            (None, None) => group_cpu_seconds(pid),
         }
     }
 
@@ -625,6 +638,36 @@ pub(crate) fn stat_fields(stat: &str) -> Option<Vec<&str>> {
     Some(stat[close + 1..].split_whitespace().collect())
 }
 
+/// Whether `pid`, a child of this process, has ended and is not yet reaped (`waitid` with
+/// WNOWAIT looks without reaping).
+fn ended_unreaped(pid: u32) -> bool {
+    let id: libc::id_t = pid;
+    // SAFETY: siginfo_t is plain data; all-zero is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: waitid writes only to `info`, which lives for the call.
+    let r = unsafe { libc::waitid(libc::P_PID, id, &mut info, flags) };
+    // SAFETY: after a successful waitid the kernel filled si_pid (0: nothing has ended).
+    r == 0 && unsafe { info.si_pid() } != 0
+}
+
+/// CPU seconds of an ended, unreaped `pid` from its /proc stat: its threads' user and system
+/// time (all of them, the ended ones too) and its reaped children's, in clock ticks.
+fn ended_cpu_seconds(pid: u32) -> Option<f64> {
+    // SAFETY: sysconf has no memory effects.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks <= 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = stat_fields(&stat)?;
+    // utime(14) stime(15) cutime(16) cstime(17); index 0 here is field 3.
+    let sum: u64 = (11..=14)
+        .map(|i| fields.get(i).and_then(|v| v.parse::<u64>().ok()))
+        .sum::<Option<u64>>()?;
+    Some(sum as f64 / ticks as f64)
+}
+
 /// The start time of `pid` in clock ticks after boot (field 22), to tell a process from a
 /// later one that got the same PID.
 pub fn start_time(pid: u32) -> Option<u64> {
@@ -679,6 +722,34 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(group_members(pid), Vec::<u32>::new(), "a process of the group survived");
         assert!(!sup.stop(pid, Duration::from_secs(1)), "stopping twice");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_ended_programs_cpu_time_is_kept_past_its_reap() {
+        let dir = scratch("ended-cpu");
+        let mut sup = Supervisor::new(None);
+        // A counted loop in a child it reaps (some CPU time however busy the machine), then
+        // its own end.
+        let a = argv(&[
+            "/bin/sh",
+            "-c",
+            "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; exit 0",
+        ]);
+        let pid = sup.start(&Spawn::logged("burner", &a, &dir.join("log"))).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = sup.exit_status(pid) {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the burner did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(status.success());
+        // Reaped now: /proc has nothing of it, and the time it used is still known.
+        assert!(!Path::new(&format!("/proc/{pid}")).exists());
+        let cpu = sup.cpu_seconds(pid).unwrap_or(0.0);
+        assert!((0.02..30.0).contains(&cpu), "{cpu}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
