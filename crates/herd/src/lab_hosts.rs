@@ -209,8 +209,9 @@ fn check_line(c: &HostCheck, width: usize, file: &str) -> String {
                     };
                     let mut said =
                         format!("; helper: CPUs {}, server CPU from {}", h.online, h.accounting);
-                    let facts: Vec<&str> =
-                        ["cpu_model", "memory_total"].iter().filter_map(|k| machine(k)).collect();
+                    let memory = machine("memory_total").map(memory_in_gib);
+                    let facts: Vec<String> =
+                        machine("cpu_model").map(str::to_owned).into_iter().chain(memory).collect();
                     if !facts.is_empty() {
                         said.push_str(&format!("; {}", facts.join(", ")));
                     }
@@ -250,4 +251,21 @@ fn label_width(all: &[(Role, &herd_lab::hosts::HostUrl)]) -> usize {
 fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
+}
+
+/// /proc/meminfo's `24683568 kB` as `23.5 GiB`; anything else as it is.
+fn memory_in_gib(meminfo: &str) -> String {
+    match meminfo.strip_suffix(" kB").and_then(|k| k.trim().parse::<u64>().ok()) {
+        Some(kib) => format!("{:.1} GiB", kib as f64 / (1024.0 * 1024.0)),
+        None => meminfo.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    #[test]
+    fn meminfo_is_said_in_gib() {
+        assert_eq!(super::memory_in_gib("24683568 kB"), "23.5 GiB");
+        assert_eq!(super::memory_in_gib("unknown"), "unknown");
+    }
 }
