@@ -307,6 +307,8 @@ fn an_experiment_on_the_server_host_resumes_asking_its_servers_there() {
     let resume = |store: &Path| {
         let mut cmd = hosts.herd();
         cmd.args(["lab", "run", "--no-progress", "--store"]).arg(store).args(["--resume", "1"]);
+        // A resume first cleans what dead runs left, as `herd lab clean` does.
+        let _sweep = crate::util::clean_lock();
         cmd.output().unwrap()
     };
     // A copy whose nginx was another version: the host's nginx, asked there, refuses the

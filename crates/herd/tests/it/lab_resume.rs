@@ -41,6 +41,8 @@ fn wait_for_a_run(log: &Path) {
 
 /// `herd lab run --resume ARGS` with the store `store` and TMPDIR `dir`.
 fn resume(dir: &Path, store: &Path, args: &[&str]) -> Output {
+    // A resume first cleans what dead runs left, as `herd lab clean` does.
+    let _sweep = crate::util::clean_lock();
     herd()
         .env("TMPDIR", dir)
         .args(["lab", "run", "--no-progress", "--store"])

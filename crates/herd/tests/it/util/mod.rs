@@ -106,7 +106,8 @@ pub fn tempdir(tag: &str) -> PathBuf {
     dir
 }
 
-/// Held around every `herd lab clean` a test runs: clean removes each `herd-*` namespace
+/// Held around every `herd lab clean` and `herd lab run --resume` a test runs (a resume
+/// cleans first): clean removes each `herd-*` namespace
 /// whose maker is gone, whichever test's lab made it, so a test that kills a lab and holds
 /// its clean to name what the kill left takes this before the kill, and no other test's
 /// clean can sweep those first.
