@@ -32,6 +32,16 @@ fn experiment(hosts: &SshHosts, name: &str, servers: &str, clients: &str) -> Pat
     file
 }
 
+/// The line of the check's output that starts with `start` (its indent dropped).
+fn line_of(stdout: &str, start: &str) -> String {
+    stdout
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line `{start}`: {stdout}"))
+        .to_owned()
+}
+
 #[test]
 fn the_check_names_what_each_role_needs_and_the_host_that_lacks_it() {
     require_root();
@@ -45,14 +55,7 @@ fn the_check_names_what_each_role_needs_and_the_host_that_lacks_it() {
     let out = hosts.herd().args(["lab", "hosts", "check"]).arg(&file).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    let line = |start: &str| {
-        stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with(start))
-            .unwrap_or_else(|| panic!("no line `{start}`: {stdout}"))
-            .trim_start()
-            .to_owned()
-    };
+    let line = |start: &str| line_of(&stdout, start);
     // The server host: herd serve is this build there; nginx is hidden there.
     let home = hosts.hosts[0].home.display().to_string();
     assert!(line("server herd: ").starts_with(&format!("server herd: herd {home}/.cache/herd/")));
@@ -135,14 +138,7 @@ fn the_check_names_the_router_hosts_programs() {
     let out = hosts.herd().args(["lab", "hosts", "check"]).arg(&file).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    let line = |start: &str| {
-        stdout
-            .lines()
-            .map(str::trim_start)
-            .find(|l| l.starts_with(start))
-            .unwrap_or_else(|| panic!("no line `{start}`: {stdout}"))
-            .to_owned()
-    };
+    let line = |start: &str| line_of(&stdout, start);
     assert_eq!(line("path nginx-proxy: "), "path nginx-proxy: nginx /usr/sbin/nginx");
     let haproxy = line("path haproxy-tcp: ");
     assert!(

@@ -58,12 +58,34 @@ fn a_host_that_cannot_be_used_fails_the_run_before_anything_starts() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `file` on `hosts` (three), SIGKILLs herd once `running` (each host's process a
+/// word of whose command line is given, in host order) is there, and waits until nothing
+/// herd started is left on any host: each helper sees its channel close and stops what it
+/// started; the lab's client, told by the kernel that the lab is gone, stops its agents.
+fn killed_mid_run_leaves_nothing(hosts: &SshHosts, file: &Path, running: [&str; 3]) {
+    hosts.install(file);
+    let mut lab = hosts
+        .lab_run(file, &hosts.dir.join("r.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let on = |i: usize, what: &str| hosts.left_on(i).iter().any(|l| l.contains(what));
+    wait_for(&format!("{running:?} on the hosts"), Duration::from_secs(30), || {
+        running.iter().enumerate().all(|(i, what)| on(i, what))
+    });
+    lab.kill().unwrap();
+    lab.wait().unwrap();
+    wait_for("every host cleaned", Duration::from_secs(10), || {
+        (0..3).all(|i| hosts.left_on(i).is_empty())
+    });
+}
+
 #[test]
 fn herd_killed_mid_run_leaves_nothing_on_any_host() {
     require_root();
     let dir = tempdir("lab-hosts-kill");
-    let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
-    let hosts = SshHosts::start("829", &dir, &setups);
+    let hosts = SshHosts::start("829", &dir, &[HostSetup::default(); 3]);
     let [s, c1, c2] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
     let file = experiment(
         &dir,
@@ -71,26 +93,8 @@ fn herd_killed_mid_run_leaves_nothing_on_any_host() {
         1,
         &format!("server = \"ssh://{s}\"\nclients = [\"ssh://{c1}\", \"ssh://{c2}\"]\n"),
     );
-    hosts.install(&file);
-    let mut lab = hosts
-        .lab_run(&file, &dir.join("r.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // Mid-run: the server up on its host and an agent on each client host.
-    let agent = |i: usize| hosts.left_on(i).iter().any(|l| l.contains(" agent "));
-    let server = || hosts.left_on(0).iter().any(|l| l.contains(" serve "));
-    wait_for("the server and both agents", Duration::from_secs(30), || {
-        server() && agent(1) && agent(2)
-    });
-    lab.kill().unwrap();
-    lab.wait().unwrap();
-    // Each helper sees its channel close and stops what it started; the lab's client, told
-    // by the kernel that the lab is gone, stops its agents.
-    wait_for("every host cleaned", Duration::from_secs(10), || {
-        (0..3).all(|i| hosts.left_on(i).is_empty())
-    });
+    killed_mid_run_leaves_nothing(&hosts, &file, [" serve ", " agent ", " agent "]);
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -100,8 +104,7 @@ fn herd_killed_mid_run_leaves_nothing_on_any_host() {
 fn herd_killed_mid_run_leaves_nothing_on_the_router_host() {
     require_root();
     let dir = tempdir("lab-hosts-kill-router");
-    let setups = [HostSetup::default(), HostSetup::default(), HostSetup::default()];
-    let hosts = SshHosts::start("834", &dir, &setups);
+    let hosts = SshHosts::start("834", &dir, &[HostSetup::default(); 3]);
     let [s, r, c] = [0, 1, 2].map(|i| hosts.hosts[i].addr);
     let file = experiment(
         &dir,
@@ -112,22 +115,7 @@ fn herd_killed_mid_run_leaves_nothing_on_the_router_host() {
     let t = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, t.replacen("[matrix]\n", "[matrix]\npath = [\"haproxy-tcp\"]\n", 1))
         .unwrap();
-    hosts.install(&file);
-    let mut lab = hosts
-        .lab_run(&file, &dir.join("r.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let on = |i: usize, what: &str| hosts.left_on(i).iter().any(|l| l.contains(what));
-    wait_for("the server, the proxy and the agent", Duration::from_secs(30), || {
-        on(0, " serve ") && on(1, "haproxy") && on(2, " agent ")
-    });
-    lab.kill().unwrap();
-    lab.wait().unwrap();
-    wait_for("every host cleaned", Duration::from_secs(10), || {
-        (0..3).all(|i| hosts.left_on(i).is_empty())
-    });
+    killed_mid_run_leaves_nothing(&hosts, &file, [" serve ", "haproxy", " agent "]);
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }

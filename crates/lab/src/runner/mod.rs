@@ -397,22 +397,13 @@ pub fn run(checked: Checked, mut r: LabRun<'_>) -> Result<Finished, LabError> {
     if let Some(clients) = client_hosts {
         clients.close();
     }
-    if let Some(router) = router_host {
-        let url = router.url.clone();
-        match router.close() {
-            Ok(n) => stopped += n,
-            Err(why) => r.progress.note(&format!(
-                "the router host {url} did not end in order ({why}): its helper stops what it \
-                 started when its link closes; `herd lab clean --hosts FILE` removes the rest"
-            )),
-        }
-    }
-    if let Some(host) = server_host {
-        let url = host.url.clone();
+    // The router's program first: it forwards to the server.
+    for host in router_host.into_iter().chain(server_host) {
+        let (role, url) = (host.key(), host.url.clone());
         match host.close() {
             Ok(n) => stopped += n,
             Err(why) => r.progress.note(&format!(
-                "the server host {url} did not end in order ({why}): its helper stops what it \
+                "the {role} host {url} did not end in order ({why}): its helper stops what it \
                  started when its link closes; `herd lab clean --hosts FILE` removes the rest"
             )),
         }
