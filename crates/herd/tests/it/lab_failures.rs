@@ -10,9 +10,7 @@ use crate::util;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
-use herd_lab::runner::{self, progress::Silent, LabRun};
 use herd_store::{RunFailureKind, Store};
 use util::tempdir;
 
@@ -134,25 +132,9 @@ fn each_phase_that_fails_is_stored_with_its_kind_and_counted_by_the_report() {
     let dir = tempdir("lab-failures");
     let herd_exe = stand_in(&dir);
     let e = herd_lab::experiment::parse(&experiment(), "failures.toml").unwrap();
-    let checked = runner::preflight(&e, &herd_exe).unwrap();
     let store_path = dir.join("r.db");
     let mut store = Store::open(&store_path).unwrap();
-    let cancel = AtomicBool::new(false);
-    let finished = runner::run(
-        checked,
-        LabRun {
-            experiment: &e,
-            store: &mut store,
-            herd_exe,
-            herd_version: "test".into(),
-            tmp: dir.clone(),
-            plan: String::new(),
-            cancel: &cancel,
-            progress: &mut Silent,
-            resume: None,
-        },
-    )
-    .unwrap();
+    let finished = crate::util::lab_in_process(&e, herd_exe, &mut store, &dir);
     assert_eq!((finished.runs_done, finished.failures.len()), (7, 6));
 
     let stored = store.load_experiment(finished.experiment).unwrap();

@@ -8,9 +8,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
-use herd_lab::runner::{self, progress::Silent, LabRun};
 use herd_stats::{
     REPORTED_SERVER_COUNT_LEAST, REPORTED_SERVER_COUNT_LOGGED, REPORTED_SERVER_COUNT_MOST,
 };
@@ -113,24 +111,8 @@ fn a_server_that_got_more_than_the_client_counted_fails_the_run() {
     let dir = tempdir("lab-server-count-more");
     let herd_exe = sends_twice(&dir);
     let e = herd_lab::experiment::parse(&experiment("\"herd\"", "\"n300\"", ""), "x.toml").unwrap();
-    let checked = runner::preflight(&e, &herd_exe).unwrap();
     let mut store = Store::open(&dir.join("r.db")).unwrap();
-    let cancel = AtomicBool::new(false);
-    let finished = runner::run(
-        checked,
-        LabRun {
-            experiment: &e,
-            store: &mut store,
-            herd_exe,
-            herd_version: "test".into(),
-            tmp: dir.clone(),
-            plan: String::new(),
-            cancel: &cancel,
-            progress: &mut Silent,
-            resume: None,
-        },
-    )
-    .unwrap();
+    let finished = crate::util::lab_in_process(&e, herd_exe, &mut store, &dir);
     assert_eq!((finished.runs_done, finished.failures.len()), (1, 1));
     let exp = store.load_experiment(finished.experiment).unwrap();
     let [(key, outcome, figures)] = counts(&exp).try_into().unwrap();

@@ -106,6 +106,32 @@ pub fn tempdir(tag: &str) -> PathBuf {
     dir
 }
 
+/// A lab run of `e` in this process, herd's executable being `herd_exe` (a stand-in, for
+/// tests that make a phase fail for real), stored in `store`, its run directory under
+/// `dir`, silent. Preflight and the run must both succeed.
+pub fn lab_in_process(
+    e: &herd_lab::experiment::Experiment,
+    herd_exe: PathBuf,
+    store: &mut herd_store::Store,
+    dir: &Path,
+) -> herd_lab::runner::Finished {
+    use herd_lab::runner::{self, progress::Silent, LabRun};
+    let checked = runner::preflight(e, &herd_exe).unwrap();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let run = LabRun {
+        experiment: e,
+        store,
+        herd_exe,
+        herd_version: "test".into(),
+        tmp: dir.to_path_buf(),
+        plan: String::new(),
+        cancel: &cancel,
+        progress: &mut Silent,
+        resume: None,
+    };
+    runner::run(checked, run).unwrap()
+}
+
 /// Held around every `herd lab clean` and `herd lab run --resume` a test runs (a resume
 /// cleans first): clean removes each `herd-*` namespace
 /// whose maker is gone, whichever test's lab made it, so a test that kills a lab and holds
