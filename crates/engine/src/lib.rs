@@ -58,6 +58,7 @@ mod timers;
 mod tls;
 mod tls_key;
 mod transport;
+pub mod uring_probe;
 mod warm;
 mod worker;
 mod workload;

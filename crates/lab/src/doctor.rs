@@ -48,6 +48,7 @@ pub fn checks(herd_exe: &Path, scratch: &Path) -> Vec<Check> {
         warn("root", "no: the quick start and loopback experiments work; network paths (namespaces, NAT, shaping) need root")
     });
     out.push(server_cpu());
+    out.push(uring());
     out.push(nofile());
     out.push(sysctl_min("net.core.somaxconn", 4096, "listen backlogs are capped by it; with fewer, connections queue or drop at high concurrency: sysctl -w net.core.somaxconn=4096"));
     out.push(port_range());
@@ -160,6 +161,17 @@ fn server_cpu() -> Check {
             ),
         ),
         Err(e) => missing(WHAT, &herd_stats::with_causes(&e)),
+    }
+}
+
+/// Whether the engine could drive its sockets through io_uring here (the completion
+/// backend of issue 35); not having it costs nothing today: the engine runs on epoll.
+fn uring() -> Check {
+    use herd_engine::uring_probe::{probe, Uring};
+    const WHAT: &str = "io_uring";
+    match probe() {
+        found @ Uring::Available { .. } => ok(WHAT, &found.to_string()),
+        found @ Uring::Refused(_) => warn(WHAT, &format!("{found}; the engine uses epoll")),
     }
 }
 
