@@ -246,16 +246,48 @@ fn made_here(name: &str) -> bool {
 }
 
 /// Whether the process whose PID a namespace's name carries (`herd-<pid>-…`) still runs.
-/// A name without one counts as alive: it is left alone.
+/// A name without one counts as alive: it is left alone. PIDs wrap (at 32,768 by default),
+/// so a process other than herd that started after the namespace was made cannot be its
+/// maker: the PID was taken again, and the maker is gone. Within a second of the namespace
+/// (a start is counted in clock ticks) it counts as alive.
 fn maker_alive(name: &str) -> bool {
     let pid = name
         .strip_prefix(netns::PREFIX)
         .and_then(|rest| rest.split('-').next())
         .and_then(|p| p.parse::<u32>().ok());
-    match pid {
-        Some(pid) => pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists(),
-        None => true,
+    let Some(pid) = pid else { return true };
+    if pid == std::process::id() {
+        return true;
     }
+    let Some(started) = started_at(pid) else {
+        return Path::new(&format!("/proc/{pid}")).exists();
+    };
+    // A herd process is taken for the maker whatever the clocks say: the comparison below
+    // mixes the wall clock at the namespace's making with the boot clock at the process's
+    // start, and a clock stepped forward between them must not make a live run look dead.
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if comm.trim_end() == "herd" {
+        return true;
+    }
+    let made = fs::metadata(netns::path(name)).and_then(|m| m.modified()).ok();
+    made.is_none_or(|made| started <= made + Duration::from_secs(1))
+}
+
+/// When `pid` started, on the wall clock: its start in clock ticks after boot, plus the
+/// boot time (now, less CLOCK_BOOTTIME: /proc/stat's `btime` is whole seconds). None when no
+/// such process (or thread) runs.
+fn started_at(pid: u32) -> Option<SystemTime> {
+    let ticks = start_time(pid)?;
+    // SAFETY: sysconf has no memory effects.
+    let per_second = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    let mut up = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes only to `up`, which lives for the call.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut up) } != 0 {
+        return None;
+    }
+    let up = Duration::new(u64::try_from(up.tv_sec).ok()?, u32::try_from(up.tv_nsec).ok()?);
+    let boot = SystemTime::now().checked_sub(up)?;
+    Some(boot + Duration::from_secs_f64(ticks as f64 / per_second.max(1) as f64))
 }
 
 /// The owner's PID when the lab run that made `dir` is still alive.
@@ -309,6 +341,16 @@ mod tests {
         let mut sup = Supervisor::new(Some(reg));
         let pid = sup.start(&Spawn::logged("sleeper", &argv, &dir.join("log"))).unwrap();
         (dir, pid, sup)
+    }
+
+    #[test]
+    fn a_process_start_is_on_the_wall_clock() {
+        let started = started_at(std::process::id()).unwrap();
+        let now = SystemTime::now();
+        // This test process started before now (to a clock tick), and not a day ago.
+        assert!(started <= now + Duration::from_millis(20), "{started:?} after {now:?}");
+        assert!(started + Duration::from_secs(86_400) > now, "{started:?}");
+        assert_eq!(started_at(u32::MAX - 1), None);
     }
 
     #[test]

@@ -485,3 +485,43 @@ fn lab_clean_removes_what_a_dead_run_recorded_even_when_its_pid_was_taken_again(
     assert!(!reg.dir().exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The sweep of namespaces no registry names: one whose maker's PID now belongs to a
+/// process that started after the namespace was made is a dead run's, and goes. Modelled
+/// with a namespace made, then a `sleep` started 2.5 s later, and the old namespace
+/// bind-mounted under a name that carries the sleep's PID.
+#[test]
+fn lab_clean_sweeps_a_namespace_whose_pid_a_later_process_took() {
+    require_root();
+    let dir = tempdir("lab-clean-sweep-wrap");
+    let old = format!("herdtest-old-{}", std::process::id());
+    let ip = |args: &[&str]| std::process::Command::new("ip").args(args).status().unwrap();
+    assert!(ip(&["netns", "add", &old]).success());
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let mut later = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let name = format!("herd-{}-wrap-client", later.id());
+    let at = std::path::Path::new("/run/netns").join(&name);
+    std::fs::write(&at, "").unwrap();
+    let bound = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(std::path::Path::new("/run/netns").join(&old))
+        .arg(&at)
+        .status()
+        .unwrap();
+    let _ = ip(&["netns", "del", &old]);
+    assert!(bound.success());
+    let out = {
+        let _sweep = crate::util::clean_lock();
+        herd().env("TMPDIR", &dir).args(["lab", "clean"]).output().unwrap()
+    };
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let gone = !at.exists();
+    if !gone {
+        let _ = ip(&["netns", "del", &name]);
+    }
+    let _ = later.kill();
+    let _ = later.wait();
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains(&name) && gone, "clean kept {name}: {said}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
