@@ -494,6 +494,9 @@ fn lab_clean_removes_what_a_dead_run_recorded_even_when_its_pid_was_taken_again(
 fn lab_clean_sweeps_a_namespace_whose_pid_a_later_process_took() {
     require_root();
     let dir = tempdir("lab-clean-sweep-wrap");
+    // From its making on, the namespace is a dead run's to any clean: this test's own must be
+    // the one that takes it.
+    let _sweep = crate::util::clean_lock();
     let old = format!("herdtest-old-{}", std::process::id());
     let ip = |args: &[&str]| std::process::Command::new("ip").args(args).status().unwrap();
     assert!(ip(&["netns", "add", &old]).success());
@@ -510,10 +513,7 @@ fn lab_clean_sweeps_a_namespace_whose_pid_a_later_process_took() {
         .unwrap();
     let _ = ip(&["netns", "del", &old]);
     assert!(bound.success());
-    let out = {
-        let _sweep = crate::util::clean_lock();
-        herd().env("TMPDIR", &dir).args(["lab", "clean"]).output().unwrap()
-    };
+    let out = herd().env("TMPDIR", &dir).args(["lab", "clean"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     let gone = !at.exists();
     if !gone {
