@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use mio::{Interest, Poll, Waker};
 
 use crate::control::{Slot, WAKER};
-use crate::mux::{H2Request, MuxWorker};
+use crate::mux::{MuxWorker, RequestFields};
 use crate::pacer::{Pacer, TIMER};
 use crate::reach::ReachWatch;
 use crate::rng::Rng;
@@ -37,9 +37,9 @@ where
     }
     spec.check()?;
     // HTTP/2's requests in its own terms, once for every worker.
-    let h2_requests = match &spec.wire {
-        Wire::Http2(_) => Some(H2Request::from_workload(&spec.workload, &spec.target)?),
-        Wire::Http3(_) => Some(H2Request::for_target(&spec.workload, &spec.target, true)?),
+    let field_requests = match &spec.wire {
+        Wire::Http2(_) => Some(RequestFields::from_workload(&spec.workload, &spec.target)?),
+        Wire::Http3(_) => Some(RequestFields::for_target(&spec.workload, &spec.target, true)?),
         Wire::Http1 => None,
     };
     let n = spec.worker_count();
@@ -64,12 +64,12 @@ where
             // Each worker is told its start (and given its recorder) once the start is known.
             let (tx, rx) = std::sync::mpsc::sync_channel::<Begin<R>>(1);
             begins.push(tx);
-            let h2_requests = &h2_requests;
+            let field_requests = &field_requests;
             let reach = reach.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("herd-worker-{i}"))
                 .spawn_scoped(s, move || {
-                    worker(spec, control, (i, n), (poll, slot, reach), rx, h2_requests)
+                    worker(spec, control, (i, n), (poll, slot, reach), rx, field_requests)
                 });
             handles.push(spawned.map_err(EngineError::Thread));
         }
@@ -188,7 +188,7 @@ fn worker<R: Recorder>(
     (i, n): (u32, u32),
     (mut poll, slot, reach): (Poll, Arc<Slot>, Arc<ReachWatch>),
     begin: Receiver<Begin<R>>,
-    h2_requests: &Option<Vec<H2Request>>,
+    field_requests: &Option<Vec<RequestFields>>,
 ) -> Result<Option<WorkerEnd<R>>, EngineError> {
     let (conns, quota) = spec.share(i, n);
     let first_conn = spec.first_connection(i, n);
@@ -235,7 +235,7 @@ fn worker<R: Recorder>(
             Start::At(_) | Start::Gate(_) => at.elapsed(),
         }
     };
-    let (late, end) = match h2_requests {
+    let (late, end) = match field_requests {
         Some(requests) => {
             let w = MuxWorker::new(spec, control, share, requests, warm);
             (wait(), w.run())

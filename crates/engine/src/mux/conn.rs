@@ -383,7 +383,7 @@ impl MuxConn {
         &mut self,
         data: &[u8],
         now: Instant,
-        requests: &[super::request::H2Request],
+        requests: &[super::request::RequestFields],
     ) -> Result<(), ConnError> {
         match &mut self.link {
             Link::H2 { h2, .. } => h2.on_read(data, now, requests),

@@ -23,5 +23,5 @@ mod request;
 mod worker;
 
 pub(crate) use h3link::add as add_quic;
-pub(crate) use request::H2Request;
+pub(crate) use request::RequestFields;
 pub(crate) use worker::MuxWorker;

@@ -1,13 +1,15 @@
-//! A workload's requests in HTTP/2's terms, derived once per run from the HTTP/1 bytes the
-//! caller built (so herd run, herd ab's builders and the lab need no second request builder):
-//! the pseudo-header fields, the other fields lowercased without HTTP/1's connection-specific
-//! ones (RFC 9113 §8.2.2), and the body.
+//! A workload's requests as fields and a body, the terms HTTP/2 and HTTP/3 both send them in,
+//! derived once per run from the HTTP/1 bytes the caller built (so herd run, herd ab's
+//! builders and the lab need no second request builder): the pseudo-header fields, the other
+//! fields lowercased without HTTP/1's connection-specific ones (RFC 9113 §8.2.2, RFC 9114
+//! §4.2), and the body.
 
 use crate::{EngineError, Target, Workload};
 
-/// One request as HTTP/2 sends it.
+/// One request as HTTP/2 and HTTP/3 send it: its fields (HPACK or QPACK encodes them) and
+/// its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct H2Request {
+pub(crate) struct RequestFields {
     /// `:method`, `:scheme`, `:authority`, `:path`, then the regular fields, lowercase.
     pub(crate) fields: Vec<(Vec<u8>, Vec<u8>)>,
     pub(crate) body: Vec<u8>,
@@ -15,28 +17,28 @@ pub(crate) struct H2Request {
     pub(crate) head: bool,
 }
 
-/// Index of `:path` in [`H2Request::fields`].
+/// Index of `:path` in [`RequestFields::fields`].
 pub(crate) const PATH_FIELD: usize = 3;
 
 /// Fields HTTP/2 forbids: they describe an HTTP/1 connection (RFC 9113 §8.2.2).
 const CONNECTION_SPECIFIC: [&[u8]; 5] =
     [b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"];
 
-impl H2Request {
+impl RequestFields {
     /// Every request of `workload`, for `target`.
     pub(crate) fn from_workload(
         workload: &Workload,
         target: &Target,
-    ) -> Result<Vec<H2Request>, EngineError> {
+    ) -> Result<Vec<RequestFields>, EngineError> {
         Self::for_target(workload, target, target.tls.is_some())
     }
 
-    /// As [`H2Request::from_workload`], `tls` saying the scheme (HTTP/3 is always https).
+    /// As [`RequestFields::from_workload`], `tls` saying the scheme (HTTP/3 is always https).
     pub(crate) fn for_target(
         workload: &Workload,
         target: &Target,
         tls: bool,
-    ) -> Result<Vec<H2Request>, EngineError> {
+    ) -> Result<Vec<RequestFields>, EngineError> {
         let scheme: &[u8] = if tls { b"https" } else { b"http" };
         let authority = default_authority(target, tls);
         workload
@@ -44,7 +46,7 @@ impl H2Request {
             .iter()
             .enumerate()
             .map(|(index, p)| {
-                H2Request::from_http1(&p.bytes, scheme, &authority, p.head)
+                RequestFields::from_http1(&p.bytes, scheme, &authority, p.head)
                     .map_err(|reason| EngineError::Http2Request { index, reason })
             })
             .collect()
@@ -55,7 +57,7 @@ impl H2Request {
         scheme: &[u8],
         authority: &[u8],
         head: bool,
-    ) -> Result<H2Request, &'static str> {
+    ) -> Result<RequestFields, &'static str> {
         let end = find(bytes, b"\r\n\r\n").ok_or("its head does not end with an empty line")?;
         let (head_bytes, body) = (&bytes[..end], &bytes[end + 4..]);
         let mut lines =
@@ -89,7 +91,7 @@ impl H2Request {
             (b":path".to_vec(), path.to_vec()),
         ];
         fields.extend(regular);
-        Ok(H2Request { fields, body: body.to_vec(), head })
+        Ok(RequestFields { fields, body: body.to_vec(), head })
     }
 
     /// The request's HTTP/3 stream: HEADERS (QPACK, static table only) and DATA for a body
@@ -154,7 +156,7 @@ fn trim(v: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn fields(r: &H2Request) -> Vec<(String, String)> {
+    fn fields(r: &RequestFields) -> Vec<(String, String)> {
         r.fields
             .iter()
             .map(|(n, v)| (String::from_utf8_lossy(n).into(), String::from_utf8_lossy(v).into()))
@@ -164,7 +166,7 @@ mod tests {
     #[test]
     fn an_http1_request_becomes_pseudo_fields_and_lowercase_fields() {
         let raw = b"POST /a?b=1 HTTP/1.1\r\nHost: example.test:8080\r\nUser-Agent: herd\r\nConnection: keep-alive\r\nContent-Length: 3\r\nTE: trailers\r\n\r\nabc";
-        let r = H2Request::from_http1(raw, b"http", b"fallback", false).unwrap();
+        let r = RequestFields::from_http1(raw, b"http", b"fallback", false).unwrap();
         let f = fields(&r);
         let want: Vec<(String, String)> = [
             (":method", "POST"),
@@ -185,8 +187,9 @@ mod tests {
 
     #[test]
     fn http10_without_host_takes_the_targets_authority_and_absolute_form_its_path() {
-        let r = H2Request::from_http1(b"GET http://h:1/x HTTP/1.0\r\n\r\n", b"https", b"h:1", true)
-            .unwrap();
+        let r =
+            RequestFields::from_http1(b"GET http://h:1/x HTTP/1.0\r\n\r\n", b"https", b"h:1", true)
+                .unwrap();
         assert_eq!(fields(&r)[2].1, "h:1");
         assert_eq!(fields(&r)[3].1, "/x");
         assert!(r.head && r.body.is_empty());
@@ -195,10 +198,10 @@ mod tests {
 
     #[test]
     fn broken_bytes_are_refused_with_the_reason() {
-        assert!(H2Request::from_http1(b"GET / HTTP/1.1\r\n", b"http", b"h", false)
+        assert!(RequestFields::from_http1(b"GET / HTTP/1.1\r\n", b"http", b"h", false)
             .unwrap_err()
             .contains("empty line"));
-        assert!(H2Request::from_http1(b"GET / HTTP/1.1\r\nbad\r\n\r\n", b"http", b"h", false)
+        assert!(RequestFields::from_http1(b"GET / HTTP/1.1\r\nbad\r\n\r\n", b"http", b"h", false)
             .unwrap_err()
             .contains("colon"));
     }

@@ -21,7 +21,7 @@ use bytes::Bytes;
 use super::conn::{Link, MuxConn, State};
 use super::h2::{Event, Limits, H2};
 use super::h3link::H3Link;
-use super::request::H2Request;
+use super::request::RequestFields;
 use crate::pacer::Pacer;
 use crate::quic::{IoBuffers, QuicClient, QuicStats};
 use crate::recorder::Failed;
@@ -37,7 +37,7 @@ use crate::{Control, EngineError, H2Settings, Recorder, RunSpec, Wire};
 
 pub(crate) struct MuxWorker<'a, R> {
     base: Base<'a, R>,
-    requests: &'a [H2Request],
+    requests: &'a [RequestFields],
     /// The workload has several requests (`:path` stays out of the HPACK table).
     many: bool,
     /// HTTP/3: the QUIC client, streams per connection, each request's stream bytes, and the
@@ -66,7 +66,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         spec: &'a RunSpec,
         control: &'a Control,
         share: Share<R>,
-        requests: &'a [H2Request],
+        requests: &'a [RequestFields],
         warm: Warm,
     ) -> Self {
         let (base, n_conns) = Base::new(spec, control, share);

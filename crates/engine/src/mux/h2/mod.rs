@@ -26,7 +26,7 @@ use std::time::Instant;
 use herd_proto::h2::{encode, hpack, ErrorCode, FrameDecoder, SettingId, DEFAULT_MAX_FRAME_SIZE};
 use herd_stats::FailureKind;
 
-use super::request::{H2Request, PATH_FIELD};
+use super::request::{RequestFields, PATH_FIELD};
 use crate::session::Exchange;
 use crate::H2Settings;
 
@@ -231,7 +231,7 @@ impl H2 {
         &mut self,
         ex: Exchange,
         first: bool,
-        requests: &[H2Request],
+        requests: &[RequestFields],
         many: bool,
     ) -> usize {
         let id = self.next_id;
@@ -283,7 +283,7 @@ impl H2 {
     }
 
     /// Sends what request bodies the flow-control windows allow.
-    fn send_bodies(&mut self, requests: &[H2Request]) {
+    fn send_bodies(&mut self, requests: &[RequestFields]) {
         if self.bodies_left == 0 {
             return;
         }

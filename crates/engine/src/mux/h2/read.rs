@@ -12,7 +12,7 @@ use herd_proto::h2::{encode, ErrorCode, Frame, FrameError, SettingId, Settings, 
 use herd_stats::FailureKind;
 
 use super::{ConnError, FLOOD_FRAMES, H2, MAX_OUT_BACKLOG};
-use crate::mux::request::H2Request;
+use crate::mux::request::RequestFields;
 
 impl H2 {
     /// Feeds bytes that arrived at `now`. The outcomes are left as events
@@ -21,7 +21,7 @@ impl H2 {
         &mut self,
         data: &[u8],
         now: Instant,
-        requests: &[H2Request],
+        requests: &[RequestFields],
     ) -> Result<(), ConnError> {
         let mut data = data;
         while !self.carry.is_empty() {
@@ -55,7 +55,7 @@ impl H2 {
         &mut self,
         buf: &[u8],
         now: Instant,
-        requests: &[H2Request],
+        requests: &[RequestFields],
     ) -> Result<usize, ConnError> {
         let mut at = 0;
         // Until the decoder wants more: it ends a DATA frame (DataEnd) after its last piece,
@@ -78,7 +78,7 @@ impl H2 {
         &mut self,
         frame: Frame<'_>,
         now: Instant,
-        requests: &[H2Request],
+        requests: &[RequestFields],
     ) -> Result<(), ConnError> {
         match frame {
             Frame::Data { stream, data } => self.on_data(stream, data.len(), now),
@@ -366,7 +366,7 @@ impl H2 {
         &mut self,
         stream: u32,
         increment: u32,
-        requests: &[H2Request],
+        requests: &[RequestFields],
     ) -> Result<(), ConnError> {
         let max = i64::from(crate::H2Settings::MAX_WINDOW);
         if stream == 0 {
@@ -395,7 +395,11 @@ impl H2 {
     }
 
     /// The peer's SETTINGS.
-    fn apply(&mut self, settings: Settings<'_>, requests: &[H2Request]) -> Result<(), ConnError> {
+    fn apply(
+        &mut self,
+        settings: Settings<'_>,
+        requests: &[RequestFields],
+    ) -> Result<(), ConnError> {
         for (id, value) in settings.iter() {
             match id {
                 SettingId::HEADER_TABLE_SIZE => self.hpack_out.set_peer_max_table_size(value),
