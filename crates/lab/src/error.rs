@@ -11,6 +11,9 @@ pub enum LabError {
     Missing(Vec<String>),
     #[error("this machine cannot run this experiment (nothing ran):\n  {}\nhint: run `herd doctor` for what this machine has", .0.join("\n  "))]
     Unsupported(Vec<String>),
+    /// What the runner does not run between `[hosts]`, said before anything starts.
+    #[error("this experiment cannot run on its [hosts] (nothing ran): {0}")]
+    OnHosts(String),
     #[error("{0}")]
     Cpus(String),
     #[error("{0}")]

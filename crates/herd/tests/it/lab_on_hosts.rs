@@ -295,6 +295,9 @@ fn what_hosts_cannot_run_is_refused_before_anything_starts() {
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(says), "{says}: {stderr}");
+        // Said of the hosts, not of this machine (whose `herd doctor` would not help).
+        assert!(stderr.contains("cannot run on its [hosts] (nothing ran): "), "{stderr}");
+        assert!(!stderr.contains("herd doctor"), "{stderr}");
         assert!(text(&out.stdout).is_empty(), "no table: {stderr}");
     }
     // No store, no run directory: only the files.

@@ -139,7 +139,7 @@ pub fn preflight(e: &Experiment, herd_exe: &Path) -> Result<Checked, LabError> {
     // The A/A twin runs last in matrix order, which `Rounds` knows it by.
     cells.extend(twin);
     if let Some(hosts) = &e.hosts {
-        hosts_refusal(hosts, &cells).map_err(|why| LabError::Unsupported(vec![why]))?;
+        hosts_refusal(hosts, &cells).map_err(LabError::OnHosts)?;
     }
     let ready = preflight::check(e, &cells, herd_exe)?;
     // How the servers' CPU time is read: from a cgroup made for each, where herd can make one
