@@ -74,6 +74,9 @@ pub struct HostSession {
     pub hello: Hello,
     keeper: Keeper<ChildStdin>,
     session: Session,
+    /// Why the link broke, once a request through [`HostSession::call`] found it broken
+    /// (not a refusal: a lost link).
+    broken: std::sync::Mutex<Option<String>>,
 }
 
 impl HostSession {
@@ -123,12 +126,29 @@ impl HostSession {
             return Err(SessionError::OtherBuild { host, theirs: hello.herd, ours });
         }
         let keeper = Keeper::start(link, live.ping_every);
-        Ok(HostSession { url: url.clone(), hello, keeper, session })
+        let broken = std::sync::Mutex::new(None);
+        Ok(HostSession { url: url.clone(), hello, keeper, session, broken })
     }
 
     /// Runs `f` on the link, between pings.
     pub fn with<R>(&self, f: impl FnOnce(&mut HostLink<ChildStdin>) -> R) -> R {
         self.keeper.with(f)
+    }
+
+    /// A request through [`HostSession::with`]; its error in words. A failure other than
+    /// the helper's refusal is the link lost, and [`HostSession::lost`] says so from then on.
+    pub fn call<R>(
+        &self,
+        f: impl FnOnce(&mut HostLink<ChildStdin>) -> Result<R, LinkError>,
+    ) -> Result<R, String> {
+        self.with(f).map_err(|e| {
+            if !matches!(e, LinkError::Refused { .. }) {
+                if let Ok(mut broken) = self.broken.lock() {
+                    broken.get_or_insert_with(|| e.to_string());
+                }
+            }
+            e.to_string()
+        })
     }
 
     /// Ends the helper in order: everything it started stopped, its run directory removed;
@@ -147,7 +167,8 @@ impl HostSession {
 
     /// Why a ping failed, if one did: the link is lost.
     pub fn lost(&self) -> Option<String> {
-        self.keeper.failure()
+        let broken = self.broken.lock().ok().and_then(|b| b.clone());
+        broken.or_else(|| self.keeper.failure())
     }
 
     /// Whether `cpus` are all online on this host (as its helper said in its hello); why

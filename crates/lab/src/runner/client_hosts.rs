@@ -13,7 +13,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use herd_host::LinkError;
@@ -43,8 +42,6 @@ pub(crate) struct ClientHosts {
     tools: BTreeMap<Tool, PathBuf>,
     /// Their versions there (`client:ab` → `2.3`), as `preflight::versions` says them here.
     versions: BTreeMap<String, String>,
-    /// Why the link to client 1 broke, once a request found it broken (not a refusal).
-    broken: Mutex<Option<String>>,
     /// `[client] cpus`, which name CPUs of each client host (checked there); `All`: every
     /// CPU of each, the server being on a machine of its own.
     cpus: CpuSet,
@@ -110,9 +107,8 @@ impl ClientHosts {
                 disclosure.push(("host.client1.tools".to_owned(), each.join(", ")));
             }
         }
-        let broken = Mutex::new(None);
         let cpus = cpus.clone();
-        Ok(Some(ClientHosts { sessions, ssh, disclosure, texts, tools, versions, broken, cpus }))
+        Ok(Some(ClientHosts { sessions, ssh, disclosure, texts, tools, versions, cpus }))
     }
 
     /// The CPU list for a program started on a client host (None: every CPU there).
@@ -165,7 +161,7 @@ impl ClientHosts {
     }
 
     /// `f` on client 1's link; a lost link (anything but a refusal) is remembered for
-    /// [`ClientHosts::lost`]. Errors name the host.
+    /// [`ClientHosts::lost`] ([`HostSession::call`]).
     pub(super) fn call<R>(
         &self,
         f: impl FnOnce(&mut herd_host::HostLink<std::process::ChildStdin>) -> Result<R, LinkError>,
@@ -173,14 +169,7 @@ impl ClientHosts {
         let Some(first) = self.sessions.first() else {
             return Err("[hosts] names no client host".to_owned());
         };
-        first.with(f).map_err(|e| {
-            if !matches!(e, LinkError::Refused { .. }) {
-                if let Ok(mut broken) = self.broken.lock() {
-                    broken.get_or_insert_with(|| e.to_string());
-                }
-            }
-            e.to_string()
-        })
+        first.call(f)
     }
 
     /// The hosts, in file order: one agent each.
@@ -231,10 +220,6 @@ impl ClientHosts {
 
     /// Why a link to one of them is lost, if one is.
     pub(crate) fn lost(&self) -> Option<String> {
-        let broken = self.broken.lock().ok().and_then(|b| b.clone());
-        if let (Some(why), Some(first)) = (broken, self.sessions.first()) {
-            return Some(format!("{}: {why}", first.url));
-        }
         self.sessions.iter().find_map(|s| s.lost().map(|why| format!("{}: {why}", s.url)))
     }
 

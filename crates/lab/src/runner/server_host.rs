@@ -61,8 +61,6 @@ pub(crate) struct ServerHost {
     pub(super) runs_as: Option<String>,
     /// The ids of the programs started and not yet stopped, in start order.
     started: Mutex<Vec<String>>,
-    /// Why the link broke, once a request found it broken (not a refusal: a lost link).
-    broken: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for ServerHost {
@@ -148,7 +146,6 @@ impl ServerHost {
             user,
             runs_as: Some(facts.user),
             started: Mutex::new(Vec::new()),
-            broken: Mutex::new(None),
         })
     }
 
@@ -160,20 +157,12 @@ impl ServerHost {
         }
     }
 
-    /// `f` on the helper's link; a lost link (anything but a refusal) is remembered for
-    /// [`ServerHost::lost`].
+    /// `f` on the helper's link; a lost link is remembered ([`HostSession::call`]).
     fn call<R>(
         &self,
         f: impl FnOnce(&mut herd_host::HostLink<std::process::ChildStdin>) -> Result<R, LinkError>,
     ) -> Result<R, String> {
-        self.session.with(f).map_err(|e| {
-            if !matches!(e, LinkError::Refused { .. }) {
-                if let Ok(mut broken) = self.broken.lock() {
-                    broken.get_or_insert_with(|| e.to_string());
-                }
-            }
-            e.to_string()
-        })
+        self.session.call(f)
     }
 
     /// How the host reads a program's CPU time (`cgroup-v1`, `cgroup-v2`, `per-process`).
@@ -415,8 +404,7 @@ impl ServerHost {
 
     /// Why the link to the host is lost, if it is.
     pub(super) fn lost(&self) -> Option<String> {
-        let broken = self.broken.lock().ok().and_then(|b| b.clone());
-        broken.or_else(|| self.session.lost())
+        self.session.lost()
     }
 
     /// Ends the helper in order (everything stopped, its run directory removed).
