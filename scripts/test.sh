@@ -91,6 +91,10 @@ command -v make >/dev/null || need_pkgs+=(make)
 command -v autoconf >/dev/null || need_pkgs+=(autoconf)
 command -v automake >/dev/null || need_pkgs+=(automake)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
+# h2spec (herd serve's HTTP/2 conformance, tests/it/serve_h2spec.rs) is not in Debian 12:
+# scripts/build-h2spec.sh builds it (below) with Go, Debian's 1.19 or a newer one.
+command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || [ -x /usr/lib/go/bin/go ] ||
+  need_pkgs+=(golang-go)
 # HTTP/3 servers herd-engine's quic.rs and herd run --h3's tests run against (and caddy,
 # above).
 [ -x /usr/sbin/gtlsserver ] || need_pkgs+=(ngtcp2-server)
@@ -145,6 +149,11 @@ fi
 # peers/bin, where herd looks beside its own executable. Seconds; nothing once built.
 step "scripts/build-thttpd.sh (thttpd as sthttpd 2.27, into the target directory's peers/bin)"
 scripts/build-thttpd.sh
+
+# h2spec for herd serve's HTTP/2 conformance test, likewise into peers/bin (the test looks
+# there, or at HERD_H2SPEC). A minute on a fresh machine; nothing once built.
+step "scripts/build-h2spec.sh (h2spec 2.2.1, into the target directory's peers/bin)"
+scripts/build-h2spec.sh
 
 # Offline Kubernetes schema checks (herd-cluster's manifest tests: schemas of 1.33 to 1.37)
 # and herd.run.v1's JSON Schema (Python's jsonschema, which kubernetes-validate brings), in a

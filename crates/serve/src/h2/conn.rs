@@ -18,6 +18,7 @@ use herd_proto::h2::hpack::Decoder;
 use herd_proto::h2::{encode, ErrorCode, FrameDecoder, SettingId, DEFAULT_MAX_FRAME_SIZE};
 
 use super::encoder::ResponseEncoder;
+use super::frames::Head;
 use super::stream::Streams;
 use super::{FieldList, CONNECTION_WINDOW, INITIAL_WINDOW_SIZE, MAX_CONCURRENT_STREAMS};
 use crate::conn::Drive;
@@ -64,8 +65,7 @@ pub(super) enum Phase {
 /// A header block arriving in HEADERS and CONTINUATION frames.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PendingBlock {
-    pub(super) stream: u32,
-    pub(super) end_stream: bool,
+    pub(super) head: Head,
     pub(super) continuations: u32,
 }
 
@@ -339,7 +339,7 @@ impl H2Conn {
             match self.frames.decode(input.data()) {
                 Ok(None) => break,
                 Ok(Some((frame, used))) => {
-                    let handled = self.on_frame(frame, ctx);
+                    let handled = self.on_frame(frame, input.data(), ctx);
                     input.consume(used);
                     if let Err(e) = handled {
                         self.fail(e.code, &e.reason);
