@@ -1,8 +1,9 @@
 //! One client connection's state machine: write what is queued, answer every complete request
 //! already buffered (pipelining, in order), read more, repeat until the socket would block, then
 //! tell the event loop what to wait for. Every connection starts here; one whose first bytes are
-//! HTTP/2's preface (or whose TLS handshake chose `h2`) asks to become an HTTP/2 connection
-//! (`Drive::Upgrade`, h2/), taking the bytes read so far along. Also decides persistence, reads request bodies (skipped,
+//! HTTP/2's preface, or its request line at least (or whose TLS handshake chose `h2`), asks to
+//! become an HTTP/2 connection (`Drive::Upgrade`, h2/), taking the bytes read so far along.
+//! Also decides persistence, reads request bodies (skipped,
 //! or streamed into the response by `/echo`), holds back a response that must wait (`/sleep`,
 //! `/stall`), and closes without losing the last response. Does not own the event loop, timers
 //! or accept (worker.rs) and does not decide answers (router.rs).

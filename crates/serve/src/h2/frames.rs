@@ -387,7 +387,8 @@ impl H2Conn {
                     format!("HEADERS on stream {stream}, which the client closed (RFC 9113 §5.1)"),
                 )),
                 None => Err(ConnError::protocol(format!(
-                    "HEADERS on stream {stream}, below stream {} and not open: a stream id                      must be above every one the client used (RFC 9113 §5.1.1)",
+                    "HEADERS on stream {stream}, below stream {} and not open: a stream id \
+                     must be above every one the client used (RFC 9113 §5.1.1)",
                     self.last_stream
                 ))),
             };

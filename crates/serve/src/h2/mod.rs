@@ -35,6 +35,8 @@ mod request;
 mod respond;
 mod send;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use conn::H2Conn;
 pub(crate) use fields::FieldList;
