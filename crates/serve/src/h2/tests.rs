@@ -118,6 +118,8 @@ impl Peer {
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (accepted, addr) = listener.accept().unwrap();
         accepted.set_nonblocking(true).unwrap();
+        // As the worker sets it: what the server sends unasked (a GOAWAY) leaves at once.
+        accepted.set_nodelay(true).unwrap();
         client.set_nonblocking(true).unwrap();
         let io = Transport::Plain(mio::net::TcpStream::from_std(accepted));
         let conn = H2Conn::new(io, addr, first, server().shared.limits(), Instant::now());
@@ -440,4 +442,24 @@ fn a_first_frame_other_than_settings_is_a_protocol_error() {
     bytes.extend(ping());
     let sent = p.send(&bytes);
     assert_goaway(&mut p, &sent, 0, PROTOCOL_ERROR);
+}
+
+// ---- after the server's GOAWAY: §6.8 ----
+
+#[test]
+fn streams_opened_after_the_server_s_goaway_are_ignored_and_never_named() {
+    let mut p = Peer::new();
+    assert_eq!(p.answer(&held(1, false)), []);
+    // The server begins to stop: GOAWAY NO_ERROR naming stream 1.
+    p.conn.go_away();
+    p.drive();
+    let goaway = only(&p.read(), GOAWAY);
+    assert_eq!(goaway.payload[..8], [0, 0, 0, 1, 0, 0, 0, 0]);
+    // A stream the client opens after it is not processed, nor are its frames answered.
+    assert_eq!(p.answer(&held(3, false)), []);
+    assert_eq!(p.answer(&frame(DATA, 0, 3, b"x")), []);
+    // A connection error now still names stream 1, not 3: the last stream id of a GOAWAY
+    // may not grow.
+    let sent = p.answer(&frame(DATA, 0, 9, b"x"));
+    assert_goaway(&mut p, &sent, 1, PROTOCOL_ERROR);
 }
