@@ -33,13 +33,21 @@ pub(super) struct ClosedStreams {
 }
 
 impl ClosedStreams {
-    /// Notes that stream `id` closed; the oldest is forgotten when the ring is full. A stream
-    /// noted twice keeps its latest way (a reset after the end: frames are then ignored).
+    /// Notes that stream `id`, which may have closed before (refused, or reset again after
+    /// it ended), closed; it keeps its latest way (after a reset here, frames are ignored).
     pub(super) fn note(&mut self, id: u32, how: Closed) {
         if let Some(entry) = self.ring.iter_mut().rev().find(|(s, _)| *s == id) {
             entry.1 = how;
             return;
         }
+        self.push(id, how);
+    }
+
+    /// Notes that stream `id`, open until now, closed: it cannot be in the ring (a stream id
+    /// opens once), so nothing is searched on the way every request ends. The oldest is
+    /// forgotten when the ring is full.
+    pub(super) fn push(&mut self, id: u32, how: Closed) {
+        debug_assert!(self.get(id).is_none(), "stream {id} closed twice");
         if self.ring.len() == REMEMBERED {
             self.ring.pop_front();
         }
@@ -78,7 +86,7 @@ mod tests {
         c.note(1, Closed::ByClient);
         let capacity = c.ring.capacity();
         for i in 1..REMEMBERED as u32 + 1 {
-            c.note(2 * i + 1, Closed::ByClient);
+            c.push(2 * i + 1, Closed::ByClient);
         }
         assert_eq!(c.ring.len(), REMEMBERED);
         assert_eq!(c.get(1), None, "the oldest is forgotten");

@@ -149,7 +149,7 @@ impl Streams {
     /// flow-control credit for (an echo's unsent bytes).
     pub(super) fn close(&mut self, i: usize, how: Closed) -> u64 {
         let mut s = self.open.swap_remove(i);
-        self.closed.note(s.id, how);
+        self.closed.push(s.id, how);
         let owed = s.echo_unsent;
         s.fields.clear();
         s.body.clear();
