@@ -364,7 +364,8 @@ impl H2Conn {
                 Ok(())
             }
             decoded => {
-                // Too large, or with pseudo-fields: trailers that cannot be trusted.
+                // Trailers, valid unless too large or with pseudo-fields; or a block on a
+                // stream no longer open.
                 let pseudo = request.iter().any(|(name, _)| name.starts_with(b":"));
                 self.on_later_block(head, decoded.is_ok() && !pseudo)
             }
