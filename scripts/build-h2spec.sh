@@ -60,14 +60,16 @@ for g in "$(command -v go || true)" /usr/local/go/bin/go /usr/lib/go/bin/go; do
     break
   fi
 done
-[ -n "$go" ] || die "building h2spec needs Go 1.19 or later, which this machine lacks: apt-get install golang-go (scripts/test.sh installs it as root)"
+[ -n "$go" ] || die "building h2spec needs Go 1.19 or later, which this machine lacks:" \
+  "apt-get install golang-go (scripts/test.sh installs it as root)"
 # go1.19.8 → 1 19; a development build ("devel …") is taken as new enough.
 goversion=$("$go" env GOVERSION 2>/dev/null || true)
 if [[ $goversion =~ ^go([0-9]+)\.([0-9]+) ]]; then
   major=${BASH_REMATCH[1]}
   minor=${BASH_REMATCH[2]}
   if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -lt 19 ]; }; then
-    die "$go is $goversion; building h2spec needs Go 1.19 or later (apt-get install golang-go on Debian 12)"
+    die "$go is $goversion; building h2spec needs Go 1.19 or later" \
+      "(apt-get install golang-go on Debian 12)"
   fi
 fi
 
