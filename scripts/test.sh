@@ -91,6 +91,10 @@ command -v make >/dev/null || need_pkgs+=(make)
 command -v autoconf >/dev/null || need_pkgs+=(autoconf)
 command -v automake >/dev/null || need_pkgs+=(automake)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
+# h2spec (herd serve's HTTP/2 conformance, tests/it/serve_h2spec.rs) is not in Debian 12:
+# scripts/build-h2spec.sh builds it (below) with Go, Debian's 1.19 or a newer one.
+command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || [ -x /usr/lib/go/bin/go ] ||
+  need_pkgs+=(golang-go)
 # HTTP/3 servers herd-engine's quic.rs and herd run --h3's tests run against (and caddy,
 # above).
 [ -x /usr/sbin/gtlsserver ] || need_pkgs+=(ngtcp2-server)
@@ -146,6 +150,14 @@ fi
 step "scripts/build-thttpd.sh (thttpd as sthttpd 2.27, into the target directory's peers/bin)"
 scripts/build-thttpd.sh
 
+# h2spec for herd serve's HTTP/2 conformance test, likewise into peers/bin (the test looks
+# there, or at HERD_H2SPEC). About a minute of Go on a fresh machine, nothing once built: in
+# the background while the tests build, like the venv below; waited for before they run.
+h2spec_log="${TMPDIR:-/tmp}/herd-h2spec-$$.log"
+scripts/build-h2spec.sh >"$h2spec_log" 2>&1 &
+h2spec_pid=$!
+bg_pids+=("$h2spec_pid")
+
 # Offline Kubernetes schema checks (herd-cluster's manifest tests: schemas of 1.33 to 1.37)
 # and herd.run.v1's JSON Schema (Python's jsonschema, which kubernetes-validate brings), in a
 # venv under target/. Installed in the background while the tests build; waited for before
@@ -186,6 +198,15 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # A developer's machine keeps them for the next run.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 cargo test --workspace --locked --no-run 2>&1
+
+step "scripts/build-h2spec.sh (h2spec 2.2.1, into peers/bin; started before the build)"
+wait "$h2spec_pid" || {
+  cat "$h2spec_log" >&2
+  echo "error: scripts/build-h2spec.sh could not build h2spec (above)" >&2
+  exit 1
+}
+cat "$h2spec_log"
+rm -f "$h2spec_log"
 
 if [ -n "$pip_pid" ]; then
   step "pip install kubernetes-validate (venv $kv; started before the build)"

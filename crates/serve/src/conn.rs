@@ -1,8 +1,9 @@
 //! One client connection's state machine: write what is queued, answer every complete request
 //! already buffered (pipelining, in order), read more, repeat until the socket would block, then
 //! tell the event loop what to wait for. Every connection starts here; one whose first bytes are
-//! HTTP/2's preface (or whose TLS handshake chose `h2`) asks to become an HTTP/2 connection
-//! (`Drive::Upgrade`, h2/), taking the bytes read so far along. Also decides persistence, reads request bodies (skipped,
+//! HTTP/2's preface, or its request line at least (or whose TLS handshake chose `h2`), asks to
+//! become an HTTP/2 connection (`Drive::Upgrade`, h2/), taking the bytes read so far along.
+//! Also decides persistence, reads request bodies (skipped,
 //! or streamed into the response by `/echo`), holds back a response that must wait (`/sleep`,
 //! `/stall`), and closes without losing the last response. Does not own the event loop, timers
 //! or accept (worker.rs) and does not decide answers (router.rs).
@@ -118,6 +119,25 @@ enum Phase {
     },
 }
 
+/// The bytes of the preface that decide for HTTP/2: its request line, `PRI * HTTP/2.0\r\n`,
+/// which no HTTP/1 request has. A client that sends it means HTTP/2, and the rest of the
+/// preface is the HTTP/2 connection's to check: one that goes wrong there is answered as RFC
+/// 9113 §3.4 says (GOAWAY PROTOCOL_ERROR, then the close), not as an HTTP/1 request.
+const PREFACE_LINE: usize = 16;
+
+/// What the first bytes of a plain connection say (see [`PREFACE_LINE`]).
+fn sniff_bytes(data: &[u8]) -> Sniff {
+    let line = &herd_proto::h2::PREFACE[..PREFACE_LINE];
+    let n = data.len().min(line.len());
+    if data[..n] != line[..n] {
+        Sniff::Http1
+    } else if n == line.len() {
+        Sniff::Http2
+    } else {
+        Sniff::NeedMore
+    }
+}
+
 impl Conn {
     /// `h2`: whether the connection may speak HTTP/2 (with prior knowledge, or by ALPN).
     pub(crate) fn new(
@@ -152,7 +172,7 @@ impl Conn {
     }
 
     /// Whether the connection is HTTP/2: ALPN decides over TLS; otherwise (TCP, or TLS without
-    /// ALPN) its first 24 bytes do: HTTP/2's preface, which no HTTP/1 request starts with.
+    /// ALPN) its first bytes do: HTTP/2's preface, which no HTTP/1 request starts with.
     /// Called only before the first request, so HTTP/1 pays for it once per connection.
     fn sniff(&self) -> Sniff {
         match self.io.alpn() {
@@ -161,16 +181,7 @@ impl Conn {
             None if self.io.is_handshaking() => return Sniff::NeedMore,
             None => {}
         }
-        let data = self.rbuf.unconsumed();
-        let preface = herd_proto::h2::PREFACE;
-        let n = data.len().min(preface.len());
-        if data[..n] != preface[..n] {
-            Sniff::Http1
-        } else if n == preface.len() {
-            Sniff::Http2
-        } else {
-            Sniff::NeedMore
-        }
+        sniff_bytes(self.rbuf.unconsumed())
     }
 
     /// Epoll reported the socket readable, and whether the peer closed its side or the socket
@@ -448,4 +459,23 @@ pub(crate) fn discard_input(io: &Transport) -> Drive {
 /// An error page that ends the connection.
 fn error_reply(wq: &mut WriteQueue, date: &DateCache, status: Status) -> Reply {
     Responder::new(wq, date, Persist::Close, false).error(status, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preface_s_request_line_decides_for_http2() {
+        assert_eq!(sniff_bytes(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Sniff::Http2);
+        // A preface that goes wrong after its request line is HTTP/2's to refuse (§3.4).
+        assert_eq!(sniff_bytes(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"), Sniff::Http2);
+        assert_eq!(sniff_bytes(b"PRI * HTTP/2.0\r\n"), Sniff::Http2);
+        assert_eq!(sniff_bytes(b"PRI * HTTP/2.0\r"), Sniff::NeedMore);
+        assert_eq!(sniff_bytes(b""), Sniff::NeedMore);
+        // Anything else is HTTP/1, including a line that is neither (answered 400 there).
+        assert_eq!(sniff_bytes(b"PRI * HTTP/1.1\r\n"), Sniff::Http1);
+        assert_eq!(sniff_bytes(b"GET / HTTP/1.1\r\n"), Sniff::Http1);
+        assert_eq!(sniff_bytes(b"INVALID CONNECTION PREFACE\r\n\r\n"), Sniff::Http1);
+    }
 }

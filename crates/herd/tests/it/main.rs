@@ -52,5 +52,6 @@ mod run_servers;
 mod run_workloads;
 mod serve_cli;
 mod serve_generate;
+mod serve_h2spec;
 mod tidy;
 mod util;

@@ -18,6 +18,7 @@ use herd_proto::h2::hpack::Decoder;
 use herd_proto::h2::{encode, ErrorCode, FrameDecoder, SettingId, DEFAULT_MAX_FRAME_SIZE};
 
 use super::encoder::ResponseEncoder;
+use super::frames::Head;
 use super::stream::Streams;
 use super::{FieldList, CONNECTION_WINDOW, INITIAL_WINDOW_SIZE, MAX_CONCURRENT_STREAMS};
 use crate::conn::Drive;
@@ -64,8 +65,7 @@ pub(super) enum Phase {
 /// A header block arriving in HEADERS and CONTINUATION frames.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PendingBlock {
-    pub(super) stream: u32,
-    pub(super) end_stream: bool,
+    pub(super) head: Head,
     pub(super) continuations: u32,
 }
 
@@ -83,6 +83,10 @@ pub(crate) struct H2Conn {
     pub(super) streams: Streams,
     /// The highest stream id the client has opened (or tried to).
     pub(super) last_stream: u32,
+    /// The last stream id named in the GOAWAY NO_ERROR sent when the server began to stop: a
+    /// later GOAWAY may not name a higher one (RFC 9113 §6.8), whatever the client opened
+    /// since.
+    goaway_last: Option<u32>,
     /// Preface bytes still to check.
     preface_left: usize,
     /// The client's SETTINGS have come (RFC 9113 §3.4: its first frame).
@@ -189,6 +193,7 @@ impl H2Conn {
             encoder: ResponseEncoder::new(4096),
             streams: Streams::default(),
             last_stream: 0,
+            goaway_last: None,
             preface_left: herd_proto::h2::PREFACE.len(),
             settings_seen: false,
             peer_settings: PeerSettings {
@@ -249,6 +254,7 @@ impl H2Conn {
     pub(crate) fn go_away(&mut self) {
         if self.phase == Phase::Open {
             encode::goaway(&mut self.out, self.last_stream, ErrorCode::NO_ERROR, b"");
+            self.goaway_last = Some(self.last_stream);
             self.phase = Phase::Draining;
         }
     }
@@ -339,7 +345,7 @@ impl H2Conn {
             match self.frames.decode(input.data()) {
                 Ok(None) => break,
                 Ok(Some((frame, used))) => {
-                    let handled = self.on_frame(frame, ctx);
+                    let handled = self.on_frame(frame, input.data(), ctx);
                     input.consume(used);
                     if let Err(e) = handled {
                         self.fail(e.code, &e.reason);
@@ -367,7 +373,8 @@ impl H2Conn {
             return;
         }
         let debug = reason.as_bytes();
-        encode::goaway(&mut self.out, self.last_stream, code, &debug[..debug.len().min(256)]);
+        let last = self.goaway_last.unwrap_or(self.last_stream);
+        encode::goaway(&mut self.out, last, code, &debug[..debug.len().min(256)]);
         self.phase = Phase::Closing;
     }
 

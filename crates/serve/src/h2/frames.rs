@@ -2,12 +2,25 @@
 //! side: SETTINGS applied and acknowledged, PING answered, WINDOW_UPDATE and RST_STREAM on the
 //! streams, GOAWAY noted, HEADERS and CONTINUATION assembled into header blocks, DATA counted
 //! against the windows and dropped or echoed. A broken rule the frame decoder cannot see (stream
-//! states, windows, a block too large) is a [`ConnError`] or a reset here.
+//! states, windows, a block too large, a stream that depends on itself) is a [`ConnError`] or
+//! a reset here.
+//!
+//! Stream states (RFC 9113 §5.1), as the client's frames meet them: on an idle stream (above
+//! the highest the client opened, or even: herd opens none) only HEADERS and PRIORITY may
+//! come, else PROTOCOL_ERROR for the connection. On a half-closed (remote) stream (the client
+//! sent END_STREAM) DATA and HEADERS get RST_STREAM STREAM_CLOSED. On a closed stream
+//! (closed.rs) frames are ignored after the server's RST_STREAM; after the client's END_STREAM
+//! or RST_STREAM, DATA gets RST_STREAM STREAM_CLOSED (§6.1) and HEADERS ends the connection
+//! with STREAM_CLOSED (§5.1 allows it, and so nothing on a stream the client closed is taken
+//! quietly); HEADERS on a lower id never opened is PROTOCOL_ERROR (§5.1.1). WINDOW_UPDATE,
+//! RST_STREAM and PRIORITY may come on any stream that is not idle.
 
 use std::time::Instant;
 
+use herd_proto::h2::frame::priority;
 use herd_proto::h2::{encode, ErrorCode, Frame, SettingId, Settings};
 
+use super::closed::Closed;
 use super::conn::{H2Conn, PendingBlock};
 use super::stream::Recv;
 use super::{MAX_CONTINUATIONS, RESETS_PER_SECOND, RESET_BURST};
@@ -35,9 +48,12 @@ impl ConnError {
 const MAX_WINDOW: i64 = (1 << 31) - 1;
 
 impl H2Conn {
+    /// Handles one frame (or one piece of a DATA frame); `raw` is the input from the frame's
+    /// first byte, for the priority field the decoder drops.
     pub(super) fn on_frame(
         &mut self,
         frame: Frame<'_>,
+        raw: &[u8],
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ConnError> {
         if !self.settings_seen {
@@ -54,12 +70,15 @@ impl H2Conn {
                 self.on_data_end(stream, end_stream, flow)
             }
             Frame::Headers { stream, end_stream, end_headers, block } => {
-                self.on_headers(stream, end_stream, end_headers, block, ctx)
+                let head =
+                    Head { stream, end_stream, self_dependent: depends_on_itself(raw, stream) };
+                self.on_headers(head, end_headers, block, ctx)
             }
             Frame::Continuation { stream, end_headers, block } => {
                 self.on_continuation(stream, end_headers, block, ctx)
             }
-            Frame::Priority { .. } | Frame::Unknown { .. } => Ok(()),
+            Frame::Priority { stream } => self.on_priority(stream, depends_on_itself(raw, stream)),
+            Frame::Unknown { .. } => Ok(()),
             Frame::RstStream { stream, .. } => self.on_reset(stream, ctx.now),
             Frame::Settings { ack: true, .. } => Ok(()),
             Frame::Settings { ack: false, settings } => self.on_settings(settings),
@@ -129,6 +148,22 @@ impl H2Conn {
         Ok(())
     }
 
+    /// PRIORITY: its signal is ignored (deprecated, §5.3.2), but a stream cannot depend on
+    /// itself (§5.3.1): a stream error. On an idle stream, though, the server may not send
+    /// RST_STREAM (§6.4), so there it ends the connection (§5.4.1: any stream error may).
+    fn on_priority(&mut self, stream: u32, self_dependent: bool) -> Result<(), ConnError> {
+        if !self_dependent {
+            return Ok(());
+        }
+        if self.is_idle(stream) {
+            return Err(ConnError::protocol(format!(
+                "PRIORITY makes idle stream {stream} depend on itself (RFC 9113 §5.3.1)"
+            )));
+        }
+        self.reset(stream, ErrorCode::PROTOCOL_ERROR);
+        Ok(())
+    }
+
     fn on_reset(&mut self, stream: u32, now: Instant) -> Result<(), ConnError> {
         self.check_not_idle(stream, "RST_STREAM")?;
         let elapsed = now.saturating_duration_since(self.reset_filled).as_secs_f64();
@@ -142,15 +177,21 @@ impl H2Conn {
         }
         self.reset_tokens -= 1.0;
         if let Some(i) = self.streams.find(stream) {
-            let owed = self.streams.close(i);
+            let owed = self.streams.close(i, Closed::ByClient);
             self.release_connection(owed);
         }
         Ok(())
     }
 
+    /// Whether `stream` is idle: above the highest the client opened, or even (a server's,
+    /// and herd serve opens none; §5.1, §5.1.1).
+    pub(super) fn is_idle(&self, stream: u32) -> bool {
+        stream > self.last_stream || stream % 2 == 0
+    }
+
     /// RFC 9113 §5.1: a stream the client has not opened yet cannot take these frames.
     fn check_not_idle(&self, stream: u32, what: &str) -> Result<(), ConnError> {
-        if stream > self.last_stream {
+        if self.is_idle(stream) {
             return Err(ConnError::protocol(format!(
                 "{what} on stream {stream}, which is idle (RFC 9113 §5.1)"
             )));
@@ -196,6 +237,11 @@ impl H2Conn {
         }
         let Some(i) = self.streams.find(stream) else {
             self.release_connection(u64::from(flow));
+            // §6.1: DATA on a closed stream is a stream error STREAM_CLOSED, but after our
+            // RST_STREAM the client's DATA in flight is ignored (§5.1, closed.rs).
+            if self.streams.closed_as(stream) != Some(Closed::ResetHere) {
+                self.reset(stream, ErrorCode::STREAM_CLOSED);
+            }
             return Ok(());
         };
         let s = self.streams.get_mut(i);
@@ -235,23 +281,23 @@ impl H2Conn {
 
     fn on_headers(
         &mut self,
-        stream: u32,
-        end_stream: bool,
+        head: Head,
         end_headers: bool,
         block: &[u8],
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ConnError> {
+        let stream = head.stream;
         if stream % 2 == 0 {
             return Err(ConnError::protocol(format!(
                 "HEADERS on stream {stream}; a client's streams are odd (RFC 9113 §5.1.1)"
             )));
         }
         if end_headers {
-            return self.on_block(stream, end_stream, block, ctx);
+            return self.on_block(head, block, ctx);
         }
         self.block_buf.clear();
         self.append_block(block)?;
-        self.block = Some(PendingBlock { stream, end_stream, continuations: 0 });
+        self.block = Some(PendingBlock { head, continuations: 0 });
         Ok(())
     }
 
@@ -274,12 +320,12 @@ impl H2Conn {
             ));
         }
         let pending = *pending;
-        debug_assert_eq!(pending.stream, stream);
+        debug_assert_eq!(pending.head.stream, stream);
         self.append_block(block)?;
         if end_headers {
             self.block = None;
             let block = std::mem::take(&mut self.block_buf);
-            let handled = self.on_block(pending.stream, pending.end_stream, &block, ctx);
+            let handled = self.on_block(pending.head, &block, ctx);
             self.block_buf = block;
             return handled;
         }
@@ -297,59 +343,95 @@ impl H2Conn {
         Ok(())
     }
 
-    /// A complete header block on `stream`: a new request, or trailers.
-    fn on_block(
-        &mut self,
-        stream: u32,
-        end_stream: bool,
-        block: &[u8],
-        ctx: &mut Ctx<'_>,
-    ) -> Result<(), ConnError> {
+    /// A complete header block: a new request, or one on a stream the client opened before.
+    /// The block is decoded first whatever becomes of it, so that HPACK's table stays in step
+    /// with the client's (§4.3).
+    fn on_block(&mut self, head: Head, block: &[u8], ctx: &mut Ctx<'_>) -> Result<(), ConnError> {
+        let stream = head.stream;
         let mut request = std::mem::take(&mut self.request);
         request.clear();
         let decoded = self.hpack.decode(block, |name, value| request.push_raw(name, value));
         let result = match decoded {
             Err(e) if e.is_connection_error() => Err(ConnError::new(e.code(), e.to_string())),
-            Err(_) if stream <= self.last_stream => {
-                // Trailers too large: the request cannot be trusted.
-                self.reset(stream, ErrorCode::PROTOCOL_ERROR);
-                Ok(())
-            }
-            decoded if stream <= self.last_stream => {
-                let pseudo = request.iter().any(|(name, _)| name.starts_with(b":"));
-                self.on_trailers(stream, end_stream, decoded.is_ok() && !pseudo);
+            decoded if stream > self.last_stream => {
+                self.last_stream = stream;
+                if head.self_dependent {
+                    // §5.3.1: a stream error; the stream is closed before it was served.
+                    self.reset(stream, ErrorCode::PROTOCOL_ERROR);
+                } else {
+                    self.open_stream(stream, head.end_stream, decoded.is_ok(), &request, ctx);
+                }
                 Ok(())
             }
             decoded => {
-                self.last_stream = stream;
-                self.open_stream(stream, end_stream, decoded.is_ok(), &request, ctx);
-                Ok(())
+                // Trailers, valid unless too large or with pseudo-fields; or a block on a
+                // stream no longer open.
+                let pseudo = request.iter().any(|(name, _)| name.starts_with(b":"));
+                self.on_later_block(head, decoded.is_ok() && !pseudo)
             }
         };
         self.request = request;
         result
     }
 
-    /// A header block on a stream already open: trailers, which must end it (RFC 9113 §8.1);
-    /// `valid`: within the list limit and without pseudo-fields.
-    fn on_trailers(&mut self, stream: u32, end_stream: bool, valid: bool) {
+    /// A header block on a stream the client opened before (§5.1): trailers, which must end
+    /// it (§8.1), on a stream still open; `valid`: within the list limit and without
+    /// pseudo-fields.
+    fn on_later_block(&mut self, head: Head, valid: bool) -> Result<(), ConnError> {
+        let stream = head.stream;
         let Some(i) = self.streams.find(stream) else {
-            // A stream closed or reset: its trailers were in flight.
-            return;
+            return match self.streams.closed_as(stream) {
+                // §5.1: in flight when the server reset the stream.
+                Some(Closed::ResetHere) => Ok(()),
+                Some(Closed::ByClient) => Err(ConnError::new(
+                    ErrorCode::STREAM_CLOSED,
+                    format!("HEADERS on stream {stream}, which the client closed (RFC 9113 §5.1)"),
+                )),
+                None => Err(ConnError::protocol(format!(
+                    "HEADERS on stream {stream}, below stream {} and not open: a stream id \
+                     must be above every one the client used (RFC 9113 §5.1.1)",
+                    self.last_stream
+                ))),
+            };
         };
-        if !end_stream || !valid || self.streams.get_mut(i).recv == Recv::Closed {
-            self.reset(stream, ErrorCode::PROTOCOL_ERROR);
-            return;
-        }
-        self.end_request(i);
+        let code = if self.streams.get_mut(i).recv == Recv::Closed {
+            // Half-closed (remote): the client already ended its side.
+            ErrorCode::STREAM_CLOSED
+        } else if head.self_dependent || !head.end_stream || !valid {
+            ErrorCode::PROTOCOL_ERROR
+        } else {
+            self.end_request(i);
+            return Ok(());
+        };
+        self.reset(stream, code);
+        Ok(())
     }
 
-    /// Sends RST_STREAM and forgets the stream.
+    /// Sends RST_STREAM and forgets the stream, noting that the server reset it: the client's
+    /// frames still in flight on it are then ignored (§5.1).
     pub(super) fn reset(&mut self, stream: u32, code: ErrorCode) {
         encode::rst_stream(&mut self.out, stream, code);
-        if let Some(i) = self.streams.find(stream) {
-            let owed = self.streams.close(i);
-            self.release_connection(owed);
+        match self.streams.find(stream) {
+            Some(i) => {
+                let owed = self.streams.close(i, Closed::ResetHere);
+                self.release_connection(owed);
+            }
+            None => self.streams.note_closed(stream, Closed::ResetHere),
         }
     }
+}
+
+/// What a HEADERS frame says of the header block it starts.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Head {
+    pub(super) stream: u32,
+    pub(super) end_stream: bool,
+    /// Its priority field names its own stream (§5.3.1).
+    pub(super) self_dependent: bool,
+}
+
+/// Whether the HEADERS or PRIORITY frame of `stream` at the front of `raw` makes the stream
+/// depend on itself.
+fn depends_on_itself(raw: &[u8], stream: u32) -> bool {
+    priority::dependency(raw) == Some(stream)
 }

@@ -12,6 +12,7 @@
 //! - `send`: DATA within the client's flow-control windows, round-robin over the streams;
 //!   WINDOW_UPDATEs for what the client sent.
 //! - `stream`: one stream's two sides, and the connection's set of them.
+//! - `closed`: how the last streams closed, for the frames that still come on them.
 //! - `request`: decoded request fields → the router's `RequestHead`, malformed requests.
 //! - `encoder`: response header blocks (HPACK), the last one kept while it stays valid.
 //! - `fields`: a header field list in one reused buffer.
@@ -25,6 +26,7 @@
 //! [`RESETS_PER_SECOND`]). Each broken rule ends the connection with GOAWAY and the code of
 //! RFC 9113, or the stream with RST_STREAM; nothing panics.
 
+mod closed;
 mod conn;
 mod encoder;
 mod fields;
@@ -33,6 +35,8 @@ mod request;
 mod respond;
 mod send;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use conn::H2Conn;
 pub(crate) use fields::FieldList;

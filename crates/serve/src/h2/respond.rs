@@ -8,6 +8,7 @@ use std::io::Write as _;
 
 use herd_proto::h2::{encode, ErrorCode};
 
+use super::closed::Closed;
 use super::conn::{H2Conn, Phase};
 use super::request;
 use super::stream::{Recv, Send};
@@ -30,7 +31,9 @@ impl H2Conn {
         ctx: &mut Ctx<'_>,
     ) {
         if self.phase != Phase::Open {
-            // After our GOAWAY: above the last stream it named, so not processed.
+            // After our GOAWAY: above the last stream it named, so not processed, and its
+            // frames still to come are ignored (RFC 9113 §6.8).
+            self.streams.note_closed(id, Closed::ResetHere);
             return;
         }
         if self.streams.len() >= MAX_CONCURRENT_STREAMS as usize {

@@ -2,10 +2,12 @@
 //! send, how much, and where its DATA goes) and the response side (held, then its body to
 //! send in DATA frames within the flow-control windows). [`Streams`] holds a connection's
 //! open streams and reuses their buffers, so a stream costs no allocation once a connection
-//! has warmed up. Flow-control arithmetic and frames are conn.rs's and send.rs's.
+//! has warmed up. It also remembers how the last streams closed (closed.rs), for the frames
+//! that still come on them. Flow-control arithmetic and frames are conn.rs's and send.rs's.
 
 use std::time::Instant;
 
+use super::closed::{Closed, ClosedStreams};
 use crate::h2::FieldList;
 use crate::request_body::Sink;
 use crate::write_queue::Body;
@@ -87,11 +89,12 @@ impl Stream {
     }
 }
 
-/// A connection's open streams, and spares to reuse.
+/// A connection's open streams, spares to reuse, and the streams closed lately.
 #[derive(Debug, Default)]
 pub(super) struct Streams {
     open: Vec<Stream>,
     spare: Vec<Stream>,
+    closed: ClosedStreams,
 }
 
 impl Streams {
@@ -132,10 +135,21 @@ impl Streams {
         self.open.iter_mut()
     }
 
-    /// Closes the stream at `i`, returning the request bytes it still owed flow-control
-    /// credit for (an echo's unsent bytes).
-    pub(super) fn close(&mut self, i: usize) -> u64 {
+    /// How stream `id`, not open, closed, if it closed lately.
+    pub(super) fn closed_as(&self, id: u32) -> Option<Closed> {
+        self.closed.get(id)
+    }
+
+    /// Notes how a stream that is not open (refused, reset before it opened) closed.
+    pub(super) fn note_closed(&mut self, id: u32, how: Closed) {
+        self.closed.note(id, how);
+    }
+
+    /// Closes the stream at `i` (`how` it closed), returning the request bytes it still owed
+    /// flow-control credit for (an echo's unsent bytes).
+    pub(super) fn close(&mut self, i: usize, how: Closed) -> u64 {
         let mut s = self.open.swap_remove(i);
+        self.closed.push(s.id, how);
         let owed = s.echo_unsent;
         s.fields.clear();
         s.body.clear();
@@ -156,7 +170,8 @@ impl Streams {
         let mut i = 0;
         while i < self.open.len() {
             if self.open[i].finished() {
-                self.close(i);
+                // Both sides sent END_STREAM.
+                self.close(i, Closed::ByClient);
             } else {
                 i += 1;
             }
@@ -188,8 +203,10 @@ mod tests {
         assert_eq!(streams.find(5), None);
         assert_eq!(streams.len(), 2);
         let i = streams.find(1).unwrap();
-        streams.close(i);
+        streams.close(i, Closed::ResetHere);
         assert_eq!(streams.find(3), Some(0));
+        assert_eq!(streams.closed_as(1), Some(Closed::ResetHere));
+        assert_eq!(streams.closed_as(3), None, "open, not closed");
         // The spare comes back clean.
         let s = streams.open(5, 7, 9);
         assert!(s.body.is_empty());
@@ -210,6 +227,7 @@ mod tests {
         streams.get_mut(0).recv = Recv::Closed;
         streams.close_finished();
         assert!(streams.is_empty());
+        assert_eq!(streams.closed_as(1), Some(Closed::ByClient));
     }
 
     #[test]

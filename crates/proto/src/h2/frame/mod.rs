@@ -8,6 +8,8 @@
 //! - [`encode`] appends the frames a client sends to a `Vec<u8>`.
 //! - [`Settings`] is a SETTINGS payload whose values have been checked; [`SettingId`] names
 //!   its parameters.
+//! - [`priority::dependency`] reads the deprecated priority field a [`Frame`] drops, for the
+//!   one rule left about it (a stream cannot depend on itself, §5.3.1).
 //!
 //! What it does not do: judge stream states (idle, open, closed) or flow-control windows,
 //! bound the number of CONTINUATION frames, or decode header blocks (HPACK). The engine's
@@ -24,6 +26,7 @@ pub mod fuzzing;
 mod header;
 pub mod kind;
 mod payload;
+pub mod priority;
 mod settings;
 
 pub use decoder::FrameDecoder;
