@@ -58,7 +58,7 @@ mod timers;
 mod tls;
 mod tls_key;
 mod transport;
-pub mod uring_probe;
+pub mod uring;
 mod warm;
 mod worker;
 mod workload;
