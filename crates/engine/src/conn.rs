@@ -1,4 +1,4 @@
-//! One connection: its [`Transport`], its protocol [`Session`], its receive-rate
+//! One HTTP/1 connection: its [`Transport`], its protocol ([`Http1`]), its receive-rate
 //! [`Throttle`], and where it stands ([`State`]). Every change of state is a method here, so
 //! that a transition reads in one place; the worker decides which transition comes next (the
 //! schedule, the quota, the recorder) and never touches the fields.
@@ -10,7 +10,7 @@ use herd_stats::FailureKind;
 use rustls::ClientConnection;
 
 use crate::recorder::{Completed, Failed};
-use crate::session::{After, AtEof, Exchange, Fed, Session};
+use crate::session::{After, AtEof, Exchange, Fed, Http1};
 use crate::socket::Socket;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
@@ -55,7 +55,7 @@ pub(crate) enum Wrote {
 pub(crate) struct Conn {
     transport: Option<Transport>,
     state: State,
-    session: Session,
+    http1: Http1,
     /// The receive-rate cap, when the run has one.
     throttle: Option<Throttle>,
     /// Responses this connection has carried before the current request.
@@ -72,11 +72,11 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    pub(crate) fn new(session: Session, now: Instant) -> Conn {
+    pub(crate) fn new(http1: Http1, now: Instant) -> Conn {
         Conn {
             transport: None,
             state: State::Closed,
-            session,
+            http1,
             throttle: None,
             responses: 0,
             limit: u32::MAX,
@@ -110,7 +110,7 @@ impl Conn {
 
     #[inline]
     pub(crate) fn current(&self) -> &Exchange {
-        self.session.current()
+        self.http1.current()
     }
 
     #[inline]
@@ -122,16 +122,16 @@ impl Conn {
         self.completed_at
     }
 
-    /// Requests the connection's session may carry at once.
+    /// Requests the connection may carry at once.
     #[inline]
     pub(crate) fn max_concurrent_streams(&self) -> u32 {
-        self.session.max_concurrent_streams()
+        self.http1.max_concurrent_streams()
     }
 
     /// Requests in flight behind the current one (pipelining).
     #[inline]
     pub(crate) fn queued(&self) -> usize {
-        self.session.queued()
+        self.http1.queued()
     }
 
     /// Whether the request `ahead` places after the current one (0: the next) is the last
@@ -155,7 +155,7 @@ impl Conn {
         self.transport = None;
         self.responses = 0;
         self.opened_ahead = false;
-        self.session.reset();
+        self.http1.reset();
     }
 
     /// Closed, about to open again: it may carry `limit` requests, reading under `throttle`.
@@ -177,7 +177,6 @@ impl Conn {
     ) {
         self.reopen(limit, throttle);
         self.transport = Some(t);
-        self.session.on_connect();
         self.opened_ahead = true;
         self.idle(now);
     }
@@ -187,16 +186,16 @@ impl Conn {
         self.transport.as_mut().is_some_and(|t| t.still_idle(buf))
     }
 
-    /// Hands request `ex` to the session: the next request, or one more of a batch.
+    /// Hands request `ex` to its protocol: the next request, or one more of a batch.
     #[inline(always)]
     pub(crate) fn submit(&mut self, ex: Exchange, workload: &Workload, want_server: bool) {
-        self.session.submit(ex, workload, want_server);
+        self.http1.submit(ex, workload, want_server);
     }
 
     /// Open loop: the current request was due at `intended`, and a connection free for it
     /// at `ready`.
     pub(crate) fn due(&mut self, intended: Instant, ready: Instant) {
-        let ex = self.session.current_mut();
+        let ex = self.http1.current_mut();
         *ex = ex.due(intended, ready);
     }
 
@@ -227,27 +226,26 @@ impl Conn {
         self.transport.as_ref().and_then(Transport::tls_info)
     }
 
-    /// The transport is ready (TCP, and TLS if any): the session may speak.
+    /// The transport is ready (TCP, and TLS if any): the request may be written.
     pub(crate) fn on_connect(&mut self, now: Instant) {
-        self.session.on_connect();
         self.ready(now);
     }
 
     /// The current request may be written now (its connection is ready).
     #[inline]
     pub(crate) fn ready(&mut self, now: Instant) {
-        self.session.current_mut().connected_at(now);
+        self.http1.current_mut().connected_at(now);
         self.state = State::Writing;
     }
 
-    /// Writes what the session has to send, as far as the socket takes it.
+    /// Writes what the protocol has to send, as far as the socket takes it.
     #[inline(always)]
     pub(crate) fn write(&mut self, workload: &Workload) -> Wrote {
         let Some(t) = self.transport.as_mut() else {
             return Wrote::Failed { kind: FailureKind::Write, err: None, retry: false };
         };
         loop {
-            let data = self.session.to_write(workload);
+            let data = self.http1.to_write(workload);
             if data.is_empty() {
                 // Written before, but not all sent on (TLS): send the rest.
                 match t.flush() {
@@ -259,7 +257,7 @@ impl Conn {
             match t.write(data) {
                 Io::Done(n) => {
                     let all = n == data.len();
-                    self.session.wrote(n);
+                    self.http1.wrote(n);
                     // TLS holds all it can take (or all of it): send that on. Nothing to do
                     // for plain, where this is the whole of a request's write.
                     if all || n == 0 {
@@ -276,7 +274,7 @@ impl Conn {
                 Io::Err(fault) => return self.write_failed(Some(fault)),
             }
         }
-        self.session.written(Instant::now());
+        self.http1.written(Instant::now());
         self.state = State::Reading;
         Wrote::All
     }
@@ -294,7 +292,7 @@ impl Conn {
     }
 
     fn write_failed(&self, fault: Option<Fault>) -> Wrote {
-        let written = self.session.bytes_written();
+        let written = self.http1.bytes_written();
         match fault {
             Some(Fault::Os(e)) => {
                 // A connection that never carried a byte failed to connect, if the OS says so.
@@ -343,26 +341,26 @@ impl Conn {
     pub(crate) fn on_bytes(&mut self, data: &[u8], now: Instant) -> Fed {
         if self.state == State::AwaitClose {
             // Bytes after a complete response that the server was going to close.
-            self.session.on_trailing(data.len());
+            self.http1.on_trailing(data.len());
             return Fed::Failed(FailureKind::Overrun);
         }
-        self.session.on_read(data, now)
+        self.http1.on_read(data, now)
     }
 
     /// `n` bytes followed a complete response (it fails as an overrun).
     pub(crate) fn trailing(&mut self, n: usize) {
-        self.session.on_trailing(n);
+        self.http1.on_trailing(n);
     }
 
     /// What to do after the response that just completed (None: there is none).
     #[inline]
     pub(crate) fn after(&self) -> Option<After> {
-        self.session.after()
+        self.http1.after()
     }
 
     /// The server closed the connection: what that meant for the response in progress.
     pub(crate) fn on_eof(&mut self) -> AtEof {
-        self.session.on_eof()
+        self.http1.on_eof()
     }
 
     /// The response is complete; the server closes next.
@@ -376,12 +374,12 @@ impl Conn {
     #[inline]
     pub(crate) fn finish(&mut self, workload: &Workload) -> bool {
         self.responses = self.responses.saturating_add(1);
-        self.session.finish(workload)
+        self.http1.finish(workload)
     }
 
     /// The next pipelined request behind the current one, which failed.
     pub(crate) fn take_queued(&mut self) -> Option<usize> {
-        self.session.take_queued()
+        self.http1.take_queued()
     }
 
     /// Open loop: kept alive, waiting for the schedule since `now`.
@@ -410,8 +408,8 @@ impl Conn {
         conn: u32,
         workload: &Workload,
     ) -> Option<Completed<'a>> {
-        let r = self.session.response(workload, want_server)?;
-        let ex = self.session.current();
+        let r = self.http1.response(workload, want_server)?;
+        let ex = self.http1.current();
         Some(Completed {
             timing: ex.timing(end),
             status: r.head.status,
@@ -434,12 +432,12 @@ impl Conn {
         err: Option<&io::Error>,
         conn: u32,
     ) -> Failed {
-        let ex = self.session.current();
+        let ex = self.http1.current();
         Failed {
             kind,
             timing: ex.timing(end),
             bytes_read: ex.bytes_read(),
-            bytes_written: self.session.bytes_written() as u64,
+            bytes_written: self.http1.bytes_written() as u64,
             os_error: err.and_then(io::Error::raw_os_error),
             reused: self.reused(),
             request: ex.req(),

@@ -27,8 +27,8 @@
 //! pacer, think time), `mux` the one of HTTP/2 and HTTP/3 (`mux::worker`), both turning the
 //! same loop (`worker::base`); `conn` is one HTTP/1 connection and owns its transitions, over
 //! `session` (HTTP/1's protocol, in `session/http1`, with `pipeline`); a multiplexed
-//! connection (`mux::conn`) holds its protocol as a link, HTTP/2 (`mux::h2`) or HTTP/3
-//! (`mux::h3link`). `transport` is one read/write/flush interface for plain and TLS TCP
+//! connection (`mux::conn`) holds its protocol as a `mux::link::Link`, HTTP/2
+//! (`mux::h2link` over `mux::h2`) or HTTP/3 (`mux::h3link`). `transport` is one read/write/flush interface for plain and TLS TCP
 //! sockets, which `socket` opens (HTTP/3's UDP sockets are `quic::udp`'s). `timers`,
 //! `throttle` (the receive-rate cap), `pacer` (the open loop's clock) and `reach` (giving up
 //! on a target nothing connects to) are each their own small piece.
@@ -58,7 +58,7 @@ mod timers;
 mod tls;
 mod tls_key;
 mod transport;
-pub mod uring_probe;
+pub mod uring;
 mod warm;
 mod worker;
 mod workload;

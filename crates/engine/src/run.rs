@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use mio::{Interest, Poll, Waker};
 
 use crate::control::{Slot, WAKER};
-use crate::mux::{MuxWorker, RequestFields};
+use crate::mux::{H2Ctx, H2Link, H3Ctx, H3Link, MuxWorker, RequestFields};
 use crate::pacer::{Pacer, TIMER};
 use crate::reach::ReachWatch;
 use crate::rng::Rng;
@@ -235,12 +235,20 @@ fn worker<R: Recorder>(
             Start::At(_) | Start::Gate(_) => at.elapsed(),
         }
     };
-    let (late, end) = match field_requests {
-        Some(requests) => {
-            let w = MuxWorker::new(spec, control, share, requests, warm);
+    // The worker is built for the run's protocol once, here (mux/link.rs).
+    let (late, end) = match (&spec.wire, field_requests) {
+        (Wire::Http2(settings), Some(requests)) => {
+            let ctx = H2Ctx::new(spec, requests, *settings);
+            let w = MuxWorker::<_, H2Link>::new(spec, control, share, ctx, warm);
             (wait(), w.run())
         }
-        None => {
+        (Wire::Http3(wire), Some(requests)) => {
+            let ctx = H3Ctx::new(spec, requests, wire);
+            let w = MuxWorker::<_, H3Link>::new(spec, control, share, ctx, warm);
+            (wait(), w.run())
+        }
+        // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
+        _ => {
             let w = Worker::new(spec, control, share, warm);
             (wait(), w.run())
         }

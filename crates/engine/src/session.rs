@@ -1,32 +1,24 @@
-//! HTTP/1's protocol seam: what an HTTP/1 connection speaks, modelled on h2load's `Session`
-//! (nghttp2's src/h2load_session.h). HTTP/2 and HTTP/3 have their own (mux/, below).
+//! A request's life on a connection, and HTTP/1's protocol, modelled on h2load's `Session`
+//! (nghttp2's src/h2load_session.h).
 //!
-//! A [`Session`] turns requests into bytes to write, and response bytes into complete or
-//! failed requests, each an [`Exchange`] with its own timing. It knows nothing of sockets,
-//! the schedule or the recorder: the connection (conn.rs) moves bytes between it and the
-//! [`crate::transport::Transport`], and the worker decides when the next request starts
-//! and records each outcome.
+//! [`Exchange`] is one request and its moments (intended, ready, start, connected, written,
+//! first byte), for every protocol: HTTP/2 and HTTP/3 (mux/) time their streams with it too.
 //!
-//! h2load's methods and ours:
-//! - `on_connect`: [`Session::on_connect`], once the transport is ready;
-//! - `submit_request`: [`Session::submit`], a request to send (while fewer than
-//!   [`Session::max_concurrent_streams`] are in flight);
-//! - `on_write`: [`Session::to_write`] and [`Session::wrote`], the bytes to send next;
-//! - `on_read`: [`Session::on_read`], response bytes. Pull style: it returns at the end of
+//! [`Http1`] (session/http1.rs) turns requests into bytes to write, and response bytes into
+//! complete or failed requests. It knows nothing of sockets, the schedule or the recorder:
+//! the connection (conn.rs) moves bytes between it and the [`crate::transport::Transport`],
+//! and the worker decides when the next request starts and records each outcome. h2load's
+//! methods and its:
+//! - `submit_request`: [`Http1::submit`], a request to send (while fewer than
+//!   [`Http1::max_concurrent_streams`] are in flight: 1, or the pipeline depth, whose
+//!   responses come back in request order);
+//! - `on_write`: [`Http1::to_write`] and [`Http1::wrote`], the bytes to send next;
+//! - `on_read`: [`Http1::on_read`], response bytes. Pull style: it returns at the end of
 //!   each response ([`Fed::Complete`]) so that the worker records it before the next is
-//!   parsed, with no callback and no allocation;
-//! - `max_concurrent_streams`: [`Session::max_concurrent_streams`].
+//!   parsed, with no callback and no allocation.
 //!
-//! It is an enum, not a trait object: a `match` per call, which the compiler removes while
-//! HTTP/1 is the only variant, so HTTP/1's per-request cost does not grow.
-//!
-//! HTTP/1.1 ([`Http1`], session/http1.rs) is the first kind: one request at a time, or a
-//! pipelined batch (`max_concurrent_streams` = the pipeline depth) whose responses come back
-//! in request order; the connection's last request asks the server to close.
-//!
-//! HTTP/2 and HTTP/3 did not fit this seam as a variant: their connection has room, not a
-//! current request, so they have their own worker (mux/), which reuses [`Exchange`] for each
-//! stream's moments. This seam is HTTP/1's (with pipelining's batch).
+//! The connection holds an `Http1` itself, not an enum of protocols: HTTP/2 and HTTP/3 have
+//! room, not a current request, and their own worker (mux/).
 
 mod http1;
 
@@ -36,14 +28,8 @@ use herd_proto::Head;
 use herd_stats::FailureKind;
 
 use crate::recorder::Timing;
-use crate::workload::Workload;
 
 pub(crate) use http1::Http1;
-
-/// What a connection speaks.
-pub(crate) enum Session {
-    Http1(Http1),
-}
 
 /// One request on a connection, and its moments so far (what HTTP/2 calls a stream, less
 /// the protocol's own state).
@@ -195,161 +181,5 @@ impl Exchange {
             self.first_byte = Some(now);
         }
         self.bytes_read += n as u64;
-    }
-}
-
-impl Session {
-    pub(crate) fn http1(limits: herd_proto::Limits, depth: u32, now: Instant) -> Session {
-        Session::Http1(Http1::new(limits, depth, now))
-    }
-
-    /// Requests the connection may carry at once.
-    #[inline]
-    pub(crate) fn max_concurrent_streams(&self) -> u32 {
-        match self {
-            Session::Http1(s) => s.max_concurrent_streams(),
-        }
-    }
-
-    /// The transport is ready (TCP connected, TLS handshake done).
-    #[inline]
-    pub(crate) fn on_connect(&mut self) {
-        match self {
-            Session::Http1(_) => {}
-        }
-    }
-
-    /// Queues request `ex` (its bytes from `workload`) for writing. `want_server`: capture its
-    /// `Server` header.
-    #[inline(always)]
-    pub(crate) fn submit(&mut self, ex: Exchange, workload: &Workload, want_server: bool) {
-        match self {
-            Session::Http1(s) => s.submit(ex, workload, want_server),
-        }
-    }
-
-    /// The bytes to write next; empty when everything submitted is written.
-    #[inline(always)]
-    pub(crate) fn to_write<'a>(&'a self, workload: &'a Workload) -> &'a [u8] {
-        match self {
-            Session::Http1(s) => s.to_write(workload),
-        }
-    }
-
-    /// `n` bytes of [`Session::to_write`] were written.
-    #[inline]
-    pub(crate) fn wrote(&mut self, n: usize) {
-        match self {
-            Session::Http1(s) => s.wrote(n),
-        }
-    }
-
-    /// Everything submitted is written, at `now`.
-    #[inline]
-    pub(crate) fn written(&mut self, now: Instant) {
-        match self {
-            Session::Http1(s) => s.written(now),
-        }
-    }
-
-    /// Request bytes written so far for the current request (or batch).
-    #[inline]
-    pub(crate) fn bytes_written(&self) -> usize {
-        match self {
-            Session::Http1(s) => s.bytes_written(),
-        }
-    }
-
-    /// Feeds response bytes that arrived at `now`.
-    #[inline(always)]
-    pub(crate) fn on_read(&mut self, data: &[u8], now: Instant) -> Fed {
-        match self {
-            Session::Http1(s) => s.on_read(data, now),
-        }
-    }
-
-    /// Bytes after a complete response (they make it fail as an overrun): counted with it.
-    #[inline]
-    pub(crate) fn on_trailing(&mut self, n: usize) {
-        match self {
-            Session::Http1(s) => s.on_trailing(n),
-        }
-    }
-
-    /// The server closed: what that meant for the response in progress.
-    #[inline]
-    pub(crate) fn on_eof(&mut self) -> AtEof {
-        match self {
-            Session::Http1(s) => s.on_eof(),
-        }
-    }
-
-    /// What to do with the connection after the response that just completed; None when
-    /// there is no complete response.
-    #[inline]
-    pub(crate) fn after(&self) -> Option<After> {
-        match self {
-            Session::Http1(s) => s.after(),
-        }
-    }
-
-    /// The response that just completed; with its `Server` header if `want_server`.
-    #[inline(always)]
-    pub(crate) fn response<'a>(
-        &'a self,
-        workload: &Workload,
-        want_server: bool,
-    ) -> Option<Response<'a>> {
-        match self {
-            Session::Http1(s) => s.response(workload, want_server),
-        }
-    }
-
-    /// The request whose response is being read (or was last).
-    #[inline]
-    pub(crate) fn current(&self) -> &Exchange {
-        match self {
-            Session::Http1(s) => s.current(),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn current_mut(&mut self) -> &mut Exchange {
-        match self {
-            Session::Http1(s) => s.current_mut(),
-        }
-    }
-
-    /// Requests in flight behind the current one.
-    #[inline]
-    pub(crate) fn queued(&self) -> usize {
-        match self {
-            Session::Http1(s) => s.queued(),
-        }
-    }
-
-    /// The current request has ended (its outcome is recorded). True when a request queued
-    /// behind it is now the current one, its response next.
-    #[inline]
-    pub(crate) fn finish(&mut self, workload: &Workload) -> bool {
-        match self {
-            Session::Http1(s) => s.finish(workload),
-        }
-    }
-
-    /// Takes the next request queued behind the current one (to fail it).
-    #[inline]
-    pub(crate) fn take_queued(&mut self) -> Option<usize> {
-        match self {
-            Session::Http1(s) => s.take_queued(),
-        }
-    }
-
-    /// The connection is gone: nothing is in flight any more.
-    #[inline]
-    pub(crate) fn reset(&mut self) {
-        match self {
-            Session::Http1(s) => s.reset(),
-        }
     }
 }

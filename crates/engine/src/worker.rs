@@ -38,7 +38,7 @@ use mio::{Interest, Token};
 use self::base::{Base, Share, Turns, WorkerEnd};
 use crate::conn::{Conn, State};
 use crate::pacer::Pacer;
-use crate::session::{Exchange, Session};
+use crate::session::{Exchange, Http1};
 use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
@@ -86,7 +86,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
             Schedule::Pipelined { depth, .. } => (None, depth.get()),
             Schedule::Rate { .. } => (None, 1),
         };
-        let conns = (0..n_conns).map(|_| Conn::new(Session::http1(spec.limits, depth, now), now));
+        let conns = (0..n_conns).map(|_| Conn::new(Http1::new(spec.limits, depth, now), now));
         let mut w = Worker {
             base,
             conns: conns.collect(),
@@ -262,7 +262,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
         self.write_request(i);
     }
 
-    /// Chooses connection `i`'s next request and hands it to its session, timed from `now`
+    /// Chooses connection `i`'s next request and hands it to its connection, timed from `now`
     /// (the open loop then sets when it was due); with pipelining, takes the rest of the batch
     /// from the quota too.
     fn prepare(&mut self, i: usize, now: Instant) {

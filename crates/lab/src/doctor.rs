@@ -167,7 +167,7 @@ fn server_cpu() -> Check {
 /// Whether the engine could drive its sockets through io_uring here (the completion
 /// backend of issue 35); not having it costs nothing today: the engine runs on epoll.
 fn uring() -> Check {
-    use herd_engine::uring_probe::{probe, Uring};
+    use herd_engine::uring::probe::{probe, Uring};
     const WHAT: &str = "io_uring";
     match probe() {
         found @ Uring::Available { .. } => ok(WHAT, &found.to_string()),

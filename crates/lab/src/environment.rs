@@ -44,7 +44,7 @@ pub fn record(herd_version: &str) -> Vec<(String, String)> {
     put("rlimit_nofile", rlimit_nofile());
     put("loadavg_at_start", read("/proc/loadavg"));
     // Whether the engine's sockets could go through io_uring here (issue 35).
-    put("io_uring", herd_engine::uring_probe::probe().to_string());
+    put("io_uring", herd_engine::uring::probe::probe().to_string());
     for name in SYSCTLS {
         put(&format!("sysctl.{name}"), sysctl(name).unwrap_or_else(|| "unknown".into()));
     }

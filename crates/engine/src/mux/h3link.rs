@@ -6,15 +6,24 @@
 //! callback only notes it ([`Note`], owned, small, in a reused buffer), and the notes are
 //! applied afterwards, when the link is free to change.
 
+use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use herd_stats::FailureKind;
 
+use mio::Interest;
+
 use super::h2::Event;
+use super::link::{Dial, Link, Opening, Progress, Readiness, Received, Record};
+use super::request::RequestFields;
 use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, QuicStats};
 use crate::session::Exchange;
+use crate::socket;
+use crate::throttle::Throttle;
+use crate::transport::Transport;
+use crate::{H3Wire, RunSpec};
 
 /// What the driver said, kept until it can be applied.
 #[derive(Debug, Clone, Copy)]
@@ -86,14 +95,14 @@ impl H3Link {
         streams: u32,
         now: Instant,
     ) -> Result<(), QuicFailure> {
-        self.close();
+        self.reset();
         let conn = H3Conn::connect_from(client, peer, source, streams as usize, now)?;
         self.conn = Some(Box::new(conn));
         Ok(())
     }
 
     /// Drops the connection (its figures are kept).
-    pub(crate) fn close(&mut self) {
+    fn reset(&mut self) {
         if let Some(c) = self.conn.take() {
             add(&mut self.stats, &c.stats());
         }
@@ -111,35 +120,9 @@ impl H3Link {
         self.conn.as_mut().map(|c| c.quic().socket())
     }
 
-    #[inline]
-    pub(crate) fn is_connected(&self) -> bool {
-        self.connected
-    }
-
-    #[inline]
-    pub(crate) fn closed(&self) -> Option<FailureKind> {
-        self.closed
-    }
-
-    #[inline]
-    pub(crate) fn open(&self) -> u32 {
-        self.open
-    }
-
-    #[inline]
-    pub(crate) fn can_open(&self) -> bool {
-        self.conn.as_ref().is_some_and(|c| c.can_submit())
-    }
-
-    /// No request will start on it again (GOAWAY, or its end).
-    #[inline]
-    pub(crate) fn is_closing(&self) -> bool {
-        self.closed.is_some() || (self.connected && !self.can_open() && self.open == 0)
-    }
-
     /// Sends `ex` (request bytes `stream`) on a new stream; false if the connection would
     /// not take it (the caller keeps the request).
-    pub(crate) fn submit(
+    pub(crate) fn submit_stream(
         &mut self,
         ex: Exchange,
         first: bool,
@@ -211,45 +194,6 @@ impl H3Link {
         self.conn.as_mut().and_then(|c| c.poll_timeout())
     }
 
-    /// Fails the requests past `timeout`: each stream is cancelled, the connection goes on.
-    pub(crate) fn expire(&mut self, now: Instant, timeout: std::time::Duration) {
-        for slot in 0..self.slots.len() {
-            let late =
-                matches!(self.slots[slot], Some(r) if r.open && r.ex.timed_out(now, timeout));
-            if late {
-                if let Some(c) = self.conn.as_mut() {
-                    c.cancel(slot as u64);
-                }
-                self.end(slot, Event::Failed(slot, FailureKind::Timeout));
-            }
-        }
-    }
-
-    /// The connection failed as a whole (herd's side: a socket it could not register): every
-    /// open request fails with `kind`.
-    pub(crate) fn fail_all(&mut self, kind: FailureKind) {
-        for slot in 0..self.slots.len() {
-            self.end(slot, Event::Failed(slot, kind));
-        }
-    }
-
-    pub(crate) fn next_event(&mut self) -> Option<Event> {
-        self.events.pop()
-    }
-
-    pub(crate) fn request(&self, slot: usize) -> Option<&H3Request> {
-        self.slots.get(slot).and_then(Option::as_ref)
-    }
-
-    /// The outcome of `slot` is recorded: its place is free.
-    pub(crate) fn release(&mut self, slot: usize) {
-        if let Some(s) = self.slots.get_mut(slot) {
-            if s.take().is_some() {
-                self.free.push(slot);
-            }
-        }
-    }
-
     /// What this link's connections did, summed (the current one included).
     pub(crate) fn stats(&self) -> QuicStats {
         let mut total = self.stats;
@@ -309,6 +253,217 @@ impl H3Link {
             }
         }
     }
+}
+
+/// What a worker's HTTP/3 connections share.
+pub(crate) struct H3Ctx<'a> {
+    spec: &'a RunSpec,
+    requests: &'a [RequestFields],
+    client: &'a QuicClient,
+    streams: u32,
+    /// Each request's stream (HEADERS and DATA), encoded once; cloning shares the bytes.
+    bytes: Vec<Bytes>,
+    io: IoBuffers,
+}
+
+impl<'a> H3Ctx<'a> {
+    pub(crate) fn new(spec: &'a RunSpec, requests: &'a [RequestFields], wire: &'a H3Wire) -> Self {
+        H3Ctx {
+            spec,
+            requests,
+            client: &wire.client,
+            streams: wire.streams.get(),
+            bytes: requests.iter().map(|r| Bytes::from(r.h3_stream())).collect(),
+            io: IoBuffers::new(),
+        }
+    }
+}
+
+impl<'a> Link<'a> for H3Link {
+    type Ctx = H3Ctx<'a>;
+    const QUIC: bool = true;
+
+    fn new(_ctx: &H3Ctx<'a>) -> H3Link {
+        H3Link::new()
+    }
+
+    /// A QUIC connection, its socket in the worker's poll, its first flight out. Its address
+    /// and source address are chosen as TCP's are (socket.rs): `--bind` holds.
+    fn open(
+        &mut self,
+        ctx: &mut H3Ctx<'a>,
+        dial: Dial<'_>,
+        _throttle: Option<Throttle>,
+        now: Instant,
+    ) -> Progress {
+        let Some((peer, source)) = socket::route(ctx.spec, dial.addr, dial.conn) else {
+            return failed(FailureKind::Connect, None);
+        };
+        if let Err(f) = self.connect(ctx.client, (peer, source), ctx.streams, now) {
+            // A socket that cannot be opened toward this address (no route, no such source
+            // address) is TCP's failed connect: the next resolved address is tried, and the
+            // OS's error is counted with the failure either way.
+            return match f.os_error() {
+                Some(e) if f.is_open_failure() => {
+                    Progress { connected: false, tls: None, step: Opening::Refused(e) }
+                }
+                os => failed(f.kind(), os),
+            };
+        }
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        let registered = match self.socket() {
+            Some(sock) => dial.registry.register(sock, dial.token, interest),
+            None => Ok(()),
+        };
+        if let Err(e) = registered {
+            return failed(FailureKind::Connect, Some(e));
+        }
+        self.flush(now, &mut ctx.io);
+        Progress::pending()
+    }
+
+    fn adopt(&mut self, _t: Transport, _throttle: Option<Throttle>) {
+        // Never called: connections opened ahead are TCP's (RunSpec::opens_ahead, warm.rs).
+        debug_assert!(false, "an HTTP/3 link adopts no TCP connection");
+    }
+
+    /// Until QUIC's handshake is done the connection is opening (it has no TCP stage, and
+    /// the run has not reached its target until then).
+    fn advance(&mut self, ctx: &mut H3Ctx<'a>, ready: Option<Readiness>, now: Instant) -> Progress {
+        match ready {
+            Some(r) => {
+                if r.readable || r.hangup() {
+                    self.on_readable(now, &mut ctx.io);
+                }
+                if r.writable {
+                    self.on_writable(now, &mut ctx.io);
+                }
+            }
+            None => self.on_timeout(now, &mut ctx.io),
+        }
+        if self.connected {
+            Progress { connected: true, tls: None, step: Opening::Ready }
+        } else if let Some(kind) = self.closed {
+            failed(kind, None)
+        } else {
+            Progress::pending()
+        }
+    }
+
+    fn start(&mut self) {}
+
+    fn close(&mut self) {
+        self.reset();
+    }
+
+    fn receive(&mut self, ctx: &mut H3Ctx<'a>, _buf: &mut [u8], _hangup: bool) -> Received {
+        let now = Instant::now();
+        self.on_readable(now, &mut ctx.io);
+        Received::Data { now, heard: true, more: false, eof: false }
+    }
+
+    fn send(&mut self, ctx: &mut H3Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
+        self.flush(Instant::now(), &mut ctx.io);
+        Ok(())
+    }
+
+    fn on_writable(&mut self, ctx: &mut H3Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
+        H3Link::on_writable(self, Instant::now(), &mut ctx.io);
+        Ok(())
+    }
+
+    fn timer(&mut self) -> Option<Instant> {
+        self.poll_timeout()
+    }
+
+    fn on_timer(&mut self, ctx: &mut H3Ctx<'a>, now: Instant) -> bool {
+        self.on_timeout(now, &mut ctx.io);
+        false
+    }
+
+    #[inline]
+    fn in_flight(&self) -> u32 {
+        self.open
+    }
+
+    #[inline]
+    fn can_open(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.can_submit())
+    }
+
+    #[inline]
+    fn is_closing(&self) -> bool {
+        self.closed.is_some() || (self.connected && !self.can_open() && self.open == 0)
+    }
+
+    #[inline]
+    fn closed(&self) -> Option<FailureKind> {
+        self.closed
+    }
+
+    fn submit(&mut self, ctx: &mut H3Ctx<'a>, ex: Exchange, first: bool, now: Instant) -> bool {
+        let head = ctx.requests.get(ex.req()).is_some_and(|r| r.head);
+        match ctx.bytes.get(ex.req()) {
+            Some(b) => self.submit_stream(ex, first, b, head, now),
+            None => false,
+        }
+    }
+
+    fn next_event(&mut self) -> Option<Event> {
+        self.events.pop()
+    }
+
+    fn record(&self, slot: usize) -> Option<Record> {
+        self.slots.get(slot).and_then(Option::as_ref).map(|r| Record {
+            ex: r.ex,
+            first: r.first,
+            status: r.status,
+            body: r.body,
+            bytes_written: r.bytes_written,
+        })
+    }
+
+    fn release(&mut self, slot: usize) {
+        if let Some(s) = self.slots.get_mut(slot) {
+            if s.take().is_some() {
+                self.free.push(slot);
+            }
+        }
+    }
+
+    /// Each stream past `timeout` is cancelled; the connection goes on.
+    fn expire(&mut self, now: Instant, timeout: Duration) {
+        for slot in 0..self.slots.len() {
+            let late =
+                matches!(self.slots[slot], Some(r) if r.open && r.ex.timed_out(now, timeout));
+            if late {
+                if let Some(c) = self.conn.as_mut() {
+                    c.cancel(slot as u64);
+                }
+                self.end(slot, Event::Failed(slot, FailureKind::Timeout));
+            }
+        }
+    }
+
+    /// A datagram socket has no end of stream; QUIC's own close is [`Link::closed`].
+    fn on_eof(&mut self, _unheard: bool) {
+        self.fail_all(FailureKind::Closed, false);
+    }
+
+    /// `retry` cannot hold here: no HTTP/3 connection is opened ahead, so none ends unheard.
+    fn fail_all(&mut self, kind: FailureKind, _retry: bool) {
+        for slot in 0..self.slots.len() {
+            self.end(slot, Event::Failed(slot, kind));
+        }
+    }
+
+    fn add_stats(&self, total: &mut QuicStats) {
+        add(total, &self.stats());
+    }
+}
+
+fn failed(kind: FailureKind, e: Option<io::Error>) -> Progress {
+    Progress { connected: false, tls: None, step: Opening::Failed(kind, e) }
 }
 
 /// Keeps what the driver said, owned (the callback holds no reference to the link).

@@ -13,37 +13,28 @@ use std::io;
 use std::time::Instant;
 
 use herd_stats::FailureKind;
-use mio::event::Event as Readiness;
-use mio::{Interest, Token};
+use mio::event::Event as MioEvent;
+use mio::Token;
 
-use bytes::Bytes;
-
-use super::conn::{Link, MuxConn, State};
-use super::h2::{Event, Limits, H2};
-use super::h3link::H3Link;
-use super::request::RequestFields;
+use super::conn::{MuxConn, State};
+use super::h2::Event;
+use super::link::{Dial, Link, Opening, Progress, Readiness, Received};
 use crate::pacer::Pacer;
-use crate::quic::{IoBuffers, QuicClient, QuicStats};
+use crate::quic::QuicStats;
 use crate::recorder::Failed;
 use crate::session::Exchange;
-use crate::socket;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
-use crate::transport::{Fault, Io, Transport};
 use crate::warm::Warm;
 use crate::worker::base::{self, Base, Share, Turns, WorkerEnd};
 use crate::worker::outcome::CONNECT_BACKOFF;
-use crate::{Control, EngineError, H2Settings, Recorder, RunSpec, Wire};
+use crate::{Control, EngineError, Recorder, RunSpec};
 
-pub(crate) struct MuxWorker<'a, R> {
+pub(crate) struct MuxWorker<'a, R, L: Link<'a>> {
     base: Base<'a, R>,
-    requests: &'a [RequestFields],
-    /// The workload has several requests (`:path` stays out of the HPACK table).
-    many: bool,
-    /// HTTP/3: the QUIC client, streams per connection, each request's stream bytes, and the
-    /// worker's datagram buffers.
-    h3: Option<H3Run<'a>>,
-    conns: Vec<MuxConn>,
+    /// What the connections' protocol shares: requests in its form, settings, buffers.
+    ctx: L::Ctx,
+    conns: Vec<MuxConn<L>>,
     /// Requests to send again, uncounted, with their due times.
     retry: Vec<Exchange>,
     /// Open loop: where the search for a connection with room starts.
@@ -52,64 +43,19 @@ pub(crate) struct MuxWorker<'a, R> {
     opened: Vec<usize>,
 }
 
-/// What an HTTP/3 run's worker holds besides its connections.
-struct H3Run<'a> {
-    client: &'a QuicClient,
-    streams: u32,
-    /// Each request's stream (HEADERS and DATA), encoded once; cloning shares the bytes.
-    bytes: Vec<Bytes>,
-    io: IoBuffers,
-}
-
-impl<'a, R: Recorder> MuxWorker<'a, R> {
+impl<'a, R: Recorder, L: Link<'a>> MuxWorker<'a, R, L> {
     pub(crate) fn new(
         spec: &'a RunSpec,
         control: &'a Control,
         share: Share<R>,
-        requests: &'a [RequestFields],
+        ctx: L::Ctx,
         warm: Warm,
     ) -> Self {
         let (base, n_conns) = Base::new(spec, control, share);
         let now = base.last_activity;
-        let max_head = spec.limits.max_head_bytes;
-        let limits =
-            Limits { max_list: u32::try_from(max_head).unwrap_or(u32::MAX), max_block: max_head };
-        let h3 = match &spec.wire {
-            Wire::Http3(w) => Some(H3Run {
-                client: &w.client,
-                streams: w.streams.get(),
-                bytes: requests.iter().map(|r| Bytes::from(r.h3_stream())).collect(),
-                io: IoBuffers::new(),
-            }),
-            _ => None,
-        };
-        let settings = match &spec.wire {
-            Wire::Http2(s) => *s,
-            _ => H2Settings::new(std::num::NonZeroU32::MIN),
-        };
-        let conns = (0..n_conns)
-            .map(|_| {
-                let link = match h3 {
-                    Some(_) => Link::H3(H3Link::new()),
-                    None => Link::H2 {
-                        transport: None,
-                        h2: H2::new(settings, limits, requests.len()),
-                        throttle: None,
-                    },
-                };
-                MuxConn::new(link, now)
-            })
-            .collect();
-        let mut w = MuxWorker {
-            base,
-            requests,
-            many: requests.len() > 1,
-            h3,
-            conns,
-            retry: Vec::new(),
-            cursor: 0,
-            opened: Vec::new(),
-        };
+        let conns = (0..n_conns).map(|_| MuxConn::new(L::new(&ctx), now)).collect();
+        let mut w =
+            MuxWorker { base, ctx, conns, retry: Vec::new(), cursor: 0, opened: Vec::new() };
         w.adopt(warm, now);
         w
     }
@@ -118,9 +64,6 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     /// yet; a closed loop fills them at its first turn, an open loop as requests fall due. No
     /// request on them pays a connect, as on HTTP/1's. (HTTP/3 opens none ahead.)
     fn adopt(&mut self, warm: Warm, now: Instant) {
-        if self.h3.is_some() {
-            return;
-        }
         let paced = self.base.pacer.is_some();
         let (conns, opened) = (&mut self.conns, &mut self.opened);
         self.base.adopt(warm, conns.len(), now, |i, t, limit, throttle| {
@@ -135,7 +78,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
         let clock = ThreadClock::start();
         base::run(&mut self)?;
-        let quic = self.h3.is_some().then(|| self.quic_stats());
+        let quic = L::QUIC.then(|| self.quic_stats());
         for c in &mut self.conns {
             c.close();
         }
@@ -143,12 +86,10 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     /// Every HTTP/3 connection's figures, summed.
-    fn quic_stats(&mut self) -> QuicStats {
+    fn quic_stats(&self) -> QuicStats {
         let mut total = QuicStats::default();
-        for c in &mut self.conns {
-            if let Some(l) = c.h3() {
-                super::h3link::add(&mut total, &l.stats());
-            }
+        for c in &self.conns {
+            c.link.add_stats(&mut total);
         }
         total
     }
@@ -199,9 +140,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                 let ready = due.max(self.conns[i].waiting_since());
                 self.start(i, ex.due(due, ready), now);
                 self.write(i);
-                if self.h3.is_some() {
-                    self.arm_quic(i);
-                }
+                self.arm(i);
             } else if let Some(i) = self.base.free.pop() {
                 let Some(ex) = self.next_request(now) else {
                     self.base.free.push(i);
@@ -242,67 +181,39 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         let spec = self.base.spec;
         let limit = if self.base.keep_alive { self.base.connection_limit() } else { 1 };
         self.base.timers.cancel(i);
-        self.conns[i].reopen(first, limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
-        if self.h3.is_some() {
-            self.open_h3(i, now);
-            return;
-        }
-        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i) {
-            Ok((mut sock, in_progress)) => {
-                let reg = self.base.poll.registry().register(
-                    &mut sock,
-                    Token(i),
-                    Interest::READABLE | Interest::WRITABLE,
-                );
-                if let Err(e) = reg {
-                    self.conn_failed(i, FailureKind::Connect, Some(e));
-                    return;
-                }
-                self.conns[i].connecting(sock);
-                if !in_progress {
-                    self.on_connected(i);
-                }
-            }
-            Err(e) => self.connect_failed(i, e),
-        }
+        self.conns[i].reopen(first, limit);
+        let dial = Dial {
+            registry: self.base.poll.registry(),
+            token: Token(i),
+            addr: self.base.addr,
+            conn: self.base.first_conn as usize + i,
+        };
+        let throttle = spec.receive_rate.map(|r| Throttle::new(r, now));
+        let p = self.conns[i].link.open(&mut self.ctx, dial, throttle, now);
+        self.progress(i, p);
     }
 
-    /// HTTP/3: a QUIC connection, its socket in the worker's poll, its first flight out. Its
-    /// address and source address are chosen as TCP's are (socket.rs): `--bind` holds.
-    fn open_h3(&mut self, i: usize, now: Instant) {
-        let conn = self.base.first_conn as usize + i;
-        let Some((peer, source)) = socket::route(self.base.spec, self.base.addr, conn) else {
-            return;
-        };
-        let Some(h3) = &self.h3 else { return };
-        let (client, streams) = (h3.client, h3.streams);
-        let Some(link) = self.conns[i].h3() else { return };
-        if let Err(f) = link.connect(client, (peer, source), streams, now) {
-            // A socket that cannot be opened toward this address (no route, no such source
-            // address) is TCP's failed connect: the next resolved address is tried, and the
-            // OS's error is counted with the failure either way.
-            match f.os_error() {
-                Some(e) if f.is_open_failure() => self.connect_failed(i, e),
-                os => self.conn_failed(i, f.kind(), os),
+    /// Where opening connection `i` has got to: on, ready, or failed.
+    fn progress(&mut self, i: usize, p: Progress) {
+        if p.connected {
+            self.base.connected();
+            if self.conns[i].state() == State::Connecting {
+                self.conns[i].set_state(State::Handshaking);
             }
-            return;
         }
-        let registered = match link.socket() {
-            Some(sock) => self.base.poll.registry().register(
-                sock,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            ),
-            None => Ok(()),
-        };
-        if let Err(e) = registered {
-            self.conn_failed(i, FailureKind::Connect, Some(e));
-            return;
+        if p.tls.is_some() && self.base.tls_info.is_none() {
+            self.base.tls_info = p.tls;
         }
-        // Until QUIC's handshake is done the connection is connecting: it has no TCP stage
-        // (and the run has not reached its target: after_h3 says when it has).
-        self.conns[i].set_state(State::Connecting);
-        self.write(i);
+        match p.step {
+            Opening::Pending => {
+                // QUIC's handshake has its own packets and timers to send and set.
+                self.write(i);
+                self.arm(i);
+            }
+            Opening::Ready => self.on_ready(i),
+            Opening::Failed(kind, e) => self.conn_failed(i, kind, e),
+            Opening::Refused(e) => self.connect_failed(i, e),
+        }
     }
 
     fn connect_failed(&mut self, i: usize, e: io::Error) {
@@ -320,88 +231,32 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     #[inline(always)]
-    fn on_event(&mut self, i: usize, ev: &Readiness, buf: &mut [u8]) {
-        let hangup = ev.is_read_closed() || ev.is_error();
-        let (readable, writable) = (ev.is_readable() || hangup, ev.is_writable());
-        if self.h3.is_some() {
-            if self.conns[i].state() == State::Closed {
-                return;
-            }
-            let now = Instant::now();
-            if let (Some(h3), Some(link)) = (self.h3.as_mut(), self.conns[i].h3()) {
-                if readable || hangup {
-                    link.on_readable(now, &mut h3.io);
-                }
-                if writable {
-                    link.on_writable(now, &mut h3.io);
-                }
-            }
-            self.after_h3(i, now);
-            return;
-        }
+    fn on_event(&mut self, i: usize, ev: &MioEvent, buf: &mut [u8]) {
+        let r = Readiness::of(ev);
         match self.conns[i].state() {
             State::Closed => {}
-            State::Connecting => {
-                // A refused connect reports EPOLLERR and EPOLLHUP with EPOLLOUT: an error
-                // is a failed connect whatever else is set (as HTTP/1's worker reads it), or
-                // every refusal would pass for a connection and fail as a write.
-                if ev.is_error() || (ev.is_read_closed() && !writable) {
-                    let err = self.conns[i].socket().and_then(|s| s.take_error().ok().flatten());
-                    let e = err.unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into());
-                    self.connect_failed(i, e);
-                } else if writable || readable {
-                    self.on_connected(i);
-                }
+            State::Connecting | State::Handshaking => {
+                let p = self.conns[i].link.advance(&mut self.ctx, Some(r), Instant::now());
+                self.progress(i, p);
             }
-            State::Handshaking => self.drive_handshake(i),
             State::Open => {
-                if writable {
-                    self.write(i);
+                if r.writable {
+                    let sent = self.conns[i].link.on_writable(&mut self.ctx);
+                    if let Err((kind, e)) = sent {
+                        return self.conn_failed(i, kind, e);
+                    }
                 }
-                if readable && self.conns[i].state() == State::Open {
-                    self.on_readable(i, hangup, buf);
+                if r.readable || r.hangup() {
+                    self.on_readable(i, r.hangup(), buf);
+                } else {
+                    self.settle(i, Instant::now());
                 }
             }
         }
     }
 
-    fn on_connected(&mut self, i: usize) {
-        self.base.connected();
-        match &self.base.spec.target.tls {
-            Some(tls) => match tls.connect() {
-                Ok(session) => {
-                    self.conns[i].start_tls(session);
-                    self.drive_handshake(i);
-                }
-                Err(_) => self.conn_failed(i, FailureKind::Tls, None),
-            },
-            None => self.on_ready(i),
-        }
-    }
-
-    fn drive_handshake(&mut self, i: usize) {
-        match self.conns[i].handshake() {
-            Io::Done(_) => {
-                if self.base.tls_info.is_none() {
-                    self.base.tls_info = self.conns[i].transport().and_then(|t| t.tls_info());
-                }
-                if !self.conns[i].transport().is_some_and(Transport::chose_h2) {
-                    // The server would not speak HTTP/2 over TLS: nothing to send it.
-                    self.conn_failed(i, FailureKind::Tls, None);
-                    return;
-                }
-                self.on_ready(i);
-            }
-            Io::Retry => {}
-            Io::Eof | Io::Err(Fault::Tls) => self.conn_failed(i, FailureKind::Tls, None),
-            Io::Err(Fault::Os(e)) => {
-                let kind = crate::conn::connect_or(e.raw_os_error(), FailureKind::Tls);
-                self.conn_failed(i, kind, Some(e));
-            }
-        }
-    }
-
-    /// The transport is ready: preface, the first request, then as many as there is room for.
+    /// The connection is ready: its protocol's opening, the first request, then as many as
+    /// there is room for.
     fn on_ready(&mut self, i: usize) {
         let now = Instant::now();
         self.conns[i].open();
@@ -409,8 +264,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             first.connected_at(now);
             self.submit(i, first, true, now);
         }
-        self.fill(i, now);
-        self.write(i);
+        self.settle(i, now);
     }
 
     /// Closed loop: starts requests on `i` while it has room and the quota lasts.
@@ -439,22 +293,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
 
     /// Hands `ex` to connection `i`'s protocol.
     fn submit(&mut self, i: usize, ex: Exchange, first: bool, now: Instant) -> bool {
-        let (requests, many) = (self.requests, self.many);
-        let taken = match (&self.h3, &mut self.conns[i].link) {
-            (Some(h3), Link::H3(l)) => {
-                let head = requests.get(ex.req()).is_some_and(|r| r.head);
-                match h3.bytes.get(ex.req()) {
-                    Some(b) => l.submit(ex, first, b, head, now),
-                    None => false,
-                }
-            }
-            (_, Link::H2 { h2, .. }) => {
-                h2.submit(ex, first, requests, many);
-                true
-            }
-            (None, Link::H3(_)) => false,
-        };
-        if !taken {
+        if !self.conns[i].link.submit(&mut self.ctx, ex, first, now) {
             self.retry.push(ex);
             return false;
         }
@@ -465,95 +304,70 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     fn write(&mut self, i: usize) {
-        if let Some(h3) = self.h3.as_mut() {
-            if let Some(l) = self.conns[i].h3() {
-                l.flush(Instant::now(), &mut h3.io);
-            }
-            return;
-        }
-        match self.conns[i].write() {
-            Io::Done(_) | Io::Retry => {}
-            Io::Eof => self.conn_failed(i, FailureKind::Write, None),
-            Io::Err(Fault::Tls) => self.conn_failed(i, FailureKind::Tls, None),
-            Io::Err(Fault::Os(e)) => self.conn_failed(i, FailureKind::Write, Some(e)),
+        if let Err((kind, e)) = self.conns[i].link.send(&mut self.ctx) {
+            self.conn_failed(i, kind, e);
         }
     }
 
+    /// Reads until the socket is drained (or the receive-rate cap pauses it), recording each
+    /// read's outcomes before the next read, then settles the connection.
     fn on_readable(&mut self, i: usize, hangup: bool, buf: &mut [u8]) {
-        let drains = self.conns[i].short_read_drains();
         loop {
-            let limit = match self.conns[i].read_limit(buf.len()) {
-                Ok(n) => n,
-                Err(at) => {
-                    if !self.base.timers.is_set(i) {
-                        self.base.timers.set(i, at);
-                    }
-                    break;
-                }
-            };
-            let Some(into) = buf.get_mut(..limit) else { break };
-            match self.conns[i].read(into) {
-                Io::Retry => break,
-                Io::Eof => return self.on_eof(i),
-                Io::Err(Fault::Tls) => return self.conn_failed(i, FailureKind::Tls, None),
-                Io::Err(Fault::Os(e)) => return self.conn_failed(i, FailureKind::Receive, Some(e)),
-                Io::Done(n) => {
-                    let now = Instant::now();
-                    if n > 0 {
+            match self.conns[i].link.receive(&mut self.ctx, buf, hangup) {
+                Received::Data { now, heard, more, eof } => {
+                    if heard {
                         self.conns[i].heard();
-                    }
-                    let data = into.get(..n).unwrap_or_default();
-                    let fed = self.conns[i].on_read(data, now, self.requests);
-                    if let Err(e) = fed {
-                        if let Some(h2) = self.conns[i].h2() {
-                            h2.fail_all(e.kind, Some(e.code));
-                        }
-                        // The GOAWAY that says why, best effort, then the end.
-                        let _ = self.conns[i].write();
-                        self.drain_events(i, now);
-                        self.close_and_release(i);
-                        return;
                     }
                     self.drain_events(i, now);
                     if self.base.stop {
                         return;
                     }
-                    if drains && n < limit {
-                        if hangup {
-                            return self.on_eof(i);
-                        }
+                    if eof {
+                        return self.on_eof(i);
+                    }
+                    if !more {
                         break;
                     }
                 }
+                Received::Blocked | Received::Paused => break,
+                Received::Eof => return self.on_eof(i),
+                Received::Failed(kind, e) => return self.conn_failed(i, kind, e),
+                Received::Broken { now } => {
+                    self.drain_events(i, now);
+                    self.close_and_release(i);
+                    return;
+                }
             }
         }
-        self.after_read(i);
+        self.settle(i, Instant::now());
     }
 
-    /// After a read: refill the streams, send what the session has to say (acks, window
-    /// updates, new requests), or end a connection that is spent.
-    fn after_read(&mut self, i: usize) {
+    /// After I/O or a timer: outcomes recorded; a connection that ended on its own fails
+    /// what it still held and goes, one that is spent goes; otherwise its streams are
+    /// refilled, what the protocol has to say is sent (acks, window updates, new requests)
+    /// and its timer set.
+    fn settle(&mut self, i: usize, now: Instant) {
         if self.conns[i].state() != State::Open {
+            return;
+        }
+        self.drain_events(i, now);
+        if let Some(kind) = self.conns[i].link.closed() {
+            self.conn_failed(i, kind, None);
             return;
         }
         if self.conns[i].is_spent() {
             self.close_and_release(i);
             return;
         }
-        self.fill(i, Instant::now());
+        self.fill(i, now);
         self.write(i);
+        self.arm(i);
     }
 
     fn on_eof(&mut self, i: usize) {
         let now = Instant::now();
         let unheard = self.conns[i].unheard();
-        if let Some(h2) = self.conns[i].h2() {
-            if unheard {
-                h2.retry_all();
-            } else {
-                h2.on_eof();
-            }
-        }
+        self.conns[i].link.on_eof(unheard);
         self.drain_events(i, now);
         if self.conns[i].first().is_some() {
             self.conn_failed(i, FailureKind::Closed, None);
@@ -565,9 +379,9 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     /// Records the outcomes the protocol has decided, and frees their slots.
     fn drain_events(&mut self, i: usize, now: Instant) {
         let conn = self.base.first_conn + i as u32;
-        while let Some(ev) = self.conns[i].next_event() {
+        while let Some(ev) = self.conns[i].link.next_event() {
             let (Event::Done(slot) | Event::Failed(slot, _) | Event::Retry(slot)) = ev;
-            if let Some(r) = self.conns[i].record(slot) {
+            if let Some(r) = self.conns[i].link.record(slot) {
                 match ev {
                     Event::Done(_) => {
                         let answer = self.base.recorder.completed(&r.completed(now, conn));
@@ -582,46 +396,13 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                     Event::Retry(_) => self.retry.push(r.ex),
                 }
             }
-            self.conns[i].release(slot);
+            self.conns[i].link.release(slot);
         }
     }
 
-    /// HTTP/3: after the driver ran (a read, a timer): the handshake's end starts the first
-    /// request; outcomes are recorded; a connection that ended fails what it still held and
-    /// goes; otherwise its streams are refilled, its packets sent and its timer set.
-    fn after_h3(&mut self, i: usize, now: Instant) {
-        let (connected, closed) = match self.conns[i].h3() {
-            Some(l) => (l.is_connected(), l.closed()),
-            None => return,
-        };
-        if connected && self.conns[i].state() != State::Open {
-            self.base.connected();
-            self.conns[i].set_state(State::Open);
-            if let Some(mut first) = self.conns[i].take_first() {
-                first.connected_at(now);
-                self.submit(i, first, true, now);
-            }
-        }
-        self.drain_events(i, now);
-        if let Some(kind) = closed {
-            self.conn_failed(i, kind, None);
-            return;
-        }
-        if self.conns[i].is_spent() {
-            self.close_and_release(i);
-            return;
-        }
-        if self.conns[i].state() == State::Open {
-            self.fill(i, now);
-        }
-        self.write(i);
-        self.arm_quic(i);
-    }
-
-    /// HTTP/3: the connection's QUIC timer, in the worker's heap.
-    fn arm_quic(&mut self, i: usize) {
-        let at = self.conns[i].h3().and_then(H3Link::poll_timeout);
-        match at {
+    /// The link's timer (QUIC's, or the end of a receive-rate pause), in the worker's heap.
+    fn arm(&mut self, i: usize) {
+        match self.conns[i].link.timer() {
             Some(at) => self.base.timers.set(i, at),
             None => self.base.timers.cancel(i),
         }
@@ -653,11 +434,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
         let closed =
             matches!(kind, FailureKind::Closed | FailureKind::Write | FailureKind::Receive);
         let race = closed && self.conns[i].unheard();
-        match &mut self.conns[i].link {
-            Link::H2 { h2, .. } if race => h2.retry_all(),
-            Link::H2 { h2, .. } => h2.fail_all(kind, None),
-            Link::H3(l) => l.fail_all(kind),
-        }
+        self.conns[i].link.fail_all(kind, race);
         self.drain_events(i, now);
         self.conns[i].close();
         self.base.timers.cancel(i);
@@ -691,17 +468,19 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
         while !self.base.stop {
             let Some(i) = self.base.timers.pop_due(now) else { return };
-            if self.h3.is_some() && self.conns[i].state() != State::Closed {
-                if let (Some(h3), Some(link)) = (self.h3.as_mut(), self.conns[i].h3()) {
-                    link.on_timeout(now, &mut h3.io);
-                }
-                self.after_h3(i, now);
-                continue;
-            }
             match self.conns[i].state() {
-                State::Open => self.on_readable(i, false, buf),
                 State::Closed => self.release(i),
-                _ => {}
+                State::Connecting | State::Handshaking => {
+                    let p = self.conns[i].link.advance(&mut self.ctx, None, now);
+                    self.progress(i, p);
+                }
+                State::Open => {
+                    if self.conns[i].link.on_timer(&mut self.ctx, now) {
+                        self.on_readable(i, false, buf);
+                    } else {
+                        self.settle(i, now);
+                    }
+                }
             }
         }
     }
@@ -721,13 +500,8 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
                     self.conn_failed(i, FailureKind::Timeout, None);
                 }
                 State::Open => {
-                    self.conns[i].expire(now, timeout);
-                    self.drain_events(i, now);
-                    if self.h3.is_some() {
-                        self.after_h3(i, now);
-                    } else {
-                        self.after_read(i);
-                    }
+                    self.conns[i].link.expire(now, timeout);
+                    self.settle(i, now);
                 }
                 _ => {}
             }
@@ -738,7 +512,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 }
 
-impl<'a, R: Recorder> Turns<'a, R> for MuxWorker<'a, R> {
+impl<'a, R: Recorder, L: Link<'a>> Turns<'a, R> for MuxWorker<'a, R, L> {
     #[inline(always)]
     fn base(&mut self) -> &mut Base<'a, R> {
         &mut self.base
@@ -762,7 +536,7 @@ impl<'a, R: Recorder> Turns<'a, R> for MuxWorker<'a, R> {
         self.queued() || !self.retry.is_empty() || self.conns.iter().any(|c| c.in_flight() > 0)
     }
     #[inline(always)]
-    fn on_event(&mut self, i: usize, ev: &Readiness, buf: &mut [u8]) {
+    fn on_event(&mut self, i: usize, ev: &MioEvent, buf: &mut [u8]) {
         MuxWorker::on_event(self, i, ev, buf)
     }
     fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {

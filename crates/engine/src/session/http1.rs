@@ -42,11 +42,15 @@ impl Http1 {
         }
     }
 
+    /// Requests the connection may carry at once.
     #[inline]
     pub(crate) fn max_concurrent_streams(&self) -> u32 {
         self.depth
     }
 
+    /// Queues request `ex` (its bytes from `workload`) for writing. `want_server`: capture its
+    /// `Server` header.
+    ///
     /// The first request submitted on a free connection becomes the current one and starts a
     /// batch; the next ones, until the batch is written, join it.
     #[inline(always)]
@@ -66,6 +70,7 @@ impl Http1 {
         self.in_flight += 1;
     }
 
+    /// The bytes to write next; empty when everything submitted is written.
     #[inline(always)]
     pub(crate) fn to_write<'a>(&'a self, workload: &'a Workload) -> &'a [u8] {
         let all = match self.pipeline.bytes() {
@@ -75,21 +80,25 @@ impl Http1 {
         all.get(self.written..).unwrap_or_default()
     }
 
+    /// `n` bytes of [`Http1::to_write`] were written.
     #[inline]
     pub(crate) fn wrote(&mut self, n: usize) {
         self.written += n;
     }
 
+    /// Everything submitted is written, at `now`.
     #[inline]
     pub(crate) fn written(&mut self, now: Instant) {
         self.current.written = Some(now);
     }
 
+    /// Request bytes written so far for the current request (or batch).
     #[inline]
     pub(crate) fn bytes_written(&self) -> usize {
         self.written
     }
 
+    /// Feeds response bytes that arrived at `now`.
     #[inline(always)]
     pub(crate) fn on_read(&mut self, data: &[u8], now: Instant) -> Fed {
         let ex = &mut self.current;
@@ -112,10 +121,12 @@ impl Http1 {
         }
     }
 
+    /// Bytes after a complete response (they make it fail as an overrun): counted with it.
     pub(crate) fn on_trailing(&mut self, n: usize) {
         self.current.bytes_read += n as u64;
     }
 
+    /// The server closed: what that meant for the response in progress.
     pub(crate) fn on_eof(&mut self) -> AtEof {
         match self.parser.finish() {
             Ok(true) => AtEof::Complete,
@@ -124,6 +135,8 @@ impl Http1 {
         }
     }
 
+    /// What to do with the connection after the response that just completed; None when
+    /// there is no complete response.
     #[inline]
     pub(crate) fn after(&self) -> Option<After> {
         let head = self.parser.head()?;
@@ -140,6 +153,7 @@ impl Http1 {
         })
     }
 
+    /// The response that just completed; with its `Server` header if `want_server`.
     #[inline(always)]
     pub(crate) fn response<'a>(
         &'a self,
@@ -162,6 +176,7 @@ impl Http1 {
         })
     }
 
+    /// The request whose response is being read (or was last).
     #[inline]
     pub(crate) fn current(&self) -> &Exchange {
         &self.current
@@ -172,11 +187,15 @@ impl Http1 {
         &mut self.current
     }
 
+    /// Requests in flight behind the current one.
     #[inline]
     pub(crate) fn queued(&self) -> usize {
         self.pipeline.queued()
     }
 
+    /// The current request has ended (its outcome is recorded). True when a request queued
+    /// behind it is now the current one, its response next.
+    ///
     /// The next queued request's response follows, timed from the batch's start (its own
     /// first byte and bytes read start afresh).
     #[inline]
@@ -196,12 +215,14 @@ impl Http1 {
         true
     }
 
+    /// Takes the next request queued behind the current one (to fail it).
     pub(crate) fn take_queued(&mut self) -> Option<usize> {
         let (req, _) = self.pipeline.pop()?;
         self.in_flight = self.in_flight.saturating_sub(1);
         Some(req)
     }
 
+    /// The connection is gone: nothing is in flight any more.
     pub(crate) fn reset(&mut self) {
         self.pipeline.clear();
         self.in_flight = 0;

@@ -1,9 +1,11 @@
 //! Whether this machine lets herd's engine drive its sockets through io_uring, and if not,
-//! why, in one line (issue 35: `--io auto` takes io_uring only where this probe succeeds,
-//! else epoll, saying why). The probe makes one small ring the way the completion backend
-//! will (one issuer per ring, completions run when the loop asks for them, kernel 6.1 on),
-//! asks the kernel which operations it supports, and drops the ring. `herd doctor` prints
-//! it and every lab result records it (`io_uring` in the disclosure).
+//! why, in one line (`--io auto` takes io_uring only where this probe succeeds, else epoll,
+//! saying why). The probe makes one small ring the way the completion backend does (one
+//! issuer per ring, completions run when the loop asks for them, kernel 6.1 on), asks the
+//! kernel which operations it supports, and then really receives: a multishot receive into
+//! a provided-buffer ring over a socket pair, cancelled and ended as the backend ends its
+//! own. What it reports is what it did, not what the kernel's version promises. `herd
+//! doctor` prints it and every lab result records it (`io_uring` in the disclosure).
 //!
 //! What refuses io_uring, and how it shows: a kernel without it (`ENOSYS`); the
 //! `kernel.io_uring_disabled` sysctl (2: for everyone, 1: for all but root and
@@ -12,6 +14,8 @@
 //! running, `EINVAL`.
 
 use std::fmt;
+
+use super::BufRing;
 
 /// What the probe found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +59,8 @@ const NEEDED: [(u8, &str); 5] = [
     (io_uring::opcode::Timeout::CODE, "timeout"),
 ];
 
-/// Probes this machine (a few microseconds: one ring of 8 entries made and dropped).
+/// Probes this machine (about a millisecond: one ring of 8 entries made, one receive, the
+/// ring dropped).
 pub fn probe() -> Uring {
     let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
         .ok()
@@ -76,6 +81,10 @@ pub fn probe() -> Uring {
     if !missing.is_empty() {
         return Uring::Refused(format!("the kernel's io_uring lacks {}", missing.join(", ")));
     }
+    let mut ring = ring;
+    if let Err(why) = receive_once(&mut ring) {
+        return Uring::Refused(why);
+    }
     let mut extras = Vec::new();
     if ring.params().is_feature_recvsend_bundle() {
         extras.push("send bundles");
@@ -84,6 +93,75 @@ pub fn probe() -> Uring {
         extras.push("zero-copy send");
     }
     Uring::Available { extras }
+}
+
+/// A multishot receive into a ring of two buffers: four bytes sent over a socket pair come
+/// back in one buffer, and the receive, cancelled, ends. Every step bounded by a second.
+fn receive_once(ring: &mut io_uring::IoUring) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    use io_uring::{cqueue, opcode, types};
+
+    const RECV: u64 = 1;
+    const CANCEL: u64 = 2;
+    let mut bufs = BufRing::new(2, 64, 0).map_err(|e| format!("no memory for buffers: {e}"))?;
+    // SAFETY: `bufs` stays alive until it is unregistered below, or, on an early return while
+    // registered, its drop leaks the buffers rather than free them under the kernel.
+    if let Err(e) = unsafe { bufs.register(&ring.submitter()) } {
+        return Err(format!("the kernel has no provided-buffer rings (5.19 on): {e}"));
+    }
+    let (mut peer, ours) = std::os::unix::net::UnixStream::pair()
+        .map_err(|e| format!("no socket pair for the probe: {e}"))?;
+    let recv = opcode::RecvMulti::new(types::Fd(ours.as_raw_fd()), 0).build().user_data(RECV);
+    // SAFETY: the entry references no user memory: the socket by its fd (the kernel takes its
+    // own reference to the file at submission, so `ours` closing early, on an error return,
+    // frees nothing the receive uses) and the registered buffer group (leaked, not freed, if
+    // still registered on an error return).
+    unsafe { ring.submission().push(&recv) }.map_err(|_| "a full submission queue".to_owned())?;
+    peer.write_all(b"herd").map_err(|e| format!("the probe's socket pair: {e}"))?;
+    let turn = |ring: &mut io_uring::IoUring| -> Result<Vec<cqueue::Entry>, String> {
+        let ts = types::Timespec::new().sec(1);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => {}
+            Err(e) => return Err(format!("io_uring_enter failed: {e}")),
+        }
+        Ok(ring.completion().collect())
+    };
+    let got = turn(ring)?;
+    let first = got.iter().find(|c| c.user_data() == RECV);
+    let received = first.and_then(|c| {
+        let bid = cqueue::buffer_select(c.flags())?;
+        let n = usize::try_from(c.result()).ok()?;
+        Some((bid, bufs.buffer(bid, n)? == b"herd", cqueue::more(c.flags())))
+    });
+    let (bid, armed) = match received {
+        Some((bid, true, more)) => (bid, more),
+        _ => {
+            let r = first.map(|c| c.result());
+            return Err(format!("a multishot receive into a buffer ring did not work: {r:?}"));
+        }
+    };
+    bufs.recycle(bid);
+    if armed {
+        let cancel = opcode::AsyncCancel::new(RECV).build().user_data(CANCEL);
+        // SAFETY: a cancel entry references no memory.
+        unsafe { ring.submission().push(&cancel) }
+            .map_err(|_| "a full submission queue".to_owned())?;
+        let mut ended = false;
+        for _ in 0..3 {
+            ended |= turn(ring)?.iter().any(|c| c.user_data() == RECV && !cqueue::more(c.flags()));
+            if ended {
+                break;
+            }
+        }
+        if !ended {
+            return Err("a cancelled multishot receive did not end".to_owned());
+        }
+    }
+    bufs.unregister(&ring.submitter()).map_err(|e| format!("unregistering buffers: {e}"))
 }
 
 /// Why making the ring failed, from its error number and `kernel.io_uring_disabled`.

@@ -1,0 +1,231 @@
+//! The seam between the multiplexed worker (worker.rs) and what its connections speak:
+//! HTTP/2 on a TCP or TLS transport (h2link.rs), HTTP/3 on QUIC (h3link.rs).
+//!
+//! The worker is written once, over [`Link`], and built once per protocol (static dispatch:
+//! nothing is called through a pointer, and the worker asks no question of the protocol's
+//! name). It decides who starts the next request, records outcomes and keeps the timers. A
+//! link opens its connection, moves its bytes, and turns them into [`Event`]s, each naming a
+//! slot whose [`Record`] the worker reads before it releases the slot — h2load's `Session`
+//! (nghttp2's src/h2load_session.h): `on_connect` is [`Link::start`], `submit_request`
+//! [`Link::submit`], `on_read` [`Link::receive`], `on_write` [`Link::send`],
+//! `max_concurrent_streams` [`Link::can_open`].
+//!
+//! A link still does its own readiness I/O: its socket is in the worker's mio poll, and the
+//! worker hands it each readiness event ([`Readiness`]) and each of its timers. Which
+//! readiness means what (a connect that completed, a socket drained) is the link's to know.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use herd_stats::FailureKind;
+use mio::{Registry, Token};
+
+use super::h2::Event;
+use crate::quic::QuicStats;
+use crate::recorder::{Completed, Failed};
+use crate::session::Exchange;
+use crate::throttle::Throttle;
+use crate::transport::Transport;
+use crate::TlsInfo;
+
+/// What one readiness event said of a connection's socket.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Readiness {
+    pub(crate) readable: bool,
+    pub(crate) writable: bool,
+    pub(crate) error: bool,
+    /// The peer closed its side (EPOLLRDHUP or EPOLLHUP).
+    pub(crate) read_closed: bool,
+}
+
+impl Readiness {
+    pub(crate) fn of(ev: &mio::event::Event) -> Readiness {
+        Readiness {
+            readable: ev.is_readable(),
+            writable: ev.is_writable(),
+            error: ev.is_error(),
+            read_closed: ev.is_read_closed(),
+        }
+    }
+
+    /// The socket is closed or in error: a read will say how.
+    #[inline]
+    pub(crate) fn hangup(&self) -> bool {
+        self.read_closed || self.error
+    }
+}
+
+/// Where an opening connection stands, after it started or after an event.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    /// It reached the server just now (TCP's handshake, or QUIC's): the run has a target.
+    pub(crate) connected: bool,
+    /// What the handshake negotiated, once it is done (TLS only).
+    pub(crate) tls: Option<TlsInfo>,
+    pub(crate) step: Opening,
+}
+
+#[derive(Debug)]
+pub(crate) enum Opening {
+    /// Still opening: an event or its timer will say more.
+    Pending,
+    /// Ready for requests.
+    Ready,
+    /// It failed with `kind`.
+    Failed(FailureKind, Option<io::Error>),
+    /// Nothing answered at this address (a refused or unroutable connect): the next
+    /// resolved address may.
+    Refused(io::Error),
+}
+
+impl Progress {
+    pub(crate) fn pending() -> Progress {
+        Progress { connected: false, tls: None, step: Opening::Pending }
+    }
+}
+
+/// What one receive did.
+#[derive(Debug)]
+pub(crate) enum Received {
+    /// Bytes or datagrams arrived at `now` and their outcomes are queued as events. `heard`:
+    /// any byte at all; `more`: read again now (the socket may hold more); `eof`: the peer
+    /// closed behind them.
+    Data { now: Instant, heard: bool, more: bool, eof: bool },
+    /// Nothing more now: the next readiness event says when.
+    Blocked,
+    /// Reading waits for the receive-rate cap (until [`Link::timer`]).
+    Paused,
+    /// The peer closed.
+    Eof,
+    /// The connection failed with `kind`; its open requests are the worker's to fail.
+    Failed(FailureKind, Option<io::Error>),
+    /// The peer broke the protocol: every open request has failed (its events queued) and
+    /// the goodbye is sent, best effort. The connection ends.
+    Broken { now: Instant },
+}
+
+/// A request whose outcome is decided, for the recorder.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record {
+    pub(crate) ex: Exchange,
+    /// The connection's first: it alone carries the connect time.
+    pub(crate) first: bool,
+    pub(crate) status: u16,
+    pub(crate) body: u64,
+    pub(crate) bytes_written: u64,
+}
+
+impl Record {
+    pub(crate) fn completed(&self, end: Instant, conn: u32) -> Completed<'static> {
+        Completed {
+            timing: self.ex.timing(end),
+            status: self.status,
+            reusable: true,
+            body_bytes: self.body,
+            bytes_read: self.ex.bytes_read(),
+            bytes_written: self.bytes_written,
+            reused: !self.first,
+            server: None,
+            request: self.ex.req(),
+            conn,
+        }
+    }
+
+    pub(crate) fn failed(&self, kind: FailureKind, end: Instant, conn: u32) -> Failed {
+        Failed {
+            kind,
+            timing: self.ex.timing(end),
+            bytes_read: self.ex.bytes_read(),
+            bytes_written: self.bytes_written,
+            os_error: None,
+            reused: !self.first,
+            request: self.ex.req(),
+            conn,
+        }
+    }
+}
+
+/// Where a connection opens: the worker's poll, its token, and which connection of the run
+/// it is toward which of the target's addresses.
+pub(crate) struct Dial<'r> {
+    pub(crate) registry: &'r Registry,
+    pub(crate) token: Token,
+    /// Index into the target's resolved addresses.
+    pub(crate) addr: usize,
+    /// The connection's number in the run (`--bind` takes source addresses round robin).
+    pub(crate) conn: usize,
+}
+
+/// One connection's protocol and its I/O, as the multiplexed worker drives it.
+pub(crate) trait Link<'a>: Sized {
+    /// What every connection of a worker shares: the requests in this protocol's form, its
+    /// settings, its buffers.
+    type Ctx;
+    /// The run's QUIC figures come from these links (HTTP/3).
+    const QUIC: bool;
+
+    fn new(ctx: &Self::Ctx) -> Self;
+
+    // ---- Opening ----
+
+    /// Starts a connection (the link was closed), its reads under `throttle`.
+    fn open(
+        &mut self,
+        ctx: &mut Self::Ctx,
+        dial: Dial<'_>,
+        throttle: Option<Throttle>,
+        now: Instant,
+    ) -> Progress;
+    /// Takes a connection opened before the start (warm.rs, TCP and TLS only).
+    fn adopt(&mut self, t: Transport, throttle: Option<Throttle>);
+    /// An opening connection's readiness event, or (None) its timer.
+    fn advance(&mut self, ctx: &mut Self::Ctx, ready: Option<Readiness>, now: Instant) -> Progress;
+    /// Ready for requests: what the protocol says first (HTTP/2's preface) goes first.
+    fn start(&mut self);
+    /// Drops the connection; the protocol starts afresh at the next open.
+    fn close(&mut self);
+
+    // ---- I/O, open ----
+
+    /// Reads once: a buffer's worth of bytes (into `buf`), or every datagram waiting.
+    /// `hangup`: the readiness event said the peer closed or the socket is in error.
+    fn receive(&mut self, ctx: &mut Self::Ctx, buf: &mut [u8], hangup: bool) -> Received;
+    /// Sends what the protocol has queued, as far as the socket takes it.
+    fn send(&mut self, ctx: &mut Self::Ctx) -> Result<(), (FailureKind, Option<io::Error>)>;
+    /// The socket is writable again.
+    fn on_writable(&mut self, ctx: &mut Self::Ctx) -> Result<(), (FailureKind, Option<io::Error>)>;
+    /// When the link wants its timer (QUIC's, or the end of a receive-rate pause).
+    fn timer(&mut self) -> Option<Instant>;
+    /// Its timer fired; true: read now (a pause ended).
+    fn on_timer(&mut self, ctx: &mut Self::Ctx, now: Instant) -> bool;
+
+    // ---- Requests ----
+
+    /// Requests in flight on it.
+    fn in_flight(&self) -> u32;
+    /// A request may start on it now.
+    fn can_open(&self) -> bool;
+    /// No request will start on it again (GOAWAY, or its end).
+    fn is_closing(&self) -> bool;
+    /// The connection ended on its own (QUIC's close): why.
+    fn closed(&self) -> Option<FailureKind>;
+    /// Starts `ex`; false if the connection would not take it after all (HTTP/3's stream
+    /// limit, which only the attempt tells): the caller keeps the request.
+    fn submit(&mut self, ctx: &mut Self::Ctx, ex: Exchange, first: bool, now: Instant) -> bool;
+    /// The outcome decided next.
+    fn next_event(&mut self) -> Option<Event>;
+    /// The request in `slot`, whose outcome an event named.
+    fn record(&self, slot: usize) -> Option<Record>;
+    /// The outcome of `slot` is recorded: its place is free.
+    fn release(&mut self, slot: usize);
+    /// Fails every request past `timeout` (each cancelled; the connection goes on).
+    fn expire(&mut self, now: Instant, timeout: Duration);
+    /// The peer closed. `unheard`: before it said anything (a connection opened ahead, at
+    /// the server's idle timeout), so no request was processed and each may go again.
+    fn on_eof(&mut self, unheard: bool);
+    /// The connection failed as a whole: every open request fails with `kind`, or (`retry`)
+    /// goes again, uncounted.
+    fn fail_all(&mut self, kind: FailureKind, retry: bool);
+    /// Adds what its QUIC connections did to `total` (nothing for HTTP/2).
+    fn add_stats(&self, total: &mut QuicStats);
+}
