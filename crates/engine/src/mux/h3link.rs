@@ -6,13 +6,13 @@
 //! callback only notes it ([`Note`], owned, small, in a reused buffer), and the notes are
 //! applied afterwards, when the link is free to change.
 
-use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use bytes::Bytes;
 use herd_stats::FailureKind;
 
 use super::h2::Event;
+use crate::quic::udp::UdpSocket;
 use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, QuicStats};
 use crate::session::Exchange;
 
@@ -77,17 +77,17 @@ impl H3Link {
         }
     }
 
-    /// Starts a connection to `peer` from `source` (None: the kernel chooses), its first
-    /// flight leaving at the next flush.
+    /// Starts a connection over `socket` (opened by `socket::connect`, connected to the
+    /// server), its first flight leaving at the next flush.
     pub(crate) fn connect(
         &mut self,
         client: &QuicClient,
-        (peer, source): (SocketAddr, Option<IpAddr>),
+        socket: UdpSocket,
         streams: u32,
         now: Instant,
     ) -> Result<(), QuicFailure> {
         self.close();
-        let conn = H3Conn::connect_from(client, peer, source, streams as usize, now)?;
+        let conn = H3Conn::over(client, socket, streams as usize, now)?;
         self.conn = Some(Box::new(conn));
         Ok(())
     }

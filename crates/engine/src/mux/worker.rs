@@ -26,7 +26,7 @@ use crate::pacer::Pacer;
 use crate::quic::{IoBuffers, QuicClient, QuicStats};
 use crate::recorder::Failed;
 use crate::session::Exchange;
-use crate::socket;
+use crate::socket::{self, Stream};
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
@@ -247,7 +247,7 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
             self.open_h3(i, now);
             return;
         }
-        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i) {
+        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i, Stream) {
             Ok((mut sock, in_progress)) => {
                 let reg = self.base.poll.registry().register(
                     &mut sock,
@@ -268,23 +268,21 @@ impl<'a, R: Recorder> MuxWorker<'a, R> {
     }
 
     /// HTTP/3: a QUIC connection, its socket in the worker's poll, its first flight out. Its
-    /// address and source address are chosen as TCP's are (socket.rs): `--bind` holds.
+    /// UDP socket opens as TCP's do (socket.rs: address, source address, `--bind`).
     fn open_h3(&mut self, i: usize, now: Instant) {
-        let conn = self.base.first_conn as usize + i;
-        let Some((peer, source)) = socket::route(self.base.spec, self.base.addr, conn) else {
-            return;
-        };
         let Some(h3) = &self.h3 else { return };
         let (client, streams) = (h3.client, h3.streams);
+        let conn = self.base.first_conn as usize + i;
+        // A socket that cannot be opened toward this address (no route, no such source
+        // address) is TCP's failed connect: the next resolved address is tried, and the OS's
+        // error is counted with the failure either way.
+        let sock = match socket::connect(self.base.spec, self.base.addr, conn, client.datagram()) {
+            Ok(sock) => sock,
+            Err(e) => return self.connect_failed(i, e),
+        };
         let Some(link) = self.conns[i].h3() else { return };
-        if let Err(f) = link.connect(client, (peer, source), streams, now) {
-            // A socket that cannot be opened toward this address (no route, no such source
-            // address) is TCP's failed connect: the next resolved address is tried, and the
-            // OS's error is counted with the failure either way.
-            match f.os_error() {
-                Some(e) if f.is_open_failure() => self.connect_failed(i, e),
-                os => self.conn_failed(i, f.kind(), os),
-            }
+        if let Err(f) = link.connect(client, sock, streams, now) {
+            self.conn_failed(i, f.kind(), f.os_error());
             return;
         }
         let registered = match link.socket() {
