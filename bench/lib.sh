@@ -350,6 +350,7 @@ build_cmd() {
         herd-h2) CMD=("$HERD" run --h2 -k -t 1 -c "$c" -m "$m" -n "$n" "$h2_url") ;;
         h2load-h2) CMD=(h2load -t1 -c"$c" -m"$m" -n "$n" "$h2_url") ;;
         herd-h3) CMD=("$HERD" run --h3 -k -t 1 -c "$c" -m "$m" -n "$n3" "$h3_url") ;;
+        herd-h3-base) CMD=("$HERD_BASE" run --h3 -k -t 1 -c "$c" -m "$m" -n "$n3" "$h3_url") ;;
         # oha: -c connections, -p parallel requests on each (its HTTP/2 and HTTP/3 streams)
         oha-h3) CMD=("$OHA" --no-tui --output-format json --http-version 3 --insecure -c "$c" -p "$m" -n "$n3" "$h3_url") ;;
     esac
@@ -364,7 +365,7 @@ parse_out() {
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
-        herd-run | herd-run-base | herd-h2c | herd-h2c-base | herd-h2 | herd-h3) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
+        herd-run | herd-run-base | herd-h2c | herd-h2c-base | herd-h2 | herd-h3 | herd-h3-base) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load | h2load-h2c | h2load-h2) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
                   awk '{print $1, $2+$3+$4}' ;;
         # oha's JSON: responses by status, errors by kind; failed = non-2xx responses + errors
@@ -398,7 +399,7 @@ detect_tools() {
     local t base_ok=0
     herd_ok=0
     herd_works "$HERD" && herd_ok=1
-    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base "* || " $TOOLS " == *" herd-h2c-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
+    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base "* || " $TOOLS " == *" herd-h2c-base "* || " $TOOLS " == *" herd-h3-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
     active=()
     for t in $TOOLS; do
         case $t in
@@ -407,7 +408,7 @@ detect_tools() {
             h2load-h2c | h2load-h2) if command -v h2load >/dev/null; then active+=("$t"); else log "WARNING: h2load not installed (package nghttp2-client), $t skipped"; fi ;;
             oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
             herd | herd-default | herd-run | herd-h2c | herd-h2 | herd-h3) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
-            herd-base | herd-run-base | herd-h2c-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd-base | herd-run-base | herd-h2c-base | herd-h3-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

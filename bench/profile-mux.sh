@@ -7,6 +7,7 @@
 # usage: bench/profile-mux.sh [PORT]
 # env:   TOOLS="herd-h2c h2load-h2c herd-h2 h2load-h2"  SCENARIO=mux-6397-c10-m10  SCALE_DIV=1
 #        HERD=target/dist/herd  (herd-h3 / oha-h3 start caddy, as run.sh does)
+#        HERD_BASE=/tmp/herd-base-…  for herd-h2c-base / herd-h3-base: a frozen "before" build, same run
 # Output: bench/results/<date>-profile-mux-<scenario>/profile.md, versions.txt (+ raw/).
 set -euo pipefail
 
@@ -32,7 +33,7 @@ detect_tools
     echo "date: $(date -Is)"
     echo "kernel: $(uname -srvm)"
     echo "perf: $(perf --version)"
-    herd_versions "herd=$HERD"
+    if [[ " $TOOLS " == *-base\ * ]]; then herd_versions "herd=$HERD" "herd-base=${HERD_BASE:-}"; else herd_versions "herd=$HERD"; fi
     echo "command: TOOLS=\"$TOOLS\" SCENARIO=$SCENARIO SCALE_DIV=$SCALE_DIV bench/profile-mux.sh${1:+ $1}"
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/versions.txt"

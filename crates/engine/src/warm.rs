@@ -166,7 +166,7 @@ pub(crate) fn open(
 /// Starts connection `i` to the target's address `addr`, registered under its run token.
 /// `h2`: the run speaks HTTP/2 (over TLS, open only where the server chose `h2`).
 fn start(poll: &Poll, spec: &RunSpec, h2: bool, i: usize, first_conn: u32, addr: usize) -> Opening {
-    let connecting = socket::connect(spec, addr, first_conn as usize + i);
+    let connecting = socket::connect(spec, addr, first_conn as usize + i, socket::Stream);
     let Ok((mut sock, in_progress)) = connecting else { return Opening::Dropped };
     let interest = Interest::READABLE | Interest::WRITABLE;
     if poll.registry().register(&mut sock, Token(i), interest).is_err() {

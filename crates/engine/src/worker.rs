@@ -39,7 +39,7 @@ use self::base::{Base, Share, Turns, WorkerEnd};
 use crate::conn::{Conn, State};
 use crate::pacer::Pacer;
 use crate::session::{Exchange, Http1};
-use crate::socket;
+use crate::socket::{self, Stream};
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::warm::Warm;
@@ -312,7 +312,7 @@ impl<'a, R: Recorder> Worker<'a, R> {
                 c.submit(ex, &spec.workload, self.want_server);
             }
         }
-        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i) {
+        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i, Stream) {
             Ok((mut sock, in_progress)) => {
                 let reg = self.base.poll.registry().register(
                     &mut sock,

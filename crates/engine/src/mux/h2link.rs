@@ -131,7 +131,7 @@ impl<'a> Link<'a> for H2Link {
         _now: Instant,
     ) -> Progress {
         self.throttle = throttle;
-        match socket::connect(ctx.spec, dial.addr, dial.conn) {
+        match socket::connect(ctx.spec, dial.addr, dial.conn, socket::Stream) {
             Ok((mut sock, in_progress)) => {
                 let interest = Interest::READABLE | Interest::WRITABLE;
                 if let Err(e) = dial.registry.register(&mut sock, dial.token, interest) {

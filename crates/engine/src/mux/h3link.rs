@@ -7,7 +7,6 @@
 //! applied afterwards, when the link is free to change.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -18,6 +17,7 @@ use mio::Interest;
 use super::h2::Event;
 use super::link::{Dial, Link, Opening, Progress, Readiness, Received, Record};
 use super::request::RequestFields;
+use crate::quic::udp::UdpSocket;
 use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, QuicStats};
 use crate::session::Exchange;
 use crate::socket;
@@ -86,17 +86,17 @@ impl H3Link {
         }
     }
 
-    /// Starts a connection to `peer` from `source` (None: the kernel chooses), its first
-    /// flight leaving at the next flush.
+    /// Starts a connection over `socket` (opened by `socket::connect`, connected to the
+    /// server), its first flight leaving at the next flush.
     pub(crate) fn connect(
         &mut self,
         client: &QuicClient,
-        (peer, source): (SocketAddr, Option<IpAddr>),
+        socket: UdpSocket,
         streams: u32,
         now: Instant,
     ) -> Result<(), QuicFailure> {
         self.reset();
-        let conn = H3Conn::connect_from(client, peer, source, streams as usize, now)?;
+        let conn = H3Conn::over(client, socket, streams as usize, now)?;
         self.conn = Some(Box::new(conn));
         Ok(())
     }
@@ -296,19 +296,15 @@ impl<'a> Link<'a> for H3Link {
         _throttle: Option<Throttle>,
         now: Instant,
     ) -> Progress {
-        let Some((peer, source)) = socket::route(ctx.spec, dial.addr, dial.conn) else {
-            return failed(FailureKind::Connect, None);
+        // A socket that cannot be opened toward this address (no route, no such source
+        // address) is TCP's failed connect: the next resolved address is tried, and the OS's
+        // error is counted with the failure either way.
+        let sock = match socket::connect(ctx.spec, dial.addr, dial.conn, ctx.client.datagram()) {
+            Ok(sock) => sock,
+            Err(e) => return Progress { connected: false, tls: None, step: Opening::Refused(e) },
         };
-        if let Err(f) = self.connect(ctx.client, (peer, source), ctx.streams, now) {
-            // A socket that cannot be opened toward this address (no route, no such source
-            // address) is TCP's failed connect: the next resolved address is tried, and the
-            // OS's error is counted with the failure either way.
-            return match f.os_error() {
-                Some(e) if f.is_open_failure() => {
-                    Progress { connected: false, tls: None, step: Opening::Refused(e) }
-                }
-                os => failed(f.kind(), os),
-            };
+        if let Err(f) = self.connect(ctx.client, sock, ctx.streams, now) {
+            return failed(f.kind(), f.os_error());
         }
         let interest = Interest::READABLE | Interest::WRITABLE;
         let registered = match self.socket() {

@@ -10,6 +10,7 @@ use quinn_proto::{ClientConfig, EndpointConfig, IdleTimeout, TransportConfig, Va
 use thiserror::Error;
 
 use super::udp::Offload;
+use crate::socket::Datagram;
 use crate::tls::{TlsClient, TlsConfigError, TlsSettings, TlsVersions};
 
 /// How herd's QUIC connections are set up.
@@ -70,8 +71,8 @@ pub struct QuicClient {
     pub(super) client: ClientConfig,
     pub(super) server_name: String,
     pub(super) handshake_timeout: Duration,
-    pub(super) offload: Offload,
-    pub(super) buffer_size: Option<u32>,
+    /// How each connection's UDP socket is set up (socket.rs opens it).
+    datagram: Datagram,
 }
 
 impl std::fmt::Debug for QuicClient {
@@ -85,6 +86,12 @@ impl std::fmt::Debug for QuicClient {
 const SERVER_UNI_STREAMS: u32 = 16;
 
 impl QuicClient {
+    /// What each connection's UDP socket asks of the kernel: the carrier to open it with
+    /// (`socket::connect`).
+    pub(crate) fn datagram(&self) -> Datagram {
+        self.datagram
+    }
+
     /// Builds the configuration for connections to `host` (the SNI name and the name the
     /// certificate is checked against, unless `settings.tls.sni` says otherwise).
     pub fn new(settings: &QuicSettings, host: &str) -> Result<QuicClient, QuicConfigError> {
@@ -120,8 +127,7 @@ impl QuicClient {
             client,
             server_name: server_name.to_str().into_owned(),
             handshake_timeout: settings.handshake_timeout,
-            offload: settings.offload,
-            buffer_size: settings.buffer_size,
+            datagram: Datagram { offload: settings.offload, buffer_size: settings.buffer_size },
         })
     }
 }

@@ -1,14 +1,14 @@
 //! One QUIC connection, driven by hand: a quinn-proto `Endpoint` and `Connection` (sans-IO)
-//! over one connected UDP socket. The owner calls [`QuicConn::recv`] when the socket is
-//! readable, [`QuicConn::flush`] after anything that may have queued packets (received
-//! datagrams, stream writes, timers), and [`QuicConn::on_timeout`] at
-//! [`QuicConn::poll_timeout`], which the worker's timer heap will own. Events come from
-//! [`QuicConn::poll`]; streams are quinn's, through [`QuicConn::quinn`].
+//! over one connected UDP socket, opened by socket.rs and handed over. The owner calls
+//! [`QuicConn::recv`] when the socket is readable, [`QuicConn::flush`] after anything that may
+//! have queued packets (received datagrams, stream writes, timers), and
+//! [`QuicConn::on_timeout`] at [`QuicConn::poll_timeout`], which the worker's timer heap will
+//! own. Events come from [`QuicConn::poll`]; streams are quinn's, through [`QuicConn::quinn`].
 //!
 //! One endpoint per connection costs a little memory and spares a map from connection IDs
 //! to connections: the connected socket only ever carries this connection's datagrams.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use quinn_proto::{Connection, ConnectionHandle, DatagramEvent, Endpoint, Event, VarInt};
@@ -40,16 +40,15 @@ pub struct QuicConn {
 }
 
 impl QuicConn {
-    /// Opens the socket, from `source` when given (else the kernel chooses), and starts the
-    /// handshake (its first flight leaves at the first [`QuicConn::flush`]).
-    pub fn connect(
+    /// Starts the handshake with the server `socket` is connected to (socket.rs's
+    /// `connect_udp` opened it, from its source address); its first flight leaves at the
+    /// first [`QuicConn::flush`].
+    pub(crate) fn connect(
         client: &QuicClient,
-        peer: SocketAddr,
-        source: Option<IpAddr>,
+        socket: UdpSocket,
         now: Instant,
     ) -> Result<QuicConn, QuicFailure> {
-        let socket = UdpSocket::connect(peer, source, client.offload, client.buffer_size)
-            .map_err(|e| QuicFailure::socket("open", &e))?;
+        let peer = socket.peer();
         // quinn would seed its generator itself and panic if the system's failed.
         let mut seed = [0u8; 32];
         rustls::crypto::ring::default_provider().secure_random.fill(&mut seed).map_err(|_| {

@@ -88,11 +88,6 @@ impl QuicFailure {
         }
     }
 
-    /// Whether the socket could not even be opened (so another address may do better).
-    pub(crate) fn is_open_failure(&self) -> bool {
-        matches!(self, QuicFailure::Socket { op: "open", errno: Some(_), .. })
-    }
-
     /// What quinn's reason for losing the connection means here.
     pub(super) fn from_quinn(e: &ConnectionError) -> QuicFailure {
         match e {
@@ -185,19 +180,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_socket_that_cannot_open_keeps_the_os_error_and_may_try_another_address() {
+    fn a_socket_failure_keeps_the_os_error() {
+        // (A socket that cannot open fails before QUIC starts: socket::connect's io::Error,
+        // as TCP's; the worker may try another address then.)
         let unreachable = std::io::Error::from_raw_os_error(libc::ENETUNREACH);
         let open = QuicFailure::socket("open", &unreachable);
-        assert!(open.is_open_failure());
         assert_eq!(open.os_error().and_then(|e| e.raw_os_error()), Some(libc::ENETUNREACH));
         assert_eq!(open.kind(), FailureKind::Connect);
-        // A failure once the socket is open is the connection's, not the address's.
         let send = QuicFailure::socket("send", &unreachable);
-        assert!(!send.is_open_failure());
-        assert!(send.os_error().is_some());
+        assert_eq!(send.os_error().and_then(|e| e.raw_os_error()), Some(libc::ENETUNREACH));
         // Without an OS error (no randomness to seed with) there is nothing to count it by.
         let seed = QuicFailure::Socket { op: "open", message: "x".into(), errno: None };
-        assert!(!seed.is_open_failure() && seed.os_error().is_none());
+        assert!(seed.os_error().is_none());
         // A refused port is its own failure, as before.
         let refused = std::io::Error::from_raw_os_error(libc::ECONNREFUSED);
         assert_eq!(QuicFailure::socket("open", &refused), QuicFailure::Refused);

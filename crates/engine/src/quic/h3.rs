@@ -10,7 +10,7 @@
 //! body pieces, its end (a [`Response`] or a [`QuicFailure`]), when more requests may start,
 //! and the connection's end, after which every request still in flight has failed.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -25,6 +25,8 @@ use super::config::QuicClient;
 use super::conn::QuicConn;
 use super::failure::QuicFailure;
 use super::stats::QuicStats;
+use super::udp::UdpSocket;
+use crate::socket::connect_udp;
 
 /// What an HTTP/3 connection tells its owner.
 #[derive(Debug)]
@@ -81,27 +83,31 @@ pub struct H3Conn {
 
 impl H3Conn {
     /// Opens a connection to `peer` that will carry up to `max_streams` requests at once,
-    /// from the source address the kernel chooses.
+    /// from the source address the kernel chooses: its socket opened as a run's are
+    /// (socket.rs), without a run's `--bind`. For callers outside a run (the lab's check of
+    /// an HTTP/3 listener, the tests).
     pub fn connect(
         client: &QuicClient,
         peer: SocketAddr,
         max_streams: usize,
         now: Instant,
     ) -> Result<H3Conn, QuicFailure> {
-        H3Conn::connect_from(client, peer, None, max_streams, now)
+        let socket = connect_udp(peer, None, client.datagram())
+            .map_err(|e| QuicFailure::socket("open", &e))?;
+        H3Conn::over(client, socket, max_streams, now)
     }
 
-    /// As [`H3Conn::connect`], from `source` when given (a run's `--bind`).
-    pub fn connect_from(
+    /// As [`H3Conn::connect`], over `socket`, already opened and connected to the server
+    /// (a run's: `socket::connect`, from its `--bind` source).
+    pub(crate) fn over(
         client: &QuicClient,
-        peer: SocketAddr,
-        source: Option<IpAddr>,
+        socket: UdpSocket,
         max_streams: usize,
         now: Instant,
     ) -> Result<H3Conn, QuicFailure> {
         let limits = Limits::default();
         Ok(H3Conn {
-            quic: QuicConn::connect(client, peer, source, now)?,
+            quic: QuicConn::connect(client, socket, now)?,
             control: Bytes::from(client_control_stream(limits.max_field_section_size)),
             server: ServerStreams::new(limits),
             limits,

@@ -8,7 +8,9 @@
 //!   settings (TLS 1.3, ALPN `h3`) and [`QuicSettings`].
 //! - [`QuicConn`] (conn.rs): one connection: one quinn `Endpoint` and `Connection` over one
 //!   connected UDP socket (udp.rs, udp_sys.rs: GSO/GRO and `sendmmsg`/`recvmmsg` where the
-//!   kernel has them, detected at runtime). `poll_timeout` is for the worker's timer heap.
+//!   kernel has them, detected when it opens). The socket is opened where every connection's
+//!   is, socket.rs (`--bind` holds), and handed to the connection. `poll_timeout` is for the
+//!   worker's timer heap.
 //! - [`H3Conn`] (h3.rs): HTTP/3 on it: requests on their own streams, responses read into
 //!   reused [`herd_proto::h3::ResponseReader`]s, events ([`H3Event`]) for the session.
 //! - [`IoBuffers`] (buffers.rs): a worker's receive pool and send buffers, shared by its
@@ -30,8 +32,8 @@ mod conn;
 mod failure;
 mod h3;
 mod stats;
-mod udp;
-mod udp_sys;
+pub(crate) mod udp;
+pub(crate) mod udp_sys;
 
 pub use buffers::IoBuffers;
 pub use config::{QuicClient, QuicConfigError, QuicSettings};

@@ -1,25 +1,26 @@
 //! One QUIC connection's UDP socket: connected to the server (so the kernel filters other
 //! senders and no connection-ID demultiplexing is needed), non-blocking, in the worker's
-//! mio loop, with the kernel's batching where it has it.
+//! mio loop, with the kernel's batching where it has it. It is opened, bound and set up where
+//! every connection's socket is, socket.rs (`connect_udp`); this is its I/O.
 //!
 //! GSO (`UDP_SEGMENT`, Linux 4.18) sends up to [`MAX_GSO_SEGMENTS`] datagrams of one size in
 //! one `sendmsg`; GRO (`UDP_GRO`, Linux 5.0) hands several received datagrams of one size
-//! over in one message. Both are asked for and detected when the socket opens: GSO by
-//! reading the option back, GRO by setting it. Receives are `recvmmsg` batches either way:
-//! up to 8 messages of up to 64 KiB with GRO, up to 32 datagrams without. A send that GSO fails with EIO (a device
-//! without checksum offload) turns GSO off for the socket and is retried datagram by
-//! datagram, as quinn-udp does. Without GSO, queued datagrams leave in one `sendmmsg`.
+//! over in one message. Both are asked for and detected when the socket opens (socket.rs):
+//! GSO by reading the option back, GRO by setting it. Receives are `recvmmsg` batches either
+//! way: up to 8 messages of up to 64 KiB with GRO, up to 32 datagrams without. A send that GSO
+//! fails with EIO (a device without checksum offload) turns GSO off for the socket and is
+//! retried datagram by datagram, as quinn-udp does. Without GSO, queued datagrams leave in one
+//! `sendmmsg`.
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 
 use bytes::BytesMut;
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
-use socket2::{Domain, Protocol, Type};
 
-use super::udp_sys::{self, Batch, MAX_BATCH, UDP_GRO, UDP_SEGMENT};
+use super::udp_sys::{self, Batch, MAX_BATCH};
 
 /// The most datagrams one GSO send carries here (the kernel's limit is 64, and 64 KiB).
 pub(crate) const MAX_GSO_SEGMENTS: usize = 32;
@@ -50,6 +51,8 @@ impl Default for Offload {
 
 pub(crate) struct UdpSocket {
     socket: mio::net::UdpSocket,
+    /// The server's address: the one the socket is connected to.
+    peer: SocketAddr,
     /// GSO in use (asked for, the kernel has it, and no send has failed with it).
     gso: bool,
     gro: bool,
@@ -67,54 +70,20 @@ pub(crate) enum Sent {
 }
 
 impl UdpSocket {
-    /// A non-blocking UDP socket connected to `peer`, bound to `source` (a run's `--bind`,
-    /// chosen in socket.rs as for TCP) or else to the wildcard address of the peer's family,
-    /// with `buffer_size` for SO_SNDBUF/SO_RCVBUF when given.
-    pub(crate) fn connect(
+    /// A socket that socket.rs opened, connected to `peer` and set up: `offload`, the
+    /// offloads it found the kernel to have (of those asked for); `mtud`, whether the
+    /// don't-fragment bit is set.
+    pub(crate) fn new(
+        socket: mio::net::UdpSocket,
         peer: SocketAddr,
-        source: Option<IpAddr>,
         offload: Offload,
-        buffer_size: Option<u32>,
-    ) -> io::Result<UdpSocket> {
-        let socket =
-            socket2::Socket::new(Domain::for_address(peer), Type::DGRAM, Some(Protocol::UDP))?;
-        socket.set_nonblocking(true)?;
-        socket.set_cloexec(true)?;
-        if let Some(size) = buffer_size {
-            socket.set_send_buffer_size(size as usize)?;
-            socket.set_recv_buffer_size(size as usize)?;
-        }
-        let any: IpAddr = match peer {
-            SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
-            SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
-        };
-        // Port 0: the kernel picks one at bind, as it did for the wildcard. A source of the
-        // other family than the peer's fails here, as TCP's bind does: the connection fails
-        // to open, and nothing leaves from another address instead.
-        socket.bind(&SocketAddr::new(source.unwrap_or(any), 0).into())?;
-        socket.connect(&peer.into())?;
-        let fd = socket.as_raw_fd();
-        // Don't fragment, and don't let the kernel's path MTU cache cap the datagrams:
-        // quinn probes the path itself (and needs unfragmented datagrams to do so).
-        let mtud = match peer {
-            SocketAddr::V4(_) => udp_sys::set_int(
-                fd,
-                libc::IPPROTO_IP,
-                libc::IP_MTU_DISCOVER,
-                libc::IP_PMTUDISC_PROBE,
-            ),
-            SocketAddr::V6(_) => udp_sys::set_int(
-                fd,
-                libc::IPPROTO_IPV6,
-                libc::IPV6_MTU_DISCOVER,
-                libc::IPV6_PMTUDISC_PROBE,
-            ),
-        }
-        .is_ok();
-        let gso = offload.gso && udp_sys::get_int(fd, libc::SOL_UDP, UDP_SEGMENT).is_ok();
-        let gro = offload.gro && udp_sys::set_int(fd, libc::SOL_UDP, UDP_GRO, 1).is_ok();
-        let socket = mio::net::UdpSocket::from_std(std::net::UdpSocket::from(socket));
-        Ok(UdpSocket { socket, gso, gro, mtud })
+        mtud: bool,
+    ) -> UdpSocket {
+        UdpSocket { socket, peer, gso: offload.gso, gro: offload.gro, mtud }
+    }
+
+    pub(crate) fn peer(&self) -> SocketAddr {
+        self.peer
     }
 
     pub(crate) fn gso(&self) -> bool {
@@ -134,7 +103,7 @@ impl UdpSocket {
         self.socket.local_addr()
     }
 
-    fn fd(&self) -> RawFd {
+    pub(crate) fn fd(&self) -> RawFd {
         self.socket.as_raw_fd()
     }
 
@@ -221,6 +190,12 @@ impl Source for UdpSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quic::udp_sys::UDP_GRO;
+    use crate::socket::{connect_udp, Datagram};
+
+    fn open(peer: SocketAddr, offload: Offload) -> UdpSocket {
+        connect_udp(peer, None, Datagram { offload, buffer_size: None }).unwrap()
+    }
 
     /// Two connected sockets on loopback, datagrams both ways, with and without the
     /// offloads: what goes in comes out, datagram for datagram.
@@ -228,8 +203,7 @@ mod tests {
     fn datagrams_cross_with_and_without_offload() {
         for offload in [Offload { gso: false, gro: false }, Offload::default()] {
             let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-            let mut client =
-                UdpSocket::connect(server.local_addr().unwrap(), None, offload, None).unwrap();
+            let mut client = open(server.local_addr().unwrap(), offload);
             server.connect(client.local_addr().unwrap()).unwrap();
             // 10 datagrams of 1200 bytes and a last one of 7, in one send.
             let mut buf = Vec::new();
@@ -267,9 +241,7 @@ mod tests {
     #[test]
     fn gso_batches_arrive_as_one_gro_message() {
         let receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let mut sender =
-            UdpSocket::connect(receiver.local_addr().unwrap(), None, Offload::default(), None)
-                .unwrap();
+        let mut sender = open(receiver.local_addr().unwrap(), Offload::default());
         receiver.connect(sender.local_addr().unwrap()).unwrap();
         let fd = receiver.as_raw_fd();
         udp_sys::set_int(fd, libc::SOL_UDP, UDP_GRO, 1).unwrap();
@@ -288,24 +260,5 @@ mod tests {
         assert_eq!(sender.send_segments(&buf[..2000], Some(1000)).unwrap(), Sent::All);
         udp_sys::recv(fd, &mut pool, GRO_SLOT, 1, &mut out).unwrap();
         assert_eq!(out[0].as_ptr(), start, "the same memory again");
-    }
-
-    #[test]
-    fn this_kernel_has_both_offloads() {
-        // Linux 5.0+ has both; herd's machines are newer. A kernel without them still
-        // works (the test above), but its figures would not be comparable: say so.
-        let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let client =
-            UdpSocket::connect(server.local_addr().unwrap(), None, Offload::default(), None)
-                .unwrap();
-        assert!(client.gso() && client.gro(), "UDP GSO/GRO missing on this kernel");
-        let off = UdpSocket::connect(
-            server.local_addr().unwrap(),
-            None,
-            Offload { gso: false, gro: false },
-            None,
-        )
-        .unwrap();
-        assert!(!off.gso() && !off.gro());
     }
 }

@@ -3,6 +3,9 @@
 //! datagrams of one size), `sendmmsg` (many datagrams, one call, no GSO), and `recvmmsg`
 //! with the `UDP_GRO` control message (one message may hold many datagrams of one size).
 //!
+//! The options are set where the socket is opened, socket.rs (`connect_udp`), through
+//! [`set_int`] and [`get_int`]: it keeps no `unsafe` of its own for them.
+//!
 //! Safe wrappers over raw fds; every buffer they take is a Rust slice (or a `BytesMut`'s
 //! spare capacity), and every length passed to the kernel is the length of the memory
 //! behind it.
@@ -14,8 +17,8 @@ use std::os::fd::RawFd;
 use bytes::BytesMut;
 
 /// Not in the libc crate for glibc targets: linux/udp.h.
-pub(super) const UDP_SEGMENT: libc::c_int = 103;
-pub(super) const UDP_GRO: libc::c_int = 104;
+pub(crate) const UDP_SEGMENT: libc::c_int = 103;
+pub(crate) const UDP_GRO: libc::c_int = 104;
 
 /// The most messages one `sendmmsg`/`recvmmsg` call takes here.
 pub(super) const MAX_BATCH: usize = 32;
@@ -23,7 +26,7 @@ pub(super) const MAX_BATCH: usize = 32;
 /// Room for one control message holding a `c_int` (`CMSG_SPACE(sizeof(int))`, 8-aligned).
 const CMSG_INT_SPACE: usize = 24;
 
-pub(super) fn set_int(
+pub(crate) fn set_int(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
@@ -46,7 +49,7 @@ pub(super) fn set_int(
     }
 }
 
-pub(super) fn get_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+pub(crate) fn get_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
     let mut value: libc::c_int = 0;
     let mut len = size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `value` and `len` are valid for writes of the sizes the kernel is told.
@@ -132,7 +135,7 @@ struct Received {
 
 /// What one [`recv`] took from the socket.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Batch {
+pub(crate) struct Batch {
     /// Messages the kernel returned (0: nothing was waiting).
     pub(super) messages: usize,
     /// Datagrams handed out (more than messages when GRO coalesced some).
