@@ -406,7 +406,8 @@ gcannon_version() {
     [[ -f $GCANNON.build.log ]] && info=$(grep -h '^gcannon' "$GCANNON.build.log" | head -1)
     [[ -z $info && -f $(dirname "$(dirname "$GCANNON")").build.log ]] &&
         info=$(grep -h '^gcannon' "$(dirname "$(dirname "$GCANNON")").build.log" | head -1)
-    echo "gcannon: $GCANNON (${info:+${info%%:*}, by build-peers.sh}${info:-built elsewhere}), sha256 $(sha256sum "$GCANNON" | cut -d' ' -f1)"
+    if [[ -n $info ]]; then info="${info%%:*}, by build-peers.sh"; else info="built elsewhere"; fi
+    echo "gcannon: $GCANNON ($info), sha256 $(sha256sum "$GCANNON" | cut -d' ' -f1)"
 }
 
 # Builds CMD for tool $1 in scenario $2, and sets PIN (1: run it with taskset -c 1).
