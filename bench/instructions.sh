@@ -10,10 +10,11 @@
 # usage: bench/instructions.sh [PORT]
 # env:   TOOLS="floor herd-base herd" (or herd-run-base herd-run: the same through herd run)  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
 #        REPEAT=2  HERD=target/dist/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
-#        A pipelined scenario (issue 35: ka-6397-c100-p16, N_KA requests) runs only the tools of its depth
-#        (herd-run-p16, herd-run-base-p16), and those tools only it: a pair that does not fit is skipped, so
-#        TOOLS="herd-run-base herd-run herd-run-base-p16 herd-run-p16" SCENARIOS="ka-6397-c100 close-6397-c100
-#        ka-6397-c100-p16" counts each scenario once per binary. gcannon runs for a duration, not a count: no figure.
+#        A pipelined scenario (issue 35: ka-6397-c100-p16, N_KA requests) runs only the tools of
+#        its depth (herd-run-p16, herd-run-base-p16), and those tools only it: a pair that does
+#        not fit is skipped, so TOOLS="herd-run-base herd-run herd-run-base-p16 herd-run-p16"
+#        SCENARIOS="ka-6397-c100 close-6397-c100 ka-6397-c100-p16" counts each scenario once per
+#        binary. gcannon runs for a duration, not a count: no figure.
 # Output: bench/results/<date>-instructions/instructions.md and .csv (+ raw/).
 set -euo pipefail
 
@@ -74,7 +75,8 @@ for scen in $SCENARIOS; do
     [[ -n ${NREQ[$scen]:-} ]] || { log "unknown scenario $scen"; exit 64; }
 done
 for tool in "${active[@]}"; do
-    [[ $tool == gcannon* ]] && log "WARNING: $tool runs for a duration, so (I(2N) - I(N)) / N cannot be taken: skipped"
+    [[ $tool == gcannon* ]] &&
+        log "WARNING: $tool runs for a duration, so (I(2N) - I(N)) / N cannot be taken: skipped"
 done
 for scen in $SCENARIOS; do
     n=$N_KA

@@ -10,7 +10,8 @@
 # usage: bench/pairs.sh [PORT]
 # env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/dist/herd
 #        (HTTP/2 and HTTP/3, issue 19: e.g. A=h2load-h2c B=herd-h2c SCENARIO=mux-6397-c10-m10; A=oha-h3 B=herd-h3)
-#        (pipelined, issue 35: A=gcannon-p16 B=herd-run-p16 SCENARIO=ka-6397-c100-p16; gcannon runs WRK_S seconds)
+#        (pipelined, issue 35: A=gcannon-p16 B=herd-run-p16 SCENARIO=ka-6397-c100-p16;
+#        gcannon runs WRK_S seconds)
 #        HERD_BASE= (the binary of tool herd-base)
 # Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
 set -euo pipefail
@@ -29,7 +30,8 @@ SCALE_DIV=1 WRK_S=${WRK_S:-4}
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
 TOOLS="$A $B${C:+ $C}"
 for t in $TOOLS; do
-    fits "$t" "$SCENARIO" || { echo "tool $t does not run scenario $SCENARIO (see fits in bench/lib.sh)" >&2; exit 64; }
+    fits "$t" "$SCENARIO" ||
+        { echo "tool $t does not run scenario $SCENARIO (see fits in bench/lib.sh)" >&2; exit 64; }
 done
 
 RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B${C:+-$C}
@@ -66,8 +68,8 @@ want=2
 } >"$RES/versions.txt"
 
 csv=$RES/pairs.csv
-# requests: the tool's own count, or nginx's for a tool whose count leaves some out (counts_at_server);
-# tool_requests: the tool's own count always; failed: what parse_out says failed
+# requests: the tool's own count, or nginx's for a tool whose count leaves some out
+# (counts_at_server); tool_requests: the tool's own count always; failed: parse_out's
 echo "pair,tool,requests,seconds,user,sys,cpu_us_per_req,tool_requests,failed" >"$csv"
 one() {
     local tool=$1 pair=$2 base cgopt=() e u s req treq fail n0 n1

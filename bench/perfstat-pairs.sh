@@ -3,14 +3,15 @@
 # and the syscalls behind it (all of them, and epoll_wait alone). The cross-check of bench/pairs.sh: the
 # quota's throttling adds its own noise, and CPU time alone cannot say whether a change added syscalls
 # (kernel time dominates a client's cost here) or user-space work (see bench/instructions.sh).
-# Same set-up as run.sh: nginx on CPU 0, the client pinned to CPU 1. Each round runs every tool, the order
-# rotated by one each round (two tools: alternating which goes first).
-# TOOLS may name other clients too (issue 35: TOOLS="floor herd-run gcannon", no quota); every figure is per
-# request as nginx counted them for a tool whose own count leaves some out (gcannon: counts_at_server).
+# Same set-up as run.sh: nginx on CPU 0, the client pinned to CPU 1. Each round runs every tool,
+# the order rotated by one each round (two tools: alternating which goes first).
+# TOOLS may name other clients too (issue 35: TOOLS="floor herd-run gcannon", no quota); a tool
+# whose own count leaves some requests out (gcannon: counts_at_server) is counted at nginx.
 #
 # usage: bench/perfstat-pairs.sh [PORT]
 # env:   ROUNDS=12  SCENARIO=ka-6397-c100  HERD=target/dist/herd  HERD_BASE= (the "before" binary)
-#        TOOLS="herd-base herd" (a pipelined SCENARIO, e.g. ka-6397-c100-p16: "herd-run-base-p16 herd-run-p16")
+#        TOOLS="herd-base herd" (a pipelined SCENARIO, e.g. ka-6397-c100-p16:
+#        "herd-run-base-p16 herd-run-p16")
 #        WRK_S=4 (gcannon's seconds)
 # Output: bench/results/<date>-perfstat-<scenario>/perfstat.md and perfstat.csv (+ raw/).
 set -euo pipefail
@@ -29,7 +30,8 @@ else
     TOOLS=${TOOLS:-herd-base herd}
 fi
 for t in $TOOLS; do
-    fits "$t" "$SCENARIO" || { echo "tool $t does not run scenario $SCENARIO (see fits in bench/lib.sh)" >&2; exit 64; }
+    fits "$t" "$SCENARIO" ||
+        { echo "tool $t does not run scenario $SCENARIO (see fits in bench/lib.sh)" >&2; exit 64; }
 done
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
 command -v perf >/dev/null || { echo "perf is not installed (apt-get install -y linux-perf)" >&2; exit 1; }
@@ -42,7 +44,8 @@ trap 'exit 130' INT TERM
 bench_setup "${1:-}"
 detect_tools
 read -ra want <<<"$TOOLS"
-[[ ${#active[@]} == "${#want[@]}" ]] || { log "need all of: $TOOLS (herd: HERD, herd-base: HERD_BASE)"; exit 1; }
+[[ ${#active[@]} == "${#want[@]}" ]] ||
+    { log "need all of: $TOOLS (herd: HERD, herd-base: HERD_BASE)"; exit 1; }
 {
     echo "date: $(date -Is)"
     echo "kernel: $(uname -srvm)"
@@ -56,7 +59,8 @@ read -ra want <<<"$TOOLS"
 
 csv=$RES/perfstat.csv
 # requests: the tool's own count, or nginx's (counts_at_server); tool_requests: the tool's own
-echo "round,tool,requests,task_clock_ms,syscalls,epoll_waits,context_switches,tool_requests,failed,loadavg1" >"$csv"
+echo "round,tool,requests,task_clock_ms,syscalls,epoll_waits,context_switches,tool_requests,failed,"\
+"loadavg1" >"$csv"
 one() {
     local tool=$1 round=$2 base req treq fail n0 n1
     build_cmd "$tool" "$SCENARIO"
@@ -73,7 +77,8 @@ one() {
         req=0
         [[ -n $n0 && -n $n1 ]] && req=$((n1 - n0 - 1))
     fi
-    awk -F, -v r="$round" -v t="$tool" -v n="$req" -v tr="$treq" -v f="$fail" -v la="$(cut -d' ' -f1 /proc/loadavg)" '
+    awk -F, -v r="$round" -v t="$tool" -v n="$req" -v tr="$treq" -v f="$fail" \
+        -v la="$(cut -d' ' -f1 /proc/loadavg)" '
         $3 == "task-clock" {tc = $1} $3 == "raw_syscalls:sys_enter" {sc = $1}
         $3 == "syscalls:sys_enter_epoll_wait" {ew = $1} $3 == "context-switches" {cs = $1}
         END {print r "," t "," n "," tc "," sc "," ew "," cs "," tr "," f "," la}' "$base.perf" >>"$csv"

@@ -8,12 +8,13 @@
 #        TOOLS="floor wrk ab herd herd-default h2load"   which clients (missing ones are skipped;
 #                         herd-run: `herd run -t 1`, the modern mode, in the same seat;
 #                         HTTP/2 and HTTP/3 (issue 19): herd-h2c h2load-h2c herd-h2 h2load-h2 herd-h3 oha-h3;
-#                         issue 35: gcannon (io_uring, built on first use from the shared copy, runs WRK_S s),
-#                         and pipelined herd-run-p16 gcannon-p16)
+#                         issue 35: gcannon (io_uring, built on first use from the shared
+#                         copy, runs WRK_S s), and pipelined herd-run-p16 gcannon-p16)
 #        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"   (multiplexed: mux-6397-c10-m10, mux-1B-c100-m1, ...;
-#                         pipelined, depth 16: ka-6397-c100-p16, ka-1B-c100-p16. Each round runs every tool in
-#                         every scenario it fits (bench/lib.sh's fits): a -p16 tool only in a -p16 scenario.
-#                         Issue 35's table: TOOLS="floor herd-run gcannon herd-run-p16 gcannon-p16"
+#                         pipelined, depth 16: ka-6397-c100-p16, ka-1B-c100-p16. Each round
+#                         runs every tool in every scenario it fits (bench/lib.sh's fits): a
+#                         -p16 tool only in a -p16 scenario. Issue 35's table:
+#                         TOOLS="floor herd-run gcannon herd-run-p16 gcannon-p16"
 #                         SCENARIOS="ka-6397-c100 ka-6397-c100-p16")
 #        H3_DIV=3         HTTP/3 tools run the scenario's requests / H3_DIV
 #        OHA=path         oha built with --features http3 (default /tmp/oha/bin/oha)
@@ -137,7 +138,7 @@ run_one() {
     st1=$(cpu1_stat); ns1=$(server_ns "$tool"); cg1=$(cg_usage_ns); th1=$(cg_throttled); s1=$(nginx_status)
     local req fail e u s m
     read -r req fail < <(parse_out "$tool" "$base.out" || true) || true
-    # a tool whose own count leaves some requests out (gcannon's warm-up): nginx's count of the run instead
+    # a tool whose own count leaves some requests out (gcannon's warm-up): nginx's count instead
     if counts_at_server "$tool"; then
         req=$(( ${s1#* } - ${s0#* } - 1 ))
     fi

@@ -23,7 +23,8 @@ MUX_PAIRS = [("herd-h2c", "h2load-h2c", "HTTP/2 h2c, nginx"), ("herd-h2", "h2loa
 SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100", "ka-6397-c100-p16",
               "ka-1B-c100-p16"]
 # issue 35's table: (its row, the keep-alive tool, the pipelined tool or None)
-ISSUE35_ROWS = [("herd run (epoll)", "herd-run", "herd-run-p16"), ("the floor (bench/floor.c)", "floor", None),
+ISSUE35_ROWS = [("herd run (epoll)", "herd-run", "herd-run-p16"),
+                ("the floor (bench/floor.c)", "floor", None),
                 ("gcannon (io_uring)", "gcannon", "gcannon-p16")]
 LABEL = {
     "herd": "herd ab --threads 1",
@@ -202,7 +203,7 @@ def main():
 
 
 def issue35_section(by):
-    """issue 35: herd run, the floor and gcannon, keep-alive and pipelined 16, in the same rounds."""
+    """issue 35: herd run, the floor and gcannon, keep-alive and pipelined 16, same rounds."""
     p = print
     for size in ("6397", "1B"):
         ka, pl = f"ka-{size}-c100", f"ka-{size}-c100-p16"
@@ -225,11 +226,11 @@ def issue35_section(by):
             return f"x{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f}; {len(xs)} rounds)"
 
         p(f"### Issue 35's table ({size} B, -c 100, one thread; medians over rounds, min-max)\n")
-        p("Requests: the client's own count, nginx's for gcannon (which zeroes its counters 100 ms after its "
-          "start); req/s = requests / the run's wall time.\n")
-        p("Client-bound check: the client's CPU in % of one core (CPU/request × req/s). Under the 25 % quota a "
-          "client-bound run is near 25 % and throttled; well below, something else (nginx, or a busy machine) "
-          "held it back and req/s says little about the client.\n")
+        p("Requests: the client's own count, nginx's for gcannon (which zeroes its counters "
+          "100 ms after its start); req/s = requests / the run's wall time.\n")
+        p("Client-bound check: the client's CPU in % of one core (CPU/request × req/s). Under "
+          "the 25 % quota a client-bound run is near 25 % and throttled; well below, something "
+          "else (nginx, or a busy machine) held it back and req/s says little about the client.\n")
         p("| client | req/s, keep-alive | req/s, pipelined 16 | CPU µs/req, keep-alive | CPU µs/req, pipelined 16 | "
           "client CPU %, keep-alive / pipelined | load average (1 min) |")
         p("|---|---|---|---|---|---|---|")
@@ -245,7 +246,8 @@ def issue35_section(by):
               f"{share(ka, t_ka)} / {share(pl, t_pl) if t_pl else '—'} | "
               f"{f'{min(las):.1f}-{max(las):.1f}' if las else '—'} |")
         p("")
-        p("Same-round ratios, herd run's req/s / the other's (and the other's CPU per request / herd run's):\n")
+        p("Same-round ratios, herd run's req/s / the other's (and the other's CPU per request / "
+          "herd run's):\n")
         p("| comparison | req/s ratio | CPU/request ratio |")
         p("|---|---|---|")
         for text, scen, a, b in [("keep-alive: herd run / the floor", ka, "herd-run", "floor"),
