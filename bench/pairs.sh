@@ -10,8 +10,8 @@
 # usage: bench/pairs.sh [PORT]
 # env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/dist/herd
 #        (HTTP/2 and HTTP/3, issue 19: e.g. A=h2load-h2c B=herd-h2c SCENARIO=mux-6397-c10-m10; A=oha-h3 B=herd-h3)
-#        (pipelined, issue 35: A=gcannon-p16 B=herd-run-p16 SCENARIO=ka-6397-c100-p16;
-#        gcannon runs WRK_S seconds)
+#        (pipelined, issue 35: SCENARIO=ka-6397-c100-p16, whose A and B default to gcannon-p16
+#        and herd-run-p16; gcannon runs WRK_S seconds)
 #        HERD_BASE= (the binary of tool herd-base)
 # Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
 set -euo pipefail
@@ -20,10 +20,15 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 PAIRS=${PAIRS:-8}
-A=${A:-floor}
-B=${B:-herd}
-C=${C:-}
 SCENARIO=${SCENARIO:-ka-6397-c100}
+if [[ -n ${DEPTH[$SCENARIO]:-} ]]; then   # a pipelined scenario: its depth's tools by default
+    A=${A:-gcannon-p${DEPTH[$SCENARIO]}}
+    B=${B:-herd-run-p${DEPTH[$SCENARIO]}}
+else
+    A=${A:-floor}
+    B=${B:-herd}
+fi
+C=${C:-}
 QUOTA_PCT=${QUOTA_PCT:-25}
 HERD=${HERD:-$ROOT/target/dist/herd}
 SCALE_DIV=1 WRK_S=${WRK_S:-4}
