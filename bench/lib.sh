@@ -410,13 +410,12 @@ gcannon_ensure() {
     GCANNON=$dest/bin/gcannon
 }
 
-# One line for a versions file: which gcannon ran.
+# One line for a versions file: which gcannon ran (gcannon_ensure's build says its line in
+# PEERS_DIR/gcannon-<commit>.build.log; a GCANNON given by hand is "built elsewhere").
 gcannon_version() {
-    local info=""
-    [[ -f $GCANNON.build.log ]] && info=$(grep -h '^gcannon' "$GCANNON.build.log" | head -1)
-    local log_
+    local info="" log_
     log_=$(dirname "$(dirname "$GCANNON")").build.log
-    [[ -z $info && -f $log_ ]] && info=$(grep -h '^gcannon' "$log_" | head -1)
+    [[ -f $log_ ]] && info=$(grep -h '^gcannon' "$log_" | head -1)
     if [[ -n $info ]]; then info="${info%%:*}, by build-peers.sh"; else info="built elsewhere"; fi
     echo "gcannon: $GCANNON ($info), sha256 $(sha256sum "$GCANNON" | cut -d' ' -f1)"
 }
