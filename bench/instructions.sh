@@ -10,6 +10,11 @@
 # usage: bench/instructions.sh [PORT]
 # env:   TOOLS="floor herd-base herd" (or herd-run-base herd-run: the same through herd run)  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
 #        REPEAT=2  HERD=target/dist/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
+#        A pipelined scenario (issue 35: ka-6397-c100-p16, N_KA requests) runs only the tools of
+#        its depth (herd-run-p16, herd-run-base-p16: the default TOOLS add them), and those tools
+#        only it: a pair that does not fit is skipped, so TOOLS="herd-run-base herd-run herd-run-base-p16 herd-run-p16"
+#        SCENARIOS="ka-6397-c100 close-6397-c100 ka-6397-c100-p16" counts each scenario once per
+#        binary. gcannon runs for a duration, not a count: no figure.
 # Output: bench/results/<date>-instructions/instructions.md and .csv (+ raw/).
 set -euo pipefail
 
@@ -17,8 +22,14 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 HERD=${HERD:-$ROOT/target/dist/herd}
-TOOLS=${TOOLS:-floor herd-base herd}
 SCENARIOS=${SCENARIOS:-ka-6397-c100 close-6397-c100}
+if [[ -z ${TOOLS:-} ]]; then   # default: the floor and herd ab, and herd run for a pipelined scenario
+    TOOLS="floor herd-base herd"
+    for scen in $SCENARIOS; do
+        d=${DEPTH[$scen]:-}
+        [[ -n $d && " $TOOLS " != *" herd-run-p$d "* ]] && TOOLS+=" herd-run-base-p$d herd-run-p$d"
+    done
+fi
 N_KA=${N_KA:-20000}
 N_CLOSE=${N_CLOSE:-4000}
 REPEAT=${REPEAT:-2}
@@ -67,10 +78,19 @@ count() {
     rm -f "$out"
 }
 for scen in $SCENARIOS; do
+    [[ -n ${NREQ[$scen]:-} ]] || { log "unknown scenario $scen"; exit 64; }
+done
+for tool in "${active[@]}"; do
+    [[ $tool == gcannon* ]] &&
+        log "WARNING: $tool runs for a duration, so (I(2N) - I(N)) / N cannot be taken: skipped"
+done
+for scen in $SCENARIOS; do
     n=$N_KA
     [[ ${KA[$scen]} == 0 ]] && n=$N_CLOSE
     for rep in $(seq 1 "$REPEAT"); do
         for tool in "${active[@]}"; do
+            fits "$tool" "$scen" || continue
+            [[ $tool == gcannon* ]] && continue
             count "$tool" "$scen" "$n" "$rep"
             count "$tool" "$scen" $((2 * n)) "$rep"
         done
@@ -105,7 +125,9 @@ for s in scens:
         v = per.get((s, t))
         cells.append("n/a" if not v else f"{statistics.median(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})")
     print(f"| {s} | " + " | ".join(cells) + " |")
-for base, new in [("herd-base", "herd"), ("herd-run-base", "herd-run")]:
+pairs = [("herd-base", "herd"), ("herd-run-base", "herd-run")]
+pairs += [(t, t.replace("-base-p", "-p")) for t in tools if t.startswith("herd-run-base-p")]
+for base, new in pairs:
     if base in tools and new in tools:
         print()
         for s in scens:

@@ -1,9 +1,11 @@
 # shellcheck shell=bash disable=SC2034  # a library: its variables are used by the scripts that source it
 # Shared set-up for the scripts of bench/ (sourced, not run).
-# Provides: herd_versions (which herd was measured: every script's versions file), bench_setup [PORT],
-# bench_cleanup, cg_setup, cg_cleanup, cg_usage_ns, cg_throttled, nginx_status, nginx_worker_ns, caddy_setup (HTTP/3),
-# and the variables BENCH, PORT, H2C_PORT, H2_PORT, H3_PORT, NGINX_PID, NGINX_WORKER, CADDY_PID, CG_MODE, CG_CPU,
-# CG_ACCT, FLOOR, OHA.
+# Provides: herd_versions (which herd was measured: every script's versions file),
+# bench_setup [PORT], bench_cleanup, cg_setup, cg_cleanup, cg_usage_ns, cg_throttled, nginx_status,
+# nginx_requests, nginx_worker_ns, caddy_setup (HTTP/3), gcannon_ensure and gcannon_version (issue
+# 35's io_uring peer), the scenario and tool tables (build_cmd, parse_out, fits, counts_at_server,
+# detect_tools), and the variables BENCH, PORT, H2C_PORT, H2_PORT, H3_PORT, NGINX_PID, NGINX_WORKER,
+# CADDY_PID, CG_MODE, CG_CPU, CG_ACCT, FLOOR, OHA, GCANNON.
 # Everything started here is stopped by its own PID; nothing else is touched.
 
 BENCH_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,6 +18,8 @@ H2_PORT=       # nginx's HTTP/2 over TLS listener (self-signed certificate made 
 H3_PORT=       # caddy's HTTPS port: HTTP/3 on UDP (only when an HTTP/3 tool is asked for)
 CADDY_PID=
 OHA=${OHA:-/tmp/oha/bin/oha}   # oha built with its http3 feature (cargo install oha --features http3)
+GCANNON=${GCANNON:-}           # gcannon's binary; empty: built on first use (gcannon_ensure)
+PEERS_DIR=${PEERS_DIR:-$ROOT/target/bench-peers}   # where gcannon_ensure builds and keeps it
 NGINX_PID=
 NGINX_WORKER=
 CG_MODE=none   # v2 | v1 | none
@@ -212,6 +216,10 @@ nginx_status() {
     awk '/^ *[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $3; found=1} END {exit !found}' <<<"$body"
 }
 
+# nginx's "requests" counter alone (stub_status; the query that reads it counts itself: a
+# difference of two readings is one more than the requests between them).
+nginx_requests() { local s; s=$(nginx_status) || return 1; echo "${s#* }"; }
+
 nginx_worker_ns() { awk '{print $1}' "/proc/$NGINX_WORKER/schedstat"; }
 
 # CPU time in ns of the server that tool $1 loads: caddy (all its threads, in clock ticks) for the
@@ -228,31 +236,33 @@ server_ns() {
 cpu1_stat() { awk '$1 == "cpu1" {$1 = ""; print}' /proc/stat; }
 
 # cgroup with a CPU quota for the client: cgroup v2 if the cpu controller is there, else v1.
+# Its name carries this script's PID, so that two bench scripts at once each get their own group
+# (with one shared name the second could not make it and ran without a quota, with a warning).
 cg_setup() {
-    local quota=$1 period=$2
+    local quota=$1 period=$2 name=herd-bench-$$
     if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
         if ! grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
             echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
         fi
-        if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control && mkdir /sys/fs/cgroup/herd-bench 2>/dev/null; then
-            CG_CREATED+=(/sys/fs/cgroup/herd-bench)
-            echo "$quota $period" >/sys/fs/cgroup/herd-bench/cpu.max
-            CG_MODE=v2 CG_CPU=/sys/fs/cgroup/herd-bench CG_ACCT=/sys/fs/cgroup/herd-bench
+        if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control && mkdir "/sys/fs/cgroup/$name" 2>/dev/null; then
+            CG_CREATED+=("/sys/fs/cgroup/$name")
+            echo "$quota $period" >"/sys/fs/cgroup/$name/cpu.max"
+            CG_MODE=v2 CG_CPU=/sys/fs/cgroup/$name CG_ACCT=/sys/fs/cgroup/$name
         fi
     fi
     if [[ $CG_MODE == none && -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]]; then
         # cgroup v1 (this machine: v2 is mounted at /sys/fs/cgroup/unified with no controllers,
         # the cpu controller is a v1 hierarchy at /sys/fs/cgroup/cpu)
-        if mkdir /sys/fs/cgroup/cpu/herd-bench 2>/dev/null; then
-            CG_CREATED+=(/sys/fs/cgroup/cpu/herd-bench)
-            echo "$period" >/sys/fs/cgroup/cpu/herd-bench/cpu.cfs_period_us
-            echo "$quota" >/sys/fs/cgroup/cpu/herd-bench/cpu.cfs_quota_us
-            CG_MODE=v1 CG_CPU=/sys/fs/cgroup/cpu/herd-bench
-            if [[ -f /sys/fs/cgroup/cpu/herd-bench/cpuacct.usage ]]; then
+        if mkdir "/sys/fs/cgroup/cpu/$name" 2>/dev/null; then
+            CG_CREATED+=("/sys/fs/cgroup/cpu/$name")
+            echo "$period" >"/sys/fs/cgroup/cpu/$name/cpu.cfs_period_us"
+            echo "$quota" >"/sys/fs/cgroup/cpu/$name/cpu.cfs_quota_us"
+            CG_MODE=v1 CG_CPU=/sys/fs/cgroup/cpu/$name
+            if [[ -f /sys/fs/cgroup/cpu/$name/cpuacct.usage ]]; then
                 CG_ACCT=$CG_CPU
-            elif [[ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]] && mkdir /sys/fs/cgroup/cpuacct/herd-bench 2>/dev/null; then
-                CG_CREATED+=(/sys/fs/cgroup/cpuacct/herd-bench)
-                CG_ACCT=/sys/fs/cgroup/cpuacct/herd-bench
+            elif [[ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]] && mkdir "/sys/fs/cgroup/cpuacct/$name" 2>/dev/null; then
+                CG_CREATED+=("/sys/fs/cgroup/cpuacct/$name")
+                CG_ACCT=/sys/fs/cgroup/cpuacct/$name
             fi
         fi
     fi
@@ -319,11 +329,108 @@ for _c in 10 100; do
 done
 unset _c _m
 H3_DIV=${H3_DIV:-3}
+# Pipelined scenarios (issue 35): keep-alive, DEPTH requests written at once on each connection.
+# Only the tools whose name ends in -p<DEPTH> run them (herd-run-p16: herd run --pipeline 16;
+# gcannon-p16: gcannon -p 16), and those tools run nothing else (see fits). NREQ: ~4-6 s at the
+# rate pipelining reaches under the quota (~3x keep-alive's).
+declare -A DEPTH=()
+NREQ[ka-6397-c100-p16]=450000 FILE[ka-6397-c100-p16]=f6397.html
+NREQ[ka-1B-c100-p16]=450000 FILE[ka-1B-c100-p16]=f1.html
+KA[ka-6397-c100-p16]=1 DEPTH[ka-6397-c100-p16]=16 KA[ka-1B-c100-p16]=1 DEPTH[ka-1B-c100-p16]=16
+
+# The pipeline depth tool $1 writes: the N of a -pN suffix, else 1 (one request in flight per
+# connection).
+tool_depth() {
+    if [[ $1 =~ -p([0-9]+)$ ]]; then echo "${BASH_REMATCH[1]}"; else echo 1; fi
+}
+
+# True when tool $1 runs scenario $2 as the scenario means it: the same pipeline depth, and
+# gcannon only with keep-alive (its -r closes each connection itself, with an RST, rather than
+# ask with Connection: close). Scripts that loop over tools and scenarios skip the pairs that do
+# not fit; build_cmd refuses them.
+fits() {
+    local tool=$1 scen=$2
+    [[ $(tool_depth "$tool") == "${DEPTH[$scen]:-1}" ]] || return 1
+    [[ $tool == gcannon* && ${KA[$scen]} != 1 ]] && return 1
+    return 0
+}
+
+# True when tool $1's own request count leaves out requests it made, so that a script takes
+# nginx's count (nginx_requests before and after the run) as its requests: gcannon zeroes its
+# counters 100 ms after its start (its warm-up), and its CPU time covers those requests too.
+counts_at_server() { [[ $1 == gcannon* ]]; }
+
+# The build-peers.sh of the shared folder beside the repository (../shared/tools/, or
+# ../../shared/tools/ from a worktree one level deeper), or $BUILD_PEERS.
+find_build_peers() {
+    local d=$ROOT
+    if [[ -n ${BUILD_PEERS:-} ]]; then echo "$BUILD_PEERS"; return 0; fi
+    while [[ $d != / ]]; do
+        d=$(dirname "$d")
+        if [[ -x $d/shared/tools/build-peers.sh ]]; then echo "$d/shared/tools/build-peers.sh"; return 0; fi
+    done
+    return 1
+}
+
+# Sets GCANNON: $GCANNON if given, else the build of the shared vendored copy kept in
+# $PEERS_DIR/gcannon-<commit>/, made on first use with build-peers.sh (about 40 s: liburing 2.15,
+# then gcannon).
+gcannon_ensure() {
+    if [[ -n $GCANNON ]]; then
+        [[ -x $GCANNON ]] && return 0
+        log "ERROR: GCANNON=$GCANNON is not an executable"
+        return 1
+    fi
+    local bp tarball ver dest missing=() p
+    if ! bp=$(find_build_peers); then
+        log "ERROR: gcannon: no shared/tools/build-peers.sh above $ROOT" \
+            "(set BUILD_PEERS=path, or GCANNON=binary)"
+        return 1
+    fi
+    tarball=$(find "$(dirname "$bp")/../vendor" -maxdepth 1 -name 'gcannon-*.tar.gz' |
+        sort | tail -1)
+    [[ -n $tarball ]] || { log "ERROR: gcannon: no vendor/gcannon-*.tar.gz beside $bp"; return 1; }
+    ver=$(basename "$tarball" .tar.gz)
+    dest=$PEERS_DIR/$ver
+    if [[ ! -x $dest/bin/gcannon ]]; then
+        for p in gcc make; do command -v "$p" >/dev/null || missing+=("$p"); done
+        if [[ ${#missing[@]} -gt 0 ]]; then
+            log "ERROR: cannot build gcannon: ${missing[*]} missing" \
+                "(apt-get install -y ${missing[*]})"
+            return 1
+        fi
+        mkdir -p "$PEERS_DIR"
+        log "building $ver with $bp into $dest (once; log: $dest.build.log)"
+        if ! "$bp" "$dest" gcannon >"$dest.build.log" 2>&1 || [[ ! -x $dest/bin/gcannon ]]; then
+            log "ERROR: building gcannon failed (needs gcc and make; see $dest.build.log):" \
+                "$(tail -3 "$dest.build.log" | tr '\n' ' ')"
+            return 1
+        fi
+    fi
+    GCANNON=$dest/bin/gcannon
+}
+
+# One line for a versions file: which gcannon ran (gcannon_ensure's build says its line in
+# PEERS_DIR/gcannon-<commit>.build.log; a GCANNON given by hand is "built elsewhere").
+gcannon_version() {
+    local info="" log_
+    log_=$(dirname "$(dirname "$GCANNON")").build.log
+    [[ -f $log_ ]] && info=$(grep -h '^gcannon' "$log_" | head -1)
+    if [[ -n $info ]]; then info="${info%%:*}, by build-peers.sh"; else info="built elsewhere"; fi
+    echo "gcannon: $GCANNON ($info), sha256 $(sha256sum "$GCANNON" | cut -d' ' -f1)"
+}
 
 # Builds CMD for tool $1 in scenario $2, and sets PIN (1: run it with taskset -c 1).
 # herd-default is herd as a user runs it: default threads (one per core: 2), not pinned.
+# Refuses (returns 1, CMD empty) a tool that does not fit the scenario (see fits).
 build_cmd() {
     PIN=1
+    CMD=()
+    if ! fits "$1" "$2"; then
+        log "ERROR: tool $1 (pipeline depth $(tool_depth "$1")) does not run scenario $2" \
+            "(depth ${DEPTH[$2]:-1}, keep-alive ${KA[$2]})"
+        return 1
+    fi
     [[ $1 == herd-default ]] && PIN=0
     local tool=$1 scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
     local kflag=() close_hdr=() c=${SCONC[$2]:-$CONC} m=${STREAMS[$2]:-1}
@@ -343,6 +450,15 @@ build_cmd() {
             [[ $ka == 0 ]] && nka=(--no-keep-alive)
             [[ $tool == herd-run-base ]] && bin=$HERD_BASE
             CMD=("$bin" run -c "$CONC" -t 1 -n "$n" "${nka[@]}" "$url") ;;
+        herd-run-p* | herd-run-base-p*)
+            local bin=$HERD
+            [[ $tool == herd-run-base-p* ]] && bin=$HERD_BASE
+            CMD=("$bin" run -c "$CONC" -t 1 -n "$n" --pipeline "$(tool_depth "$tool")" "$url") ;;
+        # gcannon runs for a duration (WRK_S), one thread; HOME: its run history (~/.gcannon)
+        # goes to $BENCH
+        gcannon | gcannon-p*)
+            CMD=(env HOME="$BENCH" "$GCANNON" "$url" -c "$CONC" -t 1 -d "$WRK_S"
+                 -p "$(tool_depth "$tool")") ;;
         h2load) CMD=(h2load --h1 -t1 -c"$CONC" -n "$n" "${close_hdr[@]}" "$url") ;;
         herd-h2c) CMD=("$HERD" run --h2c -t 1 -c "$c" -m "$m" -n "$n" "$h2c_url") ;;
         herd-h2c-base) CMD=("$HERD_BASE" run --h2c -t 1 -c "$c" -m "$m" -n "$n" "$h2c_url") ;;
@@ -365,9 +481,20 @@ parse_out() {
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
-        herd-run | herd-run-base | herd-h2c | herd-h2c-base | herd-h2 | herd-h3 | herd-h3-base) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
+        herd-run | herd-run-base | herd-run-p* | herd-run-base-p* | herd-h2c | herd-h2c-base | herd-h2 | herd-h3 | herd-h3-base) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load | h2load-h2c | h2load-h2) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
                   awk '{print $1, $2+$3+$4}' ;;
+        # gcannon: "N requests in S s, M responses" (counted from 100 ms after its start);
+        # failed = responses that were not 2xx + the larger of its reconnects and its errors
+        # (connect, read, timeout): a failed connect or send counts as both, and a reconnect alone
+        # (EOF) drops what was in flight uncounted. With nginx's keepalive_requests of 100000000
+        # there should be none.
+        gcannon | gcannon-p*) awk '/ requests in .* responses$/ {r=$(NF-1)}
+                  /Status codes:/ {for (i = 3; i <= NF; i++) if ($i ~ /^(3xx|4xx|5xx|other)=/)
+                                       {split($i, kv, "="); f += kv[2] + 0}}
+                  /^ *Reconnects:/ {rc=$2}
+                  /^ *Errors:/ {gsub(/,/, ""); e=$3+$5+$7}
+                  END {print r+0, f + (rc > e ? rc : e)}' "$out" ;;
         # oha's JSON: responses by status, errors by kind; failed = non-2xx responses + errors
         oha-h3) python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
@@ -399,7 +526,7 @@ detect_tools() {
     local t base_ok=0
     herd_ok=0
     herd_works "$HERD" && herd_ok=1
-    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base "* || " $TOOLS " == *" herd-h2c-base "* || " $TOOLS " == *" herd-h3-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
+    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base"* || " $TOOLS " == *" herd-h2c-base "* || " $TOOLS " == *" herd-h3-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
     active=()
     for t in $TOOLS; do
         case $t in
@@ -407,8 +534,10 @@ detect_tools() {
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
             h2load-h2c | h2load-h2) if command -v h2load >/dev/null; then active+=("$t"); else log "WARNING: h2load not installed (package nghttp2-client), $t skipped"; fi ;;
             oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
-            herd | herd-default | herd-run | herd-h2c | herd-h2 | herd-h3) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
-            herd-base | herd-run-base | herd-h2c-base | herd-h3-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
+            gcannon | gcannon-p[0-9]*)
+                if gcannon_ensure; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
+            herd | herd-default | herd-run | herd-run-p[0-9]* | herd-h2c | herd-h2 | herd-h3) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd-base | herd-run-base | herd-run-base-p[0-9]* | herd-h2c-base | herd-h3-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

@@ -10,6 +10,8 @@
 # usage: bench/pairs.sh [PORT]
 # env:   PAIRS=8  A=floor  B=herd  C=  SCENARIO=ka-6397-c100  QUOTA_PCT=25  HERD=target/dist/herd
 #        (HTTP/2 and HTTP/3, issue 19: e.g. A=h2load-h2c B=herd-h2c SCENARIO=mux-6397-c10-m10; A=oha-h3 B=herd-h3)
+#        (pipelined, issue 35: SCENARIO=ka-6397-c100-p16, whose A and B default to gcannon-p16
+#        and herd-run-p16; gcannon runs WRK_S seconds)
 #        HERD_BASE= (the binary of tool herd-base)
 # Output: bench/results/<date>-pairs-<scenario>-<B>[-<C>]/pairs.md and pairs.csv (+ raw/).
 set -euo pipefail
@@ -18,15 +20,24 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 PAIRS=${PAIRS:-8}
-A=${A:-floor}
-B=${B:-herd}
-C=${C:-}
 SCENARIO=${SCENARIO:-ka-6397-c100}
+if [[ -n ${DEPTH[$SCENARIO]:-} ]]; then   # a pipelined scenario: its depth's tools by default
+    A=${A:-gcannon-p${DEPTH[$SCENARIO]}}
+    B=${B:-herd-run-p${DEPTH[$SCENARIO]}}
+else
+    A=${A:-floor}
+    B=${B:-herd}
+fi
+C=${C:-}
 QUOTA_PCT=${QUOTA_PCT:-25}
 HERD=${HERD:-$ROOT/target/dist/herd}
 SCALE_DIV=1 WRK_S=${WRK_S:-4}
 RUN_LIMIT_S=${RUN_LIMIT_S:-120}
 TOOLS="$A $B${C:+ $C}"
+for t in $TOOLS; do
+    fits "$t" "$SCENARIO" ||
+        { echo "tool $t does not run scenario $SCENARIO (see fits in bench/lib.sh)" >&2; exit 64; }
+done
 
 RES=$BENCH_HERE/results/$(date +%Y-%m-%d-%H%M%S)-pairs-$SCENARIO-$B${C:+-$C}
 mkdir -p "$RES/raw"
@@ -55,25 +66,36 @@ want=2
         esac
     done
     herd_versions "${bins[@]}"
+    [[ " $TOOLS " == *" gcannon"* ]] && gcannon_version
     echo "command: QUOTA_PCT=$QUOTA_PCT PAIRS=$PAIRS A=$A B=$B${C:+ C=$C} SCENARIO=$SCENARIO bench/pairs.sh${1:+ $1}"
     echo "cgroup: $CG_MODE $CG_CPU quota $QUOTA_PCT %"
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/versions.txt"
 
 csv=$RES/pairs.csv
-echo "pair,tool,requests,seconds,user,sys,cpu_us_per_req" >"$csv"
+# requests: the tool's own count, or nginx's for a tool whose count leaves some out
+# (counts_at_server); tool_requests: the tool's own count always; failed: parse_out's
+echo "pair,tool,requests,seconds,user,sys,cpu_us_per_req,tool_requests,failed" >"$csv"
 one() {
-    local tool=$1 pair=$2 base cgopt=() e u s req
+    local tool=$1 pair=$2 base cgopt=() e u s req treq fail n0 n1
     build_cmd "$tool" "$SCENARIO"
     [[ $PIN == 1 ]] && CMD=(taskset -c 1 "${CMD[@]}")
     [[ -n $CG_CPU ]] && cgopt+=(--cg "$CG_CPU")
     base=$RES/raw/$pair-$tool
     printf '%q ' "${CMD[@]}" >"$base.cmd"
+    n0=$(nginx_requests || echo)
     python3 "$BENCH_HERE/rusage.py" "$base.rusage" "${cgopt[@]}" -- timeout -k 5 "$RUN_LIMIT_S" "${CMD[@]}" \
         >"$base.out" 2>"$base.err" || log "WARNING: $tool exit $?"
-    read -r req _ < <(parse_out "$tool" "$base.out") || req=0
+    n1=$(nginx_requests || echo)
+    read -r treq fail < <(parse_out "$tool" "$base.out") || { treq=0 fail=; }
+    req=$treq
+    if counts_at_server "$tool"; then
+        req=0
+        [[ -n $n0 && -n $n1 ]] && req=$((n1 - n0 - 1))
+    fi
     read -r e u s _ _ <"$base.rusage"
-    echo "$pair,$tool,$req,$e,$u,$s,$(awk -v u="$u" -v s="$s" -v r="$req" 'BEGIN {if (r) printf "%.3f", (u + s) * 1e6 / r}')" >>"$csv"
+    echo "$pair,$tool,$req,$e,$u,$s,$(awk -v u="$u" -v s="$s" -v r="$req" 'BEGIN {if (r) printf "%.3f", (u + s) * 1e6 / r}'),$treq,$fail" >>"$csv"
+    [[ ${fail:-0} == 0 ]] || log "WARNING: $tool: $fail failed (see $base.out)"
     log "pair $pair $tool: $(tail -1 "$csv")"
     sleep 1
 }
@@ -115,6 +137,13 @@ for x, y in comparisons:
     r = [p[x] / p[y] for p in pairs]
     print(f"median CPU/request ratio {x}/{y}: **x{statistics.median(r):.3f}** "
           f"(min x{min(r):.3f}, max x{max(r):.3f})  ")
-print("median µs/req: " + ", ".join(f"{t} {statistics.median(p[t] for p in pairs):.2f}" for t in tools))
+print("median µs/req: " + ", ".join(f"{t} {statistics.median(p[t] for p in pairs):.2f}" for t in tools) + "  ")
+# req/s: requests (as counted above) over the run's wall time, start-up and exit included
+rps = {}
+for r in rows:
+    if r["cpu_us_per_req"] and r["pair"] in {k for k, p in by.items() if all(t in p for t in tools)}:
+        rps.setdefault(r["tool"], []).append(int(r["requests"]) / float(r["seconds"]))
+print("median req/s (requests / wall time): "
+      + ", ".join(f"{t} {statistics.median(rps[t]):,.0f}" for t in tools if t in rps))
 EOF
 log "results: $RES"

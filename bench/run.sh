@@ -7,8 +7,15 @@
 #        QUOTA_PCT=25     client CPU quota in % of one CPU (cgroup cpu.max / cpu.cfs_quota_us)
 #        TOOLS="floor wrk ab herd herd-default h2load"   which clients (missing ones are skipped;
 #                         herd-run: `herd run -t 1`, the modern mode, in the same seat;
-#                         HTTP/2 and HTTP/3 (issue 19): herd-h2c h2load-h2c herd-h2 h2load-h2 herd-h3 oha-h3)
-#        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"   (multiplexed: mux-6397-c10-m10, mux-1B-c100-m1, ...)
+#                         HTTP/2 and HTTP/3 (issue 19): herd-h2c h2load-h2c herd-h2 h2load-h2 herd-h3 oha-h3;
+#                         issue 35: gcannon (io_uring, built on first use from the shared
+#                         copy, runs WRK_S s), and pipelined herd-run-p16 gcannon-p16)
+#        SCENARIOS="ka-6397-c100 ka-1MiB-c100 close-6397-c100"   (multiplexed: mux-6397-c10-m10, mux-1B-c100-m1, ...;
+#                         pipelined, depth 16: ka-6397-c100-p16, ka-1B-c100-p16. Each round
+#                         runs every tool in every scenario it fits (bench/lib.sh's fits): a
+#                         -p16 tool only in a -p16 scenario. Issue 35's table:
+#                         TOOLS="floor herd-run gcannon herd-run-p16 gcannon-p16"
+#                         SCENARIOS="ka-6397-c100 ka-6397-c100-p16")
 #        H3_DIV=3         HTTP/3 tools run the scenario's requests / H3_DIV
 #        OHA=path         oha built with --features http3 (default /tmp/oha/bin/oha)
 #        HERD=path        the herd binary (default: target/dist/herd)
@@ -85,6 +92,7 @@ log "tools: ${active[*]}; scenarios: $SCENARIOS; rounds: $ROUNDS; quota: ${QUOTA
     echo "oha: $([[ -x $OHA ]] && "$OHA" --version 2>&1 | head -1 || echo "n/a ($OHA)")"
     echo "openssl: $(openssl version 2>&1)"
     herd_versions "herd=$HERD" ${HERD_BASE:+"herd-base=$HERD_BASE"}
+    [[ " ${active[*]} " == *" gcannon"* ]] && gcannon_version
     [[ $herd_ok == 1 ]] || echo "herd: does not work here; its tools were skipped"
     echo "command: QUICK=$QUICK ROUNDS=$ROUNDS QUOTA_PCT=$QUOTA_PCT MEMCHECK=$MEMCHECK TOOLS=\"$TOOLS\" SCENARIOS=\"$SCENARIOS\" bench/run.sh${1:+ $1}"
     echo "gcc: $(gcc --version | head -1)"
@@ -94,7 +102,7 @@ log "tools: ${active[*]}; scenarios: $SCENARIOS; rounds: $ROUNDS; quota: ${QUOTA
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$RES/versions.txt"
 
-echo "seq,start_unix,tool,scenario,round,requests,seconds,rps,user,sys,cpu_us_per_req,max_rss_kb,cg_cpu_us_per_req,throttled_periods,nginx_cpu_us_per_req,nginx_accepts,nginx_requests,failed,rc,cpu1_steal_pct" >"$CSV"
+echo "seq,start_unix,tool,scenario,round,requests,seconds,rps,user,sys,cpu_us_per_req,max_rss_kb,cg_cpu_us_per_req,throttled_periods,nginx_cpu_us_per_req,nginx_accepts,nginx_requests,failed,rc,cpu1_steal_pct,loadavg1" >"$CSV"
 SEQ=0
 
 run_one() {
@@ -130,6 +138,10 @@ run_one() {
     st1=$(cpu1_stat); ns1=$(server_ns "$tool"); cg1=$(cg_usage_ns); th1=$(cg_throttled); s1=$(nginx_status)
     local req fail e u s m
     read -r req fail < <(parse_out "$tool" "$base.out" || true) || true
+    # a tool whose own count leaves some requests out (gcannon's warm-up): nginx's count instead
+    if counts_at_server "$tool"; then
+        req=$(( ${s1#* } - ${s0#* } - 1 ))
+    fi
     # elapsed/user/sys with us resolution from rusage.py (/usr/bin/time's 10 ms figures stay in $base.time);
     # peak RSS from /usr/bin/time's %M (the tool alone: rusage.py's figure would include its own pre-exec RSS)
     read -r e u s _ _ < <(tail -1 "$base.rusage" 2>/dev/null || true) || true
@@ -138,9 +150,9 @@ run_one() {
     req=${req:-0} fail=${fail:-0}
     [[ $e =~ ^[0-9.]+$ ]] || { e=; u=; s=; m=; }
     python3 - "$SEQ" "$t0" "$tool" "$scen" "$round" "$req" "$e" "$u" "$s" "$m" "$cg0" "$cg1" "$th0" "$th1" \
-        "$ns0" "$ns1" "$s0" "$s1" "$fail" "$rc" "$st0" "$st1" >>"$CSV" <<'EOF'
+        "$ns0" "$ns1" "$s0" "$s1" "$fail" "$rc" "$st0" "$st1" "$(cut -d' ' -f1 /proc/loadavg)" >>"$CSV" <<'EOF'
 import sys
-(seq, t0, tool, scen, rnd, req, e, u, s, m, cg0, cg1, th0, th1, ns0, ns1, st0, st1, fail, rc, c0, c1) = sys.argv[1:]
+(seq, t0, tool, scen, rnd, req, e, u, s, m, cg0, cg1, th0, th1, ns0, ns1, st0, st1, fail, rc, c0, c1, la) = sys.argv[1:]
 c0 = list(map(int, c0.split())); c1 = list(map(int, c1.split()))
 d = [b - a for a, b in zip(c0, c1)]  # user nice system idle iowait irq softirq steal ...
 tot = sum(d[:8]) or 1
@@ -158,7 +170,7 @@ cpu = u + s if u is not None else None
 print(",".join(str(x) for x in [seq, "%.3f" % float(t0), tool, scen, rnd, req,
       "%.3f" % e if e is not None else "", "%.1f" % (req / e) if e else "",
       "%.4f" % u if u is not None else "", "%.4f" % s if s is not None else "",
-      per_req(cpu), m or "", per_req(cg), thr, per_req(ngx), a1 - a0 - 1, r1 - r0 - 1, fail, rc, steal]))
+      per_req(cpu), m or "", per_req(cg), thr, per_req(ngx), a1 - a0 - 1, r1 - r0 - 1, fail, rc, steal, la]))
 EOF
     local line
     line=$(tail -1 "$CSV")
@@ -173,7 +185,8 @@ nt=${#active[@]}
 for round in $(seq 1 "$ROUNDS"); do
     for scen in $SCENARIOS; do
         for i in $(seq 0 $((nt - 1))); do
-            run_one "${active[$(((i + round - 1) % nt))]}" "$scen" "$round"
+            tool=${active[$(((i + round - 1) % nt))]}
+            if fits "$tool" "$scen"; then run_one "$tool" "$scen" "$round"; fi
         done
     done
 done

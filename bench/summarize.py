@@ -14,16 +14,25 @@ from collections import defaultdict
 
 from benchstats import fnum, med
 
-TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "wrk", "ab", "h2load",
+TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "wrk", "ab", "h2load", "gcannon",
+              "herd-run-p16", "gcannon-p16",
               "herd-h2c", "h2load-h2c", "herd-h2", "h2load-h2", "herd-h3", "oha-h3"]
 # issue 19: each multiplexing herd tool against its peer, with the req/s target of the issue
 MUX_PAIRS = [("herd-h2c", "h2load-h2c", "HTTP/2 h2c, nginx"), ("herd-h2", "h2load-h2", "HTTP/2 over TLS, nginx"),
              ("herd-h3", "oha-h3", "HTTP/3, caddy")]
-SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100"]
+SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100", "ka-6397-c100-p16",
+              "ka-1B-c100-p16"]
+# issue 35's table: (its row, the keep-alive tool, the pipelined tool or None)
+ISSUE35_ROWS = [("herd run (epoll)", "herd-run", "herd-run-p16"),
+                ("the floor (bench/floor.c)", "floor", None),
+                ("gcannon (io_uring)", "gcannon", "gcannon-p16")]
 LABEL = {
     "herd": "herd ab --threads 1",
     "herd-default": "herd ab, default (2 threads, unpinned)",
     "herd-run": "herd run -t 1",
+    "herd-run-p16": "herd run -t 1 --pipeline 16",
+    "gcannon": "gcannon -t 1 (io_uring)",
+    "gcannon-p16": "gcannon -t 1 -p 16 (io_uring)",
     "herd-h2c": "herd run --h2c -t 1",
     "h2load-h2c": "h2load -t1 (h2c)",
     "herd-h2": "herd run --h2 -k -t 1",
@@ -190,6 +199,62 @@ def main():
         p("")
 
     mux_section(by, scens)
+    issue35_section(by)
+
+
+def issue35_section(by):
+    """issue 35: herd run, the floor and gcannon, keep-alive and pipelined 16, same rounds."""
+    p = print
+    for size in ("6397", "1B"):
+        ka, pl = f"ka-{size}-c100", f"ka-{size}-c100-p16"
+        if not any(by.get((s, t)) for s in (ka, pl) for t in ("gcannon", "gcannon-p16", "herd-run-p16")):
+            continue
+
+        def rounds(scen, tool):
+            return {r["round"]: r for r in by.get((scen, tool), [])}
+
+        def cell(scen, tool, key, nd):
+            rs = [r[key] for r in by.get((scen, tool), []) if r[key] is not None]
+            return fmt_range(rs, nd) if rs else "—"
+
+        def ratio(scen, a, b, key, invert=False):
+            ra, rb = rounds(scen, a), rounds(scen, b)
+            xs = [(rb[k][key] / ra[k][key]) if invert else (ra[k][key] / rb[k][key])
+                  for k in ra if k in rb and ra[k][key] and rb[k][key]]
+            if not xs:
+                return "—"
+            return f"x{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f}; {len(xs)} rounds)"
+
+        p(f"### Issue 35's table ({size} B, -c 100, one thread; medians over rounds, min-max)\n")
+        p("Requests: the client's own count, nginx's for gcannon (which zeroes its counters "
+          "100 ms after its start); req/s = requests / the run's wall time.\n")
+        p("Client-bound check: the client's CPU in % of one core (CPU/request × req/s). Under "
+          "the 25 % quota a client-bound run is near 25 % and throttled; well below, something "
+          "else (nginx, or a busy machine) held it back and req/s says little about the client.\n")
+        p("| client | req/s, keep-alive | req/s, pipelined 16 | CPU µs/req, keep-alive | CPU µs/req, pipelined 16 | "
+          "client CPU %, keep-alive / pipelined | load average (1 min) |")
+        p("|---|---|---|---|---|---|---|")
+        for label, t_ka, t_pl in ISSUE35_ROWS:
+            def share(scen, tool):
+                xs = [r["cpu"] * r["rps_f"] / 1e4 for r in by.get((scen, tool), [])
+                      if r["cpu"] is not None and r["rps_f"]]
+                return fmt(med(xs), 1) if xs else "—"
+            las = [fnum(r.get("loadavg1")) for s, t in ((ka, t_ka), (pl, t_pl)) if t
+                   for r in by.get((s, t), []) if fnum(r.get("loadavg1")) is not None]
+            p(f"| {label} | {cell(ka, t_ka, 'rps_f', 0)} | {cell(pl, t_pl, 'rps_f', 0) if t_pl else '—'} | "
+              f"{cell(ka, t_ka, 'cpu', 2)} | {cell(pl, t_pl, 'cpu', 2) if t_pl else '—'} | "
+              f"{share(ka, t_ka)} / {share(pl, t_pl) if t_pl else '—'} | "
+              f"{f'{min(las):.1f}-{max(las):.1f}' if las else '—'} |")
+        p("")
+        p("Same-round ratios, herd run's req/s / the other's (and the other's CPU per request / "
+          "herd run's):\n")
+        p("| comparison | req/s ratio | CPU/request ratio |")
+        p("|---|---|---|")
+        for text, scen, a, b in [("keep-alive: herd run / the floor", ka, "herd-run", "floor"),
+                                 ("keep-alive: herd run / gcannon", ka, "herd-run", "gcannon"),
+                                 ("pipelined 16: herd run / gcannon", pl, "herd-run-p16", "gcannon-p16")]:
+            p(f"| {text} | {ratio(scen, a, b, 'rps_f')} | {ratio(scen, a, b, 'cpu', invert=True)} |")
+        p("")
 
 
 def mux_section(by, scens):

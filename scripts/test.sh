@@ -249,6 +249,9 @@ step "bench/floor.c compiles without warnings"
 if [ -f bench/floor.c ]; then
   gcc -O2 -Wall -Wextra -Werror -o "${TMPDIR:-/tmp}/herd-floor-check" bench/floor.c
 fi
+
+step "bench/check.sh (the bench scripts parse; bench/lib.sh's tool and scenario tables hold)"
+bench/check.sh
 trap - EXIT
 step_times
 if [ -s "$HERD_NOT_RUN" ]; then

@@ -1,0 +1,2 @@
+# in cgroup v1 /sys/fs/cgroup/cpu/herd-bench-12759 with CPU quota 25000/100000 us
+taskset -c 1 /tmp/herd-base-ba4e887 run -c 100 -t 1 -n 450000 --pipeline 16 http://127.0.0.1:18080/f6397.html 

@@ -1,0 +1,1 @@
+env HOME=/tmp/herd-bench.lODZn1 /work/wt/bench0/target/bench-peers/gcannon-43b30bc/bin/gcannon http://127.0.0.1:18081/f6397.html -c 100 -t 1 -d 4 -p 1 

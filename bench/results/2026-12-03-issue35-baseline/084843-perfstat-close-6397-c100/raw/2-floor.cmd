@@ -1,0 +1,1 @@
+/work/wt/bench0/bench/floor -c 100 -n 30000 -k 0 127.0.0.1 18080 /f6397.html 

@@ -1,0 +1,1 @@
+taskset -c 1 /work/wt/bench0/bench/floor -c 100 -n 150000 -k 1 127.0.0.1 18082 /f6397.html 

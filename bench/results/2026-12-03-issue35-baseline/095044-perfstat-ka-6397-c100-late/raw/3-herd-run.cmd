@@ -1,0 +1,1 @@
+/tmp/herd-base-ba4e887 run -c 100 -t 1 -n 150000 http://127.0.0.1:18080/f6397.html 

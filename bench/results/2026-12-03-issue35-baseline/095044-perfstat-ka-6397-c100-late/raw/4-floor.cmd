@@ -1,0 +1,1 @@
+/work/wt/bench0/bench/floor -c 100 -n 150000 -k 1 127.0.0.1 18080 /f6397.html 
