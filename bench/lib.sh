@@ -91,7 +91,8 @@ build_floor() {
 # once from the shared vendored copy (../shared/vendor/liburing-2.15.tar.gz beside the repository, or
 # $URING_TARBALL) into $URING_PREFIX (Debian 12's liburing 2.3 lacks buffer rings and bundles).
 # Tool names: floor-uring (its defaults), floor-uring-OPT[+OPT...] = floor-uring -o OPT[,OPT...]
-# (e.g. floor-uring-once, floor-uring-bundle+buf=4096, floor-uring-fixed+skipsend; see floor_uring.c).
+# (e.g. floor-uring-once, floor-uring-bundle+buf=4096, floor-uring-fixed+skipsend; see floor_uring.c). -v: its
+# counters (turns, CQEs per turn, ENOBUFS, re-arms) go to stderr.
 FLOOR_URING=$BENCH_HERE/floor-uring
 URING_PREFIX=${URING_PREFIX:-$ROOT/target/bench-peers/liburing-2.15}
 build_floor_uring() {
@@ -370,7 +371,7 @@ build_cmd() {
         floor-uring | floor-uring-*)
             local uopts=${tool#floor-uring}
             uopts=${uopts#-}
-            CMD=("$FLOOR_URING" -c "$CONC" -n "$n" -k "$ka" -o "${uopts//+/,}" 127.0.0.1 "$PORT" "/${FILE[$scen]}") ;;
+            CMD=("$FLOOR_URING" -v -c "$CONC" -n "$n" -k "$ka" -o "${uopts//+/,}" 127.0.0.1 "$PORT" "/${FILE[$scen]}") ;;
         wrk) CMD=(wrk -t1 -c"$CONC" -d"${WRK_S}s" "${close_hdr[@]}" "$url") ;;
         ab) CMD=(ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
         herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
