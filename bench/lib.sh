@@ -91,6 +91,41 @@ build_floor() {
     fi
 }
 
+# floor-uring (bench/floor_uring.c, issue 35): floor's io_uring counterpart, linked against liburing 2.15 built
+# once from the shared vendored copy (../shared/vendor/liburing-2.15.tar.gz beside the repository, or
+# $URING_TARBALL) into $URING_PREFIX (Debian 12's liburing 2.3 lacks buffer rings and bundles).
+# Tool names: floor-uring (its defaults), floor-uring-OPT[+OPT...] = floor-uring -o OPT[,OPT...]
+# (e.g. floor-uring-once, floor-uring-bundle+buf=4096, floor-uring-fixed+skipsend; see floor_uring.c). -v: its
+# counters (turns, CQEs per turn, ENOBUFS, re-arms) go to stderr.
+FLOOR_URING=$BENCH_HERE/floor-uring
+URING_PREFIX=${URING_PREFIX:-$ROOT/target/bench-peers/liburing-2.15}
+build_floor_uring() {
+    local tarball=${URING_TARBALL:-} d=$ROOT missing=() p work
+    if [[ ! -f $URING_PREFIX/lib/liburing.a ]]; then
+        while [[ -z $tarball && $d != / ]]; do
+            d=$(dirname "$d")
+            [[ -f $d/shared/vendor/liburing-2.15.tar.gz ]] && tarball=$d/shared/vendor/liburing-2.15.tar.gz
+        done
+        [[ -n $tarball ]] || { log "ERROR: floor-uring: no shared/vendor/liburing-2.15.tar.gz above $ROOT (set URING_TARBALL)"; return 1; }
+        for p in gcc make; do command -v "$p" >/dev/null || missing+=("$p"); done
+        [[ ${#missing[@]} == 0 ]] || { log "ERROR: floor-uring: cannot build liburing: ${missing[*]} missing (apt-get install -y ${missing[*]})"; return 1; }
+        work=$(mktemp -d)
+        log "building liburing 2.15 from $tarball into $URING_PREFIX (once)"
+        if ! (tar -xzf "$tarball" -C "$work" && cd "$work/liburing-2.15" &&
+              ./configure --prefix="$URING_PREFIX" --cc=gcc && make -C src -j"$(nproc)" && make -C src install) \
+              >"$work/build.log" 2>&1; then
+            log "ERROR: floor-uring: building liburing failed: $(tail -3 "$work/build.log" | tr '\n' ' ')"
+            rm -rf "$work"
+            return 1
+        fi
+        rm -rf "$work"
+    fi
+    if [[ ! -x $FLOOR_URING || $BENCH_HERE/floor_uring.c -nt $FLOOR_URING || $URING_PREFIX/lib/liburing.a -nt $FLOOR_URING ]]; then
+        gcc -O2 -Wall -Wextra -Werror -I"$URING_PREFIX/include" -o "$FLOOR_URING" "$BENCH_HERE/floor_uring.c" \
+            "$URING_PREFIX/lib/liburing.a" || { log "ERROR: floor-uring: compiling floor_uring.c failed"; return 1; }
+    fi
+}
+
 bench_setup() {
     local want_port=${1:-}
     build_floor
@@ -440,6 +475,10 @@ build_cmd() {
     [[ $ka == 0 ]] && close_hdr=(-H 'Connection: close')
     case $tool in
         floor) CMD=("$FLOOR" -c "$CONC" -n "$n" -k "$ka" 127.0.0.1 "$PORT" "/${FILE[$scen]}") ;;
+        floor-uring | floor-uring-*)
+            local uopts=${tool#floor-uring}
+            uopts=${uopts#-}
+            CMD=("$FLOOR_URING" -v -c "$CONC" -n "$n" -k "$ka" -o "${uopts//+/,}" 127.0.0.1 "$PORT" "/${FILE[$scen]}") ;;
         wrk) CMD=(wrk -t1 -c"$CONC" -d"${WRK_S}s" "${close_hdr[@]}" "$url") ;;
         ab) CMD=(ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
         herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
@@ -476,7 +515,7 @@ build_cmd() {
 parse_out() {
     local tool=$1 out=$2
     case $tool in
-        floor) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
+        floor | floor-uring | floor-uring-*) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
         wrk) awk '/ requests in / {r=$1} /Non-2xx or 3xx responses:/ {f+=$NF}
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
         ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
@@ -531,6 +570,7 @@ detect_tools() {
     for t in $TOOLS; do
         case $t in
             floor) active+=(floor) ;;
+            floor-uring | floor-uring-*) if build_floor_uring; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
             h2load-h2c | h2load-h2) if command -v h2load >/dev/null; then active+=("$t"); else log "WARNING: h2load not installed (package nghttp2-client), $t skipped"; fi ;;
             oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
