@@ -63,6 +63,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define FLOOR_NAME "floor-uring"
+#include "floor_common.h"
+
 #define HDR_CAP (16 * 1024)
 #define STALL_NS (10ULL * 1000000000ULL)
 #define BGID 7
@@ -110,24 +113,6 @@ static int keepalive = 1;
 static uint64_t n_target, n_started, n_done, n_non2xx, n_reconnects;
 static uint64_t n_enter, n_cqe, n_enobufs, n_rearm, n_short_send, n_early_submit, n_bufs_used;
 static uint64_t *lat_ns;
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("floor-uring: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t ud(enum op op, const struct conn *c)
 {
@@ -287,69 +272,10 @@ static void close_conn(struct conn *c)
     c->hlen = 0;
 }
 
-/* Find the end of the header block (index just past "\r\n\r\n"), or 0. As floor.c. */
-static size_t find_hdr_end(const char *p, size_t n, size_t from)
-{
-    for (size_t i = from; i + 3 < n; i++) {
-        if (p[i + 3] == '\n') {
-            if (p[i] == '\r' && p[i + 1] == '\n' && p[i + 2] == '\r')
-                return i + 4;
-        } else if (p[i + 3] != '\r' && p[i + 3] != '\n') {
-            i += 3;
-        }
-    }
-    return 0;
-}
-
-/* Parse a complete header block p[0..n) (ends with CRLFCRLF), as floor.c: one HTTP/1.x status
- * line, exactly one Content-Length value, no Transfer-Encoding. */
+/* The header block p[0..n) (floor_common.h's strict framing) sets the body length. */
 static void parse_headers(struct conn *c, const char *p, size_t n)
 {
-    if (n < 16 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ' ||
-        p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
-        die("malformed status line");
-    if (p[9] != '2')
-        n_non2xx++;
-    const char *end = p + n - 2;
-    const char *line = memchr(p, '\n', n);
-    int have_cl = 0;
-    uint64_t cl = 0;
-    if (!line)
-        die("malformed header block");
-    line++;
-    while (line < end) {
-        const char *eol = memchr(line, '\n', (size_t)(end - line) + 1);
-        if (!eol || eol == line || eol[-1] != '\r')
-            die("malformed header line");
-        size_t len = (size_t)(eol - 1 - line);
-        if (len >= 15 && strncasecmp(line, "content-length:", 15) == 0) {
-            const char *q = line + 15, *qe = line + len;
-            uint64_t v = 0;
-            int digits = 0;
-            while (q < qe && (*q == ' ' || *q == '\t'))
-                q++;
-            while (q < qe && *q >= '0' && *q <= '9') {
-                if (v > (UINT64_MAX - 9) / 10 || ++digits > 18)
-                    die("Content-Length too large");
-                v = v * 10 + (uint64_t)(*q - '0');
-                q++;
-            }
-            while (q < qe && (*q == ' ' || *q == '\t'))
-                q++;
-            if (!digits || q != qe)
-                die("invalid Content-Length");
-            if (have_cl && v != cl)
-                die("conflicting Content-Length headers");
-            have_cl = 1;
-            cl = v;
-        } else if (len >= 18 && strncasecmp(line, "transfer-encoding:", 18) == 0) {
-            die("Transfer-Encoding is not supported by the floor client");
-        }
-        line = eol + 1;
-    }
-    if (!have_cl)
-        die("response without Content-Length");
-    c->remaining = cl;
+    c->remaining = parse_head(p, n, &n_non2xx);
 }
 
 static void response_done(struct conn *c)
@@ -543,16 +469,10 @@ static void on_cqe(const struct io_uring_cqe *cqe)
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* Index of the nearest-rank quantile q among the n_done sorted latencies. */
 static size_t rank(double q)
 {
-    size_t r = (size_t)(q * (double)n_done + 0.999999);
-    return (r < 1 ? 1 : r > n_done ? n_done : r) - 1;
+    return rank_of(q, n_done);
 }
 
 static void usage(void)
@@ -564,16 +484,6 @@ static void usage(void)
             "  opts: multi|once|bundle inc buf=N bufs=N fixed|nofixed defer|nodefer coop taskrun\n"
             "        submitall|nosubmitall regring skipsend wait=N minwait=US ringconnect\n");
     exit(64);
-}
-
-static unsigned long long parse_num(const char *s, const char *what)
-{
-    char *e;
-    errno = 0;
-    unsigned long long v = strtoull(s, &e, 10);
-    if (errno || e == s || *e || s[0] == '-')
-        die("invalid %s: %s", what, s);
-    return v;
 }
 
 static void parse_opts(char *s)

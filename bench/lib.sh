@@ -86,7 +86,7 @@ pick_port() {
 }
 
 build_floor() {
-    if [[ ! -x $FLOOR || $BENCH_HERE/floor.c -nt $FLOOR ]]; then
+    if [[ ! -x $FLOOR || $BENCH_HERE/floor.c -nt $FLOOR || $BENCH_HERE/floor_common.h -nt $FLOOR ]]; then
         gcc -O2 -Wall -Wextra -Werror -o "$FLOOR" "$BENCH_HERE/floor.c"
     fi
 }
@@ -120,7 +120,7 @@ build_floor_uring() {
         fi
         rm -rf "$work"
     fi
-    if [[ ! -x $FLOOR_URING || $BENCH_HERE/floor_uring.c -nt $FLOOR_URING || $URING_PREFIX/lib/liburing.a -nt $FLOOR_URING ]]; then
+    if [[ ! -x $FLOOR_URING || $BENCH_HERE/floor_uring.c -nt $FLOOR_URING || $BENCH_HERE/floor_common.h -nt $FLOOR_URING || $URING_PREFIX/lib/liburing.a -nt $FLOOR_URING ]]; then
         gcc -O2 -Wall -Wextra -Werror -I"$URING_PREFIX/include" -o "$FLOOR_URING" "$BENCH_HERE/floor_uring.c" \
             "$URING_PREFIX/lib/liburing.a" || { log "ERROR: floor-uring: compiling floor_uring.c failed"; return 1; }
     fi
@@ -394,6 +394,20 @@ fits() {
 # nginx's count (nginx_requests before and after the run) as its requests: gcannon zeroes its
 # counters 100 ms after its start (its warm-up), and its CPU time covers those requests too.
 counts_at_server() { [[ $1 == gcannon* ]]; }
+
+# "REQ TREQ FAIL" of one run of TOOL: TREQ and FAIL as the tool reported them (parse_out), REQ the
+# requests the run is charged with: TREQ, or for a tool counted at the server, nginx's count
+# between N0 and N1 (less the count request itself; 0 when either count is missing).
+run_requests() {
+    local tool=$1 out=$2 n0=$3 n1=$4 treq fail req
+    read -r treq fail < <(parse_out "$tool" "$out") || { treq=0 fail=; }
+    req=$treq
+    if counts_at_server "$tool"; then
+        req=0
+        [[ -n $n0 && -n $n1 ]] && req=$((n1 - n0 - 1))
+    fi
+    echo "$req $treq $fail"
+}
 
 # The build-peers.sh of the shared folder beside the repository (../shared/tools/, or
 # ../../shared/tools/ from a worktree one level deeper), or $BUILD_PEERS.

@@ -87,12 +87,7 @@ one() {
     python3 "$BENCH_HERE/rusage.py" "$base.rusage" "${cgopt[@]}" -- timeout -k 5 "$RUN_LIMIT_S" "${CMD[@]}" \
         >"$base.out" 2>"$base.err" || log "WARNING: $tool exit $?"
     n1=$(nginx_requests || echo)
-    read -r treq fail < <(parse_out "$tool" "$base.out") || { treq=0 fail=; }
-    req=$treq
-    if counts_at_server "$tool"; then
-        req=0
-        [[ -n $n0 && -n $n1 ]] && req=$((n1 - n0 - 1))
-    fi
+    read -r req treq fail < <(run_requests "$tool" "$base.out" "$n0" "$n1")
     read -r e u s _ _ <"$base.rusage"
     echo "$pair,$tool,$req,$e,$u,$s,$(awk -v u="$u" -v s="$s" -v r="$req" 'BEGIN {if (r) printf "%.3f", (u + s) * 1e6 / r}'),$treq,$fail" >>"$csv"
     [[ ${fail:-0} == 0 ]] || log "WARNING: $tool: $fail failed (see $base.out)"

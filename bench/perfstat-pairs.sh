@@ -71,12 +71,7 @@ one() {
         -e task-clock,raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,context-switches \
         taskset -c 1 "${CMD[@]}" >"$base.out" 2>"$base.err" || log "WARNING: $tool exit $?"
     n1=$(nginx_requests || echo)
-    read -r treq fail < <(parse_out "$tool" "$base.out") || { treq=0 fail=; }
-    req=$treq
-    if counts_at_server "$tool"; then
-        req=0
-        [[ -n $n0 && -n $n1 ]] && req=$((n1 - n0 - 1))
-    fi
+    read -r req treq fail < <(run_requests "$tool" "$base.out" "$n0" "$n1")
     awk -F, -v r="$round" -v t="$tool" -v n="$req" -v tr="$treq" -v f="$fail" \
         -v la="$(cut -d' ' -f1 /proc/loadavg)" '
         $3 == "task-clock" {tc = $1} $3 == "raw_syscalls:sys_enter" {sc = $1}
