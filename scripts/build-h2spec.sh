@@ -31,18 +31,9 @@ script="$here/$(basename "$0")"
 module="$here/h2spec"
 repo=$(cd "$here/.." && pwd)
 
-if [ $# -gt 1 ]; then
-  die "usage: scripts/build-h2spec.sh [PREFIX]   (installs PREFIX/bin/h2spec)"
-fi
-if [ $# -eq 1 ]; then
-  prefix=$1
-else
-  target=${CARGO_TARGET_DIR:-${CARGO_BUILD_TARGET_DIR:-$repo/target}}
-  prefix=$target/peers
-fi
-mkdir -p "$prefix/bin" || die "cannot create $prefix/bin"
-prefix=$(cd "$prefix" && pwd)
-bin="$prefix/bin/h2spec"
+# shellcheck source=scripts/peers-prefix.sh
+source "$(dirname "$0")/peers-prefix.sh"
+peers_bin h2spec "$@"
 
 # Already built from these pins by this script: nothing to do.
 if [ -x "$bin" ] && [ "$bin" -nt "$script" ] && [ "$bin" -nt "$module/go.mod" ] \

@@ -44,18 +44,9 @@ if [ ! -f "$vendored" ] && common=$(git -C "$repo" rev-parse --path-format=absol
   if [ -f "$main_vendored" ]; then vendored=$main_vendored; fi
 fi
 
-if [ $# -gt 1 ]; then
-  die "usage: scripts/build-thttpd.sh [PREFIX]   (installs PREFIX/bin/thttpd)"
-fi
-if [ $# -eq 1 ]; then
-  prefix=$1
-else
-  target=${CARGO_TARGET_DIR:-${CARGO_BUILD_TARGET_DIR:-$repo/target}}
-  prefix=$target/peers
-fi
-mkdir -p "$prefix/bin" || die "cannot create $prefix/bin"
-prefix=$(cd "$prefix" && pwd)
-bin="$prefix/bin/thttpd"
+# shellcheck source=scripts/peers-prefix.sh
+source "$(dirname "$0")/peers-prefix.sh"
+peers_bin thttpd "$@"
 
 # Already built from this source by this script: nothing to do.
 if [ -x "$bin" ] && [ "$bin" -nt "$script" ] && { [ ! -f "$vendored" ] || [ "$bin" -nt "$vendored" ]; } \
