@@ -25,6 +25,11 @@ impl Timers {
     /// Arms connection `i`'s timer for `at`, replacing any other.
     pub(crate) fn set(&mut self, i: usize, at: Instant) {
         if let Some(slot) = self.armed.get_mut(i) {
+            // Armed for that instant already (a link asked again, unchanged): one heap entry
+            // is enough, and a settle per request must not grow the heap.
+            if *slot == Some(at) {
+                return;
+            }
             *slot = Some(at);
             self.heap.push(Reverse((at, i)));
         }
@@ -89,5 +94,21 @@ mod tests {
         assert_eq!(t.pop_due(t0 + ms(50)), None);
         assert!(!t.is_set(0) && !t.is_set(2));
         assert_eq!(t.next(), None);
+    }
+
+    /// A link that asks for the same instant at every settle adds one heap entry, not one a
+    /// request; a timer cancelled and asked for again still fires once.
+    #[test]
+    fn the_same_instant_asked_again_is_one_entry() {
+        let t0 = Instant::now();
+        let mut t = Timers::new(1);
+        for _ in 0..1000 {
+            t.set(0, t0);
+        }
+        assert_eq!(t.heap.len(), 1);
+        t.cancel(0);
+        t.set(0, t0);
+        assert_eq!(t.pop_due(t0), Some(0));
+        assert_eq!(t.pop_due(t0), None, "the entry left by the cancel is stale");
     }
 }

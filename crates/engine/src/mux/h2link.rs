@@ -7,7 +7,6 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
-use mio::Interest;
 
 use super::h2::{Event, Limits, H2};
 use super::link::{Dial, Link, Opening, Progress, Readiness, Received, Record};
@@ -51,16 +50,18 @@ impl H2Link {
                     self.transport = self.transport.take().map(|t| t.start_tls(session));
                     self.handshake()
                 }
-                Err(_) => failed(FailureKind::Tls, None),
+                Err(_) => Progress::failed(FailureKind::Tls, None),
             },
-            None => Progress { connected: false, tls: None, step: Opening::Ready },
+            None => Progress::ready(),
         };
         p.connected = true;
         p
     }
 
     fn handshake(&mut self) -> Progress {
-        let Some(t) = self.transport.as_mut() else { return failed(FailureKind::Tls, None) };
+        let Some(t) = self.transport.as_mut() else {
+            return Progress::failed(FailureKind::Tls, None);
+        };
         match t.handshake() {
             Io::Done(_) => {
                 let tls = t.tls_info();
@@ -73,17 +74,13 @@ impl H2Link {
                 Progress { connected: false, tls, step }
             }
             Io::Retry => Progress::pending(),
-            Io::Eof | Io::Err(Fault::Tls) => failed(FailureKind::Tls, None),
+            Io::Eof | Io::Err(Fault::Tls) => Progress::failed(FailureKind::Tls, None),
             Io::Err(Fault::Os(e)) => {
                 let kind = crate::conn::connect_or(e.raw_os_error(), FailureKind::Tls);
-                failed(kind, Some(e))
+                Progress::failed(kind, Some(e))
             }
         }
     }
-}
-
-fn failed(kind: FailureKind, e: Option<io::Error>) -> Progress {
-    Progress { connected: false, tls: None, step: Opening::Failed(kind, e) }
 }
 
 fn write_fault(io: Io) -> Result<(), (FailureKind, Option<io::Error>)> {
@@ -133,9 +130,8 @@ impl<'a> Link<'a> for H2Link {
         self.throttle = throttle;
         match socket::connect(ctx.spec, dial.addr, dial.conn, socket::Stream) {
             Ok((mut sock, in_progress)) => {
-                let interest = Interest::READABLE | Interest::WRITABLE;
-                if let Err(e) = dial.registry.register(&mut sock, dial.token, interest) {
-                    return failed(FailureKind::Connect, Some(e));
+                if let Err(failed) = dial.register(&mut sock) {
+                    return failed;
                 }
                 self.transport = Some(Transport::Plain(sock));
                 if in_progress {
@@ -144,7 +140,7 @@ impl<'a> Link<'a> for H2Link {
                     self.on_tcp_up(ctx)
                 }
             }
-            Err(e) => Progress { connected: false, tls: None, step: Opening::Refused(e) },
+            Err(e) => Progress::refused(e),
         }
     }
 
@@ -172,7 +168,7 @@ impl<'a> Link<'a> for H2Link {
             let sock = self.transport.as_ref().map(Transport::socket);
             let err = sock.and_then(|s| s.take_error().ok().flatten());
             let e = err.unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into());
-            return Progress { connected: false, tls: None, step: Opening::Refused(e) };
+            return Progress::refused(e);
         }
         if r.writable || r.readable {
             return self.on_tcp_up(ctx);

@@ -12,10 +12,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use herd_stats::FailureKind;
 
-use mio::Interest;
-
 use super::h2::Event;
-use super::link::{Dial, Link, Opening, Progress, Readiness, Received, Record};
+use super::link::{Dial, Link, Progress, Readiness, Received, Record};
 use super::request::RequestFields;
 use crate::quic::udp::UdpSocket;
 use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, QuicStats};
@@ -41,14 +39,10 @@ enum Note {
     Closed(FailureKind),
 }
 
-/// A request on the connection.
+/// A request on the connection: what the worker records of it, and whether it is still open.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct H3Request {
-    pub(crate) ex: Exchange,
-    pub(crate) first: bool,
-    pub(crate) status: u16,
-    pub(crate) body: u64,
-    pub(crate) bytes_written: u64,
+struct H3Request {
+    r: Record,
     open: bool,
 }
 
@@ -146,14 +140,9 @@ impl H3Link {
         // quinn takes the bytes now; they leave at this turn's flush.
         ex.written_at(now);
         if let Some(s) = self.slots.get_mut(slot) {
-            *s = Some(H3Request {
-                ex,
-                first,
-                status: 0,
-                body: 0,
-                bytes_written: stream.len() as u64,
-                open: true,
-            });
+            let bytes_written = stream.len() as u64;
+            let r = Record { ex, first, status: 0, body: 0, bytes_written };
+            *s = Some(H3Request { r, open: true });
         }
         self.open += 1;
         true
@@ -210,15 +199,15 @@ impl H3Link {
                 Note::Connected => self.connected = true,
                 Note::FirstByte(tag) => {
                     if let Some(Some(r)) = self.slots.get_mut(tag as usize) {
-                        r.ex.read(0, now);
+                        r.r.ex.read(0, now);
                     }
                 }
                 Note::Done { tag, status, body } => {
                     let slot = tag as usize;
                     if let Some(Some(r)) = self.slots.get_mut(slot) {
-                        r.status = status;
-                        r.body = body;
-                        r.ex.read(body as usize, now);
+                        r.r.status = status;
+                        r.r.body = body;
+                        r.r.ex.read(body as usize, now);
                     }
                     self.answered += 1;
                     self.end(slot, Event::Done(slot));
@@ -301,18 +290,13 @@ impl<'a> Link<'a> for H3Link {
         // error is counted with the failure either way.
         let sock = match socket::connect(ctx.spec, dial.addr, dial.conn, ctx.client.datagram()) {
             Ok(sock) => sock,
-            Err(e) => return Progress { connected: false, tls: None, step: Opening::Refused(e) },
+            Err(e) => return Progress::refused(e),
         };
         if let Err(f) = self.connect(ctx.client, sock, ctx.streams, now) {
-            return failed(f.kind(), f.os_error());
+            return Progress::failed(f.kind(), f.os_error());
         }
-        let interest = Interest::READABLE | Interest::WRITABLE;
-        let registered = match self.socket() {
-            Some(sock) => dial.registry.register(sock, dial.token, interest),
-            None => Ok(()),
-        };
-        if let Err(e) = registered {
-            return failed(FailureKind::Connect, Some(e));
+        if let Some(Err(failed)) = self.socket().map(|sock| dial.register(sock)) {
+            return failed;
         }
         self.flush(now, &mut ctx.io);
         Progress::pending()
@@ -338,9 +322,9 @@ impl<'a> Link<'a> for H3Link {
             None => self.on_timeout(now, &mut ctx.io),
         }
         if self.connected {
-            Progress { connected: true, tls: None, step: Opening::Ready }
+            Progress { connected: true, ..Progress::ready() }
         } else if let Some(kind) = self.closed {
-            failed(kind, None)
+            Progress::failed(kind, None)
         } else {
             Progress::pending()
         }
@@ -410,13 +394,7 @@ impl<'a> Link<'a> for H3Link {
     }
 
     fn record(&self, slot: usize) -> Option<Record> {
-        self.slots.get(slot).and_then(Option::as_ref).map(|r| Record {
-            ex: r.ex,
-            first: r.first,
-            status: r.status,
-            body: r.body,
-            bytes_written: r.bytes_written,
-        })
+        self.slots.get(slot).and_then(Option::as_ref).map(|r| r.r)
     }
 
     fn release(&mut self, slot: usize) {
@@ -431,7 +409,7 @@ impl<'a> Link<'a> for H3Link {
     fn expire(&mut self, now: Instant, timeout: Duration) {
         for slot in 0..self.slots.len() {
             let late =
-                matches!(self.slots[slot], Some(r) if r.open && r.ex.timed_out(now, timeout));
+                matches!(self.slots[slot], Some(r) if r.open && r.r.ex.timed_out(now, timeout));
             if late {
                 if let Some(c) = self.conn.as_mut() {
                     c.cancel(slot as u64);
@@ -456,10 +434,6 @@ impl<'a> Link<'a> for H3Link {
     fn add_stats(&self, total: &mut QuicStats) {
         add(total, &self.stats());
     }
-}
-
-fn failed(kind: FailureKind, e: Option<io::Error>) -> Progress {
-    Progress { connected: false, tls: None, step: Opening::Failed(kind, e) }
 }
 
 /// Keeps what the driver said, owned (the callback holds no reference to the link).

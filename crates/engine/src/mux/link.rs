@@ -80,7 +80,24 @@ pub(crate) enum Opening {
 
 impl Progress {
     pub(crate) fn pending() -> Progress {
-        Progress { connected: false, tls: None, step: Opening::Pending }
+        Progress::at(Opening::Pending)
+    }
+
+    /// Ready for requests, without having just connected (plain TCP marks `connected` itself).
+    pub(crate) fn ready() -> Progress {
+        Progress::at(Opening::Ready)
+    }
+
+    pub(crate) fn failed(kind: FailureKind, e: Option<io::Error>) -> Progress {
+        Progress::at(Opening::Failed(kind, e))
+    }
+
+    pub(crate) fn refused(e: io::Error) -> Progress {
+        Progress::at(Opening::Refused(e))
+    }
+
+    fn at(step: Opening) -> Progress {
+        Progress { connected: false, tls: None, step }
     }
 }
 
@@ -154,6 +171,17 @@ pub(crate) struct Dial<'r> {
     pub(crate) addr: usize,
     /// The connection's number in the run (`--bind` takes source addresses round robin).
     pub(crate) conn: usize,
+}
+
+impl Dial<'_> {
+    /// Puts the connection's socket in the worker's poll, for reading and writing (edge
+    /// triggered, once). Err: the failed open, as the worker is to see it.
+    pub(crate) fn register(&self, source: &mut impl mio::event::Source) -> Result<(), Progress> {
+        let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
+        self.registry
+            .register(source, self.token, interest)
+            .map_err(|e| Progress::failed(FailureKind::Connect, Some(e)))
+    }
 }
 
 /// One connection's protocol and its I/O, as the multiplexed worker drives it.

@@ -140,8 +140,12 @@ fn receive_once(ring: &mut io_uring::IoUring) -> Result<(), String> {
     let (bid, armed) = match received {
         Some((bid, true, more)) => (bid, more),
         _ => {
-            let r = first.map(|c| c.result());
-            return Err(format!("a multishot receive into a buffer ring did not work: {r:?}"));
+            let what = match first.map(|c| c.result()) {
+                None => "no completion within a second".to_owned(),
+                Some(r) if r < 0 => std::io::Error::from_raw_os_error(-r).to_string(),
+                Some(r) => format!("{r} bytes, not the 4 sent, or in no buffer of the ring"),
+            };
+            return Err(format!("a multishot receive into a buffer ring failed here: {what}"));
         }
     };
     bufs.recycle(bid);
