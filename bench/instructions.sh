@@ -10,6 +10,8 @@
 # usage: bench/instructions.sh [PORT]
 # env:   TOOLS="floor herd-base herd" (or herd-run-base herd-run: the same through herd run)  SCENARIOS="ka-6397-c100 close-6397-c100"  N_KA=20000  N_CLOSE=4000
 #        REPEAT=2  HERD=target/dist/herd  HERD_BASE= (the binary of tool herd-base, e.g. a frozen "before")
+#        KEEP_CALLGRIND=1 keeps each run's callgrind output in raw/ (callgrind_annotate --inclusive=yes
+#        on two of them says where a difference goes)
 #        A pipelined scenario (issue 35: ka-6397-c100-p16, N_KA requests) runs only the tools of
 #        its depth (herd-run-p16, herd-run-base-p16: the default TOOLS add them), and those tools
 #        only it: a pair that does not fit is skipped, so TOOLS="herd-run-base herd-run herd-run-base-p16 herd-run-p16"
@@ -75,7 +77,7 @@ count() {
     ir=$(awk '/^summary:/ {print $2}' "$out")
     echo "$tool,$scen,$rep,$req,$ir" >>"$csv"
     log "$tool $scen n=$n rep $rep: $ir instructions"
-    rm -f "$out"
+    [[ ${KEEP_CALLGRIND:-0} == 1 ]] || rm -f "$out"
 }
 for scen in $SCENARIOS; do
     [[ -n ${NREQ[$scen]:-} ]] || { log "unknown scenario $scen"; exit 64; }

@@ -23,21 +23,19 @@
 //! quinn-proto, driven by hand in [`quic`]) and knows nothing about reports.
 //!
 //! Inside, in layers (ARCHITECTURE.md names the seams): `run` starts and joins the workers;
-//! `worker` is HTTP/1's event loop and decides who starts the next request (closed loop,
-//! pacer, think time), `mux` the one of HTTP/2 and HTTP/3 (`mux::worker`), both turning the
-//! same loop (`worker::base`); `conn` is one HTTP/1 connection and owns its transitions, over
-//! `session` (HTTP/1's protocol, in `session/http1`, with `pipeline`); a multiplexed
-//! connection (`mux::conn`) holds its protocol as a `mux::link::Link`, HTTP/2
-//! (`mux::h2link` over `mux::h2`) or HTTP/3 (`mux::h3link`). `transport` is one read/write/flush interface for plain and TLS TCP
+//! `worker` is the one event loop and decides who starts the next request (closed loop,
+//! pacer, think time) on a connection's room (`worker::conn`), turning `worker::base`'s loop;
+//! a connection's protocol is a `link::Link`: HTTP/1 (`link::h1link` over `session`, HTTP/1's
+//! protocol in `session/http1`, with `pipeline`), HTTP/2 (`link::h2link` over `link::h2`) or
+//! HTTP/3 (`link::h3link`). `transport` is one read/write/flush interface for plain and TLS TCP
 //! sockets, which `socket` opens (HTTP/3's UDP sockets are `quic::udp`'s). `timers`,
 //! `throttle` (the receive-rate cap), `pacer` (the open loop's clock) and `reach` (giving up
 //! on a target nothing connects to) are each their own small piece.
 
 mod alpn_probe;
-mod conn;
 mod control;
 mod error;
-mod mux;
+mod link;
 mod nofile;
 mod pacer;
 mod pipeline;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use mio::{Interest, Poll, Waker};
 
 use crate::control::{Slot, WAKER};
-use crate::mux::{H2Ctx, H2Link, H3Ctx, H3Link, MuxWorker, RequestFields};
+use crate::link::{H1Ctx, H1Link, H2Ctx, H2Link, H3Ctx, H3Link, RequestFields};
 use crate::pacer::{Pacer, TIMER};
 use crate::reach::ReachWatch;
 use crate::rng::Rng;
@@ -99,7 +99,7 @@ where
     for r in results {
         let Some(end) = r? else { continue };
         if let Some(q) = &end.quic {
-            crate::mux::add_quic(quic.get_or_insert_with(Default::default), q);
+            crate::link::add_quic(quic.get_or_insert_with(Default::default), q);
         }
         ended = ended.max(end.last_activity);
         late = late.max(end.late);
@@ -235,21 +235,22 @@ fn worker<R: Recorder>(
             Start::At(_) | Start::Gate(_) => at.elapsed(),
         }
     };
-    // The worker is built for the run's protocol once, here (mux/link.rs).
+    // The worker is built for the run's protocol once, here (link/seam.rs).
     let (late, end) = match (&spec.wire, field_requests) {
         (Wire::Http2(settings), Some(requests)) => {
             let ctx = H2Ctx::new(spec, requests, *settings);
-            let w = MuxWorker::<_, H2Link>::new(spec, control, share, ctx, warm);
+            let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm);
             (wait(), w.run())
         }
         (Wire::Http3(wire), Some(requests)) => {
             let ctx = H3Ctx::new(spec, requests, wire);
-            let w = MuxWorker::<_, H3Link>::new(spec, control, share, ctx, warm);
+            let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm);
             (wait(), w.run())
         }
         // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
         _ => {
-            let w = Worker::new(spec, control, share, warm);
+            let ctx = H1Ctx::new(spec);
+            let w = Worker::<_, H1Link>::new(spec, control, share, ctx, warm);
             (wait(), w.run())
         }
     };

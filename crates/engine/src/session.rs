@@ -2,12 +2,11 @@
 //! (nghttp2's src/h2load_session.h).
 //!
 //! [`Exchange`] is one request and its moments (intended, ready, start, connected, written,
-//! first byte), for every protocol: HTTP/2 and HTTP/3 (mux/) time their streams with it too.
+//! first byte), for every protocol: HTTP/2 and HTTP/3 (link/) time their streams with it too.
 //!
 //! [`Http1`] (session/http1.rs) turns requests into bytes to write, and response bytes into
 //! complete or failed requests. It knows nothing of sockets, the schedule or the recorder:
-//! the connection (conn.rs) moves bytes between it and the [`crate::transport::Transport`],
-//! and the worker decides when the next request starts and records each outcome. h2load's
+//! its link moves the bytes, and the worker decides when the next request starts. h2load's
 //! methods and its:
 //! - `submit_request`: [`Http1::submit`], a request to send (while fewer than
 //!   [`Http1::max_concurrent_streams`] are in flight: 1, or the pipeline depth, whose
@@ -17,8 +16,8 @@
 //!   each response ([`Fed::Complete`]) so that the worker records it before the next is
 //!   parsed, with no callback and no allocation.
 //!
-//! The connection holds an `Http1` itself, not an enum of protocols: HTTP/2 and HTTP/3 have
-//! room, not a current request, and their own worker (mux/).
+//! HTTP/1's link (link/h1link.rs) holds an `Http1` and moves bytes between it and its
+//! [`crate::transport::Transport`]; HTTP/2 and HTTP/3 are their own links, with streams.
 
 mod http1;
 
@@ -115,6 +114,18 @@ impl Exchange {
     #[inline(always)]
     pub(crate) fn due(self, intended: Instant, ready: Instant) -> Exchange {
         Exchange { intended, ready, ..self }
+    }
+
+    /// This request, due when `batch` was (a request pipelined behind it).
+    #[inline]
+    pub(crate) fn due_as(self, batch: &Exchange) -> Exchange {
+        self.due(batch.intended, batch.ready)
+    }
+
+    /// This request, the last its connection carries (or not).
+    #[inline(always)]
+    pub(crate) fn with_last(self, last: bool) -> Exchange {
+        Exchange { last, ..self }
     }
 
     /// The same request again on a new connection (the keep-alive race): its due times stay.

@@ -41,6 +41,7 @@ impl Timers {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn is_set(&self, i: usize) -> bool {
         self.armed.get(i).is_some_and(Option::is_some)
     }

@@ -121,7 +121,7 @@ pub(crate) fn open(
                 }
                 Opening::Handshaking(t, addr) => handshake(h2, t, addr),
                 Opening::Open(mut t, addr) => {
-                    // As an idle connection of the run (worker/events.rs); a writable edge
+                    // As an idle connection of the run (link/h1link.rs); a writable edge
                     // alone says nothing new. HTTP/2's bytes are the session's: not read.
                     let quiet = if ev.is_read_closed() || ev.is_error() {
                         false

@@ -1,114 +1,139 @@
-//! The worker: one thread, one mio event loop, a share of the connections and requests, and
-//! the one question of who starts the next request.
+//! The worker: one thread, one mio loop (worker/base.rs), a share of the connections and
+//! requests, and the one question of who starts the next request — asked of a connection's
+//! room, whatever it speaks. Every protocol is a [`Link`] (link/): HTTP/1, whose room is one
+//! request or a pipelined batch, HTTP/2 and HTTP/3, whose room is their streams. The worker
+//! is written once and built once per protocol (run.rs); it never asks which one it has.
 //!
-//! Each worker runs the same loop whatever the load: open connections, write the prebuilt
-//! request, read and frame the response, report the outcome to its recorder, and start
-//! the next request (on the same connection when both sides keep it alive). Sockets are
-//! registered once, edge-triggered, for reading and writing; a read shorter than the
-//! buffer means the socket is drained, so a keep-alive request costs one write, one read
-//! and a share of epoll_wait, as the floor client in bench/ does.
+//! A closed loop keeps every connection full (one request, the batch, `--streams` each or
+//! what the server allows), after each request's think time if the run has one; an open loop
+//! ([`Schedule::Rate`]) hands each due request to the connection that has waited longest with
+//! room (a queue, not a scan), or opens one, with its due time as the request's intended
+//! start. The first request of a connection is taken when it opens and carries the connect
+//! (and TLS) time; the others start when the connection is ready and count as reused. A
+//! request the server did not process (HTTP/1's keep-alive race, GOAWAY, REFUSED_STREAM)
+//! goes again on whichever connection has room, uncounted, its due times kept.
 //!
 //! Connections to (re)open are queued rather than opened recursively, so a server that
-//! refuses every connection costs a loop turn per attempt, never stack depth.
-//!
-//! The schedule ([`Schedule`]) changes one thing: who starts the next request. In a closed
-//! loop a connection starts its next request as soon as the last one ends (or after its
-//! think time). In an open loop ([`Schedule::Rate`]) a finished connection waits (idle if
-//! kept alive, free if closed) and the worker's pacer (pacer.rs) hands each due request to a
-//! waiting connection, with its due time as the request's intended start; if none is
-//! waiting, the request stays due until one is. It is the same loop, the same connection
-//! transitions (conn.rs) and the same recorder calls.
-//!
-//! What a socket's readiness means for its connection is in worker/events.rs; what happens
-//! when a request ends (recording, and what the connection does next) in worker/outcome.rs;
-//! the loop itself and the share's bookkeeping, the same for the multiplexed worker, in
-//! worker/base.rs.
+//! refuses every connection costs a loop turn per attempt, never stack depth. A link reports
+//! each outcome through [`Outcomes`] (this file's `Sink`: the recorder, the progress count,
+//! the requests to send again); what the connection does next is [`Worker::settle`]'s.
 
 pub(crate) mod base;
-mod events;
-pub(crate) mod outcome;
+mod conn;
 
+use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
-use mio::event::Event;
-use mio::{Interest, Token};
+use mio::event::Event as MioEvent;
+use mio::Token;
 
 use self::base::{Base, Share, Turns, WorkerEnd};
-use crate::conn::{Conn, State};
+use self::conn::{Conn, State};
+use crate::link::{Dial, Link, Opening, Outcomes, Progress, Readiness, Received};
 use crate::pacer::Pacer;
-use crate::session::{Exchange, Http1};
-use crate::socket::{self, Stream};
+use crate::quic::QuicStats;
+use crate::recorder::{Completed, Failed};
+use crate::session::Exchange;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
 use crate::warm::Warm;
 use crate::{Control, EngineError, Recorder, RunSpec, Schedule, Think};
 
-pub(crate) struct Worker<'a, R> {
+/// How long a connection waits after a failed connect before trying again, in a closed loop
+/// bounded by time (see `conn_failed`).
+pub(crate) const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+
+pub(crate) struct Worker<'a, R, L: Link<'a>> {
     base: Base<'a, R>,
-    conns: Vec<Conn>,
-    /// Requests to re-send at once on a new connection, uncounted (the keep-alive race).
-    retry: Vec<usize>,
-    /// Open loop: kept-alive connections waiting for the schedule.
-    idle: Vec<usize>,
-    /// Closed loop: connections opened before the start, each to start its first request.
+    /// What the connections' protocol shares: requests in its form, settings, buffers.
+    ctx: L::Ctx,
+    conns: Vec<Conn<L>>,
+    /// Requests to send again, uncounted, with their due times.
+    retry: Vec<Exchange>,
+    /// Open loop: connections that gained room, oldest first (each at most once: a stale
+    /// entry, full again by the time it is taken, is skipped).
+    room: VecDeque<usize>,
+    /// Closed loop: connections opened before the start, to fill at the first turn.
     opened: Vec<usize>,
-    /// The closed loop's think time.
+    /// The closed loop's pause after each request (HTTP/1 only: `RunSpec::check`).
     think: Option<Think>,
-    /// Ask the parser for the Server header until one response has delivered it.
-    want_server: bool,
 }
 
-/// How a request opening a new connection is timed.
-#[derive(Debug, Clone, Copy)]
-enum Start {
-    /// A new request, due now (closed loop).
-    Now,
-    /// A new request due at the schedule's time, ready at the second (open loop).
-    Due(Instant, Instant),
-    /// The same request again after the keep-alive race: its request and times stay.
-    Retry,
+/// The worker's side of [`Outcomes`]: one connection's outcomes to the recorder.
+struct Sink<'s, 'a, R> {
+    base: &'s mut Base<'a, R>,
+    retry: &'s mut Vec<Exchange>,
+    conn: u32,
 }
 
-impl<'a, R: Recorder> Worker<'a, R> {
-    /// A worker for `share`, with the connections `warm` opened before the start (warm.rs).
+impl<R: Recorder> Outcomes for Sink<'_, '_, R> {
+    #[inline(always)]
+    fn conn(&self) -> u32 {
+        self.conn
+    }
+
+    #[inline(always)]
+    fn completed(&mut self, c: &Completed<'_>) -> bool {
+        let answer = self.base.recorder.completed(c);
+        self.base.last_activity = c.timing.end;
+        self.base.after_outcome(answer);
+        !self.base.stop
+    }
+
+    fn failed(&mut self, f: &Failed) -> bool {
+        let answer = self.base.recorder.failed(f);
+        self.base.last_activity = f.timing.end;
+        self.base.after_outcome(answer);
+        !self.base.stop
+    }
+
+    fn retry(&mut self, ex: Exchange) {
+        self.retry.push(ex);
+    }
+}
+
+impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     pub(crate) fn new(
         spec: &'a RunSpec,
         control: &'a Control,
         share: Share<R>,
+        ctx: L::Ctx,
         warm: Warm,
     ) -> Self {
         let (base, n_conns) = Base::new(spec, control, share);
         let now = base.last_activity;
-        let (think, depth) = match spec.schedule {
-            Schedule::Closed { think, .. } => (think, 1),
-            Schedule::Pipelined { depth, .. } => (None, depth.get()),
-            Schedule::Rate { .. } => (None, 1),
+        let conns = (0..n_conns).map(|_| Conn::new(L::new(&ctx), now)).collect();
+        let think = match spec.schedule {
+            Schedule::Closed { think, .. } => think,
+            Schedule::Pipelined { .. } | Schedule::Rate { .. } => None,
         };
-        let conns = (0..n_conns).map(|_| Conn::new(Http1::new(spec.limits, depth, now), now));
         let mut w = Worker {
             base,
-            conns: conns.collect(),
+            ctx,
+            conns,
             retry: Vec::new(),
-            idle: Vec::new(),
+            room: VecDeque::new(),
             opened: Vec::new(),
             think,
-            want_server: true,
         };
         w.adopt(warm, now);
         w
     }
 
-    /// Takes the connections opened before the start: open and idle, each waiting for its
-    /// first request (the schedule's, in an open loop; at once, in a closed one).
+    /// Takes the connections opened before the start (warm.rs): open, with no request yet;
+    /// a closed loop fills them at its first turn, an open loop as requests fall due. No
+    /// request on them pays a connect. (HTTP/3 opens none ahead.)
     fn adopt(&mut self, warm: Warm, now: Instant) {
         let paced = self.base.pacer.is_some();
-        let (conns, idle, opened) = (&mut self.conns, &mut self.idle, &mut self.opened);
+        let (conns, opened, room) = (&mut self.conns, &mut self.opened, &mut self.room);
         self.base.adopt(warm, conns.len(), now, |i, t, limit, throttle| {
-            conns[i].adopt(t, limit, throttle, now);
+            conns[i].adopt(t, limit, throttle);
+            conns[i].set_waiting_since(now);
             if paced {
-                idle.push(i);
+                conns[i].offered = true;
+                room.push_back(i);
             } else {
                 opened.push(i);
             }
@@ -118,31 +143,44 @@ impl<'a, R: Recorder> Worker<'a, R> {
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
         let clock = ThreadClock::start();
         base::run(&mut self)?;
+        let quic = L::QUIC.then(|| self.quic_stats());
         for c in &mut self.conns {
             c.close();
         }
-        Ok(self.base.end(clock.stop(), None))
+        Ok(self.base.end(clock.stop(), quic))
     }
 
+    /// Every HTTP/3 connection's figures, summed.
+    fn quic_stats(&self) -> QuicStats {
+        let mut total = QuicStats::default();
+        for c in &self.conns {
+            c.link.add_stats(&mut total);
+        }
+        total
+    }
+
+    /// The next request to start at `now`: one to send again first, else a new one from
+    /// the quota.
+    #[inline(always)]
+    fn next_request(&mut self, now: Instant) -> Option<Exchange> {
+        if let Some(ex) = self.retry.pop() {
+            return Some(ex.again(false, now));
+        }
+        if !self.base.take_request() {
+            return None;
+        }
+        let req = self.base.spec.workload.pick(&mut self.base.rng);
+        Some(Exchange::new(req, false, now))
+    }
+
+    /// Closed loop: fills the connections opened before the start, and opens the
+    /// connections waiting for it, each with its first request.
     fn open_pending(&mut self) {
         while let Some(i) = self.opened.pop() {
             if self.base.stop {
                 return;
             }
-            if self.conns[i].state() != State::Idle {
-                self.base.to_open.push(i);
-            } else if self.base.take_request() {
-                self.start_on_open(i, Instant::now(), None);
-            } else {
-                self.close(i);
-            }
-        }
-        while let Some(i) = self.retry.pop() {
-            if self.base.stop {
-                return;
-            }
-            // The same request again: its due time stays, and it was counted when first taken.
-            self.open(i, Start::Retry);
+            self.settle(i, Instant::now());
         }
         // At most the connections queued now: one that fails at once (no free local port,
         // refused) is queued again for the next turn, never looped on here, so the deadline
@@ -152,183 +190,108 @@ impl<'a, R: Recorder> Worker<'a, R> {
             if self.base.stop {
                 return;
             }
-            if !self.base.take_request() {
-                self.close(i);
-                continue;
-            }
-            self.open(i, Start::Now);
+            let now = Instant::now();
+            let Some(first) = self.next_request(now) else { continue };
+            self.open(i, first, now);
         }
     }
 
-    /// Open loop: hands every request that is due to a waiting connection, oldest first.
+    /// Open loop: every due request to a connection with room, or one that opens for it.
     fn dispatch(&mut self, now: Instant) {
         loop {
             let Some(due) = self.base.pacer.as_ref().map(Pacer::next_due) else { return };
             if due > now || self.base.stop {
                 return;
             }
-            let Some(i) = self.waiting_conn() else { return };
-            if !self.base.take_request() {
-                self.base.free.push(i);
-                return;
-            }
-            if let Some(p) = &mut self.base.pacer {
-                p.advance();
-            }
-            // The client's own lag counts from when both the request and a connection
-            // were ready; before that the request waited for the server to free one.
-            let ready = due.max(self.conns[i].waiting_since());
-            if self.conns[i].state() == State::Idle {
-                self.start_on_open(i, now, Some((due, ready)));
+            if let Some(i) = self.conn_with_room() {
+                let Some(ex) = self.next_request(now) else { return };
+                self.advance_pacer();
+                // The client's own lag counts from when both the request and a connection
+                // were ready; before that the request waited for the server to free one.
+                let ready = due.max(self.conns[i].waiting_since());
+                self.start(i, ex.due(due, ready), now);
+                self.write(i);
+                self.arm(i);
+                self.offer(i);
+            } else if let Some(i) = self.base.free.pop() {
+                // The request starts just before its connect (one of several opened this turn
+                // starts when its own turn comes).
+                let start = Instant::now();
+                let Some(ex) = self.next_request(start) else {
+                    self.base.free.push(i);
+                    return;
+                };
+                self.advance_pacer();
+                let ready = due.max(self.conns[i].waiting_since());
+                self.open(i, ex.due(due, ready), start);
             } else {
-                self.open(i, Start::Due(due, ready));
+                return; // every connection is full: the request stays due
             }
         }
     }
 
-    /// A kept-alive connection waiting for the schedule, or else a closed one.
-    fn waiting_conn(&mut self) -> Option<usize> {
-        while let Some(i) = self.idle.pop() {
-            // The server may have closed it since (on_event moved it to `free`).
-            if self.conns[i].state() == State::Idle {
+    fn advance_pacer(&mut self) {
+        if let Some(p) = &mut self.base.pacer {
+            p.advance();
+        }
+    }
+
+    /// Open loop: the connection that has waited longest with room for a request.
+    fn conn_with_room(&mut self) -> Option<usize> {
+        while let Some(i) = self.room.pop_front() {
+            self.conns[i].offered = false;
+            if self.conns[i].has_room() {
                 return Some(i);
             }
         }
-        self.base.free.pop()
+        None
     }
 
-    /// A connection that finished its request, closed, goes back to the schedule (open loop),
-    /// to its think time, or straight to reopening (closed loop).
-    fn release(&mut self, i: usize) {
-        if self.base.pacer.is_some() {
-            self.conns[i].free(Instant::now());
-            self.base.free.push(i);
-        } else if self.think.is_some() && !self.base.stop {
-            self.think(i);
-        } else {
-            self.base.to_open.push(i);
-        }
-    }
-
-    /// Closed loop: the connection pauses before its next request (the socket, if still
-    /// open, stays open).
-    fn think(&mut self, i: usize) {
-        let pause = match self.think {
-            Some(Think::Fixed(d)) => d,
-            Some(Think::Exponential(mean)) => {
-                Duration::from_secs_f64(self.base.rng.exponential(mean.as_secs_f64()).min(86_400.0))
-            }
-            None => Duration::ZERO,
-        };
-        self.conns[i].think();
-        self.base.timers.set(i, Instant::now() + pause);
-    }
-
-    /// Runs the timers that are due: a thinking connection sends its next request, a paced
-    /// one reads again.
-    fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
-        while !self.base.stop {
-            let Some(i) = self.base.timers.pop_due(now) else { return };
-            match self.conns[i].state() {
-                State::Thinking if self.conns[i].has_socket() => {
-                    if self.base.take_request() {
-                        self.start_on_open(i, now, None);
-                    } else {
-                        self.close(i);
-                    }
-                }
-                State::Thinking => {
-                    self.close(i);
-                    self.base.to_open.push(i);
-                }
-                State::Writing | State::Reading | State::AwaitClose => {
-                    self.on_readable(i, false, buf);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Starts the next request on connection `i`, open and free, at `now` (`due`: the open
-    /// loop's intended and ready times). The one place a request starts on a connection
-    /// that is already open: after the previous response (closed loop), after think time,
-    /// or when the schedule hands it a due request (open loop).
-    fn start_on_open(&mut self, i: usize, now: Instant, due: Option<(Instant, Instant)>) {
-        self.prepare(i, now);
-        if let Some((intended, ready)) = due {
-            self.conns[i].due(intended, ready);
-        }
-        self.conns[i].ready(now);
-        self.write_request(i);
-    }
-
-    /// Chooses connection `i`'s next request and hands it to its connection, timed from `now`
-    /// (the open loop then sets when it was due); with pipelining, takes the rest of the batch
-    /// from the quota too.
-    fn prepare(&mut self, i: usize, now: Instant) {
-        let spec = self.base.spec;
-        let req = spec.workload.pick(&mut self.base.rng);
+    /// Open loop: connection `i` waits for the schedule if it has room (and is not waiting
+    /// already).
+    #[inline]
+    fn offer(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        let ex = Exchange::new(req, c.is_last(self.base.keep_alive, 0), now);
-        c.submit(ex, &spec.workload, self.want_server);
-        let streams = c.max_concurrent_streams();
-        if streams > 1 {
-            self.fill_batch(i, ex, now, streams);
+        if !c.offered && c.has_room() {
+            c.offered = true;
+            self.room.push_back(i);
         }
     }
 
-    /// Pipelining: up to `streams − 1` more requests from the quota behind `first`, stopping
-    /// at the connection's last. They share its timing.
-    fn fill_batch(&mut self, i: usize, first: Exchange, now: Instant, streams: u32) {
+    /// Opens connection `i` for `first`, already taken from the quota (or a retry), at `now`.
+    fn open(&mut self, i: usize, first: Exchange, now: Instant) {
         let spec = self.base.spec;
-        let mut last = first.last();
-        let mut ahead = 1u32;
-        while ahead < streams && !last && self.base.take_request() {
-            let req = spec.workload.pick(&mut self.base.rng);
-            last = self.conns[i].is_last(self.base.keep_alive, ahead);
-            let ex = Exchange::new(req, last, now);
-            self.conns[i].submit(ex, &spec.workload, self.want_server);
-            ahead += 1;
-        }
-    }
-
-    /// Opens connection `i` for a request already taken from the quota.
-    fn open(&mut self, i: usize, start: Start) {
-        let now = Instant::now();
-        let spec = self.base.spec;
-        let limit = self.base.connection_limit();
+        let limit = if self.base.keep_alive { self.base.connection_limit() } else { 1 };
         self.base.timers.cancel(i);
-        self.conns[i].reopen(limit, spec.receive_rate.map(|r| Throttle::new(r, now)));
-        match start {
-            Start::Now => self.prepare(i, now),
-            Start::Due(intended, ready) => {
-                self.prepare(i, now);
-                self.conns[i].due(intended, ready);
-            }
-            Start::Retry => {
-                // Reopening kept the request's record: the same request, its due times kept.
-                let c = &mut self.conns[i];
-                let ex = c.current().again(c.is_last(self.base.keep_alive, 0), now);
-                c.submit(ex, &spec.workload, self.want_server);
+        self.conns[i].reopen(first, limit);
+        let dial = Dial {
+            registry: self.base.poll.registry(),
+            token: Token(i),
+            addr: self.base.addr,
+            conn: self.base.first_conn as usize + i,
+        };
+        let throttle = spec.receive_rate.map(|r| Throttle::new(r, now));
+        let p = self.conns[i].link.open(&mut self.ctx, dial, throttle, now);
+        self.progress(i, p);
+    }
+
+    /// Where opening connection `i` has got to: on, ready, or failed.
+    fn progress(&mut self, i: usize, p: Progress) {
+        if p.connected {
+            self.base.connected();
+            if self.conns[i].state() == State::Connecting {
+                self.conns[i].set_state(State::Handshaking);
             }
         }
-        match socket::connect(spec, self.base.addr, self.base.first_conn as usize + i, Stream) {
-            Ok((mut sock, in_progress)) => {
-                let reg = self.base.poll.registry().register(
-                    &mut sock,
-                    Token(i),
-                    Interest::READABLE | Interest::WRITABLE,
-                );
-                if let Err(e) = reg {
-                    self.fail(i, FailureKind::Connect, Some(e), false);
-                    return;
-                }
-                self.conns[i].connecting(sock);
-                if !in_progress {
-                    self.on_connected(i);
-                }
+        match p.step {
+            Opening::Pending => {
+                // QUIC's handshake has its own packets and timers to send and set.
+                self.write(i);
+                self.arm(i);
             }
-            Err(e) => self.connect_failed(i, e),
+            Opening::Ready => self.on_ready(i),
+            Opening::Failed(kind, e) => self.conn_failed(i, kind, e),
+            Opening::Refused(e) => self.connect_failed(i, e),
         }
     }
 
@@ -337,21 +300,359 @@ impl<'a, R: Recorder> Worker<'a, R> {
         // request is retried there and not counted as failed.
         if !self.base.any_connected && self.base.addr + 1 < self.base.spec.target.addrs.len() {
             self.base.addr += 1;
-            self.close(i);
-            self.retry.push(i);
+            if let Some(first) = self.conns[i].take_first() {
+                self.retry.push(first);
+            }
+            self.conns[i].close();
+            self.base.to_open.push(i);
             return;
         }
-        self.fail(i, FailureKind::Connect, Some(e), false);
+        self.conn_failed(i, FailureKind::Connect, Some(e));
     }
 
-    /// Closes connection `i` and forgets its timer.
-    fn close(&mut self, i: usize) {
+    #[inline(always)]
+    fn on_event(&mut self, i: usize, ev: &MioEvent, buf: &mut [u8]) {
+        let r = Readiness::of(ev);
+        match self.conns[i].state() {
+            State::Closed => {}
+            State::Connecting | State::Handshaking => {
+                let p = self.conns[i].link.advance(&mut self.ctx, Some(r));
+                self.progress(i, p);
+            }
+            State::Open => {
+                if r.writable {
+                    let sent = self.conns[i].link.on_writable(&mut self.ctx);
+                    if let Err((kind, e)) = sent {
+                        return self.conn_failed(i, kind, e);
+                    }
+                }
+                if r.readable || r.hangup() {
+                    self.on_readable(i, r.hangup(), buf);
+                } else {
+                    self.settle(i, Instant::now());
+                }
+            }
+        }
+    }
+
+    /// The connection is ready: its protocol's opening, the first request, then as many as
+    /// there is room for.
+    fn on_ready(&mut self, i: usize) {
+        let now = Instant::now();
+        if self.base.tls_info.is_none() && self.base.spec.target.tls.is_some() {
+            self.base.tls_info = self.conns[i].link.tls_info();
+        }
+        self.conns[i].open();
+        if let Some(mut first) = self.conns[i].take_first() {
+            first.connected_at(now);
+            self.submit(i, first, true, now);
+        }
+        self.settle(i, now);
+    }
+
+    /// Closed loop: starts requests on `i` while it has room and the quota lasts. Open loop:
+    /// a connection with room waits for the schedule.
+    #[inline(always)]
+    fn fill(&mut self, i: usize, now: Instant) {
+        if self.base.pacer.is_some() {
+            if !self.conns[i].offered && self.conns[i].has_room() {
+                self.conns[i].set_waiting_since(now);
+                self.offer(i);
+            }
+            return;
+        }
+        while self.conns[i].has_room() {
+            let Some(ex) = self.next_request(now) else { return };
+            if !self.start(i, ex, now) {
+                return;
+            }
+        }
+    }
+
+    /// Starts `ex` on open connection `i` (its connection is ready: reused). False when an
+    /// HTTP/3 connection would not take it after all (the server's stream limit, which only
+    /// the attempt tells): the request goes back to be sent again.
+    #[inline(always)]
+    fn start(&mut self, i: usize, mut ex: Exchange, now: Instant) -> bool {
+        ex.connected_at(now);
+        self.submit(i, ex, false, now)
+    }
+
+    /// Hands `ex` to connection `i`'s protocol, marked if it is the connection's last.
+    #[inline(always)]
+    fn submit(&mut self, i: usize, ex: Exchange, first: bool, now: Instant) -> bool {
+        let c = &mut self.conns[i];
+        let ex = ex.with_last(c.is_last(first));
+        if !c.link.submit(&mut self.ctx, ex, first, now) {
+            self.retry.push(ex);
+            return false;
+        }
+        if !first {
+            c.count_start();
+        }
+        c.requested();
+        true
+    }
+
+    #[inline(always)]
+    fn write(&mut self, i: usize) {
+        if let Err((kind, e)) = self.conns[i].link.send(&mut self.ctx) {
+            self.conn_failed(i, kind, e);
+        }
+    }
+
+    /// The recorder's side of connection `i`'s outcomes.
+    #[inline(always)]
+    fn sink(&mut self, i: usize) -> (&mut L, &mut L::Ctx, Sink<'_, 'a, R>) {
+        let conn = self.base.first_conn + i as u32;
+        let sink = Sink { base: &mut self.base, retry: &mut self.retry, conn };
+        (&mut self.conns[i].link, &mut self.ctx, sink)
+    }
+
+    /// Reads until the socket is drained (or the receive-rate cap pauses it), recording each
+    /// read's outcomes before the next read, then settles the connection.
+    #[inline(always)]
+    fn on_readable(&mut self, i: usize, hangup: bool, buf: &mut [u8]) {
+        // The last read's moment serves the settling too: one clock read fewer a request.
+        let mut read_at = None;
+        loop {
+            let (link, ctx, mut out) = self.sink(i);
+            match link.receive(ctx, buf, hangup, &mut out) {
+                Received::Data { now, heard, more, eof } => {
+                    read_at = Some(now);
+                    if heard {
+                        self.conns[i].heard();
+                    }
+                    self.drain(i, now);
+                    if self.base.stop {
+                        return;
+                    }
+                    if eof {
+                        return self.on_eof(i);
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+                Received::Blocked | Received::Paused => break,
+                Received::Eof => return self.on_eof(i),
+                Received::Failed(kind, e) => return self.conn_failed(i, kind, e),
+                Received::Broken { now } => {
+                    self.drain(i, now);
+                    self.close_and_release(i);
+                    return;
+                }
+            }
+        }
+        self.settle(i, read_at.unwrap_or_else(Instant::now));
+    }
+
+    /// After I/O or a timer: outcomes recorded; a connection that ended on its own fails
+    /// what it still held and goes, one that is spent goes; one whose request just ended
+    /// pauses if the run thinks; otherwise its streams are refilled, what the protocol has
+    /// to say is sent (acks, window updates, new requests) and its timer set.
+    #[inline(always)]
+    fn settle(&mut self, i: usize, now: Instant) {
+        if self.conns[i].state() != State::Open {
+            return;
+        }
+        self.drain(i, now);
+        if let Some(kind) = self.conns[i].link.closed() {
+            self.conn_failed(i, kind, None);
+            return;
+        }
+        if self.conns[i].is_spent() {
+            self.close_and_release(i);
+            return;
+        }
+        if self.think.is_some() && self.conns[i].idle_after_request() {
+            self.pause(i, now);
+        }
+        self.fill(i, now);
+        self.write(i);
+        self.arm(i);
+    }
+
+    /// Closed loop with think time: connection `i`, its request done, waits before the
+    /// next (its socket, if the server keeps it, stays open).
+    fn pause(&mut self, i: usize, now: Instant) {
+        let pause = match self.think {
+            Some(Think::Fixed(d)) => d,
+            Some(Think::Exponential(mean)) => {
+                let secs = self.base.rng.exponential(mean.as_secs_f64()).min(86_400.0);
+                Duration::from_secs_f64(secs)
+            }
+            None => Duration::ZERO,
+        };
+        self.conns[i].think_until(now + pause);
+    }
+
+    fn on_eof(&mut self, i: usize) {
+        let now = Instant::now();
+        let unheard = self.conns[i].unheard();
+        let (link, ctx, mut out) = self.sink(i);
+        link.on_eof(ctx, unheard, now, &mut out);
+        self.drain(i, now);
+        if self.conns[i].first().is_some() {
+            self.conn_failed(i, FailureKind::Closed, None);
+            return;
+        }
+        self.close_and_release(i);
+    }
+
+    /// Records the outcomes the protocol has decided and queued.
+    #[inline(always)]
+    fn drain(&mut self, i: usize, now: Instant) {
+        let (link, _, mut out) = self.sink(i);
+        link.drain(now, &mut out);
+    }
+
+    /// The connection's timer: its think time's end, or the link's own (QUIC's, or the end
+    /// of a receive-rate pause), in the worker's heap.
+    #[inline(always)]
+    fn arm(&mut self, i: usize) {
+        let at = match self.conns[i].thinking() {
+            Some(until) => Some(until),
+            None => self.conns[i].link.timer(),
+        };
+        match at {
+            Some(at) => self.base.timers.set(i, at),
+            None => self.base.timers.cancel(i),
+        }
+    }
+
+    /// The connection failed as a whole (connect, TLS, a write, a protocol error): its
+    /// first request if it never got to send it, and every open request, fail with `kind`.
+    fn conn_failed(&mut self, i: usize, kind: FailureKind, err: Option<io::Error>) {
+        let now = Instant::now();
+        let conn = self.base.first_conn + i as u32;
+        let os_error = err.as_ref().and_then(io::Error::raw_os_error);
+        if let Some(first) = self.conns[i].take_first() {
+            let failed = Failed {
+                kind,
+                timing: first.timing(now),
+                bytes_read: 0,
+                bytes_written: 0,
+                os_error,
+                reused: false,
+                request: first.req(),
+                conn,
+            };
+            let answer = self.base.recorder.failed(&failed);
+            self.base.last_activity = now;
+            self.base.after_outcome(answer);
+        }
+        // A connection opened before the start that the server closed before saying anything
+        // (its idle timeout): its requests go again, uncounted, as HTTP/1's keep-alive race.
+        let closed =
+            matches!(kind, FailureKind::Closed | FailureKind::Write | FailureKind::Receive);
+        let race = closed && self.conns[i].unheard();
+        let (link, ctx, mut out) = self.sink(i);
+        link.fail_all(ctx, kind, err.as_ref(), race, now, &mut out);
+        self.drain(i, now);
         self.conns[i].close();
         self.base.timers.cancel(i);
+        if kind == FailureKind::Connect {
+            self.base.connect_failed(os_error);
+        }
+        if kind == FailureKind::Connect && self.base.quota.is_none() && self.base.pacer.is_none() {
+            // A duration-bound closed loop would otherwise reconnect as fast as the CPU allows
+            // against a server that refuses, or with no local port left: each connection
+            // waits a little before trying again (its failures are counted all the same).
+            self.base.timers.set(i, now + CONNECT_BACKOFF);
+            return;
+        }
+        self.release(i);
+    }
+
+    fn close_and_release(&mut self, i: usize) {
+        self.conns[i].close();
+        self.base.timers.cancel(i);
+        self.release(i);
+    }
+
+    /// A closed connection goes back to the schedule (open loop), or reopens (closed loop):
+    /// after its think time when the run thinks.
+    fn release(&mut self, i: usize) {
+        if self.base.pacer.is_some() {
+            self.conns[i].set_waiting_since(Instant::now());
+            self.base.free.push(i);
+        } else if self.base.stop {
+            // Nothing reopens.
+        } else if self.think.is_some() {
+            // Its request ended (or it was already pausing when the server closed it): the
+            // pause runs its course, closed, and the timer reopens it.
+            let now = Instant::now();
+            if self.conns[i].thinking().is_none() {
+                self.pause(i, now);
+            }
+            let until = self.conns[i].thinking().unwrap_or(now);
+            self.base.timers.set(i, until);
+        } else {
+            self.base.to_open.push(i);
+        }
+    }
+
+    fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
+        while !self.base.stop {
+            let Some(i) = self.base.timers.pop_due(now) else { return };
+            match self.conns[i].state() {
+                // A connect back-off or a pause ended: open again.
+                State::Closed => {
+                    self.conns[i].end_think();
+                    if self.base.pacer.is_some() {
+                        self.release(i);
+                    } else {
+                        self.base.to_open.push(i);
+                    }
+                }
+                State::Connecting | State::Handshaking => {
+                    let p = self.conns[i].link.advance(&mut self.ctx, None);
+                    self.progress(i, p);
+                }
+                State::Open => {
+                    if self.conns[i].thinking().is_some_and(|t| t <= now) {
+                        self.conns[i].end_think();
+                        self.settle(i, now);
+                    } else if self.conns[i].link.on_timer(&mut self.ctx, now) {
+                        self.on_readable(i, false, buf);
+                    } else {
+                        self.settle(i, now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fails the requests past their timeout: streams are cancelled and their connection
+    /// goes on (HTTP/1's ends); a connection still connecting fails its first request.
+    fn expire(&mut self, now: Instant) {
+        let timeout = self.base.spec.timeout;
+        for i in 0..self.conns.len() {
+            let late_first = self.conns[i].first().is_some_and(|f| f.timed_out(now, timeout));
+            match self.conns[i].state() {
+                State::Connecting if late_first => {
+                    let e = io::Error::from(io::ErrorKind::TimedOut);
+                    self.conn_failed(i, FailureKind::Connect, Some(e));
+                }
+                State::Handshaking if late_first => {
+                    self.conn_failed(i, FailureKind::Timeout, None);
+                }
+                State::Open => {
+                    let (link, ctx, mut out) = self.sink(i);
+                    link.expire(ctx, now, timeout, &mut out);
+                    self.settle(i, now);
+                }
+                _ => {}
+            }
+            if self.base.stop {
+                return;
+            }
+        }
     }
 }
 
-impl<'a, R: Recorder> Turns<'a, R> for Worker<'a, R> {
+impl<'a, R: Recorder, L: Link<'a>> Turns<'a, R> for Worker<'a, R, L> {
     #[inline(always)]
     fn base(&mut self) -> &mut Base<'a, R> {
         &mut self.base
@@ -366,18 +667,17 @@ impl<'a, R: Recorder> Turns<'a, R> for Worker<'a, R> {
         Worker::dispatch(self, now)
     }
     fn can_send(&self) -> bool {
-        !self.idle.is_empty() || !self.base.free.is_empty()
+        !self.base.free.is_empty() || !self.room.is_empty()
     }
     fn queued(&self) -> bool {
-        !self.base.to_open.is_empty() || !self.retry.is_empty() || !self.opened.is_empty()
+        !self.base.to_open.is_empty() || !self.opened.is_empty()
     }
     fn busy(&self) -> bool {
-        self.queued() || self.conns.iter().any(Conn::is_busy)
+        self.queued() || !self.retry.is_empty() || self.conns.iter().any(|c| c.in_flight() > 0)
     }
     #[inline(always)]
-    fn on_event(&mut self, i: usize, ev: &Event, buf: &mut [u8]) {
-        let (readable, writable) = (ev.is_readable(), ev.is_writable());
-        Worker::on_event(self, i, readable, writable, ev.is_read_closed(), ev.is_error(), buf)
+    fn on_event(&mut self, i: usize, ev: &MioEvent, buf: &mut [u8]) {
+        Worker::on_event(self, i, ev, buf)
     }
     fn fire_timers(&mut self, now: Instant, buf: &mut [u8]) {
         Worker::fire_timers(self, now, buf)

@@ -1,6 +1,6 @@
 //! HTTP/3's transport: QUIC (quinn-proto, sans-IO) driven from herd's own mio loop over
 //! UDP, with herd-proto's h3 layer above it. The multiplexed worker drives it
-//! (mux/h3link.rs) for `Wire::Http3`; public also for its integration tests
+//! (link/h3link.rs) for `Wire::Http3`; public also for its integration tests
 //! (crates/engine/tests/quic.rs, quic_alloc.rs) and the micro-benchmark example
 //! (examples/h3_bench.rs).
 //!
@@ -18,8 +18,7 @@
 //! - [`QuicStats`] (stats.rs) and [`QuicFailure`] (failure.rs): what a connection did, and
 //!   each way it can fail, named.
 //!
-//! How it plugs in: as a second multiplexed wire beside HTTP/2 (`mux/`): the mux
-//! worker registers each connection's socket with its `Poll`, calls `on_readable` on a
+//! How it plugs in: as a link beside HTTP/2's (`link/`): the worker registers each connection's socket with its `Poll`, calls `on_readable` on a
 //! readable or error event and `on_writable` on a writable one, `on_timeout` from its timer
 //! heap at `poll_timeout`, submits requests while `can_submit`, and turns [`H3Event`]s into
 //! the requests' moments (connect time at `Connected`, first byte, done or failed; a

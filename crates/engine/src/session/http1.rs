@@ -182,9 +182,10 @@ impl Http1 {
         &self.current
     }
 
+    /// Requests submitted and not yet ended, the current one included.
     #[inline]
-    pub(crate) fn current_mut(&mut self) -> &mut Exchange {
-        &mut self.current
+    pub(crate) fn in_flight(&self) -> u32 {
+        self.in_flight
     }
 
     /// Requests in flight behind the current one.

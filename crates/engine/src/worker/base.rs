@@ -1,9 +1,8 @@
-//! What both workers keep and do alike, whatever their connections speak: what a worker is
-//! given ([`Share`], made by run.rs) and hands back ([`WorkerEnd`]), the share's bookkeeping
-//! (quota, deadline, progress, stop) and the turn of the event loop. HTTP/1's worker
-//! (worker.rs) and the multiplexed one (mux/worker.rs) differ in their connections only,
-//! which they bring to the loop through [`Turns`]; the loop is generic over them (static
-//! dispatch: each worker's calls inline as before).
+//! What a worker keeps and does whatever its connections speak: what it is given ([`Share`],
+//! made by run.rs) and hands back ([`WorkerEnd`]), the share's bookkeeping (quota, deadline,
+//! progress, stop) and the turn of the event loop. The worker (worker.rs) brings its
+//! connections to the loop through [`Turns`]; the loop is generic over it (static dispatch:
+//! the worker's calls inline), so that the loop is the one place that waits for the kernel.
 //!
 //! The loop's tokens: connection i is `Token(i)`; the two highest are the run's waker
 //! (`control::WAKER`) and the open loop's timer (`pacer::TIMER`), each defined beside what it

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use herd_stats::FailureKind;
 
 use super::h2::{Event, Limits, H2};
-use super::link::{Dial, Link, Opening, Progress, Readiness, Received, Record};
 use super::request::RequestFields;
+use super::seam::{Dial, Link, Outcomes, Progress, Readiness, Received, Record};
+use super::tcp::{Read, Tcp};
 use crate::quic::QuicStats;
 use crate::session::Exchange;
-use crate::socket;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
-use crate::{H2Settings, RunSpec};
+use crate::{H2Settings, RunSpec, TlsInfo};
 
 /// What a worker's HTTP/2 connections share.
 pub(crate) struct H2Ctx<'a> {
@@ -29,58 +29,10 @@ pub(crate) struct H2Ctx<'a> {
 }
 
 pub(crate) struct H2Link {
-    transport: Option<Transport>,
+    tcp: Tcp,
     h2: H2,
-    throttle: Option<Throttle>,
-    /// TCP's connect is done (a TLS handshake may follow).
-    tcp_up: bool,
     /// Open: the session may speak.
     ready: bool,
-    /// Reads wait for the receive-rate cap until then.
-    paused: Option<Instant>,
-}
-
-impl H2Link {
-    /// TCP is up: TLS starts, or (plain) the connection is ready.
-    fn on_tcp_up(&mut self, ctx: &H2Ctx<'_>) -> Progress {
-        self.tcp_up = true;
-        let mut p = match &ctx.spec.target.tls {
-            Some(tls) => match tls.connect() {
-                Ok(session) => {
-                    self.transport = self.transport.take().map(|t| t.start_tls(session));
-                    self.handshake()
-                }
-                Err(_) => Progress::failed(FailureKind::Tls, None),
-            },
-            None => Progress::ready(),
-        };
-        p.connected = true;
-        p
-    }
-
-    fn handshake(&mut self) -> Progress {
-        let Some(t) = self.transport.as_mut() else {
-            return Progress::failed(FailureKind::Tls, None);
-        };
-        match t.handshake() {
-            Io::Done(_) => {
-                let tls = t.tls_info();
-                // The server would not speak HTTP/2 over TLS: nothing to send it.
-                let step = if t.chose_h2() {
-                    Opening::Ready
-                } else {
-                    Opening::Failed(FailureKind::Tls, None)
-                };
-                Progress { connected: false, tls, step }
-            }
-            Io::Retry => Progress::pending(),
-            Io::Eof | Io::Err(Fault::Tls) => Progress::failed(FailureKind::Tls, None),
-            Io::Err(Fault::Os(e)) => {
-                let kind = crate::conn::connect_or(e.raw_os_error(), FailureKind::Tls);
-                Progress::failed(kind, Some(e))
-            }
-        }
-    }
 }
 
 fn write_fault(io: Io) -> Result<(), (FailureKind, Option<io::Error>)> {
@@ -111,12 +63,9 @@ impl<'a> Link<'a> for H2Link {
 
     fn new(ctx: &H2Ctx<'a>) -> H2Link {
         H2Link {
-            transport: None,
+            tcp: Tcp::new(true),
             h2: H2::new(ctx.settings, ctx.limits, ctx.requests.len()),
-            throttle: None,
-            tcp_up: false,
             ready: false,
-            paused: None,
         }
     }
 
@@ -127,53 +76,19 @@ impl<'a> Link<'a> for H2Link {
         throttle: Option<Throttle>,
         _now: Instant,
     ) -> Progress {
-        self.throttle = throttle;
-        match socket::connect(ctx.spec, dial.addr, dial.conn, socket::Stream) {
-            Ok((mut sock, in_progress)) => {
-                if let Err(failed) = dial.register(&mut sock) {
-                    return failed;
-                }
-                self.transport = Some(Transport::Plain(sock));
-                if in_progress {
-                    Progress::pending()
-                } else {
-                    self.on_tcp_up(ctx)
-                }
-            }
-            Err(e) => Progress::refused(e),
-        }
+        self.tcp.open(ctx.spec, dial, throttle)
     }
 
     fn adopt(&mut self, t: Transport, throttle: Option<Throttle>) {
-        self.transport = Some(t);
-        self.throttle = throttle;
-        self.tcp_up = true;
+        self.tcp.adopt(t, throttle);
     }
 
-    fn advance(
-        &mut self,
-        ctx: &mut H2Ctx<'a>,
-        ready: Option<Readiness>,
-        _now: Instant,
-    ) -> Progress {
-        // Opening has no timer of its own (the request timeout is the worker's).
-        let Some(r) = ready else { return Progress::pending() };
-        if self.tcp_up {
-            return self.handshake();
-        }
-        // A refused connect reports EPOLLERR and EPOLLHUP with EPOLLOUT: an error is a failed
-        // connect whatever else is set (as HTTP/1's worker reads it), or every refusal would
-        // pass for a connection and fail as a write.
-        if r.error || (r.read_closed && !r.writable) {
-            let sock = self.transport.as_ref().map(Transport::socket);
-            let err = sock.and_then(|s| s.take_error().ok().flatten());
-            let e = err.unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into());
-            return Progress::refused(e);
-        }
-        if r.writable || r.readable {
-            return self.on_tcp_up(ctx);
-        }
-        Progress::pending()
+    fn advance(&mut self, ctx: &mut H2Ctx<'a>, ready: Option<Readiness>) -> Progress {
+        self.tcp.advance(ctx.spec, ready)
+    }
+
+    fn tls_info(&self) -> Option<TlsInfo> {
+        self.tcp.tls_info()
     }
 
     fn start(&mut self) {
@@ -182,37 +97,29 @@ impl<'a> Link<'a> for H2Link {
     }
 
     fn close(&mut self) {
-        self.transport = None;
-        self.tcp_up = false;
+        self.tcp.close();
         self.ready = false;
-        self.paused = None;
         self.h2.reset();
     }
 
     #[inline]
-    fn receive(&mut self, ctx: &mut H2Ctx<'a>, buf: &mut [u8], hangup: bool) -> Received {
-        let Some(t) = self.transport.as_mut() else { return Received::Eof };
-        let limit = match crate::throttle::read_limit(&mut self.throttle, buf.len()) {
-            Ok(n) => n,
-            Err(at) => {
-                self.paused = Some(at);
-                return Received::Paused;
-            }
+    fn receive(
+        &mut self,
+        ctx: &mut H2Ctx<'a>,
+        buf: &mut [u8],
+        hangup: bool,
+        _out: &mut impl Outcomes,
+    ) -> Received {
+        let (n, drained) = match self.tcp.read(buf) {
+            Read::Data { n, drained } => (n, drained),
+            Read::Blocked => return Received::Blocked,
+            Read::Paused => return Received::Paused,
+            Read::Eof => return Received::Eof,
+            Read::Failed(Fault::Tls) => return Received::Failed(FailureKind::Tls, None),
+            Read::Failed(Fault::Os(e)) => return Received::Failed(FailureKind::Receive, Some(e)),
         };
-        let Some(into) = buf.get_mut(..limit) else { return Received::Blocked };
-        let n = match t.read(into) {
-            Io::Done(n) => n,
-            Io::Retry => return Received::Blocked,
-            Io::Eof => return Received::Eof,
-            Io::Err(Fault::Tls) => return Received::Failed(FailureKind::Tls, None),
-            Io::Err(Fault::Os(e)) => return Received::Failed(FailureKind::Receive, Some(e)),
-        };
-        if let Some(th) = &mut self.throttle {
-            th.spend(n);
-        }
         let now = Instant::now();
-        let drained = t.short_read_drains() && n < limit;
-        let data = into.get(..n).unwrap_or_default();
+        let data = buf.get(..n).unwrap_or_default();
         if let Err(e) = self.h2.on_read(data, now, ctx.requests) {
             self.h2.fail_all(e.kind, Some(e.code));
             // The GOAWAY that says why, best effort, then the end.
@@ -223,7 +130,7 @@ impl<'a> Link<'a> for H2Link {
     }
 
     fn send(&mut self, _ctx: &mut H2Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
-        let Some(t) = self.transport.as_mut() else { return Err((FailureKind::Write, None)) };
+        let Some(t) = self.tcp.transport() else { return Err((FailureKind::Write, None)) };
         if !self.ready {
             return Ok(()); // still opening: the session has nothing to say yet
         }
@@ -251,11 +158,11 @@ impl<'a> Link<'a> for H2Link {
 
     #[inline]
     fn timer(&mut self) -> Option<Instant> {
-        self.paused
+        self.tcp.timer()
     }
 
     fn on_timer(&mut self, _ctx: &mut H2Ctx<'a>, _now: Instant) -> bool {
-        self.paused = None;
+        self.tcp.resume();
         true
     }
 
@@ -285,31 +192,40 @@ impl<'a> Link<'a> for H2Link {
         true
     }
 
-    #[inline]
-    fn next_event(&mut self) -> Option<Event> {
-        self.h2.next_event()
+    fn drain(&mut self, now: Instant, out: &mut impl Outcomes) {
+        while let Some(ev) = self.h2.next_event() {
+            let (Event::Done(slot) | Event::Failed(slot, _) | Event::Retry(slot)) = ev;
+            if let Some(s) = self.h2.stream(slot) {
+                let r = Record {
+                    ex: s.ex,
+                    first: s.first,
+                    status: s.status,
+                    body: s.body,
+                    bytes_written: s.bytes_written,
+                };
+                r.report(ev, now, out);
+            }
+            self.h2.release(slot);
+        }
     }
 
-    fn record(&self, slot: usize) -> Option<Record> {
-        self.h2.stream(slot).map(|s| Record {
-            ex: s.ex,
-            first: s.first,
-            status: s.status,
-            body: s.body,
-            bytes_written: s.bytes_written,
-        })
-    }
-
-    #[inline]
-    fn release(&mut self, slot: usize) {
-        self.h2.release(slot);
-    }
-
-    fn expire(&mut self, now: Instant, timeout: Duration) {
+    fn expire(
+        &mut self,
+        _ctx: &mut H2Ctx<'a>,
+        now: Instant,
+        timeout: Duration,
+        _out: &mut impl Outcomes,
+    ) {
         self.h2.expire(now, timeout);
     }
 
-    fn on_eof(&mut self, unheard: bool) {
+    fn on_eof(
+        &mut self,
+        _ctx: &mut H2Ctx<'a>,
+        unheard: bool,
+        _now: Instant,
+        _out: &mut impl Outcomes,
+    ) {
         if unheard {
             self.h2.retry_all();
         } else {
@@ -317,7 +233,15 @@ impl<'a> Link<'a> for H2Link {
         }
     }
 
-    fn fail_all(&mut self, kind: FailureKind, retry: bool) {
+    fn fail_all(
+        &mut self,
+        _ctx: &mut H2Ctx<'a>,
+        kind: FailureKind,
+        _err: Option<&io::Error>,
+        retry: bool,
+        _now: Instant,
+        _out: &mut impl Outcomes,
+    ) {
         if retry {
             self.h2.retry_all();
         } else {
@@ -338,6 +262,7 @@ mod tests {
     use mio::{Events, Poll, Token};
 
     use super::*;
+    use crate::link::seam::{Kept, Opening};
     use crate::Target;
 
     fn spec(port: u16) -> RunSpec {
@@ -372,7 +297,7 @@ mod tests {
         let mut p = link.open(ctx, dial, throttle, Instant::now());
         while matches!(p.step, Opening::Pending) {
             let r = wait(poll);
-            p = link.advance(ctx, Some(r), Instant::now());
+            p = link.advance(ctx, Some(r));
         }
         p
     }
@@ -400,7 +325,7 @@ mod tests {
         let mut link = H2Link::new(&ctx);
         let mut poll = Poll::new().unwrap();
         let p = open(&mut poll, &mut ctx, &mut link, None);
-        assert!(p.connected && p.tls.is_none());
+        assert!(p.connected && link.tls_info().is_none());
         assert!(matches!(p.step, Opening::Ready), "{:?}", p.step);
         // Nothing goes out before the link is started; then the preface leads.
         link.send(&mut ctx).unwrap();
@@ -434,7 +359,7 @@ mod tests {
         server.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").unwrap();
         let mut buf = vec![0u8; 4096];
         let got = loop {
-            match link.receive(&mut ctx, &mut buf, false) {
+            match link.receive(&mut ctx, &mut buf, false, &mut Kept::default()) {
                 Received::Blocked => {
                     wait(&mut poll);
                 }
@@ -468,7 +393,7 @@ mod tests {
         let mut buf = vec![0u8; 4096];
         let mut paused = false;
         for _ in 0..100 {
-            match link.receive(&mut ctx, &mut buf, false) {
+            match link.receive(&mut ctx, &mut buf, false, &mut Kept::default()) {
                 Received::Paused => {
                     paused = true;
                     break;

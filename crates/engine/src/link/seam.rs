@@ -1,13 +1,12 @@
-//! The seam between the multiplexed worker (worker.rs) and what its connections speak:
-//! HTTP/2 on a TCP or TLS transport (h2link.rs), HTTP/3 on QUIC (h3link.rs).
+//! The seam between the worker (worker.rs) and what its connections speak: HTTP/1 and
+//! HTTP/2 on a TCP or TLS transport (h1link.rs, h2link.rs), HTTP/3 on QUIC (h3link.rs).
 //!
 //! The worker is written once, over [`Link`], and built once per protocol (static dispatch:
 //! nothing is called through a pointer, and the worker asks no question of the protocol's
-//! name). It decides who starts the next request, records outcomes and keeps the timers. A
-//! link opens its connection, moves its bytes, and turns them into [`Event`]s, each naming a
-//! slot whose [`Record`] the worker reads before it releases the slot — h2load's `Session`
-//! (nghttp2's src/h2load_session.h): `on_connect` is [`Link::start`], `submit_request`
-//! [`Link::submit`], `on_read` [`Link::receive`], `on_write` [`Link::send`],
+//! name). It decides who starts the next request and keeps the timers. A link opens its
+//! connection, moves its bytes, and reports each request's end through [`Outcomes`] — h2load's
+//! `Session` (nghttp2's src/h2load_session.h): `on_connect` is [`Link::start`],
+//! `submit_request` [`Link::submit`], `on_read` [`Link::receive`], `on_write` [`Link::send`],
 //! `max_concurrent_streams` [`Link::can_open`].
 //!
 //! A link still does its own readiness I/O: its socket is in the worker's mio poll, and the
@@ -60,8 +59,6 @@ impl Readiness {
 pub(crate) struct Progress {
     /// It reached the server just now (TCP's handshake, or QUIC's): the run has a target.
     pub(crate) connected: bool,
-    /// What the handshake negotiated, once it is done (TLS only).
-    pub(crate) tls: Option<TlsInfo>,
     pub(crate) step: Opening,
 }
 
@@ -97,7 +94,7 @@ impl Progress {
     }
 
     fn at(step: Opening) -> Progress {
-        Progress { connected: false, tls: None, step }
+        Progress { connected: false, step }
     }
 }
 
@@ -121,7 +118,23 @@ pub(crate) enum Received {
     Broken { now: Instant },
 }
 
-/// A request whose outcome is decided, for the recorder.
+/// Where a link's requests end: the worker's recorder, and the requests to send again. A
+/// link reports each outcome as it decides it (HTTP/1, between two pipelined responses of one
+/// read, so that a response's `Server` header is read from the parser before the next one
+/// is parsed), or queues it and reports it at [`Link::drain`] (HTTP/2, HTTP/3).
+pub(crate) trait Outcomes {
+    /// The connection's number in the run, recorded with each outcome.
+    fn conn(&self) -> u32;
+    /// A complete response. False: the run has stopped, decide nothing more.
+    fn completed(&mut self, c: &Completed<'_>) -> bool;
+    /// A request that failed. False: the run has stopped.
+    fn failed(&mut self, f: &Failed) -> bool;
+    /// A request the server did not process (the keep-alive race, REFUSED_STREAM, above a
+    /// GOAWAY): it goes again on whichever connection has room, uncounted, its due times kept.
+    fn retry(&mut self, ex: Exchange);
+}
+
+/// A request whose outcome is decided, as HTTP/2 and HTTP/3 keep it until [`Link::drain`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Record {
     pub(crate) ex: Exchange,
@@ -133,31 +146,37 @@ pub(crate) struct Record {
 }
 
 impl Record {
-    pub(crate) fn completed(&self, end: Instant, conn: u32) -> Completed<'static> {
-        Completed {
-            timing: self.ex.timing(end),
-            status: self.status,
-            reusable: true,
-            body_bytes: self.body,
-            bytes_read: self.ex.bytes_read(),
-            bytes_written: self.bytes_written,
-            reused: !self.first,
-            server: None,
-            request: self.ex.req(),
-            conn,
-        }
-    }
-
-    pub(crate) fn failed(&self, kind: FailureKind, end: Instant, conn: u32) -> Failed {
-        Failed {
-            kind,
-            timing: self.ex.timing(end),
-            bytes_read: self.ex.bytes_read(),
-            bytes_written: self.bytes_written,
-            os_error: None,
-            reused: !self.first,
-            request: self.ex.req(),
-            conn,
+    /// Reports `ev`, the outcome of this request, as decided at `now`.
+    pub(crate) fn report(&self, ev: Event, now: Instant, out: &mut impl Outcomes) {
+        let conn = out.conn();
+        match ev {
+            Event::Done(_) => {
+                out.completed(&Completed {
+                    timing: self.ex.timing(now),
+                    status: self.status,
+                    reusable: true,
+                    body_bytes: self.body,
+                    bytes_read: self.ex.bytes_read(),
+                    bytes_written: self.bytes_written,
+                    reused: !self.first,
+                    server: None,
+                    request: self.ex.req(),
+                    conn,
+                });
+            }
+            Event::Failed(_, kind) => {
+                out.failed(&Failed {
+                    kind,
+                    timing: self.ex.timing(now),
+                    bytes_read: self.ex.bytes_read(),
+                    bytes_written: self.bytes_written,
+                    os_error: None,
+                    reused: !self.first,
+                    request: self.ex.req(),
+                    conn,
+                });
+            }
+            Event::Retry(_) => out.retry(self.ex),
         }
     }
 }
@@ -207,7 +226,9 @@ pub(crate) trait Link<'a>: Sized {
     /// Takes a connection opened before the start (warm.rs, TCP and TLS only).
     fn adopt(&mut self, t: Transport, throttle: Option<Throttle>);
     /// An opening connection's readiness event, or (None) its timer.
-    fn advance(&mut self, ctx: &mut Self::Ctx, ready: Option<Readiness>, now: Instant) -> Progress;
+    fn advance(&mut self, ctx: &mut Self::Ctx, ready: Option<Readiness>) -> Progress;
+    /// What its TLS handshake negotiated, once done (None without TLS). Asked once a run.
+    fn tls_info(&self) -> Option<TlsInfo>;
     /// Ready for requests: what the protocol says first (HTTP/2's preface) goes first.
     fn start(&mut self);
     /// Drops the connection; the protocol starts afresh at the next open.
@@ -217,7 +238,13 @@ pub(crate) trait Link<'a>: Sized {
 
     /// Reads once: a buffer's worth of bytes (into `buf`), or every datagram waiting.
     /// `hangup`: the readiness event said the peer closed or the socket is in error.
-    fn receive(&mut self, ctx: &mut Self::Ctx, buf: &mut [u8], hangup: bool) -> Received;
+    fn receive(
+        &mut self,
+        ctx: &mut Self::Ctx,
+        buf: &mut [u8],
+        hangup: bool,
+        out: &mut impl Outcomes,
+    ) -> Received;
     /// Sends what the protocol has queued, as far as the socket takes it.
     fn send(&mut self, ctx: &mut Self::Ctx) -> Result<(), (FailureKind, Option<io::Error>)>;
     /// The socket is writable again.
@@ -240,20 +267,60 @@ pub(crate) trait Link<'a>: Sized {
     /// Starts `ex`; false if the connection would not take it after all (HTTP/3's stream
     /// limit, which only the attempt tells): the caller keeps the request.
     fn submit(&mut self, ctx: &mut Self::Ctx, ex: Exchange, first: bool, now: Instant) -> bool;
-    /// The outcome decided next.
-    fn next_event(&mut self) -> Option<Event>;
-    /// The request in `slot`, whose outcome an event named.
-    fn record(&self, slot: usize) -> Option<Record>;
-    /// The outcome of `slot` is recorded: its place is free.
-    fn release(&mut self, slot: usize);
-    /// Fails every request past `timeout` (each cancelled; the connection goes on).
-    fn expire(&mut self, now: Instant, timeout: Duration);
+    /// Reports the outcomes decided since the last call, as of `now`, and frees their places.
+    fn drain(&mut self, now: Instant, out: &mut impl Outcomes);
+    /// Fails every request past `timeout`: HTTP/2's and HTTP/3's streams are cancelled and the
+    /// connection goes on; HTTP/1's connection ends with its request.
+    fn expire(
+        &mut self,
+        ctx: &mut Self::Ctx,
+        now: Instant,
+        timeout: Duration,
+        out: &mut impl Outcomes,
+    );
     /// The peer closed. `unheard`: before it said anything (a connection opened ahead, at
     /// the server's idle timeout), so no request was processed and each may go again.
-    fn on_eof(&mut self, unheard: bool);
-    /// The connection failed as a whole: every open request fails with `kind`, or (`retry`)
-    /// goes again, uncounted.
-    fn fail_all(&mut self, kind: FailureKind, retry: bool);
+    fn on_eof(&mut self, ctx: &mut Self::Ctx, unheard: bool, now: Instant, out: &mut impl Outcomes);
+    /// The connection failed as a whole (`err`: the OS's word): every open request fails
+    /// with `kind`, or (`retry`) goes again, uncounted. HTTP/1 knows better whether its
+    /// request may go again (it saw whether any byte went out or came back) and decides.
+    fn fail_all(
+        &mut self,
+        ctx: &mut Self::Ctx,
+        kind: FailureKind,
+        err: Option<&io::Error>,
+        retry: bool,
+        now: Instant,
+        out: &mut impl Outcomes,
+    );
     /// Adds what its QUIC connections did to `total` (nothing for HTTP/2).
     fn add_stats(&self, total: &mut QuicStats);
+}
+
+/// What a link reported, kept for a test to read.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// Each complete response's status, `Server` header and whether it was reusable.
+    pub(crate) completed: Vec<(u16, Option<Vec<u8>>, bool)>,
+    pub(crate) failed: Vec<Failed>,
+    pub(crate) retried: Vec<Exchange>,
+}
+
+#[cfg(test)]
+impl Outcomes for Kept {
+    fn conn(&self) -> u32 {
+        0
+    }
+    fn completed(&mut self, c: &Completed<'_>) -> bool {
+        self.completed.push((c.status, c.server.map(<[u8]>::to_vec), c.reusable));
+        true
+    }
+    fn failed(&mut self, f: &Failed) -> bool {
+        self.failed.push(*f);
+        true
+    }
+    fn retry(&mut self, ex: Exchange) {
+        self.retried.push(ex);
+    }
 }

@@ -12,7 +12,7 @@ use herd_proto::h2::{encode, ErrorCode, Frame, FrameError, SettingId, Settings, 
 use herd_stats::FailureKind;
 
 use super::{ConnError, FLOOD_FRAMES, H2, MAX_OUT_BACKLOG};
-use crate::mux::request::RequestFields;
+use crate::link::request::RequestFields;
 
 impl H2 {
     /// Feeds bytes that arrived at `now`. The outcomes are left as events

@@ -13,15 +13,15 @@ use bytes::Bytes;
 use herd_stats::FailureKind;
 
 use super::h2::Event;
-use super::link::{Dial, Link, Progress, Readiness, Received, Record};
 use super::request::RequestFields;
+use super::seam::{Dial, Link, Outcomes, Progress, Readiness, Received, Record};
 use crate::quic::udp::UdpSocket;
 use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, QuicStats};
 use crate::session::Exchange;
 use crate::socket;
 use crate::throttle::Throttle;
 use crate::transport::Transport;
-use crate::{H3Wire, RunSpec};
+use crate::{H3Wire, RunSpec, TlsInfo};
 
 /// What the driver said, kept until it can be applied.
 #[derive(Debug, Clone, Copy)]
@@ -309,7 +309,8 @@ impl<'a> Link<'a> for H3Link {
 
     /// Until QUIC's handshake is done the connection is opening (it has no TCP stage, and
     /// the run has not reached its target until then).
-    fn advance(&mut self, ctx: &mut H3Ctx<'a>, ready: Option<Readiness>, now: Instant) -> Progress {
+    fn advance(&mut self, ctx: &mut H3Ctx<'a>, ready: Option<Readiness>) -> Progress {
+        let now = Instant::now();
         match ready {
             Some(r) => {
                 if r.readable || r.hangup() {
@@ -330,13 +331,23 @@ impl<'a> Link<'a> for H3Link {
         }
     }
 
+    fn tls_info(&self) -> Option<TlsInfo> {
+        None // QUIC's TLS is its own; the run's QUIC figures say what it did
+    }
+
     fn start(&mut self) {}
 
     fn close(&mut self) {
         self.reset();
     }
 
-    fn receive(&mut self, ctx: &mut H3Ctx<'a>, _buf: &mut [u8], _hangup: bool) -> Received {
+    fn receive(
+        &mut self,
+        ctx: &mut H3Ctx<'a>,
+        _buf: &mut [u8],
+        _hangup: bool,
+        _out: &mut impl Outcomes,
+    ) -> Received {
         let now = Instant::now();
         self.on_readable(now, &mut ctx.io);
         Received::Data { now, heard: true, more: false, eof: false }
@@ -389,24 +400,26 @@ impl<'a> Link<'a> for H3Link {
         }
     }
 
-    fn next_event(&mut self) -> Option<Event> {
-        self.events.pop()
-    }
-
-    fn record(&self, slot: usize) -> Option<Record> {
-        self.slots.get(slot).and_then(Option::as_ref).map(|r| r.r)
-    }
-
-    fn release(&mut self, slot: usize) {
-        if let Some(s) = self.slots.get_mut(slot) {
-            if s.take().is_some() {
-                self.free.push(slot);
+    fn drain(&mut self, now: Instant, out: &mut impl Outcomes) {
+        while let Some(ev) = self.events.pop() {
+            let (Event::Done(slot) | Event::Failed(slot, _) | Event::Retry(slot)) = ev;
+            if let Some(s) = self.slots.get_mut(slot) {
+                if let Some(r) = s.take() {
+                    r.r.report(ev, now, out);
+                    self.free.push(slot);
+                }
             }
         }
     }
 
     /// Each stream past `timeout` is cancelled; the connection goes on.
-    fn expire(&mut self, now: Instant, timeout: Duration) {
+    fn expire(
+        &mut self,
+        _ctx: &mut H3Ctx<'a>,
+        now: Instant,
+        timeout: Duration,
+        _out: &mut impl Outcomes,
+    ) {
         for slot in 0..self.slots.len() {
             let late =
                 matches!(self.slots[slot], Some(r) if r.open && r.r.ex.timed_out(now, timeout));
@@ -420,19 +433,40 @@ impl<'a> Link<'a> for H3Link {
     }
 
     /// A datagram socket has no end of stream; QUIC's own close is [`Link::closed`].
-    fn on_eof(&mut self, _unheard: bool) {
-        self.fail_all(FailureKind::Closed, false);
+    fn on_eof(
+        &mut self,
+        _ctx: &mut H3Ctx<'a>,
+        _unheard: bool,
+        _now: Instant,
+        _out: &mut impl Outcomes,
+    ) {
+        self.fail_streams(FailureKind::Closed);
     }
 
     /// `retry` cannot hold here: no HTTP/3 connection is opened ahead, so none ends unheard.
-    fn fail_all(&mut self, kind: FailureKind, _retry: bool) {
-        for slot in 0..self.slots.len() {
-            self.end(slot, Event::Failed(slot, kind));
-        }
+    fn fail_all(
+        &mut self,
+        _ctx: &mut H3Ctx<'a>,
+        kind: FailureKind,
+        _err: Option<&io::Error>,
+        _retry: bool,
+        _now: Instant,
+        _out: &mut impl Outcomes,
+    ) {
+        self.fail_streams(kind);
     }
 
     fn add_stats(&self, total: &mut QuicStats) {
         add(total, &self.stats());
+    }
+}
+
+impl H3Link {
+    /// Every open stream fails with `kind`.
+    fn fail_streams(&mut self, kind: FailureKind) {
+        for slot in 0..self.slots.len() {
+            self.end(slot, Event::Failed(slot, kind));
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::link::Link;
+use crate::link::Link;
 use crate::session::Exchange;
 use crate::throttle::Throttle;
 use crate::transport::Transport;
@@ -22,7 +22,7 @@ pub(crate) enum State {
     Open,
 }
 
-pub(crate) struct MuxConn<L> {
+pub(crate) struct Conn<L> {
     state: State,
     pub(crate) link: L,
     /// Requests started on it since it opened, and how many it may carry.
@@ -37,11 +37,17 @@ pub(crate) struct MuxConn<L> {
     /// ends now, the server closed an idle connection as the run began (its idle timeout),
     /// before it could have taken a request: HTTP/1's keep-alive race, retried.
     unheard: bool,
+    /// Open loop: it is in the worker's queue of connections with room.
+    pub(crate) offered: bool,
+    /// Closed loop with think time: it pauses until then before its next request.
+    thinking: Option<Instant>,
+    /// A request started on it since its last pause.
+    requested: bool,
 }
 
-impl<L> MuxConn<L> {
-    pub(crate) fn new(link: L, now: Instant) -> MuxConn<L> {
-        MuxConn {
+impl<L> Conn<L> {
+    pub(crate) fn new(link: L, now: Instant) -> Conn<L> {
+        Conn {
             state: State::Closed,
             link,
             started: 0,
@@ -49,6 +55,9 @@ impl<L> MuxConn<L> {
             first: None,
             waiting_since: now,
             unheard: false,
+            offered: false,
+            thinking: None,
+            requested: false,
         }
     }
 
@@ -70,7 +79,7 @@ impl<L> MuxConn<L> {
         self.waiting_since = now;
     }
 
-    /// Opened before the start and nothing received on it yet ([`MuxConn::adopt`]).
+    /// Opened before the start and nothing received on it yet ([`Conn::adopt`]).
     #[inline]
     pub(crate) fn unheard(&self) -> bool {
         self.unheard
@@ -96,9 +105,39 @@ impl<L> MuxConn<L> {
     pub(crate) fn count_start(&mut self) {
         self.started = self.started.saturating_add(1);
     }
+
+    /// Whether the request it takes next is the last it carries (`first`: the one that
+    /// opened it, counted at the open).
+    #[inline(always)]
+    pub(crate) fn is_last(&self, first: bool) -> bool {
+        let nth = if first { self.started } else { self.started.saturating_add(1) };
+        nth >= self.limit
+    }
+
+    /// A request went to its protocol.
+    #[inline(always)]
+    pub(crate) fn requested(&mut self) {
+        self.requested = true;
+    }
+
+    /// Until when it pauses, if it does.
+    #[inline(always)]
+    pub(crate) fn thinking(&self) -> Option<Instant> {
+        self.thinking
+    }
+
+    /// It pauses until `until` before its next request.
+    pub(crate) fn think_until(&mut self, until: Instant) {
+        self.thinking = Some(until);
+        self.requested = false;
+    }
+
+    pub(crate) fn end_think(&mut self) {
+        self.thinking = None;
+    }
 }
 
-impl<'a, L: Link<'a>> MuxConn<L> {
+impl<'a, L: Link<'a>> Conn<L> {
     /// Requests in flight on it, the first one included while it connects.
     #[inline]
     pub(crate) fn in_flight(&self) -> u32 {
@@ -106,9 +145,19 @@ impl<'a, L: Link<'a>> MuxConn<L> {
     }
 
     /// A request may start on it now.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn has_room(&self) -> bool {
-        self.state == State::Open && self.started < self.limit && self.link.can_open()
+        self.state == State::Open
+            && self.started < self.limit
+            && self.thinking.is_none()
+            && self.link.can_open()
+    }
+
+    /// Its requests have ended since it last paused, none is in flight and none waits for
+    /// it: it is to pause now (closed loop with think time).
+    #[inline(always)]
+    pub(crate) fn idle_after_request(&self) -> bool {
+        self.requested && self.thinking.is_none() && self.in_flight() == 0
     }
 
     /// No request will start on it again, and none is in flight: it is done.
@@ -122,6 +171,8 @@ impl<'a, L: Link<'a>> MuxConn<L> {
     /// Closed, about to open for `first`: it may carry `limit` requests.
     pub(crate) fn reopen(&mut self, first: Exchange, limit: u32) {
         self.close();
+        self.thinking = None;
+        self.requested = true;
         self.limit = limit;
         self.started = 1;
         self.first = Some(first);

@@ -1,0 +1,205 @@
+//! A TCP connection, plain or TLS, as HTTP/1 and HTTP/2 open and read it: connect (its
+//! readiness, then `SO_ERROR`), TLS's handshake (which must choose `h2` by ALPN for HTTP/2),
+//! and reads under the receive-rate cap, whose pause is the link's timer. What a link adds is
+//! its protocol; the bytes come and go here.
+
+use std::io;
+use std::time::Instant;
+
+use herd_stats::FailureKind;
+
+use super::seam::{Dial, Progress, Readiness};
+use crate::socket;
+use crate::throttle::Throttle;
+use crate::transport::{Fault, Io, Transport};
+use crate::RunSpec;
+
+pub(crate) struct Tcp {
+    transport: Option<Transport>,
+    throttle: Option<Throttle>,
+    /// TCP's connect is done (a TLS handshake may follow).
+    up: bool,
+    /// Reads wait for the receive-rate cap until then.
+    paused: Option<Instant>,
+    /// TLS must choose HTTP/2 by ALPN.
+    h2: bool,
+}
+
+/// What one read did.
+pub(crate) enum Read {
+    /// `n` bytes are at the start of the buffer; `drained`: the socket holds no more (a short
+    /// plain read).
+    Data {
+        n: usize,
+        drained: bool,
+    },
+    /// Nothing now: the next readiness event says when.
+    Blocked,
+    /// The receive-rate cap allows nothing before [`Tcp::timer`].
+    Paused,
+    Eof,
+    Failed(Fault),
+}
+
+impl Tcp {
+    /// `h2`: the connection speaks HTTP/2, which TLS must choose by ALPN.
+    pub(crate) fn new(h2: bool) -> Tcp {
+        Tcp { transport: None, throttle: None, up: false, paused: None, h2 }
+    }
+
+    /// Starts connecting toward the dial's address, its reads under `throttle`.
+    pub(crate) fn open(
+        &mut self,
+        spec: &RunSpec,
+        dial: Dial<'_>,
+        throttle: Option<Throttle>,
+    ) -> Progress {
+        self.throttle = throttle;
+        match socket::connect(spec, dial.addr, dial.conn, socket::Stream) {
+            Ok((mut sock, in_progress)) => {
+                if let Err(failed) = dial.register(&mut sock) {
+                    return failed;
+                }
+                self.transport = Some(Transport::Plain(sock));
+                if in_progress {
+                    Progress::pending()
+                } else {
+                    self.on_tcp_up(spec)
+                }
+            }
+            Err(e) => Progress::refused(e),
+        }
+    }
+
+    /// Takes a connection opened before the start (warm.rs).
+    pub(crate) fn adopt(&mut self, t: Transport, throttle: Option<Throttle>) {
+        self.transport = Some(t);
+        self.throttle = throttle;
+        self.up = true;
+    }
+
+    /// An opening connection's readiness event, or (None) its timer.
+    pub(crate) fn advance(&mut self, spec: &RunSpec, ready: Option<Readiness>) -> Progress {
+        // Opening has no timer of its own (the request timeout is the worker's).
+        let Some(r) = ready else { return Progress::pending() };
+        if self.up {
+            return self.handshake();
+        }
+        // A refused connect reports EPOLLERR and EPOLLHUP with EPOLLOUT: an error is a failed
+        // connect whatever else is set, or every refusal would pass for a connection and fail
+        // as a write.
+        if r.error || (r.read_closed && !r.writable) {
+            let sock = self.transport.as_ref().map(Transport::socket);
+            let err = sock.and_then(|s| s.take_error().ok().flatten());
+            let e = err.unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into());
+            return Progress::refused(e);
+        }
+        if r.writable || r.readable {
+            return self.on_tcp_up(spec);
+        }
+        Progress::pending()
+    }
+
+    /// TCP is up: TLS starts, or (plain) the connection is ready.
+    fn on_tcp_up(&mut self, spec: &RunSpec) -> Progress {
+        self.up = true;
+        let mut p = match &spec.target.tls {
+            Some(tls) => match tls.connect() {
+                Ok(session) => {
+                    self.transport = self.transport.take().map(|t| t.start_tls(session));
+                    self.handshake()
+                }
+                Err(_) => Progress::failed(FailureKind::Tls, None),
+            },
+            None => Progress::ready(),
+        };
+        p.connected = true;
+        p
+    }
+
+    fn handshake(&mut self) -> Progress {
+        let Some(t) = self.transport.as_mut() else {
+            return Progress::failed(FailureKind::Tls, None);
+        };
+        match t.handshake() {
+            // A server that would not speak HTTP/2 over TLS: nothing to send it.
+            Io::Done(_) if self.h2 && !t.chose_h2() => Progress::failed(FailureKind::Tls, None),
+            Io::Done(_) => Progress::ready(),
+            Io::Retry => Progress::pending(),
+            Io::Eof | Io::Err(Fault::Tls) => Progress::failed(FailureKind::Tls, None),
+            Io::Err(Fault::Os(e)) => {
+                let kind = connect_or(e.raw_os_error(), FailureKind::Tls);
+                Progress::failed(kind, Some(e))
+            }
+        }
+    }
+
+    /// Drops the socket (closing it takes it out of the poll).
+    pub(crate) fn close(&mut self) {
+        self.transport = None;
+        self.up = false;
+        self.paused = None;
+    }
+
+    /// What its TLS handshake negotiated, once done (None without TLS).
+    pub(crate) fn tls_info(&self) -> Option<crate::TlsInfo> {
+        self.transport.as_ref().and_then(Transport::tls_info)
+    }
+
+    #[inline(always)]
+    pub(crate) fn transport(&mut self) -> Option<&mut Transport> {
+        self.transport.as_mut()
+    }
+
+    /// Reads once into `buf`, as far as the receive-rate cap allows.
+    #[inline(always)]
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> Read {
+        let Some(t) = self.transport.as_mut() else { return Read::Eof };
+        let limit = match crate::throttle::read_limit(&mut self.throttle, buf.len()) {
+            Ok(n) => n,
+            Err(at) => {
+                self.paused = Some(at);
+                return Read::Paused;
+            }
+        };
+        let Some(into) = buf.get_mut(..limit) else { return Read::Blocked };
+        match t.read(into) {
+            Io::Done(n) => {
+                if let Some(th) = &mut self.throttle {
+                    th.spend(n);
+                }
+                Read::Data { n, drained: t.short_read_drains() && n < limit }
+            }
+            Io::Retry => Read::Blocked,
+            Io::Eof => Read::Eof,
+            Io::Err(f) => Read::Failed(f),
+        }
+    }
+
+    /// Readable between requests: whether it is still idle ([`Transport::still_idle`]).
+    pub(crate) fn still_idle(&mut self, buf: &mut [u8]) -> bool {
+        self.transport.as_mut().is_some_and(|t| t.still_idle(buf))
+    }
+
+    /// The end of a receive-rate pause.
+    #[inline]
+    pub(crate) fn timer(&self) -> Option<Instant> {
+        self.paused
+    }
+
+    /// The pause is over: reads may go on.
+    pub(crate) fn resume(&mut self) {
+        self.paused = None;
+    }
+}
+
+/// A write or TLS error on a connection that never carried a byte is a connect failure
+/// when the OS says so (refused, unreachable, reset during the handshake).
+pub(crate) fn connect_or(errno: Option<i32>, otherwise: FailureKind) -> FailureKind {
+    match errno {
+        Some(libc::ECONNREFUSED | libc::ENETUNREACH | libc::EHOSTUNREACH | libc::ETIMEDOUT) => {
+            FailureKind::Connect
+        }
+        _ => otherwise,
+    }
+}
