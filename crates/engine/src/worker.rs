@@ -259,6 +259,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     }
 
     /// Opens connection `i` for `first`, already taken from the quota (or a retry), at `now`.
+    #[inline]
     fn open(&mut self, i: usize, first: Exchange, now: Instant) {
         let spec = self.base.spec;
         let limit = if self.base.keep_alive { self.base.connection_limit() } else { 1 };
@@ -276,6 +277,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     }
 
     /// Where opening connection `i` has got to: on, ready, or failed.
+    #[inline]
     fn progress(&mut self, i: usize, p: Progress) {
         if p.connected {
             self.base.connected();
@@ -284,11 +286,13 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             }
         }
         match p.step {
-            Opening::Pending => {
-                // QUIC's handshake has its own packets and timers to send and set.
+            // QUIC's handshake has its own packets and timers to send and set; a TCP link has
+            // nothing to say before it is up.
+            Opening::Pending if L::QUIC => {
                 self.write(i);
                 self.arm(i);
             }
+            Opening::Pending => {}
             Opening::Ready => self.on_ready(i),
             Opening::Failed(kind, e) => self.conn_failed(i, kind, e),
             Opening::Refused(e) => self.connect_failed(i, e),
@@ -337,6 +341,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     /// The connection is ready: its protocol's opening, the first request, then as many as
     /// there is room for.
+    #[inline]
     fn on_ready(&mut self, i: usize) {
         let now = Instant::now();
         if self.base.tls_info.is_none() && self.base.spec.target.tls.is_some() {
@@ -347,7 +352,10 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             first.connected_at(now);
             self.submit(i, first, true, now);
         }
-        self.settle(i, now);
+        // Nothing to drain or end yet (no request has gone): straight to filling it.
+        self.fill(i, now);
+        self.write(i);
+        self.arm(i);
     }
 
     /// Closed loop: starts requests on `i` while it has room and the quota lasts. Open loop:
@@ -487,6 +495,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         self.conns[i].think_until(now + pause);
     }
 
+    #[inline]
     fn on_eof(&mut self, i: usize) {
         let now = Instant::now();
         let unheard = self.conns[i].unheard();
@@ -565,6 +574,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         self.release(i);
     }
 
+    #[inline]
     fn close_and_release(&mut self, i: usize) {
         self.conns[i].close();
         self.base.timers.cancel(i);
@@ -573,6 +583,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     /// A closed connection goes back to the schedule (open loop), or reopens (closed loop):
     /// after its think time when the run thinks.
+    #[inline]
     fn release(&mut self, i: usize) {
         if self.base.pacer.is_some() {
             self.conns[i].set_waiting_since(Instant::now());

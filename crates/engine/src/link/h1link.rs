@@ -141,6 +141,7 @@ impl H1Link {
     }
 
     /// Reports the response that ended at `end`, and ends the connection.
+    #[inline]
     fn complete_and_close(&mut self, ctx: &mut H1Ctx<'_>, end: Instant, out: &mut impl Outcomes) {
         self.record(ctx, end, out);
         self.finish(ctx);
@@ -323,6 +324,7 @@ impl<'a> Link<'a> for H1Link {
         }
     }
 
+    #[inline]
     fn open(
         &mut self,
         ctx: &mut H1Ctx<'a>,
@@ -338,6 +340,7 @@ impl<'a> Link<'a> for H1Link {
         self.opened_ahead = true;
     }
 
+    #[inline]
     fn advance(&mut self, ctx: &mut H1Ctx<'a>, ready: Option<Readiness>) -> Progress {
         self.tcp.advance(ctx.spec, ready)
     }
@@ -346,6 +349,7 @@ impl<'a> Link<'a> for H1Link {
         self.tcp.tls_info()
     }
 
+    #[inline]
     fn start(&mut self) {
         self.ready = true;
     }

@@ -38,6 +38,7 @@ pub(crate) struct Readiness {
 }
 
 impl Readiness {
+    #[inline]
     pub(crate) fn of(ev: &mio::event::Event) -> Readiness {
         Readiness {
             readable: ev.is_readable(),
@@ -76,23 +77,28 @@ pub(crate) enum Opening {
 }
 
 impl Progress {
+    #[inline]
     pub(crate) fn pending() -> Progress {
         Progress::at(Opening::Pending)
     }
 
     /// Ready for requests, without having just connected (plain TCP marks `connected` itself).
+    #[inline]
     pub(crate) fn ready() -> Progress {
         Progress::at(Opening::Ready)
     }
 
+    #[inline]
     pub(crate) fn failed(kind: FailureKind, e: Option<io::Error>) -> Progress {
         Progress::at(Opening::Failed(kind, e))
     }
 
+    #[inline]
     pub(crate) fn refused(e: io::Error) -> Progress {
         Progress::at(Opening::Refused(e))
     }
 
+    #[inline]
     fn at(step: Opening) -> Progress {
         Progress { connected: false, step }
     }
@@ -195,6 +201,7 @@ pub(crate) struct Dial<'r> {
 impl Dial<'_> {
     /// Puts the connection's socket in the worker's poll, for reading and writing (edge
     /// triggered, once). Err: the failed open, as the worker is to see it.
+    #[inline]
     pub(crate) fn register(&self, source: &mut impl mio::event::Source) -> Result<(), Progress> {
         let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
         self.registry

@@ -48,6 +48,7 @@ impl Tcp {
     }
 
     /// Starts connecting toward the dial's address, its reads under `throttle`.
+    #[inline]
     pub(crate) fn open(
         &mut self,
         spec: &RunSpec,
@@ -79,6 +80,7 @@ impl Tcp {
     }
 
     /// An opening connection's readiness event, or (None) its timer.
+    #[inline]
     pub(crate) fn advance(&mut self, spec: &RunSpec, ready: Option<Readiness>) -> Progress {
         // Opening has no timer of its own (the request timeout is the worker's).
         let Some(r) = ready else { return Progress::pending() };
@@ -101,6 +103,7 @@ impl Tcp {
     }
 
     /// TCP is up: TLS starts, or (plain) the connection is ready.
+    #[inline]
     fn on_tcp_up(&mut self, spec: &RunSpec) -> Progress {
         self.up = true;
         let mut p = match &spec.target.tls {
@@ -135,6 +138,7 @@ impl Tcp {
     }
 
     /// Drops the socket (closing it takes it out of the poll).
+    #[inline]
     pub(crate) fn close(&mut self) {
         self.transport = None;
         self.up = false;

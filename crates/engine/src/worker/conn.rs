@@ -66,6 +66,7 @@ impl<L> Conn<L> {
         self.state
     }
 
+    #[inline]
     pub(crate) fn set_state(&mut self, state: State) {
         self.state = state;
     }
@@ -92,6 +93,7 @@ impl<L> Conn<L> {
     }
 
     /// The request that opened it, if it has not been handed to the protocol yet.
+    #[inline]
     pub(crate) fn take_first(&mut self) -> Option<Exchange> {
         self.first.take()
     }
@@ -169,8 +171,13 @@ impl<'a, L: Link<'a>> Conn<L> {
     }
 
     /// Closed, about to open for `first`: it may carry `limit` requests.
+    #[inline]
     pub(crate) fn reopen(&mut self, first: Exchange, limit: u32) {
-        self.close();
+        // A closed connection's link is closed already (only `close` closes one).
+        if self.state != State::Closed {
+            self.close();
+        }
+        self.unheard = false;
         self.thinking = None;
         self.requested = true;
         self.limit = limit;
@@ -199,6 +206,7 @@ impl<'a, L: Link<'a>> Conn<L> {
     }
 
     /// The transport is ready: what the protocol says first goes first.
+    #[inline]
     pub(crate) fn open(&mut self) {
         self.state = State::Open;
         self.link.start();
