@@ -97,11 +97,22 @@ pub(crate) struct Counters {
 }
 
 /// One worker's io_uring. Made and turned on one thread (SINGLE_ISSUER: another thread's
-/// enter fails), which is why it is not `Send`.
+/// enter fails), which is why it is not `Send`. Its operations are its [`Ops`]'s (reached
+/// through `Deref`, so `ring.send(..)` outside a turn reads as `ops.send(..)` inside the
+/// callback of one); the ring adds the receive buffers and the turn.
 pub(crate) struct Ring {
-    // Declared before `ring`: dropped after `Drop::drop` unregisters it, or leaked if that
-    // could not be done (see BufRing).
+    // Declared before `ops` (which holds the io_uring): dropped after `Drop::drop`
+    // unregisters it, or leaked if that could not be done (see BufRing).
     bufs: BufRing,
+    ops: Ops,
+    /// Reused each turn for the completions read.
+    cqes: Vec<cqueue::Entry>,
+}
+
+/// What a caller queues by token, outside a turn or from inside its callback (a response
+/// read, the next request sent): everything of the ring but its receive buffers, which the
+/// callback's [`Event::Received`] borrows meanwhile.
+pub(crate) struct Ops {
     ring: IoUring,
     setup: Setup,
     batch: u32,
@@ -116,8 +127,6 @@ pub(crate) struct Ring {
     backlog: Vec<squeue::Entry>,
     /// Entries pushed whose last completion has not arrived.
     in_flight: usize,
-    /// Reused each turn for the completions read.
-    cqes: Vec<cqueue::Entry>,
     counters: Counters,
 }
 
@@ -165,8 +174,7 @@ impl Ring {
         // nothing was registered.
         unsafe { bufs.register(&ring.submitter())? };
         let setup = Setup { task_run, min_wait: ring.params().is_feature_min_timeout() };
-        Ok(Ring {
-            bufs,
+        let ops = Ops {
             ring,
             setup,
             batch: config.batch.max(1),
@@ -175,11 +183,79 @@ impl Ring {
             orphans: Vec::new(),
             backlog: Vec::new(),
             in_flight: 0,
-            cqes: Vec::new(),
             counters: Counters::default(),
-        })
+        };
+        Ok(Ring { bufs, ops, cqes: Vec::new() })
     }
 
+    /// One loop turn: submits everything queued and waits, in one `io_uring_enter`, for a
+    /// completion (at most `wait`; forever if None), or, with `min_wait` where the kernel has
+    /// it ([`Setup::min_wait`]), for a batch of completions until `min_wait` has passed and
+    /// then for the first one. Then hands each completion to `f`, with the ring's [`Ops`] to
+    /// queue more (sent at the next turn), gives the receive buffers back, and returns how
+    /// many completions `f` saw.
+    ///
+    /// The caller passes its next timer (or deadline) as `wait`, and `min_wait` only when
+    /// nothing is due sooner: a batched wait adds up to `min_wait` of latency.
+    pub(crate) fn turn(
+        &mut self,
+        wait: Option<Duration>,
+        min_wait: Option<Duration>,
+        mut f: impl FnMut(&mut Ops, Completion<'_>),
+    ) -> io::Result<usize> {
+        let ops = &mut self.ops;
+        ops.flush_backlog();
+        ops.start_sends();
+        let min_wait = min_wait.filter(|_| ops.setup.min_wait);
+        let want = if min_wait.is_some() { ops.batch } else { 1 };
+        let min_wait_usec =
+            min_wait.map_or(0, |m| u32::try_from(m.as_micros()).unwrap_or(u32::MAX));
+        let ts = wait.map(types::Timespec::from);
+        let args = types::SubmitArgs::new().min_wait_usec(min_wait_usec);
+        ops.counters.enters += 1;
+        let entered = match &ts {
+            Some(ts) => ops.ring.submitter().submit_with_args(want as usize, &args.timespec(ts)),
+            None => ops.ring.submitter().submit_with_args(want as usize, &args),
+        };
+        match entered {
+            Ok(_) => {}
+            // The wait timed out, a signal came, or the kernel asks to reap before more:
+            // whatever completions there are get read all the same.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        let mut cqes = std::mem::take(&mut self.cqes);
+        cqes.extend(ops.ring.completion());
+        let mut seen = 0;
+        for cqe in &cqes {
+            seen += usize::from(ops.complete(cqe, &mut self.bufs, &mut f));
+        }
+        cqes.clear();
+        self.cqes = cqes;
+        self.bufs.publish();
+        Ok(seen)
+    }
+}
+
+impl std::ops::Deref for Ring {
+    type Target = Ops;
+
+    fn deref(&self) -> &Ops {
+        &self.ops
+    }
+}
+
+impl std::ops::DerefMut for Ring {
+    fn deref_mut(&mut self) -> &mut Ops {
+        &mut self.ops
+    }
+}
+
+impl Ops {
     pub(crate) fn setup(&self) -> Setup {
         self.setup
     }
@@ -208,7 +284,7 @@ impl Ring {
     }
 
     /// Where bytes to send on `fd` go, for a caller that writes them in place (a request
-    /// encoded straight into it). As [`Ring::send`] for the rest.
+    /// encoded straight into it). As [`Ops::send`] for the rest.
     pub(crate) fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
         let index = self.slot_index(token);
         let slot = &mut self.slots[index];
@@ -255,58 +331,13 @@ impl Ring {
         self.push(&[cancel, close]);
     }
 
-    /// One loop turn: submits everything queued and waits, in one `io_uring_enter`, for a
-    /// completion (at most `wait`; forever if None), or, with `min_wait` where the kernel has
-    /// it ([`Setup::min_wait`]), for a batch of completions until `min_wait` has passed and
-    /// then for the first one. Then hands each completion to `f`, gives the receive buffers
-    /// back, and returns how many completions `f` saw.
-    ///
-    /// The caller passes its next timer (or deadline) as `wait`, and `min_wait` only when
-    /// nothing is due sooner: a batched wait adds up to `min_wait` of latency.
-    pub(crate) fn turn(
-        &mut self,
-        wait: Option<Duration>,
-        min_wait: Option<Duration>,
-        mut f: impl FnMut(Completion<'_>),
-    ) -> io::Result<usize> {
-        self.flush_backlog();
-        self.start_sends();
-        let min_wait = min_wait.filter(|_| self.setup.min_wait);
-        let want = if min_wait.is_some() { self.batch } else { 1 };
-        let min_wait_usec =
-            min_wait.map_or(0, |m| u32::try_from(m.as_micros()).unwrap_or(u32::MAX));
-        let ts = wait.map(types::Timespec::from);
-        let args = types::SubmitArgs::new().min_wait_usec(min_wait_usec);
-        self.counters.enters += 1;
-        let entered = match &ts {
-            Some(ts) => self.ring.submitter().submit_with_args(want as usize, &args.timespec(ts)),
-            None => self.ring.submitter().submit_with_args(want as usize, &args),
-        };
-        match entered {
-            Ok(_) => {}
-            // The wait timed out, a signal came, or the kernel asks to reap before more:
-            // whatever completions there are get read all the same.
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                ) => {}
-            Err(e) => return Err(e),
-        }
-        let mut cqes = std::mem::take(&mut self.cqes);
-        cqes.extend(self.ring.completion());
-        let mut seen = 0;
-        for cqe in &cqes {
-            seen += usize::from(self.complete(cqe, &mut f));
-        }
-        cqes.clear();
-        self.cqes = cqes;
-        self.bufs.publish();
-        Ok(seen)
-    }
-
     /// One completion: its state updated, `f` called if it is the caller's; true if it was.
-    fn complete(&mut self, cqe: &cqueue::Entry, f: &mut impl FnMut(Completion<'_>)) -> bool {
+    fn complete(
+        &mut self,
+        cqe: &cqueue::Entry,
+        bufs: &mut BufRing,
+        f: &mut impl FnMut(&mut Ops, Completion<'_>),
+    ) -> bool {
         self.counters.completions += 1;
         let (res, flags) = (cqe.result(), cqe.flags());
         let more = cqueue::more(flags);
@@ -326,7 +357,7 @@ impl Ring {
             _ if !current => {
                 self.counters.stale += 1;
                 if let Some(bid) = cqueue::buffer_select(flags) {
-                    self.bufs.give_back(bid);
+                    bufs.give_back(bid);
                 }
                 if !more {
                     let ud = cqe.user_data();
@@ -336,14 +367,14 @@ impl Ring {
                 }
                 false
             }
-            Op::Recv => self.received(token, generation, res, flags, f),
+            Op::Recv => self.received(token, generation, (res, flags), bufs, f),
             Op::Send => self.sent(token, generation, res, f),
             Op::Connect => {
                 let index = token as usize;
                 // The kernel is done with the address.
                 self.slots[index].connect = None;
                 let result = if res < 0 { Err(errno(res)) } else { Ok(()) };
-                f(Completion { token, event: Event::Connected(result) });
+                f(self, Completion { token, event: Event::Connected(result) });
                 true
             }
         }
@@ -353,23 +384,24 @@ impl Ring {
         &mut self,
         token: u32,
         generation: u32,
-        res: i32,
-        flags: u32,
-        f: &mut impl FnMut(Completion<'_>),
+        (res, flags): (i32, u32),
+        bufs: &mut BufRing,
+        f: &mut impl FnMut(&mut Ops, Completion<'_>),
     ) -> bool {
         let more = cqueue::more(flags);
         let mut seen = false;
         if let (Ok(len @ 1..), Some(bid)) = (usize::try_from(res), cqueue::buffer_select(flags)) {
-            if let Some(data) = self.bufs.buffer(bid, len) {
-                f(Completion { token, event: Event::Received(data) });
+            if let Some(data) = bufs.buffer(bid, len) {
+                f(self, Completion { token, event: Event::Received(data) });
                 seen = true;
             }
-            self.bufs.give_back(bid);
-        }
-        if more {
-            return seen;
+            bufs.give_back(bid);
         }
         let index = token as usize;
+        // The callback may have closed the token: then this receive is the old connection's.
+        if more || self.slots[index].generation != generation {
+            return seen;
+        }
         match (res, self.slots[index].recv) {
             // Ended for want of buffers (the bytes wait in the socket), or after data for a
             // reason of the kernel's own (a full completion queue): armed again, to be
@@ -383,7 +415,7 @@ impl Ring {
             (r, _) => {
                 self.slots[index].recv = None;
                 let end = if r < 0 { Some(errno(r)) } else { None };
-                f(Completion { token, event: Event::RecvEnded(end) });
+                f(self, Completion { token, event: Event::RecvEnded(end) });
                 true
             }
         }
@@ -394,7 +426,7 @@ impl Ring {
         token: u32,
         generation: u32,
         res: i32,
-        f: &mut impl FnMut(Completion<'_>),
+        f: &mut impl FnMut(&mut Ops, Completion<'_>),
     ) -> bool {
         let index = token as usize;
         let slot = &mut self.slots[index];
@@ -411,12 +443,12 @@ impl Ring {
                 false
             }
             Ok(Step::Done) => {
-                f(Completion { token, event: Event::Sent });
+                f(self, Completion { token, event: Event::Sent });
                 true
             }
             Err(e) => {
                 slot.send.failed();
-                f(Completion { token, event: Event::SendFailed(e) });
+                f(self, Completion { token, event: Event::SendFailed(e) });
                 true
             }
         }
@@ -526,11 +558,11 @@ impl Drop for Ring {
     /// unregisters the receive buffers; the ring's memory is freed only then. If they do not
     /// all end, the memory they name is leaked instead of freed under the kernel.
     fn drop(&mut self) {
-        if self.wind_down() && self.bufs.unregister(&self.ring.submitter()).is_ok() {
+        if self.wind_down() && self.bufs.unregister(&self.ops.ring.submitter()).is_ok() {
             return;
         }
-        std::mem::forget(std::mem::take(&mut self.slots));
-        std::mem::forget(std::mem::take(&mut self.orphans));
+        std::mem::forget(std::mem::take(&mut self.ops.slots));
+        std::mem::forget(std::mem::take(&mut self.ops.orphans));
     }
 }
 
@@ -551,7 +583,7 @@ impl Ring {
         let mut turns = 0;
         while self.in_flight > 0 && turns < DROP_TURNS {
             turns += 1;
-            if self.turn(Some(Duration::from_millis(100)), None, |_| {}).is_err() {
+            if self.turn(Some(Duration::from_millis(100)), None, |_, _| {}).is_err() {
                 break;
             }
         }

@@ -45,7 +45,7 @@ impl Turned {
     fn turn(&mut self, wait: Duration) -> Vec<(u32, Got)> {
         let mut got = Vec::new();
         self.turns += 1;
-        let seen = self.ring.turn(Some(wait), None, |c| got.push(own(c))).unwrap();
+        let seen = self.ring.turn(Some(wait), None, |_, c| got.push(own(c))).unwrap();
         assert_eq!(seen, got.len(), "the count returned is what the callback saw");
         got
     }
@@ -324,7 +324,7 @@ fn a_turn_with_nothing_to_do_returns_after_its_wait() {
     let mut ring = Ring::new(RingConfig::default()).unwrap();
     for min_wait in [None, Some(Duration::from_millis(1))] {
         let start = Instant::now();
-        let seen = ring.turn(Some(Duration::from_millis(50)), min_wait, |_| panic!("nothing"));
+        let seen = ring.turn(Some(Duration::from_millis(50)), min_wait, |_, _| panic!("nothing"));
         assert_eq!(seen.unwrap(), 0);
         let took = start.elapsed();
         assert!(took >= Duration::from_millis(49), "{min_wait:?}: returned after {took:?}");
@@ -348,7 +348,7 @@ fn a_batched_wait_returns_with_what_there_is_after_min_wait() {
     let mut got = Vec::new();
     while got.is_empty() {
         let min_wait = Some(Duration::from_micros(500));
-        ring.turn(Some(Duration::from_secs(30)), min_wait, |c| got.push(own(c))).unwrap();
+        ring.turn(Some(Duration::from_secs(30)), min_wait, |_, c| got.push(own(c))).unwrap();
         assert!(start.elapsed() < Duration::from_secs(20), "it waited for the whole batch");
     }
     assert_eq!(got, [(1, Got::Data(b"one".to_vec()))]);
@@ -389,7 +389,7 @@ fn winding_down_ends_every_operation() {
     let mut ring = Ring::new(RingConfig::default()).unwrap();
     ring.recv_multishot(0, ours.as_raw_fd());
     ring.send(0, ours.as_raw_fd(), &vec![0u8; 1 << 20]);
-    ring.turn(Some(Duration::ZERO), None, |_| {}).unwrap();
+    ring.turn(Some(Duration::ZERO), None, |_, _| {}).unwrap();
     assert!(ring.in_flight >= 2, "the receive and the send are in flight");
     assert!(ring.wind_down(), "{} operations did not end", ring.in_flight);
     assert!(ring.orphans.is_empty());
@@ -421,4 +421,44 @@ fn without_deferred_task_running_the_ring_is_cooperative() {
     let all = t.until(|got| ended(got, 0));
     assert_eq!(stream(&all, 0), (pattern(2, 1000), vec![&Got::Ended(None)]));
     t.assert_one_enter_a_turn();
+}
+
+/// The callback queues through the ops it is given: an answer sent on one token, a close of
+/// another in the middle of its bytes, after which nothing more of it comes.
+#[test]
+fn the_callback_answers_and_closes_through_its_ops() {
+    let mut ring = Ring::new(small((4, 64))).unwrap();
+    let (a, mut a_peer) = UnixStream::pair().unwrap();
+    let (b, mut b_peer) = UnixStream::pair().unwrap();
+    let a_fd = a.as_raw_fd();
+    let mut b = Some(OwnedFd::from(b));
+    ring.recv_multishot(0, a_fd);
+    ring.recv_multishot(1, b.as_ref().unwrap().as_raw_fd());
+    a_peer.write_all(b"ping").unwrap();
+    b_peer.write_all(&pattern(3, 1000)).unwrap();
+    let mut all = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !all.contains(&(0, Got::Sent)) || !all.iter().any(|(t, _)| *t == 1) {
+        assert!(Instant::now() < deadline, "got {:?}", summary(&all));
+        ring.turn(Some(Duration::from_millis(100)), None, |ops, c| {
+            match (c.token, &c.event) {
+                (0, Event::Received(data)) => ops.send(0, a_fd, data),
+                (1, Event::Received(_)) => ops.close(1, b.take().unwrap()),
+                _ => {}
+            }
+            all.push(own(c));
+        })
+        .unwrap();
+    }
+    for _ in 0..3 {
+        ring.turn(Some(Duration::from_millis(20)), None, |_, c| all.push(own(c))).unwrap();
+    }
+    let mut echo = [0u8; 4];
+    a_peer.read_exact(&mut echo).unwrap();
+    assert_eq!(&echo, b"ping");
+    let of_b: Vec<_> = all.iter().filter(|(t, _)| *t == 1).collect();
+    assert_eq!(of_b, [&(1, Got::Data(pattern(3, 1000)[..64].to_vec()))], "one, then nothing");
+    assert!(ring.counters().stale > 0);
+    assert!(ring.orphans.is_empty());
+    assert_eq!(ring.in_flight, 1, "only token 0's receive is still armed");
 }
