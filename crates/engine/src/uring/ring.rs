@@ -10,14 +10,14 @@
 //! for `batch` completions, or `min_wait` once one is there: IORING_FEAT_MIN_TIMEOUT, 6.12)
 //! and with SINGLE_ISSUER | DEFER_TASKRUN (without deferred task running the same waits ran
 //! at ×0.76-0.84 of the floor). So: one enter a turn, never more unless the submission queue
-//! fills; DEFER_TASKRUN where the kernel has it, else COOP_TASKRUN, and [`Ring::setup`] says
+//! fills; DEFER_TASKRUN where the kernel has it, else COOP_TASKRUN, and [`Ops::setup`] says
 //! which; a small provided-buffer ring (64 × 8 KiB measured best for 100 connections), a
 //! multishot receive on each connection that the ring re-arms itself when the buffers ran
 //! out (`ENOBUFS`: the bytes wait in the socket, none is lost). Fixed files, bundles and
 //! one-shot receives measured no different, so they are not here.
 //!
 //! Not here: what the bytes mean, timers (the caller caps each turn's wait by its next
-//! timer), sockets' creation. A token's fd is the caller's until [`Ring::close`] takes it;
+//! timer), sockets' creation. A token's fd is the caller's until [`Ops::close`] takes it;
 //! an fd closed elsewhere while the ring still has operations on it makes those operations
 //! fail or hit whatever reuses the number — the caller's bug, not unsound.
 
@@ -111,7 +111,8 @@ pub(crate) struct Ring {
 
 /// What a caller queues by token, outside a turn or from inside its callback (a response
 /// read, the next request sent): everything of the ring but its receive buffers, which the
-/// callback's [`Event::Received`] borrows meanwhile.
+/// callback's [`Event::Received`] borrows meanwhile. Tokens are dense indexes (a worker's
+/// connections): the ring keeps a slot for every token up to the largest used.
 pub(crate) struct Ops {
     ring: IoUring,
     setup: Setup,
@@ -412,6 +413,9 @@ impl Ops {
                 self.push(&[recv_entry(fd, generation, token)]);
                 seen
             }
+            // Bytes of a receive the caller never armed: none can come (no receive is in
+            // flight without `recv`), and none is taken for an end.
+            (1.., None) => seen,
             (r, _) => {
                 self.slots[index].recv = None;
                 let end = if r < 0 { Some(errno(r)) } else { None };

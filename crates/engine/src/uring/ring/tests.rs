@@ -462,3 +462,58 @@ fn the_callback_answers_and_closes_through_its_ops() {
     assert!(ring.orphans.is_empty());
     assert_eq!(ring.in_flight, 1, "only token 0's receive is still armed");
 }
+
+/// A send to a peer gone fails with EPIPE (and no SIGPIPE ends the process); a receive from
+/// a peer that reset the connection ends with ECONNRESET; each once.
+#[test]
+fn a_peer_gone_is_a_send_failure_and_a_reset_ends_the_receive() {
+    let (ours, peer) = UnixStream::pair().unwrap();
+    drop(peer);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (reset, _) = listener.accept().unwrap();
+    let mut t = Turned::new(RingConfig::default());
+    t.ring.send(0, ours.as_raw_fd(), b"to nobody");
+    t.ring.recv_multishot(1, tcp.as_raw_fd());
+    socket2::SockRef::from(&reset).set_linger(Some(Duration::ZERO)).unwrap();
+    drop(reset);
+    let mut all = t.until(|got| got.len() == 2);
+    for _ in 0..3 {
+        all.extend(t.turn(Duration::from_millis(20)));
+    }
+    all.sort_by_key(|(token, _)| *token);
+    assert_eq!(
+        all,
+        [(0, Got::SendFailed(Some(libc::EPIPE))), (1, Got::Ended(Some(libc::ECONNRESET)))]
+    );
+    t.assert_one_enter_a_turn();
+}
+
+/// A completion queue of 4 for 8 connections' receives: multishot receives that could not
+/// post a completion end (after their data, without `F_MORE`); the ring re-arms them, and
+/// every byte arrives, in order.
+#[test]
+fn a_full_completion_queue_loses_no_byte() {
+    const N: u32 = 8;
+    const LEN: usize = 8 * 1024;
+    let mut t = Turned::new(RingConfig { entries: 4, cq_entries: 4, ..small((64, 256)) });
+    let pairs: Vec<_> = (0..N).map(|_| UnixStream::pair().unwrap()).collect();
+    for (token, (ours, _)) in pairs.iter().enumerate() {
+        t.ring.recv_multishot(token as u32, ours.as_raw_fd());
+    }
+    t.turn(Duration::ZERO);
+    for (token, (_, peer)) in pairs.iter().enumerate() {
+        let mut peer = peer;
+        peer.write_all(&pattern(token as u32, LEN)).unwrap();
+        peer.shutdown(Shutdown::Write).unwrap();
+    }
+    let all = t.until(|got| (0..N).all(|token| ended(got, token)));
+    for token in 0..N {
+        let (bytes, rest) = stream(&all, token);
+        assert!(bytes == pattern(token, LEN), "token {token}: {} bytes, not its own", bytes.len());
+        assert_eq!(rest, [&Got::Ended(None)], "token {token}");
+    }
+    let c = t.ring.counters();
+    assert!(c.rearms > c.enobufs_rearms, "no receive ended for a full queue: {c:?}");
+    t.assert_one_enter_a_turn();
+}
