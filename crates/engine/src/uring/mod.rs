@@ -22,4 +22,4 @@ mod send_queue;
 
 pub(crate) use buf_ring::BufRing;
 #[allow(unused_imports, reason = "the completion backend's worker, being written, uses them")]
-pub(crate) use ring::{Completion, Counters, Event, Ring, RingConfig, Setup, TaskRun};
+pub(crate) use ring::{Completion, Counters, Event, Ops, Ring, RingConfig, Setup, TaskRun};

@@ -10,7 +10,7 @@
 //! for `batch` completions, or `min_wait` once one is there: IORING_FEAT_MIN_TIMEOUT, 6.12)
 //! and with SINGLE_ISSUER | DEFER_TASKRUN (without deferred task running the same waits ran
 //! at ×0.76-0.84 of the floor). So: one enter a turn, never more unless the submission queue
-//! fills; DEFER_TASKRUN where the kernel has it, else COOP_TASKRUN, and [`Ops::setup`] says
+//! fills; DEFER_TASKRUN where the kernel has it, else COOP_TASKRUN, and [`Ring::setup`] says
 //! which; a small provided-buffer ring (64 × 8 KiB measured best for 100 connections), a
 //! multishot receive on each connection that the ring re-arms itself when the buffers ran
 //! out (`ENOBUFS`: the bytes wait in the socket, none is lost). Fixed files, bundles and
@@ -97,23 +97,28 @@ pub(crate) struct Counters {
 }
 
 /// One worker's io_uring. Made and turned on one thread (SINGLE_ISSUER: another thread's
-/// enter fails), which is why it is not `Send`. Its operations are its [`Ops`]'s (reached
-/// through `Deref`, so `ring.send(..)` outside a turn reads as `ops.send(..)` inside the
-/// callback of one); the ring adds the receive buffers and the turn.
+/// enter fails), which is why it is not `Send`. Operations are queued through its
+/// [`Ops`]: `ring.ops().send(..)` between turns, `ops.send(..)` in a turn's callback.
 pub(crate) struct Ring {
-    // Declared before `ops` (which holds the io_uring): dropped after `Drop::drop`
+    // Declared before `core` (which holds the io_uring): dropped after `Drop::drop`
     // unregisters it, or leaked if that could not be done (see BufRing).
     bufs: BufRing,
-    ops: Ops,
+    core: Core,
     /// Reused each turn for the completions read.
     cqes: Vec<cqueue::Entry>,
 }
 
-/// What a caller queues by token, outside a turn or from inside its callback (a response
-/// read, the next request sent): everything of the ring but its receive buffers, which the
-/// callback's [`Event::Received`] borrows meanwhile. Tokens are dense indexes (a worker's
+/// What a caller queues by token, between turns or from inside a turn's callback (a
+/// response read, the next request sent). Tokens are dense indexes (a worker's
 /// connections): the ring keeps a slot for every token up to the largest used.
-pub(crate) struct Ops {
+///
+/// A handle, not the ring's state itself: a `&mut` to the state could be swapped with
+/// another ring's, pairing a ring with receive buffers registered in another.
+pub(crate) struct Ops<'a>(&'a mut Core);
+
+/// Everything of the ring but its receive buffers, which the callback's
+/// [`Event::Received`] borrows while the callback queues operations here.
+struct Core {
     ring: IoUring,
     setup: Setup,
     batch: u32,
@@ -175,7 +180,7 @@ impl Ring {
         // nothing was registered.
         unsafe { bufs.register(&ring.submitter())? };
         let setup = Setup { task_run, min_wait: ring.params().is_feature_min_timeout() };
-        let ops = Ops {
+        let core = Core {
             ring,
             setup,
             batch: config.batch.max(1),
@@ -186,7 +191,20 @@ impl Ring {
             in_flight: 0,
             counters: Counters::default(),
         };
-        Ok(Ring { bufs, ops, cqes: Vec::new() })
+        Ok(Ring { bufs, core, cqes: Vec::new() })
+    }
+
+    /// Where operations are queued between turns.
+    pub(crate) fn ops(&mut self) -> Ops<'_> {
+        Ops(&mut self.core)
+    }
+
+    pub(crate) fn setup(&self) -> Setup {
+        self.core.setup
+    }
+
+    pub(crate) fn counters(&self) -> Counters {
+        self.core.counters
     }
 
     /// One loop turn: submits everything queued and waits, in one `io_uring_enter`, for a
@@ -202,9 +220,9 @@ impl Ring {
         &mut self,
         wait: Option<Duration>,
         min_wait: Option<Duration>,
-        mut f: impl FnMut(&mut Ops, Completion<'_>),
+        mut f: impl FnMut(&mut Ops<'_>, Completion<'_>),
     ) -> io::Result<usize> {
-        let ops = &mut self.ops;
+        let ops = &mut self.core;
         ops.flush_backlog();
         ops.start_sends();
         let min_wait = min_wait.filter(|_| ops.setup.min_wait);
@@ -242,32 +260,47 @@ impl Ring {
     }
 }
 
-impl std::ops::Deref for Ring {
-    type Target = Ops;
-
-    fn deref(&self) -> &Ops {
-        &self.ops
-    }
-}
-
-impl std::ops::DerefMut for Ring {
-    fn deref_mut(&mut self) -> &mut Ops {
-        &mut self.ops
-    }
-}
-
-impl Ops {
-    pub(crate) fn setup(&self) -> Setup {
-        self.setup
-    }
-
-    pub(crate) fn counters(&self) -> Counters {
-        self.counters
-    }
-
+impl Ops<'_> {
     /// Arms a multishot receive on `fd` for `token`: every read it makes is a
     /// [`Event::Received`], until [`Event::RecvEnded`]. Nothing if one is armed already.
     pub(crate) fn recv_multishot(&mut self, token: u32, fd: RawFd) {
+        self.0.recv_multishot(token, fd);
+    }
+
+    /// Sends `bytes` on `fd` (copied: the caller's slice is free when this returns). Sent
+    /// with the token's other bytes of this turn in one entry, after the send in flight if
+    /// there is one; [`Event::Sent`] once all of it went out.
+    pub(crate) fn send(&mut self, token: u32, fd: RawFd, bytes: &[u8]) {
+        self.0.send_buffer(token, fd).extend_from_slice(bytes);
+    }
+
+    /// Where bytes to send on `fd` go, for a caller that writes them in place (a request
+    /// encoded straight into it). As [`Ops::send`] for the rest.
+    pub(crate) fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
+        self.0.send_buffer(token, fd)
+    }
+
+    /// Connects `fd` to `addr` ([`Event::Connected`]). `EALREADY` if the token has a
+    /// connect in flight (close it first).
+    pub(crate) fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
+        self.0.connect(token, fd, addr)
+    }
+
+    /// Closes the token's connection: its operations in flight are cancelled, then `fd` is
+    /// closed, both through the ring. The token is free for a new connection at once:
+    /// nothing of the old one reaches the caller after this (its completions carry the old
+    /// generation and are dropped); bytes not yet sent are dropped.
+    pub(crate) fn close(&mut self, token: u32, fd: OwnedFd) {
+        self.0.close(token, fd);
+    }
+
+    pub(crate) fn counters(&self) -> Counters {
+        self.0.counters
+    }
+}
+
+impl Core {
+    fn recv_multishot(&mut self, token: u32, fd: RawFd) {
         let slot = self.slot(token);
         if slot.recv.is_some() {
             return;
@@ -277,16 +310,8 @@ impl Ops {
         self.push(&[recv_entry(fd, generation, token)]);
     }
 
-    /// Sends `bytes` on `fd` (copied: the caller's slice is free when this returns). Sent
-    /// with the token's other bytes of this turn in one entry, after the send in flight if
-    /// there is one; [`Event::Sent`] once all of it went out.
-    pub(crate) fn send(&mut self, token: u32, fd: RawFd, bytes: &[u8]) {
-        self.send_buffer(token, fd).extend_from_slice(bytes);
-    }
-
-    /// Where bytes to send on `fd` go, for a caller that writes them in place (a request
-    /// encoded straight into it). As [`Ops::send`] for the rest.
-    pub(crate) fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
+    /// The token's send buffer, the token marked to send at the next turn.
+    fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
         let index = self.slot_index(token);
         let slot = &mut self.slots[index];
         slot.send_fd = fd;
@@ -297,9 +322,7 @@ impl Ops {
         self.slots[index].send.buffer()
     }
 
-    /// Connects `fd` to `addr` ([`Event::Connected`]). `EALREADY` if the token has a
-    /// connect in flight (close it first).
-    pub(crate) fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
+    fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
         let slot = self.slot(token);
         if slot.connect.is_some() {
             return Err(io::Error::from_raw_os_error(libc::EALREADY));
@@ -313,11 +336,8 @@ impl Ops {
         Ok(())
     }
 
-    /// Closes the token's connection: its operations in flight are cancelled, then `fd` is
-    /// closed, both through the ring. The token is free for a new connection at once:
-    /// nothing of the old one reaches the caller after this (its completions carry the old
-    /// generation and are dropped); bytes not yet sent are dropped.
-    pub(crate) fn close(&mut self, token: u32, fd: OwnedFd) {
+    /// Retires the token's generation, then cancels what is in flight on `fd` and closes it.
+    fn close(&mut self, token: u32, fd: OwnedFd) {
         let index = self.slot_index(token);
         let old = self.retire(index);
         let fd = fd.into_raw_fd();
@@ -337,7 +357,7 @@ impl Ops {
         &mut self,
         cqe: &cqueue::Entry,
         bufs: &mut BufRing,
-        f: &mut impl FnMut(&mut Ops, Completion<'_>),
+        f: &mut impl FnMut(&mut Ops<'_>, Completion<'_>),
     ) -> bool {
         self.counters.completions += 1;
         let (res, flags) = (cqe.result(), cqe.flags());
@@ -375,7 +395,7 @@ impl Ops {
                 // The kernel is done with the address.
                 self.slots[index].connect = None;
                 let result = if res < 0 { Err(errno(res)) } else { Ok(()) };
-                f(self, Completion { token, event: Event::Connected(result) });
+                f(&mut Ops(self), Completion { token, event: Event::Connected(result) });
                 true
             }
         }
@@ -387,13 +407,13 @@ impl Ops {
         generation: u32,
         (res, flags): (i32, u32),
         bufs: &mut BufRing,
-        f: &mut impl FnMut(&mut Ops, Completion<'_>),
+        f: &mut impl FnMut(&mut Ops<'_>, Completion<'_>),
     ) -> bool {
         let more = cqueue::more(flags);
         let mut seen = false;
         if let (Ok(len @ 1..), Some(bid)) = (usize::try_from(res), cqueue::buffer_select(flags)) {
             if let Some(data) = bufs.buffer(bid, len) {
-                f(self, Completion { token, event: Event::Received(data) });
+                f(&mut Ops(self), Completion { token, event: Event::Received(data) });
                 seen = true;
             }
             bufs.give_back(bid);
@@ -419,7 +439,7 @@ impl Ops {
             (r, _) => {
                 self.slots[index].recv = None;
                 let end = if r < 0 { Some(errno(r)) } else { None };
-                f(self, Completion { token, event: Event::RecvEnded(end) });
+                f(&mut Ops(self), Completion { token, event: Event::RecvEnded(end) });
                 true
             }
         }
@@ -430,7 +450,7 @@ impl Ops {
         token: u32,
         generation: u32,
         res: i32,
-        f: &mut impl FnMut(&mut Ops, Completion<'_>),
+        f: &mut impl FnMut(&mut Ops<'_>, Completion<'_>),
     ) -> bool {
         let index = token as usize;
         let slot = &mut self.slots[index];
@@ -447,12 +467,12 @@ impl Ops {
                 false
             }
             Ok(Step::Done) => {
-                f(self, Completion { token, event: Event::Sent });
+                f(&mut Ops(self), Completion { token, event: Event::Sent });
                 true
             }
             Err(e) => {
                 slot.send.failed();
-                f(self, Completion { token, event: Event::SendFailed(e) });
+                f(&mut Ops(self), Completion { token, event: Event::SendFailed(e) });
                 true
             }
         }
@@ -562,11 +582,11 @@ impl Drop for Ring {
     /// unregisters the receive buffers; the ring's memory is freed only then. If they do not
     /// all end, the memory they name is leaked instead of freed under the kernel.
     fn drop(&mut self) {
-        if self.wind_down() && self.bufs.unregister(&self.ops.ring.submitter()).is_ok() {
+        if self.wind_down() && self.bufs.unregister(&self.core.ring.submitter()).is_ok() {
             return;
         }
-        std::mem::forget(std::mem::take(&mut self.ops.slots));
-        std::mem::forget(std::mem::take(&mut self.ops.orphans));
+        std::mem::forget(std::mem::take(&mut self.core.slots));
+        std::mem::forget(std::mem::take(&mut self.core.orphans));
     }
 }
 
@@ -576,22 +596,23 @@ impl Ring {
     fn wind_down(&mut self) -> bool {
         // Every token retired first: what completes from now on is stale, so nothing is
         // re-armed or continued, and each buffer is freed at its operation's end.
-        for index in 0..self.slots.len() {
-            self.retire(index);
+        let core = &mut self.core;
+        for index in 0..core.slots.len() {
+            core.retire(index);
         }
-        self.dirty.clear();
+        core.dirty.clear();
         let any = opcode::AsyncCancel2::new(types::CancelBuilder::any())
             .build()
             .user_data(user_data(Op::Cancel, 0, 0));
-        self.push(&[any]);
+        core.push(&[any]);
         let mut turns = 0;
-        while self.in_flight > 0 && turns < DROP_TURNS {
+        while self.core.in_flight > 0 && turns < DROP_TURNS {
             turns += 1;
             if self.turn(Some(Duration::from_millis(100)), None, |_, _| {}).is_err() {
                 break;
             }
         }
-        self.in_flight == 0
+        self.core.in_flight == 0
     }
 }
 

@@ -121,7 +121,7 @@ fn small(buffers: (u16, u32)) -> RingConfig {
 fn a_multishot_receive_brings_every_chunk_in_order_then_one_end() {
     let mut t = Turned::new(small((4, 64)));
     let (mut peer, ours) = UnixStream::pair().unwrap();
-    t.ring.recv_multishot(3, ours.as_raw_fd());
+    t.ring.ops().recv_multishot(3, ours.as_raw_fd());
     let sent = pattern(1, 500);
     let mut all = Vec::new();
     for chunk in sent.chunks(100) {
@@ -158,7 +158,7 @@ fn more_connections_than_buffers_lose_no_byte() {
     }
     let mut t = Turned::new(small((4, 4096)));
     for (token, s) in ours.iter().enumerate() {
-        t.ring.recv_multishot(token as u32, s.as_raw_fd());
+        t.ring.ops().recv_multishot(token as u32, s.as_raw_fd());
     }
     let writer = std::thread::spawn(move || {
         for (i, mut peer) in peers.into_iter().enumerate() {
@@ -202,7 +202,7 @@ fn a_short_send_goes_on_until_all_is_sent_and_says_sent_once() {
     });
     let mut t = Turned::new(RingConfig::default());
     let sent = pattern(9, LEN);
-    t.ring.send(5, ours.as_raw_fd(), &sent);
+    t.ring.ops().send(5, ours.as_raw_fd(), &sent);
     let mut all = t.until(|got| got.iter().any(|(_, g)| *g == Got::Sent));
     let got = reader.join().unwrap();
     assert!(got == sent, "the peer got {} bytes, not those sent", got.len());
@@ -226,11 +226,11 @@ fn sends_given_while_one_is_in_flight_follow_it_in_order() {
     let whole = pattern(4, LEN);
     // More than a socket pair holds: the first send stays in flight until the peer reads.
     let (first, rest) = whole.split_at(2 << 20);
-    t.ring.send(2, fd, first);
+    t.ring.ops().send(2, fd, first);
     let mut all = t.turn(Duration::ZERO);
     assert_eq!(all, [], "2 MiB went into a socket pair at once");
     for part in rest.chunks(100_000) {
-        t.ring.send(2, fd, part);
+        t.ring.ops().send(2, fd, part);
     }
     let reader = std::thread::spawn(move || {
         let mut got = vec![0u8; LEN];
@@ -259,10 +259,10 @@ fn a_connect_through_the_ring_succeeds_or_says_refused() {
     };
     let (a, b) = (socket(), socket());
     let mut t = Turned::new(RingConfig::default());
-    t.ring.connect(1, a.as_raw_fd(), &open).unwrap();
-    let again = t.ring.connect(1, a.as_raw_fd(), &open).unwrap_err();
+    t.ring.ops().connect(1, a.as_raw_fd(), &open).unwrap();
+    let again = t.ring.ops().connect(1, a.as_raw_fd(), &open).unwrap_err();
     assert_eq!(again.raw_os_error(), Some(libc::EALREADY));
-    t.ring.connect(2, b.as_raw_fd(), &closed).unwrap();
+    t.ring.ops().connect(2, b.as_raw_fd(), &closed).unwrap();
     let mut all = t.until(|got| got.len() == 2);
     all.sort_by_key(|(token, _)| *token);
     assert_eq!(
@@ -283,15 +283,15 @@ fn a_closed_token_reopened_gets_nothing_of_its_old_connection() {
     let mut t = Turned::new(small((4, 4096)));
     let (old, mut old_peer) = UnixStream::pair().unwrap();
     old_peer.write_all(b"first").unwrap();
-    t.ring.recv_multishot(7, old.as_raw_fd());
-    t.ring.send(7, old.as_raw_fd(), &vec![1u8; 1 << 20]);
+    t.ring.ops().recv_multishot(7, old.as_raw_fd());
+    t.ring.ops().send(7, old.as_raw_fd(), &vec![1u8; 1 << 20]);
     let before = t.until(|got| !stream(got, 7).0.is_empty());
     assert_eq!(stream(&before, 7).0, b"first", "the old connection's bytes, while it was open");
     // Bytes the old receive takes at the next enter, after the close: stale.
     old_peer.write_all(b"stale bytes").unwrap();
-    t.ring.close(7, OwnedFd::from(old));
+    t.ring.ops().close(7, OwnedFd::from(old));
     let (new, mut new_peer) = UnixStream::pair().unwrap();
-    t.ring.recv_multishot(7, new.as_raw_fd());
+    t.ring.ops().recv_multishot(7, new.as_raw_fd());
     new_peer.write_all(b"new bytes").unwrap();
     new_peer.shutdown(Shutdown::Write).unwrap();
     let mut all = t.until(|got| ended(got, 7));
@@ -304,8 +304,8 @@ fn a_closed_token_reopened_gets_nothing_of_its_old_connection() {
     let c = t.ring.counters();
     assert!(c.stale > 0, "the old receive's cancellation was not seen: {c:?}");
     assert_eq!(c.close_errors, 0);
-    assert!(t.ring.orphans.is_empty(), "the old send's buffer is still held");
-    assert_eq!(t.ring.in_flight, 0, "an operation never ended");
+    assert!(t.ring.core.orphans.is_empty(), "the old send's buffer is still held");
+    assert_eq!(t.ring.core.in_flight, 0, "an operation never ended");
     // The end of the stream, or a reset (the old socket was closed with "stale bytes" unread),
     // not a read timing out: the socket is closed.
     old_peer.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -342,7 +342,7 @@ fn a_batched_wait_returns_with_what_there_is_after_min_wait() {
         return; // A kernel before 6.12: min_wait is ignored (Setup says so).
     }
     let (mut peer, ours) = UnixStream::pair().unwrap();
-    ring.recv_multishot(1, ours.as_raw_fd());
+    ring.ops().recv_multishot(1, ours.as_raw_fd());
     peer.write_all(b"one").unwrap();
     let start = Instant::now();
     let mut got = Vec::new();
@@ -361,8 +361,8 @@ fn a_full_submission_queue_submits_early_and_loses_nothing() {
     let mut t = Turned::new(RingConfig { entries: 4, ..small((16, 4096)) });
     let pairs: Vec<_> = (0..16).map(|_| UnixStream::pair().unwrap()).collect();
     for (token, (ours, _)) in pairs.iter().enumerate() {
-        t.ring.recv_multishot(token as u32, ours.as_raw_fd());
-        t.ring.send(token as u32, ours.as_raw_fd(), &pattern(token as u32, 100));
+        t.ring.ops().recv_multishot(token as u32, ours.as_raw_fd());
+        t.ring.ops().send(token as u32, ours.as_raw_fd(), &pattern(token as u32, 100));
     }
     for (_, peer) in &pairs {
         let mut peer = peer;
@@ -387,12 +387,12 @@ fn a_full_submission_queue_submits_early_and_loses_nothing() {
 fn winding_down_ends_every_operation() {
     let (ours, _peer) = UnixStream::pair().unwrap();
     let mut ring = Ring::new(RingConfig::default()).unwrap();
-    ring.recv_multishot(0, ours.as_raw_fd());
-    ring.send(0, ours.as_raw_fd(), &vec![0u8; 1 << 20]);
+    ring.ops().recv_multishot(0, ours.as_raw_fd());
+    ring.ops().send(0, ours.as_raw_fd(), &vec![0u8; 1 << 20]);
     ring.turn(Some(Duration::ZERO), None, |_, _| {}).unwrap();
-    assert!(ring.in_flight >= 2, "the receive and the send are in flight");
-    assert!(ring.wind_down(), "{} operations did not end", ring.in_flight);
-    assert!(ring.orphans.is_empty());
+    assert!(ring.core.in_flight >= 2, "the receive and the send are in flight");
+    assert!(ring.wind_down(), "{} operations did not end", ring.core.in_flight);
+    assert!(ring.core.orphans.is_empty());
 }
 
 /// The kernel refusing deferred task running (EINVAL, before 6.1) gets cooperative task
@@ -415,7 +415,7 @@ fn without_deferred_task_running_the_ring_is_cooperative() {
     let mut t = Turned { ring: Ring::with(io, TaskRun::Cooperative, &config).unwrap(), turns: 0 };
     assert_eq!(t.ring.setup().task_run, TaskRun::Cooperative);
     let (mut peer, ours) = UnixStream::pair().unwrap();
-    t.ring.recv_multishot(0, ours.as_raw_fd());
+    t.ring.ops().recv_multishot(0, ours.as_raw_fd());
     peer.write_all(&pattern(2, 1000)).unwrap();
     drop(peer);
     let all = t.until(|got| ended(got, 0));
@@ -432,8 +432,8 @@ fn the_callback_answers_and_closes_through_its_ops() {
     let (b, mut b_peer) = UnixStream::pair().unwrap();
     let a_fd = a.as_raw_fd();
     let mut b = Some(OwnedFd::from(b));
-    ring.recv_multishot(0, a_fd);
-    ring.recv_multishot(1, b.as_ref().unwrap().as_raw_fd());
+    ring.ops().recv_multishot(0, a_fd);
+    ring.ops().recv_multishot(1, b.as_ref().unwrap().as_raw_fd());
     a_peer.write_all(b"ping").unwrap();
     b_peer.write_all(&pattern(3, 1000)).unwrap();
     let mut all = Vec::new();
@@ -459,8 +459,8 @@ fn the_callback_answers_and_closes_through_its_ops() {
     let of_b: Vec<_> = all.iter().filter(|(t, _)| *t == 1).collect();
     assert_eq!(of_b, [&(1, Got::Data(pattern(3, 1000)[..64].to_vec()))], "one, then nothing");
     assert!(ring.counters().stale > 0);
-    assert!(ring.orphans.is_empty());
-    assert_eq!(ring.in_flight, 1, "only token 0's receive is still armed");
+    assert!(ring.core.orphans.is_empty());
+    assert_eq!(ring.core.in_flight, 1, "only token 0's receive is still armed");
 }
 
 /// A send to a peer gone fails with EPIPE (and no SIGPIPE ends the process); a receive from
@@ -473,8 +473,8 @@ fn a_peer_gone_is_a_send_failure_and_a_reset_ends_the_receive() {
     let tcp = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let (reset, _) = listener.accept().unwrap();
     let mut t = Turned::new(RingConfig::default());
-    t.ring.send(0, ours.as_raw_fd(), b"to nobody");
-    t.ring.recv_multishot(1, tcp.as_raw_fd());
+    t.ring.ops().send(0, ours.as_raw_fd(), b"to nobody");
+    t.ring.ops().recv_multishot(1, tcp.as_raw_fd());
     socket2::SockRef::from(&reset).set_linger(Some(Duration::ZERO)).unwrap();
     drop(reset);
     let mut all = t.until(|got| got.len() == 2);
@@ -499,7 +499,7 @@ fn a_full_completion_queue_loses_no_byte() {
     let mut t = Turned::new(RingConfig { entries: 4, cq_entries: 4, ..small((64, 256)) });
     let pairs: Vec<_> = (0..N).map(|_| UnixStream::pair().unwrap()).collect();
     for (token, (ours, _)) in pairs.iter().enumerate() {
-        t.ring.recv_multishot(token as u32, ours.as_raw_fd());
+        t.ring.ops().recv_multishot(token as u32, ours.as_raw_fd());
     }
     t.turn(Duration::ZERO);
     for (token, (_, peer)) in pairs.iter().enumerate() {
