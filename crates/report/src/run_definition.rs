@@ -29,6 +29,9 @@ impl Definition {
         let port = port_of(&r.client.argv);
         let norm = |t: &str| normalize(t, port);
         let mut versions = vec![format!("client {} {}", r.client.tool, r.client.version)];
+        // Which backend herd's client measured with: `auto` takes what the machine allows,
+        // so, as a version, it is listed where two runs differ, not a new definition.
+        versions.extend(r.client.io.as_ref().map(|io| format!("client I/O {}", io.backend)));
         versions.extend(r.servers.iter().map(|s| format!("{} {}", s.program, s.version)));
         Definition {
             client: r.client.tool.clone(),

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 pub use latency::{Latencies, LatencyFigures, LatencySummary, QUANTILES};
 pub use step::{
-    Bytes, Clients, Conforming, GroupRow, Groups, PerConnection, QuicReport, Requests, Schedule,
-    StepReport, ThinkKind, ThinkReport,
+    Bytes, Clients, Conforming, GroupRow, Groups, IoAsked, IoBackend, IoReport, PerConnection,
+    QuicReport, Requests, Schedule, StepReport, ThinkKind, ThinkReport,
 };
 
 /// The format name every herd.run.v1 document carries.

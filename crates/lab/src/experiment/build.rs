@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use herd_engine::IoChoice;
 use herd_stats::repetitions::Bounds;
 use herd_stats::units::parse_duration;
 use herd_stats::Protocol;
@@ -182,6 +183,19 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         Some(t) => Some(int_in(&errs, t, "[client] threads", 1, 256)? as u32),
         None => None,
     };
+    let client_io = match &raw.client.io {
+        Some(io) => io.get_ref().parse::<IoChoice>().map_err(|_| {
+            errs.at(
+                io.span(),
+                format!(
+                    "[client] io = \"{}\" is not an I/O backend: give \"auto\" (io_uring where \
+                     it runs, else epoll), \"epoll\" or \"uring\"",
+                    io.get_ref()
+                ),
+            )
+        })?,
+        None => IoChoice::Auto,
+    };
     let client_agents = match &raw.client.agents {
         Some(a) => {
             let max = i64::from(herd_topo::net::plan::MAX_AGENTS);
@@ -219,6 +233,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         client_cpus,
         server_cpus: CpuSet::All,
         client_threads,
+        client_io,
         client_agents,
         router_cpus,
         repetitions,

@@ -27,6 +27,10 @@ pub struct StepReport {
     /// HTTP/3: what QUIC did over the run's connections; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicReport>,
+    /// Which event-loop backend measured (`--io`), and why when `auto` fell back to epoll;
+    /// absent in documents from before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoReport>,
     pub schedule: Schedule,
     /// Measured time: from the end of the warm-up (or the start) to the last outcome or the
     /// deadline.
@@ -84,6 +88,95 @@ impl From<&herd_engine::quic::QuicStats> for QuicReport {
             gso: q.gso,
             gro: q.gro,
         }
+    }
+}
+
+/// Which event-loop backend measured a run, as `herd_engine::Resolved` says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoReport {
+    /// What `--io` asked: `auto`, `epoll` or `uring`.
+    pub asked: IoAsked,
+    /// What measured: `epoll` or `io_uring`.
+    pub backend: IoBackend,
+    /// Why `auto` did not take io_uring, in one line; null when nothing fell back.
+    pub fallback: Option<String>,
+}
+
+/// `--io` as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoAsked {
+    Auto,
+    Epoll,
+    Uring,
+}
+
+/// The backend that measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoBackend {
+    Epoll,
+    IoUring,
+}
+
+impl From<&herd_engine::Resolved> for IoReport {
+    fn from(r: &herd_engine::Resolved) -> IoReport {
+        use herd_engine::{Backend, IoChoice};
+        IoReport {
+            asked: match r.asked {
+                IoChoice::Auto => IoAsked::Auto,
+                IoChoice::Epoll => IoAsked::Epoll,
+                IoChoice::Uring => IoAsked::Uring,
+            },
+            backend: match r.backend {
+                Backend::Epoll => IoBackend::Epoll,
+                Backend::Uring => IoBackend::IoUring,
+            },
+            fallback: r.why.clone(),
+        }
+    }
+}
+
+impl IoReport {
+    /// The engine's words for it, which the summaries print.
+    pub fn resolved(&self) -> herd_engine::Resolved {
+        use herd_engine::{Backend, IoChoice};
+        herd_engine::Resolved {
+            asked: match self.asked {
+                IoAsked::Auto => IoChoice::Auto,
+                IoAsked::Epoll => IoChoice::Epoll,
+                IoAsked::Uring => IoChoice::Uring,
+            },
+            backend: match self.backend {
+                IoBackend::Epoll => Backend::Epoll,
+                IoBackend::IoUring => Backend::Uring,
+            },
+            why: self.fallback.clone(),
+        }
+    }
+}
+
+impl IoBackend {
+    /// `epoll` or `io_uring`, as the JSON writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoBackend::Epoll => "epoll",
+            IoBackend::IoUring => "io_uring",
+        }
+    }
+}
+
+impl IoReport {
+    /// The backend's name.
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.as_str()
+    }
+}
+
+impl std::fmt::Display for IoReport {
+    /// `epoll`, `io_uring (auto)` or `epoll (auto: io_uring not yet for HTTP/1)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.resolved().fmt(f)
     }
 }
 

@@ -68,6 +68,7 @@ fn a_version_1_store_is_migrated_and_reads_back() {
     assert_eq!(wrk.measurements[0].requests_per_second(), Some(25_000.0));
     assert_eq!(wrk.measurements[0].reported("latency_p99_us"), Some(2900.0));
     assert_eq!(wrk.measurements[0].judgement, None, "before version 3: no verdict per step");
+    assert_eq!(wrk.client.io, None, "before version 10: no I/O backend");
 
     let nginx = &exp.cells[1];
     assert_eq!(nginx.repetitions.len(), 2);
