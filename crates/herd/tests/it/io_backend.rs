@@ -29,6 +29,15 @@ fn herd_run_says_which_backend_measured_and_why_auto_fell_back() {
     let said: Vec<&str> = summary.lines().filter(|l| l.contains("I/O")).collect();
     assert_eq!(said, [format!("  I/O         epoll (auto: {AUTO_H1})")], "{summary}");
 
+    // The run's page discloses it beside the client, as `herd report --html` does.
+    let dir = tempdir("io-run-html");
+    let page = dir.join("run.html");
+    let out = run(herd().args(["run", "-c", "1", "-n", "10", &url, "--html"]).arg(&page));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(&format!("herd run, I/O: epoll ({AUTO_H1})")), "{html}");
+    let _ = std::fs::remove_dir_all(&dir);
+
     // HTTP/2 (h2c with prior knowledge, which herd serve speaks) says its own protocol.
     let h2 = run_json(&["--h2c", "-c", "1", "-n", "20", "--io=auto", &url]);
     assert_eq!(h2["protocol"], "h2c");

@@ -158,6 +158,15 @@ fn the_migration_records_which_herd_upgraded_the_store() {
         )
         .unwrap();
     assert_eq!(rps, 400.0);
+    // 0010 remade it with the client's I/O backend: none in a store from before.
+    let io: Option<String> = conn
+        .query_row(
+            "SELECT client_io FROM measurement_row WHERE cell = 'server=nginx load=c10'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(io, None);
 }
 
 /// Builds the version-6 store at `path`: migrations 0001 to 0006, then
