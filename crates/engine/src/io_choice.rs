@@ -130,20 +130,70 @@ pub enum IoError {
     NotForProtocol { asked: IoChoice, backend: Backend, protocol: &'static str },
 }
 
-/// The backends a run over `wire` can turn. The one place a protocol's io_uring worker is
-/// declared: add [`Backend::Uring`] to its list when run.rs's `spawn_worker` can build one.
-pub fn backends_for(wire: &Wire) -> &'static [Backend] {
-    match wire {
-        Wire::Http1 | Wire::Http2(_) | Wire::Http3(_) => &[Backend::Epoll],
+/// A run's protocol as the backends' list knows it: a [`Wire`] without its settings, so that
+/// what has no run yet (the lab reading an experiment) can ask too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireKind {
+    Http1,
+    Http2,
+    Http3,
+}
+
+impl WireKind {
+    pub fn of(wire: &Wire) -> WireKind {
+        match wire {
+            Wire::Http1 => WireKind::Http1,
+            Wire::Http2(_) => WireKind::Http2,
+            Wire::Http3(_) => WireKind::Http3,
+        }
     }
+
+    /// As the refusals and the fallback's reason say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WireKind::Http1 => "HTTP/1",
+            WireKind::Http2 => "HTTP/2",
+            WireKind::Http3 => "HTTP/3",
+        }
+    }
+}
+
+/// The backends a run of `kind` can turn. The one place a protocol's io_uring worker is
+/// declared: add [`Backend::Uring`] to its list when run.rs's `run_on_backend` builds one.
+pub fn backends_of(kind: WireKind) -> &'static [Backend] {
+    match kind {
+        WireKind::Http1 | WireKind::Http2 | WireKind::Http3 => &[Backend::Epoll],
+    }
+}
+
+/// The backends a run over `wire` can turn ([`backends_of`] its kind).
+pub fn backends_for(wire: &Wire) -> &'static [Backend] {
+    backends_of(WireKind::of(wire))
 }
 
 /// The protocol's name as the refusals and the fallback's reason say it.
 pub fn protocol_name(wire: &Wire) -> &'static str {
-    match wire {
-        Wire::Http1 => "HTTP/1",
-        Wire::Http2(_) => "HTTP/2",
-        Wire::Http3(_) => "HTTP/3",
+    WireKind::of(wire).name()
+}
+
+/// Whether `choice` can ever run a `kind` run, whatever the machine: an explicit backend the
+/// protocol has no worker on is refused (the lab asks this when it reads an experiment; the
+/// machine is asked when a run starts, by [`resolve`]).
+pub fn check_protocol(choice: IoChoice, kind: WireKind) -> Result<(), IoError> {
+    offered(choice, kind.name(), backends_of(kind))
+}
+
+/// An explicit backend `offered` lacks, refused.
+fn offered(asked: IoChoice, protocol: &'static str, offered: &[Backend]) -> Result<(), IoError> {
+    let backend = match asked {
+        IoChoice::Auto => return Ok(()),
+        IoChoice::Epoll => Backend::Epoll,
+        IoChoice::Uring => Backend::Uring,
+    };
+    if offered.contains(&backend) {
+        Ok(())
+    } else {
+        Err(IoError::NotForProtocol { asked, backend, protocol })
     }
 }
 
@@ -164,21 +214,18 @@ pub fn resolve(choice: IoChoice, wire: &Wire) -> Result<Resolved, IoError> {
 fn decide<'a>(
     asked: IoChoice,
     protocol: &'static str,
-    offered: &[Backend],
+    offered_backends: &[Backend],
     probe: impl FnOnce() -> &'a Uring,
 ) -> Result<Resolved, IoError> {
-    let has = |b: Backend| offered.contains(&b);
+    self::offered(asked, protocol, offered_backends)?;
     let resolved = |backend, why| Ok(Resolved { asked, backend, why });
-    let not_for = |backend| IoError::NotForProtocol { asked, backend, protocol };
     match asked {
-        IoChoice::Epoll if has(Backend::Epoll) => resolved(Backend::Epoll, None),
-        IoChoice::Epoll => Err(not_for(Backend::Epoll)),
-        IoChoice::Uring if !has(Backend::Uring) => Err(not_for(Backend::Uring)),
+        IoChoice::Epoll => resolved(Backend::Epoll, None),
         IoChoice::Uring => match probe() {
             Uring::Available { .. } => resolved(Backend::Uring, None),
             Uring::Refused(why) => Err(IoError::Refused(why.clone())),
         },
-        IoChoice::Auto if !has(Backend::Uring) => {
+        IoChoice::Auto if !offered_backends.contains(&Backend::Uring) => {
             resolved(Backend::Epoll, Some(format!("io_uring not yet for {protocol}")))
         }
         IoChoice::Auto => match probe() {
@@ -323,6 +370,26 @@ mod tests {
                 Err(IoError::NotForProtocol { backend: Backend::Uring, .. })
             ));
         }
+    }
+
+    /// What the lab asks of an experiment's cells before any run: an explicit backend the
+    /// protocol has no worker on, refused; anything else left for the run to settle.
+    #[test]
+    fn a_protocol_without_the_backend_is_refused_before_any_run() {
+        for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
+            assert_eq!(check_protocol(IoChoice::Auto, kind), Ok(()));
+            assert_eq!(check_protocol(IoChoice::Epoll, kind), Ok(()));
+            let e = check_protocol(IoChoice::Uring, kind).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "--io uring: herd's io_uring backend does not carry {} yet; use --io epoll \
+                     or --io auto",
+                    kind.name()
+                )
+            );
+        }
+        assert_eq!(offered(IoChoice::Uring, "HTTP/1", BOTH), Ok(()));
     }
 
     /// The probe runs once per process: every call hands back the same answer.
