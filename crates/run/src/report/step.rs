@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use herd_stats::{ClientHealth, ClientJudgement, Failure, LatencySeries, Measurement, Protocol};
 use serde::{Deserialize, Serialize};
 
-use super::{FormatV1, Latencies};
+use super::{FormatV1, IoReport, Latencies};
 
 /// One run, or one step of a stepped run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,95 +88,6 @@ impl From<&herd_engine::quic::QuicStats> for QuicReport {
             gso: q.gso,
             gro: q.gro,
         }
-    }
-}
-
-/// Which event-loop backend measured a run, as `herd_engine::Resolved` says it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoReport {
-    /// What `--io` asked: `auto`, `epoll` or `uring`.
-    pub asked: IoAsked,
-    /// What measured: `epoll` or `io_uring`.
-    pub backend: IoBackend,
-    /// Why `auto` did not take io_uring, in one line; null when nothing fell back.
-    pub fallback: Option<String>,
-}
-
-/// `--io` as asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoAsked {
-    Auto,
-    Epoll,
-    Uring,
-}
-
-/// The backend that measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IoBackend {
-    Epoll,
-    IoUring,
-}
-
-impl From<&herd_engine::Resolved> for IoReport {
-    fn from(r: &herd_engine::Resolved) -> IoReport {
-        use herd_engine::{Backend, IoChoice};
-        IoReport {
-            asked: match r.asked {
-                IoChoice::Auto => IoAsked::Auto,
-                IoChoice::Epoll => IoAsked::Epoll,
-                IoChoice::Uring => IoAsked::Uring,
-            },
-            backend: match r.backend {
-                Backend::Epoll => IoBackend::Epoll,
-                Backend::Uring => IoBackend::IoUring,
-            },
-            fallback: r.why.clone(),
-        }
-    }
-}
-
-impl IoReport {
-    /// The engine's words for it, which the summaries print.
-    pub fn resolved(&self) -> herd_engine::Resolved {
-        use herd_engine::{Backend, IoChoice};
-        herd_engine::Resolved {
-            asked: match self.asked {
-                IoAsked::Auto => IoChoice::Auto,
-                IoAsked::Epoll => IoChoice::Epoll,
-                IoAsked::Uring => IoChoice::Uring,
-            },
-            backend: match self.backend {
-                IoBackend::Epoll => Backend::Epoll,
-                IoBackend::IoUring => Backend::Uring,
-            },
-            why: self.fallback.clone(),
-        }
-    }
-}
-
-impl IoBackend {
-    /// `epoll` or `io_uring`, as the JSON writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IoBackend::Epoll => "epoll",
-            IoBackend::IoUring => "io_uring",
-        }
-    }
-}
-
-impl IoReport {
-    /// The backend's name.
-    pub fn backend_name(&self) -> &'static str {
-        self.backend.as_str()
-    }
-}
-
-impl std::fmt::Display for IoReport {
-    /// `epoll`, `io_uring (auto)` or `epoll (auto: io_uring not yet for HTTP/1)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.resolved().fmt(f)
     }
 }
 
