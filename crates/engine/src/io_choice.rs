@@ -206,7 +206,12 @@ pub fn probed() -> &'static Uring {
 /// Settles `choice` for a run over `wire` (the probe runs on the first call that needs it,
 /// once per process).
 pub fn resolve(choice: IoChoice, wire: &Wire) -> Result<Resolved, IoError> {
-    decide(choice, protocol_name(wire), backends_for(wire), probed)
+    resolve_kind(choice, WireKind::of(wire))
+}
+
+/// [`resolve`] for a run of `kind` (what `herd doctor` says `auto` would take).
+pub fn resolve_kind(choice: IoChoice, kind: WireKind) -> Result<Resolved, IoError> {
+    decide(choice, kind.name(), backends_of(kind), probed)
 }
 
 /// [`resolve`] with its two facts given: the protocol's name and backends, and the probe
@@ -356,7 +361,7 @@ mod tests {
     }
 
     /// Today every protocol turns epoll alone: `auto` says so, `uring` is refused, whatever
-    /// this machine's kernel says.
+    /// this machine's kernel says (asked by the wire or by its kind alike).
     #[test]
     fn today_every_wire_has_epoll_alone() {
         let wires = [Wire::Http1, Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN))];
@@ -364,11 +369,12 @@ mod tests {
             assert_eq!(backends_for(wire), EPOLL);
             let auto = resolve(IoChoice::Auto, wire).unwrap();
             let why = format!("io_uring not yet for {}", protocol_name(wire));
-            assert_eq!((auto.backend, auto.why), (Backend::Epoll, Some(why)));
+            assert_eq!((auto.backend, auto.why.clone()), (Backend::Epoll, Some(why)));
             assert!(matches!(
                 resolve(IoChoice::Uring, wire),
                 Err(IoError::NotForProtocol { backend: Backend::Uring, .. })
             ));
+            assert_eq!(resolve_kind(IoChoice::Auto, WireKind::of(wire)), Ok(auto));
         }
     }
 
