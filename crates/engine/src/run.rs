@@ -280,7 +280,7 @@ fn run_on_backend<R: Recorder>(
                 (wait(), w.run())
             }
         },
-        // No protocol has an io_uring worker yet (`io_choice::backends_for`), so `resolve`
+        // No protocol has an io_uring worker yet (`io_choice::backends_of`), so `resolve`
         // never settles on this: the io_uring worker is built here when one lands.
         Backend::Uring => {
             let protocol = crate::io_choice::protocol_name(&spec.wire);
