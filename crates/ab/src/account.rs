@@ -291,6 +291,8 @@ pub struct Merged {
     /// connection it counted (see [`AbRecorder::refused`]): ab prints them on stderr as they
     /// happen, herd ab after the run.
     pub ssl_read_failed: u64,
+    /// Which event-loop backend measured (`--io`), and why when `auto` fell back.
+    pub io: herd_engine::Resolved,
 }
 
 /// Folds the workers' recorders into ab's results.
@@ -410,7 +412,7 @@ pub fn merge(cfg: &AbConfig, run: Run<AbRecorder>) -> Merged {
         temp_key: t.temp_key,
         sni: cfg.tls.server_name.clone(),
     });
-    Merged { results: r_all, stats, fatal, ssl_read_failed }
+    Merged { results: r_all, stats, fatal, ssl_read_failed, io: run.io }
 }
 
 /// The three durations ab reports for a request.

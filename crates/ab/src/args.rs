@@ -1,7 +1,8 @@
 //! ab's command line: every flag of ApacheBench 2.3 with ab's meaning, read the way ab
 //! reads it (`apr_getopt` with ab's option string, C `atoi` numbers, ab's checks in ab's
-//! order and with ab's exit codes), plus herd's long options (`--threads`, `--json`, `--html`). The result is an
-//! [`AbConfig`] with the exact request bytes already built. See docs/ab-compat.md, "Flags".
+//! order and with ab's exit codes), plus herd's long options (`--threads`, `--io`, `--json`,
+//! `--html`). The result is an [`AbConfig`] with the exact request bytes already built. See
+//! docs/ab-compat.md, "Flags".
 
 mod num;
 mod tls;
@@ -10,6 +11,8 @@ mod url;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
+
+use herd_engine::IoChoice;
 
 use crate::config::{AbConfig, Body, TlsOptions};
 use crate::request::{self, Credential, RequestSpec};
@@ -111,6 +114,8 @@ pub enum ArgsError {
     ClientCert { path: String, reason: String },
     #[error("--threads {0} is not valid: use a whole number of threads, 1 or more")]
     InvalidThreads(String),
+    #[error("--io {0} is not valid: give auto, epoll or uring")]
+    InvalidIo(String),
 }
 
 impl ArgsError {
@@ -128,7 +133,8 @@ impl ArgsError {
             | ArgsError::InvalidConcurrency(_)
             | ArgsError::ConcurrencyOverRequests { .. }
             | ArgsError::InvalidProxy { .. }
-            | ArgsError::InvalidThreads(_) => EINVAL,
+            | ArgsError::InvalidThreads(_)
+            | ArgsError::InvalidIo(_) => EINVAL,
             ArgsError::InvalidRequests(_)
             | ArgsError::MixedMethods { .. }
             | ArgsError::BodyFile { .. }
@@ -200,6 +206,7 @@ pub fn usage() -> String {
     -E certfile     Specify optional client certificate chain and private key
 herd options (long only, anywhere before the URL):
     --threads N     Number of worker threads (default: one per core, at most -c)
+    --io backend    Event loop: auto (io_uring where it runs, else epoll), epoll or uring
     --json file     Write the full results as JSON to file
     --html file     Write the run as a page with charts (herd report's look) to file
 ",
@@ -322,6 +329,7 @@ struct State {
     ciphers: Option<Vec<u8>>,
     client_cert: Option<PathBuf>,
     threads: Option<u32>,
+    io: IoChoice,
     json: Option<PathBuf>,
     html_page: Option<PathBuf>,
 }
@@ -360,6 +368,7 @@ impl Default for State {
             ciphers: None,
             client_cert: None,
             threads: None,
+            io: IoChoice::Auto,
             json: None,
             html_page: None,
         }
@@ -392,7 +401,8 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// herd's long options: `--threads N`, `--json FILE`, `--html FILE`, also as `--name=value`.
+/// herd's long options: `--threads N`, `--io BACKEND`, `--json FILE`, `--html FILE`, also as
+/// `--name=value`.
 /// Returns the index of the next argument.
 fn long_option(
     st: &mut State,
@@ -404,7 +414,7 @@ fn long_option(
         Some(eq) => (&arg[..eq], Some(&arg[eq + 1..])),
         None => (arg, None),
     };
-    if name != b"--threads" && name != b"--json" && name != b"--html" {
+    if ![&b"--threads"[..], b"--io", b"--json", b"--html"].contains(&name) {
         return Err(ArgsError::UnknownOption(lossy(name)));
     }
     let (value, next) = match inline {
@@ -422,6 +432,11 @@ fn long_option(
             .filter(|&t| t >= 1)
             .ok_or_else(|| ArgsError::InvalidThreads(lossy(value)))?;
         st.threads = Some(threads);
+    } else if name == b"--io" {
+        st.io = std::str::from_utf8(value)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| ArgsError::InvalidIo(lossy(value)))?;
     } else if name == b"--html" {
         st.html_page = Some(PathBuf::from(bytes_os(value)));
     } else {
@@ -658,6 +673,7 @@ fn finish(st: State, raw_url: &[u8]) -> Result<AbConfig, ArgsError> {
         request,
         request_head_len,
         threads: st.threads,
+        io: st.io,
         json: st.json,
         html_page: st.html_page,
     })

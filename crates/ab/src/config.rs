@@ -104,6 +104,8 @@ pub struct AbConfig {
     /// herd extension `--threads N`: worker threads (default: one per core, never more
     /// than `-c`).
     pub threads: Option<u32>,
+    /// herd extension `--io BACKEND`: the engine's event-loop backend (default auto).
+    pub io: herd_engine::IoChoice,
     /// herd extension `--json FILE`: the full result as JSON.
     pub json: Option<PathBuf>,
     /// herd extension `--html FILE`: the run as a page in herd report's look (not `-w`,

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
+use herd_engine::Resolved;
 use herd_stats::{FailureKind, LatencyHistogram};
 use serde::Serialize;
 
@@ -28,6 +29,17 @@ pub struct AbJson {
     pub statuses: BTreeMap<String, u64>,
     /// herd's failure taxonomy (finer than ab's four sub-counters).
     pub failures_by_kind: BTreeMap<&'static str, u64>,
+    /// Which event-loop backend measured.
+    pub io: Io,
+}
+
+/// Which event-loop backend measured (`settings.io` is what was asked).
+#[derive(Debug, Serialize)]
+pub struct Io {
+    /// `epoll` or `io_uring`.
+    pub backend: &'static str,
+    /// Why `--io auto` did not take io_uring, in one line; null when nothing fell back.
+    pub fallback: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -48,6 +60,8 @@ pub struct Settings {
     pub keepalive: bool,
     pub method: String,
     pub threads: Option<u32>,
+    /// `--io` as asked: `auto`, `epoll` or `uring`.
+    pub io: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -92,11 +106,12 @@ pub fn write_json(
     r: &AbResults,
     stats: &AbStats,
     cfg: &AbConfig,
+    io: &Resolved,
 ) -> serde_json::Result<()> {
-    serde_json::to_writer_pretty(out, &document(r, stats, cfg))
+    serde_json::to_writer_pretty(out, &document(r, stats, cfg, io))
 }
 
-fn document(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> AbJson {
+fn document(r: &AbResults, stats: &AbStats, cfg: &AbConfig, io: &Resolved) -> AbJson {
     let rate = |x: f64| (r.time_taken_s > 0.0 && r.done > 0).then(|| x / r.time_taken_s);
     AbJson {
         format: FORMAT,
@@ -116,6 +131,7 @@ fn document(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> AbJson {
             keepalive: cfg.keepalive,
             method: cfg.method.clone(),
             threads: cfg.threads,
+            io: cfg.io.as_str(),
         },
         results: Results {
             server_software: r.server_software.clone(),
@@ -149,6 +165,7 @@ fn document(r: &AbResults, stats: &AbStats, cfg: &AbConfig) -> AbJson {
             .iter()
             .map(|&k| (k.name(), stats.core.failures.get(k)))
             .collect(),
+        io: Io { backend: io.backend.as_str(), fallback: io.why.clone() },
     }
 }
 
@@ -255,15 +272,35 @@ mod tests {
     #[test]
     fn a_failing_writer_is_an_error_not_a_document() {
         let (cfg, r, stats) = (config(), results(), AbStats::default());
+        let io = epoll();
         let mut whole = Vec::new();
-        write_json(&mut whole, &r, &stats, &cfg).unwrap();
+        write_json(&mut whole, &r, &stats, &cfg, &io).unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&whole).unwrap();
         assert_eq!(doc["format"], FORMAT);
         let mut full = Full { room: 64, taken: Vec::new() };
-        let err = write_json(&mut full, &r, &stats, &cfg).unwrap_err();
+        let err = write_json(&mut full, &r, &stats, &cfg, &io).unwrap_err();
         assert!(err.is_io(), "{err}");
         assert!(whole.starts_with(&full.taken));
         assert!(!String::from_utf8_lossy(&full.taken).contains("\"error\""));
+    }
+
+    fn epoll() -> Resolved {
+        Resolved {
+            asked: herd_engine::IoChoice::Auto,
+            backend: herd_engine::Backend::Epoll,
+            why: Some("io_uring not yet for HTTP/1".into()),
+        }
+    }
+
+    /// What `--io` asked goes with the settings; what measured, and why, beside the results.
+    #[test]
+    fn the_document_says_what_io_was_asked_and_what_measured() {
+        let mut whole = Vec::new();
+        write_json(&mut whole, &results(), &AbStats::default(), &config(), &epoll()).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(doc["settings"]["io"], "auto");
+        assert_eq!(doc["io"]["backend"], "epoll");
+        assert_eq!(doc["io"]["fallback"], "io_uring not yet for HTTP/1");
     }
 
     #[test]

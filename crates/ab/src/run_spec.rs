@@ -40,6 +40,7 @@ pub fn run_spec(
         // ab tries every request it was asked for (and stops at the first failed connect
         // unless -r: herd_ab's recorder decides that).
         unreachable: herd_engine::Unreachable::KeepTrying,
+        io: cfg.io,
     })
 }
 

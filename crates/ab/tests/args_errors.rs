@@ -400,6 +400,13 @@ fn threads_not_a_number() {
 }
 
 #[test]
+fn io_not_a_backend() {
+    check(&["--io", "io_uring", URL], 22, "--io io_uring is not valid: give auto, epoll or uring");
+    check(&["--io=EPOLL", URL], 22, "--io EPOLL is not valid");
+    check(&["--io"], 22, "option --io needs a value");
+}
+
+#[test]
 fn help_after_error_loses() {
     check(&["-n", "0", "-h"], 1, "Invalid number of requests");
 }

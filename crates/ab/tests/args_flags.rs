@@ -67,6 +67,7 @@ fn defaults() {
     assert_eq!(c.tls.cipher_suites, None);
     assert_eq!(c.tls.client_cert, None);
     assert_eq!((c.threads, c.json.as_ref(), c.html_page.as_ref()), (None, None, None));
+    assert_eq!(c.io, herd_engine::IoChoice::Auto);
     assert_eq!(
         head(&c),
         "GET /p HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n"
@@ -423,7 +424,9 @@ fn h_usage_text() {
         "-f",
         "-E",
         "--threads",
+        "--io",
         "--json",
+        "--html",
     ] {
         assert!(u.contains(&format!("\n    {flag} ")), "{flag} missing from usage");
     }
@@ -709,6 +712,14 @@ fn threads_long_option() {
 #[test]
 fn threads_with_equals() {
     assert_eq!(cfg(&["--threads=2"]).threads, Some(2));
+}
+
+#[test]
+fn io_long_option() {
+    use herd_engine::IoChoice;
+    assert_eq!(cfg(&["--io", "epoll"]).io, IoChoice::Epoll);
+    assert_eq!(cfg(&["--io=uring"]).io, IoChoice::Uring);
+    assert_eq!(cfg(&["-k", "--io", "auto", "-n", "3"]).io, IoChoice::Auto);
 }
 
 #[test]

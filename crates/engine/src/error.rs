@@ -22,6 +22,9 @@ pub enum EngineError {
     NoAddress,
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// The `--io` asked for cannot run here, or not for this protocol yet.
+    #[error(transparent)]
+    Io(#[from] crate::IoError),
     #[error("request {index} of the workload cannot be sent over HTTP/2 or HTTP/3: {reason}")]
     Http2Request { index: usize, reason: &'static str },
 }

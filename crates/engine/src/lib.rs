@@ -18,6 +18,8 @@
 //!   [`Timing`] from the monotonic clock, and may ask the run to stop ([`Answer`]).
 //! - [`Control`] lets another thread stop a run (Ctrl-C) and read progress.
 //! - [`ThreadUsage`] is what each worker thread cost: CPU time and run-queue wait.
+//! - [`IoChoice`] (`--io auto|epoll|uring`) is which event-loop backend the workers turn;
+//!   [`run()`] settles it once ([`io_choice::resolve`]) and [`Run::io`] says what measured.
 //!
 //! The engine speaks HTTP/1.x, HTTP/2 and HTTP/3 on herd-proto's codecs (QUIC through
 //! quinn-proto, driven by hand in [`quic`]) and knows nothing about reports.
@@ -35,6 +37,7 @@
 mod alpn_probe;
 mod control;
 mod error;
+pub mod io_choice;
 mod link;
 mod nofile;
 mod pacer;
@@ -64,6 +67,7 @@ mod workload;
 pub use alpn_probe::{negotiate_alpn, ProbeError};
 pub use control::Control;
 pub use error::{EngineError, SpecError};
+pub use io_choice::{Backend, IoChoice, IoError, Resolved};
 pub use nofile::raise_nofile_limit;
 pub use reach::Reach;
 use recorder::AnyRecorder;
@@ -106,6 +110,9 @@ pub struct Run<R> {
     pub tls_info: Option<TlsInfo>,
     /// HTTP/3: what QUIC did, over every connection of the run.
     pub quic: Option<quic::QuicStats>,
+    /// Which event-loop backend measured, as [`RunSpec::io`] came to (and why, when `auto`
+    /// fell back to epoll).
+    pub io: Resolved,
 }
 
 /// Runs the load described by `spec` until it is done, its deadline passes, a recorder
@@ -139,6 +146,7 @@ impl<R> Run<R> {
             workers: self.workers,
             tls_info: self.tls_info,
             quic: self.quic,
+            io: self.io,
         }
     }
 }

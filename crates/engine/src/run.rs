@@ -1,8 +1,9 @@
 //! A run from start to end: refuse what no type can (an empty address list, the spec's own
-//! checks in `RunSpec::check`, a request HTTP/2 or HTTP/3 cannot carry), give each worker
-//! its event loop, start the workers on their threads (which open their connections first
-//! when the run starts later: warm.rs), wait for the start (start.rs), give each worker its
-//! recorder, deadline and clock, and join them.
+//! checks in `RunSpec::check`, a request HTTP/2 or HTTP/3 cannot carry), settle the I/O
+//! backend once (io_choice.rs; `run_on_backend` is the one place a worker is chosen for
+//! it), give each worker its event loop, start the workers on their threads (which open
+//! their connections first when the run starts later: warm.rs), wait for the start
+//! (start.rs), give each worker its recorder, deadline and clock, and join them.
 //!
 //! Nothing here runs per request; the workers (worker.rs) do that, each on its own.
 
@@ -21,7 +22,9 @@ use crate::start::{self, Start};
 use crate::warm::{self, Warm};
 use crate::worker::base::{Share, WorkerEnd};
 use crate::worker::Worker;
-use crate::{Arrivals, Control, EngineError, Recorder, Run, RunSpec, Schedule, Wire};
+use crate::{
+    Arrivals, Backend, Control, EngineError, IoError, Recorder, Run, RunSpec, Schedule, Wire,
+};
 
 pub(crate) fn run_all<R, F>(
     spec: &RunSpec,
@@ -36,6 +39,9 @@ where
         return Err(EngineError::NoAddress);
     }
     spec.check()?;
+    // The backend, settled once for every worker (the probe runs once per process).
+    let io = crate::io_choice::resolve(spec.io, &spec.wire)?;
+    let backend = io.backend;
     // HTTP/2's requests in its own terms, once for every worker.
     let field_requests = match &spec.wire {
         Wire::Http2(_) => Some(RequestFields::from_workload(&spec.workload, &spec.target)?),
@@ -69,7 +75,8 @@ where
             let spawned = std::thread::Builder::new()
                 .name(format!("herd-worker-{i}"))
                 .spawn_scoped(s, move || {
-                    worker(spec, control, (i, n), (poll, slot, reach), rx, field_requests)
+                    let parts = (poll, slot, reach);
+                    worker(spec, control, (i, n), parts, rx, (backend, field_requests))
                 });
             handles.push(spawned.map_err(EngineError::Thread));
         }
@@ -130,6 +137,7 @@ where
         workers,
         tls_info,
         quic,
+        io,
     })
 }
 
@@ -188,7 +196,7 @@ fn worker<R: Recorder>(
     (i, n): (u32, u32),
     (mut poll, slot, reach): (Poll, Arc<Slot>, Arc<ReachWatch>),
     begin: Receiver<Begin<R>>,
-    field_requests: &Option<Vec<RequestFields>>,
+    (backend, field_requests): (Backend, &Option<Vec<RequestFields>>),
 ) -> Result<Option<WorkerEnd<R>>, EngineError> {
     let (conns, quota) = spec.share(i, n);
     let first_conn = spec.first_connection(i, n);
@@ -235,29 +243,52 @@ fn worker<R: Recorder>(
             Start::At(_) | Start::Gate(_) => at.elapsed(),
         }
     };
-    // The worker is built for the run's protocol once, here (link/seam.rs).
-    let (late, end) = match (&spec.wire, field_requests) {
-        (Wire::Http2(settings), Some(requests)) => {
-            let ctx = H2Ctx::new(spec, requests, *settings);
-            let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm);
-            (wait(), w.run())
-        }
-        (Wire::Http3(wire), Some(requests)) => {
-            let ctx = H3Ctx::new(spec, requests, wire);
-            let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm);
-            (wait(), w.run())
-        }
-        // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
-        _ => {
-            let ctx = H1Ctx::new(spec);
-            let w = Worker::<_, H1Link>::new(spec, control, share, ctx, warm);
-            (wait(), w.run())
-        }
-    };
+    let (late, end) = run_on_backend(backend, spec, control, share, warm, field_requests, wait);
     end.map(|mut e| {
         e.late = late;
         Some(e)
     })
+}
+
+/// The one choice of worker, by the backend `io_choice::resolve` settled for the run, then by
+/// its protocol (built once, here: link/seam.rs). `wait` waits for the start once the worker
+/// is built, and says how late it began.
+fn run_on_backend<R: Recorder>(
+    backend: Backend,
+    spec: &RunSpec,
+    control: &Control,
+    share: Share<R>,
+    warm: Warm,
+    field_requests: &Option<Vec<RequestFields>>,
+    wait: impl FnOnce() -> Duration,
+) -> (Duration, Result<WorkerEnd<R>, EngineError>) {
+    match backend {
+        Backend::Epoll => match (&spec.wire, field_requests) {
+            (Wire::Http2(settings), Some(requests)) => {
+                let ctx = H2Ctx::new(spec, requests, *settings);
+                let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm);
+                (wait(), w.run())
+            }
+            (Wire::Http3(wire), Some(requests)) => {
+                let ctx = H3Ctx::new(spec, requests, wire);
+                let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm);
+                (wait(), w.run())
+            }
+            // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
+            _ => {
+                let ctx = H1Ctx::new(spec);
+                let w = Worker::<_, H1Link>::new(spec, control, share, ctx, warm);
+                (wait(), w.run())
+            }
+        },
+        // No protocol has an io_uring worker yet (`io_choice::backends_of`), so `resolve`
+        // never settles on this: the io_uring worker is built here when one lands.
+        Backend::Uring => {
+            let protocol = crate::io_choice::protocol_name(&spec.wire);
+            let asked = spec.io;
+            (Duration::ZERO, Err(IoError::NotForProtocol { asked, backend, protocol }.into()))
+        }
+    }
 }
 
 /// `at` on the wall clock, read against the monotonic clock now (a moment ahead or past).

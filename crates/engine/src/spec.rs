@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use herd_proto::Limits;
 
-use crate::{SpecError, Start, Target, Workload};
+use crate::{IoChoice, SpecError, Start, Target, Workload};
 
 /// Everything a run needs. Built by the caller (herd ab through `herd_ab::run_spec`, herd
 /// run); the engine only reads it.
@@ -55,6 +55,9 @@ pub struct RunSpec {
     pub start: Start,
     /// What the run does while none of its connections has ever connected.
     pub unreachable: Unreachable,
+    /// Which event-loop backend the workers turn (`--io`), settled once by [`crate::run()`]
+    /// ([`crate::io_choice::resolve`]) and said in [`crate::Run::io`].
+    pub io: IoChoice,
 }
 
 /// What a run does while none of its connections has connected (TCP's handshake, or
@@ -292,6 +295,7 @@ impl RunSpec {
             slice: Slice::WHOLE,
             start: Start::Now,
             unreachable: Unreachable::KeepTrying,
+            io: IoChoice::Auto,
         }
     }
 

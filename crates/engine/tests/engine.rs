@@ -361,6 +361,34 @@ fn a_target_without_addresses_is_an_error_not_a_panic() {
     assert!(matches!(r, Err(herd_engine::EngineError::NoAddress)), "{r:?}");
 }
 
+/// `--io epoll` runs on epoll and says so; `auto` says what it took and, today, why not
+/// io_uring; `--io uring` is refused before any connection opens, saying what to do.
+#[test]
+fn the_run_says_which_backend_measured_and_uring_is_refused_before_it_starts() {
+    use herd_engine::{Backend, EngineError, IoChoice, IoError};
+    let server = TestServer::start(|mut s| util::serve_keep_alive(&mut s, response_of(2)));
+    let control = herd_engine::Control::new();
+    let mut sp = spec(server.port, 1, 3);
+    sp.schedule = KEEP_ALIVE;
+    sp.io = IoChoice::Epoll;
+    let run = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
+    assert_eq!((run.io.asked, run.io.backend, run.io.why), (IoChoice::Epoll, Backend::Epoll, None));
+    assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
+    sp.io = IoChoice::Auto;
+    let run = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
+    // HTTP/1 has no io_uring worker yet: auto keeps epoll and says so.
+    assert_eq!(run.io.backend, Backend::Epoll);
+    assert_eq!(run.io.why.as_deref(), Some("io_uring not yet for HTTP/1"));
+    sp.io = IoChoice::Uring;
+    let accepted = server.accepted();
+    let r = herd_engine::run(&sp, &control, |_, _| Counts::default());
+    let Err(EngineError::Io(e @ IoError::NotForProtocol { .. })) = r else {
+        panic!("--io uring ran: {r:?}")
+    };
+    assert!(e.to_string().contains("use --io epoll or --io auto"), "{e}");
+    assert_eq!(server.accepted(), accepted, "a refused run opens no connection");
+}
+
 /// A keep-alive response with a body of `body` bytes, kept for the life of the test binary.
 fn response_of(body: usize) -> &'static [u8] {
     let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {body}\r\n\r\n").into_bytes();

@@ -66,6 +66,9 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     if let Some(path) = &cfg.html_page {
         crate::report_cmd::check_page_path(path)?;
     }
+    // `--io uring` where it cannot run, refused before the banner (herd ab speaks HTTP/1
+    // alone; the engine settles it again, from the same probe, when it runs).
+    herd_engine::io_choice::resolve(cfg.io, &herd_engine::Wire::Http1)?;
     let _ = herd_engine::raise_nofile_limit();
     let started_at = herd_lab::runner::now_rfc3339();
     // Recorded before the load, as the lab does: the load average of the machine at rest.
@@ -185,7 +188,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     if let Some(path) = &cfg.json {
         let written = File::create(path).and_then(|file| {
             let mut out = BufWriter::new(file);
-            herd_ab::json::write_json(&mut out, &merged.results, &merged.stats, cfg)?;
+            herd_ab::json::write_json(&mut out, &merged.results, &merged.stats, cfg, &merged.io)?;
             out.flush()
         });
         written.with_context(|| format!("cannot write --json {}", path.display()))?;
@@ -200,6 +203,10 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
             measurements: vec![single_run::ab_measurement(&merged.results)],
             judgement: None,
             health: None,
+            io: Some(herd_store::ClientIo {
+                backend: merged.io.backend.as_str().to_owned(),
+                fallback: merged.io.why.clone(),
+            }),
             environment: environment.unwrap_or_default(),
             protocol: Vec::new(),
         };

@@ -6,7 +6,7 @@
 use std::num::{NonZeroU32, NonZeroU64};
 use std::path::PathBuf;
 
-use herd_engine::Think;
+use herd_engine::{IoChoice, Think};
 use herd_run::plan::{self, Arrivals, Body, Load, Pace, Reuse, Source, Stop, TlsOptions};
 use herd_run::protocol::{Speak, Windows};
 use herd_run::units::{self as run_units, BindList};
@@ -28,6 +28,11 @@ pub(crate) struct RunArgs {
     /// Worker threads, each with its own event loop [default: one per core, at most -c]
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) threads: Option<u32>,
+
+    /// The workers' event-loop backend: auto (io_uring where this machine and the protocol
+    /// have it, else epoll, saying why), epoll, or uring (refused where it cannot run)
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = IoArg::Auto)]
+    pub(crate) io: IoArg,
 
     /// How long to run (10s, 500ms, 2m); with -n, whichever comes first [default: 10s unless
     /// -n is given]
@@ -243,6 +248,24 @@ fn parse_streams(text: &str) -> Result<u32, String> {
     }
 }
 
+/// `--io`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum IoArg {
+    Auto,
+    Epoll,
+    Uring,
+}
+
+impl From<IoArg> for IoChoice {
+    fn from(a: IoArg) -> IoChoice {
+        match a {
+            IoArg::Auto => IoChoice::Auto,
+            IoArg::Epoll => IoChoice::Epoll,
+            IoArg::Uring => IoChoice::Uring,
+        }
+    }
+}
+
 /// `--arrivals`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ArrivalsArg {
@@ -298,6 +321,7 @@ pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
     };
     let mut p = RunPlan::new(url, load);
     p.threads = args.threads.map(nonzero).transpose()?;
+    p.io = args.io.into();
     p.warmup = args.warmup;
     p.seed = args.seed;
     p.reuse = reuse;
@@ -481,6 +505,7 @@ mod tests {
             https in any::<bool>(),
             load in load(),
             threads in prop::option::of(1u32..=1024),
+            io in prop::sample::select(IoChoice::ALL.to_vec()),
             warmup in prop::option::of(span()),
             seed in any::<u64>(),
             reuse in prop_oneof![
@@ -524,6 +549,7 @@ mod tests {
             let url: RunUrl = format!("{scheme}://127.0.0.1:8080/x?y=1").parse().unwrap();
             let mut p = RunPlan::new(url, load);
             p.threads = threads.map(|t| NonZeroU32::new(t).unwrap());
+            p.io = io;
             p.warmup = warmup;
             p.seed = seed;
             p.reuse = reuse;
@@ -615,6 +641,43 @@ mod tests {
                 "--json=/tmp/x/run.json"
             ]
         );
+    }
+
+    /// `--io` reads into the plan, goes back out as `--io=BACKEND` unless it is the default,
+    /// and a spelling it does not have is refused naming the ones it has.
+    #[test]
+    fn io_reads_back_and_a_bad_backend_is_refused_with_the_allowed_ones() {
+        let read = |args: &[&str]| {
+            let mut argv = vec!["herd-run", "http://127.0.0.1/"];
+            argv.extend(args);
+            Cli::try_parse_from(argv).map(|cli| super::plan(&cli.run).unwrap().io)
+        };
+        assert_eq!(read(&[]).unwrap(), IoChoice::Auto);
+        assert_eq!(read(&["--io", "epoll"]).unwrap(), IoChoice::Epoll);
+        assert_eq!(read(&["--io=uring"]).unwrap(), IoChoice::Uring);
+        for io in IoChoice::ALL {
+            let url: RunUrl = "http://127.0.0.1:1/".parse().unwrap();
+            let mut p = RunPlan::new(
+                url,
+                plan::Load::Single {
+                    connections: NonZeroU32::MIN,
+                    stop: Stop::After(plan::DEFAULT_DURATION),
+                    pace: Pace::Closed { think: None },
+                },
+            );
+            p.io = io;
+            let args: Vec<String> =
+                p.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            let said = args.iter().filter(|a| a.starts_with("--io")).collect::<Vec<_>>();
+            match io {
+                IoChoice::Auto => assert!(said.is_empty(), "{args:?}"),
+                _ => assert_eq!(said, [&format!("--io={io}")]),
+            }
+            assert_eq!(parse(&p), Ok(p));
+        }
+        let e = read(&["--io", "io_uring"]).unwrap_err().to_string();
+        assert!(e.contains("invalid value 'io_uring' for '--io <BACKEND>'"), "{e}");
+        assert!(e.contains("[possible values: auto, epoll, uring]"), "{e}");
     }
 
     #[test]

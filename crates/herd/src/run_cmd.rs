@@ -76,6 +76,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             measurements: report.measurements(),
             judgement: report.judgement(),
             health: Some(report.health()),
+            io: last.io.as_ref().map(|io| herd_store::ClientIo {
+                backend: io.backend_name().to_owned(),
+                fallback: io.fallback.clone(),
+            }),
             environment: environment.unwrap_or_default(),
             // Plain HTTP/1.1 is what a page without the axis always meant.
             protocol: last

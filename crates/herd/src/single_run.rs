@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use hdrhistogram::Histogram;
 use herd_stats::{ClientJudgement, Failure, HealthFacts, LatencySeries, Measurement};
 use herd_store::{
-    ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
+    ClientIo, ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
     RepetitionRecord, ReportDefaults, StoredCell, StoredExperiment, StoredRepetition,
 };
 
@@ -30,6 +30,8 @@ pub(crate) struct SingleRun {
     pub(crate) judgement: Option<ClientJudgement>,
     /// The facts the verdict was judged on.
     pub(crate) health: Option<HealthFacts>,
+    /// Which event-loop backend measured, and why `--io auto` fell back.
+    pub(crate) io: Option<ClientIo>,
     /// The machine as `herd_lab::environment::record` found it before the load.
     pub(crate) environment: Vec<(String, String)>,
     /// What the run spoke, and its streams per connection, as the page's axes say them
@@ -70,6 +72,7 @@ fn experiment(run: SingleRun) -> StoredExperiment {
             cpus: None,
             judgement: run.judgement,
             health: run.health,
+            io: run.io,
         },
         servers: Vec::new(),
         server_cpu_seconds: None,

@@ -165,14 +165,40 @@ fn server_cpu() -> Check {
 }
 
 /// Whether the engine could drive its sockets through io_uring here (the completion
-/// backend of issue 35); not having it costs nothing today: the engine runs on epoll.
+/// backend of issue 35), and what `--io auto` takes for each protocol; not having it costs
+/// nothing today: the engine runs on epoll.
 fn uring() -> Check {
-    use herd_engine::uring::probe::{probe, Uring};
+    use herd_engine::io_choice::probed;
+    use herd_engine::uring::probe::Uring;
     const WHAT: &str = "io_uring";
-    match probe() {
-        found @ Uring::Available { .. } => ok(WHAT, &found.to_string()),
-        found @ Uring::Refused(_) => warn(WHAT, &format!("{found}; the engine uses epoll")),
+    let auto = auto_takes();
+    match probed() {
+        found @ Uring::Available { .. } => ok(WHAT, &format!("{found}; {auto}")),
+        found @ Uring::Refused(_) => warn(WHAT, &format!("{found}; {auto}")),
     }
+}
+
+/// `--io auto takes epoll (no io_uring worker yet) for HTTP/1, HTTP/2, HTTP/3`: what each
+/// protocol's run would settle on here, those alike said together.
+fn auto_takes() -> String {
+    use herd_engine::io_choice::{backends_of, resolve_kind, WireKind};
+    use herd_engine::{Backend, IoChoice};
+    let mut said: Vec<(String, Vec<&str>)> = Vec::new();
+    for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
+        let what = match resolve_kind(IoChoice::Auto, kind) {
+            // Why the probe refused is the line's first part.
+            Ok(r) if backends_of(kind).contains(&Backend::Uring) => r.backend.to_string(),
+            Ok(r) => format!("{} (no io_uring worker yet)", r.backend),
+            Err(e) => e.to_string(),
+        };
+        match said.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, kinds)) => kinds.push(kind.name()),
+            None => said.push((what, vec![kind.name()])),
+        }
+    }
+    let parts: Vec<String> =
+        said.iter().map(|(what, kinds)| format!("{what} for {}", kinds.join(", "))).collect();
+    format!("--io auto takes {}", parts.join("; "))
 }
 
 fn nofile() -> Check {
@@ -342,4 +368,17 @@ fn qdiscs(scratch: &Path) -> Vec<Check> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// Today no protocol has herd's io_uring worker: whatever this kernel allows, `auto`
+    /// takes epoll for each, said once for all of them.
+    #[test]
+    fn auto_takes_epoll_for_every_protocol_today() {
+        assert_eq!(
+            super::auto_takes(),
+            "--io auto takes epoll (no io_uring worker yet) for HTTP/1, HTTP/2, HTTP/3"
+        );
+    }
 }

@@ -342,6 +342,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 request: &request,
                 load: &load,
                 threads: e.client_threads,
+                io: e.client_io,
                 out_dir,
                 agents: e.client_agents.unwrap_or(1),
                 agent_netns: &agent_netns,

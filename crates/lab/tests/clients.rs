@@ -200,6 +200,7 @@ fn run(
         request,
         load: &measured,
         threads,
+        io: herd_engine::IoChoice::Auto,
         out_dir: &out_dir,
         agents: 1,
         agent_netns: &[],

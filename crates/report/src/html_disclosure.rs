@@ -79,7 +79,10 @@ fn programs(page: &mut String, exp: &StoredExperiment, owns: &[Vec<Own>]) {
         let c = &r.record.client;
         count([
             "client".into(),
-            c.tool.clone(),
+            match &c.io {
+                Some(io) => format!("{}, I/O: {io}", c.tool),
+                None => c.tool.clone(),
+            },
             c.version.clone(),
             c.cpus.clone().unwrap_or_else(|| "any".into()),
             String::new(),

@@ -29,6 +29,9 @@ impl Definition {
         let port = port_of(&r.client.argv);
         let norm = |t: &str| normalize(t, port);
         let mut versions = vec![format!("client {} {}", r.client.tool, r.client.version)];
+        // Which backend herd's client measured with: `auto` takes what the machine allows,
+        // so, as a version, it is listed where two runs differ, not a new definition.
+        versions.extend(r.client.io.as_ref().map(|io| format!("client I/O {}", io.backend)));
         versions.extend(r.servers.iter().map(|s| format!("{} {}", s.program, s.version)));
         Definition {
             client: r.client.tool.clone(),
@@ -299,6 +302,44 @@ mod tests {
             normalize(conf, Some(41234)),
             "listen 127.0.0.1:$PORT;\nroot \"$RUN/www\";\nsize 412345;\nnetns herd-PID-N-server\n"
         );
+    }
+
+    /// Which backend herd's client measured with is listed as a version is: where two runs
+    /// differ (auto took io_uring on one machine, epoll on another), not a new definition.
+    #[test]
+    fn the_clients_backend_differs_as_a_version_does() {
+        let record = |backend: Option<&str>| herd_store::RepetitionRecord {
+            cell_key: "load=c1".into(),
+            axes: Vec::new(),
+            control_of: None,
+            repetition: 0,
+            position: 0,
+            started_at: String::new(),
+            finished_at: String::new(),
+            outcome: herd_store::Outcome::Ok,
+            client: herd_store::ClientRecord {
+                tool: "herd".into(),
+                version: "0.1.0".into(),
+                argv: vec!["herd".into(), "run".into()],
+                cpus: None,
+                judgement: None,
+                health: None,
+                io: backend.map(|b| herd_store::ClientIo { backend: b.into(), fallback: None }),
+            },
+            servers: Vec::new(),
+            server_cpu_seconds: None,
+            time_wait_before: None,
+            drain_seconds: 0.0,
+            network: None,
+            measurements: Vec::new(),
+        };
+        let (a, b) =
+            (Definition::of(&record(Some("epoll"))), Definition::of(&record(Some("io_uring"))));
+        assert_eq!(a.versions, ["client herd 0.1.0", "client I/O epoll"]);
+        let d = Differences::between(&a, &b);
+        assert_eq!(d.versions, ["only A ran client I/O epoll", "only B ran client I/O io_uring"]);
+        assert!(d.load.is_empty() && d.client.is_empty(), "{d:?}");
+        assert_eq!(Definition::of(&record(None)).versions, ["client herd 0.1.0"]);
     }
 
     #[test]

@@ -113,6 +113,7 @@ fn repetition(
                 reason: Some(r.to_owned()),
             }),
             health: None,
+            io: None,
         },
         servers: vec![ServerRecord {
             name: axes[0].1.into(),
@@ -2137,4 +2138,34 @@ fn a_comparison_tells_noise_from_a_difference() {
     let row = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
     assert!(row.ends_with("-20.0 % *"), "{row}");
     assert!(text.contains("(1 of 1 rows); within noise where"), "{text}");
+}
+
+/// The disclosure says which event-loop backend herd's client measured with, and why `auto`
+/// fell back, beside the client program and in each repetition's command line; a client
+/// that does not say (a store from before, ab) shows nothing more.
+#[test]
+fn the_disclosure_says_which_io_backend_the_client_measured_with() {
+    let mut exp = matrix();
+    let io = herd_store::ClientIo {
+        backend: "epoll".into(),
+        fallback: Some("io_uring not yet for HTTP/1".into()),
+    };
+    for cell in &mut exp.cells {
+        for r in &mut cell.repetitions {
+            r.record.client.io = Some(io.clone());
+        }
+    }
+    let page = |exp: &StoredExperiment| {
+        let mut out = Vec::new();
+        herd_report::write_html(std::slice::from_ref(exp), &Options::default(), "x.db", &mut out)
+            .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let html = page(&exp);
+    let disclosure = &html[html.find("<h3>disclosure").unwrap()..];
+    let said = "herd, I/O: epoll (io_uring not yet for HTTP/1)";
+    assert!(disclosure.contains(&format!("<td>{said}</td>")), "{disclosure}");
+    let commands = "client (herd, I/O: epoll (io_uring not yet for HTTP/1)): herd";
+    assert!(html.contains(commands), "{html}");
+    assert!(!page(&matrix()).contains("I/O:"), "said only where the store says it");
 }

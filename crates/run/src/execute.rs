@@ -11,8 +11,9 @@ use std::num::{NonZeroU32, NonZeroU64};
 
 use herd_engine::quic::{QuicClient, QuicSettings};
 use herd_engine::{
-    self as engine, Control, H2Settings, H3Wire, PerConnection, Reach, RunSpec, SocketOptions,
-    StartGate, Target, Think, TlsClient, TlsSettings, TlsVersions, Unreachable, Wire,
+    self as engine, Control, EngineError, H2Settings, H3Wire, PerConnection, Reach, RunSpec,
+    SocketOptions, StartGate, Target, Think, TlsClient, TlsSettings, TlsVersions, Unreachable,
+    Wire,
 };
 use herd_stats::units::{BitRate, RequestRate};
 use herd_stats::Protocol;
@@ -178,6 +179,7 @@ impl Prepared {
             // A server that is not there refuses every attempt: trying for the whole run
             // measures nothing (execute_parts keeps trying once a step has reached it).
             unreachable: Unreachable::GiveUp,
+            io: plan.io,
         })
     }
 
@@ -265,7 +267,7 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         expected_bytes: built.expected_bytes.clone(),
         conn_rates: setup.conforming.and(plan.steps().iter().map(|&(c, _)| c.get()).max()),
     });
-    Ok(Prepared {
+    let prepared = Prepared {
         plan: plan.clone(),
         target,
         built,
@@ -274,7 +276,11 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
         protocol,
         quic,
         spread: None,
-    })
+    };
+    // `--io uring` where it cannot run is refused here, before any output is made or any
+    // request sent (the engine settles it again, from the same probe, when it runs).
+    engine::io_choice::resolve(plan.io, &prepared.wire()).map_err(EngineError::Io)?;
+    Ok(prepared)
 }
 
 /// What a spread run's coordinator says of the run it merges: the plan checked and its
@@ -498,6 +504,7 @@ fn measure(
         client,
         server,
         quic: done.quic,
+        io: Some(done.io),
         late: done.late,
     };
     Ok((info, recorder, done.reach))

@@ -14,7 +14,7 @@ use std::net::IpAddr;
 use std::num::{NonZeroU32, NonZeroU64};
 use std::path::PathBuf;
 
-use herd_engine::Think;
+use herd_engine::{IoChoice, Think};
 use herd_stats::units::{BitRate, RequestRate, TimeSpan};
 
 use crate::protocol::{self, Speak, Windows};
@@ -28,6 +28,9 @@ pub struct RunPlan {
     pub load: Load,
     /// Worker threads; None: one per core, at most the connections.
     pub threads: Option<NonZeroU32>,
+    /// The workers' event-loop backend (`--io`): epoll, io_uring, or `auto` (io_uring where
+    /// it runs, else epoll, saying why).
+    pub io: IoChoice,
     /// Run this long first without counting.
     pub warmup: Option<TimeSpan>,
     /// Seeds every random choice: the same seed replays the same run.
@@ -196,6 +199,7 @@ impl RunPlan {
             url,
             load,
             threads: None,
+            io: IoChoice::Auto,
             warmup: None,
             seed: 1,
             reuse: Reuse::KeepAlive,
@@ -496,6 +500,9 @@ impl RunPlan {
         }
         if let Some(t) = self.threads {
             a.flag("--threads", t);
+        }
+        if self.io != IoChoice::Auto {
+            a.flag("--io", self.io);
         }
         if let Some(w) = self.warmup {
             a.flag("--warmup", w);

@@ -7,6 +7,7 @@
 //! `--rate-steps`) is `{"format", "url", "steps": [StepReport…]}`. Within v1 fields are only
 //! added; a reader ignores fields it does not know.
 
+mod io;
 mod latency;
 mod step;
 
@@ -15,6 +16,7 @@ use std::fmt;
 use herd_stats::{ClientJudgement, HealthFacts, Measurement};
 use serde::{Deserialize, Serialize};
 
+pub use io::{IoAsked, IoBackend, IoReport};
 pub use latency::{Latencies, LatencyFigures, LatencySummary, QUANTILES};
 pub use step::{
     Bytes, Clients, Conforming, GroupRow, Groups, PerConnection, QuicReport, Requests, Schedule,

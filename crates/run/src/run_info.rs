@@ -10,7 +10,7 @@ use crate::server_usage::ServerUsage;
 
 /// What a run (or step) was besides the recorder's figures and the URL. An agent of a
 /// spread run sends it with its recorder (spread/wire.rs).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RunInfo {
     pub(crate) connections: u32,
     pub(crate) threads: u32,
@@ -28,6 +28,11 @@ pub(crate) struct RunInfo {
     /// figures, and the merged report adds those up (spread/combine.rs).
     #[serde(skip)]
     pub(crate) quic: Option<herd_engine::quic::QuicStats>,
+    /// Which event-loop backend measured (the engine's [`herd_engine::Run::io`]). Not sent by
+    /// an agent either: each agent's own report says it, and the merged report says theirs
+    /// (spread/combine.rs).
+    #[serde(skip)]
+    pub(crate) io: Option<herd_engine::Resolved>,
     /// How long after its planned start the engine started (a spread run's agents start at
     /// one instant); zero when it started at once.
     #[serde(default)]

@@ -10,7 +10,7 @@ use herd_stats::{ClientHealth, Failure, ProcessCpu, SendLag, TimerLate};
 use crate::execute::RunSetup;
 use crate::health::{self, Inputs};
 use crate::report::{
-    Bytes, Clients, Conforming, FormatV1, GroupRow, Groups, Latencies, LatencySummary,
+    Bytes, Clients, Conforming, FormatV1, GroupRow, Groups, IoReport, Latencies, LatencySummary,
     PerConnection, QuicReport, Requests, Schedule, StepReport, ThinkKind, ThinkReport,
 };
 use crate::run_info::RunInfo;
@@ -31,6 +31,7 @@ pub(crate) fn step_report(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> 
         protocol: setup.protocol,
         streams: setup.streams,
         quic: info.quic.map(|q| QuicReport::from(&q)),
+        io: info.io.as_ref().map(IoReport::from),
         schedule: match info.rate {
             Some(r) => Schedule::Rate { requests_per_second: r },
             None => Schedule::Closed,
@@ -169,6 +170,7 @@ pub(crate) mod tests {
             client: ClientUsage { workers: 1, busy: 0.1, ..ClientUsage::default() },
             server: None,
             quic: None,
+            io: None,
             late: Duration::ZERO,
         };
         step_report(&setup, &info, r)

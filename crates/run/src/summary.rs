@@ -67,6 +67,7 @@ pub fn write(out: &mut dyn Write, setup: &RunSetup, r: &StepReport) -> io::Resul
             }
         )?;
     }
+    write_io(out, r)?;
     if let Some(d) = &setup.description {
         writeln!(out, "  requests    {d}")?;
     }
@@ -285,6 +286,14 @@ fn us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// Which event-loop backend measured, in one line (none for a document that does not say).
+fn write_io(out: &mut dyn Write, r: &StepReport) -> io::Result<()> {
+    match &r.io {
+        Some(io) => writeln!(out, "  I/O         {io}"),
+        None => Ok(()),
+    }
+}
+
 /// One line per step of a stepped run, printed as the step ends (`step` from 1).
 pub fn write_step(
     out: &mut dyn Write,
@@ -305,6 +314,7 @@ pub fn write_step(
             "herd run {url}: steps of {length}, {}",
             if r.keep_alive { "keep-alive" } else { "a connection per request" }
         )?;
+        write_io(out, r)?;
         writeln!(
             out,
             "  {:>4} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  client",
@@ -430,5 +440,31 @@ mod tests {
         write_step(&mut out, 1, &setup, &r).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("herd run : steps of 300ms, keep-alive\n"), "{text}");
+    }
+
+    /// One line says which backend measured and, when `auto` fell back, why; a document
+    /// from before `--io` says nothing of it.
+    #[test]
+    fn the_summary_says_which_backend_measured_in_one_line() {
+        use crate::report::{IoAsked, IoBackend, IoReport};
+        let mut r = report_of(&RunRecorder::new(None, Default::default()), Duration::from_secs(1));
+        assert!(!summary_of(&r).contains("I/O"));
+        r.io = Some(IoReport {
+            asked: IoAsked::Auto,
+            backend: IoBackend::Epoll,
+            fallback: Some("io_uring not yet for HTTP/2".into()),
+        });
+        let text = summary_of(&r);
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("I/O")).collect();
+        assert_eq!(lines, ["  I/O         epoll (auto: io_uring not yet for HTTP/2)"], "{text}");
+        r.io = Some(IoReport { asked: IoAsked::Epoll, fallback: None, ..r.io.unwrap() });
+        assert!(summary_of(&r).contains("\n  I/O         epoll\n"));
+        let mut out = Vec::new();
+        write_step(&mut out, 1, &RunSetup::default(), &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().nth(1), Some("  I/O         epoll"), "{text}");
+        let mut out = Vec::new();
+        write_step(&mut out, 2, &RunSetup::default(), &r).unwrap();
+        assert!(!String::from_utf8(out).unwrap().contains("I/O"), "once, at the first step");
     }
 }

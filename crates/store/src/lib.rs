@@ -50,7 +50,7 @@ pub use open::{Migration, APPLICATION_ID};
 pub use profile::ProfileRecord;
 pub use published::{Measure, Published, PublishedFigure};
 pub use record::{
-    ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
+    ClientIo, ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
     RepetitionRecord, ReportDefaults, ServerRecord, CALIBRATION_SERVER, FINDING_LINK_BOUND,
 };
 pub use run_failure::{RunFailureKind, UnknownRunFailureKind};

@@ -17,7 +17,7 @@ use crate::error::StoreError;
 use crate::natural_order;
 use crate::profile::ProfileRecord;
 use crate::record::{
-    ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
+    ClientIo, ClientRecord, ExperimentId, ExperimentStatus, NewExperiment, Outcome, RepetitionId,
     RepetitionRecord, ReportDefaults, ServerRecord,
 };
 use crate::run_failure::UnknownRunFailureKind;
@@ -253,7 +253,8 @@ impl Reader<'_> {
             "SELECT id, idx, position, started_at, finished_at, outcome, failure_reason,
                 client_tool, client_version, client_argv, client_cpus, client_verdict,
                 client_verdict_reason, client_health_json, server_cpu_seconds,
-                time_wait_before, drain_seconds, network_json, failure_kind
+                time_wait_before, drain_seconds, network_json, failure_kind, client_io,
+                client_io_fallback
              FROM repetition WHERE cell_id = ?1 ORDER BY idx",
             [cell_id],
             RepetitionRow::from_row,
@@ -376,6 +377,9 @@ impl Reader<'_> {
                 cpus: row.client_cpus,
                 judgement,
                 health,
+                io: row
+                    .client_io
+                    .map(|backend| ClientIo { backend, fallback: row.client_io_fallback }),
             },
             servers,
             server_cpu_seconds: row.server_cpu_seconds,
@@ -537,6 +541,8 @@ struct RepetitionRow {
     drain_seconds: f64,
     network_json: Option<String>,
     failure_kind: Option<String>,
+    client_io: Option<String>,
+    client_io_fallback: Option<String>,
 }
 
 impl RepetitionRow {
@@ -561,6 +567,8 @@ impl RepetitionRow {
             drain_seconds: row.get(16)?,
             network_json: row.get(17)?,
             failure_kind: row.get(18)?,
+            client_io: row.get(19)?,
+            client_io_fallback: row.get(20)?,
         })
     }
 }

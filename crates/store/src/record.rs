@@ -140,6 +140,28 @@ pub struct ClientRecord {
     pub judgement: Option<ClientJudgement>,
     /// The figures the verdict was judged on.
     pub health: Option<HealthFacts>,
+    /// Which event-loop backend herd's client measured with; None for clients that do not
+    /// say (ab, wrk, h2load) and in stores from before it was kept.
+    pub io: Option<ClientIo>,
+}
+
+/// Which event-loop backend a client measured with (herd's `--io`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIo {
+    /// `epoll` or `io_uring`.
+    pub backend: String,
+    /// Why `auto` did not take io_uring, in one line; None when nothing fell back.
+    pub fallback: Option<String>,
+}
+
+impl std::fmt::Display for ClientIo {
+    /// `epoll`, or `epoll (io_uring not yet for HTTP/1)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.fallback {
+            Some(why) => write!(f, "{} ({why})", self.backend),
+            None => f.write_str(&self.backend),
+        }
+    }
 }
 
 /// One server process (or process group) of a repetition.

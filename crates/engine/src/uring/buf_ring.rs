@@ -141,6 +141,16 @@ impl BufRing {
         }
     }
 
+    /// Gives buffer `bid` back without telling the kernel yet: a loop turn gives back every
+    /// buffer its completions filled and then publishes them once ([`BufRing::publish`]),
+    /// one release store a turn instead of one a buffer.
+    #[inline]
+    pub(crate) fn give_back(&mut self, bid: u16) {
+        if bid < self.count {
+            self.put(bid);
+        }
+    }
+
     /// Writes buffer `bid` into the entry at the local tail.
     fn put(&mut self, bid: u16) {
         let mask = self.count - 1;
@@ -160,7 +170,7 @@ impl BufRing {
     }
 
     /// Makes the entries written so far visible to the kernel.
-    fn publish(&self) {
+    pub(crate) fn publish(&self) {
         let base = self.entries.ptr.as_ptr().cast::<BufRingEntry>();
         // SAFETY: `BufRingEntry::tail` points at entry 0's `resv` field, a u16 inside the
         // entries mapping, aligned as a u16 and shared with the kernel, which reads it

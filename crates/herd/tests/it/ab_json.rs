@@ -32,10 +32,20 @@ fn json_output_has_the_documented_shape_and_agrees_with_the_report() {
     for key in ["url", "hostname", "port", "path", "tls"] {
         assert!(v["target"].get(key).is_some(), "target.{key}");
     }
-    for key in
-        ["requests", "concurrency", "time_limit_s", "timeout_s", "keepalive", "method", "threads"]
-    {
+    for key in [
+        "requests",
+        "concurrency",
+        "time_limit_s",
+        "timeout_s",
+        "keepalive",
+        "method",
+        "threads",
+        "io",
+    ] {
         assert!(v["settings"].get(key).is_some(), "settings.{key}");
+    }
+    for key in ["backend", "fallback"] {
+        assert!(v["io"].get(key).is_some(), "io.{key}");
     }
     let r = &v["results"];
     for key in [

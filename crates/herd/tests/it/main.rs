@@ -16,6 +16,7 @@ mod cluster_netns;
 mod cluster_ssh;
 mod host_helper;
 mod hostile;
+mod io_backend;
 mod lab_cgroup;
 mod lab_cli;
 mod lab_control;

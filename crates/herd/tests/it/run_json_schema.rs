@@ -65,6 +65,10 @@ fn every_shape_of_real_output_validates() {
     let serve = Serve::start(&["--threads", "1"]);
     let closed = run_json(&["-c", "2", "-n", "300", &serve.url("/bytes/100")]);
     assert_eq!(closed["schedule"], json!({"kind": "closed"}));
+    // HTTP/1 has no io_uring worker yet: `--io auto` measured on epoll and says why.
+    let auto_io =
+        json!({"asked": "auto", "backend": "epoll", "fallback": "io_uring not yet for HTTP/1"});
+    assert_eq!(closed["io"], auto_io);
     assert_valid(&mut v, &closed, "closed loop");
 
     let rate = run_json(&["-c", "2", "-d", "1s", "--rate", "200", &serve.url("/bytes/100")]);
@@ -189,6 +193,12 @@ fn every_shape_of_real_output_validates() {
     let mut doc = steps.clone();
     doc["steps"] = json!([]);
     broken.push((doc, "no steps"));
+    let mut doc = closed.clone();
+    doc["io"]["backend"] = json!("kqueue");
+    broken.push((doc, "a backend herd does not have"));
+    let mut doc = closed.clone();
+    doc["io"].as_object_mut().unwrap().remove("fallback");
+    broken.push((doc, "a backend without its fallback"));
     for (doc, what) in &broken {
         assert_invalid(&mut v, doc, what);
     }
@@ -225,6 +235,9 @@ fn a_spread_runs_output_validates() {
     let agents = single["agents"].as_array().expect("agents");
     assert_eq!(agents.len(), 2, "{single}");
     assert_eq!(agents[1]["steps"][0]["requests"]["completed"], 200, "{single}");
+    // The agents agree on their backend, and the merged document says theirs.
+    assert_eq!(single["io"]["backend"], "epoll", "{single}");
+    assert_eq!(single["io"], agents[1]["steps"][0]["io"], "{single}");
     assert_valid(&mut v, &single, "spread run");
 
     let stepped = cluster_json(&[

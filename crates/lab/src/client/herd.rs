@@ -155,6 +155,7 @@ pub(super) fn plan(job: &ClientJob) -> Result<RunPlan, ClientError> {
         plan.tls.ca_file = Some(ca.to_path_buf());
     }
     plan.threads = job.threads.map(|t| count("the threads", t)).transpose()?;
+    plan.io = job.io;
     plan.outputs.json = Some(job.out_file(JSON_FILE));
     plan.check().map_err(|e| job.invalid(e.to_string()))?;
     Ok(plan)
@@ -179,7 +180,12 @@ pub(super) fn parse(
     add_agent_figures(&text, &mut steps).map_err(|e| {
         ClientError::output(Tool::Herd, format!("wrote {} whose `agents` {e}", path.display()))
     })?;
-    Ok(ClientOutcome { steps, judgement: report.judgement(), health: Some(report.health()) })
+    // Every step of a run turns the same backend: the first step's says it.
+    let io = report.steps().first().and_then(|s| s.io.as_ref()).map(|io| herd_store::ClientIo {
+        backend: io.backend_name().to_owned(),
+        fallback: io.fallback.clone(),
+    });
+    Ok(ClientOutcome { steps, judgement: report.judgement(), health: Some(report.health()), io })
 }
 
 /// A run spread over agents (`herd cluster run`) carries each agent's own report beside the

@@ -100,6 +100,8 @@ pub struct ClientJob<'a> {
     /// Client threads (herd `-t`, wrk `-t`); None: the tool's default (herd: one per core, at
     /// most the connections; wrk: min(2, connections)). ab has one thread: only None or 1.
     pub threads: Option<u32>,
+    /// herd only: the event-loop backend (`--io`); the other tools have their own.
+    pub io: herd_engine::IoChoice,
     /// An existing empty directory for the client's files: herd's `run.json`, ab's `-g`
     /// TSV, wrk's Lua script. [`parse`] reads them from here.
     pub out_dir: &'a Path,
@@ -162,6 +164,8 @@ pub struct ClientOutcome {
     pub judgement: Option<ClientJudgement>,
     /// herd only: the figures its verdicts were judged on (each step's, in order).
     pub health: Option<HealthFacts>,
+    /// herd only: which event-loop backend measured (`--io`), and why `auto` fell back.
+    pub io: Option<herd_store::ClientIo>,
 }
 
 /// The command line that runs `job`, or why its tool cannot run that load. Pure: nothing is
@@ -209,6 +213,9 @@ pub fn supports(
         request,
         load: &measured,
         threads,
+        // Whether herd's backend runs here is the client's to say when it runs (its probe);
+        // the command line is the same.
+        io: herd_engine::IoChoice::Auto,
         out_dir: Path::new("."),
         agents: 1,
         agent_netns: &[],

@@ -84,6 +84,7 @@ fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
         request,
         load,
         threads: None,
+        io: herd_engine::IoChoice::Auto,
         out_dir: Path::new("/out"),
         agents: 1,
         agent_netns: &[],
@@ -111,6 +112,26 @@ fn refused(job: &ClientJob, message: &str) {
 }
 
 // herd: the arguments of the job's `RunPlan` (the binary's run_args tests parse them back)
+
+/// `[client] io` goes to herd's client as `--io` (unsaid when auto, herd run's default); the
+/// other clients have their own loops and are not given it.
+#[test]
+fn herd_is_given_its_io_backend_and_the_others_are_not() {
+    use herd_engine::IoChoice;
+    let r = get("/page.html");
+    let load = requests(1000, 10);
+    for (io, flag) in [(IoChoice::Epoll, " --io=epoll"), (IoChoice::Uring, " --io=uring")] {
+        check(
+            &ClientJob { io, ..job(Tool::Herd, &r, &load) },
+            &format!(
+                "/opt/herd run http://127.0.0.1:8080/page.html --connections=10 \
+                 --requests=1000{flag} --json=/out/run.json"
+            ),
+        );
+        let ab = command(&ClientJob { io, ..job(Tool::Ab, &r, &load) }).unwrap();
+        assert!(!line(&ab.main).contains("--io"), "{}", line(&ab.main));
+    }
+}
 
 #[test]
 fn herd_every_shape() {

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use herd_engine::{IoChoice, IoError};
 use herd_stats::repetitions::Bounds;
 use herd_stats::units::parse_duration;
 use herd_stats::Protocol;
@@ -182,6 +183,19 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         Some(t) => Some(int_in(&errs, t, "[client] threads", 1, 256)? as u32),
         None => None,
     };
+    let client_io = match &raw.client.io {
+        Some(io) => io.get_ref().parse::<IoChoice>().map_err(|_| {
+            errs.at(
+                io.span(),
+                format!(
+                    "[client] io = \"{}\" is not an I/O backend: give \"auto\" (io_uring where \
+                     it runs, else epoll), \"epoll\" or \"uring\"",
+                    io.get_ref()
+                ),
+            )
+        })?,
+        None => IoChoice::Auto,
+    };
     let client_agents = match &raw.client.agents {
         Some(a) => {
             let max = i64::from(herd_topo::net::plan::MAX_AGENTS);
@@ -219,6 +233,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         client_cpus,
         server_cpus: CpuSet::All,
         client_threads,
+        client_io,
         client_agents,
         router_cpus,
         repetitions,
@@ -316,6 +331,14 @@ fn check_cells(
                 );
             }
         }
+        if let (Some(io), crate::client::Tool::Herd) = (&raw.client.io, cell.client) {
+            if let Err(reason) = io_refusal(e.client_io, cell.protocol) {
+                return Err(errs.at(
+                    io.span(),
+                    format!("[client] io = \"{}\": cell {}: {reason}", e.client_io, cell.key),
+                ));
+            }
+        }
         if cell.workload.is_netbench() {
             // smbtorture's steps, not an HTTP request: the load is all there is to check.
             if let Err(reason) = crate::client::smbtorture::steps(&cell.load) {
@@ -363,6 +386,24 @@ fn check_cells(
         }
     }
     Ok(())
+}
+
+/// Why herd's client cannot run `protocol` on the backend `io` names, whatever the machine (a
+/// protocol without its worker on it yet); whether the machine allows it is the run's to say.
+fn io_refusal(io: IoChoice, protocol: Protocol) -> Result<(), String> {
+    use herd_engine::io_choice::{check_protocol, WireKind};
+    let kind = match protocol {
+        Protocol::H1 | Protocol::H1Tls => WireKind::Http1,
+        Protocol::H2 | Protocol::H2c => WireKind::Http2,
+        Protocol::H3 => WireKind::Http3,
+    };
+    check_protocol(io, kind).map_err(|e| match e {
+        IoError::NotForProtocol { backend, protocol, .. } => format!(
+            "herd's {backend} backend does not carry {protocol} yet: give io = \"auto\" (which \
+             says so and measures on epoll) or \"epoll\""
+        ),
+        other => other.to_string(),
+    })
 }
 
 fn servers(

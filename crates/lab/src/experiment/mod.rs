@@ -55,6 +55,9 @@ pub struct Experiment {
     /// [`Experiment::place`] placed them.
     pub server_cpus: CpuSet,
     pub client_threads: Option<u32>,
+    /// herd's client's event-loop backend (`[client] io`, herd run's `--io`); the other
+    /// clients have their own loops and are not asked.
+    pub client_io: herd_engine::IoChoice,
     /// herd's client spread over this many agents (`herd cluster run`), each on a client
     /// host of its own on a network path; None: one process.
     pub client_agents: Option<u8>,

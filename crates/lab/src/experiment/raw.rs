@@ -98,6 +98,9 @@ pub(crate) struct RawClient {
     pub threads: Option<Spanned<i64>>,
     #[serde(default)]
     pub agents: Option<Spanned<i64>>,
+    /// herd's client's event-loop backend: `auto`, `epoll` or `uring` (`--io`).
+    #[serde(default)]
+    pub io: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -584,6 +584,40 @@ fn agents_spread_herds_client_and_refuse_what_they_cannot_carry() {
     }
 }
 
+/// `[client] io` is herd's client's `--io`: auto when unsaid, each backend by its name, and a
+/// name it does not have refused with the file, its line, the key and the names it has.
+#[test]
+fn client_io_is_herds_io_and_a_bad_one_is_refused_with_the_choices() {
+    use herd_engine::IoChoice;
+    assert_eq!(parse(GOOD, "x.toml").unwrap().client_io, IoChoice::Auto);
+    for (text, want) in [("auto", IoChoice::Auto), ("epoll", IoChoice::Epoll)] {
+        let e = parse(&format!("{GOOD}\n[client]\nio = \"{text}\"\n"), "x.toml").unwrap();
+        assert_eq!(e.client_io, want);
+    }
+    let lines = GOOD.lines().count();
+    let e = err(&format!("{GOOD}\n[client]\nthreads = 2\nio = \"io_uring\"\n"));
+    assert_eq!(
+        e,
+        format!(
+            "x.toml: line {}: [client] io = \"io_uring\" is not an I/O backend: give \"auto\" \
+             (io_uring where it runs, else epoll), \"epoll\" or \"uring\"",
+            lines + 4
+        )
+    );
+    assert!(err(&format!("{GOOD}\n[client]\nio = 1\n")).contains("line "));
+    // No protocol has herd's io_uring worker yet: `uring` is refused for a cell herd's client
+    // would run, at its line, before any run; ab's cells are not herd's to refuse.
+    let e = err(&format!("{GOOD}\n[client]\nio = \"uring\"\n"));
+    let at = format!("x.toml: line {}: [client] io = \"uring\": cell server=herd ", lines + 3);
+    assert!(e.starts_with(&at), "{e}");
+    let says = ": herd's io_uring backend does not carry HTTP/1 yet: give io = \"auto\" (which \
+                says so and measures on epoll) or \"epoll\"";
+    assert!(e.ends_with(says), "{e}");
+    let ab_only = GOOD.replace("load = [\"ab\", \"ramp\"]", "load = [\"ab\"]\nclient = [\"ab\"]");
+    let e = parse(&format!("{ab_only}\n[client]\nio = \"uring\"\n"), "x.toml").unwrap();
+    assert_eq!(e.client_io, IoChoice::Uring);
+}
+
 /// Loads keep connections alive unless the file says `keep_alive = false` in so many words, as
 /// every browser and modern client does: a load that says nothing opened a connection per
 /// request before, so every HTTP/2 and HTTP/3 cell of it did too.

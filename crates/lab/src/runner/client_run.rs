@@ -177,6 +177,7 @@ impl<'a> CellRun<'a> {
             request,
             load,
             threads: ctx.experiment.client_threads,
+            io: ctx.experiment.client_io,
             out_dir,
             agents: ctx.experiment.client_agents.unwrap_or(1),
             agent_netns,

@@ -641,6 +641,7 @@ mod tests {
                 cpus: None,
                 judgement: None,
                 health: None,
+                io: None,
             },
             servers: vec![
                 server("nginx-fpm", "php-fpm8.2", "PHP 8.2.36 (fpm-fcgi)"),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use herd_stats::{ClientHealth, ClientJudgement, Failure, LatencySeries, Measurement, Protocol};
 use serde::{Deserialize, Serialize};
 
-use super::{FormatV1, Latencies};
+use super::{FormatV1, IoReport, Latencies};
 
 /// One run, or one step of a stepped run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +27,10 @@ pub struct StepReport {
     /// HTTP/3: what QUIC did over the run's connections; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicReport>,
+    /// Which event-loop backend measured (`--io`), and why when `auto` fell back to epoll;
+    /// absent in documents from before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoReport>,
     pub schedule: Schedule,
     /// Measured time: from the end of the warm-up (or the start) to the last outcome or the
     /// deadline.

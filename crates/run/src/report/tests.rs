@@ -154,3 +154,23 @@ fn unknown_fields_are_ignored_as_v1_promises() {
     v["client"]["also_new"] = "x".into();
     assert!(RunReport::from_json(&v.to_string()).is_ok());
 }
+
+/// `io` reads back as written, and a document from before `--io` (without it) reads as one
+/// that does not say.
+#[test]
+fn io_reads_back_and_a_document_without_it_says_nothing() {
+    let mut step = recorded();
+    step.io = Some(IoReport {
+        asked: IoAsked::Auto,
+        backend: IoBackend::Epoll,
+        fallback: Some("io_uring not yet for HTTP/1".into()),
+    });
+    let report = RunReport::Single(Box::new(step));
+    let text = report.to_json_pretty();
+    assert_eq!(RunReport::from_json(&text).unwrap(), report);
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["io"]["fallback"], "io_uring not yet for HTTP/1");
+    v.as_object_mut().unwrap().remove("io");
+    let old = RunReport::from_json(&v.to_string()).unwrap();
+    assert_eq!(old.steps()[0].io, None);
+}

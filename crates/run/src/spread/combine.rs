@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::client_usage::ClientUsage;
 use crate::execute::RunSetup;
-use crate::report::{QuicReport, StepReport};
+use crate::report::{IoReport, QuicReport, StepReport};
 use crate::run_info::RunInfo;
 use crate::spread::wire::StepFrame;
 use crate::step_result;
@@ -30,7 +30,28 @@ pub(crate) fn combine(setup: &RunSetup, parts: &[&StepFrame]) -> StepReport {
     }
     let mut report = step_result::step_report(&setup, &combine_info(parts), &recorder);
     report.quic = combine_quic(parts.iter().filter_map(|p| p.report.quic.as_ref()));
+    report.io = combine_io(parts.iter().map(|p| p.report.io.as_ref()));
     report
+}
+
+/// Which backend measured, from the agents' own reports: theirs when they agree (one plan,
+/// alike machines), else the first agent's with what the others took said beside its own.
+fn combine_io<'a>(agents: impl Iterator<Item = Option<&'a IoReport>>) -> Option<IoReport> {
+    let all: Vec<Option<&IoReport>> = agents.collect();
+    let first = all.first().copied().flatten()?.clone();
+    if all.iter().all(|io| *io == Some(&first)) {
+        return Some(first);
+    }
+    let each: Vec<String> = all
+        .iter()
+        .enumerate()
+        .map(|(i, io)| match io {
+            Some(io) => format!("agent {i} {}", io.backend_name()),
+            None => format!("agent {i} unsaid"),
+        })
+        .collect();
+    let fallback = format!("agents differ: {}", each.join(", "));
+    Some(IoReport { fallback: Some(fallback), ..first })
 }
 
 /// HTTP/3: what QUIC did over every agent's connections, from their own reports: counts
@@ -86,12 +107,33 @@ fn combine_info(parts: &[&StepFrame]) -> RunInfo {
         // Agents do not read the server (each would count the same one).
         server: None,
         quic: None,
+        io: None,
         late: infos.iter().map(|i| i.late).max().unwrap_or_default(),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn agents_say_their_backend_and_say_so_when_they_differ() {
+        use crate::report::{IoAsked, IoBackend};
+        let epoll = IoReport {
+            asked: IoAsked::Auto,
+            backend: IoBackend::Epoll,
+            fallback: Some("io_uring not yet for HTTP/1".into()),
+        };
+        let uring = IoReport { backend: IoBackend::IoUring, fallback: None, ..epoll.clone() };
+        assert_eq!(combine_io([Some(&epoll), Some(&epoll)].into_iter()), Some(epoll.clone()));
+        let mixed = combine_io([Some(&epoll), Some(&uring)].into_iter()).unwrap();
+        assert_eq!(mixed.backend, IoBackend::Epoll);
+        assert_eq!(
+            mixed.fallback.as_deref(),
+            Some("agents differ: agent 0 epoll, agent 1 io_uring")
+        );
+        assert_eq!(combine_io([None, None].into_iter()), None);
+        assert_eq!(combine_io(std::iter::empty()), None);
+    }
+
     #[test]
     fn agents_quic_figures_add_up() {
         let q = |rtt, smoothed, lost, received, per_recv| QuicReport {
@@ -171,6 +213,7 @@ mod tests {
                 client: ClientUsage { workers: 1, busy: 0.2, busiest: 0.2, ..Default::default() },
                 server: None,
                 quic: None,
+                io: None,
                 late: Duration::from_micros(connections.into()),
             },
             report,

@@ -78,6 +78,7 @@ fn options_left_empty_come_back_empty() {
     r.client.cpus = None;
     r.client.judgement = None;
     r.client.health = None;
+    r.client.io = None;
     r.server_cpu_seconds = None;
     r.time_wait_before = None;
     r.servers.clear();

@@ -68,6 +68,7 @@ fn a_version_1_store_is_migrated_and_reads_back() {
     assert_eq!(wrk.measurements[0].requests_per_second(), Some(25_000.0));
     assert_eq!(wrk.measurements[0].reported("latency_p99_us"), Some(2900.0));
     assert_eq!(wrk.measurements[0].judgement, None, "before version 3: no verdict per step");
+    assert_eq!(wrk.client.io, None, "before version 10: no I/O backend");
 
     let nginx = &exp.cells[1];
     assert_eq!(nginx.repetitions.len(), 2);
@@ -157,6 +158,15 @@ fn the_migration_records_which_herd_upgraded_the_store() {
         )
         .unwrap();
     assert_eq!(rps, 400.0);
+    // 0010 remade it with the client's I/O backend: none in a store from before.
+    let io: Option<String> = conn
+        .query_row(
+            "SELECT client_io FROM measurement_row WHERE cell = 'server=nginx load=c10'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(io, None);
 }
 
 /// Builds the version-6 store at `path`: migrations 0001 to 0006, then

@@ -105,6 +105,10 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 cpu_busy_share: 0.1 * f64::from(rep),
                 ..ClientHealth::default()
             })),
+            io: Some(herd_store::ClientIo {
+                backend: if rep == 1 { "io_uring" } else { "epoll" }.into(),
+                fallback: (rep == 0).then(|| "io_uring not yet for HTTP/1".into()),
+            }),
         },
         servers: vec![
             ServerRecord {

@@ -1,0 +1,406 @@
+//! `--io auto|epoll|uring`: which event-loop backend a run's workers turn, chosen once per
+//! run, safely, and said (issue 35). Two backends stand beside each other: readiness (epoll,
+//! through mio, as every run has had) and completion (io_uring). The user asks for one, or
+//! `auto`; [`resolve`] settles it against two facts and nothing else:
+//!
+//! - which backends the run's protocol has ([`backends_for`], the one list a protocol's
+//!   io_uring worker is added to when it lands), and
+//! - whether this machine lets herd use io_uring at all (`uring::probe`, run once per
+//!   process and kept: every run and every worker of the process asks the same answer).
+//!
+//! `auto` takes io_uring where both say yes and falls back to epoll otherwise, with one line
+//! saying why (the protocol has no io_uring worker yet, the kernel is too old,
+//! `kernel.io_uring_disabled`, a seccomp filter). An explicit `uring` never falls back: a
+//! run that asked for it and got epoll would measure what it did not ask for, so it is
+//! refused before anything is sent, with the reason and what to do. The result
+//! ([`Resolved`]) travels with the run's result, so every report can say which backend
+//! measured.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use crate::uring::probe::{self, Uring};
+use crate::Wire;
+
+/// What the user asked for (`--io`, the lab's `io = …`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum IoChoice {
+    /// io_uring where this machine and the run's protocol have it, else epoll.
+    #[default]
+    Auto,
+    /// Readiness-based: epoll through mio.
+    Epoll,
+    /// Completion-based: io_uring; refused where it cannot run.
+    Uring,
+}
+
+impl IoChoice {
+    /// Every choice, in the order the help text lists them.
+    pub const ALL: [IoChoice; 3] = [IoChoice::Auto, IoChoice::Epoll, IoChoice::Uring];
+
+    /// The command line's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoChoice::Auto => "auto",
+            IoChoice::Epoll => "epoll",
+            IoChoice::Uring => "uring",
+        }
+    }
+}
+
+impl fmt::Display for IoChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A spelling [`IoChoice`] does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an I/O backend: give auto, epoll or uring")]
+pub struct BadIoChoice(pub String);
+
+impl FromStr for IoChoice {
+    type Err = BadIoChoice;
+
+    /// `auto`, `epoll` or `uring`, exactly as the command line spells them.
+    fn from_str(s: &str) -> Result<IoChoice, BadIoChoice> {
+        IoChoice::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| BadIoChoice(s.into()))
+    }
+}
+
+/// The backend a run's workers turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    Epoll,
+    Uring,
+}
+
+impl Backend {
+    /// As reports write it: `epoll` or `io_uring`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Epoll => "epoll",
+            Backend::Uring => "io_uring",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a run's `--io` came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// What was asked.
+    pub asked: IoChoice,
+    /// What measured.
+    pub backend: Backend,
+    /// Why `auto` did not take io_uring, in one line (`io_uring not yet for HTTP/2`,
+    /// `io_uring refused here: kernel.io_uring_disabled = 2: …`); None when nothing fell back.
+    pub why: Option<String>,
+}
+
+impl fmt::Display for Resolved {
+    /// `epoll`, `io_uring (auto)`, or `epoll (auto: io_uring not yet for HTTP/1)`: the
+    /// summaries' one line after `I/O: `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.why, self.asked) {
+            (Some(why), asked) => write!(f, "{} ({asked}: {why})", self.backend),
+            (None, IoChoice::Auto) => write!(f, "{} (auto)", self.backend),
+            (None, _) => write!(f, "{}", self.backend),
+        }
+    }
+}
+
+/// Why `--io uring` cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IoError {
+    /// This machine refuses io_uring; the reason is the probe's.
+    #[error("--io uring: io_uring is refused here: {0}; use --io epoll or --io auto")]
+    Refused(String),
+    /// The run's protocol has no worker on that backend yet.
+    #[error(
+        "--io {asked}: herd's {backend} backend does not carry {protocol} yet; use --io \
+         epoll or --io auto"
+    )]
+    NotForProtocol { asked: IoChoice, backend: Backend, protocol: &'static str },
+}
+
+/// A run's protocol as the backends' list knows it: a [`Wire`] without its settings, so that
+/// what has no run yet (the lab reading an experiment) can ask too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireKind {
+    Http1,
+    Http2,
+    Http3,
+}
+
+impl WireKind {
+    pub fn of(wire: &Wire) -> WireKind {
+        match wire {
+            Wire::Http1 => WireKind::Http1,
+            Wire::Http2(_) => WireKind::Http2,
+            Wire::Http3(_) => WireKind::Http3,
+        }
+    }
+
+    /// As the refusals and the fallback's reason say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WireKind::Http1 => "HTTP/1",
+            WireKind::Http2 => "HTTP/2",
+            WireKind::Http3 => "HTTP/3",
+        }
+    }
+}
+
+/// The backends a run of `kind` can turn. The one place a protocol's io_uring worker is
+/// declared: add [`Backend::Uring`] to its list when run.rs's `run_on_backend` builds one.
+pub fn backends_of(kind: WireKind) -> &'static [Backend] {
+    match kind {
+        WireKind::Http1 | WireKind::Http2 | WireKind::Http3 => &[Backend::Epoll],
+    }
+}
+
+/// The backends a run over `wire` can turn ([`backends_of`] its kind).
+pub fn backends_for(wire: &Wire) -> &'static [Backend] {
+    backends_of(WireKind::of(wire))
+}
+
+/// The protocol's name as the refusals and the fallback's reason say it.
+pub fn protocol_name(wire: &Wire) -> &'static str {
+    WireKind::of(wire).name()
+}
+
+/// Whether `choice` can ever run a `kind` run, whatever the machine: an explicit backend the
+/// protocol has no worker on is refused (the lab asks this when it reads an experiment; the
+/// machine is asked when a run starts, by [`resolve`]).
+pub fn check_protocol(choice: IoChoice, kind: WireKind) -> Result<(), IoError> {
+    offered(choice, kind.name(), backends_of(kind))
+}
+
+/// An explicit backend `offered` lacks, refused.
+fn offered(asked: IoChoice, protocol: &'static str, offered: &[Backend]) -> Result<(), IoError> {
+    let backend = match asked {
+        IoChoice::Auto => return Ok(()),
+        IoChoice::Epoll => Backend::Epoll,
+        IoChoice::Uring => Backend::Uring,
+    };
+    if offered.contains(&backend) {
+        Ok(())
+    } else {
+        Err(IoError::NotForProtocol { asked, backend, protocol })
+    }
+}
+
+/// What this machine says of io_uring, probed on the first call of the process and kept.
+pub fn probed() -> &'static Uring {
+    static PROBED: OnceLock<Uring> = OnceLock::new();
+    PROBED.get_or_init(probe::probe)
+}
+
+/// Settles `choice` for a run over `wire` (the probe runs on the first call that needs it,
+/// once per process).
+pub fn resolve(choice: IoChoice, wire: &Wire) -> Result<Resolved, IoError> {
+    resolve_kind(choice, WireKind::of(wire))
+}
+
+/// [`resolve`] for a run of `kind` (what `herd doctor` says `auto` would take).
+pub fn resolve_kind(choice: IoChoice, kind: WireKind) -> Result<Resolved, IoError> {
+    decide(choice, kind.name(), backends_of(kind), probed)
+}
+
+/// [`resolve`] with its two facts given: the protocol's name and backends, and the probe
+/// (asked only when the answer depends on it).
+fn decide<'a>(
+    asked: IoChoice,
+    protocol: &'static str,
+    offered_backends: &[Backend],
+    probe: impl FnOnce() -> &'a Uring,
+) -> Result<Resolved, IoError> {
+    self::offered(asked, protocol, offered_backends)?;
+    let resolved = |backend, why| Ok(Resolved { asked, backend, why });
+    match asked {
+        IoChoice::Epoll => resolved(Backend::Epoll, None),
+        IoChoice::Uring => match probe() {
+            Uring::Available { .. } => resolved(Backend::Uring, None),
+            Uring::Refused(why) => Err(IoError::Refused(why.clone())),
+        },
+        IoChoice::Auto if !offered_backends.contains(&Backend::Uring) => {
+            resolved(Backend::Epoll, Some(format!("io_uring not yet for {protocol}")))
+        }
+        IoChoice::Auto => match probe() {
+            Uring::Available { .. } => resolved(Backend::Uring, None),
+            Uring::Refused(why) => {
+                resolved(Backend::Epoll, Some(format!("io_uring refused here: {why}")))
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOTH: &[Backend] = &[Backend::Epoll, Backend::Uring];
+    const EPOLL: &[Backend] = &[Backend::Epoll];
+
+    fn available() -> Uring {
+        Uring::Available { extras: vec![] }
+    }
+
+    fn refused() -> Uring {
+        Uring::Refused("kernel.io_uring_disabled = 2: io_uring is off for every process".into())
+    }
+
+    /// `decide` with the probe given, and whether the probe was asked.
+    fn decide_with(
+        asked: IoChoice,
+        offered: &[Backend],
+        found: Uring,
+    ) -> (Result<Resolved, IoError>, bool) {
+        let mut probed = false;
+        let got = decide(asked, "HTTP/1", offered, || {
+            probed = true;
+            // Leaked: a test's probe result must outlive the call, as the process's does.
+            &*Box::leak(Box::new(found))
+        });
+        (got, probed)
+    }
+
+    #[test]
+    fn the_spellings_read_back() {
+        for c in IoChoice::ALL {
+            assert_eq!(c.to_string().parse::<IoChoice>(), Ok(c));
+        }
+        assert_eq!(IoChoice::default(), IoChoice::Auto);
+        let bad = "io_uring".parse::<IoChoice>().unwrap_err().to_string();
+        assert_eq!(bad, "`io_uring` is not an I/O backend: give auto, epoll or uring");
+        assert!("EPOLL".parse::<IoChoice>().is_err());
+    }
+
+    #[test]
+    fn epoll_is_epoll_without_asking_the_kernel() {
+        for offered in [BOTH, EPOLL] {
+            let (got, probed) = decide_with(IoChoice::Epoll, offered, refused());
+            let got = got.unwrap();
+            assert_eq!((got.backend, got.why.as_deref(), probed), (Backend::Epoll, None, false));
+            assert_eq!(got.to_string(), "epoll");
+        }
+    }
+
+    #[test]
+    fn uring_runs_where_the_probe_and_the_protocol_allow_it() {
+        let (got, probed) = decide_with(IoChoice::Uring, BOTH, available());
+        let got = got.unwrap();
+        assert_eq!((got.backend, got.why.clone(), probed), (Backend::Uring, None, true));
+        assert_eq!(got.to_string(), "io_uring");
+    }
+
+    #[test]
+    fn uring_is_refused_with_the_probe_s_reason_and_what_to_do() {
+        let (got, _) = decide_with(IoChoice::Uring, BOTH, refused());
+        let e = got.unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--io uring: io_uring is refused here: kernel.io_uring_disabled = 2: io_uring is \
+             off for every process; use --io epoll or --io auto"
+        );
+    }
+
+    #[test]
+    fn uring_is_refused_for_a_protocol_without_its_worker_whatever_the_kernel() {
+        for found in [available(), refused()] {
+            let (got, probed) = decide_with(IoChoice::Uring, EPOLL, found);
+            assert!(!probed, "the protocol decides first");
+            assert_eq!(
+                got.unwrap_err().to_string(),
+                "--io uring: herd's io_uring backend does not carry HTTP/1 yet; use --io epoll \
+                 or --io auto"
+            );
+        }
+    }
+
+    #[test]
+    fn auto_takes_uring_where_it_runs() {
+        let (got, _) = decide_with(IoChoice::Auto, BOTH, available());
+        let got = got.unwrap();
+        assert_eq!((got.backend, got.why.as_deref()), (Backend::Uring, None));
+        assert_eq!(got.to_string(), "io_uring (auto)");
+    }
+
+    #[test]
+    fn auto_falls_back_to_epoll_saying_why_in_one_line() {
+        let (got, _) = decide_with(IoChoice::Auto, BOTH, refused());
+        let got = got.unwrap();
+        assert_eq!(got.backend, Backend::Epoll);
+        assert_eq!(
+            got.to_string(),
+            "epoll (auto: io_uring refused here: kernel.io_uring_disabled = 2: io_uring is off \
+             for every process)"
+        );
+        let (got, probed) = decide_with(IoChoice::Auto, EPOLL, available());
+        let got = got.unwrap();
+        assert!(!probed, "no probe for a protocol without an io_uring worker");
+        assert_eq!(got.backend, Backend::Epoll);
+        assert_eq!(got.why.as_deref(), Some("io_uring not yet for HTTP/1"));
+        assert_eq!(got.to_string(), "epoll (auto: io_uring not yet for HTTP/1)");
+        for why in [got.to_string(), refused().to_string()] {
+            assert!(!why.contains('\n'), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_backend_the_protocol_lacks_is_refused_even_epoll() {
+        let (got, _) = decide_with(IoChoice::Epoll, &[Backend::Uring], available());
+        assert!(matches!(got, Err(IoError::NotForProtocol { backend: Backend::Epoll, .. })));
+    }
+
+    /// Today every protocol turns epoll alone: `auto` says so, `uring` is refused, whatever
+    /// this machine's kernel says (asked by the wire or by its kind alike).
+    #[test]
+    fn today_every_wire_has_epoll_alone() {
+        let wires = [Wire::Http1, Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN))];
+        for wire in &wires {
+            assert_eq!(backends_for(wire), EPOLL);
+            let auto = resolve(IoChoice::Auto, wire).unwrap();
+            let why = format!("io_uring not yet for {}", protocol_name(wire));
+            assert_eq!((auto.backend, auto.why.clone()), (Backend::Epoll, Some(why)));
+            assert!(matches!(
+                resolve(IoChoice::Uring, wire),
+                Err(IoError::NotForProtocol { backend: Backend::Uring, .. })
+            ));
+            assert_eq!(resolve_kind(IoChoice::Auto, WireKind::of(wire)), Ok(auto));
+        }
+    }
+
+    /// What the lab asks of an experiment's cells before any run: an explicit backend the
+    /// protocol has no worker on, refused; anything else left for the run to settle.
+    #[test]
+    fn a_protocol_without_the_backend_is_refused_before_any_run() {
+        for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
+            assert_eq!(check_protocol(IoChoice::Auto, kind), Ok(()));
+            assert_eq!(check_protocol(IoChoice::Epoll, kind), Ok(()));
+            let e = check_protocol(IoChoice::Uring, kind).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "--io uring: herd's io_uring backend does not carry {} yet; use --io epoll \
+                     or --io auto",
+                    kind.name()
+                )
+            );
+        }
+        assert_eq!(offered(IoChoice::Uring, "HTTP/1", BOTH), Ok(()));
+    }
+
+    /// The probe runs once per process: every call hands back the same answer.
+    #[test]
+    fn the_probe_is_kept() {
+        assert!(std::ptr::eq(probed(), probed()));
+    }
+}
