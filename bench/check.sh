@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The bench scripts' own check, without root, a server or a load (scripts/test.sh runs it): every
-# script parses (bash -n), and bench/lib.sh's tables agree with themselves: each tool builds a
-# command in each scenario it fits and is refused in the others, the pipelined tools write
-# --pipeline / -p of their depth, and parse_out reads the figures out of a sample of each issue-35
-# tool's output. A real run of the scripts needs root, nginx and minutes (QUICK=1 bench/run.sh);
-# this catches a broken table in a second.
+# script parses (bash -n), bench/idle-rss.sh refuses what it cannot measure, and bench/lib.sh's
+# tables agree with themselves: each tool builds a command in each scenario it fits and is
+# refused in the others, the pipelined tools write --pipeline / -p of their depth, and parse_out
+# reads the figures out of a sample of each issue-35 tool's output. A real run of the scripts
+# needs root, nginx and minutes (QUICK=1 bench/run.sh); this catches a broken table in a second.
 #
 # usage: bench/check.sh
 set -euo pipefail
@@ -88,6 +88,20 @@ echo "  450000 requests in 14.635 s: 450000 completed, 0 failed; 30748.9 req/s" 
 got=$(parse_out herd-run-p16 "$tmp/h")
 [[ $got == "450000 0" ]] || bad "parse_out herd-run-p16: $got"
 got=$(tool_depth herd-run-base-p16); [[ $got == 16 ]] || bad "tool_depth herd-run-base-p16: $got"
+
+# bench/idle-rss.sh (issue 35's idle-connection memory) refuses, before it starts anything, what
+# it cannot measure: an unknown backend, more connections than nginx may open files for, a run
+# too short for every connection to go idle and be reused.
+idle_refuses() {
+    local why=$1 rc=0
+    shift
+    env "$@" HERD=/nonexistent "$BENCH_HERE/idle-rss.sh" >/dev/null 2>"$tmp/idle.err" || rc=$?
+    [[ $rc == 64 ]] || bad "idle-rss.sh with $*: exit $rc, not 64 ($why): $(cat "$tmp/idle.err")"
+}
+idle_refuses "no such backend" IO=kqueue
+idle_refuses "nginx over the 20,000 files" CONNS=19500
+idle_refuses "shorter than two pauses" THINK=10s DURATION=15
+idle_refuses "fewer connections than the base run" CONNS=500 BASE_CONNS=1000
 
 [[ $fail == 0 ]] && echo "bench/check.sh: the bench scripts parse and bench/lib.sh's tables hold"
 exit "$fail"
