@@ -237,6 +237,20 @@ fuzz_pid=$!
 bg_pids+=("$fuzz_pid")
 cargo test --workspace --locked --no-fail-fast 2>&1
 
+# The engine's tests, herd run's and herd ab's against real servers, and the hostile peers
+# again, with `--io auto` taking io_uring wherever it carries the run (HERD_AUTO_IO, see
+# crates/engine/src/io_choice.rs): every one of them on both backends. About 40 s.
+step "the engine's, herd run's, herd ab's and the hostile peers' tests on io_uring"
+if target/debug/herd doctor 2>/dev/null | grep -q "^ok    io_uring: available"; then
+  HERD_AUTO_IO=uring cargo test --locked --no-fail-fast -p herd-engine 2>&1
+  HERD_AUTO_IO=uring cargo test --locked --no-fail-fast -p herd --test it -- run_cli:: \
+    run_h2:: run_html:: run_json_schema:: run_outputs:: run_servers:: run_workloads:: \
+    ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend:: 2>&1
+else
+  why=$(target/debug/herd doctor 2>/dev/null | grep "io_uring:" | head -1)
+  echo "the io_uring pass (this kernel: ${why:-no answer from herd doctor})" >>"$HERD_NOT_RUN"
+fi
+
 step "the fuzz targets build (cargo check, without libFuzzer; started with the tests)"
 wait "$fuzz_pid" || {
   cat "$fuzz_log" >&2

@@ -14,6 +14,8 @@ pub enum EngineError {
     Poll(#[source] io::Error),
     #[error("cannot set the open loop's timer")]
     Timer(#[source] io::Error),
+    #[error("cannot make a worker's io_uring ring")]
+    Ring(#[source] io::Error),
     #[error("cannot start a worker thread")]
     Thread(#[source] io::Error),
     #[error("a worker thread panicked")]

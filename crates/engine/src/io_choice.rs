@@ -128,6 +128,32 @@ pub enum IoError {
          epoll or --io auto"
     )]
     NotForProtocol { asked: IoChoice, backend: Backend, protocol: &'static str },
+    /// The protocol is on io_uring, but not this run's way of speaking it.
+    #[error(
+        "--io uring: herd's io_uring backend does not carry {0} yet; use --io epoll or --io auto"
+    )]
+    NotCarried(&'static str),
+}
+
+/// What of a run, beyond its protocol, io_uring's worker cannot carry yet: TLS (rustls on
+/// the ring's buffers is to come) and the receive-rate cap (it paces reads, and the ring
+/// reads whatever arrives). None: it carries the run.
+pub fn not_carried(tls: bool, receive_cap: bool) -> Option<&'static str> {
+    match (tls, receive_cap) {
+        (true, _) => Some("TLS"),
+        (_, true) => Some("a receive-rate cap"),
+        _ => None,
+    }
+}
+
+/// Whether `auto` takes io_uring for `kind` where the machine allows it: only where it was
+/// measured faster than epoll (BENCHMARKS.md, issue 35), which no protocol is yet. The
+/// environment's `HERD_AUTO_IO=uring` (or `epoll`) says otherwise, for every protocol io_uring
+/// carries: the test command runs the engine's and herd run's tests once on each backend so.
+fn auto_takes_uring(_kind: WireKind) -> bool {
+    static PREFERRED: OnceLock<Option<IoChoice>> = OnceLock::new();
+    let preferred = PREFERRED.get_or_init(|| std::env::var("HERD_AUTO_IO").ok()?.parse().ok());
+    *preferred == Some(IoChoice::Uring)
 }
 
 /// A run's protocol as the backends' list knows it: a [`Wire`] without its settings, so that
@@ -162,7 +188,8 @@ impl WireKind {
 /// declared: add [`Backend::Uring`] to its list when run.rs's `run_on_backend` builds one.
 pub fn backends_of(kind: WireKind) -> &'static [Backend] {
     match kind {
-        WireKind::Http1 | WireKind::Http2 | WireKind::Http3 => &[Backend::Epoll],
+        WireKind::Http1 | WireKind::Http2 => &[Backend::Epoll, Backend::Uring],
+        WireKind::Http3 => &[Backend::Epoll],
     }
 }
 
@@ -211,7 +238,29 @@ pub fn resolve(choice: IoChoice, wire: &Wire) -> Result<Resolved, IoError> {
 
 /// [`resolve`] for a run of `kind` (what `herd doctor` says `auto` would take).
 pub fn resolve_kind(choice: IoChoice, kind: WireKind) -> Result<Resolved, IoError> {
-    decide(choice, kind.name(), backends_of(kind), probed)
+    decide(choice, kind.name(), backends_of(kind), auto_takes_uring(kind), probed)
+}
+
+/// [`resolve`] for a run over `wire` that speaks TLS or caps its receive rate, or not
+/// ([`not_carried`]): an explicit `uring` that cannot carry it is refused; `auto` keeps epoll.
+pub fn resolve_for(
+    choice: IoChoice,
+    wire: &Wire,
+    tls: bool,
+    receive_cap: bool,
+) -> Result<Resolved, IoError> {
+    let kind = WireKind::of(wire);
+    let mut resolved = resolve_kind(choice, kind)?;
+    if resolved.backend == Backend::Uring {
+        if let Some(what) = not_carried(tls, receive_cap) {
+            if choice == IoChoice::Uring {
+                return Err(IoError::NotCarried(what));
+            }
+            resolved.backend = Backend::Epoll;
+            resolved.why = Some(format!("io_uring not yet for {what}"));
+        }
+    }
+    Ok(resolved)
 }
 
 /// [`resolve`] with its two facts given: the protocol's name and backends, and the probe
@@ -220,6 +269,7 @@ fn decide<'a>(
     asked: IoChoice,
     protocol: &'static str,
     offered_backends: &[Backend],
+    auto_uring: bool,
     probe: impl FnOnce() -> &'a Uring,
 ) -> Result<Resolved, IoError> {
     self::offered(asked, protocol, offered_backends)?;
@@ -233,6 +283,10 @@ fn decide<'a>(
         IoChoice::Auto if !offered_backends.contains(&Backend::Uring) => {
             resolved(Backend::Epoll, Some(format!("io_uring not yet for {protocol}")))
         }
+        IoChoice::Auto if !auto_uring => resolved(
+            Backend::Epoll,
+            Some(format!("io_uring not yet measured faster for {protocol}")),
+        ),
         IoChoice::Auto => match probe() {
             Uring::Available { .. } => resolved(Backend::Uring, None),
             Uring::Refused(why) => {
@@ -264,7 +318,7 @@ mod tests {
         found: Uring,
     ) -> (Result<Resolved, IoError>, bool) {
         let mut probed = false;
-        let got = decide(asked, "HTTP/1", offered, || {
+        let got = decide(asked, "HTTP/1", offered, true, || {
             probed = true;
             // Leaked: a test's probe result must outlive the call, as the process's does.
             &*Box::leak(Box::new(found))
@@ -360,22 +414,59 @@ mod tests {
         assert!(matches!(got, Err(IoError::NotForProtocol { backend: Backend::Epoll, .. })));
     }
 
-    /// Today every protocol turns epoll alone: `auto` says so, `uring` is refused, whatever
-    /// this machine's kernel says (asked by the wire or by its kind alike).
+    /// HTTP/1 and HTTP/2 turn either backend and HTTP/3 epoll alone. `auto` keeps epoll
+    /// where io_uring is not measured faster (no protocol yet) unless `HERD_AUTO_IO` says
+    /// otherwise; `uring` runs where the machine allows it and is refused for HTTP/3.
     #[test]
-    fn today_every_wire_has_epoll_alone() {
-        let wires = [Wire::Http1, Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN))];
-        for wire in &wires {
-            assert_eq!(backends_for(wire), EPOLL);
+    fn http1_and_http2_turn_either_backend_and_http3_epoll() {
+        let h2 = Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN));
+        for wire in [&Wire::Http1, &h2] {
+            assert_eq!(backends_for(wire), BOTH);
             let auto = resolve(IoChoice::Auto, wire).unwrap();
-            let why = format!("io_uring not yet for {}", protocol_name(wire));
-            assert_eq!((auto.backend, auto.why.clone()), (Backend::Epoll, Some(why)));
-            assert!(matches!(
-                resolve(IoChoice::Uring, wire),
-                Err(IoError::NotForProtocol { backend: Backend::Uring, .. })
-            ));
+            let why = format!("io_uring not yet measured faster for {}", protocol_name(wire));
+            let expect = match (auto_takes_uring(WireKind::of(wire)), probed()) {
+                (true, Uring::Available { .. }) => (Backend::Uring, None),
+                (true, Uring::Refused(r)) => {
+                    (Backend::Epoll, Some(format!("io_uring refused here: {r}")))
+                }
+                (false, _) => (Backend::Epoll, Some(why)),
+            };
+            assert_eq!((auto.backend, auto.why.clone()), expect);
             assert_eq!(resolve_kind(IoChoice::Auto, WireKind::of(wire)), Ok(auto));
+            match probed() {
+                Uring::Available { .. } => {
+                    assert_eq!(
+                        resolve(IoChoice::Uring, wire).map(|r| r.backend),
+                        Ok(Backend::Uring)
+                    )
+                }
+                Uring::Refused(_) => {
+                    assert!(matches!(resolve(IoChoice::Uring, wire), Err(IoError::Refused(_))))
+                }
+            }
         }
+        assert_eq!(backends_of(WireKind::Http3), EPOLL);
+    }
+
+    /// What the ring does not carry yet is refused when asked for, and keeps `auto` on epoll.
+    #[test]
+    fn tls_and_a_receive_cap_stay_on_epoll() {
+        for (tls, cap, what) in [(true, false, "TLS"), (false, true, "a receive-rate cap")] {
+            assert_eq!(not_carried(tls, cap), Some(what));
+            if let Uring::Available { .. } = probed() {
+                let e = resolve_for(IoChoice::Uring, &Wire::Http1, tls, cap).unwrap_err();
+                assert_eq!(
+                    e.to_string(),
+                    format!(
+                        "--io uring: herd's io_uring backend does not carry {what} yet; use \
+                         --io epoll or --io auto"
+                    )
+                );
+            }
+            let auto = resolve_for(IoChoice::Auto, &Wire::Http1, tls, cap).unwrap();
+            assert_eq!(auto.backend, Backend::Epoll);
+        }
+        assert_eq!(not_carried(false, false), None);
     }
 
     /// What the lab asks of an experiment's cells before any run: an explicit backend the
@@ -385,16 +476,15 @@ mod tests {
         for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
             assert_eq!(check_protocol(IoChoice::Auto, kind), Ok(()));
             assert_eq!(check_protocol(IoChoice::Epoll, kind), Ok(()));
-            let e = check_protocol(IoChoice::Uring, kind).unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                format!(
-                    "--io uring: herd's io_uring backend does not carry {} yet; use --io epoll \
-                     or --io auto",
-                    kind.name()
-                )
-            );
         }
+        assert_eq!(check_protocol(IoChoice::Uring, WireKind::Http1), Ok(()));
+        assert_eq!(check_protocol(IoChoice::Uring, WireKind::Http2), Ok(()));
+        let e = check_protocol(IoChoice::Uring, WireKind::Http3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--io uring: herd's io_uring backend does not carry HTTP/3 yet; use --io epoll or \
+             --io auto"
+        );
         assert_eq!(offered(IoChoice::Uring, "HTTP/1", BOTH), Ok(()));
     }
 

@@ -40,7 +40,8 @@ where
     }
     spec.check()?;
     // The backend, settled once for every worker (the probe runs once per process).
-    let io = crate::io_choice::resolve(spec.io, &spec.wire)?;
+    let (tls, cap) = (spec.target.tls.is_some(), spec.receive_rate.is_some());
+    let io = crate::io_choice::resolve_for(spec.io, &spec.wire, tls, cap)?;
     let backend = io.backend;
     // HTTP/2's requests in its own terms, once for every worker.
     let field_requests = match &spec.wire {
@@ -262,31 +263,30 @@ fn run_on_backend<R: Recorder>(
     field_requests: &Option<Vec<RequestFields>>,
     wait: impl FnOnce() -> Duration,
 ) -> (Duration, Result<WorkerEnd<R>, EngineError>) {
-    match backend {
-        Backend::Epoll => match (&spec.wire, field_requests) {
-            (Wire::Http2(settings), Some(requests)) => {
-                let ctx = H2Ctx::new(spec, requests, *settings);
-                let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm);
-                (wait(), w.run())
-            }
-            (Wire::Http3(wire), Some(requests)) => {
-                let ctx = H3Ctx::new(spec, requests, wire);
-                let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm);
-                (wait(), w.run())
-            }
-            // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
-            _ => {
-                let ctx = H1Ctx::new(spec);
-                let w = Worker::<_, H1Link>::new(spec, control, share, ctx, warm);
-                (wait(), w.run())
-            }
-        },
-        // No protocol has an io_uring worker yet (`io_choice::backends_of`), so `resolve`
-        // never settles on this: the io_uring worker is built here when one lands.
-        Backend::Uring => {
+    // The ring is made on the worker's own thread, when it runs (worker.rs).
+    let ring = backend == Backend::Uring;
+    match (&spec.wire, field_requests) {
+        (Wire::Http2(settings), Some(requests)) => {
+            let ctx = H2Ctx::new(spec, requests, *settings);
+            let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm, ring);
+            (wait(), w.run())
+        }
+        // io_choice.rs offers no ring for HTTP/3.
+        (Wire::Http3(wire), Some(requests)) if !ring => {
+            let ctx = H3Ctx::new(spec, requests, wire);
+            let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm, false);
+            (wait(), w.run())
+        }
+        (Wire::Http3(_), _) => {
             let protocol = crate::io_choice::protocol_name(&spec.wire);
             let asked = spec.io;
             (Duration::ZERO, Err(IoError::NotForProtocol { asked, backend, protocol }.into()))
+        }
+        // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
+        _ => {
+            let ctx = H1Ctx::new(spec);
+            let w = Worker::<_, H1Link>::new(spec, control, share, ctx, warm, ring);
+            (wait(), w.run())
         }
     }
 }

@@ -45,6 +45,15 @@ impl Socket {
     }
 }
 
+impl From<Socket> for std::os::fd::OwnedFd {
+    fn from(s: Socket) -> std::os::fd::OwnedFd {
+        match s {
+            Socket::Tcp(s) => s.into(),
+            Socket::Unix(s) => s.into(),
+        }
+    }
+}
+
 impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
@@ -142,6 +151,31 @@ impl Carrier for Stream {
     }
 }
 
+/// A stream for io_uring's connect: the socket made, optioned and bound as [`Stream`]'s, left
+/// unconnected, with the address the ring is to connect it to. A Unix socket connects at once
+/// here (a local connect does not wait) and has no address to give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RingStream;
+
+impl Carrier for RingStream {
+    type Opened = (Socket, Option<SocketAddr>);
+
+    fn unix(self, path: &Path) -> io::Result<(Socket, Option<SocketAddr>)> {
+        Ok((connect_unix(path)?.0, None))
+    }
+
+    fn ip(
+        self,
+        spec: &RunSpec,
+        to: SocketAddr,
+        from: Option<IpAddr>,
+    ) -> io::Result<(Socket, Option<SocketAddr>)> {
+        let sock = tcp_socket(to, spec, from)?;
+        let std_stream: std::net::TcpStream = sock.into();
+        Ok((Socket::Tcp(TcpStream::from_std(std_stream)), Some(to)))
+    }
+}
+
 /// Datagrams: a connected UDP socket for QUIC, with what QUIC's configuration asks of it.
 /// Opens connected (a UDP connect completes at once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,6 +248,22 @@ fn connect_tcp(
     spec: &RunSpec,
     bind: Option<IpAddr>,
 ) -> io::Result<(Socket, bool)> {
+    let sock = tcp_socket(addr, spec, bind)?;
+    let in_progress = match sock.connect(&addr.into()) {
+        Ok(()) => false,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+        Err(e) => return Err(e),
+    };
+    let std_stream: std::net::TcpStream = sock.into();
+    Ok((Socket::Tcp(TcpStream::from_std(std_stream)), in_progress))
+}
+
+/// A non-blocking TCP socket toward `addr`, its options set and bound to `bind` if given.
+fn tcp_socket(
+    addr: SocketAddr,
+    spec: &RunSpec,
+    bind: Option<IpAddr>,
+) -> io::Result<socket2::Socket> {
     let sock = socket2::Socket::new(
         Domain::for_address(addr),
         Type::STREAM.nonblocking().cloexec(),
@@ -237,13 +287,7 @@ fn connect_tcp(
         no_port_at_bind(&sock);
         sock.bind(&SocketAddr::new(ip, 0).into())?;
     }
-    let in_progress = match sock.connect(&addr.into()) {
-        Ok(()) => false,
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
-        Err(e) => return Err(e),
-    };
-    let std_stream: std::net::TcpStream = sock.into();
-    Ok((Socket::Tcp(TcpStream::from_std(std_stream)), in_progress))
+    Ok(sock)
 }
 
 /// IP_BIND_ADDRESS_NO_PORT: bind() fixes only the address and connect() picks the port

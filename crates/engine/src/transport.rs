@@ -47,6 +47,8 @@ pub(crate) enum Fault {
 pub(crate) enum Transport {
     Plain(Socket),
     Tls(Box<Tls>),
+    /// io_uring's: the ring reads the socket and sends what writes queue here (plain only).
+    Queued(Socket, Vec<u8>),
 }
 
 /// A socket and the TLS session over it.
@@ -61,14 +63,40 @@ impl Transport {
     pub(crate) fn start_tls(self, session: ClientConnection) -> Transport {
         match self {
             Transport::Plain(sock) => Transport::Tls(Box::new(Tls { sock, session })),
-            tls @ Transport::Tls(_) => tls,
+            other @ (Transport::Tls(_) | Transport::Queued(..)) => other,
         }
     }
 
     pub(crate) fn socket(&self) -> &Socket {
         match self {
-            Transport::Plain(sock) => sock,
+            Transport::Plain(sock) | Transport::Queued(sock, _) => sock,
             Transport::Tls(t) => &t.sock,
+        }
+    }
+
+    /// The same socket for the ring to read and write (a connection opened ahead, taken by
+    /// an io_uring worker). TLS stays as it is (the ring carries plain connections only).
+    pub(crate) fn queued(self) -> Transport {
+        match self {
+            Transport::Plain(sock) => Transport::Queued(sock, Vec::new()),
+            other => other,
+        }
+    }
+
+    /// The bytes queued for the ring to send (io_uring), with the socket's descriptor.
+    pub(crate) fn outbox(&mut self) -> Option<(std::os::fd::RawFd, &mut Vec<u8>)> {
+        use std::os::fd::{AsFd, AsRawFd};
+        match self {
+            Transport::Queued(sock, out) => Some((sock.as_fd().as_raw_fd(), out)),
+            _ => None,
+        }
+    }
+
+    /// Its socket, for the ring to close (the transport is gone).
+    pub(crate) fn into_socket(self) -> Socket {
+        match self {
+            Transport::Plain(sock) | Transport::Queued(sock, _) => sock,
+            Transport::Tls(t) => t.sock,
         }
     }
 
@@ -113,7 +141,7 @@ impl Transport {
 
     pub(crate) fn alpn(&self) -> Option<&[u8]> {
         match self {
-            Transport::Plain(_) => None,
+            Transport::Plain(_) | Transport::Queued(..) => None,
             Transport::Tls(t) => t.session.alpn_protocol(),
         }
     }
@@ -121,7 +149,7 @@ impl Transport {
     /// What the handshake negotiated (TLS only).
     pub(crate) fn tls_info(&self) -> Option<TlsInfo> {
         match self {
-            Transport::Plain(_) => None,
+            Transport::Plain(_) | Transport::Queued(..) => None,
             Transport::Tls(t) => crate::tls::info(&t.session),
         }
     }
@@ -147,6 +175,8 @@ impl Transport {
                 }
             },
             Transport::Tls(t) => t.read(buf),
+            // The ring reads it: nothing to read here.
+            Transport::Queued(..) => Io::Retry,
         }
     }
 
@@ -168,6 +198,10 @@ impl Transport {
                 }
             },
             Transport::Tls(t) => t.write(data),
+            Transport::Queued(_, out) => {
+                out.extend_from_slice(data);
+                Io::Done(data.len())
+            }
         }
     }
 
@@ -175,7 +209,7 @@ impl Transport {
     #[inline(always)]
     pub(crate) fn flush(&mut self) -> Io {
         match self {
-            Transport::Plain(_) => Io::Done(0),
+            Transport::Plain(_) | Transport::Queued(..) => Io::Done(0),
             Transport::Tls(t) => t.flush(),
         }
     }

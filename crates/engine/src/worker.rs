@@ -20,6 +20,7 @@
 
 pub(crate) mod base;
 mod conn;
+mod ring_turn;
 
 use std::collections::VecDeque;
 use std::io;
@@ -31,13 +32,14 @@ use mio::Token;
 
 use self::base::{Base, Share, Turns, WorkerEnd};
 use self::conn::{Conn, State};
-use crate::link::{Dial, Link, Opening, Outcomes, Progress, Readiness, Received};
+use crate::link::{Dial, Link, Opening, Outcomes, Progress, Readiness, Received, RingOp, Via};
 use crate::pacer::Pacer;
 use crate::quic::QuicStats;
 use crate::recorder::{Completed, Failed};
 use crate::session::Exchange;
 use crate::thread_usage::ThreadClock;
 use crate::throttle::Throttle;
+use crate::uring::{Event as RingEvent, Ring, RingConfig};
 use crate::warm::Warm;
 use crate::{Control, EngineError, Recorder, RunSpec, Schedule, Think};
 
@@ -59,6 +61,10 @@ pub(crate) struct Worker<'a, R, L: Link<'a>> {
     opened: Vec<usize>,
     /// The closed loop's pause after each request (HTTP/1 only: `RunSpec::check`).
     think: Option<Think>,
+    /// The connections' I/O goes through the worker's io_uring ring (else its mio poll).
+    ring: bool,
+    /// What the ring is to do next, in order (worker/ring_turn.rs hands it over).
+    ring_ops: Vec<RingOp>,
 }
 
 /// The worker's side of [`Outcomes`]: one connection's outcomes to the recorder.
@@ -101,6 +107,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         share: Share<R>,
         ctx: L::Ctx,
         warm: Warm,
+        ring: bool,
     ) -> Self {
         let (base, n_conns) = Base::new(spec, control, share);
         let now = base.last_activity;
@@ -117,6 +124,8 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             room: VecDeque::new(),
             opened: Vec::new(),
             think,
+            ring,
+            ring_ops: Vec::new(),
         };
         w.adopt(warm, now);
         w
@@ -128,8 +137,14 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     fn adopt(&mut self, warm: Warm, now: Instant) {
         let paced = self.base.pacer.is_some();
         let (conns, opened, room) = (&mut self.conns, &mut self.opened, &mut self.room);
+        let (ring, ring_ops) = (self.ring, &mut self.ring_ops);
         self.base.adopt(warm, conns.len(), now, |i, t, limit, throttle| {
+            // On the ring, its socket is the ring's to read and write from now on.
+            let t = if ring { t.queued() } else { t };
             conns[i].adopt(t, limit, throttle);
+            if let Some((fd, _)) = conns[i].link.outbox() {
+                ring_ops.push(RingOp::Recv(i, fd));
+            }
             conns[i].set_waiting_since(now);
             if paced {
                 conns[i].offered = true;
@@ -142,12 +157,36 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     pub(crate) fn run(mut self) -> Result<WorkerEnd<R>, EngineError> {
         let clock = ThreadClock::start();
-        base::run(&mut self)?;
+        if self.ring {
+            // Made on this thread: a ring has one issuer, its worker.
+            let mut ring = Ring::new(RingConfig::default()).map_err(EngineError::Ring)?;
+            let turned = ring_turn::run(&mut self, &mut ring);
+            for i in 0..self.conns.len() {
+                self.close_conn(i);
+            }
+            ring_turn::hand_over(&mut self, &mut ring.ops());
+            // Dropping the ring cancels what is left and waits for it (ring.rs).
+            drop(ring);
+            turned?;
+        } else {
+            base::run(&mut self)?;
+        }
         let quic = L::QUIC.then(|| self.quic_stats());
         for c in &mut self.conns {
             c.close();
         }
         Ok(self.base.end(clock.stop(), quic))
+    }
+
+    /// Closes connection `i`; on the ring, its socket goes to the ring to close (the ring may
+    /// still have a receive on it).
+    fn close_conn(&mut self, i: usize) {
+        if self.ring {
+            if let Some(fd) = self.conns[i].link.detach() {
+                self.ring_ops.push(RingOp::Close(i, fd));
+            }
+        }
+        self.conns[i].close();
     }
 
     /// Every HTTP/3 connection's figures, summed.
@@ -264,9 +303,17 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         let spec = self.base.spec;
         let limit = if self.base.keep_alive { self.base.connection_limit() } else { 1 };
         self.base.timers.cancel(i);
+        if self.conns[i].state() != State::Closed {
+            self.close_conn(i);
+        }
         self.conns[i].reopen(first, limit);
+        let via = if self.ring {
+            Via::Ring(&mut self.ring_ops)
+        } else {
+            Via::Poll(self.base.poll.registry())
+        };
         let dial = Dial {
-            registry: self.base.poll.registry(),
+            via,
             token: Token(i),
             addr: self.base.addr,
             conn: self.base.first_conn as usize + i,
@@ -307,7 +354,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             if let Some(first) = self.conns[i].take_first() {
                 self.retry.push(first);
             }
-            self.conns[i].close();
+            self.close_conn(i);
             self.base.to_open.push(i);
             return;
         }
@@ -339,6 +386,57 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         }
     }
 
+    /// What the ring did for connection `i` (io_uring's counterpart of [`Worker::on_event`]).
+    #[inline(always)]
+    fn on_completion(&mut self, i: usize, event: RingEvent<'_>) {
+        match (self.conns[i].state(), event) {
+            (State::Connecting, RingEvent::Connected(result)) => {
+                let p = self.conns[i].link.ring_connected(&mut self.ctx, result);
+                self.progress(i, p);
+            }
+            (State::Open, RingEvent::Received(data)) => {
+                let now = Instant::now();
+                let (link, ctx, mut out) = self.sink(i);
+                let got = link.received(ctx, data, now, &mut out);
+                self.after_receive(i, got);
+            }
+            (State::Open, RingEvent::RecvEnded(err)) => {
+                let got = self.conns[i].link.receive_ended(err);
+                self.after_receive(i, got);
+            }
+            (State::Open, RingEvent::SendFailed(e)) => {
+                let (kind, e) = self.conns[i].link.send_failed(e);
+                self.conn_failed(i, kind, e);
+            }
+            // Sent: the link counted its request written when it queued it. Anything else
+            // is for a connection that has moved on (the ring drops what it knows is stale).
+            _ => {}
+        }
+    }
+
+    /// What a receive through the ring came to, for connection `i`.
+    #[inline(always)]
+    fn after_receive(&mut self, i: usize, got: Received) {
+        match got {
+            Received::Data { now, heard, .. } => {
+                if heard {
+                    self.conns[i].heard();
+                }
+                self.drain(i, now);
+                if !self.base.stop {
+                    self.settle(i, now);
+                }
+            }
+            Received::Blocked | Received::Paused => {}
+            Received::Eof => self.on_eof(i),
+            Received::Failed(kind, e) => self.conn_failed(i, kind, e),
+            Received::Broken { now } => {
+                self.drain(i, now);
+                self.close_and_release(i);
+            }
+        }
+    }
+
     /// The connection is ready: its protocol's opening, the first request, then as many as
     /// there is room for.
     #[inline]
@@ -348,6 +446,11 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             self.base.tls_info = self.conns[i].link.tls_info();
         }
         self.conns[i].open();
+        if self.ring {
+            if let Some((fd, _)) = self.conns[i].link.outbox() {
+                self.ring_ops.push(RingOp::Recv(i, fd));
+            }
+        }
         if let Some(mut first) = self.conns[i].take_first() {
             first.connected_at(now);
             self.submit(i, first, true, now);
@@ -405,7 +508,11 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     #[inline(always)]
     fn write(&mut self, i: usize) {
         if let Err((kind, e)) = self.conns[i].link.send(&mut self.ctx) {
-            self.conn_failed(i, kind, e);
+            return self.conn_failed(i, kind, e);
+        }
+        // On the ring, what the link queued goes at the turn's end, with the turn's others.
+        if self.ring && self.conns[i].link.outbox().is_some_and(|(_, out)| !out.is_empty()) {
+            self.ring_ops.push(RingOp::Send(i));
         }
     }
 
@@ -559,7 +666,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         let (link, ctx, mut out) = self.sink(i);
         link.fail_all(ctx, kind, err.as_ref(), race, now, &mut out);
         self.drain(i, now);
-        self.conns[i].close();
+        self.close_conn(i);
         self.base.timers.cancel(i);
         if kind == FailureKind::Connect {
             self.base.connect_failed(os_error);
@@ -576,7 +683,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     #[inline]
     fn close_and_release(&mut self, i: usize) {
-        self.conns[i].close();
+        self.close_conn(i);
         self.base.timers.cancel(i);
         self.release(i);
     }

@@ -361,10 +361,12 @@ fn a_target_without_addresses_is_an_error_not_a_panic() {
     assert!(matches!(r, Err(herd_engine::EngineError::NoAddress)), "{r:?}");
 }
 
-/// `--io epoll` runs on epoll and says so; `auto` says what it took and, today, why not
-/// io_uring; `--io uring` is refused before any connection opens, saying what to do.
+/// `--io epoll` runs on epoll and `--io uring` on io_uring (where this machine allows it, else
+/// refused before any connection opens, saying what to do), each saying so; `auto` says what
+/// it took and why not io_uring when it did not; what the ring does not carry yet (TLS) is
+/// refused before any connection opens.
 #[test]
-fn the_run_says_which_backend_measured_and_uring_is_refused_before_it_starts() {
+fn the_run_says_which_backend_measured_and_what_uring_cannot_carry_is_refused() {
     use herd_engine::{Backend, EngineError, IoChoice, IoError};
     let server = TestServer::start(|mut s| util::serve_keep_alive(&mut s, response_of(2)));
     let control = herd_engine::Control::new();
@@ -376,16 +378,34 @@ fn the_run_says_which_backend_measured_and_uring_is_refused_before_it_starts() {
     assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
     sp.io = IoChoice::Auto;
     let run = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
-    // HTTP/1 has no io_uring worker yet: auto keeps epoll and says so.
-    assert_eq!(run.io.backend, Backend::Epoll);
-    assert_eq!(run.io.why.as_deref(), Some("io_uring not yet for HTTP/1"));
+    let auto = herd_engine::io_choice::resolve(IoChoice::Auto, &sp.wire).unwrap();
+    assert_eq!((run.io.backend, run.io.why), (auto.backend, auto.why));
+    assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
     sp.io = IoChoice::Uring;
     let accepted = server.accepted();
     let r = herd_engine::run(&sp, &control, |_, _| Counts::default());
-    let Err(EngineError::Io(e @ IoError::NotForProtocol { .. })) = r else {
-        panic!("--io uring ran: {r:?}")
-    };
-    assert!(e.to_string().contains("use --io epoll or --io auto"), "{e}");
+    match herd_engine::io_choice::probed() {
+        herd_engine::uring::probe::Uring::Available { .. } => {
+            let run = r.unwrap();
+            assert_eq!((run.io.backend, run.io.why), (Backend::Uring, None));
+            assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
+        }
+        herd_engine::uring::probe::Uring::Refused(_) => {
+            let Err(EngineError::Io(e @ IoError::Refused(_))) = r else {
+                panic!("--io uring ran where io_uring is refused: {r:?}")
+            };
+            assert!(e.to_string().contains("use --io epoll or --io auto"), "{e}");
+            assert_eq!(server.accepted(), accepted, "a refused run opens no connection");
+        }
+    }
+    // TLS is not on the ring yet: refused before anything opens, whatever the machine.
+    let accepted = server.accepted();
+    sp.target.tls = Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
+    let r = herd_engine::run(&sp, &control, |_, _| Counts::default());
+    assert!(
+        matches!(r, Err(EngineError::Io(IoError::NotCarried("TLS") | IoError::Refused(_)))),
+        "{r:?}"
+    );
     assert_eq!(server.accepted(), accepted, "a refused run opens no connection");
 }
 

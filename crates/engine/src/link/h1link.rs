@@ -14,6 +14,7 @@
 //! again on a new connection, uncounted ([`Outcomes::retry`]).
 
 use std::io;
+use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
@@ -420,6 +421,61 @@ impl<'a> Link<'a> for H1Link {
         Received::Data { now, heard: n > 0, more: more && !eof, eof }
     }
 
+    fn ring_connected(&mut self, ctx: &mut H1Ctx<'a>, result: io::Result<()>) -> Progress {
+        self.tcp.ring_connected(ctx.spec, result)
+    }
+
+    /// The ring's bytes: a read's, without the read (and no drained socket to watch for: the
+    /// peer's close comes as [`Link::receive_ended`]).
+    #[inline(always)]
+    fn received(
+        &mut self,
+        ctx: &mut H1Ctx<'a>,
+        data: &[u8],
+        now: Instant,
+        out: &mut impl Outcomes,
+    ) -> Received {
+        if self.http1.in_flight() == 0 {
+            // Bytes nobody asked for between requests (the ring carries no TLS, so no
+            // session tickets): the connection ends, quietly.
+            return Received::Eof;
+        }
+        self.on_data(ctx, data, now, out);
+        Received::Data { now, heard: !data.is_empty(), more: false, eof: false }
+    }
+
+    fn receive_ended(&mut self, err: Option<io::Error>) -> Received {
+        match err {
+            None => Received::Eof,
+            Some(e) => {
+                self.race = self.reused() && self.http1.current().bytes_read() == 0;
+                Received::Failed(FailureKind::Receive, Some(e))
+            }
+        }
+    }
+
+    /// Through the ring a request is queued whole at once, so only the response says whether
+    /// it got through: none of it back on a reused connection is the keep-alive race.
+    fn send_failed(&mut self, e: io::Error) -> (FailureKind, Option<io::Error>) {
+        let heard = self.http1.current().bytes_read() > 0;
+        self.race = self.reused() && !heard;
+        let kind = if self.reused() || heard {
+            FailureKind::Write
+        } else {
+            connect_or(e.raw_os_error(), FailureKind::Write)
+        };
+        (kind, Some(e))
+    }
+
+    #[inline(always)]
+    fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
+        self.tcp.outbox()
+    }
+
+    fn detach(&mut self) -> Option<OwnedFd> {
+        self.tcp.detach()
+    }
+
     #[inline(always)]
     fn send(&mut self, ctx: &mut H1Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
         if !self.unsent {
@@ -616,7 +672,8 @@ mod tests {
     /// A link opened toward `listener`, ready, and the server's end of it.
     fn opened(poll: &mut Poll, ctx: &mut H1Ctx<'_>, listener: &TcpListener) -> (H1Link, TcpStream) {
         let mut link = H1Link::new(ctx);
-        let dial = Dial { registry: poll.registry(), token: Token(0), addr: 0, conn: 0 };
+        let via = crate::link::Via::Poll(poll.registry());
+        let dial = Dial { via, token: Token(0), addr: 0, conn: 0 };
         let mut p = link.open(ctx, dial, None, Instant::now());
         let mut events = Events::with_capacity(4);
         let end = Instant::now() + Duration::from_secs(2);

@@ -4,6 +4,7 @@
 //! drained and writes what the session queued.
 
 use std::io;
+use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
@@ -127,6 +128,34 @@ impl<'a> Link<'a> for H2Link {
             return Received::Broken { now };
         }
         Received::Data { now, heard: n > 0, more: !drained, eof: drained && hangup }
+    }
+
+    fn ring_connected(&mut self, ctx: &mut H2Ctx<'a>, result: io::Result<()>) -> Progress {
+        self.tcp.ring_connected(ctx.spec, result)
+    }
+
+    fn received(
+        &mut self,
+        ctx: &mut H2Ctx<'a>,
+        data: &[u8],
+        now: Instant,
+        _out: &mut impl Outcomes,
+    ) -> Received {
+        if let Err(e) = self.h2.on_read(data, now, ctx.requests) {
+            self.h2.fail_all(e.kind, Some(e.code));
+            // The GOAWAY that says why, best effort (queued for the ring), then the end.
+            let _ = self.send(ctx);
+            return Received::Broken { now };
+        }
+        Received::Data { now, heard: !data.is_empty(), more: false, eof: false }
+    }
+
+    fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
+        self.tcp.outbox()
+    }
+
+    fn detach(&mut self) -> Option<OwnedFd> {
+        self.tcp.detach()
     }
 
     fn send(&mut self, _ctx: &mut H2Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
@@ -293,7 +322,8 @@ mod tests {
         link: &mut H2Link,
         throttle: Option<Throttle>,
     ) -> Progress {
-        let dial = Dial { registry: poll.registry(), token: Token(0), addr: 0, conn: 0 };
+        let via = crate::link::Via::Poll(poll.registry());
+        let dial = Dial { via, token: Token(0), addr: 0, conn: 0 };
         let mut p = link.open(ctx, dial, throttle, Instant::now());
         while matches!(p.step, Opening::Pending) {
             let r = wait(poll);

@@ -14,6 +14,8 @@
 //! readiness means what (a connect that completed, a socket drained) is the link's to know.
 
 use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
@@ -187,10 +189,32 @@ impl Record {
     }
 }
 
-/// Where a connection opens: the worker's poll, its token, and which connection of the run
-/// it is toward which of the target's addresses.
+/// What the worker's ring is to do for a connection (io_uring), queued as the worker decides
+/// it and handed to the ring in order before its next wait, or at once inside a turn.
+#[derive(Debug)]
+pub(crate) enum RingOp {
+    /// Connect connection `.0`'s socket to the address.
+    Connect(usize, RawFd, SocketAddr),
+    /// Keep a receive armed on it (multishot, into the ring's buffers).
+    Recv(usize, RawFd),
+    /// Send what its link has queued ([`Link::outbox`]).
+    Send(usize),
+    /// Close it: the ring cancels what it still has on the socket, then closes it.
+    Close(usize, OwnedFd),
+}
+
+/// How a worker's connections do their I/O.
+pub(crate) enum Via<'r> {
+    /// Readiness: the socket goes in the worker's mio poll and the link reads and writes it.
+    Poll(&'r Registry),
+    /// Completion: the worker's io_uring ring reads and writes it (plain connections only).
+    Ring(&'r mut Vec<RingOp>),
+}
+
+/// Where a connection opens: the worker's poll or ring, its token, and which connection of
+/// the run it is toward which of the target's addresses.
 pub(crate) struct Dial<'r> {
-    pub(crate) registry: &'r Registry,
+    pub(crate) via: Via<'r>,
     pub(crate) token: Token,
     /// Index into the target's resolved addresses.
     pub(crate) addr: usize,
@@ -203,8 +227,13 @@ impl Dial<'_> {
     /// triggered, once). Err: the failed open, as the worker is to see it.
     #[inline]
     pub(crate) fn register(&self, source: &mut impl mio::event::Source) -> Result<(), Progress> {
+        let Via::Poll(registry) = &self.via else {
+            // run.rs builds a ring worker only for what the ring carries (io_choice.rs).
+            let e = io::Error::other("io_uring carries plain TCP and Unix connections only");
+            return Err(Progress::failed(FailureKind::Connect, Some(e)));
+        };
         let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
-        self.registry
+        registry
             .register(source, self.token, interest)
             .map_err(|e| Progress::failed(FailureKind::Connect, Some(e)))
     }
@@ -260,6 +289,43 @@ pub(crate) trait Link<'a>: Sized {
     fn timer(&mut self) -> Option<Instant>;
     /// Its timer fired; true: read now (a pause ended).
     fn on_timer(&mut self, ctx: &mut Self::Ctx, now: Instant) -> bool;
+
+    // ---- I/O through the worker's ring (io_uring): the ring moves the bytes ----
+
+    /// The ring's connect ended.
+    fn ring_connected(&mut self, _ctx: &mut Self::Ctx, result: io::Result<()>) -> Progress {
+        let e = result.err().unwrap_or_else(|| io::ErrorKind::Unsupported.into());
+        Progress::failed(FailureKind::Connect, Some(e))
+    }
+    /// Bytes the ring received for it, at `now`.
+    fn received(
+        &mut self,
+        _ctx: &mut Self::Ctx,
+        _data: &[u8],
+        _now: Instant,
+        _out: &mut impl Outcomes,
+    ) -> Received {
+        Received::Failed(FailureKind::Receive, None)
+    }
+    /// The ring's receive ended: at the peer's close (None), or with an error.
+    fn receive_ended(&mut self, err: Option<io::Error>) -> Received {
+        match err {
+            None => Received::Eof,
+            Some(e) => Received::Failed(FailureKind::Receive, Some(e)),
+        }
+    }
+    /// The ring could not send what it queued.
+    fn send_failed(&mut self, e: io::Error) -> (FailureKind, Option<io::Error>) {
+        (FailureKind::Write, Some(e))
+    }
+    /// Its socket's descriptor and the bytes queued for the ring to send.
+    fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
+        None
+    }
+    /// Gives up its socket for the ring to close (the link closes next).
+    fn detach(&mut self) -> Option<OwnedFd> {
+        None
+    }
 
     // ---- Requests ----
 

@@ -4,11 +4,12 @@
 //! its protocol; the bytes come and go here.
 
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use herd_stats::FailureKind;
 
-use super::seam::{Dial, Progress, Readiness};
+use super::seam::{Dial, Progress, Readiness, RingOp, Via};
 use crate::socket;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
@@ -56,6 +57,9 @@ impl Tcp {
         throttle: Option<Throttle>,
     ) -> Progress {
         self.throttle = throttle;
+        if let Via::Ring(ops) = dial.via {
+            return self.open_on_ring(spec, ops, dial.token.0, dial.addr, dial.conn);
+        }
         match socket::connect(spec, dial.addr, dial.conn, socket::Stream) {
             Ok((mut sock, in_progress)) => {
                 if let Err(failed) = dial.register(&mut sock) {
@@ -70,6 +74,56 @@ impl Tcp {
             }
             Err(e) => Progress::refused(e),
         }
+    }
+
+    /// Opens toward the dial's address through the ring: the socket made and handed to the
+    /// ring's connect (a Unix socket connects at once). Plain only: the ring has no TLS yet.
+    fn open_on_ring(
+        &mut self,
+        spec: &RunSpec,
+        ops: &mut Vec<RingOp>,
+        token: usize,
+        addr: usize,
+        conn: usize,
+    ) -> Progress {
+        if spec.target.tls.is_some() {
+            // io_choice.rs refuses it first; never a TLS target spoken to in plain text.
+            let e = io::Error::other("io_uring carries plain connections only");
+            return Progress::failed(FailureKind::Tls, Some(e));
+        }
+        match socket::connect(spec, addr, conn, socket::RingStream) {
+            Ok((sock, to)) => {
+                let fd = sock.as_fd().as_raw_fd();
+                self.transport = Some(Transport::Queued(sock, Vec::new()));
+                match to {
+                    Some(to) => {
+                        ops.push(RingOp::Connect(token, fd, to));
+                        Progress::pending()
+                    }
+                    None => self.on_tcp_up(spec),
+                }
+            }
+            Err(e) => Progress::refused(e),
+        }
+    }
+
+    /// The ring's connect ended.
+    pub(crate) fn ring_connected(&mut self, spec: &RunSpec, result: io::Result<()>) -> Progress {
+        match result {
+            Ok(()) => self.on_tcp_up(spec),
+            Err(e) => Progress::refused(e),
+        }
+    }
+
+    /// Its socket's descriptor and the bytes queued for the ring (io_uring only).
+    #[inline]
+    pub(crate) fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
+        self.transport.as_mut().and_then(Transport::outbox)
+    }
+
+    /// Gives up its socket, for the ring to close.
+    pub(crate) fn detach(&mut self) -> Option<OwnedFd> {
+        self.transport.take().map(|t| t.into_socket().into())
     }
 
     /// Takes a connection opened before the start (warm.rs).

@@ -294,51 +294,8 @@ pub(crate) trait Turns<'a, R: Recorder> {
 pub(crate) fn run<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) -> Result<(), EngineError> {
     let mut events = Events::with_capacity(w.conns().clamp(16, 1024));
     let mut buf = vec![0u8; READ_BUFFER].into_boxed_slice();
-    let check_every =
-        (w.base().spec.timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
-    let mut next_check = Instant::now() + check_every;
-    loop {
-        w.open_pending();
-        // Only an open loop has a schedule to keep: no clock read per turn otherwise.
-        if w.base().pacer.is_some() {
-            w.dispatch(Instant::now());
-        }
-        let base = w.base();
-        if base.stop {
-            break;
-        }
-        if base.control.is_stopped() {
-            base.interrupted = true;
-            break;
-        }
-        // Only once the share is used up can every connection be idle: checking the quota
-        // first keeps the scan of the connections off the per-turn path.
-        let share_used = base.quota.is_some_and(|q| base.started >= q);
-        if share_used && !w.queued() && !w.busy() {
-            break; // every request of this worker's share has finished
-        }
-        let base = w.base();
-        let now = Instant::now();
-        if base.deadline.is_some_and(|d| now >= d) {
-            break;
-        }
-        let mut wait = next_check.saturating_duration_since(now);
-        if let Some(d) = base.deadline {
-            wait = wait.min(d.saturating_duration_since(now));
-        }
-        if let Some(t) = base.timers.next() {
-            wait = wait.min(t.saturating_duration_since(now));
-        }
-        let quota_left = base.quota.is_none_or(|q| base.started < q);
-        if w.queued() {
-            wait = Duration::ZERO;
-        }
-        // Open loop: wake when the next request is due, if a connection can take it.
-        if quota_left && w.base().pacer.is_some() && w.can_send() {
-            if let Some(p) = &mut w.base().pacer {
-                p.arm(now).map_err(EngineError::Timer)?;
-            }
-        }
+    let mut clock = Clock::new(w);
+    while let Some(wait) = before_wait(w, &clock, Pacing::Timerfd)? {
         match w.base().poll.poll(&mut events, Some(wait)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -364,21 +321,119 @@ pub(crate) fn run<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) -> Result<(), Eng
                 break;
             }
         }
-        let now = Instant::now();
-        w.fire_timers(now, &mut buf);
-        if now >= next_check {
-            // Another worker gave the run up: this one stops too (and its requests in flight,
-            // still connecting to nothing, are abandoned uncounted, as at a deadline).
-            if w.base().reach.gave_up() {
-                w.base().give_up();
-                break;
-            }
-            w.expire(now);
-            // The recorder's clock (Recorder::tick): once per check, off the request path.
-            w.base().recorder.tick(now);
-            next_check = now + check_every;
+        if !after_wait(w, &mut clock, &mut buf) {
+            break;
         }
     }
+    end(w);
+    Ok(())
+}
+
+/// When the loop next looks beyond its waits: the periodic check (timeouts, the recorder's
+/// clock, a run given up).
+pub(crate) struct Clock {
+    check_every: Duration,
+    next_check: Instant,
+}
+
+impl Clock {
+    pub(crate) fn new<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) -> Clock {
+        let check_every = (w.base().spec.timeout / 10)
+            .clamp(Duration::from_millis(1), Duration::from_millis(100));
+        Clock { check_every, next_check: Instant::now() + check_every }
+    }
+}
+
+/// How an open loop's schedule wakes the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pacing {
+    /// Its timerfd, in the poll (epoll).
+    Timerfd,
+    /// The wait ends when the next request is due (io_uring: the turn's timeout).
+    Wait,
+}
+
+/// The work of a turn before its wait: connections to open, due requests, and whether the
+/// loop is over (None). Otherwise how long the wait may last: until the next timer, check,
+/// deadline (or due request, `Pacing::Wait`), and not at all when work is queued.
+pub(crate) fn before_wait<'a, R: Recorder, W: Turns<'a, R>>(
+    w: &mut W,
+    clock: &Clock,
+    pacing: Pacing,
+) -> Result<Option<Duration>, EngineError> {
+    w.open_pending();
+    // Only an open loop has a schedule to keep: no clock read per turn otherwise.
+    if w.base().pacer.is_some() {
+        w.dispatch(Instant::now());
+    }
+    let base = w.base();
+    if base.stop {
+        return Ok(None);
+    }
+    if base.control.is_stopped() {
+        base.interrupted = true;
+        return Ok(None);
+    }
+    // Only once the share is used up can every connection be idle: checking the quota
+    // first keeps the scan of the connections off the per-turn path.
+    let share_used = base.quota.is_some_and(|q| base.started >= q);
+    if share_used && !w.queued() && !w.busy() {
+        return Ok(None); // every request of this worker's share has finished
+    }
+    let base = w.base();
+    let now = Instant::now();
+    if base.deadline.is_some_and(|d| now >= d) {
+        return Ok(None);
+    }
+    let mut wait = clock.next_check.saturating_duration_since(now);
+    if let Some(d) = base.deadline {
+        wait = wait.min(d.saturating_duration_since(now));
+    }
+    if let Some(t) = base.timers.next() {
+        wait = wait.min(t.saturating_duration_since(now));
+    }
+    let quota_left = base.quota.is_none_or(|q| base.started < q);
+    if w.queued() {
+        wait = Duration::ZERO;
+    }
+    // Open loop: wake when the next request is due, if a connection can take it.
+    if quota_left && w.base().pacer.is_some() && w.can_send() {
+        if let Some(p) = &mut w.base().pacer {
+            match pacing {
+                Pacing::Timerfd => p.arm(now).map_err(EngineError::Timer)?,
+                Pacing::Wait => wait = wait.min(p.next_due().saturating_duration_since(now)),
+            }
+        }
+    }
+    Ok(Some(wait))
+}
+
+/// The work of a turn after its wait: due timers, and now and then the periodic check.
+/// False: the loop is over (another worker gave the run up).
+pub(crate) fn after_wait<'a, R: Recorder, W: Turns<'a, R>>(
+    w: &mut W,
+    clock: &mut Clock,
+    buf: &mut [u8],
+) -> bool {
+    let now = Instant::now();
+    w.fire_timers(now, buf);
+    if now >= clock.next_check {
+        // Another worker gave the run up: this one stops too (and its requests in flight,
+        // still connecting to nothing, are abandoned uncounted, as at a deadline).
+        if w.base().reach.gave_up() {
+            w.base().give_up();
+            return false;
+        }
+        w.expire(now);
+        // The recorder's clock (Recorder::tick): once per check, off the request path.
+        w.base().recorder.tick(now);
+        clock.next_check = now + clock.check_every;
+    }
+    true
+}
+
+/// The loop is over: when the run's activity ended.
+pub(crate) fn end<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) {
     let base = w.base();
     if let Some(d) = base.deadline {
         if !base.stop && !base.interrupted && Instant::now() >= d {
@@ -388,5 +443,4 @@ pub(crate) fn run<'a, R: Recorder, W: Turns<'a, R>>(w: &mut W) -> Result<(), Eng
     if base.interrupted {
         base.last_activity = Instant::now();
     }
-    Ok(())
 }

@@ -1,9 +1,14 @@
 //! `--io auto|epoll|uring` (issue 35) from the outside: `herd run` and `herd ab` say which
 //! event-loop backend measured, in `--json` and in one summary line, and why `auto` fell
-//! back; `--io uring` is refused before anything is sent while no protocol has an io_uring
-//! worker, with the reason and what to do; a spelling `--io` does not have is refused naming
-//! the ones it has; a spread run's agents are given it; the lab's `[client] io` is herd's
-//! `--io`, refused at parse when misspelt, and its run's backend is stored and disclosed.
+//! back; `--io uring` runs HTTP/1 and HTTP/2 on io_uring where this machine allows it, and
+//! what it cannot carry (HTTP/3, TLS; io_uring itself where the machine refuses it) is
+//! refused before anything is sent, with the reason and what to do; a spelling `--io` does
+//! not have is refused naming the ones it has; a spread run's agents are given it; the lab's
+//! `[client] io` is herd's `--io`, refused at parse when misspelt, and its run's backend is
+//! stored and disclosed.
+//!
+//! What `auto` takes is the engine's own answer here (this machine's probe, and
+//! `HERD_AUTO_IO`, which the test command sets to run these tests on each backend).
 
 use std::path::Path;
 
@@ -11,7 +16,23 @@ use serde_json::json;
 
 use crate::util::{self, herd, run, run_json, tempdir, text, Serve};
 
-const AUTO_H1: &str = "io_uring not yet for HTTP/1";
+use herd_engine::io_choice::{self, IoChoice, WireKind};
+
+/// What `--io auto` takes for `kind` here: the backend as JSON says it, and why not io_uring.
+fn auto_for(kind: WireKind) -> (String, Option<String>) {
+    let r = io_choice::resolve_kind(IoChoice::Auto, kind).unwrap();
+    (r.backend.as_str().to_owned(), r.why)
+}
+
+/// The summary's words for `auto` here, as `epoll (auto: why)` or `io_uring (auto)`.
+fn auto_said(kind: WireKind) -> String {
+    io_choice::resolve_kind(IoChoice::Auto, kind).unwrap().to_string()
+}
+
+/// This machine lets herd use io_uring.
+fn uring_runs() -> bool {
+    matches!(io_choice::probed(), herd_engine::uring::probe::Uring::Available { .. })
+}
 
 #[test]
 fn herd_run_says_which_backend_measured_and_why_auto_fell_back() {
@@ -24,10 +45,12 @@ fn herd_run_says_which_backend_measured_and_why_auto_fell_back() {
     assert!(summary.contains("\n  I/O         epoll\n"), "{summary}");
 
     let (auto, out) = util::run_json_exiting(&["-c", "2", "-n", "50", &url], 0);
-    assert_eq!(auto["io"], json!({"asked": "auto", "backend": "epoll", "fallback": AUTO_H1}));
+    let (backend, fallback) = auto_for(WireKind::Http1);
+    assert_eq!(auto["io"], json!({"asked": "auto", "backend": backend, "fallback": fallback}));
+    assert_eq!(auto["requests"]["completed"], 50);
     let summary = text(&out.stdout);
     let said: Vec<&str> = summary.lines().filter(|l| l.contains("I/O")).collect();
-    assert_eq!(said, [format!("  I/O         epoll (auto: {AUTO_H1})")], "{summary}");
+    assert_eq!(said, [format!("  I/O         {}", auto_said(WireKind::Http1))], "{summary}");
 
     // The run's page discloses it beside the client, as `herd report --html` does.
     let dir = tempdir("io-run-html");
@@ -35,28 +58,71 @@ fn herd_run_says_which_backend_measured_and_why_auto_fell_back() {
     let out = run(herd().args(["run", "-c", "1", "-n", "10", &url, "--html"]).arg(&page));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains(&format!("herd run, I/O: epoll ({AUTO_H1})")), "{html}");
+    let disclosed = match fallback {
+        Some(why) => format!("herd run, I/O: {backend} ({why})"),
+        None => format!("herd run, I/O: {backend}"),
+    };
+    assert!(html.contains(&disclosed), "{disclosed}\n{html}");
     let _ = std::fs::remove_dir_all(&dir);
 
     // HTTP/2 (h2c with prior knowledge, which herd serve speaks) says its own protocol.
     let h2 = run_json(&["--h2c", "-c", "1", "-n", "20", "--io=auto", &url]);
     assert_eq!(h2["protocol"], "h2c");
-    assert_eq!(h2["io"]["fallback"], "io_uring not yet for HTTP/2");
+    assert_eq!(h2["io"]["fallback"], json!(auto_for(WireKind::Http2).1));
+    assert_eq!(h2["requests"]["completed"], 20);
 }
 
+/// `--io uring` measures HTTP/1 (keep-alive and a connection per request) and h2c on
+/// io_uring, and says so; where this machine refuses io_uring it is refused with the
+/// probe's reason.
+#[test]
+fn herd_run_io_uring_runs_http1_and_h2c_on_the_ring() {
+    let serve = Serve::start(&["--threads", "1"]);
+    let url = serve.url("/bytes/100");
+    for args in [
+        &["-c", "3", "-n", "60"][..],
+        &["-c", "3", "-n", "30", "--no-keep-alive"],
+        &["--h2c", "-c", "2", "-m", "4", "-n", "60"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--io", "uring", &url]);
+        if !uring_runs() {
+            let out = run(herd().arg("run").args(&all));
+            assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+            assert!(
+                text(&out.stderr).contains("io_uring is refused here"),
+                "{}",
+                text(&out.stderr)
+            );
+            continue;
+        }
+        let (doc, out) = util::run_json_exiting(&all, 0);
+        assert_eq!(doc["io"], json!({"asked": "uring", "backend": "io_uring", "fallback": null}));
+        let n = args.iter().position(|a| *a == "-n").map(|k| args[k + 1]).unwrap();
+        assert_eq!(doc["requests"]["completed"].to_string(), n, "{args:?}: {doc}");
+        assert_eq!(doc["requests"]["failed"], 0, "{args:?}: {doc}");
+        let summary = text(&out.stdout);
+        assert!(summary.contains("\n  I/O         io_uring\n"), "{summary}");
+    }
+}
+
+/// What the ring cannot carry — HTTP/3 — is refused before anything is sent, saying what
+/// to do.
 #[test]
 fn herd_run_io_uring_is_refused_before_anything_is_sent() {
     let serve = Serve::start(&["--threads", "1"]);
     let dir = tempdir("io-uring-refused");
     let json = dir.join("out.json");
+    let url = serve.url("/9x9").replacen("http://", "https://", 1);
     let out = run(herd()
-        .args(["run", "-c", "2", "-n", "10", "--io", "uring", &serve.url("/9x9"), "--json"])
+        .args(["run", "--h3", "-k", "-c", "2", "-n", "10", "--io", "uring", &url])
+        .arg("--json")
         .arg(&json));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "cannot start: {stderr}");
     assert_eq!(
         stderr,
-        "herd run: --io uring: herd's io_uring backend does not carry HTTP/1 yet; use --io epoll \
+        "herd run: --io uring: herd's io_uring backend does not carry HTTP/3 yet; use --io epoll \
          or --io auto\n"
     );
     assert_eq!(text(&out.stdout), "", "no summary of a run that did not run");
@@ -106,7 +172,8 @@ fn herd_ab_takes_io_and_says_it_only_in_its_json() {
     assert!(!report.iter().any(|l| l.contains("I/O") || l.contains("epoll")), "{report:#?}");
     let (auto_report, doc) = ab(&[]);
     assert_eq!(doc["settings"]["io"], "auto");
-    assert_eq!(doc["io"], json!({"backend": "epoll", "fallback": AUTO_H1}));
+    let (backend, fallback) = auto_for(WireKind::Http1);
+    assert_eq!(doc["io"], json!({"backend": backend, "fallback": fallback}));
     // The same lines, figures aside: no line added or taken away by `--io`.
     let labels = |r: &[String]| -> Vec<String> {
         let label = |l: &String| {
@@ -116,13 +183,22 @@ fn herd_ab_takes_io_and_says_it_only_in_its_json() {
     };
     assert_eq!(labels(&report), labels(&auto_report));
 
-    let out = run(herd().args(["ab", "-n", "5", "--io=uring", &url]));
+    if uring_runs() {
+        let (ring_report, doc) = ab(&["--io=uring"]);
+        assert_eq!(doc["io"], json!({"backend": "io_uring", "fallback": null}));
+        assert!(ring_report.iter().any(|l| l == "Complete requests:      20"), "{ring_report:#?}");
+        assert_eq!(labels(&report), labels(&ring_report));
+    }
+    // TLS is not on the ring yet: refused before ab's banner.
+    let https = url.replacen("http://", "https://", 1);
+    let out = run(herd().args(["ab", "-n", "5", "--io=uring", &https]));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "", "refused before ab's banner");
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("herd ab: --io uring: "), "{stderr}");
     assert!(
-        text(&out.stderr).starts_with("herd ab: --io uring: herd's io_uring backend does not"),
-        "{}",
-        text(&out.stderr)
+        stderr.contains("does not carry TLS yet") || stderr.contains("io_uring is refused here"),
+        "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -201,14 +277,12 @@ fn the_lab_reads_client_io_and_refuses_a_bad_one() {
     );
     assert!(text(&out.stderr).contains(&want), "{want}\n{}", text(&out.stderr));
 
-    // `uring` is one of its names, but no protocol has herd's io_uring worker yet: refused
-    // before any run, at the same line.
+    // `uring` for herd's HTTP/1 client: given as `--io=uring` (HTTP/3 cells would be refused
+    // here, at the same line: io_choice's unit tests hold that rule).
     let uring = lab_file(&dir, "io = \"uring\"\n");
     let out = run(herd().env("TMPDIR", &dir).args(["lab", "run", "--dry-run"]).arg(&uring));
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains(&format!("line {line}: [client] io = \"uring\": cell ")), "{stderr}");
-    assert!(stderr.contains("herd's io_uring backend does not carry HTTP/1 yet"), "{stderr}");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(" --io=uring "), "{}", text(&out.stdout));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -224,13 +298,37 @@ fn the_lab_stores_and_discloses_the_clients_backend() {
     let id = store.experiments().unwrap()[0].id;
     let exp = store.load_experiment(id).unwrap();
     let client = &exp.cells[0].repetitions[0].record.client;
-    let want = herd_store::ClientIo { backend: "epoll".into(), fallback: Some(AUTO_H1.into()) };
+    let (backend, fallback) = auto_for(WireKind::Http1);
+    let want = herd_store::ClientIo { backend: backend.clone(), fallback: fallback.clone() };
     assert_eq!(client.io.as_ref(), Some(&want), "{client:?}");
     drop(store);
     let page = dir.join("r.html");
     let out = run(herd().arg("report").arg(dir.join("r.db")).arg("--html").arg(&page));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains(&format!("herd, I/O: epoll ({AUTO_H1})")), "{html}");
+    let disclosed = match fallback {
+        Some(why) => format!("herd, I/O: {backend} ({why})"),
+        None => format!("herd, I/O: {backend}"),
+    };
+    assert!(html.contains(&disclosed), "{disclosed}\n{html}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// On the ring, more connections than the ring has receive buffers (64), each response
+/// larger than a buffer: every byte arrives, none is lost when the buffers run out (the ring
+/// re-arms its receives as they come back), and each response has its full length.
+#[test]
+fn more_connections_than_ring_buffers_lose_no_byte() {
+    if !uring_runs() {
+        let why = io_choice::probed().to_string();
+        return herd_testutil::not_run::not_run("io_uring with more connections than buffers", &why);
+    }
+    let serve = Serve::start(&["--threads", "1"]);
+    let args = ["-c", "150", "-n", "1500", "--io", "uring", &serve.url("/bytes/40000")];
+    let (doc, _) = util::run_json_exiting(&args, 0);
+    assert_eq!(doc["io"]["backend"], "io_uring", "{doc}");
+    assert_eq!(doc["requests"]["completed"], 1500, "{doc}");
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    assert_eq!(doc["wrong_length"], 0, "{doc}");
+    assert_eq!(doc["bytes"]["body"], 1500 * 40000, "{doc}");
 }

@@ -65,9 +65,13 @@ fn every_shape_of_real_output_validates() {
     let serve = Serve::start(&["--threads", "1"]);
     let closed = run_json(&["-c", "2", "-n", "300", &serve.url("/bytes/100")]);
     assert_eq!(closed["schedule"], json!({"kind": "closed"}));
-    // HTTP/1 has no io_uring worker yet: `--io auto` measured on epoll and says why.
-    let auto_io =
-        json!({"asked": "auto", "backend": "epoll", "fallback": "io_uring not yet for HTTP/1"});
+    // `--io auto` says what measured and, when it was not io_uring, why (the engine's answer).
+    let auto = herd_engine::io_choice::resolve_kind(
+        herd_engine::IoChoice::Auto,
+        herd_engine::io_choice::WireKind::Http1,
+    )
+    .unwrap();
+    let auto_io = json!({"asked": "auto", "backend": auto.backend.as_str(), "fallback": auto.why});
     assert_eq!(closed["io"], auto_io);
     assert_valid(&mut v, &closed, "closed loop");
 
@@ -236,7 +240,12 @@ fn a_spread_runs_output_validates() {
     assert_eq!(agents.len(), 2, "{single}");
     assert_eq!(agents[1]["steps"][0]["requests"]["completed"], 200, "{single}");
     // The agents agree on their backend, and the merged document says theirs.
-    assert_eq!(single["io"]["backend"], "epoll", "{single}");
+    let auto = herd_engine::io_choice::resolve_kind(
+        herd_engine::IoChoice::Auto,
+        herd_engine::io_choice::WireKind::Http1,
+    )
+    .unwrap();
+    assert_eq!(single["io"]["backend"], auto.backend.as_str(), "{single}");
     assert_eq!(single["io"], agents[1]["steps"][0]["io"], "{single}");
     assert_valid(&mut v, &single, "spread run");
 

@@ -1,0 +1,74 @@
+//! The loop on io_uring (`--io uring`): the same turn as worker/base.rs's — connections to
+//! open, due requests, timers, the periodic check, the same [`Worker`] and links — but the
+//! wait is the ring's, and what it brings are completions, not readiness: bytes received,
+//! a connect or a send done. One `io_uring_enter` a turn submits what the turn decided (the
+//! worker's [`RingOp`]s, handed over in order) and waits for what comes back.
+//!
+//! A turn's wait is capped by the next timer, check, deadline and, in an open loop, the next
+//! due request (there is no timerfd to wake it); Ctrl-C is seen at the next check (at most
+//! 100 ms), as the ring has no waker. The turn does not batch its wait (no minimum): a
+//! batched wait adds up to its minimum to every latency it measures, and is to be kept only
+//! where it measures faster (issue 35; bench/results/2026-12-03-uring-floor).
+
+use super::base::{self, Clock, Pacing};
+use super::Worker;
+use crate::link::{Link, RingOp};
+use crate::uring::{Event as RingEvent, Ops, Ring};
+use crate::{EngineError, Recorder};
+
+/// Turns the loop on `ring` until the share is done, the deadline passes, the run stops or
+/// Ctrl-C.
+pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
+    w: &mut Worker<'a, R, L>,
+    ring: &mut Ring,
+) -> Result<(), EngineError> {
+    let mut clock = Clock::new(w);
+    while let Some(wait) = base::before_wait(w, &clock, Pacing::Wait)? {
+        hand_over(w, &mut ring.ops());
+        ring.turn(Some(wait), None, |ops, c| {
+            let i = c.token as usize;
+            if i < w.conns.len() {
+                w.on_completion(i, c.event);
+                hand_over(w, ops);
+            }
+        })
+        .map_err(EngineError::Ring)?;
+        if w.base.stop || !base::after_wait(w, &mut clock, &mut []) {
+            break;
+        }
+    }
+    base::end(w);
+    Ok(())
+}
+
+/// Hands the worker's queued operations to the ring, in order. A connect the ring refuses at
+/// once is a failed connect, which may queue more (a close, the next connection's connect):
+/// those follow.
+pub(super) fn hand_over<'a, R: Recorder, L: Link<'a>>(w: &mut Worker<'a, R, L>, ops: &mut Ops<'_>) {
+    while !w.ring_ops.is_empty() {
+        let mut list = std::mem::take(&mut w.ring_ops);
+        for op in list.drain(..) {
+            match op {
+                RingOp::Connect(i, fd, to) => {
+                    if let Err(e) = ops.connect(i as u32, fd, &to) {
+                        w.on_completion(i, RingEvent::Connected(Err(e)));
+                    }
+                }
+                RingOp::Recv(i, fd) => ops.recv_multishot(i as u32, fd),
+                RingOp::Send(i) => {
+                    if let Some((fd, out)) = w.conns[i].link.outbox() {
+                        if !out.is_empty() {
+                            ops.send(i as u32, fd, out);
+                            out.clear();
+                        }
+                    }
+                }
+                RingOp::Close(i, fd) => ops.close(i as u32, fd),
+            }
+        }
+        // Keep the list's room for the next turn, unless more was queued meanwhile.
+        if w.ring_ops.is_empty() {
+            w.ring_ops = list;
+        }
+    }
+}
