@@ -24,7 +24,7 @@ PORT=1 H2C_PORT=2 H2_PORT=3 H3_PORT=4 BENCH=/tmp/b
 HERD=/herd HERD_BASE=/herd-base GCANNON=/gcannon
 SCALE_DIV=1 WRK_S=4
 TOOLS_ALL="floor herd herd-run herd-run-base herd-run-p16 herd-run-base-p16 gcannon
-    gcannon-p16"
+    gcannon-p16 herd-uring herd-run-uring herd-run-uring-p16"
 for scen in ka-6397-c100 close-6397-c100 ka-1B-c100 ka-6397-c100-p16 ka-1B-c100-p16; do
     [[ -n ${NREQ[$scen]:-} && -n ${FILE[$scen]:-} && -n ${KA[$scen]:-} ]] ||
         bad "scenario $scen is not defined"
@@ -35,6 +35,11 @@ for scen in ka-6397-c100 close-6397-c100 ka-1B-c100 ka-6397-c100-p16 ka-1B-c100-
             [[ $argv == *"/${FILE[$scen]} "* ]] ||
                 bad "$tool $scen: no URL or path of ${FILE[$scen]}: $argv"
             case $tool in
+                *-uring*)
+                    [[ $argv == *" --io uring ${CMD[-1]} " && $argv == " /herd "* ]] ||
+                        bad "$tool: not herd with --io uring before its URL: $argv" ;;&
+                herd-run-uring-p16)
+                    [[ $argv == *" --pipeline 16 "* ]] || bad "$tool: no --pipeline 16: $argv" ;;
                 herd-run-p16 | herd-run-base-p16)
                     [[ $argv == *" --pipeline 16 "* ]] || bad "$tool: no --pipeline 16: $argv" ;;
                 gcannon-p16) [[ $argv == *" -p 16 "* ]] || bad "$tool: no -p 16: $argv" ;;
@@ -87,6 +92,8 @@ got=$(parse_out gcannon "$tmp/g-bad")
 echo "  450000 requests in 14.635 s: 450000 completed, 0 failed; 30748.9 req/s" >"$tmp/h"
 got=$(parse_out herd-run-p16 "$tmp/h")
 [[ $got == "450000 0" ]] || bad "parse_out herd-run-p16: $got"
+got=$(parse_out herd-run-uring-p16 "$tmp/h")
+[[ $got == "450000 0" ]] || bad "parse_out herd-run-uring-p16: $got"
 got=$(tool_depth herd-run-base-p16); [[ $got == 16 ]] || bad "tool_depth herd-run-base-p16: $got"
 
 # bench/idle-rss.sh (issue 35's idle-connection memory) refuses, before it starts anything, what

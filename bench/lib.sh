@@ -481,7 +481,12 @@ build_cmd() {
         return 1
     fi
     [[ $1 == herd-default ]] && PIN=0
-    local tool=$1 scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
+    # herd's tools with -uring in their name (herd-uring, herd-run-uring, herd-run-uring-p16,
+    # herd-h2c-uring, herd-base-uring): the same command on the io_uring backend (--io uring,
+    # before the URL).
+    local io=()
+    local tool=${1/-uring/} scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
+    [[ $1 == herd*-uring* ]] && io=(--io uring)
     local kflag=() close_hdr=() c=${SCONC[$2]:-$CONC} m=${STREAMS[$2]:-1}
     local h2c_url="http://127.0.0.1:$H2C_PORT/${FILE[$2]}" h2_url="https://127.0.0.1:$H2_PORT/${FILE[$2]}"
     local h3_url="https://127.0.0.1:$H3_PORT/${FILE[$2]}" n3=$((NREQ[$2] / SCALE_DIV / H3_DIV))
@@ -523,11 +528,15 @@ build_cmd() {
         # oha: -c connections, -p parallel requests on each (its HTTP/2 and HTTP/3 streams)
         oha-h3) CMD=("$OHA" --no-tui --output-format json --http-version 3 --insecure -c "$c" -p "$m" -n "$n3" "$h3_url") ;;
     esac
+    if ((${#io[@]})); then
+        CMD=("${CMD[@]:0:${#CMD[@]}-1}" "${io[@]}" "${CMD[-1]}")
+    fi
 }
 
 # Prints "requests failed" from a tool's output.
 parse_out() {
-    local tool=$1 out=$2
+    local tool=${1/-uring/} out=$2
+    [[ $1 == floor-uring* ]] && tool=$1
     case $tool in
         floor | floor-uring | floor-uring-*) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
         wrk) awk '/ requests in / {r=$1} /Non-2xx or 3xx responses:/ {f+=$NF}
@@ -579,7 +588,7 @@ detect_tools() {
     local t base_ok=0
     herd_ok=0
     herd_works "$HERD" && herd_ok=1
-    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base"* || " $TOOLS " == *" herd-h2c-base "* || " $TOOLS " == *" herd-h3-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
+    if [[ " $TOOLS " == *" herd-base "* || " $TOOLS " == *" herd-run-base"* || " $TOOLS " == *" herd-base-uring "* || " $TOOLS " == *" herd-h2c-base "* || " $TOOLS " == *" herd-h3-base "* ]] && herd_works "${HERD_BASE:-}"; then base_ok=1; fi
     active=()
     for t in $TOOLS; do
         case $t in
@@ -590,8 +599,12 @@ detect_tools() {
             oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
             gcannon | gcannon-p[0-9]*)
                 if gcannon_ensure; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
-            herd | herd-default | herd-run | herd-run-p[0-9]* | herd-h2c | herd-h2 | herd-h3) if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
-            herd-base | herd-run-base | herd-run-base-p[0-9]* | herd-h2c-base | herd-h3-base) if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd | herd-default | herd-run | herd-run-p[0-9]* | herd-h2c | herd-h2 | herd-h3 | \
+                herd-uring | herd-run-uring | herd-run-uring-p[0-9]* | herd-h2c-uring)
+                if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
+            herd-base | herd-run-base | herd-run-base-p[0-9]* | herd-h2c-base | herd-h3-base | \
+                herd-base-uring | herd-run-base-uring)
+                if [[ $base_ok == 1 ]]; then active+=("$t"); fi ;;
             *) log "unknown tool $t"; exit 64 ;;
         esac
     done

@@ -6,9 +6,12 @@
 //!
 //! A turn's wait is capped by the next timer, check, deadline and, in an open loop, the next
 //! due request (there is no timerfd to wake it); Ctrl-C is seen at the next check (at most
-//! 100 ms), as the ring has no waker. The turn does not batch its wait (no minimum): a
-//! batched wait adds up to its minimum to every latency it measures, and is to be kept only
-//! where it measures faster (issue 35; bench/results/2026-12-03-uring-floor).
+//! 100 ms), as the ring has no waker. By default the turn does not batch its wait (no
+//! minimum): a batched wait adds up to its minimum to every latency it measures. The
+//! environment's `HERD_URING_MIN_WAIT_US` sets one, to measure what batching buys (docs/io.md):
+//! a turn then waits for a batch of completions, or that long once one is there.
+
+use std::time::Duration;
 
 use super::base::{self, Clock, Pacing};
 use super::Worker;
@@ -23,9 +26,12 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
     ring: &mut Ring,
 ) -> Result<(), EngineError> {
     let mut clock = Clock::new(w);
+    let batch = min_wait();
     while let Some(wait) = base::before_wait(w, &clock, Pacing::Wait)? {
         hand_over(w, &mut ring.ops());
-        ring.turn(Some(wait), None, |ops, c| {
+        // Never past what is due: the minimum only where the wait is longer.
+        let min_wait = batch.filter(|m| *m < wait);
+        ring.turn(Some(wait), min_wait, |ops, c| {
             let i = c.token as usize;
             if i < w.conns.len() {
                 w.on_completion(i, c.event);
@@ -39,6 +45,12 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
     }
     base::end(w);
     Ok(())
+}
+
+/// `HERD_URING_MIN_WAIT_US`: a turn's minimum wait once a completion is there (None: none).
+fn min_wait() -> Option<Duration> {
+    let us: u64 = std::env::var("HERD_URING_MIN_WAIT_US").ok()?.parse().ok()?;
+    (us > 0).then(|| Duration::from_micros(us))
 }
 
 /// Hands the worker's queued operations to the ring, in order. A connect the ring refuses at
