@@ -321,7 +321,10 @@ fn the_lab_stores_and_discloses_the_clients_backend() {
 fn more_connections_than_ring_buffers_lose_no_byte() {
     if !uring_runs() {
         let why = io_choice::probed().to_string();
-        return herd_testutil::not_run::not_run("io_uring with more connections than buffers", &why);
+        return herd_testutil::not_run::not_run(
+            "io_uring with more connections than buffers",
+            &why,
+        );
     }
     let serve = Serve::start(&["--threads", "1"]);
     let args = ["-c", "150", "-n", "1500", "--io", "uring", &serve.url("/bytes/40000")];
