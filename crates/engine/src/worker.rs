@@ -226,7 +226,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         // and Ctrl-C are always checked.
         for _ in 0..self.base.to_open.len() {
             let Some(i) = self.base.to_open.pop() else { break };
-            if self.base.stop {
+            if self.base.stop || self.base.given_up_elsewhere() {
                 return;
             }
             let now = Instant::now();

@@ -246,6 +246,17 @@ impl<'a, R: Recorder> Base<'a, R> {
         }
     }
 
+    /// Whether another worker gave the run up while none of this worker's connections has
+    /// connected: then this one stops too, before it tries again (asked before each new
+    /// connection until one connects: an atomic load, never on a kept connection's path).
+    pub(crate) fn given_up_elsewhere(&mut self) -> bool {
+        if self.any_connected || !self.reach.gave_up() {
+            return false;
+        }
+        self.give_up();
+        true
+    }
+
     /// Stops this worker because the run gave up on its target.
     fn give_up(&mut self) {
         self.stop = true;
