@@ -1,15 +1,18 @@
 //! `--io auto|epoll|uring`: which event-loop backend a run's workers turn, chosen once per
 //! run, safely, and said (issue 35). Two backends stand beside each other: readiness (epoll,
 //! through mio, as every run has had) and completion (io_uring). The user asks for one, or
-//! `auto`; [`resolve`] settles it against two facts and nothing else:
+//! `auto`; [`resolve_for`] settles it against these facts and nothing else:
 //!
-//! - which backends the run's protocol has ([`backends_for`], the one list a protocol's
-//!   io_uring worker is added to when it lands), and
-//! - whether this machine lets herd use io_uring at all (`uring::probe`, run once per
-//!   process and kept: every run and every worker of the process asks the same answer).
+//! - which backends the run's protocol has ([`backends_of`]: HTTP/1 and HTTP/2 both, HTTP/3
+//!   epoll alone), and what of the run the ring does not carry yet ([`not_carried`]: TLS, a
+//!   receive-rate cap);
+//! - whether `auto` takes io_uring at all: only where it measured faster than epoll, which no
+//!   protocol has yet (`HERD_AUTO_IO` says otherwise, for the test command's second pass);
+//! - whether this machine lets herd use io_uring (`uring::probe`, run once per process and
+//!   kept: every run and every worker of the process asks the same answer).
 //!
-//! `auto` takes io_uring where both say yes and falls back to epoll otherwise, with one line
-//! saying why (the protocol has no io_uring worker yet, the kernel is too old,
+//! `auto` takes io_uring where all say yes and falls back to epoll otherwise, with one line
+//! saying why (not measured faster, not carried yet, the kernel is too old,
 //! `kernel.io_uring_disabled`, a seccomp filter). An explicit `uring` never falls back: a
 //! run that asked for it and got epoll would measure what it did not ask for, so it is
 //! refused before anything is sent, with the reason and what to do. The result

@@ -1,4 +1,5 @@
-//! The worker: one thread, one mio loop (worker/base.rs), a share of the connections and
+//! The worker: one thread, one event loop (epoll's, worker/base.rs, or io_uring's,
+//! worker/ring_turn.rs), a share of the connections and
 //! requests, and the one question of who starts the next request — asked of a connection's
 //! room, whatever it speaks. Every protocol is a [`Link`] (link/): HTTP/1, whose room is one
 //! request or a pipelined batch, HTTP/2 and HTTP/3, whose room is their streams. The worker

@@ -9,9 +9,12 @@
 //! `submit_request` [`Link::submit`], `on_read` [`Link::receive`], `on_write` [`Link::send`],
 //! `max_concurrent_streams` [`Link::can_open`].
 //!
-//! A link still does its own readiness I/O: its socket is in the worker's mio poll, and the
-//! worker hands it each readiness event ([`Readiness`]) and each of its timers. Which
+//! On epoll a link does its own readiness I/O: its socket is in the worker's mio poll, and the
+//! worker hands it each readiness event ([`Readiness`]) and each of its timers; which
 //! readiness means what (a connect that completed, a socket drained) is the link's to know.
+//! On io_uring ([`Via::Ring`]) the worker's ring moves the bytes: the link queues what it
+//! writes ([`Link::outbox`]) and is handed what arrived ([`Link::received`]); its protocol code
+//! is the same.
 
 use std::io;
 use std::net::SocketAddr;
