@@ -120,13 +120,15 @@ fn run_bounded(wrap: &[&str], args: &[&str], limit: Duration) -> Ran {
 /// 0.14–0.19, send lag p99 3–3.7 ms); niced, ok three times (wait 0.04–0.05, p99 28–67 µs).
 const AHEAD: &str = "exec nice -n -10 \"$@\"";
 
-/// Runs (niced) until the verdict is `ok`, at most five times. Even so a shared machine can
+/// Runs (niced) until the verdict is `ok`, at most eight times. Even so a shared machine can
 /// keep herd's thread off the CPUs now and then, and the verdict then rightly says `suspect`
-/// (other processes had the CPUs, or requests were sent late). That, and only that, earns
-/// another try after a pause; any other verdict fails at once, and so do five contended runs.
+/// (other processes had the CPUs, requests were sent late, or the rate slipped while the
+/// hypervisor stole: CI's guest loses 20-37 % of its CPUs' time to steal, and about half of
+/// such runs are suspect). That, and only that, earns another try after a pause; any other
+/// verdict fails at once, and so do eight contended runs.
 fn expect_ok(args: &[&str]) -> Ran {
     let mut seen = Vec::new();
-    for attempt in 0..5 {
+    for attempt in 0..8 {
         if attempt > 0 {
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -137,12 +139,14 @@ fn expect_ok(args: &[&str]) -> Ran {
         }
         let reason = r.client()["reason"].as_str().unwrap_or("").to_owned();
         let contended = r.verdict() == "suspect"
-            && (reason.contains("other processes had the CPUs") || reason.contains("late while"));
+            && (reason.contains("other processes had the CPUs")
+                || reason.contains("late while")
+                || reason.contains("the hypervisor took"));
         assert!(contended, "expected ok: {}", r.show());
         eprintln!("attempt {}: suspect, trying again: {reason}", attempt + 1);
         seen.push(reason);
     }
-    panic!("five runs in a row were delayed by other processes: {seen:#?}");
+    panic!("eight runs in a row were delayed by other processes: {seen:#?}");
 }
 
 fn share(v: &Value) -> f64 {
@@ -166,7 +170,7 @@ fn a_healthy_run_is_ok() {
     assert!(c["send_lag_us"]["p99"].as_u64().unwrap() < 1000, "{}", r.show());
     // The rate was kept, and the text says so next to the verdict.
     let achieved = share(&r.json["requests"]["attempted_per_second"]);
-    assert!((achieved - 5000.0).abs() <= 50.0, "achieved {achieved}");
+    assert!((achieved - 5000.0).abs() <= 50.0, "achieved {achieved}: {}", r.show());
     assert!(r.stdout.contains("  schedule    asked 5000 req/s, achieved "), "{}", r.stdout);
     assert!(r.client_line().starts_with("  client      ok (1 worker thread "), "{}", r.stdout);
     assert!(r.client_line().contains("send lag p99 "), "{}", r.stdout);

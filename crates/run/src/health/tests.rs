@@ -66,6 +66,45 @@ fn a_slow_server_is_never_the_clients_fault() {
     };
     check(slow, Level::Ok, "");
     check(Inputs { busy: 0.003, ..closed() }, Level::Ok, "");
+    // Steal under 5 % does not change that; nor does steal too small to explain the
+    // shortfall (56 % missed, 7 % stolen: measured beside two busy loops).
+    check(Inputs { steal: Some(0.049), ..slow }, Level::Ok, "");
+    check(Inputs { steal: Some(0.07), ..slow }, Level::Ok, "");
+}
+
+/// A shortfall that is not the client's, on a machine whose hypervisor took 30 % of the CPUs:
+/// the server may only have been as slow as the machine. Not vouched for (CI's guest,
+/// measured: 4,938 of 5,000 req/s, herd busy 46 %, once said ok).
+#[test]
+fn a_shortfall_under_steal_is_not_pinned_on_the_server() {
+    let stolen = Inputs {
+        workers: 1,
+        busy: 0.46,
+        send_lag_p50_us: Some(40),
+        send_lag_p99_us: Some(920),
+        rate: Some(RateKept { asked: 5000.0, achieved: 4938.0 }),
+        steal: Some(0.30),
+        ..healthy()
+    };
+    check(
+        stolen,
+        Level::Suspect,
+        "the schedule fell behind: asked 5,000 req/s, achieved 4,938 (98 %) while herd's \
+         threads had headroom (busy 46 %) and the hypervisor took 30 % of the CPUs' time \
+         (steal, /proc/stat) — the machine, not surely the server, was slow: run on CPUs of \
+         their own (a dedicated host or instance)",
+    );
+    // A shortfall up to the steal (29.8 % under 30 %) is still the machine's; beyond, not.
+    let edge = Inputs { rate: Some(RateKept { asked: 5000.0, achieved: 3510.0 }), ..stolen };
+    assert_eq!(level(edge), Level::Suspect);
+    let beyond = Inputs { rate: Some(RateKept { asked: 5000.0, achieved: 3490.0 }), ..stolen };
+    assert_eq!(level(beyond), Level::Ok);
+    // The rate kept: the steal alone is no finding.
+    let kept = Inputs { rate: Some(RateKept { asked: 5000.0, achieved: 4999.0 }), ..stolen };
+    check(kept, Level::Ok, "");
+    // The client's own shortfall still wins, as client-bound.
+    let lagging = Inputs { send_lag_p50_us: Some(1_500), send_lag_p99_us: Some(3_000), ..stolen };
+    assert_eq!(level(lagging), Level::ClientBound);
 }
 
 #[test]
