@@ -39,6 +39,8 @@ pub(super) enum Op {
     Connect = 3,
     Close = 4,
     Cancel = 5,
+    /// A watched descriptor became readable ([`super::Ops::watch`]): it only wakes the wait.
+    Wake = 6,
 }
 
 /// Generations wrap at 24 bits: an old completion is mistaken for a new one only if its
@@ -60,6 +62,7 @@ pub(super) fn decode(user_data: u64) -> Option<(Op, u32, u32)> {
         3 => Op::Connect,
         4 => Op::Close,
         5 => Op::Cancel,
+        6 => Op::Wake,
         _ => return None,
     };
     Some((op, (user_data >> 32) as u32 & GEN_MASK, user_data as u32))
@@ -71,7 +74,7 @@ mod tests {
 
     #[test]
     fn user_data_round_trips_and_generations_wrap() {
-        for op in [Op::Recv, Op::Send, Op::Connect, Op::Close, Op::Cancel] {
+        for op in [Op::Recv, Op::Send, Op::Connect, Op::Close, Op::Cancel, Op::Wake] {
             for (generation, token) in [(0, 0), (1, u32::MAX), (GEN_MASK, 7)] {
                 let ud = user_data(op, generation, token);
                 assert_eq!(decode(ud), Some((op, generation, token)));

@@ -294,6 +294,16 @@ impl Ops<'_> {
         self.0.close(token, fd);
     }
 
+    /// Wakes the ring's wait once `fd` is readable (one poll, not re-armed): the worker's
+    /// epoll descriptor, whose only live member on the ring is the run's waker, makes
+    /// `Control::stop` (Ctrl-C) end a turn's wait at once. Nothing reaches the callback.
+    pub(crate) fn watch(&mut self, fd: RawFd) {
+        let entry = opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32)
+            .build()
+            .user_data(user_data(Op::Wake, 0, 0));
+        self.0.push(&[entry]);
+    }
+
     pub(crate) fn counters(&self) -> Counters {
         self.0.counters
     }
@@ -370,7 +380,7 @@ impl Core {
         };
         let current = self.slots.get(token as usize).is_some_and(|s| s.generation == generation);
         match op {
-            Op::Cancel => false,
+            Op::Cancel | Op::Wake => false,
             Op::Close => {
                 self.counters.close_errors += u64::from(res < 0);
                 false
@@ -532,7 +542,7 @@ impl Core {
         // unmoved until the entry's last completion: a send names its token's `SendQueue`
         // buffer (not written while in flight, moved into `orphans` on close), a connect its
         // boxed address (in the slot, or `orphans`), a receive the registered buffer group;
-        // cancel and close name no memory. Drop frees none of it before every entry ended.
+        // cancel, close and a watch's poll name no memory. Drop frees none of it before every entry ended.
         unsafe { self.ring.submission().push_multiple(entries).is_ok() }
     }
 

@@ -5,12 +5,14 @@
 //! worker's [`RingOp`]s, handed over in order) and waits for what comes back.
 //!
 //! A turn's wait is capped by the next timer, check, deadline and, in an open loop, the next
-//! due request (there is no timerfd to wake it); Ctrl-C is seen at the next check (at most
-//! 100 ms), as the ring has no waker. By default the turn does not batch its wait (no
+//! due request (there is no timerfd to wake it). Ctrl-C ends a wait at once: the ring
+//! watches the worker's epoll set, which on the ring holds only the run's waker. By default
+//! the turn does not batch its wait (no
 //! minimum): a batched wait adds up to its minimum to every latency it measures. The
 //! environment's `HERD_URING_MIN_WAIT_US` sets one, to measure what batching buys (docs/io.md):
 //! a turn then waits for a batch of completions, or that long once one is there.
 
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use super::base::{self, Clock, Pacing};
@@ -27,6 +29,8 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
 ) -> Result<(), EngineError> {
     let mut clock = Clock::new(w);
     let batch = min_wait();
+    // Control::stop wakes the poll's waker; the ring sees the poll readable.
+    ring.ops().watch(w.base.poll.as_raw_fd());
     while let Some(wait) = base::before_wait(w, &clock, Pacing::Wait)? {
         hand_over(w, &mut ring.ops());
         // Never past what is due: the minimum only where the wait is longer.

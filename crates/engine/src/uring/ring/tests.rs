@@ -333,6 +333,38 @@ fn a_turn_with_nothing_to_do_returns_after_its_wait() {
     assert_eq!(ring.counters().enters, 2);
 }
 
+/// A watched descriptor that becomes readable ends a long wait at once, with nothing for the
+/// callback: an epoll set holding an eventfd, as a worker's poll holds the run's waker.
+/// Dropping the ring with the watch still armed cancels it.
+#[test]
+fn a_watched_descriptor_wakes_the_wait() {
+    let poll = mio::Poll::new().unwrap();
+    let waker = std::sync::Arc::new(mio::Waker::new(poll.registry(), mio::Token(7)).unwrap());
+    let mut ring = Ring::new(RingConfig::default()).unwrap();
+    ring.ops().watch(poll.as_raw_fd());
+    let wake = {
+        let waker = waker.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            waker.wake().unwrap();
+        })
+    };
+    let start = Instant::now();
+    let seen = ring.turn(Some(Duration::from_secs(30)), None, |_, _| panic!("nothing"));
+    assert_eq!(seen.unwrap(), 0);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(20), "the wake did not end the wait: {took:?}");
+    wake.join().unwrap();
+    assert_eq!(ring.core.in_flight, 0, "the watch ended with its one completion");
+
+    let mut armed = Ring::new(RingConfig::default()).unwrap();
+    let quiet = mio::Poll::new().unwrap();
+    armed.ops().watch(quiet.as_raw_fd());
+    armed.turn(Some(Duration::from_millis(1)), None, |_, _| panic!("nothing")).unwrap();
+    assert_eq!(armed.core.in_flight, 1);
+    assert!(armed.wind_down(), "the watch was cancelled");
+}
+
 /// A turn waiting for a batch of 32 returns with the one completion there is once its
 /// min-wait passed, long before its 30-second wait (kernels with IORING_FEAT_MIN_TIMEOUT).
 #[test]
