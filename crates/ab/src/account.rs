@@ -189,7 +189,7 @@ impl AbRecorder {
 impl Recorder for AbRecorder {
     fn completed(&mut self, c: &Completed<'_>) -> Answer {
         // Each duration is computed once, for the histograms and the sample alike.
-        let d = Durations::of(&c.timing);
+        let d = Durations::of(c.timing);
         record_stats_completed(&mut self.stats, c, &d, self.acc.histograms);
         // ab: the first digit of the status is not '2' → "Non-2xx" (3xx included).
         if c.status / 100 != 2 {
@@ -204,7 +204,7 @@ impl Recorder for AbRecorder {
         if let (None, Some(s)) = (&self.server, c.server) {
             self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
         }
-        self.sample(&c.timing, &d);
+        self.sample(c.timing, &d);
         Answer::Continue
     }
 

@@ -37,7 +37,8 @@ pub struct Timing {
 /// A complete response.
 #[derive(Debug)]
 pub struct Completed<'a> {
-    pub timing: Timing,
+    /// Lent, not copied: the request's own moments (`end` set).
+    pub timing: &'a Timing,
     /// The response's status code.
     pub status: u16,
     /// The server lets the connection carry another request: by HTTP/1 rules (HTTP/1.1

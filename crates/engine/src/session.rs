@@ -38,12 +38,9 @@ pub(crate) struct Exchange {
     req: usize,
     /// The last its connection carries (sent asking the server to close).
     last: bool,
-    intended: Instant,
-    ready: Instant,
-    start: Instant,
-    connected: Option<Instant>,
-    written: Option<Instant>,
-    first_byte: Option<Instant>,
+    /// Its moments so far, kept as the recorder reads them: a completed request's are lent,
+    /// not copied (`end` is set when it ends, and is `start` until then).
+    t: Timing,
     /// Response bytes read for it.
     bytes_read: u64,
 }
@@ -100,38 +97,43 @@ impl Exchange {
         Exchange {
             req,
             last,
-            intended: now,
-            ready: now,
-            start: now,
-            connected: None,
-            written: None,
-            first_byte: None,
+            t: Timing {
+                intended: now,
+                ready: now,
+                start: now,
+                connected: None,
+                written: None,
+                first_byte: None,
+                end: now,
+            },
             bytes_read: 0,
         }
     }
 
     /// Open loop: the request was due at `intended`, and a connection free for it at `ready`.
     #[inline(always)]
-    pub(crate) fn due(self, intended: Instant, ready: Instant) -> Exchange {
-        Exchange { intended, ready, ..self }
+    pub(crate) fn due(mut self, intended: Instant, ready: Instant) -> Exchange {
+        self.t.intended = intended;
+        self.t.ready = ready;
+        self
     }
 
     /// This request, due when `batch` was (a request pipelined behind it).
     #[inline]
     pub(crate) fn due_as(self, batch: &Exchange) -> Exchange {
-        self.due(batch.intended, batch.ready)
+        self.due(batch.t.intended, batch.t.ready)
     }
 
-    /// This request, the last its connection carries (or not).
+    /// Marks it the last its connection carries (or not).
     #[inline(always)]
-    pub(crate) fn with_last(self, last: bool) -> Exchange {
-        Exchange { last, ..self }
+    pub(crate) fn set_last(&mut self, last: bool) {
+        self.last = last;
     }
 
     /// The same request again on a new connection (the keep-alive race): its due times stay.
     #[inline]
     pub(crate) fn again(&self, last: bool, now: Instant) -> Exchange {
-        Exchange::new(self.req, last, now).due(self.intended, self.ready)
+        Exchange::new(self.req, last, now).due(self.t.intended, self.t.ready)
     }
 
     #[inline]
@@ -152,44 +154,48 @@ impl Exchange {
     /// It has had `timeout` since it started (a pipelined request: since its batch started)
     /// and is aborted. Computed at the periodic check, not stored per request.
     pub(crate) fn timed_out(&self, now: Instant, timeout: Duration) -> bool {
-        now.saturating_duration_since(self.start) >= timeout
+        now.saturating_duration_since(self.t.start) >= timeout
     }
 
     /// Its moments, ending at `end`.
     #[inline(always)]
     pub(crate) fn timing(&self, end: Instant) -> Timing {
-        Timing {
-            intended: self.intended,
-            ready: self.ready,
-            start: self.start,
-            connected: self.connected,
-            written: self.written,
-            first_byte: self.first_byte,
-            end,
-        }
+        Timing { end, ..self.t }
+    }
+
+    /// It ended at `end` ([`Exchange::moments`] then lends its timing to the recorder).
+    #[inline(always)]
+    pub(crate) fn end_at(&mut self, end: Instant) {
+        self.t.end = end;
+    }
+
+    /// Its moments, `end` as last set by [`Exchange::end_at`].
+    #[inline(always)]
+    pub(crate) fn moments(&self) -> &Timing {
+        &self.t
     }
 
     #[inline]
     pub(crate) fn connected_at(&mut self, now: Instant) {
-        self.connected = Some(now);
+        self.t.connected = Some(now);
     }
 
     /// Its last request byte went out at `now` (HTTP/2: the flush that carried its frames).
     #[inline]
     pub(crate) fn written_at(&mut self, now: Instant) {
-        self.written = Some(now);
+        self.t.written = Some(now);
     }
 
     #[inline]
     pub(crate) fn is_written(&self) -> bool {
-        self.written.is_some()
+        self.t.written.is_some()
     }
 
     /// `n` bytes arrived for it at `now` (the first byte's moment is kept).
     #[inline(always)]
     pub(crate) fn read(&mut self, n: usize, now: Instant) {
-        if self.first_byte.is_none() {
-            self.first_byte = Some(now);
+        if self.t.first_byte.is_none() {
+            self.t.first_byte = Some(now);
         }
         self.bytes_read += n as u64;
     }

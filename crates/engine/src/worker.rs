@@ -299,7 +299,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     }
 
     /// Opens connection `i` for `first`, already taken from the quota (or a retry), at `now`.
-    #[inline]
+    #[inline(always)]
     fn open(&mut self, i: usize, first: Exchange, now: Instant) {
         let spec = self.base.spec;
         let limit = if self.base.keep_alive { self.base.connection_limit() } else { 1 };
@@ -321,7 +321,10 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         };
         let throttle = spec.receive_rate.map(|r| Throttle::new(r, now));
         let p = self.conns[i].link.open(&mut self.ctx, dial, throttle, now);
-        self.progress(i, p);
+        // A TCP connect under way (the usual case) has nothing to say: no call for it.
+        if L::QUIC || p.connected || !matches!(p.step, Opening::Pending) {
+            self.progress(i, p);
+        }
     }
 
     /// Where opening connection `i` has got to: on, ready, or failed.
@@ -492,10 +495,11 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     /// Hands `ex` to connection `i`'s protocol, marked if it is the connection's last.
     #[inline(always)]
-    fn submit(&mut self, i: usize, ex: Exchange, first: bool, now: Instant) -> bool {
+    fn submit(&mut self, i: usize, mut ex: Exchange, first: bool, now: Instant) -> bool {
         let c = &mut self.conns[i];
-        let ex = ex.with_last(c.is_last(first));
-        if !c.link.submit(&mut self.ctx, ex, first, now) {
+        // Lent to the link, which copies it where it keeps it: one copy a request, not three.
+        ex.set_last(c.is_last(first));
+        if !c.link.submit(&mut self.ctx, &ex, first, now) {
             self.retry.push(ex);
             return false;
         }
@@ -544,7 +548,9 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                         return;
                     }
                     if eof {
-                        return self.on_eof(i);
+                        // The close came with this read: it ends what it ends at the read's
+                        // moment, with no clock read of its own.
+                        return self.on_eof_at(i, now);
                     }
                     if !more {
                         break;
@@ -605,7 +611,12 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     #[inline]
     fn on_eof(&mut self, i: usize) {
-        let now = Instant::now();
+        self.on_eof_at(i, Instant::now());
+    }
+
+    /// The server's close, seen at `now`.
+    #[inline]
+    fn on_eof_at(&mut self, i: usize, now: Instant) {
         let unheard = self.conns[i].unheard();
         let (link, ctx, mut out) = self.sink(i);
         link.on_eof(ctx, unheard, now, &mut out);
@@ -691,7 +702,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     /// A closed connection goes back to the schedule (open loop), or reopens (closed loop):
     /// after its think time when the run thinks.
-    #[inline]
+    #[inline(always)]
     fn release(&mut self, i: usize) {
         if self.base.pacer.is_some() {
             self.conns[i].set_waiting_since(Instant::now());

@@ -324,7 +324,7 @@ mod tests {
             end: start + Duration::from_micros(300),
         };
         let c = Completed {
-            timing,
+            timing: &timing,
             status: 200,
             reusable: true,
             body_bytes: 10,

@@ -202,10 +202,11 @@ impl H1Link {
     #[inline(always)]
     fn record(&mut self, ctx: &mut H1Ctx<'_>, end: Instant, out: &mut impl Outcomes) -> bool {
         let workload = &ctx.spec.workload;
+        self.http1.end_current(end);
         let Some(r) = self.http1.response(workload, ctx.want_server) else { return true };
         let ex = self.http1.current();
         let done = Completed {
-            timing: ex.timing(end),
+            timing: ex.moments(),
             status: r.head.status,
             reusable: r.head.reusable,
             body_bytes: r.body_bytes,
@@ -567,7 +568,7 @@ impl<'a> Link<'a> for H1Link {
     }
 
     #[inline(always)]
-    fn submit(&mut self, ctx: &mut H1Ctx<'a>, ex: Exchange, _first: bool, _now: Instant) -> bool {
+    fn submit(&mut self, ctx: &mut H1Ctx<'a>, ex: &Exchange, _first: bool, _now: Instant) -> bool {
         self.http1.submit(ex, &ctx.spec.workload, ctx.want_server);
         self.batch_last = ex.last();
         self.unsent = true;
@@ -696,7 +697,7 @@ mod tests {
             assert!(link.can_open(), "room for the batch");
             assert!(link.submit(
                 ctx,
-                Exchange::new(0, false, Instant::now()),
+                &Exchange::new(0, false, Instant::now()),
                 false,
                 Instant::now()
             ));

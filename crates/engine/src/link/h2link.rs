@@ -216,8 +216,8 @@ impl<'a> Link<'a> for H2Link {
     }
 
     #[inline]
-    fn submit(&mut self, ctx: &mut H2Ctx<'a>, ex: Exchange, first: bool, _now: Instant) -> bool {
-        self.h2.submit(ex, first, ctx.requests, ctx.many);
+    fn submit(&mut self, ctx: &mut H2Ctx<'a>, ex: &Exchange, first: bool, _now: Instant) -> bool {
+        self.h2.submit(*ex, first, ctx.requests, ctx.many);
         true
     }
 

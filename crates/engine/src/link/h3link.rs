@@ -392,10 +392,10 @@ impl<'a> Link<'a> for H3Link {
         self.closed
     }
 
-    fn submit(&mut self, ctx: &mut H3Ctx<'a>, ex: Exchange, first: bool, now: Instant) -> bool {
+    fn submit(&mut self, ctx: &mut H3Ctx<'a>, ex: &Exchange, first: bool, now: Instant) -> bool {
         let head = ctx.requests.get(ex.req()).is_some_and(|r| r.head);
         match ctx.bytes.get(ex.req()) {
-            Some(b) => self.submit_stream(ex, first, b, head, now),
+            Some(b) => self.submit_stream(*ex, first, b, head, now),
             None => false,
         }
     }

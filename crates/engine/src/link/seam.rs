@@ -163,7 +163,7 @@ impl Record {
         match ev {
             Event::Done(_) => {
                 out.completed(&Completed {
-                    timing: self.ex.timing(now),
+                    timing: &self.ex.timing(now),
                     status: self.status,
                     reusable: true,
                     body_bytes: self.body,
@@ -342,7 +342,7 @@ pub(crate) trait Link<'a>: Sized {
     fn closed(&self) -> Option<FailureKind>;
     /// Starts `ex`; false if the connection would not take it after all (HTTP/3's stream
     /// limit, which only the attempt tells): the caller keeps the request.
-    fn submit(&mut self, ctx: &mut Self::Ctx, ex: Exchange, first: bool, now: Instant) -> bool;
+    fn submit(&mut self, ctx: &mut Self::Ctx, ex: &Exchange, first: bool, now: Instant) -> bool;
     /// Reports the outcomes decided since the last call, as of `now`, and frees their places.
     fn drain(&mut self, now: Instant, out: &mut impl Outcomes);
     /// Fails every request past `timeout`: HTTP/2's and HTTP/3's streams are cancelled and the

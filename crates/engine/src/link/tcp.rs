@@ -49,7 +49,7 @@ impl Tcp {
     }
 
     /// Starts connecting toward the dial's address, its reads under `throttle`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn open(
         &mut self,
         spec: &RunSpec,
@@ -157,7 +157,7 @@ impl Tcp {
     }
 
     /// TCP is up: TLS starts, or (plain) the connection is ready.
-    #[inline]
+    #[inline(always)]
     fn on_tcp_up(&mut self, spec: &RunSpec) -> Progress {
         self.up = true;
         let mut p = match &spec.target.tls {

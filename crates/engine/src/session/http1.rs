@@ -54,10 +54,10 @@ impl Http1 {
     /// The first request submitted on a free connection becomes the current one and starts a
     /// batch; the next ones, until the batch is written, join it.
     #[inline(always)]
-    pub(crate) fn submit(&mut self, ex: Exchange, workload: &Workload, want_server: bool) {
+    pub(crate) fn submit(&mut self, ex: &Exchange, workload: &Workload, want_server: bool) {
         let p = workload.get(ex.req());
         if self.in_flight == 0 {
-            self.current = ex;
+            self.current = *ex;
             self.written = 0;
             self.parser.reset(p.is_some_and(|p| p.head));
             self.parser.capture_server(want_server);
@@ -89,7 +89,7 @@ impl Http1 {
     /// Everything submitted is written, at `now`.
     #[inline]
     pub(crate) fn written(&mut self, now: Instant) {
-        self.current.written = Some(now);
+        self.current.written_at(now);
     }
 
     /// Request bytes written so far for the current request (or batch).
@@ -102,8 +102,8 @@ impl Http1 {
     #[inline(always)]
     pub(crate) fn on_read(&mut self, data: &[u8], now: Instant) -> Fed {
         let ex = &mut self.current;
-        if ex.first_byte.is_none() {
-            ex.first_byte = Some(now);
+        if ex.t.first_byte.is_none() {
+            ex.t.first_byte = Some(now);
         }
         match self.parser.feed(data) {
             Err(e) => {
@@ -182,6 +182,12 @@ impl Http1 {
         &self.current
     }
 
+    /// The current request ended at `end`.
+    #[inline(always)]
+    pub(crate) fn end_current(&mut self, end: Instant) {
+        self.current.end_at(end);
+    }
+
     /// Requests submitted and not yet ended, the current one included.
     #[inline]
     pub(crate) fn in_flight(&self) -> u32 {
@@ -210,7 +216,7 @@ impl Http1 {
         let c = &mut self.current;
         c.req = req;
         c.last = last;
-        c.first_byte = None;
+        c.t.first_byte = None;
         c.bytes_read = 0;
         self.parser.reset(workload.get(req).is_some_and(|p| p.head));
         true

@@ -185,7 +185,7 @@ mod tests {
             end: t0 + Duration::from_micros(us),
         };
         r.completed(&Completed {
-            timing,
+            timing: &timing,
             status,
             reusable: true,
             body_bytes: 100,
