@@ -160,7 +160,9 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         let clock = ThreadClock::start();
         if self.ring {
             // Made on this thread: a ring has one issuer, its worker.
-            let mut ring = Ring::new(RingConfig::default()).map_err(EngineError::Ring)?;
+            let tokens = u32::try_from(self.conns.len()).unwrap_or(u32::MAX);
+            let config = RingConfig { tokens, ..RingConfig::default() };
+            let mut ring = Ring::new(config).map_err(EngineError::Ring)?;
             let turned = ring_turn::run(&mut self, &mut ring);
             for i in 0..self.conns.len() {
                 self.close_conn(i);

@@ -46,12 +46,15 @@ pub(crate) struct RingConfig {
     pub(crate) buffers: (u16, u32),
     /// Completions a turn with a `min_wait` waits for before that wait ends.
     pub(crate) batch: u32,
+    /// Tokens expected (a worker's connections): their state is made at once, not grown (and
+    /// copied) a token at a time as connections open.
+    pub(crate) tokens: u32,
 }
 
 impl Default for RingConfig {
     /// The floor study's best: 64 × 8 KiB buffers, batches of 32.
     fn default() -> RingConfig {
-        RingConfig { entries: 256, cq_entries: 1024, buffers: (64, 8192), batch: 32 }
+        RingConfig { entries: 256, cq_entries: 1024, buffers: (64, 8192), batch: 32, tokens: 0 }
     }
 }
 
@@ -184,7 +187,7 @@ impl Ring {
             ring,
             setup,
             batch: config.batch.max(1),
-            slots: Vec::new(),
+            slots: std::iter::repeat_with(Slot::default).take(config.tokens as usize).collect(),
             dirty: Vec::new(),
             orphans: Vec::new(),
             backlog: Vec::new(),
@@ -274,6 +277,22 @@ impl Ops<'_> {
         self.0.send_buffer(token, fd).extend_from_slice(bytes);
     }
 
+    /// Sends `bytes` on `fd`, taking them (left empty): moved, not copied, when nothing of
+    /// the token's waits to be sent; as [`Ops::send`] for the rest. After [`Event::Sent`],
+    /// [`Ops::give_back`] returns the buffer's room.
+    pub(crate) fn hand(&mut self, token: u32, fd: RawFd, bytes: &mut Vec<u8>) {
+        let index = self.0.mark_dirty(token, fd);
+        self.0.slots[index].send.give(bytes);
+    }
+
+    /// After [`Event::Sent`]: the token's sent buffer, emptied, into the caller's empty
+    /// `into` (so that a connection and the ring share one buffer).
+    pub(crate) fn give_back(&mut self, token: u32, into: &mut Vec<u8>) {
+        if let Some(slot) = self.0.slots.get_mut(token as usize) {
+            slot.send.give_back(into);
+        }
+    }
+
     /// Where bytes to send on `fd` go, for a caller that writes them in place (a request
     /// encoded straight into it). As [`Ops::send`] for the rest.
     pub(crate) fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
@@ -322,6 +341,12 @@ impl Core {
 
     /// The token's send buffer, the token marked to send at the next turn.
     fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
+        let index = self.mark_dirty(token, fd);
+        self.slots[index].send.buffer()
+    }
+
+    /// The token's slot index, marked to send on `fd` at the next turn.
+    fn mark_dirty(&mut self, token: u32, fd: RawFd) -> usize {
         let index = self.slot_index(token);
         let slot = &mut self.slots[index];
         slot.send_fd = fd;
@@ -329,7 +354,7 @@ impl Core {
             slot.dirty = true;
             self.dirty.push((token, slot.generation));
         }
-        self.slots[index].send.buffer()
+        index
     }
 
     fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {

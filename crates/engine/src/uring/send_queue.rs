@@ -49,6 +49,27 @@ impl SendQueue {
         }
     }
 
+    /// Takes `bytes` (left empty): moved in whole where the bytes given now go is empty (the
+    /// caller gets that buffer, and its room, in exchange), else copied behind what is there.
+    pub(super) fn give(&mut self, bytes: &mut Vec<u8>) {
+        let to = self.buffer();
+        if to.is_empty() {
+            std::mem::swap(to, bytes);
+        } else {
+            to.extend_from_slice(bytes);
+        }
+        bytes.clear();
+    }
+
+    /// Once everything went out: gives the caller's empty `into` the sent buffer's room, if
+    /// it has more, so that one buffer goes back and forth between a connection and the
+    /// ring instead of one on each side (10,000 idle connections: a request's worth each).
+    pub(super) fn give_back(&mut self, into: &mut Vec<u8>) {
+        if !self.in_flight && into.is_empty() && into.capacity() < self.out.capacity() {
+            std::mem::swap(&mut self.out, into);
+        }
+    }
+
     /// The bytes a new send entry names, now in flight; None if a send is in flight already
     /// (what was given meanwhile follows its completion) or nothing waits.
     pub(super) fn start(&mut self) -> Option<(*const u8, u32)> {
@@ -153,6 +174,40 @@ mod tests {
         assert!(!short);
         assert_eq!(bytes(chunk), b"twothree");
         assert_eq!(q.sent(8), Step::Done);
+    }
+
+    /// One buffer goes back and forth: given whole when nothing waits (no copy), copied
+    /// behind bytes already waiting, and its room given back once all went out, never while
+    /// the kernel may read it.
+    #[test]
+    fn a_buffer_is_moved_in_and_its_room_given_back_after_the_send() {
+        let mut q = SendQueue::default();
+        let mut link = Vec::with_capacity(256);
+        link.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
+        let at = link.as_ptr();
+        q.give(&mut link);
+        assert!(link.is_empty() && link.capacity() == 0, "moved, not copied");
+        let first = q.start().unwrap();
+        assert_eq!(first.0, at, "the send names the link's own buffer");
+        q.give_back(&mut link);
+        assert_eq!(link.capacity(), 0, "in flight: the kernel may read it");
+        // Given while the first is in flight: moved into the next send's place.
+        let mut more = b"two".to_vec();
+        q.give(&mut more);
+        // And more behind it: copied, the caller keeps its buffer.
+        let mut third = Vec::with_capacity(64);
+        third.extend_from_slice(b"three");
+        q.give(&mut third);
+        assert!(third.is_empty() && third.capacity() == 64);
+        let Step::More { chunk, .. } = q.sent(first.1 as usize) else { panic!("two follows") };
+        assert_eq!(bytes(chunk), b"twothree");
+        assert_eq!(q.sent(8), Step::Done);
+        q.give_back(&mut link);
+        assert!(link.is_empty() && link.capacity() >= 8, "the room comes back, empty");
+        // A caller that has more room already keeps its own.
+        let mut big = Vec::with_capacity(4096);
+        q.give_back(&mut big);
+        assert_eq!(big.capacity(), 4096);
     }
 
     #[test]

@@ -38,6 +38,13 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
         ring.turn(Some(wait), min_wait, |ops, c| {
             let i = c.token as usize;
             if i < w.conns.len() {
+                if let RingEvent::Sent = c.event {
+                    // The buffer the link queued into comes back, with its room: one buffer
+                    // per connection, not one on each side.
+                    if let Some((_, out)) = w.conns[i].link.outbox() {
+                        ops.give_back(c.token, out);
+                    }
+                }
                 w.on_completion(i, c.event);
                 hand_over(w, ops);
             }
@@ -74,8 +81,7 @@ pub(super) fn hand_over<'a, R: Recorder, L: Link<'a>>(w: &mut Worker<'a, R, L>, 
                 RingOp::Send(i) => {
                     if let Some((fd, out)) = w.conns[i].link.outbox() {
                         if !out.is_empty() {
-                            ops.send(i as u32, fd, out);
-                            out.clear();
+                            ops.hand(i as u32, fd, out);
                         }
                     }
                 }

@@ -333,6 +333,14 @@ fn a_turn_with_nothing_to_do_returns_after_its_wait() {
     assert_eq!(ring.counters().enters, 2);
 }
 
+/// The tokens a worker will use get their state at once, exactly.
+#[test]
+fn the_expected_tokens_are_made_room_for_exactly() {
+    let ring = Ring::new(RingConfig { tokens: 10_000, ..RingConfig::default() }).unwrap();
+    assert_eq!(ring.core.slots.len(), 10_000);
+    assert_eq!(ring.core.slots.capacity(), 10_000);
+}
+
 /// A watched descriptor that becomes readable ends a long wait at once, with nothing for the
 /// callback: an epoll set holding an eventfd, as a worker's poll holds the run's waker.
 /// Dropping the ring with the watch still armed cancels it.
