@@ -14,7 +14,6 @@
 //! again on a new connection, uncounted ([`Outcomes::retry`]).
 
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
@@ -26,7 +25,7 @@ use crate::recorder::{Completed, Failed};
 use crate::session::{After, AtEof, Exchange, Fed, Http1};
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
-use crate::{RunSpec, Schedule, TlsInfo};
+use crate::{RunSpec, Schedule};
 
 /// What a worker's HTTP/1 connections share.
 pub(crate) struct H1Ctx<'a> {
@@ -311,6 +310,15 @@ impl<'a> Link<'a> for H1Link {
     type Ctx = H1Ctx<'a>;
     const QUIC: bool = false;
 
+    #[inline(always)]
+    fn tcp(&self) -> Option<&Tcp> {
+        Some(&self.tcp)
+    }
+    #[inline(always)]
+    fn tcp_mut(&mut self) -> Option<&mut Tcp> {
+        Some(&mut self.tcp)
+    }
+
     fn new(ctx: &H1Ctx<'a>) -> H1Link {
         H1Link {
             tcp: Tcp::new(false),
@@ -345,10 +353,6 @@ impl<'a> Link<'a> for H1Link {
     #[inline]
     fn advance(&mut self, ctx: &mut H1Ctx<'a>, ready: Option<Readiness>) -> Progress {
         self.tcp.advance(ctx.spec, ready)
-    }
-
-    fn tls_info(&self) -> Option<TlsInfo> {
-        self.tcp.tls_info()
     }
 
     #[inline]
@@ -469,15 +473,6 @@ impl<'a> Link<'a> for H1Link {
     }
 
     #[inline(always)]
-    fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
-        self.tcp.outbox()
-    }
-
-    fn detach(&mut self) -> Option<OwnedFd> {
-        self.tcp.detach()
-    }
-
-    #[inline(always)]
     fn send(&mut self, ctx: &mut H1Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
         if !self.unsent {
             return Ok(());
@@ -525,16 +520,6 @@ impl<'a> Link<'a> for H1Link {
             return Ok(()); // a writable edge with nothing to write (every event has one)
         }
         self.send(ctx)
-    }
-
-    #[inline]
-    fn timer(&mut self) -> Option<Instant> {
-        self.tcp.timer()
-    }
-
-    fn on_timer(&mut self, _ctx: &mut H1Ctx<'a>, _now: Instant) -> bool {
-        self.tcp.resume();
-        true
     }
 
     #[inline]

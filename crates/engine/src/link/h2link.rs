@@ -4,7 +4,6 @@
 //! drained and writes what the session queued.
 
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use herd_stats::FailureKind;
@@ -17,7 +16,7 @@ use crate::quic::QuicStats;
 use crate::session::Exchange;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
-use crate::{H2Settings, RunSpec, TlsInfo};
+use crate::{H2Settings, RunSpec};
 
 /// What a worker's HTTP/2 connections share.
 pub(crate) struct H2Ctx<'a> {
@@ -62,6 +61,15 @@ impl<'a> Link<'a> for H2Link {
     type Ctx = H2Ctx<'a>;
     const QUIC: bool = false;
 
+    #[inline(always)]
+    fn tcp(&self) -> Option<&Tcp> {
+        Some(&self.tcp)
+    }
+    #[inline(always)]
+    fn tcp_mut(&mut self) -> Option<&mut Tcp> {
+        Some(&mut self.tcp)
+    }
+
     fn new(ctx: &H2Ctx<'a>) -> H2Link {
         H2Link {
             tcp: Tcp::new(true),
@@ -86,10 +94,6 @@ impl<'a> Link<'a> for H2Link {
 
     fn advance(&mut self, ctx: &mut H2Ctx<'a>, ready: Option<Readiness>) -> Progress {
         self.tcp.advance(ctx.spec, ready)
-    }
-
-    fn tls_info(&self) -> Option<TlsInfo> {
-        self.tcp.tls_info()
     }
 
     fn start(&mut self) {
@@ -150,14 +154,6 @@ impl<'a> Link<'a> for H2Link {
         Received::Data { now, heard: !data.is_empty(), more: false, eof: false }
     }
 
-    fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
-        self.tcp.outbox()
-    }
-
-    fn detach(&mut self) -> Option<OwnedFd> {
-        self.tcp.detach()
-    }
-
     fn send(&mut self, _ctx: &mut H2Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
         let Some(t) = self.tcp.transport() else { return Err((FailureKind::Write, None)) };
         if !self.ready {
@@ -183,16 +179,6 @@ impl<'a> Link<'a> for H2Link {
 
     fn on_writable(&mut self, ctx: &mut H2Ctx<'a>) -> Result<(), (FailureKind, Option<io::Error>)> {
         self.send(ctx)
-    }
-
-    #[inline]
-    fn timer(&mut self) -> Option<Instant> {
-        self.tcp.timer()
-    }
-
-    fn on_timer(&mut self, _ctx: &mut H2Ctx<'a>, _now: Instant) -> bool {
-        self.tcp.resume();
-        true
     }
 
     #[inline]

@@ -25,6 +25,7 @@ use herd_stats::FailureKind;
 use mio::{Registry, Token};
 
 use super::h2::Event;
+use super::tcp::Tcp;
 use crate::quic::QuicStats;
 use crate::recorder::{Completed, Failed};
 use crate::session::Exchange;
@@ -252,6 +253,19 @@ pub(crate) trait Link<'a>: Sized {
 
     fn new(ctx: &Self::Ctx) -> Self;
 
+    // ---- Its TCP connection, for a link that has one (HTTP/1, HTTP/2) ----
+
+    /// Its TCP (or TLS) connection: where the defaults below find the socket, the TLS
+    /// session and the receive-rate pause. None (HTTP/3) leaves them to the link.
+    #[inline(always)]
+    fn tcp(&self) -> Option<&Tcp> {
+        None
+    }
+    #[inline(always)]
+    fn tcp_mut(&mut self) -> Option<&mut Tcp> {
+        None
+    }
+
     // ---- Opening ----
 
     /// Starts a connection (the link was closed), its reads under `throttle`.
@@ -267,7 +281,9 @@ pub(crate) trait Link<'a>: Sized {
     /// An opening connection's readiness event, or (None) its timer.
     fn advance(&mut self, ctx: &mut Self::Ctx, ready: Option<Readiness>) -> Progress;
     /// What its TLS handshake negotiated, once done (None without TLS). Asked once a run.
-    fn tls_info(&self) -> Option<TlsInfo>;
+    fn tls_info(&self) -> Option<TlsInfo> {
+        self.tcp().and_then(Tcp::tls_info)
+    }
     /// Ready for requests: what the protocol says first (HTTP/2's preface) goes first.
     fn start(&mut self);
     /// Drops the connection; the protocol starts afresh at the next open.
@@ -289,9 +305,17 @@ pub(crate) trait Link<'a>: Sized {
     /// The socket is writable again.
     fn on_writable(&mut self, ctx: &mut Self::Ctx) -> Result<(), (FailureKind, Option<io::Error>)>;
     /// When the link wants its timer (QUIC's, or the end of a receive-rate pause).
-    fn timer(&mut self) -> Option<Instant>;
-    /// Its timer fired; true: read now (a pause ended).
-    fn on_timer(&mut self, ctx: &mut Self::Ctx, now: Instant) -> bool;
+    #[inline(always)]
+    fn timer(&mut self) -> Option<Instant> {
+        self.tcp().and_then(Tcp::timer)
+    }
+    /// Its timer fired; true: read now (a receive-rate pause ended).
+    fn on_timer(&mut self, _ctx: &mut Self::Ctx, _now: Instant) -> bool {
+        if let Some(tcp) = self.tcp_mut() {
+            tcp.resume();
+        }
+        true
+    }
 
     // ---- I/O through the worker's ring (io_uring): the ring moves the bytes ----
 
@@ -322,12 +346,13 @@ pub(crate) trait Link<'a>: Sized {
         (FailureKind::Write, Some(e))
     }
     /// Its socket's descriptor and the bytes queued for the ring to send.
+    #[inline(always)]
     fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
-        None
+        self.tcp_mut().and_then(Tcp::outbox)
     }
     /// Gives up its socket for the ring to close (the link closes next).
     fn detach(&mut self) -> Option<OwnedFd> {
-        None
+        self.tcp_mut().and_then(Tcp::detach)
     }
 
     // ---- Requests ----
