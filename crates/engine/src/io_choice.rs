@@ -4,8 +4,7 @@
 //! `auto`; [`resolve_for`] settles it against these facts and nothing else:
 //!
 //! - which backends the run's protocol has ([`backends_of`]: HTTP/1 and HTTP/2 both, HTTP/3
-//!   epoll alone), and what of the run the ring does not carry yet ([`not_carried`]: TLS, a
-//!   receive-rate cap);
+//!   epoll alone), and what of the run the ring does not carry yet ([`not_carried`]: TLS);
 //! - whether `auto` takes io_uring at all: only where it measured faster than epoll, which no
 //!   protocol has yet (`HERD_AUTO_IO` says otherwise, for the test command's second pass);
 //! - whether this machine lets herd use io_uring (`uring::probe`, run once per process and
@@ -139,14 +138,11 @@ pub enum IoError {
 }
 
 /// What of a run, beyond its protocol, io_uring's worker cannot carry yet: TLS (rustls on
-/// the ring's buffers is to come) and the receive-rate cap (it paces reads, and the ring
-/// reads whatever arrives). None: it carries the run.
-pub fn not_carried(tls: bool, receive_cap: bool) -> Option<&'static str> {
-    match (tls, receive_cap) {
-        (true, _) => Some("TLS"),
-        (_, true) => Some("a receive-rate cap"),
-        _ => None,
-    }
+/// the ring's buffers is to come). None: it carries the run. (A receive-rate cap it carries:
+/// a paced connection's receive is one read of its allowance at a time, not a multishot one
+/// that would drain the socket as fast as the server sends.)
+pub fn not_carried(tls: bool) -> Option<&'static str> {
+    tls.then_some("TLS")
 }
 
 /// Whether `auto` takes io_uring for `kind` where the machine allows it: only where it was
@@ -244,18 +240,13 @@ pub fn resolve_kind(choice: IoChoice, kind: WireKind) -> Result<Resolved, IoErro
     decide(choice, kind.name(), backends_of(kind), auto_takes_uring(kind), probed)
 }
 
-/// [`resolve`] for a run over `wire` that speaks TLS or caps its receive rate, or not
-/// ([`not_carried`]): an explicit `uring` that cannot carry it is refused; `auto` keeps epoll.
-pub fn resolve_for(
-    choice: IoChoice,
-    wire: &Wire,
-    tls: bool,
-    receive_cap: bool,
-) -> Result<Resolved, IoError> {
+/// [`resolve`] for a run over `wire` that speaks TLS or not ([`not_carried`]): an explicit
+/// `uring` that cannot carry it is refused; `auto` keeps epoll.
+pub fn resolve_for(choice: IoChoice, wire: &Wire, tls: bool) -> Result<Resolved, IoError> {
     let kind = WireKind::of(wire);
     let mut resolved = resolve_kind(choice, kind)?;
     if resolved.backend == Backend::Uring {
-        if let Some(what) = not_carried(tls, receive_cap) {
+        if let Some(what) = not_carried(tls) {
             if choice == IoChoice::Uring {
                 return Err(IoError::NotCarried(what));
             }
@@ -453,23 +444,22 @@ mod tests {
 
     /// What the ring does not carry yet is refused when asked for, and keeps `auto` on epoll.
     #[test]
-    fn tls_and_a_receive_cap_stay_on_epoll() {
-        for (tls, cap, what) in [(true, false, "TLS"), (false, true, "a receive-rate cap")] {
-            assert_eq!(not_carried(tls, cap), Some(what));
-            if let Uring::Available { .. } = probed() {
-                let e = resolve_for(IoChoice::Uring, &Wire::Http1, tls, cap).unwrap_err();
-                assert_eq!(
-                    e.to_string(),
-                    format!(
-                        "--io uring: herd's io_uring backend does not carry {what} yet; use \
-                         --io epoll or --io auto"
-                    )
-                );
-            }
-            let auto = resolve_for(IoChoice::Auto, &Wire::Http1, tls, cap).unwrap();
-            assert_eq!(auto.backend, Backend::Epoll);
+    fn tls_stays_on_epoll() {
+        assert_eq!(not_carried(true), Some("TLS"));
+        if let Uring::Available { .. } = probed() {
+            let e = resolve_for(IoChoice::Uring, &Wire::Http1, true).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "--io uring: herd's io_uring backend does not carry TLS yet; use --io epoll or \
+                 --io auto"
+            );
+            // A receive-rate cap it carries (the caller says nothing of it any more).
+            let plain = resolve_for(IoChoice::Uring, &Wire::Http1, false).unwrap();
+            assert_eq!(plain.backend, Backend::Uring);
         }
-        assert_eq!(not_carried(false, false), None);
+        let auto = resolve_for(IoChoice::Auto, &Wire::Http1, true).unwrap();
+        assert_eq!(auto.backend, Backend::Epoll);
+        assert_eq!(not_carried(false), None);
     }
 
     /// What the lab asks of an experiment's cells before any run: an explicit backend the

@@ -40,8 +40,7 @@ where
     }
     spec.check()?;
     // The backend, settled once for every worker (the probe runs once per process).
-    let (tls, cap) = (spec.target.tls.is_some(), spec.receive_rate.is_some());
-    let io = crate::io_choice::resolve_for(spec.io, &spec.wire, tls, cap)?;
+    let io = crate::io_choice::resolve_for(spec.io, &spec.wire, spec.target.tls.is_some())?;
     let backend = io.backend;
     // HTTP/2's requests in its own terms, once for every worker.
     let field_requests = match &spec.wire {

@@ -33,7 +33,9 @@ use mio::Token;
 
 use self::base::{Base, Share, Turns, WorkerEnd};
 use self::conn::{Conn, State};
-use crate::link::{Dial, Link, Opening, Outcomes, Progress, Readiness, Received, RingOp, Via};
+use crate::link::{
+    Dial, Link, Opening, Outcomes, Progress, Readiness, Received, RingOp, RingRecv, Via,
+};
 use crate::pacer::Pacer;
 use crate::quic::QuicStats;
 use crate::recorder::{Completed, Failed};
@@ -143,9 +145,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             // On the ring, its socket is the ring's to read and write from now on.
             let t = if ring { t.queued() } else { t };
             conns[i].adopt(t, limit, throttle);
-            if let Some((fd, _)) = conns[i].link.outbox() {
-                ring_ops.push(RingOp::Recv(i, fd));
-            }
+            arm_receive(&mut conns[i].link, i, ring_ops);
             conns[i].set_waiting_since(now);
             if paced {
                 conns[i].offered = true;
@@ -405,6 +405,11 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                 let (link, ctx, mut out) = self.sink(i);
                 let got = link.received(ctx, data, now, &mut out);
                 self.after_receive(i, got);
+                // A paced reader receives one allowance at a time: the next, or its pause.
+                if self.conns[i].state() == State::Open && self.conns[i].link.receive_capped() {
+                    arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
+                    self.arm(i);
+                }
             }
             (State::Open, RingEvent::RecvEnded(err)) => {
                 let got = self.conns[i].link.receive_ended(err);
@@ -453,9 +458,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         }
         self.conns[i].open();
         if self.ring {
-            if let Some((fd, _)) = self.conns[i].link.outbox() {
-                self.ring_ops.push(RingOp::Recv(i, fd));
-            }
+            arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
         }
         if let Some(mut first) = self.conns[i].take_first() {
             first.connected_at(now);
@@ -747,7 +750,13 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                         self.conns[i].end_think();
                         self.settle(i, now);
                     } else if self.conns[i].link.on_timer(&mut self.ctx, now) {
-                        self.on_readable(i, false, buf);
+                        // A receive-rate pause ended: read on (on the ring: arm the read).
+                        if self.ring {
+                            arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
+                            self.settle(i, now);
+                        } else {
+                            self.on_readable(i, false, buf);
+                        }
                     } else {
                         self.settle(i, now);
                     }
@@ -781,6 +790,17 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                 return;
             }
         }
+    }
+}
+
+/// On the ring: arms connection `i`'s next receive, as its link says — multishot, one read
+/// of a paced reader's allowance, or none before its pause ends (its timer).
+fn arm_receive<'a, L: Link<'a>>(link: &mut L, i: usize, ring_ops: &mut Vec<RingOp>) {
+    let Some(fd) = link.outbox().map(|(fd, _)| fd) else { return };
+    match link.ring_receive() {
+        Some(RingRecv::Multishot) => ring_ops.push(RingOp::Recv(i, fd)),
+        Some(RingRecv::UpTo(max)) => ring_ops.push(RingOp::RecvUpTo(i, fd, max)),
+        Some(RingRecv::Paused) | None => {}
     }
 }
 

@@ -27,4 +27,6 @@ pub(crate) use h2link::{H2Ctx, H2Link};
 pub(crate) use h3link::add as add_quic;
 pub(crate) use h3link::{H3Ctx, H3Link};
 pub(crate) use request::RequestFields;
-pub(crate) use seam::{Dial, Link, Opening, Outcomes, Progress, Readiness, Received, RingOp, Via};
+pub(crate) use seam::{
+    Dial, Link, Opening, Outcomes, Progress, Readiness, Received, RingOp, RingRecv, Via,
+};

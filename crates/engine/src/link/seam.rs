@@ -201,10 +201,23 @@ pub(crate) enum RingOp {
     Connect(usize, RawFd, SocketAddr),
     /// Keep a receive armed on it (multishot, into the ring's buffers).
     Recv(usize, RawFd),
+    /// Receive once, at most `.2` bytes (a paced reader's allowance).
+    RecvUpTo(usize, RawFd, u32),
     /// Send what its link has queued ([`Link::outbox`]).
     Send(usize),
     /// Close it: the ring cancels what it still has on the socket, then closes it.
     Close(usize, OwnedFd),
+}
+
+/// How the ring is to receive for a connection next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RingRecv {
+    /// A multishot receive, armed until the connection ends: reads are not paced.
+    Multishot,
+    /// One read of at most this many bytes: the receive-rate cap's allowance now.
+    UpTo(u32),
+    /// Nothing before the link's timer: the cap's pause.
+    Paused,
 }
 
 /// How a worker's connections do their I/O.
@@ -344,6 +357,15 @@ pub(crate) trait Link<'a>: Sized {
     /// The ring could not send what it queued.
     fn send_failed(&mut self, e: io::Error) -> (FailureKind, Option<io::Error>) {
         (FailureKind::Write, Some(e))
+    }
+    /// How the ring is to receive for it next (None: the ring does not carry it).
+    fn ring_receive(&mut self) -> Option<RingRecv> {
+        self.tcp_mut().map(Tcp::ring_receive)
+    }
+    /// Its reads are paced (a receive-rate cap): the ring receives its allowance at a time.
+    #[inline(always)]
+    fn receive_capped(&self) -> bool {
+        self.tcp().is_some_and(Tcp::capped)
     }
     /// Its socket's descriptor and the bytes queued for the ring to send.
     #[inline(always)]

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use herd_stats::FailureKind;
 
-use super::seam::{Dial, Progress, Readiness, RingOp, Via};
+use super::seam::{Dial, Progress, Readiness, RingOp, RingRecv, Via};
 use crate::socket;
 use crate::throttle::Throttle;
 use crate::transport::{Fault, Io, Transport};
@@ -232,6 +232,40 @@ impl Tcp {
             Io::Eof => Read::Eof,
             Io::Err(f) => Read::Failed(f),
         }
+    }
+
+    /// How the ring is to receive for it next: a multishot receive when reads are not
+    /// paced; else one read of the cap's allowance now, or nothing before the pause's end
+    /// (its timer). The same bucket as [`Tcp::read`]'s, asked at the same moments: before
+    /// each read.
+    pub(crate) fn ring_receive(&mut self) -> RingRecv {
+        if self.throttle.is_none() {
+            return RingRecv::Multishot;
+        }
+        match crate::throttle::read_limit(&mut self.throttle, usize::MAX) {
+            Ok(n) => {
+                self.paused = None;
+                RingRecv::UpTo(u32::try_from(n).unwrap_or(u32::MAX))
+            }
+            Err(at) => {
+                self.paused = Some(at);
+                RingRecv::Paused
+            }
+        }
+    }
+
+    /// The ring received `n` bytes for it: spent from the cap's bucket.
+    #[inline(always)]
+    pub(crate) fn spent(&mut self, n: usize) {
+        if let Some(th) = &mut self.throttle {
+            th.spend(n);
+        }
+    }
+
+    /// Its reads are paced.
+    #[inline(always)]
+    pub(crate) fn capped(&self) -> bool {
+        self.throttle.is_some()
     }
 
     /// Readable between requests: whether it is still idle ([`Transport::still_idle`]).

@@ -125,6 +125,8 @@ struct Core {
     ring: IoUring,
     setup: Setup,
     batch: u32,
+    /// The size of each receive buffer: the most one read brings.
+    buf_len: u32,
     slots: Vec<Slot>,
     /// Tokens with bytes to send and no send in flight, with the generation that gave them.
     dirty: Vec<(u32, u32)>,
@@ -143,8 +145,11 @@ struct Core {
 #[derive(Debug, Default)]
 struct Slot {
     generation: u32,
-    /// The fd of the multishot receive armed, to re-arm it.
+    /// The fd of the receive armed, to re-arm it.
     recv: Option<RawFd>,
+    /// The receive armed is one read of at most this many bytes ([`Ops::recv_up_to`]), not
+    /// a multishot one.
+    once: Option<u32>,
     send: SendQueue,
     send_fd: RawFd,
     /// In `dirty` for this generation.
@@ -187,6 +192,7 @@ impl Ring {
             ring,
             setup,
             batch: config.batch.max(1),
+            buf_len: config.buffers.1,
             slots: std::iter::repeat_with(Slot::default).take(config.tokens as usize).collect(),
             dirty: Vec::new(),
             orphans: Vec::new(),
@@ -270,6 +276,13 @@ impl Ops<'_> {
         self.0.recv_multishot(token, fd);
     }
 
+    /// Arms one receive of at most `max` bytes on `fd` for `token` (a paced reader's
+    /// allowance): one [`Event::Received`], or [`Event::RecvEnded`]; the caller arms the
+    /// next. Nothing if a receive is armed already.
+    pub(crate) fn recv_up_to(&mut self, token: u32, fd: RawFd, max: u32) {
+        self.0.recv_up_to(token, fd, max);
+    }
+
     /// Sends `bytes` on `fd` (copied: the caller's slice is free when this returns). Sent
     /// with the token's other bytes of this turn in one entry, after the send in flight if
     /// there is one; [`Event::Sent`] once all of it went out.
@@ -329,6 +342,20 @@ impl Ops<'_> {
 }
 
 impl Core {
+    fn recv_up_to(&mut self, token: u32, fd: RawFd, max: u32) {
+        // No more than a buffer holds (a larger length is refused with ENOBUFS by some
+        // kernels), and never 0 (which would mean "a whole buffer").
+        let max = max.clamp(1, self.buf_len);
+        let slot = self.slot(token);
+        if slot.recv.is_some() {
+            return;
+        }
+        slot.recv = Some(fd);
+        slot.once = Some(max);
+        let generation = slot.generation;
+        self.push(&[recv_once_entry(fd, max, generation, token)]);
+    }
+
     fn recv_multishot(&mut self, token: u32, fd: RawFd) {
         let slot = self.slot(token);
         if slot.recv.is_some() {
@@ -446,6 +473,17 @@ impl Core {
     ) -> bool {
         let more = cqueue::more(flags);
         let mut seen = false;
+        // One read of a paced reader that brought bytes is over: disarmed before the callback,
+        // which arms the next with the reader's next allowance; nothing more to do after it.
+        let mut read_once = false;
+        if res > 0 && !more {
+            if let Some(slot) = self.slots.get_mut(token as usize) {
+                if slot.generation == generation && slot.once.take().is_some() {
+                    slot.recv = None;
+                    read_once = true;
+                }
+            }
+        }
         if let (Ok(len @ 1..), Some(bid)) = (usize::try_from(res), cqueue::buffer_select(flags)) {
             if let Some(data) = bufs.buffer(bid, len) {
                 f(&mut Ops(self), Completion { token, event: Event::Received(data) });
@@ -455,8 +493,20 @@ impl Core {
         }
         let index = token as usize;
         // The callback may have closed the token: then this receive is the old connection's.
-        if more || self.slots[index].generation != generation {
+        if more || read_once || self.slots[index].generation != generation {
             return seen;
+        }
+        // A paced reader's read that brought nothing (one that did was disarmed above).
+        if let (Some(max), Some(fd)) = (self.slots[index].once, self.slots[index].recv) {
+            if res == -libc::ENOBUFS {
+                // No buffer free: the same read again, next turn.
+                self.counters.rearms += 1;
+                self.counters.enobufs_rearms += 1;
+                self.push(&[recv_once_entry(fd, max, generation, token)]);
+                return seen;
+            }
+            // The peer's close or an error: ends it as a multishot receive's end does, below.
+            self.slots[index].once = None;
         }
         match (res, self.slots[index].recv) {
             // Ended for want of buffers (the bytes wait in the socket), or after data for a
@@ -566,7 +616,8 @@ impl Core {
         // SAFETY: every entry this ring makes names only memory the ring owns and keeps
         // unmoved until the entry's last completion: a send names its token's `SendQueue`
         // buffer (not written while in flight, moved into `orphans` on close), a connect its
-        // boxed address (in the slot, or `orphans`), a receive the registered buffer group;
+        // boxed address (in the slot, or `orphans`), a receive (multishot or one read) the
+        // registered buffer group, never an address of ours;
         // cancel, close and a watch's poll name no memory. Drop frees none of it before every entry ended.
         unsafe { self.ring.submission().push_multiple(entries).is_ok() }
     }
@@ -586,6 +637,7 @@ impl Core {
         let old = slot.generation;
         slot.generation = (old + 1) & GEN_MASK;
         slot.recv = None;
+        slot.once = None;
         slot.dirty = false;
         // Tokens are u32 (the slots grow only to a u32 token), so the cast is exact.
         let token = index as u32;
@@ -662,6 +714,15 @@ fn recv_entry(fd: RawFd, generation: u32, token: u32) -> squeue::Entry {
         generation,
         token,
     ))
+}
+
+fn recv_once_entry(fd: RawFd, max: u32, generation: u32, token: u32) -> squeue::Entry {
+    // Into one of the ring's buffers (buffer select: no address of ours), at most `max`.
+    opcode::Recv::new(types::Fd(fd), std::ptr::null_mut(), max)
+        .buf_group(BGID)
+        .build()
+        .flags(squeue::Flags::BUFFER_SELECT)
+        .user_data(user_data(Op::Recv, generation, token))
 }
 
 fn send_entry(fd: RawFd, chunk: (*const u8, u32), generation: u32, token: u32) -> squeue::Entry {

@@ -78,6 +78,7 @@ pub(super) fn hand_over<'a, R: Recorder, L: Link<'a>>(w: &mut Worker<'a, R, L>, 
                     }
                 }
                 RingOp::Recv(i, fd) => ops.recv_multishot(i as u32, fd),
+                RingOp::RecvUpTo(i, fd, max) => ops.recv_up_to(i as u32, fd, max),
                 RingOp::Send(i) => {
                     if let Some((fd, out)) = w.conns[i].link.outbox() {
                         if !out.is_empty() {

@@ -142,6 +142,54 @@ fn a_multishot_receive_brings_every_chunk_in_order_then_one_end() {
     t.assert_one_enter_a_turn();
 }
 
+/// A paced reader's receive: one read of at most its allowance, re-armed from the callback
+/// (as the worker does), never a multishot one; unarmed, nothing is read; the end comes
+/// once, after the bytes. 10,000 bytes at 700 a read into 1 KiB buffers.
+#[test]
+fn a_read_up_to_an_allowance_brings_no_more_and_the_next_is_the_callers() {
+    let mut ring = Ring::new(small((4, 1024))).unwrap();
+    let (mut peer, ours) = UnixStream::pair().unwrap();
+    let fd = ours.as_raw_fd();
+    let sent = pattern(7, 10_000);
+    peer.write_all(&sent).unwrap();
+    ring.ops().recv_up_to(5, fd, 700);
+    let mut bytes = Vec::new();
+    let mut reads = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while bytes.len() < sent.len() {
+        assert!(Instant::now() < deadline, "stalled at {} bytes", bytes.len());
+        ring.turn(Some(Duration::from_millis(100)), None, |ops, c| {
+            let Event::Received(data) = c.event else { panic!("{:?}", own(c)) };
+            assert!(data.len() <= 700, "a read of {} bytes", data.len());
+            bytes.extend_from_slice(data);
+            reads += 1;
+            ops.recv_up_to(5, fd, 700);
+        })
+        .unwrap();
+    }
+    assert_eq!(bytes, sent);
+    assert!(reads >= 15, "10,000 bytes at most 700 a read: {reads} reads");
+    // The last re-arm is in flight; its read ends with the stream, once.
+    peer.shutdown(Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    while !rest.iter().any(|(_, g)| matches!(g, Got::Ended(_))) {
+        assert!(Instant::now() < deadline, "no end: {rest:?}");
+        ring.turn(Some(Duration::from_millis(100)), None, |_, c| rest.push(own(c))).unwrap();
+    }
+    assert_eq!(rest, [(5, Got::Ended(None))]);
+    // Not re-armed: bytes the peer can no longer send are not read either way; a new pair's
+    // bytes wait in its socket until the caller asks.
+    let (mut peer2, ours2) = UnixStream::pair().unwrap();
+    peer2.write_all(b"waiting").unwrap();
+    ring.ops().recv_up_to(6, ours2.as_raw_fd(), 3);
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        ring.turn(Some(Duration::from_millis(20)), None, |_, c| got.push(own(c))).unwrap();
+    }
+    assert_eq!(got, [(6, Got::Data(b"wai".to_vec()))], "one read of 3, then nothing");
+    assert_eq!(ring.counters().rearms, 0);
+}
+
 /// 64 connections, 4 buffers of 4 KiB, 64 KiB from each peer: the buffers run out again
 /// and again (ENOBUFS), the ring re-arms, and every byte arrives, in order, on its token.
 #[test]
