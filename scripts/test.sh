@@ -146,9 +146,13 @@ fi
 
 # thttpd for herd-drivers' live and validate tests, herd run's and the lab's server tests and
 # seed002: sthttpd 2.27 from ../shared/vendor (or GitHub), into the cargo target directory's
-# peers/bin, where herd looks beside its own executable. Seconds; nothing once built.
-step "scripts/build-thttpd.sh (thttpd as sthttpd 2.27, into the target directory's peers/bin)"
-scripts/build-thttpd.sh
+# peers/bin, where herd looks beside its own executable. 13 s of one core on a fresh machine
+# (nothing once built): in the background while the tests build, which leaves a core idle
+# now and then; waited for before they run.
+thttpd_log="${TMPDIR:-/tmp}/herd-thttpd-$$.log"
+scripts/build-thttpd.sh >"$thttpd_log" 2>&1 &
+thttpd_pid=$!
+bg_pids+=("$thttpd_pid")
 
 # h2spec for herd serve's HTTP/2 conformance test, likewise into peers/bin (the test looks
 # there, or at HERD_H2SPEC). About a minute of Go on a fresh machine, nothing once built: in
@@ -198,6 +202,15 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # A developer's machine keeps them for the next run.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 cargo test --workspace --locked --no-run 2>&1
+
+step "scripts/build-thttpd.sh (thttpd as sthttpd 2.27, into peers/bin; started before the build)"
+wait "$thttpd_pid" || {
+  cat "$thttpd_log" >&2
+  echo "error: scripts/build-thttpd.sh could not build thttpd (above)" >&2
+  exit 1
+}
+cat "$thttpd_log"
+rm -f "$thttpd_log"
 
 step "scripts/build-h2spec.sh (h2spec 2.2.1, into peers/bin; started before the build)"
 wait "$h2spec_pid" || {
