@@ -14,8 +14,14 @@ pub enum EngineError {
     Poll(#[source] io::Error),
     #[error("cannot set the open loop's timer")]
     Timer(#[source] io::Error),
-    #[error("cannot make a worker's io_uring ring")]
+    #[error(
+        "cannot make a worker's io_uring ring, though the probe at start could (--io epoll runs \
+         without one)"
+    )]
     Ring(#[source] io::Error),
+    /// The ring failed mid-run (`io_uring_enter` refused a turn): the run stops with this.
+    #[error("a worker's io_uring ring failed during the run (--io epoll runs without one)")]
+    RingTurn(#[source] io::Error),
     #[error("cannot start a worker thread")]
     Thread(#[source] io::Error),
     #[error("a worker thread panicked")]

@@ -1,7 +1,7 @@
 //! `--io auto|epoll|uring`: which event-loop backend a run's workers turn, chosen once per
 //! run, safely, and said (issue 35). Two backends stand beside each other: readiness (epoll,
 //! through mio, as every run has had) and completion (io_uring). The user asks for one, or
-//! `auto`; [`resolve_for`] settles it against these facts and nothing else:
+//! `auto`; [`resolve`] settles it against these facts and nothing else:
 //!
 //! - which backends the run's protocol has ([`backends_of`]: HTTP/1 and HTTP/2 both, HTTP/3
 //!   epoll alone), and what of the run the ring does not carry yet ([`not_carried`]: TLS);
@@ -229,22 +229,11 @@ pub fn probed() -> &'static Uring {
     PROBED.get_or_init(probe::probe)
 }
 
-/// Settles `choice` for a run over `wire` (the probe runs on the first call that needs it,
-/// once per process).
-pub fn resolve(choice: IoChoice, wire: &Wire) -> Result<Resolved, IoError> {
-    resolve_kind(choice, WireKind::of(wire))
-}
-
-/// [`resolve`] for a run of `kind` (what `herd doctor` says `auto` would take).
-pub fn resolve_kind(choice: IoChoice, kind: WireKind) -> Result<Resolved, IoError> {
-    decide(choice, kind.name(), backends_of(kind), auto_takes_uring(kind), probed)
-}
-
-/// [`resolve`] for a run over `wire` that speaks TLS or not ([`not_carried`]): an explicit
-/// `uring` that cannot carry it is refused; `auto` keeps epoll.
-pub fn resolve_for(choice: IoChoice, wire: &Wire, tls: bool) -> Result<Resolved, IoError> {
-    let kind = WireKind::of(wire);
-    let mut resolved = resolve_kind(choice, kind)?;
+/// Settles `choice` for a run over `wire` that speaks TLS or not (the probe runs on the first
+/// call that needs it, once per process). What the ring does not carry ([`not_carried`]) is
+/// refused to an explicit `uring`, and keeps `auto` on epoll.
+pub fn resolve(choice: IoChoice, wire: &Wire, tls: bool) -> Result<Resolved, IoError> {
+    let mut resolved = resolve_kind(choice, WireKind::of(wire))?;
     if resolved.backend == Backend::Uring {
         if let Some(what) = not_carried(tls) {
             if choice == IoChoice::Uring {
@@ -255,6 +244,12 @@ pub fn resolve_for(choice: IoChoice, wire: &Wire, tls: bool) -> Result<Resolved,
         }
     }
     Ok(resolved)
+}
+
+/// [`resolve`] for a run of `kind`, whatever else it asks (what `herd doctor` says `auto`
+/// would take for the protocol).
+pub fn resolve_kind(choice: IoChoice, kind: WireKind) -> Result<Resolved, IoError> {
+    decide(choice, kind.name(), backends_of(kind), auto_takes_uring(kind), probed)
 }
 
 /// [`resolve`] with its two facts given: the protocol's name and backends, and the probe
@@ -416,7 +411,7 @@ mod tests {
         let h2 = Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN));
         for wire in [&Wire::Http1, &h2] {
             assert_eq!(backends_for(wire), BOTH);
-            let auto = resolve(IoChoice::Auto, wire).unwrap();
+            let auto = resolve(IoChoice::Auto, wire, false).unwrap();
             let why = format!("io_uring not yet measured faster for {}", protocol_name(wire));
             let expect = match (auto_takes_uring(WireKind::of(wire)), probed()) {
                 (true, Uring::Available { .. }) => (Backend::Uring, None),
@@ -430,12 +425,15 @@ mod tests {
             match probed() {
                 Uring::Available { .. } => {
                     assert_eq!(
-                        resolve(IoChoice::Uring, wire).map(|r| r.backend),
+                        resolve(IoChoice::Uring, wire, false).map(|r| r.backend),
                         Ok(Backend::Uring)
                     )
                 }
                 Uring::Refused(_) => {
-                    assert!(matches!(resolve(IoChoice::Uring, wire), Err(IoError::Refused(_))))
+                    assert!(matches!(
+                        resolve(IoChoice::Uring, wire, false),
+                        Err(IoError::Refused(_))
+                    ))
                 }
             }
         }
@@ -447,17 +445,17 @@ mod tests {
     fn tls_stays_on_epoll() {
         assert_eq!(not_carried(true), Some("TLS"));
         if let Uring::Available { .. } = probed() {
-            let e = resolve_for(IoChoice::Uring, &Wire::Http1, true).unwrap_err();
+            let e = resolve(IoChoice::Uring, &Wire::Http1, true).unwrap_err();
             assert_eq!(
                 e.to_string(),
                 "--io uring: herd's io_uring backend does not carry TLS yet; use --io epoll or \
                  --io auto"
             );
             // A receive-rate cap it carries (the caller says nothing of it any more).
-            let plain = resolve_for(IoChoice::Uring, &Wire::Http1, false).unwrap();
+            let plain = resolve(IoChoice::Uring, &Wire::Http1, false).unwrap();
             assert_eq!(plain.backend, Backend::Uring);
         }
-        let auto = resolve_for(IoChoice::Auto, &Wire::Http1, true).unwrap();
+        let auto = resolve(IoChoice::Auto, &Wire::Http1, true).unwrap();
         assert_eq!(auto.backend, Backend::Epoll);
         assert_eq!(not_carried(false), None);
     }

@@ -145,7 +145,9 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             // On the ring, its socket is the ring's to read and write from now on.
             let t = if ring { t.queued() } else { t };
             conns[i].adopt(t, limit, throttle);
-            arm_receive(&mut conns[i].link, i, ring_ops);
+            if ring {
+                arm_receive(&mut conns[i].link, i, ring_ops);
+            }
             conns[i].set_waiting_since(now);
             if paced {
                 conns[i].offered = true;

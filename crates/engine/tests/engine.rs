@@ -378,7 +378,7 @@ fn the_run_says_which_backend_measured_and_what_uring_cannot_carry_is_refused() 
     assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
     sp.io = IoChoice::Auto;
     let run = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
-    let auto = herd_engine::io_choice::resolve(IoChoice::Auto, &sp.wire).unwrap();
+    let auto = herd_engine::io_choice::resolve(IoChoice::Auto, &sp.wire, false).unwrap();
     assert_eq!((run.io.backend, run.io.why), (auto.backend, auto.why));
     assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
     sp.io = IoChoice::Uring;

@@ -306,12 +306,6 @@ impl Ops<'_> {
         }
     }
 
-    /// Where bytes to send on `fd` go, for a caller that writes them in place (a request
-    /// encoded straight into it). As [`Ops::send`] for the rest.
-    pub(crate) fn send_buffer(&mut self, token: u32, fd: RawFd) -> &mut Vec<u8> {
-        self.0.send_buffer(token, fd)
-    }
-
     /// Connects `fd` to `addr` ([`Event::Connected`]). `EALREADY` if the token has a
     /// connect in flight (close it first).
     pub(crate) fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {

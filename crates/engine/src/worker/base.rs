@@ -246,15 +246,21 @@ impl<'a, R: Recorder> Base<'a, R> {
         }
     }
 
-    /// Whether another worker gave the run up while none of this worker's connections has
-    /// connected: then this one stops too, before it tries again (asked before each new
-    /// connection until one connects: an atomic load, never on a kept connection's path).
-    pub(crate) fn given_up_elsewhere(&mut self) -> bool {
-        if self.any_connected || !self.reach.gave_up() {
+    /// Whether another worker gave the run up: then this one stops too (its requests in
+    /// flight, still connecting to nothing, are abandoned uncounted, as at a deadline).
+    fn stopped_as_given_up(&mut self) -> bool {
+        if !self.reach.gave_up() {
             return false;
         }
         self.give_up();
         true
+    }
+
+    /// [`Base::stopped_as_given_up`] before a new connection, until one of this worker's has
+    /// connected (an atomic load, never on a kept connection's path; the periodic check asks
+    /// it of every worker).
+    pub(crate) fn given_up_elsewhere(&mut self) -> bool {
+        !self.any_connected && self.stopped_as_given_up()
     }
 
     /// Stops this worker because the run gave up on its target.
@@ -429,10 +435,7 @@ pub(crate) fn after_wait<'a, R: Recorder, W: Turns<'a, R>>(
     let now = Instant::now();
     w.fire_timers(now, buf);
     if now >= clock.next_check {
-        // Another worker gave the run up: this one stops too (and its requests in flight,
-        // still connecting to nothing, are abandoned uncounted, as at a deadline).
-        if w.base().reach.gave_up() {
-            w.base().give_up();
+        if w.base().stopped_as_given_up() {
             return false;
         }
         w.expire(now);

@@ -49,7 +49,7 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
                 hand_over(w, ops);
             }
         })
-        .map_err(EngineError::Ring)?;
+        .map_err(EngineError::RingTurn)?;
         if w.base.stop || !base::after_wait(w, &mut clock, &mut []) {
             break;
         }
