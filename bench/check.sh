@@ -24,7 +24,7 @@ PORT=1 H2C_PORT=2 H2_PORT=3 H3_PORT=4 BENCH=/tmp/b
 HERD=/herd HERD_BASE=/herd-base GCANNON=/gcannon
 SCALE_DIV=1 WRK_S=4
 TOOLS_ALL="floor herd herd-run herd-run-base herd-run-p16 herd-run-base-p16 gcannon
-    gcannon-p16 herd-uring herd-run-uring herd-run-uring-p16"
+    gcannon-p16 herd-uring herd-run-uring herd-run-uring-p16 herd-https herd-https-uring ab-https"
 for scen in ka-6397-c100 close-6397-c100 ka-1B-c100 ka-6397-c100-p16 ka-1B-c100-p16; do
     [[ -n ${NREQ[$scen]:-} && -n ${FILE[$scen]:-} && -n ${KA[$scen]:-} ]] ||
         bad "scenario $scen is not defined"

@@ -482,7 +482,7 @@ build_cmd() {
     fi
     [[ $1 == herd-default ]] && PIN=0
     # herd's tools with -uring in their name (herd-uring, herd-run-uring, herd-run-uring-p16,
-    # herd-h2c-uring, herd-base-uring): the same command on the io_uring backend (--io uring,
+    # herd-h2c-uring, herd-h2-uring, herd-https-uring, herd-base-uring): the same command on the io_uring backend (--io uring,
     # before the URL).
     local io=()
     local tool=${1/-uring/} scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
@@ -503,6 +503,10 @@ build_cmd() {
         herd) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
         herd-default) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" "$url") ;;
         herd-base) CMD=("$HERD_BASE" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "$url") ;;
+        # HTTP/1.1 over TLS (nginx's TLS listener, which speaks HTTP/1.1 to a client that does
+        # not ask for h2 by ALPN): the same scenarios, https
+        herd-https) CMD=("$HERD" ab -q -n "$n" -c "$CONC" "${kflag[@]}" --threads 1 "https://127.0.0.1:$H2_PORT/${FILE[$scen]}") ;;
+        ab-https) CMD=(ab -q -n "$n" -c "$CONC" "${kflag[@]}" "https://127.0.0.1:$H2_PORT/${FILE[$scen]}") ;;
         herd-run | herd-run-base)
             local nka=() bin=$HERD
             [[ $ka == 0 ]] && nka=(--no-keep-alive)
@@ -541,7 +545,7 @@ parse_out() {
         floor | floor-uring | floor-uring-*) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
         wrk) awk '/ requests in / {r=$1} /Non-2xx or 3xx responses:/ {f+=$NF}
                   /Socket errors:/ {gsub(/,/, ""); f+=$4+$6+$8+$10} END {print r+0, f+0}' "$out" ;;
-        ab | herd | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
+        ab | ab-https | herd | herd-https | herd-default | herd-base) awk -F: '/^Complete requests:/ {r=$2+0} /^Failed requests:/ {f+=$2+0}
                   /^Non-2xx responses:/ {f+=$2+0} END {print r+0, f+0}' "$out" ;;
         herd-run | herd-run-base | herd-run-p* | herd-run-base-p* | herd-h2c | herd-h2c-base | herd-h2 | herd-h3 | herd-h3-base) sed -n 's/.* \([0-9]*\) completed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -1 ;;
         h2load | h2load-h2c | h2load-h2) sed -n 's/^requests: .* \([0-9]*\) done, [0-9]* succeeded, \([0-9]*\) failed, \([0-9]*\) errored, \([0-9]*\) timeout.*/\1 \2 \3 \4/p' "$out" |
@@ -594,13 +598,15 @@ detect_tools() {
         case $t in
             floor) active+=(floor) ;;
             floor-uring | floor-uring-*) if build_floor_uring; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
+            ab-https) if command -v ab >/dev/null; then active+=("$t"); else log "WARNING: ab not installed, $t skipped"; fi ;;
             wrk | ab | h2load) if command -v "$t" >/dev/null; then active+=("$t"); else log "WARNING: $t not installed, skipped"; fi ;;
             h2load-h2c | h2load-h2) if command -v h2load >/dev/null; then active+=("$t"); else log "WARNING: h2load not installed (package nghttp2-client), $t skipped"; fi ;;
             oha-h3) if [[ -x $OHA ]]; then active+=("$t"); else log "WARNING: no oha at $OHA (cargo install oha --locked --features http3 --root /tmp/oha), $t skipped"; fi ;;
             gcannon | gcannon-p[0-9]*)
                 if gcannon_ensure; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
             herd | herd-default | herd-run | herd-run-p[0-9]* | herd-h2c | herd-h2 | herd-h3 | \
-                herd-uring | herd-run-uring | herd-run-uring-p[0-9]* | herd-h2c-uring)
+                herd-uring | herd-run-uring | herd-run-uring-p[0-9]* | herd-h2c-uring | herd-h2-uring | \
+                herd-https | herd-https-uring)
                 if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
             herd-base | herd-run-base | herd-run-base-p[0-9]* | herd-h2c-base | herd-h3-base | \
                 herd-base-uring | herd-run-base-uring)

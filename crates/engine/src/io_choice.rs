@@ -3,15 +3,15 @@
 //! through mio, as every run has had) and completion (io_uring). The user asks for one, or
 //! `auto`; [`resolve`] settles it against these facts and nothing else:
 //!
-//! - which backends the run's protocol has ([`backends_of`]: HTTP/1 and HTTP/2 both, HTTP/3
-//!   epoll alone), and what of the run the ring does not carry yet ([`not_carried`]: TLS);
+//! - which backends the run's protocol has ([`backends_of`]: HTTP/1 and HTTP/2 both, plain
+//!   or over TLS, HTTP/3 epoll alone);
 //! - whether `auto` takes io_uring at all: only where it measured faster than epoll, which no
 //!   protocol has yet (`HERD_AUTO_IO` says otherwise, for the test command's second pass);
 //! - whether this machine lets herd use io_uring (`uring::probe`, run once per process and
 //!   kept: every run and every worker of the process asks the same answer).
 //!
 //! `auto` takes io_uring where all say yes and falls back to epoll otherwise, with one line
-//! saying why (not measured faster, not carried yet, the kernel is too old,
+//! saying why (not measured faster, not for the protocol yet, the kernel is too old,
 //! `kernel.io_uring_disabled`, a seccomp filter). An explicit `uring` never falls back: a
 //! run that asked for it and got epoll would measure what it did not ask for, so it is
 //! refused before anything is sent, with the reason and what to do. The result
@@ -130,19 +130,6 @@ pub enum IoError {
          epoll or --io auto"
     )]
     NotForProtocol { asked: IoChoice, backend: Backend, protocol: &'static str },
-    /// The protocol is on io_uring, but not this run's way of speaking it.
-    #[error(
-        "--io uring: herd's io_uring backend does not carry {0} yet; use --io epoll or --io auto"
-    )]
-    NotCarried(&'static str),
-}
-
-/// What of a run, beyond its protocol, io_uring's worker cannot carry yet: TLS (rustls on
-/// the ring's buffers is to come). None: it carries the run. (A receive-rate cap it carries:
-/// a paced connection's receive is one read of its allowance at a time, not a multishot one
-/// that would drain the socket as fast as the server sends.)
-pub fn not_carried(tls: bool) -> Option<&'static str> {
-    tls.then_some("TLS")
 }
 
 /// Whether `auto` takes io_uring for `kind` where the machine allows it: only where it was
@@ -229,21 +216,10 @@ pub fn probed() -> &'static Uring {
     PROBED.get_or_init(probe::probe)
 }
 
-/// Settles `choice` for a run over `wire` that speaks TLS or not (the probe runs on the first
-/// call that needs it, once per process). What the ring does not carry ([`not_carried`]) is
-/// refused to an explicit `uring`, and keeps `auto` on epoll.
-pub fn resolve(choice: IoChoice, wire: &Wire, tls: bool) -> Result<Resolved, IoError> {
-    let mut resolved = resolve_kind(choice, WireKind::of(wire))?;
-    if resolved.backend == Backend::Uring {
-        if let Some(what) = not_carried(tls) {
-            if choice == IoChoice::Uring {
-                return Err(IoError::NotCarried(what));
-            }
-            resolved.backend = Backend::Epoll;
-            resolved.why = Some(format!("io_uring not yet for {what}"));
-        }
-    }
-    Ok(resolved)
+/// Settles `choice` for a run over `wire` (the probe runs on the first call that needs it,
+/// once per process). TLS and a receive-rate cap ride on either backend.
+pub fn resolve(choice: IoChoice, wire: &Wire) -> Result<Resolved, IoError> {
+    resolve_kind(choice, WireKind::of(wire))
 }
 
 /// [`resolve`] for a run of `kind`, whatever else it asks (what `herd doctor` says `auto`
@@ -411,7 +387,7 @@ mod tests {
         let h2 = Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN));
         for wire in [&Wire::Http1, &h2] {
             assert_eq!(backends_for(wire), BOTH);
-            let auto = resolve(IoChoice::Auto, wire, false).unwrap();
+            let auto = resolve(IoChoice::Auto, wire).unwrap();
             let why = format!("io_uring not yet measured faster for {}", protocol_name(wire));
             let expect = match (auto_takes_uring(WireKind::of(wire)), probed()) {
                 (true, Uring::Available { .. }) => (Backend::Uring, None),
@@ -425,39 +401,16 @@ mod tests {
             match probed() {
                 Uring::Available { .. } => {
                     assert_eq!(
-                        resolve(IoChoice::Uring, wire, false).map(|r| r.backend),
+                        resolve(IoChoice::Uring, wire).map(|r| r.backend),
                         Ok(Backend::Uring)
                     )
                 }
                 Uring::Refused(_) => {
-                    assert!(matches!(
-                        resolve(IoChoice::Uring, wire, false),
-                        Err(IoError::Refused(_))
-                    ))
+                    assert!(matches!(resolve(IoChoice::Uring, wire), Err(IoError::Refused(_))))
                 }
             }
         }
         assert_eq!(backends_of(WireKind::Http3), EPOLL);
-    }
-
-    /// What the ring does not carry yet is refused when asked for, and keeps `auto` on epoll.
-    #[test]
-    fn tls_stays_on_epoll() {
-        assert_eq!(not_carried(true), Some("TLS"));
-        if let Uring::Available { .. } = probed() {
-            let e = resolve(IoChoice::Uring, &Wire::Http1, true).unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                "--io uring: herd's io_uring backend does not carry TLS yet; use --io epoll or \
-                 --io auto"
-            );
-            // A receive-rate cap it carries (the caller says nothing of it any more).
-            let plain = resolve(IoChoice::Uring, &Wire::Http1, false).unwrap();
-            assert_eq!(plain.backend, Backend::Uring);
-        }
-        let auto = resolve(IoChoice::Auto, &Wire::Http1, true).unwrap();
-        assert_eq!(auto.backend, Backend::Epoll);
-        assert_eq!(not_carried(false), None);
     }
 
     /// What the lab asks of an experiment's cells before any run: an explicit backend the

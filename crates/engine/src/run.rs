@@ -40,7 +40,7 @@ where
     }
     spec.check()?;
     // The backend, settled once for every worker (the probe runs once per process).
-    let io = crate::io_choice::resolve(spec.io, &spec.wire, spec.target.tls.is_some())?;
+    let io = crate::io_choice::resolve(spec.io, &spec.wire)?;
     let backend = io.backend;
     // HTTP/2's requests in its own terms, once for every worker.
     let field_requests = match &spec.wire {

@@ -47,8 +47,11 @@ pub(crate) enum Fault {
 pub(crate) enum Transport {
     Plain(Socket),
     Tls(Box<Tls>),
-    /// io_uring's: the ring reads the socket and sends what writes queue here (plain only).
+    /// io_uring's: the ring reads the socket and sends what writes queue here.
     Queued(Socket, Vec<u8>),
+    /// io_uring's over TLS: rustls on the ring's buffers. What the ring receives is handed
+    /// to the session ([`Transport::decrypt`]); what the session writes is queued here.
+    QueuedTls(Box<QueuedTls>),
 }
 
 /// A socket and the TLS session over it.
@@ -57,13 +60,24 @@ pub(crate) struct Tls {
     session: ClientConnection,
 }
 
+/// A TLS session whose bytes the ring moves: ciphertext in from its receive buffers, out
+/// through `out`, the connection's outbox.
+pub(crate) struct QueuedTls {
+    sock: Socket,
+    session: ClientConnection,
+    out: Vec<u8>,
+}
+
 impl Transport {
     /// Wraps the plain transport's socket in TLS; the handshake is driven by
     /// [`Transport::handshake`]. A transport that is TLS already stays as it is.
     pub(crate) fn start_tls(self, session: ClientConnection) -> Transport {
         match self {
             Transport::Plain(sock) => Transport::Tls(Box::new(Tls { sock, session })),
-            other @ (Transport::Tls(_) | Transport::Queued(..)) => other,
+            Transport::Queued(sock, out) => {
+                Transport::QueuedTls(Box::new(QueuedTls { sock, session, out }))
+            }
+            other @ (Transport::Tls(_) | Transport::QueuedTls(_)) => other,
         }
     }
 
@@ -71,15 +85,20 @@ impl Transport {
         match self {
             Transport::Plain(sock) | Transport::Queued(sock, _) => sock,
             Transport::Tls(t) => &t.sock,
+            Transport::QueuedTls(t) => &t.sock,
         }
     }
 
-    /// The same socket for the ring to read and write (a connection opened ahead, taken by
-    /// an io_uring worker). TLS stays as it is (the ring carries plain connections only).
+    /// The same connection for the ring to read and write (one opened ahead, taken by an
+    /// io_uring worker); a TLS session goes on over the ring.
     pub(crate) fn queued(self) -> Transport {
         match self {
             Transport::Plain(sock) => Transport::Queued(sock, Vec::new()),
-            other => other,
+            Transport::Tls(t) => {
+                let Tls { sock, session } = *t;
+                Transport::QueuedTls(Box::new(QueuedTls { sock, session, out: Vec::new() }))
+            }
+            other @ (Transport::Queued(..) | Transport::QueuedTls(_)) => other,
         }
     }
 
@@ -88,8 +107,15 @@ impl Transport {
         use std::os::fd::{AsFd, AsRawFd};
         match self {
             Transport::Queued(sock, out) => Some((sock.as_fd().as_raw_fd(), out)),
-            _ => None,
+            Transport::QueuedTls(t) => Some((t.sock.as_fd().as_raw_fd(), &mut t.out)),
+            Transport::Plain(_) | Transport::Tls(_) => None,
         }
+    }
+
+    /// TLS whose ciphertext the ring receives: [`Transport::decrypt`] reads it.
+    #[inline(always)]
+    pub(crate) fn ring_tls(&self) -> bool {
+        matches!(self, Transport::QueuedTls(_))
     }
 
     /// Its socket, for the ring to close (the transport is gone).
@@ -97,6 +123,7 @@ impl Transport {
         match self {
             Transport::Plain(sock) | Transport::Queued(sock, _) => sock,
             Transport::Tls(t) => t.sock,
+            Transport::QueuedTls(t) => t.sock,
         }
     }
 
@@ -109,7 +136,11 @@ impl Transport {
     /// Drives the TLS handshake as far as the socket allows: `Done` when it is complete
     /// (at once for plain), `Retry` while waiting for the peer, `Eof` if the peer closed.
     pub(crate) fn handshake(&mut self) -> Io {
-        let Transport::Tls(t) = self else { return Io::Done(0) };
+        let t = match self {
+            Transport::Tls(t) => t,
+            Transport::QueuedTls(t) => return t.handshake(),
+            Transport::Plain(_) | Transport::Queued(..) => return Io::Done(0),
+        };
         let Tls { sock, session } = &mut **t;
         loop {
             match flush_tls(sock, session) {
@@ -140,17 +171,19 @@ impl Transport {
     }
 
     pub(crate) fn alpn(&self) -> Option<&[u8]> {
-        match self {
-            Transport::Plain(_) | Transport::Queued(..) => None,
-            Transport::Tls(t) => t.session.alpn_protocol(),
-        }
+        self.session().and_then(|s| s.alpn_protocol())
     }
 
     /// What the handshake negotiated (TLS only).
     pub(crate) fn tls_info(&self) -> Option<TlsInfo> {
+        self.session().and_then(crate::tls::info)
+    }
+
+    fn session(&self) -> Option<&ClientConnection> {
         match self {
             Transport::Plain(_) | Transport::Queued(..) => None,
-            Transport::Tls(t) => crate::tls::info(&t.session),
+            Transport::Tls(t) => Some(&t.session),
+            Transport::QueuedTls(t) => Some(&t.session),
         }
     }
 
@@ -175,8 +208,9 @@ impl Transport {
                 }
             },
             Transport::Tls(t) => t.read(buf),
-            // The ring reads it: nothing to read here.
-            Transport::Queued(..) => Io::Retry,
+            // The ring reads it: nothing to read here ([`Transport::decrypt`] takes what it
+            // received over TLS).
+            Transport::Queued(..) | Transport::QueuedTls(_) => Io::Retry,
         }
     }
 
@@ -202,6 +236,7 @@ impl Transport {
                 out.extend_from_slice(data);
                 Io::Done(data.len())
             }
+            Transport::QueuedTls(t) => t.write(data),
         }
     }
 
@@ -211,7 +246,34 @@ impl Transport {
         match self {
             Transport::Plain(_) | Transport::Queued(..) => Io::Done(0),
             Transport::Tls(t) => t.flush(),
+            Transport::QueuedTls(t) => t.flush(),
         }
+    }
+
+    /// Over TLS on the ring: takes what it can of `ciphertext` (advanced past what it took)
+    /// and returns the plaintext it holds, into `buf`: `Done(n)`, `Retry` once every
+    /// received byte is taken and no plaintext is left, `Eof` at the peer's close_notify.
+    /// Anything else has no ciphertext to take: `Retry`.
+    #[inline]
+    pub(crate) fn decrypt(&mut self, ciphertext: &mut &[u8], buf: &mut [u8]) -> Io {
+        match self {
+            Transport::QueuedTls(t) => t.decrypt(ciphertext, buf),
+            Transport::Plain(_) | Transport::Tls(_) | Transport::Queued(..) => Io::Retry,
+        }
+    }
+
+    /// Over TLS on the ring, still handshaking: takes `ciphertext` (the peer's handshake
+    /// flight; advanced past what it took) up to the handshake's end, and queues the answer.
+    /// What follows the end is left in `ciphertext`, for [`Transport::decrypt`]. As
+    /// [`Transport::handshake`]'s.
+    pub(crate) fn handshake_with(&mut self, ciphertext: &mut &[u8]) -> Io {
+        let Transport::QueuedTls(t) = self else { return self.handshake() };
+        while !ciphertext.is_empty() && t.session.is_handshaking() {
+            if let Some(fault) = t.take(ciphertext) {
+                return Io::Err(fault);
+            }
+        }
+        t.handshake()
     }
 }
 
@@ -258,6 +320,76 @@ impl Tls {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Io::Retry,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Io::Err(Fault::Os(e)),
+            }
+        }
+    }
+}
+
+// rustls on the ring's buffers: the same session calls as [`Tls`]'s, with a received slice
+// for the socket to read and the outbox for the socket to write (a Vec never blocks).
+impl QueuedTls {
+    fn write(&mut self, data: &[u8]) -> Io {
+        match self.session.writer().write(data) {
+            Ok(n) => Io::Done(n),
+            Err(_) => Io::Err(Fault::Tls),
+        }
+    }
+
+    /// Queues the records rustls holds into the outbox.
+    fn flush(&mut self) -> Io {
+        while self.session.wants_write() {
+            if let Err(e) = self.session.write_tls(&mut self.out) {
+                return Io::Err(Fault::Os(e));
+            }
+        }
+        Io::Done(0)
+    }
+
+    /// Queues the handshake's next flight; `Done` once it is complete, `Retry` while the
+    /// peer's next flight is awaited (the ring's next receive).
+    fn handshake(&mut self) -> Io {
+        match self.flush() {
+            Io::Done(_) if !self.session.is_handshaking() => Io::Done(0),
+            Io::Done(_) => Io::Retry,
+            other => other,
+        }
+    }
+
+    /// Hands rustls as much of `ciphertext` as it takes at once (it reads a few KiB a call)
+    /// and decrypts it. An empty slice is never offered: rustls reads a read of 0 bytes as
+    /// the peer's close.
+    fn take(&mut self, ciphertext: &mut &[u8]) -> Option<Fault> {
+        match self.session.read_tls(ciphertext) {
+            Ok(_) => match self.session.process_new_packets() {
+                Ok(_) => None,
+                Err(_) => {
+                    // The alert rustls queued goes out with the outbox, best effort.
+                    let _ = self.flush();
+                    Some(Fault::Tls)
+                }
+            },
+            // Its buffer is full of records not yet decrypted: never, as the plaintext is
+            // taken out before each read; a fault of the session's if it happens.
+            Err(_) => Some(Fault::Tls),
+        }
+    }
+
+    /// As [`Tls::read`]: plaintext rustls holds first, then more ciphertext, until both are
+    /// used up.
+    fn decrypt(&mut self, ciphertext: &mut &[u8], buf: &mut [u8]) -> Io {
+        loop {
+            match self.session.reader().read(buf) {
+                Ok(0) => return Io::Eof, // close_notify
+                Ok(n) => return Io::Done(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Io::Eof,
+                Err(e) => return Io::Err(Fault::Os(e)),
+            }
+            if ciphertext.is_empty() {
+                return Io::Retry;
+            }
+            if let Some(fault) = self.take(ciphertext) {
+                return Io::Err(fault);
             }
         }
     }

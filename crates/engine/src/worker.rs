@@ -68,7 +68,13 @@ pub(crate) struct Worker<'a, R, L: Link<'a>> {
     ring: bool,
     /// What the ring is to do next, in order (worker/ring_turn.rs hands it over).
     ring_ops: Vec<RingOp>,
+    /// TLS on the ring: where received records are decrypted to (a record's plaintext
+    /// whole). Empty otherwise.
+    plain: Vec<u8>,
 }
+
+/// The most plaintext one TLS record carries.
+const TLS_RECORD: usize = 16 * 1024;
 
 /// The worker's side of [`Outcomes`]: one connection's outcomes to the recorder.
 struct Sink<'s, 'a, R> {
@@ -129,6 +135,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             think,
             ring,
             ring_ops: Vec::new(),
+            plain: if ring && spec.target.tls.is_some() { vec![0; TLS_RECORD] } else { Vec::new() },
         };
         w.adopt(warm, now);
         w
@@ -347,6 +354,15 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                 self.write(i);
                 self.arm(i);
             }
+            // TLS's handshake on the ring: its flight goes out and the ring receives the
+            // answer (a receive armed already stays as it is).
+            Opening::Pending if self.ring && self.conns[i].state() == State::Handshaking => {
+                if self.conns[i].link.outbox().is_some_and(|(_, out)| !out.is_empty()) {
+                    self.ring_ops.push(RingOp::Send(i));
+                }
+                arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
+                self.arm(i);
+            }
             Opening::Pending => {}
             Opening::Ready => self.on_ready(i),
             Opening::Failed(kind, e) => self.conn_failed(i, kind, e),
@@ -403,15 +419,30 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                 self.progress(i, p);
             }
             (State::Open, RingEvent::Received(data)) => {
-                let now = Instant::now();
-                let (link, ctx, mut out) = self.sink(i);
-                let got = link.received(ctx, data, now, &mut out);
+                let got = self.ring_received(i, data, Instant::now());
                 self.after_receive(i, got);
-                // A paced reader receives one allowance at a time: the next, or its pause.
-                if self.conns[i].state() == State::Open && self.conns[i].link.receive_capped() {
-                    arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
-                    self.arm(i);
+                self.rearm_capped(i);
+            }
+            (State::Handshaking, RingEvent::Received(mut data)) => {
+                let p = self.conns[i].link.ring_handshake(&mut data);
+                self.progress(i, p);
+                if self.conns[i].state() == State::Open {
+                    // What came behind the handshake's end, and any plaintext the session
+                    // already holds (a server's first words, sent with its last flight).
+                    let got = self.ring_received(i, data, Instant::now());
+                    self.after_receive(i, got);
                 }
+                self.rearm_capped(i);
+            }
+            // The handshake's receive ended (the peer's close, or an error), or its flight
+            // could not be sent: as a failed handshake read or write on epoll.
+            (State::Handshaking, RingEvent::RecvEnded(err)) => {
+                let p = self.conns[i].link.ring_handshake_ended(err);
+                self.progress(i, p);
+            }
+            (State::Handshaking, RingEvent::SendFailed(e)) => {
+                let p = self.conns[i].link.ring_handshake_ended(Some(e));
+                self.progress(i, p);
             }
             (State::Open, RingEvent::RecvEnded(err)) => {
                 let got = self.conns[i].link.receive_ended(err);
@@ -427,18 +458,45 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         }
     }
 
+    /// What the ring received for connection `i`, handed to its link (over TLS, decrypted
+    /// into the worker's plaintext buffer) with the recorder's side of its outcomes.
+    #[inline(always)]
+    fn ring_received(&mut self, i: usize, data: &[u8], now: Instant) -> Received {
+        let mut plain = std::mem::take(&mut self.plain);
+        let (link, ctx, mut out) = self.sink(i);
+        let got = link.ring_received(ctx, data, &mut plain, now, &mut out);
+        self.plain = plain;
+        got
+    }
+
+    /// A paced reader receives one allowance at a time: after each, the next, or its pause.
+    #[inline(always)]
+    fn rearm_capped(&mut self, i: usize) {
+        let state = self.conns[i].state();
+        if matches!(state, State::Open | State::Handshaking) && self.conns[i].link.receive_capped()
+        {
+            arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
+            self.arm(i);
+        }
+    }
+
     /// What a receive through the ring came to, for connection `i`.
     #[inline(always)]
     fn after_receive(&mut self, i: usize, got: Received) {
         match got {
-            Received::Data { now, heard, .. } => {
+            Received::Data { now, heard, eof, .. } => {
                 if heard {
                     self.conns[i].heard();
                 }
                 self.drain(i, now);
-                if !self.base.stop {
-                    self.settle(i, now);
+                if self.base.stop {
+                    return;
                 }
+                if eof {
+                    // TLS's close_notify behind the data.
+                    return self.on_eof_at(i, now);
+                }
+                self.settle(i, now);
             }
             Received::Blocked | Received::Paused => {}
             Received::Eof => self.on_eof(i),

@@ -366,7 +366,7 @@ fn a_target_without_addresses_is_an_error_not_a_panic() {
 /// it took and why not io_uring when it did not; what the ring does not carry yet (TLS) is
 /// refused before any connection opens.
 #[test]
-fn the_run_says_which_backend_measured_and_what_uring_cannot_carry_is_refused() {
+fn the_run_says_which_backend_measured() {
     use herd_engine::{Backend, EngineError, IoChoice, IoError};
     let server = TestServer::start(|mut s| util::serve_keep_alive(&mut s, response_of(2)));
     let control = herd_engine::Control::new();
@@ -378,7 +378,7 @@ fn the_run_says_which_backend_measured_and_what_uring_cannot_carry_is_refused() 
     assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
     sp.io = IoChoice::Auto;
     let run = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
-    let auto = herd_engine::io_choice::resolve(IoChoice::Auto, &sp.wire, false).unwrap();
+    let auto = herd_engine::io_choice::resolve(IoChoice::Auto, &sp.wire).unwrap();
     assert_eq!((run.io.backend, run.io.why), (auto.backend, auto.why));
     assert_eq!(run.recorders.iter().map(|c| c.completed).sum::<u64>(), 3);
     sp.io = IoChoice::Uring;
@@ -398,15 +398,109 @@ fn the_run_says_which_backend_measured_and_what_uring_cannot_carry_is_refused() 
             assert_eq!(server.accepted(), accepted, "a refused run opens no connection");
         }
     }
-    // TLS is not on the ring yet: refused before anything opens, whatever the machine.
-    let accepted = server.accepted();
-    sp.target.tls = Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
-    let r = herd_engine::run(&sp, &control, |_, _| Counts::default());
-    assert!(
-        matches!(r, Err(EngineError::Io(IoError::NotCarried("TLS") | IoError::Refused(_)))),
-        "{r:?}"
-    );
-    assert_eq!(server.accepted(), accepted, "a refused run opens no connection");
+}
+
+/// TLS on each backend the machine has: rustls on the ring's buffers answers as on epoll —
+/// the handshake (1.2 and 1.3) counted in the connect time and said, keep-alive requests,
+/// a close_notify behind the response seen at once, a request larger than rustls's buffer.
+#[test]
+fn tls_runs_alike_on_both_backends() {
+    use herd_engine::{Backend, IoChoice, TlsVersions};
+    let keep = util::TlsServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntls!");
+    let closing = util::TlsServer::start_closing(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    for io in backends() {
+        for versions in [TlsVersions::Tls13, TlsVersions::Tls12] {
+            let mut settings = util::tls_settings();
+            settings.versions = versions;
+            let mut sp = spec(keep.port, 2, 40);
+            sp.schedule = KEEP_ALIVE;
+            sp.io = io;
+            sp.target.tls = Some(herd_engine::TlsClient::new(&settings, "localhost").unwrap());
+            let control = herd_engine::Control::new();
+            let r = herd_engine::run(&sp, &control, |_, _| Counts::default()).unwrap();
+            assert_eq!(
+                r.io.backend,
+                if io == IoChoice::Uring { Backend::Uring } else { Backend::Epoll }
+            );
+            let mut c = Counts::default();
+            for w in &r.recorders {
+                c.merge(w);
+            }
+            let what = format!("{io} {versions:?}: {c:?}");
+            assert_eq!((c.completed, c.body_bytes, c.new_connections), (40, 160, 2), "{what}");
+            assert_eq!(c.failures_total(), 0, "{what}");
+            assert!(c.max_connect_us > 0, "{what}");
+            let info = r.tls_info.unwrap();
+            let want = if versions == TlsVersions::Tls12 { "TLSv1.2" } else { "TLSv1.3" };
+            assert_eq!(info.protocol, want, "{what}");
+        }
+        // The close_notify comes with each response: no request waits for its timeout.
+        let mut sp = spec(closing.port, 2, 10);
+        sp.io = io;
+        sp.timeout = Duration::from_secs(3);
+        sp.target.tls =
+            Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
+        let t = Instant::now();
+        let c = run(&sp);
+        assert_eq!(c.completed, 10, "{io}: {c:?}");
+        assert!(t.elapsed() < Duration::from_secs(2), "{io}: {:?}", t.elapsed());
+    }
+}
+
+/// Peers that break TLS's handshake, on each backend: one answering the ClientHello with
+/// bytes that are not TLS, one closing after reading it, one resetting it. Every request
+/// fails as TLS's (or, reset, as a connect's), at once: none waits out its timeout.
+#[test]
+fn a_peer_that_breaks_the_tls_handshake_fails_each_request_at_once() {
+    use std::io::{Read, Write};
+    let read_hello = |s: &mut std::net::TcpStream| {
+        let mut hello = [0u8; 512];
+        let _ = s.read(&mut hello);
+    };
+    let garbage = TestServer::start(move |mut s| {
+        read_hello(&mut s);
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    let closing = TestServer::start(move |mut s| read_hello(&mut s));
+    let resetting = TestServer::start(move |mut s| {
+        read_hello(&mut s);
+        util::reset(s);
+    });
+    for io in backends() {
+        for (name, port, kinds) in [
+            ("not TLS", garbage.port, &[FailureKind::Tls][..]),
+            ("closed", closing.port, &[FailureKind::Tls]),
+            ("reset", resetting.port, &[FailureKind::Tls, FailureKind::Connect]),
+        ] {
+            let mut sp = spec(port, 2, 6);
+            sp.io = io;
+            sp.timeout = Duration::from_secs(4);
+            sp.target.tls =
+                Some(herd_engine::TlsClient::new(&util::tls_settings(), "localhost").unwrap());
+            let t = Instant::now();
+            let c = run(&sp);
+            let what = format!("{io}, {name}: {c:?}");
+            assert_eq!((c.completed, c.failures_total()), (0, 6), "{what}");
+            assert!(c.failures.keys().all(|k| kinds.contains(k)), "{what}");
+            assert!(t.elapsed() < Duration::from_secs(3), "{what}: {:?}", t.elapsed());
+        }
+    }
+}
+
+/// The backends this machine runs: epoll, and io_uring where the probe found it.
+fn backends() -> Vec<herd_engine::IoChoice> {
+    use herd_engine::uring::probe::Uring;
+    match herd_engine::io_choice::probed() {
+        Uring::Available { .. } => vec![herd_engine::IoChoice::Epoll, herd_engine::IoChoice::Uring],
+        Uring::Refused(why) => {
+            herd_testutil::not_run::not_run(
+                "TLS on io_uring",
+                &format!("io_uring is refused here: {why}"),
+            );
+            vec![herd_engine::IoChoice::Epoll]
+        }
+    }
 }
 
 /// A keep-alive response with a body of `body` bytes, kept for the life of the test binary.

@@ -68,8 +68,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     }
     // `--io uring` where it cannot run, refused before the banner (herd ab speaks HTTP/1
     // alone; the engine settles it again, from the same probe, when it runs).
-    let tls = cfg.url.tls;
-    herd_engine::io_choice::resolve(cfg.io, &herd_engine::Wire::Http1, tls)?;
+    herd_engine::io_choice::resolve(cfg.io, &herd_engine::Wire::Http1)?;
     let _ = herd_engine::raise_nofile_limit();
     let started_at = herd_lab::runner::now_rfc3339();
     // Recorded before the load, as the lab does: the load average of the machine at rest.

@@ -279,8 +279,7 @@ pub fn prepare(plan: &RunPlan) -> Result<Prepared, RunError> {
     };
     // `--io uring` where it cannot run is refused here, before any output is made or any
     // request sent (the engine settles it again, from the same probe, when it runs).
-    let tls = prepared.target.tls.is_some();
-    engine::io_choice::resolve(plan.io, &prepared.wire(), tls).map_err(EngineError::Io)?;
+    engine::io_choice::resolve(plan.io, &prepared.wire()).map_err(EngineError::Io)?;
     Ok(prepared)
 }
 

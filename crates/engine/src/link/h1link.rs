@@ -440,10 +440,9 @@ impl<'a> Link<'a> for H1Link {
         now: Instant,
         out: &mut impl Outcomes,
     ) -> Received {
-        self.tcp.spent(data.len());
         if self.http1.in_flight() == 0 {
-            // Bytes nobody asked for between requests (the ring carries no TLS, so no
-            // session tickets): the connection ends, quietly.
+            // Bytes nobody asked for between requests (over TLS, plaintext: a session
+            // ticket has none, and never gets here): the connection ends, quietly.
             return Received::Eof;
         }
         self.on_data(ctx, data, now, out);

@@ -145,7 +145,6 @@ impl<'a> Link<'a> for H2Link {
         now: Instant,
         _out: &mut impl Outcomes,
     ) -> Received {
-        self.tcp.spent(data.len());
         if let Err(e) = self.h2.on_read(data, now, ctx.requests) {
             self.h2.fail_all(e.kind, Some(e.code));
             // The GOAWAY that says why, best effort (queued for the ring), then the end.

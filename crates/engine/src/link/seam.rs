@@ -25,12 +25,12 @@ use herd_stats::FailureKind;
 use mio::{Registry, Token};
 
 use super::h2::Event;
-use super::tcp::Tcp;
+use super::tcp::{Read, Tcp};
 use crate::quic::QuicStats;
 use crate::recorder::{Completed, Failed};
 use crate::session::Exchange;
 use crate::throttle::Throttle;
-use crate::transport::Transport;
+use crate::transport::{Fault, Transport};
 use crate::TlsInfo;
 
 /// What one readiness event said of a connection's socket.
@@ -224,7 +224,7 @@ pub(crate) enum RingRecv {
 pub(crate) enum Via<'r> {
     /// Readiness: the socket goes in the worker's mio poll and the link reads and writes it.
     Poll(&'r Registry),
-    /// Completion: the worker's io_uring ring reads and writes it (plain connections only).
+    /// Completion: the worker's io_uring ring reads and writes it (TLS's records included).
     Ring(&'r mut Vec<RingOp>),
 }
 
@@ -246,7 +246,7 @@ impl Dial<'_> {
     pub(crate) fn register(&self, source: &mut impl mio::event::Source) -> Result<(), Progress> {
         let Via::Poll(registry) = &self.via else {
             // run.rs builds a ring worker only for what the ring carries (io_choice.rs).
-            let e = io::Error::other("io_uring carries plain TCP and Unix connections only");
+            let e = io::Error::other("io_uring carries TCP and Unix connections only");
             return Err(Progress::failed(FailureKind::Connect, Some(e)));
         };
         let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
@@ -337,7 +337,67 @@ pub(crate) trait Link<'a>: Sized {
         let e = result.err().unwrap_or_else(|| io::ErrorKind::Unsupported.into());
         Progress::failed(FailureKind::Connect, Some(e))
     }
-    /// Bytes the ring received for it, at `now`.
+    /// The ring received `ciphertext` while its TLS handshake runs: taken up to the
+    /// handshake's end (the rest is left in it, for [`Link::ring_received`]).
+    fn ring_handshake(&mut self, ciphertext: &mut &[u8]) -> Progress {
+        match self.tcp_mut() {
+            Some(tcp) => tcp.ring_handshake(ciphertext),
+            None => Progress::failed(FailureKind::Tls, None),
+        }
+    }
+    /// The ring's receive ended (`None`: the peer closed), or its send failed, while its TLS
+    /// handshake ran.
+    fn ring_handshake_ended(&mut self, err: Option<io::Error>) -> Progress {
+        match self.tcp_mut() {
+            Some(tcp) => tcp.ring_handshake_ended(err),
+            None => Progress::failed(FailureKind::Tls, err),
+        }
+    }
+    /// What the ring received for it at `now`, spent from the receive-rate cap: handed to
+    /// [`Link::received`] as it is, or over TLS decrypted first, a piece of plaintext at a
+    /// time (into `plain`, the worker's), each piece's outcomes reported before the next is
+    /// decrypted.
+    #[inline(always)]
+    fn ring_received(
+        &mut self,
+        ctx: &mut Self::Ctx,
+        mut data: &[u8],
+        plain: &mut [u8],
+        now: Instant,
+        out: &mut impl Outcomes,
+    ) -> Received {
+        match self.tcp_mut() {
+            Some(tcp) if tcp.ring_tls() => tcp.spent(data.len()),
+            Some(tcp) => {
+                tcp.spent(data.len());
+                return self.received(ctx, data, now, out);
+            }
+            None => return self.received(ctx, data, now, out),
+        }
+        let mut heard = false;
+        loop {
+            let Some(tcp) = self.tcp_mut() else { return Received::Eof };
+            let n = match tcp.decrypt(&mut data, plain) {
+                Read::Data { n, .. } => n,
+                Read::Blocked | Read::Paused if heard => {
+                    return Received::Data { now, heard, more: false, eof: false };
+                }
+                // Only records with no plaintext (a TLS 1.3 server's session tickets).
+                Read::Blocked | Read::Paused => return Received::Blocked,
+                Read::Eof if heard => return Received::Data { now, heard, more: false, eof: true },
+                Read::Eof => return Received::Eof,
+                Read::Failed(Fault::Tls) => return Received::Failed(FailureKind::Tls, None),
+                Read::Failed(Fault::Os(e)) => {
+                    return Received::Failed(FailureKind::Receive, Some(e))
+                }
+            };
+            match self.received(ctx, plain.get(..n).unwrap_or_default(), now, out) {
+                Received::Data { heard: h, .. } => heard |= h,
+                other => return other,
+            }
+        }
+    }
+    /// Bytes (plaintext) the ring received for it, at `now`.
     fn received(
         &mut self,
         _ctx: &mut Self::Ctx,

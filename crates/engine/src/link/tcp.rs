@@ -77,7 +77,8 @@ impl Tcp {
     }
 
     /// Opens toward the dial's address through the ring: the socket made and handed to the
-    /// ring's connect (a Unix socket connects at once). Plain only: the ring has no TLS yet.
+    /// ring's connect (a Unix socket connects at once). TLS starts once TCP is up, its
+    /// handshake's flights queued for the ring ([`Tcp::ring_handshake`]).
     fn open_on_ring(
         &mut self,
         spec: &RunSpec,
@@ -86,11 +87,6 @@ impl Tcp {
         addr: usize,
         conn: usize,
     ) -> Progress {
-        if spec.target.tls.is_some() {
-            // io_choice.rs refuses it first; never a TLS target spoken to in plain text.
-            let e = io::Error::other("io_uring carries plain connections only");
-            return Progress::failed(FailureKind::Tls, Some(e));
-        }
         match socket::connect(spec, addr, conn, socket::RingStream) {
             Ok((sock, to)) => {
                 let fd = sock.as_fd().as_raw_fd();
@@ -178,7 +174,35 @@ impl Tcp {
         let Some(t) = self.transport.as_mut() else {
             return Progress::failed(FailureKind::Tls, None);
         };
-        match t.handshake() {
+        let io = t.handshake();
+        self.handshaken(io)
+    }
+
+    /// The ring received `ciphertext` during the TLS handshake: taken up to the handshake's
+    /// end (the rest, if any, is left for [`Tcp::decrypt`]), the answer queued.
+    pub(crate) fn ring_handshake(&mut self, ciphertext: &mut &[u8]) -> Progress {
+        let Some(t) = self.transport.as_mut() else {
+            return Progress::failed(FailureKind::Tls, None);
+        };
+        let io = t.handshake_with(ciphertext);
+        self.handshaken(io)
+    }
+
+    /// The ring's receive ended during the TLS handshake: the peer closed (None) or the
+    /// socket failed, as the epoll path's handshake reads them.
+    pub(crate) fn ring_handshake_ended(&mut self, err: Option<io::Error>) -> Progress {
+        self.handshaken(match err {
+            None => Io::Eof,
+            Some(e) => Io::Err(Fault::Os(e)),
+        })
+    }
+
+    /// What a step of the TLS handshake came to.
+    fn handshaken(&mut self, io: Io) -> Progress {
+        let Some(t) = self.transport.as_mut() else {
+            return Progress::failed(FailureKind::Tls, None);
+        };
+        match io {
             // A server that would not speak HTTP/2 over TLS: nothing to send it.
             Io::Done(_) if self.h2 && !t.chose_h2() => Progress::failed(FailureKind::Tls, None),
             Io::Done(_) => Progress::ready(),
@@ -207,6 +231,26 @@ impl Tcp {
     #[inline(always)]
     pub(crate) fn transport(&mut self) -> Option<&mut Transport> {
         self.transport.as_mut()
+    }
+
+    /// TLS on the ring: what the ring receives is ciphertext, for [`Tcp::decrypt`].
+    #[inline(always)]
+    pub(crate) fn ring_tls(&self) -> bool {
+        self.transport.as_ref().is_some_and(Transport::ring_tls)
+    }
+
+    /// TLS on the ring: takes what it can of the received `ciphertext` and returns the
+    /// plaintext that is ready, into `buf` (`Blocked` once there is none). The cap was spent
+    /// as the ring received: what it bounds is the bytes read from the socket.
+    #[inline]
+    pub(crate) fn decrypt(&mut self, ciphertext: &mut &[u8], buf: &mut [u8]) -> Read {
+        let Some(t) = self.transport.as_mut() else { return Read::Eof };
+        match t.decrypt(ciphertext, buf) {
+            Io::Done(n) => Read::Data { n, drained: false },
+            Io::Retry => Read::Blocked,
+            Io::Eof => Read::Eof,
+            Io::Err(f) => Read::Failed(f),
+        }
     }
 
     /// Reads once into `buf`, as far as the receive-rate cap allows.

@@ -1,8 +1,8 @@
 //! `--io auto|epoll|uring` (issue 35) from the outside: `herd run` and `herd ab` say which
 //! event-loop backend measured, in `--json` and in one summary line, and why `auto` fell
-//! back; `--io uring` runs HTTP/1 and HTTP/2 on io_uring where this machine allows it, and
-//! what it cannot carry (HTTP/3, TLS; io_uring itself where the machine refuses it) is
-//! refused before anything is sent, with the reason and what to do; a spelling `--io` does
+//! back; `--io uring` runs HTTP/1 and HTTP/2, plain or over TLS, on io_uring where this
+//! machine allows it, and what it cannot carry (HTTP/3; io_uring itself where the machine
+//! refuses it) is refused before anything is sent, with the reason and what to do; a spelling `--io` does
 //! not have is refused naming the ones it has; a spread run's agents are given it; the lab's
 //! `[client] io` is herd's `--io`, refused at parse when misspelt, and its run's backend is
 //! stored and disclosed.
@@ -72,20 +72,26 @@ fn herd_run_says_which_backend_measured_and_why_auto_fell_back() {
     assert_eq!(h2["requests"]["completed"], 20);
 }
 
-/// `--io uring` measures HTTP/1 (keep-alive and a connection per request) and h2c on
-/// io_uring, and says so; where this machine refuses io_uring it is refused with the
-/// probe's reason.
+/// `--io uring` measures HTTP/1 (keep-alive and a connection per request), h2c, and both
+/// over TLS (nginx's https and its h2 by ALPN) on io_uring, and says so; where this machine
+/// refuses io_uring it is refused with the probe's reason.
 #[test]
-fn herd_run_io_uring_runs_http1_and_h2c_on_the_ring() {
+fn herd_run_io_uring_runs_http1_and_h2_plain_and_over_tls_on_the_ring() {
     let serve = Serve::start(&["--threads", "1"]);
     let url = serve.url("/bytes/100");
-    for args in [
-        &["-c", "3", "-n", "60"][..],
-        &["-c", "3", "-n", "30", "--no-keep-alive"],
-        &["--h2c", "-c", "2", "-m", "4", "-n", "60"],
+    let nginx = util::Nginx::start_tls();
+    let https = nginx.https_url("localhost", "/f6397.html");
+    let h2 = format!("https://localhost:{}/f6397.html", nginx.h2_port.unwrap());
+    for (args, url) in [
+        (&["-c", "3", "-n", "60"][..], &url),
+        (&["-c", "3", "-n", "30", "--no-keep-alive"], &url),
+        (&["--h2c", "-c", "2", "-m", "4", "-n", "60"], &url),
+        (&["-c", "3", "-n", "60"][..], &https),
+        (&["-c", "3", "-n", "30", "--no-keep-alive"], &https),
+        (&["--h2", "-c", "2", "-m", "4", "-n", "60"], &h2),
     ] {
         let mut all = args.to_vec();
-        all.extend(["--io", "uring", &url]);
+        all.extend(["--io", "uring", url]);
         if !uring_runs() {
             let out = run(herd().arg("run").args(&all));
             assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
@@ -146,7 +152,8 @@ fn a_backend_io_does_not_have_is_refused_naming_those_it_has() {
 }
 
 /// `herd ab --io`: ab's report is ab's, byte for byte, whatever the backend; herd's own
-/// `--json` says what was asked and what measured; `--io uring` is refused before the banner.
+/// `--json` says what was asked and what measured, over TLS too; where io_uring is refused,
+/// `--io uring` is refused before the banner.
 #[test]
 fn herd_ab_takes_io_and_says_it_only_in_its_json() {
     let serve = Serve::start(&["--threads", "1"]);
@@ -189,17 +196,40 @@ fn herd_ab_takes_io_and_says_it_only_in_its_json() {
         assert!(ring_report.iter().any(|l| l == "Complete requests:      20"), "{ring_report:#?}");
         assert_eq!(labels(&report), labels(&ring_report));
     }
-    // TLS is not on the ring yet: refused before ab's banner.
-    let https = url.replacen("http://", "https://", 1);
-    let out = run(herd().args(["ab", "-n", "5", "--io=uring", &https]));
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "", "refused before ab's banner");
-    let stderr = text(&out.stderr);
-    assert!(stderr.starts_with("herd ab: --io uring: "), "{stderr}");
-    assert!(
-        stderr.contains("does not carry TLS yet") || stderr.contains("io_uring is refused here"),
-        "{stderr}"
-    );
+    // Over TLS, on the ring too: nginx's https, ab's report with its TLS lines, the same
+    // lines on either backend.
+    let nginx = util::Nginx::start_tls();
+    let https = nginx.https_url("localhost", "/small.html");
+    let ab_tls = |io: &str| {
+        let out = run(herd()
+            .args(["ab", "-n", "20", "-c", "2", "-k", io, "--json"])
+            .arg(&json)
+            .arg(&https));
+        assert_eq!(out.status.code(), Some(0), "{io}: {}", text(&out.stderr));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        (util::report_lines(&text(&out.stdout)), doc)
+    };
+    let (tls_report, doc) = ab_tls("--io=epoll");
+    assert_eq!(doc["io"], json!({"backend": "epoll", "fallback": null}));
+    assert!(tls_report.iter().any(|l| l == "Complete requests:      20"), "{tls_report:#?}");
+    assert!(tls_report.iter().any(|l| l.starts_with("SSL/TLS Protocol:")), "{tls_report:#?}");
+    if uring_runs() {
+        let (ring_report, doc) = ab_tls("--io=uring");
+        assert_eq!(doc["io"], json!({"backend": "io_uring", "fallback": null}));
+        assert!(ring_report.iter().any(|l| l == "Complete requests:      20"), "{ring_report:#?}");
+        assert!(ring_report.iter().any(|l| l == "Failed requests:        0"), "{ring_report:#?}");
+        assert_eq!(labels(&tls_report), labels(&ring_report));
+        let protocol =
+            |r: &[String]| r.iter().find(|l| l.starts_with("SSL/TLS Protocol:")).cloned();
+        assert_eq!(protocol(&tls_report), protocol(&ring_report));
+    } else {
+        // Refused before ab's banner, with the reason.
+        let out = run(herd().args(["ab", "-n", "5", "--io=uring", &https]));
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "", "refused before ab's banner");
+        assert!(text(&out.stderr).contains("io_uring is refused here"), "{}", text(&out.stderr));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
