@@ -86,9 +86,9 @@ fn herd_run_io_uring_runs_http1_and_h2_plain_and_over_tls_on_the_ring() {
         (&["-c", "3", "-n", "60"][..], &url),
         (&["-c", "3", "-n", "30", "--no-keep-alive"], &url),
         (&["--h2c", "-c", "2", "-m", "4", "-n", "60"], &url),
-        (&["-c", "3", "-n", "60"][..], &https),
-        (&["-c", "3", "-n", "30", "--no-keep-alive"], &https),
-        (&["--h2", "-c", "2", "-m", "4", "-n", "60"], &h2),
+        (&["-k", "-c", "3", "-n", "60"][..], &https),
+        (&["-k", "-c", "3", "-n", "30", "--no-keep-alive"], &https),
+        (&["-k", "--h2", "-c", "2", "-m", "4", "-n", "60"], &h2),
     ] {
         let mut all = args.to_vec();
         all.extend(["--io", "uring", url]);

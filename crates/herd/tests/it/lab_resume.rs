@@ -260,11 +260,17 @@ fn a_killed_run_resumes_once_its_herd_is_gone() {
     let store = dir.join("r.db");
     let (mut child, log) = start(&dir);
     wait_for_a_run(&log);
+    // Held where it is (SIGSTOP: alive, its experiment unfinished), so that it is still
+    // running when asked below however slowly a busy machine gets there: beside seven other
+    // tests it ran to its end first, and the store said done.
+    let pid = child.id();
+    // SAFETY: kill(2) with a signal number, on the PID of the child this test spawned and has
+    // not waited for (so the PID is still its).
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) }, 0);
     // While it runs, it is not resumed.
     let out = resume(&dir, &store, &[]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    let pid = child.id();
     assert!(
         said.contains(&format!(
             "herd lab: no experiment to resume in results store {}: experiment 1 (slow) runs now, in herd process {pid} (`herd report ",
@@ -278,7 +284,7 @@ fn a_killed_run_resumes_once_its_herd_is_gone() {
         "{}",
         text(&out)
     );
-    child.kill().unwrap(); // SIGKILL: the store still says running
+    child.kill().unwrap(); // SIGKILL (a stopped process too): the store still says running
     child.wait().unwrap();
     let before = load(&store);
     assert_eq!(before.status, ExperimentStatus::Running);
