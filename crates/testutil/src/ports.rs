@@ -72,6 +72,26 @@ fn pick(mut candidate: impl FnMut() -> Option<u16>) -> u16 {
     panic!("no free loopback port after 100 tries");
 }
 
+/// Waits until a socket is bound to UDP `port` on 127.0.0.1 (a QUIC server started on it has
+/// its socket: what it is sent from then on is queued for it), up to `limit`; false if none
+/// was by then. A server with no TCP listener to connect to is waited for so, rather than for
+/// a fixed moment that a busy machine outlasts (300 ms did not always do).
+pub fn wait_udp_bound(port: u16, limit: std::time::Duration) -> bool {
+    let want = format!("0100007F:{port:04X}");
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let table = std::fs::read_to_string("/proc/net/udp").unwrap_or_default();
+        // sl local_address rem_address ...: the second field is "ADDR:PORT" in hex.
+        if table.lines().skip(1).any(|l| l.split_whitespace().nth(1) == Some(want.as_str())) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +117,14 @@ mod tests {
             assert!(all.insert(p));
             assert!(UdpSocket::bind(("127.0.0.1", p)).is_ok());
         }
+    }
+
+    #[test]
+    fn a_bound_udp_port_is_seen_and_a_free_one_is_not() {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = socket.local_addr().unwrap().port();
+        assert!(wait_udp_bound(port, std::time::Duration::from_secs(5)));
+        drop(socket);
+        assert!(!wait_udp_bound(port, std::time::Duration::from_millis(100)));
     }
 }

@@ -58,9 +58,11 @@ impl H3Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // No TCP to wait on: give it a moment to bind its UDP socket.
-        std::thread::sleep(Duration::from_millis(300));
-        H3Server { port, dir, child }
+        // No TCP to wait on: its UDP socket, once bound, queues the first datagrams for it.
+        let bound = herd_testutil::ports::wait_udp_bound(port, Duration::from_secs(20));
+        let server = H3Server { port, dir, child };
+        assert!(bound, "gtlsserver did not bind UDP port {port}");
+        server
     }
 
     fn caddy() -> H3Server {
