@@ -12,6 +12,8 @@
 //!   command.
 //! - [`ports`]: free loopback ports for servers started by tests, each handed out once.
 //! - [`alloc`]: a counting global allocator for the no-allocation tests.
+//! - [`sweep`]: one lock, across test binaries, around what sweeps herd's leftovers
+//!   machine-wide (`herd lab clean`, a resume, `registry::clean`).
 //! - [`hiccups`]: how late the machine wakes a sleeping thread while a test runs, for time
 //!   bounds judged against what the machine showed.
 //! - `launch` (feature `launch`): a rendered server prepared and started as the lab does,
@@ -27,3 +29,4 @@ pub mod launch;
 pub mod not_run;
 pub mod ports;
 pub mod procs;
+pub mod sweep;

@@ -181,7 +181,10 @@ fn clean_removes_a_crashed_runs_cgroup() {
         let mut sup = Supervisor::new(None);
         let pid = start(&mut sup, "left", &sleep, &log);
         std::fs::write(dir.join("cgroup.procs"), pid.to_string()).unwrap();
-        let c = herd_topo::registry::clean(&parent);
+        let c = {
+            let _sweep = herd_testutil::sweep::lock();
+            herd_topo::registry::clean(&parent)
+        };
         assert!(c.cgroups.contains(&dir), "{a:?}: {c:?}");
         assert!(c.stopped.iter().any(|(p, _)| *p == pid), "{c:?}");
         assert!(!dir.exists());

@@ -252,7 +252,10 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     let topo = apply(&plan, Some(&reg), &dir).unwrap();
     std::mem::forget(topo); // as if herd were killed: no teardown
     std::fs::write(reg.dir().join("owner"), format!("{dead} 1\n")).unwrap();
-    let cleaned = herd_topo::registry::clean(&parent);
+    let cleaned = {
+        let _sweep = herd_testutil::sweep::lock();
+        herd_topo::registry::clean(&parent)
+    };
     let mut want: Vec<String> = plan.hosts.iter().rev().map(|&h| plan.netns(h)).collect();
     want.sort();
     // clean also removes any herd namespace whose maker is gone (another test's or run's,
@@ -269,7 +272,10 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     let live = Plan::for_path(&tag(), Path::Direct, PORT, None).unwrap();
     let topo = apply(&live, Some(&reg), &dir).unwrap();
     std::fs::write(reg.dir().join("owner"), format!("{dead} 1\n")).unwrap();
-    let cleaned = herd_topo::registry::clean(&parent);
+    let cleaned = {
+        let _sweep = herd_testutil::sweep::lock();
+        herd_topo::registry::clean(&parent)
+    };
     assert!(
         cleaned.namespaces.iter().all(|n| made_by_a_dead_herd(n)),
         "a live run's namespaces were taken: {cleaned:?}"

@@ -133,13 +133,12 @@ pub fn lab_in_process(
 }
 
 /// Held around every `herd lab clean` and `herd lab run --resume` a test runs (a resume
-/// cleans first): clean removes each `herd-*` namespace
-/// whose maker is gone, whichever test's lab made it, so a test that kills a lab and holds
-/// its clean to name what the kill left takes this before the kill, and no other test's
-/// clean can sweep those first.
-pub fn clean_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// cleans first): clean removes each `herd-*` namespace whose maker is gone, whichever test's
+/// lab made it, so a test that kills a lab and holds its clean to name what the kill left
+/// takes this before the kill, and no other test's clean can sweep those first — in this
+/// binary or another (herd_testutil::sweep: herd-topo's tests sweep too).
+pub fn clean_lock() -> herd_testutil::sweep::SweepLock {
+    herd_testutil::sweep::lock()
 }
 
 /// Fails the test unless it runs as root: it builds network namespaces (CI runs as root).
