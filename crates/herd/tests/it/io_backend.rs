@@ -160,18 +160,20 @@ fn herd_ab_takes_io_and_says_it_only_in_its_json() {
     let url = serve.url("/bytes/10");
     let dir = tempdir("ab-io");
     let json = dir.join("ab.json");
-    let ab = |io: &[&str]| {
+    // herd ab with `args` before the URL: its report's lines and its JSON.
+    let ab_at = |args: &[&str], url: &str| {
         let out = run(herd()
-            .args(["ab", "-q", "-n", "20", "-c", "2"])
-            .args(io)
+            .args(["ab", "-n", "20", "-c", "2"])
+            .args(args)
             .arg("--json")
             .arg(&json)
-            .arg(&url));
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            .arg(url));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
         let doc: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         (util::report_lines(&text(&out.stdout)), doc)
     };
+    let ab = |io: &[&str]| ab_at(&[&["-q"][..], io].concat(), &url);
     let (report, doc) = ab(&["--io", "epoll"]);
     assert_eq!(doc["settings"]["io"], "epoll");
     assert_eq!(doc["io"], json!({"backend": "epoll", "fallback": null}));
@@ -200,16 +202,7 @@ fn herd_ab_takes_io_and_says_it_only_in_its_json() {
     // lines on either backend.
     let nginx = util::Nginx::start_tls();
     let https = nginx.https_url("localhost", "/small.html");
-    let ab_tls = |io: &str| {
-        let out = run(herd()
-            .args(["ab", "-n", "20", "-c", "2", "-k", io, "--json"])
-            .arg(&json)
-            .arg(&https));
-        assert_eq!(out.status.code(), Some(0), "{io}: {}", text(&out.stderr));
-        let doc: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-        (util::report_lines(&text(&out.stdout)), doc)
-    };
+    let ab_tls = |io: &str| ab_at(&["-k", io], &https);
     let (tls_report, doc) = ab_tls("--io=epoll");
     assert_eq!(doc["io"], json!({"backend": "epoll", "fallback": null}));
     assert!(tls_report.iter().any(|l| l == "Complete requests:      20"), "{tls_report:#?}");
