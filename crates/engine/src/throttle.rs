@@ -55,17 +55,6 @@ impl Throttle {
 }
 
 /// The bucket size: 20 ms of the rate, at least a full segment.
-/// How much a connection under `throttle` (None: no cap) may read now: `Ok(max)` at most, or
-/// `Err(at)` when nothing before `at`. One place for HTTP/1's and the multiplexed connections.
-#[inline]
-pub(crate) fn read_limit(throttle: &mut Option<Throttle>, max: usize) -> Result<usize, Instant> {
-    match throttle {
-        None => Ok(max),
-        // The clock only when reads are paced: this runs on every read.
-        Some(t) => t.allowance(Instant::now()).map(|n| n.min(max)),
-    }
-}
-
 fn burst(rate: f64) -> f64 {
     (rate * 0.02).max(PACED_CHUNK)
 }

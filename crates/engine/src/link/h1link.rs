@@ -68,6 +68,8 @@ pub(crate) struct H1Link {
     closing: bool,
     /// The failure just met was the keep-alive race: its requests go again.
     race: bool,
+    /// It opens, and `http1` holds the request that opened it ([`Link::hold_first`]).
+    holding: bool,
 }
 
 impl H1Link {
@@ -331,6 +333,7 @@ impl<'a> Link<'a> for H1Link {
             awaiting: None,
             closing: false,
             race: false,
+            holding: false,
         }
     }
 
@@ -372,6 +375,23 @@ impl<'a> Link<'a> for H1Link {
         self.awaiting = None;
         self.closing = false;
         self.race = false;
+        self.holding = false;
+    }
+
+    #[inline]
+    fn hold_first(&mut self, first: Exchange) {
+        self.http1.hold(first);
+        self.holding = true;
+    }
+
+    #[inline]
+    fn first(&self) -> Option<&Exchange> {
+        self.holding.then(|| self.http1.held())
+    }
+
+    #[inline]
+    fn take_first(&mut self) -> Option<Exchange> {
+        std::mem::take(&mut self.holding).then(|| *self.http1.held())
     }
 
     #[inline(always)]

@@ -33,6 +33,8 @@ pub(crate) struct H2Link {
     h2: H2,
     /// Open: the session may speak.
     ready: bool,
+    /// The request that opens it, while it opens ([`Link::hold_first`]).
+    first: Option<Exchange>,
 }
 
 fn write_fault(io: Io) -> Result<(), (FailureKind, Option<io::Error>)> {
@@ -75,6 +77,7 @@ impl<'a> Link<'a> for H2Link {
             tcp: Tcp::new(true),
             h2: H2::new(ctx.settings, ctx.limits, ctx.requests.len()),
             ready: false,
+            first: None,
         }
     }
 
@@ -105,6 +108,19 @@ impl<'a> Link<'a> for H2Link {
         self.tcp.close();
         self.ready = false;
         self.h2.reset();
+        self.first = None;
+    }
+
+    fn hold_first(&mut self, first: Exchange) {
+        self.first = Some(first);
+    }
+
+    fn first(&self) -> Option<&Exchange> {
+        self.first.as_ref()
+    }
+
+    fn take_first(&mut self) -> Option<Exchange> {
+        self.first.take()
     }
 
     #[inline]

@@ -62,6 +62,8 @@ pub(crate) struct H3Link {
     answered: u32,
     /// The figures of the connections this link has had, summed when each closed.
     stats: QuicStats,
+    /// The request that opens it, while it opens ([`Link::hold_first`]).
+    first: Option<Exchange>,
 }
 
 impl H3Link {
@@ -77,6 +79,7 @@ impl H3Link {
             closed: None,
             answered: 0,
             stats: QuicStats::default(),
+            first: None,
         }
     }
 
@@ -339,6 +342,19 @@ impl<'a> Link<'a> for H3Link {
 
     fn close(&mut self) {
         self.reset();
+        self.first = None;
+    }
+
+    fn hold_first(&mut self, first: Exchange) {
+        self.first = Some(first);
+    }
+
+    fn first(&self) -> Option<&Exchange> {
+        self.first.as_ref()
+    }
+
+    fn take_first(&mut self) -> Option<Exchange> {
+        self.first.take()
     }
 
     fn receive(

@@ -437,6 +437,18 @@ pub(crate) trait Link<'a>: Sized {
         self.tcp_mut().and_then(Tcp::detach)
     }
 
+    // ---- The request that opens it ----
+
+    /// Keeps `first`, the request that opens the connection, until it is ready (or fails):
+    /// HTTP/1 in the place its current request takes, unused while it opens, so that a
+    /// connection does not carry room for a second request all its life (136 bytes; 1.3 MiB
+    /// at 10,000 idle connections).
+    fn hold_first(&mut self, first: Exchange);
+    /// The request that opens it, while it opens.
+    fn first(&self) -> Option<&Exchange>;
+    /// Gives that request back (to submit once ready, or to fail): None if it holds none.
+    fn take_first(&mut self) -> Option<Exchange>;
+
     // ---- Requests ----
 
     /// Requests in flight on it.

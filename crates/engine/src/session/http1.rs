@@ -230,6 +230,19 @@ impl Http1 {
     }
 
     /// The connection is gone: nothing is in flight any more.
+    /// Keeps `ex`, a connection's first request, where the current request goes, while the
+    /// connection opens: nothing is in flight, and the place is free until the first submit.
+    #[inline]
+    pub(crate) fn hold(&mut self, ex: Exchange) {
+        self.current = ex;
+    }
+
+    /// What [`Http1::hold`] kept (or the current request, once one is submitted).
+    #[inline]
+    pub(crate) fn held(&self) -> &Exchange {
+        &self.current
+    }
+
     pub(crate) fn reset(&mut self) {
         self.pipeline.clear();
         self.in_flight = 0;

@@ -25,12 +25,11 @@ pub(crate) enum State {
 pub(crate) struct Conn<L> {
     state: State,
     pub(crate) link: L,
-    /// Requests started on it since it opened, and how many it may carry.
+    /// Requests started on it since it opened, and how many it may carry. (The request that
+    /// opened it, waiting for the connection — its latency includes the connect — is its
+    /// link's to keep: [`Link::hold_first`].)
     started: u32,
     limit: u32,
-    /// The request that opened it, waiting for the connection (its latency includes the
-    /// connect, as HTTP/1's first request's does).
-    first: Option<Exchange>,
     /// Open loop: since when it has had room for a request.
     waiting_since: Instant,
     /// Opened before the start (warm.rs) and nothing heard from the server on it yet: if it
@@ -52,7 +51,6 @@ impl<L> Conn<L> {
             link,
             started: 0,
             limit: u32::MAX,
-            first: None,
             waiting_since: now,
             unheard: false,
             offered: false,
@@ -90,16 +88,6 @@ impl<L> Conn<L> {
     #[inline]
     pub(crate) fn heard(&mut self) {
         self.unheard = false;
-    }
-
-    /// The request that opened it, if it has not been handed to the protocol yet.
-    #[inline]
-    pub(crate) fn take_first(&mut self) -> Option<Exchange> {
-        self.first.take()
-    }
-
-    pub(crate) fn first(&self) -> Option<&Exchange> {
-        self.first.as_ref()
     }
 
     /// One more request started on it.
@@ -140,10 +128,20 @@ impl<L> Conn<L> {
 }
 
 impl<'a, L: Link<'a>> Conn<L> {
+    /// The request that opened it, if it has not been handed to the protocol yet.
+    #[inline]
+    pub(crate) fn take_first(&mut self) -> Option<Exchange> {
+        self.link.take_first()
+    }
+
+    pub(crate) fn first(&self) -> Option<&Exchange> {
+        self.link.first()
+    }
+
     /// Requests in flight on it, the first one included while it connects.
     #[inline]
     pub(crate) fn in_flight(&self) -> u32 {
-        self.link.in_flight() + u32::from(self.first.is_some())
+        self.link.in_flight() + u32::from(self.link.first().is_some())
     }
 
     /// A request may start on it now.
@@ -182,7 +180,7 @@ impl<'a, L: Link<'a>> Conn<L> {
         self.requested = true;
         self.limit = limit;
         self.started = 1;
-        self.first = Some(first);
+        self.link.hold_first(first);
         self.state = State::Connecting;
     }
 
@@ -201,7 +199,6 @@ impl<'a, L: Link<'a>> Conn<L> {
     pub(crate) fn close(&mut self) {
         self.state = State::Closed;
         self.unheard = false;
-        self.first = None;
         self.link.close();
     }
 
