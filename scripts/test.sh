@@ -286,12 +286,20 @@ failed_bins=()
 it_log="${TMPDIR:-/tmp}/herd-it-$$.log"
 (
   cd crates/herd
+  # Stopped (the script's EXIT trap, a failing step), it stops the test binary it runs, by
+  # PID, rather than leave it running on.
+  running=""
+  trap '[ -z "$running" ] || kill "$running" 2>/dev/null; exit 143' TERM
   rc=0
   echo "crates/herd: it"
-  "$it_exe" || rc=1
+  "$it_exe" &
+  running=$!
+  wait "$running" || rc=1
   if [ -n "$uring" ]; then
     echo "crates/herd: it (HERD_AUTO_IO=uring)"
-    HERD_AUTO_IO=uring "$it_exe" -q "${it_uring_filters[@]}" || rc=1
+    HERD_AUTO_IO=uring "$it_exe" -q "${it_uring_filters[@]}" &
+    running=$!
+    wait "$running" || rc=1
   fi
   exit $rc
 ) >"$it_log" 2>&1 &

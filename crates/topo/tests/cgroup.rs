@@ -167,6 +167,9 @@ fn stopping_removes_the_cgroup_and_what_left_the_group() {
 #[test]
 fn clean_removes_a_crashed_runs_cgroup() {
     for cgroups in usable("a crashed run's cgroup removed by clean") {
+        // From the moment the dead run's cgroup exists, any sweep would take it, whichever
+        // test binary runs it: the sweep lock is held from before it is made to this clean.
+        let _sweep = herd_testutil::sweep::lock();
         let a = cgroups.accounting();
         let parent = scratch(&format!("clean-{}", a.name()));
         let reg = Registry::create(&parent).unwrap();
@@ -181,10 +184,7 @@ fn clean_removes_a_crashed_runs_cgroup() {
         let mut sup = Supervisor::new(None);
         let pid = start(&mut sup, "left", &sleep, &log);
         std::fs::write(dir.join("cgroup.procs"), pid.to_string()).unwrap();
-        let c = {
-            let _sweep = herd_testutil::sweep::lock();
-            herd_topo::registry::clean(&parent)
-        };
+        let c = herd_topo::registry::clean(&parent);
         assert!(c.cgroups.contains(&dir), "{a:?}: {c:?}");
         assert!(c.stopped.iter().any(|(p, _)| *p == pid), "{c:?}");
         assert!(!dir.exists());

@@ -241,7 +241,10 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     let _ = sup.exit_status(pid);
     drop(sup);
 
-    // A registry whose owner died (kill -9): clean deletes what it recorded.
+    // A registry whose owner died (kill -9): clean deletes what it recorded. From the moment
+    // a dead owner's namespaces exist, any sweep would take them, whichever test binary runs
+    // it: the sweep lock is held from before they are made until this test's clean.
+    let sweep = herd_testutil::sweep::lock();
     let parent = dir.join("runs");
     std::fs::create_dir_all(&parent).unwrap();
     let reg = Registry::create(&parent).unwrap();
@@ -252,10 +255,7 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     let topo = apply(&plan, Some(&reg), &dir).unwrap();
     std::mem::forget(topo); // as if herd were killed: no teardown
     std::fs::write(reg.dir().join("owner"), format!("{dead} 1\n")).unwrap();
-    let cleaned = {
-        let _sweep = herd_testutil::sweep::lock();
-        herd_topo::registry::clean(&parent)
-    };
+    let cleaned = herd_topo::registry::clean(&parent);
     let mut want: Vec<String> = plan.hosts.iter().rev().map(|&h| plan.netns(h)).collect();
     want.sort();
     // clean also removes any herd namespace whose maker is gone (another test's or run's,
@@ -272,10 +272,8 @@ fn processes_left_inside_are_stopped_and_recorded_namespaces_cleaned_after_a_cra
     let live = Plan::for_path(&tag(), Path::Direct, PORT, None).unwrap();
     let topo = apply(&live, Some(&reg), &dir).unwrap();
     std::fs::write(reg.dir().join("owner"), format!("{dead} 1\n")).unwrap();
-    let cleaned = {
-        let _sweep = herd_testutil::sweep::lock();
-        herd_topo::registry::clean(&parent)
-    };
+    let cleaned = herd_topo::registry::clean(&parent);
+    drop(sweep);
     assert!(
         cleaned.namespaces.iter().all(|n| made_by_a_dead_herd(n)),
         "a live run's namespaces were taken: {cleaned:?}"
