@@ -124,10 +124,16 @@ mod tests {
     fn a_spinning_thread_is_busy_and_a_sleeping_one_is_not() {
         let steal_before = machine_steal();
         let spin = ThreadClock::start();
-        // Long enough for steal's 10 ms ticks to count what the hypervisor took.
-        let until = Instant::now() + Duration::from_millis(300);
+        // At least 300 ms, long enough for steal's 10 ms ticks to count what the hypervisor
+        // took; and on until the thread has had 50 ms of CPU, however little a busy machine
+        // leaves it (up to 10 s): beside the test command's other binaries a 300 ms spin once
+        // got 22 ms, waiting 287 ms for a CPU.
+        let (started, cpu_before) = (Instant::now(), thread_cpu());
         let mut x = 0u64;
-        while Instant::now() < until {
+        while started.elapsed() < Duration::from_millis(300)
+            || (thread_cpu().saturating_sub(cpu_before) < Duration::from_millis(50)
+                && started.elapsed() < Duration::from_secs(10))
+        {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         let spun = spin.stop();
