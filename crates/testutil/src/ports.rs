@@ -4,13 +4,19 @@
 //! to a server a moment later: two tests of one binary (cargo runs them in parallel) could be
 //! handed the same port, and one test would then measure the other's server (it happened: an
 //! nginx's h2c listener answered another test's HTTP/1 requests). So a port is handed out at
-//! most once per test process.
+//! most once per test process, and to one test process at a time: the test command runs test
+//! binaries side by side, and each holds a file lock per port it handed out (under the system
+//! temp directory's `herd-test-ports/`) until it ends, which another binary's pick skips.
 
 use std::collections::HashSet;
 use std::net::{TcpListener, UdpSocket};
 use std::sync::Mutex;
 
 static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+
+/// The lock files of the ports this process handed out, held open (and so locked) until it
+/// ends.
+static CLAIMS: Mutex<Vec<std::fs::File>> = Mutex::new(Vec::new());
 
 /// A TCP port on 127.0.0.1, free now and never handed out before in this process.
 pub fn free_port() -> u16 {
@@ -65,11 +71,34 @@ fn pick(mut candidate: impl FnMut() -> Option<u16>) -> u16 {
     for _ in 0..100 {
         let Some(port) = candidate() else { continue };
         let mut seen = HANDED_OUT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if seen.get_or_insert_with(HashSet::new).insert(port) {
+        if seen.get_or_insert_with(HashSet::new).insert(port) && claim(port) {
             return port;
         }
     }
     panic!("no free loopback port after 100 tries");
+}
+
+/// Takes `port` for this process among the test processes running now: false if another
+/// holds it. The lock (flock, non-blocking) lasts as long as this process: its file is kept
+/// open in [`CLAIMS`]. Where the directory cannot be made, the claim is this process's alone.
+fn claim(port: u16) -> bool {
+    use std::os::fd::AsRawFd;
+    let dir = std::env::temp_dir().join("herd-test-ports");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return true;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(port.to_string()));
+    let Ok(file) = file else { return true };
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return false;
+    }
+    CLAIMS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(file);
+    true
 }
 
 /// Waits until a socket is bound to UDP `port` on 127.0.0.1 (a QUIC server started on it has
@@ -104,6 +133,22 @@ mod tests {
             assert!(port < low, "{port} is in the ephemeral range from {low}");
             assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "{port}");
         }
+    }
+
+    #[test]
+    fn a_port_another_process_holds_is_not_handed_out() {
+        use std::os::fd::AsRawFd;
+        // Another test process's claim, as its lock file would be held: a port this process
+        // did not hand out, locked through a descriptor of its own.
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join("herd-test-ports");
+        std::fs::create_dir_all(&dir).unwrap();
+        let other = std::fs::File::create(dir.join(port.to_string())).unwrap();
+        // SAFETY: flock on a descriptor this test owns.
+        assert_eq!(unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX) }, 0);
+        assert!(!claim(port), "a port held elsewhere was claimed");
+        drop(other);
+        assert!(claim(port), "a port no one holds was refused");
     }
 
     #[test]
