@@ -231,7 +231,7 @@ if [ -n "$pip_pid" ]; then
   rm -f "$pip_log"
 fi
 
-step "the tests: herd's integration tests in the background (epoll, then io_uring), the rest meanwhile, then the engine's on io_uring"
+step "cargo test"
 # Most tests wait on servers, links, timers and child processes: four at a time on any
 # machine of fewer cores (herd's integration tests on 2 cores: 123 s with two threads, 85 s
 # with four; 108 s with four beside two CPU-burning processes, all passing).
@@ -248,94 +248,49 @@ fuzz_log="${TMPDIR:-/tmp}/herd-fuzz-check-$$.log"
 ) >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 bg_pids+=("$fuzz_pid")
+cargo test --workspace --locked --no-fail-fast 2>&1
 
-# The test binaries the build step made, each run as cargo runs it (from its package's
-# directory), but not one after another as `cargo test` does: herd's integration tests
-# (crates/herd's `it`, two thirds of the tests' time, mostly waiting) run in the background
-# while every other binary runs here, and the doc tests after them. A failing binary does not
-# stop the others (as --no-fail-fast); the step fails at its end, naming them.
-test_bins=$(cargo test --workspace --locked --no-run --message-format=json 2>/dev/null |
-  python3 -c '
+# The engine's tests, herd run's and herd ab's against real servers, the hostile peers and
+# the open-file limit again, with `--io auto` taking io_uring wherever it carries the run
+# (HERD_AUTO_IO, see crates/engine/src/io_choice.rs): every one of them on both backends. The
+# test binaries the step above built are run as they are (a `cargo test -p` would resolve
+# features anew and rebuild the dependencies), each from its package's directory as cargo runs
+# it. About 40 s.
+step "the engine's, herd run's, herd ab's, the hostile peers' and the file limit's tests on io_uring"
+if target/debug/herd doctor 2>/dev/null | grep -q "^ok    io_uring: available"; then
+  test_bins=$(cargo test --workspace --locked --no-run --message-format=json 2>/dev/null |
+    python3 -c '
 import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     exe, target = m.get("executable"), m.get("target", {})
     if m.get("reason") != "compiler-artifact" or not exe or not m["profile"]["test"]:
         continue
-    print(os.path.relpath(os.path.dirname(m["manifest_path"])), target.get("name"), exe)
+    crate = os.path.relpath(os.path.dirname(m["manifest_path"]))
+    if crate == "crates/engine" or (crate == "crates/herd" and target.get("name") in ("it", "run_health")):
+        print(crate, target.get("name"), exe)
 ')
-it_exe=$(awk '$1 == "crates/herd" && $2 == "it" { print $3 }' <<<"$test_bins")
-if [ -z "$it_exe" ] || ! grep -q "^crates/herd run_health " <<<"$test_bins"; then
-  echo "error: herd's test binaries (it, run_health) are not among those built: $test_bins" >&2
-  exit 1
-fi
-# The second pass: the engine's tests, herd run's and herd ab's against real servers, the
-# hostile peers and the open-file limit again, with `--io auto` taking io_uring wherever it
-# carries the run (HERD_AUTO_IO, see crates/engine/src/io_choice.rs): every one of them on
-# both backends. Where this kernel refuses io_uring, it is listed as not run.
-uring=""
-if target/debug/herd doctor 2>/dev/null | grep -q "^ok    io_uring: available"; then
-  uring=1
+  for wanted in "crates/herd it " "crates/herd run_health "; do
+    case "$test_bins" in
+      *"$wanted"*) ;;
+      *) echo "error: no ${wanted}test binary among those built: $test_bins" >&2; exit 1 ;;
+    esac
+  done
+  while read -r dir name exe; do
+    filters=()
+    if [ "$dir $name" = "crates/herd it" ]; then
+      filters=(run_cli:: run_h2:: run_html:: run_json_schema:: run_outputs:: run_servers::
+        run_workloads:: ab_interrupt:: ab_json:: ab_tls:: ab_vs_ab:: hostile:: io_backend::)
+    elif [ "$dir $name" = "crates/herd run_health" ]; then
+      # The open-file limit (issue 35: on both backends): connections the ring cannot open.
+      filters=(too_few_file_descriptors_are_counted_and_named)
+    fi
+    echo "$dir: $name (HERD_AUTO_IO=uring)"
+    (cd "$dir" && HERD_AUTO_IO=uring "$exe" -q "${filters[@]}")
+  done <<<"$test_bins"
 else
   why=$(target/debug/herd doctor 2>/dev/null | grep "io_uring:" | head -1)
   echo "the io_uring pass (this kernel: ${why:-no answer from herd doctor})" >>"$HERD_NOT_RUN"
-fi
-it_uring_filters=(run_cli:: run_h2:: run_html:: run_json_schema:: run_outputs:: run_servers::
-  run_workloads:: ab_interrupt:: ab_json:: ab_tls:: ab_vs_ab:: hostile:: io_backend::)
-failed_bins=()
-it_log="${TMPDIR:-/tmp}/herd-it-$$.log"
-(
-  cd crates/herd
-  # Stopped (the script's EXIT trap, a failing step), it stops the test binary it runs, by
-  # PID, rather than leave it running on.
-  running=""
-  trap '[ -z "$running" ] || kill "$running" 2>/dev/null; exit 143' TERM
-  rc=0
-  echo "crates/herd: it"
-  "$it_exe" &
-  running=$!
-  wait "$running" || rc=1
-  if [ -n "$uring" ]; then
-    echo "crates/herd: it (HERD_AUTO_IO=uring)"
-    HERD_AUTO_IO=uring "$it_exe" -q "${it_uring_filters[@]}" &
-    running=$!
-    wait "$running" || rc=1
-  fi
-  exit $rc
-) >"$it_log" 2>&1 &
-it_pid=$!
-bg_pids+=("$it_pid")
-while read -r dir name exe; do
-  [ "$exe" = "$it_exe" ] && continue
-  echo "$dir: $name"
-  (cd "$dir" && "$exe") || failed_bins+=("$dir $name")
-done <<<"$test_bins"
-cargo test --workspace --locked --doc || failed_bins+=("the doc tests")
-it_rc=0
-wait "$it_pid" || it_rc=$?
-cat "$it_log"
-rm -f "$it_log"
-[ "$it_rc" -eq 0 ] || failed_bins+=("crates/herd it (above)")
-# The engine's tests on io_uring once herd's integration tests are done, as the only load: its
-# schedule tests judge how late a paced send leaves against how late the machine wakes a
-# sleeping thread, and beside the integration tests a paced send on io_uring left a median
-# 846 µs late where a sleeping thread waited 117 µs (epoll's held; not traced yet).
-if [ -n "$uring" ]; then
-  while read -r dir name exe; do
-    filters=()
-    if [ "$dir" = "crates/herd" ] && [ "$name" = "run_health" ]; then
-      # The open-file limit (issue 35: on both backends): connections the ring cannot open.
-      filters=(too_few_file_descriptors_are_counted_and_named)
-    elif [ "$dir" != "crates/engine" ]; then
-      continue
-    fi
-    echo "$dir: $name (HERD_AUTO_IO=uring)"
-    (cd "$dir" && HERD_AUTO_IO=uring "$exe" -q "${filters[@]}") || failed_bins+=("$dir $name on io_uring")
-  done <<<"$test_bins"
-fi
-if [ ${#failed_bins[@]} -gt 0 ]; then
-  printf 'error: tests failed in: %s\n' "${failed_bins[@]}" >&2
-  exit 1
 fi
 
 step "the fuzz targets build (cargo check, without libFuzzer; started with the tests)"
