@@ -280,7 +280,7 @@ for line in sys.stdin:
     filters=()
     if [ "$dir $name" = "crates/herd it" ]; then
       filters=(run_cli:: run_h2:: run_html:: run_json_schema:: run_outputs:: run_servers::
-        run_workloads:: ab_interrupt:: ab_json:: ab_tls:: ab_vs_ab:: hostile:: io_backend::)
+        run_workloads:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::)
     elif [ "$dir $name" = "crates/herd run_health" ]; then
       # The open-file limit (issue 35: on both backends): connections the ring cannot open.
       filters=(too_few_file_descriptors_are_counted_and_named)
