@@ -280,14 +280,9 @@ impl Transport {
 // The TLS side is kept out of line: the plain path, inlined into the connection's read and
 // write loops, is the one that runs per request in the figures that matter most.
 impl Tls {
-    /// rustls takes as much as its buffer allows (64 KiB); a failure here is one the session
-    /// met before (a TLS protocol error), not the socket's.
     #[inline(never)]
     fn write(&mut self, data: &[u8]) -> Io {
-        match self.session.writer().write(data) {
-            Ok(n) => Io::Done(n),
-            Err(_) => Io::Err(Fault::Tls),
-        }
+        write_plain(&mut self.session, data)
     }
 
     #[inline(never)]
@@ -329,10 +324,7 @@ impl Tls {
 // for the socket to read and the outbox for the socket to write (a Vec never blocks).
 impl QueuedTls {
     fn write(&mut self, data: &[u8]) -> Io {
-        match self.session.writer().write(data) {
-            Ok(n) => Io::Done(n),
-            Err(_) => Io::Err(Fault::Tls),
-        }
+        write_plain(&mut self.session, data)
     }
 
     /// Queues the records rustls holds into the outbox.
@@ -392,6 +384,16 @@ impl QueuedTls {
                 return Io::Err(fault);
             }
         }
+    }
+}
+
+/// Hands `data` to the session to encrypt: rustls takes as much as its buffer allows
+/// (64 KiB); a failure here is one the session met before (a TLS protocol error), not the
+/// socket's.
+fn write_plain(session: &mut ClientConnection, data: &[u8]) -> Io {
+    match session.writer().write(data) {
+        Ok(n) => Io::Done(n),
+        Err(_) => Io::Err(Fault::Tls),
     }
 }
 

@@ -357,9 +357,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             // TLS's handshake on the ring: its flight goes out and the ring receives the
             // answer (a receive armed already stays as it is).
             Opening::Pending if self.ring && self.conns[i].state() == State::Handshaking => {
-                if self.conns[i].link.outbox().is_some_and(|(_, out)| !out.is_empty()) {
-                    self.ring_ops.push(RingOp::Send(i));
-                }
+                self.queue_send(i);
                 arm_receive(&mut self.conns[i].link, i, &mut self.ring_ops);
                 self.arm(i);
             }
@@ -580,8 +578,16 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         if let Err((kind, e)) = self.conns[i].link.send(&mut self.ctx) {
             return self.conn_failed(i, kind, e);
         }
-        // On the ring, what the link queued goes at the turn's end, with the turn's others.
-        if self.ring && self.conns[i].link.outbox().is_some_and(|(_, out)| !out.is_empty()) {
+        if self.ring {
+            self.queue_send(i);
+        }
+    }
+
+    /// On the ring: what connection `i`'s link queued goes at the turn's end, with the turn's
+    /// others.
+    #[inline(always)]
+    fn queue_send(&mut self, i: usize) {
+        if self.conns[i].link.outbox().is_some_and(|(_, out)| !out.is_empty()) {
             self.ring_ops.push(RingOp::Send(i));
         }
     }

@@ -34,6 +34,23 @@ struct Pacing {
     paused: Option<Instant>,
 }
 
+impl Pacing {
+    /// What the cap allows to be read now (one chunk at least), or None until the pause's
+    /// end, which it keeps (the link's timer). The clock is read only here: paced reads only.
+    fn allowance(&mut self) -> Option<usize> {
+        match self.throttle.allowance(Instant::now()) {
+            Ok(n) => {
+                self.paused = None;
+                Some(n)
+            }
+            Err(at) => {
+                self.paused = Some(at);
+                None
+            }
+        }
+    }
+}
+
 /// The cap `throttle`, boxed with no pause yet (None without a cap).
 fn pacing(throttle: Option<Throttle>) -> Option<Box<Pacing>> {
     throttle.map(|throttle| Box::new(Pacing { throttle, paused: None }))
@@ -272,13 +289,9 @@ impl Tcp {
         let Some(t) = self.transport.as_mut() else { return Read::Eof };
         let limit = match &mut self.pacing {
             None => buf.len(),
-            // The clock only when reads are paced: this runs on every read.
-            Some(p) => match p.throttle.allowance(Instant::now()) {
-                Ok(n) => n.min(buf.len()),
-                Err(at) => {
-                    p.paused = Some(at);
-                    return Read::Paused;
-                }
+            Some(p) => match p.allowance() {
+                Some(n) => n.min(buf.len()),
+                None => return Read::Paused,
             },
         };
         let Some(into) = buf.get_mut(..limit) else { return Read::Blocked };
@@ -301,15 +314,9 @@ impl Tcp {
     /// each read.
     pub(crate) fn ring_receive(&mut self) -> RingRecv {
         let Some(p) = &mut self.pacing else { return RingRecv::Multishot };
-        match p.throttle.allowance(Instant::now()) {
-            Ok(n) => {
-                p.paused = None;
-                RingRecv::UpTo(u32::try_from(n).unwrap_or(u32::MAX))
-            }
-            Err(at) => {
-                p.paused = Some(at);
-                RingRecv::Paused
-            }
+        match p.allowance() {
+            Some(n) => RingRecv::UpTo(u32::try_from(n).unwrap_or(u32::MAX)),
+            None => RingRecv::Paused,
         }
     }
 
