@@ -33,6 +33,7 @@ mod host_path;
 mod launch;
 mod log_tail;
 mod netbench;
+mod perf_control;
 mod place;
 mod port;
 mod preflight;

@@ -1,6 +1,7 @@
 //! Server profiles (`[runner] profile = "perf"`): one extra run of each cell, after its
 //! measured repetitions, with `perf record -g` attached by PID to every process of the
-//! cell's server for the length of the measured client run; `perf script`'s output is
+//! cell's server for the length of the measured client run (which begins only once perf has
+//! acknowledged enabling its events: perf_control.rs); `perf script`'s output is
 //! folded with inferno (`inferno::collapse::perf`) into the stacks the store keeps.
 //!
 //! The profiled run is not a repetition: it is stored apart (`herd_store::ProfileRecord`),
@@ -24,10 +25,15 @@ use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
 
 use super::failure::{RunFailure, Stop};
+use super::perf_control::Fifos;
 use super::watched::Started;
 
 /// perf's sampling frequency: 999 Hz, off the beat of timers that fire at round rates.
 const FREQUENCY: &str = "999";
+
+/// How long perf may take to attach to the servers and enable its events: its first start
+/// on a fresh machine reads its program from disk.
+const PERF_ATTACH: Duration = Duration::from_secs(30);
 
 /// How long perf may take to write its file once asked to stop, and `perf script` to read
 /// it, before they are killed.
@@ -111,6 +117,7 @@ pub(super) fn start(
     pids.dedup();
     let list = pids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
     let data = dir.join("perf.data");
+    let fifos = Fifos::make(dir).map_err(RunFailure::Setup)?;
     let argv: Vec<OsString> = vec![
         perf.into(),
         "record".into(),
@@ -122,6 +129,11 @@ pub(super) fn start(
         "-N".into(),
         "-B".into(),
         "-q".into(),
+        // Events off until herd enables them and perf acknowledges (perf_control.rs).
+        "-D".into(),
+        "-1".into(),
+        "--control".into(),
+        fifos.argument(),
         "-p".into(),
         list.into(),
         "-o".into(),
@@ -132,15 +144,14 @@ pub(super) fn start(
     let pid = sup.start(&spawn).map_err(|err| {
         RunFailure::Setup(format!("cannot start perf record: {}", crate::error::with_causes(&err)))
     })?;
-    // perf attaches in a moment; a run's first samples are not worth a race.
-    std::thread::sleep(Duration::from_millis(200));
-    if let Some(status) = sup.exit_status(pid) {
-        return Err(RunFailure::Setup(format!(
-            "perf record exited at start ({}): {}",
-            herd_topo::proc::describe(&status),
-            super::log_tail::last_lines_of(&log)
-        ))
-        .into());
+    let enabled = fifos.enable(PERF_ATTACH, || {
+        sup.exit_status(pid).map(|status| herd_topo::proc::describe(&status))
+    });
+    if let Err(why) = enabled {
+        sup.stop(pid, PERF_GRACE);
+        return Err(
+            RunFailure::Setup(format!("{why}: {}", super::log_tail::last_lines_of(&log))).into()
+        );
     }
     Ok(Recording { pid, data, dir: dir.to_path_buf() })
 }
@@ -179,8 +190,17 @@ pub(super) fn finish(
     }
     let file = std::fs::File::open(&script_out)
         .map_err(|err| RunFailure::Setup(format!("cannot read {}: {err}", script_out.display())))?;
-    fold(BufReader::new(file))
-        .map_err(|err| RunFailure::Setup(format!("cannot fold perf script's output: {err}")))
+    let folded = fold(BufReader::new(file))
+        .map_err(|err| RunFailure::Setup(format!("cannot fold perf script's output: {err}")))?;
+    // A flame graph of nothing is not a profile: say so rather than store it.
+    if folded.weight == 0 {
+        return Err(RunFailure::Setup(format!(
+            "perf record took no samples of the servers during the profiled run ({} has none): {}",
+            rec.data.display(),
+            super::log_tail::last_lines_of(&rec.dir.join("perf-record.log"))
+        )));
+    }
+    Ok(folded)
 }
 
 /// `perf script`'s text folded into stacks (inferno), with what their counts add up to
