@@ -44,6 +44,11 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
                     if let Some((_, out)) = w.conns[i].link.outbox() {
                         ops.give_back(c.token, out);
                     }
+                    // Sent after its response came (a short send's tail): the pause that
+                    // began meanwhile keeps no buffer either.
+                    if w.conns[i].thinking().is_some() {
+                        super::drop_idle_outbox(&mut w.conns[i].link);
+                    }
                 }
                 w.on_completion(i, c.event);
                 hand_over(w, ops);
