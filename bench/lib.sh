@@ -482,7 +482,7 @@ build_cmd() {
     fi
     [[ $1 == herd-default ]] && PIN=0
     # herd's tools with -uring in their name (herd-uring, herd-run-uring, herd-run-uring-p16,
-    # herd-h2c-uring, herd-h2-uring, herd-https-uring, herd-base-uring): the same command on the io_uring backend (--io uring,
+    # herd-h2c-uring, herd-h2-uring, herd-h3-uring, herd-https-uring, herd-base-uring): the same command on the io_uring backend (--io uring,
     # before the URL).
     local io=()
     local tool=${1/-uring/} scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
@@ -606,7 +606,7 @@ detect_tools() {
                 if gcannon_ensure; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
             herd | herd-default | herd-run | herd-run-p[0-9]* | herd-h2c | herd-h2 | herd-h3 | \
                 herd-uring | herd-run-uring | herd-run-uring-p[0-9]* | herd-h2c-uring | herd-h2-uring | \
-                herd-https | herd-https-uring)
+                herd-h3-uring | herd-https | herd-https-uring)
                 if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
             herd-base | herd-run-base | herd-run-base-p[0-9]* | herd-h2c-base | herd-h3-base | \
                 herd-base-uring | herd-run-base-uring)

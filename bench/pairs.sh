@@ -45,7 +45,7 @@ trap 'bench_cleanup' EXIT
 trap 'exit 130' INT TERM
 
 bench_setup "${1:-}"
-if [[ " $TOOLS " == *-h3\ * ]]; then caddy_setup; fi   # the HTTP/3 tools' server
+if [[ " $TOOLS " == *-h3\ * || " $TOOLS " == *-h3-uring\ * ]]; then caddy_setup; fi   # the HTTP/3 tools' server
 cg_setup $((100000 * QUOTA_PCT / 100)) 100000
 detect_tools
 want=2

@@ -279,8 +279,8 @@ for line in sys.stdin:
   while read -r dir name exe; do
     filters=()
     if [ "$dir $name" = "crates/herd it" ]; then
-      filters=(run_cli:: run_h2:: run_html:: run_json_schema:: run_outputs:: run_servers::
-        run_workloads:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::)
+      filters=(run_cli:: run_h2:: run_h3:: run_html:: run_json_schema:: run_outputs::
+        run_servers:: run_workloads:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::)
     elif [ "$dir $name" = "crates/herd run_health" ]; then
       # The open-file limit (issue 35: on both backends): connections the ring cannot open.
       filters=(too_few_file_descriptors_are_counted_and_named)

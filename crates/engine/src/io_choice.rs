@@ -174,8 +174,7 @@ impl WireKind {
 /// declared: add [`Backend::Uring`] to its list when run.rs's `run_on_backend` builds one.
 pub fn backends_of(kind: WireKind) -> &'static [Backend] {
     match kind {
-        WireKind::Http1 | WireKind::Http2 => &[Backend::Epoll, Backend::Uring],
-        WireKind::Http3 => &[Backend::Epoll],
+        WireKind::Http1 | WireKind::Http2 | WireKind::Http3 => &[Backend::Epoll, Backend::Uring],
     }
 }
 
@@ -383,7 +382,7 @@ mod tests {
     /// where io_uring is not measured faster (no protocol yet) unless `HERD_AUTO_IO` says
     /// otherwise; `uring` runs where the machine allows it and is refused for HTTP/3.
     #[test]
-    fn http1_and_http2_turn_either_backend_and_http3_epoll() {
+    fn every_protocol_turns_either_backend() {
         let h2 = Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN));
         for wire in [&Wire::Http1, &h2] {
             assert_eq!(backends_for(wire), BOTH);
@@ -410,7 +409,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(backends_of(WireKind::Http3), EPOLL);
+        assert_eq!(backends_of(WireKind::Http3), BOTH);
     }
 
     /// What the lab asks of an experiment's cells before any run: an explicit backend the
@@ -421,9 +420,11 @@ mod tests {
             assert_eq!(check_protocol(IoChoice::Auto, kind), Ok(()));
             assert_eq!(check_protocol(IoChoice::Epoll, kind), Ok(()));
         }
-        assert_eq!(check_protocol(IoChoice::Uring, WireKind::Http1), Ok(()));
-        assert_eq!(check_protocol(IoChoice::Uring, WireKind::Http2), Ok(()));
-        let e = check_protocol(IoChoice::Uring, WireKind::Http3).unwrap_err();
+        for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
+            assert_eq!(check_protocol(IoChoice::Uring, kind), Ok(()));
+        }
+        // Every protocol has both today; one without io_uring would be refused so.
+        let e = offered(IoChoice::Uring, "HTTP/3", EPOLL).unwrap_err();
         assert_eq!(
             e.to_string(),
             "--io uring: herd's io_uring backend does not carry HTTP/3 yet; use --io epoll or \

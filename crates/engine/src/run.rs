@@ -270,13 +270,14 @@ fn run_on_backend<R: Recorder>(
             let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm, ring);
             (wait(), w.run())
         }
-        // io_choice.rs offers no ring for HTTP/3.
-        (Wire::Http3(wire), Some(requests)) if !ring => {
+        // On the ring, QUIC still reads and writes its UDP socket itself (GRO, GSO): the
+        // ring polls it and says when it is ready (Dial::watch).
+        (Wire::Http3(wire), Some(requests)) => {
             let ctx = H3Ctx::new(spec, requests, wire);
-            let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm, false);
+            let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm, ring);
             (wait(), w.run())
         }
-        (Wire::Http3(_), _) => {
+        (Wire::Http3(_), None) => {
             let protocol = crate::io_choice::protocol_name(&spec.wire);
             let asked = spec.io;
             (Duration::ZERO, Err(IoError::NotForProtocol { asked, backend, protocol }.into()))

@@ -68,6 +68,9 @@ pub(crate) struct Worker<'a, R, L: Link<'a>> {
     ring: bool,
     /// What the ring is to do next, in order (worker/ring_turn.rs hands it over).
     ring_ops: Vec<RingOp>,
+    /// On the ring, the sockets polled ready in a turn (QUIC's), with their events: handled
+    /// once each after the turn.
+    polled: Vec<(usize, u32)>,
     /// TLS on the ring: where received records are decrypted to (a record's plaintext
     /// whole). Empty otherwise.
     plain: Vec<u8>,
@@ -135,6 +138,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             think,
             ring,
             ring_ops: Vec::new(),
+            polled: Vec::new(),
             plain: if ring && spec.target.tls.is_some() { vec![0; TLS_RECORD] } else { Vec::new() },
         };
         w.adopt(warm, now);
@@ -194,8 +198,10 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     /// still have a receive on it).
     fn close_conn(&mut self, i: usize) {
         if self.ring {
-            if let Some(fd) = self.conns[i].link.detach() {
-                self.ring_ops.push(RingOp::Close(i, fd));
+            match self.conns[i].link.detach() {
+                Some(fd) => self.ring_ops.push(RingOp::Close(i, fd)),
+                // The link closes its socket itself (QUIC's): the ring's polls of it go.
+                None => self.ring_ops.push(RingOp::Forget(i)),
             }
         }
         self.conns[i].close();
@@ -385,7 +391,13 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
 
     #[inline(always)]
     fn on_event(&mut self, i: usize, ev: &MioEvent, buf: &mut [u8]) {
-        let r = Readiness::of(ev);
+        self.on_readiness(i, Readiness::of(ev), buf);
+    }
+
+    /// Connection `i`'s socket is ready: from epoll, or from the ring's poll of a socket its
+    /// link reads and writes itself (QUIC's).
+    #[inline(always)]
+    fn on_readiness(&mut self, i: usize, r: Readiness, buf: &mut [u8]) {
         match self.conns[i].state() {
             State::Closed => {}
             State::Connecting | State::Handshaking => {
@@ -450,9 +462,54 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                 let (kind, e) = self.conns[i].link.send_failed(e);
                 self.conn_failed(i, kind, e);
             }
+            // A socket its link reads and writes itself (QUIC's) is ready: read after the
+            // turn ([`Worker::on_polled`]).
+            (_, RingEvent::Polled(mask)) => self.polled.push((i, mask)),
             // Sent: the link counted its request written when it queued it. Anything else
             // is for a connection that has moved on (the ring drops what it knows is stale).
             _ => {}
+        }
+    }
+
+    /// After a ring turn: each socket polled ready in it (QUIC's) handled once, as an epoll
+    /// event is, with every event its polls said; one that was readable is polled again.
+    pub(super) fn on_polled(&mut self) {
+        if self.polled.is_empty() {
+            return;
+        }
+        let mut polled = std::mem::take(&mut self.polled);
+        polled.sort_unstable_by_key(|&(i, _)| i);
+        let mut k = 0;
+        while let Some(&(i, mut mask)) = polled.get(k) {
+            k += 1;
+            while let Some(&(_, more)) = polled.get(k).filter(|(j, _)| *j == i) {
+                mask |= more;
+                k += 1;
+            }
+            self.on_readiness(i, readiness_of(mask), &mut []);
+            self.watch_writable(i);
+            // Read to the end (a socket error too, which the read takes): polled again, each
+            // poll being once. A poll for writing alone comes with POLLOUT only, and the poll
+            // for reading it left armed stays armed (the ring arms none twice).
+            if self.conns[i].state() != State::Closed {
+                if let Some(fd) = self.conns[i].link.polled_socket() {
+                    self.ring_ops.push(RingOp::PollIn(i, fd));
+                }
+            }
+        }
+        polled.clear();
+        self.polled = polled;
+    }
+
+    /// On the ring, a link whose own send found its socket full (QUIC's) learns from the
+    /// ring when it is writable again, as epoll's edge tells it.
+    #[inline(always)]
+    fn watch_writable(&mut self, i: usize) {
+        let link = &self.conns[i].link;
+        if self.conns[i].state() != State::Closed && link.send_blocked() {
+            if let Some(fd) = link.polled_socket() {
+                self.ring_ops.push(RingOp::PollOut(i, fd));
+            }
         }
     }
 
@@ -580,6 +637,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
         }
         if self.ring {
             self.queue_send(i);
+            self.watch_writable(i);
         }
     }
 
@@ -831,6 +889,10 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                     }
                 }
             }
+            // A timer's sends (QUIC's) may have found the socket full.
+            if self.ring {
+                self.watch_writable(i);
+            }
         }
     }
 
@@ -920,5 +982,16 @@ pub(super) fn drop_idle_outbox<'a, L: Link<'a>>(link: &mut L) {
         if out.is_empty() {
             *out = Vec::new();
         }
+    }
+}
+
+/// A ring poll's events as epoll's readiness.
+fn readiness_of(mask: u32) -> Readiness {
+    let has = |flag: libc::c_short| mask & flag as u32 != 0;
+    Readiness {
+        readable: has(libc::POLLIN),
+        writable: has(libc::POLLOUT),
+        error: has(libc::POLLERR),
+        read_closed: has(libc::POLLHUP) || has(libc::POLLRDHUP),
     }
 }

@@ -179,10 +179,11 @@ fn uring() -> Check {
 }
 
 /// `--io auto takes epoll (io_uring not yet measured faster; --io uring runs it) for HTTP/1,
-/// HTTP/2; epoll (no io_uring worker yet) for HTTP/3`: what each protocol's run would settle
-/// on here, those alike said together.
+/// HTTP/2, HTTP/3`: what each protocol's run would settle on here, those alike said together
+/// (a protocol without an io_uring worker would be said apart: `no io_uring worker yet`).
 fn auto_takes() -> String {
-    use herd_engine::io_choice::{backends_of, resolve_kind, WireKind};
+    use herd_engine::io_choice::{backends_of, probed, resolve_kind, WireKind};
+    use herd_engine::uring::probe::Uring;
     use herd_engine::{Backend, IoChoice};
     let mut said: Vec<(String, Vec<&str>)> = Vec::new();
     for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
@@ -190,6 +191,10 @@ fn auto_takes() -> String {
             // Why the probe refused is the line's first part.
             Ok(r) if !backends_of(kind).contains(&Backend::Uring) => {
                 format!("{} (no io_uring worker yet)", r.backend)
+            }
+            // Refused: why is the line's first part.
+            Ok(r) if r.backend == Backend::Epoll && matches!(probed(), Uring::Refused(_)) => {
+                format!("{} (io_uring refused here)", r.backend)
             }
             Ok(r) if r.backend == Backend::Epoll && r.why.is_some() => {
                 format!("{} (io_uring not yet measured faster; --io uring runs it)", r.backend)
@@ -378,24 +383,26 @@ fn qdiscs(scratch: &Path) -> Vec<Check> {
 
 #[cfg(test)]
 mod tests {
-    /// HTTP/1 and HTTP/2 have herd's io_uring worker, HTTP/3 not: `auto` keeps epoll for
-    /// the first two until io_uring measures faster (unless HERD_AUTO_IO says otherwise, or
-    /// this kernel refuses io_uring), and for HTTP/3 for want of a worker.
+    /// Every protocol has herd's io_uring worker: `auto` keeps epoll for them until io_uring
+    /// measures faster (unless HERD_AUTO_IO says otherwise, or this kernel refuses io_uring).
     #[test]
     fn auto_says_what_it_takes_for_each_protocol() {
         use herd_engine::io_choice::{probed, resolve_kind, WireKind};
         use herd_engine::uring::probe::Uring;
         let said = super::auto_takes();
-        assert!(said.ends_with("epoll (no io_uring worker yet) for HTTP/3"), "{said}");
         let h1 = resolve_kind(herd_engine::IoChoice::Auto, WireKind::Http1).unwrap();
         let want = match (h1.backend, probed()) {
-            (herd_engine::Backend::Uring, _) => "--io auto takes io_uring for HTTP/1, HTTP/2; ",
-            (_, Uring::Available { .. }) => {
-                "--io auto takes epoll (io_uring not yet measured faster; --io uring runs it) \
-                 for HTTP/1, HTTP/2; "
+            (herd_engine::Backend::Uring, _) => {
+                "--io auto takes io_uring for HTTP/1, HTTP/2, HTTP/3".to_owned()
             }
-            (_, Uring::Refused(_)) => "--io auto takes epoll",
+            (_, Uring::Available { .. }) => "--io auto takes epoll (io_uring not yet measured \
+                 faster; --io uring runs it) for HTTP/1, HTTP/2, HTTP/3"
+                .to_owned(),
+            (_, Uring::Refused(_)) => {
+                "--io auto takes epoll (io_uring refused here) for HTTP/1, HTTP/2, HTTP/3"
+                    .to_owned()
+            }
         };
-        assert!(said.starts_with(want), "{said}");
+        assert_eq!(said, want);
     }
 }

@@ -113,8 +113,8 @@ impl H3Link {
         self.answered = 0;
     }
 
-    pub(crate) fn socket(&mut self) -> Option<&mut impl mio::event::Source> {
-        self.conn.as_mut().map(|c| c.quic().socket())
+    pub(crate) fn socket(&mut self) -> Option<&mut crate::quic::udp::UdpSocket> {
+        self.conn.as_mut().map(|c| c.quic().udp())
     }
 
     /// Sends `ex` (request bytes `stream`) on a new stream; false if the connection would
@@ -298,7 +298,7 @@ impl<'a> Link<'a> for H3Link {
         if let Err(f) = self.connect(ctx.client, sock, ctx.streams, now) {
             return Progress::failed(f.kind(), f.os_error());
         }
-        if let Some(Err(failed)) = self.socket().map(|sock| dial.register(sock)) {
+        if let Some(Err(failed)) = self.socket().map(|sock| dial.watch(sock)) {
             return failed;
         }
         self.flush(now, &mut ctx.io);
@@ -381,6 +381,15 @@ impl<'a> Link<'a> for H3Link {
 
     fn timer(&mut self) -> Option<Instant> {
         self.poll_timeout()
+    }
+
+    fn polled_socket(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.conn.as_ref().map(|c| c.quic_ref().socket_ref().as_raw_fd())
+    }
+
+    fn send_blocked(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.quic_ref().wants_writable())
     }
 
     fn on_timer(&mut self, ctx: &mut H3Ctx<'a>, now: Instant) -> bool {

@@ -201,6 +201,13 @@ pub(crate) enum RingOp {
     Connect(usize, RawFd, SocketAddr),
     /// Keep a receive armed on it (multishot, into the ring's buffers).
     Recv(usize, RawFd),
+    /// Say once when its socket is readable (a link that reads its socket itself: QUIC's
+    /// UDP socket); polled again once read.
+    PollIn(usize, RawFd),
+    /// Say once when its socket is writable again (that link's send found it full).
+    PollOut(usize, RawFd),
+    /// It closes its socket itself: cancel what the ring has on it (its polls).
+    Forget(usize),
     /// Receive once, at most `.2` bytes (a paced reader's allowance).
     RecvUpTo(usize, RawFd, u32),
     /// Send what its link has queued ([`Link::outbox`]).
@@ -246,13 +253,32 @@ impl Dial<'_> {
     pub(crate) fn register(&self, source: &mut impl mio::event::Source) -> Result<(), Progress> {
         let Via::Poll(registry) = &self.via else {
             // run.rs builds a ring worker only for what the ring carries (io_choice.rs).
-            let e = io::Error::other("io_uring carries TCP and Unix connections only");
+            // Links on the ring open through their own paths (Tcp::open_on_ring, Dial::watch).
+            let e = io::Error::other("a socket for the worker's poll on a ring worker");
             return Err(Progress::failed(FailureKind::Connect, Some(e)));
         };
         let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
         registry
             .register(source, self.token, interest)
             .map_err(|e| Progress::failed(FailureKind::Connect, Some(e)))
+    }
+}
+
+impl Dial<'_> {
+    /// For a link that reads and writes its socket itself (QUIC): the socket in the worker's
+    /// poll ([`Dial::register`]), or on the ring polled for reading, the ring saying when
+    /// it is ready ([`RingOp::PollIn`]).
+    pub(crate) fn watch(
+        self,
+        source: &mut (impl mio::event::Source + std::os::fd::AsRawFd),
+    ) -> Result<(), Progress> {
+        match self.via {
+            Via::Ring(ops) => {
+                ops.push(RingOp::PollIn(self.token.0, source.as_raw_fd()));
+                Ok(())
+            }
+            Via::Poll(_) => self.register(source),
+        }
     }
 }
 
@@ -431,6 +457,17 @@ pub(crate) trait Link<'a>: Sized {
     #[inline(always)]
     fn outbox(&mut self) -> Option<(RawFd, &mut Vec<u8>)> {
         self.tcp_mut().and_then(Tcp::outbox)
+    }
+    /// A link that reads and writes its socket itself (QUIC's): the socket, which the ring
+    /// polls for it ([`RingOp::PollIn`], [`RingOp::PollOut`]).
+    #[inline(always)]
+    fn polled_socket(&self) -> Option<RawFd> {
+        None
+    }
+    /// That link's sends wait for its socket to be writable.
+    #[inline(always)]
+    fn send_blocked(&self) -> bool {
+        false
     }
     /// Gives up its socket for the ring to close (the link closes next).
     fn detach(&mut self) -> Option<OwnedFd> {

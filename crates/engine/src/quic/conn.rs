@@ -79,6 +79,15 @@ impl QuicConn {
         &mut self.socket
     }
 
+    /// The socket itself (the ring polls it by its descriptor).
+    pub(crate) fn udp(&mut self) -> &mut UdpSocket {
+        &mut self.socket
+    }
+
+    pub(crate) fn socket_ref(&self) -> &UdpSocket {
+        &self.socket
+    }
+
     /// quinn's connection: streams, and everything else the HTTP/3 layer asks of it.
     pub fn quinn(&mut self) -> &mut Connection {
         &mut self.conn

@@ -125,6 +125,10 @@ impl H3Conn {
         &mut self.quic
     }
 
+    pub fn quic_ref(&self) -> &QuicConn {
+        &self.quic
+    }
+
     pub fn stats(&self) -> QuicStats {
         self.quic.stats()
     }

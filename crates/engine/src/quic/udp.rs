@@ -173,6 +173,12 @@ impl UdpSocket {
     }
 }
 
+impl std::os::fd::AsRawFd for UdpSocket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.socket.as_raw_fd()
+    }
+}
+
 impl Source for UdpSocket {
     fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         self.socket.register(r, t, i)

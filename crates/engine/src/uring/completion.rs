@@ -28,6 +28,9 @@ pub(crate) enum Event<'a> {
     SendFailed(io::Error),
     /// The connect finished.
     Connected(io::Result<()>),
+    /// A polled socket is ready ([`super::Ops::poll_in`], [`super::Ops::poll_out`]): the
+    /// `poll` events it reported (POLLERR for a poll that failed).
+    Polled(u32),
 }
 
 /// The operation an entry carries, the top byte of its `user_data`.
@@ -41,6 +44,9 @@ pub(super) enum Op {
     Cancel = 5,
     /// A watched descriptor became readable ([`super::Ops::watch`]): it only wakes the wait.
     Wake = 6,
+    /// A token's socket polled for reading (multishot) or for writing (once).
+    PollIn = 7,
+    PollOut = 8,
 }
 
 /// Generations wrap at 24 bits: an old completion is mistaken for a new one only if its
@@ -63,6 +69,8 @@ pub(super) fn decode(user_data: u64) -> Option<(Op, u32, u32)> {
         4 => Op::Close,
         5 => Op::Cancel,
         6 => Op::Wake,
+        7 => Op::PollIn,
+        8 => Op::PollOut,
         _ => return None,
     };
     Some((op, (user_data >> 32) as u32 & GEN_MASK, user_data as u32))
@@ -74,7 +82,16 @@ mod tests {
 
     #[test]
     fn user_data_round_trips_and_generations_wrap() {
-        for op in [Op::Recv, Op::Send, Op::Connect, Op::Close, Op::Cancel, Op::Wake] {
+        for op in [
+            Op::Recv,
+            Op::Send,
+            Op::Connect,
+            Op::Close,
+            Op::Cancel,
+            Op::Wake,
+            Op::PollIn,
+            Op::PollOut,
+        ] {
             for (generation, token) in [(0, 0), (1, u32::MAX), (GEN_MASK, 7)] {
                 let ud = user_data(op, generation, token);
                 assert_eq!(decode(ud), Some((op, generation, token)));

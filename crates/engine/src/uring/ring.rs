@@ -151,9 +151,13 @@ struct Slot {
     /// a multishot one.
     once: Option<u32>,
     send: SendQueue,
-    send_fd: RawFd,
+    /// Its socket: sends go on it, its polls are re-armed on it.
+    fd: RawFd,
     /// In `dirty` for this generation.
     dirty: bool,
+    /// Polls armed ([`POLL_IN`], [`POLL_OUT`]), for a link that reads and writes its socket
+    /// itself (QUIC's UDP socket) and only learns from the ring when it is ready.
+    polls: u8,
     /// The address of the connect in flight (boxed: a slot moves when `slots` grows).
     connect: Option<Box<SockAddr>>,
 }
@@ -165,6 +169,10 @@ enum Orphan {
     Send(Vec<u8>),
     Addr(Box<SockAddr>),
 }
+
+/// [`Slot::polls`]: a multishot poll for reading is armed; a poll for writing is.
+const POLL_IN: u8 = 1;
+const POLL_OUT: u8 = 2;
 
 /// The buffer group the ring's receive buffers are.
 const BGID: u16 = 0;
@@ -333,6 +341,28 @@ impl Ops<'_> {
     pub(crate) fn counters(&self) -> Counters {
         self.0.counters
     }
+
+    /// Polls `fd` once for reading: an [`Event::Polled`] when data is there (at once if it
+    /// is already), after which the caller reads it all and polls again. Once, not
+    /// multishot: a multishot poll posts a completion at every datagram's arrival, however
+    /// many the caller then reads in one call (the two measured alike for QUIC: BENCHMARKS
+    /// row 35y). Nothing if one is armed already.
+    pub(crate) fn poll_in(&mut self, token: u32, fd: RawFd) {
+        self.0.poll(token, fd, POLL_IN);
+    }
+
+    /// Polls `fd` once for writing ([`Event::Polled`] when it is writable): for a caller
+    /// whose own send found the socket full. Nothing if one is armed already.
+    pub(crate) fn poll_out(&mut self, token: u32, fd: RawFd) {
+        self.0.poll(token, fd, POLL_OUT);
+    }
+
+    /// The token's connection is gone and its caller closes its socket itself: its polls are
+    /// cancelled (a poll holds the socket open in the kernel until then), and the token is
+    /// free for a new connection at once, as after [`Ops::close`].
+    pub(crate) fn forget(&mut self, token: u32) {
+        self.0.forget(token);
+    }
 }
 
 impl Core {
@@ -370,12 +400,57 @@ impl Core {
     fn mark_dirty(&mut self, token: u32, fd: RawFd) -> usize {
         let index = self.slot_index(token);
         let slot = &mut self.slots[index];
-        slot.send_fd = fd;
+        slot.fd = fd;
         if !slot.send.in_flight() && !slot.dirty {
             slot.dirty = true;
             self.dirty.push((token, slot.generation));
         }
         index
+    }
+
+    fn poll(&mut self, token: u32, fd: RawFd, which: u8) {
+        let slot = self.slot(token);
+        if slot.polls & which != 0 {
+            return;
+        }
+        slot.polls |= which;
+        slot.fd = fd;
+        let generation = slot.generation;
+        self.push(&[poll_entry(fd, which, generation, token)]);
+    }
+
+    fn forget(&mut self, token: u32) {
+        let index = self.slot_index(token);
+        let polls = self.slots[index].polls;
+        let old = self.retire(index);
+        for (which, op) in [(POLL_IN, Op::PollIn), (POLL_OUT, Op::PollOut)] {
+            if polls & which != 0 {
+                let cancel = opcode::AsyncCancel::new(user_data(op, old, token))
+                    .build()
+                    .user_data(user_data(Op::Cancel, old, token));
+                self.push(&[cancel]);
+            }
+        }
+    }
+
+    /// A poll's completion: the caller told what is ready (each poll is once: the caller
+    /// polls again).
+    fn polled(
+        &mut self,
+        (op, token): (Op, u32),
+        res: i32,
+        f: &mut impl FnMut(&mut Ops<'_>, Completion<'_>),
+    ) -> bool {
+        let which = if op == Op::PollIn { POLL_IN } else { POLL_OUT };
+        self.slots[token as usize].polls &= !which;
+        // ECANCELED: cancelled by the caller (its token was closed: stale, dropped before).
+        let mask = match u32::try_from(res) {
+            Ok(mask) => mask,
+            Err(_) if res == -libc::ECANCELED => return false,
+            Err(_) => libc::POLLERR as u32,
+        };
+        f(&mut Ops(self), Completion { token, event: Event::Polled(mask) });
+        true
     }
 
     fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
@@ -446,6 +521,7 @@ impl Core {
             }
             Op::Recv => self.received(token, generation, (res, flags), bufs, f),
             Op::Send => self.sent(token, generation, res, f),
+            Op::PollIn | Op::PollOut => self.polled((op, token), res, f),
             Op::Connect => {
                 let index = token as usize;
                 // The kernel is done with the address.
@@ -541,7 +617,7 @@ impl Core {
         match step {
             Ok(Step::More { chunk, short }) => {
                 self.counters.short_sends += u64::from(short);
-                let fd = slot.send_fd;
+                let fd = slot.fd;
                 self.push(&[send_entry(fd, chunk, generation, token)]);
                 false
             }
@@ -567,7 +643,7 @@ impl Core {
             }
             slot.dirty = false;
             if let Some(chunk) = slot.send.start() {
-                let fd = slot.send_fd;
+                let fd = slot.fd;
                 self.push(&[send_entry(fd, chunk, generation, token)]);
             }
         }
@@ -633,6 +709,7 @@ impl Core {
         slot.recv = None;
         slot.once = None;
         slot.dirty = false;
+        slot.polls = 0;
         // Tokens are u32 (the slots grow only to a u32 token), so the cast is exact.
         let token = index as u32;
         if let Some(buf) = slot.send.close() {
@@ -700,6 +777,22 @@ impl Ring {
 /// The kernel's negative result as an error.
 fn errno(res: i32) -> io::Error {
     io::Error::from_raw_os_error(res.saturating_neg())
+}
+
+fn poll_entry(fd: RawFd, which: u8, generation: u32, token: u32) -> squeue::Entry {
+    if which == POLL_IN {
+        opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build().user_data(user_data(
+            Op::PollIn,
+            generation,
+            token,
+        ))
+    } else {
+        opcode::PollAdd::new(types::Fd(fd), libc::POLLOUT as u32).build().user_data(user_data(
+            Op::PollOut,
+            generation,
+            token,
+        ))
+    }
 }
 
 fn recv_entry(fd: RawFd, generation: u32, token: u32) -> squeue::Entry {

@@ -55,6 +55,7 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
             }
         })
         .map_err(EngineError::RingTurn)?;
+        w.on_polled();
         if w.base.stop || !base::after_wait(w, &mut clock, &mut []) {
             break;
         }
@@ -92,6 +93,9 @@ pub(super) fn hand_over<'a, R: Recorder, L: Link<'a>>(w: &mut Worker<'a, R, L>, 
                     }
                 }
                 RingOp::Close(i, fd) => ops.close(i as u32, fd),
+                RingOp::PollIn(i, fd) => ops.poll_in(i as u32, fd),
+                RingOp::PollOut(i, fd) => ops.poll_out(i as u32, fd),
+                RingOp::Forget(i) => ops.forget(i as u32),
             }
         }
         // Keep the list's room for the next turn, unless more was queued meanwhile.

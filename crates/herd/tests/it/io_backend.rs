@@ -1,8 +1,8 @@
 //! `--io auto|epoll|uring` (issue 35) from the outside: `herd run` and `herd ab` say which
 //! event-loop backend measured, in `--json` and in one summary line, and why `auto` fell
 //! back; `--io uring` runs HTTP/1 and HTTP/2, plain or over TLS, on io_uring where this
-//! machine allows it, and what it cannot carry (HTTP/3; io_uring itself where the machine
-//! refuses it) is refused before anything is sent, with the reason and what to do; a spelling `--io` does
+//! machine allows it (HTTP/3's is run_h3's), and io_uring where the machine refuses it is
+//! refused before anything is sent, with the reason and what to do; a spelling `--io` does
 //! not have is refused naming the ones it has; a spread run's agents are given it; the lab's
 //! `[client] io` is herd's `--io`, refused at parse when misspelt, and its run's backend is
 //! stored and disclosed.
@@ -110,31 +110,6 @@ fn herd_run_io_uring_runs_http1_and_h2_plain_and_over_tls_on_the_ring() {
         let summary = text(&out.stdout);
         assert!(summary.contains("\n  I/O         io_uring\n"), "{summary}");
     }
-}
-
-/// What the ring cannot carry — HTTP/3 — is refused before anything is sent, saying what
-/// to do.
-#[test]
-fn herd_run_io_uring_is_refused_before_anything_is_sent() {
-    let serve = Serve::start(&["--threads", "1"]);
-    let dir = tempdir("io-uring-refused");
-    let json = dir.join("out.json");
-    let url = serve.url("/9x9").replacen("http://", "https://", 1);
-    let out = run(herd()
-        .args(["run", "--h3", "-k", "-c", "2", "-n", "10", "--io", "uring", &url])
-        .arg("--json")
-        .arg(&json));
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "cannot start: {stderr}");
-    assert_eq!(
-        stderr,
-        "herd run: --io uring: herd's io_uring backend does not carry HTTP/3 yet; use --io epoll \
-         or --io auto\n"
-    );
-    assert_eq!(text(&out.stdout), "", "no summary of a run that did not run");
-    assert!(!json.exists(), "no --json of a run that did not run");
-    assert_eq!(serve.stats()["routes"]["/9x9"].as_u64().unwrap_or(0), 0, "no load was sent");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -300,8 +275,8 @@ fn the_lab_reads_client_io_and_refuses_a_bad_one() {
     );
     assert!(text(&out.stderr).contains(&want), "{want}\n{}", text(&out.stderr));
 
-    // `uring` for herd's HTTP/1 client: given as `--io=uring` (HTTP/3 cells would be refused
-    // here, at the same line: io_choice's unit tests hold that rule).
+    // `uring` for herd's HTTP/1 client: given as `--io=uring` (a protocol without an io_uring
+    // worker would be refused here, at the same line: io_choice's unit tests hold that rule).
     let uring = lab_file(&dir, "io = \"uring\"\n");
     let out = run(herd().env("TMPDIR", &dir).args(["lab", "run", "--dry-run"]).arg(&uring));
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -18,6 +18,7 @@ enum Got {
     Sent,
     SendFailed(Option<i32>),
     Connected(Result<(), Option<i32>>),
+    Polled(u32),
 }
 
 fn own(c: Completion<'_>) -> (u32, Got) {
@@ -27,6 +28,7 @@ fn own(c: Completion<'_>) -> (u32, Got) {
         Event::Sent => Got::Sent,
         Event::SendFailed(e) => Got::SendFailed(e.raw_os_error()),
         Event::Connected(r) => Got::Connected(r.map_err(|e| e.raw_os_error())),
+        Event::Polled(mask) => Got::Polled(mask),
     };
     (c.token, got)
 }
@@ -604,4 +606,58 @@ fn a_full_completion_queue_loses_no_byte() {
     let c = t.ring.counters();
     assert!(c.rearms > c.enobufs_rearms, "no receive ended for a full queue: {c:?}");
     t.assert_one_enter_a_turn();
+}
+
+/// A UDP socket's readiness through the ring (QUIC reads and writes its socket itself): a
+/// poll for reading says once when datagrams are there (at once if they are already), a poll
+/// for writing once when it is writable; forgetting the token cancels its polls, so nothing
+/// more reaches the caller and nothing stays in flight.
+#[test]
+fn a_polled_socket_says_when_it_is_ready_until_it_is_forgotten() {
+    let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    a.connect(b.local_addr().unwrap()).unwrap();
+    b.connect(a.local_addr().unwrap()).unwrap();
+    a.set_nonblocking(true).unwrap();
+    let mut t = Turned::new(RingConfig::default());
+    t.ring.ops().poll_in(3, a.as_raw_fd());
+    t.ring.ops().poll_in(3, a.as_raw_fd()); // armed already: nothing more
+    assert!(t.turn(Duration::from_millis(20)).is_empty(), "nothing has arrived");
+    let pollin = libc::POLLIN as u32;
+    for round in 0..3u8 {
+        b.send(&[round; 100]).unwrap();
+        b.send(&[round; 100]).unwrap();
+        let got = t.until(|all| !all.is_empty());
+        assert!(matches!(got[..], [(3, Got::Polled(m))] if m & pollin != 0), "{got:?}");
+        assert!(t.turn(Duration::from_millis(20)).is_empty(), "once, for two datagrams");
+        // The caller reads what came, then polls again.
+        let mut buf = [0u8; 200];
+        for _ in 0..2 {
+            assert_eq!(a.recv(&mut buf).unwrap(), 100);
+            assert_eq!(buf[0], round);
+        }
+        t.ring.ops().poll_in(3, a.as_raw_fd());
+    }
+    t.ring.ops().poll_out(3, a.as_raw_fd());
+    let got = t.until(|all| !all.is_empty());
+    assert!(matches!(got[..], [(3, Got::Polled(m))] if m & libc::POLLOUT as u32 != 0), "{got:?}");
+    assert!(t.turn(Duration::from_millis(20)).is_empty(), "a poll for writing is once");
+    assert_eq!(t.ring.core.in_flight, 1, "the poll for reading waits");
+
+    t.ring.ops().forget(3);
+    b.send(&[9; 100]).unwrap();
+    let got = t.turn(Duration::from_millis(50));
+    assert!(got.is_empty(), "a forgotten token hears nothing: {got:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while t.ring.core.in_flight > 0 {
+        assert!(Instant::now() < deadline, "the cancelled poll never ended");
+        let got = t.turn(Duration::from_millis(10));
+        assert!(got.is_empty(), "{got:?}");
+    }
+    t.assert_one_enter_a_turn();
+
+    // The token, reused at once, is polled afresh.
+    t.ring.ops().poll_in(3, a.as_raw_fd());
+    let got = t.until(|all| !all.is_empty());
+    assert!(matches!(got[..], [(3, Got::Polled(m))] if m & pollin != 0), "{got:?}");
 }
