@@ -4,7 +4,7 @@
 //! ([`Installed::Same`]); the others are named so that the user sees what is there.
 //!
 //! Then what the experiment's cells need there, found as a lab run finds it (the runner's
-//! own one-command lookups, `runner/server_host.rs` and `runner/client_hosts.rs`, so that the
+//! own one-command lookups, `runner/role_host.rs` and `runner/client_hosts.rs`, so that the
 //! check and the run cannot disagree): on the server host every server's programs, on client
 //! 1 ab, wrk and h2load when a cell uses them (herd's agents need nothing but herd). A
 //! missing one is named with its package, and the host is not ready.
@@ -18,7 +18,7 @@ use super::ssh::{Ssh, SshError};
 use super::{build_id, HostUrl, Role, CACHE_DIR};
 use crate::client::Tool;
 use crate::matrix::Cell;
-use crate::runner::{client_hosts, server_host};
+use crate::runner::{client_hosts, role_host};
 
 /// What one host has, when it answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +196,7 @@ fn needs(ssh: &Ssh, url: &HostUrl, role: Role, cells: &[Cell], herd: &Path) -> V
         vec![Need { what: what.to_owned(), found: Err(format!("cannot look there: {e}")) }]
     };
     match role {
-        Role::Server => match server_host::locate_each(ssh, url, cells, herd) {
+        Role::Server => match role_host::locate_each(ssh, url, cells, herd) {
             Ok(each) => each
                 .into_iter()
                 .map(|(name, found)| Need {
@@ -231,7 +231,7 @@ fn needs(ssh: &Ssh, url: &HostUrl, role: Role, cells: &[Cell], herd: &Path) -> V
                 Err(e) => cannot("client tools", e),
             }
         }
-        Role::Router => match server_host::locate_proxies_each(ssh, url, cells, herd) {
+        Role::Router => match role_host::locate_proxies_each(ssh, url, cells, herd) {
             Ok(each) => each
                 .into_iter()
                 .map(|(kind, found)| Need {
@@ -247,7 +247,7 @@ fn needs(ssh: &Ssh, url: &HostUrl, role: Role, cells: &[Cell], herd: &Path) -> V
 }
 
 /// Programs found, in words: `nginx /usr/sbin/nginx, php-fpm8.2 /usr/sbin/php-fpm8.2`.
-fn located(l: &server_host::Located) -> String {
+fn located(l: &role_host::Located) -> String {
     let each: Vec<String> = l
         .names
         .iter()

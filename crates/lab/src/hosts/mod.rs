@@ -6,7 +6,7 @@
 //!
 //! `session.rs` starts `herd host`, the helper each host runs (crates/host), over an ssh
 //! session and keeps its link alive. The runner puts a cell's roles on the hosts
-//! (`runner/server_host.rs`, `runner/client_hosts.rs`). Naming the server host is the
+//! (`runner/role_host.rs`, `runner/client_hosts.rs`). Naming the server host is the
 //! opt-in to load its address alone; every other address stays under the safety rule
 //! (`herd_engine::target`).
 

@@ -37,11 +37,11 @@ pub(super) struct Context<'a> {
     pub run_dir: &'a Path,
     pub cancel: &'a AtomicBool,
     /// The `[hosts]` server host, where every run's server starts; None: this machine.
-    pub server_host: Option<&'a super::server_host::ServerHost>,
+    pub server_host: Option<&'a super::role_host::RoleHost>,
     /// The `[hosts]` client hosts, where herd's client runs as agents; None: here.
     pub client_hosts: Option<&'a super::client_hosts::ClientHosts>,
     /// The `[hosts]` router host, where a proxy path's program starts; None: here.
-    pub router_host: Option<&'a super::server_host::ServerHost>,
+    pub router_host: Option<&'a super::role_host::RoleHost>,
 }
 
 impl<'a> Context<'a> {
@@ -357,12 +357,12 @@ fn build_place(
         return Ok(Place::remote(ext.addr.ip(), ext.addr.port()));
     }
     if let Some(host) = ctx.server_host {
-        let port = cell.server.kind.fixed_port().unwrap_or(super::server_host::HOST_PORT);
+        let port = cell.server.kind.fixed_port().unwrap_or(super::role_host::HOST_PORT);
         let server = std::net::SocketAddr::new(host.address, port);
         // A proxy path's program on the router host, in front of the server host (the
         // runner refuses a path without a router host before anything starts).
         if let (Some(router), Some(kind)) = (ctx.router_host, cell.proxy()) {
-            let at = std::net::SocketAddr::new(router.address, super::server_host::HOST_PORT);
+            let at = std::net::SocketAddr::new(router.address, super::role_host::HOST_PORT);
             return Ok(Place::remote_via(server, at, if kind.balances() { 2 } else { 1 }));
         }
         return Ok(Place::remote(host.address, port));

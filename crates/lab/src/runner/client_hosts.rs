@@ -80,7 +80,7 @@ impl ClientHosts {
             disclosure.push((key("url"), s.url.to_string()));
             disclosure.push((key("herd"), s.hello.herd.clone()));
             match s.with(|l| l.doctor()) {
-                Ok((text, _)) => match super::server_host::doctor_environment(&text) {
+                Ok((text, _)) => match super::role_host::doctor_environment(&text) {
                     Ok(env) => disclosure.extend(env.into_iter().map(|(k, v)| (key(&k), v))),
                     Err(why) => disclosure.push((key("doctor"), why)),
                 },
@@ -263,7 +263,7 @@ pub(crate) fn locate_each(
         .iter()
         .flat_map(|&t| client::candidates(t).iter().map(|c| (*c).to_owned()))
         .collect();
-    let there = super::server_host::executables(ssh, url, &paths)?;
+    let there = super::role_host::executables(ssh, url, &paths)?;
     let there: BTreeSet<&str> = there.iter().filter_map(|p| p.to_str()).collect();
     Ok(pick(wanted, &there))
 }

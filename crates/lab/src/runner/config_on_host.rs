@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use super::server_host::ServerHost;
+use super::role_host::RoleHost;
 use super::servers_on_host::{spec_on, write_launch};
 use crate::error::LabError;
 use crate::matrix::Cell;
@@ -19,7 +19,7 @@ use crate::matrix::Cell;
 const SCRATCH: &str = "config-test";
 
 /// Every user's own config of `cells`, once per server and protocol, judged on `host`.
-pub(super) fn check(host: &ServerHost, cells: &[Cell]) -> Result<(), LabError> {
+pub(super) fn check(host: &RoleHost, cells: &[Cell]) -> Result<(), LabError> {
     let mut judged = BTreeSet::new();
     for c in cells.iter().filter(|c| c.server.config.is_some()) {
         if !judged.insert((c.server.name.clone(), c.protocol)) {
@@ -31,7 +31,7 @@ pub(super) fn check(host: &ServerHost, cells: &[Cell]) -> Result<(), LabError> {
     Ok(())
 }
 
-fn config_test(host: &ServerHost, c: &Cell, n: usize) -> Result<(), String> {
+fn config_test(host: &RoleHost, c: &Cell, n: usize) -> Result<(), String> {
     let name = &c.server.name;
     let config = c.server.config.as_ref();
     let path = config.map_or_else(String::new, |u| u.path.display().to_string());

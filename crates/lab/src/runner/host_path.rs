@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use herd_host::protocol::{Probe, Readiness};
 
-use super::server_host::{ServerHost, HOST_PORT};
+use super::role_host::{RoleHost, HOST_PORT};
 
 /// What the check found.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +66,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 
 /// Checks the path to `host`: herd serve started there (this build) for the length of the
 /// check, stopped after it.
-pub(crate) fn check(host: &ServerHost) -> PathFacts {
+pub(crate) fn check(host: &RoleHost) -> PathFacts {
     let target = SocketAddr::new(host.address, HOST_PORT);
     let mut facts =
         PathFacts { mtu: None, connect_rtt: None, mbit_per_second: None, problems: Vec::new() };

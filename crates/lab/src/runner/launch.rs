@@ -124,7 +124,7 @@ pub(super) fn same_program(p: &ProcessSpec, v: &VersionProbe) -> bool {
 /// are.
 pub(super) enum Asker<'a> {
     Here(&'a mut Supervisor, &'a Path),
-    Host(&'a super::server_host::ServerHost),
+    Host(&'a super::role_host::RoleHost),
 }
 
 impl Asker<'_> {

@@ -41,11 +41,11 @@ mod profile;
 pub mod progress;
 mod readiness;
 pub mod resume;
+pub(crate) mod role_host;
 mod rounds;
 mod router;
 mod server_check;
 mod server_count;
-pub(crate) mod server_host;
 mod servers;
 mod servers_on_host;
 mod tool_on_host;
@@ -84,20 +84,20 @@ pub struct Checked {
     /// Where the servers' cgroups go; None: their CPU time is read per process.
     cgroups: Option<Cgroups>,
     /// The `[hosts]` server host, reached by [`reach_hosts`]; None: servers run here.
-    server_host: Option<server_host::ServerHost>,
+    server_host: Option<role_host::RoleHost>,
     /// The `[hosts]` client hosts, reached by [`reach_hosts`]; None: the client runs here.
     client_hosts: Option<client_hosts::ClientHosts>,
     /// The `[hosts]` router host, reached by [`reach_hosts`]; None: a proxy path's program
     /// runs here (in its namespace).
-    router_host: Option<server_host::ServerHost>,
+    router_host: Option<role_host::RoleHost>,
 }
 
 /// The `[hosts]` reached, as a lab run uses them.
 #[derive(Clone, Copy)]
 struct OnHosts<'a> {
-    server: Option<&'a server_host::ServerHost>,
+    server: Option<&'a role_host::RoleHost>,
     clients: Option<&'a client_hosts::ClientHosts>,
-    router: Option<&'a server_host::ServerHost>,
+    router: Option<&'a role_host::RoleHost>,
 }
 
 impl Checked {
@@ -171,7 +171,7 @@ pub fn reach_hosts(
     let mut said = format!("{}; the path: {path}", host.describe());
     checked.server_host = Some(host);
     if let Some(mut router) =
-        server_host::ServerHost::open_router(hosts, &checked.cells, herd_version, &scratch)?
+        role_host::RoleHost::open_router(hosts, &checked.cells, herd_version, &scratch)?
     {
         router
             .check_cpus(&e.router_cpus)
@@ -219,8 +219,8 @@ fn open_server_host(
     hosts: &crate::hosts::Hosts,
     herd_version: &str,
     scratch: &Path,
-) -> Result<Option<server_host::ServerHost>, LabError> {
-    let Some(host) = server_host::ServerHost::open(hosts, &checked.cells, herd_version, scratch)?
+) -> Result<Option<role_host::RoleHost>, LabError> {
+    let Some(host) = role_host::RoleHost::open(hosts, &checked.cells, herd_version, scratch)?
     else {
         return Ok(None);
     };

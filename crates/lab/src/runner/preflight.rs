@@ -54,7 +54,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
         }
     }
     // On a `[hosts]` server host the servers' programs are located there
-    // (`ServerHost::open`), its CPUs and users too.
+    // (`RoleHost::open`), its CPUs and users too.
     let remote = e.hosts.as_ref().is_some_and(|h| h.server.is_some());
     if remote {
         wanted.clear();
@@ -101,7 +101,7 @@ pub(super) fn check(e: &Experiment, cells: &[Cell], herd_exe: &Path) -> Result<R
             .push(format!("workload netbench: no {} (apt-get install dbench)", loadfile.display()));
     }
     // With a `[hosts]` router, a proxy path is its program there, located there
-    // (`ServerHost::open_router`): no namespace, no proxy and no router CPU here.
+    // (`RoleHost::open_router`): no namespace, no proxy and no router CPU here.
     let routed_there = e.hosts.as_ref().is_some_and(|h| h.router.is_some());
     let mut proxies = BTreeMap::new();
     for kind in cells.iter().filter_map(|c| c.proxy()) {

@@ -16,7 +16,7 @@ use super::failure::{RunFailure, Stop};
 use super::launch::{
     argv_record, config_records, create_dir, version, write_launch, write_tls, Asker,
 };
-use super::server_host::ServerHost;
+use super::role_host::RoleHost;
 use super::servers_on_host::{start_process, write_launch as write_launch_on};
 use super::watched::{On, Router, Watched};
 use crate::error::with_causes;
@@ -111,7 +111,7 @@ impl CellRun<'_> {
     /// the readiness file from here through it.
     fn start_router_on(
         &mut self,
-        host: &ServerHost,
+        host: &RoleHost,
         kind: ProxyKind,
         backends: Vec<SocketAddr>,
         vip: SocketAddr,

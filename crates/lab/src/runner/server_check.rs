@@ -15,7 +15,7 @@ use herd_topo::Supervisor;
 use super::launch::{program_versions, Asker};
 use super::preflight::Ready;
 use super::resume::ServerVersions;
-use super::server_host::ServerHost;
+use super::role_host::RoleHost;
 use super::servers::server_spec;
 use super::servers_on_host::{spec_on, DOCROOT};
 use crate::matrix::Cell;
@@ -27,7 +27,7 @@ pub(super) fn changes(
     cells: &[&Cell],
     ready: &Ready,
     (run_dir, docroot): (&Path, &Path),
-    (sup, host): (&mut Supervisor, Option<&ServerHost>),
+    (sup, host): (&mut Supervisor, Option<&RoleHost>),
     versions: &mut BTreeMap<String, String>,
     known: &ServerVersions,
 ) -> Vec<String> {

@@ -30,7 +30,7 @@ use herd_stats::{
     REPORTED_SERVER_COUNT_MOST,
 };
 
-use super::server_host::ServerHost;
+use super::role_host::RoleHost;
 use crate::load::{Load, Method, Request, Shape};
 
 /// Where the run's front server wrote its access log.
@@ -159,7 +159,7 @@ impl Pending {
     /// the record (logged, fewest, most), and the failure when the count is outside.
     pub(super) fn check(
         &self,
-        host: Option<&ServerHost>,
+        host: Option<&RoleHost>,
     ) -> (Vec<(String, f64)>, Result<(), CountFailure>) {
         let logged = match self.logged(host) {
             Ok(n) => n,
@@ -194,7 +194,7 @@ impl Pending {
     }
 
     /// The lines of the request in the log, read where it is.
-    fn logged(&self, host: Option<&ServerHost>) -> Result<u64, String> {
+    fn logged(&self, host: Option<&RoleHost>) -> Result<u64, String> {
         let (method, target) = (self.method, self.target.as_str());
         match (&self.log.at, host) {
             (LogAt::Here(path), _) => {

@@ -14,8 +14,8 @@ use herd_host::protocol::{Probe as HostProbe, Readiness};
 use super::cell::CellRun;
 use super::failure::{RunFailure, Stage, Stop};
 use super::readiness::{ask, poll, NotReady};
+use super::role_host::RoleHost;
 use super::server_count::{LogAt, ServerLog};
-use super::server_host::ServerHost;
 use super::watched::{On, Watched};
 
 /// Where the document root goes in the helper's run directory.
@@ -25,7 +25,7 @@ impl CellRun<'_> {
     /// [`CellRun::start_servers`] on the server host.
     pub(super) fn start_servers_on(
         &mut self,
-        host: &ServerHost,
+        host: &RoleHost,
     ) -> Result<(Vec<Watched>, Protocol), Stop> {
         let (cell, place) = (self.cell, self.place);
         let name = &cell.server.name;
@@ -94,7 +94,7 @@ impl CellRun<'_> {
     /// through it), within the experiment's `ready_timeout` in all.
     pub(super) fn wait_ready_on(
         &mut self,
-        host: &ServerHost,
+        host: &RoleHost,
         probe: &Probe,
         process: &Watched,
         from_here: std::net::SocketAddr,
@@ -155,7 +155,7 @@ impl CellRun<'_> {
 /// Starts launch process `p` on the host through its helper, as `p.name`, on `cpus` (None:
 /// every CPU), its output in `log` (a plain name in the run directory); its PID there.
 pub(super) fn start_process(
-    host: &ServerHost,
+    host: &RoleHost,
     p: &herd_drivers::ProcessSpec,
     cpus: Option<String>,
     log: &str,
@@ -173,7 +173,7 @@ pub(super) fn start_process(
 /// programs and users), listening on `listen`, serving `docroot`, its files under `run_dir`
 /// (paths there); None when no programs were located there for it.
 pub(super) fn spec_on(
-    host: &ServerHost,
+    host: &RoleHost,
     cell: &crate::matrix::Cell,
     listen: std::net::SocketAddr,
     docroot: &Path,
@@ -199,7 +199,7 @@ pub(super) fn spec_on(
 /// A launch's directories and files written on the host, through its helper: the
 /// directories a server writes after dropping to its user given to that user, the ones
 /// everyone writes opened (1777), a TLS listener's files readable by their owner only.
-pub(super) fn write_launch(host: &ServerHost, launch: &herd_drivers::Launch) -> Result<(), String> {
+pub(super) fn write_launch(host: &RoleHost, launch: &herd_drivers::Launch) -> Result<(), String> {
     for d in &launch.dirs {
         host.make_dir(d, Some(0o755), None)?;
     }
@@ -219,6 +219,6 @@ pub(super) fn write_launch(host: &ServerHost, launch: &herd_drivers::Launch) -> 
 }
 
 /// The document root `local` (this lab run's) copied to the host, once per lab run.
-pub(super) fn copy_docroot(host: &ServerHost, local: &Path) -> Result<usize, String> {
+pub(super) fn copy_docroot(host: &RoleHost, local: &Path) -> Result<usize, String> {
     host.copy_tree(local, DOCROOT)
 }

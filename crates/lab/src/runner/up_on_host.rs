@@ -14,7 +14,7 @@ use herd_drivers::Probe;
 use herd_host::protocol::{Probe as HostProbe, Readiness};
 
 use super::readiness::{ask, poll, NotReady};
-use super::server_host::{ServerHost, HOST_PORT};
+use super::role_host::{RoleHost, HOST_PORT};
 use super::servers_on_host::{copy_docroot, spec_on, start_process, write_launch, DOCROOT};
 use super::up::Up;
 use crate::error::LabError;
@@ -26,7 +26,7 @@ use crate::matrix::Cell;
 pub(super) fn serve(
     e: &Experiment,
     cell: &Cell,
-    host: &ServerHost,
+    host: &RoleHost,
     run_dir: &Path,
     cancel: &AtomicBool,
     up: &mut dyn FnMut(&Up),
@@ -135,7 +135,7 @@ pub(super) fn serve(
 
 /// Waits until `probe` accepts a connection on the host (asked by the helper there).
 fn ready_there(
-    host: &ServerHost,
+    host: &RoleHost,
     id: &str,
     probe: &Probe,
     timeout: Duration,

@@ -8,19 +8,19 @@ use herd_topo::Supervisor;
 
 use super::failure::{RunFailure, Stage};
 use super::log_tail::last_lines_of;
-use super::server_host::ServerHost;
+use super::role_host::RoleHost;
 use crate::hosts::Role;
 
 /// The `[hosts]` hosts a run's programs may run on (None: this machine).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Remotes<'a> {
-    pub(super) server: Option<&'a ServerHost>,
-    pub(super) router: Option<&'a ServerHost>,
+    pub(super) server: Option<&'a RoleHost>,
+    pub(super) router: Option<&'a RoleHost>,
 }
 
 impl<'a> Remotes<'a> {
     /// The host a process runs on by where it was started (None: here).
-    fn of(self, on: &On) -> Option<&'a ServerHost> {
+    fn of(self, on: &On) -> Option<&'a RoleHost> {
         match on {
             On::Here => None,
             On::Host { role: Role::Router, .. } => self.router,
@@ -29,7 +29,7 @@ impl<'a> Remotes<'a> {
     }
 
     /// Every host, for what is done on each (stopping what was started there).
-    pub(super) fn each(self) -> impl Iterator<Item = &'a ServerHost> {
+    pub(super) fn each(self) -> impl Iterator<Item = &'a RoleHost> {
         self.server.into_iter().chain(self.router)
     }
 }

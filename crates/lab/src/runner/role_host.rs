@@ -1,6 +1,6 @@
 //! The server host of an experiment's `[hosts]` (docs/hosts.md): the machine where every
 //! run's server starts, through that host's helper (`herd host`, crates/host) over one ssh
-//! connection. [`ServerHost::open`] runs once, before the store opens: the helper's hello
+//! connection; and, the same way, its router host, where a proxy path's program runs. [`RoleHost::open`] runs once, before the store opens: the helper's hello
 //! (this very build, or an error naming the host), the host's address as the clients reach
 //! it, the server programs located there (all missing ones named at once, with their
 //! package), the user its workers run as, and the document root copied into the helper's
@@ -35,9 +35,10 @@ const QUICK: Duration = Duration::from_secs(30);
 /// it): clear of 80 and 8080, which a user's own machine may well use already.
 pub(super) const HOST_PORT: u16 = 18080;
 
-/// The server host, reached; or, with the same helper and requests, the router host where
-/// a proxy path's program runs ([`ServerHost::open_router`]).
-pub(crate) struct ServerHost {
+/// A host that runs one of the experiment's roles beside the client, reached: the server
+/// host ([`RoleHost::open`]), or the router host where a proxy path's program runs
+/// ([`RoleHost::open_router`]), with the same helper and requests.
+pub(crate) struct RoleHost {
     /// Its part in the experiment: [`Role::Server`] or [`Role::Router`].
     pub(super) role: Role,
     /// Declared before `ssh`: the session ends before its transport's directory goes.
@@ -50,7 +51,7 @@ pub(crate) struct ServerHost {
     run_dir: PathBuf,
     /// This build of herd there.
     herd: PathBuf,
-    /// What the disclosure records of the host and the path to it ([`ServerHost::disclose`]).
+    /// What the disclosure records of the host and the path to it ([`RoleHost::disclose`]).
     disclosure: Vec<(String, String)>,
     /// The programs of each server (by its name), or on the router host of each proxy (by
     /// the path's name), located on the host.
@@ -63,12 +64,9 @@ pub(crate) struct ServerHost {
     started: Mutex<Vec<String>>,
 }
 
-impl std::fmt::Debug for ServerHost {
+impl std::fmt::Debug for RoleHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerHost")
-            .field("url", &self.url)
-            .field("address", &self.address)
-            .finish()
+        f.debug_struct("RoleHost").field("url", &self.url).field("address", &self.address).finish()
     }
 }
 
@@ -81,7 +79,7 @@ struct Facts {
     www_data: bool,
 }
 
-impl ServerHost {
+impl RoleHost {
     /// Reaches `hosts.server` (None: the experiment has no server host), checks its build,
     /// locates the programs `cells` need there. Every failure names the host, before
     /// anything starts.
@@ -90,21 +88,21 @@ impl ServerHost {
         cells: &[Cell],
         version: &str,
         scratch: &Path,
-    ) -> Result<Option<ServerHost>, LabError> {
+    ) -> Result<Option<RoleHost>, LabError> {
         let Some(url) = &hosts.server else { return Ok(None) };
         let locate = |ssh: &Ssh, herd: &Path| locate(ssh, url, cells, herd);
         Self::open_as(Role::Server, url, hosts, version, scratch, &locate).map(Some)
     }
 
     /// Reaches `hosts.router` (None: the experiment has no router host) as
-    /// [`ServerHost::open`] reaches the server host, locating the programs of the cells'
+    /// [`RoleHost::open`] reaches the server host, locating the programs of the cells'
     /// proxy paths (HAProxy, nginx, sslh) there.
     pub(crate) fn open_router(
         hosts: &Hosts,
         cells: &[Cell],
         version: &str,
         scratch: &Path,
-    ) -> Result<Option<ServerHost>, LabError> {
+    ) -> Result<Option<RoleHost>, LabError> {
         let Some(url) = &hosts.router else { return Ok(None) };
         let locate = |ssh: &Ssh, herd: &Path| locate_proxies(ssh, url, cells, herd);
         Self::open_as(Role::Router, url, hosts, version, scratch, &locate).map(Some)
@@ -119,7 +117,7 @@ impl ServerHost {
         version: &str,
         scratch: &Path,
         locate: &Locate<'_>,
-    ) -> Result<ServerHost, LabError> {
+    ) -> Result<RoleHost, LabError> {
         let fail = |why: String| LabError::Setup(format!("[hosts] {role} {url}: {why}"));
         let ssh = Ssh::new(hosts.ssh_config.as_deref(), CONNECT_TIMEOUT, scratch)
             .map_err(|e| fail(format!("cannot make ssh's socket directory: {e}")))?;
@@ -133,7 +131,7 @@ impl ServerHost {
         })?;
         let user = (facts.root && facts.www_data).then(|| "www-data".to_owned());
         let hello = session.hello.clone();
-        Ok(ServerHost {
+        Ok(RoleHost {
             role,
             session,
             ssh,
@@ -204,7 +202,7 @@ impl ServerHost {
         path.sentence()
     }
 
-    /// What [`ServerHost::disclose`] found.
+    /// What [`RoleHost::disclose`] found.
     pub(super) fn disclosure(&self) -> &[(String, String)] {
         &self.disclosure
     }
@@ -409,7 +407,7 @@ impl ServerHost {
 
     /// Ends the helper in order (everything stopped, its run directory removed).
     pub(crate) fn close(self) -> Result<usize, String> {
-        let ServerHost { session, ssh, .. } = self;
+        let RoleHost { session, ssh, .. } = self;
         let stopped = session.bye().map_err(|e| e.to_string());
         drop(ssh);
         stopped
