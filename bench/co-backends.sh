@@ -16,7 +16,9 @@
 #        ROUNDS=3      runs per backend
 #        FILE=f6397.html  what is asked for (f1.html, f6397.html or f1m.bin)
 #        HERD=path     the herd binary (default: target/dist/herd)
-# Output: bench/results/<date>-co-backends/ (versions.txt with the command, summary.md, raw/:
+#        PROTO=h1      h1: HTTP/1.1 against nginx; h3: HTTP/3 against caddy (bench/lib.sh's, on
+#                      CPU 0; herd run --h3 -k), QUIC on each backend
+# Output: bench/results/<date>-co-backends[-h3]/ (versions.txt with the command, summary.md, raw/:
 # each run's command, output and JSON). nginx is stopped by its own PID; loopback only.
 set -euo pipefail
 
@@ -29,10 +31,15 @@ DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 FILE=${FILE:-f6397.html}
 HERD=${HERD:-$ROOT/target/dist/herd}
+PROTO=${PROTO:-h1}
 
 for v in RATE CONNS DURATION ROUNDS; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "$v must be a positive whole number, not ${!v}" >&2; exit 64; }
 done
+case $PROTO in
+    h1 | h3) ;;
+    *) echo "PROTO must be h1 or h3, not $PROTO" >&2; exit 64 ;;
+esac
 case $FILE in
     f1.html | f6397.html | f1m.bin) ;;
     *) echo "FILE must be f1.html, f6397.html or f1m.bin, not $FILE" >&2; exit 64 ;;
@@ -41,7 +48,9 @@ esac
     { echo "no herd binary at $HERD (cargo build --profile dist -p herd, or HERD=)" >&2; exit 1; }
 
 STAMP=$(date +%Y-%m-%d-%H%M%S)
-RES=${RES:-$BENCH_HERE/results/$STAMP-co-backends}
+suffix=
+[[ $PROTO == h3 ]] && suffix=-h3
+RES=${RES:-$BENCH_HERE/results/$STAMP-co-backends$suffix}
 mkdir -p "$RES/raw"
 
 cleanup() {
@@ -54,11 +63,17 @@ trap 'exit 130' INT TERM
 
 bench_setup "${1:-}"
 URL=http://127.0.0.1:$PORT/$FILE
+PROTO_ARGS=()
+if [[ $PROTO == h3 ]]; then
+    caddy_setup
+    URL=https://127.0.0.1:$H3_PORT/$FILE
+    PROTO_ARGS=(--h3 -k)
+fi
 
 # Both backends must run here, or nothing is measured: herd refuses a backend it cannot run
 # before it sends anything.
 for io in epoll uring; do
-    if ! pre=$("$HERD" run --io "$io" -n 1 -c 1 "$URL" 2>&1); then
+    if ! pre=$("$HERD" run "${PROTO_ARGS[@]}" --io "$io" -n 1 -c 1 "$URL" 2>&1); then
         log "herd run --io $io cannot run here; stopping (nothing measured):"
         printf '%s\n' "$pre" | sed 's/^/    /' >&2
         rm -rf "$RES"
@@ -72,26 +87,27 @@ done
     echo "cpu: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
     echo "kernel: $(uname -srvm)"
     echo "nginx: $(nginx -v 2>&1)"
+    [[ $PROTO == h3 ]] && echo "caddy: $(caddy version 2>&1 | head -1)"
     herd_versions "herd=$HERD"
-    echo "command: RATE=$RATE CONNS=$CONNS DURATION=$DURATION ROUNDS=$ROUNDS FILE=$FILE" \
+    echo "command: RATE=$RATE CONNS=$CONNS DURATION=$DURATION ROUNDS=$ROUNDS FILE=$FILE PROTO=$PROTO" \
         "bench/co-backends.sh${1:+ $1}"
 } >"$RES/versions.txt"
 
 for round in $(seq "$ROUNDS"); do
     for io in epoll uring; do
         name="$io-$round"
-        cmd=(taskset -c 1 "$HERD" run --io "$io" --rate "$RATE" -c "$CONNS" -t 1
+        cmd=(taskset -c 1 "$HERD" run "${PROTO_ARGS[@]}" --io "$io" --rate "$RATE" -c "$CONNS" -t 1
             -d "${DURATION}s" --json "$RES/raw/$name.json" "$URL")
         printf '%q ' "${cmd[@]}" >"$RES/raw/$name.cmd"
-        log "round $round: herd run --io $io --rate $RATE -c $CONNS -d ${DURATION}s"
+        log "round $round: herd run ${PROTO_ARGS[*]} --io $io --rate $RATE -c $CONNS -d ${DURATION}s"
         "${cmd[@]}" >"$RES/raw/$name.out" 2>&1 ||
             { log "ERROR: herd run failed (raw/$name.out)"; exit 1; }
     done
 done
 
-python3 - "$RES" "$ROUNDS" "$RATE" "$CONNS" "$DURATION" "$FILE" <<'EOF' >"$RES/summary.md"
+python3 - "$RES" "$ROUNDS" "$RATE" "$CONNS" "$DURATION" "$FILE" "$PROTO" <<'EOF' >"$RES/summary.md"
 import json, statistics, sys
-res, rounds, rate, conns, duration, file = sys.argv[1:7]
+res, rounds, rate, conns, duration, file, proto = sys.argv[1:8]
 rounds = int(rounds)
 rows = [
     ("latency from the intended send, p50", ("latency_us", "total", "p50")),
@@ -112,7 +128,8 @@ def get(j, path):
     for k in path:
         j = j[k]
     return float(j)
-print(f"# herd run, paced: {rate} req/s, {conns} connections, {duration} s, GET /{file}, "
+over = {"h1": "HTTP/1.1 against nginx", "h3": "HTTP/3 against caddy"}[proto]
+print(f"# herd run, paced, {over}: {rate} req/s, {conns} connections, {duration} s, GET /{file}, "
       f"epoll and io_uring in turn, {rounds} rounds each (µs unless said)\n")
 print("| figure | epoll rounds | io_uring rounds | median epoll | median io_uring | io_uring / epoll |")
 print("|---|---|---|---|---|---|")
