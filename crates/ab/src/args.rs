@@ -206,7 +206,7 @@ pub fn usage() -> String {
     -E certfile     Specify optional client certificate chain and private key
 herd options (long only, anywhere before the URL):
     --threads N     Number of worker threads (default: one per core, at most -c)
-    --io backend    Event loop: auto (io_uring where it runs, else epoll), epoll or uring
+    --io backend    Event loop: auto (io_uring where measured faster, else epoll), epoll, uring
     --json file     Write the full results as JSON to file
     --html file     Write the run as a page with charts (herd report's look) to file
 ",

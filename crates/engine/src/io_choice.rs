@@ -28,7 +28,8 @@ use crate::Wire;
 /// What the user asked for (`--io`, the lab's `io = …`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum IoChoice {
-    /// io_uring where this machine and the run's protocol have it, else epoll.
+    /// io_uring where this machine has it and it was measured faster than epoll for the
+    /// run's protocol (`auto_takes_uring` below), else epoll.
     #[default]
     Auto,
     /// Readiness-based: epoll through mio.

@@ -29,8 +29,9 @@ pub(crate) struct RunArgs {
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) threads: Option<u32>,
 
-    /// The workers' event-loop backend: auto (io_uring where this machine and the protocol
-    /// have it, else epoll, saying why), epoll, or uring (refused where it cannot run)
+    /// The workers' event-loop backend: auto (io_uring where this machine has it and it was
+    /// measured faster for the protocol, else epoll, saying why), epoll, or uring (refused
+    /// where it cannot run)
     #[arg(long, value_enum, value_name = "BACKEND", default_value_t = IoArg::Auto)]
     pub(crate) io: IoArg,
 

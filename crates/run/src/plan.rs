@@ -29,7 +29,7 @@ pub struct RunPlan {
     /// Worker threads; None: one per core, at most the connections.
     pub threads: Option<NonZeroU32>,
     /// The workers' event-loop backend (`--io`): epoll, io_uring, or `auto` (io_uring where
-    /// it runs, else epoll, saying why).
+    /// it runs and was measured faster, else epoll, saying why).
     pub io: IoChoice,
     /// Run this long first without counting.
     pub warmup: Option<TimeSpan>,

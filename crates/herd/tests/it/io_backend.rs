@@ -270,7 +270,7 @@ fn the_lab_reads_client_io_and_refuses_a_bad_one() {
     let line = LAB.lines().count() + 1;
     let want = format!(
         "{}: line {line}: [client] io = \"io_uring\" is not an I/O backend: give \"auto\" \
-         (io_uring where it runs, else epoll), \"epoll\" or \"uring\"",
+         (io_uring where it runs and was measured faster, else epoll), \"epoll\" or \"uring\"",
         bad.display()
     );
     assert!(text(&out.stderr).contains(&want), "{want}\n{}", text(&out.stderr));

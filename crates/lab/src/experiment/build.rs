@@ -189,7 +189,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
                 io.span(),
                 format!(
                     "[client] io = \"{}\" is not an I/O backend: give \"auto\" (io_uring where \
-                     it runs, else epoll), \"epoll\" or \"uring\"",
+                     it runs and was measured faster, else epoll), \"epoll\" or \"uring\"",
                     io.get_ref()
                 ),
             )

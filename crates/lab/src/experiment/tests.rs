@@ -600,7 +600,7 @@ fn client_io_is_herds_io_and_a_bad_one_is_refused_with_the_choices() {
         e,
         format!(
             "x.toml: line {}: [client] io = \"io_uring\" is not an I/O backend: give \"auto\" \
-             (io_uring where it runs, else epoll), \"epoll\" or \"uring\"",
+             (io_uring where it runs and was measured faster, else epoll), \"epoll\" or \"uring\"",
             lines + 4
         )
     );
