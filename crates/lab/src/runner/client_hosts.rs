@@ -241,6 +241,11 @@ fn locate(
     wanted: &BTreeSet<Tool>,
 ) -> Result<BTreeMap<Tool, PathBuf>, Vec<String>> {
     let (found, missing) = locate_each(ssh, url, wanted).map_err(|e| vec![e])?;
+    all_or_missing(found, missing)
+}
+
+/// What was found, if nothing is `missing`; else every missing one, named.
+pub(super) fn all_or_missing<T>(found: T, missing: Vec<String>) -> Result<T, Vec<String>> {
     if missing.is_empty() {
         Ok(found)
     } else {

@@ -474,21 +474,27 @@ fn locate(
     herd: &Path,
 ) -> Result<BTreeMap<String, Programs>, Vec<String>> {
     let each = locate_each(ssh, url, cells, herd).map_err(|e| vec![e])?;
+    all_located(
+        each.into_iter().map(|(name, found)| (name.clone(), format!("server {name}"), found)),
+    )
+}
+
+/// What each of a host's servers or paths found: their programs by name, or every one
+/// missing, each named (`what`) with why.
+fn all_located(
+    each: impl Iterator<Item = (String, String, Result<Located, String>)>,
+) -> Result<BTreeMap<String, Programs>, Vec<String>> {
     let mut programs = BTreeMap::new();
     let mut missing = Vec::new();
-    for (name, found) in each {
+    for (name, what, found) in each {
         match found {
             Ok(p) => {
                 programs.insert(name, p.programs);
             }
-            Err(why) => missing.push(format!("server {name}: {why}")),
+            Err(why) => missing.push(format!("{what}: {why}")),
         }
     }
-    if missing.is_empty() {
-        Ok(programs)
-    } else {
-        Err(missing)
-    }
+    super::client_hosts::all_or_missing(programs, missing)
 }
 
 /// One server's programs, located on a host.
@@ -564,21 +570,10 @@ fn locate_proxies(
     herd: &Path,
 ) -> Result<BTreeMap<String, Programs>, Vec<String>> {
     let each = locate_proxies_each(ssh, url, cells, herd).map_err(|e| vec![e])?;
-    let mut programs = BTreeMap::new();
-    let mut missing = Vec::new();
-    for (kind, found) in each {
-        match found {
-            Ok(p) => {
-                programs.insert(kind.name().to_owned(), p.programs);
-            }
-            Err(why) => missing.push(format!("path {kind}: {why}")),
-        }
-    }
-    if missing.is_empty() {
-        Ok(programs)
-    } else {
-        Err(missing)
-    }
+    all_located(
+        each.into_iter()
+            .map(|(kind, found)| (kind.name().to_owned(), format!("path {kind}"), found)),
+    )
 }
 
 /// Each proxy path's programs on the router host, found or why not, asked in one command;
