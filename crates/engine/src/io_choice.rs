@@ -379,17 +379,16 @@ mod tests {
         assert!(matches!(got, Err(IoError::NotForProtocol { backend: Backend::Epoll, .. })));
     }
 
-    /// HTTP/1 and HTTP/2 turn either backend and HTTP/3 epoll alone. `auto` keeps epoll
-    /// where io_uring is not measured faster (no protocol yet) unless `HERD_AUTO_IO` says
-    /// otherwise; `uring` runs where the machine allows it and is refused for HTTP/3.
+    /// Every protocol turns either backend. `auto` keeps epoll where io_uring is not
+    /// measured faster (no protocol yet) unless `HERD_AUTO_IO` says otherwise; `uring` runs
+    /// where the machine allows it.
     #[test]
     fn every_protocol_turns_either_backend() {
-        let h2 = Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN));
-        for wire in [&Wire::Http1, &h2] {
-            assert_eq!(backends_for(wire), BOTH);
-            let auto = resolve(IoChoice::Auto, wire).unwrap();
-            let why = format!("io_uring not yet measured faster for {}", protocol_name(wire));
-            let expect = match (auto_takes_uring(WireKind::of(wire)), probed()) {
+        for kind in [WireKind::Http1, WireKind::Http2, WireKind::Http3] {
+            assert_eq!(backends_of(kind), BOTH);
+            let auto = resolve_kind(IoChoice::Auto, kind).unwrap();
+            let why = format!("io_uring not yet measured faster for {}", kind.name());
+            let expect = match (auto_takes_uring(kind), probed()) {
                 (true, Uring::Available { .. }) => (Backend::Uring, None),
                 (true, Uring::Refused(r)) => {
                     (Backend::Epoll, Some(format!("io_uring refused here: {r}")))
@@ -397,20 +396,25 @@ mod tests {
                 (false, _) => (Backend::Epoll, Some(why)),
             };
             assert_eq!((auto.backend, auto.why.clone()), expect);
-            assert_eq!(resolve_kind(IoChoice::Auto, WireKind::of(wire)), Ok(auto));
             match probed() {
                 Uring::Available { .. } => {
                     assert_eq!(
-                        resolve(IoChoice::Uring, wire).map(|r| r.backend),
+                        resolve_kind(IoChoice::Uring, kind).map(|r| r.backend),
                         Ok(Backend::Uring)
                     )
                 }
                 Uring::Refused(_) => {
-                    assert!(matches!(resolve(IoChoice::Uring, wire), Err(IoError::Refused(_))))
+                    assert!(matches!(resolve_kind(IoChoice::Uring, kind), Err(IoError::Refused(_))))
                 }
             }
         }
-        assert_eq!(backends_of(WireKind::Http3), BOTH);
+        // A run's wire is asked as its kind.
+        let h2 = Wire::Http2(crate::H2Settings::new(std::num::NonZeroU32::MIN));
+        for wire in [&Wire::Http1, &h2] {
+            assert_eq!(backends_for(wire), BOTH);
+            let kind = WireKind::of(wire);
+            assert_eq!(resolve(IoChoice::Auto, wire), resolve_kind(IoChoice::Auto, kind));
+        }
     }
 
     /// What the lab asks of an experiment's cells before any run: an explicit backend the

@@ -22,9 +22,7 @@ use crate::start::{self, Start};
 use crate::warm::{self, Warm};
 use crate::worker::base::{Share, WorkerEnd};
 use crate::worker::Worker;
-use crate::{
-    Arrivals, Backend, Control, EngineError, IoError, Recorder, Run, RunSpec, Schedule, Wire,
-};
+use crate::{Arrivals, Backend, Control, EngineError, Recorder, Run, RunSpec, Schedule, Wire};
 
 pub(crate) fn run_all<R, F>(
     spec: &RunSpec,
@@ -42,11 +40,12 @@ where
     // The backend, settled once for every worker (the probe runs once per process).
     let io = crate::io_choice::resolve(spec.io, &spec.wire)?;
     let backend = io.backend;
-    // HTTP/2's requests in its own terms, once for every worker.
+    // HTTP/2's and HTTP/3's requests in their own terms, once for every worker (none for
+    // HTTP/1, which writes the workload's bytes).
     let field_requests = match &spec.wire {
-        Wire::Http2(_) => Some(RequestFields::from_workload(&spec.workload, &spec.target)?),
-        Wire::Http3(_) => Some(RequestFields::for_target(&spec.workload, &spec.target, true)?),
-        Wire::Http1 => None,
+        Wire::Http2(_) => RequestFields::from_workload(&spec.workload, &spec.target)?,
+        Wire::Http3(_) => RequestFields::for_target(&spec.workload, &spec.target, true)?,
+        Wire::Http1 => Vec::new(),
     };
     let n = spec.worker_count();
     control.reset_workers();
@@ -70,7 +69,7 @@ where
             // Each worker is told its start (and given its recorder) once the start is known.
             let (tx, rx) = std::sync::mpsc::sync_channel::<Begin<R>>(1);
             begins.push(tx);
-            let field_requests = &field_requests;
+            let field_requests = &field_requests[..];
             let reach = reach.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("herd-worker-{i}"))
@@ -196,7 +195,7 @@ fn worker<R: Recorder>(
     (i, n): (u32, u32),
     (mut poll, slot, reach): (Poll, Arc<Slot>, Arc<ReachWatch>),
     begin: Receiver<Begin<R>>,
-    (backend, field_requests): (Backend, &Option<Vec<RequestFields>>),
+    (backend, field_requests): (Backend, &[RequestFields]),
 ) -> Result<Option<WorkerEnd<R>>, EngineError> {
     let (conns, quota) = spec.share(i, n);
     let first_conn = spec.first_connection(i, n);
@@ -259,31 +258,25 @@ fn run_on_backend<R: Recorder>(
     control: &Control,
     share: Share<R>,
     warm: Warm,
-    field_requests: &Option<Vec<RequestFields>>,
+    field_requests: &[RequestFields],
     wait: impl FnOnce() -> Duration,
 ) -> (Duration, Result<WorkerEnd<R>, EngineError>) {
     // The ring is made on the worker's own thread, when it runs (worker.rs).
     let ring = backend == Backend::Uring;
-    match (&spec.wire, field_requests) {
-        (Wire::Http2(settings), Some(requests)) => {
-            let ctx = H2Ctx::new(spec, requests, *settings);
+    match &spec.wire {
+        Wire::Http2(settings) => {
+            let ctx = H2Ctx::new(spec, field_requests, *settings);
             let w = Worker::<_, H2Link>::new(spec, control, share, ctx, warm, ring);
             (wait(), w.run())
         }
         // On the ring, QUIC still reads and writes its UDP socket itself (GRO, GSO): the
         // ring polls it and says when it is ready (Dial::watch).
-        (Wire::Http3(wire), Some(requests)) => {
-            let ctx = H3Ctx::new(spec, requests, wire);
+        Wire::Http3(wire) => {
+            let ctx = H3Ctx::new(spec, field_requests, wire);
             let w = Worker::<_, H3Link>::new(spec, control, share, ctx, warm, ring);
             (wait(), w.run())
         }
-        (Wire::Http3(_), None) => {
-            let protocol = crate::io_choice::protocol_name(&spec.wire);
-            let asked = spec.io;
-            (Duration::ZERO, Err(IoError::NotForProtocol { asked, backend, protocol }.into()))
-        }
-        // HTTP/1 (the requests in fields are made for HTTP/2 and HTTP/3 alone).
-        _ => {
+        Wire::Http1 => {
             let ctx = H1Ctx::new(spec);
             let w = Worker::<_, H1Link>::new(spec, control, share, ctx, warm, ring);
             (wait(), w.run())

@@ -486,7 +486,7 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
                 mask |= more;
                 k += 1;
             }
-            self.on_readiness(i, readiness_of(mask), &mut []);
+            self.on_readiness(i, Readiness::of_poll(mask), &mut []);
             self.watch_writable(i);
             // Read to the end (a socket error too, which the read takes): polled again, each
             // poll being once. A poll for writing alone comes with POLLOUT only, and the poll
@@ -505,8 +505,10 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
     /// ring when it is writable again, as epoll's edge tells it.
     #[inline(always)]
     fn watch_writable(&mut self, i: usize) {
+        // send_blocked first: false for every TCP link, so that this costs a request
+        // nothing there.
         let link = &self.conns[i].link;
-        if self.conns[i].state() != State::Closed && link.send_blocked() {
+        if link.send_blocked() && self.conns[i].state() != State::Closed {
             if let Some(fd) = link.polled_socket() {
                 self.ring_ops.push(RingOp::PollOut(i, fd));
             }
@@ -982,16 +984,5 @@ pub(super) fn drop_idle_outbox<'a, L: Link<'a>>(link: &mut L) {
         if out.is_empty() {
             *out = Vec::new();
         }
-    }
-}
-
-/// A ring poll's events as epoll's readiness.
-fn readiness_of(mask: u32) -> Readiness {
-    let has = |flag: libc::c_short| mask & flag as u32 != 0;
-    Readiness {
-        readable: has(libc::POLLIN),
-        writable: has(libc::POLLOUT),
-        error: has(libc::POLLERR),
-        read_closed: has(libc::POLLHUP) || has(libc::POLLRDHUP),
     }
 }

@@ -113,8 +113,10 @@ impl H3Link {
         self.answered = 0;
     }
 
-    pub(crate) fn socket(&mut self) -> Option<&mut crate::quic::udp::UdpSocket> {
-        self.conn.as_mut().map(|c| c.quic().udp())
+    pub(crate) fn socket(
+        &mut self,
+    ) -> Option<&mut (impl mio::event::Source + std::os::fd::AsRawFd)> {
+        self.conn.as_mut().map(|c| c.quic().socket())
     }
 
     /// Sends `ex` (request bytes `stream`) on a new stream; false if the connection would
@@ -384,8 +386,7 @@ impl<'a> Link<'a> for H3Link {
     }
 
     fn polled_socket(&self) -> Option<std::os::fd::RawFd> {
-        use std::os::fd::AsRawFd;
-        self.conn.as_ref().map(|c| c.quic_ref().socket_ref().as_raw_fd())
+        self.conn.as_ref().map(|c| c.quic_ref().socket_fd())
     }
 
     fn send_blocked(&self) -> bool {

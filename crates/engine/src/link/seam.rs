@@ -54,6 +54,17 @@ impl Readiness {
         }
     }
 
+    /// A ring poll's events (`poll(2)`'s bits), as epoll's are read.
+    pub(crate) fn of_poll(mask: u32) -> Readiness {
+        let has = |flag: libc::c_short| mask & flag as u32 != 0;
+        Readiness {
+            readable: has(libc::POLLIN),
+            writable: has(libc::POLLOUT),
+            error: has(libc::POLLERR),
+            read_closed: has(libc::POLLHUP) || has(libc::POLLRDHUP),
+        }
+    }
+
     /// The socket is closed or in error: a read will say how.
     #[inline]
     pub(crate) fn hangup(&self) -> bool {
@@ -247,27 +258,9 @@ pub(crate) struct Dial<'r> {
 }
 
 impl Dial<'_> {
-    /// Puts the connection's socket in the worker's poll, for reading and writing (edge
-    /// triggered, once). Err: the failed open, as the worker is to see it.
-    #[inline]
-    pub(crate) fn register(&self, source: &mut impl mio::event::Source) -> Result<(), Progress> {
-        let Via::Poll(registry) = &self.via else {
-            // run.rs builds a ring worker only for what the ring carries (io_choice.rs).
-            // Links on the ring open through their own paths (Tcp::open_on_ring, Dial::watch).
-            let e = io::Error::other("a socket for the worker's poll on a ring worker");
-            return Err(Progress::failed(FailureKind::Connect, Some(e)));
-        };
-        let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
-        registry
-            .register(source, self.token, interest)
-            .map_err(|e| Progress::failed(FailureKind::Connect, Some(e)))
-    }
-}
-
-impl Dial<'_> {
     /// For a link that reads and writes its socket itself (QUIC): the socket in the worker's
-    /// poll ([`Dial::register`]), or on the ring polled for reading, the ring saying when
-    /// it is ready ([`RingOp::PollIn`]).
+    /// poll ([`register`]), or on the ring polled for reading, the ring saying when it is
+    /// ready ([`RingOp::PollIn`]).
     pub(crate) fn watch(
         self,
         source: &mut (impl mio::event::Source + std::os::fd::AsRawFd),
@@ -277,9 +270,23 @@ impl Dial<'_> {
                 ops.push(RingOp::PollIn(self.token.0, source.as_raw_fd()));
                 Ok(())
             }
-            Via::Poll(_) => self.register(source),
+            Via::Poll(registry) => register(registry, self.token, source),
         }
     }
+}
+
+/// Puts a connection's socket in the worker's poll as `token`, for reading and writing (edge
+/// triggered, once). Err: the failed open, as the worker is to see it.
+#[inline]
+pub(crate) fn register(
+    registry: &Registry,
+    token: Token,
+    source: &mut impl mio::event::Source,
+) -> Result<(), Progress> {
+    let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
+    registry
+        .register(source, token, interest)
+        .map_err(|e| Progress::failed(FailureKind::Connect, Some(e)))
 }
 
 /// One connection's protocol and its I/O, as the multiplexed worker drives it.

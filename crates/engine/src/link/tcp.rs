@@ -87,12 +87,15 @@ impl Tcp {
         throttle: Option<Throttle>,
     ) -> Progress {
         self.pacing = pacing(throttle);
-        if let Via::Ring(ops) = dial.via {
-            return self.open_on_ring(spec, ops, dial.token.0, dial.addr, dial.conn);
-        }
+        let registry = match dial.via {
+            Via::Ring(ops) => {
+                return self.open_on_ring(spec, ops, dial.token.0, dial.addr, dial.conn)
+            }
+            Via::Poll(registry) => registry,
+        };
         match socket::connect(spec, dial.addr, dial.conn, socket::Stream) {
             Ok((mut sock, in_progress)) => {
-                if let Err(failed) = dial.register(&mut sock) {
+                if let Err(failed) = super::seam::register(registry, dial.token, &mut sock) {
                     return failed;
                 }
                 self.transport = Some(Transport::Plain(sock));

@@ -74,18 +74,15 @@ impl QuicConn {
         })
     }
 
-    /// The socket, to register with the worker's mio registry.
-    pub fn socket(&mut self) -> &mut impl mio::event::Source {
+    /// The socket, to register with the worker's mio registry or have the ring poll it.
+    pub fn socket(&mut self) -> &mut (impl mio::event::Source + std::os::fd::AsRawFd) {
         &mut self.socket
     }
 
-    /// The socket itself (the ring polls it by its descriptor).
-    pub(crate) fn udp(&mut self) -> &mut UdpSocket {
-        &mut self.socket
-    }
-
-    pub(crate) fn socket_ref(&self) -> &UdpSocket {
-        &self.socket
+    /// The socket's descriptor (the ring polls it).
+    pub(crate) fn socket_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.socket.as_raw_fd()
     }
 
     /// quinn's connection: streams, and everything else the HTTP/3 layer asks of it.

@@ -44,7 +44,7 @@ pub(super) enum Op {
     Cancel = 5,
     /// A watched descriptor became readable ([`super::Ops::watch`]): it only wakes the wait.
     Wake = 6,
-    /// A token's socket polled for reading (multishot) or for writing (once).
+    /// A token's socket polled, once, for reading or for writing.
     PollIn = 7,
     PollOut = 8,
 }

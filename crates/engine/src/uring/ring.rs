@@ -170,7 +170,7 @@ enum Orphan {
     Addr(Box<SockAddr>),
 }
 
-/// [`Slot::polls`]: a multishot poll for reading is armed; a poll for writing is.
+/// [`Slot::polls`]: a poll for reading is armed; a poll for writing is.
 const POLL_IN: u8 = 1;
 const POLL_OUT: u8 = 2;
 
@@ -780,19 +780,11 @@ fn errno(res: i32) -> io::Error {
 }
 
 fn poll_entry(fd: RawFd, which: u8, generation: u32, token: u32) -> squeue::Entry {
-    if which == POLL_IN {
-        opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build().user_data(user_data(
-            Op::PollIn,
-            generation,
-            token,
-        ))
-    } else {
-        opcode::PollAdd::new(types::Fd(fd), libc::POLLOUT as u32).build().user_data(user_data(
-            Op::PollOut,
-            generation,
-            token,
-        ))
-    }
+    let (events, op) =
+        if which == POLL_IN { (libc::POLLIN, Op::PollIn) } else { (libc::POLLOUT, Op::PollOut) };
+    opcode::PollAdd::new(types::Fd(fd), events as u32)
+        .build()
+        .user_data(user_data(op, generation, token))
 }
 
 fn recv_entry(fd: RawFd, generation: u32, token: u32) -> squeue::Entry {

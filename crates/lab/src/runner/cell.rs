@@ -200,8 +200,13 @@ impl CellRun<'_> {
             }
             Some((perf, folded)) => {
                 // A profiled run: perf records the servers for the length of the measured run.
-                let recording =
-                    profile::start(self.sup, perf, &started, &self.dir.join("profile"))?;
+                let recording = profile::start(
+                    self.sup,
+                    perf,
+                    &started,
+                    &self.dir.join("profile"),
+                    self.ctx.cancel,
+                )?;
                 let measured = self.run_client(Phase::Measure, &load, &request, &started)?;
                 *folded = Some(profile::finish(self.sup, perf, recording)?);
                 self.account(&started, &load, &request, measured, warmed_total)?;

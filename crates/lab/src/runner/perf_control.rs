@@ -41,12 +41,13 @@ impl Fifos {
         arg
     }
 
-    /// Asks perf to enable its events and waits for its ack, at most `limit`. `ended` says
-    /// whether perf has exited meanwhile (and how): then, or at the limit, the error says so.
+    /// Asks perf to enable its events and waits for its ack, at most `limit`. `stop` is
+    /// asked between looks: Some(why) ends the wait with that error (perf exited, Ctrl-C);
+    /// the limit's error says what perf did not do in time.
     pub(super) fn enable(
         &self,
         limit: Duration,
-        mut ended: impl FnMut() -> Option<String>,
+        mut stop: impl FnMut() -> Option<String>,
     ) -> Result<(), String> {
         let deadline = Instant::now() + limit;
         let waited =
@@ -62,7 +63,7 @@ impl Fifos {
                 Err(err) if err.raw_os_error() == Some(libc::ENXIO) => {}
                 Err(err) => return Err(format!("cannot open {}: {err}", self.ctl.display())),
             }
-            pause(&mut ended, deadline, || waited("open its control FIFO"))?;
+            pause(&mut stop, deadline, || waited("open its control FIFO"))?;
         };
         ctl.write_all(b"enable\n")
             .map_err(|err| format!("cannot write to {}: {err}", self.ctl.display()))?;
@@ -82,19 +83,20 @@ impl Fifos {
                 Err(err) if err.kind() == ErrorKind::WouldBlock => {}
                 Err(err) => return Err(format!("cannot read {}: {err}", self.ack.display())),
             }
-            pause(&mut ended, deadline, || waited("acknowledge enabling its events"))?;
+            pause(&mut stop, deadline, || waited("acknowledge enabling its events"))?;
         }
     }
 }
 
-/// Between two looks: an error if perf has exited or the time is up, else a short sleep.
+/// Between two looks: an error if the caller stops the wait or the time is up, else a short
+/// sleep.
 fn pause(
-    ended: &mut impl FnMut() -> Option<String>,
+    stop: &mut impl FnMut() -> Option<String>,
     deadline: Instant,
     late: impl FnOnce() -> String,
 ) -> Result<(), String> {
-    if let Some(how) = ended() {
-        return Err(format!("perf record exited at start ({how})"));
+    if let Some(why) = stop() {
+        return Err(why);
     }
     if Instant::now() >= deadline {
         return Err(late());
@@ -168,11 +170,11 @@ mod tests {
     }
 
     #[test]
-    fn perf_that_exits_or_never_answers_is_an_error_that_says_so() {
+    fn a_stopped_wait_or_a_perf_that_never_answers_is_an_error_that_says_so() {
         let d = dir("exit");
         let fifos = Fifos::make(&d).unwrap();
-        let err = fifos.enable(Duration::from_secs(20), || Some("exit status 255".into()));
-        assert_eq!(err.unwrap_err(), "perf record exited at start (exit status 255)");
+        let err = fifos.enable(Duration::from_secs(20), || Some("perf exited".into()));
+        assert_eq!(err.unwrap_err(), "perf exited", "the caller's reason, as it is");
 
         let fifos = Fifos::make(&d).unwrap();
         let perf = answer(&fifos, b"nak\n", Duration::ZERO);

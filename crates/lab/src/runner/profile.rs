@@ -18,6 +18,7 @@
 use std::ffi::OsString;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use herd_topo::{CpuSet, Spawn};
@@ -96,12 +97,14 @@ pub(super) struct Folded {
 }
 
 /// Starts `perf record -g` on every process of the servers (each server's process group,
-/// so that nginx's and Apache's workers are followed too), its files in `dir`.
+/// so that nginx's and Apache's workers are followed too), its files in `dir`, and returns
+/// once its events are enabled; Ctrl-C (`cancel`) during that wait stops perf and the run.
 pub(super) fn start(
     sup: &mut herd_topo::Supervisor,
     perf: &Path,
     started: &Started,
     dir: &Path,
+    cancel: &AtomicBool,
 ) -> Result<Recording, Stop> {
     std::fs::create_dir_all(dir)
         .map_err(|err| RunFailure::Setup(format!("cannot create {}: {err}", dir.display())))?;
@@ -144,11 +147,20 @@ pub(super) fn start(
     let pid = sup.start(&spawn).map_err(|err| {
         RunFailure::Setup(format!("cannot start perf record: {}", crate::error::with_causes(&err)))
     })?;
+    // Ctrl-C ends the wait at once, as it ends a client's run.
+    let interrupted = || cancel.load(Ordering::Relaxed);
     let enabled = fifos.enable(PERF_ATTACH, || {
-        sup.exit_status(pid).map(|status| herd_topo::proc::describe(&status))
+        if interrupted() {
+            return Some("interrupted".into());
+        }
+        let status = sup.exit_status(pid)?;
+        Some(format!("perf record exited at start ({})", herd_topo::proc::describe(&status)))
     });
     if let Err(why) = enabled {
         sup.stop(pid, PERF_GRACE);
+        if interrupted() {
+            return Err(Stop::Cancelled { client: false });
+        }
         return Err(
             RunFailure::Setup(format!("{why}: {}", super::log_tail::last_lines_of(&log))).into()
         );
