@@ -8,13 +8,18 @@
 #        HERD=path         the herd binary measured (default: target/dist/herd)
 #        HERD_BEFORE=path  a herd binary from before the change, for the HTTP/1 rows (optional)
 #        FILE=f6397.html   the file fetched (www/f6397.html, 6397 bytes, or www/f100.html)
+#        HERD_ENV="K=V …"  environment for the measured herd serve only (HERD_SERVE_IO=uring: the io_uring
+#                          trial of issue 35, against the same binary on epoll as HERD_BEFORE)
+#        BEFORE_ENV="K=V …" the same for HERD_BEFORE's herd serve
+#        H1_ONLY=1         only the HTTP/1 runs (no h2c)
 #
 # Set-up: every server pinned to CPU 0 (taskset -c 0, one worker: herd serve --threads 1, nginx
 # worker_processes 1), every client to CPU 1. HTTP/2 with prior knowledge (h2c) on a plain port,
 # the client h2load -t1 -c4 -m10 (4 connections, 10 streams each); nginx's `listen ... http2`
 # without ssl is prior-knowledge h2c in 1.22, with keepalive_requests raised so that it does not
 # send GOAWAY after 1000 requests (h2load does not reconnect). HTTP/1: wrk -t1 -c50, keep-alive,
-# and with HERD_BEFORE also `Connection: close` (a connection per request) for both herds.
+# and with HERD_BEFORE also `Connection: close` (a connection per request) for both herds and
+# nginx, and h2c for the herd before too.
 # Per run: the client's req/s and the server's CPU time per request (/proc/PID/task/*/schedstat).
 # Before any timing each URL is checked (status, length; over h2c the protocol h2load reports).
 # Output: bench/results/<stamp>-serve-h2/ (runs.csv, summary.md; raw/ is not committed).
@@ -31,6 +36,9 @@ REQUESTS=${REQUESTS:-200000}
 DURATION=${DURATION:-5}
 HERD=${HERD:-$ROOT/target/dist/herd}
 HERD_BEFORE=${HERD_BEFORE:-}
+HERD_ENV=${HERD_ENV:-}
+BEFORE_ENV=${BEFORE_ENV:-}
+H1_ONLY=${H1_ONLY:-0}
 
 die() { log "error: $*"; exit 1; }
 for tool in h2load wrk nginx curl taskset python3; do
@@ -68,10 +76,12 @@ for p in $(seq 18080 18179); do
 done
 [[ ${#PORTS[@]} == 4 ]] || die "fewer than 4 free ports in 18080-18179"
 P_HERD=${PORTS[0]}; P_NGINX=${PORTS[1]}; P_NGINX_H1=${PORTS[2]}; P_BEFORE=${PORTS[3]}
-taskset -c 0 "$HERD" serve --threads 1 --root "$WORK/www" --listen "127.0.0.1:$P_HERD" >"$WORK/herd.out" 2>&1 &
+# shellcheck disable=SC2086 # HERD_ENV is a list of K=V words
+env $HERD_ENV taskset -c 0 "$HERD" serve --threads 1 --root "$WORK/www" --listen "127.0.0.1:$P_HERD" >"$WORK/herd.out" 2>&1 &
 HERD_PID=$!
 if [[ -n $HERD_BEFORE ]]; then
-    taskset -c 0 "$HERD_BEFORE" serve --threads 1 --root "$WORK/www" --listen "127.0.0.1:$P_BEFORE" >"$WORK/before.out" 2>&1 &
+    # shellcheck disable=SC2086 # BEFORE_ENV is a list of K=V words
+    env $BEFORE_ENV taskset -c 0 "$HERD_BEFORE" serve --threads 1 --root "$WORK/www" --listen "127.0.0.1:$P_BEFORE" >"$WORK/before.out" 2>&1 &
     BEFORE_PID=$!
 fi
 cat >"$WORK/nginx.conf" <<EOF
@@ -118,11 +128,17 @@ RUN[nginx-h2c]="$NGINX_WORKER h2c http://127.0.0.1:$P_NGINX/$SERVE_FILE"
 RUN[herd-h1]="$HERD_PID h1 http://127.0.0.1:$P_HERD/$SERVE_FILE"
 RUN[nginx-h1]="$NGINX_WORKER h1 http://127.0.0.1:$P_NGINX_H1/$SERVE_FILE"
 NAMES=(herd-h2c nginx-h2c herd-h1 nginx-h1)
+[[ $H1_ONLY == 1 ]] && NAMES=(herd-h1 nginx-h1)
 if [[ -n $HERD_BEFORE ]]; then
     RUN[herd-before-h1]="$BEFORE_PID h1 http://127.0.0.1:$P_BEFORE/$SERVE_FILE"
     RUN[herd-h1-close]="$HERD_PID h1-close http://127.0.0.1:$P_HERD/$SERVE_FILE"
     RUN[herd-before-h1-close]="$BEFORE_PID h1-close http://127.0.0.1:$P_BEFORE/$SERVE_FILE"
-    NAMES+=(herd-before-h1 herd-h1-close herd-before-h1-close)
+    RUN[nginx-h1-close]="$NGINX_WORKER h1-close http://127.0.0.1:$P_NGINX_H1/$SERVE_FILE"
+    NAMES+=(herd-before-h1 herd-h1-close herd-before-h1-close nginx-h1-close)
+    if [[ $H1_ONLY != 1 ]]; then
+        RUN[herd-before-h2c]="$BEFORE_PID h2c http://127.0.0.1:$P_BEFORE/$SERVE_FILE"
+        NAMES+=(herd-before-h2c)
+    fi
 fi
 
 # --- correctness ------------------------------------------------------------------------------------
@@ -142,7 +158,7 @@ done
     echo "date: $(date -Is)"
     echo "kernel: $(uname -srvm)"
     herd_versions "herd=$HERD" ${HERD_BEFORE:+"herd-before=$HERD_BEFORE"}
-    echo "command: ROUNDS=$ROUNDS REQUESTS=$REQUESTS DURATION=$DURATION FILE=$SERVE_FILE bench/serve-h2.sh"
+    echo "command: ROUNDS=$ROUNDS REQUESTS=$REQUESTS DURATION=$DURATION FILE=$SERVE_FILE${HERD_ENV:+ HERD_ENV=\"$HERD_ENV\"}${BEFORE_ENV:+ BEFORE_ENV=\"$BEFORE_ENV\"}${H1_ONLY:+ H1_ONLY=$H1_ONLY} bench/serve-h2.sh"
     echo "nginx: $(nginx -v 2>&1)"
     echo "h2load: $(h2load --version | head -1)"
     echo "wrk: $(wrk --version 2>&1 | head -1)"

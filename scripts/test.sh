@@ -252,11 +252,13 @@ cargo test --workspace --locked --no-fail-fast 2>&1
 
 # The engine's tests, herd run's and herd ab's against real servers, the hostile peers and
 # the open-file limit again, with `--io auto` taking io_uring wherever it carries the run
-# (HERD_AUTO_IO, see crates/engine/src/io_choice.rs): every one of them on both backends. The
+# (HERD_AUTO_IO, see crates/engine/src/io_choice.rs): every one of them on both backends. So
+# do herd serve's own tests and h2spec against herd serve, which then serves plain TCP on
+# io_uring (crates/serve/src/io_backend.rs), as does every herd serve those tests start. The
 # test binaries the step above built are run as they are (a `cargo test -p` would resolve
 # features anew and rebuild the dependencies), each from its package's directory as cargo runs
 # it. About 40 s.
-step "the engine's, herd run's, herd ab's, the hostile peers' and the file limit's tests on io_uring"
+step "the engine's, herd run's, herd ab's, herd serve's, the hostile peers' and the file limit's tests on io_uring"
 if target/debug/herd doctor 2>/dev/null | grep -q "^ok    io_uring: available"; then
   test_bins=$(cargo test --workspace --locked --no-run --message-format=json 2>/dev/null |
     python3 -c '
@@ -267,10 +269,11 @@ for line in sys.stdin:
     if m.get("reason") != "compiler-artifact" or not exe or not m["profile"]["test"]:
         continue
     crate = os.path.relpath(os.path.dirname(m["manifest_path"]))
-    if crate == "crates/engine" or (crate == "crates/herd" and target.get("name") in ("it", "run_health")):
+    if crate == "crates/engine" or (crate == "crates/herd" and target.get("name") in ("it", "run_health")) \
+            or (crate == "crates/serve" and target.get("name") == "it"):
         print(crate, target.get("name"), exe)
 ')
-  for wanted in "crates/herd it " "crates/herd run_health "; do
+  for wanted in "crates/herd it " "crates/herd run_health " "crates/serve it "; do
     case "$test_bins" in
       *"$wanted"*) ;;
       *) echo "error: no ${wanted}test binary among those built: $test_bins" >&2; exit 1 ;;
@@ -280,7 +283,8 @@ for line in sys.stdin:
     filters=()
     if [ "$dir $name" = "crates/herd it" ]; then
       filters=(run_cli:: run_h2:: run_h3:: run_html:: run_json_schema:: run_outputs::
-        run_servers:: run_workloads:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::)
+        run_servers:: run_workloads:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::
+        serve_h2spec::)
     elif [ "$dir $name" = "crates/herd run_health" ]; then
       # The open-file limit (issue 35: on both backends): connections the ring cannot open.
       filters=(too_few_file_descriptors_are_counted_and_named)

@@ -39,7 +39,8 @@ pub enum LogFormat {
     /// Common Log Format (and Combined, which adds fields after it).
     Common,
     /// Common Log Format between the lines herd serve writes on the same stdout and stderr:
-    /// `listening on …` first, `herd serve: stopped after …` last.
+    /// `listening on …` first, then `herd serve: I/O …` (the backend that serves; herd serve
+    /// before it had none), and `herd serve: stopped after …` last.
     HerdServe,
     /// caddy's JSON: `request.method`, `request.uri`, `request.proto`, `status`, `size`.
     CaddyJson,
@@ -77,6 +78,15 @@ pub struct BadLine {
     pub text: String,
 }
 
+/// Whether line `i` (from 0) of herd serve's log, the `last` or not, is one of herd serve's own
+/// lines around the responses: `listening on …` first, `herd serve: I/O …` second (herd serve
+/// before it had none), `herd serve: stopped after …` last. Anywhere else they are no log line.
+pub fn herd_serve_own_line(i: usize, line: &str, last: bool) -> bool {
+    (i == 0 && line.starts_with("listening on "))
+        || (i == 1 && line.starts_with("herd serve: I/O "))
+        || (last && line.starts_with("herd serve: stopped after "))
+}
+
 /// Every response in `text`, a whole log in `format`. A line that is not in it fails the
 /// whole read: a count from a log misread would be no count.
 pub fn parse(format: LogFormat, text: &str) -> Result<Vec<Logged>, BadLine> {
@@ -84,11 +94,7 @@ pub fn parse(format: LogFormat, text: &str) -> Result<Vec<Logged>, BadLine> {
     let herd = format == LogFormat::HerdServe;
     let mut lines = text.lines().enumerate().peekable();
     while let Some((i, line)) = lines.next() {
-        let (first, last) = (i == 0, lines.peek().is_none());
-        if herd
-            && ((first && line.starts_with("listening on "))
-                || (last && line.starts_with("herd serve: stopped after ")))
-        {
+        if herd && herd_serve_own_line(i, line, lines.peek().is_none()) {
             continue;
         }
         let parsed = match format {
@@ -200,12 +206,28 @@ mod tests {
     #[test]
     fn herd_serve_s_own_first_and_last_lines_are_skipped() {
         let text = "listening on http://127.0.0.1:8080\n\
+                    herd serve: I/O epoll (auto: io_uring not yet measured faster for h2c)\n\
                     127.0.0.1 - - [01/Dec/2026:21:35:22 +0000] \"GET / HTTP/2.0\" 200 2\n\
                     herd serve: stopped after 1 requests (0 bad) on 1 connections, 2 bytes written\n";
         assert_eq!(parse(LogFormat::HerdServe, text).unwrap().len(), 1);
-        // Anywhere else, they are not log lines.
+        // An older herd serve's log has no I/O line.
+        let older = text.replace(
+            "herd serve: I/O epoll (auto: io_uring not yet measured faster for h2c)\n",
+            "",
+        );
+        assert_eq!(parse(LogFormat::HerdServe, &older).unwrap().len(), 1);
+        // The I/O line only second.
+        let late = text
+            .replacen(
+                "herd serve: I/O epoll (auto: io_uring not yet measured faster for h2c)\n",
+                "",
+                1,
+            )
+            .replace("200 2\n", "200 2\nherd serve: I/O io_uring\n");
+        assert_eq!(parse(LogFormat::HerdServe, &late).unwrap_err().line, 3);
+        // Anywhere else, they are not log lines: here the summary, no longer last.
         let again = format!("{text}listening on http://127.0.0.1:8080\n");
-        assert_eq!(parse(LogFormat::HerdServe, &again).unwrap_err().line, 3);
+        assert_eq!(parse(LogFormat::HerdServe, &again).unwrap_err().line, 4);
         assert_eq!(parse(LogFormat::Common, text).unwrap_err().line, 1);
     }
 

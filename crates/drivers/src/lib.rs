@@ -71,7 +71,9 @@ mod thttpd;
 mod tls;
 mod version;
 
-pub use access_log::{parse as parse_access_log, AccessLog, BadLine, LogFormat, Logged};
+pub use access_log::{
+    herd_serve_own_line, parse as parse_access_log, AccessLog, BadLine, LogFormat, Logged,
+};
 pub use error::DriverError;
 /// herd's one protocol vocabulary, re-exported for the specs' `protocol`.
 pub use herd_stats::Protocol;

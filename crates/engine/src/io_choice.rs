@@ -19,81 +19,12 @@
 //! measured.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::OnceLock;
 
-use crate::uring::probe::{self, Uring};
+pub use herd_uring::choice::{probed, Backend, BadIoChoice, IoChoice};
+use herd_uring::probe::Uring;
+
 use crate::Wire;
-
-/// What the user asked for (`--io`, the lab's `io = …`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum IoChoice {
-    /// io_uring where this machine has it and it was measured faster than epoll for the
-    /// run's protocol (`auto_takes_uring` below), else epoll.
-    #[default]
-    Auto,
-    /// Readiness-based: epoll through mio.
-    Epoll,
-    /// Completion-based: io_uring; refused where it cannot run.
-    Uring,
-}
-
-impl IoChoice {
-    /// Every choice, in the order the help text lists them.
-    pub const ALL: [IoChoice; 3] = [IoChoice::Auto, IoChoice::Epoll, IoChoice::Uring];
-
-    /// The command line's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IoChoice::Auto => "auto",
-            IoChoice::Epoll => "epoll",
-            IoChoice::Uring => "uring",
-        }
-    }
-}
-
-impl fmt::Display for IoChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A spelling [`IoChoice`] does not have.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not an I/O backend: give auto, epoll or uring")]
-pub struct BadIoChoice(pub String);
-
-impl FromStr for IoChoice {
-    type Err = BadIoChoice;
-
-    /// `auto`, `epoll` or `uring`, exactly as the command line spells them.
-    fn from_str(s: &str) -> Result<IoChoice, BadIoChoice> {
-        IoChoice::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| BadIoChoice(s.into()))
-    }
-}
-
-/// The backend a run's workers turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Backend {
-    Epoll,
-    Uring,
-}
-
-impl Backend {
-    /// As reports write it: `epoll` or `io_uring`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Epoll => "epoll",
-            Backend::Uring => "io_uring",
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What a run's `--io` came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,12 +139,6 @@ fn offered(asked: IoChoice, protocol: &'static str, offered: &[Backend]) -> Resu
     } else {
         Err(IoError::NotForProtocol { asked, backend, protocol })
     }
-}
-
-/// What this machine says of io_uring, probed on the first call of the process and kept.
-pub fn probed() -> &'static Uring {
-    static PROBED: OnceLock<Uring> = OnceLock::new();
-    PROBED.get_or_init(probe::probe)
 }
 
 /// Settles `choice` for a run over `wire` (the probe runs on the first call that needs it,

@@ -59,7 +59,9 @@ mod timers;
 mod tls;
 mod tls_key;
 mod transport;
-pub mod uring;
+/// io_uring (herd-uring): the probe, which the lab's doctor and disclosure read through the
+/// engine, and the ring the completion backend's workers turn.
+pub use herd_uring as uring;
 mod warm;
 mod worker;
 mod workload;

@@ -6,7 +6,8 @@
 //!
 //! Output: stdout carries the `listening on http://ADDR` (`https://` with TLS) line and, with
 //! `--access-log`, one
-//! Common Log Format line per request; stderr carries the summary printed on stop. Exit code 0
+//! Common Log Format line per request; stderr carries the I/O backend's line after the
+//! listening line (`herd serve: I/O epoll (auto: …)`) and the summary printed on stop. Exit code 0
 //! after Ctrl-C/SIGTERM (stopping is the normal way to end a server), 1 on a start-up or server
 //! error. A second Ctrl-C exits at once with 130.
 
@@ -22,6 +23,8 @@ use herd_fileset::{SizeList, MAX_SPECWEB_DIRS};
 use herd_serve::{
     AppProtocol, ServeConfig, ServeError, Server, StopHandle, TlsConfig, TlsIdentity,
 };
+
+use crate::run_args::IoArg;
 
 /// Flags of `herd serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -44,6 +47,12 @@ pub(crate) struct ServeArgs {
     /// Print one Common Log Format line per request on stdout
     #[arg(long)]
     pub(crate) access_log: bool,
+
+    /// The workers' event-loop backend: auto (io_uring where this machine has it and it was
+    /// measured faster, else epoll, saying why), epoll, or uring (plain TCP only: HTTP/1 and
+    /// h2c; refused with TLS or where io_uring cannot run). See docs/io.md
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = IoArg::Auto)]
+    pub(crate) io: IoArg,
 
     /// A test knob: spend N µs of CPU (a busy wait on the worker's thread) on every request
     /// before answering it, to make the server slower on purpose. Without it, the
@@ -84,7 +93,7 @@ pub(crate) struct ServeArgs {
     #[arg(
         long,
         value_name = "DIR",
-        conflicts_with_all = ["root", "listen", "threads", "access_log", "tls"]
+        conflicts_with_all = ["root", "listen", "threads", "access_log", "tls", "io"]
     )]
     pub(crate) generate: Option<PathBuf>,
 
@@ -147,6 +156,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             args.alpn,
         ),
         spend_per_request: Duration::from_micros(u64::from(spend_us(args.spend_us)?)),
+        io: args.io.into(),
         ..ServeConfig::default()
     };
     let scheme = if config.tls.is_some() { "https" } else { "http" };
@@ -171,6 +181,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         .and_then(|()| stdout.flush())
         .context("cannot write the listening address to stdout")?;
     drop(stdout);
+    // Which backend serves is part of what a measurement of this server means: said once,
+    // on stderr (stdout is the listening line's and the access log's).
+    eprintln!("herd serve: I/O {}", server.io());
 
     let stats = server.run(stop).context("herd serve failed")?;
     eprintln!(

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use herd_uring::choice::IoChoice;
+
 /// Settings for [`Server::bind`](crate::Server::bind).
 ///
 /// Build it with struct update syntax so that fields added later keep their defaults:
@@ -40,6 +42,9 @@ pub struct ServeConfig {
     /// thread), to make the server slower on purpose: `herd serve --spend-us N`, a test knob
     /// for regressions a history should find. Zero (the default) spends nothing.
     pub spend_per_request: Duration,
+    /// The event-loop backend the workers turn (`--io`): settled at bind
+    /// ([`Server::io`](crate::Server::io)).
+    pub io: IoChoice,
 }
 
 /// TLS on the listening socket (rustls, ring provider; TLS 1.2 and 1.3).
@@ -136,6 +141,7 @@ impl Default for ServeConfig {
             access_log: false,
             tls: None,
             spend_per_request: Duration::ZERO,
+            io: IoChoice::Auto,
         }
     }
 }

@@ -14,8 +14,8 @@
 //! when it stops early to be fair to other connections it returns `Yield`, and the worker calls
 //! it again on its next turn without waiting for an event.
 
-use std::io::{self, Read};
-use std::net::{Shutdown, SocketAddr};
+use std::io;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::date::DateCache;
@@ -169,6 +169,19 @@ impl Conn {
     /// so far.
     pub(crate) fn into_h2(self, limits: Limits, now: Instant) -> H2Conn {
         H2Conn::new(self.io, self.peer, self.rbuf.unconsumed(), limits, now)
+    }
+
+    /// The ring's stream under the connection, if it runs on an io_uring worker.
+    pub(crate) fn ring_stream(&mut self) -> Option<&mut crate::transport::RingStream> {
+        match &mut self.io {
+            Transport::Ring(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The connection's transport, to close it through the ring.
+    pub(crate) fn into_transport(self) -> Transport {
+        self.io
     }
 
     /// Whether the connection is HTTP/2: ALPN decides over TLS; otherwise (TCP, or TLS without
@@ -419,12 +432,10 @@ impl Conn {
         if self.peer_closed || (self.rbuf.drained() && self.io.short_read_drains()) {
             return Drive::Close;
         }
-        let mut scratch = [0u8; 4096];
         // What is left is the client's to lose: read (and over TLS, discard undecrypted).
-        let mut tcp = self.io.tcp();
-        match tcp.read(&mut scratch) {
+        match self.io.discard_some() {
             Ok(n) if n > 0 => {
-                if tcp.shutdown(Shutdown::Write).is_err() {
+                if self.io.shutdown_write().is_err() {
                     return Drive::Close;
                 }
                 self.phase = Phase::Lingering { until: now + LINGER };
@@ -435,17 +446,15 @@ impl Conn {
     }
 
     fn linger(&mut self) -> Drive {
-        discard_input(&self.io)
+        discard_input(&mut self.io)
     }
 }
 
 /// Discards input until the client closes (→ Close) or has nothing more now (→ Wait), at
 /// most MAX_ROUNDS reads per turn (→ Yield): a lingering close, HTTP/1's and HTTP/2's.
-pub(crate) fn discard_input(io: &Transport) -> Drive {
-    let mut scratch = [0u8; 16 * 1024];
-    let mut tcp = io.tcp();
+pub(crate) fn discard_input(io: &mut Transport) -> Drive {
     for _ in 0..MAX_ROUNDS {
-        match tcp.read(&mut scratch) {
+        match io.discard_some() {
             Ok(0) => return Drive::Close,
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,

@@ -25,6 +25,22 @@ impl Connection {
         }
     }
 
+    /// The ring's stream under the connection, if it runs on an io_uring worker.
+    pub(crate) fn ring_stream(&mut self) -> Option<&mut crate::transport::RingStream> {
+        match self {
+            Connection::Http1(c) => c.ring_stream(),
+            Connection::Http2(c) => c.ring_stream(),
+        }
+    }
+
+    /// The connection's transport, to close it through the ring.
+    pub(crate) fn into_transport(self) -> crate::transport::Transport {
+        match self {
+            Connection::Http1(c) => c.into_transport(),
+            Connection::Http2(c) => c.into_transport(),
+        }
+    }
+
     pub(crate) fn deadline(&self, idle_timeout: Duration) -> Instant {
         match self {
             Connection::Http1(c) => c.deadline(idle_timeout),

@@ -58,10 +58,19 @@ pub enum ServeError {
     /// A limit in the configuration cannot work.
     #[error("invalid setting {name} = {value}: {reason}")]
     InvalidConfig { name: &'static str, value: String, reason: &'static str },
+    /// `--io uring` on a TLS listener: herd serve's io_uring carries plain TCP only.
+    #[error(
+        "--io uring: herd serve's io_uring backend carries plain TCP only (HTTP/1 and h2c), \
+         not TLS; use --io epoll or --io auto"
+    )]
+    IoUringTls,
+    /// `--io uring` where this machine refuses io_uring; the reason is the probe's.
+    #[error("--io uring: io_uring is refused here: {why}; use --io epoll or --io auto")]
+    IoUringRefused { why: String },
     /// A worker thread could not be started.
     #[error("cannot start worker thread {worker}")]
     Spawn { worker: usize, source: io::Error },
-    /// A worker's event loop failed (epoll itself, not a connection).
+    /// A worker's event loop failed (epoll or the ring itself, not a connection).
     #[error("worker {worker} failed")]
     Worker { worker: usize, source: io::Error },
     /// A worker thread panicked: a bug in herd, reported instead of propagated.

@@ -22,7 +22,9 @@
 //! # Module map
 //!
 //! - `config`, `error`, `stop`, `server`: the public surface above.
-//! - `listener`: the per-worker `SO_REUSEPORT` sockets; `worker`: one mio event loop per thread;
+//! - `listener`: the per-worker `SO_REUSEPORT` sockets; `worker`: one event loop per thread,
+//!   on epoll (mio) or, `io_backend` choosing, on io_uring (`worker/ring_loop`, each
+//!   connection's bytes in a `ring_stream`);
 //!   `conn`: one HTTP/1 connection's read → answer → write state machine, which every
 //!   connection starts as; `h2/`: the HTTP/2 one it becomes when its first bytes are the
 //!   preface; `connection`: either, as a worker holds them; `transport`: TCP or TLS under
@@ -55,6 +57,7 @@ pub mod fuzzing;
 mod generated;
 mod h2;
 mod http_date;
+mod io_backend;
 mod listener;
 mod mime;
 mod pages;
@@ -66,6 +69,7 @@ mod redirect;
 mod request;
 mod request_body;
 mod response;
+mod ring_stream;
 mod root;
 mod route;
 mod router;
@@ -79,9 +83,11 @@ mod transport;
 mod worker;
 mod write_queue;
 
-pub use config::{AppProtocol, ServeConfig, TlsConfig, TlsIdentity, UnknownAppProtocol};
+pub use config::{AppProtocol, IoChoice, ServeConfig, TlsConfig, TlsIdentity, UnknownAppProtocol};
 pub use error::ServeError;
 pub use generated::MAX_GENERATED_BYTES;
+pub use herd_uring::choice::{Backend, BadIoChoice};
+pub use io_backend::ServeIo;
 pub use server::Server;
 pub use stats::ServeStats;
 pub use stop::StopHandle;

@@ -11,6 +11,7 @@ use std::thread;
 
 use crate::config::{AppProtocol, ServeConfig};
 use crate::error::ServeError;
+use crate::io_backend::{self, ServeIo};
 use crate::listener;
 use crate::pages::include_texts::TempTexts;
 use crate::read_buf::Limits;
@@ -45,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// ALPN offers `h2`.
     pub(crate) h2_on_tls: bool,
+    /// The backend the workers turn.
+    pub(crate) io: ServeIo,
     /// herd's own include texts, when the root has no `include/` directory; removed on drop.
     _include_texts: Option<TempTexts>,
 }
@@ -56,6 +59,7 @@ impl Shared {
         match io {
             Transport::Plain(_) => true,
             Transport::Tls(_) => self.h2_on_tls,
+            Transport::Ring(_) => true,
         }
     }
 
@@ -110,6 +114,7 @@ impl Server {
         } else {
             config.threads
         };
+        let io = io_backend::resolve(config.io, config.tls.is_some())?;
         let root = config.root.as_deref().map(Root::open).transpose()?;
         let (listeners, local_addr) = listener::bind(config.listen, threads)?;
         let tls = config.tls.as_ref().map(|t| tls::server_config(t, local_addr)).transpose()?;
@@ -127,6 +132,7 @@ impl Server {
                 stall_count: AtomicU64::new(0),
                 tls,
                 h2_on_tls,
+                io,
                 _include_texts: include_texts,
             },
         })
@@ -135,6 +141,11 @@ impl Server {
     /// The bound address, with the actual port if port 0 was asked for.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The backend the workers turn, and why `auto` fell back if it did.
+    pub fn io(&self) -> &ServeIo {
+        &self.shared.io
     }
 
     /// The number of worker threads `run` starts.

@@ -11,14 +11,21 @@
 //! virtual call.
 
 use std::io::{self, Read, Write as _};
+use std::net::Shutdown;
 
 use mio::net::TcpStream;
 use rustls::ServerConnection;
+
+pub(crate) use crate::ring_stream::RingStream;
 
 #[derive(Debug)]
 pub(crate) enum Transport {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
+    /// Plain TCP on an io_uring worker (`herd serve --io uring`): its bytes come and go
+    /// through the worker's ring (ring_stream.rs). Boxed: its two buffers would make every
+    /// epoll connection larger.
+    Ring(Box<RingStream>),
 }
 
 #[derive(Debug)]
@@ -28,14 +35,6 @@ pub(crate) struct TlsStream {
 }
 
 impl Transport {
-    /// The TCP socket under the transport.
-    pub(crate) fn tcp(&self) -> &TcpStream {
-        match self {
-            Transport::Plain(sock) => sock,
-            Transport::Tls(tls) => &tls.sock,
-        }
-    }
-
     /// Whether the connection is TLS: its requests' scheme is `https`.
     pub(crate) fn is_tls(&self) -> bool {
         matches!(self, Transport::Tls(_))
@@ -44,13 +43,13 @@ impl Transport {
     /// Whether a read that returned less than it had room for proves the socket empty. True
     /// for TCP; a TLS read returns one record's plaintext at most, so more may be waiting.
     pub(crate) fn short_read_drains(&self) -> bool {
-        matches!(self, Transport::Plain(_))
+        matches!(self, Transport::Plain(_) | Transport::Ring(_))
     }
 
     /// Whether the TLS handshake is still going on (never for plain).
     pub(crate) fn is_handshaking(&self) -> bool {
         match self {
-            Transport::Plain(_) => false,
+            Transport::Plain(_) | Transport::Ring(_) => false,
             Transport::Tls(tls) => tls.session.is_handshaking(),
         }
     }
@@ -58,8 +57,29 @@ impl Transport {
     /// The protocol ALPN chose, once the handshake is over (never for plain).
     pub(crate) fn alpn(&self) -> Option<&[u8]> {
         match self {
-            Transport::Plain(_) => None,
+            Transport::Plain(_) | Transport::Ring(_) => None,
             Transport::Tls(tls) => tls.session.alpn_protocol(),
+        }
+    }
+
+    /// Shuts our sending side down (the lingering close). On the ring, once what the ring
+    /// holds of ours is sent: shut down now, it would cut the response off.
+    pub(crate) fn shutdown_write(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Plain(sock) => sock.shutdown(Shutdown::Write),
+            Transport::Tls(tls) => tls.sock.shutdown(Shutdown::Write),
+            Transport::Ring(r) => r.shutdown_write(),
+        }
+    }
+
+    /// Reads and drops what the client sent, undecrypted over TLS (a closing connection's
+    /// input): `Ok(0)` at its end, `WouldBlock` when nothing more is there now.
+    pub(crate) fn discard_some(&mut self) -> io::Result<usize> {
+        let mut scratch = [0u8; 16 * 1024];
+        match self {
+            Transport::Plain(sock) => sock.read(&mut scratch),
+            Transport::Tls(tls) => tls.sock.read(&mut scratch),
+            Transport::Ring(r) => r.discard_some(),
         }
     }
 
@@ -134,6 +154,7 @@ impl Read for Transport {
         match self {
             Transport::Plain(sock) => sock.read(buf),
             Transport::Tls(tls) => tls.read_plain(buf),
+            Transport::Ring(r) => r.read(buf),
         }
     }
 }

@@ -24,6 +24,7 @@ use std::net::TcpListener as StdTcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use herd_uring::choice::Backend;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Registry, Token, Waker};
 
@@ -61,7 +62,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How long a stopping worker lets HTTP/2 connections finish their open streams.
 const DRAIN: Duration = Duration::from_secs(5);
 
-/// Runs worker `id` until `stop` fires or epoll fails.
+/// Runs worker `id`, on the backend the server settled, until `stop` fires or epoll or the
+/// ring fails.
 pub(crate) fn run(
     id: usize,
     listener: StdTcpListener,
@@ -74,7 +76,9 @@ pub(crate) fn run(
         return Ok(());
     }
     let mut listener = TcpListener::from_std(listener);
-    poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+    if shared.io.backend == Backend::Epoll {
+        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+    }
     let now = Instant::now();
     let sweep_every =
         (shared.config.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
@@ -95,9 +99,15 @@ pub(crate) fn run(
         next_sweep: now + sweep_every,
         accept_paused_until: None,
         drain_until: None,
+        ring: None,
     };
+    if shared.io.backend == Backend::Uring {
+        return ring_loop::run(&mut worker, &mut poll, stop);
+    }
     worker.event_loop(&mut poll, stop)
 }
+
+mod ring_loop;
 
 struct Worker<'s> {
     shared: &'s Shared,
@@ -122,6 +132,8 @@ struct Worker<'s> {
     accept_paused_until: Option<Instant>,
     /// Stopping: HTTP/2 connections may finish until then.
     drain_until: Option<Instant>,
+    /// On an io_uring worker: what the loop hands its ring at the next turn (None on epoll).
+    ring: Option<ring_loop::Handover>,
 }
 
 impl Worker<'_> {
@@ -335,6 +347,9 @@ impl Worker<'_> {
     }
 
     fn close(&mut self, slot: usize) {
+        if self.ring.is_some() {
+            return self.close_on_ring(slot);
+        }
         // Dropping the connection closes its socket, which also removes it from epoll
         // (deregistering first would cost a system call and change nothing).
         if self.conns.get_mut(slot).and_then(Option::take).is_some() {

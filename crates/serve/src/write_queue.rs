@@ -7,7 +7,8 @@
 //! `send`; larger ones stream from the file with `sendfile` (no copy through user space). See
 //! [`COPY_BODY_MAX`] for the threshold. Over TLS the same output goes through rustls's writer
 //! instead, a file body read with `pread` (no `sendfile` through TLS), and is done only once
-//! rustls has no record left to send.
+//! rustls has no record left to send. On an io_uring worker it goes to the ring's outbox
+//! (ring_stream.rs), a file body read into it.
 
 use std::fs::File;
 use std::io;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use herd_fileset::pattern;
 
 use crate::sys;
-use crate::transport::{TlsStream, Transport};
+use crate::transport::{RingStream, TlsStream, Transport};
 
 /// Plaintext bytes handed to rustls at a time from a file body: one TLS record's worth.
 const TLS_FILE_CHUNK: usize = 16 * 1024;
@@ -181,7 +182,81 @@ impl WriteQueue {
         match io {
             Transport::Plain(sock) => self.flush_plain(sock.as_fd(), budget, written),
             Transport::Tls(tls) => self.flush_tls(tls, budget, written),
+            Transport::Ring(r) => self.flush_ring(r, budget, written),
         }
+    }
+
+    /// [`flush`](Self::flush) on an io_uring worker: the queued bytes move to the ring's
+    /// outbox (the buffer itself when the outbox is empty, so that one buffer goes round
+    /// between the queue, the ring and back), and a streamed body is read into it (no
+    /// `sendfile` through the ring), `HIGH_WATER` at a time: `Blocked` while the ring holds
+    /// that much, until its send completes. `MSG_MORE` has no place here: the close follows
+    /// the send's completion, a turn later.
+    fn flush_ring(
+        &mut self,
+        r: &mut RingStream,
+        budget: &mut u64,
+        written: &mut u64,
+    ) -> io::Result<Flushed> {
+        if r.unsent() >= HIGH_WATER {
+            return Ok(Flushed::Blocked);
+        }
+        let end = self.hold_at.unwrap_or(self.buf.len());
+        if self.pos < end {
+            let n = end - self.pos;
+            if self.pos == 0 && end == self.buf.len() && r.outbox.is_empty() {
+                std::mem::swap(&mut self.buf, &mut r.outbox);
+                self.buf.clear();
+            } else {
+                r.outbox.extend_from_slice(&self.buf[self.pos..end]);
+                self.pos = end;
+            }
+            *written += n as u64;
+            *budget = budget.saturating_sub(n as u64);
+        }
+        if self.hold_at.is_some() {
+            return Ok(Flushed::Held);
+        }
+        self.buf.clear();
+        self.pos = 0;
+        while let Some(body) = &mut self.body {
+            if *budget == 0 || r.unsent() >= HIGH_WATER {
+                return Ok(if *budget == 0 { Flushed::Yield } else { Flushed::Blocked });
+            }
+            let n = match body {
+                Body::File { file, offset, remaining } => {
+                    let len = chunk_len(*remaining, *budget).min(HIGH_WATER);
+                    let start = r.outbox.len();
+                    r.outbox.resize(start + len, 0);
+                    let read = file.read_at(&mut r.outbox[start..], *offset);
+                    let read = match read {
+                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                        Ok(n) => n,
+                        Err(e) => return Err(e),
+                    };
+                    r.outbox.truncate(start + read);
+                    *offset += read as u64;
+                    *remaining -= read as u64;
+                    read
+                }
+                Body::Generated { pos, remaining } => {
+                    let chunk = pattern::slice(*pos, (*remaining).min(*budget));
+                    r.outbox.extend_from_slice(chunk);
+                    *pos += chunk.len() as u64;
+                    *remaining -= chunk.len() as u64;
+                    chunk.len()
+                }
+            };
+            *written += n as u64;
+            *budget = budget.saturating_sub(n as u64);
+            if matches!(
+                body,
+                Body::File { remaining: 0, .. } | Body::Generated { remaining: 0, .. }
+            ) {
+                self.body = None;
+            }
+        }
+        Ok(Flushed::Done)
     }
 
     fn flush_plain(

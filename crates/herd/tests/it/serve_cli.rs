@@ -118,6 +118,35 @@ fn start_up_errors_name_the_flag_to_change() {
 }
 
 #[test]
+fn the_backend_is_said_and_a_backend_that_cannot_serve_is_refused() {
+    // Which backend serves is said on stderr, once, with what `--io` asked.
+    let serve = Serve::start(&["--threads", "1", "--io", "epoll"]);
+    let (code, stderr) = serve.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr.matches("herd serve: I/O ").count(), 1, "{stderr}");
+    assert!(stderr.starts_with("herd serve: I/O epoll\n"), "{stderr}");
+
+    let out = run(herd().args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--io",
+        "uring",
+        "--tls-self-signed",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("--io uring") && err.contains("plain TCP only"), "{err}");
+    assert!(err.contains("use --io epoll or --io auto"), "{err}");
+    assert!(out.stdout.is_empty(), "no address printed when nothing listens");
+
+    let out = run(herd().args(["serve", "--listen", "127.0.0.1:0", "--io", "kqueue"]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--io") && err.contains("auto, epoll, uring"), "{err}");
+}
+
+#[test]
 fn access_log_lines_follow_the_address_line() {
     let mut child = herd()
         .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1", "--access-log"])

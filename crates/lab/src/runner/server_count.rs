@@ -23,7 +23,7 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
-use herd_drivers::{parse_access_log, BadLine, LogFormat};
+use herd_drivers::{herd_serve_own_line, parse_access_log, BadLine, LogFormat};
 use herd_host::protocol::MAX_READ_BYTES;
 use herd_stats::{
     Measurement, REPORTED_SERVER_COUNT_LEAST, REPORTED_SERVER_COUNT_LOGGED,
@@ -243,11 +243,7 @@ pub(super) fn count(
     let mut n = 0u64;
     while let Some((i, line)) = lines.next() {
         let line = line.map_err(|e| format!("cannot read line {}: {e}", i + 1))?;
-        let last = lines.peek().is_none();
-        if herd
-            && ((i == 0 && line.starts_with("listening on "))
-                || (last && line.starts_with("herd serve: stopped after ")))
-        {
+        if herd && herd_serve_own_line(i, &line, lines.peek().is_none()) {
             continue;
         }
         if each == LogFormat::Common && (line.contains("] \"-\" ") || line.contains("] \"\" ")) {
@@ -429,7 +425,7 @@ mod tests {
         assert_eq!(n, Ok(2));
         // herd serve's own lines around its log.
         let herd = format!(
-            "listening on http://127.0.0.1:8080\n{}\n{}\nherd serve: stopped after 2 requests",
+            "listening on http://127.0.0.1:8080\nherd serve: I/O epoll\n{}\n{}\nherd serve: stopped after 2 requests",
             line("GET /sizes/101.html HTTP/1.1"),
             line("GET /sizes/101.html HTTP/1.1")
         );

@@ -10,7 +10,7 @@
 //! most [`LINGER`], so that the GOAWAY is not reset away by the client's unread bytes.
 
 use std::io::{self, Read};
-use std::net::{Shutdown, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -430,6 +430,26 @@ impl H2Conn {
                 self.out_pos += n;
                 *written += n as u64;
             },
+            // The ring sends it at the end of the turn: the buffer itself when the ring holds
+            // nothing of ours (one buffer goes round), else a copy behind what it holds.
+            Transport::Ring(r) => {
+                // The ring still holds a high-water mark of ours: wait for its send, as for a
+                // full socket (otherwise a client with wide windows that does not read would
+                // have the streams' DATA pile up here).
+                if r.unsent() >= HIGH_WATER {
+                    return Ok(false);
+                }
+                let n = self.out.len() - self.out_pos;
+                if self.out_pos == 0 && r.outbox.is_empty() {
+                    std::mem::swap(&mut self.out, &mut r.outbox);
+                } else {
+                    r.outbox.extend_from_slice(&self.out[self.out_pos..]);
+                }
+                self.out.clear();
+                self.out_pos = 0;
+                *written += n as u64;
+                Ok(true)
+            }
         }
     }
 
@@ -451,7 +471,7 @@ impl H2Conn {
         if self.peer_closed {
             return Drive::Close;
         }
-        if self.io.tcp().shutdown(Shutdown::Write).is_err() {
+        if self.io.shutdown_write().is_err() {
             return Drive::Close;
         }
         self.phase = Phase::Lingering { until: now + LINGER };
@@ -459,7 +479,20 @@ impl H2Conn {
     }
 
     fn linger(&mut self) -> Drive {
-        crate::conn::discard_input(&self.io)
+        crate::conn::discard_input(&mut self.io)
+    }
+
+    /// The ring's stream under the connection, if it runs on an io_uring worker.
+    pub(crate) fn ring_stream(&mut self) -> Option<&mut crate::transport::RingStream> {
+        match &mut self.io {
+            Transport::Ring(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The connection's transport, to close it through the ring.
+    pub(crate) fn into_transport(self) -> Transport {
+        self.io
     }
 }
 

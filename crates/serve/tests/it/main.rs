@@ -13,6 +13,7 @@ mod h2_client;
 mod h2_hostile;
 mod h2_tls;
 mod harness;
+mod io_backend;
 mod lifecycle;
 mod limits;
 mod nginx;

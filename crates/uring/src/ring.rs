@@ -30,25 +30,25 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use socket2::SockAddr;
 
 use super::completion::{decode, user_data, Op, GEN_MASK};
-pub(crate) use super::completion::{Completion, Event};
+pub use super::completion::{Completion, Event};
 use super::send_queue::{SendQueue, Step};
 use super::BufRing;
 
 /// How a worker's ring is made.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RingConfig {
+pub struct RingConfig {
     /// Submission queue entries (a power of two; the kernel rounds up).
-    pub(crate) entries: u32,
+    pub entries: u32,
     /// Completion queue entries: room for a turn's completions (multishot receives post many
     /// per entry). At least `entries`.
-    pub(crate) cq_entries: u32,
+    pub cq_entries: u32,
     /// Receive buffers: how many (a power of two) and how large, in bytes.
-    pub(crate) buffers: (u16, u32),
+    pub buffers: (u16, u32),
     /// Completions a turn with a `min_wait` waits for before that wait ends.
-    pub(crate) batch: u32,
+    pub batch: u32,
     /// Tokens expected (a worker's connections): their state is made at once, not grown (and
     /// copied) a token at a time as connections open.
-    pub(crate) tokens: u32,
+    pub tokens: u32,
 }
 
 impl Default for RingConfig {
@@ -60,7 +60,7 @@ impl Default for RingConfig {
 
 /// How completions' task work runs, as the kernel allowed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TaskRun {
+pub enum TaskRun {
     /// IORING_SETUP_DEFER_TASKRUN (6.1): only when the worker enters to wait, so a batched
     /// wait wakes it once for the batch.
     Deferred,
@@ -71,38 +71,38 @@ pub(crate) enum TaskRun {
 
 /// The flags the ring was made with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Setup {
+pub struct Setup {
     /// Always with IORING_SETUP_SINGLE_ISSUER and IORING_SETUP_SUBMIT_ALL.
-    pub(crate) task_run: TaskRun,
+    pub task_run: TaskRun,
     /// The kernel has IORING_FEAT_MIN_TIMEOUT (6.12): a turn's `min_wait` is honoured.
-    pub(crate) min_wait: bool,
+    pub min_wait: bool,
 }
 
 /// What the ring did, for the worker's own figures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Counters {
+pub struct Counters {
     /// `io_uring_enter` calls: one a turn, plus `early_submits`.
-    pub(crate) enters: u64,
+    pub enters: u64,
     /// Enters made between turns because the submission queue was full.
-    pub(crate) early_submits: u64,
+    pub early_submits: u64,
     /// Completion queue entries read.
-    pub(crate) completions: u64,
+    pub completions: u64,
     /// Multishot receives re-armed after they ran out of buffers (`ENOBUFS`).
-    pub(crate) enobufs_rearms: u64,
+    pub enobufs_rearms: u64,
     /// Multishot receives re-armed for any reason, `ENOBUFS` included.
-    pub(crate) rearms: u64,
+    pub rearms: u64,
     /// Sends the kernel took only part of, continued with the rest.
-    pub(crate) short_sends: u64,
+    pub short_sends: u64,
     /// Completions of closed connections, dropped.
-    pub(crate) stale: u64,
+    pub stale: u64,
     /// Closes that failed (the fd was not open: the caller closed it elsewhere).
-    pub(crate) close_errors: u64,
+    pub close_errors: u64,
 }
 
 /// One worker's io_uring. Made and turned on one thread (SINGLE_ISSUER: another thread's
 /// enter fails), which is why it is not `Send`. Operations are queued through its
 /// [`Ops`]: `ring.ops().send(..)` between turns, `ops.send(..)` in a turn's callback.
-pub(crate) struct Ring {
+pub struct Ring {
     // Declared before `core` (which holds the io_uring): dropped after `Drop::drop`
     // unregisters it, or leaked if that could not be done (see BufRing).
     bufs: BufRing,
@@ -117,7 +117,7 @@ pub(crate) struct Ring {
 ///
 /// A handle, not the ring's state itself: a `&mut` to the state could be swapped with
 /// another ring's, pairing a ring with receive buffers registered in another.
-pub(crate) struct Ops<'a>(&'a mut Core);
+pub struct Ops<'a>(&'a mut Core);
 
 /// Everything of the ring but its receive buffers, which the callback's
 /// [`Event::Received`] borrows while the callback queues operations here.
@@ -183,7 +183,7 @@ const DROP_TURNS: u32 = 50;
 impl Ring {
     /// A ring with DEFER_TASKRUN, or COOP_TASKRUN if the kernel refuses it, and its receive
     /// buffers registered.
-    pub(crate) fn new(config: RingConfig) -> io::Result<Ring> {
+    pub fn new(config: RingConfig) -> io::Result<Ring> {
         let (ring, task_run) = build_with(|t| build(&config, t))?;
         Ring::with(ring, task_run, &config)
     }
@@ -212,15 +212,15 @@ impl Ring {
     }
 
     /// Where operations are queued between turns.
-    pub(crate) fn ops(&mut self) -> Ops<'_> {
+    pub fn ops(&mut self) -> Ops<'_> {
         Ops(&mut self.core)
     }
 
-    pub(crate) fn setup(&self) -> Setup {
+    pub fn setup(&self) -> Setup {
         self.core.setup
     }
 
-    pub(crate) fn counters(&self) -> Counters {
+    pub fn counters(&self) -> Counters {
         self.core.counters
     }
 
@@ -233,7 +233,7 @@ impl Ring {
     ///
     /// The caller passes its next timer (or deadline) as `wait`, and `min_wait` only when
     /// nothing is due sooner: a batched wait adds up to `min_wait` of latency.
-    pub(crate) fn turn(
+    pub fn turn(
         &mut self,
         wait: Option<Duration>,
         min_wait: Option<Duration>,
@@ -280,35 +280,36 @@ impl Ring {
 impl Ops<'_> {
     /// Arms a multishot receive on `fd` for `token`: every read it makes is a
     /// [`Event::Received`], until [`Event::RecvEnded`]. Nothing if one is armed already.
-    pub(crate) fn recv_multishot(&mut self, token: u32, fd: RawFd) {
+    pub fn recv_multishot(&mut self, token: u32, fd: RawFd) {
         self.0.recv_multishot(token, fd);
     }
 
-    /// Arms one receive of at most `max` bytes on `fd` for `token` (a paced reader's
-    /// allowance): one [`Event::Received`], or [`Event::RecvEnded`]; the caller arms the
-    /// next. Nothing if a receive is armed already.
-    pub(crate) fn recv_up_to(&mut self, token: u32, fd: RawFd, max: u32) {
+    /// Arms one receive of at most `max` bytes (at most a buffer) on `fd` for `token` (a
+    /// paced reader's allowance, or a server that reads only what it has room for): one
+    /// [`Event::Received`], or [`Event::RecvEnded`]; the caller arms the next. Nothing if a
+    /// receive is armed already.
+    pub fn recv_up_to(&mut self, token: u32, fd: RawFd, max: u32) {
         self.0.recv_up_to(token, fd, max);
     }
 
     /// Sends `bytes` on `fd` (copied: the caller's slice is free when this returns). Sent
     /// with the token's other bytes of this turn in one entry, after the send in flight if
     /// there is one; [`Event::Sent`] once all of it went out.
-    pub(crate) fn send(&mut self, token: u32, fd: RawFd, bytes: &[u8]) {
+    pub fn send(&mut self, token: u32, fd: RawFd, bytes: &[u8]) {
         self.0.send_buffer(token, fd).extend_from_slice(bytes);
     }
 
     /// Sends `bytes` on `fd`, taking them (left empty): moved, not copied, when nothing of
     /// the token's waits to be sent; as [`Ops::send`] for the rest. After [`Event::Sent`],
     /// [`Ops::give_back`] returns the buffer's room.
-    pub(crate) fn hand(&mut self, token: u32, fd: RawFd, bytes: &mut Vec<u8>) {
+    pub fn hand(&mut self, token: u32, fd: RawFd, bytes: &mut Vec<u8>) {
         let index = self.0.mark_dirty(token, fd);
         self.0.slots[index].send.give(bytes);
     }
 
     /// After [`Event::Sent`]: the token's sent buffer, emptied, into the caller's empty
     /// `into` (so that a connection and the ring share one buffer).
-    pub(crate) fn give_back(&mut self, token: u32, into: &mut Vec<u8>) {
+    pub fn give_back(&mut self, token: u32, into: &mut Vec<u8>) {
         if let Some(slot) = self.0.slots.get_mut(token as usize) {
             slot.send.give_back(into);
         }
@@ -316,7 +317,7 @@ impl Ops<'_> {
 
     /// Connects `fd` to `addr` ([`Event::Connected`]). `EALREADY` if the token has a
     /// connect in flight (close it first).
-    pub(crate) fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
+    pub fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
         self.0.connect(token, fd, addr)
     }
 
@@ -324,21 +325,21 @@ impl Ops<'_> {
     /// closed, both through the ring. The token is free for a new connection at once:
     /// nothing of the old one reaches the caller after this (its completions carry the old
     /// generation and are dropped); bytes not yet sent are dropped.
-    pub(crate) fn close(&mut self, token: u32, fd: OwnedFd) {
+    pub fn close(&mut self, token: u32, fd: OwnedFd) {
         self.0.close(token, fd);
     }
 
     /// Wakes the ring's wait once `fd` is readable (one poll, not re-armed): the worker's
     /// epoll descriptor, whose only live member on the ring is the run's waker, makes
     /// `Control::stop` (Ctrl-C) end a turn's wait at once. Nothing reaches the callback.
-    pub(crate) fn watch(&mut self, fd: RawFd) {
+    pub fn watch(&mut self, fd: RawFd) {
         let entry = opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32)
             .build()
             .user_data(user_data(Op::Wake, 0, 0));
         self.0.push(&[entry]);
     }
 
-    pub(crate) fn counters(&self) -> Counters {
+    pub fn counters(&self) -> Counters {
         self.0.counters
     }
 
@@ -347,20 +348,20 @@ impl Ops<'_> {
     /// multishot: a multishot poll posts a completion at every datagram's arrival, however
     /// many the caller then reads in one call (the two measured alike for QUIC: BENCHMARKS
     /// row 35y). Nothing if one is armed already.
-    pub(crate) fn poll_in(&mut self, token: u32, fd: RawFd) {
+    pub fn poll_in(&mut self, token: u32, fd: RawFd) {
         self.0.poll(token, fd, POLL_IN);
     }
 
     /// Polls `fd` once for writing ([`Event::Polled`] when it is writable): for a caller
     /// whose own send found the socket full. Nothing if one is armed already.
-    pub(crate) fn poll_out(&mut self, token: u32, fd: RawFd) {
+    pub fn poll_out(&mut self, token: u32, fd: RawFd) {
         self.0.poll(token, fd, POLL_OUT);
     }
 
     /// The token's connection is gone and its caller closes its socket itself: its polls are
     /// cancelled (a poll holds the socket open in the kernel until then), and the token is
     /// free for a new connection at once, as after [`Ops::close`].
-    pub(crate) fn forget(&mut self, token: u32) {
+    pub fn forget(&mut self, token: u32) {
         self.0.forget(token);
     }
 }

@@ -1,7 +1,8 @@
-//! io_uring, for the completion backend issue 35 builds beside epoll: whether this machine
-//! allows it ([`probe`]), and the pieces the backend stands on, each with every `unsafe` it
-//! needs and why that is sound.
+//! io_uring, for the completion backend beside epoll, of herd's client (herd-engine) and of
+//! herd serve: whether this machine allows it ([`probe`]), and the pieces the backend stands
+//! on, each with every `unsafe` it needs and why that is sound.
 //!
+//! - choice.rs: `--io auto|epoll|uring`'s words, and the probe's answer kept for the process.
 //! - probe.rs: can a ring be made the way the backend makes it, and does a multishot receive
 //!   into a provided-buffer ring really work here? If not, why not, in one line.
 //! - buf_ring.rs: a provided-buffer ring: the receive buffers the kernel picks from, sized to
@@ -12,14 +13,11 @@
 //!   connection's bytes on their way out, owned by the ring).
 
 mod buf_ring;
-#[allow(dead_code, reason = "the completion backend's worker, being written, is its user")]
+pub mod choice;
 mod completion;
 pub mod probe;
-#[allow(dead_code, reason = "the completion backend's worker, being written, is its user")]
 mod ring;
-#[allow(dead_code, reason = "the completion backend's worker, being written, is its user")]
 mod send_queue;
 
 pub(crate) use buf_ring::BufRing;
-#[allow(unused_imports, reason = "the completion backend's worker, being written, uses them")]
-pub(crate) use ring::{Completion, Counters, Event, Ops, Ring, RingConfig, Setup, TaskRun};
+pub use ring::{Completion, Counters, Event, Ops, Ring, RingConfig, Setup, TaskRun};

@@ -9,14 +9,14 @@ use std::io;
 
 /// One completion, for the connection `token`.
 #[derive(Debug)]
-pub(crate) struct Completion<'a> {
-    pub(crate) token: u32,
-    pub(crate) event: Event<'a>,
+pub struct Completion<'a> {
+    pub token: u32,
+    pub event: Event<'a>,
 }
 
 /// What happened.
 #[derive(Debug)]
-pub(crate) enum Event<'a> {
+pub enum Event<'a> {
     /// Bytes received, in order; the buffer goes back to the ring when the callback returns.
     Received(&'a [u8]),
     /// The receive ended: `None` at the end of the stream (the peer's FIN, after all its
