@@ -18,37 +18,12 @@
 //! ([`Resolved`]) travels with the run's result, so every report can say which backend
 //! measured.
 
-use std::fmt;
 use std::sync::OnceLock;
 
-pub use herd_uring::choice::{probed, Backend, BadIoChoice, IoChoice};
+pub use herd_uring::choice::{probed, Backend, BadIoChoice, IoChoice, Resolved};
 use herd_uring::probe::Uring;
 
 use crate::Wire;
-
-/// What a run's `--io` came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
-    /// What was asked.
-    pub asked: IoChoice,
-    /// What measured.
-    pub backend: Backend,
-    /// Why `auto` did not take io_uring, in one line (`io_uring not yet for HTTP/2`,
-    /// `io_uring refused here: kernel.io_uring_disabled = 2: …`); None when nothing fell back.
-    pub why: Option<String>,
-}
-
-impl fmt::Display for Resolved {
-    /// `epoll`, `io_uring (auto)`, or `epoll (auto: io_uring not yet for HTTP/1)`: the
-    /// summaries' one line after `I/O: `.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.why, self.asked) {
-            (Some(why), asked) => write!(f, "{} ({asked}: {why})", self.backend),
-            (None, IoChoice::Auto) => write!(f, "{} (auto)", self.backend),
-            (None, _) => write!(f, "{}", self.backend),
-        }
-    }
-}
 
 /// Why `--io uring` cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -173,10 +173,7 @@ impl Conn {
 
     /// The ring's stream under the connection, if it runs on an io_uring worker.
     pub(crate) fn ring_stream(&mut self) -> Option<&mut crate::transport::RingStream> {
-        match &mut self.io {
-            Transport::Ring(r) => Some(r),
-            _ => None,
-        }
+        self.io.ring_stream()
     }
 
     /// The connection's transport, to close it through the ring.

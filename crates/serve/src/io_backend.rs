@@ -7,35 +7,12 @@
 //!
 //! On io_uring herd serve carries plain TCP (HTTP/1 and h2c); a TLS listener stays on epoll.
 
-use std::fmt;
 use std::sync::OnceLock;
 
-use herd_uring::choice::{self, Backend, IoChoice};
+use herd_uring::choice::{self, Backend, IoChoice, Resolved};
 use herd_uring::probe::Uring;
 
 use crate::ServeError;
-
-/// What `--io` came to for this server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServeIo {
-    /// What was asked.
-    pub asked: IoChoice,
-    /// What the workers turn.
-    pub backend: Backend,
-    /// Why `auto` did not take io_uring, in one line; None when nothing fell back.
-    pub why: Option<String>,
-}
-
-impl fmt::Display for ServeIo {
-    /// `epoll`, `io_uring (auto)`, or `epoll (auto: …why…)`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.why, self.asked) {
-            (Some(why), asked) => write!(f, "{} ({asked}: {why})", self.backend),
-            (None, IoChoice::Auto) => write!(f, "{} (auto)", self.backend),
-            (None, _) => write!(f, "{}", self.backend),
-        }
-    }
-}
 
 /// Whether `auto` takes io_uring for a plain listener where the machine allows it. Not yet:
 /// measured faster for HTTP/1 keep-alive, the same for a connection per request, and slower
@@ -48,7 +25,7 @@ fn auto_takes_uring() -> bool {
 }
 
 /// Settles `asked` for a listener with or without TLS.
-pub(crate) fn resolve(asked: IoChoice, tls: bool) -> Result<ServeIo, ServeError> {
+pub(crate) fn resolve(asked: IoChoice, tls: bool) -> Result<Resolved, ServeError> {
     decide(asked, tls, auto_takes_uring(), choice::probed)
 }
 
@@ -57,8 +34,8 @@ fn decide<'a>(
     tls: bool,
     auto_uring: bool,
     probe: impl FnOnce() -> &'a Uring,
-) -> Result<ServeIo, ServeError> {
-    let served = |backend, why| Ok(ServeIo { asked, backend, why });
+) -> Result<Resolved, ServeError> {
+    let served = |backend, why| Ok(Resolved { asked, backend, why });
     match asked {
         IoChoice::Epoll => served(Backend::Epoll, None),
         IoChoice::Uring if tls => Err(ServeError::IoUringTls),

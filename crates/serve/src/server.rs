@@ -11,7 +11,7 @@ use std::thread;
 
 use crate::config::{AppProtocol, ServeConfig};
 use crate::error::ServeError;
-use crate::io_backend::{self, ServeIo};
+use crate::io_backend;
 use crate::listener;
 use crate::pages::include_texts::TempTexts;
 use crate::read_buf::Limits;
@@ -21,6 +21,7 @@ use crate::stop::StopHandle;
 use crate::tls;
 use crate::transport::Transport;
 use crate::worker;
+use herd_uring::choice::Resolved;
 
 /// A bound server, ready to [`run`](Server::run).
 #[derive(Debug)]
@@ -47,7 +48,7 @@ pub(crate) struct Shared {
     /// ALPN offers `h2`.
     pub(crate) h2_on_tls: bool,
     /// The backend the workers turn.
-    pub(crate) io: ServeIo,
+    pub(crate) io: Resolved,
     /// herd's own include texts, when the root has no `include/` directory; removed on drop.
     _include_texts: Option<TempTexts>,
 }
@@ -144,7 +145,7 @@ impl Server {
     }
 
     /// The backend the workers turn, and why `auto` fell back if it did.
-    pub fn io(&self) -> &ServeIo {
+    pub fn io(&self) -> &Resolved {
         &self.shared.io
     }
 

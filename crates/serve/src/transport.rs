@@ -35,6 +35,14 @@ pub(crate) struct TlsStream {
 }
 
 impl Transport {
+    /// The ring's stream, on an io_uring worker.
+    pub(crate) fn ring_stream(&mut self) -> Option<&mut RingStream> {
+        match self {
+            Transport::Ring(r) => Some(r),
+            Transport::Plain(_) | Transport::Tls(_) => None,
+        }
+    }
+
     /// Whether the connection is TLS: its requests' scheme is `https`.
     pub(crate) fn is_tls(&self) -> bool {
         matches!(self, Transport::Tls(_))

@@ -254,11 +254,7 @@ impl Worker<'_> {
                     // behind an unacknowledged one for the client's delayed ACK, 40 ms.
                     // Best effort: a socket refusing it still serves, with those stalls.
                     let _ = stream.set_nodelay(true);
-                    let slot = self.free.pop().unwrap_or_else(|| {
-                        self.conns.push(None);
-                        self.generations.push(0);
-                        self.conns.len() - 1
-                    });
+                    let slot = self.free_slot();
                     let interest = Interest::READABLE | Interest::WRITABLE;
                     if registry.register(&mut stream, Token(FIRST_CONN + slot), interest).is_err() {
                         // Dropping the stream closes it; the client sees a reset.
@@ -290,20 +286,36 @@ impl Worker<'_> {
                     // finds nothing to do and costs no system call.
                     self.drive(slot, now);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
-                    ) => {}
-                Err(_) => {
-                    // EMFILE, ENFILE, ENOBUFS, ENOMEM, or a firewall's EPERM: the queue is not
-                    // drained, so try again after a pause instead of spinning. The cached
-                    // descriptors go first: connections matter more than open files.
-                    self.files.clear();
-                    self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
-                    return;
+                Err(e) => {
+                    if !self.accept_failed(&e, now) {
+                        return;
+                    }
                 }
+            }
+        }
+    }
+
+    /// A slot for a new connection: a closed one's, else one more.
+    fn free_slot(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.generations.push(0);
+            self.conns.len() - 1
+        })
+    }
+
+    /// What a failed `accept` means: true to go on accepting (a signal, a connection its
+    /// client already aborted), false to stop for now: the queue is empty, or (EMFILE, ENFILE,
+    /// ENOBUFS, ENOMEM, a firewall's EPERM) it is not drained, so accepting pauses instead of
+    /// spinning, and the cached descriptors go first: connections matter more than open files.
+    fn accept_failed(&mut self, e: &io::Error, now: Instant) -> bool {
+        match e.kind() {
+            io::ErrorKind::WouldBlock => false,
+            io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted => true,
+            _ => {
+                self.files.clear();
+                self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+                false
             }
         }
     }

@@ -1,7 +1,8 @@
 //! The words of `--io auto|epoll|uring`, shared by herd's client (herd-engine's io_choice.rs
 //! settles a run's choice against its protocol) and herd serve (which settles its own): what
-//! the user asked for ([`IoChoice`]), what turns ([`Backend`]), and this machine's answer to
-//! the probe, asked once per process ([`probed`]).
+//! the user asked for ([`IoChoice`]), what turns ([`Backend`]), what the choice came to and
+//! why `auto` fell back ([`Resolved`]), and this machine's answer to the probe, asked once per
+//! process ([`probed`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -77,6 +78,30 @@ impl Backend {
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What `--io` came to: a run's (herd-engine's io_choice.rs) or herd serve's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// What was asked.
+    pub asked: IoChoice,
+    /// What measured, or serves.
+    pub backend: Backend,
+    /// Why `auto` did not take io_uring, in one line (`io_uring not yet for HTTP/2`,
+    /// `io_uring refused here: kernel.io_uring_disabled = 2: …`); None when nothing fell back.
+    pub why: Option<String>,
+}
+
+impl fmt::Display for Resolved {
+    /// `epoll`, `io_uring (auto)`, or `epoll (auto: io_uring not yet for HTTP/1)`: the
+    /// summaries' one line after `I/O: `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.why, self.asked) {
+            (Some(why), asked) => write!(f, "{} ({asked}: {why})", self.backend),
+            (None, IoChoice::Auto) => write!(f, "{} (auto)", self.backend),
+            (None, _) => write!(f, "{}", self.backend),
+        }
     }
 }
 

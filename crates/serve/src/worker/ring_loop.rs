@@ -26,7 +26,7 @@ use std::time::{Instant, SystemTime};
 use herd_uring::{Event, Ring, RingConfig};
 use mio::Poll;
 
-use super::{Worker, ACCEPT_BACKOFF};
+use super::Worker;
 use crate::conn::Conn;
 use crate::connection::Connection;
 use crate::stop::StopHandle;
@@ -215,11 +215,7 @@ fn accept_all(w: &mut Worker<'_>, now: Instant) {
             Ok((stream, peer)) => {
                 // As on epoll (worker.rs): no Nagle on any connection, best effort.
                 let _ = stream.set_nodelay(true);
-                let slot = w.free.pop().unwrap_or_else(|| {
-                    w.conns.push(None);
-                    w.generations.push(0);
-                    w.conns.len() - 1
-                });
+                let slot = w.free_slot();
                 let io = Transport::Ring(Box::new(RingStream::new(stream)));
                 let h2 = w.shared.h2_allowed(&io);
                 let conn = Conn::new(io, peer, w.shared.limits(), now, h2);
@@ -230,17 +226,10 @@ fn accept_all(w: &mut Worker<'_>, now: Instant) {
                     h.arm.push(slot);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
-                ) => {}
-            Err(_) => {
-                // As on epoll: out of descriptors or memory; try again after a pause.
-                w.files.clear();
-                w.accept_paused_until = Some(now + ACCEPT_BACKOFF);
-                return;
+            Err(e) => {
+                if !w.accept_failed(&e, now) {
+                    return;
+                }
             }
         }
     }
