@@ -14,16 +14,19 @@ from collections import defaultdict
 
 from benchstats import fnum, med
 
-TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "wrk", "ab", "h2load", "gcannon",
-              "herd-run-p16", "gcannon-p16",
-              "herd-h2c", "h2load-h2c", "herd-h2", "h2load-h2", "herd-h3", "oha-h3"]
+TOOL_ORDER = ["floor", "herd", "herd-default", "herd-run", "herd-run-uring", "wrk", "ab", "h2load",
+              "gcannon", "herd-run-p16", "herd-run-uring-p16", "gcannon-p16",
+              "herd-h2c", "herd-h2c-uring", "h2load-h2c", "herd-h2", "h2load-h2", "herd-h3", "oha-h3"]
 # issue 19: each multiplexing herd tool against its peer, with the req/s target of the issue
-MUX_PAIRS = [("herd-h2c", "h2load-h2c", "HTTP/2 h2c, nginx"), ("herd-h2", "h2load-h2", "HTTP/2 over TLS, nginx"),
+MUX_PAIRS = [("herd-h2c", "h2load-h2c", "HTTP/2 h2c, nginx"),
+             ("herd-h2c-uring", "h2load-h2c", "HTTP/2 h2c, herd on io_uring, nginx"),
+             ("herd-h2", "h2load-h2", "HTTP/2 over TLS, nginx"),
              ("herd-h3", "oha-h3", "HTTP/3, caddy")]
 SCEN_ORDER = ["ka-6397-c100", "ka-1B-c100", "ka-1MiB-c100", "close-6397-c100", "ka-6397-c100-p16",
               "ka-1B-c100-p16"]
 # issue 35's table: (its row, the keep-alive tool, the pipelined tool or None)
 ISSUE35_ROWS = [("herd run (epoll)", "herd-run", "herd-run-p16"),
+                ("herd run (io_uring)", "herd-run-uring", "herd-run-uring-p16"),
                 ("the floor (bench/floor.c)", "floor", None),
                 ("gcannon (io_uring)", "gcannon", "gcannon-p16")]
 LABEL = {
@@ -31,6 +34,9 @@ LABEL = {
     "herd-default": "herd ab, default (2 threads, unpinned)",
     "herd-run": "herd run -t 1",
     "herd-run-p16": "herd run -t 1 --pipeline 16",
+    "herd-run-uring": "herd run -t 1 --io uring",
+    "herd-run-uring-p16": "herd run -t 1 --pipeline 16 --io uring",
+    "herd-h2c-uring": "herd run --h2c -t 1 --io uring",
     "gcannon": "gcannon -t 1 (io_uring)",
     "gcannon-p16": "gcannon -t 1 -p 16 (io_uring)",
     "herd-h2c": "herd run --h2c -t 1",
@@ -85,7 +91,9 @@ def main():
             by[(r["scenario"], r["tool"])].append(r)
     scens = [s for s in SCEN_ORDER if any(k[0] == s for k in by)] + sorted(
         {k[0] for k in by} - set(SCEN_ORDER))
-    tools = [t for t in TOOL_ORDER if any(k[1] == t for k in by)]
+    # A tool the order does not know is still shown, after the others, by its own name.
+    tools = [t for t in TOOL_ORDER if any(k[1] == t for k in by)] + sorted(
+        {k[1] for k in by} - set(TOOL_ORDER))
 
     def nearest_floor(r):
         fl = by.get((r["scenario"], "floor"), [])
@@ -252,7 +260,11 @@ def issue35_section(by):
         p("|---|---|---|")
         for text, scen, a, b in [("keep-alive: herd run / the floor", ka, "herd-run", "floor"),
                                  ("keep-alive: herd run / gcannon", ka, "herd-run", "gcannon"),
-                                 ("pipelined 16: herd run / gcannon", pl, "herd-run-p16", "gcannon-p16")]:
+                                 ("pipelined 16: herd run / gcannon", pl, "herd-run-p16", "gcannon-p16"),
+                                 ("keep-alive: herd run on io_uring / the floor", ka, "herd-run-uring", "floor"),
+                                 ("keep-alive: herd run on io_uring / gcannon", ka, "herd-run-uring", "gcannon"),
+                                 ("pipelined 16: herd run on io_uring / gcannon", pl, "herd-run-uring-p16",
+                                  "gcannon-p16")]:
             p(f"| {text} | {ratio(scen, a, b, 'rps_f')} | {ratio(scen, a, b, 'cpu', invert=True)} |")
         p("")
 
