@@ -236,6 +236,8 @@ fn start_error(err: ServeError) -> anyhow::Error {
         ServeError::TlsNoCertificate { .. } => {
             anyhow!("{err}: --tls-cert FILE takes the certificate chain, leaf first")
         }
+        // They name the flag and what to give instead already.
+        ServeError::IoUringTls | ServeError::IoUringRefused { .. } => anyhow!("{err}"),
         _ => anyhow::Error::new(err).context("cannot start herd serve"),
     }
 }

@@ -15,9 +15,10 @@ use herd_uring::probe::Uring;
 use crate::ServeError;
 
 /// Whether `auto` takes io_uring for a plain listener where the machine allows it. Not yet:
-/// measured faster for HTTP/1 keep-alive, the same for a connection per request, and slower
-/// for h2c (BENCHMARKS.md, rows 35ab-35ad). `HERD_AUTO_IO=uring` (or `epoll`) says otherwise, as for herd's client: the test
-/// command's io_uring pass serves on the ring so.
+/// measured faster for HTTP/1 keep-alive, the same for a connection per request, and for h2c
+/// the same CPU but fewer requests a second (BENCHMARKS.md, rows 35ab-35ad).
+/// `HERD_AUTO_IO=uring` (or `epoll`) says otherwise, as for herd's client: the test command's
+/// io_uring pass serves on the ring so.
 fn auto_takes_uring() -> bool {
     static PREFERRED: OnceLock<Option<IoChoice>> = OnceLock::new();
     let preferred = PREFERRED.get_or_init(|| std::env::var("HERD_AUTO_IO").ok()?.parse().ok());

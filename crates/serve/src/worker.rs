@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use herd_uring::choice::Backend;
-use mio::net::TcpListener;
+use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Registry, Token, Waker};
 
 use crate::access_log::AccessLog;
@@ -36,7 +36,7 @@ use crate::file_cache::FileCache;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::stop::StopHandle;
-use crate::transport::{TlsStream, Transport};
+use crate::transport::{RingStream, TlsStream, Transport};
 
 /// What a connection needs from its worker while it is driven.
 pub(crate) struct Ctx<'w> {
@@ -149,24 +149,8 @@ impl Worker<'_> {
                 return Err(e);
             }
             let now = Instant::now();
-            // The waker's only message is "stop"; checking the flag covers it.
-            if stop.is_stopped() && self.drain(poll.registry(), now) {
+            if self.turn_begins(poll.registry(), stop, now, &mut again) {
                 return Ok(());
-            }
-            self.date.refresh(SystemTime::now());
-
-            std::mem::swap(&mut again, &mut self.yielded);
-            for slot in again.drain(..) {
-                self.drive(slot, now);
-            }
-            while let Some(&Reverse((when, slot, generation))) = self.timers.peek() {
-                if when > now {
-                    break;
-                }
-                self.timers.pop();
-                if self.generations.get(slot) == Some(&generation) {
-                    self.drive(slot, now);
-                }
             }
             for event in events.iter() {
                 match event.token() {
@@ -184,20 +168,58 @@ impl Worker<'_> {
                     }
                 }
             }
-            if self.accept_paused_until.is_some_and(|until| now >= until) {
-                self.accept_paused_until = None;
-                // Edge-triggered: connections that queued meanwhile raise no new event.
-                self.accept(poll.registry(), now);
-            }
-            if now >= self.next_sweep {
-                self.sweep(now);
-            }
-            self.log.flush();
-            // Connections that finished draining this turn: done without another poll.
-            if self.drain_until.is_some() && self.drain(poll.registry(), now) {
+            if self.turn_ends(poll.registry(), now) {
                 return Ok(());
             }
         }
+    }
+
+    /// What every turn does once its wait is over, on either backend, before the
+    /// connections the wait reported: the stop (true: the worker is done), the date, the
+    /// connections that yielded last turn, the held responses now due.
+    fn turn_begins(
+        &mut self,
+        registry: &Registry,
+        stop: &StopHandle,
+        now: Instant,
+        again: &mut Vec<usize>,
+    ) -> bool {
+        // The waker's only message is "stop"; checking the flag covers it.
+        if stop.is_stopped() && self.drain(registry, now) {
+            return true;
+        }
+        self.date.refresh(SystemTime::now());
+        std::mem::swap(again, &mut self.yielded);
+        for slot in again.drain(..) {
+            self.drive(slot, now);
+        }
+        while let Some(&Reverse((when, slot, generation))) = self.timers.peek() {
+            if when > now {
+                break;
+            }
+            self.timers.pop();
+            if self.generations.get(slot) == Some(&generation) {
+                self.drive(slot, now);
+            }
+        }
+        false
+    }
+
+    /// What every turn does last, on either backend: accepting again after a pause, the idle
+    /// sweep, the access log; true once a drain is over.
+    fn turn_ends(&mut self, registry: &Registry, now: Instant) -> bool {
+        if self.accept_paused_until.is_some_and(|until| now >= until) {
+            self.accept_paused_until = None;
+            // Edge-triggered (and on the ring, not polled while paused): connections that
+            // queued meanwhile raise no new event.
+            self.accept(registry, now);
+        }
+        if now >= self.next_sweep {
+            self.sweep(now);
+        }
+        self.log.flush();
+        // Connections that finished draining this turn: done without another wait.
+        self.drain_until.is_some() && self.drain(registry, now)
     }
 
     /// The server is stopping: on the first call, stops accepting, closes the HTTP/1
@@ -247,7 +269,7 @@ impl Worker<'_> {
         }
         loop {
             match self.listener.accept() {
-                Ok((mut stream, peer)) => {
+                Ok((stream, peer)) => {
                     // Without Nagle's algorithm on every connection, as every socket herd's
                     // client opens (docs/socket-options.md): a response's last small write
                     // (a TLS record, an HTTP/2 frame, the next pipelined answer) would wait
@@ -255,26 +277,10 @@ impl Worker<'_> {
                     // Best effort: a socket refusing it still serves, with those stalls.
                     let _ = stream.set_nodelay(true);
                     let slot = self.free_slot();
-                    let interest = Interest::READABLE | Interest::WRITABLE;
-                    if registry.register(&mut stream, Token(FIRST_CONN + slot), interest).is_err() {
-                        // Dropping the stream closes it; the client sees a reset.
+                    let Some(io) = self.transport(stream, slot, registry) else {
+                        // Dropping the stream closed it; the client sees a reset.
                         self.free.push(slot);
                         continue;
-                    }
-                    let io = match &self.shared.tls {
-                        None => Transport::Plain(stream),
-                        Some(config) => match rustls::ServerConnection::new(config.clone()) {
-                            Ok(session) => {
-                                self.counters.add_tls_connection();
-                                Transport::Tls(Box::new(TlsStream::new(stream, session)))
-                            }
-                            Err(_) => {
-                                // rustls refuses only a configuration it accepted at bind:
-                                // drop this connection rather than the server.
-                                self.free.push(slot);
-                                continue;
-                            }
-                        },
                     };
                     let h2 = self.shared.h2_allowed(&io);
                     let conn = Conn::new(io, peer, self.shared.limits(), now, h2);
@@ -283,7 +289,8 @@ impl Worker<'_> {
                     self.counters.add_connection();
                     // The request usually arrived with the handshake's last ACK or right after:
                     // read it now rather than on the event the registration raises, which then
-                    // finds nothing to do and costs no system call.
+                    // finds nothing to do and costs no system call. (On the ring this finds
+                    // nothing yet and arms the connection's first receive.)
                     self.drive(slot, now);
                 }
                 Err(e) => {
@@ -293,6 +300,28 @@ impl Worker<'_> {
                 }
             }
         }
+    }
+
+    /// The transport of a connection accepted into `slot`: on the ring, its bytes through the
+    /// ring; on epoll, its socket registered, plain or TLS. None when that failed (the stream
+    /// is dropped: closed).
+    fn transport(
+        &mut self,
+        mut stream: TcpStream,
+        slot: usize,
+        registry: &Registry,
+    ) -> Option<Transport> {
+        if self.ring.is_some() {
+            return Some(Transport::Ring(Box::new(RingStream::new(stream))));
+        }
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        registry.register(&mut stream, Token(FIRST_CONN + slot), interest).ok()?;
+        let Some(config) = &self.shared.tls else { return Some(Transport::Plain(stream)) };
+        // rustls refuses only a configuration it accepted at bind: drop this connection
+        // rather than the server.
+        let session = rustls::ServerConnection::new(config.clone()).ok()?;
+        self.counters.add_tls_connection();
+        Some(Transport::Tls(Box::new(TlsStream::new(stream, session))))
     }
 
     /// A slot for a new connection: a closed one's, else one more.
@@ -321,6 +350,9 @@ impl Worker<'_> {
     }
 
     fn drive(&mut self, slot: usize, now: Instant) {
+        if self.ring.is_some() && self.closes_once_sent(slot) {
+            return;
+        }
         let Some(Some(conn)) = self.conns.get_mut(slot) else {
             // A stale event for a connection closed earlier this turn.
             return;
@@ -342,6 +374,9 @@ impl Worker<'_> {
                 self.timers.push(Reverse((until, slot, generation)));
             }
             Drive::Upgrade => self.upgrade(slot, now),
+        }
+        if self.ring.is_some() {
+            self.queue_for_ring(slot);
         }
     }
 

@@ -136,7 +136,8 @@ fn the_backend_is_said_and_a_backend_that_cannot_serve_is_refused() {
     ]));
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("--io uring") && err.contains("plain TCP only"), "{err}");
+    assert!(err.starts_with("herd serve: --io uring: "), "said once, flag first: {err}");
+    assert!(err.contains("plain TCP only"), "{err}");
     assert!(err.contains("use --io epoll or --io auto"), "{err}");
     assert!(out.stdout.is_empty(), "no address printed when nothing listens");
 

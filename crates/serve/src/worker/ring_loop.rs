@@ -1,11 +1,13 @@
-//! The worker's loop on io_uring (`herd serve --io uring`, docs/io.md): the same worker —
-//! its connections, timers, sweep and drain — turning herd-uring's ring instead of epoll.
-//! Plain TCP only (HTTP/1 and h2c); a TLS listener stays on epoll (server.rs refuses it).
+//! The worker's wait on io_uring (`herd serve --io uring`, docs/io.md): the same worker and
+//! the same turn as on epoll — `Worker::turn_begins`, the connections the wait reported,
+//! `Worker::turn_ends`; the same accept and drive, which read `Worker::ring` — waiting on
+//! herd-uring's ring instead of epoll. Plain TCP only (HTTP/1 and h2c); a TLS listener stays on
+//! epoll (io_backend.rs refuses it).
 //!
 //! A turn: hand the ring what the last one decided (closes first, so that a token is retired
 //! before a new connection in its slot arms a receive; then receives to arm; then each
 //! connection's written bytes, one send each), then one `io_uring_enter` that submits them
-//! and waits. What comes back: bytes received (into the connection's [`RingStream`]), a
+//! and waits. What comes back: bytes received (into the connection's `RingStream`), a
 //! receive's end, a send done, the listener readable. Every connection that got something is
 //! driven once after the turn, as epoll's loop drives one per event, and gets its next
 //! receive once it has read what came (one receive at a time: ring_stream.rs says why).
@@ -18,19 +20,17 @@
 //! once the ring has sent what the connection wrote: closing earlier would cancel the
 //! response on its way out.
 
-use std::cmp::Reverse;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use herd_uring::{Event, Ring, RingConfig};
 use mio::Poll;
 
 use super::Worker;
-use crate::conn::Conn;
 use crate::connection::Connection;
 use crate::stop::StopHandle;
-use crate::transport::{RingStream, Transport};
+use crate::transport::Transport;
 
 /// The listener's token; connection `slot` is `slot + 1`.
 const LISTENER: u32 = 0;
@@ -56,12 +56,17 @@ pub(super) fn run(w: &mut Worker<'_>, poll: &mut Poll, stop: &StopHandle) -> io:
     let mut ring = Ring::new(RingConfig { tokens: 256, ..RingConfig::default() })?;
     w.ring = Some(Handover::default());
     ring.ops().watch(poll.as_raw_fd());
-    ring.ops().poll_in(LISTENER, w.listener.as_raw_fd());
+    // The listener's poll is armed (it is one-shot: armed again after each accept).
+    let mut listening = false;
     // Connections that got a completion this turn, each once.
     let mut ready: Vec<usize> = Vec::new();
     let mut marked: Vec<bool> = Vec::new();
     let mut again = Vec::new();
     loop {
+        if !listening && w.accept_paused_until.is_none() && w.drain_until.is_none() {
+            ring.ops().poll_in(LISTENER, w.listener.as_raw_fd());
+            listening = true;
+        }
         hand_over(w, &mut ring);
         let timeout = w.poll_timeout(Instant::now());
         let mut accept = false;
@@ -105,40 +110,20 @@ pub(super) fn run(w: &mut Worker<'_>, poll: &mut Poll, stop: &StopHandle) -> io:
             }
         })?;
         let now = Instant::now();
-        if stop.is_stopped() && w.drain(poll.registry(), now) {
-            hand_over(w, &mut ring);
-            return Ok(());
-        }
-        w.date.refresh(SystemTime::now());
-        std::mem::swap(&mut again, &mut w.yielded);
-        for slot in again.drain(..) {
-            drive(w, slot, now);
-        }
-        while let Some(&Reverse((when, slot, generation))) = w.timers.peek() {
-            if when > now {
-                break;
+        let mut done = w.turn_begins(poll.registry(), stop, now, &mut again);
+        if !done {
+            for slot in ready.drain(..) {
+                marked[slot] = false;
+                w.drive(slot, now);
             }
-            w.timers.pop();
-            if w.generations.get(slot) == Some(&generation) {
-                drive(w, slot, now);
+            if accept {
+                listening = false;
+                w.accept(poll.registry(), now);
             }
+            done = w.turn_ends(poll.registry(), now);
         }
-        for slot in ready.drain(..) {
-            marked[slot] = false;
-            drive(w, slot, now);
-        }
-        if accept || w.accept_paused_until.is_some_and(|until| now >= until) {
-            w.accept_paused_until = None;
-            accept_all(w, now);
-            if w.accept_paused_until.is_none() && w.drain_until.is_none() {
-                ring.ops().poll_in(LISTENER, w.listener.as_raw_fd());
-            }
-        }
-        if now >= w.next_sweep {
-            w.sweep(now);
-        }
-        w.log.flush();
-        if w.drain_until.is_some() && w.drain(poll.registry(), now) {
+        if done {
+            // The last closes go to the ring, which finishes them as it is dropped.
             hand_over(w, &mut ring);
             return Ok(());
         }
@@ -174,70 +159,45 @@ fn hand_over(w: &mut Worker<'_>, ring: &mut Ring) {
     }
 }
 
-/// Drives a connection, then queues what it wrote for the ring and, once it has read what
-/// came, its next receive; or, if it only waits for the ring to send before it closes,
-/// closes it once that is done.
-fn drive(w: &mut Worker<'_>, slot: usize, now: Instant) {
-    let Some(r) = w.conns.get_mut(slot).and_then(Option::as_mut).and_then(Connection::ring_stream)
-    else {
-        return;
-    };
-    if r.close_when_sent {
-        if !r.sending() {
-            w.close_now(slot);
-        }
-        return;
-    }
-    w.drive(slot, now);
-    let Some(r) = w.conns.get_mut(slot).and_then(Option::as_mut).and_then(Connection::ring_stream)
-    else {
-        return;
-    };
-    let (wrote, reads) = (!r.outbox.is_empty(), r.wants_recv() && !r.close_when_sent);
-    if let Some(h) = w.ring.as_mut() {
-        if wrote {
-            h.dirty.push(slot);
-        }
-        if reads {
-            h.arm.push(slot);
-        }
-    }
-}
-
-/// Accepts until the queue is empty, as epoll's loop does; each connection's receive is
-/// armed at the next turn.
-fn accept_all(w: &mut Worker<'_>, now: Instant) {
-    if w.drain_until.is_some() {
-        return;
-    }
-    loop {
-        match w.listener.accept() {
-            Ok((stream, peer)) => {
-                // As on epoll (worker.rs): no Nagle on any connection, best effort.
-                let _ = stream.set_nodelay(true);
-                let slot = w.free_slot();
-                let io = Transport::Ring(Box::new(RingStream::new(stream)));
-                let h2 = w.shared.h2_allowed(&io);
-                let conn = Conn::new(io, peer, w.shared.limits(), now, h2);
-                w.conns[slot] = Some(Connection::Http1(conn));
-                w.n_open += 1;
-                w.counters.add_connection();
-                if let Some(h) = w.ring.as_mut() {
-                    h.arm.push(slot);
-                }
-            }
-            Err(e) => {
-                if !w.accept_failed(&e, now) {
-                    return;
-                }
-            }
-        }
-    }
-}
-
 impl Worker<'_> {
+    /// After a connection on the ring was driven: what it wrote goes to the ring's send and,
+    /// once it has read all that came, its next receive is armed.
+    pub(super) fn queue_for_ring(&mut self, slot: usize) {
+        let Some(r) =
+            self.conns.get_mut(slot).and_then(Option::as_mut).and_then(Connection::ring_stream)
+        else {
+            return;
+        };
+        let (wrote, reads) = (!r.outbox.is_empty(), r.wants_recv() && !r.close_when_sent);
+        if let Some(h) = self.ring.as_mut() {
+            if wrote {
+                h.dirty.push(slot);
+            }
+            if reads {
+                h.arm.push(slot);
+            }
+        }
+    }
+
+    /// Whether the connection in `slot` only waits for the ring to send before it closes
+    /// (then it is not driven), closing it if the ring is done.
+    pub(super) fn closes_once_sent(&mut self, slot: usize) -> bool {
+        let Some(r) =
+            self.conns.get_mut(slot).and_then(Option::as_mut).and_then(Connection::ring_stream)
+        else {
+            return false;
+        };
+        if !r.close_when_sent {
+            return false;
+        }
+        if !r.sending() {
+            self.close_now(slot);
+        }
+        true
+    }
+
     /// [`Worker::close`] on the ring: a connection the ring still sends for closes once
-    /// that is done ([`drive`] sees to it after the send's completion).
+    /// that is done (its drive after the send's completion sees to it).
     pub(super) fn close_on_ring(&mut self, slot: usize) {
         let sending = self
             .conns
