@@ -177,8 +177,13 @@ impl<'a, R: Recorder, L: Link<'a>> Worker<'a, R, L> {
             let config = RingConfig { tokens, ..RingConfig::default() };
             let mut ring = Ring::new(config).map_err(EngineError::Ring)?;
             let turned = ring_turn::run(&mut self, &mut ring);
+            // Handed over a batch at a time: one list of every connection's close would hold
+            // the memory of the start's burst again, at the end.
             for i in 0..self.conns.len() {
                 self.close_conn(i);
+                if self.ring_ops.len() >= ring_turn::KEEP_OPS {
+                    ring_turn::hand_over(&mut self, &mut ring.ops());
+                }
             }
             ring_turn::hand_over(&mut self, &mut ring.ops());
             // Dropping the ring cancels what is left and waits for it (ring.rs).

@@ -133,6 +133,12 @@ struct Core {
     /// Memory of closed connections' operations still in flight, by their `user_data`:
     /// freed at their last completion.
     orphans: Vec<(u64, Orphan)>,
+    /// Every address a connect named, each once, kept for the ring's life (boxed: the
+    /// kernel holds a pointer, and the list may grow). A worker connects its thousands of
+    /// connections to the few addresses of its run: one copy each, not one a connection
+    /// (10,000 connects at the start held 1.3 MiB of 136-byte boxes).
+    #[allow(clippy::vec_box, reason = "the kernel holds a pointer into each: they must not move")]
+    addrs: Vec<Box<SockAddr>>,
     /// Entries that found the submission queue full even after an early submit (it
     /// failed): submitted, in order, before anything newer.
     backlog: Vec<squeue::Entry>,
@@ -143,23 +149,26 @@ struct Core {
 
 /// One token's state in its current generation.
 #[derive(Debug, Default)]
+///
+/// Kept small (80 B): a worker holds one a connection, 10,000 idle ones included (issue 35's
+/// bound on their memory); a test holds the size.
 struct Slot {
     generation: u32,
-    /// The fd of the receive armed, to re-arm it.
-    recv: Option<RawFd>,
-    /// The receive armed is one read of at most this many bytes ([`Ops::recv_up_to`]), not
-    /// a multishot one.
-    once: Option<u32>,
-    send: SendQueue,
-    /// Its socket: sends go on it, its polls are re-armed on it.
+    /// Its socket: sends go on it, its receive and polls are re-armed on it.
     fd: RawFd,
+    /// The receive armed is one read of at most this many bytes ([`Ops::recv_up_to`]), not
+    /// a multishot one; 0: it is multishot (a read is of at least one byte).
+    once: u32,
+    /// A receive is armed on `fd`.
+    recv: bool,
     /// In `dirty` for this generation.
     dirty: bool,
     /// Polls armed ([`POLL_IN`], [`POLL_OUT`]), for a link that reads and writes its socket
     /// itself (QUIC's UDP socket) and only learns from the ring when it is ready.
     polls: u8,
-    /// The address of the connect in flight (boxed: a slot moves when `slots` grows).
-    connect: Option<Box<SockAddr>>,
+    /// A connect is in flight; its address is in [`Core::addrs`].
+    connecting: bool,
+    send: SendQueue,
 }
 
 /// Memory held, never read: kept only so that the kernel's reads of it stay valid.
@@ -167,7 +176,6 @@ struct Slot {
 #[allow(dead_code, reason = "held for the kernel, which reads it; never read here")]
 enum Orphan {
     Send(Vec<u8>),
-    Addr(Box<SockAddr>),
 }
 
 /// [`Slot::polls`]: a poll for reading is armed; a poll for writing is.
@@ -204,6 +212,7 @@ impl Ring {
             slots: std::iter::repeat_with(Slot::default).take(config.tokens as usize).collect(),
             dirty: Vec::new(),
             orphans: Vec::new(),
+            addrs: Vec::new(),
             backlog: Vec::new(),
             in_flight: 0,
             counters: Counters::default(),
@@ -372,21 +381,23 @@ impl Core {
         // kernels), and never 0 (which would mean "a whole buffer").
         let max = max.clamp(1, self.buf_len);
         let slot = self.slot(token);
-        if slot.recv.is_some() {
+        if slot.recv {
             return;
         }
-        slot.recv = Some(fd);
-        slot.once = Some(max);
+        slot.recv = true;
+        slot.fd = fd;
+        slot.once = max;
         let generation = slot.generation;
         self.push(&[recv_once_entry(fd, max, generation, token)]);
     }
 
     fn recv_multishot(&mut self, token: u32, fd: RawFd) {
         let slot = self.slot(token);
-        if slot.recv.is_some() {
+        if slot.recv {
             return;
         }
-        slot.recv = Some(fd);
+        slot.recv = true;
+        slot.fd = fd;
         let generation = slot.generation;
         self.push(&[recv_entry(fd, generation, token)]);
     }
@@ -455,15 +466,23 @@ impl Core {
     }
 
     fn connect(&mut self, token: u32, fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
-        let slot = self.slot(token);
-        if slot.connect.is_some() {
+        let index = self.slot_index(token);
+        if self.slots[index].connecting {
             return Err(io::Error::from_raw_os_error(libc::EALREADY));
         }
-        let addr = Box::new(SockAddr::from(*addr));
-        let entry = opcode::Connect::new(types::Fd(fd), addr.as_ptr(), addr.len())
+        let addr = SockAddr::from(*addr);
+        let kept = match self.addrs.iter().find(|a| ***a == addr) {
+            Some(kept) => kept,
+            None => {
+                self.addrs.push(Box::new(addr));
+                &self.addrs[self.addrs.len() - 1]
+            }
+        };
+        let slot = &mut self.slots[index];
+        let entry = opcode::Connect::new(types::Fd(fd), kept.as_ptr(), kept.len())
             .build()
             .user_data(user_data(Op::Connect, slot.generation, token));
-        slot.connect = Some(addr);
+        slot.connecting = true;
         self.push(&[entry]);
         Ok(())
     }
@@ -525,8 +544,7 @@ impl Core {
             Op::PollIn | Op::PollOut => self.polled((op, token), res, f),
             Op::Connect => {
                 let index = token as usize;
-                // The kernel is done with the address.
-                self.slots[index].connect = None;
+                self.slots[index].connecting = false;
                 let result = if res < 0 { Err(errno(res)) } else { Ok(()) };
                 f(&mut Ops(self), Completion { token, event: Event::Connected(result) });
                 true
@@ -549,8 +567,8 @@ impl Core {
         let mut read_once = false;
         if res > 0 && !more {
             if let Some(slot) = self.slots.get_mut(token as usize) {
-                if slot.generation == generation && slot.once.take().is_some() {
-                    slot.recv = None;
+                if slot.generation == generation && std::mem::take(&mut slot.once) > 0 {
+                    slot.recv = false;
                     read_once = true;
                 }
             }
@@ -568,7 +586,8 @@ impl Core {
             return seen;
         }
         // A paced reader's read that brought nothing (one that did was disarmed above).
-        if let (Some(max), Some(fd)) = (self.slots[index].once, self.slots[index].recv) {
+        let Slot { once: max, recv, fd, .. } = self.slots[index];
+        if max > 0 && recv {
             if res == -libc::ENOBUFS {
                 // No buffer free: the same read again, next turn.
                 self.counters.rearms += 1;
@@ -577,13 +596,13 @@ impl Core {
                 return seen;
             }
             // The peer's close or an error: ends it as a multishot receive's end does, below.
-            self.slots[index].once = None;
+            self.slots[index].once = 0;
         }
-        match (res, self.slots[index].recv) {
+        match (res, recv) {
             // Ended for want of buffers (the bytes wait in the socket), or after data for a
             // reason of the kernel's own (a full completion queue): armed again, to be
             // submitted next turn, once this turn's buffers are back.
-            (r, Some(fd)) if r > 0 || r == -libc::ENOBUFS => {
+            (r, true) if r > 0 || r == -libc::ENOBUFS => {
                 self.counters.rearms += 1;
                 self.counters.enobufs_rearms += u64::from(r == -libc::ENOBUFS);
                 self.push(&[recv_entry(fd, generation, token)]);
@@ -591,9 +610,9 @@ impl Core {
             }
             // Bytes of a receive the caller never armed: none can come (no receive is in
             // flight without `recv`), and none is taken for an end.
-            (1.., None) => seen,
+            (1.., false) => seen,
             (r, _) => {
-                self.slots[index].recv = None;
+                self.slots[index].recv = false;
                 let end = if r < 0 { Some(errno(r)) } else { None };
                 f(&mut Ops(self), Completion { token, event: Event::RecvEnded(end) });
                 true
@@ -687,7 +706,7 @@ impl Core {
         // SAFETY: every entry this ring makes names only memory the ring owns and keeps
         // unmoved until the entry's last completion: a send names its token's `SendQueue`
         // buffer (not written while in flight, moved into `orphans` on close), a connect its
-        // boxed address (in the slot, or `orphans`), a receive (multishot or one read) the
+        // boxed address in `addrs` (kept for the ring's life), a receive (multishot or one read) the
         // registered buffer group, never an address of ours;
         // cancel, close and a watch's poll name no memory. Drop frees none of it before every entry ended.
         unsafe { self.ring.submission().push_multiple(entries).is_ok() }
@@ -707,17 +726,16 @@ impl Core {
         let slot = &mut self.slots[index];
         let old = slot.generation;
         slot.generation = (old + 1) & GEN_MASK;
-        slot.recv = None;
-        slot.once = None;
+        slot.recv = false;
+        slot.once = 0;
         slot.dirty = false;
+        // A connect in flight names one of `addrs`, which outlive every operation.
+        slot.connecting = false;
         slot.polls = 0;
         // Tokens are u32 (the slots grow only to a u32 token), so the cast is exact.
         let token = index as u32;
         if let Some(buf) = slot.send.close() {
             self.orphans.push((user_data(Op::Send, old, token), Orphan::Send(buf)));
-        }
-        if let Some(addr) = slot.connect.take() {
-            self.orphans.push((user_data(Op::Connect, old, token), Orphan::Addr(addr)));
         }
         old
     }
@@ -746,6 +764,7 @@ impl Drop for Ring {
         }
         std::mem::forget(std::mem::take(&mut self.core.slots));
         std::mem::forget(std::mem::take(&mut self.core.orphans));
+        std::mem::forget(std::mem::take(&mut self.core.addrs));
     }
 }
 

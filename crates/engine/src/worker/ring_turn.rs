@@ -64,6 +64,10 @@ pub(super) fn run<'a, R: Recorder, L: Link<'a>>(
     Ok(())
 }
 
+/// The room for queued operations kept between turns (the burst at the start needs more,
+/// once).
+pub(super) const KEEP_OPS: usize = 1024;
+
 /// `HERD_URING_MIN_WAIT_US`: a turn's minimum wait once a completion is there (None: none).
 fn min_wait() -> Option<Duration> {
     let us: u64 = std::env::var("HERD_URING_MIN_WAIT_US").ok()?.parse().ok()?;
@@ -98,8 +102,11 @@ pub(super) fn hand_over<'a, R: Recorder, L: Link<'a>>(w: &mut Worker<'a, R, L>, 
                 RingOp::Forget(i) => ops.forget(i as u32),
             }
         }
-        // Keep the list's room for the next turn, unless more was queued meanwhile.
+        // Keep the list's room for the next turn, unless more was queued meanwhile; but not
+        // the room of the start's burst (a connect for every connection: 10,000 of them held
+        // 0.5 MiB for the run's life), only what a busy turn needs.
         if w.ring_ops.is_empty() {
+            list.shrink_to(KEEP_OPS);
             w.ring_ops = list;
         }
     }
