@@ -105,6 +105,11 @@ command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || [ -x /usr/lib/go/bin/
 command -v smbtorture >/dev/null || need_pkgs+=(samba-testsuite)
 command -v smbclient >/dev/null || need_pkgs+=(smbclient)
 [ -f /usr/share/dbench/client.txt ] || need_pkgs+=(dbench)
+# The packages (scripts/package.sh; tests/it/package.rs installs the .deb into a fresh Debian
+# root that mmdebstrap makes from Debian's packages).
+command -v dpkg-shlibdeps >/dev/null || need_pkgs+=(dpkg-dev)
+command -v objcopy >/dev/null || need_pkgs+=(binutils)
+command -v mmdebstrap >/dev/null || need_pkgs+=(mmdebstrap)
 # herd report --html is opened in headless Chromium by its test; a font for its screenshot.
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || need_pkgs+=(fonts-dejavu-core)

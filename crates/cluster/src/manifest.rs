@@ -46,7 +46,7 @@ pub struct RunManifest {
     /// The namespace; None: the one `kubectl` uses.
     pub namespace: Option<String>,
     pub agents: NonZeroU32,
-    /// The agent image: herd's static binary at `/herd` on an empty base
+    /// The agent image: herd at `/herd` with the C libraries it links, on an empty base
     /// (deploy/agent.Containerfile), best pinned by digest (`…@sha256:…`).
     pub image: String,
     /// `herd run`'s arguments, the same for every agent (the coordinator checks).

@@ -58,7 +58,7 @@ pub(crate) struct KubeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) agents: Option<u32>,
 
-    /// The agent image: herd's static binary at /herd (deploy/agent.Containerfile), best
+    /// The agent image: herd at /herd (deploy/agent.Containerfile; scripts/build-images.sh), best
     /// pinned by digest
     #[arg(long, value_name = "IMAGE")]
     pub(crate) image: Option<String>,

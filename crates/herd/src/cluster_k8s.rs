@@ -155,10 +155,9 @@ fn manifest_of(
     plan: &RunPlan,
 ) -> anyhow::Result<herd_cluster::RunManifest> {
     let agents = kube.agents.context("give --agents N: how many pods run the load")?;
-    let image = kube
-        .image
-        .clone()
-        .context("give --image IMAGE: the agent image (deploy/agent.Containerfile builds one)")?;
+    let image = kube.image.clone().context(
+        "give --image IMAGE: the agent image (scripts/build-images.sh builds one: docs/install.md)",
+    )?;
     let o = &plan.outputs;
     if o.json.is_some() || o.html.is_some() || o.series.is_some() || o.hlog.is_some() {
         bail!(

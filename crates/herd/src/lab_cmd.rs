@@ -301,8 +301,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let resumed = finished.resumed.map(|n| format!(", resumed after {n}")).unwrap_or_default();
     eprintln!(
-        "herd lab: {} runs in {} (experiment {}{resumed}, order seed {}); `herd report {}` shows them again, `herd report {} --html report.html` as a page with charts",
+        "herd lab: {} run{} in {} (experiment {}{resumed}, order seed {}); `herd report {}` shows them again, `herd report {} --html report.html` as a page with charts",
         finished.runs_done,
+        if finished.runs_done == 1 { "" } else { "s" },
         args.store.display(),
         finished.experiment.0,
         finished.seed,

@@ -12,6 +12,7 @@ mod cluster_report;
 mod cluster_ssh;
 mod doctor_cmd;
 mod host_cmd;
+mod install_files;
 mod lab_cmd;
 mod lab_hosts;
 mod live;
@@ -96,6 +97,20 @@ enum Command {
     /// One agent of a spread run (`herd cluster`): herd run's flags; who it is comes from
     /// JOB_COMPLETION_INDEX, HERD_AGENTS and HERD_COORDINATOR.
     Agent(Box<cluster_args::AgentArgs>),
+    /// Prints a shell completion script for herd: `herd completions bash >
+    /// /etc/bash_completion.d/herd` (zsh: a file `_herd` in a directory of $fpath; fish:
+    /// ~/.config/fish/completions/herd.fish). The packages install them already.
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Writes herd's man pages (herd.1, herd-run.1, herd-lab-run.1, …, one for each command)
+    /// into DIR, which must exist, and prints their paths. The packages install them already.
+    Man {
+        /// Where to write them (e.g. ~/.local/share/man/man1, then `man herd-run`)
+        dir: std::path::PathBuf,
+    },
     /// herd's helper on a lab host: started by herd over SSH (`ssh HOST herd host`), not for
     /// use by hand. Serves requests on stdin, one JSON line each, until stdin closes, then
     /// stops everything it started.
@@ -133,6 +148,13 @@ fn main() -> ExitCode {
         Command::Report(args) => exit_code("herd report", report_cmd::run(args).map(report_exit)),
         Command::Doctor { json } => doctor_cmd::main(json),
         Command::Host { idle_timeout } => host_cmd::main(idle_timeout),
+        Command::Completions { shell } => exit_code(
+            "herd completions",
+            install_files::completions(shell).map(|()| ExitCode::SUCCESS),
+        ),
+        Command::Man { dir } => {
+            exit_code("herd man", install_files::man_pages(&dir).map(|()| ExitCode::SUCCESS))
+        }
         Command::Serve(args) => {
             exit_code("herd serve", serve_cmd::run(args).map(|()| ExitCode::SUCCESS))
         }

@@ -40,6 +40,7 @@ mod lab_servers;
 mod lab_time_budget;
 mod lab_tools_on_hosts;
 mod lab_up;
+mod package;
 mod report_history;
 mod report_html;
 mod report_read_only;
