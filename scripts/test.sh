@@ -110,6 +110,9 @@ command -v smbclient >/dev/null || need_pkgs+=(smbclient)
 command -v dpkg-shlibdeps >/dev/null || need_pkgs+=(dpkg-dev)
 command -v objcopy >/dev/null || need_pkgs+=(binutils)
 command -v mmdebstrap >/dev/null || need_pkgs+=(mmdebstrap)
+# herd run --metrics-listen's page is checked by promtool and scraped by a real Prometheus
+# (tests/it/run_metrics.rs); the package's daemon is kept from starting (policy-rc.d below).
+command -v prometheus >/dev/null || need_pkgs+=(prometheus)
 # herd report --html is opened in headless Chromium by its test; a font for its screenshot.
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || need_pkgs+=(fonts-dejavu-core)

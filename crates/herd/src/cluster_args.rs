@@ -195,16 +195,20 @@ struct RunOnly {
 }
 
 /// The run's herd run arguments (after `--`), parsed as `herd run` parses them.
-pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
-    let run_args = RunOnly::try_parse_from(args)
+pub(crate) fn run_args(args: &[OsString]) -> anyhow::Result<RunArgs> {
+    Ok(RunOnly::try_parse_from(args)
         .map_err(|e| {
             anyhow::anyhow!(
                 "the herd run arguments after --: {}",
                 e.render().to_string().trim_end()
             )
         })?
-        .args;
-    Ok(crate::run_args::plan(&run_args)?)
+        .args)
+}
+
+/// The run's plan, from its herd run arguments (after `--`).
+pub(crate) fn run_plan(args: &[OsString]) -> anyhow::Result<herd_run::RunPlan> {
+    Ok(crate::run_args::plan(&run_args(args)?)?)
 }
 
 #[cfg(test)]

@@ -28,9 +28,10 @@ use herd_run::spread::agent::{COORDINATOR_VAR, COUNT_VAR, INDEX_VAR};
 use herd_run::spread::{self, Address, AgentEnv, Coordinator};
 use herd_topo::{CpuSet, Spawn, Supervisor};
 
-use crate::cluster_args::{run_plan, AgentArgs, ClusterCommand, ClusterRunArgs};
+use crate::cluster_args::{run_args, run_plan, AgentArgs, ClusterCommand, ClusterRunArgs};
 use crate::cluster_report::report;
 use crate::run_cmd::{stop_on_ctrl_c, Outcome};
+use crate::run_metrics::RunMetrics;
 use crate::run_outputs::{RunOutputs, StepLines};
 
 /// `herd cluster …`.
@@ -49,6 +50,16 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
             bail!(
                 "--agent-cpus places the agents of --ssh HOST,… on their hosts' CPUs: give the \
                  hosts, or leave it out (here, run herd itself under taskset)"
+            )
+        }
+        ClusterCommand::Run(args)
+            if args.local.is_none()
+                && args.ssh.is_empty()
+                && run_args(&args.run).is_ok_and(|r| r.metrics_listen.is_some()) =>
+        {
+            bail!(
+                "--metrics-listen serves the merged figures where herd cluster run coordinates \
+                 (--local, --ssh); on Kubernetes agent 0 coordinates in its pod: not yet"
             )
         }
         ClusterCommand::Run(args) => match (args.local, args.kube.agents) {
@@ -73,6 +84,12 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
 /// `herd agent`: this process is one agent; who it is comes from its environment. Agent 0
 /// with `--coordinate` also coordinates, and prints the merged result.
 pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
+    if args.run.metrics_listen.is_some() {
+        bail!(
+            "--metrics-listen is served by herd cluster run (--local, --ssh), with the agents' \
+             figures merged; an agent serves none"
+        );
+    }
     let env = AgentEnv::from_env()?;
     let mut plan = crate::run_args::plan(&args.run)?;
     // The user's opt-in for a target outside the safe ranges (agents on a real cluster):
@@ -133,7 +150,8 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         herd_run::prepare(&plan)?;
     }
     // Opened before any agent starts: a path that cannot be written costs nothing.
-    let RunOutputs { writer, json } = RunOutputs::open(&plan)?;
+    let metrics = RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?;
+    let outputs = RunOutputs::open(&plan, metrics)?;
     let dir = RunDir::create()?;
     let listen = if args.netns.is_empty() {
         Address::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).to_string())
@@ -148,7 +166,7 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let control = stop_on_ctrl_c();
     let agent_args = plan.for_agents().to_args();
     let mut agents = LocalAgents::start(n, &address, &args.netns, &dir.0, &agent_args)?;
-    coordinate(&plan, coordinator, RunOutputs { writer, json }, &control, &mut agents)
+    coordinate(&plan, coordinator, outputs, &control, &mut agents)
 }
 
 /// Agents started somewhere, as the coordinator's run needs them: stopped when it fails,
@@ -176,7 +194,7 @@ pub(crate) fn coordinate(
     control: &herd_engine::Control,
     agents: &mut dyn Agents,
 ) -> anyhow::Result<Outcome> {
-    let RunOutputs { writer, json } = outputs;
+    let RunOutputs { writer, json, metrics } = outputs;
     let mut out = io::stdout().lock();
     let mut lines = StepLines::new(plan);
     let result = coordinator.run(plan, writer.as_ref(), control, |k, setup, step| {
@@ -203,6 +221,9 @@ pub(crate) fn coordinate(
     let failed_agents = agents.wait();
     lines.finish()?;
     let outcome = report(&mut out, plan, &result, json)?;
+    if let Some(m) = metrics {
+        m.finish(control.is_stopped());
+    }
     // As herd run does a full disk: the result is out, then the output that failed is said.
     if let Some(e) = result.hlog_error {
         return Err(e.into());

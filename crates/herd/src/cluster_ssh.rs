@@ -32,10 +32,11 @@ use herd_run::spread::{Address, Coordinator};
 use herd_run::RunPlan;
 use herd_topo::CpuSet;
 
-use crate::cluster_args::{run_plan, ClusterRunArgs};
+use crate::cluster_args::{run_args, run_plan, ClusterRunArgs};
 use crate::cluster_cmd::{coordinate, last_line, Agents, RunDir};
 use crate::cluster_files::RunFiles;
 use crate::run_cmd::{stop_on_ctrl_c, Outcome};
+use crate::run_metrics::RunMetrics;
 use crate::run_outputs::RunOutputs;
 
 /// This build, as each host's helper must say it is.
@@ -75,7 +76,8 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     }
     // Read before any host is reached: a file missing here fails the run at once.
     let files = RunFiles::read(&plan)?;
-    let outputs = RunOutputs::open(&plan)?;
+    let outputs =
+        RunOutputs::open(&plan, RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?)?;
     let dir = RunDir::create()?;
     let local = dir.0.join(SOCKET);
     let mut coordinator = Coordinator::bind(&Address::Unix(local.clone()), n)?;

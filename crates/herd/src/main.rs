@@ -21,6 +21,7 @@ mod report_cmd;
 mod report_compare;
 mod run_args;
 mod run_cmd;
+mod run_metrics;
 mod run_outputs;
 mod serve_cmd;
 mod serve_generate;

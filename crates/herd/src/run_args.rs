@@ -229,6 +229,25 @@ pub(crate) struct RunArgs {
     /// second, in microseconds, for HdrHistogram's tools (docs/run-series.md)
     #[arg(long, value_name = "FILE")]
     pub(crate) hlog: Option<PathBuf>,
+
+    /// Serve the run's live figures at http://ADDR/metrics in Prometheus's text format while
+    /// it runs (requests and failures by kind, bytes, a latency histogram, the last second's
+    /// rate and percentiles, herd's own CPU; docs/metrics.md): ADDR is IP:PORT, e.g.
+    /// 127.0.0.1:9464 (port 0: any free port, printed)
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    pub(crate) metrics_listen: Option<std::net::SocketAddr>,
+
+    /// After the run, keep the final figures up until a scrape has read them, at most this
+    /// long (no wait when nothing scraped during the run)
+    #[arg(long, value_name = "DURATION", default_value = "15s", requires = "metrics_listen")]
+    pub(crate) metrics_linger: TimeSpan,
+}
+
+/// `--metrics-listen`: an IP address and a port.
+fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    text.parse().map_err(|_| {
+        format!("`{text}` is not IP:PORT: give e.g. 127.0.0.1:9464, [::1]:9464 or 0.0.0.0:9464")
+    })
 }
 
 /// `-m`/`--streams`: a count. `-m` was the method before HTTP/2 came (h2load's `-m` is the

@@ -18,6 +18,7 @@ use herd_engine::Control;
 use herd_run::{summary, RunReport};
 
 pub(crate) use crate::run_args::RunArgs;
+use crate::run_metrics::RunMetrics;
 use crate::run_outputs::{RunOutputs, StepLines};
 use crate::single_run::SingleRun;
 
@@ -51,8 +52,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let started_at = herd_lab::runner::now_rfc3339();
     let environment =
         outputs.html.as_ref().map(|_| herd_lab::environment::record(env!("HERD_VERSION")));
-    // Opened before any load is sent: a path that cannot be written stops the run here.
-    let RunOutputs { writer, json } = RunOutputs::open(&plan)?;
+    // Opened before any load is sent: a path that cannot be written, or a metrics address
+    // that cannot be bound, stops the run here.
+    let metrics = RunMetrics::start(&args, "herd run")?;
+    let RunOutputs { writer, json, metrics } = RunOutputs::open(&plan, metrics)?;
     let setup = prepared.setup().clone();
     let mut out = io::stdout().lock();
     let mut lines = StepLines::new(&plan);
@@ -95,6 +98,9 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(o) = writer {
         o.finish()?;
+    }
+    if let Some(m) = metrics {
+        m.finish(outcome == Outcome::Interrupted);
     }
     if outcome == Outcome::Done && report.steps().iter().any(|s| s.no_response()) {
         eprintln!("herd run: {}", no_response(&report));

@@ -9,10 +9,12 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use herd_run::hlog::Hlog;
+use herd_run::metrics::MetricsFeed;
 use herd_run::series::Series;
 use herd_run::{summary, Outputs, RunPlan, RunSetup, SecondObserver, StepReport};
 
 use crate::live::Live;
+use crate::run_metrics::RunMetrics;
 
 /// The run's outputs, opened: the writer thread (none when nothing is written while the run
 /// goes) and the `--json` file. The fields are apart because each command finishes them at
@@ -20,13 +22,15 @@ use crate::live::Live;
 pub(crate) struct RunOutputs {
     pub(crate) writer: Option<Outputs>,
     pub(crate) json: JsonFile,
+    /// `--metrics-listen`'s endpoint, fed by the writer thread.
+    pub(crate) metrics: Option<RunMetrics>,
 }
 
 impl RunOutputs {
     /// Creates every file `plan` names but `--html` (written from the result alone), and starts
     /// the writer thread. The live line only on a terminal, so that logs and pipes never see
     /// it.
-    pub(crate) fn open(plan: &RunPlan) -> anyhow::Result<RunOutputs> {
+    pub(crate) fn open(plan: &RunPlan, metrics: Option<RunMetrics>) -> anyhow::Result<RunOutputs> {
         let stepped = plan.is_stepped();
         let outputs = &plan.outputs;
         let series = outputs.series.as_deref().map(|p| Series::create(p, stepped)).transpose()?;
@@ -35,8 +39,12 @@ impl RunOutputs {
         let live = io::stderr().is_terminal().then(|| {
             Box::new(Live::new(stepped.then(|| plan.steps().len()))) as Box<dyn SecondObserver>
         });
-        let writer = Outputs::start(series, hlog, live)?;
-        Ok(RunOutputs { writer, json })
+        let observer = match &metrics {
+            Some(m) => Some(Box::new(MetricsFeed::new(m.figures.clone(), live)) as _),
+            None => live,
+        };
+        let writer = Outputs::start(series, hlog, observer)?;
+        Ok(RunOutputs { writer, json, metrics })
     }
 }
 

@@ -290,7 +290,7 @@ impl Recorder for RunRecorder {
             let t = &f.timing;
             self.add_conn_rate(f.conn, f.bytes_read, t.end - t.start);
             if let Some(s) = &mut self.seconds {
-                s.failed(end, f.bytes_read);
+                s.failed(end, f.kind, f.bytes_read);
             }
         } else if let Some(s) = &mut self.seconds {
             s.warmup(end);

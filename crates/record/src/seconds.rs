@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use herd_stats::LatencyHistogram;
+use herd_stats::{FailureKind, Failures, LatencyHistogram};
 
 /// Where a worker's finished seconds go, in order: `herd run`'s writer thread.
 pub type SecondsOut = Box<dyn FnMut(Report) + Send>;
@@ -23,6 +23,9 @@ pub struct Interval {
     /// Requests completed in this second.
     pub completed: u64,
     pub failed: u64,
+    /// The failed requests by kind (`failed` is their total): what a live view and the
+    /// metrics show as errors by kind.
+    pub failures: Failures,
     /// Every byte read by requests that ended in this second, failures included (as in the
     /// summary's `bytes.read`).
     pub bytes_read: u64,
@@ -36,6 +39,7 @@ impl Default for Interval {
         Interval {
             completed: 0,
             failed: 0,
+            failures: Failures::default(),
             bytes_read: 0,
             // A new histogram every second per worker: one sized for the latencies seen,
             // not for an hour (LatencyHistogram::growing), keeps that cheap in memory.
@@ -47,7 +51,13 @@ impl Default for Interval {
 impl Interval {
     /// An empty interval whose histogram starts at the size this one's grew to.
     fn empty_like(&self) -> Interval {
-        Interval { completed: 0, failed: 0, bytes_read: 0, latency: self.latency.empty_like() }
+        Interval {
+            completed: 0,
+            failed: 0,
+            failures: Failures::default(),
+            bytes_read: 0,
+            latency: self.latency.empty_like(),
+        }
     }
 
     pub fn has_outcomes(&self) -> bool {
@@ -57,6 +67,7 @@ impl Interval {
     pub fn merge(&mut self, o: &Interval) {
         self.completed += o.completed;
         self.failed += o.failed;
+        self.failures += &o.failures;
         self.bytes_read += o.bytes_read;
         self.latency += &o.latency;
     }
@@ -160,12 +171,13 @@ impl Seconds {
         self.count_down(end);
     }
 
-    pub fn failed(&mut self, end: Instant, bytes_read: u64) {
+    pub fn failed(&mut self, end: Instant, kind: FailureKind, bytes_read: u64) {
         if self.ended {
             return;
         }
         self.reach(end);
         self.current.failed += 1;
+        self.current.failures.add(kind);
         self.current.bytes_read += bytes_read;
         self.count_down(end);
     }
@@ -286,7 +298,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Seconds::new(0, t0, None, None, feed);
         s.completed(t0 + ms(100), ms(5), 10);
-        s.failed(t0 + ms(900), 3);
+        s.failed(t0 + ms(900), FailureKind::Timeout, 3);
         s.tick(t0 + ms(999));
         assert!(collect(&rx).0.is_empty(), "nothing before the second ends");
         // A stall: nothing for three seconds, then the clock moves on.

@@ -19,6 +19,7 @@ mod execute;
 mod health;
 pub mod hlog;
 mod merge;
+pub mod metrics;
 mod outputs;
 pub mod plan;
 pub mod plan_files;

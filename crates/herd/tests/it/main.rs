@@ -49,6 +49,7 @@ mod run_h2;
 mod run_h3;
 mod run_html;
 mod run_json_schema;
+mod run_metrics;
 mod run_outputs;
 mod run_servers;
 mod run_workloads;

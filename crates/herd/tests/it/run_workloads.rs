@@ -315,16 +315,13 @@ fn the_conforming_count_separates_slow_connections_from_fast_ones() {
 #[test]
 fn connections_come_from_every_bind_address() {
     let mut serve = Serve::start(&["--threads", "1", "--access-log"]);
-    let j = run_json(&[
-        "-c",
-        "8",
-        "-n",
-        "80",
-        "--bind",
-        "127.0.0.2-127.0.0.5",
-        &serve.url("/bytes/10"),
-    ]);
-    assert_eq!(j["requests"]["completed"], 80, "{j}");
+    // One request a connection: each connection's first request is its own from the start
+    // (it waits for the connect in its link), so the server sees each connection's address
+    // once. With more requests than connections, which connection takes the rest depends on
+    // which answers first (on io_uring, unevenly), not on where it comes from.
+    let j =
+        run_json(&["-c", "8", "-n", "8", "--bind", "127.0.0.2-127.0.0.5", &serve.url("/bytes/10")]);
+    assert_eq!(j["requests"]["completed"], 8, "{j}");
     // The access log is written per event-loop turn; read what arrived.
     let mut stdout = serve.stdout.take().unwrap();
     let _ = serve.child.kill();
@@ -336,8 +333,8 @@ fn connections_come_from_every_bind_address() {
         *by_addr.entry(line.split(' ').next().unwrap().to_owned()).or_insert(0) += 1;
     }
     let want: std::collections::BTreeMap<String, i32> =
-        (2..=5).map(|d| (format!("127.0.0.{d}"), 20)).collect();
-    assert_eq!(by_addr, want, "8 connections over 4 addresses, 10 requests each");
+        (2..=5).map(|d| (format!("127.0.0.{d}"), 2)).collect();
+    assert_eq!(by_addr, want, "8 connections over 4 addresses, a request each");
 }
 
 #[test]

@@ -370,6 +370,10 @@ impl SecondObserver for Forward {
             end_ns: u64::try_from(end.as_nanos()).unwrap_or(u64::MAX),
             completed: s.interval.completed,
             failed: s.interval.failed,
+            failures: herd_stats::FailureKind::ALL
+                .iter()
+                .map(|k| s.interval.failures.get(*k))
+                .collect(),
             bytes_read: s.interval.bytes_read,
             latency: s.interval.latency.clone(),
         });
@@ -385,6 +389,7 @@ impl SecondObserver for Forward {
                 end_ns: 0,
                 completed: 0,
                 failed: 0,
+                failures: Vec::new(),
                 bytes_read: 0,
                 latency: herd_stats::LatencyHistogram::growing(),
             });

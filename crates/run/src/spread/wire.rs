@@ -21,8 +21,8 @@ use herd_record::Interval;
 use herd_record::RunRecorder;
 
 /// The conversation's version: an agent and a coordinator of different versions refuse each
-/// other at `hello`.
-pub(crate) const PROTOCOL: u32 = 2;
+/// other at `hello`. 3: a second carries its failures by kind.
+pub(crate) const PROTOCOL: u32 = 3;
 
 /// No frame is longer: a recorder with every histogram full and a per-connection rate for
 /// 50,000 connections is a few MiB. A longer line is a broken or hostile peer.
@@ -108,15 +108,23 @@ pub(crate) struct SecondFrame {
     pub(crate) end_ns: u64,
     pub(crate) completed: u64,
     pub(crate) failed: u64,
+    /// The failed requests by kind, in `FailureKind::ALL`'s order (the live view's and the
+    /// metrics' errors by kind, merged across agents).
+    pub(crate) failures: Vec<u64>,
     pub(crate) bytes_read: u64,
     pub(crate) latency: herd_stats::LatencyHistogram,
 }
 
 impl SecondFrame {
     pub(crate) fn interval(self) -> Interval {
+        let mut failures = herd_stats::Failures::default();
+        for (kind, n) in herd_stats::FailureKind::ALL.iter().zip(&self.failures) {
+            failures.add_n(*kind, *n);
+        }
         Interval {
             completed: self.completed,
             failed: self.failed,
+            failures,
             bytes_read: self.bytes_read,
             latency: self.latency,
         }
