@@ -24,7 +24,8 @@ PORT=1 H2C_PORT=2 H2_PORT=3 H3_PORT=4 BENCH=/tmp/b
 HERD=/herd HERD_BASE=/herd-base GCANNON=/gcannon
 SCALE_DIV=1 WRK_S=4
 TOOLS_ALL="floor herd herd-run herd-run-base herd-run-p16 herd-run-base-p16 gcannon
-    gcannon-p16 herd-uring herd-run-uring herd-run-uring-p16 herd-https herd-https-uring ab-https"
+    gcannon-p16 herd-uring herd-run-uring herd-run-uring-p16 herd-https herd-https-uring ab-https
+    herd-run-trace herd-run-trace-p16"
 for scen in ka-6397-c100 close-6397-c100 ka-1B-c100 ka-6397-c100-p16 ka-1B-c100-p16; do
     [[ -n ${NREQ[$scen]:-} && -n ${FILE[$scen]:-} && -n ${KA[$scen]:-} ]] ||
         bad "scenario $scen is not defined"
@@ -38,7 +39,10 @@ for scen in ka-6397-c100 close-6397-c100 ka-1B-c100 ka-6397-c100-p16 ka-1B-c100-
                 *-uring*)
                     [[ $argv == *" --io uring ${CMD[-1]} " && $argv == " /herd "* ]] ||
                         bad "$tool: not herd with --io uring before its URL: $argv" ;;&
-                herd-run-uring-p16)
+                *-trace*)
+                    [[ $argv == *" --trace-context ${CMD[-1]} " && $argv == " /herd run "* ]] ||
+                        bad "$tool: not herd run with --trace-context before its URL: $argv" ;;&
+                herd-run-uring-p16 | herd-run-trace-p16)
                     [[ $argv == *" --pipeline 16 "* ]] || bad "$tool: no --pipeline 16: $argv" ;;
                 herd-run-p16 | herd-run-base-p16)
                     [[ $argv == *" --pipeline 16 "* ]] || bad "$tool: no --pipeline 16: $argv" ;;

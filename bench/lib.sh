@@ -484,8 +484,14 @@ build_cmd() {
     # herd's tools with -uring in their name (herd-uring, herd-run-uring, herd-run-uring-p16,
     # herd-h2c-uring, herd-h2-uring, herd-h3-uring, herd-https-uring, herd-base-uring): the same command on the io_uring backend (--io uring,
     # before the URL).
-    local io=()
-    local tool=${1/-uring/} scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
+    # herd run's tools with -trace in their name (herd-run-trace, herd-h2c-trace,
+    # herd-h3-trace, herd-run-trace-p16): the same with --trace-context (a traceparent on every
+    # request), before the URL, to measure what it costs.
+    local io=() trace=()
+    [[ $1 == herd*-trace* ]] && trace=(--trace-context)
+    local tool=${1/-uring/}
+    tool=${tool/-trace/}
+    local scen=$2 n=$((NREQ[$2] / SCALE_DIV)) url="http://127.0.0.1:$PORT/${FILE[$2]}" ka=${KA[$2]}
     [[ $1 == herd*-uring* ]] && io=(--io uring)
     local kflag=() close_hdr=() c=${SCONC[$2]:-$CONC} m=${STREAMS[$2]:-1}
     local h2c_url="http://127.0.0.1:$H2C_PORT/${FILE[$2]}" h2_url="https://127.0.0.1:$H2_PORT/${FILE[$2]}"
@@ -535,11 +541,15 @@ build_cmd() {
     if ((${#io[@]})); then
         CMD=("${CMD[@]:0:${#CMD[@]}-1}" "${io[@]}" "${CMD[-1]}")
     fi
+    if ((${#trace[@]})); then
+        CMD=("${CMD[@]:0:${#CMD[@]}-1}" "${trace[@]}" "${CMD[-1]}")
+    fi
 }
 
 # Prints "requests failed" from a tool's output.
 parse_out() {
     local tool=${1/-uring/} out=$2
+    tool=${tool/-trace/}
     [[ $1 == floor-uring* ]] && tool=$1
     case $tool in
         floor | floor-uring | floor-uring-*) sed -n 's/.*requests=\([0-9]*\).*non2xx=\([0-9]*\).*/\1 \2/p' "$out" | tail -1 ;;
@@ -606,7 +616,8 @@ detect_tools() {
                 if gcannon_ensure; then active+=("$t"); else log "WARNING: $t skipped (above)"; fi ;;
             herd | herd-default | herd-run | herd-run-p[0-9]* | herd-h2c | herd-h2 | herd-h3 | \
                 herd-uring | herd-run-uring | herd-run-uring-p[0-9]* | herd-h2c-uring | herd-h2-uring | \
-                herd-h3-uring | herd-https | herd-https-uring)
+                herd-h3-uring | herd-https | herd-https-uring | herd-run-trace | herd-run-trace-p[0-9]* | \
+                herd-h2c-trace | herd-h3-trace)
                 if [[ $herd_ok == 1 ]]; then active+=("$t"); fi ;;
             herd-base | herd-run-base | herd-run-base-p[0-9]* | herd-h2c-base | herd-h3-base | \
                 herd-base-uring | herd-run-base-uring)

@@ -291,7 +291,7 @@ for line in sys.stdin:
     filters=()
     if [ "$dir $name" = "crates/herd it" ]; then
       filters=(run_cli:: run_h2:: run_h3:: run_html:: run_json_schema:: run_outputs::
-        run_servers:: run_workloads:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::
+        run_servers:: run_workloads:: run_trace:: ab_interrupt:: ab_json:: ab_vs_ab:: hostile:: io_backend::
         serve_h2spec::)
     elif [ "$dir $name" = "crates/herd run_health" ]; then
       # The open-file limit (issue 35: on both backends): connections the ring cannot open.

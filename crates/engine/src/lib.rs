@@ -58,6 +58,7 @@ mod throttle;
 mod timers;
 mod tls;
 mod tls_key;
+pub mod trace_context;
 mod transport;
 /// io_uring (herd-uring): the probe, which the lab's doctor and disclosure read through the
 /// engine, and the ring the completion backend's workers turn.
@@ -82,6 +83,7 @@ pub use start::{Start, StartGate, Warmed};
 pub use target::{check_allowed, OptIn, Target, TargetError};
 pub use thread_usage::ThreadUsage;
 pub use tls::{TlsClient, TlsConfigError, TlsInfo, TlsSettings, TlsVersions};
+pub use trace_context::TraceContext;
 pub use workload::{Prepared, Workload, WorkloadError};
 
 use std::time::{Duration, Instant, SystemTime};

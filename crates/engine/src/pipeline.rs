@@ -51,6 +51,12 @@ impl Pipeline {
         &self.batch
     }
 
+    /// The batch's bytes from `from` on, to stamp a request's copy (trace_context.rs).
+    #[inline]
+    pub(crate) fn bytes_mut_from(&mut self, from: usize) -> &mut [u8] {
+        self.batch.get_mut(from..).unwrap_or_default()
+    }
+
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.queued.clear();

@@ -6,6 +6,7 @@
 use thiserror::Error;
 
 use crate::rng::Rng;
+use crate::trace_context::{self, span_offset, TraceContext};
 
 /// One request, exactly as written on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +41,10 @@ pub struct Workload {
     requests: Vec<Prepared>,
     /// Cumulative weights, the last exactly 1; empty for a single request.
     cdf: Vec<f64>,
+    /// `--trace-context`: every request carries a `traceparent`; its value's prefix; and
+    /// where each request's span id is in its bytes and in its closing bytes, for each copy
+    /// to be stamped there (trace_context.rs).
+    trace: Option<Traced>,
 }
 
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -55,7 +60,7 @@ pub enum WorkloadError {
 impl Workload {
     /// Always the same request.
     pub fn single(request: Prepared) -> Workload {
-        Workload { requests: vec![request], cdf: Vec::new() }
+        Workload { requests: vec![request], cdf: Vec::new(), trace: None }
     }
 
     /// Each request sent in proportion to its weight (weights need not add up to 1).
@@ -89,7 +94,50 @@ impl Workload {
         if let Some(last) = cdf.last_mut() {
             *last = 1.0;
         }
-        Ok(Workload { requests, cdf })
+        Ok(Workload { requests, cdf, trace: None })
+    }
+
+    /// The same requests, each with a `traceparent` field for `trace` (its span id zeros,
+    /// stamped per request), put last in its head.
+    pub fn traced(mut self, trace: TraceContext) -> Workload {
+        let line = format!("{}: {}\r\n", trace_context::FIELD, trace.template());
+        for p in &mut self.requests {
+            insert_field(&mut p.bytes, line.as_bytes());
+            if let Some(c) = &mut p.closing {
+                insert_field(c, line.as_bytes());
+            }
+        }
+        let prefix = trace.prefix();
+        let at = self
+            .requests
+            .iter()
+            .map(|p| {
+                let closing = p.closing.as_deref().and_then(|c| span_offset(c, &prefix));
+                (span_offset(&p.bytes, &prefix), closing)
+            })
+            .collect();
+        self.trace = Some(Traced { context: trace, prefix, at });
+        self
+    }
+
+    /// The trace context every request carries, if any.
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.trace.as_ref().map(|t| &t.context)
+    }
+
+    /// What finds a request's `traceparent` value in its bytes, when there is one.
+    pub(crate) fn trace_prefix(&self) -> Option<&[u8]> {
+        self.trace.as_ref().map(|t| t.prefix.as_slice())
+    }
+
+    /// Where request `i`'s span id is in [`Prepared::wire`]`(last)`, when traced.
+    #[inline]
+    pub(crate) fn span_at(&self, i: usize, last: bool) -> Option<usize> {
+        let (bytes, closing) = *self.trace.as_ref()?.at.get(i)?;
+        match (last, closing) {
+            (true, Some(c)) => Some(c),
+            _ => bytes,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -131,9 +179,47 @@ impl Workload {
     }
 }
 
+/// A traced workload's trace, and where each request's span id goes.
+#[derive(Debug, Clone, PartialEq)]
+struct Traced {
+    context: TraceContext,
+    prefix: Vec<u8>,
+    /// Per request: in its bytes, in its closing bytes.
+    at: Vec<(Option<usize>, Option<usize>)>,
+}
+
+/// Puts a header line (with its CRLF) last in an HTTP/1 request's head; nothing if the bytes
+/// have no head's end.
+fn insert_field(bytes: &mut Vec<u8>, line: &[u8]) {
+    if let Some(end) = memchr::memmem::find(bytes, b"\r\n\r\n") {
+        let at = end + 2;
+        bytes.splice(at..at, line.iter().copied());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_traced_workload_carries_the_field_last_in_every_head() {
+        let mut closing = p("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        closing.closing = Some(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".to_vec());
+        let t = TraceContext::new([0x11; 16], true);
+        let w = Workload::single(closing).traced(t);
+        let want = format!("traceparent: {}\r\n\r\n", t.template());
+        let r = w.get(0).unwrap();
+        assert!(r.wire(false).starts_with(b"GET / HTTP/1.1\r\nHost: a\r\ntraceparent: 00-1111"));
+        assert!(r.wire(false).ends_with(want.as_bytes()));
+        assert!(r.wire(true).ends_with(want.as_bytes()));
+        assert!(String::from_utf8_lossy(r.wire(true)).contains("Connection: close\r\ntraceparent"));
+        assert_eq!(w.trace(), Some(&t));
+        assert_eq!(w.trace_prefix(), Some(t.prefix().as_slice()));
+        for last in [false, true] {
+            let at = w.span_at(0, last).unwrap();
+            assert_eq!(&r.wire(last)[at - 1..at + 17], b"-0000000000000000-");
+        }
+    }
 
     fn p(s: &str) -> Prepared {
         Prepared::new(s.as_bytes().to_vec(), false)

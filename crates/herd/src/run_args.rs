@@ -35,6 +35,18 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, value_name = "BACKEND", default_value_t = IoArg::Auto)]
     pub(crate) io: IoArg,
 
+    /// Send a W3C `traceparent` on every request: one trace id for the run (said on stderr
+    /// and in --json), a fresh span id each, the sampled flag set, or clear with
+    /// `--trace-context=unsampled` (docs/run.md)
+    #[arg(long, value_enum, value_name = "FLAG", num_args = 0..=1, require_equals = true,
+          default_missing_value = "sampled")]
+    pub(crate) trace_context: Option<TraceArg>,
+
+    /// With --trace-context: this trace id (32 hex digits, not all zeros) instead of a new
+    /// one, to join a trace of your own
+    #[arg(long, value_name = "HEX", requires = "trace_context", value_parser = parse_trace_id)]
+    pub(crate) trace_id: Option<[u8; 16]>,
+
     /// How long to run (10s, 500ms, 2m); with -n, whichever comes first [default: 10s unless
     /// -n is given]
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(TimeSpan))]
@@ -268,6 +280,29 @@ fn parse_streams(text: &str) -> Result<u32, String> {
     }
 }
 
+/// `--trace-context`'s sampled flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TraceArg {
+    Sampled,
+    Unsampled,
+}
+
+/// `--trace-id`: 32 hex digits, not all zeros (W3C Trace Context calls that id invalid).
+fn parse_trace_id(text: &str) -> Result<[u8; 16], String> {
+    let bad = || format!("`{text}` is not a trace id: give 32 hex digits, not all zeros");
+    if text.len() != 32 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    let mut id = [0u8; 16];
+    for (i, byte) in id.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    if id == [0; 16] {
+        return Err(bad());
+    }
+    Ok(id)
+}
+
 /// `--io`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum IoArg {
@@ -342,6 +377,13 @@ pub(crate) fn plan(args: &RunArgs) -> Result<RunPlan, PlanError> {
     let mut p = RunPlan::new(url, load);
     p.threads = args.threads.map(nonzero).transpose()?;
     p.io = args.io.into();
+    p.trace = args.trace_context.map(|flag| {
+        let sampled = flag == TraceArg::Sampled;
+        match args.trace_id {
+            Some(id) => herd_engine::TraceContext::new(id, sampled),
+            None => herd_engine::TraceContext::random(sampled),
+        }
+    });
     p.warmup = args.warmup;
     p.seed = args.seed;
     p.reuse = reuse;

@@ -39,6 +39,13 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     // Set by `herd lab` for the server host an experiment's `[hosts]` names.
     crate::run_args::opt_in_from_env(&mut plan)?;
     let prepared = herd_run::prepare(&plan)?;
+    if let Some(t) = &plan.trace {
+        eprintln!(
+            "herd run: trace {} (a traceparent on every request, {})",
+            t.trace_id(),
+            if t.sampled() { "sampled" } else { "not sampled" }
+        );
+    }
     // Best effort: without it, large -c runs report fd errors plainly.
     let _ = herd_engine::raise_nofile_limit();
     let control = stop_on_ctrl_c();

@@ -57,6 +57,8 @@ pub struct RunSetup {
     /// A stepped run's planned length of each step (a step that ended early, such as one
     /// whose server was not there, measured less).
     pub step: Option<herd_stats::units::TimeSpan>,
+    /// `--trace-context`: what every request's `traceparent` carries.
+    pub trace: Option<herd_engine::TraceContext>,
 }
 
 /// A plan made ready: its requests built, its target resolved and checked.
@@ -314,6 +316,7 @@ fn setup_of(plan: &RunPlan, built: &BuiltWorkload, protocol: Option<Protocol>) -
             Load::Steps { step, .. } | Load::RateSteps { step, .. } => Some(*step),
             Load::Single { .. } => None,
         },
+        trace: plan.trace,
     }
 }
 
@@ -547,7 +550,7 @@ fn build_workload(plan: &RunPlan) -> Result<BuiltWorkload, RunError> {
         Source::Specweb(dir) => workload::Source::Specweb(dir),
         Source::Url => workload::Source::Single,
     };
-    workload::build(
+    let mut built = workload::build(
         source,
         &plan.url,
         &r.method,
@@ -555,5 +558,9 @@ fn build_workload(plan: &RunPlan) -> Result<BuiltWorkload, RunError> {
         matches!(plan.reuse, Reuse::Limited { .. }),
         plan.reuse == Reuse::PerRequest,
     )
-    .map_err(RunError::Requests)
+    .map_err(RunError::Requests)?;
+    if let Some(t) = plan.trace {
+        built.workload = built.workload.traced(t);
+    }
+    Ok(built)
 }

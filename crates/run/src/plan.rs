@@ -31,6 +31,9 @@ pub struct RunPlan {
     /// The workers' event-loop backend (`--io`): epoll, io_uring, or `auto` (io_uring where
     /// it runs and was measured faster, else epoll, saying why).
     pub io: IoChoice,
+    /// `--trace-context`: a W3C `traceparent` on every request, one trace id for the run
+    /// (agents of a spread run share it: `to_args` passes it on).
+    pub trace: Option<herd_engine::TraceContext>,
     /// Run this long first without counting.
     pub warmup: Option<TimeSpan>,
     /// Seeds every random choice: the same seed replays the same run.
@@ -200,6 +203,7 @@ impl RunPlan {
             load,
             threads: None,
             io: IoChoice::Auto,
+            trace: None,
             warmup: None,
             seed: 1,
             reuse: Reuse::KeepAlive,
@@ -503,6 +507,10 @@ impl RunPlan {
         }
         if self.io != IoChoice::Auto {
             a.flag("--io", self.io);
+        }
+        if let Some(t) = &self.trace {
+            a.push(if t.sampled() { "--trace-context" } else { "--trace-context=unsampled" });
+            a.flag("--trace-id", t.trace_id());
         }
         if let Some(w) = self.warmup {
             a.flag("--warmup", w);

@@ -10,6 +10,7 @@
 mod io;
 mod latency;
 mod step;
+mod trace;
 
 use std::fmt;
 
@@ -22,6 +23,7 @@ pub use step::{
     Bytes, Clients, Conforming, GroupRow, Groups, PerConnection, QuicReport, Requests, Schedule,
     StepReport, ThinkKind, ThinkReport,
 };
+pub use trace::TraceReport;
 
 /// The format name every herd.run.v1 document carries.
 pub const FORMAT: &str = "herd.run.v1";

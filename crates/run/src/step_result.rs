@@ -32,6 +32,7 @@ pub(crate) fn step_report(setup: &RunSetup, info: &RunInfo, r: &RunRecorder) -> 
         streams: setup.streams,
         quic: info.quic.map(|q| QuicReport::from(&q)),
         io: info.io.as_ref().map(IoReport::from),
+        trace: setup.trace.as_ref().map(crate::report::TraceReport::from),
         schedule: match info.rate {
             Some(r) => Schedule::Rate { requests_per_second: r },
             None => Schedule::Closed,

@@ -219,7 +219,7 @@ impl<'a> Link<'a> for H2Link {
 
     #[inline]
     fn submit(&mut self, ctx: &mut H2Ctx<'a>, ex: &Exchange, first: bool, _now: Instant) -> bool {
-        self.h2.submit(*ex, first, ctx.requests, ctx.many);
+        self.h2.submit(*ex, first, ctx.requests, ctx.many, ctx.spec.workload.trace());
         true
     }
 

@@ -20,6 +20,7 @@ use crate::quic::{H3Conn, H3Event, IoBuffers, QuicClient, QuicFailure, QuicRtt, 
 use crate::session::Exchange;
 use crate::socket;
 use crate::throttle::Throttle;
+use crate::trace_context::{span_offset, Spans};
 use crate::transport::Transport;
 use crate::{H3Wire, RunSpec, TlsInfo};
 
@@ -64,6 +65,8 @@ pub(crate) struct H3Link {
     stats: QuicStats,
     /// The request that opens it, while it opens ([`Link::hold_first`]).
     first: Option<Exchange>,
+    /// `--trace-context`: this link's span ids.
+    spans: Option<Spans>,
 }
 
 impl H3Link {
@@ -80,6 +83,7 @@ impl H3Link {
             answered: 0,
             stats: QuicStats::default(),
             first: None,
+            spans: None,
         }
     }
 
@@ -257,17 +261,25 @@ pub(crate) struct H3Ctx<'a> {
     streams: u32,
     /// Each request's stream (HEADERS and DATA), encoded once; cloning shares the bytes.
     bytes: Vec<Bytes>,
+    /// `--trace-context`: where each request's span id is in its stream's bytes.
+    trace_at: Vec<Option<usize>>,
     io: IoBuffers,
 }
 
 impl<'a> H3Ctx<'a> {
     pub(crate) fn new(spec: &'a RunSpec, requests: &'a [RequestFields], wire: &'a H3Wire) -> Self {
+        let bytes: Vec<Bytes> = requests.iter().map(|r| Bytes::from(r.h3_stream())).collect();
+        let trace_at = match spec.workload.trace_prefix() {
+            Some(prefix) => bytes.iter().map(|b| span_offset(b, prefix)).collect(),
+            None => Vec::new(),
+        };
         H3Ctx {
             spec,
             requests,
             client: &wire.client,
             streams: wire.streams.get(),
-            bytes: requests.iter().map(|r| Bytes::from(r.h3_stream())).collect(),
+            bytes,
+            trace_at,
             io: IoBuffers::new(),
         }
     }
@@ -420,9 +432,16 @@ impl<'a> Link<'a> for H3Link {
 
     fn submit(&mut self, ctx: &mut H3Ctx<'a>, ex: &Exchange, first: bool, now: Instant) -> bool {
         let head = ctx.requests.get(ex.req()).is_some_and(|r| r.head);
-        match ctx.bytes.get(ex.req()) {
-            Some(b) => self.submit_stream(*ex, first, b, head, now),
-            None => false,
+        let Some(b) = ctx.bytes.get(ex.req()) else { return false };
+        match ctx.trace_at.get(ex.req()).copied().flatten() {
+            // QPACK codes no literal with Huffman: the value is in the stream's bytes as it
+            // is, and this request's copy gets its own span id.
+            Some(at) => {
+                let mut copy = b.to_vec();
+                self.spans.get_or_insert_with(Spans::new).stamp_at(&mut copy, at);
+                self.submit_stream(*ex, first, &Bytes::from(copy), head, now)
+            }
+            None => self.submit_stream(*ex, first, b, head, now),
         }
     }
 

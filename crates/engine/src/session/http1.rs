@@ -13,6 +13,7 @@ use herd_stats::FailureKind;
 
 use super::{After, AtEof, Exchange, Fed, Response};
 use crate::pipeline::Pipeline;
+use crate::trace_context::Spans;
 use crate::workload::Workload;
 
 pub(crate) struct Http1 {
@@ -29,6 +30,9 @@ pub(crate) struct Http1 {
     in_flight: u32,
     /// Bytes of the request (or of the batch) written so far.
     written: usize,
+    /// `--trace-context`: this connection's span ids (boxed and made at the first traced
+    /// request; a traced request is copied into the batch, even at depth 1, and stamped).
+    spans: Option<Box<Spans>>,
 }
 
 impl Http1 {
@@ -41,6 +45,7 @@ impl Http1 {
             depth: depth.max(1),
             in_flight: 0,
             written: 0,
+            spans: None,
         }
     }
 
@@ -58,6 +63,11 @@ impl Http1 {
     #[inline(always)]
     pub(crate) fn submit(&mut self, ex: &Exchange, workload: &Workload, want_server: bool) {
         let p = workload.get(ex.req());
+        let trace = workload.span_at(ex.req(), ex.last());
+        if trace.is_some() && self.pipeline.is_none() {
+            self.pipeline = Some(Box::default());
+        }
+        let mut from = 0;
         if self.in_flight == 0 {
             self.current = *ex;
             self.written = 0;
@@ -67,7 +77,12 @@ impl Http1 {
                 pipeline.start(p.map_or(&[][..], |p| p.wire(ex.last())));
             }
         } else if let Some(pipeline) = &mut self.pipeline {
+            from = pipeline.bytes().len();
             pipeline.push(ex.req(), ex.last(), p.map_or(&[][..], |p| p.wire(ex.last())));
+        }
+        if let (Some(at), Some(pipeline)) = (trace, &mut self.pipeline) {
+            let spans = self.spans.get_or_insert_with(|| Box::new(Spans::new()));
+            spans.stamp_at(pipeline.bytes_mut_from(from), at);
         }
         self.in_flight += 1;
     }

@@ -52,6 +52,7 @@ mod run_json_schema;
 mod run_metrics;
 mod run_outputs;
 mod run_servers;
+mod run_trace;
 mod run_workloads;
 mod serve_cli;
 mod serve_generate;

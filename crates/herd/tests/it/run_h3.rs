@@ -74,7 +74,9 @@ impl H3Server {
             "{{\n\tadmin off\n\tauto_https disable_redirects\n\thttp_port {http_port}\n\
              \thttps_port {port}\n}}\n\
              https://127.0.0.1:{port}, https://localhost:{port} {{\n\
-             \tbind 127.0.0.1\n\ttls {cert} {key}\n\troot * {www}\n\tfile_server\n}}\n",
+             \tbind 127.0.0.1\n\ttls {cert} {key}\n\troot * {www}\n\tfile_server\n\
+             \tlog {{\n\t\toutput file {log}\n\t}}\n}}\n",
+            log = dir.join("access.log").display(),
             cert = dir.join("cert.pem").display(),
             key = dir.join("key.pem").display(),
             www = www.display(),
@@ -183,6 +185,47 @@ fn check_server_on(server: &H3Server, io: &str) {
     ]);
     assert_eq!(j["io"]["backend"], backend, "{j}");
     assert_eq!(j["bytes"]["body"], 20 * 200_000, "{j}");
+}
+
+/// `--trace-context` over HTTP/3: caddy's access log (JSON, with each request's headers)
+/// has the run's trace id on every request and a span id of its own on each.
+#[test]
+fn caddy_sees_the_runs_trace_on_every_http3_request() {
+    let server = H3Server::caddy();
+    let ca = server.ca();
+    let url = server.url("/small.html");
+    let j = run_json(&[
+        "--h3",
+        "--ca-file",
+        &ca,
+        "-c",
+        "2",
+        "-m",
+        "5",
+        "-n",
+        "100",
+        "--trace-context",
+        &url,
+    ]);
+    assert_eq!(j["requests"]["completed"], 100, "{j}");
+    let trace = j["trace"]["trace_id"].as_str().unwrap().to_owned();
+    let log = std::fs::read_to_string(server.dir.join("access.log")).unwrap_or_default();
+    let mut spans = std::collections::HashSet::new();
+    let mut seen = 0;
+    for line in log.lines() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        let request = &entry["request"];
+        if request["proto"] != "HTTP/3.0" {
+            continue;
+        }
+        seen += 1;
+        let value = request["headers"]["Traceparent"][0].as_str().unwrap_or_default();
+        let parts: Vec<&str> = value.split('-').collect();
+        assert_eq!(parts.len(), 4, "{line}");
+        assert_eq!((parts[0], parts[1], parts[3]), ("00", trace.as_str(), "01"), "{line}");
+        assert!(parts[2] != "0000000000000000" && spans.insert(parts[2].to_owned()), "{line}");
+    }
+    assert_eq!(seen, 100, "{log}");
 }
 
 #[test]

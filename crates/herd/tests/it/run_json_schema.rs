@@ -107,8 +107,18 @@ fn every_shape_of_real_output_validates() {
     assert_eq!(mix["conforming"]["threshold_bps"], 320_000);
     assert!(mix["conforming"]["median_bps"].as_f64().is_some(), "{mix}");
     assert_valid(&mut v, &mix, "workload and clients");
-    let piped = run_json(&["-c", "2", "-n", "40", "--pipeline", "4", &serve.url("/bytes/10")]);
+    let piped = run_json(&[
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--pipeline",
+        "4",
+        "--trace-context",
+        &serve.url("/bytes/10"),
+    ]);
     assert_eq!(piped["clients"]["pipeline"], 4);
+    assert_eq!(piped["trace"]["sampled"], true, "{piped}");
     assert_valid(&mut v, &piped, "pipelined");
 
     // HTTP/2 (h2c against nginx): the protocol and the streams per connection.
@@ -235,7 +245,8 @@ fn cluster_json(args: &[&str]) -> Value {
 fn a_spread_runs_output_validates() {
     let mut v = validator();
     let serve = Serve::start(&["--threads", "1"]);
-    let single = cluster_json(&["-c", "4", "-n", "400", &serve.url("/bytes/100")]);
+    let single =
+        cluster_json(&["-c", "4", "-n", "400", "--trace-context", &serve.url("/bytes/100")]);
     let agents = single["agents"].as_array().expect("agents");
     assert_eq!(agents.len(), 2, "{single}");
     assert_eq!(agents[1]["steps"][0]["requests"]["completed"], 200, "{single}");
@@ -247,6 +258,11 @@ fn a_spread_runs_output_validates() {
     .unwrap();
     assert_eq!(single["io"]["backend"], auto.backend.as_str(), "{single}");
     assert_eq!(single["io"], agents[1]["steps"][0]["io"], "{single}");
+    // One trace for the whole spread run: every agent sent the coordinator's trace id.
+    let trace = single["trace"]["trace_id"].as_str().expect("a trace id");
+    for a in agents {
+        assert_eq!(a["steps"][0]["trace"]["trace_id"], trace, "{single}");
+    }
     assert_valid(&mut v, &single, "spread run");
 
     let stepped = cluster_json(&[

@@ -31,6 +31,9 @@ pub struct StepReport {
     /// absent in documents from before it was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<IoReport>,
+    /// `--trace-context`: the trace id every request's `traceparent` carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::TraceReport>,
     pub schedule: Schedule,
     /// Measured time: from the end of the warm-up (or the start) to the last outcome or the
     /// deadline.

@@ -28,6 +28,7 @@ use herd_stats::FailureKind;
 
 use super::request::{RequestFields, PATH_FIELD};
 use crate::session::Exchange;
+use crate::trace_context::{self, Spans, TraceContext};
 use crate::H2Settings;
 
 use streams::{Stream, Streams};
@@ -126,6 +127,20 @@ pub(crate) struct H2 {
     blocks: Vec<Cached>,
     scratch: Vec<u8>,
     events: Vec<Event>,
+    /// `--trace-context`: made at the first traced request.
+    trace: Option<Box<Traced>>,
+}
+
+#[derive(Debug)]
+/// What a traced connection adds to each header block: the `traceparent` literal (never
+/// indexed, not Huffman-coded, so its value is there to stamp) and its span ids.
+struct Traced {
+    literal: Vec<u8>,
+    /// Where the span id is in the literal.
+    span_at: usize,
+    spans: Spans,
+    /// The request's block with the literal behind it.
+    block: Vec<u8>,
 }
 
 impl H2 {
@@ -161,6 +176,7 @@ impl H2 {
             blocks: (0..requests).map(|_| Cached::default()).collect(),
             scratch: Vec::new(),
             events: Vec::with_capacity(cap),
+            trace: None,
         }
     }
 
@@ -233,6 +249,7 @@ impl H2 {
         first: bool,
         requests: &[RequestFields],
         many: bool,
+        trace: Option<&TraceContext>,
     ) -> usize {
         let id = self.next_id;
         self.next_id = self.next_id.saturating_add(2);
@@ -248,16 +265,42 @@ impl H2 {
         let at = self.out.len();
         let end_stream = request.body.is_empty();
         let max_frame = self.peer.max_frame;
+        if let Some(t) = trace {
+            let traced = self.trace.get_or_insert_with(|| {
+                let literal = t.hpack_literal();
+                let span_at = trace_context::span_offset(&literal, &t.prefix()).unwrap_or(0);
+                Box::new(Traced { literal, span_at, spans: Spans::new(), block: Vec::new() })
+            });
+            traced.block.clear();
+        }
         match self.blocks.get(index) {
-            Some(c) if c.generation == Some(generation) => {
-                encode::headers(&mut self.out, id, &c.block, end_stream, max_frame);
-            }
+            Some(c) if c.generation == Some(generation) => match &mut self.trace {
+                Some(t) if trace.is_some() => {
+                    t.block.extend_from_slice(&c.block);
+                    t.block.extend_from_slice(&t.literal);
+                    t.spans.stamp_at(&mut t.block, c.block.len() + t.span_at);
+                    encode::headers(&mut self.out, id, &t.block, end_stream, max_frame);
+                }
+                _ => encode::headers(&mut self.out, id, &c.block, end_stream, max_frame),
+            },
             _ => {
                 self.scratch.clear();
-                let fields = request.field_slices();
+                let mut fields = request.field_slices();
+                if trace.is_some() {
+                    // Sent as the literal below, never through the table.
+                    fields.retain(|(name, _)| *name != trace_context::FIELD.as_bytes());
+                }
                 let changed =
                     self.hpack_out.encode(&fields, |k| many && k == PATH_FIELD, &mut self.scratch);
-                encode::headers(&mut self.out, id, &self.scratch, end_stream, max_frame);
+                match &mut self.trace {
+                    Some(t) if trace.is_some() => {
+                        t.block.extend_from_slice(&self.scratch);
+                        t.block.extend_from_slice(&t.literal);
+                        t.spans.stamp_at(&mut t.block, self.scratch.len() + t.span_at);
+                        encode::headers(&mut self.out, id, &t.block, end_stream, max_frame);
+                    }
+                    _ => encode::headers(&mut self.out, id, &self.scratch, end_stream, max_frame),
+                }
                 if !changed {
                     // All indexed (or literals kept out of the table): the same bytes
                     // are right for every later request while the table stays as it is.

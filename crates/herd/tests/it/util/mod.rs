@@ -206,8 +206,11 @@ impl Nginx {
         // Requests under /counted/ are logged, one line each: the server's own count.
         std::fs::create_dir_all(root.join("counted")).unwrap();
         std::fs::write(root.join("counted/small.html"), "hello, herd!\n").unwrap();
+        // Under /traced/ each request's traceparent is logged, one line each.
+        std::fs::create_dir_all(root.join("traced")).unwrap();
+        std::fs::write(root.join("traced/small.html"), "hello, herd!\n").unwrap();
         // World-readable, for nginx's worker user.
-        for p in [&dir, &root, &root.join("counted")] {
+        for p in [&dir, &root, &root.join("counted"), &root.join("traced")] {
             let _ =
                 std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
         }
@@ -224,6 +227,7 @@ impl Nginx {
                  http {{\n\
                    access_log off;\n\
                    log_format tls '$ssl_session_reused';\n\
+                   log_format trace '$http_traceparent';\n\
                    sendfile on;\n\
                    keepalive_requests 100000;\n\
                    client_body_temp_path {dir}/body;\n\
@@ -238,12 +242,14 @@ impl Nginx {
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
                      location = /herd-fixture {{ return 200 \"{dir}\"; }}\n\
                      location /counted/ {{ access_log {dir}/counted.log; }}\n\
+                     location /traced/ {{ access_log {dir}/traced.log trace; }}\n\
                    }}\n\
                    server {{\n\
                      listen 127.0.0.1:{h2c_port} http2;\n\
                      root {root};\n\
                      location = /echo {{ return 200 \"posted\\n\"; }}\n\
                      location /counted/ {{ access_log {dir}/counted.log; }}\n\
+                     location /traced/ {{ access_log {dir}/traced.log trace; }}\n\
                    }}\n\
                    server {{\n\
                      listen 127.0.0.1:{h2c_short_port} http2;\n\
@@ -340,6 +346,14 @@ impl Nginx {
     /// Requests nginx has answered under `/counted/`, by its own access log.
     pub fn counted(&self) -> usize {
         std::fs::read_to_string(self.dir.join("counted.log")).map_or(0, |t| t.lines().count())
+    }
+
+    /// The `traceparent` of each request under /traced/, in the order nginx logged them
+    /// (`-` for a request without one).
+    pub fn traced(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("traced.log"))
+            .map(|t| t.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 
     /// The self-signed certificate of its https listeners (to give as `--ca-file`).
