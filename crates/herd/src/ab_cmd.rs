@@ -195,6 +195,7 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &cfg.html_page {
         let run = SingleRun {
+            trace_id: None,
             tool: "herd ab",
             url: cfg.url.full.clone(),
             started_at,

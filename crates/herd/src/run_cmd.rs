@@ -78,6 +78,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     json.write(&report.to_json_pretty())?;
     if let Some(path) = &outputs.html {
         let run = SingleRun {
+            trace_id: last.trace.as_ref().map(|t| t.trace_id.clone()),
             tool: "herd run",
             url: plan.url.text.clone(),
             started_at,

@@ -32,6 +32,8 @@ pub(crate) struct SingleRun {
     pub(crate) health: Option<HealthFacts>,
     /// Which event-loop backend measured, and why `--io auto` fell back.
     pub(crate) io: Option<ClientIo>,
+    /// `--trace-context`: the trace id every request carried.
+    pub(crate) trace_id: Option<String>,
     /// The machine as `herd_lab::environment::record` found it before the load.
     pub(crate) environment: Vec<(String, String)>,
     /// What the run spoke, and its streams per connection, as the page's axes say them
@@ -73,6 +75,7 @@ fn experiment(run: SingleRun) -> StoredExperiment {
             judgement: run.judgement,
             health: run.health,
             io: run.io,
+            trace_id: run.trace_id,
         },
         servers: Vec::new(),
         server_cpu_seconds: None,

@@ -343,6 +343,7 @@ pub fn plan(e: &Experiment, herd_exe: &Path) -> String {
                 load: &load,
                 threads: e.client_threads,
                 io: e.client_io,
+                trace: e.client_trace,
                 out_dir,
                 agents: e.client_agents.unwrap_or(1),
                 agent_netns: &agent_netns,

@@ -201,6 +201,7 @@ fn run(
         load: &measured,
         threads,
         io: herd_engine::IoChoice::Auto,
+        trace: false,
         out_dir: &out_dir,
         agents: 1,
         agent_netns: &[],

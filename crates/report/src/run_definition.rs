@@ -325,6 +325,7 @@ mod tests {
                 judgement: None,
                 health: None,
                 io: backend.map(|b| herd_store::ClientIo { backend: b.into(), fallback: None }),
+                trace_id: None,
             },
             servers: Vec::new(),
             server_cpu_seconds: None,

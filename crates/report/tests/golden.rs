@@ -114,6 +114,7 @@ fn repetition(
             }),
             health: None,
             io: None,
+            trace_id: None,
         },
         servers: vec![ServerRecord {
             name: axes[0].1.into(),

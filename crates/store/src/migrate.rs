@@ -44,6 +44,10 @@ const MIGRATIONS: &[Migration] = &[
     Migration { name: "0008_profile", sql: include_str!("../migrations/0008_profile.sql") },
     Migration { name: "0009_control", sql: include_str!("../migrations/0009_control.sql") },
     Migration { name: "0010_client_io", sql: include_str!("../migrations/0010_client_io.sql") },
+    Migration {
+        name: "0011_client_trace",
+        sql: include_str!("../migrations/0011_client_trace.sql"),
+    },
 ];
 
 /// Brings the herd store (or blank SQLite database) behind `conn` to [`SCHEMA_VERSION`].

@@ -254,7 +254,7 @@ impl Reader<'_> {
                 client_tool, client_version, client_argv, client_cpus, client_verdict,
                 client_verdict_reason, client_health_json, server_cpu_seconds,
                 time_wait_before, drain_seconds, network_json, failure_kind, client_io,
-                client_io_fallback
+                client_io_fallback, client_trace_id
              FROM repetition WHERE cell_id = ?1 ORDER BY idx",
             [cell_id],
             RepetitionRow::from_row,
@@ -380,6 +380,7 @@ impl Reader<'_> {
                 io: row
                     .client_io
                     .map(|backend| ClientIo { backend, fallback: row.client_io_fallback }),
+                trace_id: row.client_trace_id,
             },
             servers,
             server_cpu_seconds: row.server_cpu_seconds,
@@ -543,6 +544,7 @@ struct RepetitionRow {
     failure_kind: Option<String>,
     client_io: Option<String>,
     client_io_fallback: Option<String>,
+    client_trace_id: Option<String>,
 }
 
 impl RepetitionRow {
@@ -569,6 +571,7 @@ impl RepetitionRow {
             failure_kind: row.get(18)?,
             client_io: row.get(19)?,
             client_io_fallback: row.get(20)?,
+            client_trace_id: row.get(21)?,
         })
     }
 }

@@ -143,6 +143,9 @@ pub struct ClientRecord {
     /// Which event-loop backend herd's client measured with; None for clients that do not
     /// say (ab, wrk, h2load) and in stores from before it was kept.
     pub io: Option<ClientIo>,
+    /// The trace id herd's client sent in every request's `traceparent` (`[client]
+    /// trace_context`); None without it, for other clients and in older stores.
+    pub trace_id: Option<String>,
 }
 
 /// Which event-loop backend a client measured with (herd's `--io`).

@@ -225,9 +225,9 @@ impl RepetitionWriter<'_> {
                     outcome, failure_reason, client_tool, client_version, client_argv,
                     client_cpus, client_verdict, client_verdict_reason, client_health_json,
                     server_cpu_seconds, time_wait_before, drain_seconds, network_json,
-                    failure_kind, client_io, client_io_fallback)
+                    failure_kind, client_io, client_io_fallback, client_trace_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18, ?19, ?20, ?21)",
+                    ?18, ?19, ?20, ?21, ?22)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -252,6 +252,7 @@ impl RepetitionWriter<'_> {
                     kind,
                     r.client.io.as_ref().map(|io| io.backend.as_str()),
                     r.client.io.as_ref().and_then(|io| io.fallback.as_deref()),
+                    r.client.trace_id,
                 ])
             })
             .map_err(|e| {

@@ -81,3 +81,36 @@ fn bad_trace_flags_are_refused() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// `[client] trace_context = true`: herd's client sends a traceparent in every repetition, a
+/// new trace each, and the store keeps each repetition's trace id.
+#[test]
+fn the_lab_stores_each_repetitions_trace() {
+    let dir = crate::util::tempdir("lab-trace");
+    let file = dir.join("trace.toml");
+    std::fs::write(
+        &file,
+        "name = \"trace\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"page\"]\nload = [\"n\"]\n\
+         [workloads.page]\nkind = \"static\"\nsize = 100\n[loads.n]\nrequests = 40\n\
+         concurrency = 2\n[repetitions]\nmin = 2\nmax = 2\n[runner]\ntime_wait_below = 1000000\n\
+         [client]\nthreads = 1\ntrace_context = true\n",
+    )
+    .unwrap();
+    let plan =
+        crate::util::run(herd().env("TMPDIR", &dir).args(["lab", "run", "--dry-run"]).arg(&file));
+    assert!(text(&plan.stdout).contains(" --trace-context --trace-id="), "{}", text(&plan.stdout));
+    let out = crate::util::run(&mut crate::util::lab_run(&dir, &file));
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let store = herd_store::Store::open_read_only(&dir.join("r.db")).unwrap();
+    let id = store.experiments().unwrap()[0].id;
+    let exp = store.load_experiment(id).unwrap();
+    let ids: Vec<String> = exp.cells[0]
+        .repetitions
+        .iter()
+        .map(|r| r.record.client.trace_id.clone().expect("a trace id stored"))
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.iter().all(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())));
+    assert_ne!(ids[0], ids[1], "a new trace each repetition");
+    let _ = std::fs::remove_dir_all(&dir);
+}

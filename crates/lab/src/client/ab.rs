@@ -210,7 +210,7 @@ pub(super) fn parse(
         reported,
         judgement: None,
     };
-    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None, io: None })
+    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None, io: None, trace_id: None })
 }
 
 /// ab's report text, read a labelled line at a time.

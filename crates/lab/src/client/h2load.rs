@@ -205,7 +205,7 @@ pub(super) fn parse(
         reported,
         judgement: None,
     };
-    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None, io: None })
+    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None, io: None, trace_id: None })
 }
 
 /// What h2load's `Application protocol:` says for `protocol`.

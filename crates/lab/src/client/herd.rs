@@ -156,6 +156,9 @@ pub(super) fn plan(job: &ClientJob) -> Result<RunPlan, ClientError> {
     }
     plan.threads = job.threads.map(|t| count("the threads", t)).transpose()?;
     plan.io = job.io;
+    if job.trace {
+        plan.trace = Some(herd_engine::TraceContext::random(true));
+    }
     plan.outputs.json = Some(job.out_file(JSON_FILE));
     plan.check().map_err(|e| job.invalid(e.to_string()))?;
     Ok(plan)
@@ -185,7 +188,15 @@ pub(super) fn parse(
         backend: io.backend_name().to_owned(),
         fallback: io.fallback.clone(),
     });
-    Ok(ClientOutcome { steps, judgement: report.judgement(), health: Some(report.health()), io })
+    let trace_id =
+        report.steps().first().and_then(|s| s.trace.as_ref()).map(|t| t.trace_id.clone());
+    Ok(ClientOutcome {
+        steps,
+        judgement: report.judgement(),
+        health: Some(report.health()),
+        io,
+        trace_id,
+    })
 }
 
 /// A run spread over agents (`herd cluster run`) carries each agent's own report beside the

@@ -102,6 +102,8 @@ pub struct ClientJob<'a> {
     pub threads: Option<u32>,
     /// herd only: the event-loop backend (`--io`); the other tools have their own.
     pub io: herd_engine::IoChoice,
+    /// herd only: a `traceparent` on every request, a new trace id each run.
+    pub trace: bool,
     /// An existing empty directory for the client's files: herd's `run.json`, ab's `-g`
     /// TSV, wrk's Lua script. [`parse`] reads them from here.
     pub out_dir: &'a Path,
@@ -166,6 +168,8 @@ pub struct ClientOutcome {
     pub health: Option<HealthFacts>,
     /// herd only: which event-loop backend measured (`--io`), and why `auto` fell back.
     pub io: Option<herd_store::ClientIo>,
+    /// herd only: the trace id its requests carried (`--trace-context`).
+    pub trace_id: Option<String>,
 }
 
 /// The command line that runs `job`, or why its tool cannot run that load. Pure: nothing is
@@ -216,6 +220,7 @@ pub fn supports(
         // Whether herd's backend runs here is the client's to say when it runs (its probe);
         // the command line is the same.
         io: herd_engine::IoChoice::Auto,
+        trace: false,
         out_dir: Path::new("."),
         agents: 1,
         agent_netns: &[],

@@ -85,6 +85,7 @@ fn job<'a>(tool: Tool, request: &'a Request, load: &'a Load) -> ClientJob<'a> {
         load,
         threads: None,
         io: herd_engine::IoChoice::Auto,
+        trace: false,
         out_dir: Path::new("/out"),
         agents: 1,
         agent_netns: &[],

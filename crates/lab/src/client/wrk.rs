@@ -185,5 +185,5 @@ pub(super) fn parse(
         reported,
         judgement: None,
     };
-    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None, io: None })
+    Ok(ClientOutcome { steps: vec![m], judgement: None, health: None, io: None, trace_id: None })
 }

@@ -234,6 +234,7 @@ pub(super) fn build(text: &str, source: &str) -> Result<Experiment, ExperimentEr
         server_cpus: CpuSet::All,
         client_threads,
         client_io,
+        client_trace: raw.client.trace_context.unwrap_or(false),
         client_agents,
         router_cpus,
         repetitions,

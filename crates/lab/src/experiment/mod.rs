@@ -58,6 +58,9 @@ pub struct Experiment {
     /// herd's client's event-loop backend (`[client] io`, herd run's `--io`); the other
     /// clients have their own loops and are not asked.
     pub client_io: herd_engine::IoChoice,
+    /// herd's client sends a `traceparent` on every request (`[client] trace_context`), a
+    /// new trace id each repetition, stored with it; the other clients send none.
+    pub client_trace: bool,
     /// herd's client spread over this many agents (`herd cluster run`), each on a client
     /// host of its own on a network path; None: one process.
     pub client_agents: Option<u8>,

@@ -101,6 +101,9 @@ pub(crate) struct RawClient {
     /// herd's client's event-loop backend: `auto`, `epoll` or `uring` (`--io`).
     #[serde(default)]
     pub io: Option<Spanned<String>>,
+    /// herd's client sends a W3C `traceparent` on every request (`--trace-context`).
+    #[serde(default)]
+    pub trace_context: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

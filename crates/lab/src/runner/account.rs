@@ -56,6 +56,7 @@ impl CellRun<'_> {
         let (parsed, threads) = self.read_run(started, load, request, &run, Phase::Measure)?;
         self.rec.client.health = parsed.health.clone();
         self.rec.client.io = parsed.io.clone();
+        self.rec.client.trace_id = parsed.trace_id.clone();
         let mut verdict = parsed.judgement.clone();
         // ab and wrk do not judge themselves: judge them by the CPU time they used.
         if let (None, Some(cpu_seconds), Some(threads)) =

@@ -178,6 +178,7 @@ impl<'a> CellRun<'a> {
             load,
             threads: ctx.experiment.client_threads,
             io: ctx.experiment.client_io,
+            trace: ctx.experiment.client_trace,
             out_dir,
             agents: ctx.experiment.client_agents.unwrap_or(1),
             agent_netns,

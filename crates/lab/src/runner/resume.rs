@@ -642,6 +642,7 @@ mod tests {
                 judgement: None,
                 health: None,
                 io: None,
+                trace_id: None,
             },
             servers: vec![
                 server("nginx-fpm", "php-fpm8.2", "PHP 8.2.36 (fpm-fcgi)"),

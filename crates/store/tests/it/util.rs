@@ -109,6 +109,7 @@ pub(crate) fn repetition(server: &str, load: &str, rep: u32) -> RepetitionRecord
                 backend: if rep == 1 { "io_uring" } else { "epoll" }.into(),
                 fallback: (rep == 0).then(|| "io_uring not yet for HTTP/1".into()),
             }),
+            trace_id: (rep == 1).then(|| "4bf92f3577b34da6a3ce929d0e0e4736".into()),
         },
         servers: vec![
             ServerRecord {
