@@ -110,6 +110,8 @@ command -v smbclient >/dev/null || need_pkgs+=(smbclient)
 command -v dpkg-shlibdeps >/dev/null || need_pkgs+=(dpkg-dev)
 command -v objcopy >/dev/null || need_pkgs+=(binutils)
 command -v mmdebstrap >/dev/null || need_pkgs+=(mmdebstrap)
+# herd run --tui is tested as a person uses it: in tmux, keys sent, the screen captured.
+command -v tmux >/dev/null || need_pkgs+=(tmux)
 # herd run --metrics-listen's page is checked by promtool and scraped by a real Prometheus
 # (tests/it/run_metrics.rs); the package's daemon is kept from starting (policy-rc.d below).
 command -v prometheus >/dev/null || need_pkgs+=(prometheus)

@@ -52,6 +52,9 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
                  hosts, or leave it out (here, run herd itself under taskset)"
             )
         }
+        ClusterCommand::Run(args) if run_args(&args.run).is_ok_and(|r| r.tui) => {
+            bail!("--tui is herd run's (one machine) for now: herd cluster run shows its live line")
+        }
         ClusterCommand::Run(args)
             if args.local.is_none()
                 && args.ssh.is_empty()
@@ -84,6 +87,9 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
 /// `herd agent`: this process is one agent; who it is comes from its environment. Agent 0
 /// with `--coordinate` also coordinates, and prints the merged result.
 pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
+    if args.run.tui {
+        bail!("--tui is herd run's (one machine) for now; an agent has no terminal of its own");
+    }
     if args.run.metrics_listen.is_some() {
         bail!(
             "--metrics-listen is served by herd cluster run (--local, --ssh), with the agents' \
@@ -151,7 +157,7 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     }
     // Opened before any agent starts: a path that cannot be written costs nothing.
     let metrics = RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?;
-    let outputs = RunOutputs::open(&plan, metrics)?;
+    let outputs = RunOutputs::open(&plan, metrics, None)?;
     let dir = RunDir::create()?;
     let listen = if args.netns.is_empty() {
         Address::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).to_string())

@@ -76,8 +76,11 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     }
     // Read before any host is reached: a file missing here fails the run at once.
     let files = RunFiles::read(&plan)?;
-    let outputs =
-        RunOutputs::open(&plan, RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?)?;
+    let outputs = RunOutputs::open(
+        &plan,
+        RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?,
+        None,
+    )?;
     let dir = RunDir::create()?;
     let local = dir.0.join(SOCKET);
     let mut coordinator = Coordinator::bind(&Address::Unix(local.clone()), n)?;

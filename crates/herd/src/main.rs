@@ -26,6 +26,7 @@ mod run_outputs;
 mod serve_cmd;
 mod serve_generate;
 mod single_run;
+mod tui;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

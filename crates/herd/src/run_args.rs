@@ -242,6 +242,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) hlog: Option<PathBuf>,
 
+    /// Show the run live in the terminal instead of the one-line progress: requests/s and
+    /// latency percentiles over time, failures by kind, the totals; q or Ctrl-C stops the run
+    /// (docs/run-series.md). Needs stderr on a terminal
+    #[arg(long)]
+    pub(crate) tui: bool,
+
     /// Serve the run's live figures at http://ADDR/metrics in Prometheus's text format while
     /// it runs (requests and failures by kind, bytes, a latency histogram, the last second's
     /// rate and percentiles, herd's own CPU; docs/metrics.md): ADDR is IP:PORT, e.g.

@@ -10,7 +10,7 @@
 //! stopped it, as `herd lab` (the summary of what was measured is still printed, the outputs
 //! written: an interrupted run is a result, not a failure to start).
 
-use std::io;
+use std::io::{self, Write as _};
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -21,6 +21,7 @@ pub(crate) use crate::run_args::RunArgs;
 use crate::run_metrics::RunMetrics;
 use crate::run_outputs::{RunOutputs, StepLines};
 use crate::single_run::SingleRun;
+use crate::tui::Tui;
 
 /// How a `herd run` ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,13 +63,27 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     // Opened before any load is sent: a path that cannot be written, or a metrics address
     // that cannot be bound, stops the run here.
     let metrics = RunMetrics::start(&args, "herd run")?;
-    let RunOutputs { writer, json, metrics } = RunOutputs::open(&plan, metrics)?;
+    let steps = stepped.then(|| plan.steps().len());
+    let tui = match args.tui {
+        true => Some(Tui::start(plan.url.text.clone(), steps, control.clone())?),
+        false => None,
+    };
+    let RunOutputs { writer, json, metrics } = RunOutputs::open(&plan, metrics, tui.as_ref())?;
     let setup = prepared.setup().clone();
     let mut out = io::stdout().lock();
     let mut lines = StepLines::new(&plan);
-    let report = herd_run::execute(&prepared, &control, writer.as_ref(), |k, step| {
-        lines.print(&mut out, k, &setup, step)
-    })?;
+    // While the view has the terminal, a stepped run's step lines wait for it to close.
+    let mut held = Vec::new();
+    let viewed = tui.is_some();
+    let report = herd_run::execute(&prepared, &control, writer.as_ref(), |k, step| match viewed {
+        true => lines.print(&mut held, k, &setup, step),
+        false => lines.print(&mut out, k, &setup, step),
+    });
+    if let Some(t) = tui {
+        t.finish();
+    }
+    let report = report?;
+    out.write_all(&held).context("cannot write the summary")?;
     lines.finish()?;
     let last = report.last().context("no step was run")?;
     if !stepped {

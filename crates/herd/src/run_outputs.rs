@@ -15,6 +15,7 @@ use herd_run::{summary, Outputs, RunPlan, RunSetup, SecondObserver, StepReport};
 
 use crate::live::Live;
 use crate::run_metrics::RunMetrics;
+use crate::tui::Tui;
 
 /// The run's outputs, opened: the writer thread (none when nothing is written while the run
 /// goes) and the `--json` file. The fields are apart because each command finishes them at
@@ -30,15 +31,23 @@ impl RunOutputs {
     /// Creates every file `plan` names but `--html` (written from the result alone), and starts
     /// the writer thread. The live line only on a terminal, so that logs and pipes never see
     /// it.
-    pub(crate) fn open(plan: &RunPlan, metrics: Option<RunMetrics>) -> anyhow::Result<RunOutputs> {
+    pub(crate) fn open(
+        plan: &RunPlan,
+        metrics: Option<RunMetrics>,
+        tui: Option<&Tui>,
+    ) -> anyhow::Result<RunOutputs> {
         let stepped = plan.is_stepped();
         let outputs = &plan.outputs;
         let series = outputs.series.as_deref().map(|p| Series::create(p, stepped)).transpose()?;
         let hlog = outputs.hlog.as_deref().map(|p| Hlog::create(p, &plan.url.text)).transpose()?;
         let json = JsonFile::create(&outputs.json)?;
-        let live = io::stderr().is_terminal().then(|| {
-            Box::new(Live::new(stepped.then(|| plan.steps().len()))) as Box<dyn SecondObserver>
-        });
+        // The view, when there is one, in place of the live line.
+        let live = match tui {
+            Some(t) => Some(t.observer()),
+            None => io::stderr().is_terminal().then(|| {
+                Box::new(Live::new(stepped.then(|| plan.steps().len()))) as Box<dyn SecondObserver>
+            }),
+        };
         let observer = match &metrics {
             Some(m) => Some(Box::new(MetricsFeed::new(m.figures.clone(), live)) as _),
             None => live,

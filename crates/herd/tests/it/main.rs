@@ -53,6 +53,7 @@ mod run_metrics;
 mod run_outputs;
 mod run_servers;
 mod run_trace;
+mod run_tui;
 mod run_workloads;
 mod serve_cli;
 mod serve_generate;

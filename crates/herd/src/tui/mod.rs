@@ -1,0 +1,168 @@
+//! `--tui`: a live view of the run in the terminal (ratatui), in place of the one-line
+//! live line: requests per second and latency percentiles over time, the failures by kind,
+//! the totals. It reads only the seconds herd already merges on its writer thread
+//! ([`Tui::observer`] adds each to the view under a lock); a thread of its own draws four
+//! times a second and reads the keys, so the measuring threads never wait for the terminal.
+//! `q`, Esc or Ctrl-C stop the run as Ctrl-C does without the view (in raw mode Ctrl-C is a
+//! key, not a signal): what was measured is kept and summed up once the view has closed.
+
+mod draw;
+mod state;
+
+use std::io::{self, IsTerminal as _, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use herd_engine::Control;
+use herd_run::{RunSecond, SecondObserver};
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use ratatui::crossterm::{cursor, execute};
+use ratatui::Terminal;
+
+use state::View;
+
+/// How often the keys are looked at (and the view drawn if it changed).
+const FRAME: Duration = Duration::from_millis(250);
+
+/// The view, while it has the terminal.
+pub(crate) struct Tui {
+    view: Arc<Mutex<View>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Tui {
+    /// Takes the terminal (stderr: raw mode, the alternate screen) and draws the view of a
+    /// run described by `title` (`steps`: a stepped run's); a key that stops the run stops it
+    /// through `control`.
+    pub(crate) fn start(
+        title: String,
+        steps: Option<usize>,
+        control: Arc<Control>,
+    ) -> anyhow::Result<Tui> {
+        if !io::stderr().is_terminal() {
+            bail!(
+                "--tui draws on the terminal, and stderr is not one (a file or a pipe): leave \
+                 --tui out, or use --series FILE for the run second by second"
+            );
+        }
+        enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
+        if let Err(e) = execute!(io::stderr(), EnterAlternateScreen, cursor::Hide) {
+            restore();
+            return Err(e).context("--tui: cannot take the terminal's alternate screen");
+        }
+        // A panic must not leave the user's terminal in raw mode.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+        let terminal = match Terminal::new(CrosstermBackend::new(io::stderr())) {
+            Ok(t) => t,
+            Err(e) => {
+                restore();
+                return Err(e).context("--tui: cannot draw on the terminal");
+            }
+        };
+        let view = Arc::new(Mutex::new(View::new(title, steps)));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (view, stop) = (view.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name("herd-tui".into())
+                .spawn(move || run(terminal, &view, &stop, &control))
+                .context("--tui: cannot start its thread")?
+        };
+        Ok(Tui { view, stop, thread: Some(thread) })
+    }
+
+    /// The writer thread's observer that feeds the view.
+    pub(crate) fn observer(&self) -> Box<dyn SecondObserver> {
+        Box::new(Feed(self.view.clone()))
+    }
+
+    /// Closes the view and gives the terminal back as it was.
+    pub(crate) fn finish(mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        self.view.lock().unwrap_or_else(PoisonError::into_inner).stop();
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The drawing thread: a frame every [`FRAME`], the keys between them, until told to stop;
+/// then the terminal restored.
+fn run(
+    mut terminal: Terminal<CrosstermBackend<io::Stderr>>,
+    view: &Mutex<View>,
+    stop: &AtomicBool,
+    control: &Control,
+) {
+    // Drawn when the view changed (once a second as the run goes) or the terminal was
+    // resized: drawing is the view's whole cost, and most looks at the keys find nothing new.
+    let mut drawn = None;
+    while !stop.load(Ordering::SeqCst) {
+        {
+            let v = view.lock().unwrap_or_else(PoisonError::into_inner);
+            if drawn != Some(v.version) {
+                drawn = Some(v.version);
+                // A terminal that cannot be drawn on (closed) ends the drawing, not the run.
+                if terminal.draw(|f| draw::draw(f, &v)).is_err() {
+                    break;
+                }
+            }
+        }
+        if event::poll(FRAME).unwrap_or(false) {
+            let read = event::read();
+            if let Ok(Event::Resize(..)) = read {
+                drawn = None;
+            }
+            if let Ok(Event::Key(k)) = read {
+                let ctrl_c =
+                    k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                let quit = matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c;
+                if k.kind == KeyEventKind::Press && quit {
+                    view.lock().unwrap_or_else(PoisonError::into_inner).stop();
+                    control.stop();
+                }
+            }
+        }
+    }
+    restore();
+}
+
+/// The terminal as it was: the main screen, the cursor shown, cooked mode.
+fn restore() {
+    let _ = execute!(io::stderr(), LeaveAlternateScreen, cursor::Show);
+    let _ = disable_raw_mode();
+    let _ = io::stderr().flush();
+}
+
+/// Adds each merged second to the view.
+struct Feed(Arc<Mutex<View>>);
+
+impl SecondObserver for Feed {
+    fn second(&mut self, step: Option<usize>, s: &RunSecond) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).add(step, s);
+    }
+
+    fn end_step(&mut self) {}
+}

@@ -1,0 +1,130 @@
+//! What the live view shows, kept a second at a time by the writer thread's observer: each
+//! second's rate, latency percentiles and failures (the last ten minutes of them, for the
+//! charts), and the totals so far. Pure data: drawing is draw.rs's, the terminal mod.rs's.
+
+use std::collections::VecDeque;
+
+use herd_run::RunSecond;
+use herd_stats::{FailureKind, Failures};
+
+/// Seconds kept for the charts: ten minutes (a longer run scrolls).
+const HISTORY: usize = 600;
+
+/// One second as the view shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Second {
+    /// From the measurement start (a stepped run's seconds go on across steps).
+    pub(crate) at: u64,
+    pub(crate) rate: f64,
+    /// p50, p90, p99, p99.9 in milliseconds; None for a second without a response.
+    pub(crate) latency_ms: Option<[f64; 4]>,
+    pub(crate) failed: u64,
+}
+
+/// The view's state.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    /// What runs: the URL and how (a line of text).
+    pub(crate) title: String,
+    /// A stepped run's steps.
+    pub(crate) steps: Option<usize>,
+    pub(crate) step: Option<usize>,
+    pub(crate) seconds: VecDeque<Second>,
+    pub(crate) completed: u64,
+    pub(crate) failures: Failures,
+    pub(crate) bytes_read: u64,
+    /// Seconds seen in all (the charts keep the last [`HISTORY`]).
+    pub(crate) elapsed: u64,
+    /// The run is over (or stopping): said in the footer until the view closes.
+    pub(crate) stopping: bool,
+    /// Bumped at every change: the view is drawn again only when it changed (a second a
+    /// second), not at every look at the keys.
+    pub(crate) version: u64,
+}
+
+impl View {
+    pub(crate) fn new(title: String, steps: Option<usize>) -> View {
+        View { title, steps, ..View::default() }
+    }
+
+    /// Adds merged second `s` of step `step`.
+    pub(crate) fn add(&mut self, step: Option<usize>, s: &RunSecond) {
+        let i = &s.interval;
+        let latency_ms = (!i.latency.is_empty())
+            .then(|| [0.5, 0.9, 0.99, 0.999].map(|q| i.latency.quantile_micros(q) as f64 / 1000.0));
+        if self.seconds.len() == HISTORY {
+            self.seconds.pop_front();
+        }
+        self.seconds.push_back(Second {
+            at: self.elapsed,
+            rate: s.per_second(),
+            latency_ms,
+            failed: i.failed,
+        });
+        self.elapsed += 1;
+        self.step = step;
+        self.completed += i.completed;
+        self.failures += &i.failures;
+        self.bytes_read += i.bytes_read;
+        self.version += 1;
+    }
+
+    /// The run is stopping (a key, or its end).
+    pub(crate) fn stop(&mut self) {
+        self.stopping = true;
+        self.version += 1;
+    }
+
+    /// The failure kinds that happened, most first.
+    pub(crate) fn failures_by_kind(&self) -> Vec<(FailureKind, u64)> {
+        let mut v: Vec<_> = self.failures.iter().collect();
+        v.sort_by_key(|k| std::cmp::Reverse(k.1));
+        v
+    }
+
+    /// The last second, if any.
+    pub(crate) fn last(&self) -> Option<&Second> {
+        self.seconds.back()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use herd_run::Interval;
+
+    use super::*;
+
+    fn second(completed: u64, us: u64, failed: u64) -> RunSecond {
+        let mut interval = Interval::default();
+        for _ in 0..completed {
+            interval.completed += 1;
+            interval.latency.record_micros(us);
+        }
+        for _ in 0..failed {
+            interval.failed += 1;
+            interval.failures.add(FailureKind::Timeout);
+        }
+        RunSecond { second: 0, length: Duration::from_secs(1), interval }
+    }
+
+    #[test]
+    fn seconds_add_up_and_the_history_is_bounded() {
+        let mut v = View::new("t".into(), None);
+        v.add(None, &second(10, 2_000, 1));
+        v.add(None, &second(0, 0, 3));
+        assert_eq!((v.completed, v.elapsed), (10, 2));
+        assert_eq!(v.failures_by_kind(), [(FailureKind::Timeout, 4)]);
+        let first = v.seconds[0];
+        assert_eq!(first.rate, 10.0);
+        assert!((first.latency_ms.unwrap()[2] - 2.0).abs() < 0.01, "{first:?}");
+        assert_eq!(v.last().unwrap().latency_ms, None, "no response in that second");
+        for _ in 0..700 {
+            v.add(Some(2), &second(1, 100, 0));
+        }
+        assert_eq!(v.seconds.len(), HISTORY);
+        assert_eq!(v.seconds.back().unwrap().at, 701);
+        assert_eq!(v.step, Some(2));
+    }
+}
