@@ -11,33 +11,7 @@ use std::time::{Duration, Instant};
 
 use herd_testutil::ports::free_port;
 
-use crate::util::{herd, tempdir, text, wait_for};
-
-/// herd serve on a free port, stopped (by PID) when dropped.
-struct Serve(Child, u16);
-
-impl Serve {
-    fn start() -> Serve {
-        let port = free_port();
-        let child = herd()
-            .args(["serve", "-t", "1", "--listen", &format!("127.0.0.1:{port}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for("herd serve", Duration::from_secs(10), || {
-            TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        Serve(child, port)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::util::{herd, tempdir, text, wait_for, Serve};
 
 /// Prometheus, stopped (by PID) and its data removed when dropped.
 struct Prometheus(Child);
@@ -63,11 +37,11 @@ fn get(port: u16, path: &str) -> String {
 /// where it is on stderr.
 #[test]
 fn the_page_passes_promtool() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["-t", "1"]);
     let mut run = herd()
         .args(["run", "-c", "2", "-d", "3s", "--metrics-listen", "127.0.0.1:0"])
         .args(["--metrics-linger", "1s"])
-        .arg(format!("http://127.0.0.1:{}/bytes/100", serve.1))
+        .arg(serve.url("/bytes/100"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -108,7 +82,7 @@ fn the_page_passes_promtool() {
 /// failures by kind are there (all zero).
 #[test]
 fn prometheus_scrapes_a_run_and_its_total_is_herds_count() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["-t", "1"]);
     let dir = tempdir("prometheus");
     let (metrics_port, prom_port) = (free_port(), free_port());
     let config = dir.join("prometheus.yml");
@@ -145,7 +119,7 @@ fn prometheus_scrapes_a_run_and_its_total_is_herds_count() {
         .arg(format!("127.0.0.1:{metrics_port}"))
         .arg("--json")
         .arg(&json)
-        .arg(format!("http://127.0.0.1:{}/bytes/100", serve.1))
+        .arg(serve.url("/bytes/100"))
         .output()
         .unwrap();
     let stderr = text(&out.stderr);
@@ -276,7 +250,7 @@ fn bad_metrics_flags_are_refused_before_any_load() {
 /// page scraped (herd waits for it) counts what the merged result counts.
 #[test]
 fn a_spread_run_serves_its_merged_figures() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["-t", "1"]);
     let dir = tempdir("cluster-metrics");
     let json = dir.join("run.json");
     let port = free_port();
@@ -285,7 +259,7 @@ fn a_spread_run_serves_its_merged_figures() {
         .arg(format!("127.0.0.1:{port}"))
         .args(["-c", "2", "-d", "2s", "--json"])
         .arg(&json)
-        .arg(format!("http://127.0.0.1:{}/bytes/100", serve.1))
+        .arg(serve.url("/bytes/100"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -5,12 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // the test drives tmux, and starts herd serve
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use herd_testutil::ports::free_port;
-
-use crate::util::{herd, text, wait_for};
+use crate::util::{herd, text, wait_for, Serve};
 
 /// A tmux session of its own (its own socket, so nothing of the user's is touched), killed
 /// when dropped.
@@ -55,23 +53,15 @@ impl Drop for Tmux {
 
 #[test]
 fn the_view_shows_the_run_and_q_stops_it_with_its_summary() {
-    let port = free_port();
-    let mut serve = herd()
-        .args(["serve", "-t", "1", "--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("herd serve", Duration::from_secs(10), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
+    let serve = Serve::start(&["-t", "1"]);
+    let url = serve.url("/bytes/100");
     let dir = crate::util::tempdir("tui");
     let done = dir.join("exit");
     let herd_bin = env!("CARGO_BIN_EXE_herd");
     // Bounded: 60 s at most if the key never came. The view on stderr, tmux's terminal; the
     // summary on stdout, kept in a file, and the exit code.
     let command = format!(
-        "{herd_bin} run --tui -c 2 -t 1 -d 60s http://127.0.0.1:{port}/bytes/100 > {out}; \
+        "{herd_bin} run --tui -c 2 -t 1 -d 60s {url} > {out}; \
          echo $? > {done}; sleep 30",
         out = dir.join("out").display(),
         done = done.display()
@@ -83,7 +73,7 @@ fn the_view_shows_the_run_and_q_stops_it_with_its_summary() {
         screen.contains("2 s ·") || screen.contains("3 s ·")
     });
     for want in [
-        &format!("herd run http://127.0.0.1:{port}/bytes/100")[..],
+        &format!("herd run {url}")[..],
         "requests/s",
         "latency, each second (ms)",
         "failures by kind",
@@ -102,8 +92,6 @@ fn the_view_shows_the_run_and_q_stops_it_with_its_summary() {
     // The view drew on stderr (the terminal); the summary went to stdout (a file here).
     let out = std::fs::read_to_string(dir.join("out")).unwrap();
     assert!(out.contains("requests in") && out.contains("interrupted"), "{out}");
-    let _ = serve.kill();
-    let _ = serve.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
 

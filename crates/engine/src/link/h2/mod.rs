@@ -143,6 +143,17 @@ struct Traced {
     block: Vec<u8>,
 }
 
+impl Traced {
+    /// `block` with the field behind it, its span id new.
+    fn behind(&mut self, block: &[u8]) -> &[u8] {
+        self.block.clear();
+        self.block.extend_from_slice(block);
+        self.block.extend_from_slice(&self.literal);
+        self.spans.stamp_at(&mut self.block, block.len() + self.span_at);
+        &self.block
+    }
+}
+
 impl H2 {
     pub(crate) fn new(settings: H2Settings, limits: Limits, requests: usize) -> H2 {
         let cap = settings.streams.get().min(1024) as usize;
@@ -266,23 +277,21 @@ impl H2 {
         let end_stream = request.body.is_empty();
         let max_frame = self.peer.max_frame;
         if let Some(t) = trace {
-            let traced = self.trace.get_or_insert_with(|| {
+            self.trace.get_or_insert_with(|| {
                 let literal = t.hpack_literal();
                 let span_at = trace_context::span_offset(&literal, &t.prefix()).unwrap_or(0);
                 Box::new(Traced { literal, span_at, spans: Spans::new(), block: Vec::new() })
             });
-            traced.block.clear();
         }
+        let traced = self.trace.as_deref_mut().filter(|_| trace.is_some());
         match self.blocks.get(index) {
-            Some(c) if c.generation == Some(generation) => match &mut self.trace {
-                Some(t) if trace.is_some() => {
-                    t.block.extend_from_slice(&c.block);
-                    t.block.extend_from_slice(&t.literal);
-                    t.spans.stamp_at(&mut t.block, c.block.len() + t.span_at);
-                    encode::headers(&mut self.out, id, &t.block, end_stream, max_frame);
-                }
-                _ => encode::headers(&mut self.out, id, &c.block, end_stream, max_frame),
-            },
+            Some(c) if c.generation == Some(generation) => {
+                let block = match traced {
+                    Some(t) => t.behind(&c.block),
+                    None => &c.block,
+                };
+                encode::headers(&mut self.out, id, block, end_stream, max_frame);
+            }
             _ => {
                 self.scratch.clear();
                 let mut fields = request.field_slices();
@@ -292,15 +301,11 @@ impl H2 {
                 }
                 let changed =
                     self.hpack_out.encode(&fields, |k| many && k == PATH_FIELD, &mut self.scratch);
-                match &mut self.trace {
-                    Some(t) if trace.is_some() => {
-                        t.block.extend_from_slice(&self.scratch);
-                        t.block.extend_from_slice(&t.literal);
-                        t.spans.stamp_at(&mut t.block, self.scratch.len() + t.span_at);
-                        encode::headers(&mut self.out, id, &t.block, end_stream, max_frame);
-                    }
-                    _ => encode::headers(&mut self.out, id, &self.scratch, end_stream, max_frame),
-                }
+                let block = match traced {
+                    Some(t) => t.behind(&self.scratch),
+                    None => &self.scratch,
+                };
+                encode::headers(&mut self.out, id, block, end_stream, max_frame);
                 if !changed {
                     // All indexed (or literals kept out of the table): the same bytes
                     // are right for every later request while the table stays as it is.
