@@ -21,6 +21,7 @@ use std::io::{self, Write as _};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::num::NonZeroU32;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -33,6 +34,7 @@ use crate::cluster_report::report;
 use crate::run_cmd::{stop_on_ctrl_c, Outcome};
 use crate::run_metrics::RunMetrics;
 use crate::run_outputs::{RunOutputs, StepLines};
+use crate::tui::Tui;
 
 /// `herd cluster …`.
 pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
@@ -52,8 +54,15 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
                  hosts, or leave it out (here, run herd itself under taskset)"
             )
         }
-        ClusterCommand::Run(args) if run_args(&args.run).is_ok_and(|r| r.tui) => {
-            bail!("--tui is herd run's (one machine) for now: herd cluster run shows its live line")
+        ClusterCommand::Run(args)
+            if args.local.is_none()
+                && args.ssh.is_empty()
+                && run_args(&args.run).is_ok_and(|r| r.tui) =>
+        {
+            bail!(
+                "--tui shows the merged figures where herd cluster run coordinates (--local, \
+                 --ssh); on Kubernetes agent 0 coordinates in its pod: not yet"
+            )
         }
         ClusterCommand::Run(args)
             if args.local.is_none()
@@ -156,8 +165,10 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         herd_run::prepare(&plan)?;
     }
     // Opened before any agent starts: a path that cannot be written costs nothing.
-    let metrics = RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?;
-    let outputs = RunOutputs::open(&plan, metrics, None)?;
+    let run = run_args(&args.run)?;
+    let metrics = RunMetrics::start(&run, "herd cluster run")?;
+    let tui = Tui::for_run(run.tui, &plan)?;
+    let outputs = RunOutputs::open(&plan, metrics, tui)?;
     let dir = RunDir::create()?;
     let listen = if args.netns.is_empty() {
         Address::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).to_string())
@@ -197,15 +208,27 @@ pub(crate) fn coordinate(
     plan: &herd_run::RunPlan,
     coordinator: Coordinator,
     outputs: RunOutputs,
-    control: &herd_engine::Control,
+    control: &Arc<herd_engine::Control>,
     agents: &mut dyn Agents,
 ) -> anyhow::Result<Outcome> {
-    let RunOutputs { writer, json, metrics } = outputs;
+    let RunOutputs { writer, json, metrics, mut tui } = outputs;
+    // The agents are up: the view may take the terminal now.
+    if let Some(t) = &mut tui {
+        t.show(control.clone())?;
+    }
     let mut out = io::stdout().lock();
     let mut lines = StepLines::new(plan);
-    let result = coordinator.run(plan, writer.as_ref(), control, |k, setup, step| {
-        lines.print(&mut out, k, setup, step)
+    // While the view has the terminal, the step lines wait for it to close.
+    let mut held = Vec::new();
+    let viewed = tui.is_some();
+    let result = coordinator.run(plan, writer.as_ref(), control, |k, setup, step| match viewed {
+        true => lines.print(&mut held, k, setup, step),
+        false => lines.print(&mut out, k, setup, step),
     });
+    if let Some(t) = tui {
+        t.finish();
+    }
+    out.write_all(&held).context("cannot write the summary")?;
     if let Some(o) = writer {
         o.finish()?;
     }

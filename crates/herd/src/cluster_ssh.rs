@@ -38,6 +38,7 @@ use crate::cluster_files::RunFiles;
 use crate::run_cmd::{stop_on_ctrl_c, Outcome};
 use crate::run_metrics::RunMetrics;
 use crate::run_outputs::RunOutputs;
+use crate::tui::Tui;
 
 /// This build, as each host's helper must say it is.
 const VERSION: &str = env!("HERD_VERSION");
@@ -76,10 +77,11 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     }
     // Read before any host is reached: a file missing here fails the run at once.
     let files = RunFiles::read(&plan)?;
+    let run = run_args(&args.run)?;
     let outputs = RunOutputs::open(
         &plan,
-        RunMetrics::start(&run_args(&args.run)?, "herd cluster run")?,
-        None,
+        RunMetrics::start(&run, "herd cluster run")?,
+        Tui::for_run(run.tui, &plan)?,
     )?;
     let dir = RunDir::create()?;
     let local = dir.0.join(SOCKET);

@@ -63,12 +63,11 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     // Opened before any load is sent: a path that cannot be written, or a metrics address
     // that cannot be bound, stops the run here.
     let metrics = RunMetrics::start(&args, "herd run")?;
-    let steps = stepped.then(|| plan.steps().len());
-    let tui = match args.tui {
-        true => Some(Tui::start(plan.url.text.clone(), steps, control.clone())?),
-        false => None,
-    };
-    let RunOutputs { writer, json, metrics } = RunOutputs::open(&plan, metrics, tui.as_ref())?;
+    let tui = Tui::for_run(args.tui, &plan)?;
+    let RunOutputs { writer, json, metrics, mut tui } = RunOutputs::open(&plan, metrics, tui)?;
+    if let Some(t) = &mut tui {
+        t.show(control.clone())?;
+    }
     let setup = prepared.setup().clone();
     let mut out = io::stdout().lock();
     let mut lines = StepLines::new(&plan);

@@ -25,6 +25,8 @@ pub(crate) struct RunOutputs {
     pub(crate) json: JsonFile,
     /// `--metrics-listen`'s endpoint, fed by the writer thread.
     pub(crate) metrics: Option<RunMetrics>,
+    /// `--tui`'s view, fed by the writer thread, in place of the live line.
+    pub(crate) tui: Option<Tui>,
 }
 
 impl RunOutputs {
@@ -34,7 +36,7 @@ impl RunOutputs {
     pub(crate) fn open(
         plan: &RunPlan,
         metrics: Option<RunMetrics>,
-        tui: Option<&Tui>,
+        tui: Option<Tui>,
     ) -> anyhow::Result<RunOutputs> {
         let stepped = plan.is_stepped();
         let outputs = &plan.outputs;
@@ -42,7 +44,7 @@ impl RunOutputs {
         let hlog = outputs.hlog.as_deref().map(|p| Hlog::create(p, &plan.url.text)).transpose()?;
         let json = JsonFile::create(&outputs.json)?;
         // The view, when there is one, in place of the live line.
-        let live = match tui {
+        let live = match &tui {
             Some(t) => Some(t.observer()),
             None => io::stderr().is_terminal().then(|| {
                 Box::new(Live::new(stepped.then(|| plan.steps().len()))) as Box<dyn SecondObserver>
@@ -53,7 +55,7 @@ impl RunOutputs {
             None => live,
         };
         let writer = Outputs::start(series, hlog, observer)?;
-        Ok(RunOutputs { writer, json, metrics })
+        Ok(RunOutputs { writer, json, metrics, tui })
     }
 }
 

@@ -39,20 +39,28 @@ pub(crate) struct Tui {
 }
 
 impl Tui {
-    /// Takes the terminal (stderr: raw mode, the alternate screen) and draws the view of a
-    /// run described by `title` (`steps`: a stepped run's); a key that stops the run stops it
-    /// through `control`.
-    pub(crate) fn start(
-        title: String,
-        steps: Option<usize>,
-        control: Arc<Control>,
-    ) -> anyhow::Result<Tui> {
+    /// The view `--tui` asks for (None: it does not), for `plan`'s run: its state, fed from
+    /// the start; the terminal is taken by [`Tui::show`]. Refused here, before any load, when
+    /// stderr is not a terminal.
+    pub(crate) fn for_run(asked: bool, plan: &herd_run::RunPlan) -> anyhow::Result<Option<Tui>> {
+        if !asked {
+            return Ok(None);
+        }
         if !io::stderr().is_terminal() {
             bail!(
                 "--tui draws on the terminal, and stderr is not one (a file or a pipe): leave \
                  --tui out, or use --series FILE for the run second by second"
             );
         }
+        let steps = plan.is_stepped().then(|| plan.steps().len());
+        let view = Arc::new(Mutex::new(View::new(plan.url.text.clone(), steps)));
+        Ok(Some(Tui { view, stop: Arc::new(AtomicBool::new(false)), thread: None }))
+    }
+
+    /// Takes the terminal (stderr: raw mode, the alternate screen) and draws the view from a
+    /// thread of its own; a key that stops the run stops it through `control`. Once the run is
+    /// about to start: what comes before (agents started over SSH) may still speak.
+    pub(crate) fn show(&mut self, control: Arc<Control>) -> anyhow::Result<()> {
         enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
         if let Err(e) = execute!(io::stderr(), EnterAlternateScreen, cursor::Hide) {
             restore();
@@ -71,16 +79,20 @@ impl Tui {
                 return Err(e).context("--tui: cannot draw on the terminal");
             }
         };
-        let view = Arc::new(Mutex::new(View::new(title, steps)));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (view, stop) = (view.clone(), stop.clone());
-            std::thread::Builder::new()
-                .name("herd-tui".into())
-                .spawn(move || run(terminal, &view, &stop, &control))
-                .context("--tui: cannot start its thread")?
-        };
-        Ok(Tui { view, stop, thread: Some(thread) })
+        let (view, stop) = (self.view.clone(), self.stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("herd-tui".into())
+            .spawn(move || run(terminal, &view, &stop, &control));
+        match thread {
+            Ok(t) => {
+                self.thread = Some(t);
+                Ok(())
+            }
+            Err(e) => {
+                restore();
+                Err(e).context("--tui: cannot start its thread")
+            }
+        }
     }
 
     /// The writer thread's observer that feeds the view.

@@ -293,3 +293,26 @@ fn a_spread_run_serves_its_merged_figures() {
     assert!(last.lines().any(|l| l.starts_with("herd_run_finished{") && l.ends_with(" 1")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--metrics-listen` and `--tui` where no coordinator of this machine merges the seconds (a
+/// Kubernetes run, whose agent 0 coordinates in its pod; an agent): said, not ignored.
+#[test]
+fn live_outputs_are_refused_where_nothing_here_merges_the_seconds() {
+    for (flags, agent_says) in [
+        (&["--metrics-listen", "127.0.0.1:0"][..], "an agent serves none"),
+        (&["--tui"][..], "an agent has no terminal"),
+    ] {
+        let out = herd()
+            .args(["cluster", "run", "--agents", "2", "--image", "x", "--"])
+            .args(flags)
+            .arg("http://127.0.0.1:9/")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("on Kubernetes agent 0 coordinates"), "{flags:?}: {err}");
+        let out = herd().arg("agent").args(flags).arg("http://127.0.0.1:9/").output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        assert!(text(&out.stderr).contains(agent_says), "{flags:?}: {}", text(&out.stderr));
+    }
+}

@@ -19,7 +19,9 @@ struct Tmux {
 
 impl Tmux {
     fn start(command: &str) -> Tmux {
-        let t = Tmux { socket: format!("herd-tui-{}", std::process::id()), session: "run" };
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = Tmux { socket: format!("herd-tui-{}-{n}", std::process::id()), session: "run" };
         let ok = Command::new("tmux")
             .args(["-L", &t.socket, "new-session", "-d", "-s", t.session, "-x", "110", "-y", "36"])
             .arg(command)
@@ -53,22 +55,34 @@ impl Drop for Tmux {
 
 #[test]
 fn the_view_shows_the_run_and_q_stops_it_with_its_summary() {
+    view_then_q("run --tui -c 2 -t 1 -d 60s", "tui");
+}
+
+/// `herd cluster run --local 2`: the view shows the agents' merged seconds, and `q` stops
+/// the coordinator, which stops its agents.
+#[test]
+fn a_spread_runs_view_shows_the_merged_run_and_q_stops_it() {
+    view_then_q("cluster run --local 2 -- --tui -c 2 -t 1 -d 60s", "tui-cluster");
+}
+
+/// herd (`herd ARGS URL`, stdout into a file) in tmux: the view with two seconds drawn,
+/// then `q`; it ends at once with 130 and the summary of what was measured.
+fn view_then_q(args: &str, tag: &str) {
     let serve = Serve::start(&["-t", "1"]);
     let url = serve.url("/bytes/100");
-    let dir = crate::util::tempdir("tui");
+    let dir = crate::util::tempdir(tag);
     let done = dir.join("exit");
     let herd_bin = env!("CARGO_BIN_EXE_herd");
     // Bounded: 60 s at most if the key never came. The view on stderr, tmux's terminal; the
     // summary on stdout, kept in a file, and the exit code.
     let command = format!(
-        "{herd_bin} run --tui -c 2 -t 1 -d 60s {url} > {out}; \
-         echo $? > {done}; sleep 30",
+        "{herd_bin} {args} {url} > {out}; echo $? > {done}; sleep 30",
         out = dir.join("out").display(),
         done = done.display()
     );
     let tmux = Tmux::start(&command);
     let mut screen = String::new();
-    wait_for("the view with two seconds drawn", Duration::from_secs(20), || {
+    wait_for("the view with two seconds drawn", Duration::from_secs(30), || {
         screen = tmux.screen();
         screen.contains("2 s ·") || screen.contains("3 s ·")
     });
@@ -85,8 +99,8 @@ fn the_view_shows_the_run_and_q_stops_it_with_its_summary() {
     }
     let t = Instant::now();
     tmux.keys("q");
-    wait_for("herd to end after q", Duration::from_secs(15), || done.exists());
-    assert!(t.elapsed() < Duration::from_secs(15));
+    wait_for("herd to end after q", Duration::from_secs(20), || done.exists());
+    assert!(t.elapsed() < Duration::from_secs(20));
     let code = std::fs::read_to_string(&done).unwrap();
     assert_eq!(code.trim(), "130", "stopped early, as Ctrl-C does");
     // The view drew on stderr (the terminal); the summary went to stdout (a file here).
