@@ -89,6 +89,15 @@ pub(crate) struct RunArgs {
     /// One line per run instead of a progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Each measured run of herd's client serves its live figures at http://ADDR/metrics for
+    /// Prometheus, labelled with its cell and repetition (docs/metrics.md); the other clients
+    /// serve none. ADDR is IP:PORT, e.g. 127.0.0.1:9464
+    #[arg(long, value_name = "ADDR", value_parser = crate::run_args::parse_listen)]
+    metrics_listen: Option<std::net::SocketAddr>,
+    /// With --metrics-listen: after each run, keep its final figures up until a scrape read
+    /// them, at most this long (no wait when nothing scraped during the run)
+    #[arg(long, value_name = "DURATION", default_value = "5s", requires = "metrics_listen")]
+    metrics_linger: herd_stats::units::TimeSpan,
     /// Profile the servers with `perf record -g`, as `[runner] profile = "perf"` does: one
     /// extra run of each cell, kept apart from its repetitions, whose flame graph the HTML
     /// report shows.
@@ -277,6 +286,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             cancel: &cancel,
             progress: progress.as_mut(),
             resume: resume.as_ref(),
+            metrics: args.metrics_listen.map(|a| (a, args.metrics_linger)),
         },
     )?;
     drop(progress);

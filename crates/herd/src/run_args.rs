@@ -255,14 +255,39 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub(crate) metrics_listen: Option<std::net::SocketAddr>,
 
+    /// A label of your own on every series of --metrics-listen: KEY=VALUE (repeatable; KEY a
+    /// Prometheus label name other than run, agent, kind, le and quantile)
+    #[arg(long, value_name = "KEY=VALUE", requires = "metrics_listen", value_parser = parse_label)]
+    pub(crate) metrics_label: Vec<(String, String)>,
+
     /// After the run, keep the final figures up until a scrape has read them, at most this
     /// long (no wait when nothing scraped during the run)
     #[arg(long, value_name = "DURATION", default_value = "15s", requires = "metrics_listen")]
     pub(crate) metrics_linger: TimeSpan,
 }
 
+/// `--metrics-label`: a Prometheus label name (not one of herd's own) and a value.
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not KEY=VALUE: give e.g. server=nginx-1.22"))?;
+    let name_ok = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !key.starts_with("__");
+    if !name_ok {
+        return Err(format!(
+            "`{key}` is not a Prometheus label name: letters, digits and _, not starting with a \
+             digit or __"
+        ));
+    }
+    if ["run", "agent", "kind", "le", "quantile"].contains(&key) {
+        return Err(format!("`{key}` is a label herd sets itself: choose another name"));
+    }
+    Ok((key.to_owned(), value.to_owned()))
+}
+
 /// `--metrics-listen`: an IP address and a port.
-fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+pub(crate) fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
     text.parse().map_err(|_| {
         format!("`{text}` is not IP:PORT: give e.g. 127.0.0.1:9464, [::1]:9464 or 0.0.0.0:9464")
     })

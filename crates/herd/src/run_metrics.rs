@@ -28,7 +28,7 @@ impl RunMetrics {
         command: &'static str,
     ) -> anyhow::Result<Option<RunMetrics>> {
         let Some(addr) = args.metrics_listen else { return Ok(None) };
-        let labels = Labels { run: run_id(), agent: None, cell: None };
+        let labels = Labels { run: run_id(), agent: None, extra: args.metrics_label.clone() };
         let figures = Arc::new(Mutex::new(LiveFigures::new(labels.clone())));
         let server = MetricsServer::start(addr, figures.clone()).with_context(|| {
             format!("--metrics-listen {addr}: cannot listen there (in use, or not an address of this machine)")

@@ -244,6 +244,20 @@ fn bad_metrics_flags_are_refused_before_any_load() {
     let out =
         herd().args(["run", "--metrics-linger", "5s", "http://127.0.0.1:9/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+
+    for (label, says) in [
+        ("run=x", "`run` is a label herd sets itself"),
+        ("9lives=x", "`9lives` is not a Prometheus label name"),
+        ("novalue", "`novalue` is not KEY=VALUE"),
+    ] {
+        let out = herd()
+            .args(["run", "--metrics-listen", "127.0.0.1:0", "--metrics-label", label])
+            .arg("http://127.0.0.1:9/")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{label}");
+        assert!(text(&out.stderr).contains(says), "{label}: {}", text(&out.stderr));
+    }
 }
 
 /// `herd cluster run --local 2`: the endpoint serves the agents' merged figures, and the last
@@ -264,19 +278,8 @@ fn a_spread_run_serves_its_merged_figures() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // A scraper every 200 ms until herd is gone; the last page it got is the final one.
-    let mut last = String::new();
-    let t = Instant::now();
-    while run.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(60) {
-        if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
-            let _ = c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n");
-            let mut page = String::new();
-            if c.read_to_string(&mut page).is_ok() && page.contains(" 200 OK") {
-                last = page;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    // The last page scraped is the final one (herd waits for that scrape).
+    let last = scrape_until_exit(&mut run, port).pop().unwrap_or_default();
     let out = run.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -315,4 +318,70 @@ fn live_outputs_are_refused_where_nothing_here_merges_the_seconds() {
         assert_eq!(out.status.code(), Some(1), "{flags:?}");
         assert!(text(&out.stderr).contains(agent_says), "{flags:?}: {}", text(&out.stderr));
     }
+}
+
+/// `herd lab run --metrics-listen`: each measured run of herd's client serves its figures
+/// labelled with its cell and repetition, and the last page of each is its stored count.
+#[test]
+fn the_lab_serves_each_runs_figures_labelled_with_its_cell() {
+    let dir = tempdir("lab-metrics");
+    let file = dir.join("m.toml");
+    std::fs::write(
+        &file,
+        "name = \"m\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"page\"]\nload = [\"d\"]\n\
+         [workloads.page]\nkind = \"static\"\nsize = 100\n[loads.d]\nduration = \"2s\"\n\
+         concurrency = 2\n[repetitions]\nmin = 2\nmax = 2\n[runner]\ntime_wait_below = 1000000\n\
+         [client]\nthreads = 1\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let mut lab = crate::util::lab_run(&dir, &file);
+    let mut child = lab
+        .args(["--metrics-listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pages = scrape_until_exit(&mut child, port);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let store = herd_store::Store::open_read_only(&dir.join("r.db")).unwrap();
+    let exp = store.load_experiment(store.experiments().unwrap()[0].id).unwrap();
+    let cell = &exp.cells[0];
+    for r in &cell.repetitions {
+        let rep = r.record.repetition;
+        let labels = format!("cell=\"{}\",repetition=\"{rep}\"", cell.key);
+        // The last page of this repetition, which herd kept up until it was scraped.
+        let last = pages.iter().rev().find(|p| p.contains(&labels)).unwrap_or_else(|| {
+            panic!("no page labelled {labels} in {} pages: {:?}", pages.len(), pages.last())
+        });
+        assert!(last.lines().any(|l| l.starts_with("herd_run_finished{") && l.ends_with(" 1")));
+        let served: u64 = last
+            .lines()
+            .find(|l| l.starts_with("herd_requests_completed_total{"))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        let stored = r.record.measurements.first().map(|m| m.completed).unwrap();
+        assert_eq!(served, stored, "repetition {rep}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scraper of `port`'s /metrics every 200 ms until `child` exits (60 s at most): the pages
+/// it got, in order.
+fn scrape_until_exit(child: &mut std::process::Child, port: u16) -> Vec<String> {
+    let mut pages = Vec::new();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(60) {
+        if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n");
+            let mut page = String::new();
+            if c.read_to_string(&mut page).is_ok() && page.contains(" 200 OK") {
+                pages.push(page);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    pages
 }

@@ -18,6 +18,26 @@ use super::error::excerpt;
 use super::{post_body, ClientCommand, ClientError, ClientJob, ClientOutcome, Tool};
 use crate::load::Shape;
 
+/// `herd lab run --metrics-listen`'s flags for one measured run of herd's client: its
+/// figures served at `addr`, labelled with the cell and the repetition, the final ones kept up
+/// at most `linger` for a scrape.
+pub(crate) fn metrics_args(
+    addr: std::net::SocketAddr,
+    linger: TimeSpan,
+    cell: &str,
+    repetition: u32,
+) -> Vec<std::ffi::OsString> {
+    vec![
+        "--metrics-listen".into(),
+        addr.to_string().into(),
+        format!("--metrics-linger={linger}").into(),
+        "--metrics-label".into(),
+        format!("cell={cell}").into(),
+        "--metrics-label".into(),
+        format!("repetition={repetition}").into(),
+    ]
+}
+
 /// Where herd writes its result, in the job's `out_dir`.
 pub(super) const JSON_FILE: &str = "run.json";
 

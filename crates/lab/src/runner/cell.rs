@@ -42,6 +42,8 @@ pub(super) struct Context<'a> {
     pub client_hosts: Option<&'a super::client_hosts::ClientHosts>,
     /// The `[hosts]` router host, where a proxy path's program starts; None: here.
     pub router_host: Option<&'a super::role_host::RoleHost>,
+    /// `herd lab run --metrics-listen` (LabRun's `metrics`).
+    pub metrics: Option<(std::net::SocketAddr, herd_stats::units::TimeSpan)>,
 }
 
 impl<'a> Context<'a> {

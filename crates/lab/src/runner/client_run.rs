@@ -76,7 +76,18 @@ impl<'a> CellRun<'a> {
         let netns = self.agent_netns();
         let job = self.job(load, request, &base_url, ca_file.as_deref(), &dir, &netns)?;
         let setup = |err: client::ClientError| RunFailure::Setup(with_causes(&err));
-        let cmd = client::command(&job).map_err(setup)?;
+        let mut cmd = client::command(&job).map_err(setup)?;
+        // `herd lab run --metrics-listen`: herd's measured runs serve their figures, labelled.
+        if let (Phase::Measure, crate::client::Tool::Herd, Some((addr, linger))) =
+            (phase, cell.client, self.ctx.metrics)
+        {
+            cmd.main.extend(crate::client::herd::metrics_args(
+                addr,
+                linger,
+                &cell.key,
+                self.rec.repetition,
+            ));
+        }
         cmd.write_files().map_err(setup)?;
         if phase == Phase::Measure {
             self.rec.client.argv =

@@ -357,6 +357,10 @@ pub struct LabRun<'a> {
     /// The unfinished experiment to run to its end (`--resume`; [`resume::find`]), whose
     /// definition `experiment` is; None: a new experiment.
     pub resume: Option<&'a Resume>,
+    /// `herd lab run --metrics-listen`: each measured run of herd's client serves its live
+    /// figures there, labelled with its cell and repetition (`--metrics-label`), and keeps
+    /// its final figures up at most `.1` for a scrape.
+    pub metrics: Option<(std::net::SocketAddr, herd_stats::units::TimeSpan)>,
 }
 
 /// How a lab run ended.
@@ -534,6 +538,7 @@ fn run_in(
         server_host,
         client_hosts,
         router_host: hosts.router,
+        metrics: r.metrics,
     };
     let mut rep = 0u32;
     let mut budget = budget::Budget::start(e.repetitions.time_budget);

@@ -20,8 +20,8 @@ pub struct Labels {
     pub run: String,
     /// The agent of a spread run whose own figures these are (none: merged, or one process).
     pub agent: Option<String>,
-    /// The lab cell (`server=nginx workload=page load=c10`).
-    pub cell: Option<String>,
+    /// The user's own (`--metrics-label KEY=VALUE`): the lab's `cell` and `repetition`.
+    pub extra: Vec<(String, String)>,
 }
 
 /// A run's figures so far.

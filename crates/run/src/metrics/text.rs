@@ -132,10 +132,11 @@ fn seconds(us: f64) -> f64 {
 /// `run="…"` and the other labels present, escaped as the format asks.
 fn labels(l: &Labels) -> String {
     let mut s = format!("run=\"{}\"", escape(&l.run));
-    for (name, value) in [("agent", &l.agent), ("cell", &l.cell)] {
-        if let Some(v) = value {
-            let _ = write!(s, ",{name}=\"{}\"", escape(v));
-        }
+    if let Some(v) = &l.agent {
+        let _ = write!(s, ",agent=\"{}\"", escape(v));
+    }
+    for (name, v) in &l.extra {
+        let _ = write!(s, ",{name}=\"{}\"", escape(v));
     }
     s
 }
@@ -156,8 +157,12 @@ mod tests {
 
     #[test]
     fn labels_are_escaped() {
-        let l = Labels { run: "a\"b\\c\nd".into(), agent: Some("0".into()), cell: None };
-        assert_eq!(labels(&l), "run=\"a\\\"b\\\\c\\nd\",agent=\"0\"");
+        let l = Labels {
+            run: "a\"b\\c\nd".into(),
+            agent: Some("0".into()),
+            extra: vec![("cell".into(), "server=herd load=n".into())],
+        };
+        assert_eq!(labels(&l), "run=\"a\\\"b\\\\c\\nd\",agent=\"0\",cell=\"server=herd load=n\"");
     }
 
     #[test]

@@ -128,6 +128,7 @@ pub fn lab_in_process(
         cancel: &cancel,
         progress: &mut Silent,
         resume: None,
+        metrics: None,
     };
     runner::run(checked, run).unwrap()
 }
