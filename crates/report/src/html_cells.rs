@@ -336,12 +336,14 @@ fn command_lines(page: &mut String, cell: &StoredCell, owns: &[Own]) {
         let values = owns.get(j).and_then(Own::describe).map(|d| format!(" ({d})"));
         let _ = writeln!(
             text,
-            "# repetition {}{}\nclient ({}{}{}): {}",
+            "# repetition {}{}\nclient ({}{}{}{}): {}",
             r.record.repetition.saturating_add(1),
             values.unwrap_or_default(),
             r.record.client.tool,
             r.record.client.cpus.as_deref().map(|c| format!(", cpus {c}")).unwrap_or_default(),
             r.record.client.io.as_ref().map(|io| format!(", I/O: {io}")).unwrap_or_default(),
+            // The trace its requests carried, to find the server's traces of this repetition.
+            r.record.client.trace_id.as_ref().map(|t| format!(", trace {t}")).unwrap_or_default(),
             shell_words(&r.record.client.argv)
         );
         for s in &r.record.servers {

@@ -112,5 +112,14 @@ fn the_lab_stores_each_repetitions_trace() {
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.iter().all(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())));
     assert_ne!(ids[0], ids[1], "a new trace each repetition");
+    drop(store);
+    // The report's command lines name each repetition's trace.
+    let page = dir.join("r.html");
+    let out = crate::util::run(herd().arg("report").arg(dir.join("r.db")).arg("--html").arg(&page));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for id in &ids {
+        assert!(html.contains(&format!(", trace {id})")), "no trace {id} on the page");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
