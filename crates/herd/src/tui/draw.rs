@@ -62,9 +62,10 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
             .join("  "),
         None => "no response in the last second".to_owned(),
     };
+    let cpu = v.cpu_cores.map(|c| format!(" · herd's CPU {c:.2} cores")).unwrap_or_default();
     let lines = vec![
         Line::from(format!(
-            "{}{} s · {} requests · {} failed · {} MB read",
+            "{}{} s · {} requests · {} failed · {} MB read{cpu}",
             step,
             v.elapsed,
             v.completed,
@@ -188,10 +189,11 @@ mod tests {
             interval.failures.add(FailureKind::Timeout);
             v.add(Some(2), &RunSecond { second: k, length: Duration::from_secs(1), interval });
         }
+        v.cpu(0.47, 1.0);
         let s = screen(&v);
         for want in [
             "herd run http://127.0.0.1:8080/ -c 10",
-            "step 2/3 · 5 s · 1500 requests · 10 failed",
+            "step 2/3 · 5 s · 1500 requests · 10 failed · 0 MB read · herd's CPU 0.47 cores",
             "last second: 500 req/s · p50 1.50ms",
             "requests/s",
             "latency, each second (ms)",

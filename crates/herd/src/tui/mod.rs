@@ -97,7 +97,7 @@ impl Tui {
 
     /// The writer thread's observer that feeds the view.
     pub(crate) fn observer(&self) -> Box<dyn SecondObserver> {
-        Box::new(Feed(self.view.clone()))
+        Box::new(Feed { view: self.view.clone(), last: None })
     }
 
     /// Closes the view and gives the terminal back as it was.
@@ -168,12 +168,22 @@ fn restore() {
     let _ = io::stderr().flush();
 }
 
-/// Adds each merged second to the view.
-struct Feed(Arc<Mutex<View>>);
+/// Adds each merged second to the view, and herd's CPU since the last one.
+struct Feed {
+    view: Arc<Mutex<View>>,
+    /// herd's CPU seconds and the instant at the last second.
+    last: Option<(f64, std::time::Instant)>,
+}
 
 impl SecondObserver for Feed {
     fn second(&mut self, step: Option<usize>, s: &RunSecond) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).add(step, s);
+        let now = (herd_run::metrics::process_cpu_seconds(), std::time::Instant::now());
+        let mut v = self.view.lock().unwrap_or_else(PoisonError::into_inner);
+        if let (Some((cpu0, t0)), (Some(cpu1), t1)) = (self.last, now) {
+            v.cpu(cpu1 - cpu0, (t1 - t0).as_secs_f64());
+        }
+        self.last = now.0.map(|cpu| (cpu, now.1));
+        v.add(step, s);
     }
 
     fn end_step(&mut self) {}

@@ -35,6 +35,9 @@ pub(crate) struct View {
     pub(crate) bytes_read: u64,
     /// Seconds seen in all (the charts keep the last [`HISTORY`]).
     pub(crate) elapsed: u64,
+    /// herd's own CPU over the last second, in cores (its process: workers, writer, this
+    /// view): the client's cost as the run goes, beside what it measures.
+    pub(crate) cpu_cores: Option<f64>,
     /// The run is over (or stopping): said in the footer until the view closes.
     pub(crate) stopping: bool,
     /// Bumped at every change: the view is drawn again only when it changed (a second a
@@ -67,6 +70,13 @@ impl View {
         self.failures += &i.failures;
         self.bytes_read += i.bytes_read;
         self.version += 1;
+    }
+
+    /// herd used `used` CPU seconds over the last `wall` seconds: the cores it used.
+    pub(crate) fn cpu(&mut self, used: f64, wall: f64) {
+        if wall > 0.0 {
+            self.cpu_cores = Some(used / wall);
+        }
     }
 
     /// The run is stopping (a key, or its end).

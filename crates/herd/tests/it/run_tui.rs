@@ -93,6 +93,7 @@ fn view_then_q(args: &str, tag: &str) {
         "failures by kind",
         "none so far",
         "req/s · p50",
+        "herd's CPU",
         "q or Ctrl-C: stop the run",
     ] {
         assert!(screen.contains(want), "no `{want}` on the screen:\n{screen}");

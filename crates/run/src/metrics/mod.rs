@@ -10,3 +10,9 @@ pub mod text;
 
 pub use figures::{Labels, LiveFigures, MetricsFeed, SharedFigures};
 pub use server::{FinalScrape, MetricsServer};
+
+/// The CPU time herd's process has used so far, user and system, all its threads, in
+/// seconds (getrusage); what the metrics and the live view show of the client's own cost.
+pub fn process_cpu_seconds() -> Option<f64> {
+    crate::process_cpu::ProcessCpu::now().map(|c| (c.user + c.system).as_secs_f64())
+}

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use super::figures::SharedFigures;
 use super::text;
-use crate::process_cpu::ProcessCpu;
 
 /// The most of a request read, and how long it may take.
 const MAX_REQUEST: usize = 8 * 1024;
@@ -142,7 +141,7 @@ fn answer(mut conn: TcpStream, figures: &SharedFigures, served: &Served) -> io::
         Route::Metrics => {
             let (page, version) = {
                 let f = figures.lock().unwrap_or_else(PoisonError::into_inner);
-                let cpu = ProcessCpu::now().map(|c| (c.user + c.system).as_secs_f64());
+                let cpu = super::process_cpu_seconds();
                 (text::render(&f, cpu), f.version)
             };
             let (lock, changed) = &**served;
