@@ -69,15 +69,17 @@ impl TraceContext {
     }
 
     /// The field as an HPACK literal never indexed, with a literal name, neither string
-    /// Huffman-coded (RFC 7541 §6.2.3): 1 + 1 + 11 + 1 + 55 bytes.
-    pub(crate) fn hpack_literal(&self) -> Vec<u8> {
+    /// Huffman-coded (RFC 7541 §6.2.3): 1 + 1 + 11 + 1 + 55 bytes; and where its span id is
+    /// in it (known by construction, not searched for).
+    pub(crate) fn hpack_literal(&self) -> (Vec<u8>, usize) {
         let mut out = Vec::with_capacity(2 + FIELD.len() + 1 + VALUE_LEN);
         out.push(0x10);
         out.push(FIELD.len() as u8);
         out.extend_from_slice(FIELD.as_bytes());
         out.push(VALUE_LEN as u8);
+        let span_at = out.len() + SPAN_AT;
         out.extend_from_slice(self.template().as_bytes());
-        out
+        (out, span_at)
     }
 }
 
@@ -200,7 +202,8 @@ mod tests {
     #[test]
     fn the_hpack_literal_decodes_to_the_field() {
         let t = TraceContext::new([9; 16], false);
-        let block = t.hpack_literal();
+        let (block, span_at) = t.hpack_literal();
+        assert_eq!(&block[span_at - 1..span_at + 17], b"-0000000000000000-");
         let mut got = Vec::new();
         herd_proto::h2::hpack::Decoder::new(4096, 100)
             .decode(&block, |n, v| got.push((n.to_vec(), v.to_vec())))

@@ -15,7 +15,6 @@ use crate::run_args::RunArgs;
 pub(crate) struct RunMetrics {
     pub(crate) figures: SharedFigures,
     server: MetricsServer,
-    addr: std::net::SocketAddr,
     linger: herd_stats::units::TimeSpan,
     command: &'static str,
 }
@@ -38,13 +37,13 @@ impl RunMetrics {
             server.local_addr(),
             labels.run
         );
-        let addr = server.local_addr();
-        Ok(Some(RunMetrics { figures, server, addr, linger: args.metrics_linger, command }))
+        Ok(Some(RunMetrics { figures, server, linger: args.metrics_linger, command }))
     }
 
     /// The run is over: its final figures stay up until a scrape read them (at most
     /// `--metrics-linger`; not after Ctrl-C), and it is said if none did.
     pub(crate) fn finish(self, interrupted: bool) {
+        let addr = self.server.local_addr();
         let (command, linger) = (self.command, self.linger);
         let wait = if interrupted { std::time::Duration::ZERO } else { linger.get() };
         match self.server.finish(wait) {
@@ -57,7 +56,7 @@ impl RunMetrics {
             FinalScrape::NeverScraped => eprintln!(
                 "{command}: nothing scraped the metrics during the run (is the scraper's \
                  target {}?)",
-                self.addr
+                addr
             ),
         }
     }

@@ -18,7 +18,6 @@ pub(crate) struct Second {
     pub(crate) rate: f64,
     /// p50, p90, p99, p99.9 in milliseconds; None for a second without a response.
     pub(crate) latency_ms: Option<[f64; 4]>,
-    pub(crate) failed: u64,
 }
 
 /// The view's state.
@@ -58,12 +57,7 @@ impl View {
         if self.seconds.len() == HISTORY {
             self.seconds.pop_front();
         }
-        self.seconds.push_back(Second {
-            at: self.elapsed,
-            rate: s.per_second(),
-            latency_ms,
-            failed: i.failed,
-        });
+        self.seconds.push_back(Second { at: self.elapsed, rate: s.per_second(), latency_ms });
         self.elapsed += 1;
         self.step = step;
         self.completed += i.completed;

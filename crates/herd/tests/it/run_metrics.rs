@@ -349,7 +349,8 @@ fn the_lab_serves_each_runs_figures_labelled_with_its_cell() {
     let exp = store.load_experiment(store.experiments().unwrap()[0].id).unwrap();
     let cell = &exp.cells[0];
     for r in &cell.repetitions {
-        let rep = r.record.repetition;
+        // Counted from 1, as the report counts them.
+        let rep = r.record.repetition + 1;
         let labels = format!("cell=\"{}\",repetition=\"{rep}\"", cell.key);
         // The last page of this repetition, which herd kept up until it was scraped.
         let last = pages.iter().rev().find(|p| p.contains(&labels)).unwrap_or_else(|| {

@@ -85,7 +85,8 @@ impl<'a> CellRun<'a> {
                 addr,
                 linger,
                 &cell.key,
-                self.rec.repetition,
+                // Counted from 1, as the report's command lines and tables count them.
+                self.rec.repetition.saturating_add(1),
             ));
         }
         cmd.write_files().map_err(setup)?;

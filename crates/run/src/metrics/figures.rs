@@ -38,8 +38,6 @@ pub struct LiveFigures {
     /// The last whole second: its requests a second and its latencies.
     pub last_rate: f64,
     pub last_latency: LatencyHistogram,
-    /// Seconds seen.
-    pub seconds: u64,
     /// The run is over: these are its final figures.
     pub finished: bool,
     /// Bumped at every change: a scrape that saw the final figures says so by this.
@@ -57,7 +55,6 @@ impl LiveFigures {
             step: None,
             last_rate: 0.0,
             last_latency: LatencyHistogram::growing(),
-            seconds: 0,
             finished: false,
             version: 0,
         }
@@ -73,7 +70,6 @@ impl LiveFigures {
         self.step = step;
         self.last_rate = s.per_second();
         self.last_latency = i.latency.clone();
-        self.seconds += 1;
         self.version += 1;
     }
 
@@ -142,7 +138,7 @@ mod tests {
         assert_eq!(f.latency.len(), 8);
         assert_eq!(f.last_latency.len(), 5);
         assert!((f.last_rate - 5.0).abs() < 1e-9, "5 completed in the last second");
-        assert_eq!((f.step, f.seconds, f.version), (Some(2), 2, 2));
+        assert_eq!((f.step, f.version), (Some(2), 2));
         f.finish();
         assert!(f.finished && f.version == 3);
     }

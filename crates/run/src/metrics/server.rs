@@ -125,9 +125,12 @@ fn serve(listener: &TcpListener, figures: &SharedFigures, stop: &AtomicBool, ser
             return;
         }
         // A failed accept (a peer gone before it, or no file descriptor left) loses only
-        // that scrape.
-        if let Ok(conn) = conn {
-            let _ = answer(conn, figures, served);
+        // that scrape; a pause, so that one that keeps failing does not spin beside the run.
+        match conn {
+            Ok(conn) => {
+                let _ = answer(conn, figures, served);
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
 }
@@ -166,11 +169,19 @@ fn answer(mut conn: TcpStream, figures: &SharedFigures, served: &Served) -> io::
     Ok(())
 }
 
-/// The request's head, up to its blank line, within [`MAX_REQUEST`] bytes (more: what came).
+/// The request's head, up to its blank line, within [`MAX_REQUEST`] bytes and [`IO_TIMEOUT`]
+/// in all (a peer that trickles a byte at a time holds the endpoint no longer); past either,
+/// what came.
 fn read_head(conn: &mut TcpStream) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(512);
     let mut buf = [0u8; 1024];
+    let deadline = Instant::now() + IO_TIMEOUT;
     while head.len() < MAX_REQUEST && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        conn.set_read_timeout(Some(left))?;
         let n = conn.read(&mut buf)?;
         if n == 0 {
             break;
@@ -256,6 +267,30 @@ mod tests {
         assert_eq!(server.finish(Duration::from_secs(10)), FinalScrape::Read);
         assert!(t.elapsed() < Duration::from_secs(9), "{:?}", t.elapsed());
         assert!(scraper.join().unwrap().contains("herd_run_finished{run=\"t\"} 1"));
+    }
+
+    /// A peer that sends a byte every 300 ms never ends its head: it is cut off after the
+    /// 2 s a request has in all, and the next scrape is answered.
+    #[test]
+    fn a_trickling_peer_holds_the_endpoint_no_longer_than_its_timeout() {
+        let figures = Arc::new(Mutex::new(LiveFigures::new(Labels::default())));
+        let server = MetricsServer::start("127.0.0.1:0".parse().unwrap(), figures).unwrap();
+        let addr = server.local_addr();
+        let trickle = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            for _ in 0..30 {
+                if c.write_all(b"G").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let t = Instant::now();
+        assert!(get(addr, b"GET /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200"));
+        assert!(t.elapsed() < Duration::from_secs(5), "answered after {:?}", t.elapsed());
+        drop(server);
+        let _ = trickle.join();
     }
 
     /// Scraped during the run but not after: the end waits no longer than asked; never

@@ -278,8 +278,7 @@ impl H2 {
         let max_frame = self.peer.max_frame;
         if let Some(t) = trace {
             self.trace.get_or_insert_with(|| {
-                let literal = t.hpack_literal();
-                let span_at = trace_context::span_offset(&literal, &t.prefix()).unwrap_or(0);
+                let (literal, span_at) = t.hpack_literal();
                 Box::new(Traced { literal, span_at, spans: Spans::new(), block: Vec::new() })
             });
         }
