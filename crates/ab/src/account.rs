@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use herd_engine::{Answer, Completed, Failed, Recorder, Run};
+use herd_record::Seconds;
 use herd_stats::{FailureKind, LatencyHistogram, LengthTally, RunStats};
 
 use crate::{AbConfig, AbResults, Sample};
@@ -122,9 +123,25 @@ pub struct AbRecorder {
     /// Failures counted in `bad` but in none of ab's four sub-counters.
     bad_unlisted: u64,
     fatal: Option<AbFatal>,
+    /// The run cut into seconds for `--tui`'s view (None without it: no per-request cost
+    /// but this test).
+    seconds: Option<Seconds>,
 }
 
 impl AbRecorder {
+    /// Also cuts the run into seconds and sends them on (`--tui`).
+    pub fn with_seconds(mut self, seconds: Seconds) -> AbRecorder {
+        self.seconds = Some(seconds);
+        self
+    }
+
+    /// The run ended at `end` (the engine's `Run::ended`): sends the last second.
+    pub fn finish_seconds(&mut self, end: Instant) {
+        if let Some(mut s) = self.seconds.take() {
+            s.finish(end);
+        }
+    }
+
     /// `expected` is the worker's share of requests, so that samples never reallocate.
     pub fn new(acc: AbAccounting, expected: u64) -> AbRecorder {
         AbRecorder {
@@ -144,6 +161,7 @@ impl AbRecorder {
             err_response: 0,
             bad_unlisted: 0,
             fatal: None,
+            seconds: None,
         }
     }
 
@@ -205,11 +223,23 @@ impl Recorder for AbRecorder {
             self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
         }
         self.sample(c.timing, &d);
+        if let Some(s) = &mut self.seconds {
+            s.completed(c.timing.end, d.total, c.bytes_read);
+        }
         Answer::Continue
+    }
+
+    fn tick(&mut self, now: Instant) {
+        if let Some(s) = &mut self.seconds {
+            s.tick(now);
+        }
     }
 
     fn failed(&mut self, f: &Failed) -> Answer {
         record_stats_failed(&mut self.stats, f);
+        if let Some(s) = &mut self.seconds {
+            s.failed(f.timing.end, f.kind, f.bytes_read);
+        }
         match f.kind {
             FailureKind::Connect
                 if f.os_error == Some(ECONNREFUSED)

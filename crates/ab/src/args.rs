@@ -60,6 +60,8 @@ pub enum ArgsError {
     UnknownOption(String),
     #[error("option {0} needs a value; run \"herd ab -h\" for the list")]
     MissingValue(String),
+    #[error("option {0} takes no value: give it alone, e.g. --tui")]
+    UnwantedValue(String),
     #[error("missing URL: give one http[s]://host[:port]/path after the options")]
     MissingUrl,
     #[error(
@@ -127,6 +129,7 @@ impl ArgsError {
         match self {
             ArgsError::UnknownOption(_)
             | ArgsError::MissingValue(_)
+            | ArgsError::UnwantedValue(_)
             | ArgsError::MissingUrl
             | ArgsError::TooManyArguments(_)
             | ArgsError::InvalidUrl { .. }
@@ -209,6 +212,7 @@ herd options (long only, anywhere before the URL):
     --io backend    Event loop: auto (io_uring where measured faster, else epoll), epoll, uring
     --json file     Write the full results as JSON to file
     --html file     Write the run as a page with charts (herd report's look) to file
+    --tui           Show the run live on the terminal (requests/s, latency, failures)
 ",
     );
     s
@@ -332,6 +336,7 @@ struct State {
     io: IoChoice,
     json: Option<PathBuf>,
     html_page: Option<PathBuf>,
+    tui: bool,
 }
 
 impl Default for State {
@@ -371,6 +376,7 @@ impl Default for State {
             io: IoChoice::Auto,
             json: None,
             html_page: None,
+            tui: false,
         }
     }
 }
@@ -402,7 +408,7 @@ fn lossy(b: &[u8]) -> String {
 }
 
 /// herd's long options: `--threads N`, `--io BACKEND`, `--json FILE`, `--html FILE`, also as
-/// `--name=value`.
+/// `--name=value`; and `--tui`.
 /// Returns the index of the next argument.
 fn long_option(
     st: &mut State,
@@ -414,6 +420,14 @@ fn long_option(
         Some(eq) => (&arg[..eq], Some(&arg[eq + 1..])),
         None => (arg, None),
     };
+    if name == b"--tui" {
+        // The one long option without a value.
+        if inline.is_some() {
+            return Err(ArgsError::UnwantedValue(lossy(name)));
+        }
+        st.tui = true;
+        return Ok(next);
+    }
     if ![&b"--threads"[..], b"--io", b"--json", b"--html"].contains(&name) {
         return Err(ArgsError::UnknownOption(lossy(name)));
     }
@@ -676,6 +690,7 @@ fn finish(st: State, raw_url: &[u8]) -> Result<AbConfig, ArgsError> {
         io: st.io,
         json: st.json,
         html_page: st.html_page,
+        tui: st.tui,
     })
 }
 

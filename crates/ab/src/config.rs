@@ -111,4 +111,7 @@ pub struct AbConfig {
     /// herd extension `--html FILE`: the run as a page in herd report's look (not `-w`,
     /// which is ab's own HTML report on stdout).
     pub html_page: Option<PathBuf>,
+    /// herd extension `--tui`: a live view of the run on the terminal (stderr), in place of
+    /// the "Completed N requests" lines, which follow once it closes.
+    pub tui: bool,
 }

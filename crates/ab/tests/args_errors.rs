@@ -64,6 +64,7 @@ fn missing_value() {
 fn missing_long_value() {
     check(&["--json"], 22, "--json needs a value");
     check(&["--html"], 22, "--html needs a value");
+    check(&["--tui=yes", URL], 22, "option --tui takes no value");
 }
 
 #[test]

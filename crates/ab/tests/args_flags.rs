@@ -728,6 +728,13 @@ fn json_long_option() {
 }
 
 #[test]
+fn tui_long_option() {
+    assert!(cfg(&["--tui"]).tui);
+    assert!(!cfg(&[]).tui);
+    assert!(cfg(&["-k", "--tui", "-n", "5"]).tui);
+}
+
+#[test]
 fn json_with_equals() {
     assert_eq!(cfg(&["--json=r.json"]).json, Some(PathBuf::from("r.json")));
 }

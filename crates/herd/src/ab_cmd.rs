@@ -9,15 +9,17 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use herd_ab::account::{self, AbAccounting, AbFatal, AbRecorder};
 use herd_ab::args::{self, Parsed};
 use herd_ab::{report, AbConfig};
+use herd_run::Outputs;
 
 use crate::single_run::{self, SingleRun};
+use crate::tui::Tui;
 use herd_engine::{Control, Target, TargetError, TlsClient, TlsSettings, TlsVersions};
 
 pub(crate) fn main(raw: &[OsString]) -> ExitCode {
@@ -69,6 +71,8 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     // `--io uring` where it cannot run, refused before the banner (herd ab speaks HTTP/1
     // alone; the engine settles it again, from the same probe, when it runs).
     herd_engine::io_choice::resolve(cfg.io, &herd_engine::Wire::Http1)?;
+    // `--tui` where stderr is no terminal, refused before the banner too.
+    let mut tui = Tui::new(cfg.tui, format!("herd ab {}", cfg.url.full), None, "--json FILE")?;
     let _ = herd_engine::raise_nofile_limit();
     let started_at = herd_lab::runner::now_rfc3339();
     // Recorded before the load, as the lab does: the load average of the machine at rest.
@@ -116,20 +120,49 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     let acc = AbAccounting::new(cfg);
     let workers = spec.worker_count();
     let done_flag = Arc::new(AtomicBool::new(false));
-    let reporter = (heartbeat > 0).then(|| {
+    // While the view has the terminal, ab's "Completed N requests" lines wait for it to
+    // close (they are all printed then, as ab prints them).
+    let reporter = (heartbeat > 0 && tui.is_none()).then(|| {
         let control = control.clone();
         let done_flag = done_flag.clone();
         std::thread::spawn(move || progress_lines(&control, heartbeat, &done_flag))
     });
-
-    let run = herd_engine::run(&spec, &control, |i, _| {
+    // The view's seconds: the workers cut them, the writer thread merges them for the view.
+    let outputs = match &tui {
+        Some(t) => Outputs::start(None, None, Some(t.observer()))?,
+        None => None,
+    };
+    if let Some(t) = &mut tui {
+        t.show(control.clone())?;
+    }
+    let seconds = OnceLock::new();
+    let run = herd_engine::run(&spec, &control, |i, start| {
         let (_, share) = spec.share(i as u32, workers);
-        AbRecorder::new(acc.clone(), share.unwrap_or(0))
+        let recorder = AbRecorder::new(acc.clone(), share.unwrap_or(0));
+        match &outputs {
+            Some(o) => recorder.with_seconds(
+                seconds.get_or_init(|| o.begin_run(workers as usize, start)).for_worker(i, share),
+            ),
+            None => recorder,
+        }
     });
     done_flag.store(true, Ordering::SeqCst);
     let printed = reporter.and_then(|h| h.join().ok()).unwrap_or(0);
-    let run = run?;
-    let interrupted = interrupted.load(Ordering::SeqCst);
+    let mut run = run?;
+    if let Some(o) = outputs {
+        for r in &mut run.recorders {
+            r.finish_seconds(run.ended);
+        }
+        o.end_step();
+        // The writer ends when the last way to it is gone: this one's too.
+        drop(seconds);
+        o.finish()?;
+    }
+    let quit = tui.as_ref().is_some_and(Tui::quit_pressed);
+    if let Some(t) = tui {
+        t.finish();
+    }
+    let interrupted = interrupted.load(Ordering::SeqCst) || quit;
     let merged = account::merge(cfg, run);
     let done = merged.results.done;
 

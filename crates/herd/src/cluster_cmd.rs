@@ -167,7 +167,7 @@ fn run_local(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     // Opened before any agent starts: a path that cannot be written costs nothing.
     let run = run_args(&args.run)?;
     let metrics = RunMetrics::start(&run, "herd cluster run")?;
-    let tui = Tui::for_run(run.tui, &plan)?;
+    let tui = Tui::for_run(run.tui, "herd cluster run", &plan)?;
     let outputs = RunOutputs::open(&plan, metrics, tui)?;
     let dir = RunDir::create()?;
     let listen = if args.netns.is_empty() {

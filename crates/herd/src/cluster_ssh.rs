@@ -81,7 +81,7 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
     let outputs = RunOutputs::open(
         &plan,
         RunMetrics::start(&run, "herd cluster run")?,
-        Tui::for_run(run.tui, &plan)?,
+        Tui::for_run(run.tui, "herd cluster run", &plan)?,
     )?;
     let dir = RunDir::create()?;
     let local = dir.0.join(SOCKET);

@@ -19,6 +19,8 @@ use herd_store::{ExperimentId, Migration, Store, SCHEMA_VERSION};
 use herd_topo::cgroup::Wanted;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::tui::lab::LabProgress;
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum LabCommand {
     /// Run an experiment: a file, or a bundled one by name (default: quickstart); or, with
@@ -89,6 +91,10 @@ pub(crate) struct RunArgs {
     /// One line per run instead of a progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// A live view instead of the progress bar: the matrix filling in with each run's
+    /// figure, the run in flight second by second (herd's client), the lab's notes
+    #[arg(long, conflicts_with_all = ["no_progress", "dry_run"])]
+    tui: bool,
     /// Each measured run of herd's client serves its live figures at http://ADDR/metrics for
     /// Prometheus, labelled with its cell and repetition (docs/metrics.md); the other clients
     /// serve none. ADDR is IP:PORT, e.g. 127.0.0.1:9464
@@ -163,6 +169,10 @@ fn resume_id(text: &str) -> Result<ExperimentId, String> {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.tui {
+        // Before anything is read or run.
+        crate::tui::terminal_or("--no-progress (a line per run)")?;
+    }
     // A resumed experiment is read from the store, as it ran, never from its file.
     let (mut e, resume, store) = match args.resume {
         Some(id) => {
@@ -229,9 +239,6 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         })
         .context("cannot install the Ctrl-C handler")?;
     }
-    let tty = io::stderr().is_terminal() && !args.no_progress;
-    let mut progress: Box<dyn Progress> =
-        if tty { Box::new(Bar::default()) } else { Box::new(Lines) };
     let cells = checked.runnable();
     eprintln!(
         "herd lab: {} ({} cells x {}-{} repetitions), results to {}",
@@ -274,6 +281,17 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             runner::refused_reasons(checked.refused()).join("\n  ")
         );
     }
+    // The view takes the terminal last: what comes before is said on it as lines.
+    let tty = io::stderr().is_terminal() && !args.no_progress;
+    let (mut progress, live_series): (Box<dyn Progress>, _) = if args.tui {
+        let view = LabProgress::start(&e.name, &cancel)?;
+        let series = view.series();
+        (Box::new(view), Some(series))
+    } else if tty {
+        (Box::new(Bar::default()), None)
+    } else {
+        (Box::new(Lines), None)
+    };
     let finished = runner::run(
         checked,
         LabRun {
@@ -287,6 +305,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             progress: progress.as_mut(),
             resume: resume.as_ref(),
             metrics: args.metrics_listen.map(|a| (a, args.metrics_linger)),
+            live_series,
         },
     )?;
     drop(progress);

@@ -63,7 +63,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     // Opened before any load is sent: a path that cannot be written, or a metrics address
     // that cannot be bound, stops the run here.
     let metrics = RunMetrics::start(&args, "herd run")?;
-    let tui = Tui::for_run(args.tui, &plan)?;
+    let tui = Tui::for_run(args.tui, "herd run", &plan)?;
     let RunOutputs { writer, json, metrics, mut tui } = RunOutputs::open(&plan, metrics, tui)?;
     if let Some(t) = &mut tui {
         t.show(control.clone())?;

@@ -19,7 +19,7 @@ use crate::error::RunError;
 use crate::hlog::Hlog;
 use crate::merge::{Merge, RunSecond};
 use crate::series::Series;
-use herd_record::{Report, SecondsOut};
+use herd_record::{Report, Seconds, SecondsOut};
 
 /// Something that watches the run second by second (the binary's live line). Called on the
 /// writer thread, never on a worker's.
@@ -28,6 +28,9 @@ pub trait SecondObserver: Send {
     fn second(&mut self, step: Option<usize>, s: &RunSecond);
     /// A step (or the run) is over; called before the main thread prints anything more.
     fn end_step(&mut self);
+    /// A spread run's agent `agent` sent a second `behind` after that second ended on the
+    /// shared clock (its lateness, network included).
+    fn agent_behind(&mut self, _agent: usize, _behind: std::time::Duration) {}
 }
 
 /// The writer thread and the way to it.
@@ -60,6 +63,8 @@ pub(crate) struct StepStart {
 pub(crate) enum Msg {
     Begin(StepStart),
     Report(Report),
+    /// A spread run's agent's second came this late (`SecondObserver::agent_behind`).
+    AgentBehind(usize, std::time::Duration),
     /// Every worker of the step has ended; answer on the sender once the step is written.
     End(Sender<()>),
 }
@@ -75,9 +80,28 @@ impl Feed {
         let _ = self.0.send(Msg::Report(r));
     }
 
+    pub(crate) fn agent_behind(&self, agent: usize, behind: std::time::Duration) {
+        let _ = self.0.send(Msg::AgentBehind(agent, behind));
+    }
+
     /// As a recorder's [`Seconds`](herd_record::Seconds) sends them.
     pub(crate) fn into_out(self) -> SecondsOut {
         Box::new(move |r| self.send(r))
+    }
+}
+
+/// Each worker's clock for a run begun with [`Outputs::begin_run`].
+#[derive(Debug, Clone)]
+pub struct WorkerSeconds {
+    feed: Feed,
+    origin: Instant,
+}
+
+impl WorkerSeconds {
+    /// Worker `worker`'s clock; `quota`, its share of the requests when the run counts them
+    /// (so that its end is known as soon as it has sent them all).
+    pub fn for_worker(&self, worker: usize, quota: Option<u64>) -> Seconds {
+        Seconds::new(worker, self.origin, None, quota, self.feed.clone().into_out())
     }
 }
 
@@ -107,9 +131,20 @@ impl Outputs {
         Feed(self.tx.clone())
     }
 
+    /// A run the engine makes for another command than herd run (herd ab), whose recorders
+    /// cut their outcomes into seconds themselves: `workers` of them will report, second 0
+    /// starting at `origin` (ab has no warm-up: the engine's start). Call
+    /// [`Outputs::end_step`] once the engine has returned and each worker's
+    /// [`Seconds::finish`] has been called.
+    pub fn begin_run(&self, workers: usize, origin: Instant) -> WorkerSeconds {
+        let wall = herd_engine::wall_clock_at(origin);
+        let feed = self.begin_step(StepStart { step: None, workers, origin, origin_wall: wall });
+        WorkerSeconds { feed, origin }
+    }
+
     /// The step is over and every worker has sent its end: returns once the step's seconds
     /// are written and the live line is erased.
-    pub(crate) fn end_step(&self) {
+    pub fn end_step(&self) {
         let (ack, done) = mpsc::channel();
         if self.tx.send(Msg::End(ack)).is_ok() {
             // An error here means the writer is gone (a panic); `finish` reports it.
@@ -217,6 +252,11 @@ fn write(rx: Receiver<Msg>, mut sinks: Sinks) -> Result<(), RunError> {
                 }
                 for s in out.drain(..) {
                     sinks.second(step, &s);
+                }
+            }
+            Msg::AgentBehind(agent, behind) => {
+                if let Some(o) = &mut sinks.observer {
+                    o.agent_behind(agent, behind);
                 }
             }
             Msg::End(ack) => {

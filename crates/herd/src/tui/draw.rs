@@ -25,8 +25,9 @@ const PERCENTILES: [(&str, Color); 4] = [
 pub(crate) fn draw(f: &mut Frame, v: &View) {
     let kinds = v.failures_by_kind();
     let failure_rows = u16::try_from(kinds.len().clamp(1, 6)).unwrap_or(6) + 2;
+    let agents = u16::from(!v.agents_behind.is_empty());
     let [head, rate, latency, failures, foot] = Layout::vertical([
-        Constraint::Length(4),
+        Constraint::Length(4 + agents),
         Constraint::Min(6),
         Constraint::Min(6),
         Constraint::Length(failure_rows),
@@ -63,7 +64,7 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
         None => "no response in the last second".to_owned(),
     };
     let cpu = v.cpu_cores.map(|c| format!(" · herd's CPU {c:.2} cores")).unwrap_or_default();
-    let lines = vec![
+    let mut lines = vec![
         Line::from(format!(
             "{}{} s · {} requests · {} failed · {} MB read{cpu}",
             step,
@@ -74,7 +75,22 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
         )),
         Line::from(format!("last second: {now} req/s · {percentiles} (from the intended send)")),
     ];
-    let block = Block::bordered().title(format!(" herd run {} ", v.title));
+    if !v.agents_behind.is_empty() {
+        let each: Vec<String> = v
+            .agents_behind
+            .iter()
+            .enumerate()
+            .map(|(i, b)| match b {
+                Some(d) => format!("agent {i} {}", millis(d.as_secs_f64() * 1000.0)),
+                None => format!("agent {i} -"),
+            })
+            .collect();
+        lines.push(Line::from(format!(
+            "each agent's last second came late by: {}",
+            each.join(" · ")
+        )));
+    }
+    let block = Block::bordered().title(format!(" {} ", v.title));
     f.render_widget(Paragraph::new(lines).block(block), area);
 }
 
@@ -177,7 +193,7 @@ mod tests {
 
     #[test]
     fn the_view_shows_the_run_its_charts_and_its_failures() {
-        let mut v = View::new("http://127.0.0.1:8080/ -c 10".into(), Some(3));
+        let mut v = View::new("herd run http://127.0.0.1:8080/ -c 10".into(), Some(3));
         for k in 0..5u64 {
             let mut interval = Interval::default();
             for _ in 0..(100 * (k + 1)) {
@@ -190,6 +206,7 @@ mod tests {
             v.add(Some(2), &RunSecond { second: k, length: Duration::from_secs(1), interval });
         }
         v.cpu(0.47, 1.0);
+        v.agent_behind(1, Duration::from_micros(2_500));
         let s = screen(&v);
         for want in [
             "herd run http://127.0.0.1:8080/ -c 10",
@@ -199,6 +216,7 @@ mod tests {
             "latency, each second (ms)",
             "timeout",
             "q or Ctrl-C: stop the run",
+            "each agent's last second came late by: agent 0 - · agent 1 2.50ms",
         ] {
             assert!(s.contains(want), "no `{want}` in\n{s}");
         }

@@ -7,6 +7,9 @@
 //! key, not a signal): what was measured is kept and summed up once the view has closed.
 
 mod draw;
+pub(crate) mod lab;
+mod lab_draw;
+mod lab_state;
 mod state;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -24,43 +27,124 @@ use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
 use ratatui::crossterm::{cursor, execute};
-use ratatui::Terminal;
+use ratatui::{Frame, Terminal};
 
 use state::View;
 
 /// How often the keys are looked at (and the view drawn if it changed).
 const FRAME: Duration = Duration::from_millis(250);
 
+/// What a view draws: a pure function of its state, and a version bumped at each change.
+pub(crate) trait Screen: Send + 'static {
+    /// Bumped at every change: the view is drawn again only when it changed.
+    fn version(&self) -> u64;
+    fn draw(&self, f: &mut Frame);
+    /// The run is stopping (a key, or its end): said until the view closes.
+    fn stop(&mut self);
+    /// Called on the view's own thread before each look at the version: a view that follows
+    /// a file (the lab's current run) reads it here, never on a measuring thread.
+    fn refresh(&mut self) {}
+}
+
+impl Screen for View {
+    fn version(&self) -> u64 {
+        self.version
+    }
+
+    fn draw(&self, f: &mut Frame) {
+        draw::draw(f, self);
+    }
+
+    fn stop(&mut self) {
+        View::stop(self);
+    }
+}
+
 /// The view, while it has the terminal.
-pub(crate) struct Tui {
-    view: Arc<Mutex<View>>,
+pub(crate) struct Tui<S: Screen = View> {
+    view: Arc<Mutex<S>>,
     stop: Arc<AtomicBool>,
+    /// A key stopped the run.
+    quit: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Tui {
-    /// The view `--tui` asks for (None: it does not), for `plan`'s run: its state, fed from
-    /// the start; the terminal is taken by [`Tui::show`]. Refused here, before any load, when
-    /// stderr is not a terminal.
-    pub(crate) fn for_run(asked: bool, plan: &herd_run::RunPlan) -> anyhow::Result<Option<Tui>> {
+    /// The view `--tui` asks for (None: it does not), for `plan`'s run by `tool` (`herd
+    /// run`, `herd cluster run`): its state, fed from the start; the terminal is taken by
+    /// [`Tui::show`]. Refused here, before any load, when stderr is not a terminal.
+    pub(crate) fn for_run(
+        asked: bool,
+        tool: &str,
+        plan: &herd_run::RunPlan,
+    ) -> anyhow::Result<Option<Tui>> {
+        let steps = plan.is_stepped().then(|| plan.steps().len());
+        Tui::new(asked, format!("{tool} {}", plan.url.text), steps, "--series FILE")
+    }
+
+    /// The view of a run titled `title`, of `steps` steps if it has steps; `instead`, what
+    /// gives the run's figures without a terminal (said when stderr is not one).
+    pub(crate) fn new(
+        asked: bool,
+        title: String,
+        steps: Option<usize>,
+        instead: &str,
+    ) -> anyhow::Result<Option<Tui>> {
         if !asked {
             return Ok(None);
         }
-        if !io::stderr().is_terminal() {
-            bail!(
-                "--tui draws on the terminal, and stderr is not one (a file or a pipe): leave \
-                 --tui out, or use --series FILE for the run second by second"
-            );
+        terminal_or(instead)?;
+        Ok(Some(Tui::of(View::new(title, steps))))
+    }
+
+    /// Takes the terminal; a key that stops the run stops it through `control`.
+    pub(crate) fn show(&mut self, control: Arc<Control>) -> anyhow::Result<()> {
+        self.show_with(move || control.stop())
+    }
+
+    /// The writer thread's observer that feeds the view.
+    pub(crate) fn observer(&self) -> Box<dyn SecondObserver> {
+        Box::new(Feed { view: self.view.clone(), last: None })
+    }
+}
+
+/// Refuses `--tui` when stderr is not a terminal, saying what to use `instead`.
+pub(crate) fn terminal_or(instead: &str) -> anyhow::Result<()> {
+    if !io::stderr().is_terminal() {
+        bail!(
+            "--tui draws on the terminal, and stderr is not one (a file or a pipe): leave --tui \
+             out, or use {instead} for the run's figures"
+        );
+    }
+    Ok(())
+}
+
+impl<S: Screen> Tui<S> {
+    /// A view of `screen`, not drawn until [`Tui::show_with`].
+    pub(crate) fn of(screen: S) -> Tui<S> {
+        Tui {
+            view: Arc::new(Mutex::new(screen)),
+            stop: Arc::new(AtomicBool::new(false)),
+            quit: Arc::new(AtomicBool::new(false)),
+            thread: None,
         }
-        let steps = plan.is_stepped().then(|| plan.steps().len());
-        let view = Arc::new(Mutex::new(View::new(plan.url.text.clone(), steps)));
-        Ok(Some(Tui { view, stop: Arc::new(AtomicBool::new(false)), thread: None }))
+    }
+
+    /// The view's state, to change it (the lab's progress): drawn at the next frame.
+    pub(crate) fn with<T>(&self, change: impl FnOnce(&mut S) -> T) -> T {
+        change(&mut self.view.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether the run was stopped from the view (q, Esc, Ctrl-C): interrupted, as by a
+    /// Ctrl-C without it.
+    pub(crate) fn quit_pressed(&self) -> bool {
+        self.quit.load(Ordering::SeqCst)
     }
 
     /// Takes the terminal (stderr: raw mode, the alternate screen) and draws the view from a
-    /// thread of its own; a key that stops the run stops it through `control`. Once the run is
-    /// about to start: what comes before (agents started over SSH) may still speak.
-    pub(crate) fn show(&mut self, control: Arc<Control>) -> anyhow::Result<()> {
+    /// thread of its own; a key that stops the run calls `on_quit`. Once the run is about to
+    /// start: what comes before (agents started over SSH) may still speak.
+    pub(crate) fn show_with(&mut self, on_quit: impl Fn() + Send + 'static) -> anyhow::Result<()> {
         enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
         if let Err(e) = execute!(io::stderr(), EnterAlternateScreen, cursor::Hide) {
             restore();
@@ -72,17 +156,20 @@ impl Tui {
             restore();
             previous(info);
         }));
-        let terminal = match Terminal::new(CrosstermBackend::new(io::stderr())) {
+        // Buffered: a frame goes out in one write at its flush, not a write per cell changed
+        // (stderr is unbuffered), so the terminal never shows half a frame.
+        let backend = CrosstermBackend::new(io::BufWriter::with_capacity(1 << 16, io::stderr()));
+        let terminal = match Terminal::new(backend) {
             Ok(t) => t,
             Err(e) => {
                 restore();
                 return Err(e).context("--tui: cannot draw on the terminal");
             }
         };
-        let (view, stop) = (self.view.clone(), self.stop.clone());
+        let (view, stop, quit) = (self.view.clone(), self.stop.clone(), self.quit.clone());
         let thread = std::thread::Builder::new()
             .name("herd-tui".into())
-            .spawn(move || run(terminal, &view, &stop, &control));
+            .spawn(move || run(terminal, &view, &stop, &quit, &on_quit));
         match thread {
             Ok(t) => {
                 self.thread = Some(t);
@@ -93,11 +180,6 @@ impl Tui {
                 Err(e).context("--tui: cannot start its thread")
             }
         }
-    }
-
-    /// The writer thread's observer that feeds the view.
-    pub(crate) fn observer(&self) -> Box<dyn SecondObserver> {
-        Box::new(Feed { view: self.view.clone(), last: None })
     }
 
     /// Closes the view and gives the terminal back as it was.
@@ -114,7 +196,7 @@ impl Tui {
     }
 }
 
-impl Drop for Tui {
+impl<S: Screen> Drop for Tui<S> {
     fn drop(&mut self) {
         self.close();
     }
@@ -122,27 +204,41 @@ impl Drop for Tui {
 
 /// The drawing thread: a frame every [`FRAME`], the keys between them, until told to stop;
 /// then the terminal restored.
-fn run(
-    mut terminal: Terminal<CrosstermBackend<io::Stderr>>,
-    view: &Mutex<View>,
+fn run<S: Screen>(
+    mut terminal: Terminal<CrosstermBackend<io::BufWriter<io::Stderr>>>,
+    view: &Mutex<S>,
     stop: &AtomicBool,
-    control: &Control,
+    quit: &AtomicBool,
+    on_quit: &dyn Fn(),
 ) {
     // Drawn when the view changed (once a second as the run goes) or the terminal was
     // resized: drawing is the view's whole cost, and most looks at the keys find nothing new.
     let mut drawn = None;
+    let keys = KeySource::open();
     while !stop.load(Ordering::SeqCst) {
         {
-            let v = view.lock().unwrap_or_else(PoisonError::into_inner);
-            if drawn != Some(v.version) {
-                drawn = Some(v.version);
+            let mut v = view.lock().unwrap_or_else(PoisonError::into_inner);
+            v.refresh();
+            if drawn != Some(v.version()) {
+                drawn = Some(v.version());
                 // A terminal that cannot be drawn on (closed) ends the drawing, not the run.
-                if terminal.draw(|f| draw::draw(f, &v)).is_err() {
+                if terminal.draw(|f| v.draw(f)).is_err() {
                     break;
                 }
             }
         }
-        if event::poll(FRAME).unwrap_or(false) {
+        // herd waits for the keys itself, and lets crossterm only take what is there: once
+        // the terminal hangs up (its window closed, tmux killed), crossterm's poll spins on
+        // it and never returns, whatever its timeout (crossterm-rs/crossterm#793). Then
+        // there is nothing to draw on and no key to come: the view waits for the end (the
+        // hangup's signal stops the run as Ctrl-C does).
+        if keys.wait(FRAME) == Keys::Gone {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(FRAME);
+            }
+            return;
+        }
+        if event::poll(Duration::ZERO).unwrap_or(false) {
             let read = event::read();
             if let Ok(Event::Resize(..)) = read {
                 drawn = None;
@@ -150,15 +246,52 @@ fn run(
             if let Ok(Event::Key(k)) = read {
                 let ctrl_c =
                     k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
-                let quit = matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c;
-                if k.kind == KeyEventKind::Press && quit {
+                let pressed = matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c;
+                if k.kind == KeyEventKind::Press && pressed {
+                    quit.store(true, Ordering::SeqCst);
                     view.lock().unwrap_or_else(PoisonError::into_inner).stop();
-                    control.stop();
+                    on_quit();
                 }
             }
         }
     }
     restore();
+}
+
+/// Where crossterm reads the keys (stdin when it is a terminal, else /dev/tty), looked at
+/// for a hangup before each wait for a key.
+struct KeySource(Option<std::fs::File>);
+
+impl KeySource {
+    fn open() -> KeySource {
+        KeySource(if io::stdin().is_terminal() {
+            None
+        } else {
+            std::fs::File::open("/dev/tty").ok()
+        })
+    }
+
+    /// Waits at most `timeout` for a key, or for the terminal to hang up.
+    fn wait(&self, timeout: Duration) -> Keys {
+        use std::os::fd::AsRawFd as _;
+        let fd = self.0.as_ref().map_or(0, |f| f.as_raw_fd());
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: one pollfd, valid for the call.
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        if n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            Keys::Gone
+        } else {
+            // A key, the timeout, or a signal (a resize): crossterm looks.
+            Keys::Look
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Keys {
+    Look,
+    Gone,
 }
 
 /// The terminal as it was: the main screen, the cursor shown, cooked mode.
@@ -187,4 +320,8 @@ impl SecondObserver for Feed {
     }
 
     fn end_step(&mut self) {}
+
+    fn agent_behind(&mut self, agent: usize, behind: Duration) {
+        self.view.lock().unwrap_or_else(PoisonError::into_inner).agent_behind(agent, behind);
+    }
 }

@@ -3,6 +3,7 @@
 //! charts), and the totals so far. Pure data: drawing is draw.rs's, the terminal mod.rs's.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use herd_run::RunSecond;
 use herd_stats::{FailureKind, Failures};
@@ -37,6 +38,9 @@ pub(crate) struct View {
     /// herd's own CPU over the last second, in cores (its process: workers, writer, this
     /// view): the client's cost as the run goes, beside what it measures.
     pub(crate) cpu_cores: Option<f64>,
+    /// A spread run's agents: how long after its end each one's last second came (None
+    /// before its first).
+    pub(crate) agents_behind: Vec<Option<Duration>>,
     /// The run is over (or stopping): said in the footer until the view closes.
     pub(crate) stopping: bool,
     /// Bumped at every change: the view is drawn again only when it changed (a second a
@@ -73,6 +77,15 @@ impl View {
         }
     }
 
+    /// Agent `agent`'s last second came `behind` after it ended (drawn with the next
+    /// merged second, not at each agent's).
+    pub(crate) fn agent_behind(&mut self, agent: usize, behind: Duration) {
+        if self.agents_behind.len() <= agent {
+            self.agents_behind.resize(agent + 1, None);
+        }
+        self.agents_behind[agent] = Some(behind);
+    }
+
     /// The run is stopping (a key, or its end).
     pub(crate) fn stop(&mut self) {
         self.stopping = true;
@@ -94,8 +107,6 @@ impl View {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use herd_run::Interval;
 
     use super::*;

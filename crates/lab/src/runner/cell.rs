@@ -44,6 +44,8 @@ pub(super) struct Context<'a> {
     pub router_host: Option<&'a super::role_host::RoleHost>,
     /// `herd lab run --metrics-listen` (LabRun's `metrics`).
     pub metrics: Option<(std::net::SocketAddr, herd_stats::units::TimeSpan)>,
+    /// `herd lab run --tui` (LabRun's `live_series`).
+    pub live_series: Option<&'a Path>,
 }
 
 impl<'a> Context<'a> {

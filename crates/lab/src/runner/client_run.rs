@@ -89,6 +89,13 @@ impl<'a> CellRun<'a> {
                 self.rec.repetition.saturating_add(1),
             ));
         }
+        // `herd lab run --tui`: herd's measured runs write their seconds where the view
+        // follows them.
+        if let (Phase::Measure, crate::client::Tool::Herd, Some(path)) =
+            (phase, cell.client, self.ctx.live_series)
+        {
+            cmd.main.extend(["--series".into(), path.as_os_str().to_owned()]);
+        }
         cmd.write_files().map_err(setup)?;
         if phase == Phase::Measure {
             self.rec.client.argv =

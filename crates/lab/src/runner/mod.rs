@@ -361,6 +361,10 @@ pub struct LabRun<'a> {
     /// figures there, labelled with its cell and repetition (`--metrics-label`), and keeps
     /// its final figures up at most `.1` for a scrape.
     pub metrics: Option<(std::net::SocketAddr, herd_stats::units::TimeSpan)>,
+    /// `herd lab run --tui`: each measured run of herd's client writes its seconds here
+    /// (`--series`), where the view follows the run in flight; the other clients give their
+    /// figures only at their end.
+    pub live_series: Option<PathBuf>,
 }
 
 /// How a lab run ended.
@@ -520,7 +524,10 @@ fn run_in(
     let server_versions = r.resume.map(|resume| (resume, resume.server_versions()));
 
     // An A/A twin is a run of its cell again, not a cell of the matrix: not counted as one.
-    r.progress.begin(done, planned, all.iter().filter(|c| c.control_of.is_none()).count());
+    let keys: Vec<&str> =
+        all.iter().filter(|c| c.control_of.is_none()).map(|c| c.key.as_str()).collect();
+    r.progress.cells(&keys);
+    r.progress.begin(done, planned, keys.len());
     if let Some(id) = r.resume.map(|resume| resume.id()) {
         r.progress.note(&format!(
             "resuming experiment {id}: {done} of {planned} runs done, {} to run",
@@ -529,6 +536,8 @@ fn run_in(
     }
     let mut interrupted = false;
     let mut stopped_in_flight = 0;
+    // Its own copy: `r` is lent whole to the profiled runs below.
+    let live_series = r.live_series.clone();
     let ctx = cell::Context {
         experiment: e,
         ready,
@@ -539,6 +548,7 @@ fn run_in(
         client_hosts,
         router_host: hosts.router,
         metrics: r.metrics,
+        live_series: live_series.as_deref(),
     };
     let mut rep = 0u32;
     let mut budget = budget::Budget::start(e.repetitions.time_budget);

@@ -26,6 +26,9 @@ pub struct RunSummary {
 
 /// Receives the runner's news.
 pub trait Progress {
+    /// The matrix's cells, in the order the report lists them (an A/A twin is not one):
+    /// called once, before [`Progress::begin`].
+    fn cells(&mut self, _keys: &[&str]) {}
     /// The run starts: `planned` runs over the matrix's `cells` cells (an A/A twin's runs
     /// among the runs, not the cells; more may be added for spread), of
     /// which `done` are stored already (a resumed experiment's; 0 for a new one).

@@ -108,6 +108,12 @@ impl SecondObserver for MetricsFeed {
             next.end_step();
         }
     }
+
+    fn agent_behind(&mut self, agent: usize, behind: std::time::Duration) {
+        if let Some(next) = &mut self.next {
+            next.agent_behind(agent, behind);
+        }
+    }
 }
 
 #[cfg(test)]

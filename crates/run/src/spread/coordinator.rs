@@ -293,6 +293,8 @@ struct Step {
     parts: Vec<Option<StepFrame>>,
     /// Frames of later steps, sent by agents already past this one.
     later: VecDeque<(usize, FromAgent)>,
+    /// Where this step's second 0 starts, on this machine's clock.
+    origin: Instant,
 }
 
 impl<'p> Board<'p> {
@@ -660,7 +662,8 @@ impl<'p> Board<'p> {
         let feed = outputs.map(|o| {
             o.begin_step(StepStart { step: stepped, workers: self.n, origin, origin_wall })
         });
-        Step { k, feed, parts: (0..self.n).map(|_| None).collect(), later: VecDeque::new() }
+        let parts = (0..self.n).map(|_| None).collect();
+        Step { k, feed, parts, later: VecDeque::new(), origin }
     }
 
     /// One agent's second: into its own hlog, then into the run's merge.
@@ -683,6 +686,10 @@ impl<'p> Board<'p> {
         }
         let interval = Box::new(run_second.interval);
         if let Some(feed) = &step.feed {
+            // How long after its end (on the shared clock) the agent's second came: what
+            // holds the merged second back, and a sign of an agent falling behind.
+            let ended = step.origin + start + length;
+            feed.agent_behind(i, Instant::now().saturating_duration_since(ended));
             feed.send(if last {
                 Report::Ended { worker: i, second, interval, at: end }
             } else {

@@ -129,6 +129,7 @@ pub fn lab_in_process(
         progress: &mut Silent,
         resume: None,
         metrics: None,
+        live_series: None,
     };
     runner::run(checked, run).unwrap()
 }
