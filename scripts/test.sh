@@ -190,6 +190,21 @@ fi
 export HERD_KUBERNETES_VALIDATE="$PWD/$kv/bin/kubernetes-validate"
 export HERD_JSONSCHEMA_PYTHON="$PWD/$kv/bin/python3"
 
+# A fresh Debian 12 root (mmdebstrap, from Debian's packages) for the package test, which
+# installs herd's .deb into it (tests/it/package.rs): half a minute of downloads and dpkg, in
+# the background while the tests build, made anew at every run and used once; waited for
+# before they run.
+# (As root only, as the test itself: it says so when it cannot run.)
+fresh_root="${TMPDIR:-/tmp}/herd-fresh-bookworm-$$.tar"
+fresh_log="${TMPDIR:-/tmp}/herd-fresh-root-$$.log"
+fresh_pid=""
+if [ "$(id -u)" = 0 ]; then
+  nice -n 10 mmdebstrap --variant=apt --quiet bookworm "$fresh_root" >"$fresh_log" 2>&1 &
+  fresh_pid=$!
+  bg_pids+=("$fresh_pid")
+fi
+trap 'step_times; for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -f "$fresh_root"' EXIT
+
 step "noise.py --check (herd-stats' noise-floor reference figures are scipy's)"
 /usr/bin/python3 crates/stats/tests/reference/noise.py --check
 
@@ -239,6 +254,17 @@ if [ -n "$pip_pid" ]; then
     exit 1
   }
   rm -f "$pip_log"
+fi
+
+if [ -n "$fresh_pid" ]; then
+  step "mmdebstrap bookworm (the package test's fresh root; started before the build)"
+  wait "$fresh_pid" || {
+    cat "$fresh_log" >&2
+    echo "error: mmdebstrap could not make a fresh Debian 12 root (above)" >&2
+    exit 1
+  }
+  rm -f "$fresh_log"
+  export HERD_FRESH_ROOT_TAR="$fresh_root"
 fi
 
 step "cargo test"
@@ -323,6 +349,7 @@ fi
 step "bench/check.sh (the bench scripts parse; bench/lib.sh's tool and scenario tables hold)"
 bench/check.sh
 trap - EXIT
+rm -f "$fresh_root"
 step_times
 if [ -s "$HERD_NOT_RUN" ]; then
   echo

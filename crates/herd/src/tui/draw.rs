@@ -172,23 +172,12 @@ fn millis(ms: f64) -> String {
 mod tests {
     use std::time::Duration;
 
+    use super::*;
     use herd_run::{Interval, RunSecond};
     use herd_stats::FailureKind;
-    use ratatui::backend::TestBackend;
-    use ratatui::Terminal;
-
-    use super::*;
 
     fn screen(v: &View) -> String {
-        let mut t = Terminal::new(TestBackend::new(100, 32)).unwrap();
-        t.draw(|f| draw(f, v)).unwrap();
-        let buf = t.backend().buffer().clone();
-        (0..buf.area.height)
-            .map(|y| {
-                (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_owned()).collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        crate::tui::drawn(100, 32, v)
     }
 
     #[test]

@@ -193,21 +193,10 @@ fn clock(d: std::time::Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use ratatui::backend::TestBackend;
-    use ratatui::Terminal;
-
     use super::*;
 
     fn screen(v: &LabView) -> String {
-        let mut t = Terminal::new(TestBackend::new(110, 36)).unwrap();
-        t.draw(|f| draw(f, v)).unwrap();
-        let buf = t.backend().buffer().clone();
-        (0..buf.area.height)
-            .map(|y| {
-                (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_owned()).collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        crate::tui::drawn(110, 36, v)
     }
 
     #[test]

@@ -325,3 +325,16 @@ impl SecondObserver for Feed {
         self.view.lock().unwrap_or_else(PoisonError::into_inner).agent_behind(agent, behind);
     }
 }
+
+/// A screen drawn on ratatui's test backend, `width` by `height`, as text: the views' tests.
+#[cfg(test)]
+pub(crate) fn drawn(width: u16, height: u16, screen: &impl Screen) -> String {
+    let mut t = Terminal::new(ratatui::backend::TestBackend::new(width, height))
+        .unwrap_or_else(|e| panic!("{e}"));
+    t.draw(|f| screen.draw(f)).unwrap_or_else(|e| panic!("{e}"));
+    let buf = t.backend().buffer().clone();
+    (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_owned()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
