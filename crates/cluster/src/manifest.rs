@@ -60,6 +60,10 @@ pub struct RunManifest {
     /// The target outside herd's safe ranges the user allowed the agents to load (the URL's
     /// host), given to every agent as `HERD_ALLOW_TARGET`.
     pub allow_target: Option<String>,
+    /// The port each agent serves its own figures on for Prometheus (`--metrics-listen` in
+    /// `run_args`): named `metrics` on the container, and the pods annotated for
+    /// annotation-based scraping (`prometheus.io/scrape`, `…/port`, `…/path`).
+    pub metrics_port: Option<u16>,
 }
 
 /// Where agents run and with what.
@@ -152,6 +156,7 @@ impl RunManifest {
     fn meta(&self) -> ObjectMeta {
         ObjectMeta {
             labels: self.labels(),
+            annotations: BTreeMap::new(),
             name: Some(self.name.clone()),
             namespace: self.namespace.clone(),
         }
@@ -230,11 +235,26 @@ impl RunManifest {
             active_deadline_seconds: i64::from(self.deadline_seconds),
             ttl_seconds_after_finished: 600,
             template: PodTemplateSpec {
-                metadata: ObjectMeta { labels: self.labels(), name: None, namespace: None },
+                metadata: ObjectMeta {
+                    labels: self.labels(),
+                    annotations: self.scrape_annotations(),
+                    name: None,
+                    namespace: None,
+                },
                 spec: self.pod(),
             },
         };
         Job::new(self.meta(), spec)
+    }
+
+    /// Prometheus's annotation-based pod discovery: scrape each agent's own figures.
+    fn scrape_annotations(&self) -> BTreeMap<String, String> {
+        let Some(port) = self.metrics_port else { return BTreeMap::new() };
+        BTreeMap::from([
+            ("prometheus.io/scrape".to_owned(), "true".to_owned()),
+            ("prometheus.io/port".to_owned(), port.to_string()),
+            ("prometheus.io/path".to_owned(), "/metrics".to_owned()),
+        ])
     }
 
     fn pod(&self) -> PodSpec {
@@ -277,16 +297,23 @@ impl RunManifest {
             env: [
                 Some(env("HERD_AGENTS", self.agents.to_string())),
                 Some(env("HERD_COORDINATOR", format!("{0}-0.{0}:{COORDINATOR_PORT}", self.name))),
+                Some(env("HERD_RUN", self.name.clone())),
                 self.allow_target.clone().map(|h| env("HERD_ALLOW_TARGET", h)),
             ]
             .into_iter()
             .flatten()
             .collect(),
-            ports: vec![ContainerPort {
+            ports: std::iter::once(ContainerPort {
                 container_port: i32::from(COORDINATOR_PORT),
                 name: "coordinator".to_owned(),
                 protocol: "TCP".to_owned(),
-            }],
+            })
+            .chain(self.metrics_port.map(|port| ContainerPort {
+                container_port: i32::from(port),
+                name: "metrics".to_owned(),
+                protocol: "TCP".to_owned(),
+            }))
+            .collect(),
             resources: self.placement.resources.as_ref().map(|(cpus, memory)| {
                 let both = BTreeMap::from([
                     ("cpu".to_owned(), cpus.to_string()),

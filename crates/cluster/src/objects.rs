@@ -19,6 +19,8 @@ type Labels = BTreeMap<String, String>;
 #[serde(rename_all = "camelCase")]
 pub struct ObjectMeta {
     pub labels: Labels,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: Labels,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -31,6 +31,7 @@ fn three_agents() -> RunManifest {
         deadline_seconds: 330,
         arm_timeout_seconds: None,
         allow_target: None,
+        metrics_port: None,
     }
 }
 
@@ -43,6 +44,17 @@ fn host_network() -> RunManifest {
             host_network: true,
             resources: Some((2, "1Gi".into())),
         },
+        // Each agent serves its own figures for Prometheus.
+        run_args: [
+            "http://198.18.1.1/index.html",
+            "--connections=600",
+            "--duration=30s",
+            "--metrics-listen=0.0.0.0:9464",
+            "--metrics-linger=15s",
+        ]
+        .map(String::from)
+        .into(),
+        metrics_port: Some(9464),
         ..three_agents()
     }
 }
@@ -142,6 +154,25 @@ fn what_the_job_promises() {
     let svc = service.spec;
     assert_eq!(svc.cluster_ip, "None");
     assert_eq!(svc.selector, pod_labels_subset(&job.metadata.labels));
+}
+
+#[test]
+fn every_agent_is_scraped_for_its_own_part_when_it_serves_metrics() {
+    let (_, job) = host_network().objects().unwrap();
+    let template = job.spec.template;
+    let a = &template.metadata.annotations;
+    assert_eq!(a["prometheus.io/scrape"], "true");
+    assert_eq!(a["prometheus.io/port"], "9464");
+    assert_eq!(a["prometheus.io/path"], "/metrics");
+    let c = &template.spec.containers[0];
+    let ports: Vec<(&str, i32)> =
+        c.ports.iter().map(|p| (p.name.as_str(), p.container_port)).collect();
+    assert_eq!(ports, [("coordinator", 7070), ("metrics", 9464)]);
+    // The same run label on every agent's series: the Job's name.
+    assert!(c.env.iter().any(|e| e.name == "HERD_RUN" && e.value == "herd-run-abc123"));
+    let (_, plain) = three_agents().objects().unwrap();
+    assert!(plain.spec.template.metadata.annotations.is_empty());
+    assert_eq!(plain.spec.template.spec.containers[0].ports.len(), 1);
 }
 
 #[test]

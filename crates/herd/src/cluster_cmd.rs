@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use herd_run::spread::agent::{COORDINATOR_VAR, COUNT_VAR, INDEX_VAR};
+use herd_run::spread::agent::{COORDINATOR_VAR, COUNT_VAR, INDEX_VAR, RUN_NAME_VAR};
 use herd_run::spread::{self, Address, AgentEnv, Coordinator};
 use herd_topo::{CpuSet, Spawn, Supervisor};
 
@@ -64,16 +64,6 @@ pub(crate) fn main(command: ClusterCommand) -> anyhow::Result<Outcome> {
                  --ssh); on Kubernetes agent 0 coordinates in its pod: not yet"
             )
         }
-        ClusterCommand::Run(args)
-            if args.local.is_none()
-                && args.ssh.is_empty()
-                && run_args(&args.run).is_ok_and(|r| r.metrics_listen.is_some()) =>
-        {
-            bail!(
-                "--metrics-listen serves the merged figures where herd cluster run coordinates \
-                 (--local, --ssh); on Kubernetes agent 0 coordinates in its pod: not yet"
-            )
-        }
         ClusterCommand::Run(args) => match (args.local, args.kube.agents) {
             (Some(_), _) => run_local(&args),
             (None, Some(_)) => crate::cluster_k8s::run(&args),
@@ -99,13 +89,17 @@ pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
     if args.run.tui {
         bail!("--tui is herd run's (one machine) for now; an agent has no terminal of its own");
     }
-    if args.run.metrics_listen.is_some() {
-        bail!(
-            "--metrics-listen is served by herd cluster run (--local, --ssh), with the agents' \
-             figures merged; an agent serves none"
-        );
-    }
     let env = AgentEnv::from_env()?;
+    // In a pod (herd cluster run --agents N --metrics-listen), each agent serves its own
+    // part of the run, labelled with its index and the Job's name: Prometheus scrapes every
+    // pod and sums them.
+    let run = std::env::var(RUN_NAME_VAR).ok().filter(|r| !r.is_empty());
+    let metrics = RunMetrics::start_as(
+        &args.run,
+        "herd agent",
+        run.unwrap_or_else(crate::run_metrics::run_id),
+        Some(env.slice.index().to_string()),
+    )?;
     let mut plan = crate::run_args::plan(&args.run)?;
     // The user's opt-in for a target outside the safe ranges (agents on a real cluster):
     // checked against the URL now, before the coordinator is even looked for.
@@ -124,7 +118,11 @@ pub(crate) fn agent(args: AgentArgs) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    let mine = spread::run_agent(&plan, &env, &control);
+    let figures = metrics.as_ref().map(|m| m.figures.clone());
+    let mine = spread::run_agent(&plan, &env, &control, figures);
+    if let Some(m) = metrics {
+        m.finish(control.is_stopped());
+    }
     if let Some(handle) = coordinator {
         // The coordinator's verdict first: when it failed, this agent's own error is only
         // its echo (told to stop), not worth saying twice.

@@ -23,8 +23,9 @@ use herd_run::RunPlan;
 use herd_stats::units::TimeSpan;
 use herd_topo::Supervisor;
 
-use crate::cluster_args::{run_plan, ClusterRunArgs, KubeArgs, ManifestArgs};
+use crate::cluster_args::{run_args, run_plan, ClusterRunArgs, KubeArgs, ManifestArgs};
 use crate::cluster_report::report;
+use crate::run_args::RunArgs;
 use crate::run_cmd::Outcome;
 use crate::run_outputs::JsonFile;
 
@@ -112,7 +113,8 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
         );
     }
     // Written here, from agent 0's result: the pod writes none.
-    let manifest = manifest_of(&args.kube, args.arm_timeout, &plan.for_agents())?;
+    let manifest =
+        manifest_of(&args.kube, args.arm_timeout, &plan.for_agents(), &run_args(&args.run)?)?;
     let setup = spread::setup_for(&plan)?;
     let json = JsonFile::create(&plan.outputs.json)?;
     let dir = std::env::temp_dir().join(format!("herd-cluster-k8s-{}", std::process::id()));
@@ -144,7 +146,7 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
 /// `herd cluster manifest`: the objects as YAML.
 pub(crate) fn manifest(args: &ManifestArgs) -> anyhow::Result<String> {
     let plan = run_plan(&args.run)?;
-    Ok(manifest_of(&args.kube, args.arm_timeout, &plan)?.to_yaml()?)
+    Ok(manifest_of(&args.kube, args.arm_timeout, &plan, &run_args(&args.run)?)?.to_yaml()?)
 }
 
 /// The objects of `plan` placed as `kube` says; refused where a pod cannot do what the plan
@@ -153,6 +155,7 @@ fn manifest_of(
     kube: &KubeArgs,
     arm_timeout: Option<TimeSpan>,
     plan: &RunPlan,
+    run: &RunArgs,
 ) -> anyhow::Result<herd_cluster::RunManifest> {
     let agents = kube.agents.context("give --agents N: how many pods run the load")?;
     let image = kube.image.clone().context(
@@ -188,22 +191,47 @@ fn manifest_of(
             .map_or(0, |d| d.as_secs());
         format!("herd-{t:x}")
     });
+    // `--metrics-listen`: each agent serves its own part of the run in its pod, where
+    // Prometheus reaches it on the pod's address.
+    let mut run_args: Vec<String> =
+        plan.for_agents().to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut linger = Duration::ZERO;
+    if let Some(addr) = run.metrics_listen {
+        if !addr.ip().is_unspecified() {
+            bail!(
+                "--metrics-listen {addr}: in a pod, Prometheus reaches an agent on the pod's \
+                 address: listen on every address, e.g. --metrics-listen 0.0.0.0:{}",
+                addr.port()
+            );
+        }
+        if addr.port() == herd_cluster::manifest::COORDINATOR_PORT {
+            bail!(
+                "--metrics-listen {addr}: port {} is the coordinator's in every pod: give \
+                 another, e.g. 0.0.0.0:9464",
+                addr.port()
+            );
+        }
+        linger = run.metrics_linger.get();
+        run_args.push(format!("--metrics-listen={addr}"));
+        run_args.push(format!("--metrics-linger={}", run.metrics_linger));
+        for (k, v) in &run.metrics_label {
+            run_args.push(format!("--metrics-label={k}={v}"));
+        }
+    }
     Ok(herd_cluster::RunManifest {
         name,
         namespace: kube.namespace.clone(),
         agents: NonZeroU32::new(agents).context("--agents 0: give at least one")?,
         image,
-        run_args: plan
-            .for_agents()
-            .to_args()
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        run_args,
         placement,
-        deadline_seconds: deadline_seconds(plan, arm_timeout),
+        // Each agent keeps its final figures up for a scrape before its pod ends.
+        deadline_seconds: deadline_seconds(plan, arm_timeout)
+            .saturating_add(u32::try_from(linger.as_secs()).unwrap_or(u32::MAX)),
         arm_timeout_seconds: arm_timeout
             .map(|t| u32::try_from(t.get().as_secs().max(1)).unwrap_or(u32::MAX)),
         allow_target: opt_in.map(|o| o.host().to_owned()),
+        metrics_port: run.metrics_listen.map(|a| a.port()),
     })
 }
 

@@ -26,8 +26,19 @@ impl RunMetrics {
         args: &RunArgs,
         command: &'static str,
     ) -> anyhow::Result<Option<RunMetrics>> {
+        RunMetrics::start_as(args, command, run_id(), None)
+    }
+
+    /// As [`RunMetrics::start`], for one agent of run `run`: its own part of the run,
+    /// labelled `agent`.
+    pub(crate) fn start_as(
+        args: &RunArgs,
+        command: &'static str,
+        run: String,
+        agent: Option<String>,
+    ) -> anyhow::Result<Option<RunMetrics>> {
         let Some(addr) = args.metrics_listen else { return Ok(None) };
-        let labels = Labels { run: run_id(), agent: None, extra: args.metrics_label.clone() };
+        let labels = Labels { run, agent, extra: args.metrics_label.clone() };
         let figures = Arc::new(Mutex::new(LiveFigures::new(labels.clone())));
         let server = MetricsServer::start(addr, figures.clone()).with_context(|| {
             format!("--metrics-listen {addr}: cannot listen there (in use, or not an address of this machine)")
@@ -64,7 +75,7 @@ impl RunMetrics {
 
 /// A run's id for its metrics: 16 hex digits, new each run (the standard library's random
 /// hasher keys, which are seeded from the OS).
-fn run_id() -> String {
+pub(crate) fn run_id() -> String {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     h.write_u128(now.map_or(0, |d| d.as_nanos()));

@@ -40,7 +40,9 @@ fn an_agent_that_never_comes_times_the_barrier_out() {
     let p = plan(10);
     let agent = {
         let p = p.clone();
-        std::thread::spawn(move || run_agent(&p, &env(0, 2, address), &Arc::new(Control::new())))
+        std::thread::spawn(move || {
+            run_agent(&p, &env(0, 2, address), &Arc::new(Control::new()), None)
+        })
     };
     let t = Instant::now();
     let e = coordinator.run(&p, None, &Control::new(), |_, _, _| {}).unwrap_err();
@@ -66,7 +68,7 @@ fn refused(agent_plan: RunPlan, index: u32, count: u32, address: Address) -> (St
         .arm_timeout(Duration::from_secs(20));
     let address = coordinator.address().unwrap();
     let agent = std::thread::spawn(move || {
-        run_agent(&agent_plan, &env(index, count, address), &Arc::new(Control::new()))
+        run_agent(&agent_plan, &env(index, count, address), &Arc::new(Control::new()), None)
     });
     let e = coordinator.run(&plan(10), None, &Control::new(), |_, _, _| {}).unwrap_err();
     (e.to_string(), agent.join().unwrap().unwrap_err().to_string())

@@ -297,27 +297,99 @@ fn a_spread_run_serves_its_merged_figures() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--metrics-listen` and `--tui` where no coordinator of this machine merges the seconds (a
-/// Kubernetes run, whose agent 0 coordinates in its pod; an agent): said, not ignored.
+/// `--tui` where no coordinator of this machine merges the seconds (a Kubernetes run, whose
+/// agent 0 coordinates in its pod; an agent): said, not ignored. `--metrics-listen` on
+/// Kubernetes must listen where Prometheus reaches a pod (every address), and then every pod
+/// is annotated for scraping and names its port.
 #[test]
-fn live_outputs_are_refused_where_nothing_here_merges_the_seconds() {
-    for (flags, agent_says) in [
-        (&["--metrics-listen", "127.0.0.1:0"][..], "an agent serves none"),
-        (&["--tui"][..], "an agent has no terminal"),
-    ] {
-        let out = herd()
-            .args(["cluster", "run", "--agents", "2", "--image", "x", "--"])
-            .args(flags)
-            .arg("http://127.0.0.1:9/")
+fn live_outputs_are_refused_or_placed_where_the_agents_run() {
+    let out = herd()
+        .args(["cluster", "run", "--agents", "2", "--image", "x", "--", "--tui"])
+        .arg("http://127.0.0.1:9/")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("on Kubernetes agent 0 coordinates"), "{err}");
+    let out = herd().args(["agent", "--tui", "http://127.0.0.1:9/"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("an agent has no terminal"), "{}", text(&out.stderr));
+
+    let manifest = |listen: &str| {
+        herd()
+            .args(["cluster", "manifest", "--agents", "2", "--image", "x", "--"])
+            .args(["--metrics-listen", listen, "http://127.0.0.1:9/"])
             .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{flags:?}");
-        let err = text(&out.stderr);
-        assert!(err.contains("on Kubernetes agent 0 coordinates"), "{flags:?}: {err}");
-        let out = herd().arg("agent").args(flags).arg("http://127.0.0.1:9/").output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{flags:?}");
-        assert!(text(&out.stderr).contains(agent_says), "{flags:?}: {}", text(&out.stderr));
+            .unwrap()
+    };
+    let out = manifest("127.0.0.1:9464");
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("listen on every address, e.g. --metrics-listen 0.0.0.0:9464"), "{err}");
+    let out = manifest("0.0.0.0:7070");
+    assert!(text(&out.stderr).contains("port 7070 is the coordinator's"), "{}", text(&out.stderr));
+    let out = manifest("0.0.0.0:9464");
+    let yaml = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for want in [
+        "prometheus.io/scrape: 'true'",
+        "prometheus.io/port: '9464'",
+        "- --metrics-listen=0.0.0.0:9464",
+        "name: metrics",
+        "name: HERD_RUN",
+    ] {
+        assert!(yaml.contains(want), "no {want} in\n{yaml}");
     }
+}
+
+/// Agents as pods run them (`herd agent`, its index and run from the environment), each
+/// serving its own part of the run: labelled with its index and the run's name, and the sum
+/// of their final counts is the merged result's.
+#[test]
+fn each_agent_serves_its_part_and_their_sum_is_the_merged_count() {
+    let serve = Serve::start(&["-t", "1"]);
+    let url = serve.url("/bytes/100");
+    let coordinator = free_port();
+    let ports = [free_port(), free_port()];
+    let agent = |index: usize| {
+        let mut cmd = herd();
+        cmd.arg("agent");
+        if index == 0 {
+            cmd.arg(format!("--coordinate=127.0.0.1:{coordinator}"));
+        }
+        cmd.args(["-c", "2", "-t", "1", "-d", "2s", "--metrics-linger", "5s"])
+            .args(["--metrics-listen", &format!("127.0.0.1:{}", ports[index]), &url])
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .env("HERD_AGENTS", "2")
+            .env("HERD_COORDINATOR", format!("127.0.0.1:{coordinator}"))
+            .env("HERD_RUN", "pods-run")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut zero = agent(0);
+    let mut one = agent(1);
+    // Each agent's last page: the final one, kept up until scraped.
+    let scraper = std::thread::spawn(move || scrape_until_exit(&mut one, ports[1]));
+    let last0 = scrape_until_exit(&mut zero, ports[0]).pop().unwrap_or_default();
+    let last1 = scraper.join().unwrap().pop().unwrap_or_default();
+    let out = zero.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let merged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let completed = merged["requests"]["completed"].as_u64().unwrap();
+    let count = |page: &str, agent: &str| -> u64 {
+        let line = page
+            .lines()
+            .find(|l| l.starts_with("herd_requests_completed_total{"))
+            .unwrap_or_else(|| panic!("no count in {page}"));
+        assert!(line.contains(&format!("agent=\"{agent}\"")), "{line}");
+        assert!(line.contains("run=\"pods-run\""), "{line}");
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let (c0, c1) = (count(&last0, "0"), count(&last1, "1"));
+    assert!(c0 > 0 && c1 > 0, "{c0} {c1}");
+    assert_eq!(c0 + c1, completed, "each agent's part adds up to the merged count");
 }
 
 /// `herd lab run --metrics-listen`: each measured run of herd's client serves its figures

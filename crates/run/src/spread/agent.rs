@@ -19,6 +19,7 @@ use super::SpreadError;
 use crate::error::RunError;
 use crate::execute::{execute_parts, prepare, Spread};
 use crate::merge::RunSecond;
+use crate::metrics::{MetricsFeed, SharedFigures};
 use crate::outputs::{Outputs, SecondObserver};
 use crate::plan::RunPlan;
 use crate::report::StepReport;
@@ -34,6 +35,9 @@ pub const COUNT_VAR: &str = "HERD_AGENTS";
 pub const ALLOW_TARGET_VAR: &str = "HERD_ALLOW_TARGET";
 /// Where the coordinator listens: `host:port`, or `unix:/path` on one machine.
 pub const COORDINATOR_VAR: &str = "HERD_COORDINATOR";
+/// The run's name, the same for every agent (a Kubernetes Job's): its agents' metrics carry
+/// it as their `run` label.
+pub const RUN_NAME_VAR: &str = "HERD_RUN";
 
 /// Who this agent is, and where its coordinator is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,11 +106,13 @@ impl Link {
 
 /// Runs this agent's part of `plan` (outputs and thresholds are the coordinator's). Returns
 /// when the run is over, it was aborted, or the coordinator is gone; `control` stops it
-/// early too (Ctrl-C).
+/// early too (Ctrl-C). With `metrics`, this agent's own seconds are added there as they go
+/// (`herd agent --metrics-listen` in a pod: each agent serves its part, Prometheus sums).
 pub fn run_agent(
     plan: &RunPlan,
     env: &AgentEnv,
     control: &Arc<Control>,
+    metrics: Option<SharedFigures>,
 ) -> Result<(), SpreadError> {
     let mut link = connect(&env.coordinator, control)?;
     link.send(&FromAgent::Hello {
@@ -140,8 +146,13 @@ pub fn run_agent(
     let gate = StartGate::new();
     prepared.spread(Spread { slice: env.slice, gate: gate.clone() });
     let out = link.out.clone();
-    let forward = Forward { out: out.clone(), held: None, step: None };
-    let outputs = Outputs::start(None, None, Some(Box::new(forward)))?;
+    let forward: Box<dyn SecondObserver> =
+        Box::new(Forward { out: out.clone(), held: None, step: None });
+    let observer = match metrics {
+        Some(figures) => Box::new(MetricsFeed::new(figures, Some(forward))),
+        None => forward,
+    };
+    let outputs = Outputs::start(None, None, Some(observer))?;
     let aborted = Arc::new(Mutex::new(None));
     let (armed, result, sent) = std::thread::scope(|s| {
         let runner = s.spawn(|| {
