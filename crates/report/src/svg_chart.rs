@@ -160,7 +160,11 @@ impl LineChart {
         };
         let xs: Vec<f64> = self.series.iter().flat_map(&shown).map(|p| p.0).collect();
         let ys: Vec<f64> = self.series.iter().flat_map(&shown).map(|p| p.1).collect();
-        let xr = Range::of(self.x.scale, self.x.units, &xs);
+        // The marks span the x axis too: a chart whose every point was left out (each rate
+        // not held) still shows where and why.
+        let marked = self.marks.iter().map(|m| m.x).filter(|&x| fits(self.x.scale, x));
+        let xr =
+            Range::of(self.x.scale, self.x.units, &[&xs[..], &marked.collect::<Vec<_>>()].concat());
         let yr = Range::of(self.y.scale, self.y.units, &ys);
         let px = |x: f64| LEFT + xr.fraction(x) * plot_w;
         let py = |y: f64| TOP + plot_h - yr.fraction(y) * plot_h;
@@ -302,7 +306,7 @@ impl LineChart {
                 }
             }
         }
-        for m in self.marks.iter().filter(|m| fits(self.x.scale, m.x) && !xs.is_empty()) {
+        for m in self.marks.iter().filter(|m| fits(self.x.scale, m.x)) {
             let x = px(m.x);
             let _ = write!(
                 svg,
@@ -643,5 +647,24 @@ mod tests {
         assert!(svg.contains("1 point(s) not drawn: zero or less on a log axis"), "{svg}");
         assert_eq!(svg.matches(r#"<circle class="point""#).count(), 2, "{svg}");
         assert_eq!(chart.to_svg(), svg, "the same chart, the same bytes");
+    }
+
+    #[test]
+    fn a_chart_whose_every_point_was_left_out_still_marks_where_and_why() {
+        let chart = LineChart {
+            title: "latency against offered load (p50, p99)".into(),
+            x: Axis { label: "offered".into(), scale: Scale::Linear, units: Units::Number },
+            y: Axis { label: "ms".into(), scale: Scale::Log10, units: Units::Number },
+            series: Vec::new(),
+            marks: [200.0, 400.0]
+                .map(|x| Mark { x, label: "⊘".into(), why: format!("{x} not held") })
+                .into(),
+        };
+        let svg = chart.to_svg();
+        assert!(svg.contains("no figures to draw"), "{svg}");
+        for x in ["200", "400"] {
+            assert!(svg.contains(&format!(r#"<g class="mark" data-x="{x}">"#)), "{svg}");
+            assert!(svg.contains(&format!("{x} not held")), "{svg}");
+        }
     }
 }
