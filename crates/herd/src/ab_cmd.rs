@@ -72,7 +72,8 @@ fn run(cfg: &AbConfig) -> anyhow::Result<ExitCode> {
     // alone; the engine settles it again, from the same probe, when it runs).
     herd_engine::io_choice::resolve(cfg.io, &herd_engine::Wire::Http1)?;
     // `--tui` where stderr is no terminal, refused before the banner too.
-    let mut tui = Tui::new(cfg.tui, format!("herd ab {}", cfg.url.full), None, "--json FILE")?;
+    let title = format!("herd ab {}", cfg.url.full);
+    let mut tui = Tui::new(cfg.tui, title, None, false, "--json FILE")?;
     let _ = herd_engine::raise_nofile_limit();
     let started_at = herd_lab::runner::now_rfc3339();
     // Recorded before the load, as the lab does: the load average of the machine at rest.

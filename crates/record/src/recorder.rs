@@ -234,7 +234,8 @@ impl Recorder for RunRecorder {
         }
         let total = t.end - t.intended;
         if let Some(s) = &mut self.seconds {
-            s.completed(t.end, total, c.bytes_read);
+            let late = t.start != t.ready && t.start - t.ready >= crate::seconds::LATE_SEND;
+            s.completed(t.end, total, c.bytes_read, late);
         }
         self.core.count_response(c.status, c.bytes_read, c.bytes_written, c.body_bytes, c.reused);
         self.core.total.record(total);

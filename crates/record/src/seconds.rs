@@ -32,7 +32,14 @@ pub struct Interval {
     /// end − intended start of the completed requests: the latency corrected for coordinated
     /// omission, as the summary's `total`.
     pub latency: LatencyHistogram,
+    /// Completed requests sent [`LATE_SEND`] or more after they were due while a connection
+    /// was free: the client's own lag (the health verdict's send lag), second by second.
+    pub late_sends: u64,
 }
+
+/// A send this late behind its schedule, with a connection free, is the client's delay in
+/// the request's latency: the health verdict's send lag finds a run suspect from 1 ms at p99.
+pub const LATE_SEND: Duration = Duration::from_millis(1);
 
 impl Default for Interval {
     fn default() -> Self {
@@ -44,6 +51,7 @@ impl Default for Interval {
             // A new histogram every second per worker: one sized for the latencies seen,
             // not for an hour (LatencyHistogram::growing), keeps that cheap in memory.
             latency: LatencyHistogram::growing(),
+            late_sends: 0,
         }
     }
 }
@@ -57,6 +65,7 @@ impl Interval {
             failures: Failures::default(),
             bytes_read: 0,
             latency: self.latency.empty_like(),
+            late_sends: 0,
         }
     }
 
@@ -70,6 +79,7 @@ impl Interval {
         self.failures += &o.failures;
         self.bytes_read += o.bytes_read;
         self.latency += &o.latency;
+        self.late_sends += o.late_sends;
     }
 }
 
@@ -159,14 +169,16 @@ impl Seconds {
         s
     }
 
-    /// A request completed at `end` after `latency` (from its intended start).
-    pub fn completed(&mut self, end: Instant, latency: Duration, bytes_read: u64) {
+    /// A request completed at `end` after `latency` (from its intended start); `late`: it was
+    /// sent [`LATE_SEND`] or more after it was due, with a connection free.
+    pub fn completed(&mut self, end: Instant, latency: Duration, bytes_read: u64, late: bool) {
         if self.ended {
             return;
         }
         self.reach(end);
         self.current.completed += 1;
         self.current.latency.record(latency);
+        self.current.late_sends += u64::from(late);
         self.current.bytes_read += bytes_read;
         self.count_down(end);
     }
@@ -297,16 +309,38 @@ mod tests {
         let (feed, rx) = test_feed();
         let t0 = Instant::now();
         let mut s = Seconds::new(0, t0, None, None, feed);
-        s.completed(t0 + ms(100), ms(5), 10);
+        s.completed(t0 + ms(100), ms(5), 10, false);
         s.failed(t0 + ms(900), FailureKind::Timeout, 3);
         s.tick(t0 + ms(999));
         assert!(collect(&rx).0.is_empty(), "nothing before the second ends");
         // A stall: nothing for three seconds, then the clock moves on.
         s.tick(t0 + ms(3_050));
         assert_eq!(collect(&rx).0, [(0, 1, 1), (1, 0, 0), (2, 0, 0)]);
-        s.completed(t0 + ms(3_500), ms(2_000), 10);
+        s.completed(t0 + ms(3_500), ms(2_000), 10, false);
         s.finish(t0 + ms(3_700));
         assert_eq!(collect(&rx), (vec![(3, 1, 0)], Some(ms(3_700))));
+    }
+
+    #[test]
+    fn late_sends_are_counted_in_their_second() {
+        let (feed, rx) = test_feed();
+        let t0 = Instant::now();
+        let mut s = Seconds::new(0, t0, None, None, feed);
+        s.completed(t0 + ms(100), ms(5), 10, true);
+        s.completed(t0 + ms(200), ms(5), 10, false);
+        s.completed(t0 + ms(1_100), ms(5), 10, true);
+        s.finish(t0 + ms(1_500));
+        let late: Vec<u64> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|r| match r {
+                Report::Second { interval, .. } | Report::Ended { interval, .. } => {
+                    interval.late_sends
+                }
+            })
+            .collect();
+        assert_eq!(late, [1, 1]);
+        let mut merged = Interval::default();
+        merged.merge(&Interval { late_sends: 2, ..Interval::default() });
+        assert_eq!(merged.late_sends, 2);
     }
 
     #[test]
@@ -314,9 +348,9 @@ mod tests {
         let (feed, rx) = test_feed();
         let t0 = Instant::now();
         let mut s = Seconds::new(0, t0, Some(ms(2_000)), None, feed);
-        s.completed(t0 + ms(1_500), ms(1), 1);
+        s.completed(t0 + ms(1_500), ms(1), 1, false);
         s.tick(t0 + ms(2_001));
-        s.completed(t0 + ms(2_002), ms(1), 1);
+        s.completed(t0 + ms(2_002), ms(1), 1, false);
         s.finish(t0 + ms(2_003));
         assert_eq!(collect(&rx), (vec![(0, 0, 0), (1, 2, 0)], Some(ms(2_000))));
     }
@@ -328,7 +362,7 @@ mod tests {
         // Two requests, the first during the warm-up.
         let mut s = Seconds::new(0, t0, None, Some(2), feed);
         s.warmup(t0 - ms(10));
-        s.completed(t0 + ms(1_200), ms(1), 1);
+        s.completed(t0 + ms(1_200), ms(1), 1, false);
         assert_eq!(collect(&rx), (vec![(0, 0, 0), (1, 1, 0)], Some(ms(1_200))));
         s.tick(t0 + ms(5_000));
         s.finish(t0 + ms(5_000));

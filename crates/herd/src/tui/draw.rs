@@ -27,7 +27,7 @@ pub(crate) fn draw(f: &mut Frame, v: &View) {
     let failure_rows = u16::try_from(kinds.len().clamp(1, 6)).unwrap_or(6) + 2;
     let agents = u16::from(!v.agents_behind.is_empty());
     let [head, rate, latency, failures, foot] = Layout::vertical([
-        Constraint::Length(4 + agents),
+        Constraint::Length(5 + agents),
         Constraint::Min(6),
         Constraint::Min(6),
         Constraint::Length(failure_rows),
@@ -63,10 +63,9 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
             .join("  "),
         None => "no response in the last second".to_owned(),
     };
-    let cpu = v.cpu_cores.map(|c| format!(" · herd's CPU {c:.2} cores")).unwrap_or_default();
     let mut lines = vec![
         Line::from(format!(
-            "{}{} s · {} requests · {} failed · {} MB read{cpu}",
+            "{}{} s · {} requests · {} failed · {} MB read",
             step,
             v.elapsed,
             v.completed,
@@ -74,6 +73,7 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
             v.bytes_read / 1_000_000
         )),
         Line::from(format!("last second: {now} req/s · {percentiles} (from the intended send)")),
+        Line::from(client_health(v)),
     ];
     if !v.agents_behind.is_empty() {
         let each: Vec<String> = v
@@ -92,6 +92,31 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
     }
     let block = Block::bordered().title(format!(" {} ", v.title));
     f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The client's health as it forms: its CPU and, in an open loop, how many of its sends fell
+/// behind their schedule (the verdict at the end finds a run suspect when 1 % of them were
+/// 1 ms late or more: a second past that already says so).
+fn client_health(v: &View) -> String {
+    let cpu = v.cpu_cores.map_or_else(|| "-".to_owned(), |c| format!("{c:.2}"));
+    if !v.open_loop {
+        return format!(
+            "client: CPU {cpu} cores (a closed loop: the verdict at its end weighs each worker's \
+             CPU)"
+        );
+    }
+    let last = v.last().and_then(|s| s.late_share);
+    let worst = v.worst_late_share;
+    let word = if worst >= 0.01 { "fell behind: suspect or worse" } else { "on schedule" };
+    format!(
+        "client: CPU {cpu} cores · sends 1 ms+ late: {} now, {} at worst · {word}",
+        last.map_or_else(|| "-".to_owned(), percent),
+        percent(worst)
+    )
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.1} %", share * 100.0)
 }
 
 fn rate_chart(f: &mut Frame, area: Rect, v: &View) {
@@ -182,7 +207,7 @@ mod tests {
 
     #[test]
     fn the_view_shows_the_run_its_charts_and_its_failures() {
-        let mut v = View::new("herd run http://127.0.0.1:8080/ -c 10".into(), Some(3));
+        let mut v = View::new("herd run http://127.0.0.1:8080/ -c 10".into(), Some(3), true);
         for k in 0..5u64 {
             let mut interval = Interval::default();
             for _ in 0..(100 * (k + 1)) {
@@ -199,7 +224,8 @@ mod tests {
         let s = screen(&v);
         for want in [
             "herd run http://127.0.0.1:8080/ -c 10",
-            "step 2/3 · 5 s · 1500 requests · 10 failed · 0 MB read · herd's CPU 0.47 cores",
+            "step 2/3 · 5 s · 1500 requests · 10 failed · 0 MB read",
+            "client: CPU 0.47 cores · sends 1 ms+ late: 0.0 % now, 0.0 % at worst · on schedule",
             "last second: 500 req/s · p50 1.50ms",
             "requests/s",
             "latency, each second (ms)",
@@ -209,6 +235,8 @@ mod tests {
         ] {
             assert!(s.contains(want), "no `{want}` in\n{s}");
         }
-        assert!(screen(&View::new("x".into(), None)).contains("none so far"));
+        let closed = screen(&View::new("x".into(), None, false));
+        assert!(closed.contains("none so far"), "{closed}");
+        assert!(closed.contains("client: CPU - cores (a closed loop"), "{closed}");
     }
 }

@@ -79,22 +79,25 @@ impl Tui {
         plan: &herd_run::RunPlan,
     ) -> anyhow::Result<Option<Tui>> {
         let steps = plan.is_stepped().then(|| plan.steps().len());
-        Tui::new(asked, format!("{tool} {}", plan.url.text), steps, "--series FILE")
+        let open_loop = plan.steps().iter().any(|(_, rate)| rate.is_some());
+        Tui::new(asked, format!("{tool} {}", plan.url.text), steps, open_loop, "--series FILE")
     }
 
-    /// The view of a run titled `title`, of `steps` steps if it has steps; `instead`, what
-    /// gives the run's figures without a terminal (said when stderr is not one).
+    /// The view of a run titled `title`, of `steps` steps if it has steps, an open loop or
+    /// not; `instead`, what gives the run's figures without a terminal (said when stderr is
+    /// not one).
     pub(crate) fn new(
         asked: bool,
         title: String,
         steps: Option<usize>,
+        open_loop: bool,
         instead: &str,
     ) -> anyhow::Result<Option<Tui>> {
         if !asked {
             return Ok(None);
         }
         terminal_or(instead)?;
-        Ok(Some(Tui::of(View::new(title, steps))))
+        Ok(Some(Tui::of(View::new(title, steps, open_loop))))
     }
 
     /// Takes the terminal; a key that stops the run stops it through `control`.

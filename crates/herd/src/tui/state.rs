@@ -19,6 +19,8 @@ pub(crate) struct Second {
     pub(crate) rate: f64,
     /// p50, p90, p99, p99.9 in milliseconds; None for a second without a response.
     pub(crate) latency_ms: Option<[f64; 4]>,
+    /// The share of its responses sent [`herd_run::LATE_SEND`] or more behind schedule.
+    pub(crate) late_share: Option<f64>,
 }
 
 /// The view's state.
@@ -28,6 +30,10 @@ pub(crate) struct View {
     pub(crate) title: String,
     /// A stepped run's steps.
     pub(crate) steps: Option<usize>,
+    /// An open loop (a rate asked): whether the client keeps its schedule is its health.
+    pub(crate) open_loop: bool,
+    /// The worst second's share of late sends so far.
+    pub(crate) worst_late_share: f64,
     pub(crate) step: Option<usize>,
     pub(crate) seconds: VecDeque<Second>,
     pub(crate) completed: u64,
@@ -49,8 +55,8 @@ pub(crate) struct View {
 }
 
 impl View {
-    pub(crate) fn new(title: String, steps: Option<usize>) -> View {
-        View { title, steps, ..View::default() }
+    pub(crate) fn new(title: String, steps: Option<usize>, open_loop: bool) -> View {
+        View { title, steps, open_loop, ..View::default() }
     }
 
     /// Adds merged second `s` of step `step`.
@@ -61,7 +67,10 @@ impl View {
         if self.seconds.len() == HISTORY {
             self.seconds.pop_front();
         }
-        self.seconds.push_back(Second { at: self.elapsed, rate: s.per_second(), latency_ms });
+        let late_share = (i.completed > 0).then(|| i.late_sends as f64 / i.completed as f64);
+        self.worst_late_share = self.worst_late_share.max(late_share.unwrap_or(0.0));
+        let at = self.elapsed;
+        self.seconds.push_back(Second { at, rate: s.per_second(), latency_ms, late_share });
         self.elapsed += 1;
         self.step = step;
         self.completed += i.completed;
@@ -126,7 +135,7 @@ mod tests {
 
     #[test]
     fn seconds_add_up_and_the_history_is_bounded() {
-        let mut v = View::new("t".into(), None);
+        let mut v = View::new("t".into(), None, true);
         v.add(None, &second(10, 2_000, 1));
         v.add(None, &second(0, 0, 3));
         assert_eq!((v.completed, v.elapsed), (10, 2));
@@ -141,5 +150,18 @@ mod tests {
         assert_eq!(v.seconds.len(), HISTORY);
         assert_eq!(v.seconds.back().unwrap().at, 701);
         assert_eq!(v.step, Some(2));
+    }
+
+    #[test]
+    fn each_seconds_late_sends_and_the_worst_so_far_are_kept() {
+        let mut v = View::new("t".into(), None, true);
+        let mut late = second(10, 2_000, 0);
+        late.interval.late_sends = 3;
+        v.add(None, &late);
+        assert_eq!((v.last().unwrap().late_share, v.worst_late_share), (Some(0.3), 0.3));
+        v.add(None, &second(10, 2_000, 0));
+        assert_eq!((v.last().unwrap().late_share, v.worst_late_share), (Some(0.0), 0.3));
+        v.add(None, &second(0, 0, 1));
+        assert_eq!(v.last().unwrap().late_share, None, "no response, no share");
     }
 }

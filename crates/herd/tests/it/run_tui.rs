@@ -82,7 +82,12 @@ impl Drop for Tmux {
 
 #[test]
 fn the_view_shows_the_run_and_q_stops_it_with_its_summary() {
-    view_then_q("run --tui -c 2 -t 1 -d 60s", "tui", Ending::RUN);
+    // An open loop: the client line says whether it keeps its schedule.
+    view_then_q(
+        "run --tui -c 2 -t 1 -d 60s --rate 2000",
+        "tui",
+        Ending { also: &["sends 1 ms+ late: "], ..Ending::RUN },
+    );
 }
 
 /// `herd cluster run --local 2`: the view shows the agents' merged seconds, and `q` stops
@@ -94,7 +99,11 @@ fn a_spread_runs_view_shows_the_merged_run_and_q_stops_it() {
         "tui-cluster",
         Ending {
             title: "herd cluster run",
-            also: &["each agent's last second came late by: agent 0 ", " · agent 1 "],
+            also: &[
+                "each agent's last second came late by: agent 0 ",
+                " · agent 1 ",
+                "(a closed loop: the verdict",
+            ],
             ..Ending::RUN
         },
     );
@@ -158,7 +167,7 @@ fn view_then_q(args: &str, tag: &str, ending: Ending) {
         "failures by kind",
         "none so far",
         "req/s · p50",
-        "herd's CPU",
+        "client: CPU ",
         "q or Ctrl-C: stop the run",
     ];
     wants.extend(ending.also);

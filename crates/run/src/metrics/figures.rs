@@ -31,6 +31,9 @@ pub struct LiveFigures {
     pub completed: u64,
     pub failures: Failures,
     pub bytes_read: u64,
+    /// Completed requests sent 1 ms or more behind their schedule with a connection free
+    /// (the client's own lag: an open loop's health as it goes).
+    pub late_sends: u64,
     /// Every completed request's latency from its intended send, since the start.
     pub latency: LatencyHistogram,
     /// The step (from 1) of the last second, for a stepped run.
@@ -51,6 +54,7 @@ impl LiveFigures {
             completed: 0,
             failures: Failures::default(),
             bytes_read: 0,
+            late_sends: 0,
             latency: LatencyHistogram::growing(),
             step: None,
             last_rate: 0.0,
@@ -66,6 +70,7 @@ impl LiveFigures {
         self.completed += i.completed;
         self.failures += &i.failures;
         self.bytes_read += i.bytes_read;
+        self.late_sends += i.late_sends;
         self.latency += &i.latency;
         self.step = step;
         self.last_rate = s.per_second();

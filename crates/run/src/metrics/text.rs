@@ -52,6 +52,13 @@ pub fn render(f: &LiveFigures, cpu_seconds: Option<f64>) -> String {
         "Bytes read by requests that ended, failures included.",
     );
     let _ = writeln!(out, "herd_bytes_read_total{{{l}}} {}", f.bytes_read);
+    family(
+        &mut out,
+        "herd_requests_sent_late_total",
+        "counter",
+        "Completed requests sent 1 ms or more behind their schedule while a connection was free: the client's own lag (0 in a closed loop).",
+    );
+    let _ = writeln!(out, "herd_requests_sent_late_total{{{l}}} {}", f.late_sends);
 
     family(&mut out, "herd_request_duration_seconds", "histogram", "Latency from each request's intended send to the end of its response (coordinated omission corrected), every completed request since the start.");
     let h = f.latency.histogram();

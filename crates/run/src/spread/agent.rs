@@ -387,6 +387,7 @@ impl SecondObserver for Forward {
                 .collect(),
             bytes_read: s.interval.bytes_read,
             latency: s.interval.latency.clone(),
+            late_sends: s.interval.late_sends,
         });
     }
 
@@ -403,6 +404,7 @@ impl SecondObserver for Forward {
                 failures: Vec::new(),
                 bytes_read: 0,
                 latency: herd_stats::LatencyHistogram::growing(),
+                late_sends: 0,
             });
         }
         self.flush(true);

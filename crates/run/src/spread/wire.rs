@@ -113,6 +113,9 @@ pub(crate) struct SecondFrame {
     pub(crate) failures: Vec<u64>,
     pub(crate) bytes_read: u64,
     pub(crate) latency: herd_stats::LatencyHistogram,
+    /// Sends late behind their schedule (`Interval::late_sends`).
+    #[serde(default)]
+    pub(crate) late_sends: u64,
 }
 
 impl SecondFrame {
@@ -127,6 +130,7 @@ impl SecondFrame {
             failures,
             bytes_read: self.bytes_read,
             latency: self.latency,
+            late_sends: self.late_sends,
         }
     }
 }
