@@ -252,6 +252,46 @@ fn deadline_seconds(plan: &RunPlan, arm_timeout: Option<TimeSpan>) -> u32 {
     u32::try_from(total.as_secs()).unwrap_or(u32::MAX)
 }
 
+/// Failed agents whose last words are read (a Job of many failed agents: the first few say
+/// enough).
+const MAX_FAILED_LOGS: usize = 4;
+
+/// The pod of agent `index` of the run `name`.
+fn pod_of(kubectl: &mut Kubectl, name: &str, index: u32) -> Result<String, String> {
+    let selector = format!(
+        "{}={name},batch.kubernetes.io/job-completion-index={index}",
+        herd_cluster::manifest::RUN_LABEL
+    );
+    let pod = kubectl.run(&[
+        "get",
+        "pods",
+        "-l",
+        &selector,
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ])?;
+    Ok(pod.trim().to_owned())
+}
+
+/// The last line agent `index` printed (its error, when it failed), if its log can be read.
+fn last_words(kubectl: &mut Kubectl, name: &str, index: u32) -> Option<String> {
+    let pod = pod_of(kubectl, name, index).ok().filter(|p| !p.is_empty())?;
+    let log = kubectl.run(&["logs", &pod, "-c", "agent", "--tail=20"]).ok()?;
+    log.lines().map(str::trim).rfind(|l| !l.is_empty()).map(str::to_owned)
+}
+
+/// A Job's `failedIndexes`: `1,3-5` → 1, 3, 4, 5 (nothing readable: none).
+fn failed_indexes(text: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
+            out.extend((a..=b).take(MAX_FAILED_LOGS));
+        }
+    }
+    out
+}
+
 /// Applies the objects, waits for the Job, returns agent 0's result; deletes the objects
 /// whatever happens.
 fn apply_and_wait(
@@ -316,16 +356,17 @@ fn apply_and_wait(
         } else {
             format!(" (agents {})", failed.trim())
         };
-        bail!("the run failed{agents}: {}", why.trim());
+        // What each failed agent said last, read before its pod is deleted: the Job says only
+        // that a container exited, the agent's own words say why.
+        let said: String = failed_indexes(&failed)
+            .into_iter()
+            .take(MAX_FAILED_LOGS)
+            .filter_map(|i| last_words(created.kubectl, &name, i).map(|w| (i, w)))
+            .map(|(i, w)| format!("; agent {i} said: {w}"))
+            .collect();
+        bail!("the run failed{agents}: {}{said}", why.trim());
     }
-    let selector = format!(
-        "{}={name},batch.kubernetes.io/job-completion-index=0",
-        herd_cluster::manifest::RUN_LABEL
-    );
-    let pod = created
-        .kubectl
-        .run(&["get", "pods", "-l", &selector, "-o", "jsonpath={.items[0].metadata.name}"])
-        .map_err(anyhow::Error::msg)?;
+    let pod = pod_of(created.kubectl, &name, 0).map_err(anyhow::Error::msg)?;
     let log = created
         .kubectl
         .run(&["logs", pod.trim(), "-c", "agent"])
@@ -337,5 +378,19 @@ fn apply_and_wait(
     match start {
         Some(i) => Ok(log[i..].to_owned()),
         None => bail!("agent 0's log holds no result: {}", log.trim()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failed_indexes;
+
+    #[test]
+    fn failed_indexes_are_read_as_kubernetes_writes_them() {
+        assert_eq!(failed_indexes("1"), [1]);
+        assert_eq!(failed_indexes("0,2-4\n"), [0, 2, 3, 4]);
+        assert_eq!(failed_indexes(""), Vec::<u32>::new());
+        assert_eq!(failed_indexes("x,7"), [7]);
+        assert_eq!(failed_indexes("0-4000000000").len(), 4, "a bounded read");
     }
 }

@@ -1,8 +1,9 @@
 //! `herd cluster run --agents N` drives the user's kubectl: apply, wait for the Job, read
 //! agent 0's result from its log, delete. Here `HERD_KUBECTL` is a script that answers as
 //! kubectl would for a Job that completes, fails or runs on (and logs every call), so the
-//! flow, its messages and its clean-up are checked in CI; the real Job controller and
-//! scheduler run in the opt-in end-to-end script (scripts/k8s-e2e.sh, docs/cluster.md). The
+//! flow, its messages and its clean-up are checked in CI; a real cluster (control plane,
+//! kubelets over containerd, CoreDNS) runs in the opt-in end-to-end script
+//! (scripts/k8s-e2e.sh, docs/cluster.md). The
 //! result it hands back is a real one: `herd cluster run --local 2` against nginx.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::disallowed_methods)] // tests start the servers and tools they check
@@ -23,8 +24,10 @@ case "$*" in
   *"failedIndexes"*) echo "1" ;;
   *'@.type=="Failed"'*) echo "Container agent for pod default/herd-t-1-x failed with exit code 1 matching FailJob rule at index 1" ;;
   get\ job/*) case "$FAKE_STATE" in Complete) echo Complete ;; Failed) echo FailureTarget; echo Failed ;; *) : ;; esac ;;
+  get\ pods*index=1*) printf herd-t-1-x ;;
   get\ pods*) printf herd-t-0-abcde ;;
   logs\ herd-t-0-abcde*) cat "$FAKE_RESULT" ;;
+  logs\ herd-t-1-x*) echo "herd agent: agent 1 of 2: cannot resolve \"vm\": Temporary failure in name resolution"; echo ;;
   delete*) echo 'job.batch "herd-t" deleted' ;;
   *) echo "fake kubectl: unexpected $*" >&2; exit 1 ;;
 esac
@@ -116,6 +119,14 @@ fn a_failed_job_says_which_agent_and_is_deleted() {
         stderr.contains("the run failed (agents 1): Container agent for pod default/herd-t-1-x failed with exit code 1"),
         "{stderr}"
     );
+    // The agent's own words, read from its pod before the objects were deleted.
+    assert!(
+        stderr.contains("; agent 1 said: herd agent: agent 1 of 2: cannot resolve \"vm\""),
+        "{stderr}"
+    );
+    let c = calls(&dir);
+    let at = |p: &str| c.iter().position(|l| l.starts_with(p)).unwrap_or(usize::MAX);
+    assert!(at("logs herd-t-1-x") < at("delete"), "{c:?}");
     herd_testutil::causes::assert_no_repeated_cause(&stderr);
     assert!(calls(&dir).iter().any(|l| l.starts_with("delete")), "{:?}", calls(&dir));
     let _ = std::fs::remove_dir_all(&dir);
