@@ -72,6 +72,53 @@ fn no_debugging_leftovers() {
     }
 }
 
+/// The test command runs no doc tests (`cargo test --lib --bins --tests`: rustdoc spent 29 s of
+/// it finding none in 17 crates). So none may exist: a fenced block in a doc comment names a
+/// language rustdoc does not run (`text`, `c`, `sh`, …), never Rust or none.
+#[test]
+fn no_doc_comment_holds_a_doc_test() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("crates"), &mut files);
+    // What rustdoc runs: no language, `rust`, or only rustdoc's attributes.
+    let runs = |tag: &str| {
+        tag.split(',').map(str::trim).all(|t| {
+            [
+                "",
+                "rust",
+                "should_panic",
+                "no_run",
+                "compile_fail",
+                "edition2015",
+                "edition2018",
+                "edition2021",
+                "edition2024",
+            ]
+            .contains(&t)
+        })
+    };
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut open = false;
+        for (i, line) in text.lines().enumerate() {
+            let doc = line.trim_start();
+            let Some(body) = doc.strip_prefix("///").or_else(|| doc.strip_prefix("//!")) else {
+                continue;
+            };
+            let Some(tag) = body.trim().strip_prefix("```") else { continue };
+            if !open {
+                assert!(
+                    !runs(tag),
+                    "{}:{}: a doc test (```{tag}); the test command runs none: name the block's \
+                     language (```text) or make it a #[test]",
+                    p.display(),
+                    i + 1
+                );
+            }
+            open = !open;
+        }
+    }
+}
+
 /// Top-level directories whose paths ARCHITECTURE.md writes from the repository's root
 /// wherever they appear.
 const ROOT_DIRS: [&str; 8] =
