@@ -16,17 +16,21 @@
 #        scripts/build-images.sh --check DEB  only check the recipes against the .deb: each
 #                                             names an archive this script makes and an
 #                                             entrypoint the .deb installs (no mmdebstrap)
+#        scripts/build-images.sh --agent-rootfs DEB
+#                                             only the agent's root file system, beside the
+#                                             .deb (scripts/k8s-e2e.sh builds its images)
 # Needs: mmdebstrap (Debian's package of that name), run as root (it installs packages into
 # the lab's root); buildah or podman to build the images.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 check_only=0
-if [ "${1:-}" = "--check" ]; then
-  check_only=1
-  shift
-fi
-deb=${1:?usage: scripts/build-images.sh [--check] DEB}
+agent_rootfs_only=0
+case "${1:-}" in
+  --check) check_only=1; shift ;;
+  --agent-rootfs) agent_rootfs_only=1; shift ;;
+esac
+deb=${1:?usage: scripts/build-images.sh [--check | --agent-rootfs] DEB}
 [ -f "$deb" ] || { echo "error: $deb: no such .deb (scripts/package.sh makes one)" >&2; exit 1; }
 dir=$(cd "$(dirname "$deb")" && pwd)
 deb=$dir/$(basename "$deb")
@@ -67,6 +71,10 @@ dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work/agent" ./usr/bin/herd
 ln -s usr/bin/herd "$work/agent/herd"
 tar -C "$work/agent" --numeric-owner -cf "$dir/agent-rootfs.tar" .
 [ -x "$work/agent/usr/bin/herd" ] || { echo "error: no herd in the agent's root" >&2; exit 1; }
+if [ $agent_rootfs_only = 1 ]; then
+  echo "made $dir/agent-rootfs.tar ($(du -h "$dir/agent-rootfs.tar" | cut -f1))"
+  exit 0
+fi
 
 # The lab's root: Debian with apt, the peers, and herd installed from the .deb by apt.
 mmdebstrap --variant=apt --quiet \

@@ -307,15 +307,13 @@ OUT=$img/pkg HERD_BIN=$HERD COMPRESS=none IMAGES=0 scripts/package.sh
 debs=("$img"/pkg/herd_*.deb)
 deb=${debs[0]}
 scripts/build-images.sh --check "$deb"
-# The agent's root as scripts/build-images.sh makes it: libc6 and libgcc-s1 unpacked, herd
+# The agent's root, made by scripts/build-images.sh: libc6 and libgcc-s1 unpacked, herd
 # from the .deb.
+scripts/build-images.sh --agent-rootfs "$deb"
+mv "$img/pkg/agent-rootfs.tar" "$img/agent/agent-rootfs.tar"
 root=$img/agent-root
-mmdebstrap --variant=extract --include=libc6,libgcc-s1 --quiet bookworm "$root"
-rm -rf "$root/usr/share/doc" "$root/usr/share/locale" "$root/usr/share/man" \
-  "$root/usr/lib/x86_64-linux-gnu/gconv" "$root/var/cache/apt"
-dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root" ./usr/bin/herd
-ln -s usr/bin/herd "$root/herd"
-tar -C "$root" --numeric-owner -cf "$img/agent/agent-rootfs.tar" .
+mkdir -p "$root"
+tar -C "$root" -xf "$img/agent/agent-rootfs.tar"
 # herd:e2e-bad: the same root, with busybox's sh, and /herd a script that makes agent 1
 # exit 3 and runs herd in the others.
 rm "$root/herd"
