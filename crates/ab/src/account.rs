@@ -236,6 +236,12 @@ impl Recorder for AbRecorder {
         }
     }
 
+    fn open_connections(&mut self, open: usize) {
+        if let Some(s) = &mut self.seconds {
+            s.open_connections(open);
+        }
+    }
+
     fn failed(&mut self, f: &Failed) -> Answer {
         record_stats_failed(&mut self.stats, f);
         if let Some(s) = &mut self.seconds {

@@ -98,6 +98,10 @@ pub trait Recorder: Send {
     /// after the worker's loop has ended; whatever the recorder holds then is the caller's
     /// to finish. Keep it cheap: it runs on the worker's thread, between I/O events.
     fn tick(&mut self, _now: Instant) {}
+
+    /// How many of the worker's connections are open (connecting or connected), told at the
+    /// same turn as [`Recorder::tick`], just before it: a gauge for the live outputs.
+    fn open_connections(&mut self, _open: usize) {}
 }
 
 /// A recorder of any type, as the workers hold it. The workers' event loops are compiled once,
@@ -130,5 +134,9 @@ impl Recorder for AnyRecorder {
 
     fn tick(&mut self, now: Instant) {
         (**self).tick(now)
+    }
+
+    fn open_connections(&mut self, open: usize) {
+        (**self).open_connections(open)
     }
 }

@@ -950,6 +950,9 @@ impl<'a, R: Recorder, L: Link<'a>> Turns<'a, R> for Worker<'a, R, L> {
     fn conns(&self) -> usize {
         self.conns.len()
     }
+    fn open_conns(&self) -> usize {
+        self.conns.iter().filter(|c| c.state() != State::Closed).count()
+    }
     fn open_pending(&mut self) {
         Worker::open_pending(self)
     }

@@ -304,6 +304,12 @@ impl Recorder for RunRecorder {
             s.tick(now);
         }
     }
+
+    fn open_connections(&mut self, open: usize) {
+        if let Some(s) = &mut self.seconds {
+            s.open_connections(open);
+        }
+    }
 }
 
 #[cfg(test)]

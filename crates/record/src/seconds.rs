@@ -35,6 +35,9 @@ pub struct Interval {
     /// Completed requests sent [`LATE_SEND`] or more after they were due while a connection
     /// was free: the client's own lag (the health verdict's send lag), second by second.
     pub late_sends: u64,
+    /// Connections open (connecting or connected) at the second's end, as the workers last
+    /// counted them (each checks every ~100 ms): a gauge, summed over workers and agents.
+    pub open_connections: u64,
 }
 
 /// A send this late behind its schedule, with a connection free, is the client's delay in
@@ -52,6 +55,7 @@ impl Default for Interval {
             // not for an hour (LatencyHistogram::growing), keeps that cheap in memory.
             latency: LatencyHistogram::growing(),
             late_sends: 0,
+            open_connections: 0,
         }
     }
 }
@@ -66,6 +70,7 @@ impl Interval {
             bytes_read: 0,
             latency: self.latency.empty_like(),
             late_sends: 0,
+            open_connections: 0,
         }
     }
 
@@ -80,6 +85,7 @@ impl Interval {
         self.bytes_read += o.bytes_read;
         self.latency += &o.latency;
         self.late_sends += o.late_sends;
+        self.open_connections += o.open_connections;
     }
 }
 
@@ -118,6 +124,8 @@ pub struct Seconds {
     /// instead of holding them until the whole run is over.
     left: Option<u64>,
     ended: bool,
+    /// The worker's open connections as last told ([`Seconds::open_connections`]).
+    open: u64,
     out: SecondsOut,
 }
 
@@ -160,6 +168,7 @@ impl Seconds {
             current: Interval::default(),
             left: quota,
             ended: false,
+            open: 0,
             out,
         };
         if quota == Some(0) {
@@ -192,6 +201,11 @@ impl Seconds {
         self.current.failures.add(kind);
         self.current.bytes_read += bytes_read;
         self.count_down(end);
+    }
+
+    /// The worker has `open` connections open now: each second sent carries the last count.
+    pub fn open_connections(&mut self, open: usize) {
+        self.open = open as u64;
     }
 
     /// A warm-up outcome: in no second, but part of the worker's share.
@@ -254,11 +268,13 @@ impl Seconds {
         if let Some(span) = self.span {
             at = at.min(span);
         }
+        self.current.open_connections = self.open;
         let interval = Box::new(std::mem::take(&mut self.current));
         (self.out)(Report::Ended { worker: self.worker, second: self.second, interval, at });
     }
 
     fn send_current(&mut self) {
+        self.current.open_connections = self.open;
         let next = self.current.empty_like();
         let interval = Box::new(std::mem::replace(&mut self.current, next));
         (self.out)(Report::Second { worker: self.worker, second: self.second, interval });
@@ -341,6 +357,28 @@ mod tests {
         let mut merged = Interval::default();
         merged.merge(&Interval { late_sends: 2, ..Interval::default() });
         assert_eq!(merged.late_sends, 2);
+    }
+
+    #[test]
+    fn each_second_carries_the_last_count_of_open_connections() {
+        let (feed, rx) = test_feed();
+        let t0 = Instant::now();
+        let mut s = Seconds::new(0, t0, None, None, feed);
+        s.open_connections(4);
+        s.tick(t0 + ms(500));
+        s.open_connections(3);
+        s.tick(t0 + ms(1_100));
+        s.open_connections(1);
+        s.finish(t0 + ms(1_500));
+        let open: Vec<u64> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|r| match r {
+                Report::Second { interval, .. } | Report::Ended { interval, .. } => {
+                    interval.open_connections
+                }
+            })
+            .collect();
+        // Second 0 ended with 3 open (told before the tick that closed it); the last, with 1.
+        assert_eq!(open, [3, 1]);
     }
 
     #[test]

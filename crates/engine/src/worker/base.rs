@@ -289,6 +289,9 @@ impl<'a, R: Recorder> Base<'a, R> {
 pub(crate) trait Turns<'a, R: Recorder> {
     fn base(&mut self) -> &mut Base<'a, R>;
     fn conns(&self) -> usize;
+    /// How many connections are open (connecting or connected): a scan, at the periodic
+    /// check only.
+    fn open_conns(&self) -> usize;
     /// Closed loop: opens the connections (and re-sends the requests) waiting for it.
     fn open_pending(&mut self);
     /// Open loop: hands every due request to a connection that can take it.
@@ -440,6 +443,8 @@ pub(crate) fn after_wait<'a, R: Recorder, W: Turns<'a, R>>(
         }
         w.expire(now);
         // The recorder's clock (Recorder::tick): once per check, off the request path.
+        let open = w.open_conns();
+        w.base().recorder.open_connections(open);
         w.base().recorder.tick(now);
         clock.next_check = now + clock.check_every;
     }

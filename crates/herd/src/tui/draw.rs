@@ -65,12 +65,13 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
     };
     let mut lines = vec![
         Line::from(format!(
-            "{}{} s · {} requests · {} failed · {} MB read",
+            "{}{} s · {} requests · {} failed · {} MB read · {} connections open",
             step,
             v.elapsed,
             v.completed,
             failed,
-            v.bytes_read / 1_000_000
+            v.bytes_read / 1_000_000,
+            v.open_connections
         )),
         Line::from(format!("last second: {now} req/s · {percentiles} (from the intended send)")),
         Line::from(client_health(v)),
@@ -215,6 +216,7 @@ mod tests {
                 interval.latency.record_micros(1_500);
             }
             interval.failed = 2;
+            interval.open_connections = 10;
             interval.failures.add(FailureKind::Timeout);
             interval.failures.add(FailureKind::Timeout);
             v.add(Some(2), &RunSecond { second: k, length: Duration::from_secs(1), interval });
@@ -224,7 +226,7 @@ mod tests {
         let s = screen(&v);
         for want in [
             "herd run http://127.0.0.1:8080/ -c 10",
-            "step 2/3 · 5 s · 1500 requests · 10 failed · 0 MB read",
+            "step 2/3 · 5 s · 1500 requests · 10 failed · 0 MB read · 10 connections open",
             "client: CPU 0.47 cores · sends 1 ms+ late: 0.0 % now, 0.0 % at worst · on schedule",
             "last second: 500 req/s · p50 1.50ms",
             "requests/s",

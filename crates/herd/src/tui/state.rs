@@ -39,6 +39,8 @@ pub(crate) struct View {
     pub(crate) completed: u64,
     pub(crate) failures: Failures,
     pub(crate) bytes_read: u64,
+    /// Connections open at the last second's end.
+    pub(crate) open_connections: u64,
     /// Seconds seen in all (the charts keep the last [`HISTORY`]).
     pub(crate) elapsed: u64,
     /// herd's own CPU over the last second, in cores (its process: workers, writer, this
@@ -76,6 +78,7 @@ impl View {
         self.completed += i.completed;
         self.failures += &i.failures;
         self.bytes_read += i.bytes_read;
+        self.open_connections = i.open_connections;
         self.version += 1;
     }
 

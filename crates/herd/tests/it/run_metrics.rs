@@ -56,6 +56,9 @@ fn the_page_passes_promtool() {
     let reply = get(port, "/metrics");
     let page = reply.split("\r\n\r\n").nth(1).unwrap().to_owned();
     assert!(page.contains("herd_requests_completed_total{run=\""), "{page}");
+    // Mid-run, after a whole second: both keep-alive connections are open.
+    let open = page.lines().find(|l| l.starts_with("herd_connections_open{"));
+    assert!(open.is_some_and(|l| l.ends_with(" 2")), "{open:?}\n{page}");
     let mut check = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -294,6 +297,9 @@ fn a_spread_run_serves_its_merged_figures() {
         .and_then(|v| v.parse::<u64>().ok());
     assert_eq!(served, Some(completed), "{last}");
     assert!(last.lines().any(|l| l.starts_with("herd_run_finished{") && l.ends_with(" 1")));
+    // The agents' connections summed: one each of the run's two.
+    let open = last.lines().find(|l| l.starts_with("herd_connections_open{"));
+    assert!(open.is_some_and(|l| l.ends_with(" 2")), "{open:?}\n{last}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

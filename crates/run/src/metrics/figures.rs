@@ -34,6 +34,8 @@ pub struct LiveFigures {
     /// Completed requests sent 1 ms or more behind their schedule with a connection free
     /// (the client's own lag: an open loop's health as it goes).
     pub late_sends: u64,
+    /// Connections open at the end of the last whole second (every worker's, every agent's).
+    pub open_connections: u64,
     /// Every completed request's latency from its intended send, since the start.
     pub latency: LatencyHistogram,
     /// The step (from 1) of the last second, for a stepped run.
@@ -55,6 +57,7 @@ impl LiveFigures {
             failures: Failures::default(),
             bytes_read: 0,
             late_sends: 0,
+            open_connections: 0,
             latency: LatencyHistogram::growing(),
             step: None,
             last_rate: 0.0,
@@ -71,6 +74,7 @@ impl LiveFigures {
         self.failures += &i.failures;
         self.bytes_read += i.bytes_read;
         self.late_sends += i.late_sends;
+        self.open_connections = i.open_connections;
         self.latency += &i.latency;
         self.step = step;
         self.last_rate = s.per_second();

@@ -59,6 +59,13 @@ pub fn render(f: &LiveFigures, cpu_seconds: Option<f64>) -> String {
         "Completed requests sent 1 ms or more behind their schedule while a connection was free: the client's own lag (0 in a closed loop).",
     );
     let _ = writeln!(out, "herd_requests_sent_late_total{{{l}}} {}", f.late_sends);
+    family(
+        &mut out,
+        "herd_connections_open",
+        "gauge",
+        "Connections open (connecting or connected) at the end of the last whole second, every worker's.",
+    );
+    let _ = writeln!(out, "herd_connections_open{{{l}}} {}", f.open_connections);
 
     family(&mut out, "herd_request_duration_seconds", "histogram", "Latency from each request's intended send to the end of its response (coordinated omission corrected), every completed request since the start.");
     let h = f.latency.histogram();

@@ -388,6 +388,7 @@ impl SecondObserver for Forward {
             bytes_read: s.interval.bytes_read,
             latency: s.interval.latency.clone(),
             late_sends: s.interval.late_sends,
+            open_connections: s.interval.open_connections,
         });
     }
 
@@ -405,6 +406,7 @@ impl SecondObserver for Forward {
                 bytes_read: 0,
                 latency: herd_stats::LatencyHistogram::growing(),
                 late_sends: 0,
+                open_connections: 0,
             });
         }
         self.flush(true);

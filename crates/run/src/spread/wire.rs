@@ -116,6 +116,9 @@ pub(crate) struct SecondFrame {
     /// Sends late behind their schedule (`Interval::late_sends`).
     #[serde(default)]
     pub(crate) late_sends: u64,
+    /// Connections open at the second's end (`Interval::open_connections`).
+    #[serde(default)]
+    pub(crate) open_connections: u64,
 }
 
 impl SecondFrame {
@@ -131,6 +134,7 @@ impl SecondFrame {
             bytes_read: self.bytes_read,
             latency: self.latency,
             late_sends: self.late_sends,
+            open_connections: self.open_connections,
         }
     }
 }
