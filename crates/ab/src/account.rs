@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use herd_engine::{Answer, Completed, Failed, Recorder, Run};
-use herd_record::Seconds;
+use herd_record::{MaybeSeconds, Seconds};
 use herd_stats::{FailureKind, LatencyHistogram, LengthTally, RunStats};
 
 use crate::{AbConfig, AbResults, Sample};
@@ -125,21 +125,19 @@ pub struct AbRecorder {
     fatal: Option<AbFatal>,
     /// The run cut into seconds for `--tui`'s view (None without it: no per-request cost
     /// but this test).
-    seconds: Option<Seconds>,
+    seconds: MaybeSeconds,
 }
 
 impl AbRecorder {
     /// Also cuts the run into seconds and sends them on (`--tui`).
     pub fn with_seconds(mut self, seconds: Seconds) -> AbRecorder {
-        self.seconds = Some(seconds);
+        self.seconds.set(seconds);
         self
     }
 
     /// The run ended at `end` (the engine's `Run::ended`): sends the last second.
     pub fn finish_seconds(&mut self, end: Instant) {
-        if let Some(mut s) = self.seconds.take() {
-            s.finish(end);
-        }
+        self.seconds.finish(end);
     }
 
     /// `expected` is the worker's share of requests, so that samples never reallocate.
@@ -161,7 +159,7 @@ impl AbRecorder {
             err_response: 0,
             bad_unlisted: 0,
             fatal: None,
-            seconds: None,
+            seconds: MaybeSeconds::default(),
         }
     }
 
@@ -223,7 +221,7 @@ impl Recorder for AbRecorder {
             self.server = Some((c.timing.end, String::from_utf8_lossy(s).into_owned()));
         }
         self.sample(c.timing, &d);
-        if let Some(s) = &mut self.seconds {
+        if let Some(s) = self.seconds.get() {
             // ab's closed loop sends each request as its connection frees: never late.
             s.completed(c.timing.end, d.total, c.bytes_read, false);
         }
@@ -231,20 +229,16 @@ impl Recorder for AbRecorder {
     }
 
     fn tick(&mut self, now: Instant) {
-        if let Some(s) = &mut self.seconds {
-            s.tick(now);
-        }
+        self.seconds.tick(now);
     }
 
     fn open_connections(&mut self, open: usize) {
-        if let Some(s) = &mut self.seconds {
-            s.open_connections(open);
-        }
+        self.seconds.open_connections(open);
     }
 
     fn failed(&mut self, f: &Failed) -> Answer {
         record_stats_failed(&mut self.stats, f);
-        if let Some(s) = &mut self.seconds {
+        if let Some(s) = self.seconds.get() {
             s.failed(f.timing.end, f.kind, f.bytes_read);
         }
         match f.kind {

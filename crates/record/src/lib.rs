@@ -13,4 +13,4 @@ mod seconds;
 
 pub use client_errors::ClientErrors;
 pub use recorder::{ConnRate, GroupStats, RecorderPlan, RunRecorder};
-pub use seconds::{Interval, Report, Seconds, SecondsOut, LATE_SEND};
+pub use seconds::{Interval, MaybeSeconds, Report, Seconds, SecondsOut, LATE_SEND};

@@ -13,7 +13,7 @@ use herd_stats::{LatencyHistogram, RunStats};
 use serde::{Deserialize, Serialize};
 
 use crate::client_errors::ClientErrors;
-use crate::seconds::Seconds;
+use crate::seconds::{MaybeSeconds, Seconds};
 
 /// What the recorder needs to know of the workload, shared by every worker's recorder.
 #[derive(Debug, Clone, Default)]
@@ -88,7 +88,7 @@ pub struct RunRecorder {
     pub client_errors: ClientErrors,
     /// The run second by second, only for `--series`, `--hlog` and the live line.
     #[serde(skip)]
-    seconds: Option<Seconds>,
+    seconds: MaybeSeconds,
 }
 
 impl RunRecorder {
@@ -108,22 +108,20 @@ impl RunRecorder {
             zero_lag: 0,
             zero_send_lag: 0,
             client_errors: ClientErrors::default(),
-            seconds: None,
+            seconds: MaybeSeconds::default(),
         }
     }
 
     /// Also cuts the run into seconds and sends them on.
     pub fn with_seconds(mut self, seconds: Seconds) -> RunRecorder {
-        self.seconds = Some(seconds);
+        self.seconds.set(seconds);
         self
     }
 
     /// The run ended at `end` (the engine's `Run::ended`): sends the last second, and lets
     /// go of the clock (and its histogram) before the recorders are merged.
     pub fn finish_seconds(&mut self, end: Instant) {
-        if let Some(mut s) = self.seconds.take() {
-            s.finish(end);
-        }
+        self.seconds.finish(end);
     }
 
     /// Records the zero lags counted by `completed` into `lag` and `send_lag`; call it before
@@ -227,13 +225,13 @@ impl Recorder for RunRecorder {
     fn completed(&mut self, c: &Completed<'_>) -> Answer {
         let t = &c.timing;
         if self.warming_up(t.end) {
-            if let Some(s) = &mut self.seconds {
+            if let Some(s) = self.seconds.get() {
                 s.warmup(t.end);
             }
             return Answer::Continue;
         }
         let total = t.end - t.intended;
-        if let Some(s) = &mut self.seconds {
+        if let Some(s) = self.seconds.get() {
             let late = t.start != t.ready && t.start - t.ready >= crate::seconds::LATE_SEND;
             s.completed(t.end, total, c.bytes_read, late);
         }
@@ -290,25 +288,21 @@ impl Recorder for RunRecorder {
             }
             let t = &f.timing;
             self.add_conn_rate(f.conn, f.bytes_read, t.end - t.start);
-            if let Some(s) = &mut self.seconds {
+            if let Some(s) = self.seconds.get() {
                 s.failed(end, f.kind, f.bytes_read);
             }
-        } else if let Some(s) = &mut self.seconds {
+        } else if let Some(s) = self.seconds.get() {
             s.warmup(end);
         }
         Answer::Continue
     }
 
     fn tick(&mut self, now: Instant) {
-        if let Some(s) = &mut self.seconds {
-            s.tick(now);
-        }
+        self.seconds.tick(now);
     }
 
     fn open_connections(&mut self, open: usize) {
-        if let Some(s) = &mut self.seconds {
-            s.open_connections(open);
-        }
+        self.seconds.open_connections(open);
     }
 }
 

@@ -103,6 +103,43 @@ pub enum Report {
     Ended { worker: usize, second: u64, interval: Box<Interval>, at: Duration },
 }
 
+/// A recorder's clock when an output asks for the run's seconds (`--series`, the live view),
+/// none otherwise: then a recorder pays one test a request for it. What herd run's and herd
+/// ab's recorders share.
+#[derive(Debug, Default)]
+pub struct MaybeSeconds(Option<Seconds>);
+
+impl MaybeSeconds {
+    pub fn set(&mut self, seconds: Seconds) {
+        self.0 = Some(seconds);
+    }
+
+    /// The clock, if there is one.
+    #[inline]
+    pub fn get(&mut self) -> Option<&mut Seconds> {
+        self.0.as_mut()
+    }
+
+    /// The run ended at `end`: sends the last second and lets go of the clock.
+    pub fn finish(&mut self, end: Instant) {
+        if let Some(mut s) = self.0.take() {
+            s.finish(end);
+        }
+    }
+
+    pub fn tick(&mut self, now: Instant) {
+        if let Some(s) = &mut self.0 {
+            s.tick(now);
+        }
+    }
+
+    pub fn open_connections(&mut self, open: usize) {
+        if let Some(s) = &mut self.0 {
+            s.open_connections(open);
+        }
+    }
+}
+
 /// One worker's clock: the second it is in, and what happened in it so far.
 pub struct Seconds {
     worker: usize,
@@ -337,6 +374,15 @@ mod tests {
         assert_eq!(collect(&rx), (vec![(3, 1, 0)], Some(ms(3_700))));
     }
 
+    /// Every interval sent so far, in order, ended or not.
+    fn intervals(rx: &Receiver<Report>) -> Vec<Interval> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|r| match r {
+                Report::Second { interval, .. } | Report::Ended { interval, .. } => *interval,
+            })
+            .collect()
+    }
+
     #[test]
     fn late_sends_are_counted_in_their_second() {
         let (feed, rx) = test_feed();
@@ -346,13 +392,7 @@ mod tests {
         s.completed(t0 + ms(200), ms(5), 10, false);
         s.completed(t0 + ms(1_100), ms(5), 10, true);
         s.finish(t0 + ms(1_500));
-        let late: Vec<u64> = std::iter::from_fn(|| rx.try_recv().ok())
-            .map(|r| match r {
-                Report::Second { interval, .. } | Report::Ended { interval, .. } => {
-                    interval.late_sends
-                }
-            })
-            .collect();
+        let late: Vec<u64> = intervals(&rx).iter().map(|i| i.late_sends).collect();
         assert_eq!(late, [1, 1]);
         let mut merged = Interval::default();
         merged.merge(&Interval { late_sends: 2, ..Interval::default() });
@@ -370,13 +410,7 @@ mod tests {
         s.tick(t0 + ms(1_100));
         s.open_connections(1);
         s.finish(t0 + ms(1_500));
-        let open: Vec<u64> = std::iter::from_fn(|| rx.try_recv().ok())
-            .map(|r| match r {
-                Report::Second { interval, .. } | Report::Ended { interval, .. } => {
-                    interval.open_connections
-                }
-            })
-            .collect();
+        let open: Vec<u64> = intervals(&rx).iter().map(|i| i.open_connections).collect();
         // Second 0 ended with 3 open (told before the tick that closed it); the last, with 1.
         assert_eq!(open, [3, 1]);
     }
