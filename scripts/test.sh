@@ -292,7 +292,8 @@ bg_pids+=("$fuzz_pid")
 # instead of before them, which saves about 45 s on 2 cores. tests/run_health.rs waits for
 # them: its verdicts measure the machine, so it runs alone, as under cargo test.
 test_list="${TMPDIR:-/tmp}/herd-test-bins-$$.txt"
-cargo test --workspace --locked --no-run --lib --bins --tests --message-format=json 2>/dev/null |
+list_err="${TMPDIR:-/tmp}/herd-test-bins-$$.err"
+cargo test --workspace --locked --no-run --lib --bins --tests --message-format=json 2>"$list_err" |
   python3 -c '
 import json, os, sys
 for line in sys.stdin:
@@ -300,7 +301,12 @@ for line in sys.stdin:
     exe, target = m.get("executable"), m.get("target", {})
     if m.get("reason") == "compiler-artifact" and exe and m["profile"]["test"]:
         print(os.path.relpath(os.path.dirname(m["manifest_path"])), target.get("name"), exe)
-' >"$test_list"
+' >"$test_list" || {
+  cat "$list_err" >&2
+  echo "error: cannot list the test binaries cargo built (above)" >&2
+  exit 1
+}
+rm -f "$list_err"
 it_line=$(grep "^crates/herd it " "$test_list" || true)
 health_line=$(grep "^crates/herd run_health " "$test_list" || true)
 if [ -z "$it_line" ] || [ -z "$health_line" ]; then

@@ -150,23 +150,27 @@ fn current_run(f: &mut Frame, area: Rect, v: &LabView) {
     .y_axis(Axis::default().bounds([0.0, top]).labels(["0".to_owned(), format!("{top:.0}")]));
     f.render_widget(chart, rate_area);
     let l_top = p99.iter().map(|p| p.1).fold(0.0, f64::max).max(0.001) * 1.1;
-    let chart = Chart::new(vec![
+    let line = |name: &'static str, colour: Color, points| {
         Dataset::default()
-            .name("p50")
+            .name(name)
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
-            .style(Style::new().fg(Color::Green))
-            .data(&p50),
-        Dataset::default()
-            .name("p99")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(Style::new().fg(Color::LightRed))
-            .data(&p99),
-    ])
-    .block(Block::bordered().title(" latency (ms, from the intended send) "))
-    .x_axis(Axis::default().bounds([0.0, x_top]).labels(["0s".to_owned(), format!("{x_top:.0}s")]))
-    .y_axis(Axis::default().bounds([0.0, l_top]).labels(["0".to_owned(), format!("{l_top:.2}")]));
+            .style(Style::new().fg(colour))
+            .data(points)
+    };
+    let chart =
+        Chart::new(vec![line("p50", Color::Green, &p50), line("p99", Color::LightRed, &p99)])
+            .block(Block::bordered().title(" latency (ms, from the intended send) "))
+            .x_axis(
+                Axis::default()
+                    .bounds([0.0, x_top])
+                    .labels(["0s".to_owned(), format!("{x_top:.0}s")]),
+            )
+            .y_axis(
+                Axis::default()
+                    .bounds([0.0, l_top])
+                    .labels(["0".to_owned(), format!("{l_top:.2}")]),
+            );
     f.render_widget(chart, latency_area);
 }
 

@@ -148,7 +148,10 @@ impl<S: Screen> Tui<S> {
     /// thread of its own; a key that stops the run calls `on_quit`. Once the run is about to
     /// start: what comes before (agents started over SSH) may still speak.
     pub(crate) fn show_with(&mut self, on_quit: impl Fn() + Send + 'static) -> anyhow::Result<()> {
-        enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
+        enable_raw_mode().context(
+            "--tui: cannot put the terminal in raw mode (no controlling terminal?): run herd in a \
+             terminal of its own, or leave --tui out",
+        )?;
         if let Err(e) = execute!(io::stderr(), EnterAlternateScreen, cursor::Hide) {
             restore();
             return Err(e).context("--tui: cannot take the terminal's alternate screen");
@@ -235,13 +238,14 @@ fn run<S: Screen>(
         // it and never returns, whatever its timeout (crossterm-rs/crossterm#793). Then
         // there is nothing to draw on and no key to come: the view waits for the end (the
         // hangup's signal stops the run as Ctrl-C does).
-        if keys.wait(FRAME) == Keys::Gone {
+        let keys_now = keys.wait(FRAME);
+        if keys_now == Keys::Gone {
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(FRAME);
             }
             return;
         }
-        if event::poll(Duration::ZERO).unwrap_or(false) {
+        if keys_now == Keys::Look && event::poll(Duration::ZERO).unwrap_or(false) {
             let read = event::read();
             if let Ok(Event::Resize(..)) = read {
                 drawn = None;
@@ -263,21 +267,33 @@ fn run<S: Screen>(
 
 /// Where crossterm reads the keys (stdin when it is a terminal, else /dev/tty), looked at
 /// for a hangup before each wait for a key.
-struct KeySource(Option<std::fs::File>);
+enum KeySource {
+    Stdin,
+    Tty(std::fs::File),
+    /// Neither can be read (no controlling terminal): no key will come; polling stdin (a
+    /// file, /dev/null: always readable) would turn the wait into a spin.
+    None,
+}
 
 impl KeySource {
     fn open() -> KeySource {
-        KeySource(if io::stdin().is_terminal() {
-            None
-        } else {
-            std::fs::File::open("/dev/tty").ok()
-        })
+        if io::stdin().is_terminal() {
+            return KeySource::Stdin;
+        }
+        std::fs::File::open("/dev/tty").map_or(KeySource::None, KeySource::Tty)
     }
 
     /// Waits at most `timeout` for a key, or for the terminal to hang up.
     fn wait(&self, timeout: Duration) -> Keys {
         use std::os::fd::AsRawFd as _;
-        let fd = self.0.as_ref().map_or(0, |f| f.as_raw_fd());
+        let fd = match self {
+            KeySource::Stdin => 0,
+            KeySource::Tty(f) => f.as_raw_fd(),
+            KeySource::None => {
+                std::thread::sleep(timeout);
+                return Keys::Wait;
+            }
+        };
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
         // SAFETY: one pollfd, valid for the call.
@@ -293,7 +309,10 @@ impl KeySource {
 
 #[derive(Debug, PartialEq, Eq)]
 enum Keys {
+    /// Something may be there: crossterm reads it.
     Look,
+    /// No terminal to read: nothing to look at.
+    Wait,
     Gone,
 }
 
