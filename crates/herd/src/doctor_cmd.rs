@@ -15,7 +15,12 @@ pub(crate) fn main(json: bool) -> ExitCode {
         eprintln!("herd doctor: cannot create {}: {e}", scratch.display());
         return ExitCode::FAILURE;
     }
-    let checks = doctor::checks(&herd_exe, &scratch);
+    let mut checks = doctor::checks(&herd_exe, &scratch);
+    // herd serve's own choice, beside the client's io_uring line (herd-lab does not link the
+    // server).
+    let after_uring =
+        checks.iter().position(|c| c.what == "io_uring").map_or(checks.len(), |i| i + 1);
+    checks.insert(after_uring, serve_io());
     let _ = std::fs::remove_dir_all(&scratch);
     let missing = checks.iter().any(|c| c.status == Status::Missing);
     if json {
@@ -41,6 +46,20 @@ pub(crate) fn main(json: bool) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// What `herd serve --io auto` takes here, plain and with TLS: `epoll (auto: io_uring not
+/// yet measured faster for h2c) for plain TCP; epoll (auto: …) with TLS`.
+fn serve_io() -> doctor::Check {
+    let say = |tls| match herd_serve::io_auto_takes(tls) {
+        Ok(r) => r.to_string(),
+        Err(e) => e.to_string(),
+    };
+    doctor::Check {
+        status: Status::Ok,
+        what: "herd serve --io auto".into(),
+        detail: format!("{} for plain TCP; {} with TLS", say(false), say(true)),
     }
 }
 

@@ -90,3 +90,9 @@ pub use herd_uring::choice::{Backend, BadIoChoice, Resolved};
 pub use server::Server;
 pub use stats::ServeStats;
 pub use stop::StopHandle;
+
+/// What `--io auto` settles on here for a plain listener (`tls` false) or a TLS one, and
+/// why: the line `herd doctor` shows, by the rules a starting server follows.
+pub fn io_auto_takes(tls: bool) -> Result<Resolved, ServeError> {
+    io_backend::resolve(IoChoice::Auto, tls)
+}

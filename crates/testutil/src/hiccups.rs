@@ -15,14 +15,20 @@ pub struct Hiccups {
     thread: Option<JoinHandle<Vec<Duration>>>,
 }
 
-/// What the watch saw: how long past 1 ms a sleep woke, at worst and at the median.
+/// What the watch saw: how long past 1 ms a sleep woke, at worst and at the median, and how
+/// many times it woke [`LONG`] or more late (each a stretch when a thread that wanted a CPU
+/// got none: another test's thread, herd's or a server's, may have lost one then too).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Seen {
     pub worst: Duration,
     pub median: Duration,
+    pub long: usize,
 }
 
 const NAP: Duration = Duration::from_millis(1);
+
+/// A wake this late counts in [`Seen::long`].
+pub const LONG: Duration = Duration::from_millis(10);
 
 impl Hiccups {
     /// Starts watching.
@@ -49,6 +55,7 @@ impl Hiccups {
         Seen {
             worst: late.last().copied().unwrap_or_default(),
             median: late.get(late.len() / 2).copied().unwrap_or_default(),
+            long: late.iter().filter(|&&l| l >= LONG).count(),
         }
     }
 }

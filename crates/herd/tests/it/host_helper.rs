@@ -286,6 +286,9 @@ fn what_a_killed_helper_left_a_second_helpers_clean_stops() {
     let (mut first, mut link) = helper(&dir);
     let hello = link.hello().unwrap();
     let (pid, port) = start_serve(&mut link);
+    // From the kill on, herd serve's cgroup has a dead maker: another test's sweep (`herd
+    // lab clean`, a resume) would stop the server before the second helper's clean.
+    let sweep = crate::util::clean_lock();
     first.kill().unwrap();
     first.wait().unwrap();
     drop(link);
@@ -297,6 +300,7 @@ fn what_a_killed_helper_left_a_second_helpers_clean_stops() {
     let (mut second, mut link) = helper(&dir);
     let own = run_dir(&link.hello().unwrap());
     let cleaned = link.clean().unwrap();
+    drop(sweep);
     assert_eq!(cleaned.stopped, vec![format!("{pid} serve")], "{cleaned:?}");
     assert_eq!(cleaned.dirs, vec![hello.run_dir.clone()], "{cleaned:?}");
     assert!(cleaned.errors.is_empty() && cleaned.in_use.is_empty(), "{cleaned:?}");

@@ -383,9 +383,15 @@ fn ctrl_c_keeps_finished_runs_and_stops_every_process() {
 
 #[test]
 fn after_kill_9_lab_clean_stops_what_was_left() {
-    let MidRun { dir, store, mut child, cgroups, .. } = mid_run("lab-kill", 1);
+    // From the kill on, its cgroups are a dead lab's: another test's clean would take them
+    // (and stop the server this clean must name). Held from before the lab starts, so that
+    // the kill comes right after a server of its is seen running, not a wait later.
+    let sweep = crate::util::clean_lock();
+    let MidRun { dir, store, mut child, .. } = mid_run("lab-kill", 1);
     child.kill().unwrap(); // SIGKILL: no cleanup possible
     child.wait().unwrap();
+    // What it recorded up to its death.
+    let cgroups = crate::lab_cgroup::recorded_cgroups(&dir);
     // Everything it started, up to its death.
     let pids = recorded(&dir);
     assert!(
@@ -393,10 +399,8 @@ fn after_kill_9_lab_clean_stops_what_was_left() {
         "a kill -9 mid-run should leave the server running: {pids:?}"
     );
     assert_eq!(run_dirs(&dir).len(), 1);
-    let out = {
-        let _sweep = crate::util::clean_lock();
-        herd_in(&dir).args(["lab", "clean"]).output().unwrap()
-    };
+    let out = herd_in(&dir).args(["lab", "clean"]).output().unwrap();
+    drop(sweep);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("removed 1 run directories"), "{said}");
@@ -439,6 +443,9 @@ fn doctor_checks_the_machine_one_line_each() {
         "network namespaces: ",
         "IP_VS (LVS): ",
         "haproxy (path haproxy-http, haproxy-tcp): ",
+        // herd serve's own choice, by its rules: TLS stays on epoll whatever the machine.
+        "herd serve --io auto: ",
+        " for plain TCP; epoll (auto: herd serve's io_uring carries plain TCP only) with TLS",
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
     }

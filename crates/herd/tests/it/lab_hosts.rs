@@ -402,6 +402,9 @@ fn clean_hosts_stops_what_a_killed_helper_left() {
     let dir = tempdir("lab-hosts-clean");
     let hosts = SshHosts::start("816", &dir, &[HostSetup::default()]);
     let (session, server, run_dir) = serving_host(&hosts, 18_416, Liveness::LAB);
+    // From the kill on, the server's cgroup has a dead maker, and any other test's sweep
+    // (`herd lab clean`, a resume) would stop the orphan first: held until this clean.
+    let sweep = crate::util::clean_lock();
     // SAFETY: kill has no memory preconditions; the helper is this test's, on its host.
     assert_eq!(unsafe { libc::kill(session.hello.pid as i32, libc::SIGKILL) }, 0);
     std::thread::sleep(Duration::from_millis(500));
@@ -410,10 +413,8 @@ fn clean_hosts_stops_what_a_killed_helper_left() {
 
     let addr = hosts.hosts[0].addr;
     let file = hosts.experiment(&format!("server = \"ssh://{addr}\"\n"));
-    let out = {
-        let _sweep = crate::util::clean_lock();
-        hosts.herd().args(["lab", "clean", "--hosts"]).arg(&file).output().unwrap()
-    };
+    let out = hosts.herd().args(["lab", "clean", "--hosts"]).arg(&file).output().unwrap();
+    drop(sweep);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     let l = line(&stdout, "server");

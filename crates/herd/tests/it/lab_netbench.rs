@@ -224,14 +224,15 @@ fn ctrl_c_mid_step_stops_smbd_and_smbtorture() {
 fn after_kill_9_lab_clean_stops_smbd_and_smbtorture() {
     require_root();
     let dir = tempdir("nbk");
+    // From the kill on, its namespaces are a dead lab's: another test's clean would take them.
+    // Held from before the lab starts, so that the kill comes mid-step, not a wait later.
+    let sweep = crate::util::clean_lock();
     let mut child = mid_step(&dir);
     child.kill().unwrap(); // SIGKILL: herd cannot clean up
     child.wait().unwrap();
     assert!(clients_under(&dir).len() >= 3, "a kill -9 should leave smbtorture's clients");
-    let out = {
-        let _sweep = crate::util::clean_lock();
-        herd().args(["lab", "clean"]).env("TMPDIR", &dir).output().unwrap()
-    };
+    let out = herd().args(["lab", "clean"]).env("TMPDIR", &dir).output().unwrap();
+    drop(sweep);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     wait_for("leftovers to stop", std::time::Duration::from_secs(10), || {
         processes_under(&dir).is_empty()

@@ -21,8 +21,14 @@ fn run_experiment_stored(tag: &str, text: &str) -> (String, herd_store::StoredEx
     let out = lab_run(&dir, &file).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}\n{stdout}\n{stderr}", out.status.code());
-    assert!(!stderr.contains("FAILED"), "{stderr}");
+    // The failed runs' reasons first: a CI log may keep only the head and tail of a message.
+    let failed: Vec<&str> = stderr.lines().filter(|l| l.contains("FAILED")).collect();
+    assert!(
+        out.status.success() && failed.is_empty(),
+        "exit {:?}; failed runs:\n{}\n\n{stdout}\n{stderr}",
+        out.status.code(),
+        failed.join("\n")
+    );
     let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
     let id = store.experiments().unwrap()[0].id;
     let stored = store.load_experiment(id).unwrap();

@@ -73,8 +73,10 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
     // Uncorrected, only the stalled requests themselves are slow: with exactly 1 % of them
     // stalled, p99 is the slowest of the others, so one hiccup of a busy machine (a 42 ms
     // wake-up, seen beside a compiling suite) would move it. Counted from the histogram
-    // instead: past 20 ms, the 4 stalls and at most 2 such hiccups (0.5 %), while the
-    // corrected latencies (checked above) carry the stalls' shadow over 10 % of requests.
+    // instead: past 20 ms, the 4 stalls and at most 2 such hiccups, and on a machine that
+    // held the watching thread off its CPU 10 ms or more, two more for each time it did (the
+    // client's thread and the server's may each lose a CPU so); never the 10 % of requests
+    // that the corrected latencies (checked above) carry in the stalls' shadow.
     let from_send =
         herd_stats::hdr::from_base64(lat["total_from_send"]["hdr"].as_str().unwrap()).unwrap();
     let slow: u64 = from_send
@@ -83,9 +85,11 @@ fn coordinated_omission_shows_in_the_corrected_percentiles_only() {
         .map(|v| v.count_at_value())
         .sum();
     let stalls = u64::from(n / every);
+    let hiccups = 2 + 2 * u64::try_from(seen.long).unwrap();
+    let most = (stalls + hiccups).min(u64::from(n / 10) - 1);
     assert!(
-        (stalls..=stalls + 2).contains(&slow),
-        "uncorrected: {slow} requests over 20 ms, {stalls} stalled: {lat}"
+        (stalls..=most).contains(&slow),
+        "uncorrected: {slow} requests over 20 ms, {stalls} stalled; {seen:?}: {lat}"
     );
     assert!(ms(&lat["total_from_send"]["max"]) >= stall, "{lat}");
     // Both see the stalls themselves as their maximum.

@@ -293,6 +293,12 @@ fn the_labs_view_fills_the_matrix_follows_the_run_and_q_stops_it() {
         s.contains("herd: interrupted after 1 of 2 runs")
     });
     assert!(!screen.contains("run in flight"), "the view is gone:\n{screen}");
+    // The stored command line is the run's, without the file the view followed.
+    let store = herd_store::Store::open_existing(&dir.join("r.db")).unwrap();
+    let exp = store.load_experiment(store.experiments().unwrap()[0].id).unwrap();
+    let argv = &exp.cells[0].repetitions[0].record.client.argv;
+    assert!(argv.iter().any(|a| a == "run"), "{argv:?}");
+    assert!(!argv.iter().any(|a| a == "--series"), "the view's file is recorded: {argv:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -89,18 +89,19 @@ impl<'a> CellRun<'a> {
                 self.rec.repetition.saturating_add(1),
             ));
         }
+        if phase == Phase::Measure {
+            self.rec.client.argv =
+                cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        }
         // `herd lab run --tui`: herd's measured runs write their seconds where the view
-        // follows them.
+        // follows them. Not in the recorded command line: the view's file is gone when the
+        // lab ends, and the same run without the view measures the same.
         if let (Phase::Measure, crate::client::Tool::Herd, Some(path)) =
             (phase, cell.client, self.ctx.live_series)
         {
             cmd.main.extend(["--series".into(), path.as_os_str().to_owned()]);
         }
         cmd.write_files().map_err(setup)?;
-        if phase == Phase::Measure {
-            self.rec.client.argv =
-                cmd.main.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        }
         let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
         let client_ns = self.place.netns(Host::Client);
         // herd's client takes the opt-in as an agent does (`HERD_ALLOW_TARGET`, the URL's

@@ -383,7 +383,8 @@ pub fn run_json_exiting(args: &[&str], code: i32) -> (serde_json::Value, Output)
     let path = dir.join("out.json");
     let out = run(herd().arg("run").args(args).arg("--json").arg(&path));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {stdout}\n{stderr}");
+    // stderr first: it says why, and a CI log may keep only a long message's head and tail.
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}\n{stdout}");
     let doc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     (doc, out)
