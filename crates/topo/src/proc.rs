@@ -505,8 +505,9 @@ fn spawn(s: &Spawn<'_>, cgroup_procs: Option<&File>) -> Result<Child, ProcError>
 fn stop_child(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     let pid = child.id();
     if let Ok(Some(status)) = child.try_wait() {
-        // The leader is gone; workers it left in its group still get the signal.
-        signal_group(pid, libc::SIGKILL);
+        // The leader is gone (reaped now, or long ago by `exit_status`); workers it left in
+        // its group still get the signal.
+        signal_reaped_group(pid, libc::SIGKILL);
         return Some(status);
     }
     signal_group(pid, libc::SIGTERM);
@@ -514,7 +515,7 @@ fn stop_child(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     while Instant::now() < deadline {
         if let Ok(Some(status)) = child.try_wait() {
             // Workers that outlive their master (rare) go too.
-            signal_group(pid, libc::SIGKILL);
+            signal_reaped_group(pid, libc::SIGKILL);
             return Some(status);
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -523,7 +524,23 @@ fn stop_child(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     child.wait().ok()
 }
 
-/// Sends `sig` to the process group whose leader herd started as `pid`.
+/// Sends `sig` to what is left of the process group whose leader herd started as `pid` and
+/// has reaped. The kernel keeps a PID taken while anything uses it as a process, thread,
+/// group or session id: while the group has a member, no new process can be `pid`, and a
+/// process or thread that is `pid` now means the group is empty and the number was handed
+/// out again, maybe to the leader of another group (a server, a test's herd) that is not
+/// herd's to signal. So only while nothing is `pid`. (Before this check a lab helper's
+/// stop, minutes after a tool it ran ended, SIGKILLed whatever group had its PID by then.)
+pub(crate) fn signal_reaped_group(pid: u32, sig: i32) {
+    if Path::new(&format!("/proc/{pid}")).exists() {
+        return;
+    }
+    signal_group(pid, sig);
+}
+
+/// Sends `sig` to the process group whose leader herd started as `pid`, while that leader
+/// is not yet reaped (running, or a zombie: either way its PID, the group's id, is still
+/// its); once reaped, [`signal_reaped_group`].
 pub(crate) fn signal_group(pid: u32, sig: i32) {
     let Ok(pgid) = libc::pid_t::try_from(pid) else { return };
     if pgid <= 1 {
@@ -722,6 +739,40 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(group_members(pid), Vec::<u32>::new(), "a process of the group survived");
         assert!(!sup.stop(pid, Duration::from_secs(1)), "stopping twice");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A leader reaped long ago: its group's survivors are stopped, but a process that has
+    /// its PID now (the number handed out again, to the leader of a group of its own) is
+    /// never signalled for it.
+    #[test]
+    fn a_reaped_leaders_group_is_signalled_only_while_its_pid_is_free() {
+        let dir = scratch("reaped");
+        let mut sup = Supervisor::new(None);
+        // The leader ends at once, leaving a member of its group.
+        let a = argv(&["/bin/sh", "-c", "sleep 30 & exit 0"]);
+        let pid = sup.start(&Spawn::logged("leaver", &a, &dir.join("log"))).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while sup.exit_status(pid).is_none() {
+            assert!(Instant::now() < deadline, "the leader did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let left = group_members(pid);
+        assert_eq!(left.len(), 1, "the member it left: {left:?}");
+        assert!(sup.stop(pid, Duration::from_secs(1)));
+        let gone = Instant::now() + Duration::from_secs(5);
+        while !group_members(pid).is_empty() {
+            assert!(Instant::now() < gone, "the member survived the stop");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // A live group leader stands for the process that got a reaped leader's PID: asked
+        // as a reaped group, it is left alone.
+        let other = sup.start(&Spawn::logged("other", &argv(&["sleep", "30"]), &dir.join("o")));
+        let other = other.unwrap();
+        signal_reaped_group(other, libc::SIGKILL);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(sup.exit_status(other), None, "the other group was signalled");
+        assert!(sup.stop(other, Duration::from_secs(1)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
