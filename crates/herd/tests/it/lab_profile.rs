@@ -109,3 +109,93 @@ fn a_profiled_cell_shows_herd_serves_functions_and_stays_out_of_the_figures() {
         "{stderr}"
     );
 }
+
+/// One cell whose runs last 3 s: long enough to be stopped while perf records its profiled
+/// run.
+const PROFILED_SLOW: &str = r#"
+name = "profiled-slow"
+[matrix]
+server = ["herd"]
+workload = ["page"]
+load = ["d3"]
+[workloads.page]
+kind = "static"
+size = 100
+[loads.d3]
+duration = "3s"
+concurrency = 2
+keep_alive = true
+[repetitions]
+min = 1
+max = 1
+[runner]
+time_wait_below = 1000000
+profile = "perf"
+"#;
+
+/// Ctrl-C while perf records the profiled run, and as soon as perf is there (while herd
+/// waits for it to enable its events, before the client starts): perf goes with the server
+/// (stopped by PID through the run's supervisor, as on any Ctrl-C), nothing the run started
+/// is left, the measured repetition is kept without a profile, and herd exits 130.
+#[test]
+fn ctrl_c_while_perf_records_stops_it_and_keeps_the_measured_run() {
+    assert!(
+        herd_topo::net::machine::find_program("perf").is_some(),
+        "perf is not installed: apt-get install linux-perf (scripts/test.sh does)"
+    );
+    for after_perf_ms in [0, 300] {
+        interrupted_profiled_run(std::time::Duration::from_millis(after_perf_ms));
+    }
+}
+
+/// A lab run of PROFILED_SLOW, sent SIGINT `after_perf` after its perf appears.
+fn interrupted_profiled_run(after_perf: std::time::Duration) {
+    use herd_testutil::procs;
+    use std::time::{Duration, Instant};
+    let dir = tempdir("lab-profile-int");
+    let file = dir.join("slow.toml");
+    std::fs::write(&file, PROFILED_SLOW).unwrap();
+    let log = dir.join("stderr");
+    let mut child = lab_run(&dir, &file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    // perf: its command line names its file in the run directory under `dir`.
+    let is_perf = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "perf")
+    };
+    let t = Instant::now();
+    let perf = loop {
+        if let Some(pid) = procs::naming(dir.as_os_str()).into_iter().find(is_perf) {
+            break pid;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the lab ended before perf started");
+        assert!(t.elapsed() < Duration::from_secs(60), "no perf after 60 s");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    std::thread::sleep(after_perf);
+    // SAFETY: kill(2) on the lab run this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the lab did not stop after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(130), "{after_perf:?}: {err}");
+    assert!(err.contains("herd: interrupted after ") && err.contains("results kept in"), "{err}");
+    crate::util::wait_for("nothing of the run left", Duration::from_secs(10), || {
+        procs::naming(dir.as_os_str()).is_empty()
+    });
+    assert!(!procs::naming(dir.as_os_str()).contains(&perf));
+    let exp =
+        Store::open_read_only(&dir.join("r.db")).unwrap().load_experiment(ExperimentId(1)).unwrap();
+    let cell = &exp.cells[0];
+    assert_eq!(cell.repetitions.len(), 1, "{after_perf:?}: the measured run is kept");
+    assert!(cell.profile.is_none(), "{after_perf:?}: an interrupted profile is not stored");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
