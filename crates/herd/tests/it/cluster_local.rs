@@ -172,14 +172,11 @@ fn a_killed_agent_fails_the_run_and_is_named() {
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill(2) on the agent this test's herd started, found by its environment.
     assert_eq!(unsafe { libc::kill(victim as i32, libc::SIGKILL) }, 0);
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "herd cluster run went on without agent 1");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = crate::util::exit_within(
+        &mut child,
+        Duration::from_secs(20),
+        "herd cluster run went on without agent 1",
+    );
     let out = child.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(status.code(), Some(1), "{stderr}");

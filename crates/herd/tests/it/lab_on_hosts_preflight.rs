@@ -230,14 +230,8 @@ fn up_until_ctrl_c(hosts: &SshHosts, file: &Path, binary: &Path) {
 
     // SAFETY: kill has no memory preconditions; the pid is the child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t.elapsed() < Duration::from_secs(15), "lab up did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status =
+        crate::util::exit_within(&mut child, Duration::from_secs(15), "lab up did not stop");
     assert!(status.success(), "{status}");
     assert!(!Path::new(&format!("/proc/{pid}")).exists(), "nginx {pid} still runs");
     assert_eq!(left_on(&hosts.dir), Vec::<PathBuf>::new());

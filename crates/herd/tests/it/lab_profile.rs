@@ -11,30 +11,22 @@ use base64::Engine as _;
 use herd_store::{ExperimentId, Store};
 use util::{herd, lab_run, tempdir};
 
-const PROFILED: &str = r#"
-name = "profiled"
-[matrix]
-server = ["herd"]
-workload = ["page"]
-load = ["c2", "c4"]
-[workloads.page]
-kind = "static"
-size = 100
-[loads.c2]
-duration = "1s"
-concurrency = 2
-keep_alive = true
-[loads.c4]
-duration = "1s"
-concurrency = 4
-keep_alive = true
-[repetitions]
-min = 1
-max = 1
-[runner]
-time_wait_below = 1000000
-profile = "perf"
-"#;
+/// An experiment against herd serve's 100-byte page, one repetition of each cell and each
+/// cell profiled; `loads` as (name, duration, connections).
+fn profiled(name: &str, loads: &[(&str, &str, u32)]) -> String {
+    let names: Vec<String> = loads.iter().map(|(n, _, _)| format!("\"{n}\"")).collect();
+    let mut text = format!(
+        "name = \"{name}\"\n[matrix]\nserver = [\"herd\"]\nworkload = [\"page\"]\nload = [{}]\n\
+         [workloads.page]\nkind = \"static\"\nsize = 100\n",
+        names.join(", ")
+    );
+    for (n, duration, connections) in loads {
+        text += &format!(
+            "[loads.{n}]\nduration = \"{duration}\"\nconcurrency = {connections}\nkeep_alive = true\n"
+        );
+    }
+    text + "[repetitions]\nmin = 1\nmax = 1\n[runner]\ntime_wait_below = 1000000\nprofile = \"perf\"\n"
+}
 
 #[test]
 fn a_profiled_cell_shows_herd_serves_functions_and_stays_out_of_the_figures() {
@@ -44,7 +36,7 @@ fn a_profiled_cell_shows_herd_serves_functions_and_stays_out_of_the_figures() {
     );
     let dir = tempdir("lab-profile");
     let file = dir.join("profiled.toml");
-    std::fs::write(&file, PROFILED).unwrap();
+    std::fs::write(&file, profiled("profiled", &[("c2", "1s", 2), ("c4", "1s", 4)])).unwrap();
     let out = lab_run(&dir, &file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -110,29 +102,6 @@ fn a_profiled_cell_shows_herd_serves_functions_and_stays_out_of_the_figures() {
     );
 }
 
-/// One cell whose runs last 3 s: long enough to be stopped while perf records its profiled
-/// run.
-const PROFILED_SLOW: &str = r#"
-name = "profiled-slow"
-[matrix]
-server = ["herd"]
-workload = ["page"]
-load = ["d3"]
-[workloads.page]
-kind = "static"
-size = 100
-[loads.d3]
-duration = "3s"
-concurrency = 2
-keep_alive = true
-[repetitions]
-min = 1
-max = 1
-[runner]
-time_wait_below = 1000000
-profile = "perf"
-"#;
-
 /// Ctrl-C while perf records the profiled run, and as soon as perf is there (while herd
 /// waits for it to enable its events, before the client starts): perf goes with the server
 /// (stopped by PID through the run's supervisor, as on any Ctrl-C), nothing the run started
@@ -148,13 +117,14 @@ fn ctrl_c_while_perf_records_stops_it_and_keeps_the_measured_run() {
     }
 }
 
-/// A lab run of PROFILED_SLOW, sent SIGINT `after_perf` after its perf appears.
+/// A lab run of one 3-s cell, profiled, sent SIGINT `after_perf` after its perf appears.
 fn interrupted_profiled_run(after_perf: std::time::Duration) {
     use herd_testutil::procs;
     use std::time::{Duration, Instant};
     let dir = tempdir("lab-profile-int");
     let file = dir.join("slow.toml");
-    std::fs::write(&file, PROFILED_SLOW).unwrap();
+    // One cell whose runs last 3 s: long enough to be stopped while perf records.
+    std::fs::write(&file, profiled("profiled-slow", &[("d3", "3s", 2)])).unwrap();
     let log = dir.join("stderr");
     let mut child = lab_run(&dir, &file)
         .stdout(std::process::Stdio::null())
@@ -177,14 +147,11 @@ fn interrupted_profiled_run(after_perf: std::time::Duration) {
     std::thread::sleep(after_perf);
     // SAFETY: kill(2) on the lab run this test started and has not reaped.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t.elapsed() < Duration::from_secs(30), "the lab did not stop after Ctrl-C");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = crate::util::exit_within(
+        &mut child,
+        Duration::from_secs(30),
+        "the lab did not stop after Ctrl-C",
+    );
     let err = std::fs::read_to_string(&log).unwrap();
     assert_eq!(status.code(), Some(130), "{after_perf:?}: {err}");
     assert!(err.contains("herd: interrupted after ") && err.contains("results kept in"), "{err}");

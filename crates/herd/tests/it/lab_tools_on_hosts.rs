@@ -170,14 +170,8 @@ fn ctrl_c_stops_the_tool_on_the_client_host() {
     let pid = wrk.trim_start_matches("process ").split(':').next().unwrap().to_owned();
     // SAFETY: signalling the child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t.elapsed() < Duration::from_secs(15), "lab run did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status =
+        crate::util::exit_within(&mut child, Duration::from_secs(15), "lab run did not stop");
     let said = std::fs::read_to_string(&log).unwrap();
     assert_eq!(status.code(), Some(130), "{said}");
     assert!(!Path::new(&format!("/proc/{pid}")).exists(), "wrk {pid} still runs: {wrk}");

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The herd binary under test.
@@ -151,6 +151,19 @@ pub fn require_root() {
         0,
         "these tests build network namespaces and need root: run them as root (CI does)"
     );
+}
+
+/// Waits for `child` to exit, asking every 20 ms; fails the test with `what` (what did not
+/// happen) after `limit`. How it exited.
+pub fn exit_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t.elapsed() < limit, "{what} (after {limit:?})");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Waits until `cond` holds, asking every 20 ms; fails the test naming `what` after `limit`.
