@@ -29,6 +29,10 @@ agent_rootfs_only=0
 case "${1:-}" in
   --check) check_only=1; shift ;;
   --agent-rootfs) agent_rootfs_only=1; shift ;;
+  -*)
+    echo "error: $1: no such option (usage: scripts/build-images.sh [--check | --agent-rootfs] DEB)" >&2
+    exit 2
+    ;;
 esac
 deb=${1:?usage: scripts/build-images.sh [--check | --agent-rootfs] DEB}
 [ -f "$deb" ] || { echo "error: $deb: no such .deb (scripts/package.sh makes one)" >&2; exit 1; }

@@ -268,8 +268,9 @@ cleanup() {
   for s in "${SYSCTLS[@]}"; do
     [ "$(sysctl -n "$s")" = "${sysctl_before[$s]}" ] || sysctl -qw "$s=${sysctl_before[$s]}"
   done
-  for p in "${HOST_PATHS[@]}"; do [ -n "${path_before[$p]:-}" ] || rm -rf "$p"; done
-  rm -rf "$run"
+  # Never into a file system still mounted below (an umount that failed above).
+  for p in "${HOST_PATHS[@]}"; do [ -n "${path_before[$p]:-}" ] || rm -rf --one-file-system "$p"; done
+  rm -rf --one-file-system "$run"
   # 8. The host as before?
   local after left=""
   after=$(ours_on_host)
@@ -306,9 +307,8 @@ mkdir -p "$img/agent" "$img/bad" "$img/pause"
 OUT=$img/pkg HERD_BIN=$HERD COMPRESS=none IMAGES=0 scripts/package.sh
 debs=("$img"/pkg/herd_*.deb)
 deb=${debs[0]}
-scripts/build-images.sh --check "$deb"
-# The agent's root, made by scripts/build-images.sh: libc6 and libgcc-s1 unpacked, herd
-# from the .deb.
+# The agent's root, made by scripts/build-images.sh (which checks both recipes first):
+# libc6 and libgcc-s1 unpacked, herd from the .deb.
 scripts/build-images.sh --agent-rootfs "$deb"
 mv "$img/pkg/agent-rootfs.tar" "$img/agent/agent-rootfs.tar"
 root=$img/agent-root
@@ -523,12 +523,12 @@ kubectl get nodes -o wide
 
 # Where a run's pods are while they exist (herd deletes them at its end): each pod's node, IP
 # and phase, over and over; and `kubectl get pods -o wide` once all three are placed.
-watch_pods() { # NAME FILE
+watch_pods() { # NAME FILE (kubectl's complaints into logs/watch.log, which fail() shows)
   local i now
   for i in $(seq 600); do
     now=$(kubectl get pods -l "herd.dev/run=$1" -o \
       jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.status.podIP} {.status.phase}{"\n"}{end}' \
-      2>/dev/null || true)
+      2>>"$run/logs/watch.log" || true)
     [ -z "$now" ] || echo "$now" >> "$2"
     # The agents' processes, as the host sees them: their user.
     ps -eo uid=,args= | awk '$2 == "/herd" && $3 == "agent" {print $1}' >> "$2.uids"
@@ -609,7 +609,9 @@ for _ in $(seq 90); do
   [ -z "$(kubectl get jobs,services,pods -l herd.dev/run --no-headers 2>/dev/null)" ] && break
   sleep 1
 done
-left=$(kubectl get jobs,services,pods -l herd.dev/run --no-headers 2>/dev/null | grep -c . || true)
-[ "$left" = 0 ] || { kubectl get jobs,services,pods -l herd.dev/run; fail "objects left"; }
+# Asked once more, its errors not hidden: an API server that cannot answer is no pass.
+left=$(kubectl get jobs,services,pods -l herd.dev/run -o name) ||
+  fail "cannot ask the API server what is left"
+[ -z "$left" ] || { kubectl get jobs,services,pods -l herd.dev/run; fail "objects left"; }
 echo "no Job, Service or pod with the label herd.dev/run"
 echo "all checks passed"

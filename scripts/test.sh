@@ -203,7 +203,7 @@ if [ "$(id -u)" = 0 ]; then
   fresh_pid=$!
   bg_pids+=("$fresh_pid")
 fi
-trap 'step_times; for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -f "$fresh_root"' EXIT
+trap 'step_times; for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -f "$fresh_root" "${test_list:-}"' EXIT
 
 step "noise.py --check (herd-stats' noise-floor reference figures are scipy's)"
 /usr/bin/python3 crates/stats/tests/reference/noise.py --check
@@ -334,7 +334,6 @@ cat "$it_log"
 rm -f "$it_log"
 read -r dir name exe <<<"$health_line"
 run_tests "$dir" "$name" "$exe"
-rm -f "$test_list"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "error: failing tests in: ${failed[*]} (above)" >&2
   exit 1
@@ -347,22 +346,11 @@ fi
 # io_uring (crates/serve/src/io_backend.rs), as does every herd serve those tests start. The
 # test binaries the step above built are run as they are (a `cargo test -p` would resolve
 # features anew and rebuild the dependencies), each from its package's directory as cargo runs
-# it. About 40 s.
+# it: those of the list the step above made. About 40 s.
 step "the engine's, herd run's, herd ab's, herd serve's, the hostile peers' and the file limit's tests on io_uring"
 if target/debug/herd doctor 2>/dev/null | grep -q "^ok    io_uring: available"; then
-  test_bins=$(cargo test --workspace --locked --no-run --message-format=json 2>/dev/null |
-    python3 -c '
-import json, os, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    exe, target = m.get("executable"), m.get("target", {})
-    if m.get("reason") != "compiler-artifact" or not exe or not m["profile"]["test"]:
-        continue
-    crate = os.path.relpath(os.path.dirname(m["manifest_path"]))
-    if crate == "crates/engine" or (crate == "crates/herd" and target.get("name") in ("it", "run_health")) \
-            or (crate == "crates/serve" and target.get("name") == "it"):
-        print(crate, target.get("name"), exe)
-')
+  test_bins=$(awk '$1 == "crates/engine" || ($1 == "crates/herd" && ($2 == "it" || $2 == "run_health")) ||
+    ($1 == "crates/serve" && $2 == "it")' "$test_list")
   for wanted in "crates/herd it " "crates/herd run_health " "crates/serve it "; do
     case "$test_bins" in
       *"$wanted"*) ;;
@@ -386,6 +374,7 @@ else
   why=$(target/debug/herd doctor 2>/dev/null | grep "io_uring:" | head -1)
   echo "the io_uring pass (this kernel: ${why:-no answer from herd doctor})" >>"$HERD_NOT_RUN"
 fi
+rm -f "$test_list"
 
 step "the fuzz targets build (cargo check, without libFuzzer; started with the tests)"
 wait "$fuzz_pid" || {

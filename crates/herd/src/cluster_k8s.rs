@@ -112,7 +112,8 @@ pub(crate) fn run(args: &ClusterRunArgs) -> anyhow::Result<Outcome> {
             if unwritten.len() == 1 { "it" } else { "them" }
         );
     }
-    // Written here, from agent 0's result: the pod writes none.
+    // The plan as the agents run it: its outputs are written here, from agent 0's result
+    // (manifest_of refuses a plan that would write them in a pod).
     let manifest =
         manifest_of(&args.kube, args.arm_timeout, &plan.for_agents(), &run_args(&args.run)?)?;
     let setup = spread::setup_for(&plan)?;
@@ -280,16 +281,19 @@ fn last_words(kubectl: &mut Kubectl, name: &str, index: u32) -> Option<String> {
     log.lines().map(str::trim).rfind(|l| !l.is_empty()).map(str::to_owned)
 }
 
-/// A Job's `failedIndexes`: `1,3-5` → 1, 3, 4, 5 (nothing readable: none).
+/// The first [`MAX_FAILED_LOGS`] of a Job's `failedIndexes`: `1,3-5` → 1, 3, 4, 5 (nothing
+/// readable: none).
 fn failed_indexes(text: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for part in text.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
-            out.extend((a..=b).take(MAX_FAILED_LOGS));
-        }
-    }
-    out
+    text.trim()
+        .split(',')
+        .map(str::trim)
+        .filter_map(|part| {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            Some(a.trim().parse::<u32>().ok()?..=b.trim().parse::<u32>().ok()?)
+        })
+        .flatten()
+        .take(MAX_FAILED_LOGS)
+        .collect()
 }
 
 /// Applies the objects, waits for the Job, returns agent 0's result; deletes the objects
@@ -360,7 +364,6 @@ fn apply_and_wait(
         // that a container exited, the agent's own words say why.
         let said: String = failed_indexes(&failed)
             .into_iter()
-            .take(MAX_FAILED_LOGS)
             .filter_map(|i| last_words(created.kubectl, &name, i).map(|w| (i, w)))
             .map(|(i, w)| format!("; agent {i} said: {w}"))
             .collect();
@@ -392,5 +395,6 @@ mod tests {
         assert_eq!(failed_indexes(""), Vec::<u32>::new());
         assert_eq!(failed_indexes("x,7"), [7]);
         assert_eq!(failed_indexes("0-4000000000").len(), 4, "a bounded read");
+        assert_eq!(failed_indexes("1,2,3,5-9"), [1, 2, 3, 5], "the first four in all");
     }
 }

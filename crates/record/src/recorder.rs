@@ -232,7 +232,7 @@ impl Recorder for RunRecorder {
         }
         let total = t.end - t.intended;
         if let Some(s) = self.seconds.get() {
-            let late = t.start != t.ready && t.start - t.ready >= crate::seconds::LATE_SEND;
+            let late = t.start.saturating_duration_since(t.ready) >= crate::seconds::LATE_SEND;
             s.completed(t.end, total, c.bytes_read, late);
         }
         self.core.count_response(c.status, c.bytes_read, c.bytes_written, c.body_bytes, c.reused);

@@ -163,8 +163,8 @@ impl LineChart {
         // The marks span the x axis too: a chart whose every point was left out (each rate
         // not held) still shows where and why.
         let marked = self.marks.iter().map(|m| m.x).filter(|&x| fits(self.x.scale, x));
-        let xr =
-            Range::of(self.x.scale, self.x.units, &[&xs[..], &marked.collect::<Vec<_>>()].concat());
+        let spanned: Vec<f64> = xs.iter().copied().chain(marked).collect();
+        let xr = Range::of(self.x.scale, self.x.units, &spanned);
         let yr = Range::of(self.y.scale, self.y.units, &ys);
         let px = |x: f64| LEFT + xr.fraction(x) * plot_w;
         let py = |y: f64| TOP + plot_h - yr.fraction(y) * plot_h;

@@ -66,8 +66,12 @@ const THROTTLED_SUSPECT: f64 = 0.01;
 const RATE_KEPT: f64 = 0.99;
 /// Send lag p50 (µs) from which a shortfall is the client's.
 const BEHIND_LAG_P50_US: u64 = 1_000;
-/// Send lag p99 (µs) from which latencies carry noticeable client delay.
-const SEND_LAG_SUSPECT_P99_US: u64 = 1_000;
+/// Send lag p99 (µs) from which latencies carry noticeable client delay: herd-record's
+/// [`herd_record::LATE_SEND`], the lag each second counts its late sends by.
+const SEND_LAG_SUSPECT_P99_US: u64 = herd_record::LATE_SEND.as_micros() as u64;
+/// The share of sends [`herd_record::LATE_SEND`] late or more from which the run is suspect:
+/// past it, the send lag's p99 is that late (the live view's word as a second shows it).
+pub const LATE_SHARE_SUSPECT: f64 = 0.01;
 /// Share of requests failing for want of ports or descriptors that makes the run the client's.
 const ERRORS_BOUND: f64 = 0.01;
 /// Demand under which herd's threads were mostly idle: late sends then came from elsewhere.

@@ -43,8 +43,9 @@ mod workload;
 
 pub use error::RunError;
 pub use execute::{execute, prepare, Prepared, RunSetup, Spread};
-pub use herd_record::Interval;
+pub use health::LATE_SHARE_SUSPECT;
 pub use herd_record::Seconds;
+pub use herd_record::{Interval, LATE_SEND};
 pub use merge::RunSecond;
 pub use outputs::{Outputs, SecondObserver, WorkerSeconds};
 pub use plan::{PlanError, RunPlan};

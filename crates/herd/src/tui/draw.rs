@@ -96,8 +96,9 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
 }
 
 /// The client's health as it forms: its CPU and, in an open loop, how many of its sends fell
-/// behind their schedule (the verdict at the end finds a run suspect when 1 % of them were
-/// 1 ms late or more: a second past that already says so).
+/// behind their schedule (the verdict at the end finds a run suspect when
+/// [`herd_run::LATE_SHARE_SUSPECT`] of them were [`herd_run::LATE_SEND`] late or more: a
+/// second past that already says so).
 fn client_health(v: &View) -> String {
     let cpu = v.cpu_cores.map_or_else(|| "-".to_owned(), |c| format!("{c:.2}"));
     if !v.open_loop {
@@ -108,7 +109,11 @@ fn client_health(v: &View) -> String {
     }
     let last = v.last().and_then(|s| s.late_share);
     let worst = v.worst_late_share;
-    let word = if worst >= 0.01 { "fell behind: suspect or worse" } else { "on schedule" };
+    let word = if worst >= herd_run::LATE_SHARE_SUSPECT {
+        "fell behind: suspect or worse"
+    } else {
+        "on schedule"
+    };
     format!(
         "client: CPU {cpu} cores · sends 1 ms+ late: {} now, {} at worst · {word}",
         last.map_or_else(|| "-".to_owned(), percent),

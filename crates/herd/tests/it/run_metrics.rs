@@ -222,7 +222,8 @@ fn the_dashboard_asks_only_for_metrics_herd_serves() {
     }
 }
 
-/// A bad address is refused with what to give, before any load; so is the flag on an agent.
+/// A bad address is refused with what to give, before any load; so are a linger without an
+/// address and labels herd sets or Prometheus refuses.
 #[test]
 fn bad_metrics_flags_are_refused_before_any_load() {
     let out = herd()
